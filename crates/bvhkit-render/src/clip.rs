@@ -1,0 +1,48 @@
+use glam::DVec3;
+
+/// World positions of every joint of one or more skeletons over a whole clip.
+///
+/// This is the renderer's and the players' input: the output of forward
+/// kinematics, in file units, Y up, right-handed (as the BVH format says).
+/// End Sites are included as joints of their own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clip {
+    /// Display label, usually the file stem.
+    pub name: String,
+    /// One name per joint, End Sites included (named `<Parent>_End`).
+    pub joint_names: Vec<String>,
+    /// Parent of each joint; always a smaller index (joints are in file pre-order).
+    pub parents: Vec<Option<usize>>,
+    /// Whether each joint is an End Site.
+    pub is_end_site: Vec<bool>,
+    /// Seconds per frame.
+    pub frame_time: f64,
+    /// Number of frames.
+    pub n_frames: usize,
+    /// `n_frames * n_joints` positions, frame-major.
+    pub positions: Vec<DVec3>,
+}
+
+impl Clip {
+    /// Number of joints (End Sites included).
+    pub fn n_joints(&self) -> usize {
+        self.parents.len()
+    }
+
+    /// Positions of all joints at frame `i`.
+    ///
+    /// # Panics
+    /// When `i >= n_frames`.
+    pub fn frame(&self, i: usize) -> &[DVec3] {
+        let n = self.n_joints();
+        &self.positions[i * n..(i + 1) * n]
+    }
+
+    /// Axis-aligned bounding box `(min, max)` over all joints of all frames,
+    /// or `None` for a clip with no positions.
+    pub fn bounds(&self) -> Option<(DVec3, DVec3)> {
+        let mut it = self.positions.iter().filter(|p| p.is_finite());
+        let first = *it.next()?;
+        Some(it.fold((first, first), |(lo, hi), p| (lo.min(*p), hi.max(*p))))
+    }
+}

@@ -1,0 +1,1 @@
+//! bvhkit-serve

@@ -1,1 +1,63 @@
-//! bvhkit-serve
+//! A small local HTTP server with a self-contained browser player for BVH clips.
+//!
+//! This is the library behind `bvh serve FILE... [--port N]`.
+//! The caller computes [`Clip`]s (joint world positions over time) and hands them to
+//! [`Server::bind`]; [`Server::run`] then serves two things:
+//!
+//! - `GET /`: [`page`], one HTML page with its CSS and JavaScript inline and no
+//!   external resources, that plays the clips in a Canvas2D player;
+//! - `GET /clips.json`: [`clips_json`] of the clips, fetched by the page.
+//!
+//! The server listens on loopback by default ([`default_addr`]), answers one
+//! request per connection, bounds request heads to [`MAX_REQUEST_HEAD`] bytes,
+//! times out slow clients ([`READ_TIMEOUT`], [`REQUEST_DEADLINE`]) and serves at
+//! most [`MAX_CONNECTIONS`] connections at once, each on its own thread.
+//!
+//! # Page parameters
+//! The page reads optional query parameters, used by tests and handy for links:
+//! `frame=N` (start frame), `play=0|1`, `speed=X`, `inplace=1`, `select=JOINT`,
+//! `follow=1`, `keys=K1,K2,...` (key presses replayed after loading, e.g.
+//! `ArrowRight,End`) and `debug=1`, which writes the projected screen position of
+//! every joint into the hidden `<pre id="debug">` element as JSON after each draw.
+//!
+//! # Example
+//! ```no_run
+//! # fn main() -> std::io::Result<()> {
+//! # let clips: Vec<bvhkit_serve::Clip> = Vec::new();
+//! let server = bvhkit_serve::Server::bind(("127.0.0.1", 0), &clips)?;
+//! let stop = server.shutdown_handle();
+//! let url = server.url()?;
+//! let thread = std::thread::spawn(move || server.run());
+//! println!("serving {url}");
+//! stop.shutdown();
+//! thread.join().unwrap()?;
+//! # Ok(())
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![warn(missing_debug_implementations)]
+
+mod json;
+mod server;
+
+pub use bvhkit_render::Clip;
+
+pub use crate::json::clips_json;
+pub use crate::server::{
+    DEFAULT_PORT, MAX_CONNECTIONS, MAX_REQUEST_HEAD, READ_TIMEOUT, REQUEST_DEADLINE, Server,
+    ShutdownHandle, default_addr,
+};
+
+/// The player page: HTML with its CSS and JavaScript inline, no external resources.
+///
+/// It fetches `/clips.json` (see [`clips_json`]) from the server that served it.
+///
+/// # Example
+/// ```
+/// assert!(bvhkit_serve::page().starts_with("<!DOCTYPE html>"));
+/// ```
+#[must_use]
+pub fn page() -> &'static str {
+    include_str!("../assets/player.html")
+}

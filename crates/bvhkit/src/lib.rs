@@ -1,1 +1,62 @@
-//! bvhkit
+//! Read, write and animate BVH (Biovision Hierarchy) motion-capture files.
+//!
+//! Start with [`Bvh::parse`] (strict) or [`ReadOptions`] (strict or
+//! lenient, with warnings), write with [`Bvh::write`] or [`WriteOptions`],
+//! and stream huge files frame by frame with [`FrameReader`].
+//!
+//! Conventions: values are kept as written, `f64`, in file units for
+//! positions and degrees for rotations; joints are in file order (parents
+//! before children), End Sites included as joints of their own kind.
+//! `docs/format.md` in the repository lists every ambiguity of the format
+//! and how bvhkit resolves it.
+//!
+//! # Example
+//! ```
+//! use bvhkit::Bvh;
+//!
+//! let bvh = Bvh::parse("HIERARCHY
+//! ROOT Hips
+//! {
+//!     OFFSET 0 0 0
+//!     CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+//!     End Site
+//!     {
+//!         OFFSET 0 5 0
+//!     }
+//! }
+//! MOTION
+//! Frames: 1
+//! Frame Time: 0.0333333
+//! 1 2 3 0 0 0
+//! ")?;
+//! assert_eq!(bvh.skeleton().len(), 2);
+//! assert_eq!(bvh.motion().frame(0)[..3], [1.0, 2.0, 3.0]);
+//! // Writing loses nothing: the canonical text parses back to the same data.
+//! assert_eq!(Bvh::parse(bvh.to_bytes()?)?, bvh);
+//! # Ok::<(), bvhkit::Error>(())
+//! ```
+//!
+//! # Features
+//! - `parallel` (default): parse large motion sections on all cores (rayon).
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![warn(missing_debug_implementations)]
+
+mod bvh;
+mod channel;
+mod error;
+mod motion;
+mod number;
+mod parse;
+pub mod rotation;
+mod skeleton;
+mod write;
+
+pub use crate::bvh::Bvh;
+pub use crate::channel::Channel;
+pub use crate::error::{Error, ErrorKind, Position, Result, Warning, WarningKind};
+pub use crate::motion::Motion;
+pub use crate::parse::{DEFAULT_FRAME_TIME, FrameReader, ReadOptions};
+pub use crate::skeleton::{Joint, JointId, JointKind, Skeleton, SkeletonBuilder};
+pub use crate::write::{LineEnding, Precision, WriteOptions};
+pub use glam;

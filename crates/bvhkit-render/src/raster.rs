@@ -1,0 +1,1 @@
+//! Rasterisation with tiny-skia.

@@ -1,0 +1,256 @@
+//! Number scanning and formatting: the hot loops of reading and writing.
+//!
+//! Reading uses Clinger's fast path (an exact integer mantissa below 2^53
+//! scaled by an exact power of ten is correctly rounded by one IEEE division
+//! or multiplication) and falls back to `fast-float2`, a correct
+//! Eisel-Lemire implementation, for everything else. Writing prints the
+//! shortest decimal that parses back to the same `f64` (`ryu`), laid out
+//! without an exponent so that every BVH reader can read it.
+
+/// Exact powers of ten representable in `f64`.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// Whether `b` separates tokens (ASCII whitespace as BVH files use it).
+#[inline(always)]
+pub(crate) fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
+}
+
+/// Parses the number that starts at `bytes[start]`.
+///
+/// Returns the value and the index one past the token, or `Err(end)` with
+/// the end of the offending token when the token is not a finite decimal
+/// number. A token ends at whitespace or at the end of `bytes`.
+#[inline]
+pub(crate) fn parse_number(bytes: &[u8], start: usize) -> Result<(f64, usize), usize> {
+    let n = bytes.len();
+    let mut i = start;
+    let mut negative = false;
+    if i < n && (bytes[i] == b'-' || bytes[i] == b'+') {
+        negative = bytes[i] == b'-';
+        i += 1;
+    }
+    let mut mantissa: u64 = 0;
+    let mut digits = 0u32; // significant digits accumulated (leading zeros skipped)
+    let mut any_digit = false;
+    let mut exp10: i32 = 0;
+    let mut overflow = false;
+    while i < n && bytes[i].is_ascii_digit() {
+        any_digit = true;
+        let d = u64::from(bytes[i] - b'0');
+        if digits < 19 {
+            mantissa = mantissa * 10 + d;
+            if mantissa != 0 {
+                digits += 1;
+            }
+        } else {
+            overflow = true;
+        }
+        i += 1;
+    }
+    if i < n && bytes[i] == b'.' {
+        i += 1;
+        while i < n && bytes[i].is_ascii_digit() {
+            any_digit = true;
+            let d = u64::from(bytes[i] - b'0');
+            if digits < 19 {
+                mantissa = mantissa * 10 + d;
+                if mantissa != 0 {
+                    digits += 1;
+                }
+                exp10 -= 1;
+            } else {
+                overflow = true;
+            }
+            i += 1;
+        }
+    }
+    if !any_digit {
+        return Err(token_end(bytes, i));
+    }
+    if i < n && (bytes[i] == b'e' || bytes[i] == b'E') {
+        i += 1;
+        let mut eneg = false;
+        if i < n && (bytes[i] == b'-' || bytes[i] == b'+') {
+            eneg = bytes[i] == b'-';
+            i += 1;
+        }
+        let estart = i;
+        let mut e: i32 = 0;
+        while i < n && bytes[i].is_ascii_digit() {
+            e = e.saturating_mul(10).saturating_add(i32::from(bytes[i] - b'0'));
+            i += 1;
+        }
+        if i == estart {
+            return Err(token_end(bytes, i));
+        }
+        exp10 = exp10.saturating_add(if eneg { -e } else { e });
+    }
+    if i < n && !is_space(bytes[i]) {
+        return Err(token_end(bytes, i));
+    }
+    if !overflow && mantissa < (1u64 << 53) && (-22..=22).contains(&exp10) {
+        let m = mantissa as f64;
+        let v = if exp10 < 0 { m / POW10[(-exp10) as usize] } else { m * POW10[exp10 as usize] };
+        return Ok((if negative { -v } else { v }, i));
+    }
+    // Slow path: long mantissas and large exponents.
+    match fast_float2::parse::<f64, _>(&bytes[start..i]) {
+        Ok(v) if v.is_finite() => Ok((v, i)),
+        _ => Err(i),
+    }
+}
+
+/// Index one past the token containing `i`.
+#[inline]
+pub(crate) fn token_end(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() && !is_space(bytes[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// Parses a whole token as a finite `f64`, or `None`.
+pub(crate) fn parse_token(tok: &[u8]) -> Option<f64> {
+    match parse_number(tok, 0) {
+        Ok((v, end)) if end == tok.len() => Some(v),
+        _ => None,
+    }
+}
+
+/// Appends the shortest decimal form of `v` that parses back to the same
+/// bits, without exponent and without a trailing `.0`: `0`, `-0`, `1.5`,
+/// `0.0001`, `123456789012345680000`.
+///
+/// `v` must be finite.
+pub(crate) fn write_shortest(out: &mut Vec<u8>, v: f64) {
+    debug_assert!(v.is_finite());
+    let mut buf = ryu::Buffer::new();
+    let s = buf.format_finite(v).as_bytes();
+    // ryu prints either `[-]digits.digits` or `[-]d[.ddd]e[-]x`.
+    let Some(epos) = s.iter().position(|&b| b == b'e') else {
+        // Positional; drop a trailing ".0".
+        let s = s.strip_suffix(b".0").unwrap_or(s);
+        out.extend_from_slice(s);
+        return;
+    };
+    let (mant, exp) = (&s[..epos], &s[epos + 1..]);
+    let exp: i32 = std::str::from_utf8(exp).ok().and_then(|e| e.parse().ok()).unwrap_or(0);
+    let (neg, mant) = match mant.first() {
+        Some(b'-') => (true, &mant[1..]),
+        _ => (false, mant),
+    };
+    // Significant digits without the point; the value is 0.d1d2...dn * 10^(exp+1).
+    let mut digits: Vec<u8> = mant.iter().copied().filter(|&b| b != b'.').collect();
+    while digits.len() > 1 && digits.last() == Some(&b'0') {
+        digits.pop();
+    }
+    if neg {
+        out.push(b'-');
+    }
+    let point = exp + 1; // digits before the decimal point
+    if point <= 0 {
+        out.extend_from_slice(b"0.");
+        out.extend(std::iter::repeat_n(b'0', (-point) as usize));
+        out.extend_from_slice(&digits);
+    } else if point as usize >= digits.len() {
+        out.extend_from_slice(&digits);
+        out.extend(std::iter::repeat_n(b'0', point as usize - digits.len()));
+    } else {
+        out.extend_from_slice(&digits[..point as usize]);
+        out.push(b'.');
+        out.extend_from_slice(&digits[point as usize..]);
+    }
+}
+
+/// Appends `v` with exactly `decimals` digits after the point.
+pub(crate) fn write_fixed(out: &mut Vec<u8>, v: f64, decimals: u8) {
+    use std::io::Write as _;
+    let _ = write!(out, "{:.*}", usize::from(decimals), v);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Option<f64> {
+        parse_token(s.as_bytes())
+    }
+
+    fn shortest(v: f64) -> String {
+        let mut out = Vec::new();
+        write_shortest(&mut out, v);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn parses_the_spellings_found_in_real_files() {
+        assert_eq!(p("0"), Some(0.0));
+        assert_eq!(p(".5"), Some(0.5));
+        assert_eq!(p("5."), Some(5.0));
+        assert_eq!(p("+1"), Some(1.0));
+        assert_eq!(p("-12.345678"), Some(-12.345678));
+        assert_eq!(p("1e3"), Some(1000.0));
+        assert_eq!(p("1.5E-3"), Some(0.0015));
+        assert_eq!(p("-2.220446049250313e-16"), Some(-2.220446049250313e-16));
+        assert_eq!(p(".0083333"), Some(0.0083333));
+        assert_eq!(p("0.016666666666666666"), Some(0.016666666666666666));
+        let z = p("-0").unwrap();
+        assert!(z == 0.0 && z.is_sign_negative());
+        let z = p("-0.000").unwrap();
+        assert!(z == 0.0 && z.is_sign_negative());
+    }
+
+    #[test]
+    fn rejects_what_is_not_a_finite_number() {
+        for bad in [
+            "", "-", "+", ".", "e5", "1e", "1e+", "1.2.3", "12abc", "nan", "inf", "1,5", "--1",
+            "1e999",
+        ] {
+            assert_eq!(p(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn slow_path_agrees_with_std() {
+        for s in [
+            "123456789012345678901234567890",
+            "0.1234567890123456789012345",
+            "1e-300",
+            "4.9406564584124654e-324",
+            "1.7976931348623157e308",
+            "9007199254740993",
+            "0.000000000000000000000000000001",
+        ] {
+            assert_eq!(p(s), Some(s.parse::<f64>().unwrap()), "{s}");
+        }
+    }
+
+    #[test]
+    fn shortest_is_positional_and_round_trips() {
+        assert_eq!(shortest(0.0), "0");
+        assert_eq!(shortest(-0.0), "-0");
+        assert_eq!(shortest(1.0), "1");
+        assert_eq!(shortest(-1.5), "-1.5");
+        assert_eq!(shortest(0.0001), "0.0001");
+        assert_eq!(shortest(1e-7), "0.0000001");
+        assert_eq!(shortest(1.25e-7), "0.000000125");
+        assert_eq!(shortest(1e21), "1000000000000000000000");
+        assert_eq!(shortest(1.5e17), "150000000000000000");
+        assert_eq!(shortest(123.456), "123.456");
+        for v in [f64::MIN_POSITIVE, 5e-324, f64::MAX, -f64::MAX, 0.1 + 0.2, 1.0 / 3.0, 2.5e-8] {
+            let s = shortest(v);
+            assert_eq!(p(&s).map(f64::to_bits), Some(v.to_bits()), "{v:e} -> {s}");
+        }
+    }
+
+    #[test]
+    fn fixed_decimals() {
+        let mut out = Vec::new();
+        write_fixed(&mut out, 1.23456, 2);
+        assert_eq!(out, b"1.23");
+    }
+}

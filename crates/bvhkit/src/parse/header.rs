@@ -1,0 +1,645 @@
+//! The hierarchy and the motion header (`MOTION`, `Frames:`, `Frame Time:`).
+//!
+//! The grammar is read as a token stream, not line by line, so that files
+//! flattened onto one line parse like any other. Only joint names look at
+//! line ends: a name runs from the keyword to `{` or the end of the line.
+//! No recursion: nesting depth is bounded by memory, not by the stack.
+
+use glam::DVec3;
+
+use crate::channel::Channel;
+use crate::error::{Error, ErrorKind, Position, Warning, WarningKind, describe_token};
+use crate::number::{is_space, parse_token};
+use crate::skeleton::{JointId, JointKind, Skeleton, SkeletonBuilder, check_channels};
+
+/// Longest joint name accepted, in bytes. Real names are under 100 bytes;
+/// the limit keeps a hostile file from making the reader copy gigabytes.
+pub(crate) const MAX_NAME_LEN: usize = 64 * 1024;
+
+/// The frame time assumed when a file has none (30 frames per second).
+pub const DEFAULT_FRAME_TIME: f64 = 1.0 / 30.0;
+
+/// Why header parsing stopped without a result.
+pub(crate) enum Stop {
+    /// The input ended mid-header and more may come (streaming only).
+    NeedMore,
+    /// A real error.
+    Fatal(Error),
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Fatal(e)
+    }
+}
+
+type PResult<T> = std::result::Result<T, Stop>;
+
+/// Everything before the motion values.
+pub(crate) struct Header {
+    pub(crate) skeleton: Skeleton,
+    /// `Frames:` as declared, with the offset of its value token.
+    pub(crate) frames_declared: Option<(u64, usize)>,
+    pub(crate) frame_time: f64,
+    /// Offset of the first byte after the header.
+    pub(crate) data_start: usize,
+    /// Whether the file has a motion section at all.
+    pub(crate) has_motion: bool,
+    pub(crate) warnings: Vec<Warning>,
+}
+
+struct Pending {
+    name: String,
+    kind: JointKind,
+    parent: Option<JointId>,
+    offset: Option<DVec3>,
+    channels: Option<Vec<Channel>>,
+    at: usize,
+}
+
+pub(crate) struct HeaderParser<'a> {
+    b: &'a [u8],
+    pos: usize,
+    eof: bool,
+    lenient: bool,
+    warnings: Vec<Warning>,
+}
+
+fn eq_kw(tok: &[u8], kw: &str) -> bool {
+    tok.eq_ignore_ascii_case(kw.as_bytes())
+}
+
+impl<'a> HeaderParser<'a> {
+    pub(crate) fn new(b: &'a [u8], eof: bool, lenient: bool) -> HeaderParser<'a> {
+        let pos = if b.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+        HeaderParser { b, pos, eof, lenient, warnings: Vec::new() }
+    }
+
+    fn position(&self, at: usize) -> Option<Position> {
+        Some(Position::at(self.b, at))
+    }
+
+    fn err(&self, at: usize, kind: ErrorKind) -> Stop {
+        Stop::Fatal(Error::new(kind, self.position(at)))
+    }
+
+    fn syntax(&self, at: usize, expected: &str, tok: &[u8]) -> Stop {
+        self.err(
+            at,
+            ErrorKind::Syntax { expected: expected.to_string(), found: describe_token(tok) },
+        )
+    }
+
+    fn eof_err(&self, expected: &str) -> Stop {
+        self.err(self.b.len(), ErrorKind::UnexpectedEof { expected: expected.to_string() })
+    }
+
+    /// Records a recoverable problem: a warning when lenient, else an error.
+    fn problem(&mut self, at: usize, kind: WarningKind, message: String) -> PResult<()> {
+        if self.lenient {
+            self.warnings.push(Warning { position: self.position(at), kind, message });
+            Ok(())
+        } else {
+            let kind = match kind {
+                WarningKind::FrameTime | WarningKind::MotionHeader => {
+                    ErrorKind::MotionHeader { message }
+                }
+                _ => ErrorKind::Hierarchy { message },
+            };
+            Err(self.err(at, kind))
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while self.pos < self.b.len() && is_space(self.b[self.pos]) {
+            self.pos += 1;
+        }
+    }
+
+    /// The next token as `(start, end)`; braces are tokens of their own.
+    fn next(&mut self) -> PResult<Option<(usize, usize)>> {
+        self.skip_ws();
+        let n = self.b.len();
+        if self.pos == n {
+            return if self.eof { Ok(None) } else { Err(Stop::NeedMore) };
+        }
+        let start = self.pos;
+        if matches!(self.b[start], b'{' | b'}') {
+            self.pos += 1;
+            return Ok(Some((start, start + 1)));
+        }
+        let mut i = start;
+        while i < n && !is_space(self.b[i]) && !matches!(self.b[i], b'{' | b'}') {
+            i += 1;
+            if i - start > MAX_NAME_LEN {
+                return Err(self.err(
+                    start,
+                    ErrorKind::Syntax {
+                        expected: format!("a token of at most {MAX_NAME_LEN} bytes"),
+                        found: describe_token(&self.b[start..i]),
+                    },
+                ));
+            }
+        }
+        if i == n && !self.eof {
+            return Err(Stop::NeedMore);
+        }
+        self.pos = i;
+        Ok(Some((start, i)))
+    }
+
+    fn peek(&mut self) -> PResult<Option<(usize, usize)>> {
+        let save = self.pos;
+        let t = self.next();
+        self.pos = save;
+        t
+    }
+
+    fn tok(&self, t: (usize, usize)) -> &'a [u8] {
+        &self.b[t.0..t.1]
+    }
+
+    /// Reads the name after `ROOT`/`JOINT`: up to `{` or the end of the line.
+    fn name(&mut self, kw_at: usize) -> PResult<String> {
+        let n = self.b.len();
+        while self.pos < n && matches!(self.b[self.pos], b' ' | b'\t' | b'\x0b' | b'\x0c') {
+            self.pos += 1;
+        }
+        let start = self.pos;
+        let mut i = start;
+        while i < n && !matches!(self.b[i], b'{' | b'\n' | b'\r') {
+            i += 1;
+            if i - start > MAX_NAME_LEN {
+                return Err(self.err(
+                    start,
+                    ErrorKind::Syntax {
+                        expected: format!("a joint name of at most {MAX_NAME_LEN} bytes"),
+                        found: describe_token(&self.b[start..i]),
+                    },
+                ));
+            }
+        }
+        if i == n && !self.eof {
+            return Err(Stop::NeedMore);
+        }
+        self.pos = i;
+        let mut end = i;
+        while end > start && is_space(self.b[end - 1]) {
+            end -= 1;
+        }
+        let raw = &self.b[start..end];
+        if raw.is_empty() {
+            self.problem(
+                kw_at,
+                WarningKind::Hierarchy,
+                "joint has no name; it is kept with an empty name".into(),
+            )?;
+        }
+        match std::str::from_utf8(raw) {
+            Ok(s) => Ok(s.to_string()),
+            Err(_) if self.lenient => {
+                self.warnings.push(Warning {
+                    position: self.position(start),
+                    kind: WarningKind::Encoding,
+                    message: "joint name is not valid UTF-8; invalid bytes replaced by U+FFFD"
+                        .into(),
+                });
+                Ok(String::from_utf8_lossy(raw).into_owned())
+            }
+            Err(_) => Err(self.err(start, ErrorKind::InvalidUtf8)),
+        }
+    }
+
+    fn expect_open_brace(&mut self) -> PResult<()> {
+        match self.next()? {
+            Some(t) if self.tok(t) == b"{" => Ok(()),
+            Some(t) => Err(self.syntax(t.0, "'{'", self.tok(t))),
+            None => Err(self.eof_err("'{'")),
+        }
+    }
+
+    fn number(&mut self, context: &'static str) -> PResult<f64> {
+        match self.next()? {
+            Some(t) => parse_token(self.tok(t)).ok_or_else(|| {
+                self.err(t.0, ErrorKind::BadNumber { context, found: describe_token(self.tok(t)) })
+            }),
+            None => Err(self.eof_err(&format!("a number ({context})"))),
+        }
+    }
+
+    fn channels(&mut self, at: usize) -> PResult<Vec<Channel>> {
+        let count_tok = match self.next()? {
+            Some(t) => t,
+            None => return Err(self.eof_err("a channel count")),
+        };
+        let declared: u64 = std::str::from_utf8(self.tok(count_tok))
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| {
+                self.err(
+                    count_tok.0,
+                    ErrorKind::BadNumber {
+                        context: "channel count",
+                        found: describe_token(self.tok(count_tok)),
+                    },
+                )
+            })?;
+        let mut list = Vec::new();
+        while let Some(t) = self.peek()? {
+            let tok = self.tok(t);
+            if let Some(c) = Channel::from_bytes(tok) {
+                self.next()?;
+                list.push(c);
+                if list.len() > 6 && list.len() as u64 > declared {
+                    break;
+                }
+                continue;
+            }
+            if (list.len() as u64) < declared && !is_structural(tok) {
+                return Err(self.err(t.0, ErrorKind::UnknownChannel { found: describe_token(tok) }));
+            }
+            break;
+        }
+        if list.len() as u64 != declared {
+            return Err(self.err(
+                count_tok.0,
+                ErrorKind::ChannelCount { declared, listed: list.len() as u64 },
+            ));
+        }
+        if let Err(message) = check_channels(&list) {
+            return Err(self.err(at, ErrorKind::BadChannels { message }));
+        }
+        Ok(list)
+    }
+
+    /// Parses the whole header.
+    pub(crate) fn parse(mut self) -> PResult<Header> {
+        // HIERARCHY
+        match self.next()? {
+            Some(t) if eq_kw(self.tok(t), "HIERARCHY") => {}
+            Some(t) if eq_kw(self.tok(t), "ROOT") => {
+                self.problem(
+                    t.0,
+                    WarningKind::Hierarchy,
+                    "the HIERARCHY keyword is missing".into(),
+                )?;
+                self.pos = t.0;
+            }
+            Some(t) => return Err(self.syntax(t.0, "HIERARCHY", self.tok(t))),
+            None => return Err(self.eof_err("HIERARCHY")),
+        }
+
+        let mut builder = SkeletonBuilder::new();
+        let mut stack: Vec<(JointId, bool)> = Vec::new(); // (joint, is_end_site)
+        let mut pending: Option<Pending> = None;
+        // The first token after the hierarchy, if any.
+        let after: Option<(usize, usize)>;
+
+        loop {
+            let Some(t) = self.next()? else {
+                if pending.is_some() || !stack.is_empty() {
+                    return Err(self.eof_err("'}'"));
+                }
+                after = None;
+                break;
+            };
+            let tok = self.tok(t);
+            if eq_kw(tok, "ROOT") || eq_kw(tok, "JOINT") {
+                self.flush(&mut builder, &mut stack, &mut pending)?;
+                let mut kind = if eq_kw(tok, "ROOT") { JointKind::Root } else { JointKind::Joint };
+                if kind == JointKind::Root && !stack.is_empty() {
+                    self.problem(
+                        t.0,
+                        WarningKind::Hierarchy,
+                        "ROOT inside a joint; read as JOINT".into(),
+                    )?;
+                    kind = JointKind::Joint;
+                } else if kind == JointKind::Joint && stack.is_empty() {
+                    self.problem(
+                        t.0,
+                        WarningKind::Hierarchy,
+                        "JOINT outside any ROOT; read as ROOT".into(),
+                    )?;
+                    kind = JointKind::Root;
+                }
+                if let Some(&(_, true)) = stack.last() {
+                    return Err(self.syntax(t.0, "'}' closing the End Site", tok));
+                }
+                let name = self.name(t.0)?;
+                self.expect_open_brace()?;
+                let parent = stack.last().map(|&(id, _)| id);
+                pending =
+                    Some(Pending { name, kind, parent, offset: None, channels: None, at: t.0 });
+            } else if eq_kw(tok, "End") || eq_kw(tok, "EndSite") {
+                self.flush(&mut builder, &mut stack, &mut pending)?;
+                if eq_kw(tok, "End") {
+                    match self.next()? {
+                        Some(s) if eq_kw(self.tok(s), "Site") => {}
+                        Some(s) => return Err(self.syntax(s.0, "'Site' after 'End'", self.tok(s))),
+                        None => return Err(self.eof_err("'Site'")),
+                    }
+                }
+                let Some(&(parent, parent_is_end)) = stack.last() else {
+                    return Err(self.syntax(t.0, "ROOT (End Site outside any joint)", tok));
+                };
+                if parent_is_end {
+                    return Err(self.syntax(t.0, "'}' closing the End Site", tok));
+                }
+                // Text between `End Site` and `{` (some writers name End Sites).
+                if let Some(nt) = self.peek()?
+                    && self.tok(nt) != b"{"
+                {
+                    let at = nt.0;
+                    let _ = self.name(at)?;
+                    self.problem(
+                        at,
+                        WarningKind::Hierarchy,
+                        "text after 'End Site' ignored".into(),
+                    )?;
+                }
+                self.expect_open_brace()?;
+                pending = Some(Pending {
+                    name: String::new(),
+                    kind: JointKind::EndSite,
+                    parent: Some(parent),
+                    offset: None,
+                    channels: None,
+                    at: t.0,
+                });
+            } else if eq_kw(tok, "OFFSET") {
+                match &pending {
+                    Some(p) if p.offset.is_none() => {}
+                    Some(_) => return Err(self.syntax(t.0, "one OFFSET per joint", tok)),
+                    None => return Err(self.syntax(t.0, "JOINT, End Site or '}'", tok)),
+                }
+                let x = self.number("OFFSET")?;
+                let y = self.number("OFFSET")?;
+                let z = self.number("OFFSET")?;
+                if let Some(p) = pending.as_mut() {
+                    p.offset = Some(DVec3::new(x, y, z));
+                }
+            } else if eq_kw(tok, "CHANNELS") {
+                match &pending {
+                    Some(p) if p.channels.is_none() => {}
+                    Some(_) => return Err(self.syntax(t.0, "one CHANNELS per joint", tok)),
+                    None => return Err(self.syntax(t.0, "JOINT, End Site or '}'", tok)),
+                }
+                let list = self.channels(t.0)?;
+                if let Some(p) = pending.as_mut() {
+                    if p.kind == JointKind::EndSite && !list.is_empty() {
+                        return Err(self.syntax(t.0, "no CHANNELS in an End Site", tok));
+                    }
+                    if p.offset.is_none() {
+                        self.problem(t.0, WarningKind::Hierarchy, "CHANNELS before OFFSET".into())?;
+                    }
+                    p.channels = Some(list);
+                }
+            } else if tok == b"}" {
+                self.flush(&mut builder, &mut stack, &mut pending)?;
+                if stack.pop().is_none() {
+                    return Err(self.syntax(t.0, "ROOT or MOTION (unbalanced '}')", tok));
+                }
+            } else {
+                if pending.is_some() || !stack.is_empty() {
+                    return Err(self.syntax(t.0, "OFFSET, CHANNELS, JOINT, End Site or '}'", tok));
+                }
+                after = Some(t);
+                break;
+            }
+        }
+        if builder.is_empty() {
+            return Err(match after {
+                Some(t) => self.syntax(t.0, "ROOT", self.tok(t)),
+                None => self.eof_err("ROOT"),
+            });
+        }
+        let skeleton = builder.build();
+        self.motion_header(skeleton, after)
+    }
+
+    /// Turns the joint whose header and body were read into a builder joint.
+    fn flush(
+        &mut self,
+        builder: &mut SkeletonBuilder,
+        stack: &mut Vec<(JointId, bool)>,
+        pending: &mut Option<Pending>,
+    ) -> PResult<()> {
+        let Some(p) = pending.take() else { return Ok(()) };
+        let offset = match p.offset {
+            Some(o) => o,
+            None => {
+                self.problem(
+                    p.at,
+                    WarningKind::Hierarchy,
+                    "joint has no OFFSET; (0, 0, 0) assumed".into(),
+                )?;
+                DVec3::ZERO
+            }
+        };
+        let channels = match p.channels {
+            Some(c) => c,
+            None if p.kind == JointKind::EndSite => Vec::new(),
+            None => {
+                self.problem(
+                    p.at,
+                    WarningKind::Hierarchy,
+                    "joint has no CHANNELS; none assumed".into(),
+                )?;
+                Vec::new()
+            }
+        };
+        let id = match (p.kind, p.parent) {
+            (JointKind::EndSite, Some(parent)) => builder.end_site(parent, offset),
+            (_, Some(parent)) => builder.joint(parent, &p.name, offset, &channels),
+            (_, None) => builder.root(&p.name, offset, &channels),
+        }
+        .map_err(|e| {
+            self.err(
+                p.at,
+                ErrorKind::Syntax { expected: "a valid joint".into(), found: e.message() },
+            )
+        })?;
+        stack.push((id, p.kind == JointKind::EndSite));
+        Ok(())
+    }
+
+    fn motion_header(
+        mut self,
+        skeleton: Skeleton,
+        after: Option<(usize, usize)>,
+    ) -> PResult<Header> {
+        let mut header = Header {
+            skeleton,
+            frames_declared: None,
+            frame_time: DEFAULT_FRAME_TIME,
+            data_start: self.b.len(),
+            has_motion: false,
+            warnings: Vec::new(),
+        };
+        let Some(t) = after else {
+            self.problem(
+                self.b.len(),
+                WarningKind::MotionHeader,
+                "no MOTION section; the file has zero frames".into(),
+            )?;
+            header.warnings = self.warnings;
+            return Ok(header);
+        };
+        header.has_motion = true;
+        let tok = self.tok(t);
+        if eq_kw(tok, "MOTION") {
+            // fine
+        } else if starts_with_kw(tok, "Frames") || eq_kw(tok, "Frame") {
+            self.problem(t.0, WarningKind::MotionHeader, "the MOTION keyword is missing".into())?;
+            self.pos = t.0;
+        } else {
+            return Err(self.syntax(t.0, "ROOT or MOTION", tok));
+        }
+
+        // Frames:
+        let mut motion_kw_end = self.pos;
+        match self.peek()? {
+            Some(f) if starts_with_kw(self.tok(f), "Frames") => {
+                self.next()?;
+                let rest = &self.tok(f)[6..];
+                let value_tok = if rest.is_empty() || rest == b":" {
+                    if rest.is_empty() {
+                        self.colon()?;
+                    }
+                    self.next()?
+                } else if let Some(v) = rest.strip_prefix(b":") {
+                    Some((f.1 - v.len(), f.1))
+                } else {
+                    return Err(self.syntax(f.0, "'Frames:'", self.tok(f)));
+                };
+                let Some(v) = value_tok else { return Err(self.eof_err("the frame count")) };
+                let n = std::str::from_utf8(self.tok(v))
+                    .ok()
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .ok_or_else(|| {
+                    self.err(
+                        v.0,
+                        ErrorKind::BadNumber {
+                            context: "frame count",
+                            found: describe_token(self.tok(v)),
+                        },
+                    )
+                })?;
+                header.frames_declared = Some((n, v.0));
+                motion_kw_end = self.pos;
+            }
+            Some(f) => {
+                self.problem(
+                    f.0,
+                    WarningKind::MotionHeader,
+                    "the 'Frames:' line is missing".into(),
+                )?;
+            }
+            None => {
+                self.problem(
+                    self.b.len(),
+                    WarningKind::MotionHeader,
+                    "the 'Frames:' line is missing".into(),
+                )?;
+            }
+        }
+
+        // Frame Time:
+        let mut have_time = false;
+        if let Some(f) = self.peek()? {
+            let ftok = self.tok(f);
+            let glued = starts_with_kw(ftok, "FrameTime");
+            if eq_kw(ftok, "Frame") || glued {
+                self.next()?;
+                let rest: &[u8] = if glued {
+                    &ftok[9..]
+                } else {
+                    match self.next()? {
+                        Some(tt) if starts_with_kw(self.tok(tt), "Time") => &self.tok(tt)[4..],
+                        Some(tt) => {
+                            return Err(self.syntax(tt.0, "'Time:' after 'Frame'", self.tok(tt)));
+                        }
+                        None => return Err(self.eof_err("'Time:'")),
+                    }
+                };
+                let value = if rest.is_empty() {
+                    self.colon()?;
+                    self.next()?
+                } else if rest == b":" {
+                    self.next()?
+                } else if let Some(v) = rest.strip_prefix(b":") {
+                    let end = self.pos;
+                    Some((end - v.len(), end))
+                } else {
+                    return Err(self.syntax(f.0, "'Frame Time:'", rest));
+                };
+                match value {
+                    Some(v) => {
+                        let x = parse_token(self.tok(v)).ok_or_else(|| {
+                            self.err(
+                                v.0,
+                                ErrorKind::BadNumber {
+                                    context: "frame time",
+                                    found: describe_token(self.tok(v)),
+                                },
+                            )
+                        })?;
+                        if x > 0.0 {
+                            header.frame_time = x;
+                        } else {
+                            self.problem(
+                                v.0,
+                                WarningKind::FrameTime,
+                                format!("Frame Time is {x}; 1/30 s (30 fps) assumed"),
+                            )?;
+                        }
+                    }
+                    None => {
+                        self.problem(
+                            self.b.len(),
+                            WarningKind::FrameTime,
+                            "Frame Time has no value; 1/30 s (30 fps) assumed".into(),
+                        )?;
+                    }
+                }
+                have_time = true;
+            }
+        }
+        if !have_time {
+            let at = self.peek()?.map_or(self.b.len(), |t| t.0);
+            self.problem(
+                at,
+                WarningKind::FrameTime,
+                "the 'Frame Time:' line is missing; 1/30 s (30 fps) assumed".into(),
+            )?;
+        }
+        let _ = motion_kw_end;
+        header.data_start = self.pos;
+        header.warnings = self.warnings;
+        Ok(header)
+    }
+
+    /// Consumes a lone `:` token (as in `Frames : 10`).
+    fn colon(&mut self) -> PResult<()> {
+        match self.next()? {
+            Some(c) if self.tok(c) == b":" => Ok(()),
+            Some(c) => {
+                // `Frames 10`: accept without the colon.
+                self.pos = c.0;
+                self.problem(c.0, WarningKind::MotionHeader, "':' missing after the keyword".into())
+            }
+            None => Err(self.eof_err("':'")),
+        }
+    }
+}
+
+fn starts_with_kw(tok: &[u8], kw: &str) -> bool {
+    tok.len() >= kw.len() && tok[..kw.len()].eq_ignore_ascii_case(kw.as_bytes())
+}
+
+/// Tokens that end a channel list.
+fn is_structural(tok: &[u8]) -> bool {
+    ["JOINT", "End", "OFFSET", "CHANNELS", "ROOT", "MOTION", "}", "{", "EndSite"]
+        .iter()
+        .any(|k| eq_kw(tok, k))
+}

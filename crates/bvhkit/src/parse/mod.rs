@@ -1,0 +1,266 @@
+//! Reading BVH text: [`ReadOptions`] and the streaming [`FrameReader`].
+
+mod header;
+mod scan;
+mod stream;
+
+use std::path::Path;
+
+use crate::bvh::Bvh;
+use crate::error::{Error, ErrorKind, Position, Result, Warning, WarningKind, describe_token};
+use crate::motion::Motion;
+
+pub use self::header::DEFAULT_FRAME_TIME;
+use self::header::{Header, HeaderParser, Stop};
+use self::scan::{RowStats, scan_all};
+pub use self::stream::FrameReader;
+
+/// How to read BVH text.
+///
+/// Strict (the default): the first problem is an error with its position.
+/// Lenient: every recoverable problem becomes a [`Warning`] and the data is
+/// repaired as `docs/format.md` describes; unrecoverable problems (a
+/// non-number where a number must be, unbalanced braces, an unknown channel
+/// name, a channel count that disagrees with the names listed) are errors in
+/// both modes.
+///
+/// In both modes these are not problems: a UTF-8 byte order mark, any line
+/// endings (LF, CRLF, CR, mixed), no final newline, any indentation,
+/// keywords in any case (`End site`, `ROOT`/`Root`), a whole file on one line
+/// in the hierarchy.
+///
+/// # Example
+/// ```
+/// use bvhkit::ReadOptions;
+///
+/// // Declares 5 frames but holds 2.
+/// let text = "HIERARCHY\nROOT A\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\nMOTION\nFrames: 5\nFrame Time: 0.1\n1\n2\n";
+/// assert!(ReadOptions::new().parse(text.as_bytes()).is_err());
+/// let (bvh, warnings) = ReadOptions::new().lenient(true).parse(text.as_bytes())?;
+/// assert_eq!(bvh.motion().n_frames(), 2);
+/// assert_eq!(warnings[0].to_string(), "8:9: Frames: declares 5 frames but the file holds 2; the frames present are kept");
+/// # Ok::<(), bvhkit::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    lenient: bool,
+    parallel: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> ReadOptions {
+        ReadOptions::new()
+    }
+}
+
+impl ReadOptions {
+    /// Strict reading, parallel on large inputs.
+    pub fn new() -> ReadOptions {
+        ReadOptions { lenient: false, parallel: true }
+    }
+
+    /// Recover from damaged files with warnings (default: `false`, strict).
+    pub fn lenient(&mut self, yes: bool) -> &mut ReadOptions {
+        self.lenient = yes;
+        self
+    }
+
+    /// Parse motion values on all cores when the input is large (default:
+    /// `true`; no effect without the `parallel` feature).
+    pub fn parallel(&mut self, yes: bool) -> &mut ReadOptions {
+        self.parallel = yes;
+        self
+    }
+
+    /// Whether these options are lenient.
+    pub fn is_lenient(&self) -> bool {
+        self.lenient
+    }
+
+    /// Parses a whole BVH text held in memory.
+    ///
+    /// Returns the data and the warnings (always empty in strict mode).
+    ///
+    /// # Errors
+    /// In strict mode, the first problem; in lenient mode, the first
+    /// unrecoverable one. Errors carry a [`Position`].
+    pub fn parse(&self, input: &[u8]) -> Result<(Bvh, Vec<Warning>)> {
+        let header = match HeaderParser::new(input, true, self.lenient).parse() {
+            Ok(h) => h,
+            Err(Stop::Fatal(e)) => return Err(e),
+            Err(Stop::NeedMore) => unreachable!("complete input never needs more"),
+        };
+        let Header { skeleton, frames_declared, frame_time, data_start, mut warnings, .. } = header;
+        let channels = skeleton.n_channels() as u64;
+        let data = &input[data_start..];
+        let (values, stats) =
+            scan_all(data, data_start, channels, self.parallel).map_err(|bad| {
+                Error::new(
+                    ErrorKind::BadNumber {
+                        context: "motion value",
+                        found: describe_token(&input[bad.start..bad.end]),
+                    },
+                    Some(Position::at(input, bad.start)),
+                )
+            })?;
+        let mut check = Checker { input, lenient: self.lenient, warnings: &mut warnings };
+        let (n_frames, values) =
+            check.layout(values, &stats, channels as usize, frames_declared)?;
+        let motion = Motion::from_parts(frame_time, n_frames, channels as usize, values);
+        Ok((Bvh::from_parts(skeleton, motion), warnings))
+    }
+
+    /// Reads and parses a file; errors carry the path.
+    ///
+    /// # Errors
+    /// When the file cannot be read or does not parse.
+    pub fn read_path(&self, path: &Path) -> Result<(Bvh, Vec<Warning>)> {
+        let bytes = std::fs::read(path).map_err(|e| Error::from(e).with_path(path))?;
+        self.parse(&bytes).map_err(|e| e.with_path(path))
+    }
+
+    /// Starts streaming a BVH text frame by frame; see [`FrameReader`].
+    ///
+    /// # Errors
+    /// When the header (hierarchy and motion header) cannot be read.
+    pub fn frame_reader<R: std::io::Read>(&self, rdr: R) -> Result<FrameReader<R>> {
+        FrameReader::new(rdr, self.lenient)
+    }
+}
+
+/// Decides how many frames the values make, and reports layout problems.
+pub(crate) struct Checker<'a, 'w> {
+    pub(crate) input: &'a [u8],
+    pub(crate) lenient: bool,
+    pub(crate) warnings: &'w mut Vec<Warning>,
+}
+
+impl Checker<'_, '_> {
+    fn pos(&self, at: usize) -> Option<Position> {
+        Some(Position::at(self.input, at))
+    }
+
+    fn problem(
+        &mut self,
+        at: usize,
+        kind: WarningKind,
+        message: String,
+        error: ErrorKind,
+    ) -> Result<()> {
+        if self.lenient {
+            let position = self.pos(at);
+            self.warnings.push(Warning { position, kind, message });
+            Ok(())
+        } else {
+            Err(Error::new(error, self.pos(at)))
+        }
+    }
+
+    fn layout(
+        &mut self,
+        values: Vec<f64>,
+        stats: &RowStats,
+        channels: usize,
+        frames_declared: Option<(u64, usize)>,
+    ) -> Result<(usize, Vec<f64>)> {
+        let c = channels as u64;
+        let declared = frames_declared.map(|(n, _)| n);
+        let (n_frames, values) = if channels == 0 {
+            if let Some((off, _)) = stats.last {
+                return Err(Error::new(
+                    ErrorKind::Syntax {
+                        expected: "no motion values (the skeleton has no channels)".into(),
+                        found: describe_token(
+                            &self.input[off..crate::number::token_end(self.input, off)],
+                        ),
+                    },
+                    self.pos(off),
+                ));
+            }
+            // Every frame is an empty line: never trust `Frames:` beyond the
+            // lines present, so `Frames: 1000000000000000` cannot hang a writer.
+            let lines = stats.line_ends().saturating_sub(1);
+            let n = match declared {
+                Some(d) if d <= lines => d,
+                Some(_) => lines,
+                None => 0,
+            };
+            (n as usize, values)
+        } else if stats.irregular == 0 {
+            (stats.rows as usize, values)
+        } else if stats.uniform && stats.rows >= 2 && declared == Some(stats.rows) {
+            // Every line holds the same wrong number of values, and there are
+            // as many lines as `Frames:` says: the lines are the frames.
+            let k = stats.first_len as usize;
+            let (off, _, _) = stats.first_irregular.unwrap_or_default();
+            self.problem(
+                off,
+                WarningKind::RowLayout,
+                format!(
+                    "every motion line holds {k} values but a frame has {channels} channels; \
+                     read line by line, keeping the first {} values of each{}",
+                    k.min(channels),
+                    if k < channels {
+                        format!(" and setting the other {} channels to 0", channels - k)
+                    } else {
+                        String::new()
+                    }
+                ),
+                ErrorKind::FrameWidth { frame: 0, expected: c, found: k as u64 },
+            )?;
+            let rows = stats.rows as usize;
+            let keep = k.min(channels);
+            let mut out = vec![0.0; rows * channels];
+            for (dst, src) in out.chunks_exact_mut(channels).zip(values.chunks_exact(k)) {
+                dst[..keep].copy_from_slice(&src[..keep]);
+            }
+            (rows, out)
+        } else {
+            let rem = values.len() % channels;
+            let last_is_only_problem = stats.irregular == 1
+                && rem != 0
+                && matches!((stats.first_irregular, stats.last), (Some((a, _, _)), Some((b, _)))
+                    if a == b);
+            if let Some((off, found, row)) = stats.first_irregular
+                && !last_is_only_problem
+            {
+                self.problem(
+                    off,
+                    WarningKind::RowLayout,
+                    format!(
+                        "this motion line holds {found} values but a frame has {channels} channels; \
+                         values were read as one stream, {channels} per frame"
+                    ),
+                    ErrorKind::FrameWidth { frame: row, expected: c, found },
+                )?;
+            }
+            let mut values = values;
+            if rem != 0 {
+                let off = stats.last.map_or(self.input.len(), |(o, _)| o);
+                self.problem(
+                    off,
+                    WarningKind::TruncatedFrame,
+                    format!("the last frame has {rem} of {channels} values; it was dropped"),
+                    ErrorKind::FrameWidth {
+                        frame: (values.len() / channels) as u64,
+                        expected: c,
+                        found: rem as u64,
+                    },
+                )?;
+                values.truncate(values.len() - rem);
+            }
+            (values.len() / channels, values)
+        };
+        if let Some((d, at)) = frames_declared
+            && d != n_frames as u64
+        {
+            self.problem(
+                at,
+                WarningKind::FrameCount,
+                format!("Frames: declares {d} frames but the file holds {n_frames}; the frames present are kept"),
+                ErrorKind::FrameCount { declared: d, found: n_frames as u64 },
+            )?;
+        }
+        Ok((n_frames, values))
+    }
+}

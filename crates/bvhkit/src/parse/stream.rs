@@ -1,0 +1,412 @@
+use std::io::Read;
+
+use super::header::{HeaderParser, Stop};
+use super::scan::{RowStats, scan};
+use crate::error::{Error, ErrorKind, Position, Result, Warning, WarningKind, describe_token};
+use crate::skeleton::Skeleton;
+
+const CHUNK: usize = 256 * 1024;
+/// Largest hierarchy the streaming reader buffers.
+const MAX_HEADER: usize = 64 * 1024 * 1024;
+
+/// Reads a BVH text frame by frame into a caller-owned buffer, in constant
+/// memory whatever the length of the motion.
+///
+/// The hierarchy and motion header are read when the reader is made; then
+/// each [`FrameReader::read_frame`] fills one frame. Motion is read as a
+/// stream of values, `n_channels` per frame. Unlike [`ReadOptions::parse`],
+/// the streaming reader cannot look ahead to repair a file whose every line
+/// holds the same wrong number of values: lenient streaming reads such a file
+/// as a stream and warns.
+///
+/// [`ReadOptions::parse`]: crate::ReadOptions::parse
+///
+/// # Example
+/// ```
+/// let text = "HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 2 Xposition Zrotation }
+/// MOTION
+/// Frames: 2
+/// Frame Time: 0.5
+/// 1 2
+/// 3 4
+/// ";
+/// let mut rdr = bvhkit::ReadOptions::new().frame_reader(text.as_bytes())?;
+/// let mut frame = vec![0.0; rdr.skeleton().n_channels()];
+/// let mut sum = 0.0;
+/// while rdr.read_frame(&mut frame)? {
+///     sum += frame[1];
+/// }
+/// assert_eq!(sum, 6.0);
+/// # Ok::<(), bvhkit::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct FrameReader<R> {
+    rdr: R,
+    lenient: bool,
+    skeleton: Skeleton,
+    frame_time: f64,
+    frames_declared: Option<u64>,
+    frames_declared_pos: Option<Position>,
+    warnings: Vec<Warning>,
+    /// Unscanned bytes; `buf[0]` is byte `buf_base` of the input.
+    buf: Vec<u8>,
+    buf_base: usize,
+    eof: bool,
+    /// Scanned values not yet handed out, from `pending_start`.
+    pending: Vec<f64>,
+    pending_start: usize,
+    stats: RowStats,
+    frames_read: u64,
+    /// Frames left to hand out when there are no channels.
+    empty_frames_left: Option<u64>,
+    done: bool,
+    /// Position tracking over the bytes already dropped from `buf`.
+    line: u64,
+    column: u64,
+    last_cr: bool,
+    first_irregular_pos: Option<Position>,
+    last_row_pos: Option<Position>,
+}
+
+impl<R: Read> FrameReader<R> {
+    pub(crate) fn new(mut rdr: R, lenient: bool) -> Result<FrameReader<R>> {
+        let mut buf = Vec::new();
+        let mut eof = false;
+        let header = loop {
+            if !eof {
+                let got = read_some(&mut rdr, &mut buf)?;
+                eof = got == 0;
+            }
+            match HeaderParser::new(&buf, eof, lenient).parse() {
+                Ok(h) => break h,
+                Err(Stop::Fatal(e)) => return Err(e),
+                Err(Stop::NeedMore) if buf.len() > MAX_HEADER => {
+                    return Err(Error::new(
+                        ErrorKind::Hierarchy {
+                            message: format!(
+                                "the hierarchy is larger than {} MiB",
+                                MAX_HEADER >> 20
+                            ),
+                        },
+                        Some(Position::at(&buf, buf.len())),
+                    ));
+                }
+                Err(Stop::NeedMore) => {}
+            }
+        };
+        let start = Position::at(&buf, header.data_start);
+        let frames_declared_pos = header.frames_declared.map(|(_, at)| Position::at(&buf, at));
+        let last_cr = header.data_start > 0 && buf[header.data_start - 1] == b'\r';
+        buf.drain(..header.data_start);
+        Ok(FrameReader {
+            rdr,
+            lenient,
+            frame_time: header.frame_time,
+            frames_declared: header.frames_declared.map(|(n, _)| n),
+            frames_declared_pos,
+            skeleton: header.skeleton,
+            warnings: header.warnings,
+            buf,
+            buf_base: header.data_start,
+            eof,
+            pending: Vec::new(),
+            pending_start: 0,
+            stats: RowStats::default(),
+            frames_read: 0,
+            empty_frames_left: None,
+            done: false,
+            line: start.line,
+            column: start.column,
+            last_cr,
+            first_irregular_pos: None,
+            last_row_pos: None,
+        })
+    }
+
+    /// The skeleton(s) read from the header.
+    pub fn skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    /// Seconds per frame (1/30 when the file has none and reading is lenient).
+    pub fn frame_time(&self) -> f64 {
+        self.frame_time
+    }
+
+    /// The frame count the file declares, if it declares one.
+    pub fn frames_declared(&self) -> Option<u64> {
+        self.frames_declared
+    }
+
+    /// Frames handed out so far.
+    pub fn frames_read(&self) -> u64 {
+        self.frames_read
+    }
+
+    /// Warnings so far (the last ones arrive when `read_frame` returns `false`).
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// Takes the warnings gathered so far.
+    pub fn take_warnings(&mut self) -> Vec<Warning> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    /// Fills `frame` with the next frame's values; `false` at the end.
+    ///
+    /// # Errors
+    /// On I/O errors and bad values; in strict mode also on layout problems.
+    ///
+    /// # Panics
+    /// When `frame.len()` is not the skeleton's channel count.
+    pub fn read_frame(&mut self, frame: &mut [f64]) -> Result<bool> {
+        let c = self.skeleton.n_channels();
+        assert_eq!(frame.len(), c, "frame buffer must hold one value per channel");
+        if c == 0 {
+            return self.next_empty_frame();
+        }
+        loop {
+            if self.pending.len() - self.pending_start >= c {
+                frame.copy_from_slice(&self.pending[self.pending_start..self.pending_start + c]);
+                self.pending_start += c;
+                self.frames_read += 1;
+                return Ok(true);
+            }
+            if self.done {
+                return Ok(false);
+            }
+            if self.pending_start > 0 {
+                self.pending.drain(..self.pending_start);
+                self.pending_start = 0;
+            }
+            if self.buf.is_empty() && self.eof {
+                self.finish()?;
+                continue;
+            }
+            if !self.eof {
+                let got = read_some(&mut self.rdr, &mut self.buf)?;
+                self.eof = got == 0;
+                if !self.eof && self.buf.len() < CHUNK / 2 {
+                    continue;
+                }
+            }
+            self.scan_buffer(c)?;
+        }
+    }
+
+    fn scan_buffer(&mut self, c: usize) -> Result<()> {
+        let before_irregular = self.stats.first_irregular.is_some();
+        let used =
+            scan(&self.buf, self.buf_base, c as u64, &mut self.pending, &mut self.stats, self.eof)
+                .map_err(|bad| {
+                    let tok = self.buf[bad.start - self.buf_base..bad.end - self.buf_base].to_vec();
+                    let pos = self.track_to(bad.start);
+                    Error::new(
+                        ErrorKind::BadNumber {
+                            context: "motion value",
+                            found: describe_token(&tok),
+                        },
+                        Some(pos),
+                    )
+                })?;
+        // Record positions of the rows the checks may need, while their bytes are here.
+        let new_irregular = !before_irregular && self.stats.first_irregular.is_some();
+        let targets = [
+            if new_irregular { self.stats.first_irregular.map(|t| t.0) } else { None },
+            self.stats.last.map(|t| t.0).filter(|&o| o >= self.buf_base),
+        ];
+        let mut found = [None, None];
+        self.advance(used, &targets, &mut found);
+        if let Some(p) = found[0] {
+            self.first_irregular_pos = Some(p);
+        }
+        if let Some(p) = found[1] {
+            self.last_row_pos = Some(p);
+        }
+        if new_irregular && !self.lenient {
+            let (_, len, row) = self.stats.first_irregular.unwrap_or_default();
+            return Err(Error::new(
+                ErrorKind::FrameWidth { frame: row, expected: c as u64, found: len },
+                self.first_irregular_pos,
+            ));
+        }
+        Ok(())
+    }
+
+    /// End-of-input checks: cut last frame, layout, frame count.
+    fn finish(&mut self) -> Result<()> {
+        self.done = true;
+        let c = self.skeleton.n_channels();
+        let rem = self.pending.len() - self.pending_start;
+        let st = &self.stats;
+        let last_is_only_problem = st.irregular == 1
+            && rem != 0
+            && matches!((st.first_irregular, st.last), (Some((a, _, _)), Some((b, _))) if a == b);
+        if let Some((_, found, _)) = st.first_irregular
+            && !last_is_only_problem
+        {
+            self.warnings.push(Warning {
+                position: self.first_irregular_pos,
+                kind: WarningKind::RowLayout,
+                message: format!(
+                    "this motion line holds {found} values but a frame has {c} channels; \
+                     values were read as one stream, {c} per frame"
+                ),
+            });
+        }
+        if rem != 0 {
+            let frame = self.frames_read;
+            if !self.lenient {
+                return Err(Error::new(
+                    ErrorKind::FrameWidth { frame, expected: c as u64, found: rem as u64 },
+                    self.last_row_pos,
+                ));
+            }
+            self.warnings.push(Warning {
+                position: self.last_row_pos,
+                kind: WarningKind::TruncatedFrame,
+                message: format!("the last frame has {rem} of {c} values; it was dropped"),
+            });
+            self.pending.clear();
+            self.pending_start = 0;
+        }
+        self.check_count(self.frames_read)
+    }
+
+    fn check_count(&mut self, found: u64) -> Result<()> {
+        if let Some(d) = self.frames_declared
+            && d != found
+        {
+            if !self.lenient {
+                return Err(Error::new(
+                    ErrorKind::FrameCount { declared: d, found },
+                    self.frames_declared_pos,
+                ));
+            }
+            self.warnings.push(Warning {
+                position: self.frames_declared_pos,
+                kind: WarningKind::FrameCount,
+                message: format!(
+                    "Frames: declares {d} frames but the file holds {found}; the frames present are kept"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn next_empty_frame(&mut self) -> Result<bool> {
+        if self.empty_frames_left.is_none() {
+            // Count the lines left: a frame with no channels is an empty line.
+            loop {
+                if !self.buf.is_empty() {
+                    self.scan_buffer(0)?;
+                }
+                if self.eof && self.buf.is_empty() {
+                    break;
+                }
+                let got = read_some(&mut self.rdr, &mut self.buf)?;
+                self.eof = got == 0;
+            }
+            if self.stats.last.is_some() {
+                return Err(Error::new(
+                    ErrorKind::Syntax {
+                        expected: "no motion values (the skeleton has no channels)".into(),
+                        found: "values".into(),
+                    },
+                    self.last_row_pos,
+                ));
+            }
+            let lines = self.stats.line_ends().saturating_sub(1);
+            let n = self.frames_declared.map_or(0, |d| d.min(lines));
+            self.check_count(n)?;
+            self.empty_frames_left = Some(n);
+        }
+        match self.empty_frames_left {
+            Some(n) if n > 0 => {
+                self.empty_frames_left = Some(n - 1);
+                self.frames_read += 1;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Drops `used` scanned bytes, keeping line and column up to date and
+    /// noting the positions of the absolute offsets in `targets`.
+    fn advance(
+        &mut self,
+        used: usize,
+        targets: &[Option<usize>; 2],
+        found: &mut [Option<Position>; 2],
+    ) {
+        for i in 0..used {
+            let abs = self.buf_base + i;
+            for (t, f) in targets.iter().zip(found.iter_mut()) {
+                if *t == Some(abs) {
+                    *f = Some(Position { line: self.line, column: self.column, byte: abs as u64 });
+                }
+            }
+            let b = self.buf[i];
+            match b {
+                b'\n' if self.last_cr => {
+                    self.last_cr = false;
+                }
+                b'\n' | b'\r' => {
+                    self.line += 1;
+                    self.column = 1;
+                    self.last_cr = b == b'\r';
+                }
+                _ => {
+                    self.last_cr = false;
+                    if b & 0xC0 != 0x80 {
+                        self.column += 1;
+                    }
+                }
+            }
+        }
+        self.buf.drain(..used);
+        self.buf_base += used;
+    }
+
+    /// The position of absolute offset `abs` (which must be in `buf`).
+    fn track_to(&self, abs: usize) -> Position {
+        let (mut line, mut column, mut last_cr) = (self.line, self.column, self.last_cr);
+        for &b in &self.buf[..abs - self.buf_base] {
+            match b {
+                b'\n' if last_cr => last_cr = false,
+                b'\n' | b'\r' => {
+                    line += 1;
+                    column = 1;
+                    last_cr = b == b'\r';
+                }
+                _ => {
+                    last_cr = false;
+                    if b & 0xC0 != 0x80 {
+                        column += 1;
+                    }
+                }
+            }
+        }
+        Position { line, column, byte: abs as u64 }
+    }
+}
+
+/// Appends up to one chunk from `rdr` to `buf`; returns the bytes read.
+fn read_some<R: Read>(rdr: &mut R, buf: &mut Vec<u8>) -> Result<usize> {
+    let old = buf.len();
+    buf.resize(old + CHUNK, 0);
+    loop {
+        match rdr.read(&mut buf[old..]) {
+            Ok(n) => {
+                buf.truncate(old + n);
+                return Ok(n);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                buf.truncate(old);
+                return Err(e.into());
+            }
+        }
+    }
+}

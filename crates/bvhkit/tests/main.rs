@@ -1,0 +1,6 @@
+//! Integration tests of the core library.
+mod corpus;
+mod hostile;
+mod lenient;
+mod roundtrip;
+mod util;

@@ -27,3 +27,72 @@ pub(crate) fn corpus_files() -> Vec<PathBuf> {
 pub(crate) fn stem(p: &Path) -> String {
     p.file_stem().unwrap().to_string_lossy().into_owned()
 }
+
+/// The folder of the committed fixtures.
+pub(crate) fn data_dir(sub: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(sub)
+}
+
+/// The `.bvh` fixtures of one folder, sorted.
+pub(crate) fn fixtures(sub: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(data_dir(sub))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "bvh"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Compares `actual` with the `.expected` file next to `fixture`; with
+/// `BVHKIT_BLESS=1` in the environment, writes it instead.
+#[track_caller]
+pub(crate) fn check_expected(fixture: &Path, actual: &str) {
+    let path = fixture.with_extension("expected");
+    if std::env::var_os("BVHKIT_BLESS").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!("{} is missing: run with BVHKIT_BLESS=1 and review it", path.display())
+    });
+    assert_eq!(actual, expected, "{} differs from {}", stem(fixture), path.display());
+}
+
+/// Writes `bvh` canonically and reads it back strictly: it must be identical,
+/// bit for bit, and writing again must give the same bytes.
+#[track_caller]
+pub(crate) fn assert_round_trip(bvh: &bvhkit::Bvh, what: &str) {
+    let text = bvh.to_bytes().unwrap_or_else(|e| panic!("{what}: write failed: {e}"));
+    let back = bvhkit::Bvh::parse(&text)
+        .unwrap_or_else(|e| panic!("{what}: canonical output does not parse: {e}"));
+    assert_same(bvh, &back, what);
+    assert_eq!(
+        back.to_bytes().unwrap(),
+        text,
+        "{what}: canonical text is not re-emitted byte for byte"
+    );
+}
+
+/// Model equality with values compared bit for bit (so `-0` differs from `0`).
+#[track_caller]
+pub(crate) fn assert_same(a: &bvhkit::Bvh, b: &bvhkit::Bvh, what: &str) {
+    assert_eq!(a.skeleton().len(), b.skeleton().len(), "{what}: joint count");
+    for (ja, jb) in a.skeleton().joints().iter().zip(b.skeleton().joints()) {
+        assert_eq!(ja.name(), jb.name(), "{what}: name");
+        assert_eq!(ja.kind(), jb.kind(), "{what}: kind of {}", ja.name());
+        assert_eq!(ja.parent(), jb.parent(), "{what}: parent of {}", ja.name());
+        assert_eq!(ja.channels(), jb.channels(), "{what}: channels of {}", ja.name());
+        assert_eq!(
+            ja.offset().to_array().map(f64::to_bits),
+            jb.offset().to_array().map(f64::to_bits),
+            "{what}: offset of {}",
+            ja.name()
+        );
+    }
+    let (ma, mb) = (a.motion(), b.motion());
+    assert_eq!(ma.frame_time().to_bits(), mb.frame_time().to_bits(), "{what}: frame time");
+    assert_eq!(ma.n_frames(), mb.n_frames(), "{what}: frames");
+    let bits = |m: &bvhkit::Motion| m.values().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert!(bits(ma) == bits(mb), "{what}: motion values differ");
+}

@@ -210,10 +210,6 @@ impl Projector {
         (p - self.eye).dot(self.forward)
     }
 
-    pub(crate) fn near(&self) -> f64 {
-        self.near
-    }
-
     pub(crate) fn focal(&self) -> f64 {
         self.focal
     }
@@ -252,7 +248,14 @@ mod tests {
     use super::*;
 
     fn cam() -> Camera {
-        Camera::framing(DVec3::new(-1.0, 0.0, -1.0), DVec3::new(1.0, 2.0, 1.0), 35.0, 20.0, 160, 120)
+        Camera::framing(
+            DVec3::new(-1.0, 0.0, -1.0),
+            DVec3::new(1.0, 2.0, 1.0),
+            35.0,
+            20.0,
+            160,
+            120,
+        )
     }
 
     #[test]

@@ -351,19 +351,13 @@ impl Stage {
         for i in i0..=i1 {
             for k in k0..k1 {
                 let x = i as f64 * step;
-                segment(
-                    DVec3::new(x, y, k as f64 * step),
-                    DVec3::new(x, y, (k + 1) as f64 * step),
-                );
+                segment(DVec3::new(x, y, k as f64 * step), DVec3::new(x, y, (k + 1) as f64 * step));
             }
         }
         for k in k0..=k1 {
             for i in i0..i1 {
                 let z = k as f64 * step;
-                segment(
-                    DVec3::new(i as f64 * step, y, z),
-                    DVec3::new((i + 1) as f64 * step, y, z),
-                );
+                segment(DVec3::new(i as f64 * step, y, z), DVec3::new((i + 1) as f64 * step, y, z));
             }
         }
         list
@@ -387,7 +381,8 @@ impl Stage {
             if style.shadows {
                 shadow(&proj, &pts, radius, size, ground, &mut list.shapes);
             }
-            let fig_ctx = FigureCtx { proj: &proj, pose, pts: &pts, radius, color: figure_color(fig) };
+            let fig_ctx =
+                FigureCtx { proj: &proj, pose, pts: &pts, radius, color: figure_color(fig) };
             fig_ctx.body(style, &mut items);
             if let Some((f, j)) = style.highlight
                 && f == fig
@@ -540,7 +535,14 @@ impl FigureCtx<'_> {
         let (pa, pb) = (Vec2::new(ax as f32, ay as f32), Vec2::new(bx as f32, by as f32));
         items.push((
             depth,
-            Shape::Capsule { a: pa, b: pb, radius_a: ra, radius_b: rb, fill, outline: Some(outline) },
+            Shape::Capsule {
+                a: pa,
+                b: pb,
+                radius_a: ra,
+                radius_b: rb,
+                fill,
+                outline: Some(outline),
+            },
         ));
         if ra.min(rb) >= 2.5 {
             let shift = Vec2::splat(-0.3 * ra.min(rb));
@@ -561,7 +563,14 @@ impl FigureCtx<'_> {
 
 /// A soft elliptical shadow on the ground under a figure, shaped by the
 /// spread of its joints and faded with its height above the ground.
-fn shadow(proj: &Projector, pts: &[DVec3], radius: f64, size: f64, ground: f64, out: &mut Vec<Shape>) {
+fn shadow(
+    proj: &Projector,
+    pts: &[DVec3],
+    radius: f64,
+    size: f64,
+    ground: f64,
+    out: &mut Vec<Shape>,
+) {
     let finite: Vec<DVec3> = pts.iter().copied().filter(|p| p.is_finite()).collect();
     if finite.is_empty() {
         return;

@@ -377,6 +377,9 @@ impl<'a> HeaderParser<'a> {
                 let z = self.number("OFFSET")?;
                 if let Some(p) = pending.as_mut() {
                     p.offset = Some(DVec3::new(x, y, z));
+                    if p.channels.is_some() {
+                        self.problem(t.0, WarningKind::Hierarchy, "OFFSET after CHANNELS".into())?;
+                    }
                 }
             } else if eq_kw(tok, "CHANNELS") {
                 match &pending {
@@ -389,9 +392,6 @@ impl<'a> HeaderParser<'a> {
                     if p.kind == JointKind::EndSite && !list.is_empty() {
                         return Err(self.syntax(t.0, "no CHANNELS in an End Site", tok));
                     }
-                    if p.offset.is_none() {
-                        self.problem(t.0, WarningKind::Hierarchy, "CHANNELS before OFFSET".into())?;
-                    }
                     p.channels = Some(list);
                 }
             } else if tok == b"}" {
@@ -401,7 +401,11 @@ impl<'a> HeaderParser<'a> {
                 }
             } else {
                 if pending.is_some() || !stack.is_empty() {
-                    return Err(self.syntax(t.0, "OFFSET, CHANNELS, JOINT, End Site or '}'", tok));
+                    return Err(self.syntax(
+                        t.0,
+                        "OFFSET, CHANNELS, JOINT, End Site or '}' (a joint is still open)",
+                        tok,
+                    ));
                 }
                 after = Some(t);
                 break;

@@ -210,6 +210,20 @@ impl<R: Read> FrameReader<R> {
                         Some(pos),
                     )
                 })?;
+        if c == 0
+            && let Some((off, _, _)) = self.stats.first_irregular
+            && !before_irregular
+        {
+            let rel = off - self.buf_base;
+            let tok = self.buf[rel..crate::number::token_end(&self.buf, rel)].to_vec();
+            return Err(Error::new(
+                ErrorKind::Syntax {
+                    expected: "no motion values (the skeleton has no channels)".into(),
+                    found: describe_token(&tok),
+                },
+                Some(self.track_to(off)),
+            ));
+        }
         // Record positions of the rows the checks may need, while their bytes are here.
         let new_irregular = !before_irregular && self.stats.first_irregular.is_some();
         let targets = [
@@ -307,15 +321,6 @@ impl<R: Read> FrameReader<R> {
                 }
                 let got = read_some(&mut self.rdr, &mut self.buf)?;
                 self.eof = got == 0;
-            }
-            if self.stats.last.is_some() {
-                return Err(Error::new(
-                    ErrorKind::Syntax {
-                        expected: "no motion values (the skeleton has no channels)".into(),
-                        found: "values".into(),
-                    },
-                    self.last_row_pos,
-                ));
             }
             let lines = self.stats.line_ends().saturating_sub(1);
             let n = self.frames_declared.map_or(0, |d| d.min(lines));

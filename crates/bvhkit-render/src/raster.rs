@@ -1,1 +1,0 @@
-//! Rasterisation with tiny-skia.

@@ -45,6 +45,7 @@
 mod bvh;
 mod channel;
 mod error;
+mod kinematics;
 mod motion;
 mod number;
 mod parse;
@@ -55,6 +56,7 @@ mod write;
 pub use crate::bvh::Bvh;
 pub use crate::channel::Channel;
 pub use crate::error::{Error, ErrorKind, Position, Result, Warning, WarningKind};
+pub use crate::kinematics::{Kinematics, PositionChannels, position_channel_ambiguity};
 pub use crate::motion::Motion;
 pub use crate::parse::{DEFAULT_FRAME_TIME, FrameReader, ReadOptions};
 pub use crate::skeleton::{Joint, JointId, JointKind, Skeleton, SkeletonBuilder};

@@ -1,0 +1,319 @@
+//! The page in a real headless browser (Chromium).
+//!
+//! Each check runs Chromium twice against the same URL: once with `--dump-dom` to
+//! read the projected joint positions the page writes into `<pre id="debug">` when
+//! given `?debug=1`, once with `--screenshot` to check that the skeleton is drawn
+//! there. Chromium is looked for in `$BVHKIT_CHROMIUM`, then on `PATH` as
+//! `chromium`, `chromium-browser`, `google-chrome`. Without one the tests print a
+//! skip notice and pass, unless `BVHKIT_REQUIRE_BROWSER=1` (set by CI).
+//! `BVHKIT_KEEP_SCREENSHOT=<dir>` keeps the screenshots for a look.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Running, stick_clip};
+use serde_json::Value;
+
+const WIDTH: u32 = 1000;
+const HEIGHT: u32 = 700;
+
+fn find_chromium() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("BVHKIT_CHROMIUM") {
+        return Some(PathBuf::from(path));
+    }
+    let names = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
+    let dirs: Vec<PathBuf> =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    names.iter().flat_map(|name| dirs.iter().map(move |dir| dir.join(name))).find(|p| p.is_file())
+}
+
+/// The browser, or `None` (after printing why) when the test should be skipped.
+fn chromium_or_skip(test: &str) -> Option<PathBuf> {
+    match find_chromium() {
+        Some(path) => Some(path),
+        None if std::env::var("BVHKIT_REQUIRE_BROWSER").as_deref() == Ok("1") => {
+            panic!("BVHKIT_REQUIRE_BROWSER=1 but no Chromium found (apt-get install -y chromium)")
+        }
+        None => {
+            eprintln!(
+                "SKIPPED {test}: no Chromium found (install with `apt-get install -y chromium` \
+                 or set BVHKIT_CHROMIUM); set BVHKIT_REQUIRE_BROWSER=1 to make this a failure"
+            );
+            None
+        }
+    }
+}
+
+/// Runs headless Chromium on `url` with `extra` arguments and returns its stdout.
+fn run_chromium(chromium: &Path, url: &str, extra: &[String]) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let mut child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-dev-shm-usage",
+            "--mute-audio",
+            "--hide-scrollbars",
+            "--force-device-scale-factor=1",
+            "--virtual-time-budget=3000",
+        ])
+        .arg(format!("--window-size={WIDTH},{HEIGHT}"))
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start chromium");
+    // Read stdout on a thread so a full pipe cannot block the browser.
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+        s
+    });
+    let mut stderr = child.stderr.take().unwrap();
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 90 s on {url}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = reader.join().unwrap();
+    let err = err_reader.join().unwrap();
+    assert!(status.success(), "chromium failed ({status}) on {url}:\n{err}");
+    out
+}
+
+/// The page's debug state for `query` (e.g. `frame=3`), read from the dumped DOM.
+fn debug_state(chromium: &Path, server: &Running, query: &str) -> Value {
+    let url = server.url(&format!("/?debug=1&{query}"));
+    let dom = run_chromium(chromium, &url, &["--dump-dom".to_string()]);
+    let start =
+        dom.find("<pre id=\"debug\"").unwrap_or_else(|| panic!("no debug element in:\n{dom}"));
+    let body = &dom[start..];
+    let body = &body[body.find('>').unwrap() + 1..body.find("</pre>").unwrap()];
+    let text = body
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let state: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text:?}"));
+    assert_eq!(state["ready"], true, "page not ready: {state}");
+    assert_eq!(state["errors"].as_array().map(Vec::len), Some(0), "page errors: {state}");
+    state
+}
+
+/// Screenshot of the page for `query`, decoded to RGB rows.
+fn screenshot(chromium: &Path, server: &Running, query: &str, keep_as: &str) -> Image {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("shot.png");
+    let url = server.url(&format!("/?debug=1&{query}"));
+    run_chromium(chromium, &url, &[format!("--screenshot={}", file.display())]);
+    if let Some(keep) = std::env::var_os("BVHKIT_KEEP_SCREENSHOT") {
+        std::fs::create_dir_all(&keep).unwrap();
+        std::fs::copy(&file, Path::new(&keep).join(keep_as)).unwrap();
+    }
+    Image::decode(&file)
+}
+
+struct Image {
+    width: u32,
+    height: u32,
+    rgb: Vec<[u8; 3]>,
+}
+
+impl Image {
+    fn decode(path: &Path) -> Image {
+        let decoder =
+            png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        let channels = info.color_type.samples();
+        assert_eq!(info.bit_depth, png::BitDepth::Eight);
+        let rgb = buf[..info.buffer_size()]
+            .chunks_exact(channels)
+            .map(|px| if channels >= 3 { [px[0], px[1], px[2]] } else { [px[0]; 3] })
+            .collect();
+        Image { width: info.width, height: info.height, rgb }
+    }
+
+    fn at(&self, x: i64, y: i64) -> Option<[u8; 3]> {
+        (x >= 0 && y >= 0 && x < self.width as i64 && y < self.height as i64)
+            .then(|| self.rgb[(y as usize) * self.width as usize + x as usize])
+    }
+}
+
+/// Skeletons are drawn in saturated clip colours; background, grid and text are grey.
+fn is_skeleton(px: [u8; 3]) -> bool {
+    let max = px.iter().max().unwrap();
+    let min = px.iter().min().unwrap();
+    max - min > 50
+}
+
+/// Projected joints `(x, y)` of each clip, in screenshot pixels.
+fn joints(state: &Value) -> Vec<Vec<Option<(f64, f64)>>> {
+    let dpr = state["dpr"].as_f64().unwrap();
+    state["clips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|clip| {
+            clip["joints"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|j| {
+                    j.as_array()
+                        .map(|xy| (xy[0].as_f64().unwrap() * dpr, xy[1].as_f64().unwrap() * dpr))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn dist_to_segment(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let len2 = dx * dx + dy * dy;
+    let t = if len2 > 0.0 {
+        (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    ((p.0 - a.0 - t * dx).powi(2) + (p.1 - a.1 - t * dy).powi(2)).sqrt()
+}
+
+#[test]
+fn skeletons_are_drawn_where_the_page_says() {
+    let Some(chromium) = chromium_or_skip("skeletons_are_drawn_where_the_page_says") else {
+        return;
+    };
+    let clips = [stick_clip("walk", 30), stick_clip("walk2", 20)];
+    let parents: Vec<Option<usize>> = clips[0].parents.clone();
+    let server = Running::start(&clips);
+    let query = "frame=10";
+    let state = debug_state(&chromium, &server, query);
+    let image = screenshot(&chromium, &server, query, "skeletons.png");
+    assert_eq!((image.width, image.height), (WIDTH, HEIGHT));
+    assert_eq!(state["units"], "cm");
+    assert_eq!(state["frame"], 10);
+
+    let joints = joints(&state);
+    assert_eq!(joints.len(), 2);
+    for clip in &joints {
+        assert_eq!(clip.len(), 16);
+        for (j, p) in clip.iter().enumerate() {
+            let (x, y) = p.unwrap_or_else(|| panic!("joint {j} not projected"));
+            assert!(
+                x > 0.0 && y > 0.0 && x < WIDTH as f64 && y < HEIGHT as f64,
+                "joint {j} off screen"
+            );
+            let drawn = (-3..=3).any(|dy| {
+                (-3..=3).any(|dx| image.at(x as i64 + dx, y as i64 + dy).is_some_and(is_skeleton))
+            });
+            assert!(drawn, "nothing drawn at joint {j} ({x}, {y})");
+        }
+    }
+
+    // Side by side: the second clip is offset along +X, to the right on screen.
+    let mean_x =
+        |c: &Vec<Option<(f64, f64)>>| c.iter().map(|p| p.unwrap().0).sum::<f64>() / c.len() as f64;
+    assert!(mean_x(&joints[1]) > mean_x(&joints[0]) + 50.0);
+    let max_x0 = joints[0].iter().map(|p| p.unwrap().0).fold(f64::MIN, f64::max);
+    let min_x1 = joints[1].iter().map(|p| p.unwrap().0).fold(f64::MAX, f64::min);
+    assert!(max_x0 < min_x1, "clips overlap on screen: {max_x0} >= {min_x1}");
+
+    // Negative control: skeleton-coloured pixels only near bones and joints.
+    let canvas = &state["canvas"];
+    let (left, top) = (canvas["left"].as_f64().unwrap(), canvas["top"].as_f64().unwrap());
+    let (right, bottom) =
+        (left + canvas["width"].as_f64().unwrap(), top + canvas["height"].as_f64().unwrap());
+    let mut n_skeleton = 0;
+    for y in top as i64..bottom as i64 {
+        for x in left as i64..right as i64 {
+            if !image.at(x, y).is_some_and(is_skeleton) {
+                continue;
+            }
+            n_skeleton += 1;
+            let p = (x as f64, y as f64);
+            let near = joints.iter().any(|clip| {
+                clip.iter().enumerate().any(|(j, q)| {
+                    let q = q.unwrap();
+                    let a = parents[j].map_or(q, |parent| clip[parent].unwrap());
+                    dist_to_segment(p, a, q) < 25.0
+                })
+            });
+            assert!(near, "skeleton-coloured pixel far from any bone at ({x}, {y})");
+        }
+    }
+    assert!(n_skeleton > 500, "only {n_skeleton} skeleton pixels");
+}
+
+#[test]
+fn controls_change_the_pose() {
+    let Some(chromium) = chromium_or_skip("controls_change_the_pose") else { return };
+    let server = Running::start(&[stick_clip("walk", 30)]);
+    let hips = |state: &Value| joints(state)[0][0].unwrap();
+    let left_hand = |state: &Value| joints(state)[0][5].unwrap();
+
+    let first = debug_state(&chromium, &server, "");
+    assert_eq!(first["frame"], 0);
+    assert_eq!(first["n_frames"], 30);
+    assert_eq!(first["playing"], false);
+    assert_eq!(first["units"], "cm");
+
+    let later = debug_state(&chromium, &server, "frame=5");
+    assert_eq!(later["frame"], 5);
+    assert_ne!(left_hand(&first), left_hand(&later), "pose did not change with the frame");
+
+    let stepped =
+        debug_state(&chromium, &server, "keys=ArrowRight,ArrowRight,ArrowRight,ArrowLeft");
+    assert_eq!(stepped["frame"], 2);
+    let end = debug_state(&chromium, &server, "frame=3&keys=End");
+    assert_eq!(end["frame"], 29);
+    let home = debug_state(&chromium, &server, "frame=7&keys=Home");
+    assert_eq!(home["frame"], 0);
+    let played = debug_state(&chromium, &server, "keys=Space&speed=2.5");
+    assert_eq!(played["playing"], true);
+    assert_eq!(played["speed"], 2.5);
+
+    // Without "in place" the root walks across the screen; with it, it stays put.
+    let walk0 = debug_state(&chromium, &server, "frame=0&inplace=1");
+    let walk20 = debug_state(&chromium, &server, "frame=20&inplace=1");
+    assert_eq!(walk20["in_place"], true);
+    let (a, b) = (hips(&walk0), hips(&walk20));
+    assert!((a.0 - b.0).abs() < 0.5 && (a.1 - b.1).abs() < 0.5, "{a:?} vs {b:?}");
+    let moved = debug_state(&chromium, &server, "frame=20");
+    let c = hips(&moved);
+    assert!((c.0 - hips(&first).0).abs() + (c.1 - hips(&first).1).abs() > 5.0, "root did not move");
+
+    // Selecting a joint shows its world position at the current frame.
+    let selected = debug_state(&chromium, &server, "frame=2&select=LeftHand");
+    assert_eq!(selected["selected"]["j"], 5);
+    let text = selected["selected_text"].as_str().unwrap();
+    let z = 4.0 + 25.0 * (0.6f64).sin();
+    assert!(text.contains("LeftHand"), "{text}");
+    assert!(text.contains(&format!("y 110.00  z {z:.2}")), "{text}");
+}

@@ -1,0 +1,308 @@
+//! Forward kinematics: local and world transforms of every joint.
+//!
+//! A joint's local transform is a translation followed by a rotation,
+//! `local = T(t) · R`, acting on column vectors, where
+//! - `R` is the product of the joint's rotation channels in the order they
+//!   are listed (`Zrotation Xrotation Yrotation` gives `Rz · Rx · Ry`),
+//!   angles in degrees;
+//! - `t` is the `OFFSET`, with the components named by position channels
+//!   replaced by (default, [`PositionChannels::Replace`]) or added to
+//!   ([`PositionChannels::Add`]) the channel values.
+//!
+//! `world = parent_world · local`. End Sites have the identity rotation.
+//! Units are the file's; nothing is converted.
+
+use glam::{DAffine3, DMat3, DVec3};
+
+use crate::channel::Channel;
+use crate::motion::Motion;
+use crate::rotation::{Axis, apply_axis_rotation};
+use crate::skeleton::Skeleton;
+
+/// How position channels combine with a joint's `OFFSET`.
+///
+/// Real files (Bandai Namco, Perception Neuron, Geno, Truebones, ...) repeat
+/// each joint's `OFFSET` in its position channels, so `Replace` is what they
+/// mean and what Blender and bvhio do. The format texts (and three.js) add
+/// the channels to the `OFFSET`; `Add` reads them that way. The two agree
+/// whenever joints with position channels have a zero `OFFSET`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum PositionChannels {
+    /// A position channel replaces the `OFFSET` component it names.
+    #[default]
+    Replace,
+    /// A position channel is added to the `OFFSET` component it names.
+    Add,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Program {
+    parent: Option<u32>,
+    offset: DVec3,
+    n_rot: u8,
+    rot_axis: [Axis; 3],
+    rot_chan: [u32; 3],
+    n_pos: u8,
+    pos_axis: [u8; 3],
+    pos_chan: [u32; 3],
+}
+
+/// A skeleton compiled for forward kinematics.
+///
+/// Build it once per skeleton; every call then fills a caller-owned buffer
+/// with one entry per joint (End Sites included), in file order.
+///
+/// # Example
+/// ```
+/// use bvhkit::{Bvh, Kinematics, PositionChannels};
+/// use bvhkit::glam::DVec3;
+///
+/// let bvh = Bvh::parse("HIERARCHY ROOT Hips { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+///     End Site { OFFSET 0 10 0 } }
+///     MOTION Frames: 1 Frame Time: 0.1
+///     90 0 0")?;
+/// let fk = Kinematics::new(bvh.skeleton(), PositionChannels::Replace);
+/// let mut out = vec![DVec3::ZERO; bvh.skeleton().len()];
+/// fk.positions(bvh.motion().frame(0), &mut out);
+/// // Zrotation 90 turns the bone from +Y to -X.
+/// assert!((out[1] - DVec3::new(-10.0, 0.0, 0.0)).length() < 1e-12);
+/// # Ok::<(), bvhkit::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Kinematics {
+    program: Vec<Program>,
+    n_channels: usize,
+    mode: PositionChannels,
+}
+
+impl Kinematics {
+    /// Compiles `skeleton`.
+    pub fn new(skeleton: &Skeleton, mode: PositionChannels) -> Kinematics {
+        let program = skeleton
+            .joints()
+            .iter()
+            .map(|j| {
+                let mut p = Program {
+                    parent: j.parent().map(|p| p.index() as u32),
+                    offset: j.offset(),
+                    n_rot: 0,
+                    rot_axis: [Axis::X; 3],
+                    rot_chan: [0; 3],
+                    n_pos: 0,
+                    pos_axis: [0; 3],
+                    pos_chan: [0; 3],
+                };
+                for (k, &c) in j.channels().iter().enumerate() {
+                    let idx = (j.first_channel() + k) as u32;
+                    if c.is_rotation() {
+                        p.rot_axis[p.n_rot as usize] = c.axis();
+                        p.rot_chan[p.n_rot as usize] = idx;
+                        p.n_rot += 1;
+                    } else {
+                        p.pos_axis[p.n_pos as usize] = match c {
+                            Channel::Xposition => 0,
+                            Channel::Yposition => 1,
+                            _ => 2,
+                        };
+                        p.pos_chan[p.n_pos as usize] = idx;
+                        p.n_pos += 1;
+                    }
+                }
+                p
+            })
+            .collect();
+        Kinematics { program, n_channels: skeleton.n_channels(), mode }
+    }
+
+    /// Number of joints (End Sites included): the length of every output.
+    pub fn len(&self) -> usize {
+        self.program.len()
+    }
+
+    /// Whether the skeleton has no joints.
+    pub fn is_empty(&self) -> bool {
+        self.program.is_empty()
+    }
+
+    /// How position channels are read.
+    pub fn mode(&self) -> PositionChannels {
+        self.mode
+    }
+
+    #[inline(always)]
+    fn local_of(&self, p: &Program, frame: &[f64]) -> (DMat3, DVec3) {
+        let mut r = DMat3::IDENTITY;
+        for k in 0..p.n_rot as usize {
+            let (s, c) = frame[p.rot_chan[k] as usize].to_radians().sin_cos();
+            apply_axis_rotation(&mut r, p.rot_axis[k], s, c);
+        }
+        let mut t = p.offset;
+        for k in 0..p.n_pos as usize {
+            let v = frame[p.pos_chan[k] as usize];
+            let a = p.pos_axis[k] as usize;
+            match self.mode {
+                PositionChannels::Replace => t[a] = v,
+                PositionChannels::Add => t[a] += v,
+            }
+        }
+        (r, t)
+    }
+
+    fn check(&self, frame: &[f64], out_len: usize) {
+        assert_eq!(frame.len(), self.n_channels, "frame must hold one value per channel");
+        assert_eq!(out_len, self.program.len(), "output must hold one entry per joint");
+    }
+
+    /// Local transforms (relative to the parent) of frame `frame`.
+    ///
+    /// # Panics
+    /// When `frame` does not hold one value per channel or `out` one entry
+    /// per joint.
+    pub fn local(&self, frame: &[f64], out: &mut [DAffine3]) {
+        self.check(frame, out.len());
+        for (p, o) in self.program.iter().zip(out.iter_mut()) {
+            let (r, t) = self.local_of(p, frame);
+            *o = DAffine3 { matrix3: r, translation: t };
+        }
+    }
+
+    /// World transforms of frame `frame`.
+    ///
+    /// # Panics
+    /// As for [`Kinematics::local`].
+    pub fn world(&self, frame: &[f64], out: &mut [DAffine3]) {
+        self.check(frame, out.len());
+        for i in 0..self.program.len() {
+            let p = &self.program[i];
+            let (r, t) = self.local_of(p, frame);
+            out[i] = match p.parent {
+                None => DAffine3 { matrix3: r, translation: t },
+                Some(q) => {
+                    let w = out[q as usize];
+                    DAffine3 { matrix3: w.matrix3 * r, translation: w.matrix3 * t + w.translation }
+                }
+            };
+        }
+    }
+
+    /// World positions of frame `frame`, with a scratch buffer of rotations
+    /// the caller keeps between calls (`rot.len() == self.len()`).
+    ///
+    /// # Panics
+    /// As for [`Kinematics::local`], and when `rot` has the wrong length.
+    pub fn positions_with(&self, frame: &[f64], rot: &mut [DMat3], out: &mut [DVec3]) {
+        self.check(frame, out.len());
+        assert_eq!(rot.len(), out.len(), "scratch must hold one rotation per joint");
+        for i in 0..self.program.len() {
+            let p = &self.program[i];
+            let (r, t) = self.local_of(p, frame);
+            match p.parent {
+                None => {
+                    rot[i] = r;
+                    out[i] = t;
+                }
+                Some(q) => {
+                    let q = q as usize;
+                    let pr = rot[q];
+                    rot[i] = pr * r;
+                    out[i] = pr * t + out[q];
+                }
+            }
+        }
+    }
+
+    /// World positions of frame `frame`.
+    ///
+    /// # Panics
+    /// As for [`Kinematics::local`].
+    pub fn positions(&self, frame: &[f64], out: &mut [DVec3]) {
+        let mut rot = vec![DMat3::IDENTITY; self.program.len()];
+        self.positions_with(frame, &mut rot, out);
+    }
+
+    /// World positions of every joint in every frame, frame-major
+    /// (`n_frames × len()`), computed in parallel over frames.
+    ///
+    /// # Panics
+    /// When `motion` does not belong to this skeleton (channel counts differ).
+    pub fn positions_all(&self, motion: &Motion) -> Vec<DVec3> {
+        let n = self.program.len();
+        let mut out = vec![DVec3::ZERO; motion.n_frames() * n];
+        if n == 0 {
+            return out;
+        }
+        let work = |(f, chunk): (usize, &mut [DVec3]), rot: &mut Vec<DMat3>| {
+            self.positions_with(motion.frame(f), rot, chunk);
+        };
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            out.par_chunks_mut(n)
+                .enumerate()
+                .with_min_len(64)
+                .for_each_init(|| vec![DMat3::IDENTITY; n], |rot, item| work(item, rot));
+        }
+        #[cfg(not(feature = "parallel"))]
+        {
+            let mut rot = vec![DMat3::IDENTITY; n];
+            for item in out.chunks_mut(n).enumerate() {
+                work(item, &mut rot);
+            }
+        }
+        out
+    }
+
+    /// World positions of every joint in every frame on the calling thread
+    /// only (the baseline of the parallel version).
+    pub fn positions_all_serial(&self, motion: &Motion) -> Vec<DVec3> {
+        let n = self.program.len();
+        let mut out = vec![DVec3::ZERO; motion.n_frames() * n];
+        let mut rot = vec![DMat3::IDENTITY; n];
+        if n > 0 {
+            for (f, chunk) in out.chunks_mut(n).enumerate() {
+                self.positions_with(motion.frame(f), &mut rot, chunk);
+            }
+        }
+        out
+    }
+}
+
+/// Whether the reading of position channels matters for this file: some
+/// joint with position channels has a non-zero `OFFSET` component named by
+/// one of them, so [`PositionChannels::Replace`] and [`PositionChannels::Add`]
+/// give different poses. Returns the first such joint's name and whether its
+/// first-frame channel values repeat its `OFFSET` (the signature of files
+/// meant to be read with `Replace`).
+pub fn position_channel_ambiguity(
+    skeleton: &Skeleton,
+    first_frame: Option<&[f64]>,
+) -> Option<(String, bool)> {
+    for j in skeleton.joints() {
+        let mut differs = false;
+        let mut repeats = true;
+        for (k, &c) in j.channels().iter().enumerate() {
+            if c.is_rotation() {
+                continue;
+            }
+            let a = match c.axis() {
+                Axis::X => 0,
+                Axis::Y => 1,
+                Axis::Z => 2,
+            };
+            let off = j.offset().to_array()[a];
+            if off != 0.0 {
+                differs = true;
+            }
+            if let Some(f) = first_frame {
+                let v = f[j.first_channel() + k];
+                if (v - off).abs() > 1e-6 * off.abs().max(1.0) {
+                    repeats = false;
+                }
+            }
+        }
+        if differs {
+            return Some((j.name().to_string(), first_frame.is_some() && repeats));
+        }
+    }
+    None
+}

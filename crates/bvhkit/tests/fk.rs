@@ -1,0 +1,156 @@
+//! Forward kinematics against the golden positions (`../shared/golden`,
+//! checked against three.js, Blender and bvhio) and against a reference
+//! implementation that multiplies 4x4 matrices exactly as the format texts
+//! describe.
+use bvhkit::glam::{DMat4, DVec3};
+use bvhkit::{Bvh, Channel, Kinematics, PositionChannels, ReadOptions};
+
+use crate::util::{corpus_dir, corpus_files, stem};
+
+fn golden(name: &str, mode: &str) -> Option<Vec<(usize, String, DVec3)>> {
+    let path = corpus_dir()?.join("../golden").join(format!("{name}.{mode}.csv"));
+    let text = std::fs::read_to_string(path).ok()?;
+    Some(
+        text.lines()
+            .skip(1)
+            .map(|l| {
+                let c: Vec<&str> = l.split(',').collect();
+                let n = c.len();
+                // Joint names may hold commas: x, y, z are the last three columns.
+                let v = |i: usize| c[i].parse::<f64>().unwrap();
+                (
+                    c[0].parse().unwrap(),
+                    c[1..n - 3].join(","),
+                    DVec3::new(v(n - 3), v(n - 2), v(n - 1)),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// Straight from the format texts: M = T(offset [+|=] positions) · R1 · R2 · R3
+/// in listed order, world = parent world · M, with 4x4 matrices.
+fn reference(bvh: &Bvh, frame: usize, mode: PositionChannels) -> Vec<DVec3> {
+    let s = bvh.skeleton();
+    let f = bvh.motion().frame(frame);
+    let mut world: Vec<DMat4> = Vec::new();
+    for j in s.joints() {
+        let mut t = j.offset().to_array();
+        let mut rot = DMat4::IDENTITY;
+        for (k, c) in j.channels().iter().enumerate() {
+            let v = f[j.first_channel() + k];
+            let a = match c {
+                Channel::Xposition | Channel::Xrotation => 0,
+                Channel::Yposition | Channel::Yrotation => 1,
+                Channel::Zposition | Channel::Zrotation => 2,
+            };
+            if c.is_position() {
+                match mode {
+                    PositionChannels::Replace => t[a] = v,
+                    PositionChannels::Add => t[a] += v,
+                }
+            } else {
+                let r = v.to_radians();
+                rot *= match a {
+                    0 => DMat4::from_rotation_x(r),
+                    1 => DMat4::from_rotation_y(r),
+                    _ => DMat4::from_rotation_z(r),
+                };
+            }
+        }
+        let local = DMat4::from_translation(DVec3::from_array(t)) * rot;
+        let w = match j.parent() {
+            Some(p) => world[p.index()] * local,
+            None => local,
+        };
+        world.push(w);
+    }
+    world.iter().map(|m| m.w_axis.truncate()).collect()
+}
+
+#[test]
+fn positions_match_the_golden_files() {
+    let mut checked = 0;
+    for path in corpus_files() {
+        let name = stem(&path);
+        let bvh = ReadOptions::new().lenient(true).parse(&std::fs::read(&path).unwrap()).unwrap().0;
+        for (mode, tag) in [(PositionChannels::Replace, "replace"), (PositionChannels::Add, "add")]
+        {
+            let Some(rows) = golden(&name, tag) else {
+                assert!(name.starts_with("malformed_"), "{name}: golden file missing");
+                continue;
+            };
+            let n = bvh.skeleton().len();
+            assert_eq!(rows.len() % n, 0, "{name}: golden rows are whole frames");
+            let (lo, hi) = rows
+                .iter()
+                .fold((DVec3::MAX, DVec3::MIN), |(lo, hi), r| (lo.min(r.2), hi.max(r.2)));
+            let height = (hi - lo).max_element();
+            let tol = 1e-6 * height;
+            let names = bvh.skeleton().display_names();
+            let fk = Kinematics::new(bvh.skeleton(), mode);
+            let mut out = vec![DVec3::ZERO; n];
+            let mut worst: f64 = 0.0;
+            for chunk in rows.chunks(n) {
+                let frame = chunk[0].0;
+                fk.positions(bvh.motion().frame(frame), &mut out);
+                for (k, (f, joint, p)) in chunk.iter().enumerate() {
+                    assert_eq!(*f, frame);
+                    // Golden names fold inner whitespace like display_names.
+                    if !bvh.skeleton().joints()[k].is_end_site() {
+                        assert_eq!(joint, &names[k], "{name}: joint order");
+                    }
+                    worst = worst.max((out[k] - *p).abs().max_element());
+                }
+            }
+            assert!(worst <= tol, "{name} ({tag}): off by {worst:e}, tolerance {tol:e}");
+            checked += 1;
+        }
+    }
+    if corpus_dir().is_some() {
+        assert_eq!(checked, 72, "36 well-formed files, two readings each");
+    }
+}
+
+#[test]
+fn positions_match_the_reference_implementation_on_every_frame() {
+    for path in corpus_files() {
+        let name = stem(&path);
+        let bvh = ReadOptions::new().lenient(true).parse(&std::fs::read(&path).unwrap()).unwrap().0;
+        for mode in [PositionChannels::Replace, PositionChannels::Add] {
+            let fk = Kinematics::new(bvh.skeleton(), mode);
+            let all = fk.positions_all(bvh.motion());
+            assert_eq!(all, fk.positions_all_serial(bvh.motion()), "{name}: parallel = serial");
+            let n = bvh.skeleton().len();
+            let step = (bvh.motion().n_frames() / 50).max(1);
+            for f in (0..bvh.motion().n_frames()).step_by(step) {
+                let r = reference(&bvh, f, mode);
+                let scale = r.iter().fold(1.0f64, |m, p| m.max(p.abs().max_element()));
+                for (k, p) in r.iter().enumerate() {
+                    let d = (all[f * n + k] - *p).abs().max_element();
+                    assert!(d <= 1e-9 * scale, "{name} frame {f} joint {k}: {d:e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn world_transforms_agree_with_positions() {
+    let text =
+        std::fs::read_to_string(crate::util::data_dir("quirks").join("odd_channel_layouts.bvh"))
+            .unwrap();
+    let bvh = Bvh::parse(text).unwrap();
+    for mode in [PositionChannels::Replace, PositionChannels::Add] {
+        let fk = Kinematics::new(bvh.skeleton(), mode);
+        let mut world = vec![bvhkit::glam::DAffine3::IDENTITY; fk.len()];
+        let mut pos = vec![DVec3::ZERO; fk.len()];
+        fk.world(bvh.motion().frame(0), &mut world);
+        fk.positions(bvh.motion().frame(0), &mut pos);
+        let r = reference(&bvh, 0, mode);
+        for k in 0..fk.len() {
+            assert!((world[k].translation - pos[k]).length() < 1e-12);
+            assert!((pos[k] - r[k]).length() < 1e-12, "joint {k}: {} vs {}", pos[k], r[k]);
+        }
+    }
+}

@@ -1,1 +1,146 @@
-fn main() {}
+//! `bvh`: inspect, check, format and convert BVH motion-capture files.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod check;
+mod export;
+mod fmt;
+mod info;
+mod io;
+mod range;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Inspect, check, format and convert BVH (Biovision Hierarchy) motion-capture files.
+///
+/// Exit status: 0 on success, 1 when `check` finds problems, 2 on usage,
+/// I/O or parse errors.
+#[derive(Debug, Parser)]
+#[command(name = "bvh", version, about, long_about = None, propagate_version = true)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Summarise files: joints, channels, frames, frame rate, rotation orders, hierarchy.
+    Info(info::Args),
+    /// Validate files; print every problem as FILE:LINE:COL: message.
+    Check(check::Args),
+    /// Rewrite files in canonical form, repairing what lenient reading recovers.
+    Fmt(fmt::Args),
+    /// World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
+    Positions(export::PositionsArgs),
+    /// Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
+    Rotations(export::RotationsArgs),
+}
+
+/// How position channels combine with OFFSET in forward kinematics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum PosMode {
+    /// A position channel replaces the OFFSET component it names (Blender, bvhio; what real files mean).
+    Replace,
+    /// A position channel is added to the OFFSET (the format texts, three.js).
+    Add,
+}
+
+impl From<PosMode> for bvhkit::PositionChannels {
+    fn from(m: PosMode) -> Self {
+        match m {
+            PosMode::Replace => bvhkit::PositionChannels::Replace,
+            PosMode::Add => bvhkit::PositionChannels::Add,
+        }
+    }
+}
+
+/// Inputs shared by the commands that take many files.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Inputs {
+    /// Files to read; directories are walked for *.bvh; `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    pub(crate) files: Vec<PathBuf>,
+    /// Number of files processed at once (default: all cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub(crate) threads: Option<usize>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("bvh: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Info(a) => info::run(a),
+        Command::Check(a) => check::run(a),
+        Command::Fmt(a) => fmt::run(a),
+        Command::Positions(a) => export::run_positions(a),
+        Command::Rotations(a) => export::run_rotations(a),
+    }
+}
+
+/// Whether an error chain ends in a broken pipe (`bvh ... | head`).
+pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || e.downcast_ref::<bvhkit::Error>().is_some_and(|b| {
+                matches!(b.kind(), bvhkit::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe)
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("bvh").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn every_flag_parses() {
+        assert!(parse(&["info", "a.bvh", "--json"]).is_ok());
+        assert!(parse(&["info"]).is_err(), "a file is required");
+        assert!(parse(&["check", "a.bvh", "--strict", "-j", "2"]).is_ok());
+        assert!(parse(&["fmt", "a.bvh", "-o", "out.bvh", "--precision", "6", "--crlf"]).is_ok());
+        assert!(
+            parse(&["fmt", "a.bvh", "-o", "x", "--in-place"]).is_err(),
+            "-o and --in-place conflict"
+        );
+        assert!(
+            parse(&[
+                "positions",
+                "a.bvh",
+                "--format",
+                "npy",
+                "--frames",
+                "2..10",
+                "--joints",
+                "Hips,Head"
+            ])
+            .is_ok()
+        );
+        assert!(parse(&["positions", "a.bvh", "--format", "xml"]).is_err());
+        assert!(
+            parse(&["positions", "a.bvh", "--position-channels", "add", "--dtype", "f32"]).is_ok()
+        );
+        assert!(parse(&["rotations", "a.bvh", "--space", "world", "--repr", "6d"]).is_ok());
+        assert!(
+            parse(&["rotations", "a.bvh", "--repr", "euler", "--order", "zxy", "--continuous"])
+                .is_ok()
+        );
+        assert!(parse(&["rotations", "a.bvh", "--repr", "axis-angle"]).is_ok());
+    }
+}

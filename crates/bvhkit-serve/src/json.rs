@@ -52,8 +52,7 @@ pub fn clips_json(clips: &[Clip]) -> String {
 
 fn push_clip(out: &mut String, clip: &Clip) {
     let n_joints = clip.parents.len();
-    let n_frames =
-        if n_joints == 0 { 0 } else { clip.n_frames.min(clip.positions.len() / n_joints) };
+    let n_frames = clip.positions.len().checked_div(n_joints).map_or(0, |n| n.min(clip.n_frames));
 
     out.push_str(r#"{"name":"#);
     push_str(out, &clip.name);

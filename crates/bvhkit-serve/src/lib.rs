@@ -15,10 +15,18 @@
 //!
 //! # Page parameters
 //! The page reads optional query parameters, used by tests and handy for links:
-//! `frame=N` (start frame), `play=0|1`, `speed=X`, `inplace=1`, `select=JOINT`,
-//! `follow=1`, `keys=K1,K2,...` (key presses replayed after loading, e.g.
-//! `ArrowRight,End`) and `debug=1`, which writes the projected screen position of
-//! every joint into the hidden `<pre id="debug">` element as JSON after each draw.
+//!
+//! - `frame=N` start frame, `play=0|1`, `speed=X` (0.1 to 4), `loop=0`,
+//!   `range=A-B` (loop range in frames), `inplace=1`, `follow=1`,
+//!   `select=JOINT` (a joint name);
+//! - `keys=K1,K2,...` key presses replayed once the clips are loaded
+//!   (`ArrowRight`, `Home`, `End`, `Space`, `f`);
+//! - `elapse=S` plays for `S` seconds of simulated wall time, as the animation
+//!   loop would, so tests can check playback without a real clock;
+//! - `size=WxH` fixes the canvas size in CSS pixels;
+//! - `debug=1` writes the player state and the projected screen position of
+//!   every joint (CSS pixels from the top-left of the page) into the hidden
+//!   `<pre id="debug">` element as JSON after each draw.
 //!
 //! # Example
 //! ```no_run

@@ -10,6 +10,7 @@
 
 mod common;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -19,10 +20,13 @@ use serde_json::Value;
 
 const WIDTH: u32 = 1000;
 const HEIGHT: u32 = 700;
+/// Fixed canvas size (`?size=`): `--dump-dom` and `--screenshot` runs get different
+/// viewports from the same `--window-size`, so the canvas must not depend on it.
+const CANVAS: &str = "740x560";
 
 fn find_chromium() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("BVHKIT_CHROMIUM") {
-        return Some(PathBuf::from(path));
+        return Some(PathBuf::from(path)).filter(|p| p.is_file());
     }
     let names = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
     let dirs: Vec<PathBuf> =
@@ -38,7 +42,9 @@ fn chromium_or_skip(test: &str) -> Option<PathBuf> {
             panic!("BVHKIT_REQUIRE_BROWSER=1 but no Chromium found (apt-get install -y chromium)")
         }
         None => {
-            eprintln!(
+            // Straight to stderr: the test harness captures `eprintln!`.
+            let _ = writeln!(
+                std::io::stderr(),
                 "SKIPPED {test}: no Chromium found (install with `apt-get install -y chromium` \
                  or set BVHKIT_CHROMIUM); set BVHKIT_REQUIRE_BROWSER=1 to make this a failure"
             );
@@ -108,7 +114,7 @@ fn run_chromium(chromium: &Path, url: &str, extra: &[String]) -> String {
 
 /// The page's debug state for `query` (e.g. `frame=3`), read from the dumped DOM.
 fn debug_state(chromium: &Path, server: &Running, query: &str) -> Value {
-    let url = server.url(&format!("/?debug=1&{query}"));
+    let url = server.url(&format!("/?debug=1&size={CANVAS}&{query}"));
     let dom = run_chromium(chromium, &url, &["--dump-dom".to_string()]);
     let start =
         dom.find("<pre id=\"debug\"").unwrap_or_else(|| panic!("no debug element in:\n{dom}"));
@@ -129,7 +135,7 @@ fn debug_state(chromium: &Path, server: &Running, query: &str) -> Value {
 fn screenshot(chromium: &Path, server: &Running, query: &str, keep_as: &str) -> Image {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("shot.png");
-    let url = server.url(&format!("/?debug=1&{query}"));
+    let url = server.url(&format!("/?debug=1&size={CANVAS}&{query}"));
     run_chromium(chromium, &url, &[format!("--screenshot={}", file.display())]);
     if let Some(keep) = std::env::var_os("BVHKIT_KEEP_SCREENSHOT") {
         std::fs::create_dir_all(&keep).unwrap();
@@ -299,6 +305,24 @@ fn controls_change_the_pose() {
     assert_eq!(played["playing"], true);
     assert_eq!(played["speed"], 2.5);
 
+    // Playback advances by elapsed time times speed, at the clip's 30 fps
+    // (`elapse` runs the animation loop's clock for that many seconds).
+    for (query, frame, playing) in [
+        ("elapse=0.5", 15, false),
+        ("elapse=0.4&speed=2", 24, false),
+        ("elapse=0.5&speed=0.1", 1, false),
+        ("elapse=1.1", 3, false),         // looped past the end
+        ("elapse=1.1&loop=0", 29, false), // stopped at the end
+        ("frame=10&range=10-19&elapse=0.5", 15, false), // 25 wraps inside the loop range
+    ] {
+        let state = debug_state(&chromium, &server, query);
+        assert_eq!(
+            (&state["frame"], &state["playing"]),
+            (&frame.into(), &playing.into()),
+            "{query}"
+        );
+    }
+
     // Without "in place" the root walks across the screen; with it, it stays put.
     let walk0 = debug_state(&chromium, &server, "frame=0&inplace=1");
     let walk20 = debug_state(&chromium, &server, "frame=20&inplace=1");
@@ -316,4 +340,33 @@ fn controls_change_the_pose() {
     let z = 4.0 + 25.0 * (0.6f64).sin();
     assert!(text.contains("LeftHand"), "{text}");
     assert!(text.contains(&format!("y 110.00  z {z:.2}")), "{text}");
+
+    // The selected joint is ringed in white on screen.
+    let image = screenshot(&chromium, &server, "frame=2&select=LeftHand", "selected.png");
+    let (x, y) = left_hand(&selected);
+    let ringed = (-14..=14).any(|dy| {
+        (-14..=14).any(|dx| {
+            image.at(x as i64 + dx, y as i64 + dy).is_some_and(|px| px.iter().all(|&c| c > 230))
+        })
+    });
+    assert!(ringed, "no highlight around the selected joint at ({x}, {y})");
+}
+
+#[test]
+fn broken_clips_do_not_break_the_page() {
+    let Some(chromium) = chromium_or_skip("broken_clips_do_not_break_the_page") else { return };
+    let mut holes = stick_clip("holes", 10);
+    for f in 0..10 {
+        holes.positions[f * 16 + 3].y = f64::NAN; // Head_End missing in every frame
+    }
+    holes.frame_time = 0.0;
+    let mut empty = stick_clip("empty", 0);
+    empty.joint_names.clear();
+    let server = Running::start(&[holes, empty]);
+    let state = debug_state(&chromium, &server, "frame=4&keys=ArrowRight,f");
+    assert_eq!(state["frame"], 5);
+    let joints = joints(&state);
+    assert!(joints[0][3].is_none(), "a joint without a position was drawn");
+    assert!(joints[0][2].is_some());
+    assert!(joints[1].iter().all(Option::is_none));
 }

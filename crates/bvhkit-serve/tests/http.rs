@@ -132,9 +132,9 @@ fn hostile_requests_get_errors_and_the_server_survives() {
     let mut huge = b"GET / HTTP/1.1\r\nX-Pad: ".to_vec();
     huge.resize(MAX_REQUEST_HEAD * 4, b'a');
     huge.extend_from_slice(b"\r\n\r\n");
-    match raw_request(server.addr, &huge) {
-        Some(reply) => assert_eq!(reply.status, 431),
-        None => {} // closing the connection is also acceptable
+    // Closing the connection without a response would also be acceptable.
+    if let Some(reply) = raw_request(server.addr, &huge) {
+        assert_eq!(reply.status, 431);
     }
 
     // A foreign Host (DNS rebinding) is refused on a loopback server.

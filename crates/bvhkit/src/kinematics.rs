@@ -16,7 +16,7 @@ use glam::{DAffine3, DMat3, DVec3};
 
 use crate::channel::Channel;
 use crate::motion::Motion;
-use crate::rotation::{Axis, apply_axis_rotation};
+use crate::rotation::{Axis, apply_axis_rotation, sin_cos_deg};
 use crate::skeleton::Skeleton;
 
 /// How position channels combine with a joint's `OFFSET`.
@@ -133,7 +133,7 @@ impl Kinematics {
     fn local_of(&self, p: &Program, frame: &[f64]) -> (DMat3, DVec3) {
         let mut r = DMat3::IDENTITY;
         for k in 0..p.n_rot as usize {
-            let (s, c) = frame[p.rot_chan[k] as usize].to_radians().sin_cos();
+            let (s, c) = sin_cos_deg(frame[p.rot_chan[k] as usize]);
             apply_axis_rotation(&mut r, p.rot_axis[k], s, c);
         }
         let mut t = p.offset;

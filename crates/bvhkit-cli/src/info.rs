@@ -1,0 +1,213 @@
+//! `bvh info`.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use bvhkit::{Bvh, JointId, Warning};
+use serde::Serialize;
+
+use crate::Inputs;
+use crate::io::{Input, expand, load, par_map};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    inputs: Inputs,
+    /// Print JSON: an object for one file, an array for several.
+    #[arg(long)]
+    json: bool,
+    /// Leave out the hierarchy tree.
+    #[arg(long)]
+    no_tree: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Info {
+    path: String,
+    roots: Vec<String>,
+    /// Joints, End Sites excluded.
+    joints: usize,
+    end_sites: usize,
+    /// Channels per frame.
+    channels: usize,
+    /// Frames actually read.
+    frames: usize,
+    frame_time: f64,
+    fps: f64,
+    duration: f64,
+    rotation_orders: Vec<String>,
+    warnings: Vec<JsonWarning>,
+    hierarchy: Vec<JsonJoint>,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonWarning {
+    line: Option<u64>,
+    column: Option<u64>,
+    message: String,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonJoint {
+    name: String,
+    kind: &'static str,
+    parent: Option<usize>,
+    offset: [f64; 3],
+    channels: Vec<&'static str>,
+}
+
+pub(crate) fn summarise(input: &Input, bvh: &Bvh, warnings: &[Warning]) -> Info {
+    let s = bvh.skeleton();
+    let m = bvh.motion();
+    let names = s.display_names();
+    Info {
+        path: input.display(),
+        roots: s.roots().map(|r| names[r.index()].clone()).collect(),
+        joints: s.joints().iter().filter(|j| !j.is_end_site()).count(),
+        end_sites: s.joints().iter().filter(|j| j.is_end_site()).count(),
+        channels: s.n_channels(),
+        frames: m.n_frames(),
+        frame_time: m.frame_time(),
+        fps: m.fps(),
+        duration: m.duration(),
+        rotation_orders: s.rotation_orders(),
+        warnings: warnings
+            .iter()
+            .map(|w| JsonWarning {
+                line: w.position.map(|p| p.line),
+                column: w.position.map(|p| p.column),
+                message: w.message.clone(),
+            })
+            .collect(),
+        hierarchy: s
+            .joints()
+            .iter()
+            .enumerate()
+            .map(|(i, j)| JsonJoint {
+                name: names[i].clone(),
+                kind: match j.kind() {
+                    bvhkit::JointKind::Root => "root",
+                    bvhkit::JointKind::Joint => "joint",
+                    bvhkit::JointKind::EndSite => "end_site",
+                },
+                parent: j.parent().map(JointId::index),
+                offset: j.offset().to_array(),
+                channels: j.channels().iter().map(|c| c.name()).collect(),
+            })
+            .collect(),
+    }
+}
+
+fn text(info: &Info, bvh: &Bvh, tree: bool) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "{}", info.path);
+    let _ = writeln!(o, "  roots:           {}", info.roots.join(", "));
+    let _ = writeln!(o, "  joints:          {} (+ {} End Sites)", info.joints, info.end_sites);
+    let _ = writeln!(o, "  channels:        {} per frame", info.channels);
+    let _ = writeln!(o, "  frames:          {}", info.frames);
+    let _ = writeln!(o, "  frame time:      {} s ({:.3} fps)", info.frame_time, info.fps);
+    let _ = writeln!(o, "  duration:        {:.3} s", info.duration);
+    let _ = writeln!(
+        o,
+        "  rotation orders: {}",
+        if info.rotation_orders.is_empty() {
+            "none".to_string()
+        } else {
+            info.rotation_orders.join(", ")
+        }
+    );
+    let _ = writeln!(o, "  warnings:        {}", info.warnings.len());
+    for w in &info.warnings {
+        match (w.line, w.column) {
+            (Some(l), Some(c)) => {
+                let _ = writeln!(o, "    {l}:{c}: {}", w.message);
+            }
+            _ => {
+                let _ = writeln!(o, "    {}", w.message);
+            }
+        }
+    }
+    if tree {
+        let _ = writeln!(o, "  hierarchy:");
+        let s = bvh.skeleton();
+        // Whether each depth level still has siblings to come (for the tree lines).
+        let mut more: Vec<bool> = Vec::new();
+        for (i, j) in s.joints().iter().enumerate() {
+            let d = j.depth();
+            let id = JointId::new(i);
+            let has_next_sibling = {
+                let end = s.subtree_end(id);
+                end < s.len() && s.joints()[end].parent() == j.parent() && j.parent().is_some()
+            };
+            more.truncate(d);
+            let mut line = String::from("    ");
+            for (k, &m) in more.iter().enumerate() {
+                if k == 0 {
+                    continue;
+                }
+                line.push_str(if m { "│  " } else { "   " });
+            }
+            if d > 0 {
+                line.push_str(if has_next_sibling { "├─ " } else { "└─ " });
+            }
+            line.push_str(&info.hierarchy[i].name);
+            if !j.channels().is_empty() {
+                let ch: Vec<&str> = j.channels().iter().map(|c| short(c.name())).collect();
+                let _ = write!(line, "  [{}]", ch.join(" "));
+            }
+            let _ = writeln!(o, "{line}");
+            more.push(has_next_sibling);
+        }
+    }
+    o
+}
+
+fn short(name: &str) -> &str {
+    match name {
+        "Xposition" => "Xpos",
+        "Yposition" => "Ypos",
+        "Zposition" => "Zpos",
+        "Xrotation" => "Xrot",
+        "Yrotation" => "Yrot",
+        _ => "Zrot",
+    }
+}
+
+pub(crate) fn run(args: Args) -> Result<ExitCode> {
+    let inputs = expand(&args.inputs.files)?;
+    let results = par_map(&inputs, args.inputs.threads, |i| load(i, false))?;
+    let mut failed = false;
+    let mut infos = Vec::new();
+    let mut texts = Vec::new();
+    for (input, r) in inputs.iter().zip(results) {
+        match r {
+            Ok((bvh, w)) => {
+                let info = summarise(input, &bvh, &w);
+                if !args.json {
+                    texts.push(text(&info, &bvh, !args.no_tree));
+                }
+                infos.push(info);
+            }
+            Err(e) => {
+                failed = true;
+                eprintln!("bvh: error: {}", e.describe(input));
+            }
+        }
+    }
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if args.json {
+        if inputs.len() == 1 && infos.len() == 1 {
+            serde_json::to_writer_pretty(&mut out, &infos[0])?;
+        } else {
+            serde_json::to_writer_pretty(&mut out, &infos)?;
+        }
+        writeln!(out)?;
+    } else {
+        out.write_all(texts.join("\n").as_bytes())?;
+    }
+    out.flush()?;
+    Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS })
+}

@@ -1,0 +1,339 @@
+//! End-to-end tests of the `bvh` binary.
+#![allow(clippy::print_stderr)]
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn bvh() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bvh"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bvh().args(args).output().unwrap()
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../bvhkit/tests/data/quirks").join(name)
+}
+
+fn fx(name: &str) -> String {
+    fixture(name).to_string_lossy().into_owned()
+}
+
+fn corpus() -> Option<PathBuf> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+    if d.is_dir() {
+        Some(d)
+    } else {
+        eprintln!("SKIPPED: the shared corpus ({}) is absent", d.display());
+        None
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+#[test]
+fn info_text_and_json() {
+    let o = run(&["info", &fx("two_roots.bvh")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("roots:           Hips, Prop"), "{s}");
+    assert!(s.contains("joints:          3 (+ 1 End Sites)"), "{s}");
+    assert!(s.contains("└─ Spine"), "{s}");
+
+    let o = run(&["info", "--json", &fx("frames_too_many.bvh")]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["roots"], serde_json::json!(["Hips"]));
+    assert_eq!(v["joints"], 2);
+    assert_eq!(v["end_sites"], 1);
+    assert_eq!(v["channels"], 9);
+    assert_eq!(v["frames"], 2);
+    assert_eq!(v["frame_time"], 0.0333333);
+    assert_eq!(v["rotation_orders"], serde_json::json!(["ZXY"]));
+    assert_eq!(v["warnings"][0]["line"], 17);
+    assert_eq!(v["warnings"][0]["column"], 9);
+    assert!(v["path"].as_str().unwrap().ends_with("frames_too_many.bvh"));
+
+    // Several files: an array, in argument order.
+    let o = run(&["info", "--json", &fx("crlf.bvh"), &fx("two_roots.bvh")]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 2);
+    assert_eq!(v[1]["roots"], serde_json::json!(["Hips", "Prop"]));
+}
+
+#[test]
+fn check_exit_codes_and_locations() {
+    let o = run(&["check", &fx("crlf.bvh")]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(o.stdout.is_empty());
+
+    let f = fx("last_row_cut.bvh");
+    let o = run(&["check", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    let s = stdout(&o);
+    assert!(
+        s.contains(&format!("{f}:21:1: the last frame has 4 of 9 values; it was dropped")),
+        "{s}"
+    );
+    assert!(s.contains(&format!("{f}:17:9: Frames: declares 3")), "{s}");
+
+    let o = run(&["check", "--strict", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o).lines().count(), 1);
+
+    let o = run(&["check", "/nonexistent/x.bvh"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("bvh: error: /nonexistent/x.bvh"), "{}", stderr(&o));
+
+    let o = run(&["check", "-q", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn check_notes_when_position_channels_matter() {
+    let text = "HIERARCHY ROOT R { OFFSET 0 0 0 CHANNELS 3 Xposition Yposition Zposition\n\
+        JOINT J { OFFSET 0 5 0 CHANNELS 3 Xposition Yposition Zposition End Site { OFFSET 0 1 0 } } }\n\
+        MOTION\nFrames: 1\nFrame Time: 0.1\n0 0 0 0 5 0\n";
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("pos.bvh");
+    std::fs::write(&p, text).unwrap();
+    let o = run(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "a note is not a problem");
+    let s = stdout(&o);
+    assert!(s.contains("note: joint 'J' has position channels"), "{s}");
+    assert!(s.contains("repeats the OFFSET"), "{s}");
+}
+
+#[test]
+fn fmt_to_stdout_file_and_in_place() {
+    let o = run(&["fmt", &fx("one_line.bvh")]);
+    assert!(o.status.success());
+    let canonical = std::fs::read(fixture("crlf.bvh")).unwrap();
+    let expected = String::from_utf8(canonical).unwrap().replace("\r\n", "\n");
+    assert_eq!(stdout(&o), expected);
+    assert!(stderr(&o).contains("one_line.bvh:1:246:"), "warnings go to stderr");
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.bvh");
+    let o = run(&["fmt", &fx("crlf.bvh"), "-o", out.to_str().unwrap(), "--crlf"]);
+    assert!(o.status.success());
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(fixture("crlf.bvh")).unwrap());
+
+    // In place: a good file is rewritten, a bad one is left untouched.
+    let good = dir.path().join("good.bvh");
+    let bad = dir.path().join("bad.bvh");
+    std::fs::copy(fixture("no_indentation_spaces_tabs.bvh"), &good).unwrap();
+    let bad_text = b"HIERARCHY ROOT A { OFFSET 0 0 nope }";
+    std::fs::write(&bad, bad_text).unwrap();
+    let o = run(&["fmt", "--in-place", good.to_str().unwrap(), bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("bad.bvh:1:31: expected a number (OFFSET), found 'nope'"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&good).unwrap(), expected);
+    assert_eq!(std::fs::read(&bad).unwrap(), bad_text);
+    // No temporary file is left behind.
+    let left: Vec<_> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.iter().all(|n| !n.to_string_lossy().ends_with(".tmp")), "{left:?}");
+
+    // Fixed precision.
+    let o = run(&["fmt", &fx("number_spellings.bvh"), "--precision", "2"]);
+    assert!(
+        stdout(&o)
+            .ends_with("1.00 2.00 0.30 -0.00 4.00 50.00 -0.65 0.00 123456789012345685803008.00\n"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn fmt_reads_standard_input_and_walks_directories() {
+    let mut child =
+        bvh().args(["fmt", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(&std::fs::read(fixture("cr_only.bvh")).unwrap()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    assert!(stdout(&o).starts_with("HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n"));
+
+    let src = tempfile::tempdir().unwrap();
+    let sub = src.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::copy(fixture("crlf.bvh"), sub.join("a.BVH")).unwrap();
+    std::fs::copy(fixture("bom.bvh"), src.path().join("b.bvh")).unwrap();
+    std::fs::write(src.path().join("notes.txt"), "not bvh").unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = run(&["fmt", src.path().to_str().unwrap(), "-o", out.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut names: Vec<String> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.BVH", "b.bvh"]);
+}
+
+#[test]
+fn positions_csv_json_npy_agree_with_the_library() {
+    let f = fx("two_roots.bvh");
+    let bvh = bvhkit::Bvh::parse(std::fs::read(fixture("two_roots.bvh")).unwrap()).unwrap();
+    let fk = bvhkit::Kinematics::new(bvh.skeleton(), bvhkit::PositionChannels::Replace);
+    let all = fk.positions_all(bvh.motion());
+    let n = bvh.skeleton().len();
+
+    let o = run(&["positions", &f]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines[0], "frame,joint,x,y,z");
+    assert_eq!(lines.len(), 1 + 2 * n);
+    assert!(lines[3].starts_with("0,Spine_End,"), "{}", lines[3]);
+    for (row, line) in lines[1..].iter().enumerate() {
+        let c: Vec<&str> = line.split(',').collect();
+        let p = all[row];
+        assert_eq!([c[2], c[3], c[4]].map(|v| v.parse::<f64>().unwrap()), p.to_array(), "{line}");
+    }
+
+    let o = run(&["positions", &f, "--format", "json", "--frames", "1..", "--joints", "Prop,Hips"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["joints"], serde_json::json!(["Hips", "Prop"]));
+    assert_eq!(v["first_frame"], 1);
+    assert_eq!(v["frames"].as_array().unwrap().len(), 1);
+    assert_eq!(v["frames"][0][1][0].as_f64().unwrap(), all[n + 3].x);
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.npy");
+    let o = run(&["positions", &f, "-o", out.to_str().unwrap(), "--dtype", "f64"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+    let hlen = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = String::from_utf8_lossy(&bytes[10..10 + hlen]);
+    assert!(
+        header.contains("'descr': '<f8'") && header.contains(&format!("'shape': (2, {n}, 3)")),
+        "{header}"
+    );
+    let data: Vec<f64> = bytes[10 + hlen..]
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let expected: Vec<f64> = all.iter().flat_map(|p| p.to_array()).collect();
+    assert_eq!(data, expected);
+    let names = std::fs::read_to_string(dir.path().join("p.joints.txt")).unwrap();
+    assert_eq!(names, "Hips\nSpine\nSpine_End\nProp\n");
+
+    let o = run(&["positions", &f, "--format", "npy"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("needs an output file"));
+    let o = run(&["positions", &f, "--joints", "Nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no joint named 'Nope'"));
+}
+
+#[test]
+fn rotations_in_every_representation() {
+    use bvhkit::glam::DQuat;
+    use bvhkit::rotation::{Axis, euler_to_quat};
+    let f = fx("crlf.bvh");
+    // Frame 1 of Spine: Zrotation 16, Xrotation 17, Yrotation 18.
+    let q = euler_to_quat(&[Axis::Z, Axis::X, Axis::Y], &[16.0, 17.0, 18.0]);
+    let row = |repr: &str, extra: &[&str]| -> Vec<f64> {
+        let mut args =
+            vec!["rotations", f.as_str(), "--repr", repr, "--frames", "1", "--joints", "Spine"];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let s = stdout(&o);
+        let line = s.lines().nth(1).unwrap().to_string();
+        line.split(',').skip(2).filter_map(|v| v.parse().ok()).collect()
+    };
+    let got = row("quat", &[]);
+    let g = DQuat::from_xyzw(got[0], got[1], got[2], got[3]);
+    assert!(g.dot(q).abs() > 1.0 - 1e-12, "{g} vs {q}");
+    assert_eq!(
+        row("euler", &[]),
+        [16.0, 17.0, 18.0],
+        "local Euler in the joint's own order is the file's values"
+    );
+    let e = row("euler", &["--order", "XYZ"]);
+    let back = euler_to_quat(&[Axis::X, Axis::Y, Axis::Z], &e);
+    assert!(back.dot(q).abs() > 1.0 - 1e-12);
+    let m = row("matrix", &[]);
+    let mq = bvhkit::glam::DMat3::from_quat(q);
+    assert!((m[1] - mq.y_axis.x).abs() < 1e-12, "row-major: m01 is column 1, row 0");
+    let six = row("6d", &[]);
+    assert!((six[3] - mq.y_axis.x).abs() < 1e-12);
+    let aa = row("axis-angle", &[]);
+    let (axis, angle) = q.to_axis_angle();
+    assert!((bvhkit::glam::DVec3::from_slice(&aa) - axis * angle).length() < 1e-12);
+    let o = run(&[
+        "rotations",
+        &f,
+        "--space",
+        "world",
+        "--repr",
+        "euler",
+        "--continuous",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["orders"][0], "ZXY");
+}
+
+#[test]
+fn broken_pipe_exits_quietly() {
+    let mut child = bvh()
+        .args(["positions", &fx("crlf.bvh"), "--format", "csv"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 5];
+    child.stdout.as_mut().unwrap().read_exact(&mut first).unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.code() == Some(0) || o.status.code() == Some(141), "{:?}", o.status);
+}
+
+#[test]
+fn the_whole_corpus() {
+    let Some(dir) = corpus() else { return };
+    let d = dir.to_str().unwrap();
+    let o = run(&["info", "--json", d]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 41);
+    let o = run(&["check", d]);
+    assert_eq!(o.status.code(), Some(1));
+    let s = stdout(&o);
+    let flagged: std::collections::BTreeSet<&str> = s
+        .lines()
+        .filter(|l| !l.contains(": note: "))
+        .map(|l| Path::new(l.split(':').next().unwrap()).file_stem().unwrap().to_str().unwrap())
+        .collect();
+    assert!(flagged.iter().all(|f| f.starts_with("malformed_")), "{flagged:?}");
+    assert_eq!(flagged.len(), 5, "{s}");
+    assert!(s.contains("bandai_namco_ds1_kick_6ch_every_joint.bvh: note:"), "{s}");
+    let o = run(&["check", "--strict", d]);
+    assert_eq!(o.status.code(), Some(1));
+
+    let f = dir.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
+    let out = tempfile::tempdir().unwrap();
+    let npy = out.path().join("x.npy");
+    let o = run(&["positions", f.to_str().unwrap(), "-o", npy.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&npy).unwrap();
+    assert!(String::from_utf8_lossy(&bytes[..128]).contains("'shape': (358, 27, 3)"));
+}

@@ -2,11 +2,13 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod check;
+mod clip;
 mod export;
 mod fmt;
 mod info;
 mod io;
 mod range;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,6 +38,8 @@ enum Command {
     Positions(export::PositionsArgs),
     /// Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
     Rotations(export::RotationsArgs),
+    /// Play files in a web browser from a small local HTTP server.
+    Serve(serve::Args),
 }
 
 /// How position channels combine with OFFSET in forward kinematics.
@@ -88,6 +92,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fmt(a) => fmt::run(a),
         Command::Positions(a) => export::run_positions(a),
         Command::Rotations(a) => export::run_rotations(a),
+        Command::Serve(a) => serve::run(a),
     }
 }
 
@@ -142,5 +147,7 @@ mod tests {
                 .is_ok()
         );
         assert!(parse(&["rotations", "a.bvh", "--repr", "axis-angle"]).is_ok());
+        assert!(parse(&["serve", "a.bvh", "b.bvh", "--port", "0"]).is_ok());
+        assert!(parse(&["serve", "a.bvh", "--port", "70000"]).is_err());
     }
 }

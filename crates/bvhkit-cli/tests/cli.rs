@@ -337,3 +337,29 @@ fn the_whole_corpus() {
     let bytes = std::fs::read(&npy).unwrap();
     assert!(String::from_utf8_lossy(&bytes[..128]).contains("'shape': (358, 27, 3)"));
 }
+
+#[test]
+fn serve_answers_on_loopback() {
+    use std::io::BufRead;
+    let mut child = bvh()
+        .args(["serve", &fx("two_roots.bvh"), "--port", "0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap().trim_end_matches('/').to_string();
+    let host = url.trim_start_matches("http://").to_string();
+    assert!(host.starts_with("127.0.0.1:"), "{line}");
+    let mut s = std::net::TcpStream::connect(&host).unwrap();
+    write!(s, "GET /clips.json HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(resp.starts_with("HTTP/1.1 200"), "{resp}");
+    let body = &resp[resp.find("\r\n\r\n").unwrap() + 4..];
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    let text = v.to_string();
+    assert!(text.contains("Spine_End") && text.contains("Prop"), "{text}");
+}

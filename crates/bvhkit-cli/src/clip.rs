@@ -33,7 +33,9 @@ pub(crate) fn load_clips(inputs: &[Input], mode: PositionChannels) -> Result<Vec
         }
         let name = match input {
             Input::Stdin => "stdin".to_string(),
-            Input::File(p) => Path::new(p).file_stem().map_or_else(|| p.display().to_string(), |s| s.to_string_lossy().into_owned()),
+            Input::File(p) => Path::new(p)
+                .file_stem()
+                .map_or_else(|| p.display().to_string(), |s| s.to_string_lossy().into_owned()),
         };
         clips.push(clip_of(&bvh, &name, mode));
     }

@@ -8,6 +8,7 @@ mod fmt;
 mod info;
 mod io;
 mod range;
+mod render;
 mod serve;
 
 use std::path::PathBuf;
@@ -38,6 +39,8 @@ enum Command {
     Positions(export::PositionsArgs),
     /// Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
     Rotations(export::RotationsArgs),
+    /// Draw files to PNG, GIF, a contact sheet or MP4.
+    Render(render::Args),
     /// Play files in a web browser from a small local HTTP server.
     Serve(serve::Args),
 }
@@ -92,6 +95,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fmt(a) => fmt::run(a),
         Command::Positions(a) => export::run_positions(a),
         Command::Rotations(a) => export::run_rotations(a),
+        Command::Render(a) => render::run(a),
         Command::Serve(a) => serve::run(a),
     }
 }
@@ -148,6 +152,40 @@ mod tests {
         );
         assert!(parse(&["rotations", "a.bvh", "--repr", "axis-angle"]).is_ok());
         assert!(parse(&["serve", "a.bvh", "b.bvh", "--port", "0"]).is_ok());
+        assert!(
+            parse(&[
+                "render",
+                "a.bvh",
+                "-o",
+                "a.png",
+                "--frame",
+                "3",
+                "--azimuth",
+                "-40",
+                "--size",
+                "320x240"
+            ])
+            .is_ok()
+        );
+        assert!(parse(&["render", "a.bvh", "-o", "a.png", "--size", "320"]).is_err());
+        assert!(
+            parse(&[
+                "render",
+                "a.bvh",
+                "-o",
+                "a.png",
+                "--contact-sheet",
+                "--cells",
+                "9",
+                "--background",
+                "#ffffff"
+            ])
+            .is_ok()
+        );
+        assert!(parse(&["render", "a.bvh", "-o", "a.png", "--background", "white"]).is_err());
+        assert!(
+            parse(&["render", "a.bvh", "-o", "a.gif", "--frames", "0..30", "--fps", "15"]).is_ok()
+        );
         assert!(parse(&["serve", "a.bvh", "--port", "70000"]).is_err());
     }
 }

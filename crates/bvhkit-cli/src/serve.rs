@@ -30,7 +30,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let inputs = expand(&args.files)?;
     let clips = load_clips(&inputs, args.position_channels.into())?;
     let addr = std::net::SocketAddr::new(args.bind, args.port);
-    let server = bvhkit_serve::Server::bind(addr, &clips).with_context(|| format!("listening on {addr}"))?;
+    let server =
+        bvhkit_serve::Server::bind(addr, &clips).with_context(|| format!("listening on {addr}"))?;
     eprintln!("bvh: serving {} clip(s) at {} (Ctrl-C to stop)", clips.len(), server.url()?);
     server.run()?;
     Ok(ExitCode::SUCCESS)

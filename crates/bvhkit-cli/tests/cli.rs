@@ -348,7 +348,12 @@ fn serve_answers_on_loopback() {
         .unwrap();
     let mut line = String::new();
     std::io::BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-    let url = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap().trim_end_matches('/').to_string();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
     let host = url.trim_start_matches("http://").to_string();
     assert!(host.starts_with("127.0.0.1:"), "{line}");
     let mut s = std::net::TcpStream::connect(&host).unwrap();
@@ -362,4 +367,85 @@ fn serve_answers_on_loopback() {
     let v: serde_json::Value = serde_json::from_str(body).unwrap();
     let text = v.to_string();
     assert!(text.contains("Spine_End") && text.contains("Prop"), "{text}");
+}
+
+fn decode_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut r = dec.read_info().unwrap();
+    let mut buf = vec![0; r.output_buffer_size().unwrap()];
+    let info = r.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+#[test]
+fn render_png_gif_sheet_deterministically() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.png");
+    let b = dir.path().join("b.png");
+    for out in [&a, &b] {
+        let o = run(&[
+            "render",
+            &fx("crlf.bvh"),
+            &fx("two_roots.bvh"),
+            "-o",
+            out.to_str().unwrap(),
+            "--frame",
+            "1",
+            "--size",
+            "160x120",
+            "--background",
+            "#ffffff",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "same input, same bytes");
+    let (w, h, px) = decode_png(&a);
+    assert_eq!((w, h), (160, 120));
+    let channels = px.len() / (w * h) as usize;
+    let non_white = px.chunks(channels).filter(|p| p[..3] != [255, 255, 255]).count();
+    assert!(non_white > 200, "something is drawn: {non_white} pixels");
+
+    let gif = dir.path().join("a.gif");
+    let o = run(&["render", &fx("crlf.bvh"), "-o", gif.to_str().unwrap(), "--size", "64x48"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read(&gif).unwrap().starts_with(b"GIF89a"));
+
+    let sheet = dir.path().join("s.png");
+    let o = run(&[
+        "render",
+        &fx("crlf.bvh"),
+        "--contact-sheet",
+        "--cells",
+        "2",
+        "--columns",
+        "2",
+        "--size",
+        "50x40",
+        "-o",
+        sheet.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(decode_png(&sheet).0, 100);
+
+    let o = run(&["render", &fx("crlf.bvh"), "-o", dir.path().join("x.jpg").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains(".png, .gif or .mp4"));
+    let o = run(&["render", &fx("crlf.bvh"), "-o", a.to_str().unwrap(), "--frame", "9"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("past the last frame"));
+}
+
+#[test]
+fn mp4_without_ffmpeg_names_the_package() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a.mp4");
+    let o = bvh()
+        .args(["render", &fx("crlf.bvh"), "-o", out.to_str().unwrap()])
+        .env("PATH", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("ffmpeg"), "{}", stderr(&o));
+    assert!(!out.exists());
 }

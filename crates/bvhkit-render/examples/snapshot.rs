@@ -22,9 +22,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         dir.join("sheet.png"),
         raster::render_contact_sheet(&a, &small, &SheetOptions::default())?,
     )?;
-    std::fs::write(
-        dir.join("walk.gif"),
-        raster::render_gif(&[&a], &small, &AnimationOptions::default())?,
-    )?;
+    let gif_bytes = raster::render_gif(&[&a], &small, &AnimationOptions::default())?;
+    std::fs::write(dir.join("walk.gif"), &gif_bytes)?;
+    // Composite the GIF's delta frames and save frame 45, to look at the
+    // palette mapping next to the PNG of the same frame.
+    let mut d = gif::DecodeOptions::new();
+    d.set_color_output(gif::ColorOutput::RGBA);
+    let mut dec = d.read_info(gif_bytes.as_slice())?;
+    let (w, h) = (usize::from(dec.width()), usize::from(dec.height()));
+    let mut canvas = vec![0u8; w * h * 4];
+    for _ in 0..=45 {
+        let Some(f) = dec.read_next_frame()? else { break };
+        let (fx, fy, fw) = (usize::from(f.left), usize::from(f.top), usize::from(f.width));
+        for (row, src) in f.buffer.chunks_exact(fw * 4).enumerate() {
+            let at = ((fy + row) * w + fx) * 4;
+            canvas[at..at + fw * 4].copy_from_slice(src);
+        }
+    }
+    let img = raster::Image { width: w as u32, height: h as u32, data: canvas };
+    std::fs::write(dir.join("gif_frame45.png"), img.to_png()?)?;
+    std::fs::write(dir.join("png_frame45.png"), raster::render_png(&[&a], 45, &small)?)?;
     Ok(())
 }

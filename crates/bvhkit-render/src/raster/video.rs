@@ -43,7 +43,7 @@ pub fn render_mp4_with(
         .arg("-s")
         .arg(format!("{}x{}", opts.width, opts.height))
         .arg("-r")
-        .arg(format!("{}", animator.fps))
+        .arg(format!("{:.6}", animator.fps))
         .args(["-i", "-", "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"])
         .args(["-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart"])
         .arg(out)

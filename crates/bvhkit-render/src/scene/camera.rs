@@ -217,7 +217,7 @@ impl Projector {
     pub(crate) fn project(&self, p: DVec3) -> Option<(f64, f64, f64)> {
         let d = p - self.eye;
         let z = d.dot(self.forward);
-        if !(z > self.near) || !z.is_finite() || !self.focal.is_finite() {
+        if z.is_nan() || z <= self.near || !z.is_finite() || !self.focal.is_finite() {
             return None;
         }
         let s = self.focal / z;

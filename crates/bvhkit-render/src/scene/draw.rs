@@ -95,7 +95,8 @@ pub enum Shape {
         outline: Option<Outline>,
     },
     /// The convex hull of two discs (a tapered, round-ended bone); its
-    /// boundary is [`capsule_outline`].
+    /// boundary is [`capsule_outline`], a convex polygon that a painter
+    /// without capsules (egui: `convex_polygon`) fills directly.
     Capsule {
         /// Centre of the first end.
         a: Vec2,
@@ -110,7 +111,8 @@ pub enum Shape {
         /// Optional outline.
         outline: Option<Outline>,
     },
-    /// A filled convex polygon (shadows), usually translucent.
+    /// A filled convex polygon (shadows), usually translucent. Stacked
+    /// translucent polygons make the soft edge, so draw each one as is.
     Polygon {
         /// Vertices in order.
         points: Vec<Vec2>,
@@ -163,7 +165,7 @@ pub fn capsule_outline(a: Vec2, radius_a: f32, b: Vec2, radius_b: f32, segments:
             })
             .collect()
     };
-    if !(len > 1e-6) || (ra - rb).abs() >= len {
+    if len.is_nan() || len <= 1e-6 || (ra - rb).abs() >= len {
         return if ra >= rb { circle(a, ra) } else { circle(b, rb) };
     }
     let phi = d.y.atan2(d.x);
@@ -422,6 +424,32 @@ struct FigureCtx<'a> {
     color: Rgba,
 }
 
+/// Whether joint `j` is a head (drawn as a ball): named `*head*`, not an End
+/// Site, with no head among its ancestors (so `Head` -> `HeadTop` is one ball).
+fn is_head(clip: &Clip, j: usize) -> bool {
+    let named = |k: usize| {
+        !clip.is_end_site.get(k).copied().unwrap_or(false)
+            && clip.joint_names.get(k).is_some_and(|n| n.to_ascii_lowercase().contains("head"))
+    };
+    if !named(j) {
+        return false;
+    }
+    // Parents precede children, so this walk ends; the bound guards bad input.
+    let mut k = j;
+    for _ in 0..clip.parents.len() {
+        match clip.parents.get(k).copied().flatten() {
+            Some(p) if p < k => {
+                if named(p) {
+                    return false;
+                }
+                k = p;
+            }
+            _ => break,
+        }
+    }
+    true
+}
+
 /// Which side of the body a joint is on, from its name.
 fn side(name: &str) -> f32 {
     let lower = name.to_ascii_lowercase();
@@ -465,7 +493,11 @@ impl FigureCtx<'_> {
                 self.color
             };
             let outline = Outline { width: 1.0, color: base.mix(black, 0.5) };
-            if let Some(p) = clip.parents[j].filter(|p| *p < n) {
+            // The head sphere replaces the bone to the head's first child.
+            let head_bone = clip.parents[j].is_some_and(|p| {
+                is_head(clip, p) && (p + 1..j).all(|c| clip.parents[c] != Some(p))
+            });
+            if let Some(p) = clip.parents[j].filter(|p| *p < n && !head_bone) {
                 let r_end = if end { self.radius * 0.75 } else { self.radius };
                 self.capsule(self.pts[p], self.radius, self.pts[j], r_end, base, outline, items);
             }
@@ -484,12 +516,15 @@ impl FigureCtx<'_> {
                     },
                 ));
             }
-            if !end && name.to_ascii_lowercase().contains("head") {
+            if is_head(clip, j) {
                 let child = (j + 1..n).find(|&c| clip.parents[c] == Some(j));
                 let (center, r) = match child {
                     Some(c) => {
                         let len = (self.pts[c] - self.pts[j]).length();
-                        ((self.pts[c] + self.pts[j]) * 0.5, (self.radius * 3.0).max(len * 0.6))
+                        (
+                            (self.pts[c] + self.pts[j]) * 0.5,
+                            (len * 0.6).min(self.radius * 5.0).max(self.radius * 3.0),
+                        )
                     }
                     None => (self.pts[j], self.radius * 3.0),
                 };
@@ -596,7 +631,7 @@ fn shadow(
     let size = if size > 0.0 { size } else { 1.0 };
     let fade = 1.0 / (1.0 + 3.0 * ((lowest - ground) / size).max(0.0));
     let (ax, az) = (angle.cos(), angle.sin());
-    for (scale, alpha) in [(1.3, 0.06), (1.0, 0.07), (0.75, 0.08), (0.5, 0.08)] {
+    for (scale, alpha) in [(1.3, 0.07), (1.0, 0.08), (0.75, 0.09), (0.5, 0.1)] {
         let a = (255.0 * alpha * fade).round() as u8;
         let points: Option<Vec<Vec2>> = (0..32)
             .map(|i| {
@@ -789,6 +824,32 @@ mod tests {
         let list = stage.draw_list(&cam, &poses, &style);
         assert!(!list.shapes.is_empty());
         let _ = Stage::new(&[]).draw_list(&cam, &[], &style);
+    }
+
+    #[test]
+    fn ground_is_the_lowest_point_of_all_frames_and_clips() {
+        let a = two_bone_clip();
+        let mut b = two_bone_clip();
+        b.n_frames = 2;
+        b.positions.extend([DVec3::new(0.0, -3.0, 0.0), DVec3::ZERO, DVec3::ONE]);
+        let stage = Stage::new(&[&a, &b]);
+        assert_eq!(stage.ground_y(), -3.0);
+        assert_eq!(stage.offsets().len(), 2);
+    }
+
+    #[test]
+    fn one_head_ball_per_head_chain() {
+        let mut c = two_bone_clip();
+        c.joint_names = vec!["Head".into(), "HeadTop".into(), "HeadTop_End".into()];
+        c.parents = vec![None, Some(0), Some(1)];
+        c.is_end_site = vec![false, false, true];
+        assert!(is_head(&c, 0));
+        assert!(!is_head(&c, 1) && !is_head(&c, 2));
+        assert_eq!(side("LeftArm"), 1.0);
+        assert_eq!(side("rShldr"), -1.0);
+        assert_eq!(side("RightUpLeg"), -1.0);
+        assert_eq!(side("Lhand"), 0.0);
+        assert_eq!(side("L_Knee"), 1.0);
     }
 
     #[test]

@@ -8,6 +8,31 @@
 //! 3. [`Stage::draw_list`] turns one [`Pose`] per figure into a [`DrawList`]
 //!    of 2D [`Shape`]s in pixels, back to front, which any painter can draw.
 //!
+//! ```
+//! use bvhkit_render::scene::{Pose, Shape, Stage, Style};
+//! use bvhkit_render::{Clip, glam::DVec3};
+//! let clip = Clip {
+//!     name: "stick".into(),
+//!     joint_names: vec!["Hips".into(), "Head".into(), "Head_End".into()],
+//!     parents: vec![None, Some(0), Some(1)],
+//!     is_end_site: vec![false, false, true],
+//!     frame_time: 1.0 / 30.0,
+//!     n_frames: 1,
+//!     positions: vec![DVec3::ZERO, DVec3::new(0.0, 1.5, 0.0), DVec3::new(0.0, 1.7, 0.0)],
+//! };
+//! let stage = Stage::new(&[&clip]);
+//! let mut cam = stage.camera(35.0, 20.0, 320, 240);
+//! cam.orbit(10.0, 0.0); // a mouse drag in a player
+//! let list = stage.draw_list(&cam, &[Pose::at(&clip, 0)], &Style::default());
+//! for shape in &list.shapes {
+//!     match shape {
+//!         Shape::Line { .. } | Shape::Circle { .. } => {}
+//!         Shape::Capsule { .. } | Shape::Polygon { .. } => {}
+//!     }
+//! }
+//! assert!(!list.shapes.is_empty());
+//! ```
+//!
 //! Conventions: world space is Y up and right-handed, as in BVH; angles are
 //! in degrees; pixels have their origin at the top-left, y down.
 //! This module depends only on glam and never allocates per pixel.

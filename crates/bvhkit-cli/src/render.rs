@@ -1,0 +1,142 @@
+//! `bvh render`: PNG, GIF, contact sheets and MP4 (through ffmpeg).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use bvhkit_render::Rgba;
+use bvhkit_render::raster::{self, AnimationOptions, RenderOptions, SheetOptions};
+
+use crate::PosMode;
+use crate::clip::load_clips;
+use crate::io::{expand, write_atomic};
+use crate::range::FrameRange;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Files to draw, side by side in one picture; directories are walked for *.bvh.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Output: .png (one frame or a contact sheet), .gif (animation) or .mp4 (needs ffmpeg on PATH).
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+    /// Frame to draw into a PNG (0-based; default: the first).
+    #[arg(long, value_name = "N", conflicts_with = "contact_sheet")]
+    frame: Option<usize>,
+    /// Frames to animate into a GIF or MP4 (`A..B`, `A..=B`, `A..`, `..B`; default: all).
+    #[arg(long, value_name = "RANGE")]
+    frames: Option<FrameRange>,
+    /// Animation frame rate (default: the file's, capped at 50 for GIF and 60 for MP4).
+    #[arg(long, value_name = "FPS")]
+    fps: Option<f64>,
+    /// A grid of evenly spaced frames in one PNG.
+    #[arg(long)]
+    contact_sheet: bool,
+    /// Cells of the contact sheet.
+    #[arg(long, value_name = "N", default_value_t = 12)]
+    cells: usize,
+    /// Columns of the contact sheet (default: about square).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    columns: usize,
+    /// Picture (or contact-sheet cell) size in pixels, WIDTHxHEIGHT.
+    #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
+    size: (u32, u32),
+    /// Camera azimuth in degrees about the vertical axis (0 looks from +Z).
+    #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
+    azimuth: f64,
+    /// Camera elevation in degrees above the ground.
+    #[arg(long, default_value_t = 20.0, allow_negative_numbers = true)]
+    elevation: f64,
+    /// Background colour, #RRGGBB.
+    #[arg(long, value_name = "#RRGGBB", value_parser = parse_color)]
+    background: Option<Rgba>,
+    /// How position channels combine with OFFSET.
+    #[arg(long, value_enum, default_value = "replace")]
+    position_channels: PosMode,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s.split_once(['x', 'X']).ok_or("expected WIDTHxHEIGHT, like 640x480")?;
+    match (w.parse::<u32>(), h.parse::<u32>()) {
+        (Ok(w), Ok(h)) if w > 0 && h > 0 && w <= 16384 && h <= 16384 => Ok((w, h)),
+        _ => Err(format!("'{s}' is not a size from 1x1 to 16384x16384")),
+    }
+}
+
+fn parse_color(s: &str) -> Result<Rgba, String> {
+    let hex = s.trim_start_matches('#');
+    if hex.len() != 6 {
+        return Err(format!("'{s}' is not a #RRGGBB colour"));
+    }
+    let v = u32::from_str_radix(hex, 16).map_err(|_| format!("'{s}' is not a #RRGGBB colour"))?;
+    Ok(Rgba::rgb((v >> 16) as u8, (v >> 8) as u8, v as u8))
+}
+
+pub(crate) fn run(args: Args) -> Result<ExitCode> {
+    let ext = args
+        .output
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if !matches!(ext.as_str(), "png" | "gif" | "mp4") {
+        bail!("{}: the output must end in .png, .gif or .mp4", args.output.display());
+    }
+    if args.contact_sheet && ext != "png" {
+        bail!("--contact-sheet writes a .png");
+    }
+    let inputs = expand(&args.files)?;
+    let clips = load_clips(&inputs, args.position_channels.into())?;
+    let refs: Vec<&bvhkit_render::Clip> = clips.iter().collect();
+    let mut opts =
+        RenderOptions { width: args.size.0, height: args.size.1, ..RenderOptions::default() };
+    opts.azimuth = args.azimuth;
+    opts.elevation = args.elevation;
+    if let Some(bg) = args.background {
+        opts.background = bg;
+    }
+    let longest = clips.iter().map(|c| c.n_frames).max().unwrap_or(0);
+    let anim = AnimationOptions {
+        frames: args.frames.map(|r| r.resolve(longest)).transpose()?,
+        fps: args.fps,
+    };
+    let out = &args.output;
+    match ext.as_str() {
+        "png" if args.contact_sheet => {
+            if clips.len() != 1 {
+                bail!("--contact-sheet draws one file");
+            }
+            let sheet = SheetOptions {
+                cells: args.cells,
+                columns: args.columns,
+                ..SheetOptions::default()
+            };
+            let bytes = raster::render_contact_sheet(&clips[0], &opts, &sheet)?;
+            write_atomic(out, |w| Ok(w.write_all(&bytes)?))?;
+        }
+        "png" => {
+            let frame = args.frame.unwrap_or(0);
+            if frame >= longest {
+                bail!("frame {frame} is past the last frame ({})", longest.saturating_sub(1));
+            }
+            let bytes = raster::render_png(&refs, frame, &opts)?;
+            write_atomic(out, |w| Ok(w.write_all(&bytes)?))?;
+        }
+        "gif" => {
+            let bytes = raster::render_gif(&refs, &opts, &anim)?;
+            write_atomic(out, |w| Ok(w.write_all(&bytes)?))?;
+        }
+        _ => {
+            // ffmpeg writes a temporary file next to OUT, renamed when complete.
+            let dir = match out.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            let tmp = tempfile::Builder::new().prefix(".bvh-").suffix(".mp4").tempfile_in(dir)?;
+            raster::render_mp4(&refs, &opts, &anim, tmp.path())?;
+            tmp.persist(out)
+                .map_err(|e| e.error)
+                .with_context(|| format!("writing {}", out.display()))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,243 @@
+//! Integration tests: golden images, determinism, GIF, contact sheet, MP4
+//! and degenerate input.
+
+mod common;
+
+use std::path::PathBuf;
+
+use bvhkit_render::glam::DVec3;
+use bvhkit_render::raster::{
+    self, AnimationOptions, Error, RenderOptions, SheetOptions, render_gif, render_png,
+};
+use bvhkit_render::{Clip, Style};
+
+use common::walker::walker;
+
+fn small() -> RenderOptions {
+    RenderOptions { width: 160, height: 120, ..RenderOptions::default() }
+}
+
+fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let dec = png::Decoder::new(std::io::Cursor::new(bytes));
+    let mut reader = dec.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgba);
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+/// Compares `png` with `tests/golden/<name>.png`, or rewrites the golden
+/// when `BVHKIT_BLESS=1`.
+///
+/// A pixel differs when a channel is more than 16 levels off; at most 0.2%
+/// of the pixels may differ, so anti-aliasing changes across platforms or
+/// tiny-skia versions pass while a moved bone does not.
+#[track_caller]
+fn check_golden(name: &str, png: &[u8]) {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(format!("{name}.png"));
+    if std::env::var_os("BVHKIT_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, png).unwrap();
+        return;
+    }
+    let expected = std::fs::read(&path).unwrap_or_else(|e| {
+        panic!("{}: {e} (run with BVHKIT_BLESS=1 to create it)", path.display())
+    });
+    let (ew, eh, e) = decode_png(&expected);
+    let (w, h, a) = decode_png(png);
+    assert_eq!((w, h), (ew, eh), "{name}: size");
+    let differing = e
+        .chunks_exact(4)
+        .zip(a.chunks_exact(4))
+        .filter(|(p, q)| p.iter().zip(q.iter()).any(|(x, y)| x.abs_diff(*y) > 16))
+        .count();
+    let allowed = (w * h) as usize / 500;
+    if differing > allowed {
+        let actual = std::env::temp_dir().join(format!("bvhkit-render-{name}.actual.png"));
+        std::fs::write(&actual, png).unwrap();
+        panic!(
+            "{name}: {differing} pixels differ (allowed {allowed}); got {}, expected {}; \
+             rerun with BVHKIT_BLESS=1 if the change is intended",
+            actual.display(),
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn golden_walker_three_quarter() {
+    let clip = walker("walk", 60, 0.0);
+    check_golden("walker_3q", &render_png(&[&clip], 12, &small()).unwrap());
+}
+
+#[test]
+fn golden_walker_side_highlight() {
+    let clip = walker("walk", 60, 0.0);
+    let opts = RenderOptions {
+        azimuth: 90.0,
+        elevation: 8.0,
+        style: Style { highlight: Some((0, 9)), ..Style::default() },
+        ..small()
+    };
+    check_golden("walker_side_highlight", &render_png(&[&clip], 20, &opts).unwrap());
+}
+
+#[test]
+fn golden_two_walkers() {
+    let a = walker("a", 45, 0.0);
+    let b = walker("b", 30, 0.0);
+    check_golden("two_walkers", &render_png(&[&a, &b], 40, &small()).unwrap());
+}
+
+#[test]
+fn golden_contact_sheet() {
+    let clip = walker("walk", 60, 0.0);
+    let opts = RenderOptions { width: 80, height: 60, ..RenderOptions::default() };
+    let sheet = SheetOptions { cells: 6, columns: 3, labels: true };
+    let png = raster::render_contact_sheet(&clip, &opts, &sheet).unwrap();
+    let (w, h, _) = decode_png(&png);
+    assert_eq!((w, h), (240, 120));
+    check_golden("contact_sheet", &png);
+}
+
+#[test]
+fn renders_are_byte_identical() {
+    let a = walker("a", 40, 0.0);
+    let b = walker("b", 40, 50.0);
+    let opts = small();
+    assert_eq!(render_png(&[&a, &b], 7, &opts).unwrap(), render_png(&[&a, &b], 7, &opts).unwrap());
+    let anim = AnimationOptions { frames: Some(0..20), fps: None };
+    assert_eq!(render_gif(&[&a], &opts, &anim).unwrap(), render_gif(&[&a], &opts, &anim).unwrap());
+}
+
+#[test]
+fn gif_has_expected_frames_and_size() {
+    let clip = walker("walk", 30, 0.0);
+    // 10..30 at 30 fps: 20 frames; at 15 fps: every other one.
+    for (fps, n_frames) in [(None, 20), (Some(15.0), 10)] {
+        let anim = AnimationOptions { frames: Some(10..30), fps };
+        let bytes = render_gif(&[&clip], &small(), &anim).unwrap();
+        let mut opts = gif::DecodeOptions::new();
+        opts.set_color_output(gif::ColorOutput::RGBA);
+        let mut dec = opts.read_info(bytes.as_slice()).unwrap();
+        assert_eq!((dec.width(), dec.height()), (160, 120));
+        let mut count = 0;
+        let mut total_delay = 0u32;
+        while let Some(frame) = dec.read_next_frame().unwrap() {
+            count += 1;
+            total_delay += u32::from(frame.delay);
+        }
+        // Every frame of a walk changes something, so none is merged.
+        assert_eq!(count, n_frames, "fps {fps:?}");
+        // The clip's real duration in centiseconds.
+        let expected = (n_frames as f64 * 100.0 / fps.unwrap_or(30.0)).round() as u32;
+        assert_eq!(total_delay, expected);
+    }
+}
+
+#[test]
+fn gif_first_frame_matches_png() {
+    let clip = walker("walk", 30, 0.0);
+    let opts = small();
+    let bytes =
+        render_gif(&[&clip], &opts, &AnimationOptions { frames: Some(5..6), fps: None }).unwrap();
+    let mut d = gif::DecodeOptions::new();
+    d.set_color_output(gif::ColorOutput::RGBA);
+    let mut dec = d.read_info(bytes.as_slice()).unwrap();
+    let gif_px = dec.read_next_frame().unwrap().unwrap().buffer.to_vec();
+    let (_, _, png_px) = decode_png(&render_png(&[&clip], 5, &opts).unwrap());
+    // The palette and 5-bit lookup keep every pixel close to the original.
+    let mean: f64 = gif_px.iter().zip(&png_px).map(|(a, b)| f64::from(a.abs_diff(*b))).sum::<f64>()
+        / gif_px.len() as f64;
+    let worst = gif_px.iter().zip(&png_px).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
+    assert!(mean < 1.5 && worst < 40, "mean {mean}, worst {worst}");
+}
+
+fn empty_clip() -> Clip {
+    Clip {
+        name: "empty".into(),
+        joint_names: vec![],
+        parents: vec![],
+        is_end_site: vec![],
+        frame_time: 1.0 / 30.0,
+        n_frames: 0,
+        positions: vec![],
+    }
+}
+
+#[test]
+fn degenerate_input_gives_errors_not_panics() {
+    let opts = small();
+    let anim = AnimationOptions::default();
+    let empty = empty_clip();
+    let e = render_png(&[&empty], 0, &opts).unwrap_err();
+    assert_eq!(e.to_string(), "nothing to render: clip 'empty' has no frames");
+    assert!(matches!(render_png(&[], 0, &opts), Err(Error::NoFrames { .. })));
+    assert!(matches!(render_gif(&[&empty], &opts, &anim), Err(Error::NoFrames { .. })));
+    assert!(raster::render_contact_sheet(&empty, &opts, &SheetOptions::default()).is_err());
+
+    let clip = walker("walk", 10, 0.0);
+    let bad_range = AnimationOptions { frames: Some(20..30), fps: None };
+    assert!(matches!(render_gif(&[&clip], &opts, &bad_range), Err(Error::NoFrames { .. })));
+    let zero = RenderOptions { width: 0, ..small() };
+    assert_eq!(render_png(&[&clip], 0, &zero).unwrap_err().to_string(), "invalid image size 0x120");
+    let huge = RenderOptions { width: 70_000, ..small() };
+    assert!(matches!(render_gif(&[&clip], &huge, &anim), Err(Error::InvalidSize { .. })));
+
+    // NaN joints, a zero-size skeleton, a frame past the end and a bad
+    // frame time still render.
+    let mut nan = walker("nan", 10, 0.0);
+    nan.positions[3] = DVec3::NAN;
+    nan.positions[40] = DVec3::new(f64::INFINITY, 0.0, 0.0);
+    nan.frame_time = f64::NAN;
+    let mut point = walker("point", 3, 0.0);
+    point.positions.iter_mut().for_each(|p| *p = DVec3::ONE);
+    let mut all_nan = walker("all_nan", 3, 0.0);
+    all_nan.positions.iter_mut().for_each(|p| *p = DVec3::NAN);
+    for clips in [vec![&nan], vec![&point], vec![&all_nan], vec![&nan, &point, &all_nan]] {
+        render_png(&clips, 99, &opts).unwrap();
+        render_gif(&clips, &opts, &anim).unwrap();
+        raster::render_contact_sheet(clips[0], &opts, &SheetOptions::default()).unwrap();
+    }
+}
+
+#[test]
+fn mp4_without_ffmpeg_names_the_package() {
+    let clip = walker("walk", 5, 0.0);
+    let dir = tempfile::tempdir().unwrap();
+    let err = raster::render_mp4_with(
+        &dir.path().join("no-such-ffmpeg"),
+        &[&clip],
+        &small(),
+        &AnimationOptions::default(),
+        &dir.path().join("out.mp4"),
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::FfmpegNotFound { .. }));
+    assert!(err.to_string().contains("apt-get install ffmpeg"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn mp4_pipes_raw_frames_to_ffmpeg() {
+    use std::os::unix::fs::PermissionsExt;
+    // A stand-in ffmpeg that stores its standard input in its last argument.
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("ffmpeg");
+    std::fs::write(&fake, "#!/bin/sh\nfor a; do out=\"$a\"; done\ncat > \"$out\"\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let clip = walker("walk", 12, 0.0);
+    let out = dir.path().join("out.mp4");
+    let anim = AnimationOptions { frames: Some(2..12), fps: Some(15.0) };
+    raster::render_mp4_with(&fake, &[&clip], &small(), &anim, &out).unwrap();
+    let raw = std::fs::read(&out).unwrap();
+    assert_eq!(raw.len(), 5 * 160 * 120 * 4);
+
+    let failing = dir.path().join("failing");
+    std::fs::write(&failing, "#!/bin/sh\necho 'unknown encoder' >&2\nexit 3\n").unwrap();
+    std::fs::set_permissions(&failing, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let err = raster::render_mp4_with(&failing, &[&clip], &small(), &anim, &out).unwrap_err();
+    assert!(matches!(err, Error::Ffmpeg { .. }), "{err}");
+    assert!(err.to_string().contains("unknown encoder"), "{err}");
+}

@@ -271,6 +271,8 @@ struct NpySink {
     k: usize,
     frames: usize,
     header_len: usize,
+    /// The names file's text, written when the array is complete.
+    names: String,
 }
 
 fn npy_header(dtype: Dtype, frames: usize, joints: usize, k: usize) -> Vec<u8> {
@@ -299,12 +301,10 @@ impl NpySink {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let tmp = tempfile::Builder::new().prefix(".bvh-").suffix(".tmp").tempfile_in(dir)?;
+        let tmp = crate::io::temp_in(dir)?;
         let mut w = BufWriter::new(tmp.reopen()?);
         let header = npy_header(dtype, 0, layout.joints.len(), layout.components.len());
         w.write_all(&header)?;
-        // Names next to the array: `out.joints.txt`, one per line.
-        let names_path = out.with_extension("joints.txt");
         let mut names = String::new();
         for (i, j) in layout.joints.iter().enumerate() {
             names.push_str(j);
@@ -314,7 +314,6 @@ impl NpySink {
             }
             names.push('\n');
         }
-        crate::io::write_atomic(&names_path, |w| Ok(w.write_all(names.as_bytes())?))?;
         Ok(NpySink {
             tmp,
             w,
@@ -324,6 +323,7 @@ impl NpySink {
             k: layout.components.len(),
             frames: 0,
             header_len: header.len(),
+            names,
         })
     }
 }
@@ -351,6 +351,9 @@ impl Sink for NpySink {
             .persist(&self.out)
             .map_err(|e| e.error)
             .with_context(|| format!("writing {}", self.out.display()))?;
+        // Names next to the array: `out.joints.txt`, one per line.
+        let names_path = self.out.with_extension("joints.txt");
+        crate::io::write_atomic(&names_path, |w| Ok(w.write_all(self.names.as_bytes())?))?;
         Ok(())
     }
 }
@@ -391,7 +394,7 @@ fn open_sink(
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let tmp = tempfile::Builder::new().prefix(".bvh-").suffix(".tmp").tempfile_in(dir)?;
+        let tmp = crate::io::temp_in(&dir)?;
         (Box::new(BufWriter::new(tmp.reopen()?)), Some(tmp))
     };
     let sink: Box<dyn Sink> = match format {

@@ -135,11 +135,7 @@ pub(crate) fn write_atomic(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".bvh-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    let mut tmp = temp_in(dir)?;
     {
         let mut w = std::io::BufWriter::new(tmp.as_file_mut());
         write(&mut w)?;
@@ -154,6 +150,24 @@ pub(crate) fn write_atomic(
         .map_err(|e| e.error)
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
+}
+
+/// A temporary file in `dir` (so that renaming it over the target is atomic),
+/// readable by others like a file made by `File::create`.
+pub(crate) fn temp_in(dir: &Path) -> Result<tempfile::NamedTempFile> {
+    temp_with_suffix(dir, ".tmp")
+}
+
+/// [`temp_in`] with a chosen suffix (ffmpeg picks its format from it).
+pub(crate) fn temp_with_suffix(dir: &Path, suffix: &str) -> Result<tempfile::NamedTempFile> {
+    let mut b = tempfile::Builder::new();
+    b.prefix(".bvh-").suffix(suffix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    b.tempfile_in(dir).with_context(|| format!("creating a temporary file in {}", dir.display()))
 }
 
 /// Formats a `bvhkit` error for a file as `FILE:LINE:COL: message`.

@@ -131,7 +131,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
                 Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
                 _ => PathBuf::from("."),
             };
-            let tmp = tempfile::Builder::new().prefix(".bvh-").suffix(".mp4").tempfile_in(dir)?;
+            let tmp = crate::io::temp_with_suffix(&dir, ".mp4")?;
             raster::render_mp4(&refs, &opts, &anim, tmp.path())?;
             tmp.persist(out)
                 .map_err(|e| e.error)

@@ -252,6 +252,45 @@ impl Kinematics {
         out
     }
 
+    /// World transforms of every joint in every frame, frame-major
+    /// (`n_frames × len()`), computed in parallel over frames.
+    ///
+    /// # Panics
+    /// When `motion` does not belong to this skeleton.
+    pub fn world_all(&self, motion: &Motion) -> Vec<DAffine3> {
+        self.all(motion, |frame, out| self.world(frame, out))
+    }
+
+    /// Local transforms of every joint in every frame, frame-major
+    /// (`n_frames × len()`), computed in parallel over frames.
+    ///
+    /// # Panics
+    /// When `motion` does not belong to this skeleton.
+    pub fn local_all(&self, motion: &Motion) -> Vec<DAffine3> {
+        self.all(motion, |frame, out| self.local(frame, out))
+    }
+
+    fn all(&self, motion: &Motion, f: impl Fn(&[f64], &mut [DAffine3]) + Sync) -> Vec<DAffine3> {
+        let n = self.program.len();
+        let mut out = vec![DAffine3::IDENTITY; motion.n_frames() * n];
+        if n == 0 {
+            return out;
+        }
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            out.par_chunks_mut(n)
+                .enumerate()
+                .with_min_len(64)
+                .for_each(|(i, chunk)| f(motion.frame(i), chunk));
+        }
+        #[cfg(not(feature = "parallel"))]
+        for (i, chunk) in out.chunks_mut(n).enumerate() {
+            f(motion.frame(i), chunk);
+        }
+        out
+    }
+
     /// World positions of every joint in every frame on the calling thread
     /// only (the baseline of the parallel version).
     pub fn positions_all_serial(&self, motion: &Motion) -> Vec<DVec3> {

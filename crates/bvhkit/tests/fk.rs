@@ -122,6 +122,24 @@ fn positions_match_the_reference_implementation_on_every_frame() {
             let all = fk.positions_all(bvh.motion());
             assert_eq!(all, fk.positions_all_serial(bvh.motion()), "{name}: parallel = serial");
             let n = bvh.skeleton().len();
+            let world = fk.world_all(bvh.motion());
+            let local = fk.local_all(bvh.motion());
+            assert_eq!(world.len(), all.len());
+            for (k, w) in world.iter().enumerate() {
+                assert!(
+                    (w.translation - all[k]).length() <= 1e-9 * (1.0 + all[k].length()),
+                    "{name}: world_all"
+                );
+                // world = parent world · local
+                let j = k % n;
+                if let Some(p) = bvh.skeleton().joints()[j].parent() {
+                    let composed = world[k - j + p.index()] * local[k];
+                    assert!(
+                        composed.abs_diff_eq(*w, 1e-9 * (1.0 + w.translation.length())),
+                        "{name}: composition"
+                    );
+                }
+            }
             let step = (bvh.motion().n_frames() / 50).max(1);
             for f in (0..bvh.motion().n_frames()).step_by(step) {
                 let r = reference(&bvh, f, mode);

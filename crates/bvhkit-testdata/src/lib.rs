@@ -1,0 +1,396 @@
+//! Deterministic synthetic BVH text and corpus lookup for bvhkit's tests
+//! and benches.
+//!
+//! - [`synth_text`] makes a humanoid-like skeleton (spine, limbs, then
+//!   fingers and extra chains as `joints` grows) with mixed rotation orders,
+//!   six channels on the root (and on a few other joints), and a motion of
+//!   smooth random walks written like real exporters write them
+//!   (`-12.345678`, with a sprinkle of `1.234567e-05`).
+//! - [`synth_text_of_size`] picks the frame count for a target size.
+//! - [`corpus_dir`] and [`largest_corpus_files`] find the shared corpus of
+//!   real files, when it is there.
+//!
+//! The same arguments always give the same bytes, on every platform.
+//!
+//! # Example
+//! ```
+//! let text = bvhkit_testdata::synth_text(7, 30, 100);
+//! assert!(text.starts_with("HIERARCHY\nROOT Hips\n"));
+//! assert_eq!(text, bvhkit_testdata::synth_text(7, 30, 100));
+//! ```
+
+use std::path::{Path, PathBuf};
+
+/// SplitMix64: tiny, fast, and the same everywhere.
+#[derive(Clone, Debug)]
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64, stream: u64) -> Rng {
+        Rng(seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+
+    /// Uniform in `lo..=hi`.
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo + 1) as u64) as i64
+    }
+
+    /// True with probability `1 / n`.
+    fn one_in(&mut self, n: u64) -> bool {
+        self.below(n) == 0
+    }
+}
+
+/// The humanoid template: (name, parent index, offset in cm).
+const HUMANOID: &[(&str, usize, [f64; 3])] = &[
+    ("Hips", usize::MAX, [0.0, 0.0, 0.0]),
+    ("Spine", 0, [0.0, 10.5, -1.2]),
+    ("Spine1", 1, [0.0, 12.25, 0.0]),
+    ("Spine2", 2, [0.0, 11.75, 0.5]),
+    ("Neck", 3, [0.0, 14.0, 1.5]),
+    ("Head", 4, [0.0, 9.5, 2.0]),
+    ("LeftShoulder", 3, [4.5, 10.0, 0.0]),
+    ("LeftArm", 6, [12.0, 0.0, 0.0]),
+    ("LeftForeArm", 7, [27.5, 0.0, 0.0]),
+    ("LeftHand", 8, [24.75, 0.0, 0.0]),
+    ("RightShoulder", 3, [-4.5, 10.0, 0.0]),
+    ("RightArm", 10, [-12.0, 0.0, 0.0]),
+    ("RightForeArm", 11, [-27.5, 0.0, 0.0]),
+    ("RightHand", 12, [-24.75, 0.0, 0.0]),
+    ("LeftUpLeg", 0, [9.25, -4.0, 0.0]),
+    ("LeftLeg", 14, [0.0, -42.5, 0.0]),
+    ("LeftFoot", 15, [0.0, -41.0, -1.0]),
+    ("LeftToeBase", 16, [0.0, -6.5, 12.5]),
+    ("RightUpLeg", 0, [-9.25, -4.0, 0.0]),
+    ("RightLeg", 18, [0.0, -42.5, 0.0]),
+    ("RightFoot", 19, [0.0, -41.0, -1.0]),
+    ("RightToeBase", 20, [0.0, -6.5, 12.5]),
+];
+
+const FINGERS: [&str; 5] = ["Thumb", "Index", "Middle", "Ring", "Pinky"];
+
+const ORDERS: [[u8; 3]; 6] = [
+    [b'Z', b'X', b'Y'],
+    [b'Z', b'Y', b'X'],
+    [b'Y', b'X', b'Z'],
+    [b'X', b'Y', b'Z'],
+    [b'Y', b'Z', b'X'],
+    [b'X', b'Z', b'Y'],
+];
+
+struct Node {
+    name: String,
+    parent: Option<usize>,
+    offset: [f64; 3],
+    /// Position channels before the rotations (root and a few others).
+    positions: bool,
+    order: [u8; 3],
+    children: Vec<usize>,
+}
+
+fn build_tree(rng: &mut Rng, joints: usize) -> Vec<Node> {
+    let main_order = ORDERS[rng.below(3) as usize];
+    let mut nodes: Vec<Node> = Vec::with_capacity(joints);
+    let push = |nodes: &mut Vec<Node>,
+                rng: &mut Rng,
+                name: String,
+                parent: Option<usize>,
+                offset: [f64; 3]| {
+        let order = if parent.is_some() && rng.one_in(5) {
+            ORDERS[rng.below(6) as usize]
+        } else {
+            main_order
+        };
+        let positions = parent.is_none() || rng.one_in(20);
+        let id = nodes.len();
+        nodes.push(Node { name, parent, offset, positions, order, children: Vec::new() });
+        if let Some(p) = parent {
+            nodes[p].children.push(id);
+        }
+    };
+    for &(name, parent, offset) in HUMANOID.iter().take(joints) {
+        let parent = (parent != usize::MAX).then_some(parent);
+        push(&mut nodes, rng, name.to_string(), parent, offset);
+    }
+    // Fingers: three segments each, on both hands, while joints remain.
+    'hands: for (side, hand, sign) in [("Left", 9usize, 1.0), ("Right", 13, -1.0)] {
+        for (f, finger) in FINGERS.iter().enumerate() {
+            let mut parent = hand;
+            for seg in 1..=3 {
+                if nodes.len() >= joints || hand >= nodes.len() {
+                    break 'hands;
+                }
+                let x = if seg == 1 { 3.5 } else { 2.25 - 0.25 * seg as f64 };
+                let z = if seg == 1 { 2.0 - f as f64 } else { 0.0 };
+                let id = nodes.len();
+                push(
+                    &mut nodes,
+                    rng,
+                    format!("{side}Hand{finger}{seg}"),
+                    Some(parent),
+                    [sign * x, 0.0, z],
+                );
+                parent = id;
+            }
+        }
+    }
+    // Beyond that: chains of 2 to 5 segments hung on random joints.
+    let mut chain = 0;
+    while nodes.len() < joints {
+        let mut parent = rng.below(nodes.len() as u64) as usize;
+        let len = rng.range(2, 5);
+        for seg in 1..=len {
+            if nodes.len() >= joints {
+                break;
+            }
+            let off = [
+                rng.range(-50_000, 50_000) as f64 / 1e4,
+                rng.range(-50_000, 50_000) as f64 / 1e4,
+                rng.range(-50_000, 50_000) as f64 / 1e4,
+            ];
+            let id = nodes.len();
+            push(&mut nodes, rng, format!("Extra{chain}_{seg}"), Some(parent), off);
+            parent = id;
+        }
+        chain += 1;
+    }
+    nodes
+}
+
+fn push_offset(out: &mut String, v: f64) {
+    use std::fmt::Write as _;
+    let _ = write!(out, "{v:.6}");
+}
+
+fn indent(out: &mut String, depth: usize) {
+    out.extend(std::iter::repeat_n('\t', depth));
+}
+
+fn write_hierarchy(out: &mut String, nodes: &[Node]) -> usize {
+    use std::fmt::Write as _;
+    out.push_str("HIERARCHY\n");
+    let mut channels = 0;
+    // Iterative depth-first walk: (node, depth, children written so far).
+    let mut stack: Vec<(usize, usize, usize)> = vec![(0, 0, 0)];
+    let mut opened = vec![false; nodes.len()];
+    while let Some(&mut (id, depth, ref mut next)) = stack.last_mut() {
+        let n = &nodes[id];
+        if !opened[id] {
+            opened[id] = true;
+            indent(out, depth);
+            out.push_str(if n.parent.is_none() { "ROOT " } else { "JOINT " });
+            out.push_str(&n.name);
+            out.push('\n');
+            indent(out, depth);
+            out.push_str("{\n");
+            indent(out, depth + 1);
+            out.push_str("OFFSET");
+            for v in n.offset {
+                out.push(' ');
+                push_offset(out, v);
+            }
+            out.push('\n');
+            indent(out, depth + 1);
+            let k = if n.positions { 6 } else { 3 };
+            channels += k;
+            let _ = write!(out, "CHANNELS {k}");
+            if n.positions {
+                out.push_str(" Xposition Yposition Zposition");
+            }
+            for a in n.order {
+                out.push(' ');
+                out.push(char::from(a));
+                out.push_str("rotation");
+            }
+            out.push('\n');
+            if n.children.is_empty() {
+                indent(out, depth + 1);
+                out.push_str("End Site\n");
+                indent(out, depth + 1);
+                out.push_str("{\n");
+                indent(out, depth + 2);
+                let tip = if n.name.starts_with("Extra") { 2.5 } else { 7.75 };
+                let _ = writeln!(out, "OFFSET 0.000000 {tip:.6} 0.000000");
+                indent(out, depth + 1);
+                out.push_str("}\n");
+            }
+        }
+        if *next < n.children.len() {
+            let child = n.children[*next];
+            *next += 1;
+            stack.push((child, depth + 1, 0));
+        } else {
+            indent(out, depth);
+            out.push_str("}\n");
+            stack.pop();
+        }
+    }
+    channels
+}
+
+/// Appends `micro / 1e6` with exactly six decimals (`-12.345678`).
+fn push_fixed6(out: &mut String, micro: i64) {
+    if micro < 0 {
+        out.push('-');
+    }
+    let a = micro.unsigned_abs();
+    let (int, frac) = (a / 1_000_000, a % 1_000_000);
+    let mut buf = [0u8; 32];
+    let mut i = buf.len();
+    let mut x = frac;
+    for _ in 0..6 {
+        i -= 1;
+        buf[i] = b'0' + (x % 10) as u8;
+        x /= 10;
+    }
+    i -= 1;
+    buf[i] = b'.';
+    let mut x = int;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (x % 10) as u8;
+        x /= 10;
+        if x == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits, '.' and '-' are ever written.
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
+}
+
+/// Appends a small value in scientific notation: `-3.141593e-05`.
+fn push_scientific(out: &mut String, rng: &mut Rng) {
+    use std::fmt::Write as _;
+    let m = rng.range(1_000_000, 9_999_999);
+    let e = rng.range(2, 9);
+    let sign = if rng.one_in(2) { "-" } else { "" };
+    let _ = write!(out, "{sign}{}.{:06}e-{e:02}", m / 1_000_000, m % 1_000_000);
+}
+
+fn write_motion(out: &mut String, rng: &mut Rng, nodes: &[Node], channels: usize, frames: usize) {
+    use std::fmt::Write as _;
+    let _ = write!(out, "MOTION\nFrames: {frames}\nFrame Time: 0.008333\n");
+    // Per channel: (current value, limit), in millionths.
+    let mut state: Vec<(i64, i64, bool)> = Vec::with_capacity(channels);
+    for n in nodes {
+        if n.positions {
+            let root = n.parent.is_none();
+            for axis in 0..3 {
+                let start =
+                    if root && axis == 1 { 92_500_000 } else { (n.offset[axis] * 1e6) as i64 };
+                let limit = if root { 250_000_000 } else { 30_000_000 };
+                state.push((start, limit, true));
+            }
+        }
+        for _ in 0..3 {
+            state.push((rng.range(-45_000_000, 45_000_000), 179_999_999, false));
+        }
+    }
+    debug_assert_eq!(state.len(), channels);
+    for _ in 0..frames {
+        for (k, s) in state.iter_mut().enumerate() {
+            if k > 0 {
+                out.push(' ');
+            }
+            let step = if s.2 { 400_000 } else { 2_500_000 };
+            s.0 = (s.0 + rng.range(-step, step)).clamp(-s.1, s.1);
+            if !s.2 && rng.one_in(64) {
+                push_scientific(out, rng);
+            } else {
+                push_fixed6(out, s.0);
+            }
+        }
+        out.push('\n');
+    }
+}
+
+/// A BVH text with `joints` joints (`ROOT`/`JOINT`, at least 1; End Sites
+/// come on top, one per leaf) and `frames` frames, the same for the same
+/// arguments.
+///
+/// The skeleton follows a humanoid (hips, spine, neck, head, arms, legs),
+/// then adds finger chains to the hands, then chains of extra joints hung
+/// on random joints. The root has six channels, about one joint in twenty
+/// has six too, the others three; one joint in five uses a rotation order
+/// other than the skeleton's. Values are random walks with six decimals,
+/// about one rotation value in 64 written in scientific notation.
+pub fn synth_text(seed: u64, joints: usize, frames: usize) -> String {
+    let joints = joints.max(1);
+    let mut tree_rng = Rng::new(seed, 1);
+    let nodes = build_tree(&mut tree_rng, joints);
+    let mut out = String::with_capacity(joints * 160 + frames * joints * 33);
+    let channels = write_hierarchy(&mut out, &nodes);
+    let mut motion_rng = Rng::new(seed, 2);
+    write_motion(&mut out, &mut motion_rng, &nodes, channels, frames);
+    out
+}
+
+/// Joints of the skeleton [`synth_text_of_size`] uses: a humanoid with
+/// fingers (about the size of a Perception Neuron or Rokoko skeleton).
+pub const SIZED_JOINTS: usize = 52;
+
+/// A [`synth_text`] of [`SIZED_JOINTS`] joints with as many frames as make
+/// about `approx_bytes` bytes (within one frame, at least one frame).
+pub fn synth_text_of_size(seed: u64, approx_bytes: usize) -> String {
+    const PROBE: usize = 256;
+    let header = synth_text(seed, SIZED_JOINTS, 0).len();
+    let probe = synth_text(seed, SIZED_JOINTS, PROBE).len();
+    let per_frame = ((probe - header) / PROBE).max(1);
+    let frames = (approx_bytes.saturating_sub(header) / per_frame).max(1);
+    synth_text(seed, SIZED_JOINTS, frames)
+}
+
+/// The shared corpus of real BVH files: `$BVHKIT_CORPUS` when set, else
+/// `../shared/corpus` beside the workspace root; `None` when that is not a
+/// directory (callers print a skip message).
+pub fn corpus_dir() -> Option<PathBuf> {
+    let dir = match std::env::var_os("BVHKIT_CORPUS") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+    };
+    let dir = dir.canonicalize().ok()?;
+    dir.is_dir().then_some(dir)
+}
+
+/// The `n` largest `.bvh` files of the corpus, largest first (ties by
+/// name); empty when there is no corpus.
+pub fn largest_corpus_files(n: usize) -> Vec<PathBuf> {
+    let Some(dir) = corpus_dir() else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+    let mut files: Vec<(u64, PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("bvh")))
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.len(), p)))
+        .collect();
+    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    files.into_iter().take(n).map(|(_, p)| p).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed6_spells_like_exporters() {
+        let mut s = String::new();
+        for v in [0, 1, -1, 12_345_678, -12_345_678, 180_000_000, -999_999] {
+            s.push(' ');
+            push_fixed6(&mut s, v);
+        }
+        assert_eq!(s, " 0.000000 0.000001 -0.000001 12.345678 -12.345678 180.000000 -0.999999");
+    }
+}

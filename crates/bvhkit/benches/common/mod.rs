@@ -1,0 +1,111 @@
+//! Inputs shared by the benches: the largest corpus files and one large
+//! synthetic text, each made or read once per bench binary.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use bvhkit::{Bvh, ReadOptions};
+use criterion::{BenchmarkGroup, SamplingMode, measurement::WallTime};
+
+/// Size of the synthetic text in MB: `$BVHKIT_BENCH_MB`, default 100.
+pub(crate) fn synth_mb() -> usize {
+    std::env::var("BVHKIT_BENCH_MB").ok().and_then(|s| s.parse().ok()).unwrap_or(100)
+}
+
+/// An input: a short name for bench ids and its bytes.
+pub(crate) struct Input {
+    pub(crate) name: String,
+    pub(crate) bytes: Vec<u8>,
+    /// Whether strict parsing rejects it (then benches parse it leniently).
+    pub(crate) lenient: bool,
+}
+
+impl Input {
+    fn new(name: String, bytes: Vec<u8>) -> Input {
+        let lenient = match Bvh::parse(&bytes) {
+            Ok(_) => false,
+            Err(e) => {
+                eprintln!("note: {name} does not parse strictly ({e}); benched leniently");
+                true
+            }
+        };
+        Input { name, bytes, lenient }
+    }
+
+    /// Read options for this input: strict unless it needs lenient.
+    pub(crate) fn options(&self, parallel: bool) -> ReadOptions {
+        let mut o = ReadOptions::new();
+        o.lenient(self.lenient).parallel(parallel);
+        o
+    }
+
+    /// The parsed model.
+    pub(crate) fn parse(&self) -> Bvh {
+        match self.options(true).parse(&self.bytes) {
+            Ok((bvh, _)) => bvh,
+            Err(e) => panic!("{}: {e}", self.name),
+        }
+    }
+}
+
+/// The `n` largest corpus files, or none with a printed skip message.
+pub(crate) fn corpus_inputs(n: usize) -> Vec<Input> {
+    let files: Vec<PathBuf> = bvhkit_testdata::largest_corpus_files(n);
+    if files.is_empty() {
+        eprintln!(
+            "skipped: corpus benches (no shared corpus at ../shared/corpus; set BVHKIT_CORPUS)"
+        );
+    }
+    files
+        .into_iter()
+        .map(|p| {
+            let name = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let short: String = name.split('_').take(2).collect::<Vec<_>>().join("_");
+            let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            Input::new(short, bytes)
+        })
+        .collect()
+}
+
+/// The synthetic text of [`synth_mb`] MB, made on first use.
+pub(crate) fn synth_input() -> &'static Input {
+    static SYNTH: OnceLock<Input> = OnceLock::new();
+    SYNTH.get_or_init(|| {
+        let mb = synth_mb();
+        let text = bvhkit_testdata::synth_text_of_size(1, mb * 1_000_000);
+        Input::new(format!("synth_{mb}MB"), text.into_bytes())
+    })
+}
+
+/// The largest corpus files then the synthetic text.
+pub(crate) fn all_inputs(n_corpus: usize) -> Vec<&'static Input> {
+    static CORPUS: OnceLock<Vec<Input>> = OnceLock::new();
+    let corpus = CORPUS.get_or_init(|| corpus_inputs(n_corpus));
+    corpus.iter().chain(std::iter::once(synth_input())).collect()
+}
+
+/// Short runs: ten flat samples, a few seconds each group member.
+pub(crate) fn configure(g: &mut BenchmarkGroup<'_, WallTime>) {
+    g.sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+}
+
+/// The floor: split on ASCII whitespace and parse every token with
+/// `fast_float2` (header words fail and are skipped), summing the values.
+pub(crate) fn baseline(bytes: &[u8]) -> (f64, usize) {
+    let mut sum = 0.0;
+    let mut n = 0;
+    for tok in bytes.split(u8::is_ascii_whitespace) {
+        if tok.is_empty() {
+            continue;
+        }
+        if let Ok(v) = fast_float2::parse::<f64, _>(tok) {
+            sum += v;
+            n += 1;
+        }
+    }
+    (sum, n)
+}

@@ -1,0 +1,71 @@
+//! Parse, stream and write throughput (MB/s of BVH text).
+//!
+//! `cargo bench -p bvhkit --bench parse`; `BVHKIT_BENCH_MB=10` for a smaller
+//! synthetic input. Inputs: the three largest files of the shared corpus
+//! (skipped with a message when it is absent) and a synthetic text.
+
+#[allow(dead_code)]
+mod common;
+
+use std::hint::black_box;
+
+use bvhkit::Bvh;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+fn parse(c: &mut Criterion) {
+    for input in common::all_inputs(3) {
+        let mut g = c.benchmark_group(format!("parse/{}", input.name));
+        common::configure(&mut g);
+        g.throughput(Throughput::Bytes(input.bytes.len() as u64));
+        let single = input.options(false);
+        g.bench_function("bvhkit_1core", |b| {
+            b.iter(|| single.parse(black_box(&input.bytes)).map(|(bvh, _)| bvh))
+        });
+        let all = input.options(true);
+        g.bench_function("bvhkit_all_cores", |b| {
+            b.iter(|| all.parse(black_box(&input.bytes)).map(|(bvh, _)| bvh))
+        });
+        g.bench_function("baseline_split_fast_float2", |b| {
+            b.iter(|| common::baseline(black_box(&input.bytes)))
+        });
+        g.finish();
+    }
+}
+
+fn stream(c: &mut Criterion) {
+    for input in common::all_inputs(3) {
+        let mut g = c.benchmark_group(format!("stream/{}", input.name));
+        common::configure(&mut g);
+        g.throughput(Throughput::Bytes(input.bytes.len() as u64));
+        let opts = input.options(false);
+        g.bench_function("frame_reader", |b| {
+            b.iter(|| {
+                let mut rdr = opts.frame_reader(black_box(&input.bytes[..])).expect("header");
+                let mut frame = vec![0.0; rdr.skeleton().n_channels()];
+                let mut sum = 0.0;
+                while rdr.read_frame(&mut frame).expect("frame") {
+                    sum += frame[0];
+                }
+                sum
+            })
+        });
+        g.finish();
+    }
+}
+
+fn write(c: &mut Criterion) {
+    for input in common::all_inputs(3) {
+        let bvh: Bvh = input.parse();
+        let out_len = bvh.to_bytes().expect("finite values").len();
+        let mut g = c.benchmark_group(format!("write/{}", input.name));
+        common::configure(&mut g);
+        g.throughput(Throughput::Bytes(out_len as u64));
+        g.bench_function("write_canonical", |b| {
+            b.iter(|| black_box(&bvh).write(std::io::sink()).expect("write"))
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(benches, parse, stream, write);
+criterion_main!(benches);

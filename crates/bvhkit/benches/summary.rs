@@ -1,0 +1,146 @@
+//! One table of the headline figures, best of N runs each (robust on a
+//! shared machine where Criterion's means swing with the load).
+//!
+//! `cargo bench -p bvhkit --bench summary` (`-- 20` for 20 runs each;
+//! `BVHKIT_BENCH_MB`, `BVHKIT_FK_FRAMES` as for the other benches). Prints
+//! Markdown: parse MB/s on one core and all cores against the
+//! whitespace-split + `fast_float2` baseline, streaming, writing and
+//! `bvh_anim`; then FK joint transforms/s against the `sin_cos` floor.
+
+#[allow(dead_code)]
+mod common;
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use bvhkit::glam::{DMat3, DVec3};
+use bvhkit::{Bvh, Kinematics, Motion, PositionChannels};
+
+fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> f64 {
+    let mut best = f64::INFINITY;
+    for _ in 0..runs {
+        let t = Instant::now();
+        black_box(f());
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    best
+}
+
+fn parse_table(runs: usize) {
+    println!(
+        "| input | MB | 1 core MB/s | all cores MB/s | baseline MB/s | 1 core / baseline | all / baseline | stream MB/s | write MB/s | bvh_anim MB/s |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for input in common::all_inputs(3) {
+        let bytes = &input.bytes[..];
+        let mb = bytes.len() as f64 / 1e6;
+        let runs = if mb > 20.0 { runs.min(5) } else { runs };
+        let (one, all) = (input.options(false), input.options(true));
+        let t1 = best_of(runs, || one.parse(bytes).map(|(b, _)| b));
+        let ta = best_of(runs, || all.parse(bytes).map(|(b, _)| b));
+        let tb = best_of(runs, || common::baseline(bytes));
+        let ts = best_of(runs, || {
+            let mut rdr = one.frame_reader(bytes).expect("header");
+            let mut frame = vec![0.0; rdr.skeleton().n_channels()];
+            while rdr.read_frame(&mut frame).expect("frame") {}
+            rdr.frames_read()
+        });
+        let bvh = input.parse();
+        let out_mb = bvh.to_bytes().expect("finite").len() as f64 / 1e6;
+        let tw = best_of(runs, || bvh.write(std::io::sink()));
+        let anim = match bvh_anim::from_bytes(bytes) {
+            Ok(_) => {
+                let t = best_of(runs, || bvh_anim::from_bytes(bytes).map(|b| b.num_frames()));
+                format!("{:.0}", mb / t)
+            }
+            Err(_) => "fails".to_string(),
+        };
+        println!(
+            "| {}{} | {mb:.1} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.0} | {:.0} | {anim} |",
+            input.name,
+            if input.lenient { " (lenient)" } else { "" },
+            mb / t1,
+            mb / ta,
+            mb / tb,
+            tb / t1,
+            tb / ta,
+            mb / ts,
+            out_mb / tw,
+        );
+    }
+}
+
+fn synth_fk(joints: usize, frames: usize) -> Bvh {
+    let (skel, _) = Bvh::parse(bvhkit_testdata::synth_text(5, joints, 0))
+        .expect("synthetic skeleton")
+        .into_parts();
+    let c = skel.n_channels();
+    let mut x: u64 = 0x1234_5678;
+    let values = (0..c * frames)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 11) as f64 / (1u64 << 53) as f64) * 360.0 - 180.0
+        })
+        .collect();
+    Bvh::new(skel, Motion::new(1.0 / 120.0, c, values).expect("motion")).expect("bvh")
+}
+
+fn fk_table(runs: usize) {
+    let mut cases: Vec<(String, Bvh)> = Vec::new();
+    if let Some(input) = common::corpus_inputs(1).pop() {
+        cases.push((input.name.clone(), input.parse()));
+    }
+    let frames =
+        std::env::var("BVHKIT_FK_FRAMES").ok().and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    cases.push((format!("synth 100 joints x {frames}"), synth_fk(100, frames)));
+    println!();
+    println!(
+        "| input | joints x frames | serial M/s | all cores M/s | kernel (reused buffers) M/s | sin_cos floor M/s | serial / floor |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for (name, bvh) in &cases {
+        let (skel, m) = (bvh.skeleton(), bvh.motion());
+        let joints = skel.len();
+        let n = (m.n_frames() * joints) as f64 / 1e6;
+        let fk = Kinematics::new(skel, PositionChannels::Replace);
+        let runs = runs.min(7);
+        let ts = best_of(runs, || fk.positions_all_serial(m));
+        let ta = best_of(runs, || fk.positions_all(m));
+        let (mut rot, mut out) = (vec![DMat3::IDENTITY; joints], vec![DVec3::ZERO; joints]);
+        let tk = best_of(runs, || {
+            for frame in m.frames() {
+                fk.positions_with(frame, &mut rot, &mut out);
+            }
+            out[joints - 1]
+        });
+        let n_ch = m.n_channels().max(1);
+        let idx: Vec<usize> = (0..3 * joints).map(|i| i % n_ch).collect();
+        let tf = best_of(runs, || {
+            let mut acc = 0.0;
+            for frame in m.frames() {
+                for &i in &idx {
+                    let (s, c) = frame[i].to_radians().sin_cos();
+                    acc += s + c;
+                }
+            }
+            acc
+        });
+        println!(
+            "| {name} | {joints} x {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} |",
+            m.n_frames(),
+            n / ts,
+            n / ta,
+            n / tk,
+            n / tf,
+            tf / ts
+        );
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a bare number is the run count.
+    let runs = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(10);
+    println!("best of {runs} runs (5 for inputs over 20 MB, at most 7 for FK)\n");
+    parse_table(runs);
+    fk_table(runs);
+}

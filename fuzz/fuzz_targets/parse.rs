@@ -1,0 +1,79 @@
+//! For arbitrary bytes: strict and lenient parsing never panic; whatever
+//! parses writes to canonical text that parses back strictly to the same
+//! model, bit for bit; the streaming reader never panics, never hands out
+//! more frames than the input can hold, and agrees with the in-memory parse
+//! whenever strict parsing succeeds.
+#![no_main]
+
+use bvhkit::{Bvh, ReadOptions};
+use libfuzzer_sys::fuzz_target;
+
+/// Panics unless `a` and `b` hold the same skeleton and values, bit for bit.
+fn assert_identical(a: &Bvh, b: &Bvh) {
+    let (sa, sb) = (a.skeleton(), b.skeleton());
+    assert_eq!(sa.len(), sb.len(), "joint count");
+    for (ja, jb) in sa.joints().iter().zip(sb.joints()) {
+        assert_eq!(ja.name(), jb.name());
+        assert_eq!(ja.kind(), jb.kind());
+        assert_eq!(ja.parent(), jb.parent());
+        assert_eq!(ja.channels(), jb.channels());
+        let (oa, ob) = (ja.offset().to_array(), jb.offset().to_array());
+        assert_eq!(oa.map(f64::to_bits), ob.map(f64::to_bits), "offset of {}", ja.name());
+    }
+    let (ma, mb) = (a.motion(), b.motion());
+    assert_eq!(ma.frame_time().to_bits(), mb.frame_time().to_bits(), "frame time");
+    assert_eq!((ma.n_frames(), ma.n_channels()), (mb.n_frames(), mb.n_channels()));
+    for (i, (x, y)) in ma.values().iter().zip(mb.values()).enumerate() {
+        assert_eq!(x.to_bits(), y.to_bits(), "value {i}: {x:e} vs {y:e}");
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    for lenient in [false, true] {
+        let mut opts = ReadOptions::new();
+        opts.lenient(lenient).parallel(false);
+        let parsed = opts.parse(data);
+        if let Ok((bvh, _)) = &parsed {
+            let text = bvh.to_bytes().expect("a parsed model is finite and writes");
+            let back = match Bvh::parse(&text) {
+                Ok(b) => b,
+                Err(e) => panic!(
+                    "canonical output does not parse strictly: {e}\n{}",
+                    String::from_utf8_lossy(&text)
+                ),
+            };
+            assert_identical(bvh, &back);
+        }
+        // The streaming reader, over the same bytes.
+        let Ok(mut rdr) = opts.frame_reader(data) else {
+            continue;
+        };
+        let c = rdr.skeleton().n_channels();
+        let mut frame = vec![0.0; c];
+        let mut values = Vec::new();
+        let mut ok = true;
+        loop {
+            match rdr.read_frame(&mut frame) {
+                Ok(true) => {
+                    values.extend_from_slice(&frame);
+                    assert!(
+                        rdr.frames_read() <= data.len() as u64 + 1,
+                        "more frames than the input can hold"
+                    );
+                }
+                Ok(false) => break,
+                Err(_) => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if !lenient && let Ok((bvh, _)) = &parsed {
+            assert!(ok, "strict parse succeeds but strict streaming fails");
+            assert_eq!(rdr.frames_read() as usize, bvh.motion().n_frames(), "streamed frame count");
+            let same =
+                values.iter().zip(bvh.motion().values()).all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(same && values.len() == bvh.motion().values().len(), "streamed values differ");
+        }
+    }
+});

@@ -189,11 +189,16 @@ impl<'a> HeaderParser<'a> {
         }
         let raw = &self.b[start..end];
         if raw.is_empty() {
+            // A repair must write back as a strictly valid file, and an
+            // empty name cannot: name the joint after the line it is on.
+            let line = Position::at(self.b, kw_at).line;
+            let name = format!("unnamed_line_{line}");
             self.problem(
                 kw_at,
                 WarningKind::Hierarchy,
-                "joint has no name; it is kept with an empty name".into(),
+                format!("joint has no name; it is named '{name}'"),
             )?;
+            return Ok(name);
         }
         match std::str::from_utf8(raw) {
             Ok(s) => Ok(s.to_string()),

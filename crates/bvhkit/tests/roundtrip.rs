@@ -153,3 +153,74 @@ proptest! {
         prop_assert_eq!(back.skeleton().joints()[0].offset().x.to_bits(), v.to_bits());
     }
 }
+
+/// A reader that makes up a long motion on the fly: a header, then `frames`
+/// lines of 6 values.
+struct Synthetic {
+    header: Vec<u8>,
+    pos: usize,
+    frame: u64,
+    frames: u64,
+    line: Vec<u8>,
+    line_pos: usize,
+}
+
+impl std::io::Read for Synthetic {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos < self.header.len() {
+            let n = buf.len().min(self.header.len() - self.pos);
+            buf[..n].copy_from_slice(&self.header[self.pos..self.pos + n]);
+            self.pos += n;
+            return Ok(n);
+        }
+        if self.line_pos == self.line.len() {
+            if self.frame == self.frames {
+                return Ok(0);
+            }
+            self.line = format!("{} -12.345678 {} 0.5 1e-3 -7\n", self.frame, self.frame % 360)
+                .into_bytes();
+            self.line_pos = 0;
+            self.frame += 1;
+        }
+        let n = buf.len().min(self.line.len() - self.line_pos);
+        buf[..n].copy_from_slice(&self.line[self.line_pos..self.line_pos + n]);
+        self.line_pos += n;
+        Ok(n)
+    }
+}
+
+fn resident_kib() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn streaming_takes_constant_memory() {
+    let frames = 400_000; // about 13 MB of text: 10x what the reader may keep
+    let header = format!(
+        "HIERARCHY\nROOT A\n{{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n}}\nMOTION\nFrames: {frames}\nFrame Time: 0.01\n"
+    );
+    let rdr = Synthetic {
+        header: header.into_bytes(),
+        pos: 0,
+        frame: 0,
+        frames,
+        line: Vec::new(),
+        line_pos: 0,
+    };
+    let before = resident_kib();
+    let mut r = ReadOptions::new().frame_reader(rdr).unwrap();
+    let mut buf = [0.0; 6];
+    let mut n = 0u64;
+    let mut sum = 0.0;
+    while r.read_frame(&mut buf).unwrap() {
+        sum += buf[0];
+        n += 1;
+    }
+    assert_eq!(n, frames);
+    assert_eq!(sum, (frames * (frames - 1) / 2) as f64);
+    if let (Some(b), Some(a)) = (before, resident_kib()) {
+        // 13 MB went through; the reader kept under a tenth of it.
+        assert!(a.saturating_sub(b) < 1300, "resident memory grew by {} KiB", a - b);
+    }
+}

@@ -1,0 +1,172 @@
+//! Guessing a file's length unit from the size of its skeleton.
+//!
+//! BVH files do not say which unit their offsets and positions are in. A
+//! human skeleton is about 1.7 m tall (or wide with its arms out), so the
+//! size of the rest pose tells metres, inches, centimetres and millimetres
+//! apart; anything too far from all of them is reported as unknown.
+
+use std::fmt;
+
+use bvhkit::glam::DVec3;
+
+/// A length unit a skeleton seems to be measured in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Units {
+    /// Metres.
+    Metres,
+    /// Inches.
+    Inches,
+    /// Centimetres.
+    Centimetres,
+    /// Millimetres.
+    Millimetres,
+    /// No unit fits a human-sized skeleton.
+    Unknown,
+}
+
+/// The human size (metres) the guess assumes.
+pub const HUMAN_SIZE_M: f64 = 1.7;
+
+/// How far (as a factor) a skeleton may be from human size in the guessed
+/// unit and still get that unit.
+pub const TOLERANCE: f64 = 1.8;
+
+impl Units {
+    /// Metres per unit, `None` for [`Units::Unknown`].
+    #[must_use]
+    pub fn metres(self) -> Option<f64> {
+        match self {
+            Units::Metres => Some(1.0),
+            Units::Inches => Some(0.0254),
+            Units::Centimetres => Some(0.01),
+            Units::Millimetres => Some(0.001),
+            Units::Unknown => None,
+        }
+    }
+
+    /// Short symbol: `m`, `in`, `cm`, `mm`, or `?`.
+    #[must_use]
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Units::Metres => "m",
+            Units::Inches => "in",
+            Units::Centimetres => "cm",
+            Units::Millimetres => "mm",
+            Units::Unknown => "?",
+        }
+    }
+
+    /// The unit in which a human skeleton of size `size` (in file units)
+    /// is closest to [`HUMAN_SIZE_M`], or [`Units::Unknown`] when even
+    /// the closest is more than [`TOLERANCE`] times off (or `size` is not
+    /// a positive number).
+    #[must_use]
+    pub fn guess(size: f64) -> Units {
+        if !(size.is_finite() && size > 0.0) {
+            return Units::Unknown;
+        }
+        let mut best = (f64::INFINITY, Units::Unknown);
+        for u in [Units::Metres, Units::Inches, Units::Centimetres, Units::Millimetres] {
+            let metres = size * u.metres().unwrap_or(1.0);
+            let off = (metres / HUMAN_SIZE_M).ln().abs();
+            if off < best.0 {
+                best = (off, u);
+            }
+        }
+        if best.0 <= TOLERANCE.ln() { best.1 } else { Units::Unknown }
+    }
+}
+
+impl fmt::Display for Units {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Units::Metres => "metres",
+            Units::Inches => "inches",
+            Units::Centimetres => "centimetres",
+            Units::Millimetres => "millimetres",
+            Units::Unknown => "unknown units",
+        })
+    }
+}
+
+/// The size of a pose: the largest extent of its bounding box along any
+/// axis (height when standing, arm span in a T-pose), ignoring non-finite
+/// points; 0 for no points.
+#[must_use]
+pub fn pose_size(points: &[DVec3]) -> f64 {
+    let mut it = points.iter().filter(|p| p.is_finite());
+    let Some(first) = it.next() else { return 0.0 };
+    let (lo, hi) = it.fold((*first, *first), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+    (hi - lo).max_element()
+}
+
+/// A unit guess with the size it was made from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UnitGuess {
+    /// The guessed unit.
+    pub units: Units,
+    /// The skeleton's size in file units ([`pose_size`] of its rest pose,
+    /// or of its first frame when the rest pose is a point).
+    pub size: f64,
+}
+
+impl UnitGuess {
+    /// Guesses from the rest pose, falling back to the first frame.
+    #[must_use]
+    pub fn new(rest_pose: &[DVec3], first_frame: &[DVec3]) -> UnitGuess {
+        let mut size = pose_size(rest_pose);
+        if size <= 1e-9 {
+            size = pose_size(first_frame);
+        }
+        UnitGuess { units: Units::guess(size), size }
+    }
+
+    /// A label such as `centimetres (size 172.4 ≈ 1.72 m)`.
+    #[must_use]
+    pub fn label(&self) -> String {
+        match self.units.metres() {
+            Some(m) => format!("{} (size {:.4} ≈ {:.2} m)", self.units, self.size, self.size * m),
+            None => format!("{} (size {:.4})", self.units, self.size),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes_in_each_unit() {
+        assert_eq!(Units::guess(1.75), Units::Metres);
+        assert_eq!(Units::guess(1.2), Units::Metres);
+        assert_eq!(Units::guess(68.0), Units::Inches);
+        assert_eq!(Units::guess(172.0), Units::Centimetres);
+        assert_eq!(Units::guess(150.0), Units::Centimetres);
+        assert_eq!(Units::guess(1800.0), Units::Millimetres);
+    }
+
+    #[test]
+    fn far_from_human_is_unknown() {
+        assert_eq!(Units::guess(0.0), Units::Unknown);
+        assert_eq!(Units::guess(-3.0), Units::Unknown);
+        assert_eq!(Units::guess(f64::NAN), Units::Unknown);
+        assert_eq!(Units::guess(1e6), Units::Unknown);
+        assert_eq!(Units::guess(0.05), Units::Unknown);
+        // CMU's converted files use a unit of about 5.6 cm.
+        assert_eq!(Units::guess(30.0), Units::Unknown);
+        assert_eq!(Units::Unknown.metres(), None);
+        assert_eq!(Units::Centimetres.symbol(), "cm");
+    }
+
+    #[test]
+    fn size_and_fallback() {
+        let pts = [DVec3::ZERO, DVec3::new(0.2, 1.6, 0.1), DVec3::new(-0.8, 1.4, 0.0), DVec3::NAN];
+        assert!((pose_size(&pts) - 1.6).abs() < 1e-12);
+        assert_eq!(pose_size(&[]), 0.0);
+        let g = UnitGuess::new(&[DVec3::ZERO; 3], &[DVec3::ZERO, DVec3::Y * 170.0]);
+        assert_eq!(g.units, Units::Centimetres);
+        assert_eq!(g.size, 170.0);
+        assert!(g.label().starts_with("centimetres (size 170"), "{}", g.label());
+        assert_eq!(Units::Unknown.to_string(), "unknown units");
+    }
+}

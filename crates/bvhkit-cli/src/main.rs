@@ -10,6 +10,7 @@ mod io;
 mod range;
 mod render;
 mod serve;
+mod view;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,6 +44,8 @@ enum Command {
     Render(render::Args),
     /// Play files in a web browser from a small local HTTP server.
     Serve(serve::Args),
+    /// Play files in a desktop window (needs the `view` feature).
+    View(view::Args),
 }
 
 /// How position channels combine with OFFSET in forward kinematics.
@@ -97,6 +100,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rotations(a) => export::run_rotations(a),
         Command::Render(a) => render::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::View(a) => view::run(a),
     }
 }
 
@@ -187,5 +191,12 @@ mod tests {
             parse(&["render", "a.bvh", "-o", "a.gif", "--frames", "0..30", "--fps", "15"]).is_ok()
         );
         assert!(parse(&["serve", "a.bvh", "--port", "70000"]).is_err());
+        assert!(parse(&["view"]).is_ok(), "the player opens with no file");
+        assert!(
+            parse(&["view", "a.bvh", "b.bvh", "--frame", "3", "--size", "800x600", "--play"])
+                .is_ok()
+        );
+        assert!(parse(&["view", "a.bvh", "--follow"]).is_err(), "--follow needs --select");
+        assert!(parse(&["view", "a.bvh", "--size", "20x10"]).is_err());
     }
 }

@@ -449,3 +449,67 @@ fn mp4_without_ffmpeg_names_the_package() {
     assert!(stderr(&o).contains("ffmpeg"), "{}", stderr(&o));
     assert!(!out.exists());
 }
+
+/// `bvh view` on a corpus file in screenshot mode: a real window (needs a
+/// display; `.ci/run` starts Xvfb), saved as PNG, with the skeleton drawn
+/// wherever the sidecar JSON says a joint was projected.
+#[cfg(feature = "view")]
+#[test]
+fn view_shows_the_skeleton_in_a_window() {
+    if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
+        assert!(
+            std::env::var("BVHKIT_REQUIRE_DISPLAY").as_deref() != Ok("1"),
+            "BVHKIT_REQUIRE_DISPLAY=1 but DISPLAY is unset"
+        );
+        eprintln!("SKIPPED view_shows_the_skeleton_in_a_window: no DISPLAY (run under Xvfb)");
+        return;
+    }
+    let Some(c) = corpus() else { return };
+    let file = c.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("view.png");
+    let o = run(&[
+        "view",
+        file.to_str().unwrap(),
+        "--frame",
+        "30",
+        "--size",
+        "800x600",
+        "--screenshot",
+        shot.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let side: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("view.png.json")).unwrap()).unwrap();
+    let (w, _h, rgba) = decode_png(&shot);
+    let bg: Vec<u8> =
+        side["background"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u8).collect();
+    let px = |x: i64, y: i64| {
+        let i = ((y * i64::from(w) + x) * 4) as usize;
+        &rgba[i..i + 3]
+    };
+    let differs =
+        |p: &[u8]| p.iter().zip(&bg).map(|(a, b)| u32::from(a.abs_diff(*b))).sum::<u32>() > 40;
+    let joints = side["clips"][0]["joints"].as_array().unwrap();
+    // Every joint and End Site of the file is in the sidecar.
+    let bvh = bvhkit::Bvh::parse(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(joints.len(), bvh.skeleton().len());
+    for j in joints {
+        let (x, y) =
+            (j["x"].as_f64().unwrap().round() as i64, j["y"].as_f64().unwrap().round() as i64);
+        let drawn = (-2..=2).any(|dy| (-2..=2).any(|dx| differs(px(x + dx, y + dy))));
+        assert!(drawn, "nothing drawn at joint {} ({x}, {y})", j["name"]);
+    }
+    // And the view is not simply filled: its top-left corner is background.
+    let v = &side["view"];
+    let (vx, vy) = (v["x"].as_f64().unwrap() as i64, v["y"].as_f64().unwrap() as i64);
+    assert!(!differs(px(vx + 3, vy + 3)), "the view's corner is not background");
+}
+
+#[cfg(not(feature = "view"))]
+#[test]
+fn view_without_the_feature_says_how_to_get_it() {
+    let o = run(&["view", &fx("two_roots.bvh")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--features view"), "{}", stderr(&o));
+}

@@ -1,0 +1,87 @@
+//! `bvh view`: the desktop player (feature `view`).
+//!
+//! Without the feature the subcommand still parses, and says how to get
+//! the player, so `bvh view` never fails with a bare "unknown command".
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::PosMode;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Files to play side by side; directories are walked for *.bvh. More
+    /// can be dropped on the window or opened from it.
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Frame to show first.
+    #[arg(long, value_name = "N")]
+    frame: Option<usize>,
+    /// Start playing.
+    #[arg(long)]
+    play: bool,
+    /// Start with the roots' horizontal travel removed.
+    #[arg(long)]
+    in_place: bool,
+    /// Select the first joint of this name.
+    #[arg(long, value_name = "JOINT")]
+    select: Option<String>,
+    /// Follow the selected joint with the camera.
+    #[arg(long, requires = "select")]
+    follow: bool,
+    /// Window size in points, WIDTHxHEIGHT.
+    #[arg(long, value_name = "WxH", value_parser = parse_size)]
+    size: Option<[f32; 2]>,
+    /// Save the window to this PNG (plus PNG.json with every joint's pixel
+    /// position) once drawn, then close: for tests and thumbnails.
+    #[arg(long, value_name = "PNG")]
+    screenshot: Option<PathBuf>,
+    /// How position channels combine with OFFSET.
+    #[arg(long, value_enum, default_value = "replace")]
+    position_channels: PosMode,
+}
+
+fn parse_size(s: &str) -> Result<[f32; 2], String> {
+    let parsed = s.split_once(['x', 'X']).and_then(|(w, h)| {
+        let (w, h) = (w.trim().parse::<u16>().ok()?, h.trim().parse::<u16>().ok()?);
+        (w >= 200 && h >= 150).then_some([f32::from(w), f32::from(h)])
+    });
+    parsed.ok_or_else(|| format!("expected WIDTHxHEIGHT of at least 200x150, found '{s}'"))
+}
+
+#[cfg(feature = "view")]
+pub(crate) fn run(args: Args) -> Result<ExitCode> {
+    let files = if args.files.is_empty() { Vec::new() } else { crate::io::expand(&args.files)? };
+    let files: Vec<PathBuf> = files
+        .into_iter()
+        .map(|i| match i {
+            crate::io::Input::File(p) => Ok(p),
+            crate::io::Input::Stdin => {
+                Err(anyhow::anyhow!("bvh view reads files, not standard input"))
+            }
+        })
+        .collect::<Result<_>>()?;
+    let mut opts = bvhkit_view::ViewOptions::new();
+    opts.position_channels = args.position_channels.into();
+    opts.screenshot = args.screenshot;
+    opts.frame = args.frame;
+    opts.window_size = args.size;
+    opts.in_place = args.in_place;
+    opts.play = args.play;
+    opts.select = args.select;
+    opts.follow = args.follow;
+    bvhkit_view::run(files, opts)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(not(feature = "view"))]
+pub(crate) fn run(args: Args) -> Result<ExitCode> {
+    let _ = args;
+    anyhow::bail!(
+        "this bvh was built without the desktop player; install it with \
+         `cargo install --path crates/bvhkit-cli --features view` \
+         (or play in a browser with `bvh serve`)"
+    )
+}

@@ -492,7 +492,7 @@ fn view_shows_the_skeleton_in_a_window() {
         |p: &[u8]| p.iter().zip(&bg).map(|(a, b)| u32::from(a.abs_diff(*b))).sum::<u32>() > 40;
     let joints = side["clips"][0]["joints"].as_array().unwrap();
     // Every joint and End Site of the file is in the sidecar.
-    let bvh = bvhkit::Bvh::parse(&std::fs::read(&file).unwrap()).unwrap();
+    let bvh = bvhkit::Bvh::parse(std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(joints.len(), bvh.skeleton().len());
     for j in joints {
         let (x, y) =

@@ -33,41 +33,37 @@ pub(crate) fn parse_number(bytes: &[u8], start: usize) -> Result<(f64, usize), u
         negative = bytes[i] == b'-';
         i += 1;
     }
+    // Accumulate every digit; more than 19 of them (leading zeros included)
+    // may have wrapped, and such rare tokens take the exact slow path below.
     let mut mantissa: u64 = 0;
-    let mut digits = 0u32; // significant digits accumulated (leading zeros skipped)
-    let mut any_digit = false;
-    let mut exp10: i32 = 0;
-    let mut overflow = false;
-    while i < n && bytes[i].is_ascii_digit() {
-        any_digit = true;
-        let d = u64::from(bytes[i] - b'0');
-        if digits < 19 {
-            mantissa = mantissa * 10 + d;
-            if mantissa != 0 {
-                digits += 1;
-            }
-        } else {
-            overflow = true;
+    let int_start = i;
+    while i < n {
+        let d = bytes[i].wrapping_sub(b'0');
+        if d > 9 {
+            break;
         }
+        mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(d));
         i += 1;
     }
+    let mut n_digits = i - int_start;
+    let mut exp10: i32 = 0;
     if i < n && bytes[i] == b'.' {
         i += 1;
-        while i < n && bytes[i].is_ascii_digit() {
-            any_digit = true;
-            let d = u64::from(bytes[i] - b'0');
-            if digits < 19 {
-                mantissa = mantissa * 10 + d;
-                if mantissa != 0 {
-                    digits += 1;
-                }
-                exp10 -= 1;
-            } else {
-                overflow = true;
+        let frac_start = i;
+        while i < n {
+            let d = bytes[i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
             }
+            mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(d));
             i += 1;
         }
+        let frac = i - frac_start;
+        n_digits += frac;
+        exp10 = -(frac.min(1 << 20) as i32);
     }
+    let any_digit = n_digits > 0;
+    let overflow = n_digits > 19;
     if !any_digit {
         return Err(token_end(bytes, i));
     }

@@ -154,6 +154,12 @@ pub(crate) fn scan(
 }
 
 /// Scans a whole in-memory motion section, split over threads when large.
+///
+/// With `parallel == false`, or one worker thread, or a small section, this
+/// is one pass on the calling thread. Otherwise the section is cut at line
+/// ends into a few chunks per thread, each scanned into its own buffer, and
+/// the buffers are copied into the final one in parallel as well: a serial
+/// concatenation would cost as much as the scan saves on two cores.
 pub(crate) fn scan_all(
     data: &[u8],
     base: usize,
@@ -162,13 +168,13 @@ pub(crate) fn scan_all(
 ) -> Result<(Vec<f64>, RowStats), BadToken> {
     const MIN_CHUNK: usize = 1 << 20;
     let threads = if parallel { worker_count() } else { 1 };
-    let n_chunks = (data.len() / MIN_CHUNK).clamp(1, threads.max(1) * 4);
-    if n_chunks == 1 {
+    if threads <= 1 || data.len() < 2 * MIN_CHUNK {
         let mut out = Vec::with_capacity(data.len() / 6);
         let mut stats = RowStats::default();
         scan(data, base, channels, &mut out, &mut stats, true)?;
         return Ok((out, stats));
     }
+    let n_chunks = (data.len() / MIN_CHUNK).clamp(1, threads * 4);
     // Cut at line ends so that no line straddles two chunks.
     let mut bounds = vec![0usize];
     for k in 1..n_chunks {
@@ -186,21 +192,38 @@ pub(crate) fn scan_all(
         let mut stats = RowStats::default();
         scan(&data[a..b], base + a, channels, &mut out, &mut stats, true).map(|_| (out, stats))
     });
-    let mut total = 0;
-    for r in &results {
-        match r {
-            Ok((v, _)) => total += v.len(),
-            Err(e) => return Err(BadToken { start: e.start, end: e.end }),
-        }
-    }
-    let mut values = Vec::with_capacity(total);
+    let mut parts = Vec::with_capacity(results.len());
     let mut stats = RowStats::default();
     for r in results {
         let (v, s) = r?;
-        values.extend_from_slice(&v);
         stats = stats.merge(s);
+        parts.push(v);
     }
-    Ok((values, stats))
+    Ok((concat(parts), stats))
+}
+
+/// Concatenates `parts` into one vector, copying in parallel.
+#[cfg(feature = "parallel")]
+fn concat(parts: Vec<Vec<f64>>) -> Vec<f64> {
+    use rayon::prelude::*;
+    let total = parts.iter().map(Vec::len).sum();
+    // Zeroed memory comes from the allocator untouched, so its pages are
+    // first written (and faulted in) by the copying threads.
+    let mut values = vec![0.0; total];
+    let mut dst: Vec<(&mut [f64], Vec<f64>)> = Vec::with_capacity(parts.len());
+    let mut rest = &mut values[..];
+    for p in parts {
+        let (head, tail) = rest.split_at_mut(p.len());
+        dst.push((head, p));
+        rest = tail;
+    }
+    dst.par_iter_mut().for_each(|(d, s)| d.copy_from_slice(s));
+    values
+}
+
+#[cfg(not(feature = "parallel"))]
+fn concat(parts: Vec<Vec<f64>>) -> Vec<f64> {
+    parts.concat()
 }
 
 #[cfg(feature = "parallel")]

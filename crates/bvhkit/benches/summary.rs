@@ -95,9 +95,9 @@ fn fk_table(runs: usize) {
     cases.push((format!("synth 100 joints x {frames}"), synth_fk(100, frames)));
     println!();
     println!(
-        "| input | joints x frames | serial M/s | all cores M/s | kernel (reused buffers) M/s | sin_cos floor M/s | serial / floor |"
+        "| input | joints x frames | serial M/s | all cores M/s | kernel (reused buffers) M/s | floor: std sin_cos M/s | serial / std floor | floor: sin_cos_deg M/s | serial / that floor |"
     );
-    println!("|---|---|---:|---:|---:|---:|---:|");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for (name, bvh) in &cases {
         let (skel, m) = (bvh.skeleton(), bvh.motion());
         let joints = skel.len();
@@ -125,14 +125,27 @@ fn fk_table(runs: usize) {
             }
             acc
         });
+        // The same three angles per joint through bvhkit's own degree kernel.
+        let td = best_of(runs, || {
+            let mut acc = 0.0;
+            for frame in m.frames() {
+                for &i in &idx {
+                    let (s, c) = bvhkit::rotation::sin_cos_deg(frame[i]);
+                    acc += s + c;
+                }
+            }
+            acc
+        });
         println!(
-            "| {name} | {joints} x {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} |",
+            "| {name} | {joints} x {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} |",
             m.n_frames(),
             n / ts,
             n / ta,
             n / tk,
             n / tf,
-            tf / ts
+            tf / ts,
+            n / td,
+            td / ts
         );
     }
 }

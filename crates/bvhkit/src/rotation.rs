@@ -268,8 +268,10 @@ impl fmt::Display for RotationOrder {
 /// become radians.
 ///
 /// The angle is first reduced exactly, in degrees, to `[-45, 45]` plus a
-/// quarter-turn count, and `f64::sin_cos` is applied to the reduced angle in
-/// radians. So multiples of 90° give exact `0` and `±1` (e.g. `Rz(90°)` is an
+/// quarter-turn count; sine and cosine of the reduced angle in radians
+/// (`|x| <= pi/4`) are then minimax polynomials (the classic fdlibm kernels,
+/// under one ulp on that range), with no general range reduction and no
+/// library call: this is the inner loop of forward kinematics. Multiples of 90° give exact `0` and `±1` (e.g. `Rz(90°)` is an
 /// exact permutation and an exact ±90° middle angle is an exact gimbal
 /// lock), and large angles (BVH files do contain 400° or -1000°) lose no
 /// accuracy in the conversion to radians. Meant for `|angle_deg| < 1e15`;
@@ -285,17 +287,56 @@ impl fmt::Display for RotationOrder {
 /// ```
 #[inline]
 pub fn sin_cos_deg(angle_deg: f64) -> (f64, f64) {
-    let quarter_turns = (angle_deg * (1.0 / 90.0)).round();
+    let quarter_turns = round_to_integer(angle_deg * (1.0 / 90.0));
     // Exact: 90·q is exact and within 45 of angle_deg (Sterbenz).
     let reduced = angle_deg - 90.0 * quarter_turns;
-    let (s, c) = reduced.to_radians().sin_cos();
+    let (s, c) = sin_cos_kernel(reduced * (std::f64::consts::PI / 180.0));
+    // The quadrant, without branches (real motion makes them unpredictable):
+    // q = 0: (s, c); 1: (c, -s); 2: (-s, -c); 3: (-c, s).
+    const SIGN_SIN: [f64; 4] = [1.0, 1.0, -1.0, -1.0];
+    const SIGN_COS: [f64; 4] = [1.0, -1.0, -1.0, 1.0];
+    let q = (quarter_turns as i64 & 3) as usize;
+    let pair = [s, c];
+    let swap = q & 1;
     // Adding 0.0 turns -0.0 into +0.0 so exact results are exactly 0.0.
-    match (quarter_turns as i64) & 3 {
-        0 => (s + 0.0, c + 0.0),
-        1 => (c + 0.0, -s + 0.0),
-        2 => (-s + 0.0, -c + 0.0),
-        _ => (-c + 0.0, s + 0.0),
-    }
+    (SIGN_SIN[q] * pair[swap] + 0.0, SIGN_COS[q] * pair[swap ^ 1] + 0.0)
+}
+
+/// `x` rounded to an integer (ties either way), without the library call
+/// that `f64::round` is on baseline x86-64.
+#[inline(always)]
+fn round_to_integer(x: f64) -> f64 {
+    // Adding and removing 1.5·2^52 rounds to nearest for |x| < 2^51.
+    const MAGIC: f64 = 6_755_399_441_055_744.0;
+    if x.abs() < 2_251_799_813_685_248.0 { (x + MAGIC) - MAGIC } else { x.round() }
+}
+
+/// `(sin x, cos x)` for `|x| <= pi/4`: fdlibm's minimax polynomials
+/// (`k_sin.c`, `k_cos.c`), each under one ulp there. Outside that range the
+/// result is not accurate; [`sin_cos_deg`] never passes such an `x`.
+#[inline(always)]
+fn sin_cos_kernel(x: f64) -> (f64, f64) {
+    const S1: f64 = -1.666_666_666_666_663_243_48e-1;
+    const S2: f64 = 8.333_333_333_322_489_461_24e-3;
+    const S3: f64 = -1.984_126_982_985_794_931_34e-4;
+    const S4: f64 = 2.755_731_370_707_006_767_89e-6;
+    const S5: f64 = -2.505_076_025_340_686_341_95e-8;
+    const S6: f64 = 1.589_690_995_211_550_102_21e-10;
+    const C1: f64 = 4.166_666_666_666_660_190_37e-2;
+    const C2: f64 = -1.388_888_888_887_410_957_49e-3;
+    const C3: f64 = 2.480_158_728_947_672_941_78e-5;
+    const C4: f64 = -2.755_731_435_139_066_330_35e-7;
+    const C5: f64 = 2.087_572_321_298_174_827_90e-9;
+    const C6: f64 = -1.135_964_755_778_819_482_65e-11;
+    let z = x * x;
+    let w = z * z;
+    let rs = S2 + z * (S3 + z * S4) + z * w * (S5 + z * S6);
+    let sin = x + z * x * (S1 + z * rs);
+    let rc = z * (C1 + z * (C2 + z * C3)) + w * w * (C4 + z * (C5 + z * C6));
+    let hz = 0.5 * z;
+    let one_minus = 1.0 - hz;
+    let cos = one_minus + (((1.0 - one_minus) - hz) + z * rc);
+    (sin, cos)
 }
 
 /// Right-multiplies `m` by the elementary rotation about `axis` whose angle
@@ -690,6 +731,42 @@ pub fn quat_from_scaled_axis(v: DVec3) -> DQuat {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn sin_cos_deg_agrees_with_the_library_to_an_ulp_or_two() {
+        // A dense sweep over the reduced range, plus large angles and the
+        // awkward spots near each multiple of 45 degrees.
+        let mut angles: Vec<f64> = (-200_000..=200_000).map(|i| f64::from(i) * 0.000_237).collect();
+        angles.extend((-80..=80).flat_map(|k| {
+            let a = f64::from(k) * 45.0;
+            [a, a + 1e-9, a - 1e-9, a + 1e-3, a - 1e-3]
+        }));
+        angles.extend([1234.5678, -98765.4321, 1e6 + 0.25, 359.999_999_999]);
+        let mut worst = 0.0f64;
+        for a in angles {
+            let (s, c) = sin_cos_deg(a);
+            // The library on the exactly reduced angle (the reduction is
+            // exact, so this is the true value to within the library's ulp).
+            let q = (a / 90.0).round();
+            let r = (a - 90.0 * q).to_radians();
+            let (rs, rc) = r.sin_cos();
+            let (es, ec) = match (q as i64) & 3 {
+                0 => (rs, rc),
+                1 => (rc, -rs),
+                2 => (-rs, -rc),
+                _ => (-rc, rs),
+            };
+            worst = worst.max((s - es).abs()).max((c - ec).abs());
+            assert!((s * s + c * c - 1.0).abs() < 4e-16, "{a}: {s} {c}");
+        }
+        assert!(worst <= 2.3e-16, "worst error {worst:e}");
+        // Exact where it must be.
+        for k in -8..=8 {
+            let (s, c) = sin_cos_deg(f64::from(k) * 90.0);
+            assert!(s.abs() <= 1.0 && c.abs() <= 1.0 && (s == 0.0) != (c == 0.0));
+            assert_eq!(s.abs() + c.abs(), 1.0);
+        }
+    }
 
     // ---- textbook elementary matrices, written out row by row ----
 

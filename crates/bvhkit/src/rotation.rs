@@ -315,6 +315,9 @@ fn round_to_integer(x: f64) -> f64 {
 /// (`k_sin.c`, `k_cos.c`), each under one ulp there. Outside that range the
 /// result is not accurate; [`sin_cos_deg`] never passes such an `x`.
 #[inline(always)]
+// The coefficients keep the digits they are published with; each literal
+// rounds to the intended f64.
+#[allow(clippy::excessive_precision)]
 fn sin_cos_kernel(x: f64) -> (f64, f64) {
     const S1: f64 = -1.666_666_666_666_663_243_48e-1;
     const S2: f64 = 8.333_333_333_322_489_461_24e-3;

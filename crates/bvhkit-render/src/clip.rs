@@ -24,6 +24,33 @@ pub struct Clip {
 }
 
 impl Clip {
+    /// World positions, display names and hierarchy of `bvh`, through
+    /// forward kinematics over every frame (in parallel).
+    #[cfg(feature = "bvh")]
+    #[must_use]
+    pub fn from_bvh(bvh: &bvhkit::Bvh, name: &str, mode: bvhkit::PositionChannels) -> Clip {
+        let s = bvh.skeleton();
+        let fk = bvhkit::Kinematics::new(s, mode);
+        Clip {
+            name: name.to_string(),
+            joint_names: s.display_names(),
+            parents: s.joints().iter().map(|j| j.parent().map(bvhkit::JointId::index)).collect(),
+            is_end_site: s.joints().iter().map(|j| j.is_end_site()).collect(),
+            frame_time: bvh.motion().frame_time(),
+            n_frames: bvh.motion().n_frames(),
+            positions: fk.positions_all(bvh.motion()),
+        }
+    }
+
+    /// This clip with every position multiplied by `factor` (a change of
+    /// unit).
+    #[must_use]
+    pub fn scaled(&self, factor: f64) -> Clip {
+        let mut out = self.clone();
+        out.positions.iter_mut().for_each(|p| *p *= factor);
+        out
+    }
+
     /// Number of joints (End Sites included).
     pub fn n_joints(&self) -> usize {
         self.parents.len()

@@ -6,6 +6,11 @@
 //! default) draws those with tiny-skia into PNG, GIF, contact sheets and
 //! (through an `ffmpeg` child process) MP4.
 //!
+//! [`units`] guesses a skeleton's length unit from its size, so that files
+//! in different units can be drawn side by side at one scale; with the
+//! `bvh` feature, [`Clip::from_bvh`] and [`units::UnitGuess::of_bvh`] start
+//! from a parsed [`bvhkit::Bvh`].
+//!
 //! The same input always gives the same bytes: nothing depends on the
 //! clock, randomness or thread scheduling.
 #![deny(missing_docs)]
@@ -14,6 +19,7 @@
 
 mod clip;
 pub mod scene;
+pub mod units;
 
 #[cfg(feature = "raster")]
 pub mod raster;

@@ -10,7 +10,7 @@
 //! The logic is in window-free modules with their own tests:
 //! [`clock`] (real-time playback), [`timeline`] (frame grid and loop
 //! range), [`rig`] (camera framing, mouse mapping, following a joint),
-//! [`units`] (unit guess), [`in_place`] (root travel removal), [`load`]
+//! [`units`] (unit guess, shared with `bvh render`), [`in_place`] (root travel removal), [`load`]
 //! (files to clips), [`paint`] (draw list to egui shapes) and [`shot`]
 //! (screenshot PNG and its sidecar JSON).
 //!
@@ -42,7 +42,7 @@ pub mod paint;
 pub mod rig;
 pub mod shot;
 pub mod timeline;
-pub mod units;
+pub use bvhkit_render::units;
 
 /// How [`run`] opens the player.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -2,12 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-use bvhkit::glam::DVec3;
-use bvhkit::{Bvh, JointId, Kinematics, PositionChannels, ReadOptions};
+use bvhkit::{Bvh, JointId, PositionChannels, ReadOptions};
 use bvhkit_render::Clip;
 
 use crate::in_place::in_place;
-use crate::units::{HUMAN_SIZE_M, UnitGuess};
+use crate::units::UnitGuess;
 
 /// One open file: the parsed data, its world positions and what lenient
 /// parsing had to repair.
@@ -28,55 +27,8 @@ pub struct Loaded {
     pub display_in_place: Clip,
     /// The guessed length unit.
     pub units: UnitGuess,
-    /// Metres per file unit as shown: the guessed unit's, or for unknown
-    /// units the factor that makes the skeleton [`HUMAN_SIZE_M`] tall.
+    /// Metres per file unit as shown ([`UnitGuess::metres_per_unit`]).
     pub display_scale: f64,
-}
-
-/// Metres per file unit for display: the unit's size when known, else the
-/// factor that makes the skeleton human-sized (1 when it has no size).
-#[must_use]
-pub fn display_scale(units: &UnitGuess) -> f64 {
-    match units.units.metres() {
-        Some(m) => m,
-        None if units.size.is_finite() && units.size > 1e-9 => HUMAN_SIZE_M / units.size,
-        None => 1.0,
-    }
-}
-
-/// `clip` with every position multiplied by `scale`.
-#[must_use]
-pub fn scaled(clip: &Clip, scale: f64) -> Clip {
-    let mut out = clip.clone();
-    out.positions.iter_mut().for_each(|p| *p *= scale);
-    out
-}
-
-/// World positions, names and hierarchy of `bvh` as a renderer clip.
-#[must_use]
-pub fn clip_of(bvh: &Bvh, name: &str, mode: PositionChannels) -> Clip {
-    let s = bvh.skeleton();
-    let fk = Kinematics::new(s, mode);
-    Clip {
-        name: name.to_string(),
-        joint_names: s.display_names(),
-        parents: s.joints().iter().map(|j| j.parent().map(JointId::index)).collect(),
-        is_end_site: s.joints().iter().map(|j| j.is_end_site()).collect(),
-        frame_time: bvh.motion().frame_time(),
-        n_frames: bvh.motion().n_frames(),
-        positions: fk.positions_all(bvh.motion()),
-    }
-}
-
-/// The rest pose (every channel 0) of `bvh`'s skeleton.
-#[must_use]
-pub fn rest_pose(bvh: &Bvh, mode: PositionChannels) -> Vec<DVec3> {
-    let s = bvh.skeleton();
-    let fk = Kinematics::new(s, mode);
-    let zeros = vec![0.0; s.n_channels()];
-    let mut out = vec![DVec3::ZERO; s.len()];
-    fk.positions(&zeros, &mut out);
-    out
 }
 
 /// Parses `bytes` leniently into a [`Loaded`] named `name`.
@@ -86,11 +38,10 @@ pub fn rest_pose(bvh: &Bvh, mode: PositionChannels) -> Vec<DVec3> {
 pub fn load_bytes(name: &str, bytes: &[u8], mode: PositionChannels) -> Result<Loaded, String> {
     let (bvh, warnings) =
         ReadOptions::new().lenient(true).parse(bytes).map_err(|e| e.to_string())?;
-    let clip = clip_of(&bvh, name, mode);
-    let first = clip.positions.get(..clip.n_joints()).unwrap_or(&[]);
-    let units = UnitGuess::new(&rest_pose(&bvh, mode), first);
-    let scale = display_scale(&units);
-    let display = scaled(&clip, scale);
+    let clip = Clip::from_bvh(&bvh, name, mode);
+    let units = UnitGuess::of_bvh(&bvh, mode);
+    let scale = units.metres_per_unit();
+    let display = clip.scaled(scale);
     Ok(Loaded {
         path: None,
         warnings: warnings.iter().map(ToString::to_string).collect(),
@@ -144,6 +95,7 @@ impl Loaded {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use bvhkit::glam::DVec3;
 
     /// A two-frame stick figure in centimetres walking along +X.
     pub(crate) const STICK: &str = "HIERARCHY
@@ -218,14 +170,9 @@ Frame Time: 0.04
     }
 
     #[test]
-    fn unknown_units_are_shown_human_sized() {
-        use crate::units::Units;
-        let g = UnitGuess { units: Units::Unknown, size: 30.0 };
-        assert!((display_scale(&g) * 30.0 - HUMAN_SIZE_M).abs() < 1e-12);
-        assert_eq!(display_scale(&UnitGuess { units: Units::Unknown, size: 0.0 }), 1.0);
-        assert_eq!(display_scale(&UnitGuess { units: Units::Inches, size: 60.0 }), 0.0254);
+    fn scaled_clips() {
         let l = load_bytes("s", STICK.as_bytes(), PositionChannels::Replace).unwrap();
-        assert_eq!(scaled(&l.clip, 2.0).frame(1)[0], DVec3::new(40.0, 184.0, 0.0));
+        assert_eq!(l.clip.scaled(2.0).frame(1)[0], DVec3::new(40.0, 184.0, 0.0));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use bvhkit::glam::DVec3;
+use glam::DVec3;
 
 /// A length unit a skeleton seems to be measured in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -121,6 +121,36 @@ impl UnitGuess {
         UnitGuess { units: Units::guess(size), size }
     }
 
+    /// Guesses the unit of `bvh` from its rest pose (every channel 0),
+    /// falling back to its first frame.
+    #[cfg(feature = "bvh")]
+    #[must_use]
+    pub fn of_bvh(bvh: &bvhkit::Bvh, mode: bvhkit::PositionChannels) -> UnitGuess {
+        let s = bvh.skeleton();
+        let fk = bvhkit::Kinematics::new(s, mode);
+        let mut rest = vec![DVec3::ZERO; s.len()];
+        fk.positions(&vec![0.0; s.n_channels()], &mut rest);
+        let mut first = Vec::new();
+        if bvh.motion().n_frames() > 0 {
+            first = vec![DVec3::ZERO; s.len()];
+            fk.positions(bvh.motion().frame(0), &mut first);
+        }
+        UnitGuess::new(&rest, &first)
+    }
+
+    /// Metres per file unit for display: the guessed unit's size when it
+    /// is known, else the factor that makes the skeleton [`HUMAN_SIZE_M`]
+    /// in size (1 when it has no size), so that files in different units
+    /// stand side by side at one scale.
+    #[must_use]
+    pub fn metres_per_unit(&self) -> f64 {
+        match self.units.metres() {
+            Some(m) => m,
+            None if self.size.is_finite() && self.size > 1e-9 => HUMAN_SIZE_M / self.size,
+            None => 1.0,
+        }
+    }
+
     /// A label such as `centimetres (size 172.4 ≈ 1.72 m)`.
     #[must_use]
     pub fn label(&self) -> String {
@@ -168,5 +198,13 @@ mod tests {
         assert_eq!(g.size, 170.0);
         assert!(g.label().starts_with("centimetres (size 170"), "{}", g.label());
         assert_eq!(Units::Unknown.to_string(), "unknown units");
+    }
+
+    #[test]
+    fn unknown_units_are_shown_human_sized() {
+        let g = UnitGuess { units: Units::Unknown, size: 30.0 };
+        assert!((g.metres_per_unit() * 30.0 - HUMAN_SIZE_M).abs() < 1e-12);
+        assert_eq!(UnitGuess { units: Units::Unknown, size: 0.0 }.metres_per_unit(), 1.0);
+        assert_eq!(UnitGuess { units: Units::Inches, size: 60.0 }.metres_per_unit(), 0.0254);
     }
 }

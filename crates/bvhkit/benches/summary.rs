@@ -1,7 +1,8 @@
 //! One table of the headline figures, best of N runs each (robust on a
 //! shared machine where Criterion's means swing with the load).
 //!
-//! `cargo bench -p bvhkit --bench summary` (`-- 20` for 20 runs each;
+//! `cargo bench -p bvhkit --bench summary` (`-- 20` for 20 runs each,
+//! `-- fk` or `-- parse` for one table;
 //! `BVHKIT_BENCH_MB`, `BVHKIT_FK_FRAMES` as for the other benches). Prints
 //! Markdown: parse MB/s on one core and all cores against the
 //! whitespace-split + `fast_float2` baseline, streaming, writing and
@@ -153,7 +154,15 @@ fn fk_table(runs: usize) {
 fn main() {
     // `cargo bench` passes `--bench`; a bare number is the run count.
     let runs = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(10);
+    // `-- parse` or `-- fk` runs one table only.
+    let only = |t: &str| {
+        !std::env::args().any(|a| a == "parse" || a == "fk") || std::env::args().any(|a| a == t)
+    };
     println!("best of {runs} runs (5 for inputs over 20 MB, at most 7 for FK)\n");
-    parse_table(runs);
-    fk_table(runs);
+    if only("parse") {
+        parse_table(runs);
+    }
+    if only("fk") {
+        fk_table(runs);
+    }
 }

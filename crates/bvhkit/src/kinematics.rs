@@ -129,13 +129,20 @@ impl Kinematics {
         self.mode
     }
 
+    /// Right-multiplies `r` by the joint's rotation channels, in listed
+    /// order. Starting from the parent's world rotation this gives the
+    /// joint's world rotation without a full 3x3 product.
     #[inline(always)]
-    fn local_of(&self, p: &Program, frame: &[f64]) -> (DMat3, DVec3) {
-        let mut r = DMat3::IDENTITY;
+    fn rotate(p: &Program, frame: &[f64], r: &mut DMat3) {
         for k in 0..p.n_rot as usize {
             let (s, c) = sin_cos_deg(frame[p.rot_chan[k] as usize]);
-            apply_axis_rotation(&mut r, p.rot_axis[k], s, c);
+            apply_axis_rotation(r, p.rot_axis[k], s, c);
         }
+    }
+
+    /// The joint's translation relative to its parent.
+    #[inline(always)]
+    fn translation_of(&self, p: &Program, frame: &[f64]) -> DVec3 {
         let mut t = p.offset;
         for k in 0..p.n_pos as usize {
             let v = frame[p.pos_chan[k] as usize];
@@ -145,7 +152,14 @@ impl Kinematics {
                 PositionChannels::Add => t[a] += v,
             }
         }
-        (r, t)
+        t
+    }
+
+    #[inline(always)]
+    fn local_of(&self, p: &Program, frame: &[f64]) -> (DMat3, DVec3) {
+        let mut r = DMat3::IDENTITY;
+        Self::rotate(p, frame, &mut r);
+        (r, self.translation_of(p, frame))
     }
 
     fn check(&self, frame: &[f64], out_len: usize) {
@@ -174,14 +188,16 @@ impl Kinematics {
         self.check(frame, out.len());
         for i in 0..self.program.len() {
             let p = &self.program[i];
-            let (r, t) = self.local_of(p, frame);
-            out[i] = match p.parent {
-                None => DAffine3 { matrix3: r, translation: t },
+            let t = self.translation_of(p, frame);
+            let mut w = match p.parent {
+                None => DAffine3 { matrix3: DMat3::IDENTITY, translation: t },
                 Some(q) => {
-                    let w = out[q as usize];
-                    DAffine3 { matrix3: w.matrix3 * r, translation: w.matrix3 * t + w.translation }
+                    let pw = out[q as usize];
+                    DAffine3 { matrix3: pw.matrix3, translation: pw.matrix3 * t + pw.translation }
                 }
             };
+            Self::rotate(p, frame, &mut w.matrix3);
+            out[i] = w;
         }
     }
 
@@ -195,19 +211,21 @@ impl Kinematics {
         assert_eq!(rot.len(), out.len(), "scratch must hold one rotation per joint");
         for i in 0..self.program.len() {
             let p = &self.program[i];
-            let (r, t) = self.local_of(p, frame);
-            match p.parent {
+            let t = self.translation_of(p, frame);
+            // world rotation = parent's · R1 · R2 · R3, applied in place.
+            let mut r = match p.parent {
                 None => {
-                    rot[i] = r;
                     out[i] = t;
+                    DMat3::IDENTITY
                 }
                 Some(q) => {
                     let q = q as usize;
-                    let pr = rot[q];
-                    rot[i] = pr * r;
-                    out[i] = pr * t + out[q];
+                    out[i] = rot[q] * t + out[q];
+                    rot[q]
                 }
-            }
+            };
+            Self::rotate(p, frame, &mut r);
+            rot[i] = r;
         }
     }
 

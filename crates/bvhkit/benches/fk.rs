@@ -11,37 +11,8 @@ mod common;
 use std::hint::black_box;
 
 use bvhkit::glam::{DMat3, DVec3};
-use bvhkit::{Bvh, Kinematics, Motion, PositionChannels};
+use bvhkit::{Bvh, Kinematics, PositionChannels};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-
-/// A synthetic skeleton of `joints` joints with `frames` frames of random
-/// values (made directly, without going through text).
-fn synth(joints: usize, frames: usize) -> Bvh {
-    let skel = Bvh::parse(bvhkit_testdata::synth_text(5, joints, 0)).expect("synthetic skeleton");
-    let (skel, _) = skel.into_parts();
-    let c = skel.n_channels();
-    let mut x: u64 = 0x1234_5678;
-    let values = (0..c * frames)
-        .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((x >> 11) as f64 / (1u64 << 53) as f64) * 360.0 - 180.0
-        })
-        .collect();
-    let motion = Motion::new(1.0 / 120.0, c, values).expect("motion");
-    Bvh::new(skel, motion).expect("bvh")
-}
-
-/// The floor: `sin_cos` of three angles per joint, per frame.
-fn floor(motion: &Motion, idx: &[usize]) -> f64 {
-    let mut acc = 0.0;
-    for frame in motion.frames() {
-        for &i in idx {
-            let (s, c) = frame[i].to_radians().sin_cos();
-            acc += s + c;
-        }
-    }
-    acc
-}
 
 fn bench(c: &mut Criterion, name: &str, bvh: &Bvh) {
     let skel = bvh.skeleton();
@@ -70,9 +41,13 @@ fn bench(c: &mut Criterion, name: &str, bvh: &Bvh) {
             acc
         })
     });
-    let n_ch = motion.n_channels().max(1);
-    let idx: Vec<usize> = (0..3 * joints).map(|i| i % n_ch).collect();
-    g.bench_function("floor_sin_cos_3_per_joint", |b| b.iter(|| floor(black_box(motion), &idx)));
+    let idx = common::floor_indices(motion, joints);
+    g.bench_function("floor_std_sin_cos_3_per_joint", |b| {
+        b.iter(|| common::fk_floor(black_box(motion), &idx, common::std_sin_cos_deg))
+    });
+    g.bench_function("floor_sin_cos_deg_3_per_joint", |b| {
+        b.iter(|| common::fk_floor(black_box(motion), &idx, bvhkit::rotation::sin_cos_deg))
+    });
     g.finish();
 }
 
@@ -81,9 +56,8 @@ fn fk(c: &mut Criterion) {
     if let Some(input) = common::corpus_inputs(1).pop() {
         bench(c, &input.name, &input.parse());
     }
-    let frames =
-        std::env::var("BVHKIT_FK_FRAMES").ok().and_then(|s| s.parse().ok()).unwrap_or(100_000);
-    let bvh = synth(100, frames);
+    let frames = common::fk_frames();
+    let bvh = common::synth_fk(100, frames);
     bench(c, &format!("synth_100j_{frames}f"), &bvh);
 }
 

@@ -1,4 +1,6 @@
-//! Parse, stream and write throughput (MB/s of BVH text).
+//! Parse, stream and write throughput (MB/s of BVH text), with the
+//! whitespace-split + `fast-float2` baseline and the `bvh_anim` crate
+//! measured in the same groups.
 //!
 //! `cargo bench -p bvhkit --bench parse`; `BVHKIT_BENCH_MB=10` for a smaller
 //! synthetic input. Inputs: the three largest files of the shared corpus
@@ -28,6 +30,17 @@ fn parse(c: &mut Criterion) {
         g.bench_function("baseline_split_fast_float2", |b| {
             b.iter(|| common::baseline(black_box(&input.bytes)))
         });
+        // The comparison: the bvh_anim crate on the same bytes.
+        match bvh_anim::from_bytes(&input.bytes) {
+            Ok(_) => {
+                g.bench_function("bvh_anim", |b| {
+                    b.iter(|| {
+                        bvh_anim::from_bytes(black_box(&input.bytes[..])).map(|b| b.num_frames())
+                    })
+                });
+            }
+            Err(e) => eprintln!("note: bvh_anim cannot parse {} ({e}); skipped for it", input.name),
+        }
         g.finish();
     }
 }

@@ -15,7 +15,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use bvhkit::glam::{DMat3, DVec3};
-use bvhkit::{Bvh, Kinematics, Motion, PositionChannels};
+use bvhkit::{Bvh, Kinematics, PositionChannels};
 
 fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> f64 {
     let mut best = f64::INFINITY;
@@ -71,29 +71,13 @@ fn parse_table(runs: usize) {
     }
 }
 
-fn synth_fk(joints: usize, frames: usize) -> Bvh {
-    let (skel, _) = Bvh::parse(bvhkit_testdata::synth_text(5, joints, 0))
-        .expect("synthetic skeleton")
-        .into_parts();
-    let c = skel.n_channels();
-    let mut x: u64 = 0x1234_5678;
-    let values = (0..c * frames)
-        .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((x >> 11) as f64 / (1u64 << 53) as f64) * 360.0 - 180.0
-        })
-        .collect();
-    Bvh::new(skel, Motion::new(1.0 / 120.0, c, values).expect("motion")).expect("bvh")
-}
-
 fn fk_table(runs: usize) {
     let mut cases: Vec<(String, Bvh)> = Vec::new();
     if let Some(input) = common::corpus_inputs(1).pop() {
         cases.push((input.name.clone(), input.parse()));
     }
-    let frames =
-        std::env::var("BVHKIT_FK_FRAMES").ok().and_then(|s| s.parse().ok()).unwrap_or(100_000);
-    cases.push((format!("synth 100 joints x {frames}"), synth_fk(100, frames)));
+    let frames = common::fk_frames();
+    cases.push((format!("synth 100 joints x {frames}"), common::synth_fk(100, frames)));
     println!();
     println!(
         "| input | joints x frames | serial M/s | all cores M/s | kernel (reused buffers) M/s | floor: std sin_cos M/s | serial / std floor | floor: sin_cos_deg M/s | serial / that floor |"
@@ -114,29 +98,10 @@ fn fk_table(runs: usize) {
             }
             out[joints - 1]
         });
-        let n_ch = m.n_channels().max(1);
-        let idx: Vec<usize> = (0..3 * joints).map(|i| i % n_ch).collect();
-        let tf = best_of(runs, || {
-            let mut acc = 0.0;
-            for frame in m.frames() {
-                for &i in &idx {
-                    let (s, c) = frame[i].to_radians().sin_cos();
-                    acc += s + c;
-                }
-            }
-            acc
-        });
+        let idx = common::floor_indices(m, joints);
+        let tf = best_of(runs, || common::fk_floor(m, &idx, common::std_sin_cos_deg));
         // The same three angles per joint through bvhkit's own degree kernel.
-        let td = best_of(runs, || {
-            let mut acc = 0.0;
-            for frame in m.frames() {
-                for &i in &idx {
-                    let (s, c) = bvhkit::rotation::sin_cos_deg(frame[i]);
-                    acc += s + c;
-                }
-            }
-            acc
-        });
+        let td = best_of(runs, || common::fk_floor(m, &idx, bvhkit::rotation::sin_cos_deg));
         println!(
             "| {name} | {joints} x {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} |",
             m.n_frames(),

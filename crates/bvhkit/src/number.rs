@@ -35,29 +35,14 @@ pub(crate) fn parse_number(bytes: &[u8], start: usize) -> Result<(f64, usize), u
     }
     // Accumulate every digit; more than 19 of them (leading zeros included)
     // may have wrapped, and such rare tokens take the exact slow path below.
-    let mut mantissa: u64 = 0;
     let int_start = i;
-    while i < n {
-        let d = bytes[i].wrapping_sub(b'0');
-        if d > 9 {
-            break;
-        }
-        mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(d));
-        i += 1;
-    }
+    let (mut i, mut mantissa) = digits(bytes, i, 0);
     let mut n_digits = i - int_start;
     let mut exp10: i32 = 0;
     if i < n && bytes[i] == b'.' {
         i += 1;
         let frac_start = i;
-        while i < n {
-            let d = bytes[i].wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
-            mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(d));
-            i += 1;
-        }
+        (i, mantissa) = digits(bytes, i, mantissa);
         let frac = i - frac_start;
         n_digits += frac;
         exp10 = -(frac.min(1 << 20) as i32);
@@ -98,6 +83,22 @@ pub(crate) fn parse_number(bytes: &[u8], start: usize) -> Result<(f64, usize), u
         Ok(v) if v.is_finite() => Ok((v, i)),
         _ => Err(i),
     }
+}
+
+/// Appends the decimal digits from `bytes[i]` on to `mantissa` (wrapping
+/// past 19 digits: callers count digits and then take the slow path);
+/// returns the index of the first non-digit and the new mantissa.
+#[inline(always)]
+fn digits(bytes: &[u8], mut i: usize, mut mantissa: u64) -> (usize, u64) {
+    while i < bytes.len() {
+        let d = bytes[i].wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        mantissa = mantissa.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    (i, mantissa)
 }
 
 /// Index one past the token containing `i`.

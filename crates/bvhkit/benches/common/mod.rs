@@ -109,3 +109,55 @@ pub(crate) fn baseline(bytes: &[u8]) -> (f64, usize) {
     }
     (sum, n)
 }
+
+/// A synthetic skeleton of `joints` joints with `frames` frames of random
+/// angles in [-180, 180) (made directly, without going through text).
+pub(crate) fn synth_fk(joints: usize, frames: usize) -> Bvh {
+    let skel = Bvh::parse(bvhkit_testdata::synth_text(5, joints, 0)).expect("synthetic skeleton");
+    let (skel, _) = skel.into_parts();
+    let c = skel.n_channels();
+    let mut x: u64 = 0x1234_5678;
+    let values = (0..c * frames)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 11) as f64 / (1u64 << 53) as f64) * 360.0 - 180.0
+        })
+        .collect();
+    let motion = bvhkit::Motion::new(1.0 / 120.0, c, values).expect("motion");
+    Bvh::new(skel, motion).expect("bvh")
+}
+
+/// Frames for the synthetic FK input: `$BVHKIT_FK_FRAMES`, default 100,000.
+pub(crate) fn fk_frames() -> usize {
+    std::env::var("BVHKIT_FK_FRAMES").ok().and_then(|s| s.parse().ok()).unwrap_or(100_000)
+}
+
+/// Channel indices standing for three angles per joint of a `joints`-joint
+/// skeleton: what the FK floors read.
+pub(crate) fn floor_indices(motion: &bvhkit::Motion, joints: usize) -> Vec<usize> {
+    let n_ch = motion.n_channels().max(1);
+    (0..3 * joints).map(|i| i % n_ch).collect()
+}
+
+/// The FK floor: `sin_cos(angle)` of the channels `idx` in every frame, and
+/// nothing else.
+pub(crate) fn fk_floor(
+    motion: &bvhkit::Motion,
+    idx: &[usize],
+    sin_cos: impl Fn(f64) -> (f64, f64),
+) -> f64 {
+    let mut acc = 0.0;
+    for frame in motion.frames() {
+        for &i in idx {
+            let (s, c) = sin_cos(frame[i]);
+            acc += s + c;
+        }
+    }
+    acc
+}
+
+/// `f64::sin_cos` of an angle in degrees, the way a straightforward FK
+/// would call it.
+pub(crate) fn std_sin_cos_deg(deg: f64) -> (f64, f64) {
+    deg.to_radians().sin_cos()
+}

@@ -241,3 +241,38 @@ fn mp4_pipes_raw_frames_to_ffmpeg() {
     assert!(matches!(err, Error::Ffmpeg { .. }), "{err}");
     assert!(err.to_string().contains("unknown encoder"), "{err}");
 }
+
+/// Whether `name` is an executable on `PATH`.
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+}
+
+/// With a real `ffmpeg` (CI installs Debian's): a valid H.264 MP4 with one
+/// video frame per rendered frame, as `ffprobe` counts them.
+#[test]
+fn mp4_with_a_real_ffmpeg() {
+    if !(on_path("ffmpeg") && on_path("ffprobe")) {
+        assert!(
+            std::env::var("BVHKIT_REQUIRE_FFMPEG").as_deref() != Ok("1"),
+            "BVHKIT_REQUIRE_FFMPEG=1 but ffmpeg/ffprobe are not on PATH"
+        );
+        eprintln!("SKIPPED mp4_with_a_real_ffmpeg: no ffmpeg on PATH (apt-get install ffmpeg)");
+        return;
+    }
+    let clip = walker("walk", 12, 0.0);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("walk.mp4");
+    raster::render_mp4(&[&clip], &small(), &AnimationOptions::default(), &out).unwrap();
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(&bytes[4..8], b"ftyp", "not an MP4 container");
+    let probe = std::process::Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
+        .args(["-show_entries", "stream=codec_name,width,height,nb_read_frames"])
+        .args(["-of", "csv=p=0"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(probe.status.success(), "{}", String::from_utf8_lossy(&probe.stderr));
+    assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "h264,160,120,12");
+}

@@ -74,6 +74,11 @@ impl RowStats {
         self
     }
 
+    /// Where the line being read started, if it holds a value yet.
+    pub(crate) fn open_line_start(&self) -> Option<usize> {
+        (self.cur_len > 0).then_some(self.cur_start)
+    }
+
     /// Line terminators seen, whatever the convention.
     pub(crate) fn line_ends(&self) -> u64 {
         self.lf.max(self.cr)

@@ -210,9 +210,16 @@ impl<R: Read> FrameReader<R> {
                         Some(pos),
                     )
                 })?;
+        // With no channels, any value is an error: report the first one while
+        // its bytes are still in the buffer (its line may not have ended yet).
         if c == 0
-            && let Some((off, _, _)) = self.stats.first_irregular
-            && !before_irregular
+            && !self.pending.is_empty()
+            && let Some(off) = self
+                .stats
+                .first_irregular
+                .map(|t| t.0)
+                .or(self.stats.open_line_start())
+                .filter(|&o| o >= self.buf_base)
         {
             let rel = off - self.buf_base;
             let tok = self.buf[rel..crate::number::token_end(&self.buf, rel)].to_vec();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use bvhkit::glam::{DAffine3, DMat3, DQuat, DVec3};
+use bvhkit::glam::{DAffine3, DQuat, DVec3};
 use bvhkit::rotation::{
     RotationOrder, mat3_to_6d, mat3_to_euler, mat3_to_euler_near, quat_to_scaled_axis,
 };
@@ -483,7 +483,7 @@ fn stream(
 pub(crate) fn run_positions(a: PositionsArgs) -> Result<ExitCode> {
     let c = &a.common;
     let mut fk: Option<Kinematics> = None;
-    let mut rot = Vec::new();
+    let mut scratch = None;
     let mut pos = Vec::new();
     stream(
         c,
@@ -495,9 +495,9 @@ pub(crate) fn run_positions(a: PositionsArgs) -> Result<ExitCode> {
         },
         |skel, frame, sel, out| {
             let fk = fk.get_or_insert_with(|| Kinematics::new(skel, c.position_channels.into()));
-            rot.resize(fk.len(), DMat3::IDENTITY);
+            let scratch = scratch.get_or_insert_with(|| fk.scratch());
             pos.resize(fk.len(), DVec3::ZERO);
-            fk.positions_with(frame, &mut rot, &mut pos);
+            fk.positions_with(frame, scratch, &mut pos);
             for &i in sel {
                 out.extend_from_slice(&pos[i].to_array());
             }

@@ -10,7 +10,7 @@ mod common;
 
 use std::hint::black_box;
 
-use bvhkit::glam::{DMat3, DVec3};
+use bvhkit::glam::DVec3;
 use bvhkit::{Bvh, Kinematics, PositionChannels};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -29,13 +29,13 @@ fn bench(c: &mut Criterion, name: &str, bvh: &Bvh) {
     });
     g.bench_function("positions_all", |b| b.iter(|| fk.positions_all(black_box(motion))));
     // The kernel alone: one reused output buffer, no allocation.
-    let mut rot = vec![DMat3::IDENTITY; joints];
+    let mut scratch = fk.scratch();
     let mut out = vec![DVec3::ZERO; joints];
     g.bench_function("positions_with_reused_buffers", |b| {
         b.iter(|| {
             let mut acc = 0.0;
             for frame in black_box(motion).frames() {
-                fk.positions_with(frame, &mut rot, &mut out);
+                fk.positions_with(frame, &mut scratch, &mut out);
                 acc += out[joints - 1].x;
             }
             acc

@@ -14,7 +14,7 @@ mod common;
 use std::hint::black_box;
 use std::time::Instant;
 
-use bvhkit::glam::{DMat3, DVec3};
+use bvhkit::glam::DVec3;
 use bvhkit::{Bvh, Kinematics, PositionChannels};
 
 fn best_of<T>(runs: usize, mut f: impl FnMut() -> T) -> f64 {
@@ -91,10 +91,10 @@ fn fk_table(runs: usize) {
         let runs = runs.min(7);
         let ts = best_of(runs, || fk.positions_all_serial(m));
         let ta = best_of(runs, || fk.positions_all(m));
-        let (mut rot, mut out) = (vec![DMat3::IDENTITY; joints], vec![DVec3::ZERO; joints]);
+        let (mut scratch, mut out) = (fk.scratch(), vec![DVec3::ZERO; joints]);
         let tk = best_of(runs, || {
             for frame in m.frames() {
-                fk.positions_with(frame, &mut rot, &mut out);
+                fk.positions_with(frame, &mut scratch, &mut out);
             }
             out[joints - 1]
         });

@@ -16,7 +16,7 @@ use glam::{DAffine3, DMat3, DVec3};
 
 use crate::channel::Channel;
 use crate::motion::Motion;
-use crate::rotation::{Axis, apply_axis_rotation, sin_cos_deg};
+use crate::rotation::{Axis, apply_axis_rotation, sin_cos_deg, sin_cos_deg_slice};
 use crate::skeleton::Skeleton;
 
 /// How position channels combine with a joint's `OFFSET`.
@@ -45,6 +45,16 @@ struct Program {
     n_pos: u8,
     pos_axis: [u8; 3],
     pos_chan: [u32; 3],
+}
+
+/// Buffers that [`Kinematics::positions_with`] reuses from frame to frame:
+/// world rotations of the joints and the sines and cosines of the frame's
+/// channels. Make one with [`Kinematics::scratch`] (one per thread).
+#[derive(Clone, Debug)]
+pub struct FkScratch {
+    rot: Vec<DMat3>,
+    sin: Vec<f64>,
+    cos: Vec<f64>,
 }
 
 /// A skeleton compiled for forward kinematics.
@@ -201,18 +211,38 @@ impl Kinematics {
         }
     }
 
-    /// World positions of frame `frame`, with a scratch buffer of rotations
-    /// the caller keeps between calls (`rot.len() == self.len()`).
+    /// Buffers for [`Kinematics::positions_with`], sized for this skeleton.
+    #[must_use]
+    pub fn scratch(&self) -> FkScratch {
+        FkScratch {
+            rot: vec![DMat3::IDENTITY; self.program.len()],
+            sin: vec![0.0; self.n_channels],
+            cos: vec![0.0; self.n_channels],
+        }
+    }
+
+    /// World positions of frame `frame`, with buffers the caller keeps
+    /// between frames (from [`Kinematics::scratch`]): nothing is allocated.
+    ///
+    /// The sines and cosines of the whole frame are computed first, in one
+    /// branch-free pass ([`sin_cos_deg_slice`]), then the joints in file
+    /// order: a joint's world rotation is its parent's, right-multiplied in
+    /// place by its rotation channels in listed order.
     ///
     /// # Panics
-    /// As for [`Kinematics::local`], and when `rot` has the wrong length.
-    pub fn positions_with(&self, frame: &[f64], rot: &mut [DMat3], out: &mut [DVec3]) {
+    /// As for [`Kinematics::local`], and when `scratch` was made for a
+    /// skeleton of another shape.
+    pub fn positions_with(&self, frame: &[f64], scratch: &mut FkScratch, out: &mut [DVec3]) {
         self.check(frame, out.len());
-        assert_eq!(rot.len(), out.len(), "scratch must hold one rotation per joint");
+        let FkScratch { rot, sin, cos } = scratch;
+        assert!(
+            rot.len() == out.len() && sin.len() == frame.len() && cos.len() == frame.len(),
+            "scratch was made for another skeleton"
+        );
+        sin_cos_deg_slice(frame, sin, cos);
         for i in 0..self.program.len() {
             let p = &self.program[i];
             let t = self.translation_of(p, frame);
-            // world rotation = parent's · R1 · R2 · R3, applied in place.
             let mut r = match p.parent {
                 None => {
                     out[i] = t;
@@ -224,7 +254,10 @@ impl Kinematics {
                     rot[q]
                 }
             };
-            Self::rotate(p, frame, &mut r);
+            for k in 0..p.n_rot as usize {
+                let ch = p.rot_chan[k] as usize;
+                apply_axis_rotation(&mut r, p.rot_axis[k], sin[ch], cos[ch]);
+            }
             rot[i] = r;
         }
     }
@@ -234,8 +267,7 @@ impl Kinematics {
     /// # Panics
     /// As for [`Kinematics::local`].
     pub fn positions(&self, frame: &[f64], out: &mut [DVec3]) {
-        let mut rot = vec![DMat3::IDENTITY; self.program.len()];
-        self.positions_with(frame, &mut rot, out);
+        self.positions_with(frame, &mut self.scratch(), out);
     }
 
     /// World positions of every joint in every frame, frame-major
@@ -249,8 +281,8 @@ impl Kinematics {
         if n == 0 {
             return out;
         }
-        let work = |(f, chunk): (usize, &mut [DVec3]), rot: &mut Vec<DMat3>| {
-            self.positions_with(motion.frame(f), rot, chunk);
+        let work = |(f, chunk): (usize, &mut [DVec3]), scratch: &mut FkScratch| {
+            self.positions_with(motion.frame(f), scratch, chunk);
         };
         #[cfg(feature = "parallel")]
         {
@@ -258,13 +290,13 @@ impl Kinematics {
             out.par_chunks_mut(n)
                 .enumerate()
                 .with_min_len(64)
-                .for_each_init(|| vec![DMat3::IDENTITY; n], |rot, item| work(item, rot));
+                .for_each_init(|| self.scratch(), |scratch, item| work(item, scratch));
         }
         #[cfg(not(feature = "parallel"))]
         {
-            let mut rot = vec![DMat3::IDENTITY; n];
+            let mut scratch = self.scratch();
             for item in out.chunks_mut(n).enumerate() {
-                work(item, &mut rot);
+                work(item, &mut scratch);
             }
         }
         out
@@ -314,10 +346,10 @@ impl Kinematics {
     pub fn positions_all_serial(&self, motion: &Motion) -> Vec<DVec3> {
         let n = self.program.len();
         let mut out = vec![DVec3::ZERO; motion.n_frames() * n];
-        let mut rot = vec![DMat3::IDENTITY; n];
+        let mut scratch = self.scratch();
         if n > 0 {
             for (f, chunk) in out.chunks_mut(n).enumerate() {
-                self.positions_with(motion.frame(f), &mut rot, chunk);
+                self.positions_with(motion.frame(f), &mut scratch, chunk);
             }
         }
         out

@@ -359,13 +359,15 @@ impl Kinematics {
 /// Whether the reading of position channels matters for this file: some
 /// joint with position channels has a non-zero `OFFSET` component named by
 /// one of them, so [`PositionChannels::Replace`] and [`PositionChannels::Add`]
-/// give different poses. Returns the first such joint's name and whether its
-/// first-frame channel values repeat its `OFFSET` (the signature of files
-/// meant to be read with `Replace`).
+/// give different poses. Returns a joint's name and whether its first-frame
+/// channel values repeat its `OFFSET` (the signature of files meant to be
+/// read with `Replace`): the first joint that does, else the first such
+/// joint (often the root, whose channels carry the motion).
 pub fn position_channel_ambiguity(
     skeleton: &Skeleton,
     first_frame: Option<&[f64]>,
 ) -> Option<(String, bool)> {
+    let mut first = None;
     for j in skeleton.joints() {
         let mut differs = false;
         let mut repeats = true;
@@ -390,8 +392,39 @@ pub fn position_channel_ambiguity(
             }
         }
         if differs {
-            return Some((j.name().to_string(), first_frame.is_some() && repeats));
+            if first_frame.is_some() && repeats {
+                return Some((j.name().to_string(), true));
+            }
+            first.get_or_insert_with(|| (j.name().to_string(), false));
         }
     }
-    None
+    first
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Bvh;
+
+    #[test]
+    fn ambiguity_prefers_a_joint_whose_first_frame_repeats_its_offset() {
+        // The root has a non-zero OFFSET and moves; J repeats its OFFSET.
+        let text = "HIERARCHY ROOT R { OFFSET 0 90 0 CHANNELS 3 Xposition Yposition Zposition\n\
+            JOINT J { OFFSET 0 5 0 CHANNELS 3 Xposition Yposition Zposition End Site { OFFSET 0 1 0 } } }\n\
+            MOTION\nFrames: 1\nFrame Time: 0.1\n3 91 0 0 5 0\n";
+        let b = Bvh::parse(text).unwrap();
+        let f = Some(b.motion().frame(0));
+        assert_eq!(position_channel_ambiguity(b.skeleton(), f), Some(("J".into(), true)));
+        // Without a frame there is no evidence: the first such joint.
+        assert_eq!(position_channel_ambiguity(b.skeleton(), None), Some(("R".into(), false)));
+        // J no longer repeats its OFFSET: the root is named, without the sign.
+        let text = text.replace("3 91 0 0 5 0", "3 91 0 0 6 0");
+        let b = Bvh::parse(text).unwrap();
+        let f = Some(b.motion().frame(0));
+        assert_eq!(position_channel_ambiguity(b.skeleton(), f), Some(("R".into(), false)));
+        // All OFFSETs named by position channels are zero: the reading does not matter.
+        let text = "HIERARCHY ROOT R { OFFSET 0 0 0 CHANNELS 1 Yposition }\nMOTION\nFrames: 1\nFrame Time: 0.1\n4\n";
+        let b = Bvh::parse(text).unwrap();
+        assert_eq!(position_channel_ambiguity(b.skeleton(), Some(b.motion().frame(0))), None);
+    }
 }

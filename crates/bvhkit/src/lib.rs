@@ -38,7 +38,9 @@
 //!
 //! # Features
 //! - `parallel` (default): parse large motion sections on all cores (rayon).
-#![forbid(unsafe_code)]
+// One `unsafe` block in the whole crate: calling the AVX2 build of the
+// batched sine/cosine after checking the CPU (rotation::sin_cos_deg_slice).
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]
 

@@ -198,5 +198,9 @@ mod tests {
         );
         assert!(parse(&["view", "a.bvh", "--follow"]).is_err(), "--follow needs --select");
         assert!(parse(&["view", "a.bvh", "--size", "20x10"]).is_err());
+        assert!(
+            parse(&["view", "a.bvh", "--screenshot", "s.png", "--keys", "Right,Space"]).is_ok()
+        );
+        assert!(parse(&["view", "a.bvh", "--keys", "Right"]).is_err(), "--keys needs --screenshot");
     }
 }

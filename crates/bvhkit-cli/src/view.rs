@@ -38,6 +38,10 @@ pub(crate) struct Args {
     /// position) once drawn, then close: for tests and thumbnails.
     #[arg(long, value_name = "PNG")]
     screenshot: Option<PathBuf>,
+    /// With --screenshot: key presses to send first, one per frame
+    /// (e.g. `Right,Right,Space`); the PNG.json records the frame reached.
+    #[arg(long, value_name = "KEY,...", value_delimiter = ',', requires = "screenshot")]
+    keys: Vec<String>,
     /// How position channels combine with OFFSET.
     #[arg(long, value_enum, default_value = "replace")]
     position_channels: PosMode,
@@ -72,6 +76,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     opts.play = args.play;
     opts.select = args.select;
     opts.follow = args.follow;
+    opts.keys = args.keys;
     bvhkit_view::run(files, opts)?;
     Ok(ExitCode::SUCCESS)
 }

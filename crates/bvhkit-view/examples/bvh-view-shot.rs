@@ -1,5 +1,6 @@
 //! Runs the player: `bvh-view-shot [--shot OUT.png] [--frame N]
 //! [--size WxH] [--in-place] [--play] [--add] [--select JOINT [--follow]]
+//! [--keys KEY,KEY,...]
 //! FILE...`.
 //!
 //! With `--shot` it saves a screenshot (and `OUT.png.json`) and exits; the
@@ -30,6 +31,12 @@ fn main() -> ExitCode {
             "--select" => opts.select = args.next(),
             "--follow" => opts.follow = true,
             "--add" => opts.position_channels = PositionChannels::Add,
+            "--keys" => {
+                opts.keys = args
+                    .next()
+                    .map(|k| k.split(',').map(String::from).collect())
+                    .unwrap_or_default();
+            }
             _ => files.push(PathBuf::from(a)),
         }
     }

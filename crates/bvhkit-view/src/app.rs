@@ -34,6 +34,8 @@ type Outcome = Arc<Mutex<Option<Result<(), String>>>>;
 struct ShotState {
     path: PathBuf,
     frames: u32,
+    /// Key presses still to send, one per drawn frame.
+    keys: std::collections::VecDeque<Key>,
     requested: bool,
     image: Arc<Mutex<Option<Arc<egui::ColorImage>>>>,
     /// The sidecar of the latest drawn frame.
@@ -90,6 +92,7 @@ impl Player {
             shot: options.screenshot.map(|path| ShotState {
                 path,
                 frames: 0,
+                keys: options.keys.iter().filter_map(|k| Key::from_name(k)).collect(),
                 requested: false,
                 image: Arc::default(),
                 sidecar: None,
@@ -551,6 +554,9 @@ impl Player {
                 [screen.x.round() as usize, screen.y.round() as usize],
                 BACKGROUND,
             ));
+            if let Some(obj) = shot.sidecar.as_mut().and_then(|v| v.as_object_mut()) {
+                obj.insert("playing".into(), self.clock.is_playing().into());
+            }
         }
     }
 
@@ -594,7 +600,7 @@ impl Player {
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             return;
         }
-        if shot.frames >= SHOT_AFTER_FRAMES && !shot.requested {
+        if shot.frames >= SHOT_AFTER_FRAMES && shot.keys.is_empty() && !shot.requested {
             shot.requested = true;
             let slot = Arc::clone(&shot.image);
             let repaint = ctx.clone();
@@ -691,6 +697,26 @@ impl JointTree<'_> {
 }
 
 impl eframe::App for Player {
+    /// Screenshot mode: sends the scripted key presses, one per frame, as
+    /// the window system would.
+    fn raw_input_hook(&mut self, _ctx: &egui::Context, raw_input: &mut egui::RawInput) {
+        let Some(shot) = &mut self.shot else { return };
+        if shot.frames == 0 {
+            return;
+        }
+        if let Some(key) = shot.keys.pop_front() {
+            for pressed in [true, false] {
+                raw_input.events.push(egui::Event::Key {
+                    key,
+                    physical_key: Some(key),
+                    pressed,
+                    repeat: false,
+                    modifiers: egui::Modifiers::NONE,
+                });
+            }
+        }
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
         // Files dropped on the window.
@@ -703,8 +729,9 @@ impl eframe::App for Player {
         let now = ctx.input(|i| i.time);
         let dt = self.last_time.map_or(0.0, |t| now - t);
         self.last_time = Some(now);
+        self.keyboard(&ctx);
+        // Screenshot mode shows a fixed moment: the clock does not run.
         if self.shot.is_none() {
-            self.keyboard(&ctx);
             self.clock.advance(dt);
         }
         if self.clock.is_playing() {

@@ -19,6 +19,9 @@
 //! [`ViewOptions::frame`], waits for a few frames to be drawn, saves the
 //! window as a PNG plus a sidecar JSON with the pixel position of every
 //! joint (see [`shot`]) and closes: this is how the window is tested.
+//! [`ViewOptions::keys`] first sends key presses through the window's input,
+//! so the keyboard shortcuts are tested too; the playback clock stands
+//! still in screenshot mode, so the picture is the same on every run.
 //!
 //! # Keys and mouse
 //! Space play/pause, Left/Right step a frame, Home/End go to the loop
@@ -66,6 +69,11 @@ pub struct ViewOptions {
     pub select: Option<String>,
     /// Follow the selected joint with the camera.
     pub follow: bool,
+    /// Screenshot mode only: key presses sent to the window, one per drawn
+    /// frame, before the picture is taken (names as `egui::Key::from_name`
+    /// knows them: `Space`, `Right`, `Left`, `Home`, `End`, `F`, ...). The
+    /// sidecar then records the frame reached and whether it is playing.
+    pub keys: Vec<String>,
 }
 
 impl ViewOptions {
@@ -114,6 +122,9 @@ impl std::error::Error for ViewError {}
 /// mode [`ViewError::Screenshot`] when the picture could not be taken or
 /// written.
 pub fn run(files: Vec<PathBuf>, options: ViewOptions) -> Result<(), ViewError> {
+    if let Some(k) = options.keys.iter().find(|k| eframe::egui::Key::from_name(k).is_none()) {
+        return Err(ViewError::Screenshot(format!("unknown key '{k}'")));
+    }
     let mut loaded = Vec::with_capacity(files.len());
     for f in &files {
         loaded.push(load::load_path(f, options.position_channels).map_err(ViewError::Load)?);

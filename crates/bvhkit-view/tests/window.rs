@@ -3,6 +3,10 @@
 //! checks the PNG against the sidecar JSON: the skeleton is on screen
 //! wherever the sidecar says a joint was drawn.
 //!
+//! A plain `cargo test` builds the example; `cargo test --test window`
+//! alone does not rebuild it, so run `cargo build -p bvhkit-view --examples`
+//! first when changing the player that way.
+//!
 //! Needs a display. Without `DISPLAY` the window tests print SKIPPED and
 //! pass, unless `BVHKIT_REQUIRE_DISPLAY=1`, which makes them fail. Under
 //! CI: `Xvfb :99 -screen 0 1280x800x24 & DISPLAY=:99 cargo test -p bvhkit-view`.
@@ -99,6 +103,11 @@ fn rgb(v: &Value) -> [u8; 3] {
 /// Takes a screenshot of `files` at `frame` and checks it against its
 /// sidecar; returns the sidecar.
 fn shoot_and_check(name: &str, files: &[PathBuf], frame: usize) -> Value {
+    shoot_with_keys(name, files, frame, "")
+}
+
+/// As [`shoot_and_check`], after sending the comma-separated `keys`.
+fn shoot_with_keys(name: &str, files: &[PathBuf], frame: usize, keys: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let png_path = dir.path().join(format!("{name}.png"));
     let frame_s = frame.to_string();
@@ -110,6 +119,10 @@ fn shoot_and_check(name: &str, files: &[PathBuf], frame: usize) -> Value {
         "--size".as_ref(),
         "960x640".as_ref(),
     ];
+    if !keys.is_empty() {
+        args.push("--keys".as_ref());
+        args.push(keys.as_ref());
+    }
     args.extend(files.iter().map(|f| f.as_os_str()));
     let (ok, err) = run_example(&args);
     assert!(ok, "bvh-view-shot failed: {err}");
@@ -290,4 +303,36 @@ fn corpus_walk_is_on_screen() {
     }
     let side = shoot_and_check("corpus_walk", &[file], 120);
     assert_eq!(side["clips"][0]["joints"].as_array().unwrap().len(), 38);
+}
+
+#[test]
+fn keyboard_shortcuts_drive_the_timeline() {
+    if !have_display("keyboard_shortcuts_drive_the_timeline") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("walker.bvh");
+    std::fs::write(&a, stick_bvh(5.0)).unwrap();
+    let files = [a];
+    // From frame 4: Right, Right, Left steps to 5; nothing plays.
+    let side = shoot_with_keys("keys_step", &files, 4, "Right,Right,Left");
+    assert_eq!(side["frame"], 5);
+    assert_eq!(side["playing"], false);
+    // Space starts playing, End jumps to the last frame (9), Home to 0.
+    let side = shoot_with_keys("keys_play", &files, 4, "Space,End");
+    assert_eq!(side["frame"], 9);
+    assert_eq!(side["playing"], true);
+    let side = shoot_with_keys("keys_home", &files, 4, "Home");
+    assert_eq!(side["frame"], 0);
+    assert_eq!(side["playing"], false);
+    // The figure drawn is the one of the frame reached.
+    assert_eq!(side["clips"][0]["frame"], 0);
+}
+
+#[test]
+fn an_unknown_key_is_refused() {
+    let (ok, err) =
+        run_example(&["--shot".as_ref(), "x.png".as_ref(), "--keys".as_ref(), "Spaec".as_ref()]);
+    assert!(!ok);
+    assert!(err.contains("unknown key 'Spaec'"), "{err}");
 }

@@ -140,12 +140,13 @@ impl Kinematics {
     }
 
     /// Right-multiplies `r` by the joint's rotation channels, in listed
-    /// order. Starting from the parent's world rotation this gives the
-    /// joint's world rotation without a full 3x3 product.
+    /// order, `sin_cos(channel)` giving each channel's sine and cosine.
+    /// Starting from the parent's world rotation this gives the joint's
+    /// world rotation without a full 3x3 product.
     #[inline(always)]
-    fn rotate(p: &Program, frame: &[f64], r: &mut DMat3) {
+    fn rotate(p: &Program, r: &mut DMat3, sin_cos: impl Fn(usize) -> (f64, f64)) {
         for k in 0..p.n_rot as usize {
-            let (s, c) = sin_cos_deg(frame[p.rot_chan[k] as usize]);
+            let (s, c) = sin_cos(p.rot_chan[k] as usize);
             apply_axis_rotation(r, p.rot_axis[k], s, c);
         }
     }
@@ -168,7 +169,7 @@ impl Kinematics {
     #[inline(always)]
     fn local_of(&self, p: &Program, frame: &[f64]) -> (DMat3, DVec3) {
         let mut r = DMat3::IDENTITY;
-        Self::rotate(p, frame, &mut r);
+        Self::rotate(p, &mut r, |ch| sin_cos_deg(frame[ch]));
         (r, self.translation_of(p, frame))
     }
 
@@ -206,7 +207,7 @@ impl Kinematics {
                     DAffine3 { matrix3: pw.matrix3, translation: pw.matrix3 * t + pw.translation }
                 }
             };
-            Self::rotate(p, frame, &mut w.matrix3);
+            Self::rotate(p, &mut w.matrix3, |ch| sin_cos_deg(frame[ch]));
             out[i] = w;
         }
     }
@@ -254,10 +255,7 @@ impl Kinematics {
                     rot[q]
                 }
             };
-            for k in 0..p.n_rot as usize {
-                let ch = p.rot_chan[k] as usize;
-                apply_axis_rotation(&mut r, p.rot_axis[k], sin[ch], cos[ch]);
-            }
+            Self::rotate(p, &mut r, |ch| (sin[ch], cos[ch]));
             rot[i] = r;
         }
     }

@@ -41,7 +41,7 @@ pub(crate) fn load_clips(inputs: &[Input], mode: PositionChannels) -> Result<Vec
                 .collect();
             eprintln!("bvh: note: drawn at one scale, in metres ({})", described.join("; "));
         }
-        clips = clips.iter().zip(factors).map(|(c, f)| c.scaled(f)).collect();
+        clips = clips.into_iter().zip(factors).map(|(c, f)| c.scaled(f)).collect();
     }
     Ok(clips)
 }

@@ -43,12 +43,11 @@ impl Clip {
     }
 
     /// This clip with every position multiplied by `factor` (a change of
-    /// unit).
+    /// unit), in place.
     #[must_use]
-    pub fn scaled(&self, factor: f64) -> Clip {
-        let mut out = self.clone();
-        out.positions.iter_mut().for_each(|p| *p *= factor);
-        out
+    pub fn scaled(mut self, factor: f64) -> Clip {
+        self.positions.iter_mut().for_each(|p| *p *= factor);
+        self
     }
 
     /// Number of joints (End Sites included).

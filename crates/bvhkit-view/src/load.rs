@@ -41,7 +41,7 @@ pub fn load_bytes(name: &str, bytes: &[u8], mode: PositionChannels) -> Result<Lo
     let clip = Clip::from_bvh(&bvh, name, mode);
     let units = UnitGuess::of_bvh(&bvh, mode);
     let scale = units.metres_per_unit();
-    let display = clip.scaled(scale);
+    let display = clip.clone().scaled(scale);
     Ok(Loaded {
         path: None,
         warnings: warnings.iter().map(ToString::to_string).collect(),
@@ -172,7 +172,7 @@ Frame Time: 0.04
     #[test]
     fn scaled_clips() {
         let l = load_bytes("s", STICK.as_bytes(), PositionChannels::Replace).unwrap();
-        assert_eq!(l.clip.scaled(2.0).frame(1)[0], DVec3::new(40.0, 184.0, 0.0));
+        assert_eq!(l.clip.clone().scaled(2.0).frame(1)[0], DVec3::new(40.0, 184.0, 0.0));
     }
 
     #[test]

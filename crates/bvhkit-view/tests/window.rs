@@ -264,6 +264,13 @@ Frame Time: 0.0333333
     s
 }
 
+/// Writes [`stick_bvh`]`(dx)` to `dir/name.bvh` and returns its path.
+fn write_stick(dir: &Path, name: &str, dx: f64) -> PathBuf {
+    let path = dir.join(format!("{name}.bvh"));
+    std::fs::write(&path, stick_bvh(dx)).unwrap();
+    path
+}
+
 #[test]
 fn missing_file_fails_before_opening_a_window() {
     let (ok, err) = run_example(&["/nonexistent/nothing.bvh".as_ref()]);
@@ -277,10 +284,8 @@ fn synthetic_clips_side_by_side_are_on_screen() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let a = dir.path().join("walker.bvh");
-    let b = dir.path().join("stander.bvh");
-    std::fs::write(&a, stick_bvh(5.0)).unwrap();
-    std::fs::write(&b, stick_bvh(0.0)).unwrap();
+    let a = write_stick(dir.path(), "walker", 5.0);
+    let b = write_stick(dir.path(), "stander", 0.0);
     let side = shoot_and_check("synthetic", &[a, b], 4);
     assert_eq!(side["frame"], 4);
     assert_eq!(side["clips"][0]["name"], "walker");
@@ -311,9 +316,7 @@ fn keyboard_shortcuts_drive_the_timeline() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let a = dir.path().join("walker.bvh");
-    std::fs::write(&a, stick_bvh(5.0)).unwrap();
-    let files = [a];
+    let files = [write_stick(dir.path(), "walker", 5.0)];
     // From frame 4: Right, Right, Left steps to 5; nothing plays.
     let side = shoot_with_keys("keys_step", &files, 4, "Right,Right,Left");
     assert_eq!(side["frame"], 5);

@@ -22,13 +22,11 @@ fn fx(name: &str) -> String {
 }
 
 fn corpus() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!("SKIPPED: the shared corpus ({}) is absent", d.display());
-        None
+    let dir = bvhkit_testdata::corpus_dir();
+    if dir.is_none() {
+        eprintln!("SKIPPED: the shared corpus (../shared/corpus, or $BVHKIT_CORPUS) is absent");
     }
+    dir
 }
 
 fn stdout(o: &Output) -> String {

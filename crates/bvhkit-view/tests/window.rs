@@ -300,12 +300,13 @@ fn corpus_walk_is_on_screen() {
     if !have_display("corpus_walk_is_on_screen") {
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let file = root.join("../shared/corpus/cmu_01_01_walk_cgspeed_mb_names.bvh");
-    if !file.exists() {
-        eprintln!("SKIPPED corpus_walk_is_on_screen: {} not present", file.display());
+    let Some(file) = bvhkit_testdata::corpus_dir()
+        .map(|d| d.join("cmu_01_01_walk_cgspeed_mb_names.bvh"))
+        .filter(|f| f.exists())
+    else {
+        eprintln!("SKIPPED corpus_walk_is_on_screen: the shared corpus CMU walk is not present");
         return;
-    }
+    };
     let side = shoot_and_check("corpus_walk", &[file], 120);
     assert_eq!(side["clips"][0]["joints"].as_array().unwrap().len(), 38);
 }

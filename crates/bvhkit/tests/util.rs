@@ -1,14 +1,13 @@
 use std::path::{Path, PathBuf};
 
-/// The shared corpus folder, `../shared/corpus` from the repository root.
+/// The shared corpus folder ([`bvhkit_testdata::corpus_dir`]), or `None`
+/// with a printed skip message.
 pub(crate) fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIPPED: the shared corpus ({}) is absent", dir.display());
-        None
+    let dir = bvhkit_testdata::corpus_dir();
+    if dir.is_none() {
+        eprintln!("SKIPPED: the shared corpus (../shared/corpus, or $BVHKIT_CORPUS) is absent");
     }
+    dir
 }
 
 /// Every `.bvh` file of the corpus, sorted by name.

@@ -67,8 +67,14 @@ impl Clip {
     /// Axis-aligned bounding box `(min, max)` over all joints of all frames,
     /// or `None` for a clip with no positions.
     pub fn bounds(&self) -> Option<(DVec3, DVec3)> {
-        let mut it = self.positions.iter().filter(|p| p.is_finite());
-        let first = *it.next()?;
-        Some(it.fold((first, first), |(lo, hi), p| (lo.min(*p), hi.max(*p))))
+        bounds_of(&self.positions)
     }
+}
+
+/// Axis-aligned bounding box `(min, max)` of the finite points of `points`,
+/// or `None` when there are none.
+pub(crate) fn bounds_of(points: &[DVec3]) -> Option<(DVec3, DVec3)> {
+    let mut it = points.iter().filter(|p| p.is_finite());
+    let first = *it.next()?;
+    Some(it.fold((first, first), |(lo, hi), p| (lo.min(*p), hi.max(*p))))
 }

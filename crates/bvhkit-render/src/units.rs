@@ -94,10 +94,7 @@ impl fmt::Display for Units {
 /// points; 0 for no points.
 #[must_use]
 pub fn pose_size(points: &[DVec3]) -> f64 {
-    let mut it = points.iter().filter(|p| p.is_finite());
-    let Some(first) = it.next() else { return 0.0 };
-    let (lo, hi) = it.fold((*first, *first), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
-    (hi - lo).max_element()
+    crate::clip::bounds_of(points).map_or(0.0, |(lo, hi)| (hi - lo).max_element())
 }
 
 /// A unit guess with the size it was made from.

@@ -52,15 +52,7 @@ fn stream(c: &mut Criterion) {
         g.throughput(Throughput::Bytes(input.bytes.len() as u64));
         let opts = input.options(false);
         g.bench_function("frame_reader", |b| {
-            b.iter(|| {
-                let mut rdr = opts.frame_reader(black_box(&input.bytes[..])).expect("header");
-                let mut frame = vec![0.0; rdr.skeleton().n_channels()];
-                let mut sum = 0.0;
-                while rdr.read_frame(&mut frame).expect("frame") {
-                    sum += frame[0];
-                }
-                sum
-            })
+            b.iter(|| common::stream_all(&opts, black_box(&input.bytes)))
         });
         g.finish();
     }

@@ -40,12 +40,7 @@ fn parse_table(runs: usize) {
         let t1 = best_of(runs, || one.parse(bytes).map(|(b, _)| b));
         let ta = best_of(runs, || all.parse(bytes).map(|(b, _)| b));
         let tb = best_of(runs, || common::baseline(bytes));
-        let ts = best_of(runs, || {
-            let mut rdr = one.frame_reader(bytes).expect("header");
-            let mut frame = vec![0.0; rdr.skeleton().n_channels()];
-            while rdr.read_frame(&mut frame).expect("frame") {}
-            rdr.frames_read()
-        });
+        let ts = best_of(runs, || common::stream_all(&one, bytes));
         let bvh = input.parse();
         let out_mb = bvh.to_bytes().expect("finite").len() as f64 / 1e6;
         let tw = best_of(runs, || bvh.write(std::io::sink()));

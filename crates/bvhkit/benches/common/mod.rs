@@ -161,3 +161,16 @@ pub(crate) fn fk_floor(
 pub(crate) fn std_sin_cos_deg(deg: f64) -> (f64, f64) {
     deg.to_radians().sin_cos()
 }
+
+/// Streams every frame of `bytes` through a `FrameReader` into one reused
+/// buffer; returns the sum of each frame's first value (so nothing is
+/// optimised away).
+pub(crate) fn stream_all(opts: &ReadOptions, bytes: &[u8]) -> f64 {
+    let mut rdr = opts.frame_reader(bytes).expect("header");
+    let mut frame = vec![0.0; rdr.skeleton().n_channels()];
+    let mut sum = 0.0;
+    while rdr.read_frame(&mut frame).expect("frame") {
+        sum += frame.first().copied().unwrap_or(0.0);
+    }
+    sum
+}

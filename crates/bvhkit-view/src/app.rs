@@ -70,6 +70,7 @@ impl Player {
         cc: &eframe::CreationContext<'_>,
         files: Vec<Loaded>,
         options: ViewOptions,
+        keys: Vec<Key>,
         outcome: Outcome,
     ) -> Player {
         cc.egui_ctx.set_theme(egui::Theme::Light);
@@ -92,7 +93,7 @@ impl Player {
             shot: options.screenshot.map(|path| ShotState {
                 path,
                 frames: 0,
-                keys: options.keys.iter().filter_map(|k| Key::from_name(k)).collect(),
+                keys: keys.into(),
                 requested: false,
                 image: Arc::default(),
                 sidecar: None,

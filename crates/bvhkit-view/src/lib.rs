@@ -122,9 +122,14 @@ impl std::error::Error for ViewError {}
 /// mode [`ViewError::Screenshot`] when the picture could not be taken or
 /// written.
 pub fn run(files: Vec<PathBuf>, options: ViewOptions) -> Result<(), ViewError> {
-    if let Some(k) = options.keys.iter().find(|k| eframe::egui::Key::from_name(k).is_none()) {
-        return Err(ViewError::Screenshot(format!("unknown key '{k}'")));
-    }
+    let keys = options
+        .keys
+        .iter()
+        .map(|k| {
+            eframe::egui::Key::from_name(k)
+                .ok_or_else(|| ViewError::Screenshot(format!("unknown key '{k}'")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut loaded = Vec::with_capacity(files.len());
     for f in &files {
         loaded.push(load::load_path(f, options.position_channels).map_err(ViewError::Load)?);
@@ -148,7 +153,7 @@ pub fn run(files: Vec<PathBuf>, options: ViewOptions) -> Result<(), ViewError> {
     eframe::run_native(
         &title,
         native,
-        Box::new(move |cc| Ok(Box::new(app::Player::new(cc, loaded, options, app_outcome)))),
+        Box::new(move |cc| Ok(Box::new(app::Player::new(cc, loaded, options, keys, app_outcome)))),
     )
     .map_err(|e| ViewError::Window(e.to_string()))?;
     let result = outcome.lock().map(|mut o| o.take()).unwrap_or(None);

@@ -57,8 +57,7 @@ fn parse_size(s: &str) -> Result<[f32; 2], String> {
 
 #[cfg(feature = "view")]
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
-    let files = if args.files.is_empty() { Vec::new() } else { crate::io::expand(&args.files)? };
-    let files: Vec<PathBuf> = files
+    let files: Vec<PathBuf> = crate::io::expand(&args.files)?
         .into_iter()
         .map(|i| match i {
             crate::io::Input::File(p) => Ok(p),

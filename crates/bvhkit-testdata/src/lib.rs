@@ -9,6 +9,8 @@
 //! - [`synth_text_of_size`] picks the frame count for a target size.
 //! - [`corpus_dir`] and [`largest_corpus_files`] find the shared corpus of
 //!   real files, when it is there.
+//! - [`assert_bit_identical`] compares two models bit for bit (round-trip
+//!   tests and the fuzz target).
 //!
 //! The same arguments always give the same bytes, on every platform.
 //!
@@ -378,6 +380,37 @@ pub fn largest_corpus_files(n: usize) -> Vec<PathBuf> {
         .collect();
     files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     files.into_iter().take(n).map(|(_, p)| p).collect()
+}
+
+/// Panics unless `a` and `b` hold the same skeleton (names, kinds, tree,
+/// channels, offsets) and the same motion (frame time and every value), all
+/// compared bit for bit; `what` starts each message.
+#[track_caller]
+pub fn assert_bit_identical(a: &bvhkit::Bvh, b: &bvhkit::Bvh, what: &str) {
+    let (sa, sb) = (a.skeleton(), b.skeleton());
+    assert_eq!(sa.len(), sb.len(), "{what}: joint count");
+    for (ja, jb) in sa.joints().iter().zip(sb.joints()) {
+        assert_eq!(ja.name(), jb.name(), "{what}: name");
+        assert_eq!(ja.kind(), jb.kind(), "{what}: kind of {}", ja.name());
+        assert_eq!(ja.parent(), jb.parent(), "{what}: parent of {}", ja.name());
+        assert_eq!(ja.channels(), jb.channels(), "{what}: channels of {}", ja.name());
+        assert_eq!(
+            ja.offset().to_array().map(f64::to_bits),
+            jb.offset().to_array().map(f64::to_bits),
+            "{what}: offset of {}",
+            ja.name()
+        );
+    }
+    let (ma, mb) = (a.motion(), b.motion());
+    assert_eq!(ma.frame_time().to_bits(), mb.frame_time().to_bits(), "{what}: frame time");
+    assert_eq!(
+        (ma.n_frames(), ma.n_channels()),
+        (mb.n_frames(), mb.n_channels()),
+        "{what}: frames x channels"
+    );
+    for (i, (x, y)) in ma.values().iter().zip(mb.values()).enumerate() {
+        assert_eq!(x.to_bits(), y.to_bits(), "{what}: motion value {i}: {x:e} vs {y:e}");
+    }
 }
 
 #[cfg(test)]

@@ -65,33 +65,10 @@ pub(crate) fn assert_round_trip(bvh: &bvhkit::Bvh, what: &str) {
     let text = bvh.to_bytes().unwrap_or_else(|e| panic!("{what}: write failed: {e}"));
     let back = bvhkit::Bvh::parse(&text)
         .unwrap_or_else(|e| panic!("{what}: canonical output does not parse: {e}"));
-    assert_same(bvh, &back, what);
+    bvhkit_testdata::assert_bit_identical(bvh, &back, what);
     assert_eq!(
         back.to_bytes().unwrap(),
         text,
         "{what}: canonical text is not re-emitted byte for byte"
     );
-}
-
-/// Model equality with values compared bit for bit (so `-0` differs from `0`).
-#[track_caller]
-pub(crate) fn assert_same(a: &bvhkit::Bvh, b: &bvhkit::Bvh, what: &str) {
-    assert_eq!(a.skeleton().len(), b.skeleton().len(), "{what}: joint count");
-    for (ja, jb) in a.skeleton().joints().iter().zip(b.skeleton().joints()) {
-        assert_eq!(ja.name(), jb.name(), "{what}: name");
-        assert_eq!(ja.kind(), jb.kind(), "{what}: kind of {}", ja.name());
-        assert_eq!(ja.parent(), jb.parent(), "{what}: parent of {}", ja.name());
-        assert_eq!(ja.channels(), jb.channels(), "{what}: channels of {}", ja.name());
-        assert_eq!(
-            ja.offset().to_array().map(f64::to_bits),
-            jb.offset().to_array().map(f64::to_bits),
-            "{what}: offset of {}",
-            ja.name()
-        );
-    }
-    let (ma, mb) = (a.motion(), b.motion());
-    assert_eq!(ma.frame_time().to_bits(), mb.frame_time().to_bits(), "{what}: frame time");
-    assert_eq!(ma.n_frames(), mb.n_frames(), "{what}: frames");
-    let bits = |m: &bvhkit::Motion| m.values().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-    assert!(bits(ma) == bits(mb), "{what}: motion values differ");
 }

@@ -568,3 +568,100 @@ fn positions_csv_matches_the_golden_files() {
     }
     assert_eq!(checked, 72, "36 well-formed files, two readings each");
 }
+
+/// `bvh rotations` on the real corpus. World rotations agree with the world
+/// positions that `positions_csv_matches_the_golden_files` checks: for every
+/// joint without position channels, `pos[j] - pos[parent] =
+/// R_world[parent] · OFFSET[j]` (first 40 frames of every well-formed file).
+/// And every corpus file, malformed ones included, exports in every
+/// representation with one row per joint per frame.
+#[test]
+fn rotations_on_the_corpus_agree_with_positions() {
+    let Some(dir) = corpus() else { return };
+    let values = |text: &str| -> Vec<Vec<f64>> {
+        // The last `k` columns of each row are numbers; names may hold commas.
+        text.lines()
+            .skip(1)
+            .map(|l| l.split(',').rev().map_while(|v| v.parse::<f64>().ok()).collect::<Vec<_>>())
+            .map(|mut v| {
+                v.reverse();
+                v
+            })
+            .collect()
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "bvh"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 41);
+    let mut related = 0;
+    for path in &files {
+        let p = path.to_str().unwrap();
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let (bvh, _) =
+            bvhkit::ReadOptions::new().lenient(true).parse(&std::fs::read(path).unwrap()).unwrap();
+        let s = bvh.skeleton();
+        // The exports stream, so they see the frames the streaming reader
+        // sees (which differ from the in-memory reading only for a file
+        // whose every line holds the same wrong count: docs/format.md).
+        let mut rdr = bvhkit::ReadOptions::new()
+            .lenient(true)
+            .frame_reader(std::fs::File::open(path).unwrap())
+            .unwrap();
+        let mut buf = vec![0.0; s.n_channels()];
+        while rdr.read_frame(&mut buf).unwrap() {}
+        let frames = (rdr.frames_read() as usize).min(40);
+        if !stem.starts_with("malformed_") {
+            assert_eq!(rdr.frames_read() as usize, bvh.motion().n_frames(), "{stem}: frames");
+        }
+        for (repr, width) in
+            [("euler", 3), ("quat", 4), ("matrix", 9), ("6d", 6), ("axis-angle", 3)]
+        {
+            let o = run(&["rotations", p, "--repr", repr, "--frames", "0..40"]);
+            assert!(o.status.success(), "{stem} {repr}: {}", stderr(&o));
+            let rows = values(&stdout(&o));
+            assert_eq!(rows.len(), frames * s.len(), "{stem} {repr}: rows");
+            // The frame column is numeric too, hence width + 1.
+            assert!(rows.iter().all(|r| r.len() >= width), "{stem} {repr}: columns");
+        }
+        if stem.starts_with("malformed_") {
+            continue;
+        }
+        let o = run(&["rotations", p, "--space", "world", "--repr", "matrix", "--frames", "0..40"]);
+        assert!(o.status.success(), "{stem}: {}", stderr(&o));
+        let rot = values(&stdout(&o));
+        let o = run(&["positions", p, "--frames", "0..40"]);
+        assert!(o.status.success(), "{stem}: {}", stderr(&o));
+        let pos = values(&stdout(&o));
+        let size = pos
+            .iter()
+            .map(|r| r[r.len() - 3..].iter().map(|v| v.abs()).fold(0.0, f64::max))
+            .fold(1e-9, f64::max);
+        for f in 0..frames {
+            for (j, joint) in s.joints().iter().enumerate() {
+                let Some(parent) = joint.parent() else { continue };
+                if joint.channels().iter().any(|c| c.is_position()) {
+                    continue;
+                }
+                let m = &rot[f * s.len() + parent.index()];
+                let m = &m[m.len() - 9..];
+                let off = joint.offset().to_array();
+                let pj = &pos[f * s.len() + j];
+                let pp = &pos[f * s.len() + parent.index()];
+                for r in 0..3 {
+                    let expected = (0..3).map(|c| m[3 * r + c] * off[c]).sum::<f64>();
+                    let got = pj[pj.len() - 3 + r] - pp[pp.len() - 3 + r];
+                    assert!(
+                        (expected - got).abs() <= 1e-6 * size,
+                        "{stem} frame {f} joint {}: axis {r}: {got} vs {expected}",
+                        joint.name()
+                    );
+                }
+                related += 1;
+            }
+        }
+    }
+    assert!(related > 10_000, "only {related} joint relations checked");
+}

@@ -516,23 +516,10 @@ fn view_without_the_feature_says_how_to_get_it() {
 /// (`../shared/golden`, checked against three.js, Blender and bvhio): for
 /// every well-formed corpus file and both readings of position channels,
 /// the CSV names every joint and End Site as the golden files do and puts
-/// it within 1e-6 of the skeleton's size at every golden row.
+/// it within 1e-6 of the skeleton's height at every golden row.
 #[test]
 fn positions_csv_matches_the_golden_files() {
     let Some(dir) = corpus() else { return };
-    let golden_dir = dir.join("../golden");
-    // frame, joint name, position; names may hold commas.
-    let rows = |text: &str| -> Vec<(usize, String, [f64; 3])> {
-        text.lines()
-            .skip(1)
-            .map(|l| {
-                let c: Vec<&str> = l.split(',').collect();
-                let n = c.len();
-                let v = |i: usize| c[i].parse::<f64>().unwrap();
-                (c[0].parse().unwrap(), c[1..n - 3].join(","), [v(n - 3), v(n - 2), v(n - 1)])
-            })
-            .collect()
-    };
     let mut checked = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
@@ -541,27 +528,23 @@ fn positions_csv_matches_the_golden_files() {
             continue;
         }
         for mode in ["replace", "add"] {
-            let golden_text =
-                std::fs::read_to_string(golden_dir.join(format!("{stem}.{mode}.csv")))
-                    .unwrap_or_else(|e| panic!("{stem}: golden {mode} file: {e}"));
-            let golden = rows(&golden_text);
+            let golden = bvhkit_testdata::golden_positions(&stem, mode)
+                .unwrap_or_else(|| panic!("{stem}: golden {mode} file missing"));
             let o = run(&["positions", path.to_str().unwrap(), "--position-channels", mode]);
             assert!(o.status.success(), "{stem}: {}", stderr(&o));
-            let ours = rows(&stdout(&o));
+            let ours = bvhkit_testdata::position_rows(&stdout(&o));
             let n_joints = golden.iter().take_while(|r| r.0 == golden[0].0).count();
-            let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
-            for (_, _, p) in &golden {
-                for k in 0..3 {
-                    lo[k] = lo[k].min(p[k]);
-                    hi[k] = hi[k].max(p[k]);
-                }
-            }
-            let size = (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f64>().sqrt().max(1e-9);
+            let (lo, hi) = golden
+                .iter()
+                .fold((bvhkit::glam::DVec3::MAX, bvhkit::glam::DVec3::MIN), |(lo, hi), r| {
+                    (lo.min(r.2), hi.max(r.2))
+                });
+            let tol = 1e-6 * (hi - lo).max_element();
             for (i, (frame, name, p)) in golden.iter().enumerate() {
                 let (f, got_name, q) = &ours[frame * n_joints + i % n_joints];
                 assert_eq!((f, got_name), (frame, name), "{stem} ({mode}): row {i}");
-                let d = (0..3).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>().sqrt();
-                assert!(d <= 1e-6 * size, "{stem} ({mode}) frame {frame} {name}: off by {d}");
+                let d = (*p - *q).length();
+                assert!(d <= tol, "{stem} ({mode}) frame {frame} {name}: off by {d}");
             }
             checked += 1;
         }

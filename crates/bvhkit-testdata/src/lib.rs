@@ -9,6 +9,8 @@
 //! - [`synth_text_of_size`] picks the frame count for a target size.
 //! - [`corpus_dir`] and [`largest_corpus_files`] find the shared corpus of
 //!   real files, when it is there.
+//! - [`golden_positions`] and [`position_rows`] read the golden world
+//!   positions and `bvh positions` CSV output.
 //! - [`assert_bit_identical`] compares two models bit for bit (round-trip
 //!   tests and the fuzz target).
 //!
@@ -380,6 +382,32 @@ pub fn largest_corpus_files(n: usize) -> Vec<PathBuf> {
         .collect();
     files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     files.into_iter().take(n).map(|(_, p)| p).collect()
+}
+
+/// The rows of a world-positions CSV (`frame,joint,x,y,z`: the golden
+/// files' format and `bvh positions`'): frame, joint name (which may hold
+/// commas) and position. Panics on a malformed row.
+pub fn position_rows(csv: &str) -> Vec<(usize, String, bvhkit::glam::DVec3)> {
+    csv.lines()
+        .skip(1)
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            let n = c.len();
+            let v = |i: usize| c[i].parse::<f64>().unwrap_or_else(|e| panic!("{l}: {e}"));
+            let frame = c[0].parse().unwrap_or_else(|e| panic!("{l}: {e}"));
+            (frame, c[1..n - 3].join(","), bvhkit::glam::DVec3::new(v(n - 3), v(n - 2), v(n - 1)))
+        })
+        .collect()
+}
+
+/// The golden world positions (`../shared/golden/<stem>.<mode>.csv`, mode
+/// `replace` or `add`) of a corpus file, or `None` when there is none.
+pub fn golden_positions(
+    stem: &str,
+    mode: &str,
+) -> Option<Vec<(usize, String, bvhkit::glam::DVec3)>> {
+    let path = corpus_dir()?.join("../golden").join(format!("{stem}.{mode}.csv"));
+    Some(position_rows(&std::fs::read_to_string(path).ok()?))
 }
 
 /// Panics unless `a` and `b` hold the same skeleton (names, kinds, tree,

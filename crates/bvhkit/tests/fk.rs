@@ -7,27 +7,6 @@ use bvhkit::{Bvh, Channel, Kinematics, PositionChannels, ReadOptions};
 
 use crate::util::{corpus_dir, corpus_files, stem};
 
-fn golden(name: &str, mode: &str) -> Option<Vec<(usize, String, DVec3)>> {
-    let path = corpus_dir()?.join("../golden").join(format!("{name}.{mode}.csv"));
-    let text = std::fs::read_to_string(path).ok()?;
-    Some(
-        text.lines()
-            .skip(1)
-            .map(|l| {
-                let c: Vec<&str> = l.split(',').collect();
-                let n = c.len();
-                // Joint names may hold commas: x, y, z are the last three columns.
-                let v = |i: usize| c[i].parse::<f64>().unwrap();
-                (
-                    c[0].parse().unwrap(),
-                    c[1..n - 3].join(","),
-                    DVec3::new(v(n - 3), v(n - 2), v(n - 1)),
-                )
-            })
-            .collect(),
-    )
-}
-
 /// Straight from the format texts: M = T(offset [+|=] positions) · R1 · R2 · R3
 /// in listed order, world = parent world · M, with 4x4 matrices.
 fn reference(bvh: &Bvh, frame: usize, mode: PositionChannels) -> Vec<DVec3> {
@@ -76,7 +55,7 @@ fn positions_match_the_golden_files() {
         let bvh = ReadOptions::new().lenient(true).parse(&std::fs::read(&path).unwrap()).unwrap().0;
         for (mode, tag) in [(PositionChannels::Replace, "replace"), (PositionChannels::Add, "add")]
         {
-            let Some(rows) = golden(&name, tag) else {
+            let Some(rows) = bvhkit_testdata::golden_positions(&name, tag) else {
                 assert!(name.starts_with("malformed_"), "{name}: golden file missing");
                 continue;
             };

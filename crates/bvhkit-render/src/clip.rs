@@ -69,6 +69,45 @@ impl Clip {
     pub fn bounds(&self) -> Option<(DVec3, DVec3)> {
         bounds_of(&self.positions)
     }
+
+    /// The box a camera should frame: [`Clip::bounds`] over every frame
+    /// except glitch frames, whose figure is much farther from where it
+    /// spends its time than the motion ever travels: more than 20 times the
+    /// larger of the figure's size and the spread of its positions (5th to
+    /// 95th percentile) from its median position. Real recordings contain
+    /// such frames (a ShaderMotion capture puts the whole figure 2.5 km
+    /// away for five frames), and framing them would shrink the figure to a
+    /// dot on every other frame. Without glitches this is [`Clip::bounds`].
+    #[must_use]
+    pub fn framing_bounds(&self) -> Option<(DVec3, DVec3)> {
+        let n = self.n_joints();
+        if n == 0 {
+            return None;
+        }
+        let boxes: Vec<(DVec3, DVec3)> =
+            self.positions.chunks_exact(n).filter_map(bounds_of).collect();
+        if boxes.is_empty() {
+            return None;
+        }
+        let centres: Vec<DVec3> = boxes.iter().map(|(lo, hi)| (*lo + *hi) * 0.5).collect();
+        let quantile = |mut v: Vec<f64>, q: f64| {
+            v.sort_by(f64::total_cmp);
+            v[((v.len() - 1) as f64 * q).round() as usize]
+        };
+        let axis = |k: usize| centres.iter().map(|c| c[k]).collect::<Vec<f64>>();
+        let median =
+            DVec3::new(quantile(axis(0), 0.5), quantile(axis(1), 0.5), quantile(axis(2), 0.5));
+        let spread =
+            (0..3).map(|k| quantile(axis(k), 0.95) - quantile(axis(k), 0.05)).fold(0.0, f64::max);
+        let size = quantile(boxes.iter().map(|(lo, hi)| (*hi - *lo).length()).collect(), 0.5);
+        let reach = 20.0 * spread.max(size);
+        boxes
+            .iter()
+            .zip(&centres)
+            .filter(|(_, c)| (**c - median).length() <= reach)
+            .map(|(b, _)| *b)
+            .reduce(|(l, h), (lo, hi)| (l.min(lo), h.max(hi)))
+    }
 }
 
 /// Axis-aligned bounding box `(min, max)` of the finite points of `points`,
@@ -77,4 +116,46 @@ pub(crate) fn bounds_of(points: &[DVec3]) -> Option<(DVec3, DVec3)> {
     let mut it = points.iter().filter(|p| p.is_finite());
     let first = *it.next()?;
     Some(it.fold((first, first), |(lo, hi), p| (lo.min(*p), hi.max(*p))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A two-joint figure (1.7 tall) whose root is at `root(f)` in frame f.
+    fn figure(n_frames: usize, root: impl Fn(usize) -> DVec3) -> Clip {
+        Clip {
+            name: "f".into(),
+            joint_names: vec!["Hips".into(), "Head".into()],
+            parents: vec![None, Some(0)],
+            is_end_site: vec![false, true],
+            frame_time: 0.1,
+            n_frames,
+            positions: (0..n_frames).flat_map(|f| [root(f), root(f) + DVec3::Y * 1.7]).collect(),
+        }
+    }
+
+    #[test]
+    fn glitch_frames_are_left_out_of_the_framing() {
+        // Standing near the origin, but five frames 2.5 km away.
+        let glitch = DVec3::new(1460.0, -1460.0, -1460.0);
+        let clip =
+            figure(400, |f| if (2..7).contains(&f) { glitch } else { DVec3::X * 0.001 * f as f64 });
+        let (lo, hi) = clip.framing_bounds().unwrap();
+        assert!((hi - lo).length() < 2.0, "{lo} {hi}");
+        assert!(clip.bounds().unwrap().1.x >= 1460.0, "bounds() still sees every frame");
+    }
+
+    #[test]
+    fn real_travel_is_framed_whole() {
+        // A 40 m walk, and a figure that stands still then walks off 30 m.
+        for clip in [
+            figure(200, |f| DVec3::X * 0.2 * f as f64),
+            figure(200, |f| DVec3::Z * if f < 190 { 0.0 } else { 3.0 * (f - 189) as f64 }),
+        ] {
+            assert_eq!(clip.framing_bounds(), clip.bounds());
+        }
+        let empty = Clip { n_frames: 0, positions: Vec::new(), ..figure(0, |_| DVec3::ZERO) };
+        assert_eq!(empty.framing_bounds(), None);
+    }
 }

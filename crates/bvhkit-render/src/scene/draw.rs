@@ -253,10 +253,11 @@ pub struct Stage {
 
 impl Stage {
     /// Lays out `clips` side by side ([`side_by_side_offsets`]) and measures
-    /// them over all of their frames.
+    /// them over all of their frames, glitch frames aside
+    /// ([`Clip::framing_bounds`]).
     #[must_use]
     pub fn new(clips: &[&Clip]) -> Stage {
-        let clip_bounds: Vec<_> = clips.iter().map(|c| c.bounds()).collect();
+        let clip_bounds: Vec<_> = clips.iter().map(|c| c.framing_bounds()).collect();
         let sizes: Vec<f64> = clips.iter().map(|c| figure_size(c)).collect();
         let gap = sizes.iter().copied().fold(0.0, f64::max) * 0.25;
         let offsets = side_by_side_offsets(&clip_bounds, gap);
@@ -286,8 +287,9 @@ impl Stage {
         &self.sizes
     }
 
-    /// The bounding box of all figures over all frames, offsets included;
-    /// `None` when no clip has a finite position.
+    /// The bounding box of all figures over all frames (glitch frames
+    /// aside: [`Clip::framing_bounds`]), offsets included; `None` when no
+    /// clip has a finite position.
     #[must_use]
     pub fn bounds(&self) -> Option<(DVec3, DVec3)> {
         self.bounds
@@ -658,9 +660,7 @@ fn figure_size(clip: &Clip) -> f64 {
     let mut diags: Vec<f64> = (0..samples)
         .filter_map(|k| {
             let f = k * frames / samples;
-            let mut it = clip.positions[f * n..(f + 1) * n].iter().filter(|p| p.is_finite());
-            let first = *it.next()?;
-            let (lo, hi) = it.fold((first, first), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+            let (lo, hi) = crate::clip::bounds_of(&clip.positions[f * n..(f + 1) * n])?;
             Some((hi - lo).length())
         })
         .collect();

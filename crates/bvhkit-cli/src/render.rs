@@ -115,8 +115,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         }
         "png" => {
             let frame = args.frame.unwrap_or(0);
+            if longest == 0 {
+                bail!("nothing to draw: no motion frames (the hierarchy has no MOTION data)");
+            }
             if frame >= longest {
-                bail!("frame {frame} is past the last frame ({})", longest.saturating_sub(1));
+                bail!("frame {frame} is past the last frame ({})", longest - 1);
             }
             let bytes = raster::render_png(&refs, frame, &opts)?;
             write_atomic(out, |w| Ok(w.write_all(&bytes)?))?;

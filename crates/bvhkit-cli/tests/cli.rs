@@ -648,3 +648,90 @@ fn rotations_on_the_corpus_agree_with_positions() {
     }
     assert!(related > 10_000, "only {related} joint relations checked");
 }
+
+/// `bvh render` on every corpus file: a PNG of the requested size with a
+/// figure in it (figures are drawn in saturated colours; background, grid
+/// and shadow are grey), the same bytes twice; a file without motion gets a
+/// clear error. Then two files in different units side by side: both
+/// figures show, each in its own colour.
+#[test]
+fn render_draws_every_corpus_file() {
+    let Some(dir) = corpus() else { return };
+    let out = tempfile::tempdir().unwrap();
+    let saturated = |rgba: &[u8]| {
+        rgba.chunks_exact(4)
+            .filter(|p| p[..3].iter().max().unwrap() - p[..3].iter().min().unwrap() > 50)
+            .count()
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "bvh"))
+        .collect();
+    files.sort();
+    for (i, path) in files.iter().enumerate() {
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let png = out.path().join(format!("{i}.png"));
+        let o = run(&[
+            "render",
+            path.to_str().unwrap(),
+            "-o",
+            png.to_str().unwrap(),
+            "--size",
+            "160x120",
+        ]);
+        if stem == "malformed_hierarchy_only_no_motion_kinect" {
+            assert_eq!(o.status.code(), Some(2), "{stem}");
+            assert!(stderr(&o).contains("no motion frames"), "{}", stderr(&o));
+            assert!(!png.exists(), "{stem}: no output on failure");
+            continue;
+        }
+        assert!(o.status.success(), "{stem}: {}", stderr(&o));
+        let (w, h, rgba) = decode_png(&png);
+        assert_eq!((w, h), (160, 120), "{stem}");
+        let n = saturated(&rgba);
+        // The smallest is a figure rising three heights over its clip; a
+        // framing thrown off by glitch frames gives about a dozen.
+        assert!(n > 60, "{stem}: only {n} figure pixels");
+        if i % 10 == 0 {
+            let again = out.path().join("again.png");
+            run(&[
+                "render",
+                path.to_str().unwrap(),
+                "-o",
+                again.to_str().unwrap(),
+                "--size",
+                "160x120",
+            ]);
+            assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&png).unwrap(), "{stem}");
+        }
+    }
+    // A CMU walker (about 26 units tall) and an elephant in metres.
+    let both = out.path().join("both.png");
+    let o = run(&[
+        "render",
+        dir.join("cmu_01_01_walk_cgspeed_mb_names.bvh").to_str().unwrap(),
+        dir.join("truebones_elephant_idle_6ch_every_joint.bvh").to_str().unwrap(),
+        "-o",
+        both.to_str().unwrap(),
+        "--size",
+        "320x180",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("drawn at one scale"), "{}", stderr(&o));
+    let (_, _, rgba) = decode_png(&both);
+    // Shading varies each figure's colour, but not its hue: the first is
+    // blue (blue over red), the second orange (red over blue).
+    let (c0, c1) = (bvhkit_render::figure_color(0), bvhkit_render::figure_color(1));
+    assert!(c0.b > c0.r && c1.r > c1.b);
+    let hue = |blue: bool| {
+        rgba.chunks_exact(4)
+            .filter(|p| {
+                let (r, b) = (i32::from(p[0]), i32::from(p[2]));
+                if blue { b - r > 50 } else { r - b > 50 }
+            })
+            .count()
+    };
+    let (n0, n1) = (hue(true), hue(false));
+    assert!(n0 > 100 && n1 > 100, "figure pixels: {n0} blue, {n1} orange");
+}

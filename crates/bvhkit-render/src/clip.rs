@@ -71,25 +71,46 @@ impl Clip {
     }
 
     /// The box a camera should frame: [`Clip::bounds`] over every frame
-    /// except glitch frames, whose figure is much farther from where it
-    /// spends its time than the motion ever travels: more than 20 times the
-    /// larger of the figure's size and the spread of its positions (5th to
-    /// 95th percentile) from its median position. Real recordings contain
-    /// such frames (a ShaderMotion capture puts the whole figure 2.5 km
-    /// away for five frames), and framing them would shrink the figure to a
-    /// dot on every other frame. Without glitches this is [`Clip::bounds`].
+    /// except the [`Clip::glitch_frames`]. Without glitches this is
+    /// [`Clip::bounds`].
     #[must_use]
     pub fn framing_bounds(&self) -> Option<(DVec3, DVec3)> {
         let n = self.n_joints();
         if n == 0 {
             return None;
         }
-        let boxes: Vec<(DVec3, DVec3)> =
-            self.positions.chunks_exact(n).filter_map(bounds_of).collect();
-        if boxes.is_empty() {
-            return None;
+        let glitches = self.glitch_frames();
+        self.positions
+            .chunks_exact(n)
+            .enumerate()
+            .filter(|(f, _)| glitches.binary_search(f).is_err())
+            .filter_map(|(_, frame)| bounds_of(frame))
+            .reduce(|(l, h), (lo, hi)| (l.min(lo), h.max(hi)))
+    }
+
+    /// Glitch frames, in increasing order: frames whose figure is much
+    /// farther from where it spends its time than the motion ever travels,
+    /// more than 20 times the larger of the figure's size and the spread of
+    /// its positions (5th to 95th percentile) from its median position.
+    /// Real recordings contain such frames (a ShaderMotion capture puts the
+    /// whole figure 2.5 km away for five frames); framing them would shrink
+    /// the figure to a dot on every other frame.
+    #[must_use]
+    pub fn glitch_frames(&self) -> Vec<usize> {
+        let n = self.n_joints();
+        if n == 0 {
+            return Vec::new();
         }
-        let centres: Vec<DVec3> = boxes.iter().map(|(lo, hi)| (*lo + *hi) * 0.5).collect();
+        let boxes: Vec<(usize, (DVec3, DVec3))> = self
+            .positions
+            .chunks_exact(n)
+            .enumerate()
+            .filter_map(|(f, frame)| Some((f, bounds_of(frame)?)))
+            .collect();
+        if boxes.is_empty() {
+            return Vec::new();
+        }
+        let centres: Vec<DVec3> = boxes.iter().map(|(_, (lo, hi))| (*lo + *hi) * 0.5).collect();
         let quantile = |mut v: Vec<f64>, q: f64| {
             v.sort_by(f64::total_cmp);
             v[((v.len() - 1) as f64 * q).round() as usize]
@@ -99,14 +120,14 @@ impl Clip {
             DVec3::new(quantile(axis(0), 0.5), quantile(axis(1), 0.5), quantile(axis(2), 0.5));
         let spread =
             (0..3).map(|k| quantile(axis(k), 0.95) - quantile(axis(k), 0.05)).fold(0.0, f64::max);
-        let size = quantile(boxes.iter().map(|(lo, hi)| (*hi - *lo).length()).collect(), 0.5);
+        let size = quantile(boxes.iter().map(|(_, (lo, hi))| (*hi - *lo).length()).collect(), 0.5);
         let reach = 20.0 * spread.max(size);
         boxes
             .iter()
             .zip(&centres)
-            .filter(|(_, c)| (**c - median).length() <= reach)
-            .map(|(b, _)| *b)
-            .reduce(|(l, h), (lo, hi)| (l.min(lo), h.max(hi)))
+            .filter(|(_, c)| (**c - median).length() > reach)
+            .map(|((f, _), _)| *f)
+            .collect()
     }
 }
 
@@ -141,6 +162,7 @@ mod tests {
         let glitch = DVec3::new(1460.0, -1460.0, -1460.0);
         let clip =
             figure(400, |f| if (2..7).contains(&f) { glitch } else { DVec3::X * 0.001 * f as f64 });
+        assert_eq!(clip.glitch_frames(), vec![2, 3, 4, 5, 6]);
         let (lo, hi) = clip.framing_bounds().unwrap();
         assert!((hi - lo).length() < 2.0, "{lo} {hi}");
         assert!(clip.bounds().unwrap().1.x >= 1460.0, "bounds() still sees every frame");
@@ -153,6 +175,7 @@ mod tests {
             figure(200, |f| DVec3::X * 0.2 * f as f64),
             figure(200, |f| DVec3::Z * if f < 190 { 0.0 } else { 3.0 * (f - 189) as f64 }),
         ] {
+            assert!(clip.glitch_frames().is_empty());
             assert_eq!(clip.framing_bounds(), clip.bounds());
         }
         let empty = Clip { n_frames: 0, positions: Vec::new(), ..figure(0, |_| DVec3::ZERO) };

@@ -8,8 +8,10 @@ use bvhkit_render::Clip;
 ///
 /// The document is `{"version":1,"clips":[...]}` where each clip has the fields of
 /// [`Clip`] (`name`, `frame_time`, `n_frames`, `joint_names`, `parents`,
-/// `is_end_site`) plus `n_joints`, and `positions` flattened to
-/// `[x, y, z, x, y, z, ...]`, frame-major, in file units with Y up.
+/// `is_end_site`) plus `n_joints`, `glitch_frames` (the frames the camera
+/// leaves out of its framing: [`Clip::glitch_frames`]), and `positions`
+/// flattened to `[x, y, z, x, y, z, ...]`, frame-major, in file units with
+/// Y up.
 ///
 /// Positions and the frame time are rounded to 6 significant digits.
 /// Non-finite numbers are written as `null`, so the output is always valid JSON.
@@ -89,6 +91,13 @@ fn push_clip(out: &mut String, clip: &Clip) {
         }
         let end = clip.is_end_site.get(joint_idx).copied().unwrap_or(false);
         out.push_str(if end { "true" } else { "false" });
+    }
+    out.push_str(r#"],"glitch_frames":["#);
+    for (i, f) in clip.glitch_frames().iter().filter(|f| **f < n_frames).enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{f}");
     }
     out.push_str(r#"],"positions":["#);
     for (i, p) in clip.positions[..n_frames * n_joints].iter().enumerate() {

@@ -370,3 +370,46 @@ fn broken_clips_do_not_break_the_page() {
     assert!(joints[0][2].is_some());
     assert!(joints[1].iter().all(Option::is_none));
 }
+
+/// A real recording through the whole pipeline (parse, FK, JSON, page):
+/// the ShaderMotion capture of the shared corpus, whose five glitch frames
+/// (the figure 2.5 km away) the page leaves out of its framing, so the
+/// figure fills the view instead of shrinking to a dot.
+#[test]
+fn a_corpus_recording_with_glitch_frames_is_framed_on_the_figure() {
+    let Some(chromium) =
+        chromium_or_skip("a_corpus_recording_with_glitch_frames_is_framed_on_the_figure")
+    else {
+        return;
+    };
+    let Some(file) = bvhkit_testdata::corpus_dir()
+        .map(|d| d.join("shadermotion_vrchat_tab_separated.bvh"))
+        .filter(|f| f.exists())
+    else {
+        eprintln!(
+            "SKIPPED a_corpus_recording_with_glitch_frames_is_framed_on_the_figure: no corpus"
+        );
+        return;
+    };
+    let (bvh, _) =
+        bvhkit::ReadOptions::new().lenient(true).parse(&std::fs::read(&file).unwrap()).unwrap();
+    let clip =
+        bvhkit_render::Clip::from_bvh(&bvh, "shadermotion", bvhkit::PositionChannels::Replace);
+    assert_eq!(clip.glitch_frames(), vec![2, 3, 4, 5, 6]);
+    let server = Running::start(std::slice::from_ref(&clip));
+    let state = debug_state(&chromium, &server, "frame=100");
+    let image = screenshot(&chromium, &server, "frame=100", "corpus.png");
+    let joints = joints(&state);
+    assert_eq!(joints[0].len(), bvh.skeleton().len());
+    let ys: Vec<f64> = joints[0].iter().map(|p| p.expect("joint projected").1).collect();
+    for (j, p) in joints[0].iter().enumerate() {
+        let (x, y) = p.unwrap();
+        let drawn = (-3..=3).any(|dy| {
+            (-3..=3).any(|dx| image.at(x as i64 + dx, y as i64 + dy).is_some_and(is_skeleton))
+        });
+        assert!(drawn, "nothing drawn at joint {j} ({x}, {y})");
+    }
+    let tall =
+        ys.iter().copied().fold(f64::MIN, f64::max) - ys.iter().copied().fold(f64::MAX, f64::min);
+    assert!(tall > 0.3 * HEIGHT as f64, "the figure is only {tall} px tall on screen");
+}

@@ -560,7 +560,9 @@ fn positions_csv_matches_the_golden_files() {
 /// representation with one row per joint per frame.
 #[test]
 fn rotations_on_the_corpus_agree_with_positions() {
-    let Some(dir) = corpus() else { return };
+    if corpus().is_none() {
+        return;
+    }
     let values = |text: &str| -> Vec<Vec<f64>> {
         // The last `k` columns of each row are numbers; names may hold commas.
         text.lines()
@@ -572,12 +574,7 @@ fn rotations_on_the_corpus_agree_with_positions() {
             })
             .collect()
     };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "bvh"))
-        .collect();
-    files.sort();
+    let files = bvhkit_testdata::corpus_files();
     assert_eq!(files.len(), 41);
     let mut related = 0;
     for path in &files {
@@ -663,12 +660,7 @@ fn render_draws_every_corpus_file() {
             .filter(|p| p[..3].iter().max().unwrap() - p[..3].iter().min().unwrap() > 50)
             .count()
     };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "bvh"))
-        .collect();
-    files.sort();
+    let files = bvhkit_testdata::corpus_files();
     for (i, path) in files.iter().enumerate() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         let png = out.path().join(format!("{i}.png"));

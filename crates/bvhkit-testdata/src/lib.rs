@@ -7,7 +7,7 @@
 //!   smooth random walks written like real exporters write them
 //!   (`-12.345678`, with a sprinkle of `1.234567e-05`).
 //! - [`synth_text_of_size`] picks the frame count for a target size.
-//! - [`corpus_dir`] and [`largest_corpus_files`] find the shared corpus of
+//! - [`corpus_dir`], [`corpus_files`] and [`largest_corpus_files`] find the shared corpus of
 //!   real files, when it is there.
 //! - [`golden_positions`] and [`position_rows`] read the golden world
 //!   positions and `bvh positions` CSV output.
@@ -369,15 +369,25 @@ pub fn corpus_dir() -> Option<PathBuf> {
     dir.is_dir().then_some(dir)
 }
 
-/// The `n` largest `.bvh` files of the corpus, largest first (ties by
-/// name); empty when there is no corpus.
-pub fn largest_corpus_files(n: usize) -> Vec<PathBuf> {
+/// Every `.bvh` file of the corpus, sorted by name; empty when there is no
+/// corpus.
+pub fn corpus_files() -> Vec<PathBuf> {
     let Some(dir) = corpus_dir() else { return Vec::new() };
     let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
-    let mut files: Vec<(u64, PathBuf)> = entries
+    let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("bvh")))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The `n` largest `.bvh` files of the corpus, largest first (ties by
+/// name); empty when there is no corpus.
+pub fn largest_corpus_files(n: usize) -> Vec<PathBuf> {
+    let mut files: Vec<(u64, PathBuf)> = corpus_files()
+        .into_iter()
         .filter_map(|p| Some((std::fs::metadata(&p).ok()?.len(), p)))
         .collect();
     files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));

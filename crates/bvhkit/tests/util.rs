@@ -12,13 +12,10 @@ pub(crate) fn corpus_dir() -> Option<PathBuf> {
 
 /// Every `.bvh` file of the corpus, sorted by name.
 pub(crate) fn corpus_files() -> Vec<PathBuf> {
-    let Some(dir) = corpus_dir() else { return Vec::new() };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "bvh"))
-        .collect();
-    files.sort();
+    if corpus_dir().is_none() {
+        return Vec::new();
+    }
+    let files = bvhkit_testdata::corpus_files();
     assert!(files.len() >= 41, "the corpus should hold at least 41 files, found {}", files.len());
     files
 }

@@ -698,6 +698,56 @@ fn render_draws_every_corpus_file() {
             assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&png).unwrap(), "{stem}");
         }
     }
+    // A whole recording as a GIF (one image per frame at 10 fps: 120 for
+    // the 12 s kick) and as a contact sheet (a figure in every cell).
+    let kick = dir.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
+    let gif = out.path().join("kick.gif");
+    let o = run(&[
+        "render",
+        kick.to_str().unwrap(),
+        "-o",
+        gif.to_str().unwrap(),
+        "--size",
+        "80x60",
+        "--fps",
+        "10",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&gif).unwrap();
+    assert!(bytes.starts_with(b"GIF89a"));
+    assert_eq!(
+        (u16::from_le_bytes([bytes[6], bytes[7]]), u16::from_le_bytes([bytes[8], bytes[9]])),
+        (80, 60)
+    );
+    // Each frame starts with a graphic control extension (0x21 0xF9 0x04).
+    let frames = bytes.windows(3).filter(|w| *w == [0x21, 0xF9, 0x04]).count();
+    assert!((119..=121).contains(&frames), "{frames} GIF frames");
+    let sheet = out.path().join("sheet.png");
+    let o = run(&[
+        "render",
+        kick.to_str().unwrap(),
+        "--contact-sheet",
+        "--cells",
+        "4",
+        "--columns",
+        "2",
+        "--size",
+        "100x80",
+        "-o",
+        sheet.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (w, h, rgba) = decode_png(&sheet);
+    assert_eq!((w, h), (200, 160));
+    for cell in 0..4 {
+        let (cx, cy) = ((cell % 2) * 100, (cell / 2) * 80);
+        let cell_px: Vec<u8> = (cy..cy + 80)
+            .flat_map(|y| rgba[(y * 200 + cx) * 4..(y * 200 + cx + 100) * 4].to_vec())
+            .collect();
+        let n = saturated(&cell_px);
+        assert!(n > 60, "contact-sheet cell {cell}: only {n} figure pixels");
+    }
+
     // A CMU walker (about 26 units tall) and an elephant in metres.
     let both = out.path().join("both.png");
     let o = run(&[

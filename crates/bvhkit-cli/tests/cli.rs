@@ -777,3 +777,42 @@ fn render_draws_every_corpus_file() {
     let (n0, n1) = (hue(true), hue(false));
     assert!(n0 > 100 && n1 > 100, "figure pixels: {n0} blue, {n1} orange");
 }
+
+/// `bvh render -o x.mp4` on a corpus file through a real ffmpeg (CI
+/// installs it): H.264 at the asked size, one video frame per motion frame
+/// of the range, as ffprobe counts them.
+#[test]
+fn render_mp4_of_a_corpus_file() {
+    let on_path = |name: &str| {
+        std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+    };
+    if !(on_path("ffmpeg") && on_path("ffprobe")) {
+        assert!(std::env::var("BVHKIT_REQUIRE_FFMPEG").as_deref() != Ok("1"), "ffmpeg required");
+        eprintln!("SKIPPED render_mp4_of_a_corpus_file: no ffmpeg on PATH");
+        return;
+    }
+    let Some(dir) = corpus() else { return };
+    let out = tempfile::tempdir().unwrap();
+    let mp4 = out.path().join("kick.mp4");
+    let kick = dir.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
+    let o = run(&[
+        "render",
+        kick.to_str().unwrap(),
+        "-o",
+        mp4.to_str().unwrap(),
+        "--size",
+        "160x120",
+        "--frames",
+        "0..45",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let probe = Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
+        .args(["-show_entries", "stream=codec_name,width,height,nb_read_frames", "-of", "csv=p=0"])
+        .arg(&mp4)
+        .output()
+        .unwrap();
+    assert!(probe.status.success(), "{}", String::from_utf8_lossy(&probe.stderr));
+    assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "h264,160,120,45");
+}

@@ -38,12 +38,15 @@
 //!
 //! # Features
 //! - `parallel` (default): parse large motion sections on all cores (rayon).
-// One `unsafe` block in the whole crate: calling the AVX2 build of the
-// batched sine/cosine after checking the CPU (rotation::sin_cos_deg_slice).
+// Two `unsafe` blocks in the whole crate: calling the AVX2 build of the
+// batched sine/cosine after checking the CPU (rotation::sin_cos_deg_slice),
+// and advising the kernel to back a large value buffer with huge pages
+// (buffer::advise_huge_pages). ARCHITECTURE.md says why.
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]
 
+mod buffer;
 mod bvh;
 mod channel;
 mod error;

@@ -26,6 +26,95 @@ pub(crate) fn is_space(b: u8) -> bool {
 /// number. A token ends at whitespace or at the end of `bytes`.
 #[inline]
 pub(crate) fn parse_number(bytes: &[u8], start: usize) -> Result<(f64, usize), usize> {
+    if let Some(done) = bytes.get(start..).and_then(parse_short) {
+        return Ok((done.0, start + done.1));
+    }
+    parse_general(bytes, start)
+}
+
+/// Bit 7 of each byte of `w` set where that byte is not an ASCII digit.
+#[inline(always)]
+fn non_digits(w: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // Digits become 0..=9; (t & 0x7f) + 0x76 reaches bit 7 exactly when
+    // t & 0x7f > 9, without carrying into the next byte; `| t` catches the
+    // bytes whose own bit 7 is set.
+    let t = w ^ 0x3030_3030_3030_3030;
+    (((t & LOW7) + 0x7676_7676_7676_7676) | t) & 0x8080_8080_8080_8080
+}
+
+/// The digits of `w` before its first non-digit byte (`non_digits(w)`
+/// gives them), read as the eight-digit number they start:
+/// `"12.3xxxxx"` gives 12_000_000.
+#[inline(always)]
+fn leading_digits(w: u64, non_digits: u64) -> u64 {
+    // Bits below the first non-digit byte (all bits when there is none).
+    let keep = ((non_digits & non_digits.wrapping_neg()) >> 7).wrapping_sub(1);
+    // Digit values (a borrow only leaves the first non-digit byte, which
+    // `keep` drops), the first digit in the lowest byte.
+    let v = w.wrapping_sub(0x3030_3030_3030_3030) & keep;
+    // Pairs of digits, then all eight (the usual SWAR steps).
+    let v = v.wrapping_mul(10).wrapping_add(v >> 8);
+    let pairs = 0x0000_00ff_0000_00ff;
+    let hi = (v & pairs).wrapping_mul(100 + (1_000_000 << 32));
+    let lo = ((v >> 16) & pairs).wrapping_mul(1 + (10_000 << 32));
+    hi.wrapping_add(lo) >> 32
+}
+
+/// The fast path for the tokens motion data is made of: an optional sign,
+/// up to 7 integer digits, optionally a point and up to 8 more digits,
+/// then whitespace. `bytes` starts at the token; the fast path reads 24
+/// bytes of it and declines when there are fewer. Returns the value and
+/// the token's length, or `None` for any other shape (which
+/// [`parse_number`] then reads, to the same bits).
+#[inline(always)]
+pub(crate) fn parse_short(bytes: &[u8]) -> Option<(f64, usize)> {
+    let w: &[u8; 24] = bytes.get(..24)?.try_into().ok()?;
+    let word = |at: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&w[at..at + 8]);
+        u64::from_le_bytes(b)
+    };
+    let negative = w[0] == b'-';
+    let sign = usize::from(negative || w[0] == b'+');
+    let int = word(sign);
+    let int_nd = non_digits(int);
+    let int_len = int_nd.trailing_zeros() / 8;
+    if int_len == 8 {
+        return None;
+    }
+    // The integer part I as I * 10^(8 - int_len), the fraction F of
+    // frac_len digits as F * 10^(8 - frac_len): the value is
+    // (I * 10^8 + F * 10^(8 - frac_len)) / 10^8, whose numerator is below
+    // 10^15 < 2^53, so exact; one division then rounds it correctly.
+    let mut mantissa = leading_digits(int, int_nd) * POW10_U64[int_len as usize];
+    let mut end = sign + int_len as usize; // at most 8
+    let mut frac_len = 0;
+    if w[end] == b'.' {
+        let frac = word(end + 1);
+        let frac_nd = non_digits(frac);
+        frac_len = frac_nd.trailing_zeros() / 8;
+        mantissa += leading_digits(frac, frac_nd);
+        end += 1 + frac_len as usize; // at most 17
+    }
+    if int_len + frac_len == 0 || !is_space(w[end]) {
+        return None;
+    }
+    // mantissa < 2^52 as an f64, exactly: 2^52 + mantissa, minus 2^52.
+    // (`as f64` compiles to cvtsi2sd, which waits for the previous value
+    // of its register: a chain through every number of the file.)
+    let m = f64::from_bits(0x4330_0000_0000_0000 | mantissa) - 4_503_599_627_370_496.0;
+    let v = m / 1e8;
+    // Sets the sign bit of a non-negative value: -v, without a branch.
+    let v = f64::from_bits(v.to_bits() | (u64::from(negative) << 63));
+    Some((v, end))
+}
+
+/// Exact powers of ten as integers, for the fast path's mantissa.
+const POW10_U64: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
+
+/// [`parse_number`] for every token shape.
+fn parse_general(bytes: &[u8], start: usize) -> Result<(f64, usize), usize> {
     let n = bytes.len();
     let mut i = start;
     let mut negative = false;
@@ -210,6 +299,61 @@ mod tests {
         ] {
             assert_eq!(p(bad), None, "{bad:?}");
         }
+    }
+
+    /// `token` then a space, padded to the fast path's window.
+    fn window(token: &str) -> Vec<u8> {
+        let mut w = format!("{token} ").into_bytes();
+        w.resize(w.len().max(24), b'x');
+        w
+    }
+
+    #[test]
+    fn the_fast_path_takes_the_usual_motion_tokens() {
+        for (t, v) in [
+            ("-12.345678", -12.345678),
+            ("0", 0.0),
+            ("+7", 7.0),
+            ("1234567.12345678", 1234567.12345678),
+            (".5", 0.5),
+            ("5.", 5.0),
+            ("-0.000001", -0.000001),
+        ] {
+            let got = parse_short(&window(t)[..24]);
+            assert_eq!(got, Some((v, t.len())), "{t}");
+        }
+        for t in ["12345678", "1.123456789", "1e5", "-", ".", "1.2.3", "1x", "--1", "- 1"] {
+            assert_eq!(parse_short(&window(t)[..24]), None, "{t}");
+        }
+    }
+
+    #[test]
+    fn the_fast_path_agrees_with_the_general_one_bit_for_bit() {
+        // Random short tokens over the characters numbers are made of.
+        const ALPHABET: &[u8] = b"0123456789012345678901234567890123456789-+.e ";
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut taken = 0;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = 1 + (x % 18) as usize;
+            let mut w: Vec<u8> = (0..24)
+                .map(|k| ALPHABET[((x >> (k * 2)) as usize ^ (k * 7)) % ALPHABET.len()])
+                .collect();
+            w[len] = b' ';
+            if let Some((v, end)) = parse_short(&w) {
+                taken += 1;
+                let general = parse_general(&w, 0);
+                assert_eq!(
+                    general.map(|(g, e)| (g.to_bits(), e)),
+                    Ok((v.to_bits(), end)),
+                    "{:?}",
+                    String::from_utf8_lossy(&w)
+                );
+            }
+        }
+        assert!(taken > 10_000, "the fast path took only {taken} tokens");
     }
 
     #[test]

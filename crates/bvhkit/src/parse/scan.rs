@@ -5,7 +5,7 @@
 //! side so that the common layout (one frame per line) is verified for free
 //! and deviations get a precise warning or error.
 
-use crate::number::parse_number;
+use crate::number::{parse_number, parse_short, token_end};
 
 /// What the lines of a motion section looked like.
 #[derive(Clone, Debug, Default)]
@@ -85,6 +85,78 @@ impl RowStats {
     }
 }
 
+/// Where [`scan`] puts the values it reads.
+pub(crate) trait Sink {
+    /// Appends `v`.
+    fn put(&mut self, v: f64);
+}
+
+impl Sink for Vec<f64> {
+    #[inline(always)]
+    fn put(&mut self, v: f64) {
+        self.push(v);
+    }
+}
+
+/// A slice of the final value buffer, filled from the front; values past
+/// its end are counted, not stored (the caller then knows the slice was
+/// too short).
+struct Slot<'a> {
+    buf: &'a mut [f64],
+    len: usize,
+}
+
+impl Sink for Slot<'_> {
+    #[inline(always)]
+    fn put(&mut self, v: f64) {
+        if let Some(x) = self.buf.get_mut(self.len) {
+            *x = v;
+        }
+        self.len += 1;
+    }
+}
+
+impl Slot<'_> {
+    /// Whether exactly the slice's length of values was put.
+    fn is_exact(&self) -> bool {
+        self.len == self.buf.len()
+    }
+}
+
+/// The number of whitespace-separated tokens in `data`, counting every
+/// byte above `b' '` as part of a token.
+///
+/// This is exact for motion text (numbers and ASCII whitespace). A control
+/// byte other than whitespace, which [`scan`] rejects as part of a token, is
+/// counted as a separator here: the count is then only a prediction, which
+/// the caller checks.
+fn count_tokens(data: &[u8]) -> usize {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // (b & 0x7f) + 0x5f carries into bit 7 exactly when b & 0x7f > 0x20,
+    // and never into the next byte.
+    const ADD: u64 = 0x5f5f_5f5f_5f5f_5f5f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut count = 0usize;
+    // Bit 7 set when the byte before the current word is inside a token.
+    let mut prev = 0u64;
+    let mut words = data.chunks_exact(8);
+    for w in &mut words {
+        let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        // Bit 7 of each byte: the byte is inside a token (above b' ').
+        let inside = (((w & LOW7) + ADD) | w) & HIGH;
+        let starts = inside & !((inside << 8) | prev);
+        count += starts.count_ones() as usize;
+        prev = inside >> 56;
+    }
+    let mut after_space = prev == 0;
+    for &b in words.remainder() {
+        let inside = b > b' ';
+        count += usize::from(inside && after_space);
+        after_space = !inside;
+    }
+    count
+}
+
 /// A bad token: its byte range in the whole input.
 pub(crate) struct BadToken {
     pub(crate) start: usize,
@@ -96,66 +168,141 @@ pub(crate) struct BadToken {
 /// With `last == false`, a token touching the end of `data` may be cut and
 /// is left for the next call: the return value is the number of bytes
 /// consumed. Line state carries over in `stats` between calls.
+///
+/// Token starts are found 64 bytes at a time from a bit mask, so that
+/// reading one token does not wait for the end of the one before: the
+/// numbers of a line are parsed independently of each other, and only the
+/// separators that are not a single space are looked at byte by byte.
 #[inline(never)]
 pub(crate) fn scan(
     data: &[u8],
     base: usize,
     channels: u64,
-    out: &mut Vec<f64>,
+    out: &mut impl Sink,
     stats: &mut RowStats,
     last: bool,
 ) -> Result<usize, BadToken> {
     let n = data.len();
-    let mut i = 0;
-    while i < n {
-        let b = data[i];
-        if b == b' ' || b == b'\t' {
-            i += 1;
-            continue;
-        }
-        if b == b'\n' {
-            stats.lf += 1;
-            stats.end_line(channels);
-            i += 1;
-            continue;
-        }
-        if b == b'\r' {
-            stats.cr += 1;
-            stats.end_line(channels);
-            i += 1;
-            continue;
-        }
-        if b == b'\x0b' || b == b'\x0c' {
-            i += 1;
-            continue;
-        }
-        match parse_number(data, i) {
-            Ok((v, end)) => {
-                if end == n && !last {
-                    if end - i < 1024 {
-                        return Ok(i);
+    // One past the last token read: the separator bytes start here.
+    let mut sep = 0;
+    // Bit 0: the byte before the current block is inside a token.
+    let mut carry = 0u64;
+    for (k, block) in data.chunks(64).enumerate() {
+        let at = 64 * k;
+        let inside = inside_mask(block);
+        let mut starts = inside & !((inside << 1) | carry);
+        carry = inside >> 63;
+        while starts != 0 {
+            let start = at + starts.trailing_zeros() as usize;
+            starts &= starts - 1;
+            // Anything but one space between two tokens is looked at.
+            if (start != sep + 1 || data[sep] != b' ')
+                && let Err(bad) = separators(data, sep, start, channels, stats)
+            {
+                return bad_token(bad, n, last, base);
+            }
+            let (v, end) = match parse_short(&data[start..]) {
+                Some((v, len)) => (v, start + len),
+                None => match parse_number(data, start) {
+                    Ok((_, end)) if end == n && !last => {
+                        return bad_token((start, end), n, last, base);
                     }
-                    return Err(BadToken { start: base + i, end: base + end });
-                }
-                if stats.cur_len == 0 {
-                    stats.cur_start = base + i;
-                }
-                stats.cur_len += 1;
-                out.push(v);
-                i = end;
+                    Ok(done) => done,
+                    Err(end) => return bad_token((start, end), n, last, base),
+                },
+            };
+            if stats.cur_len == 0 {
+                stats.cur_start = base + start;
             }
-            Err(end) => {
-                if end == n && !last && end - i < 1024 {
-                    return Ok(i);
-                }
-                return Err(BadToken { start: base + i, end: base + end });
-            }
+            stats.cur_len += 1;
+            out.put(v);
+            sep = end;
         }
+    }
+    if let Err(bad) = separators(data, sep, n, channels, stats) {
+        return bad_token(bad, n, last, base);
     }
     if last {
         stats.end_line(channels);
     }
     Ok(n)
+}
+
+/// Bit `k` set when `block[k]` (64 bytes or fewer) is above `b' '`: inside
+/// a token. Control bytes below `b' '` that are not whitespace count as
+/// separators here and are rejected by [`separators`].
+#[inline(always)]
+fn inside_mask(block: &[u8]) -> u64 {
+    match block.try_into() {
+        Ok(full) => inside_mask_64(full),
+        Err(_) => {
+            let mut padded = [b' '; 64];
+            padded[..block.len()].copy_from_slice(block);
+            inside_mask_64(&padded)
+        }
+    }
+}
+
+/// [`inside_mask`] of 64 bytes, 8 at a time in a `u64`.
+#[inline(always)]
+fn inside_mask_64(block: &[u8; 64]) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // (b & 0x7f) + 0x5f carries into bit 7 exactly when b & 0x7f > 0x20,
+    // and never into the next byte; `| w` adds the bytes from 0x80 up.
+    const ADD: u64 = 0x5f5f_5f5f_5f5f_5f5f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut mask = 0;
+    for (j, w) in block.chunks_exact(8).enumerate() {
+        let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        let high = (((w & LOW7) + ADD) | w) & HIGH;
+        // Gathers bit 7 of byte j into bit 56 + j, then down to bit j.
+        let bits = (high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+        mask |= bits << (8 * j);
+    }
+    mask
+}
+
+/// Reads the separator bytes `data[from..to]` (all at most `b' '`): counts
+/// line ends, and rejects a control byte that is not whitespace as the
+/// start of a bad token, returned as its range in `data`.
+fn separators(
+    data: &[u8],
+    from: usize,
+    to: usize,
+    channels: u64,
+    stats: &mut RowStats,
+) -> Result<(), (usize, usize)> {
+    for i in from..to {
+        match data[i] {
+            b' ' | b'\t' | b'\x0b' | b'\x0c' => {}
+            b'\n' => {
+                stats.lf += 1;
+                stats.end_line(channels);
+            }
+            b'\r' => {
+                stats.cr += 1;
+                stats.end_line(channels);
+            }
+            _ => return Err((i, token_end(data, i))),
+        }
+    }
+    Ok(())
+}
+
+/// The end of a scan at a token that is not a number, or that touches the
+/// end of a piece that is not the last (`n` bytes long): such a token may
+/// be cut, and is read again with the next piece (the return value is
+/// where it starts), unless it is already too long to be a number.
+fn bad_token(
+    (start, end): (usize, usize),
+    n: usize,
+    last: bool,
+    base: usize,
+) -> Result<usize, BadToken> {
+    if end == n && !last && end - start < 1024 {
+        return Ok(start);
+    }
+    Err(BadToken { start: base + start, end: base + end })
 }
 
 /// Scans a whole in-memory motion section, split over threads when large.
@@ -174,7 +321,9 @@ pub(crate) fn scan_all(
     const MIN_CHUNK: usize = 1 << 20;
     let threads = if parallel { worker_count() } else { 1 };
     if threads <= 1 || data.len() < 2 * MIN_CHUNK {
-        let mut out = Vec::with_capacity(data.len() / 6);
+        // Motion text spends at least 6 bytes on a value but for rare files
+        // (which the vector then grows for).
+        let mut out = crate::buffer::with_capacity(data.len() / 6);
         let mut stats = RowStats::default();
         scan(data, base, channels, &mut out, &mut stats, true)?;
         return Ok((out, stats));
@@ -192,6 +341,9 @@ pub(crate) fn scan_all(
     bounds.push(data.len());
     let pieces: Vec<(usize, usize)> =
         bounds.windows(2).map(|w| (w[0], w[1])).filter(|(a, b)| a < b).collect();
+    if let Some(done) = scan_into_place(data, base, channels, &pieces) {
+        return done;
+    }
     let results = run_chunks(&pieces, |&(a, b)| {
         let mut out = Vec::with_capacity((b - a) / 6);
         let mut stats = RowStats::default();
@@ -205,6 +357,49 @@ pub(crate) fn scan_all(
         parts.push(v);
     }
     Ok((concat(parts), stats))
+}
+
+/// The parallel scan without copies: counts the tokens of every chunk,
+/// then scans each chunk straight into its place in the final buffer.
+///
+/// A bad token is reported as the sequential scan reports it: the first in
+/// file order. Returns `None` when a chunk held another number of values
+/// than its token count: that cannot happen for text the scan accepts
+/// (both split tokens at the same bytes), and is checked so that a mistake
+/// there would cost speed (the caller then scans the chunks into buffers
+/// of their own) and never misplace a value.
+fn scan_into_place(
+    data: &[u8],
+    base: usize,
+    channels: u64,
+    pieces: &[(usize, usize)],
+) -> Option<Result<(Vec<f64>, RowStats), BadToken>> {
+    let counts = run_chunks(pieces, |&(a, b)| count_tokens(&data[a..b]));
+    let total = counts.iter().sum();
+    // Zeroed memory comes from the allocator untouched, so its pages are
+    // first written (and faulted in) by the scanning threads in parallel.
+    let mut values = crate::buffer::zeroed(total);
+    let mut jobs = Vec::with_capacity(pieces.len());
+    let mut rest = &mut values[..];
+    for (&piece, &count) in pieces.iter().zip(&counts) {
+        let (head, tail) = rest.split_at_mut(count);
+        jobs.push((piece, Slot { buf: head, len: 0 }));
+        rest = tail;
+    }
+    let results = run_chunks_mut(&mut jobs, |((a, b), slot)| {
+        let mut stats = RowStats::default();
+        scan(&data[*a..*b], base + *a, channels, slot, &mut stats, true).map(|_| stats)
+    });
+    let mut stats = RowStats::default();
+    for (r, (_, slot)) in results.into_iter().zip(&jobs) {
+        match r {
+            Err(bad) => return Some(Err(bad)),
+            Ok(_) if !slot.is_exact() => return None,
+            Ok(s) => stats = stats.merge(s),
+        }
+    }
+    drop(jobs);
+    Some(Ok((values, stats)))
 }
 
 /// Concatenates `parts` into one vector, copying in parallel.
@@ -250,6 +445,20 @@ fn run_chunks<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) 
 #[cfg(not(feature = "parallel"))]
 fn run_chunks<T, R>(items: &[T], f: impl Fn(&T) -> R) -> Vec<R> {
     items.iter().map(f).collect()
+}
+
+#[cfg(feature = "parallel")]
+fn run_chunks_mut<T: Send, R: Send>(
+    items: &mut [T],
+    f: impl Fn(&mut T) -> R + Sync + Send,
+) -> Vec<R> {
+    use rayon::prelude::*;
+    items.par_iter_mut().map(f).collect()
+}
+
+#[cfg(not(feature = "parallel"))]
+fn run_chunks_mut<T, R>(items: &mut [T], f: impl Fn(&mut T) -> R) -> Vec<R> {
+    items.iter_mut().map(f).collect()
 }
 
 #[cfg(test)]
@@ -304,6 +513,43 @@ mod tests {
         }
         assert_eq!(out, v1);
         assert_eq!((st.rows, st.first_irregular), (s1.rows, s1.first_irregular));
+    }
+
+    #[test]
+    fn the_token_mask_and_count_see_every_byte_value_right() {
+        for b in 0..=255u8 {
+            let mut block = [b' '; 64];
+            block[7] = b;
+            assert_eq!(inside_mask(&block) == 1 << 7, b > b' ', "byte {b:#04x}");
+            assert_eq!(inside_mask(&block[..8]), inside_mask(&block), "byte {b:#04x}");
+        }
+        let text = "1 22\t333\r\n-4e5  \x0b.5\x0c+6\n\n7";
+        for cut in 0..text.len() {
+            let (a, b) = text.as_bytes().split_at(cut);
+            let split = count_tokens(a) + count_tokens(b);
+            let (whole, _) = run(text, 1);
+            assert!(split == whole.len() || split == whole.len() + 1, "cut at {cut}");
+        }
+        assert_eq!(count_tokens(text.as_bytes()), 7);
+    }
+
+    #[test]
+    fn a_control_byte_in_a_large_motion_is_the_same_error_in_parallel() {
+        let mut text = String::new();
+        for i in 0..300_000 {
+            text.push_str(&format!("{i} -{i}.25 0.{i}\n"));
+        }
+        // Inside a token, and alone between two tokens, deep in the text.
+        for bad in ["7\x01", "\x01"] {
+            let mut t = text.clone().into_bytes();
+            let at = t.len() * 2 / 3;
+            let at = at + t[at..].iter().position(|&b| b == b' ').unwrap_or(0) + 1;
+            t.splice(at..at, bad.bytes().chain([b' ']));
+            let Err(one) = scan_all(&t, 5, 3, false) else { panic!("{bad:?} accepted") };
+            let Err(all) = scan_all(&t, 5, 3, true) else { panic!("{bad:?} accepted") };
+            assert_eq!((one.start, one.end), (all.start, all.end), "{bad:?}");
+            assert_eq!(one.start, 5 + at, "{bad:?}");
+        }
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! make of each, checked against the `.expected` file next to it.
 use bvhkit::{Bvh, ReadOptions, WarningKind};
 
-use crate::util::{assert_round_trip, check_expected, data_dir, fixtures, stem};
+use crate::util::{
+    assert_round_trip, assert_streaming_agrees, check_expected, data_dir, fixtures, stem,
+};
 
 fn describe(input: &[u8]) -> String {
     let mut out = String::new();
@@ -42,6 +44,8 @@ fn quirks_match_their_expectations() {
         // Whatever lenient reading makes of it writes out and reads back exactly.
         let (bvh, _) = ReadOptions::new().lenient(true).parse(&input).unwrap();
         assert_round_trip(&bvh, &stem(&f));
+        // Streaming makes the same frames of it, with the same warnings.
+        assert_streaming_agrees(&input, &stem(&f));
     }
 }
 

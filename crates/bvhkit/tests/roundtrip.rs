@@ -4,7 +4,7 @@ use bvhkit::glam::DVec3;
 use bvhkit::{Bvh, Channel, Motion, ReadOptions, SkeletonBuilder};
 use proptest::prelude::*;
 
-use crate::util::{assert_round_trip, corpus_files, stem};
+use crate::util::{assert_round_trip, assert_streaming_agrees, corpus_files, stem};
 
 #[test]
 fn every_corpus_file_round_trips() {
@@ -19,26 +19,7 @@ fn every_corpus_file_round_trips() {
 fn streaming_reads_the_same_frames_as_parsing() {
     for path in corpus_files() {
         let bytes = std::fs::read(&path).unwrap();
-        let (bvh, warnings) = ReadOptions::new().lenient(true).parse(&bytes).unwrap();
-        // Row-by-row repair needs the whole file; streaming reads a stream.
-        if warnings.iter().any(|w| w.kind == bvhkit::WarningKind::RowLayout) {
-            continue;
-        }
-        let mut r = ReadOptions::new()
-            .lenient(true)
-            .frame_reader(std::io::BufReader::new(&bytes[..]))
-            .unwrap();
-        assert_eq!(r.skeleton(), bvh.skeleton(), "{}", stem(&path));
-        let mut frame = vec![0.0; r.skeleton().n_channels()];
-        let mut i = 0;
-        while r.read_frame(&mut frame).unwrap() {
-            assert_eq!(frame, bvh.motion().frame(i), "{} frame {i}", stem(&path));
-            i += 1;
-        }
-        assert_eq!(i, bvh.motion().n_frames(), "{}", stem(&path));
-        let sw: Vec<String> = r.warnings().iter().map(|w| w.to_string()).collect();
-        let pw: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
-        assert_eq!(sw, pw, "{}: streaming warnings", stem(&path));
+        assert_streaming_agrees(&bytes, &stem(&path));
     }
 }
 
@@ -200,27 +181,68 @@ fn streaming_takes_constant_memory() {
     let header = format!(
         "HIERARCHY\nROOT A\n{{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n}}\nMOTION\nFrames: {frames}\nFrame Time: 0.01\n"
     );
-    let rdr = Synthetic {
-        header: header.into_bytes(),
-        pos: 0,
-        frame: 0,
-        frames,
-        line: Vec::new(),
-        line_pos: 0,
+    for lenient in [false, true] {
+        let rdr = Synthetic {
+            header: header.clone().into_bytes(),
+            pos: 0,
+            frame: 0,
+            frames,
+            line: Vec::new(),
+            line_pos: 0,
+        };
+        let before = resident_kib();
+        let mut r = ReadOptions::new().lenient(lenient).frame_reader(rdr).unwrap();
+        let mut buf = [0.0; 6];
+        let mut n = 0u64;
+        let mut sum = 0.0;
+        while r.read_frame(&mut buf).unwrap() {
+            sum += buf[0];
+            n += 1;
+        }
+        assert_eq!(n, frames);
+        assert_eq!(sum, (frames * (frames - 1) / 2) as f64);
+        if let (Some(b), Some(a)) = (before, resident_kib()) {
+            // 13 MB went through; the reader kept under a tenth of it.
+            assert!(
+                a.saturating_sub(b) < 1300,
+                "lenient {lenient}: resident memory grew by {} KiB",
+                a - b
+            );
+        }
+    }
+}
+
+#[test]
+fn streaming_looks_ahead_a_bounded_way_for_lines_that_are_frames() {
+    // Every line holds 2 values for 3 channels, one line per declared frame.
+    let text = |lines: usize| {
+        let mut t = format!(
+            "HIERARCHY\nROOT A\n{{\nOFFSET 0 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n}}\nMOTION\nFrames: {lines}\nFrame Time: 0.01\n"
+        );
+        for i in 0..lines {
+            t.push_str(&format!("{i}.5 -{i}\n"));
+        }
+        t.into_bytes()
     };
-    let before = resident_kib();
-    let mut r = ReadOptions::new().frame_reader(rdr).unwrap();
-    let mut buf = [0.0; 6];
-    let mut n = 0u64;
-    let mut sum = 0.0;
-    while r.read_frame(&mut buf).unwrap() {
-        sum += buf[0];
+    // Short: the reader sees the whole motion and reads it line by line,
+    // as reading it in memory does.
+    assert_eq!(assert_streaming_agrees(&text(1000), "1000 lines"), 1000);
+    // Past the lookahead (about 20 MiB of motion): in memory, still line by
+    // line; streaming reads a stream and its warning says why it differs.
+    let big = text(1_500_000);
+    let (bvh, _) = ReadOptions::new().lenient(true).parse(&big).unwrap();
+    assert_eq!(bvh.motion().n_frames(), 1_500_000);
+    assert_eq!(bvh.motion().frame(7), [7.5, -7.0, 0.0]);
+    let mut r = ReadOptions::new().lenient(true).frame_reader(&big[..]).unwrap();
+    let mut frame = [0.0; 3];
+    let mut n = 0;
+    while r.read_frame(&mut frame).unwrap() {
         n += 1;
     }
-    assert_eq!(n, frames);
-    assert_eq!(sum, (frames * (frames - 1) / 2) as f64);
-    if let (Some(b), Some(a)) = (before, resident_kib()) {
-        // 13 MB went through; the reader kept under a tenth of it.
-        assert!(a.saturating_sub(b) < 1300, "resident memory grew by {} KiB", a - b);
-    }
+    assert_eq!(n, 1_000_000);
+    let w: Vec<String> = r.warnings().iter().map(|w| w.to_string()).collect();
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(w[0].contains("values were read as one stream"), "{w:?}");
+    assert!(w[0].contains("streaming decides within the first 16 MiB of motion"), "{w:?}");
+    assert!(w[1].contains("Frames: declares 1500000 frames but the file holds 1000000"), "{w:?}");
 }

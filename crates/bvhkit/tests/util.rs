@@ -69,3 +69,32 @@ pub(crate) fn assert_round_trip(bvh: &bvhkit::Bvh, what: &str) {
         "{what}: canonical text is not re-emitted byte for byte"
     );
 }
+
+/// Reads `input` leniently both ways, in memory and through a `FrameReader`
+/// fed in small reads, and asserts that both give the same skeleton, frames
+/// (bit for bit) and warnings. Returns how many frames there were.
+#[track_caller]
+pub(crate) fn assert_streaming_agrees(input: &[u8], what: &str) -> usize {
+    let opts = {
+        let mut o = bvhkit::ReadOptions::new();
+        o.lenient(true);
+        o
+    };
+    let (bvh, warnings) = opts.parse(input).unwrap_or_else(|e| panic!("{what}: {e}"));
+    // Reads of 4 KiB: the header and the motion cross many read boundaries.
+    let rdr = std::io::BufReader::with_capacity(4096, input);
+    let mut r = opts.frame_reader(rdr).unwrap_or_else(|e| panic!("{what}: streaming: {e}"));
+    assert_eq!(r.skeleton(), bvh.skeleton(), "{what}");
+    let mut frame = vec![0.0; r.skeleton().n_channels()];
+    let mut i = 0;
+    while r.read_frame(&mut frame).unwrap_or_else(|e| panic!("{what}: frame {i}: {e}")) {
+        let bits = |f: &[f64]| f.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&frame), bits(bvh.motion().frame(i)), "{what}: frame {i}");
+        i += 1;
+    }
+    assert_eq!(i, bvh.motion().n_frames(), "{what}: frames");
+    let sw: Vec<String> = r.warnings().iter().map(|w| w.to_string()).collect();
+    let pw: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(sw, pw, "{what}: streaming warnings");
+    i
+}

@@ -128,6 +128,28 @@ impl ReadOptions {
     }
 }
 
+/// Whether the motion lines are the frames although none holds one frame's
+/// values: every line holds the same wrong number of values, and there are
+/// as many lines as `Frames:` declares (`docs/format.md`). The in-memory and
+/// the streaming reader both decide with this.
+pub(crate) fn lines_are_frames(stats: &RowStats, declared: Option<u64>) -> bool {
+    stats.irregular > 0 && stats.uniform && stats.rows >= 2 && declared == Some(stats.rows)
+}
+
+/// The warning for [`lines_are_frames`], with `k` values on every line.
+pub(crate) fn row_layout_message(k: usize, channels: usize) -> String {
+    format!(
+        "every motion line holds {k} values but a frame has {channels} channels; \
+         read line by line, keeping the first {} values of each{}",
+        k.min(channels),
+        if k < channels {
+            format!(" and setting the other {} channels to 0", channels - k)
+        } else {
+            String::new()
+        }
+    )
+}
+
 /// Decides how many frames the values make, and reports layout problems.
 pub(crate) struct Checker<'a, 'w> {
     pub(crate) input: &'a [u8],
@@ -188,24 +210,13 @@ impl Checker<'_, '_> {
             (n as usize, values)
         } else if stats.irregular == 0 {
             (stats.rows as usize, values)
-        } else if stats.uniform && stats.rows >= 2 && declared == Some(stats.rows) {
-            // Every line holds the same wrong number of values, and there are
-            // as many lines as `Frames:` says: the lines are the frames.
+        } else if lines_are_frames(stats, declared) {
             let k = stats.first_len as usize;
             let (off, _, _) = stats.first_irregular.unwrap_or_default();
             self.problem(
                 off,
                 WarningKind::RowLayout,
-                format!(
-                    "every motion line holds {k} values but a frame has {channels} channels; \
-                     read line by line, keeping the first {} values of each{}",
-                    k.min(channels),
-                    if k < channels {
-                        format!(" and setting the other {} channels to 0", channels - k)
-                    } else {
-                        String::new()
-                    }
-                ),
+                row_layout_message(k, channels),
                 ErrorKind::FrameWidth { frame: 0, expected: c, found: k as u64 },
             )?;
             let rows = stats.rows as usize;

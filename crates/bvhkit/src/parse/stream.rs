@@ -2,22 +2,45 @@ use std::io::Read;
 
 use super::header::{HeaderParser, Stop};
 use super::scan::{RowStats, scan};
+use super::{lines_are_frames, row_layout_message};
 use crate::error::{Error, ErrorKind, Position, Result, Warning, WarningKind, describe_token};
 use crate::skeleton::Skeleton;
 
 const CHUNK: usize = 256 * 1024;
 /// Largest hierarchy the streaming reader buffers.
 const MAX_HEADER: usize = 64 * 1024 * 1024;
+/// How much motion text a lenient reader holds back, when the first motion
+/// line does not hold one frame, to see whether every line is a frame.
+pub(crate) const LOOKAHEAD: usize = 16 * 1024 * 1024;
+
+/// How the motion values make frames.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Layout {
+    /// Not known yet: the first motion line does not hold one frame, and
+    /// lenient reading looks ahead (up to [`LOOKAHEAD`]) before deciding.
+    Undecided,
+    /// A stream of values, one frame per `n_channels` values.
+    Stream,
+    /// As a stream, but decided after looking ahead [`LOOKAHEAD`] bytes
+    /// without reaching the end.
+    StreamPastLookahead,
+    /// Each line is a frame of `stride` values ([`lines_are_frames`]).
+    Lines { stride: usize },
+}
 
 /// Reads a BVH text frame by frame into a caller-owned buffer, in constant
 /// memory whatever the length of the motion.
 ///
 /// The hierarchy and motion header are read when the reader is made; then
 /// each [`FrameReader::read_frame`] fills one frame. Motion is read as a
-/// stream of values, `n_channels` per frame. Unlike [`ReadOptions::parse`],
-/// the streaming reader cannot look ahead to repair a file whose every line
-/// holds the same wrong number of values: lenient streaming reads such a file
-/// as a stream and warns.
+/// stream of values, `n_channels` per frame, and repaired as
+/// [`ReadOptions::parse`] repairs it. One repair needs the whole motion: when
+/// every line holds the same wrong number of values and there are as many
+/// lines as `Frames:` declares, the lines are the frames. A lenient reader
+/// whose first motion line does not hold one frame therefore reads ahead,
+/// up to 16 MiB of motion text, before handing out the first frame; a
+/// longer motion is read as a stream, with a warning saying so if it then
+/// turns out to need the repair.
 ///
 /// [`ReadOptions::parse`]: crate::ReadOptions::parse
 ///
@@ -66,6 +89,9 @@ pub struct FrameReader<R> {
     last_cr: bool,
     first_irregular_pos: Option<Position>,
     last_row_pos: Option<Position>,
+    layout: Layout,
+    /// Offset of the first motion byte in the input.
+    motion_start: usize,
 }
 
 impl<R: Read> FrameReader<R> {
@@ -120,6 +146,8 @@ impl<R: Read> FrameReader<R> {
             last_cr,
             first_irregular_pos: None,
             last_row_pos: None,
+            layout: if lenient { Layout::Undecided } else { Layout::Stream },
+            motion_start: header.data_start,
         })
     }
 
@@ -167,11 +195,29 @@ impl<R: Read> FrameReader<R> {
             return self.next_empty_frame();
         }
         loop {
-            if self.pending.len() - self.pending_start >= c {
-                frame.copy_from_slice(&self.pending[self.pending_start..self.pending_start + c]);
-                self.pending_start += c;
-                self.frames_read += 1;
-                return Ok(true);
+            match self.layout {
+                Layout::Lines { stride } => return Ok(self.next_line(frame, stride)),
+                Layout::Stream | Layout::StreamPastLookahead => {
+                    if self.pending.len() - self.pending_start >= c {
+                        let values = &self.pending[self.pending_start..self.pending_start + c];
+                        frame.copy_from_slice(values);
+                        self.pending_start += c;
+                        self.frames_read += 1;
+                        return Ok(true);
+                    }
+                }
+                Layout::Undecided => {
+                    if self.stats.rows > 0 && self.stats.first_len == c as u64 {
+                        // The first line holds a frame: not every line is a
+                        // frame of another width.
+                        self.layout = Layout::Stream;
+                        continue;
+                    }
+                    if self.buf_base - self.motion_start > LOOKAHEAD {
+                        self.layout = Layout::StreamPastLookahead;
+                        continue;
+                    }
+                }
             }
             if self.done {
                 return Ok(false);
@@ -181,6 +227,20 @@ impl<R: Read> FrameReader<R> {
                 self.pending_start = 0;
             }
             if self.buf.is_empty() && self.eof {
+                if self.layout == Layout::Undecided {
+                    self.layout = Layout::Stream;
+                    if lines_are_frames(&self.stats, self.frames_declared) {
+                        let stride = self.stats.first_len as usize;
+                        self.warnings.push(Warning {
+                            position: self.first_irregular_pos,
+                            kind: WarningKind::RowLayout,
+                            message: row_layout_message(stride, c),
+                        });
+                        self.layout = Layout::Lines { stride };
+                        self.done = true;
+                    }
+                    continue;
+                }
                 self.finish()?;
                 continue;
             }
@@ -267,13 +327,24 @@ impl<R: Read> FrameReader<R> {
         if let Some((_, found, _)) = st.first_irregular
             && !last_is_only_problem
         {
+            let mut message = format!(
+                "this motion line holds {found} values but a frame has {c} channels; \
+                 values were read as one stream, {c} per frame"
+            );
+            if self.layout == Layout::StreamPastLookahead
+                && lines_are_frames(st, self.frames_declared)
+            {
+                message.push_str(&format!(
+                    " (every line holds {found} values, one line per declared frame: reading \
+                     the whole file in memory reads it line by line; streaming decides within \
+                     the first {} MiB of motion)",
+                    LOOKAHEAD >> 20
+                ));
+            }
             self.warnings.push(Warning {
                 position: self.first_irregular_pos,
                 kind: WarningKind::RowLayout,
-                message: format!(
-                    "this motion line holds {found} values but a frame has {c} channels; \
-                     values were read as one stream, {c} per frame"
-                ),
+                message,
             });
         }
         if rem != 0 {
@@ -314,6 +385,20 @@ impl<R: Read> FrameReader<R> {
             });
         }
         Ok(())
+    }
+
+    /// Hands out the next line of `stride` values as a frame: its first
+    /// values, then zeros for channels the line does not reach.
+    fn next_line(&mut self, frame: &mut [f64], stride: usize) -> bool {
+        let Some(line) = self.pending.get(self.pending_start..self.pending_start + stride) else {
+            return false;
+        };
+        let keep = stride.min(frame.len());
+        frame[..keep].copy_from_slice(&line[..keep]);
+        frame[keep..].fill(0.0);
+        self.pending_start += stride;
+        self.frames_read += 1;
+        true
     }
 
     fn next_empty_frame(&mut self) -> Result<bool> {

@@ -35,7 +35,7 @@ fn parse_table(runs: usize) {
     for input in common::all_inputs(3) {
         let bytes = &input.bytes[..];
         let mb = bytes.len() as f64 / 1e6;
-        let runs = if mb > 20.0 { runs.min(5) } else { runs };
+        let runs = if mb > 20.0 { runs.min(10) } else { runs };
         let (one, all) = (input.options(false), input.options(true));
         // Interleaved, so that a slow spell of the machine hits all three.
         let (mut t1, mut ta, mut tb) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
@@ -122,7 +122,7 @@ fn main() {
     let only = |t: &str| {
         !std::env::args().any(|a| a == "parse" || a == "fk") || std::env::args().any(|a| a == t)
     };
-    println!("best of {runs} runs (5 for inputs over 20 MB, at most 7 for FK)\n");
+    println!("best of {runs} runs (at most 10 for inputs over 20 MB, 7 for FK)\n");
     if only("parse") {
         parse_table(runs);
     }

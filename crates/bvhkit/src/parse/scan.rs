@@ -328,7 +328,7 @@ pub(crate) fn scan_all(
         scan(data, base, channels, &mut out, &mut stats, true)?;
         return Ok((out, stats));
     }
-    let n_chunks = (data.len() / MIN_CHUNK).clamp(1, threads * 4);
+    let n_chunks = (data.len() / MIN_CHUNK).clamp(1, threads * 16);
     // Cut at line ends so that no line straddles two chunks.
     let mut bounds = vec![0usize];
     for k in 1..n_chunks {

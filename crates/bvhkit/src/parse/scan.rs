@@ -309,9 +309,12 @@ fn bad_token(
 ///
 /// With `parallel == false`, or one worker thread, or a small section, this
 /// is one pass on the calling thread. Otherwise the section is cut at line
-/// ends into a few chunks per thread, each scanned into its own buffer, and
-/// the buffers are copied into the final one in parallel as well: a serial
-/// concatenation would cost as much as the scan saves on two cores.
+/// ends into chunks (up to 16 per thread, so that a slow thread does not
+/// hold the others up), and [`scan_into_place`] scans each straight into
+/// its place in the final buffer. Only if that finds a chunk whose count
+/// was wrong are the chunks scanned into buffers of their own and copied
+/// together (in parallel: a serial copy would cost as much as the scan
+/// saves on two cores).
 pub(crate) fn scan_all(
     data: &[u8],
     base: usize,

@@ -113,8 +113,9 @@ pub(crate) fn parse_short(bytes: &[u8]) -> Option<(f64, usize)> {
 /// Exact powers of ten as integers, for the fast path's mantissa.
 const POW10_U64: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
 
-/// [`parse_number`] for every token shape.
-fn parse_general(bytes: &[u8], start: usize) -> Result<(f64, usize), usize> {
+/// [`parse_number`] for every token shape (what callers that have already
+/// tried [`parse_short`] call next).
+pub(crate) fn parse_general(bytes: &[u8], start: usize) -> Result<(f64, usize), usize> {
     let n = bytes.len();
     let mut i = start;
     let mut negative = false;

@@ -5,7 +5,7 @@
 //! side so that the common layout (one frame per line) is verified for free
 //! and deviations get a precise warning or error.
 
-use crate::number::{parse_number, parse_short, token_end};
+use crate::number::{parse_general, parse_short, token_end};
 
 /// What the lines of a motion section looked like.
 #[derive(Clone, Debug, Default)]
@@ -131,19 +131,12 @@ impl Slot<'_> {
 /// counted as a separator here: the count is then only a prediction, which
 /// the caller checks.
 fn count_tokens(data: &[u8]) -> usize {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    // (b & 0x7f) + 0x5f carries into bit 7 exactly when b & 0x7f > 0x20,
-    // and never into the next byte.
-    const ADD: u64 = 0x5f5f_5f5f_5f5f_5f5f;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut count = 0usize;
     // Bit 7 set when the byte before the current word is inside a token.
     let mut prev = 0u64;
     let mut words = data.chunks_exact(8);
     for w in &mut words {
-        let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-        // Bit 7 of each byte: the byte is inside a token (above b' ').
-        let inside = (((w & LOW7) + ADD) | w) & HIGH;
+        let inside = inside_bytes(w);
         let starts = inside & !((inside << 8) | prev);
         count += starts.count_ones() as usize;
         prev = inside >> 56;
@@ -203,7 +196,7 @@ pub(crate) fn scan(
             }
             let (v, end) = match parse_short(&data[start..]) {
                 Some((v, len)) => (v, start + len),
-                None => match parse_number(data, start) {
+                None => match parse_general(data, start) {
                     Ok((_, end)) if end == n && !last => {
                         return bad_token((start, end), n, last, base);
                     }
@@ -228,6 +221,21 @@ pub(crate) fn scan(
     Ok(n)
 }
 
+/// Bit 7 of byte `k` set when `eight[k]` is above `b' '` (inside a token),
+/// all other bits clear.
+#[inline(always)]
+fn inside_bytes(eight: &[u8]) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // (b & 0x7f) + 0x5f carries into bit 7 exactly when b & 0x7f > 0x20,
+    // and never into the next byte; `| w` adds the bytes from 0x80 up.
+    const ADD: u64 = 0x5f5f_5f5f_5f5f_5f5f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut w = [0u8; 8];
+    w.copy_from_slice(eight);
+    let w = u64::from_le_bytes(w);
+    (((w & LOW7) + ADD) | w) & HIGH
+}
+
 /// Bit `k` set when `block[k]` (64 bytes or fewer) is above `b' '`: inside
 /// a token. Control bytes below `b' '` that are not whitespace count as
 /// separators here and are rejected by [`separators`].
@@ -246,15 +254,9 @@ fn inside_mask(block: &[u8]) -> u64 {
 /// [`inside_mask`] of 64 bytes, 8 at a time in a `u64`.
 #[inline(always)]
 fn inside_mask_64(block: &[u8; 64]) -> u64 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    // (b & 0x7f) + 0x5f carries into bit 7 exactly when b & 0x7f > 0x20,
-    // and never into the next byte; `| w` adds the bytes from 0x80 up.
-    const ADD: u64 = 0x5f5f_5f5f_5f5f_5f5f;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut mask = 0;
     for (j, w) in block.chunks_exact(8).enumerate() {
-        let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-        let high = (((w & LOW7) + ADD) | w) & HIGH;
+        let high = inside_bytes(w);
         // Gathers bit 7 of byte j into bit 56 + j, then down to bit j.
         let bits = (high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56;
         mask |= bits << (8 * j);

@@ -38,10 +38,12 @@
 //!
 //! # Features
 //! - `parallel` (default): parse large motion sections on all cores (rayon).
-// Two `unsafe` blocks in the whole crate: calling the AVX2 build of the
+// Four `unsafe` blocks in the whole crate: calling the AVX2 build of the
 // batched sine/cosine after checking the CPU (rotation::sin_cos_deg_slice),
-// and advising the kernel to back a large value buffer with huge pages
-// (buffer::advise_huge_pages). ARCHITECTURE.md says why.
+// advising the kernel to back a large value buffer with huge pages
+// (buffer::advise_huge_pages), and calling the motion scanner's two SSE2
+// kernels, which the build's target features guarantee (parse::scan::sse2).
+// ARCHITECTURE.md says why.
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]

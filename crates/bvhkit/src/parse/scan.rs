@@ -85,16 +85,82 @@ impl RowStats {
     }
 }
 
-/// Where [`scan`] puts the values it reads.
+/// Where [`scan`] puts the values it reads: the values of one 64-byte
+/// block of text at a time go into a window, written from its start, and
+/// are then kept with [`Sink::advance`].
+///
+/// Writing into a slice keeps the value count in a register while a block
+/// is read, where `Vec::push` would store it back after every value.
 pub(crate) trait Sink {
-    /// Appends `v`.
-    fn put(&mut self, v: f64);
+    /// The window for the next block's values: at least [`PER_BLOCK`]
+    /// long, or for a bounded sink whatever room is left (values past it
+    /// are then counted, not stored).
+    fn window(&mut self) -> &mut [f64];
+    /// Keeps the first `put` values of the last window.
+    fn advance(&mut self, put: usize);
 }
 
+/// The most tokens that start in one 64-byte block (each takes a byte and
+/// a separator).
+pub(crate) const PER_BLOCK: usize = 32;
+
+/// A vector grows by the window and shrinks back to the values put (the
+/// streaming reader's queue; an in-memory parse fills a [`Filling`]).
 impl Sink for Vec<f64> {
     #[inline(always)]
-    fn put(&mut self, v: f64) {
-        self.push(v);
+    fn window(&mut self) -> &mut [f64] {
+        let len = self.len();
+        self.resize(len + PER_BLOCK, 0.0);
+        &mut self[len..]
+    }
+
+    #[inline(always)]
+    fn advance(&mut self, put: usize) {
+        self.truncate(self.len() - PER_BLOCK + put);
+    }
+}
+
+/// A growing buffer whose unfilled part is already zeroed memory (from the
+/// allocator, untouched), so that a window costs no writes.
+pub(crate) struct Filling {
+    buf: Vec<f64>,
+    len: usize,
+}
+
+impl Filling {
+    /// An empty buffer expecting about `capacity` values.
+    pub(crate) fn new(capacity: usize) -> Filling {
+        Filling { buf: crate::buffer::zeroed(capacity), len: 0 }
+    }
+
+    /// The values put.
+    pub(crate) fn into_values(mut self) -> Vec<f64> {
+        self.buf.truncate(self.len);
+        self.buf
+    }
+}
+
+impl Sink for Filling {
+    #[inline(always)]
+    fn window(&mut self) -> &mut [f64] {
+        if self.buf.len() - self.len < PER_BLOCK {
+            self.grow();
+        }
+        &mut self.buf[self.len..]
+    }
+
+    #[inline(always)]
+    fn advance(&mut self, put: usize) {
+        self.len += put;
+    }
+}
+
+impl Filling {
+    #[cold]
+    fn grow(&mut self) {
+        let mut bigger = crate::buffer::zeroed(2 * self.buf.len() + PER_BLOCK);
+        bigger[..self.len].copy_from_slice(&self.buf[..self.len]);
+        self.buf = bigger;
     }
 }
 
@@ -108,11 +174,14 @@ struct Slot<'a> {
 
 impl Sink for Slot<'_> {
     #[inline(always)]
-    fn put(&mut self, v: f64) {
-        if let Some(x) = self.buf.get_mut(self.len) {
-            *x = v;
-        }
-        self.len += 1;
+    fn window(&mut self) -> &mut [f64] {
+        let at = self.len.min(self.buf.len());
+        &mut self.buf[at..]
+    }
+
+    #[inline(always)]
+    fn advance(&mut self, put: usize) {
+        self.len += put;
     }
 }
 
@@ -131,21 +200,19 @@ impl Slot<'_> {
 /// counted as a separator here: the count is then only a prediction, which
 /// the caller checks.
 fn count_tokens(data: &[u8]) -> usize {
+    count_tokens_with(data, FAST)
+}
+
+/// [`count_tokens`] with the given kernels.
+#[inline(always)]
+fn count_tokens_with(data: &[u8], kernels: impl Kernels) -> usize {
     let mut count = 0usize;
-    // Bit 7 set when the byte before the current word is inside a token.
-    let mut prev = 0u64;
-    let mut words = data.chunks_exact(8);
-    for w in &mut words {
-        let inside = inside_bytes(w);
-        let starts = inside & !((inside << 8) | prev);
-        count += starts.count_ones() as usize;
-        prev = inside >> 56;
-    }
-    let mut after_space = prev == 0;
-    for &b in words.remainder() {
-        let inside = b > b' ';
-        count += usize::from(inside && after_space);
-        after_space = !inside;
+    // Bit 0: the byte before the current block is inside a token.
+    let mut carry = 0u64;
+    for block in data.chunks(64) {
+        let inside = inside_mask(block, kernels);
+        count += (inside & !((inside << 1) | carry)).count_ones() as usize;
+        carry = inside >> 63;
     }
     count
 }
@@ -175,43 +242,164 @@ pub(crate) fn scan(
     stats: &mut RowStats,
     last: bool,
 ) -> Result<usize, BadToken> {
+    scan_with(data, base, channels, out, stats, last, FAST)
+}
+
+/// The two hot kernels of [`scan`]: the token mask of a 64-byte block and
+/// the number fast path. Both builds give the same results bit for bit;
+/// the tests run both.
+pub(crate) trait Kernels: Copy {
+    /// Bit `k` set when `block[k]` is above `b' '` (inside a token).
+    fn inside_mask_64(self, block: &[u8; 64]) -> u64;
+    /// [`parse_short`].
+    fn parse_short(self, bytes: &[u8]) -> Option<(f64, usize)>;
+}
+
+/// The portable kernels: eight bytes at a time in a `u64` (SWAR). On
+/// x86-64 only the tests use them, to check the fast ones.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2", not(test)), allow(dead_code))]
+#[derive(Clone, Copy)]
+pub(crate) struct Portable;
+
+impl Kernels for Portable {
+    #[inline(always)]
+    fn inside_mask_64(self, block: &[u8; 64]) -> u64 {
+        inside_mask_64(block)
+    }
+
+    #[inline(always)]
+    fn parse_short(self, bytes: &[u8]) -> Option<(f64, usize)> {
+        parse_short(bytes)
+    }
+}
+
+/// The kernels in SSE2: sixteen bytes per compare.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod sse2 {
+    use super::Kernels;
+
+    #[derive(Clone, Copy)]
+    pub(super) struct Sse2;
+
+    impl Kernels for Sse2 {
+        #[inline(always)]
+        fn inside_mask_64(self, block: &[u8; 64]) -> u64 {
+            // SAFETY: the build enables SSE2 for every CPU it targets (the
+            // module's cfg): every x86-64 CPU has it.
+            #[allow(unsafe_code)]
+            unsafe {
+                inside_mask_64(block)
+            }
+        }
+
+        #[inline(always)]
+        fn parse_short(self, bytes: &[u8]) -> Option<(f64, usize)> {
+            // SAFETY: as above.
+            #[allow(unsafe_code)]
+            unsafe {
+                crate::number::parse_short_sse2(bytes)
+            }
+        }
+    }
+
+    /// Bit `k` set when `block[k]` is above `b' '`.
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    fn inside_mask_64(block: &[u8; 64]) -> u64 {
+        use std::arch::x86_64::{
+            _mm_cmpeq_epi8, _mm_max_epu8, _mm_movemask_epi8, _mm_set_epi64x, _mm_set1_epi8,
+        };
+        let space = _mm_set1_epi8(b' ' as i8);
+        let mut mask = 0u64;
+        for (j, sixteen) in block.chunks_exact(16).enumerate() {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&sixteen[..8]);
+            let lo = u64::from_le_bytes(w);
+            w.copy_from_slice(&sixteen[8..]);
+            let hi = u64::from_le_bytes(w);
+            let x = _mm_set_epi64x(hi as i64, lo as i64);
+            // max(b, ' ') == ' ' exactly when b <= ' ' (unsigned).
+            let outside = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(x, space), space));
+            mask |= u64::from(!outside as u16) << (16 * j);
+        }
+        mask
+    }
+}
+
+/// The kernels [`scan`] and [`count_tokens`] use in this build.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+const FAST: sse2::Sse2 = sse2::Sse2;
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+const FAST: Portable = Portable;
+
+/// [`scan`] with the given kernels.
+#[inline(always)]
+fn scan_with(
+    data: &[u8],
+    base: usize,
+    channels: u64,
+    out: &mut impl Sink,
+    stats: &mut RowStats,
+    last: bool,
+    kernels: impl Kernels,
+) -> Result<usize, BadToken> {
     let n = data.len();
     // One past the last token read: the separator bytes start here.
     let mut sep = 0;
     // Bit 0: the byte before the current block is inside a token.
     let mut carry = 0u64;
+    // The open line's first value and count, in registers (`stats` holds
+    // them only across calls to `separators` and on return).
+    let (mut line_start, mut line_len) = (stats.cur_start, stats.cur_len);
     for (k, block) in data.chunks(64).enumerate() {
         let at = 64 * k;
-        let inside = inside_mask(block);
-        let mut starts = inside & !((inside << 1) | carry);
+        let inside = inside_mask(block, kernels);
+        let mut bits = inside & !((inside << 1) | carry);
         carry = inside >> 63;
-        while starts != 0 {
-            let start = at + starts.trailing_zeros() as usize;
-            starts &= starts - 1;
+        let window = out.window();
+        let mut put = 0;
+        while bits != 0 {
+            let start = at + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
             // Anything but one space between two tokens is looked at.
-            if (start != sep + 1 || data[sep] != b' ')
-                && let Err(bad) = separators(data, sep, start, channels, stats)
-            {
-                return bad_token(bad, n, last, base);
+            if start != sep + 1 || data[sep] != b' ' {
+                (stats.cur_start, stats.cur_len) = (line_start, line_len);
+                let seen = separators(data, sep, start, channels, stats);
+                (line_start, line_len) = (stats.cur_start, stats.cur_len);
+                if let Err(bad) = seen {
+                    out.advance(put);
+                    return bad_token(bad, n, last, base);
+                }
             }
-            let (v, end) = match parse_short(&data[start..]) {
+            let (v, end) = match kernels.parse_short(&data[start..]) {
                 Some((v, len)) => (v, start + len),
                 None => match parse_general(data, start) {
                     Ok((_, end)) if end == n && !last => {
+                        out.advance(put);
+                        (stats.cur_start, stats.cur_len) = (line_start, line_len);
                         return bad_token((start, end), n, last, base);
                     }
                     Ok(done) => done,
-                    Err(end) => return bad_token((start, end), n, last, base),
+                    Err(end) => {
+                        out.advance(put);
+                        (stats.cur_start, stats.cur_len) = (line_start, line_len);
+                        return bad_token((start, end), n, last, base);
+                    }
                 },
             };
-            if stats.cur_len == 0 {
-                stats.cur_start = base + start;
+            if line_len == 0 {
+                line_start = base + start;
             }
-            stats.cur_len += 1;
-            out.put(v);
+            line_len += 1;
+            if let Some(slot) = window.get_mut(put) {
+                *slot = v;
+            }
+            put += 1;
             sep = end;
         }
+        out.advance(put);
     }
+    (stats.cur_start, stats.cur_len) = (line_start, line_len);
     if let Err(bad) = separators(data, sep, n, channels, stats) {
         return bad_token(bad, n, last, base);
     }
@@ -223,6 +411,7 @@ pub(crate) fn scan(
 
 /// Bit 7 of byte `k` set when `eight[k]` is above `b' '` (inside a token),
 /// all other bits clear.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2", not(test)), allow(dead_code))]
 #[inline(always)]
 fn inside_bytes(eight: &[u8]) -> u64 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
@@ -240,18 +429,19 @@ fn inside_bytes(eight: &[u8]) -> u64 {
 /// a token. Control bytes below `b' '` that are not whitespace count as
 /// separators here and are rejected by [`separators`].
 #[inline(always)]
-fn inside_mask(block: &[u8]) -> u64 {
+fn inside_mask(block: &[u8], kernels: impl Kernels) -> u64 {
     match block.try_into() {
-        Ok(full) => inside_mask_64(full),
+        Ok(full) => kernels.inside_mask_64(full),
         Err(_) => {
             let mut padded = [b' '; 64];
             padded[..block.len()].copy_from_slice(block);
-            inside_mask_64(&padded)
+            kernels.inside_mask_64(&padded)
         }
     }
 }
 
 /// [`inside_mask`] of 64 bytes, 8 at a time in a `u64`.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2", not(test)), allow(dead_code))]
 #[inline(always)]
 fn inside_mask_64(block: &[u8; 64]) -> u64 {
     let mut mask = 0;
@@ -328,10 +518,10 @@ pub(crate) fn scan_all(
     if threads <= 1 || data.len() < 2 * MIN_CHUNK {
         // Motion text spends at least 6 bytes on a value but for rare files
         // (which the vector then grows for).
-        let mut out = crate::buffer::with_capacity(data.len() / 6);
+        let mut out = Filling::new(data.len() / 6);
         let mut stats = RowStats::default();
         scan(data, base, channels, &mut out, &mut stats, true)?;
-        return Ok((out, stats));
+        return Ok((out.into_values(), stats));
     }
     let n_chunks = (data.len() / MIN_CHUNK).clamp(1, threads * 16);
     // Cut at line ends so that no line straddles two chunks.
@@ -350,9 +540,10 @@ pub(crate) fn scan_all(
         return done;
     }
     let results = run_chunks(&pieces, |&(a, b)| {
-        let mut out = Vec::with_capacity((b - a) / 6);
+        let mut out = Filling::new((b - a) / 6);
         let mut stats = RowStats::default();
-        scan(&data[a..b], base + a, channels, &mut out, &mut stats, true).map(|_| (out, stats))
+        scan(&data[a..b], base + a, channels, &mut out, &mut stats, true)
+            .map(|_| (out.into_values(), stats))
     });
     let mut parts = Vec::with_capacity(results.len());
     let mut stats = RowStats::default();
@@ -523,10 +714,15 @@ mod tests {
     #[test]
     fn the_token_mask_and_count_see_every_byte_value_right() {
         for b in 0..=255u8 {
-            let mut block = [b' '; 64];
-            block[7] = b;
-            assert_eq!(inside_mask(&block) == 1 << 7, b > b' ', "byte {b:#04x}");
-            assert_eq!(inside_mask(&block[..8]), inside_mask(&block), "byte {b:#04x}");
+            for at in [0, 7, 15, 16, 40, 63] {
+                let mut block = [b' '; 64];
+                block[at] = b;
+                let want = if b > b' ' { 1 << at } else { 0 };
+                assert_eq!(inside_mask(&block, Portable), want, "byte {b:#04x} at {at}");
+                assert_eq!(inside_mask(&block, FAST), want, "byte {b:#04x} at {at}");
+                let short = &block[..at + 1];
+                assert_eq!(inside_mask(short, FAST), want, "byte {b:#04x} at {at}");
+            }
         }
         let text = "1 22\t333\r\n-4e5  \x0b.5\x0c+6\n\n7";
         for cut in 0..text.len() {
@@ -554,6 +750,102 @@ mod tests {
             let Err(all) = scan_all(&t, 5, 3, true) else { panic!("{bad:?} accepted") };
             assert_eq!((one.start, one.end), (all.start, all.end), "{bad:?}");
             assert_eq!(one.start, 5 + at, "{bad:?}");
+        }
+    }
+
+    /// Scans `text` in pieces of `piece` bytes with the given kernels: the
+    /// values' bits, the line statistics, and the first bad token.
+    fn scan_pieces(
+        text: &[u8],
+        piece: usize,
+        kernels: impl Kernels,
+    ) -> (Vec<u64>, Option<(usize, usize)>, String) {
+        let (mut out, mut st) = (Vec::new(), RowStats::default());
+        let (mut bad, mut pos, mut end) = (None, 0, 0);
+        loop {
+            // A piece that ends inside a token is read again, longer.
+            end = (end.max(pos) + piece).min(text.len());
+            let last = end == text.len();
+            match scan_with(&text[pos..end], pos, 3, &mut out, &mut st, last, kernels) {
+                Ok(used) if !last => pos += used,
+                Ok(_) => break,
+                Err(e) => {
+                    bad = Some((e.start, e.end));
+                    break;
+                }
+            }
+        }
+        let stats = format!(
+            "{} {} {} {} {:?} {:?} {} {}",
+            st.rows,
+            st.first_len,
+            st.uniform,
+            st.irregular,
+            st.first_irregular,
+            st.last,
+            st.lf,
+            st.cr
+        );
+        (out.iter().map(|v| v.to_bits()).collect(), bad, stats)
+    }
+
+    #[test]
+    fn both_kernels_scan_every_layout_alike() {
+        // Random text over the bytes motion is made of, with the rarer
+        // spellings and separators and the odd bad byte.
+        const PIECES: &[&str] = &[
+            "0",
+            "-12.345678",
+            "7",
+            "+3.25",
+            ".5",
+            "5.",
+            "1e-3",
+            "-4.3e-08",
+            "123456789.5",
+            "0.000000001",
+            "1234567.12345678",
+            " ",
+            " ",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\r\n",
+            "\r",
+            "\x0b",
+            "x",
+            "\x01",
+            "-",
+            "..",
+        ];
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for case in 0..300 {
+            let mut text = String::new();
+            let len = next() % 3000;
+            while (text.len() as u64) < len {
+                let r = next();
+                // Bad pieces rarely, so that most texts are read to the end.
+                let k = (r % PIECES.len() as u64) as usize;
+                if k >= PIECES.len() - 4 && r % 50 != 0 {
+                    continue;
+                }
+                text.push_str(PIECES[k]);
+                if k < 11 {
+                    text.push(' ');
+                }
+            }
+            for piece in [text.len().max(1), 100, 37] {
+                let portable = scan_pieces(text.as_bytes(), piece, Portable);
+                let fast = scan_pieces(text.as_bytes(), piece, FAST);
+                assert_eq!(portable, fast, "case {case}, pieces of {piece}: {text:?}");
+            }
         }
     }
 

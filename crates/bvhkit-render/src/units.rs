@@ -2,8 +2,10 @@
 //!
 //! BVH files do not say which unit their offsets and positions are in. A
 //! human skeleton is about 1.7 m tall (or wide with its arms out), so the
-//! size of the rest pose tells metres, inches, centimetres and millimetres
-//! apart; anything too far from all of them is reported as unknown.
+//! size of the rest pose tells metres, inches, centimetres, millimetres and
+//! the CMU scale apart; anything too far from all of them is reported as
+//! unknown. This is the one guess: `bvh render`, the desktop player and the
+//! browser page (which gets it from the server in `clips.json`) all use it.
 
 use std::fmt;
 
@@ -20,12 +22,20 @@ pub enum Units {
     Centimetres,
     /// Millimetres.
     Millimetres,
+    /// The CMU scale: 1/0.45 inch (about 5.64 cm), the length unit of the
+    /// CMU motion-capture database's ASF skeletons, which the widely used
+    /// BVH conversions of it (cgspeed and others) keep, so that a person
+    /// is about 30 units tall.
+    CmuScale,
     /// No unit fits a human-sized skeleton.
     Unknown,
 }
 
 /// The human size (metres) the guess assumes.
 pub const HUMAN_SIZE_M: f64 = 1.7;
+
+/// Metres per unit of the CMU scale: 1/0.45 inch.
+pub const CMU_UNIT_M: f64 = 0.0254 / 0.45;
 
 /// How far (as a factor) a skeleton may be from human size in the guessed
 /// unit and still get that unit.
@@ -40,11 +50,12 @@ impl Units {
             Units::Inches => Some(0.0254),
             Units::Centimetres => Some(0.01),
             Units::Millimetres => Some(0.001),
+            Units::CmuScale => Some(CMU_UNIT_M),
             Units::Unknown => None,
         }
     }
 
-    /// Short symbol: `m`, `in`, `cm`, `mm`, or `?`.
+    /// Short symbol: `m`, `in`, `cm`, `mm`, `cmu`, or `?`.
     #[must_use]
     pub fn symbol(self) -> &'static str {
         match self {
@@ -52,6 +63,7 @@ impl Units {
             Units::Inches => "in",
             Units::Centimetres => "cm",
             Units::Millimetres => "mm",
+            Units::CmuScale => "cmu",
             Units::Unknown => "?",
         }
     }
@@ -66,7 +78,9 @@ impl Units {
             return Units::Unknown;
         }
         let mut best = (f64::INFINITY, Units::Unknown);
-        for u in [Units::Metres, Units::Inches, Units::Centimetres, Units::Millimetres] {
+        for u in
+            [Units::Metres, Units::Inches, Units::Centimetres, Units::Millimetres, Units::CmuScale]
+        {
             let metres = size * u.metres().unwrap_or(1.0);
             let off = (metres / HUMAN_SIZE_M).ln().abs();
             if off < best.0 {
@@ -84,6 +98,7 @@ impl fmt::Display for Units {
             Units::Inches => "inches",
             Units::Centimetres => "centimetres",
             Units::Millimetres => "millimetres",
+            Units::CmuScale => "CMU units (1/0.45 in)",
             Units::Unknown => "unknown units",
         })
     }
@@ -116,6 +131,32 @@ impl UnitGuess {
             size = pose_size(first_frame);
         }
         UnitGuess { units: Units::guess(size), size }
+    }
+
+    /// Guesses from a clip's positions: its first frame that is not a
+    /// recording glitch ([`Clip::glitch_frames`](crate::Clip::glitch_frames)),
+    /// or the bounds of all such frames when that frame is a point. This is
+    /// what `bvh serve` sends the browser page; when the file itself is at
+    /// hand, its rest pose ([`UnitGuess::of_bvh`]) is the better input.
+    #[must_use]
+    pub fn of_clip(clip: &crate::Clip) -> UnitGuess {
+        let n = clip.n_joints();
+        if n == 0 {
+            return UnitGuess { units: Units::Unknown, size: 0.0 };
+        }
+        let glitches = clip.glitch_frames();
+        let good = || {
+            clip.positions
+                .chunks_exact(n)
+                .take(clip.n_frames)
+                .enumerate()
+                .filter(|(f, _)| glitches.binary_search(f).is_err())
+                .map(|(_, frame)| frame)
+        };
+        let first = good().next().unwrap_or(&[]);
+        let all: Vec<DVec3> =
+            if pose_size(first) > 1e-9 { Vec::new() } else { good().flatten().copied().collect() };
+        UnitGuess::new(first, &all)
     }
 
     /// Guesses the unit of `bvh` from its rest pose (every channel 0),
@@ -170,6 +211,13 @@ mod tests {
         assert_eq!(Units::guess(172.0), Units::Centimetres);
         assert_eq!(Units::guess(150.0), Units::Centimetres);
         assert_eq!(Units::guess(1800.0), Units::Millimetres);
+        // CMU's converted files: a walker's rest pose is 24 to 26 units.
+        assert_eq!(Units::guess(30.0), Units::CmuScale);
+        assert_eq!(Units::guess(25.0), Units::CmuScale);
+        assert_eq!(Units::CmuScale.symbol(), "cmu");
+        // Between the CMU scale and inches, the nearer wins.
+        assert_eq!(Units::guess(45.0), Units::Inches);
+        assert_eq!(Units::guess(38.0), Units::CmuScale);
     }
 
     #[test]
@@ -179,8 +227,7 @@ mod tests {
         assert_eq!(Units::guess(f64::NAN), Units::Unknown);
         assert_eq!(Units::guess(1e6), Units::Unknown);
         assert_eq!(Units::guess(0.05), Units::Unknown);
-        // CMU's converted files use a unit of about 5.6 cm.
-        assert_eq!(Units::guess(30.0), Units::Unknown);
+        assert_eq!(Units::guess(8.0), Units::Unknown);
         assert_eq!(Units::Unknown.metres(), None);
         assert_eq!(Units::Centimetres.symbol(), "cm");
     }
@@ -195,6 +242,40 @@ mod tests {
         assert_eq!(g.size, 170.0);
         assert!(g.label().starts_with("centimetres (size 170"), "{}", g.label());
         assert_eq!(Units::Unknown.to_string(), "unknown units");
+    }
+
+    #[test]
+    fn a_clip_is_guessed_from_its_first_good_frame() {
+        use crate::Clip;
+        // A stick figure in centimetres: standing 1.7 m, then lying down
+        // 1.8 m long, then a glitch frame far away.
+        let mut frames = [
+            [DVec3::ZERO, DVec3::Y * 170.0],
+            [DVec3::ZERO, DVec3::X * 180.0],
+            [DVec3::splat(1e9), DVec3::splat(1e9) + DVec3::Y],
+        ];
+        let clip_of = |frames: &[[DVec3; 2]], order: &[usize]| Clip {
+            name: "stick".into(),
+            joint_names: vec!["a".into(), "b".into()],
+            parents: vec![None, Some(0)],
+            is_end_site: vec![false, true],
+            frame_time: 0.1,
+            n_frames: order.len(),
+            positions: order.iter().flat_map(|&k| frames[k]).collect(),
+        };
+        let g = UnitGuess::of_clip(&clip_of(&frames, &[0, 1, 1, 1, 1, 1, 1, 1, 1, 1]));
+        assert_eq!((g.units, g.size), (Units::Centimetres, 170.0));
+        // A glitch first is passed over.
+        let mut order = vec![2];
+        order.extend([1; 30]);
+        order[5] = 0;
+        let clip = clip_of(&frames, &order);
+        assert_eq!(clip.glitch_frames(), [0]);
+        assert_eq!(UnitGuess::of_clip(&clip).size, 180.0);
+        // A first frame that is a point falls back to all frames.
+        frames[0] = [DVec3::ZERO; 2];
+        let g = UnitGuess::of_clip(&clip_of(&frames, &[0, 1]));
+        assert_eq!((g.units, g.size), (Units::Centimetres, 180.0));
     }
 
     #[test]

@@ -3,13 +3,17 @@
 use std::fmt::Write as _;
 
 use bvhkit_render::Clip;
+use bvhkit_render::units::UnitGuess;
 
 /// Encodes clips as the compact JSON document the page fetches from `/clips.json`.
 ///
 /// The document is `{"version":1,"clips":[...]}` where each clip has the fields of
 /// [`Clip`] (`name`, `frame_time`, `n_frames`, `joint_names`, `parents`,
 /// `is_end_site`) plus `n_joints`, `glitch_frames` (the frames the camera
-/// leaves out of its framing: [`Clip::glitch_frames`]), and `positions`
+/// leaves out of its framing: [`Clip::glitch_frames`]), `units` (the guess
+/// of [`UnitGuess::of_clip`]: `symbol` such as `"cm"`, `label`, `size` in
+/// file units, and `metres_per_unit`, by which the page scales the clip to
+/// metres), and `positions`
 /// flattened to `[x, y, z, x, y, z, ...]`, frame-major, in file units with
 /// Y up.
 ///
@@ -99,7 +103,16 @@ fn push_clip(out: &mut String, clip: &Clip) {
         }
         let _ = write!(out, "{f}");
     }
-    out.push_str(r#"],"positions":["#);
+    let units = UnitGuess::of_clip(clip);
+    out.push_str(r#"],"units":{"symbol":"#);
+    push_str(out, units.units.symbol());
+    out.push_str(r#","label":"#);
+    push_str(out, &units.label());
+    out.push_str(r#","size":"#);
+    push_num(out, units.size);
+    out.push_str(r#","metres_per_unit":"#);
+    push_num(out, units.metres_per_unit());
+    out.push_str(r#"},"positions":["#);
     for (i, p) in clip.positions[..n_frames * n_joints].iter().enumerate() {
         if i > 0 {
             out.push(',');

@@ -413,3 +413,50 @@ fn a_corpus_recording_with_glitch_frames_is_framed_on_the_figure() {
         ys.iter().copied().fold(f64::MIN, f64::max) - ys.iter().copied().fold(f64::MAX, f64::min);
     assert!(tall > 0.3 * HEIGHT as f64, "the figure is only {tall} px tall on screen");
 }
+
+/// A CMU walker (about 25 units tall) beside the same walk in metres: the
+/// page reads the units the server guessed (the one guess of
+/// `bvhkit_render::units`, which `bvh render` makes too), so both are drawn
+/// 1.5 m tall.
+#[test]
+fn a_cmu_recording_is_shown_in_the_units_the_server_guessed() {
+    let Some(chromium) =
+        chromium_or_skip("a_cmu_recording_is_shown_in_the_units_the_server_guessed")
+    else {
+        return;
+    };
+    let Some(file) = bvhkit_testdata::corpus_dir()
+        .map(|d| d.join("cmu_01_01_walk_cgspeed_mb_names.bvh"))
+        .filter(|f| f.exists())
+    else {
+        eprintln!("SKIPPED a_cmu_recording_is_shown_in_the_units_the_server_guessed: no corpus");
+        return;
+    };
+    use bvhkit_render::units::{CMU_UNIT_M, UnitGuess, Units};
+    let (bvh, _) =
+        bvhkit::ReadOptions::new().lenient(true).parse(&std::fs::read(&file).unwrap()).unwrap();
+    let cmu = bvhkit_render::Clip::from_bvh(&bvh, "cmu", bvhkit::PositionChannels::Replace);
+    let mut metres = cmu.clone().scaled(CMU_UNIT_M);
+    metres.name = "metres".into();
+    assert_eq!(UnitGuess::of_clip(&cmu).units, Units::CmuScale);
+    assert_eq!(UnitGuess::of_clip(&metres).units, Units::Metres);
+    let server = Running::start(&[cmu.clone(), metres]);
+    let state = debug_state(&chromium, &server, "frame=0&inplace=1");
+    let _ = screenshot(&chromium, &server, "frame=0&inplace=1", "cmu_and_metres.png");
+    assert_eq!(state["units"], "cmu, m");
+    let shown = &state["clips"][0];
+    assert_eq!(shown["units"], "cmu");
+    assert!((shown["height"].as_f64().unwrap() - UnitGuess::of_clip(&cmu).size).abs() < 1e-3);
+    // Both are drawn in metres, 1.5 m tall (the screenshot shows them so;
+    // perspective makes the nearer one taller on screen).
+    for clip in state["clips"].as_array().unwrap() {
+        let m = clip["height_m"].as_f64().unwrap();
+        assert!((m - 1.5).abs() < 0.02, "{} drawn {m} m tall", clip["name"]);
+    }
+    for clip in joints(&state) {
+        let ys: Vec<f64> = clip.iter().map(|p| p.expect("joint projected").1).collect();
+        let tall = ys.iter().copied().fold(f64::MIN, f64::max)
+            - ys.iter().copied().fold(f64::MAX, f64::min);
+        assert!(tall > 0.2 * HEIGHT as f64, "a figure is only {tall} px tall on screen");
+    }
+}

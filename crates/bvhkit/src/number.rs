@@ -64,6 +64,23 @@ fn leading_digits(w: u64, non_digits: u64) -> u64 {
 /// `b'0'` in every byte.
 const ZEROS: u64 = 0x3030_3030_3030_3030;
 
+/// What both fast paths start from: the token's first 24 bytes (`None`
+/// when there are fewer), whether it is negative, and its sign's length.
+#[inline(always)]
+fn signed_window(bytes: &[u8]) -> Option<(&[u8; 24], bool, usize)> {
+    let w: &[u8; 24] = bytes.get(..24)?.try_into().ok()?;
+    let negative = w[0] == b'-';
+    Some((w, negative, usize::from(negative || w[0] == b'+')))
+}
+
+/// The eight bytes of `w` from `at` as a little-endian word.
+#[inline(always)]
+fn word_at(w: &[u8; 24], at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&w[at..at + 8]);
+    u64::from_le_bytes(b)
+}
+
 /// The fast path for the tokens motion data is made of: an optional sign,
 /// up to 7 integer digits, optionally a point and up to 8 more digits,
 /// then whitespace. `bytes` starts at the token; the fast path reads 24
@@ -72,14 +89,8 @@ const ZEROS: u64 = 0x3030_3030_3030_3030;
 /// [`parse_number`] then reads, to the same bits).
 #[inline(always)]
 pub(crate) fn parse_short(bytes: &[u8]) -> Option<(f64, usize)> {
-    let w: &[u8; 24] = bytes.get(..24)?.try_into().ok()?;
-    let word = |at: usize| {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&w[at..at + 8]);
-        u64::from_le_bytes(b)
-    };
-    let negative = w[0] == b'-';
-    let sign = usize::from(negative || w[0] == b'+');
+    let (w, negative, sign) = signed_window(bytes)?;
+    let word = |at: usize| word_at(w, at);
     let int = word(sign);
     let int_nd = non_digits(int);
     let int_len = int_nd.trailing_zeros() / 8;
@@ -131,14 +142,8 @@ pub(crate) fn parse_short_sse2(bytes: &[u8]) -> Option<(f64, usize)> {
         _mm_set_epi64x, _mm_set1_epi8, _mm_set1_epi32, _mm_setzero_si128, _mm_shuffle_epi32,
         _mm_srli_epi64, _mm_sub_epi8, _mm_unpackhi_epi8, _mm_unpackhi_pd, _mm_unpacklo_epi8,
     };
-    let w: &[u8; 24] = bytes.get(..24)?.try_into().ok()?;
-    let word = |at: usize| {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&w[at..at + 8]);
-        u64::from_le_bytes(b)
-    };
-    let negative = w[0] == b'-';
-    let sign = usize::from(negative || w[0] == b'+');
+    let (w, negative, sign) = signed_window(bytes)?;
+    let word = |at: usize| word_at(w, at);
     // The 16 bytes after the sign; bit k of `nd` set where byte k is not a
     // digit (and every bit from 16 up).
     let lo = word(sign);

@@ -12,6 +12,13 @@
 /// buffers smaller than two of them are left as the allocator made them.
 const HUGE_PAGE: usize = 2 << 20;
 
+/// An empty vector with room for `capacity` values.
+pub(crate) fn with_capacity(capacity: usize) -> Vec<f64> {
+    let mut values = Vec::with_capacity(capacity);
+    advise_huge_pages(&mut values);
+    values
+}
+
 /// `len` zeros, in memory that is not written until the values are.
 pub(crate) fn zeroed(len: usize) -> Vec<f64> {
     // Zeros come from the allocator as fresh, untouched pages (calloc), so
@@ -50,6 +57,10 @@ fn advise_huge_pages(_: &mut Vec<f64>) {}
 mod tests {
     #[test]
     fn buffers_hold_what_they_are_given() {
+        let mut v = super::with_capacity(1 << 20);
+        assert!(v.capacity() >= 1 << 20 && v.is_empty());
+        v.extend((0..1 << 20).map(f64::from));
+        assert_eq!(v[12345], 12345.0);
         let z = super::zeroed(3 << 20);
         assert_eq!(z.len(), 3 << 20);
         assert!(z.iter().all(|&x| x.to_bits() == 0));

@@ -85,82 +85,16 @@ impl RowStats {
     }
 }
 
-/// Where [`scan`] puts the values it reads: the values of one 64-byte
-/// block of text at a time go into a window, written from its start, and
-/// are then kept with [`Sink::advance`].
-///
-/// Writing into a slice keeps the value count in a register while a block
-/// is read, where `Vec::push` would store it back after every value.
+/// Where [`scan`] puts the values it reads.
 pub(crate) trait Sink {
-    /// The window for the next block's values: at least [`PER_BLOCK`]
-    /// long, or for a bounded sink whatever room is left (values past it
-    /// are then counted, not stored).
-    fn window(&mut self) -> &mut [f64];
-    /// Keeps the first `put` values of the last window.
-    fn advance(&mut self, put: usize);
+    /// Appends `v`.
+    fn put(&mut self, v: f64);
 }
 
-/// The most tokens that start in one 64-byte block (each takes a byte and
-/// a separator).
-pub(crate) const PER_BLOCK: usize = 32;
-
-/// A vector grows by the window and shrinks back to the values put (the
-/// streaming reader's queue; an in-memory parse fills a [`Filling`]).
 impl Sink for Vec<f64> {
     #[inline(always)]
-    fn window(&mut self) -> &mut [f64] {
-        let len = self.len();
-        self.resize(len + PER_BLOCK, 0.0);
-        &mut self[len..]
-    }
-
-    #[inline(always)]
-    fn advance(&mut self, put: usize) {
-        self.truncate(self.len() - PER_BLOCK + put);
-    }
-}
-
-/// A growing buffer whose unfilled part is already zeroed memory (from the
-/// allocator, untouched), so that a window costs no writes.
-pub(crate) struct Filling {
-    buf: Vec<f64>,
-    len: usize,
-}
-
-impl Filling {
-    /// An empty buffer expecting about `capacity` values.
-    pub(crate) fn new(capacity: usize) -> Filling {
-        Filling { buf: crate::buffer::zeroed(capacity), len: 0 }
-    }
-
-    /// The values put.
-    pub(crate) fn into_values(mut self) -> Vec<f64> {
-        self.buf.truncate(self.len);
-        self.buf
-    }
-}
-
-impl Sink for Filling {
-    #[inline(always)]
-    fn window(&mut self) -> &mut [f64] {
-        if self.buf.len() - self.len < PER_BLOCK {
-            self.grow();
-        }
-        &mut self.buf[self.len..]
-    }
-
-    #[inline(always)]
-    fn advance(&mut self, put: usize) {
-        self.len += put;
-    }
-}
-
-impl Filling {
-    #[cold]
-    fn grow(&mut self) {
-        let mut bigger = crate::buffer::zeroed(2 * self.buf.len() + PER_BLOCK);
-        bigger[..self.len].copy_from_slice(&self.buf[..self.len]);
-        self.buf = bigger;
+    fn put(&mut self, v: f64) {
+        self.push(v);
     }
 }
 
@@ -174,14 +108,11 @@ struct Slot<'a> {
 
 impl Sink for Slot<'_> {
     #[inline(always)]
-    fn window(&mut self) -> &mut [f64] {
-        let at = self.len.min(self.buf.len());
-        &mut self.buf[at..]
-    }
-
-    #[inline(always)]
-    fn advance(&mut self, put: usize) {
-        self.len += put;
+    fn put(&mut self, v: f64) {
+        if let Some(x) = self.buf.get_mut(self.len) {
+            *x = v;
+        }
+        self.len += 1;
     }
 }
 
@@ -348,58 +279,40 @@ fn scan_with(
     let mut sep = 0;
     // Bit 0: the byte before the current block is inside a token.
     let mut carry = 0u64;
-    // The open line's first value and count, in registers (`stats` holds
-    // them only across calls to `separators` and on return).
-    let (mut line_start, mut line_len) = (stats.cur_start, stats.cur_len);
     for (k, block) in data.chunks(64).enumerate() {
         let at = 64 * k;
         let inside = inside_mask(block, kernels);
         let mut bits = inside & !((inside << 1) | carry);
         carry = inside >> 63;
-        let window = out.window();
-        let mut put = 0;
         while bits != 0 {
             let start = at + bits.trailing_zeros() as usize;
             bits &= bits - 1;
             // Anything but one space between two tokens is looked at.
-            if start != sep + 1 || data[sep] != b' ' {
-                (stats.cur_start, stats.cur_len) = (line_start, line_len);
-                let seen = separators(data, sep, start, channels, stats);
-                (line_start, line_len) = (stats.cur_start, stats.cur_len);
-                if let Err(bad) = seen {
-                    out.advance(put);
-                    return bad_token(bad, n, last, base);
-                }
+            if (start != sep + 1 || data[sep] != b' ')
+                && let Err(bad) = separators(data, sep, start, channels, stats)
+            {
+                return bad_token(bad, n, last, base);
             }
             let (v, end) = match kernels.parse_short(&data[start..]) {
                 Some((v, len)) => (v, start + len),
                 None => match parse_general(data, start) {
                     Ok((_, end)) if end == n && !last => {
-                        out.advance(put);
-                        (stats.cur_start, stats.cur_len) = (line_start, line_len);
                         return bad_token((start, end), n, last, base);
                     }
                     Ok(done) => done,
                     Err(end) => {
-                        out.advance(put);
-                        (stats.cur_start, stats.cur_len) = (line_start, line_len);
                         return bad_token((start, end), n, last, base);
                     }
                 },
             };
-            if line_len == 0 {
-                line_start = base + start;
+            if stats.cur_len == 0 {
+                stats.cur_start = base + start;
             }
-            line_len += 1;
-            if let Some(slot) = window.get_mut(put) {
-                *slot = v;
-            }
-            put += 1;
+            stats.cur_len += 1;
+            out.put(v);
             sep = end;
         }
-        out.advance(put);
     }
-    (stats.cur_start, stats.cur_len) = (line_start, line_len);
     if let Err(bad) = separators(data, sep, n, channels, stats) {
         return bad_token(bad, n, last, base);
     }
@@ -518,10 +431,10 @@ pub(crate) fn scan_all(
     if threads <= 1 || data.len() < 2 * MIN_CHUNK {
         // Motion text spends at least 6 bytes on a value but for rare files
         // (which the vector then grows for).
-        let mut out = Filling::new(data.len() / 6);
+        let mut out = crate::buffer::with_capacity(data.len() / 6);
         let mut stats = RowStats::default();
         scan(data, base, channels, &mut out, &mut stats, true)?;
-        return Ok((out.into_values(), stats));
+        return Ok((out, stats));
     }
     let n_chunks = (data.len() / MIN_CHUNK).clamp(1, threads * 16);
     // Cut at line ends so that no line straddles two chunks.
@@ -540,10 +453,9 @@ pub(crate) fn scan_all(
         return done;
     }
     let results = run_chunks(&pieces, |&(a, b)| {
-        let mut out = Filling::new((b - a) / 6);
+        let mut out = Vec::with_capacity((b - a) / 6);
         let mut stats = RowStats::default();
-        scan(&data[a..b], base + a, channels, &mut out, &mut stats, true)
-            .map(|_| (out.into_values(), stats))
+        scan(&data[a..b], base + a, channels, &mut out, &mut stats, true).map(|_| (out, stats))
     });
     let mut parts = Vec::with_capacity(results.len());
     let mut stats = RowStats::default();

@@ -139,21 +139,29 @@ pub(crate) fn bounds_of(points: &[DVec3]) -> Option<(DVec3, DVec3)> {
     Some(it.fold((first, first), |(lo, hi), p| (lo.min(*p), hi.max(*p))))
 }
 
+/// A clip of a root and an End Site, at 10 frames per second, with the
+/// given positions per frame (for the tests of this crate).
+#[cfg(test)]
+pub(crate) fn two_joints(frames: impl IntoIterator<Item = [DVec3; 2]>) -> Clip {
+    let positions: Vec<DVec3> = frames.into_iter().flatten().collect();
+    Clip {
+        name: "f".into(),
+        joint_names: vec!["Hips".into(), "Head".into()],
+        parents: vec![None, Some(0)],
+        is_end_site: vec![false, true],
+        frame_time: 0.1,
+        n_frames: positions.len() / 2,
+        positions,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// A two-joint figure (1.7 tall) whose root is at `root(f)` in frame f.
     fn figure(n_frames: usize, root: impl Fn(usize) -> DVec3) -> Clip {
-        Clip {
-            name: "f".into(),
-            joint_names: vec!["Hips".into(), "Head".into()],
-            parents: vec![None, Some(0)],
-            is_end_site: vec![false, true],
-            frame_time: 0.1,
-            n_frames,
-            positions: (0..n_frames).flat_map(|f| [root(f), root(f) + DVec3::Y * 1.7]).collect(),
-        }
+        two_joints((0..n_frames).map(|f| [root(f), root(f) + DVec3::Y * 1.7]))
     }
 
     #[test]

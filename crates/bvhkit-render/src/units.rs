@@ -246,7 +246,6 @@ mod tests {
 
     #[test]
     fn a_clip_is_guessed_from_its_first_good_frame() {
-        use crate::Clip;
         // A stick figure in centimetres: standing 1.7 m, then lying down
         // 1.8 m long, then a glitch frame far away.
         let mut frames = [
@@ -254,14 +253,8 @@ mod tests {
             [DVec3::ZERO, DVec3::X * 180.0],
             [DVec3::splat(1e9), DVec3::splat(1e9) + DVec3::Y],
         ];
-        let clip_of = |frames: &[[DVec3; 2]], order: &[usize]| Clip {
-            name: "stick".into(),
-            joint_names: vec!["a".into(), "b".into()],
-            parents: vec![None, Some(0)],
-            is_end_site: vec![false, true],
-            frame_time: 0.1,
-            n_frames: order.len(),
-            positions: order.iter().flat_map(|&k| frames[k]).collect(),
+        let clip_of = |frames: &[[DVec3; 2]], order: &[usize]| {
+            crate::clip::two_joints(order.iter().map(|&k| frames[k]))
         };
         let g = UnitGuess::of_clip(&clip_of(&frames, &[0, 1, 1, 1, 1, 1, 1, 1, 1, 1]));
         assert_eq!((g.units, g.size), (Units::Centimetres, 170.0));

@@ -5,7 +5,7 @@
 //! side so that the common layout (one frame per line) is verified for free
 //! and deviations get a precise warning or error.
 
-use crate::number::{parse_general, parse_short, token_end};
+use crate::number::{le_word, parse_general, parse_short, token_end};
 
 /// What the lines of a motion section looked like.
 #[derive(Clone, Debug, Default)]
@@ -208,6 +208,7 @@ impl Kernels for Portable {
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod sse2 {
     use super::Kernels;
+    use crate::number::le_word;
 
     #[derive(Clone, Copy)]
     pub(super) struct Sse2;
@@ -243,11 +244,7 @@ mod sse2 {
         let space = _mm_set1_epi8(b' ' as i8);
         let mut mask = 0u64;
         for (j, sixteen) in block.chunks_exact(16).enumerate() {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&sixteen[..8]);
-            let lo = u64::from_le_bytes(w);
-            w.copy_from_slice(&sixteen[8..]);
-            let hi = u64::from_le_bytes(w);
+            let (lo, hi) = (le_word(&sixteen[..8]), le_word(&sixteen[8..]));
             let x = _mm_set_epi64x(hi as i64, lo as i64);
             // max(b, ' ') == ' ' exactly when b <= ' ' (unsigned).
             let outside = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(x, space), space));
@@ -332,9 +329,7 @@ fn inside_bytes(eight: &[u8]) -> u64 {
     // and never into the next byte; `| w` adds the bytes from 0x80 up.
     const ADD: u64 = 0x5f5f_5f5f_5f5f_5f5f;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut w = [0u8; 8];
-    w.copy_from_slice(eight);
-    let w = u64::from_le_bytes(w);
+    let w = le_word(eight);
     (((w & LOW7) + ADD) | w) & HIGH
 }
 

@@ -21,12 +21,9 @@ fn fx(name: &str) -> String {
     fixture(name).to_string_lossy().into_owned()
 }
 
+#[track_caller]
 fn corpus() -> Option<PathBuf> {
-    let dir = bvhkit_testdata::corpus_dir();
-    if dir.is_none() {
-        eprintln!("SKIPPED: the shared corpus (../shared/corpus, or $BVHKIT_CORPUS) is absent");
-    }
-    dir
+    bvhkit_testdata::corpus_or_skip(std::panic::Location::caller().to_string().as_str())
 }
 
 fn stdout(o: &Output) -> String {
@@ -459,7 +456,7 @@ fn view_shows_the_skeleton_in_a_window() {
             std::env::var("BVHKIT_REQUIRE_DISPLAY").as_deref() != Ok("1"),
             "BVHKIT_REQUIRE_DISPLAY=1 but DISPLAY is unset"
         );
-        eprintln!("SKIPPED view_shows_the_skeleton_in_a_window: no DISPLAY (run under Xvfb)");
+        bvhkit_testdata::skip("view_shows_the_skeleton_in_a_window", "no DISPLAY (run under Xvfb)");
         return;
     }
     let Some(c) = corpus() else { return };
@@ -786,7 +783,10 @@ fn render_mp4_of_a_corpus_file() {
     };
     if !(on_path("ffmpeg") && on_path("ffprobe")) {
         assert!(std::env::var("BVHKIT_REQUIRE_FFMPEG").as_deref() != Ok("1"), "ffmpeg required");
-        eprintln!("SKIPPED render_mp4_of_a_corpus_file: no ffmpeg on PATH");
+        bvhkit_testdata::skip(
+            "render_mp4_of_a_corpus_file",
+            "no ffmpeg on PATH (apt-get install ffmpeg)",
+        );
         return;
     }
     let Some(dir) = corpus() else { return };

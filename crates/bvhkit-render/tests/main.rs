@@ -257,7 +257,10 @@ fn mp4_with_a_real_ffmpeg() {
             std::env::var("BVHKIT_REQUIRE_FFMPEG").as_deref() != Ok("1"),
             "BVHKIT_REQUIRE_FFMPEG=1 but ffmpeg/ffprobe are not on PATH"
         );
-        eprintln!("SKIPPED mp4_with_a_real_ffmpeg: no ffmpeg on PATH (apt-get install ffmpeg)");
+        bvhkit_testdata::skip(
+            "mp4_with_a_real_ffmpeg",
+            "no ffmpeg on PATH (apt-get install ffmpeg)",
+        );
         return;
     }
     let clip = walker("walk", 12, 0.0);

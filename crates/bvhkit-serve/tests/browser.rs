@@ -5,12 +5,12 @@
 //! given `?debug=1`, once with `--screenshot` to check that the skeleton is drawn
 //! there. Chromium is looked for in `$BVHKIT_CHROMIUM`, then on `PATH` as
 //! `chromium`, `chromium-browser`, `google-chrome`. Without one the tests print a
-//! skip notice and pass, unless `BVHKIT_REQUIRE_BROWSER=1` (set by CI).
+//! skip notice and pass (`bvhkit_testdata::skip`), except in CI or with
+//! `BVHKIT_REQUIRE_ALL=1` or `BVHKIT_REQUIRE_BROWSER=1`, where they fail.
 //! `BVHKIT_KEEP_SCREENSHOT=<dir>` keeps the screenshots for a look.
 
 mod common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -42,11 +42,10 @@ fn chromium_or_skip(test: &str) -> Option<PathBuf> {
             panic!("BVHKIT_REQUIRE_BROWSER=1 but no Chromium found (apt-get install -y chromium)")
         }
         None => {
-            // Straight to stderr: the test harness captures `eprintln!`.
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED {test}: no Chromium found (install with `apt-get install -y chromium` \
-                 or set BVHKIT_CHROMIUM); set BVHKIT_REQUIRE_BROWSER=1 to make this a failure"
+            bvhkit_testdata::skip(
+                test,
+                "no Chromium found (install with `apt-get install -y chromium` or set \
+                 BVHKIT_CHROMIUM)",
             );
             None
         }
@@ -386,8 +385,9 @@ fn a_corpus_recording_with_glitch_frames_is_framed_on_the_figure() {
         .map(|d| d.join("shadermotion_vrchat_tab_separated.bvh"))
         .filter(|f| f.exists())
     else {
-        eprintln!(
-            "SKIPPED a_corpus_recording_with_glitch_frames_is_framed_on_the_figure: no corpus"
+        bvhkit_testdata::skip(
+            "a_corpus_recording_with_glitch_frames_is_framed_on_the_figure",
+            "no corpus",
         );
         return;
     };
@@ -429,7 +429,10 @@ fn a_cmu_recording_is_shown_in_the_units_the_server_guessed() {
         .map(|d| d.join("cmu_01_01_walk_cgspeed_mb_names.bvh"))
         .filter(|f| f.exists())
     else {
-        eprintln!("SKIPPED a_cmu_recording_is_shown_in_the_units_the_server_guessed: no corpus");
+        bvhkit_testdata::skip(
+            "a_cmu_recording_is_shown_in_the_units_the_server_guessed",
+            "no corpus",
+        );
         return;
     };
     use bvhkit_render::units::{CMU_UNIT_M, UnitGuess, Units};

@@ -357,6 +357,58 @@ pub fn synth_text_of_size(seed: u64, approx_bytes: usize) -> String {
     synth_text(seed, SIZED_JOINTS, frames)
 }
 
+/// Says that a test cannot run, where a person sees it, and fails the test
+/// where skipping is not allowed.
+///
+/// libtest swallows what a passing test prints with `eprintln!`, so the
+/// notice is written straight to the process's standard error, which the
+/// harness does not capture: `SKIPPED test: reason` appears in the output
+/// of `cargo test` between the test lines.
+///
+/// A skip panics (a failed test) when `CI` is set to anything but `false`
+/// or `0` (CI runs `.ci/run` with `CI=true`), or when
+/// `BVHKIT_REQUIRE_ALL=1` (the README's test command sets it after it has
+/// installed everything the tests need).
+///
+/// ```
+/// fn needs_ffmpeg() {
+///     if which_ffmpeg().is_none() {
+///         bvhkit_testdata::skip("needs_ffmpeg", "no ffmpeg on PATH (apt-get install ffmpeg)");
+///         return;
+///     }
+///     // ...
+/// }
+/// # fn which_ffmpeg() -> Option<()> { Some(()) }
+/// # needs_ffmpeg();
+/// ```
+#[track_caller]
+pub fn skip(test: &str, reason: &str) {
+    if skips_fail() {
+        panic!(
+            "{test} cannot run: {reason} (a skip is a failure here: CI or BVHKIT_REQUIRE_ALL=1 is set)"
+        );
+    }
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {reason}");
+}
+
+/// Whether a test that cannot run must fail instead of skipping (see [`skip`]).
+pub fn skips_fail() -> bool {
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    ci || std::env::var("BVHKIT_REQUIRE_ALL").as_deref() == Ok("1")
+}
+
+/// The shared corpus folder ([`corpus_dir`]), or `None` after a visible
+/// [`skip`] notice for `test` (a failure in CI).
+#[track_caller]
+pub fn corpus_or_skip(test: &str) -> Option<PathBuf> {
+    let dir = corpus_dir();
+    if dir.is_none() {
+        skip(test, "the shared corpus (../shared/corpus, or $BVHKIT_CORPUS) is absent");
+    }
+    dir
+}
+
 /// The shared corpus of real BVH files: `$BVHKIT_CORPUS` when set, else
 /// `../shared/corpus` beside the workspace root; `None` when that is not a
 /// directory (callers print a skip message).

@@ -59,7 +59,10 @@ fn sized_text_is_near_the_size_asked() {
 #[test]
 fn corpus_lookup() {
     match corpus_dir() {
-        None => eprintln!("skipped: no shared corpus (../shared/corpus beside the workspace)"),
+        None => bvhkit_testdata::skip(
+            "corpus_lookup",
+            "no shared corpus (../shared/corpus beside the workspace)",
+        ),
         Some(dir) => {
             assert!(dir.is_dir());
             let files = largest_corpus_files(3);

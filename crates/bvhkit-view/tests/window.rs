@@ -7,8 +7,9 @@
 //! alone does not rebuild it, so run `cargo build -p bvhkit-view --examples`
 //! first when changing the player that way.
 //!
-//! Needs a display. Without `DISPLAY` the window tests print SKIPPED and
-//! pass, unless `BVHKIT_REQUIRE_DISPLAY=1`, which makes them fail. Under
+//! Needs a display. Without `DISPLAY` the window tests print SKIPPED (see
+//! `bvhkit_testdata::skip`) and pass, except in CI or with
+//! `BVHKIT_REQUIRE_ALL=1` or `BVHKIT_REQUIRE_DISPLAY=1`, where they fail. Under
 //! CI: `Xvfb :99 -screen 0 1280x800x24 & DISPLAY=:99 cargo test -p bvhkit-view`.
 
 use std::path::{Path, PathBuf};
@@ -35,8 +36,9 @@ fn have_display(test: &str) -> bool {
     if std::env::var("BVHKIT_REQUIRE_DISPLAY").as_deref() == Ok("1") {
         panic!("{test}: BVHKIT_REQUIRE_DISPLAY=1 but DISPLAY is unset");
     }
-    eprintln!(
-        "SKIPPED {test}: no DISPLAY (run under Xvfb, e.g. `Xvfb :99 & DISPLAY=:99 cargo test`)"
+    bvhkit_testdata::skip(
+        test,
+        "no DISPLAY (run under Xvfb, e.g. `Xvfb :99 & DISPLAY=:99 cargo test`)",
     );
     false
 }
@@ -304,7 +306,10 @@ fn corpus_walk_is_on_screen() {
         .map(|d| d.join("cmu_01_01_walk_cgspeed_mb_names.bvh"))
         .filter(|f| f.exists())
     else {
-        eprintln!("SKIPPED corpus_walk_is_on_screen: the shared corpus CMU walk is not present");
+        bvhkit_testdata::skip(
+            "corpus_walk_is_on_screen",
+            "the shared corpus CMU walk is not present",
+        );
         return;
     };
     let side = shoot_and_check("corpus_walk", &[file], 120);

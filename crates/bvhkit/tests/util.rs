@@ -2,12 +2,9 @@ use std::path::{Path, PathBuf};
 
 /// The shared corpus folder ([`bvhkit_testdata::corpus_dir`]), or `None`
 /// with a printed skip message.
+#[track_caller]
 pub(crate) fn corpus_dir() -> Option<PathBuf> {
-    let dir = bvhkit_testdata::corpus_dir();
-    if dir.is_none() {
-        eprintln!("SKIPPED: the shared corpus (../shared/corpus, or $BVHKIT_CORPUS) is absent");
-    }
-    dir
+    bvhkit_testdata::corpus_or_skip(std::panic::Location::caller().to_string().as_str())
 }
 
 /// Every `.bvh` file of the corpus, sorted by name.

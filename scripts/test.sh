@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Every test of bvhkit, from a fresh Debian machine: installs what the tests
+# need (system packages, when run as root; otherwise it names what is
+# missing and the tests that need it say SKIPPED), then runs format, lint,
+# the tests, the docs and the fuzz build. `.ci/run` calls exactly this.
+#
+# Needs: Rust 1.95 or newer (edition 2024) with rustfmt and clippy.
+# Day to day, `cargo test -p bvhkit` (the core) or `cargo test --workspace`
+# is quicker; this script is what CI runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+
+# System packages: Chromium for the browser-player test, ffmpeg for the MP4
+# test, Xvfb + Mesa (and the X11 client libraries winit/glutin load at run
+# time) for the desktop player test. No -dev package is needed to build.
+pkgs=(chromium ffmpeg xvfb xauth libgl1-mesa-dri libgl1 libegl1 libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+complete=1
+if ((${#missing[@]})); then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "test: installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    complete=0
+    echo "test: MISSING system packages: ${missing[*]}"
+    echo "test:   install them with: sudo apt-get install ${missing[*]}"
+    echo "test:   until then the tests that need them print SKIPPED"
+  fi
+fi
+
+for tool in rustfmt clippy-driver; do
+  command -v "$tool" >/dev/null || { echo "test: MISSING $tool (rustup component add ${tool%-driver})"; exit 2; }
+done
+
+echo "test: cargo fmt"
+cargo fmt --all --check
+
+echo "test: cargo clippy"
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+# A virtual display for the desktop player's screenshot test.
+if [ -z "${DISPLAY:-}" ] && command -v Xvfb >/dev/null; then
+  Xvfb :99 -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+  xvfb_pid=$!
+  trap 'kill $xvfb_pid 2>/dev/null || true' EXIT
+  export DISPLAY=:99
+  for _ in $(seq 50); do [ -e /tmp/.X11-unix/X99 ] && break; sleep 0.1; done
+fi
+export LIBGL_ALWAYS_SOFTWARE=1
+# Everything is installed: a test that cannot run is a failure, not a skip
+# (CI=true has the same effect; see bvhkit_testdata::skip).
+if ((complete)); then
+  export BVHKIT_REQUIRE_ALL=1
+fi
+
+echo "test: cargo test"
+cargo test --workspace --all-features
+
+echo "test: docs"
+RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --all-features
+
+if [ -d fuzz ]; then
+  echo "test: fuzz target build"
+  (cd fuzz && cargo check)
+fi
+echo "test: all green"

@@ -10,6 +10,7 @@ mod io;
 mod range;
 mod render;
 mod serve;
+mod text;
 mod view;
 
 use std::path::PathBuf;
@@ -33,6 +34,7 @@ enum Command {
     /// Summarise files: joints, channels, frames, frame rate, rotation orders, hierarchy.
     Info(info::Args),
     /// Validate files; print every problem as FILE:LINE:COL: message.
+    #[command(long_about = check::LONG_ABOUT)]
     Check(check::Args),
     /// Rewrite files in canonical form, repairing what lenient reading recovers.
     Fmt(fmt::Args),
@@ -85,7 +87,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("bvh: error: {err:#}");
+            eprintln!("bvh: error: {}", text::escape(&format!("{err:#}")));
             ExitCode::from(2)
         }
     }

@@ -80,8 +80,9 @@ fn check_exit_codes_and_locations() {
     );
     assert!(s.contains(&format!("{f}:17:9: Frames: declares 3")), "{s}");
 
+    // Strict: the first problem makes the file unparsable.
     let o = run(&["check", "--strict", &f]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert_eq!(stdout(&o).lines().count(), 1);
 
     let o = run(&["check", "/nonexistent/x.bvh"]);
@@ -94,6 +95,46 @@ fn check_exit_codes_and_locations() {
 }
 
 #[test]
+fn check_exit_2_when_a_file_does_not_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = fx("crlf.bvh");
+    let warned = fx("last_row_cut.bvh");
+    let png = dir.path().join("picture.bvh");
+    std::fs::write(&png, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01").unwrap();
+    let empty = dir.path().join("empty.bvh");
+    std::fs::write(&empty, b"").unwrap();
+    let nan = dir.path().join("nan.bvh");
+    let text = std::fs::read_to_string(fixture("crlf.bvh")).unwrap();
+    let cut = text.rfind("\r\n1").unwrap() + 2;
+    std::fs::write(&nan, format!("{}nan{}", &text[..cut], &text[cut + 1..])).unwrap();
+    for bad in [&png, &empty, &nan] {
+        let b = bad.to_str().unwrap();
+        let o = run(&["check", "--summary", b]);
+        assert_eq!(o.status.code(), Some(2), "{b}: {}", stdout(&o));
+        let s = stdout(&o);
+        assert!(s.starts_with(&format!("{b}:")) && s.lines().count() == 1, "{s}");
+        assert_eq!(stderr(&o), "bvh: 1 file: 0 clean, 0 with warnings, 1 unreadable\n");
+        // Beside clean and warned files, an unparsable one still gives 2.
+        let o = run(&["check", &good, &warned, b]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(o.stderr.is_empty(), "no summary unless asked or on a terminal");
+    }
+    let o = run(&["check", &nan.to_string_lossy()]);
+    let s = stdout(&o);
+    assert!(s.contains(":20:1: expected a number (motion value), found 'nan0'"), "{s}");
+    let o = run(&["check", &empty.to_string_lossy()]);
+    assert!(stdout(&o).contains("found the end of the input"), "{}", stdout(&o));
+
+    let o = run(&["check", &good, &warned, "--summary"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "bvh: 2 files: 1 clean, 1 with warnings, 0 unreadable\n");
+    let o = run(&["check", &good, &good, "--summary", "-q"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(o.stdout.is_empty());
+    assert_eq!(stderr(&o), "bvh: 2 files: 2 clean, 0 with warnings, 0 unreadable\n");
+}
+
+#[test]
 fn check_notes_when_position_channels_matter() {
     let text = "HIERARCHY ROOT R { OFFSET 0 0 0 CHANNELS 3 Xposition Yposition Zposition\n\
         JOINT J { OFFSET 0 5 0 CHANNELS 3 Xposition Yposition Zposition End Site { OFFSET 0 1 0 } } }\n\
@@ -102,6 +143,9 @@ fn check_notes_when_position_channels_matter() {
     let p = dir.path().join("pos.bvh");
     std::fs::write(&p, text).unwrap();
     let o = run(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "a note is not a problem");
+    assert!(o.stdout.is_empty(), "notes only with -v: {}", stdout(&o));
+    let o = run(&["check", "-v", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "a note is not a problem");
     let s = stdout(&o);
     assert!(s.contains("note: joint 'J' has position channels"), "{s}");
@@ -312,6 +356,14 @@ fn the_whole_corpus() {
     assert_eq!(v.as_array().unwrap().len(), 41);
     let o = run(&["check", d]);
     assert_eq!(o.status.code(), Some(1));
+    assert!(!stdout(&o).contains(": note: "), "notes only with -v");
+    let o = run(&["check", "-v", "--summary", d]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o).trim_end(),
+        "bvh: 41 files: 36 clean, 5 with warnings, 0 unreadable",
+        "the summary is the last line"
+    );
     let s = stdout(&o);
     let flagged: std::collections::BTreeSet<&str> = s
         .lines()
@@ -321,8 +373,9 @@ fn the_whole_corpus() {
     assert!(flagged.iter().all(|f| f.starts_with("malformed_")), "{flagged:?}");
     assert_eq!(flagged.len(), 5, "{s}");
     assert!(s.contains("bandai_namco_ds1_kick_6ch_every_joint.bvh: note:"), "{s}");
-    let o = run(&["check", "--strict", d]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = run(&["check", "--strict", "--summary", d]);
+    assert_eq!(o.status.code(), Some(2), "strict: the malformed files do not parse");
+    assert!(stderr(&o).ends_with("36 clean, 0 with warnings, 5 unreadable\n"), "{}", stderr(&o));
 
     let f = dir.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
     let out = tempfile::tempdir().unwrap();

@@ -358,28 +358,43 @@ impl Sink for NpySink {
     }
 }
 
-fn pick_format(c: &Common) -> Format {
-    c.format.unwrap_or_else(|| {
-        match c
-            .output
-            .as_ref()
-            .and_then(|o| o.extension())
-            .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        {
-            Some(e) if e == "json" => Format::Json,
-            Some(e) if e == "npy" => Format::Npy,
-            _ => Format::Csv,
-        }
+/// The output extensions `bvh positions` and `bvh rotations` write.
+const ACCEPTED: &str = ".csv, .json, .npy";
+
+/// The format: `--format`, else from the extension of OUT (none, or
+/// standard output: CSV). Any other extension is an error naming the
+/// accepted ones, so `-o x.parquet` never writes CSV under that name.
+fn pick_format(c: &Common, command: &str) -> Result<Format> {
+    if let Some(f) = c.format {
+        return Ok(f);
+    }
+    let Some(out) = c.output.as_ref().filter(|o| o.as_os_str() != "-") else {
+        return Ok(Format::Csv);
+    };
+    let Some(ext) = out.extension() else { return Ok(Format::Csv) };
+    let ext = ext.to_string_lossy().to_ascii_lowercase();
+    Ok(match ext.as_str() {
+        "csv" => Format::Csv,
+        "json" => Format::Json,
+        "npy" => Format::Npy,
+        "parquet" | "npz" | "glb" | "gltf" => bail!(
+            "`.{ext}` is not an output of `bvh {command}`; accepted: {ACCEPTED} (or --format); \
+             .parquet, .npz, .glb and .gltf are planned for a `bvh export` command"
+        ),
+        _ => bail!(
+            "`.{}` is not an output of `bvh {command}`; accepted: {ACCEPTED} (or --format)",
+            crate::text::escape(&ext)
+        ),
     })
 }
 
 /// Opens the sink; CSV and JSON to a file go through a temporary file too.
 fn open_sink(
     c: &Common,
+    format: Format,
     layout: Layout,
     first_frame: usize,
 ) -> Result<(Box<dyn Sink>, Option<tempfile::NamedTempFile>)> {
-    let format = pick_format(c);
     let out = c.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     if format == Format::Npy {
         if out.as_os_str() == "-" {
@@ -427,10 +442,21 @@ fn select(skeleton: &Skeleton, wanted: &[String]) -> Result<(Vec<usize>, Vec<Str
 /// the frames in range.
 fn stream(
     c: &Common,
+    command: &str,
     make_layout: impl FnOnce(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
     mut per_frame: impl FnMut(&Skeleton, &[f64], &[usize], &mut Vec<f64>),
 ) -> Result<ExitCode> {
     let input = if c.file.as_os_str() == "-" { Input::Stdin } else { Input::File(c.file.clone()) };
+    let inputs = std::slice::from_ref(&input);
+    if let Some(out) = &c.output {
+        crate::io::refuse_overwriting_input(out, inputs)?;
+    }
+    let format = pick_format(c, command)?;
+    if let Some(out) = &c.output
+        && format == Format::Npy
+    {
+        crate::io::refuse_overwriting_input(&out.with_extension("joints.txt"), inputs)?;
+    }
     let reader = BufReader::with_capacity(1 << 16, input.open()?);
     let mut rdr = ReadOptions::new()
         .lenient(!c.strict)
@@ -441,7 +467,7 @@ fn stream(
     let range = c.frames.unwrap_or("..".parse()?);
     let first = range.resolve(usize::MAX)?.start;
     let layout = make_layout(&skeleton, &sel, names, rdr.frame_time());
-    let (mut sink, tmp) = open_sink(c, layout, first)?;
+    let (mut sink, tmp) = open_sink(c, format, layout, first)?;
     let mut frame = vec![0.0; skeleton.n_channels()];
     let mut values = Vec::new();
     let mut f = 0usize;
@@ -487,6 +513,7 @@ pub(crate) fn run_positions(a: PositionsArgs) -> Result<ExitCode> {
     let mut pos = Vec::new();
     stream(
         c,
+        "positions",
         |_, _, names, frame_time| Layout {
             joints: names,
             labels: None,
@@ -515,6 +542,7 @@ pub(crate) fn run_rotations(a: RotationsArgs) -> Result<ExitCode> {
     let (repr, space, continuous, fixed_order) = (a.repr, a.space, a.continuous, a.order);
     stream(
         c,
+        "rotations",
         |skel, sel, names, frame_time| {
             let labels = (repr == Repr::Euler).then(|| {
                 sel.iter()

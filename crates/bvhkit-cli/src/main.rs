@@ -37,6 +37,7 @@ enum Command {
     #[command(long_about = check::LONG_ABOUT)]
     Check(check::Args),
     /// Rewrite files in canonical form, repairing what lenient reading recovers.
+    #[command(long_about = fmt::LONG_ABOUT)]
     Fmt(fmt::Args),
     /// World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
     Positions(export::PositionsArgs),

@@ -85,6 +85,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         bail!("--contact-sheet writes a .png");
     }
     let inputs = expand(&args.files)?;
+    crate::io::refuse_overwriting_input(&args.output, &inputs)?;
     let clips = load_clips(&inputs, args.position_channels.into())?;
     let refs: Vec<&bvhkit_render::Clip> = clips.iter().collect();
     let mut opts =

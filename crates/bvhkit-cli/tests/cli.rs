@@ -220,7 +220,195 @@ fn fmt_reads_standard_input_and_walks_directories() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["a.BVH", "b.bvh"]);
+    assert_eq!(names, ["b.bvh", "sub"], "folders are kept");
+    assert!(out.path().join("sub/a.BVH").is_file());
+}
+
+#[test]
+fn fmt_directories_keep_their_folders_and_never_collide() {
+    let src = tempfile::tempdir().unwrap();
+    for sub in ["a", "b", "a/deep"] {
+        std::fs::create_dir_all(src.path().join(sub)).unwrap();
+    }
+    for f in ["a/x.bvh", "b/x.bvh", "a/deep/y.bvh", "z.bvh"] {
+        std::fs::copy(fixture("one_line.bvh"), src.path().join(f)).unwrap();
+    }
+    let d = src.path().to_str().unwrap();
+    // A directory without -o or --in-place: one error, nothing written.
+    let o = run(&["fmt", d]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("needs -o OUTDIR"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    let o = run(&["fmt", &fx("crlf.bvh"), &fx("bom.bvh")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+
+    // -o OUT recreates the folders.
+    let out = tempfile::tempdir().unwrap();
+    let o = run(&["fmt", d, "-o", out.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let canonical = std::fs::read_to_string(fixture("crlf.bvh")).unwrap().replace("\r\n", "\n");
+    for f in ["a/x.bvh", "b/x.bvh", "a/deep/y.bvh", "z.bvh"] {
+        assert_eq!(std::fs::read_to_string(out.path().join(f)).unwrap(), canonical, "{f}");
+    }
+
+    // Two inputs that would land on one output: an error before anything is written.
+    let out = tempfile::tempdir().unwrap();
+    let a = src.path().join("a");
+    let b = src.path().join("b");
+    let o = run(&[
+        "fmt",
+        &fx("crlf.bvh"),
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("a/x.bvh and ") && e.contains("b/x.bvh would both be written to"), "{e}");
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0, "nothing written");
+}
+
+#[test]
+fn fmt_refuses_repairs_that_invent_or_discard_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = fx("last_row_cut.bvh");
+    let out = dir.path().join("out.bvh");
+    let o = run(&["fmt", &cut, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not written: the repair discards 4 values of an incomplete last frame (line 21); --repair writes it anyway"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    let o = run(&["fmt", &cut, "-o", out.to_str().unwrap(), "--repair"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let repaired = bvhkit::Bvh::parse(std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(repaired.motion().n_frames(), 2);
+    // Lossless repairs need no option.
+    let o = run(&["fmt", &fx("frames_too_many.bvh")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["fmt", &fx("no_final_newline.bvh")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let Some(corpus) = corpus() else { return };
+    let f = corpus.join("malformed_132_channels_66_values_per_row.bvh");
+    let f = f.to_str().unwrap();
+    let out = dir.path().join("out132.bvh");
+    let o = run(&["fmt", f, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(
+            "the repair invents 2970 values: sets the last 66 of 132 channels to 0 on each of \
+             the 45 motion lines from line 276, which hold 66 values"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    let o = run(&["fmt", f, "-o", out.to_str().unwrap(), "--repair"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let repaired = bvhkit::Bvh::parse(std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(repaired.motion().n_frames(), 45);
+    assert!(repaired.motion().frame(0)[66..].iter().all(|&v| v == 0.0));
+    // The whole corpus: exactly the two files whose repair invents values are refused.
+    let all = tempfile::tempdir().unwrap();
+    let o = run(&["fmt", corpus.to_str().unwrap(), "-o", all.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    let refused: Vec<&str> = e.lines().filter(|l| l.contains("not written")).collect();
+    assert_eq!(refused.len(), 2, "{}", stderr(&o));
+    assert!(refused[1].contains("malformed_no_motion_keyword_no_frame_time.bvh: not written: the repair invents a Frame Time of 1/30 s"));
+    assert_eq!(std::fs::read_dir(all.path()).unwrap().count(), 39);
+}
+
+#[test]
+fn no_command_writes_over_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.bvh");
+    std::fs::copy(fixture("crlf.bvh"), &a).unwrap();
+    let original = std::fs::read(&a).unwrap();
+    let link = dir.path().join("hard.csv");
+    std::fs::hard_link(&a, &link).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&a, dir.path().join("soft.bvh")).unwrap();
+    let same = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let dotted = format!("{}/./a.bvh", dir.path().display());
+    let a = a.to_string_lossy().into_owned();
+    let cases: Vec<Vec<String>> = vec![
+        vec!["positions".into(), a.clone(), "-o".into(), a.clone()],
+        vec!["positions".into(), a.clone(), "-o".into(), dotted.clone()],
+        vec!["positions".into(), a.clone(), "-o".into(), same("hard.csv")],
+        vec![
+            "rotations".into(),
+            a.clone(),
+            "-o".into(),
+            same("soft.bvh"),
+            "--format".into(),
+            "csv".into(),
+        ],
+        vec!["fmt".into(), a.clone(), "-o".into(), dotted.clone()],
+        vec!["fmt".into(), a.clone(), "-o".into(), same("soft.bvh")],
+        vec![
+            "fmt".into(),
+            dir.path().to_string_lossy().into_owned(),
+            "-o".into(),
+            dir.path().to_string_lossy().into_owned(),
+        ],
+    ];
+    for args in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains("refusing to overwrite it"), "{args:?}: {}", stderr(&o));
+        assert_eq!(std::fs::read(&a).unwrap(), original, "{args:?}");
+    }
+    let o = run(&["fmt", "--in-place", &a]);
+    assert!(o.status.success(), "--in-place is the one way to rewrite an input");
+}
+
+#[test]
+fn unknown_output_extensions_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fx("crlf.bvh");
+    for (cmd, ext, planned) in [
+        ("positions", "parquet", true),
+        ("positions", "gltf", true),
+        ("rotations", "glb", true),
+        ("rotations", "npz", true),
+        ("positions", "txt", false),
+        ("rotations", "bvh", false),
+    ] {
+        let out = dir.path().join(format!("x.{ext}"));
+        let o = run(&[cmd, &f, "-o", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{cmd} .{ext}");
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!(
+                "`.{ext}` is not an output of `bvh {cmd}`; accepted: .csv, .json, .npy (or --format)"
+            )),
+            "{e}"
+        );
+        assert_eq!(e.contains("planned for a `bvh export` command"), planned, "{e}");
+        assert!(!out.exists(), "{cmd} .{ext}");
+    }
+    // Accepted spellings, any case, and an explicit --format, still work.
+    for (name, extra) in [("x.CSV", None), ("x.Json", None), ("x.dat", Some("csv"))] {
+        let out = dir.path().join(name);
+        let mut args = vec!["positions", f.as_str(), "-o", out.to_str().unwrap()];
+        if let Some(fmt) = extra {
+            args.extend(["--format", fmt]);
+        }
+        let o = run(&args);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+    }
+    assert!(std::fs::read_to_string(dir.path().join("x.Json")).unwrap().starts_with('{'));
+    let o = run(&["render", &f, "-o", dir.path().join("x.webp").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("must end in .png, .gif or .mp4"), "{}", stderr(&o));
 }
 
 #[test]

@@ -465,7 +465,7 @@ fn stream(
     let skeleton = rdr.skeleton().clone();
     let (sel, names) = select(&skeleton, &c.joints)?;
     let range = c.frames.unwrap_or("..".parse()?);
-    let first = range.resolve(usize::MAX)?.start;
+    let first = range.first();
     let layout = make_layout(&skeleton, &sel, names, rdr.frame_time());
     let (mut sink, tmp) = open_sink(c, format, layout, first)?;
     let mut frame = vec![0.0; skeleton.n_channels()];

@@ -27,7 +27,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "RANGE")]
     frames: Option<FrameRange>,
     /// Animation frame rate (default: the file's, capped at 50 for GIF and 60 for MP4).
-    #[arg(long, value_name = "FPS")]
+    #[arg(long, value_name = "FPS", allow_hyphen_values = true, value_parser = crate::range::parse_fps)]
     fps: Option<f64>,
     /// A grid of evenly spaced frames in one PNG.
     #[arg(long)]
@@ -41,11 +41,11 @@ pub(crate) struct Args {
     /// Picture (or contact-sheet cell) size in pixels, WIDTHxHEIGHT.
     #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
     size: (u32, u32),
-    /// Camera azimuth in degrees about the vertical axis (0 looks from +Z).
-    #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
+    /// Camera azimuth in degrees about the vertical axis (0 looks from +Z), -360 to 360.
+    #[arg(long, default_value_t = 35.0, allow_hyphen_values = true, value_parser = crate::range::parse_azimuth)]
     azimuth: f64,
-    /// Camera elevation in degrees above the ground.
-    #[arg(long, default_value_t = 20.0, allow_negative_numbers = true)]
+    /// Camera elevation in degrees above the ground, -89 to 89.
+    #[arg(long, default_value_t = 20.0, allow_hyphen_values = true, value_parser = crate::range::parse_elevation)]
     elevation: f64,
     /// Background colour, #RRGGBB.
     #[arg(long, value_name = "#RRGGBB", value_parser = parse_color)]

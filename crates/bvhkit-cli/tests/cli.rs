@@ -412,6 +412,59 @@ fn unknown_output_extensions_are_refused() {
 }
 
 #[test]
+fn bad_ranges_and_numbers_are_refused_with_the_valid_range() {
+    let f = fx("crlf.bvh");
+    let dir = tempfile::tempdir().unwrap();
+    let gif = dir.path().join("x.gif");
+    let gif = gif.to_str().unwrap();
+    let max = u64::MAX.to_string();
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["positions", &f, "--frames", "10..5"],
+            "frame range 10..5 is empty: B must be greater than A".into(),
+        ),
+        (
+            vec!["rotations", &f, "--frames", &max],
+            format!("frame number {max} is too large (at most 4294967295)"),
+        ),
+        (vec!["positions", &f, "--frames=-3.."], "'-3' is not a frame number".into()),
+        (vec!["render", &f, "-o", gif, "--frames", "4..=2"], "frame range 4..=2 is empty".into()),
+        (
+            vec!["render", &f, "-o", gif, "--frames", "5..9"],
+            "frame range 5..9 selects no frame: the clip has 2 frames (0..2)".into(),
+        ),
+    ];
+    let mut cases = cases;
+    for (flag, value, what, range) in [
+        ("--fps", "nan", "frame rate", "above 0 and at most 1000 frames per second"),
+        ("--fps", "inf", "frame rate", "above 0 and at most 1000 frames per second"),
+        ("--fps", "-24", "frame rate", "above 0 and at most 1000 frames per second"),
+        ("--fps", "0", "frame rate", "above 0 and at most 1000 frames per second"),
+        ("--azimuth", "NaN", "azimuth", "from -360 to 360 degrees"),
+        ("--azimuth", "720", "azimuth", "from -360 to 360 degrees"),
+        ("--elevation", "-inf", "elevation", "from -89 to 89 degrees"),
+        ("--elevation", "95", "elevation", "from -89 to 89 degrees"),
+    ] {
+        cases.push((
+            vec!["render", &f, "-o", gif, flag, value],
+            format!("'{value}' is not a valid {what}: expected a number {range}"),
+        ));
+    }
+    for (args, message) in cases {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains(&message), "{args:?}: {e}");
+        assert!(!e.contains("18446744073709551615") || message.contains(&max), "{e}");
+        assert!(!e.contains("panicked"), "{e}");
+    }
+    assert!(!Path::new(gif).exists());
+    let o =
+        run(&["render", &f, "-o", gif, "--fps", "12.5", "--azimuth", "-360", "--elevation", "89"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
 fn positions_csv_json_npy_agree_with_the_library() {
     let f = fx("two_roots.bvh");
     let bvh = bvhkit::Bvh::parse(std::fs::read(fixture("two_roots.bvh")).unwrap()).unwrap();

@@ -32,6 +32,7 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Summarise files: joints, channels, frames, frame rate, rotation orders, hierarchy.
+    #[command(long_about = info::LONG_ABOUT)]
     Info(info::Args),
     /// Validate files; print every problem as FILE:LINE:COL: message.
     #[command(long_about = check::LONG_ABOUT)]

@@ -464,6 +464,71 @@ fn bad_ranges_and_numbers_are_refused_with_the_valid_range() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// Runs `bvh ARGS` with standard output to a file, killing it after `limit`.
+fn run_bounded(args: &[&str], out: &Path, limit: std::time::Duration) -> std::process::ExitStatus {
+    let mut child = bvh()
+        .args(args)
+        .stdout(std::fs::File::create(out).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("bvh {args:?} ran longer than {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn info_of_a_hierarchy_100000_deep_is_linear() {
+    let n = 100_000;
+    let mut text = String::from(
+        "HIERARCHY\nROOT J0\n{\nOFFSET 0 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n",
+    );
+    for i in 1..n {
+        text.push_str(&format!("JOINT J{i}\n{{\nOFFSET 0 1 0\nCHANNELS 0\n"));
+    }
+    text.push_str("End Site\n{\nOFFSET 0 1 0\n}\n");
+    text.push_str(&"}\n".repeat(n));
+    text.push_str("MOTION\nFrames: 1\nFrame Time: 0.1\n1 2 3\n");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("deep.bvh");
+    std::fs::write(&f, text).unwrap();
+    let out = dir.path().join("out.txt");
+    let f = f.to_str().unwrap();
+    // Debug build on a shared 2-core machine: a generous limit; the quadratic
+    // drawing took minutes and 23 GB.
+    let limit = std::time::Duration::from_secs(120);
+    let status = run_bounded(&["info", f], &out, limit);
+    assert!(status.success(), "{status:?}");
+    let joints = n + 1;
+    let size = std::fs::metadata(&out).unwrap().len();
+    // At most 64 levels of indentation (3 bytes each) plus prefix and name per line.
+    assert!(size < 260 * joints as u64, "{size} bytes for {joints} joints");
+    let s = std::fs::read_to_string(&out).unwrap();
+    let tree: Vec<&str> = s.lines().skip_while(|l| *l != "  hierarchy:").skip(1).collect();
+    assert_eq!(tree.len(), joints);
+    assert_eq!(tree[0], "    J0  [Zrot Xrot Yrot]");
+    assert_eq!(tree[1], "    └─ J1");
+    assert_eq!(tree[64], format!("    {}└─ J64", "   ".repeat(63)));
+    assert_eq!(tree[65], format!("    {}[depth 65] └─ J65", "   ".repeat(63)));
+    assert_eq!(tree[n], format!("    {}[depth {n}] └─ J{}_End", "   ".repeat(63), n - 1));
+    assert!(tree.iter().all(|l| l.chars().count() < 260));
+
+    let status = run_bounded(&["info", "--json", f], &out, limit);
+    assert!(status.success(), "{status:?}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(v["hierarchy"].as_array().unwrap().len(), joints);
+    assert_eq!(v["hierarchy"][n]["parent"], n - 1);
+}
+
 #[test]
 fn positions_csv_json_npy_agree_with_the_library() {
     let f = fx("two_roots.bvh");

@@ -498,7 +498,7 @@ fn stream(
             .with_context(|| format!("writing {}", out.display()))?;
     }
     for w in rdr.warnings() {
-        eprintln!("{}", located_warning(&input, w));
+        eprintln!("{}", crate::text::escape(&located_warning(&input, w)));
     }
     if written == 0 && f > 0 {
         eprintln!("bvh: warning: the frame range selects none of the {f} frames read");

@@ -530,6 +530,61 @@ fn info_of_a_hierarchy_100000_deep_is_linear() {
 }
 
 #[test]
+fn text_from_files_never_reaches_the_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    // Joint names with a screen-clearing escape, a C1 CSI, a bell and a
+    // right-to-left override; a file name with an escape; a bad token with one.
+    let evil = "HIERARCHY\nROOT Hips\u{1b}[2J\u{9b}31m\u{202e}\n{\nOFFSET 0 0 0\n\
+                CHANNELS 3 Zrotation Xrotation Yrotation\nJOINT A\u{7}b\n{\nOFFSET 0 1 0\n\
+                CHANNELS 0\nEnd Site\n{\nOFFSET 0 1 0\n}\n}\n}\nMOTION\nFrames: 2\n\
+                Frame Time: 0.1\n1 2 3\n";
+    let f = dir.path().join("evil\u{1b}]0;owned\u{7}.bvh");
+    std::fs::write(&f, evil).unwrap();
+    let bad = dir.path().join("bad.bvh");
+    std::fs::write(&bad, "HIERARCHY\nROOT A\n{\nOFFSET 0 0 \u{202e}\u{1b}[2Jx\n}").unwrap();
+    let f = f.to_str().unwrap();
+    let b = bad.to_str().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = dir.path().join("out");
+    let o_out = out.to_str().unwrap();
+    // Messages are escaped; data (BVH from fmt, CSV) is the file's text, exactly,
+    // so only standard error is looked at when standard output is data.
+    let runs: Vec<(Vec<&str>, bool)> = vec![
+        (vec!["info", f], true),
+        (vec!["info", b], true),
+        (vec!["check", "-v", d], true),
+        (vec!["fmt", f], false),
+        (vec!["fmt", d, "-o", o_out], true),
+        (vec!["positions", f, "--joints", "Nope"], true),
+        (vec!["positions", f], false),
+        (vec!["rotations", f, "--repr", "euler"], false),
+        (vec!["positions", b], true),
+    ];
+    let unsafe_char =
+        |c: char| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c);
+    let mut seen = String::new();
+    for (args, messages_on_stdout) in runs {
+        let o = run(&args);
+        let printed =
+            if messages_on_stdout { String::from_utf8_lossy(&o.stdout) } else { "".into() };
+        let both = format!("{printed}{}", stderr(&o));
+        if let Some(c) = both.chars().find(|&c| unsafe_char(c)) {
+            panic!("{args:?} printed {c:?} raw: {both:?}");
+        }
+        seen.push_str(&both);
+    }
+    assert!(seen.contains("Hips\\x1b[2J\\u{9b}31m\\u{202e}"), "{seen}");
+    assert!(seen.contains("A\\x07b"), "{seen}");
+    assert!(seen.contains("evil\\x1b]0;owned\\x07.bvh"), "{seen}");
+    assert!(seen.contains("found '\\u{202e}\\x1b[2Jx'"), "{seen}");
+    // JSON carries the exact name; serde escapes the C0 controls.
+    let o = run(&["info", "--json", f]);
+    assert!(!o.stdout.contains(&0x1b));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["roots"][0], "Hips\u{1b}[2J\u{9b}31m\u{202e}");
+}
+
+#[test]
 fn positions_csv_json_npy_agree_with_the_library() {
     let f = fx("two_roots.bvh");
     let bvh = bvhkit::Bvh::parse(std::fs::read(fixture("two_roots.bvh")).unwrap()).unwrap();

@@ -110,7 +110,8 @@ pub(crate) struct RotationsArgs {
     /// Euler order for every joint (XYZ, ZXY, ...; default: each joint's own channel order, ZXY for joints without three rotation channels).
     #[arg(long, value_name = "ORDER", value_parser = parse_order)]
     order: Option<RotationOrder>,
-    /// Keep Euler angles and quaternion signs continuous from frame to frame (no ±180° or sign flips).
+    /// Keep Euler angles and quaternion signs continuous from frame to frame (no ±180°/360° or
+    /// sign flips). Without it, local Euler angles in a joint's own order are the file's values.
     #[arg(long)]
     continuous: bool,
 }
@@ -590,15 +591,21 @@ pub(crate) fn run_rotations(a: RotationsArgs) -> Result<ExitCode> {
                             && fixed_order.is_none_or(|o| Some(o) == j.rotation_order())
                             && j.rotation_order().is_some();
                         let e = if own {
-                            let r = j.channel_range();
-                            let vals: Vec<f64> = j
-                                .channels()
-                                .iter()
-                                .zip(&frame[r])
-                                .filter(|(ch, _)| ch.is_rotation())
-                                .map(|(_, &v)| v)
-                                .collect();
-                            [vals[0], vals[1], vals[2]]
+                            match (continuous, prev_euler[i]) {
+                                // The same rotation, in angles next to the previous frame's.
+                                (true, Some(p)) => mat3_to_euler_near(m, orders[i], p),
+                                _ => {
+                                    let r = j.channel_range();
+                                    let vals: Vec<f64> = j
+                                        .channels()
+                                        .iter()
+                                        .zip(&frame[r])
+                                        .filter(|(ch, _)| ch.is_rotation())
+                                        .map(|(_, &v)| v)
+                                        .collect();
+                                    [vals[0], vals[1], vals[2]]
+                                }
+                            }
                         } else {
                             match (continuous, prev_euler[i]) {
                                 (true, Some(p)) => mat3_to_euler_near(m, orders[i], p),

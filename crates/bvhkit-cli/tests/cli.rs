@@ -693,6 +693,51 @@ fn rotations_in_every_representation() {
 }
 
 #[test]
+fn rotations_continuous_in_the_joints_own_order() {
+    use bvhkit::rotation::{Axis, euler_to_mat3};
+    // Zrotation jumps 0 -> 359 (that is, -1) -> 358 (-2) -> -2.
+    let text = "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+        \tEnd Site\n\t{\n\t\tOFFSET 0 1 0\n\t}\n}\nMOTION\nFrames: 4\nFrame Time: 0.1\n\
+        0 10 20\n359 10 20\n358 10 20\n-2 10 20\n";
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("jump.bvh");
+    std::fs::write(&f, text).unwrap();
+    let f = f.to_str().unwrap();
+    let rows = |extra: &[&str]| -> Vec<[f64; 3]> {
+        let mut args = vec!["rotations", f, "--repr", "euler", "--joints", "Hips"];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let v: Vec<f64> = l.split(',').skip(3).map(|x| x.parse().unwrap()).collect();
+                [v[0], v[1], v[2]]
+            })
+            .collect()
+    };
+    // Without --continuous: the file's values, exactly.
+    assert_eq!(
+        rows(&[]),
+        [[0.0, 10.0, 20.0], [359.0, 10.0, 20.0], [358.0, 10.0, 20.0], [-2.0, 10.0, 20.0]]
+    );
+    let cont = rows(&["--continuous"]);
+    let expected = [[0.0, 10.0, 20.0], [-1.0, 10.0, 20.0], [-2.0, 10.0, 20.0], [-2.0, 10.0, 20.0]];
+    let zxy = [Axis::Z, Axis::X, Axis::Y];
+    for (k, (got, want)) in cont.iter().zip(expected).enumerate() {
+        assert!(got.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-9), "frame {k}: {got:?}");
+        // Still the file's rotation.
+        let file =
+            [[0.0, 10.0, 20.0], [359.0, 10.0, 20.0], [358.0, 10.0, 20.0], [-2.0, 10.0, 20.0]];
+        let d = euler_to_mat3(&zxy, got) - euler_to_mat3(&zxy, &file[k]);
+        assert!(d.to_cols_array().iter().all(|x| x.abs() < 1e-12), "frame {k}");
+    }
+    // Every step is small.
+    assert!(cont.windows(2).all(|w| (w[1][0] - w[0][0]).abs() <= 1.0 + 1e-9), "{cont:?}");
+}
+
+#[test]
 fn broken_pipe_exits_quietly() {
     let mut child = bvh()
         .args(["positions", &fx("crlf.bvh"), "--format", "csv"])

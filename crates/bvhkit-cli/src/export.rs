@@ -18,6 +18,38 @@ use crate::PosMode;
 use crate::io::{Input, located_warning};
 use crate::range::FrameRange;
 
+/// The long help of `bvh positions` (`bvh positions --help`).
+pub(crate) const POSITIONS_ABOUT: &str = "\
+World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
+
+Forward kinematics as the format defines it (rotation channels multiplied \
+in the order listed, position channels replacing the OFFSET components they \
+name unless --position-channels add), computed one frame at a time so \
+memory stays constant however long the file. The format comes from the \
+extension of -o (.csv, .json, .npy; any other extension is an error, so \
+nothing is written under a misleading name) or from --format; without -o, \
+CSV goes to standard output. NPY is a [frames, joints, 3] array with the \
+joint names in OUT.joints.txt. The output may not be the input. --frames \
+takes A..B (B excluded), A..=B, A.., ..B or N, counted from 0.
+
+Example: bvh positions walk.bvh --frames 0..100 --joints Hips,Head -o hips_head.npy";
+
+/// The long help of `bvh rotations` (`bvh rotations --help`).
+pub(crate) const ROTATIONS_ABOUT: &str = "\
+Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
+
+--space local gives each joint's rotation relative to its parent, world \
+relative to the world; --repr picks Euler angles in degrees (in each \
+joint's own channel order, or --order for all), unit quaternions x y z w, \
+row-major 3x3 matrices, the 6D representation (the matrix's first two \
+columns) or axis-angle vectors in radians. Local Euler angles in a joint's \
+own order are the file's values, exactly; --continuous makes Euler angles \
+and quaternion signs continuous from frame to frame instead (the same \
+rotations, without 360° jumps or sign flips). Outputs, formats and \
+--frames work as for `bvh positions`.
+
+Example: bvh rotations walk.bvh --space world --repr 6d -o rot.npy";
+
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Format {

@@ -41,10 +41,13 @@ enum Command {
     #[command(long_about = fmt::LONG_ABOUT)]
     Fmt(fmt::Args),
     /// World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
+    #[command(long_about = export::POSITIONS_ABOUT)]
     Positions(export::PositionsArgs),
     /// Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
+    #[command(long_about = export::ROTATIONS_ABOUT)]
     Rotations(export::RotationsArgs),
     /// Draw files to PNG, GIF, a contact sheet or MP4.
+    #[command(long_about = render::LONG_ABOUT)]
     Render(render::Args),
     /// Play files in a web browser from a small local HTTP server.
     Serve(serve::Args),

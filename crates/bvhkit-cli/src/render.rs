@@ -12,6 +12,21 @@ use crate::clip::load_clips;
 use crate::io::{expand, write_atomic};
 use crate::range::FrameRange;
 
+/// The long help of `bvh render` (`bvh render --help`).
+pub(crate) const LONG_ABOUT: &str = "\
+Draw files to PNG, GIF, a contact sheet or MP4.
+
+The output's extension picks what is drawn: .png one frame (--frame) or, \
+with --contact-sheet, a grid of evenly spaced frames; .gif an animation of \
+--frames at --fps (default: the file's rate, at most 50); .mp4 the same \
+through ffmpeg (at most 60 fps). Several files stand side by side at one \
+scale. The camera orbits the figures: --azimuth -360 to 360 degrees about \
+the vertical axis, --elevation -89 to 89 degrees above the ground; --fps \
+is above 0 and at most 1000. Values out of range are refused before any \
+file is read, and the output may not be one of the inputs.
+
+Example: bvh render walk.bvh -o walk.gif --frames 0..120 --azimuth -40 --size 480x360";
+
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Files to draw, side by side in one picture; directories are walked for *.bvh.

@@ -738,6 +738,25 @@ fn rotations_continuous_in_the_joints_own_order() {
 }
 
 #[test]
+fn long_help_explains_and_gives_an_example() {
+    for cmd in ["info", "check", "fmt", "positions", "rotations", "render"] {
+        let o = run(&[cmd, "--help"]);
+        assert!(o.status.success());
+        let s = stdout(&o);
+        let paragraphs: Vec<&str> = s.split("\n\n").collect();
+        assert!(paragraphs[1].len() > 300, "{cmd}: a paragraph that explains: {s}");
+        assert!(
+            paragraphs[2].starts_with(&format!("Example: bvh {cmd} ")),
+            "{cmd}: an example: {s}"
+        );
+        let short = stdout(&run(&[cmd, "-h"]));
+        assert!(!short.contains("Example:"), "-h stays short");
+    }
+    let s = stdout(&run(&["fmt", "--help"]));
+    assert!(s.contains("--repair"), "{s}");
+}
+
+#[test]
 fn broken_pipe_exits_quietly() {
     let mut child = bvh()
         .args(["positions", &fx("crlf.bvh"), "--format", "csv"])

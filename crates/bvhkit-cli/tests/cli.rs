@@ -333,6 +333,7 @@ fn no_command_writes_over_its_input() {
     let original = std::fs::read(&a).unwrap();
     let link = dir.path().join("hard.csv");
     std::fs::hard_link(&a, &link).unwrap();
+    std::fs::hard_link(&a, dir.path().join("hard.gif")).unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink(&a, dir.path().join("soft.bvh")).unwrap();
     let same = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
@@ -350,6 +351,7 @@ fn no_command_writes_over_its_input() {
             "--format".into(),
             "csv".into(),
         ],
+        vec!["render".into(), a.clone(), "-o".into(), same("hard.gif")],
         vec!["fmt".into(), a.clone(), "-o".into(), dotted.clone()],
         vec!["fmt".into(), a.clone(), "-o".into(), same("soft.bvh")],
         vec![

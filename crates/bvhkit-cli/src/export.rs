@@ -623,20 +623,26 @@ pub(crate) fn run_rotations(a: RotationsArgs) -> Result<ExitCode> {
                             && fixed_order.is_none_or(|o| Some(o) == j.rotation_order())
                             && j.rotation_order().is_some();
                         let e = if own {
+                            let r = j.channel_range();
+                            let vals: Vec<f64> = j
+                                .channels()
+                                .iter()
+                                .zip(&frame[r])
+                                .filter(|(ch, _)| ch.is_rotation())
+                                .map(|(_, &v)| v)
+                                .collect();
+                            let file = [vals[0], vals[1], vals[2]];
                             match (continuous, prev_euler[i]) {
-                                // The same rotation, in angles next to the previous frame's.
-                                (true, Some(p)) => mat3_to_euler_near(m, orders[i], p),
-                                _ => {
-                                    let r = j.channel_range();
-                                    let vals: Vec<f64> = j
-                                        .channels()
-                                        .iter()
-                                        .zip(&frame[r])
-                                        .filter(|(ch, _)| ch.is_rotation())
-                                        .map(|(_, &v)| v)
-                                        .collect();
-                                    [vals[0], vals[1], vals[2]]
+                                // The same rotation, in the angles next to the previous
+                                // frame's; the file's own values when they are those.
+                                (true, Some(p)) => {
+                                    let near = mat3_to_euler_near(m, orders[i], p);
+                                    let dist = |a: [f64; 3]| {
+                                        a.iter().zip(p).map(|(x, y)| (x - y).powi(2)).sum::<f64>()
+                                    };
+                                    if dist(file) <= dist(near) + 1e-9 { file } else { near }
                                 }
+                                _ => file,
                             }
                         } else {
                             match (continuous, prev_euler[i]) {

@@ -135,6 +135,25 @@ fn check_exit_2_when_a_file_does_not_parse() {
 }
 
 #[test]
+fn check_summary_on_a_terminal() {
+    // `script` (util-linux) runs the command on a pseudo-terminal.
+    if Command::new("script").arg("--version").output().is_err() {
+        bvhkit_testdata::skip("check_summary_on_a_terminal", "`script` (util-linux) is missing");
+        return;
+    }
+    let on_tty = |args: &str| -> String {
+        let cmd = format!("'{}' check {args}", env!("CARGO_BIN_EXE_bvh"));
+        let o = Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).replace('\r', "")
+    };
+    let files = format!("'{}' '{}'", fx("crlf.bvh"), fx("last_row_cut.bvh"));
+    let s = on_tty(&files);
+    assert!(s.ends_with("bvh: 2 files: 1 clean, 1 with warnings, 0 unreadable\n"), "{s:?}");
+    let s = on_tty(&format!("-q {files}"));
+    assert!(!s.contains("clean"), "-q prints nothing: {s:?}");
+}
+
+#[test]
 fn check_notes_when_position_channels_matter() {
     let text = "HIERARCHY ROOT R { OFFSET 0 0 0 CHANNELS 3 Xposition Yposition Zposition\n\
         JOINT J { OFFSET 0 5 0 CHANNELS 3 Xposition Yposition Zposition End Site { OFFSET 0 1 0 } } }\n\

@@ -485,9 +485,11 @@ fn bad_ranges_and_numbers_are_refused_with_the_valid_range() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-/// Runs `bvh ARGS` with standard output to a file, killing it after `limit`.
+/// Runs `bvh ARGS` with standard output to a file and at most 1 GB of
+/// address space (`ulimit -v`), killing it after `limit`.
 fn run_bounded(args: &[&str], out: &Path, limit: std::time::Duration) -> std::process::ExitStatus {
-    let mut child = bvh()
+    let mut child = Command::new("sh")
+        .args(["-c", "ulimit -v 1000000 && exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_bvh")])
         .args(args)
         .stdout(std::fs::File::create(out).unwrap())
         .stderr(Stdio::null())

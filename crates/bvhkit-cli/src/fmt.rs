@@ -106,6 +106,14 @@ fn inputs_with_relative_paths(args: &[PathBuf]) -> Result<(Vec<(Input, PathBuf)>
 fn plan(args: &Args) -> Result<Vec<Job>> {
     let (inputs, any_dir) = inputs_with_relative_paths(&args.files)?;
     let single = inputs.len() == 1 && !any_dir;
+    if let Some(o) = &args.output
+        && !single
+        && o.as_os_str() != "-"
+        && o.exists()
+        && !o.is_dir()
+    {
+        bail!("{}: several inputs need -o to name a directory, not a file", o.display());
+    }
     let mut jobs = Vec::with_capacity(inputs.len());
     for (input, rel) in inputs {
         let target = match (&args.output, args.in_place, &input) {

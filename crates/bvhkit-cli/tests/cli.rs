@@ -288,6 +288,14 @@ fn fmt_directories_keep_their_folders_and_never_collide() {
     let e = stderr(&o);
     assert!(e.contains("a/x.bvh and ") && e.contains("b/x.bvh would both be written to"), "{e}");
     assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0, "nothing written");
+
+    // Several inputs and -o naming an existing file: one error.
+    let file = out.path().join("file.bvh");
+    std::fs::write(&file, "x").unwrap();
+    let o = run(&["fmt", d, "-o", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("need -o to name a directory"), "{}", stderr(&o));
 }
 
 #[test]
@@ -780,6 +788,49 @@ fn long_help_explains_and_gives_an_example() {
     }
     let s = stdout(&run(&["fmt", "--help"]));
     assert!(s.contains("--repair"), "{s}");
+}
+
+#[test]
+fn rotations_continuous_on_corpus_files_with_jumps() {
+    use bvhkit::rotation::{RotationOrder, euler_to_mat3};
+    let Some(dir) = corpus() else { return };
+    // Rows of `frame,joint,order,a1,a2,a3` (joint names here hold no commas).
+    let rows = |text: &str| -> Vec<(String, [f64; 3])> {
+        text.lines()
+            .skip(1)
+            .map(|l| {
+                let c: Vec<&str> = l.rsplitn(4, ',').collect();
+                let order = c[3].rsplit(',').next().unwrap().to_string();
+                (order, [c[2], c[1], c[0]].map(|v| v.parse::<f64>().unwrap()))
+            })
+            .collect()
+    };
+    for name in [
+        "bvhio_test_example_tab_separated",
+        "xia_style_angry_13_000",
+        "fair_zombie_animated_drawings_xyz_yxz",
+    ] {
+        let f = dir.join(format!("{name}.bvh"));
+        let f = f.to_str().unwrap();
+        let joints = bvhkit::Bvh::parse(std::fs::read(f).unwrap()).unwrap().skeleton().len();
+        let plain = run(&["rotations", f, "--repr", "euler"]);
+        let cont = run(&["rotations", f, "--repr", "euler", "--continuous"]);
+        assert!(plain.status.success() && cont.status.success(), "{name}");
+        let (plain, cont) = (rows(&stdout(&plain)), rows(&stdout(&cont)));
+        assert_eq!(plain.len(), cont.len());
+        let jumps = |r: &[(String, [f64; 3])]| -> usize {
+            (joints..r.len())
+                .filter(|&i| r[i].1.iter().zip(r[i - joints].1).any(|(a, b)| (a - b).abs() > 180.0))
+                .count()
+        };
+        assert!(jumps(&plain) > 0, "{name}: the file's angles jump");
+        assert_eq!(jumps(&cont), 0, "{name}: continuous angles do not");
+        for ((order, p), (_, c)) in plain.iter().zip(&cont) {
+            let axes = RotationOrder::from_name(order).unwrap().axes();
+            let d = euler_to_mat3(&axes, p) - euler_to_mat3(&axes, c);
+            assert!(d.to_cols_array().iter().all(|x| x.abs() < 1e-9), "{name}: same rotation");
+        }
+    }
 }
 
 #[test]

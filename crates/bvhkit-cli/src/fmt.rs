@@ -125,9 +125,12 @@ fn plan(args: &Args) -> Result<Vec<Job>> {
                 }
                 o.clone()
             }
-            (Some(o), false, _) if single && !o.is_dir() => o.clone(),
-            (Some(_), false, Input::Stdin) if !single => {
-                bail!("standard input among several inputs cannot be written under a directory")
+            (Some(o), false, _) if single && !o.is_dir() && !ends_with_separator(o) => {
+                check_extension(o)?;
+                o.clone()
+            }
+            (Some(_), false, Input::Stdin) => {
+                bail!("standard input cannot be written under a directory; use -o FILE or -o -")
             }
             (Some(o), false, _) => o.join(&rel),
             (None, false, _) if single => PathBuf::from("-"),
@@ -157,6 +160,23 @@ fn plan(args: &Args) -> Result<Vec<Job>> {
         }
     }
     Ok(jobs)
+}
+
+/// Whether `p` is spelled as a directory (`out/`).
+fn ends_with_separator(p: &Path) -> bool {
+    p.as_os_str().to_string_lossy().ends_with(std::path::is_separator)
+}
+
+/// A file output of `bvh fmt` is BVH: `.bvh` (any case) or no extension.
+fn check_extension(o: &Path) -> Result<()> {
+    match o.extension() {
+        Some(e) if !e.eq_ignore_ascii_case("bvh") => bail!(
+            "`.{}` is not an output of `bvh fmt`, which writes BVH; accepted: .bvh, or a \
+             directory (positions and rotations: `bvh positions`, `bvh rotations`)",
+            escape(&e.to_string_lossy())
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// What a lenient repair would write that the file does not hold, or drop

@@ -438,6 +438,16 @@ fn unknown_output_extensions_are_refused() {
     let o = run(&["render", &f, "-o", dir.path().join("x.webp").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("must end in .png, .gif or .mp4"), "{}", stderr(&o));
+    let csv = dir.path().join("x.csv");
+    let o = run(&["fmt", &f, "-o", csv.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("`.csv` is not an output of `bvh fmt`"), "{}", stderr(&o));
+    assert!(!csv.exists());
+    // A directory spelled with a final slash is a directory, even before it exists.
+    let sub = format!("{}/new/", dir.path().display());
+    let o = run(&["fmt", &f, "-o", &sub]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join("new/crlf.bvh").is_file());
 }
 
 #[test]

@@ -27,7 +27,7 @@ wrong number of values filled with zeros or cut, an incomplete last frame \
 dropped, a missing or zero Frame Time replaced by 1/30 s, a missing OFFSET \
 replaced by 0 0 0) is refused with exit status 2 and a message saying how \
 many values it would invent or discard and where, unless --repair is given. \
-One input goes to standard output, or to -o FILE; several inputs need -o \
+One input goes to standard output, or to -o FILE (.bvh); several inputs need -o \
 DIR (folders are recreated under DIR; two inputs that would land on the \
 same output are an error before anything is written) or --in-place. No \
 output may be one of the inputs except with --in-place, which writes \

@@ -246,7 +246,8 @@ struct JsonSink<W: Write> {
 
 impl<W: Write> JsonSink<W> {
     fn new(mut w: W, layout: Layout, first_frame: usize) -> Result<Self> {
-        write!(w, "{{\"joints\":{}", serde_json::to_string(&layout.joints)?)?;
+        let names = serde_json::to_string(&layout.joints)?;
+        write!(w, "{{\"joints\":{}", crate::text::escape_json(&names))?;
         if let Some(l) = &layout.labels {
             write!(w, ",\"orders\":{}", serde_json::to_string(l)?)?;
         }

@@ -229,12 +229,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if args.json {
-        if inputs.len() == 1 && infos.len() == 1 {
-            serde_json::to_writer_pretty(&mut out, &infos[0])?;
+        let json = if inputs.len() == 1 && infos.len() == 1 {
+            serde_json::to_string_pretty(&infos[0])?
         } else {
-            serde_json::to_writer_pretty(&mut out, &infos)?;
-        }
-        writeln!(out)?;
+            serde_json::to_string_pretty(&infos)?
+        };
+        writeln!(out, "{}", crate::text::escape_json(&json))?;
     } else {
         out.write_all(texts.join("\n").as_bytes())?;
     }

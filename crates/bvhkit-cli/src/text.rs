@@ -4,8 +4,8 @@
 //! files the user did not write; printed raw, a name holding `ESC [ 2 J`
 //! would clear the screen, and one holding `\r` or a bidirectional override
 //! would hide what is printed before it. Every line the CLI prints that
-//! contains such text goes through [`escape`]. JSON output needs nothing
-//! more: serde escapes control characters itself.
+//! contains such text goes through [`escape`]; JSON output through
+//! [`escape_json`], which keeps the values exact.
 
 use std::borrow::Cow;
 
@@ -39,6 +39,27 @@ pub(crate) fn escape(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// JSON text with the unsafe characters serde leaves as they are (DEL, C1
+/// controls, bidirectional controls; serde escapes those below U+0020 in strings)
+/// written as `\uXXXX` escapes. Outside strings JSON is ASCII, so this
+/// only touches strings, and the JSON parses to the same values.
+pub(crate) fn escape_json(json: &str) -> Cow<'_, str> {
+    // Raw line ends and tabs are whitespace between tokens (serde escapes them in strings).
+    let unsafe_in_json = |c: char| is_unsafe(c) && !matches!(c, '\n' | '\r' | '\t');
+    if !json.chars().any(unsafe_in_json) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 8);
+    for c in json.chars() {
+        if unsafe_in_json(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +82,20 @@ mod tests {
         // Nothing unsafe survives, whatever the input.
         let all: String = (0u32..0x3000).filter_map(char::from_u32).collect();
         assert!(!escape(&all).chars().any(is_unsafe));
+    }
+
+    #[test]
+    fn json_keeps_its_values() {
+        let name = "a\u{1b}b\u{7f}\u{9b}c\u{202e}d\"\\";
+        let json = serde_json::to_string(&[name]).unwrap();
+        let safe = escape_json(&json);
+        assert!(!safe.chars().any(is_unsafe), "{safe}");
+        assert_eq!(safe, r#"["a\u001bb\u007f\u009bc\u202ed\"\\"]"#);
+        let back: Vec<String> = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, [name]);
+        assert!(matches!(escape_json("[1,\n\t2]"), Cow::Borrowed(_)));
+        let pretty = serde_json::to_string_pretty(&[name]).unwrap();
+        let back: Vec<String> = serde_json::from_str(&escape_json(&pretty)).unwrap();
+        assert_eq!(back, [name]);
     }
 }

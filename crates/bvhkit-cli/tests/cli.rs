@@ -618,11 +618,16 @@ fn text_from_files_never_reaches_the_terminal_raw() {
     assert!(seen.contains("A\\x07b"), "{seen}");
     assert!(seen.contains("evil\\x1b]0;owned\\x07.bvh"), "{seen}");
     assert!(seen.contains("found '\\u{202e}\\x1b[2Jx'"), "{seen}");
-    // JSON carries the exact name; serde escapes the C0 controls.
-    let o = run(&["info", "--json", f]);
-    assert!(!o.stdout.contains(&0x1b));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["roots"][0], "Hips\u{1b}[2J\u{9b}31m\u{202e}");
+    // JSON carries the exact name, every unsafe character as a \u escape.
+    for args in [vec!["info", "--json", f], vec!["positions", f, "--format", "json"]] {
+        let o = run(&args);
+        let s = stdout(&o);
+        assert!(!s.chars().any(unsafe_char), "{args:?}: {s:?}");
+        assert!(s.contains(r"Hips\u001b[2J\u009b31m\u202e"), "{args:?}: {s}");
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        let name = if args[0] == "info" { &v["roots"][0] } else { &v["joints"][0] };
+        assert_eq!(name, "Hips\u{1b}[2J\u{9b}31m\u{202e}");
+    }
 }
 
 #[test]

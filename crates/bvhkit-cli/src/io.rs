@@ -144,8 +144,9 @@ fn read_file(p: &Path, limit: u64) -> Result<Bytes> {
             // anything (outputs are committed only after a successful
             // read; see ARCHITECTURE.md, "The one `unsafe` in the CLI").
             #[allow(unsafe_code)]
-            let map =
-                unsafe { memmap2::MmapOptions::new().len(len as usize).map_copy_read_only(&file) };
+            let map = unsafe {
+                memmap2::MmapOptions::new().len(len as usize).populate().map_copy_read_only(&file)
+            };
             if let Ok(map) = map {
                 return Ok(Bytes::Mapped(map));
             }

@@ -78,6 +78,7 @@ pub(crate) enum Input {
 }
 
 /// The bytes of a whole input: mapped or read.
+#[derive(Debug)]
 pub(crate) enum Bytes {
     /// Read into memory.
     Owned(Vec<u8>),
@@ -603,6 +604,162 @@ impl LoadError {
         match self {
             LoadError::Io(e) => format!("{e:#}"),
             LoadError::Parse(e) => located(input, e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_and_show() {
+        assert_eq!(parse_size("4G"), Ok(DEFAULT_MAX_SIZE));
+        assert_eq!(parse_size("4GiB"), Ok(4 << 30));
+        assert_eq!(parse_size("512m"), Ok(512 << 20));
+        assert_eq!(parse_size("100000"), Ok(100_000));
+        assert_eq!(parse_size("1k"), Ok(1024));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("4X").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("99999999999T").is_err(), "overflow");
+        assert_eq!(show_size(4 << 30), "4 GiB");
+        assert_eq!(show_size(16 << 20), "16 MiB");
+        assert_eq!(show_size(1500), "1500 bytes");
+    }
+
+    #[test]
+    fn reads_are_bounded() {
+        let data = vec![b'7'; 1000];
+        assert_eq!(
+            read_limited(&data[..], "x", 1000).unwrap().len(),
+            1000,
+            "the limit itself is fine"
+        );
+        let e = read_limited(&data[..], "pipe", 999).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "pipe: more than 999 bytes (the --max-size limit for input that is not a regular \
+             file); pass --max-size SIZE to read more"
+        );
+        // An endless reader stops at the limit.
+        let e = read_limited(std::io::repeat(0), "zeros", 1 << 20).unwrap_err().to_string();
+        assert!(e.starts_with("zeros: more than 1 MiB"), "{e}");
+    }
+
+    #[test]
+    fn regular_files_are_mapped_or_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.bvh");
+        let text: Vec<u8> =
+            (0..MAP_AT_LEAST as usize + 12345).map(|i| b'0' + (i % 10) as u8).collect();
+        std::fs::write(&big, &text).unwrap();
+        // The limit is for streams: a regular file is bounded by its size.
+        let b = read_file(&big, 10).unwrap();
+        assert!(matches!(b, Bytes::Mapped(_)));
+        assert_eq!(&b[..], &text[..]);
+        let small = dir.path().join("small.bvh");
+        std::fs::write(&small, &text[..100]).unwrap();
+        let b = read_file(&small, 10).unwrap();
+        assert!(matches!(b, Bytes::Owned(_)));
+        assert_eq!(&b[..], &text[..100]);
+        std::fs::write(&small, b"").unwrap();
+        assert!(read_file(&small, 10).unwrap().is_empty());
+        assert!(read_file(dir.path(), 10).unwrap_err().to_string().ends_with("is a directory"));
+        // A /proc file claims size 0 but has content: it is read, within the limit.
+        #[cfg(target_os = "linux")]
+        {
+            let status = read_file(Path::new("/proc/self/status"), 1 << 20).unwrap();
+            assert!(status.starts_with(b"Name:"));
+            assert!(read_file(Path::new("/proc/self/status"), 10).is_err());
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn destinations() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().canonicalize().unwrap();
+        assert_eq!(destination(Path::new("-")).unwrap(), Dest::Stdout);
+        assert_eq!(destination(Path::new("/dev/stdout")).unwrap(), Dest::Stdout);
+        assert_eq!(destination(Path::new("/dev/null")).unwrap(), Dest::Through("/dev/null".into()));
+        assert!(
+            matches!(destination(Path::new("/dev/fd/2")).unwrap(), Dest::Through(p) if p.starts_with("/proc"))
+        );
+        let new = d.join("new.bvh");
+        assert_eq!(destination(&new).unwrap(), Dest::Replace(new.clone()));
+        std::fs::write(&new, "x").unwrap();
+        assert_eq!(destination(&new).unwrap(), Dest::Replace(new.clone()));
+        let link = d.join("link.bvh");
+        std::os::unix::fs::symlink("new.bvh", &link).unwrap();
+        assert_eq!(destination(&link).unwrap(), Dest::Replace(new.clone()));
+        let to_null = d.join("null.bvh");
+        std::os::unix::fs::symlink("/dev/null", &to_null).unwrap();
+        assert_eq!(destination(&to_null).unwrap(), Dest::Through("/dev/null".into()));
+        assert!(destination(&d).unwrap_err().to_string().ends_with("is a directory"));
+        let selfish = d.join("self.bvh");
+        std::os::unix::fs::symlink("self.bvh", &selfish).unwrap();
+        assert!(destination(&selfish).unwrap_err().to_string().contains("too many levels"));
+    }
+
+    /// Every file in `dir`, by name.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn atomic_files_replace_only_when_committed() {
+        for anonymous in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let target = dir.path().join("out.bvh");
+            std::fs::write(&target, "old").unwrap();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+            }
+            // Abandoned: the old file stays, and nothing else.
+            let mut a = AtomicFile::create_as(&target, anonymous).unwrap();
+            a.file().write_all(b"half").unwrap();
+            let during = names(dir.path());
+            drop(a);
+            assert_eq!(std::fs::read_to_string(&target).unwrap(), "old");
+            assert_eq!(names(dir.path()), ["out.bvh"]);
+            // On Linux the file being written has no name at all.
+            #[cfg(target_os = "linux")]
+            assert_eq!(during.len(), if anonymous { 1 } else { 2 }, "{during:?}");
+            let _ = during;
+            // Committed: the new content, the old mode, no temporary file.
+            let mut a = AtomicFile::create_as(&target, anonymous).unwrap();
+            a.file().write_all(b"new").unwrap();
+            a.commit().unwrap();
+            assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+            assert_eq!(names(dir.path()), ["out.bvh"]);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+                assert_eq!(mode & 0o7777, 0o600);
+            }
+            // A new file.
+            let fresh = dir.path().join("fresh.csv");
+            write_atomic(&fresh, |w| Ok(w.write_all(b"a,b\n")?)).unwrap();
+            assert_eq!(std::fs::read_to_string(&fresh).unwrap(), "a,b\n");
+            // A failing writer leaves nothing.
+            let failed = dir.path().join("failed.csv");
+            assert!(
+                write_atomic(&failed, |w| {
+                    w.write_all(b"partial")?;
+                    bail!("stop")
+                })
+                .is_err()
+            );
+            assert_eq!(names(dir.path()), ["fresh.csv", "out.bvh"]);
         }
     }
 }

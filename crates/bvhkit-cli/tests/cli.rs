@@ -676,8 +676,10 @@ fn positions_csv_json_npy_agree_with_the_library() {
         .collect();
     let expected: Vec<f64> = all.iter().flat_map(|p| p.to_array()).collect();
     assert_eq!(data, expected);
-    let names = std::fs::read_to_string(dir.path().join("p.joints.txt")).unwrap();
-    assert_eq!(names, "Hips\nSpine\nSpine_End\nProp\n");
+    let side: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("p.npy.json")).unwrap()).unwrap();
+    assert_eq!(side["joints"], serde_json::json!(["Hips", "Spine", "Spine_End", "Prop"]));
+    assert_eq!(side["dtype"], "float64");
 
     let o = run(&["positions", &f, "--format", "npy"]);
     assert_eq!(o.status.code(), Some(2));
@@ -1382,4 +1384,528 @@ fn render_mp4_of_a_corpus_file() {
         .unwrap();
     assert!(probe.status.success(), "{}", String::from_utf8_lossy(&probe.stderr));
     assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "h264,160,120,45");
+}
+
+/// Waits for `child` at most `secs` seconds; kills it and fails past that.
+fn wait_bounded(mut child: std::process::Child, secs: u64) -> Output {
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed().as_secs() > secs {
+            let _ = child.kill();
+            panic!("the child ran longer than {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// `bvh ARGS` in a shell with its address space limited to `mib` MiB, so
+/// that an unbounded read fails the test instead of filling the machine.
+fn bvh_limited(mib: u64, args: &str) -> Command {
+    let mut c = Command::new("sh");
+    c.arg("-c").arg(format!(
+        "ulimit -v {}; exec '{}' {args}",
+        mib * 1024,
+        env!("CARGO_BIN_EXE_bvh")
+    ));
+    c
+}
+
+#[test]
+fn endless_input_stops_at_the_size_limit() {
+    // /dev/zero named as a file: a device, so read up to --max-size only.
+    let child = bvh_limited(512, "check --max-size 16M /dev/zero")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_bounded(child, 60);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/dev/zero: more than 16 MiB (the --max-size limit"),
+        "{}",
+        stderr(&o)
+    );
+
+    // An endless pipe from a child process on standard input.
+    let mut yes = Command::new("yes").arg("0.5 1.5 2.5").stdout(Stdio::piped()).spawn().unwrap();
+    let pipe = yes.stdout.take().unwrap();
+    let child = bvh_limited(512, "fmt --max-size 8M -")
+        .stdin(pipe)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_bounded(child, 60);
+    let _ = yes.kill();
+    let _ = yes.wait();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("standard input: more than 8 MiB"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "nothing is written");
+
+    // The default limit is 4 GiB, and sizes take binary suffixes.
+    let o = run(&["check", "--max-size", "lots", &fx("crlf.bvh")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("'lots' is not a size"), "{}", stderr(&o));
+    let help = stdout(&run(&["check", "--help"]));
+    assert!(help.contains("--max-size") && help.contains("[default: 4G]"), "{help}");
+
+    // Streaming commands stop at the first bad byte of an endless device.
+    let child = bvh_limited(512, "positions /dev/zero")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_bounded(child, 60);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("bvh: error: /dev/zero:1:1:"), "{}", stderr(&o));
+}
+
+fn canonical(name: &str) -> Vec<u8> {
+    let o = run(&["fmt", &fx(name)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    o.stdout
+}
+
+#[cfg(unix)]
+#[test]
+fn outputs_to_devices_fifos_and_descriptors_are_written_through() {
+    use std::os::unix::fs::FileTypeExt;
+    let f = fx("crlf.bvh");
+    let want = canonical("crlf.bvh");
+
+    // /dev/null stays a device (as root, a rename would replace it).
+    for args in [
+        vec!["fmt", &f, "-o", "/dev/null"],
+        vec!["positions", &f, "-o", "/dev/null", "--format", "npy"],
+        vec!["rotations", &f, "-o", "/dev/null"],
+    ] {
+        let o = run(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let m = std::fs::symlink_metadata("/dev/null").unwrap();
+        assert!(m.file_type().is_char_device(), "{args:?} replaced /dev/null");
+    }
+
+    // /dev/stdout is standard output.
+    let o = run(&["fmt", &f, "-o", "/dev/stdout"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, want);
+
+    // What `-o >(cmd)` passes: /dev/fd/N of a pipe.
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec '{}' fmt '{f}' -o /dev/fd/3 3>&1 1>/dev/null",
+            env!("CARGO_BIN_EXE_bvh")
+        ))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, want);
+
+    // A FIFO is written into, and stays a FIFO; NPY too (it cannot seek).
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for (args, check) in [
+        (vec!["fmt", f.as_str()], Some(want.clone())),
+        (vec!["positions", f.as_str(), "--format", "npy", "--dtype", "f64"], None),
+    ] {
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let mut args = args.clone();
+        args.extend(["-o", fifo.to_str().unwrap()]);
+        let o = run(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let got = reader.join().unwrap();
+        match check {
+            Some(w) => assert_eq!(got, w),
+            None => {
+                let (shape, data) = read_npy_f64(&got);
+                let bvh = bvhkit::Bvh::parse(std::fs::read(fixture("crlf.bvh")).unwrap()).unwrap();
+                let fk = bvhkit::Kinematics::new(bvh.skeleton(), bvhkit::PositionChannels::Replace);
+                let all: Vec<f64> =
+                    fk.positions_all(bvh.motion()).iter().flat_map(|p| p.to_array()).collect();
+                assert_eq!(shape, vec![bvh.motion().n_frames(), bvh.skeleton().len(), 3]);
+                assert_eq!(data, all);
+            }
+        }
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        let names: Vec<_> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("fifo")], "no sidecar or temporary file");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinked_outputs_replace_the_target_and_keep_the_link_owner_and_mode() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let real_dir = dir.path().join("real");
+    std::fs::create_dir(&real_dir).unwrap();
+    let real = real_dir.join("walk.bvh");
+    std::fs::copy(fixture("one_line.bvh"), &real).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let root = rustix_uid() == 0;
+    if root {
+        std::os::unix::fs::chown(&real, Some(12345), Some(23456)).unwrap();
+    } else {
+        bvhkit_testdata::skip(
+            "symlinked outputs keep the owner",
+            "not root: cannot chown to another user",
+        );
+    }
+    // A relative link in another folder, through a second link.
+    let link = dir.path().join("link.bvh");
+    std::os::unix::fs::symlink("real/walk.bvh", &link).unwrap();
+    let link2 = dir.path().join("link2.bvh");
+    std::os::unix::fs::symlink("link.bvh", &link2).unwrap();
+
+    let o = run(&["fmt", "--in-place", link2.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for l in [&link, &link2] {
+        assert!(std::fs::symlink_metadata(l).unwrap().file_type().is_symlink(), "the link stays");
+    }
+    assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("real/walk.bvh"));
+    assert_eq!(std::fs::read(&real).unwrap(), canonical("one_line.bvh"));
+    let m = std::fs::metadata(&real).unwrap();
+    assert_eq!(m.mode() & 0o7777, 0o640);
+    if root {
+        assert_eq!((m.uid(), m.gid()), (12345, 23456));
+    }
+    let names: Vec<_> =
+        std::fs::read_dir(&real_dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("walk.bvh")]);
+
+    // -o through a link whose target does not exist yet creates the target.
+    let dangling = dir.path().join("new.csv");
+    std::os::unix::fs::symlink("real/new.csv", &dangling).unwrap();
+    let o = run(&["positions", &fx("crlf.bvh"), "-o", dangling.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink());
+    assert!(
+        std::fs::read_to_string(real_dir.join("new.csv"))
+            .unwrap()
+            .starts_with("frame,joint,x,y,z\n")
+    );
+
+    // A link loop is an error, and nothing is written.
+    let a = dir.path().join("a.bvh");
+    let b = dir.path().join("b.bvh");
+    std::os::unix::fs::symlink("b.bvh", &a).unwrap();
+    std::os::unix::fs::symlink("a.bvh", &b).unwrap();
+    let o = run(&["fmt", &fx("crlf.bvh"), "-o", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("too many levels of symbolic links"), "{}", stderr(&o));
+}
+
+/// This process's real user id, from /proc (no libc in the tests).
+fn rustix_uid() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(u32::MAX)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_killed_writer_leaves_only_the_old_file() {
+    let src = tempfile::tempdir().unwrap();
+    let input = src.path().join("big.bvh");
+    std::fs::write(&input, bvhkit_testdata::synth_text_of_size(3, 20_000_000)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (cmd, name) in [("positions", "out.csv"), ("fmt", "out.bvh")] {
+        let out = dir.path().join(name);
+        std::fs::write(&out, "the old file\n").unwrap();
+        let mut child = bvh()
+            .args([cmd, input.to_str().unwrap(), "-o", out.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until the child holds an unnamed file in `dir` with data in it.
+        let fds = format!("/proc/{}/fd", child.id());
+        let start = std::time::Instant::now();
+        let mut seen = None;
+        while seen.is_none() && start.elapsed().as_secs() < 120 {
+            assert!(child.try_wait().unwrap().is_none(), "{cmd} finished before it was killed");
+            for e in std::fs::read_dir(&fds).into_iter().flatten().flatten() {
+                let Ok(target) = std::fs::read_link(e.path()) else { continue };
+                let t = target.to_string_lossy().into_owned();
+                let size = std::fs::metadata(e.path()).map(|m| m.len()).unwrap_or(0);
+                if t.starts_with(dir.path().to_str().unwrap()) && size > 100_000 {
+                    seen = Some(t);
+                }
+            }
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let t = seen.expect("the child never wrote into the output folder");
+        assert!(t.ends_with("(deleted)"), "the file being written has no name: {t}");
+        let names: Vec<_> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from(name)], "{cmd}: only the old file");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "the old file\n");
+        std::fs::remove_file(&out).unwrap();
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn walking_reports_and_skips_what_it_cannot_follow() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let d = dir.path().join("mocap");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::copy(fixture("last_row_cut.bvh"), d.join("cut.bvh")).unwrap();
+    std::fs::copy(fixture("crlf.bvh"), d.join("ok.bvh")).unwrap();
+    std::os::unix::fs::symlink("nowhere.bvh", d.join("broken.bvh")).unwrap();
+    std::os::unix::fs::symlink(".", d.join("loop")).unwrap();
+    let locked = d.join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::copy(fixture("crlf.bvh"), locked.join("hidden.bvh")).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let ds = d.to_str().unwrap();
+
+    let o = run(&["check", ds]);
+    assert_eq!(o.status.code(), Some(2), "something was skipped: {}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "bvh: warning: {ds}/broken.bvh: broken symbolic link (to nowhere.bvh); skipped"
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("bvh: warning: {ds}/loop: symbolic link loop")), "{err}");
+    assert!(stdout(&o).contains("cut.bvh:21:1:"), "the other files are checked: {}", stdout(&o));
+
+    // fmt and positions go on with the rest too.
+    let out = dir.path().join("out");
+    let o = run(&["fmt", ds, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(std::fs::read(out.join("ok.bvh")).unwrap(), canonical("crlf.bvh"));
+    let o = run(&["positions", ds, "-o", dir.path().join("pos/").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(dir.path().join("pos/ok.csv").is_file() && dir.path().join("pos/cut.csv").is_file());
+
+    // An unreadable folder: root reads anything, so check as `nobody`.
+    let nobody = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            env!("CARGO_BIN_EXE_bvh"),
+            "check",
+            ds,
+        ])
+        .output();
+    match nobody {
+        Ok(o) if !stderr(&o).contains("setpriv:") => {
+            assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+            let err = stderr(&o);
+            assert!(
+                err.contains(&format!("bvh: warning: {ds}/locked: permission denied; skipped")),
+                "{err}"
+            );
+            assert!(stdout(&o).contains("cut.bvh:21:1:"), "{}", stdout(&o));
+        }
+        Ok(o) => bvhkit_testdata::skip("walking an unreadable folder", &stderr(&o)),
+        Err(e) => bvhkit_testdata::skip("walking an unreadable folder", &format!("setpriv: {e}")),
+    }
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A tiny NPY reader: shape and `<f8` data.
+fn read_npy_f64(bytes: &[u8]) -> (Vec<usize>, Vec<f64>) {
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+    let hlen = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = std::str::from_utf8(&bytes[10..10 + hlen]).unwrap();
+    assert!(
+        header.contains("'descr': '<f8'") && header.contains("'fortran_order': False"),
+        "{header}"
+    );
+    let shape = header.split("'shape': (").nth(1).unwrap().split(')').next().unwrap();
+    let shape: Vec<usize> = shape
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let data: Vec<f64> = bytes[10 + hlen..]
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(data.len(), shape.iter().product::<usize>());
+    (shape, data)
+}
+
+#[test]
+fn positions_and_rotations_of_folders_into_an_output_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let inp = dir.path().join("in");
+    std::fs::create_dir_all(inp.join("sub/deeper")).unwrap();
+    std::fs::copy(fixture("two_roots.bvh"), inp.join("two_roots.bvh")).unwrap();
+    std::fs::copy(fixture("crlf.bvh"), inp.join("sub/deeper/crlf.BVH")).unwrap();
+    std::fs::write(inp.join("sub/notes.txt"), "not BVH").unwrap();
+    let extra = fixture("one_line.bvh");
+    let out = dir.path().join("out");
+    let o = run(&[
+        "positions",
+        inp.to_str().unwrap(),
+        extra.to_str().unwrap(),
+        "-o",
+        &format!("{}/", out.display()),
+        "--format",
+        "npy",
+        "--dtype",
+        "f64",
+        "-j",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut made: Vec<String> = walk_names(&out);
+    made.sort();
+    assert_eq!(
+        made,
+        [
+            "one_line.npy",
+            "one_line.npy.json",
+            "sub/deeper/crlf.npy",
+            "sub/deeper/crlf.npy.json",
+            "two_roots.npy",
+            "two_roots.npy.json"
+        ]
+    );
+    for (src, npy) in [
+        (inp.join("two_roots.bvh"), "two_roots.npy"),
+        (inp.join("sub/deeper/crlf.BVH"), "sub/deeper/crlf.npy"),
+        (extra.clone(), "one_line.npy"),
+    ] {
+        // Against `bvh positions FILE` as CSV, the single-file form.
+        let o = run(&["positions", src.to_str().unwrap()]);
+        assert!(o.status.success());
+        let rows = bvhkit_testdata::position_rows(&stdout(&o));
+        let (shape, data) = read_npy_f64(&std::fs::read(out.join(npy)).unwrap());
+        let side: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join(format!("{npy}.json"))).unwrap())
+                .unwrap();
+        let joints: Vec<String> = side["joints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(shape.len(), 3);
+        assert_eq!(side["shape"], serde_json::json!(shape));
+        assert_eq!(side["axes"], serde_json::json!(["frame", "joint", "component"]));
+        assert_eq!(side["components"], serde_json::json!(["x", "y", "z"]));
+        assert_eq!(
+            side["array"],
+            serde_json::json!(Path::new(npy).file_name().unwrap().to_str().unwrap())
+        );
+        assert_eq!(rows.len(), shape[0] * shape[1]);
+        for (r, (frame, name, p)) in rows.iter().enumerate() {
+            let (f, j) = (r / shape[1], r % shape[1]);
+            assert_eq!((*frame, name.as_str()), (f, joints[j].as_str()));
+            assert_eq!(&data[r * 3..r * 3 + 3], &p.to_array(), "{npy} frame {f} joint {name}");
+        }
+        // Parents, offsets and frame time against the library.
+        let (bvh, _) =
+            bvhkit::ReadOptions::new().lenient(true).parse(&std::fs::read(&src).unwrap()).unwrap();
+        let s = bvh.skeleton();
+        assert_eq!(joints, s.display_names());
+        let parents: Vec<i64> =
+            s.joints().iter().map(|j| j.parent().map_or(-1, |p| p.index() as i64)).collect();
+        assert_eq!(side["parents"], serde_json::json!(parents));
+        let offsets: Vec<[f64; 3]> = s.joints().iter().map(|j| j.offset().to_array()).collect();
+        assert_eq!(side["offsets"], serde_json::json!(offsets));
+        assert_eq!(side["frame_time"].as_f64(), Some(bvh.motion().frame_time()));
+        let guess = bvhkit_render_guess(&bvh);
+        assert_eq!(side["units"]["guess"].as_str(), Some(guess.as_str()), "{npy}");
+    }
+
+    // Rotations: one CSV per input, each the same as the single-file output.
+    let rot = dir.path().join("rot");
+    std::fs::create_dir(&rot).unwrap();
+    let o = run(&[
+        "rotations",
+        inp.to_str().unwrap(),
+        "-o",
+        rot.to_str().unwrap(),
+        "--repr",
+        "euler",
+        "-j",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let single =
+        run(&["rotations", inp.join("sub/deeper/crlf.BVH").to_str().unwrap(), "--repr", "euler"]);
+    assert_eq!(std::fs::read(rot.join("sub/deeper/crlf.csv")).unwrap(), single.stdout);
+
+    // A subset of joints: parents point at the nearest exported ancestor.
+    let sub = dir.path().join("subset.npy");
+    let o = run(&[
+        "positions",
+        &fx("two_roots.bvh"),
+        "--joints",
+        "Hips,Spine_End,Prop",
+        "-o",
+        sub.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let side: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("subset.npy.json")).unwrap())
+            .unwrap();
+    assert_eq!(side["joints"], serde_json::json!(["Hips", "Spine_End", "Prop"]));
+    assert_eq!(side["parents"], serde_json::json!([-1, 0, -1]));
+    assert!(!dir.path().join("subset.joints.txt").exists(), "the sidecar replaces .joints.txt");
+
+    // Several inputs need an output folder; two inputs never share an output.
+    let o = run(&["positions", inp.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("several inputs need -o OUTDIR/"), "{}", stderr(&o));
+    let o = run(&["positions", &fx("crlf.bvh"), &fx("crlf.bvh"), "-o", rot.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("would both be written to"), "{}", stderr(&o));
+    // One bad file among several: the others are written, the status says so.
+    std::fs::write(inp.join("bad.bvh"), "HIERARCHY\nROOT\n").unwrap();
+    let o = run(&[
+        "positions",
+        inp.to_str().unwrap(),
+        "-o",
+        dir.path().join("again/").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bad.bvh"), "{}", stderr(&o));
+    assert!(dir.path().join("again/two_roots.csv").is_file());
+    assert!(!dir.path().join("again/bad.csv").exists());
+}
+
+fn walk_names(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The renderer's unit guess for a file, as the sidecar names it.
+fn bvhkit_render_guess(bvh: &bvhkit::Bvh) -> String {
+    bvhkit_render::units::UnitGuess::of_bvh(bvh, bvhkit::PositionChannels::Replace)
+        .units
+        .to_string()
 }

@@ -189,7 +189,12 @@ impl LiveFeed {
         let seq = state.seq + 1;
         let mut text = String::with_capacity(64 + positions.len() * 30);
         let _ = write!(text, "event: frame\ndata: {{\"seq\":{seq},\"time\":");
-        push_num(&mut text, time);
+        // Timestamps keep every digit (`{}` of an f64 is its shortest exact form).
+        if time.is_finite() {
+            let _ = write!(text, "{time}");
+        } else {
+            text.push_str("null");
+        }
         // Milliseconds to the microsecond: `push_num`'s six digits are too few.
         let _ = write!(text, ",\"sent_ms\":{sent_ms:.3},\"positions\":[");
         for (i, p) in positions.iter().enumerate() {

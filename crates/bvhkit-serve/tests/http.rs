@@ -404,3 +404,130 @@ fn a_busy_port_is_an_addr_in_use_error() {
     assert_ne!(free, addr.port());
     bvhkit_serve::Server::bind((addr.ip(), free), &[]).expect("the suggested port is free");
 }
+
+/// One server-sent event: its name and data (comments and `retry` skipped).
+fn next_event(reader: &mut impl BufRead) -> Option<(String, String)> {
+    let (mut name, mut data) = (String::from("message"), None::<String>);
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            return None;
+        }
+        let line = line.trim_end_matches('\n');
+        if line.is_empty() {
+            if let Some(data) = data.take() {
+                return Some((name, data));
+            }
+            name = "message".into();
+            continue;
+        }
+        if let Some(v) = line.strip_prefix("event: ") {
+            name = v.to_string();
+        } else if let Some(v) = line.strip_prefix("data: ") {
+            data = Some(v.to_string());
+        } else {
+            assert!(line.starts_with(':') || line.starts_with("retry: "), "{line:?}");
+        }
+    }
+}
+
+/// Opens the live event stream; HTTP/1.0 so the body is plain bytes until close.
+fn open_events(server: &Running) -> BufReader<TcpStream> {
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream.write_all(b"GET /live/events HTTP/1.0\r\nHost: localhost\r\n\r\n").unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    assert!(status.starts_with("HTTP/1.0 200"), "{status}");
+    let mut content_type = None;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-type:") {
+            content_type = Some(v.trim().to_string());
+        }
+    }
+    assert_eq!(content_type.as_deref(), Some("text/event-stream"));
+    reader
+}
+
+fn unix_ms() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64()
+        * 1000.0
+}
+
+/// Frames pushed from Rust reach an event-stream client whole and in order;
+/// a client that connects late gets the skeleton and the latest frame.
+#[test]
+fn live_frames_reach_an_event_stream_client_in_order() {
+    use bvhkit_serve::LiveError;
+    let server = Running::start(&[]);
+    let feed = server.feed.clone();
+    let walk = stick_clip("walk", 100);
+    let n_joints = walk.n_joints();
+    assert_eq!(feed.push(0.0, &walk.positions[..n_joints]), Err(LiveError::NoSkeleton));
+    let mut rest = walk.clone();
+    rest.n_frames = 1;
+    rest.positions.truncate(n_joints);
+    rest.name = "suit".into();
+    feed.set_skeleton(&rest);
+
+    let mut events = open_events(&server);
+    let (name, data) = next_event(&mut events).unwrap();
+    assert_eq!(name, "skeleton");
+    let skeleton: serde_json::Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(skeleton["name"], "suit");
+    assert_eq!(skeleton["n_joints"], n_joints);
+    assert_eq!(skeleton["joint_names"][3], "Head_End");
+    assert_eq!(skeleton["units"]["symbol"], "cm");
+    assert_eq!(feed.subscribers(), 1);
+
+    let mut windows = Vec::new();
+    for f in 0..100 {
+        let frame = &walk.positions[f * n_joints..(f + 1) * n_joints];
+        let before = unix_ms();
+        assert_eq!(feed.push(f as f64 / 30.0, frame), Ok(f as u64 + 1));
+        windows.push((before, unix_ms()));
+    }
+    assert_eq!(
+        feed.push(9.0, &walk.positions[..3]),
+        Err(LiveError::JointCount { expected: n_joints, found: 3 })
+    );
+    for f in 0..100 {
+        let (name, data) = next_event(&mut events).expect("a frame");
+        assert_eq!(name, "frame");
+        let frame: serde_json::Value = serde_json::from_str(&data).unwrap();
+        assert_eq!(frame["seq"], f + 1);
+        assert!((frame["time"].as_f64().unwrap() - f as f64 / 30.0).abs() < 1e-6);
+        let sent = frame["sent_ms"].as_f64().unwrap();
+        let (before, after) = windows[f];
+        assert!(sent >= before - 1.0 && sent <= after + 1.0, "{sent} not in {before}..{after}");
+        let positions = frame["positions"].as_array().unwrap();
+        assert_eq!(positions.len(), n_joints * 3);
+        for (j, p) in walk.positions[f * n_joints..(f + 1) * n_joints].iter().enumerate() {
+            for (axis, want) in p.to_array().into_iter().enumerate() {
+                let have = positions[j * 3 + axis].as_f64().unwrap();
+                assert!((have - want).abs() <= 1e-5 * want.abs().max(1.0), "{have} vs {want}");
+            }
+        }
+    }
+
+    feed.finish();
+    assert_eq!(next_event(&mut events).map(|e| e.0).as_deref(), Some("end"));
+    assert!(next_event(&mut events).is_none(), "the stream goes on after the end");
+    assert_eq!(feed.push(10.0, &walk.positions[..n_joints]), Err(LiveError::Finished));
+
+    // Late: the skeleton, the last frame, the end.
+    let mut late = open_events(&server);
+    let names: Vec<(String, String)> = std::iter::from_fn(|| next_event(&mut late)).collect();
+    assert_eq!(
+        names.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
+        ["skeleton", "frame", "end"]
+    );
+    let last: serde_json::Value = serde_json::from_str(&names[1].1).unwrap();
+    assert_eq!(last["seq"], 100);
+}

@@ -350,6 +350,7 @@ fn beyond_the_cap_clients_get_503_not_resets() {
     }
     assert_eq!(ok + refused, 50);
     assert!(ok >= 1, "nobody was served");
+    // Typically 8 served and 42 refused here; the split depends on timing.
 
     // Once the held connections are gone, the server answers again.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -497,14 +498,13 @@ fn live_frames_reach_an_event_stream_client_in_order() {
         feed.push(9.0, &walk.positions[..3]),
         Err(LiveError::JointCount { expected: n_joints, found: 3 })
     );
-    for f in 0..100 {
+    for (f, &(before, after)) in windows.iter().enumerate() {
         let (name, data) = next_event(&mut events).expect("a frame");
         assert_eq!(name, "frame");
         let frame: serde_json::Value = serde_json::from_str(&data).unwrap();
         assert_eq!(frame["seq"], f + 1);
-        assert!((frame["time"].as_f64().unwrap() - f as f64 / 30.0).abs() < 1e-6);
+        assert!((frame["time"].as_f64().unwrap() - f as f64 / 30.0).abs() < 1e-12);
         let sent = frame["sent_ms"].as_f64().unwrap();
-        let (before, after) = windows[f];
         assert!(sent >= before - 1.0 && sent <= after + 1.0, "{sent} not in {before}..{after}");
         let positions = frame["positions"].as_array().unwrap();
         assert_eq!(positions.len(), n_joints * 3);

@@ -269,3 +269,76 @@ impl LiveFeed {
         futures_util::StreamExt::chain(head, tail)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use futures_util::StreamExt;
+
+    use super::*;
+
+    fn stick() -> Clip {
+        Clip {
+            name: "stick".into(),
+            joint_names: vec!["Hips".into(), "Head".into()],
+            parents: vec![None, Some(0)],
+            is_end_site: vec![false, true],
+            frame_time: 0.01,
+            n_frames: 0,
+            positions: Vec::new(),
+        }
+    }
+
+    fn events(stream: impl Stream<Item = Result<Bytes, Infallible>>) -> Vec<String> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(stream.map(|b| String::from_utf8(b.unwrap().to_vec()).unwrap()).collect())
+    }
+
+    /// A page that falls more than the backlog behind skips ahead: it is told
+    /// how many events it missed, then gets the newest ones in order.
+    #[test]
+    fn a_slow_page_skips_ahead_and_sees_the_gap() {
+        let feed = LiveFeed::new();
+        feed.set_skeleton(&stick());
+        let stream = feed.event_stream(); // subscribed, not read
+        let frame = [DVec3::ZERO, DVec3::Y];
+        for _ in 0..BACKLOG + 10 {
+            feed.push(0.0, &frame).unwrap();
+        }
+        feed.finish();
+        let got = events(stream);
+        assert_eq!(got[0], "retry: 1000\n\n");
+        assert!(got[1].starts_with("event: skeleton\n"), "{}", got[1]);
+        // 1035 events were sent after subscribing (1034 frames and the end);
+        // the channel kept the last 1024.
+        assert_eq!(got[2], ": skipped 11 events\n\n");
+        let seqs: Vec<u64> = got[3..got.len() - 1]
+            .iter()
+            .map(|e| {
+                let rest = e.strip_prefix("event: frame\ndata: {\"seq\":").unwrap();
+                rest[..rest.find(',').unwrap()].parse().unwrap()
+            })
+            .collect();
+        assert_eq!(seqs, (12..=BACKLOG as u64 + 10).collect::<Vec<_>>());
+        assert_eq!(got.last().unwrap(), "event: end\ndata: {}\n\n");
+    }
+
+    #[test]
+    fn frames_before_a_skeleton_or_of_the_wrong_size_are_refused() {
+        let feed = LiveFeed::new();
+        assert_eq!(feed.push(0.0, &[DVec3::ZERO]), Err(LiveError::NoSkeleton));
+        feed.set_skeleton(&stick());
+        assert_eq!(
+            feed.push(0.0, &[DVec3::ZERO]),
+            Err(LiveError::JointCount { expected: 2, found: 1 })
+        );
+        assert_eq!(feed.push(0.5, &[DVec3::ZERO, DVec3::new(f64::NAN, 1.0, 2.0)]), Ok(1));
+        // A non-finite position is a missing joint (`null`), still valid JSON.
+        let got = events(feed.event_stream().take(3));
+        let data = got[2].strip_prefix("event: frame\ndata: ").unwrap().trim_end();
+        assert!(data.ends_with(r#""positions":[0,0,0,null,1,2]}"#), "{data}");
+        assert_eq!(
+            LiveError::JointCount { expected: 2, found: 1 }.to_string(),
+            "expected 2 joint positions, found 1"
+        );
+    }
+}

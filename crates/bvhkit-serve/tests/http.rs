@@ -531,3 +531,17 @@ fn live_frames_reach_an_event_stream_client_in_order() {
     let last: serde_json::Value = serde_json::from_str(&names[1].1).unwrap();
     assert_eq!(last["seq"], 100);
 }
+
+/// Stopping the server ends open event streams too: `run` returns and the
+/// page's connection closes.
+#[test]
+fn shutdown_closes_open_event_streams() {
+    let server = Running::start(&[]);
+    server.feed.set_skeleton(&stick_clip("walk", 1));
+    let mut events = open_events(&server);
+    assert_eq!(next_event(&mut events).map(|e| e.0).as_deref(), Some("skeleton"));
+    let started = Instant::now();
+    drop(server); // shuts down and joins the server thread
+    assert!(next_event(&mut events).is_none(), "the stream outlived the server");
+    assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+}

@@ -18,6 +18,38 @@ use crate::PosMode;
 use crate::io::{Input, located_warning};
 use crate::range::FrameRange;
 
+/// The long help of `bvh positions` (`bvh positions --help`).
+pub(crate) const POSITIONS_ABOUT: &str = "\
+World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
+
+Forward kinematics as the format defines it (rotation channels multiplied \
+in the order listed, position channels replacing the OFFSET components they \
+name unless --position-channels add), computed one frame at a time so \
+memory stays constant however long the file. The format comes from the \
+extension of -o (.csv, .json, .npy; any other extension is an error, so \
+nothing is written under a misleading name) or from --format; without -o, \
+CSV goes to standard output. NPY is a [frames, joints, 3] array with the \
+joint names in OUT.joints.txt. The output may not be the input. --frames \
+takes A..B (B excluded), A..=B, A.., ..B or N, counted from 0.
+
+Example: bvh positions walk.bvh --frames 0..100 --joints Hips,Head -o hips_head.npy";
+
+/// The long help of `bvh rotations` (`bvh rotations --help`).
+pub(crate) const ROTATIONS_ABOUT: &str = "\
+Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
+
+--space local gives each joint's rotation relative to its parent, world \
+relative to the world; --repr picks Euler angles in degrees (in each \
+joint's own channel order, or --order for all), unit quaternions x y z w, \
+row-major 3x3 matrices, the 6D representation (the matrix's first two \
+columns) or axis-angle vectors in radians. Local Euler angles in a joint's \
+own order are the file's values, exactly; --continuous makes Euler angles \
+and quaternion signs continuous from frame to frame instead (the same \
+rotations, without 360° jumps or sign flips). Outputs, formats and \
+--frames work as for `bvh positions`.
+
+Example: bvh rotations walk.bvh --space world --repr 6d -o rot.npy";
+
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Format {
@@ -110,7 +142,8 @@ pub(crate) struct RotationsArgs {
     /// Euler order for every joint (XYZ, ZXY, ...; default: each joint's own channel order, ZXY for joints without three rotation channels).
     #[arg(long, value_name = "ORDER", value_parser = parse_order)]
     order: Option<RotationOrder>,
-    /// Keep Euler angles and quaternion signs continuous from frame to frame (no ±180° or sign flips).
+    /// Keep Euler angles and quaternion signs continuous from frame to frame (no ±180°/360° or
+    /// sign flips). Without it, local Euler angles in a joint's own order are the file's values.
     #[arg(long)]
     continuous: bool,
 }
@@ -213,7 +246,8 @@ struct JsonSink<W: Write> {
 
 impl<W: Write> JsonSink<W> {
     fn new(mut w: W, layout: Layout, first_frame: usize) -> Result<Self> {
-        write!(w, "{{\"joints\":{}", serde_json::to_string(&layout.joints)?)?;
+        let names = serde_json::to_string(&layout.joints)?;
+        write!(w, "{{\"joints\":{}", crate::text::escape_json(&names))?;
         if let Some(l) = &layout.labels {
             write!(w, ",\"orders\":{}", serde_json::to_string(l)?)?;
         }
@@ -358,28 +392,43 @@ impl Sink for NpySink {
     }
 }
 
-fn pick_format(c: &Common) -> Format {
-    c.format.unwrap_or_else(|| {
-        match c
-            .output
-            .as_ref()
-            .and_then(|o| o.extension())
-            .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        {
-            Some(e) if e == "json" => Format::Json,
-            Some(e) if e == "npy" => Format::Npy,
-            _ => Format::Csv,
-        }
+/// The output extensions `bvh positions` and `bvh rotations` write.
+const ACCEPTED: &str = ".csv, .json, .npy";
+
+/// The format: `--format`, else from the extension of OUT (none, or
+/// standard output: CSV). Any other extension is an error naming the
+/// accepted ones, so `-o x.parquet` never writes CSV under that name.
+fn pick_format(c: &Common, command: &str) -> Result<Format> {
+    if let Some(f) = c.format {
+        return Ok(f);
+    }
+    let Some(out) = c.output.as_ref().filter(|o| o.as_os_str() != "-") else {
+        return Ok(Format::Csv);
+    };
+    let Some(ext) = out.extension() else { return Ok(Format::Csv) };
+    let ext = ext.to_string_lossy().to_ascii_lowercase();
+    Ok(match ext.as_str() {
+        "csv" => Format::Csv,
+        "json" => Format::Json,
+        "npy" => Format::Npy,
+        "parquet" | "npz" | "glb" | "gltf" => bail!(
+            "`.{ext}` is not an output of `bvh {command}`; accepted: {ACCEPTED} (or --format); \
+             .parquet, .npz, .glb and .gltf are planned for a `bvh export` command"
+        ),
+        _ => bail!(
+            "`.{}` is not an output of `bvh {command}`; accepted: {ACCEPTED} (or --format)",
+            crate::text::escape(&ext)
+        ),
     })
 }
 
 /// Opens the sink; CSV and JSON to a file go through a temporary file too.
 fn open_sink(
     c: &Common,
+    format: Format,
     layout: Layout,
     first_frame: usize,
 ) -> Result<(Box<dyn Sink>, Option<tempfile::NamedTempFile>)> {
-    let format = pick_format(c);
     let out = c.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     if format == Format::Npy {
         if out.as_os_str() == "-" {
@@ -427,10 +476,21 @@ fn select(skeleton: &Skeleton, wanted: &[String]) -> Result<(Vec<usize>, Vec<Str
 /// the frames in range.
 fn stream(
     c: &Common,
+    command: &str,
     make_layout: impl FnOnce(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
     mut per_frame: impl FnMut(&Skeleton, &[f64], &[usize], &mut Vec<f64>),
 ) -> Result<ExitCode> {
     let input = if c.file.as_os_str() == "-" { Input::Stdin } else { Input::File(c.file.clone()) };
+    let inputs = std::slice::from_ref(&input);
+    if let Some(out) = &c.output {
+        crate::io::refuse_overwriting_input(out, inputs)?;
+    }
+    let format = pick_format(c, command)?;
+    if let Some(out) = &c.output
+        && format == Format::Npy
+    {
+        crate::io::refuse_overwriting_input(&out.with_extension("joints.txt"), inputs)?;
+    }
     let reader = BufReader::with_capacity(1 << 16, input.open()?);
     let mut rdr = ReadOptions::new()
         .lenient(!c.strict)
@@ -439,9 +499,9 @@ fn stream(
     let skeleton = rdr.skeleton().clone();
     let (sel, names) = select(&skeleton, &c.joints)?;
     let range = c.frames.unwrap_or("..".parse()?);
-    let first = range.resolve(usize::MAX)?.start;
+    let first = range.first();
     let layout = make_layout(&skeleton, &sel, names, rdr.frame_time());
-    let (mut sink, tmp) = open_sink(c, layout, first)?;
+    let (mut sink, tmp) = open_sink(c, format, layout, first)?;
     let mut frame = vec![0.0; skeleton.n_channels()];
     let mut values = Vec::new();
     let mut f = 0usize;
@@ -472,7 +532,7 @@ fn stream(
             .with_context(|| format!("writing {}", out.display()))?;
     }
     for w in rdr.warnings() {
-        eprintln!("{}", located_warning(&input, w));
+        eprintln!("{}", crate::text::escape(&located_warning(&input, w)));
     }
     if written == 0 && f > 0 {
         eprintln!("bvh: warning: the frame range selects none of the {f} frames read");
@@ -487,6 +547,7 @@ pub(crate) fn run_positions(a: PositionsArgs) -> Result<ExitCode> {
     let mut pos = Vec::new();
     stream(
         c,
+        "positions",
         |_, _, names, frame_time| Layout {
             joints: names,
             labels: None,
@@ -515,6 +576,7 @@ pub(crate) fn run_rotations(a: RotationsArgs) -> Result<ExitCode> {
     let (repr, space, continuous, fixed_order) = (a.repr, a.space, a.continuous, a.order);
     stream(
         c,
+        "rotations",
         |skel, sel, names, frame_time| {
             let labels = (repr == Repr::Euler).then(|| {
                 sel.iter()
@@ -570,7 +632,19 @@ pub(crate) fn run_rotations(a: RotationsArgs) -> Result<ExitCode> {
                                 .filter(|(ch, _)| ch.is_rotation())
                                 .map(|(_, &v)| v)
                                 .collect();
-                            [vals[0], vals[1], vals[2]]
+                            let file = [vals[0], vals[1], vals[2]];
+                            match (continuous, prev_euler[i]) {
+                                // The same rotation, in the angles next to the previous
+                                // frame's; the file's own values when they are those.
+                                (true, Some(p)) => {
+                                    let near = mat3_to_euler_near(m, orders[i], p);
+                                    let dist = |a: [f64; 3]| {
+                                        a.iter().zip(p).map(|(x, y)| (x - y).powi(2)).sum::<f64>()
+                                    };
+                                    if dist(file) <= dist(near) + 1e-9 { file } else { near }
+                                }
+                                _ => file,
+                            }
                         } else {
                             match (continuous, prev_euler[i]) {
                                 (true, Some(p)) => mat3_to_euler_near(m, orders[i], p),

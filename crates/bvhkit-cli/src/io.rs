@@ -212,3 +212,37 @@ impl LoadError {
         }
     }
 }
+
+/// Refuses to write `output` when it is one of `inputs`: compared as files
+/// (same device and inode on Unix, else the same canonical path), so
+/// `./a.bvh`, `dir/../a.bvh`, symbolic links and hard links all count.
+/// `-` (standard output) and outputs that do not exist yet never clash.
+pub(crate) fn refuse_overwriting_input(output: &Path, inputs: &[Input]) -> Result<()> {
+    if output.as_os_str() == "-" {
+        return Ok(());
+    }
+    let Ok(out_meta) = std::fs::metadata(output) else { return Ok(()) };
+    #[cfg(unix)]
+    let same = |p: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).is_ok_and(|m| m.dev() == out_meta.dev() && m.ino() == out_meta.ino())
+    };
+    #[cfg(not(unix))]
+    let same = |p: &Path| {
+        let _ = &out_meta;
+        matches!((std::fs::canonicalize(p), std::fs::canonicalize(output)), (Ok(a), Ok(b)) if a == b)
+    };
+    for input in inputs {
+        if let Input::File(p) = input
+            && same(p)
+        {
+            bail!(
+                "{}: the output is the input {}; refusing to overwrite it (choose another -o; \
+                 `bvh fmt --in-place` rewrites BVH files in place)",
+                output.display(),
+                p.display()
+            );
+        }
+    }
+    Ok(())
+}

@@ -18,8 +18,18 @@ use crate::config::{Config, Mount};
 /// Returns the number of samples written.
 ///
 /// # Errors
-/// On write errors.
-pub fn replay_csv(bvh: &Bvh, config: &Config, out: &mut impl Write) -> io::Result<u64> {
+/// On write errors, and when a sensor id holds a comma or line end.
+pub fn replay_csv<W: Write + ?Sized>(bvh: &Bvh, config: &Config, out: &mut W) -> io::Result<u64> {
+    let names = config.bindings.iter().map(|b| b.sensor.as_str());
+    if let Some(bad) = names
+        .chain(config.root_position.iter().map(|r| r.sensor.as_str()))
+        .find(|s| s.contains([',', '\n', '\r']))
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("sensor id {bad:?} holds a comma or line end, which a CSV sample cannot carry"),
+        ));
+    }
     let fk = Kinematics::new(bvh.skeleton(), PositionChannels::Replace);
     let mut world = vec![DAffine3::IDENTITY; fk.len()];
     let root = bvh.skeleton().roots().next();

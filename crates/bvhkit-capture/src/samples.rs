@@ -211,7 +211,11 @@ impl LineReader {
             (Some(a), Some(b), Some(c)) => Some([a, b, c]),
             (None, None, None) => None,
             _ => {
-                return Err(self.error(0, "expected all of px,py,pz or none of them".into(), false));
+                return Err(self.error(
+                    0,
+                    "expected all of px,py,pz or none of them".into(),
+                    false,
+                ));
             }
         };
         *out = Reading { t: s.t, sensor: s.sensor, q: [s.w, s.x, s.y, s.z], p };

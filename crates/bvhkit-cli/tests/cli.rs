@@ -1939,3 +1939,5 @@ fn bvhkit_render_guess(bvh: &bvhkit::Bvh) -> String {
         .units
         .to_string()
 }
+
+mod record;

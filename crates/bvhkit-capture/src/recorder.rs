@@ -74,8 +74,8 @@ struct Drive {
 /// in the joint's channel order, continuous from frame to frame
 /// ([`bvhkit::rotation::quat_to_euler_near`]).
 ///
-/// A sample belongs to frame `round((t - t0) · frame_rate)`, `t0` the first
-/// sample's time. A frame is emitted when a sample of a later frame arrives
+/// A sample belongs to frame `round((t - t0) · frame_rate)`, `t0` the time
+/// of the first accepted sample (not malformed, of a known sensor). A frame is emitted when a sample of a later frame arrives
 /// (frames in between are emitted with every sensor held) and by
 /// [`Recorder::finish`].
 ///

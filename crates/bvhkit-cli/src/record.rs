@@ -19,8 +19,10 @@ Record BVH from orientation sensors (a data glove, an IMU suit).
 
 The configuration (TOML, see docs/capture.md) names the skeleton and binds \
 sensors to joints. Samples are CSV with the header t,sensor,w,x,y,z \
-(optionally px,py,pz) or JSON lines with the same keys, from a file or \
-standard input (`-`).
+(optionally px,py,pz) or JSON lines with the same keys, from a file, \
+standard input (`-`) or UDP datagrams of whole lines \
+(`udp://127.0.0.1:PORT`; an empty datagram or --idle seconds of silence \
+end the recording).
 
 Frames are written as they complete, so an interrupted recording keeps \
 every frame but the one being filled; its `Frames:` count is patched when \
@@ -41,9 +43,12 @@ pub(crate) struct RecordArgs {
     /// The configuration file (TOML).
     #[arg(long, value_name = "CFG")]
     config: PathBuf,
-    /// The samples: a file, or `-` for standard input.
+    /// The samples: a file, `-` for standard input, or `udp://127.0.0.1:PORT` (datagrams of whole lines).
     #[arg(long, value_name = "SOURCE")]
     input: PathBuf,
+    /// With UDP input: end the recording after this many seconds without a datagram (an empty datagram ends it at once).
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = parse_idle)]
+    idle: f64,
     /// The BVH file to write (a regular file: its frame count is patched at the end).
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
@@ -71,6 +76,13 @@ pub(crate) struct ReplayArgs {
     /// The CSV file to write (`-` for standard output).
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
+}
+
+fn parse_idle(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 86400.0 => Ok(v),
+        _ => Err(format!("expected seconds between 0 and 86400, found {s:?}")),
+    }
 }
 
 /// Longest sample line; longer ones are skipped as malformed.
@@ -141,108 +153,187 @@ fn find_last(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).rposition(|w| w == needle)
 }
 
+/// The state of one recording: parser, recorder, output and counts.
+struct Session {
+    source: String,
+    lines: LineReader,
+    reading: Reading,
+    rec: Recorder,
+    frames: Vec<f64>,
+    take: Take,
+    bad_lines: u64,
+    line_no: u64,
+    /// A bad CSV header ended the recording before any frame.
+    bad_header: bool,
+}
+
+impl Session {
+    fn warn(&mut self, at: String, message: &str) -> Result<()> {
+        self.bad_lines += 1;
+        if self.bad_lines <= SHOWN_ERRORS {
+            eprintln!("bvh: warning: {}", escape(&format!("{}:{at}: {message}", self.source)));
+        }
+        Ok(())
+    }
+
+    /// One input line, without its line end.
+    fn line(&mut self, bytes: &[u8]) -> Result<()> {
+        self.line_no += 1;
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                let _ = self.lines.read("", &mut self.reading); // keep line numbers in step
+                return self
+                    .warn(format!("{}:{}", self.line_no, e.valid_up_to() + 1), "invalid UTF-8");
+            }
+        };
+        match self.lines.read(text, &mut self.reading) {
+            Ok(true) => {
+                self.frames.clear();
+                if self.rec.push(&self.reading.sample(), &mut self.frames) > 0 {
+                    self.take.frames(&self.frames, self.rec.n_channels())?;
+                }
+                Ok(())
+            }
+            Ok(false) => Ok(()),
+            Err(e) if e.fatal => {
+                self.bad_header = true;
+                bail!("{}:{}", self.source, e)
+            }
+            Err(e) => self.warn(format!("{}:{}", e.line, e.column), &e.message),
+        }
+    }
+
+    /// A line longer than [`MAX_LINE`], skipped.
+    fn overlong(&mut self) -> Result<()> {
+        self.line_no += 1;
+        let _ = self.lines.read("", &mut self.reading);
+        self.warn(
+            format!("{}:1", self.line_no),
+            &format!("line longer than {MAX_LINE} bytes skipped"),
+        )
+    }
+
+    fn finish(mut self, output: &Path) -> Result<()> {
+        self.frames.clear();
+        self.rec.finish(&mut self.frames);
+        self.take.frames(&self.frames, self.rec.n_channels())?;
+        let s = self.rec.stats();
+        self.take.finish(s.frames)?;
+        eprintln!("{}", summary(output, &s, self.bad_lines));
+        Ok(())
+    }
+}
+
 /// Runs `bvh record`.
 pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
     let config = Config::load(&a.config)?;
     if a.output.as_os_str() == "-" {
         bail!("record writes a regular file whose frame count it patches at the end; give -o FILE");
     }
+    let input = a.input.to_string_lossy().into_owned();
+    let udp = input.strip_prefix("udp://").map(str::to_string);
     let mut inputs = vec![Input::File(a.config.clone()), Input::File(config.skeleton_path.clone())];
-    if a.input.as_os_str() != "-" {
+    if input != "-" && udp.is_none() {
         inputs.push(Input::File(a.input.clone()));
     }
     io::refuse_overwriting_input(&a.output, &inputs)?;
-    let source = a.input.display().to_string();
-    let reader: Box<dyn Read> = if a.input.as_os_str() == "-" {
+    let source = if udp.is_some() { input.clone() } else { a.input.display().to_string() };
+    let reader: Box<dyn Read> = if udp.is_some() {
+        Box::new(std::io::empty())
+    } else if input == "-" {
         Box::new(std::io::stdin().lock())
     } else {
         Box::new(File::open(&a.input).with_context(|| format!("{source}: cannot open"))?)
     };
-    let mut reader = BufReader::with_capacity(1 << 16, reader);
+    let socket = match &udp {
+        Some(addr) => {
+            let s = std::net::UdpSocket::bind(addr.as_str())
+                .with_context(|| format!("{source}: cannot listen"))?;
+            s.set_read_timeout(Some(std::time::Duration::from_secs_f64(a.idle)))?;
+            eprintln!("bvh: listening on udp://{}", s.local_addr()?);
+            Some(s)
+        }
+        None => None,
+    };
+    let take = Take::create(&a.output, &config)?;
+    let mut session = Session {
+        source,
+        lines: LineReader::new(),
+        reading: Reading::default(),
+        rec: Recorder::new(&config),
+        frames: Vec::new(),
+        take,
+        bad_lines: 0,
+        line_no: 0,
+        bad_header: false,
+    };
+    let result = match socket {
+        Some(s) => read_udp(&s, &mut session),
+        None => read_lines(BufReader::with_capacity(1 << 16, reader), &mut session),
+    };
+    if let Err(e) = result {
+        let remove = session.bad_header && session.rec.stats().frames == 0;
+        drop(session);
+        if remove {
+            let _ = std::fs::remove_file(&a.output);
+        }
+        return Err(e);
+    }
+    session.finish(&a.output)?;
+    Ok(ExitCode::SUCCESS)
+}
 
-    let mut take = Take::create(&a.output, &config)?;
-    let mut rec = Recorder::new(&config);
-    let n_channels = rec.n_channels();
-    let mut lines = LineReader::new();
-    let mut reading = Reading::default();
-    let mut frames = Vec::new();
+fn read_lines(mut reader: impl BufRead, session: &mut Session) -> Result<()> {
     let mut line = Vec::with_capacity(256);
-    let mut bad_lines = 0u64;
-    let mut line_no = 0u64;
-    let stderr = &mut std::io::stderr().lock();
     loop {
         line.clear();
         let n = (&mut reader).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line)?;
         if n == 0 {
-            break;
+            return Ok(());
         }
-        line_no += 1;
         if line.last() != Some(&b'\n') && line.len() > MAX_LINE {
             // Skip the rest of an overlong line without holding it.
-            let mut sink = Vec::new();
             loop {
-                sink.clear();
-                let m = (&mut reader).take(MAX_LINE as u64).read_until(b'\n', &mut sink)?;
-                if m == 0 || sink.last() == Some(&b'\n') {
+                line.clear();
+                let m = (&mut reader).take(MAX_LINE as u64).read_until(b'\n', &mut line)?;
+                if m == 0 || line.last() == Some(&b'\n') {
                     break;
                 }
             }
-            bad_lines += 1;
-            // Keep the reader's line numbers in step.
-            let _ = lines.read("", &mut reading);
-            if bad_lines <= SHOWN_ERRORS {
-                writeln!(
-                    stderr,
-                    "bvh: warning: {}:{line_no}:1: line longer than {MAX_LINE} bytes skipped",
-                    escape(&source)
-                )?;
-            }
+            session.overlong()?;
             continue;
         }
-        let text = match std::str::from_utf8(line.strip_suffix(b"\n").unwrap_or(&line)) {
-            Ok(t) => t,
-            Err(e) => {
-                let _ = lines.read("", &mut reading);
-                bad_lines += 1;
-                if bad_lines <= SHOWN_ERRORS {
-                    writeln!(
-                        stderr,
-                        "bvh: warning: {}:{line_no}:{}: invalid UTF-8",
-                        escape(&source),
-                        e.valid_up_to() + 1
-                    )?;
-                }
-                continue;
+        session.line(line.strip_suffix(b"\n").unwrap_or(&line))?;
+    }
+}
+
+/// Datagrams of one or more whole lines, until an empty datagram or
+/// `--idle` seconds without one.
+fn read_udp(socket: &std::net::UdpSocket, session: &mut Session) -> Result<()> {
+    let mut buf = vec![0u8; 65536];
+    loop {
+        let n = match socket.recv(&mut buf) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Ok(());
             }
+            Err(e) => return Err(e.into()),
         };
-        match lines.read(text, &mut reading) {
-            Ok(true) => {
-                frames.clear();
-                if rec.push(&reading.sample(), &mut frames) > 0 {
-                    take.frames(&frames, n_channels)?;
-                }
-            }
-            Ok(false) => {}
-            Err(e) if e.fatal => {
-                drop(take);
-                let _ = std::fs::remove_file(&a.output);
-                bail!("{}:{}", source, e);
-            }
-            Err(e) => {
-                bad_lines += 1;
-                if bad_lines <= SHOWN_ERRORS {
-                    writeln!(stderr, "bvh: warning: {}", escape(&format!("{source}:{e}")))?;
-                }
-            }
+        if n == 0 {
+            return Ok(());
+        }
+        let data = &buf[..n];
+        let data = data.strip_suffix(b"\n").unwrap_or(data);
+        for line in data.split(|&b| b == b'\n') {
+            session.line(line)?;
         }
     }
-    frames.clear();
-    rec.finish(&mut frames);
-    take.frames(&frames, n_channels)?;
-    let s = rec.stats();
-    take.finish(s.frames)?;
-    writeln!(stderr, "{}", summary(&a.output, &s, bad_lines))?;
-    Ok(ExitCode::SUCCESS)
 }
 
 fn summary(out: &Path, s: &Stats, bad_lines: u64) -> String {

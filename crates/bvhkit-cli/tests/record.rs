@@ -191,3 +191,128 @@ fn killed_recording_keeps_every_completed_frame_and_fmt_repairs_the_count() {
         assert!((f[2] - i as f64).abs() < 1e-9, "frame {i}: {f:?}");
     }
 }
+
+/// Two samples (parent turned `i` degrees about Y, child at rest) per frame.
+fn frame_lines(i: usize) -> String {
+    let t = i as f64 / 100.0;
+    let h = (i as f64 / 10.0).to_radians() / 2.0;
+    format!("{t},s-parent,{},0,{},0\n{t},s-child,1,0,0,0\n", h.cos(), h.sin())
+}
+
+#[test]
+fn udp_on_loopback_loses_nothing() {
+    use std::io::{BufRead, BufReader};
+    let dir = workdir("udp");
+    let d = dir.path();
+    let mut child = bvh()
+        .current_dir(d)
+        .args([
+            "record",
+            "--config",
+            "two_sensors.toml",
+            "--input",
+            "udp://127.0.0.1:0",
+            "--idle",
+            "30",
+            "-o",
+            "take.bvh",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("bvh: listening on udp://")
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_string();
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.send_to(b"t,sensor,w,x,y,z\n", &addr).unwrap();
+    const FRAMES: usize = 1000;
+    for i in 0..FRAMES {
+        // One frame per datagram; some datagrams carry two frames.
+        if i % 7 == 3 && i + 1 < FRAMES {
+            continue;
+        }
+        let text = if i % 7 == 4 {
+            format!("{}{}", frame_lines(i - 1), frame_lines(i))
+        } else {
+            frame_lines(i)
+        };
+        sock.send_to(text.as_bytes(), &addr).unwrap();
+        if i % 50 == 0 {
+            // Stay well inside the receive buffer of a slow (debug, busy) receiver.
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+    sock.send_to(b"", &addr).unwrap(); // the end
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert!(child.wait().unwrap().success(), "{rest}");
+    assert!(
+        rest.contains(&format!(
+            "take.bvh: {FRAMES} frames; {} samples used, 0 dropped",
+            2 * FRAMES
+        )),
+        "{rest}"
+    );
+    let take = Bvh::from_path(d.join("take.bvh")).unwrap();
+    assert_eq!(take.motion().n_frames(), FRAMES);
+    for (i, f) in take.motion().frames().enumerate() {
+        assert!((f[2] - i as f64 / 10.0).abs() < 1e-9, "frame {i}: {f:?}");
+    }
+}
+
+#[test]
+fn a_burst_of_hostile_samples_is_counted_in_bounded_memory() {
+    let dir = workdir("burst");
+    let d = dir.path();
+    let mut text = String::from("t,sensor,w,x,y,z\n");
+    let mut good = 0;
+    for i in 0..100_000usize {
+        let t = (i / 2) as f64 / 100.0;
+        match i % 10 {
+            0 => text.push_str(&format!("{t},s-parent,0,0,0,0\n")), // zero quaternion
+            1 => text.push_str(&format!("{t},s-child,nan,0,0,1\n")), // NaN
+            2 => text.push_str(&format!("{t},s-nobody,1,0,0,0\n")), // unknown sensor
+            3 => text.push_str(&format!("{t},s-child,1,0,0\n")),    // too few fields
+            4 => text.push_str(&format!("{t},s-child,1,0,0,0,9\n")), // too many fields
+            _ => {
+                text.push_str(&format!(
+                    "{t},s-{},1,0,0,0\n",
+                    if i % 2 == 0 { "parent" } else { "child" }
+                ));
+                good += 1;
+            }
+        }
+    }
+    std::fs::write(d.join("burst.csv"), &text).unwrap();
+    // Then a 150 MB line with no line end at all, through standard input,
+    // under a 250 MB address-space limit: holding that line would not fit.
+    let status = Command::new("sh")
+        .current_dir(d)
+        .args([
+            "-c",
+            "{ cat burst.csv; head -c 150000000 /dev/zero | tr '\\0' 9; } | \
+             (ulimit -v 250000 && exec \"$0\" record --config two_sensors.toml --input - -o take.bvh 2> err.txt)",
+            env!("CARGO_BIN_EXE_bvh"),
+        ])
+        .status()
+        .unwrap();
+    let err = std::fs::read_to_string(d.join("err.txt")).unwrap();
+    assert!(status.success(), "{err}");
+    assert_eq!(
+        err.matches("bvh: warning:").count(),
+        10,
+        "only the first ten bad lines are shown: {err}"
+    );
+    // 20,000 malformed quaternions + 20,000 bad lines + 1 overlong line; 10,000 unknown.
+    // The first accepted sample is at t = 0.02 (i = 5): frames 2..=49999 of the times.
+    let want = format!(
+        "49998 frames; {good} samples used, 50001 dropped (malformed 40001, unknown sensor 10000, out of order 0, too far ahead 0)"
+    );
+    assert!(err.contains(&want), "{err}\nwant {want}");
+    assert_eq!(Bvh::from_path(d.join("take.bvh")).unwrap().motion().n_frames(), 49_998);
+}

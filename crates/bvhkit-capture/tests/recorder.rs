@@ -16,11 +16,11 @@ fn data() -> PathBuf {
 /// The fixture skeleton with both joints' channels in `order`, and its
 /// config, in a fresh folder.
 fn setup(order: &str, extra: &str) -> Config {
-    let dir = std::env::temp_dir().join(format!(
-        "bvhkit-capture-{}-{order}-{}",
-        std::process::id(),
-        extra.len()
-    ));
+    // One folder per call: tests run in parallel and must not read each other's half-written files.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir =
+        std::env::temp_dir().join(format!("bvhkit-capture-{}-{order}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let chans: String = order.chars().map(|c| format!("{c}rotation ")).collect();
     let bvh = std::fs::read_to_string(data().join("two_joints.bvh")).unwrap();

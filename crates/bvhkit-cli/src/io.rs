@@ -63,7 +63,7 @@ pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
 /// A size in the largest binary unit that divides it (`4 GiB`, `1500 bytes`).
 pub(crate) fn show_size(n: u64) -> String {
     for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if n >= 1 << shift && n % (1 << shift) == 0 {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
             return format!("{} {unit}", n >> shift);
         }
     }

@@ -22,6 +22,42 @@ use crate::PosMode;
 use crate::io::{Dest, Input, Output, located_warning};
 use crate::range::FrameRange;
 
+/// The long help of `bvh positions` (`bvh positions --help`).
+pub(crate) const POSITIONS_ABOUT: &str = "\
+World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
+
+Forward kinematics as the format defines it (rotation channels multiplied \
+in the order listed, position channels replacing the OFFSET components they \
+name unless --position-channels add), computed one frame at a time so \
+memory stays constant however long the file. The format comes from the \
+extension of -o (.csv, .json, .npy; any other extension is an error, so \
+nothing is written under a misleading name) or from --format; without -o, \
+CSV goes to standard output. NPY is a [frames, joints, 3] array with a JSON \
+sidecar, OUT.npy.json: joint names, parent indices (-1 for roots), offsets, \
+frame time, axes and the unit guess. The output may not be the input. \
+Several files (or folders, walked for *.bvh) need -o OUTDIR/: one output \
+per input, named after it with the folder structure kept, --format choosing \
+the format (CSV by default), made in parallel (-j). --frames \
+takes A..B (B excluded), A..=B, A.., ..B or N, counted from 0.
+
+Example: bvh positions walk.bvh --frames 0..100 --joints Hips,Head -o hips_head.npy";
+
+/// The long help of `bvh rotations` (`bvh rotations --help`).
+pub(crate) const ROTATIONS_ABOUT: &str = "\
+Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
+
+--space local gives each joint's rotation relative to its parent, world \
+relative to the world; --repr picks Euler angles in degrees (in each \
+joint's own channel order, or --order for all), unit quaternions x y z w, \
+row-major 3x3 matrices, the 6D representation (the matrix's first two \
+columns) or axis-angle vectors in radians. Local Euler angles in a joint's \
+own order are the file's values, exactly; --continuous makes Euler angles \
+and quaternion signs continuous from frame to frame instead (the same \
+rotations, without 360° jumps or sign flips). Outputs, formats and \
+--frames work as for `bvh positions`.
+
+Example: bvh rotations walk.bvh --space world --repr 6d -o rot.npy";
+
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Format {
@@ -119,7 +155,8 @@ pub(crate) struct RotationsArgs {
     /// Euler order for every joint (XYZ, ZXY, ...; default: each joint's own channel order, ZXY for joints without three rotation channels).
     #[arg(long, value_name = "ORDER", value_parser = parse_order)]
     order: Option<RotationOrder>,
-    /// Keep Euler angles and quaternion signs continuous from frame to frame (no ±180° or sign flips).
+    /// Keep Euler angles and quaternion signs continuous from frame to frame (no ±180°/360° or
+    /// sign flips). Without it, local Euler angles in a joint's own order are the file's values.
     #[arg(long)]
     continuous: bool,
 }
@@ -257,7 +294,8 @@ struct JsonSink<W: Write> {
 
 impl<W: Write> JsonSink<W> {
     fn new(mut w: W, layout: Layout, first_frame: usize) -> Result<Self> {
-        write!(w, "{{\"joints\":{}", serde_json::to_string(&layout.joints)?)?;
+        let names = serde_json::to_string(&layout.joints)?;
+        write!(w, "{{\"joints\":{}", crate::text::escape_json(&names))?;
         if let Some(l) = &layout.labels {
             write!(w, ",\"orders\":{}", serde_json::to_string(l)?)?;
         }
@@ -461,19 +499,44 @@ impl Sink for NpySink {
     }
 }
 
-fn pick_format(c: &Common, out: Option<&Path>) -> Format {
-    c.format.unwrap_or_else(|| {
-        match out.and_then(|o| o.extension()).map(|e| e.to_string_lossy().to_ascii_lowercase()) {
-            Some(e) if e == "json" => Format::Json,
-            Some(e) if e == "npy" => Format::Npy,
-            _ => Format::Csv,
-        }
+/// The output extensions `bvh positions` and `bvh rotations` write.
+const ACCEPTED: &str = ".csv, .json, .npy";
+
+/// The format: `--format`, else from the extension of `out` (none, or
+/// standard output: CSV). Any other extension is an error naming the
+/// accepted ones, so `-o x.parquet` never writes CSV under that name.
+fn pick_format(c: &Common, out: Option<&Path>, command: &str) -> Result<Format> {
+    if let Some(f) = c.format {
+        return Ok(f);
+    }
+    let Some(out) = out.filter(|o| o.as_os_str() != "-") else {
+        return Ok(Format::Csv);
+    };
+    let Some(ext) = out.extension() else { return Ok(Format::Csv) };
+    let ext = ext.to_string_lossy().to_ascii_lowercase();
+    Ok(match ext.as_str() {
+        "csv" => Format::Csv,
+        "json" => Format::Json,
+        "npy" => Format::Npy,
+        "parquet" | "npz" | "glb" | "gltf" => bail!(
+            "`.{ext}` is not an output of `bvh {command}`; accepted: {ACCEPTED} (or --format); \
+             .parquet, .npz, .glb and .gltf are planned for a `bvh export` command"
+        ),
+        _ => bail!(
+            "`.{}` is not an output of `bvh {command}`; accepted: {ACCEPTED} (or --format)",
+            crate::text::escape(&ext)
+        ),
     })
 }
 
 /// Opens the sink for `out` (standard output when `None`).
-fn open_sink(c: &Common, out: Option<&Path>, layout: Layout, meta: Meta) -> Result<Box<dyn Sink>> {
-    let format = pick_format(c, out);
+fn open_sink(
+    c: &Common,
+    out: Option<&Path>,
+    format: Format,
+    layout: Layout,
+    meta: Meta,
+) -> Result<Box<dyn Sink>> {
     let out = out.unwrap_or(Path::new("-"));
     if format == Format::Npy {
         if out.as_os_str() == "-" {
@@ -514,10 +577,21 @@ fn stream(
     c: &Common,
     input: &Input,
     out: Option<&Path>,
+    command: &str,
     settings: Vec<(&'static str, serde_json::Value)>,
     make_layout: impl FnOnce(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
     mut per_frame: impl FnMut(&Skeleton, &[f64], &[usize], &mut Vec<f64>),
 ) -> Result<Vec<String>> {
+    let inputs = std::slice::from_ref(input);
+    if let Some(out) = out {
+        crate::io::refuse_overwriting_input(out, inputs)?;
+    }
+    let format = pick_format(c, out, command)?;
+    if let Some(out) = out
+        && format == Format::Npy
+    {
+        crate::io::refuse_overwriting_input(&sidecar_path(out), inputs)?;
+    }
     let reader = BufReader::with_capacity(1 << 16, input.open()?);
     let mut rdr = ReadOptions::new()
         .lenient(!c.strict)
@@ -526,11 +600,11 @@ fn stream(
     let skeleton = rdr.skeleton().clone();
     let (sel, names) = select(&skeleton, &c.joints)?;
     let range = c.frames.unwrap_or("..".parse()?);
-    let first = range.resolve(usize::MAX)?.start;
+    let first = range.first();
     let layout = make_layout(&skeleton, &sel, names, rdr.frame_time());
     let mut meta = Meta::new(&skeleton, &sel, input, first);
     meta.settings = settings;
-    let mut sink = open_sink(c, out, layout, meta)?;
+    let mut sink = open_sink(c, out, format, layout, meta)?;
     // The unit guess: the rest pose (every channel 0), else the first frame.
     let fk = Kinematics::new(&skeleton, c.position_channels.into());
     let mut rest = vec![DVec3::ZERO; skeleton.len()];
@@ -566,12 +640,19 @@ fn stream(
         sink.units(UnitGuess::new(&rest, &[]));
     }
     sink.finish()?;
-    let mut lines: Vec<String> = rdr.warnings().iter().map(|w| located_warning(input, w)).collect();
+    let mut lines: Vec<String> = rdr
+        .warnings()
+        .iter()
+        .map(|w| crate::text::escape(&located_warning(input, w)).into_owned())
+        .collect();
     if written == 0 && f > 0 {
-        lines.push(format!(
-            "bvh: warning: {}: the frame range selects none of the {f} frames read",
-            input.display()
-        ));
+        lines.push(
+            crate::text::escape(&format!(
+                "bvh: warning: {}: the frame range selects none of the {f} frames read",
+                input.display()
+            ))
+            .into_owned(),
+        );
     }
     Ok(lines)
 }
@@ -633,6 +714,24 @@ fn export_all(
         targets.insert(p.clone(), t);
     }
     let list: Vec<Input> = inputs.into_iter().map(|(i, _)| i).collect();
+    // No output may be one of the inputs (each is also checked against its
+    // own input when written): by device and inode, in one pass.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let ids: HashMap<(u64, u64), &PathBuf> =
+            targets.keys().filter_map(|p| Some((id(p)?, p))).collect();
+        for t in targets.values() {
+            if let Some(p) = id(t).and_then(|i| ids.get(&i)) {
+                bail!(
+                    "{}: the output is the input {}; refusing to overwrite it",
+                    t.display(),
+                    p.display()
+                );
+            }
+        }
+    }
     let results = crate::io::par_map(&list, c.threads, |input| -> Result<Vec<String>> {
         let Input::File(p) = input else { unreachable!("refused above") };
         let t = &targets[p];
@@ -647,7 +746,7 @@ fn export_all(
             Ok(lines) => lines.iter().for_each(|l| eprintln!("{l}")),
             Err(e) => {
                 failed = true;
-                eprintln!("bvh: error: {e:#}");
+                eprintln!("bvh: error: {}", crate::text::escape(&format!("{e:#}")));
             }
         }
     }
@@ -671,6 +770,7 @@ fn positions_one(c: &Common, input: &Input, out: Option<&Path>) -> Result<Vec<St
         c,
         input,
         out,
+        "positions",
         settings,
         |_, _, names, frame_time| Layout {
             joints: names,
@@ -720,6 +820,7 @@ fn rotations_one(a: &RotationsArgs, input: &Input, out: Option<&Path>) -> Result
         c,
         input,
         out,
+        "rotations",
         settings,
         |skel, sel, names, frame_time| {
             let labels = (repr == Repr::Euler).then(|| {
@@ -776,7 +877,19 @@ fn rotations_one(a: &RotationsArgs, input: &Input, out: Option<&Path>) -> Result
                                 .filter(|(ch, _)| ch.is_rotation())
                                 .map(|(_, &v)| v)
                                 .collect();
-                            [vals[0], vals[1], vals[2]]
+                            let file = [vals[0], vals[1], vals[2]];
+                            match (continuous, prev_euler[i]) {
+                                // The same rotation, in the angles next to the previous
+                                // frame's; the file's own values when they are those.
+                                (true, Some(p)) => {
+                                    let near = mat3_to_euler_near(m, orders[i], p);
+                                    let dist = |a: [f64; 3]| {
+                                        a.iter().zip(p).map(|(x, y)| (x - y).powi(2)).sum::<f64>()
+                                    };
+                                    if dist(file) <= dist(near) + 1e-9 { file } else { near }
+                                }
+                                _ => file,
+                            }
                         } else {
                             match (continuous, prev_euler[i]) {
                                 (true, Some(p)) => mat3_to_euler_near(m, orders[i], p),

@@ -201,7 +201,8 @@ pub(crate) fn expand_rel(args: &[PathBuf]) -> Result<Vec<(Input, PathBuf)>> {
                     Ok(e) => e,
                     Err(e) => {
                         SKIPPED.fetch_add(1, Ordering::Relaxed);
-                        eprintln!("bvh: warning: {}", walk_problem(a, &e));
+                        let w = walk_problem(a, &e);
+                        eprintln!("bvh: warning: {}", crate::text::escape(&w));
                         continue;
                     }
                 };
@@ -215,7 +216,8 @@ pub(crate) fn expand_rel(args: &[PathBuf]) -> Result<Vec<(Input, PathBuf)>> {
             }
             found.sort();
             if found.is_empty() {
-                eprintln!("bvh: warning: no *.bvh file under {}", a.display());
+                let w = format!("no *.bvh file under {}", a.display());
+                eprintln!("bvh: warning: {}", crate::text::escape(&w));
             }
             out.extend(found.into_iter().map(|p| {
                 let rel = p.strip_prefix(a).map(Path::to_path_buf).unwrap_or_else(|_| p.clone());
@@ -606,6 +608,40 @@ impl LoadError {
             LoadError::Parse(e) => located(input, e),
         }
     }
+}
+
+/// Refuses to write `output` when it is one of `inputs`: compared as files
+/// (same device and inode on Unix, else the same canonical path), so
+/// `./a.bvh`, `dir/../a.bvh`, symbolic links and hard links all count.
+/// `-` (standard output) and outputs that do not exist yet never clash.
+pub(crate) fn refuse_overwriting_input(output: &Path, inputs: &[Input]) -> Result<()> {
+    if output.as_os_str() == "-" {
+        return Ok(());
+    }
+    let Ok(out_meta) = std::fs::metadata(output) else { return Ok(()) };
+    #[cfg(unix)]
+    let same = |p: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).is_ok_and(|m| m.dev() == out_meta.dev() && m.ino() == out_meta.ino())
+    };
+    #[cfg(not(unix))]
+    let same = |p: &Path| {
+        let _ = &out_meta;
+        matches!((std::fs::canonicalize(p), std::fs::canonicalize(output)), (Ok(a), Ok(b)) if a == b)
+    };
+    for input in inputs {
+        if let Input::File(p) = input
+            && same(p)
+        {
+            bail!(
+                "{}: the output is the input {}; refusing to overwrite it (choose another -o; \
+                 `bvh fmt --in-place` rewrites BVH files in place)",
+                output.display(),
+                p.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ mod io;
 mod range;
 mod render;
 mod serve;
+mod text;
 mod view;
 
 use std::path::PathBuf;
@@ -37,16 +38,22 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Summarise files: joints, channels, frames, frame rate, rotation orders, hierarchy.
+    #[command(long_about = info::LONG_ABOUT)]
     Info(info::Args),
     /// Validate files; print every problem as FILE:LINE:COL: message.
+    #[command(long_about = check::LONG_ABOUT)]
     Check(check::Args),
     /// Rewrite files in canonical form, repairing what lenient reading recovers.
+    #[command(long_about = fmt::LONG_ABOUT)]
     Fmt(fmt::Args),
     /// World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
+    #[command(long_about = export::POSITIONS_ABOUT)]
     Positions(export::PositionsArgs),
     /// Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
+    #[command(long_about = export::ROTATIONS_ABOUT)]
     Rotations(export::RotationsArgs),
     /// Draw files to PNG, GIF, a contact sheet or MP4.
+    #[command(long_about = render::LONG_ABOUT)]
     Render(render::Args),
     /// Play files in a web browser from a small local HTTP server.
     Serve(serve::Args),
@@ -94,7 +101,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("bvh: error: {err:#}");
+            eprintln!("bvh: error: {}", text::escape(&format!("{err:#}")));
             ExitCode::from(2)
         }
     }

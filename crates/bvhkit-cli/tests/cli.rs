@@ -80,8 +80,9 @@ fn check_exit_codes_and_locations() {
     );
     assert!(s.contains(&format!("{f}:17:9: Frames: declares 3")), "{s}");
 
+    // Strict: the first problem makes the file unparsable.
     let o = run(&["check", "--strict", &f]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert_eq!(stdout(&o).lines().count(), 1);
 
     let o = run(&["check", "/nonexistent/x.bvh"]);
@@ -94,6 +95,65 @@ fn check_exit_codes_and_locations() {
 }
 
 #[test]
+fn check_exit_2_when_a_file_does_not_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = fx("crlf.bvh");
+    let warned = fx("last_row_cut.bvh");
+    let png = dir.path().join("picture.bvh");
+    std::fs::write(&png, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01").unwrap();
+    let empty = dir.path().join("empty.bvh");
+    std::fs::write(&empty, b"").unwrap();
+    let nan = dir.path().join("nan.bvh");
+    let text = std::fs::read_to_string(fixture("crlf.bvh")).unwrap();
+    let cut = text.rfind("\r\n1").unwrap() + 2;
+    std::fs::write(&nan, format!("{}nan{}", &text[..cut], &text[cut + 1..])).unwrap();
+    for bad in [&png, &empty, &nan] {
+        let b = bad.to_str().unwrap();
+        let o = run(&["check", "--summary", b]);
+        assert_eq!(o.status.code(), Some(2), "{b}: {}", stdout(&o));
+        let s = stdout(&o);
+        assert!(s.starts_with(&format!("{b}:")) && s.lines().count() == 1, "{s}");
+        assert_eq!(stderr(&o), "bvh: 1 file: 0 clean, 0 with warnings, 1 unreadable\n");
+        // Beside clean and warned files, an unparsable one still gives 2.
+        let o = run(&["check", &good, &warned, b]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(o.stderr.is_empty(), "no summary unless asked or on a terminal");
+    }
+    let o = run(&["check", &nan.to_string_lossy()]);
+    let s = stdout(&o);
+    assert!(s.contains(":20:1: expected a number (motion value), found 'nan0'"), "{s}");
+    let o = run(&["check", &empty.to_string_lossy()]);
+    assert!(stdout(&o).contains("found the end of the input"), "{}", stdout(&o));
+
+    let o = run(&["check", &good, &warned, "--summary"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "bvh: 2 files: 1 clean, 1 with warnings, 0 unreadable\n");
+    let o = run(&["check", &good, &good, "--summary", "-q"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(o.stdout.is_empty());
+    assert_eq!(stderr(&o), "bvh: 2 files: 2 clean, 0 with warnings, 0 unreadable\n");
+}
+
+#[test]
+fn check_summary_on_a_terminal() {
+    // `script` (util-linux) runs the command on a pseudo-terminal.
+    if Command::new("script").arg("--version").output().is_err() {
+        bvhkit_testdata::skip("check_summary_on_a_terminal", "`script` (util-linux) is missing");
+        return;
+    }
+    let on_tty = |args: &str| -> String {
+        let cmd = format!("'{}' check {args}", env!("CARGO_BIN_EXE_bvh"));
+        let o = Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).replace('\r', "")
+    };
+    let files = format!("'{}' '{}'", fx("crlf.bvh"), fx("last_row_cut.bvh"));
+    let s = on_tty(&files);
+    assert!(s.ends_with("bvh: 2 files: 1 clean, 1 with warnings, 0 unreadable\n"), "{s:?}");
+    let s = on_tty(&format!("-q {files}"));
+    assert!(!s.contains("clean"), "-q prints nothing: {s:?}");
+}
+
+#[test]
 fn check_notes_when_position_channels_matter() {
     let text = "HIERARCHY ROOT R { OFFSET 0 0 0 CHANNELS 3 Xposition Yposition Zposition\n\
         JOINT J { OFFSET 0 5 0 CHANNELS 3 Xposition Yposition Zposition End Site { OFFSET 0 1 0 } } }\n\
@@ -102,6 +162,9 @@ fn check_notes_when_position_channels_matter() {
     let p = dir.path().join("pos.bvh");
     std::fs::write(&p, text).unwrap();
     let o = run(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "a note is not a problem");
+    assert!(o.stdout.is_empty(), "notes only with -v: {}", stdout(&o));
+    let o = run(&["check", "-v", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "a note is not a problem");
     let s = stdout(&o);
     assert!(s.contains("note: joint 'J' has position channels"), "{s}");
@@ -176,7 +239,395 @@ fn fmt_reads_standard_input_and_walks_directories() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["a.BVH", "b.bvh"]);
+    assert_eq!(names, ["b.bvh", "sub"], "folders are kept");
+    assert!(out.path().join("sub/a.BVH").is_file());
+}
+
+#[test]
+fn fmt_directories_keep_their_folders_and_never_collide() {
+    let src = tempfile::tempdir().unwrap();
+    for sub in ["a", "b", "a/deep"] {
+        std::fs::create_dir_all(src.path().join(sub)).unwrap();
+    }
+    for f in ["a/x.bvh", "b/x.bvh", "a/deep/y.bvh", "z.bvh"] {
+        std::fs::copy(fixture("one_line.bvh"), src.path().join(f)).unwrap();
+    }
+    let d = src.path().to_str().unwrap();
+    // A directory without -o or --in-place: one error, nothing written.
+    let o = run(&["fmt", d]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("needs -o OUTDIR"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    let o = run(&["fmt", &fx("crlf.bvh"), &fx("bom.bvh")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+
+    // -o OUT recreates the folders.
+    let out = tempfile::tempdir().unwrap();
+    let o = run(&["fmt", d, "-o", out.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let canonical = std::fs::read_to_string(fixture("crlf.bvh")).unwrap().replace("\r\n", "\n");
+    for f in ["a/x.bvh", "b/x.bvh", "a/deep/y.bvh", "z.bvh"] {
+        assert_eq!(std::fs::read_to_string(out.path().join(f)).unwrap(), canonical, "{f}");
+    }
+
+    // Two inputs that would land on one output: an error before anything is written.
+    let out = tempfile::tempdir().unwrap();
+    let a = src.path().join("a");
+    let b = src.path().join("b");
+    let o = run(&[
+        "fmt",
+        &fx("crlf.bvh"),
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("a/x.bvh and ") && e.contains("b/x.bvh would both be written to"), "{e}");
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0, "nothing written");
+
+    // Several inputs and -o naming an existing file: one error.
+    let file = out.path().join("file.bvh");
+    std::fs::write(&file, "x").unwrap();
+    let o = run(&["fmt", d, "-o", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("need -o to name a directory"), "{}", stderr(&o));
+}
+
+#[test]
+fn fmt_refuses_repairs_that_invent_or_discard_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = fx("last_row_cut.bvh");
+    let out = dir.path().join("out.bvh");
+    let o = run(&["fmt", &cut, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not written: the repair discards 4 values of an incomplete last frame (line 21); --repair writes it anyway"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    let o = run(&["fmt", &cut, "-o", out.to_str().unwrap(), "--repair"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let repaired = bvhkit::Bvh::parse(std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(repaired.motion().n_frames(), 2);
+    // Lossless repairs need no option.
+    let o = run(&["fmt", &fx("frames_too_many.bvh")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["fmt", &fx("no_final_newline.bvh")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let Some(corpus) = corpus() else { return };
+    let f = corpus.join("malformed_132_channels_66_values_per_row.bvh");
+    let f = f.to_str().unwrap();
+    let out = dir.path().join("out132.bvh");
+    let o = run(&["fmt", f, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(
+            "the repair invents 2970 values: sets the last 66 of 132 channels to 0 on each of \
+             the 45 motion lines from line 276, which hold 66 values"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    let o = run(&["fmt", f, "-o", out.to_str().unwrap(), "--repair"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let repaired = bvhkit::Bvh::parse(std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(repaired.motion().n_frames(), 45);
+    assert!(repaired.motion().frame(0)[66..].iter().all(|&v| v == 0.0));
+    // The whole corpus: exactly the two files whose repair invents values are refused.
+    let all = tempfile::tempdir().unwrap();
+    let o = run(&["fmt", corpus.to_str().unwrap(), "-o", all.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    let refused: Vec<&str> = e.lines().filter(|l| l.contains("not written")).collect();
+    assert_eq!(refused.len(), 2, "{}", stderr(&o));
+    assert!(refused[1].contains("malformed_no_motion_keyword_no_frame_time.bvh: not written: the repair invents a Frame Time of 1/30 s"));
+    assert_eq!(std::fs::read_dir(all.path()).unwrap().count(), 39);
+}
+
+#[test]
+fn no_command_writes_over_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.bvh");
+    std::fs::copy(fixture("crlf.bvh"), &a).unwrap();
+    let original = std::fs::read(&a).unwrap();
+    let link = dir.path().join("hard.csv");
+    std::fs::hard_link(&a, &link).unwrap();
+    std::fs::hard_link(&a, dir.path().join("hard.gif")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&a, dir.path().join("soft.bvh")).unwrap();
+    let same = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let dotted = format!("{}/./a.bvh", dir.path().display());
+    let a = a.to_string_lossy().into_owned();
+    let cases: Vec<Vec<String>> = vec![
+        vec!["positions".into(), a.clone(), "-o".into(), a.clone()],
+        vec!["positions".into(), a.clone(), "-o".into(), dotted.clone()],
+        vec!["positions".into(), a.clone(), "-o".into(), same("hard.csv")],
+        vec![
+            "rotations".into(),
+            a.clone(),
+            "-o".into(),
+            same("soft.bvh"),
+            "--format".into(),
+            "csv".into(),
+        ],
+        vec!["render".into(), a.clone(), "-o".into(), same("hard.gif")],
+        vec!["fmt".into(), a.clone(), "-o".into(), dotted.clone()],
+        vec!["fmt".into(), a.clone(), "-o".into(), same("soft.bvh")],
+        vec![
+            "fmt".into(),
+            dir.path().to_string_lossy().into_owned(),
+            "-o".into(),
+            dir.path().to_string_lossy().into_owned(),
+        ],
+    ];
+    for args in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains("refusing to overwrite it"), "{args:?}: {}", stderr(&o));
+        assert_eq!(std::fs::read(&a).unwrap(), original, "{args:?}");
+    }
+    let o = run(&["fmt", "--in-place", &a]);
+    assert!(o.status.success(), "--in-place is the one way to rewrite an input");
+}
+
+#[test]
+fn unknown_output_extensions_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fx("crlf.bvh");
+    for (cmd, ext, planned) in [
+        ("positions", "parquet", true),
+        ("positions", "gltf", true),
+        ("rotations", "glb", true),
+        ("rotations", "npz", true),
+        ("positions", "txt", false),
+        ("rotations", "bvh", false),
+    ] {
+        let out = dir.path().join(format!("x.{ext}"));
+        let o = run(&[cmd, &f, "-o", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{cmd} .{ext}");
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!(
+                "`.{ext}` is not an output of `bvh {cmd}`; accepted: .csv, .json, .npy (or --format)"
+            )),
+            "{e}"
+        );
+        assert_eq!(e.contains("planned for a `bvh export` command"), planned, "{e}");
+        assert!(!out.exists(), "{cmd} .{ext}");
+    }
+    // Accepted spellings, any case, and an explicit --format, still work.
+    for (name, extra) in [("x.CSV", None), ("x.Json", None), ("x.dat", Some("csv"))] {
+        let out = dir.path().join(name);
+        let mut args = vec!["positions", f.as_str(), "-o", out.to_str().unwrap()];
+        if let Some(fmt) = extra {
+            args.extend(["--format", fmt]);
+        }
+        let o = run(&args);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+    }
+    assert!(std::fs::read_to_string(dir.path().join("x.Json")).unwrap().starts_with('{'));
+    let o = run(&["render", &f, "-o", dir.path().join("x.webp").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("must end in .png, .gif or .mp4"), "{}", stderr(&o));
+    let csv = dir.path().join("x.csv");
+    let o = run(&["fmt", &f, "-o", csv.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("`.csv` is not an output of `bvh fmt`"), "{}", stderr(&o));
+    assert!(!csv.exists());
+    // A directory spelled with a final slash is a directory, even before it exists.
+    let sub = format!("{}/new/", dir.path().display());
+    let o = run(&["fmt", &f, "-o", &sub]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join("new/crlf.bvh").is_file());
+}
+
+#[test]
+fn bad_ranges_and_numbers_are_refused_with_the_valid_range() {
+    let f = fx("crlf.bvh");
+    let dir = tempfile::tempdir().unwrap();
+    let gif = dir.path().join("x.gif");
+    let gif = gif.to_str().unwrap();
+    let max = u64::MAX.to_string();
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["positions", &f, "--frames", "10..5"],
+            "frame range 10..5 is empty: B must be greater than A".into(),
+        ),
+        (
+            vec!["rotations", &f, "--frames", &max],
+            format!("frame number {max} is too large (at most 4294967295)"),
+        ),
+        (vec!["positions", &f, "--frames=-3.."], "'-3' is not a frame number".into()),
+        (vec!["render", &f, "-o", gif, "--frames", "4..=2"], "frame range 4..=2 is empty".into()),
+        (
+            vec!["render", &f, "-o", gif, "--frames", "5..9"],
+            "frame range 5..9 selects no frame: the clip has 2 frames (0..2)".into(),
+        ),
+    ];
+    let mut cases = cases;
+    for (flag, value, what, range) in [
+        ("--fps", "nan", "frame rate", "above 0 and at most 1000 frames per second"),
+        ("--fps", "inf", "frame rate", "above 0 and at most 1000 frames per second"),
+        ("--fps", "-24", "frame rate", "above 0 and at most 1000 frames per second"),
+        ("--fps", "0", "frame rate", "above 0 and at most 1000 frames per second"),
+        ("--azimuth", "NaN", "azimuth", "from -360 to 360 degrees"),
+        ("--azimuth", "720", "azimuth", "from -360 to 360 degrees"),
+        ("--elevation", "-inf", "elevation", "from -89 to 89 degrees"),
+        ("--elevation", "95", "elevation", "from -89 to 89 degrees"),
+    ] {
+        cases.push((
+            vec!["render", &f, "-o", gif, flag, value],
+            format!("'{value}' is not a valid {what}: expected a number {range}"),
+        ));
+    }
+    for (args, message) in cases {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains(&message), "{args:?}: {e}");
+        assert!(!e.contains("18446744073709551615") || message.contains(&max), "{e}");
+        assert!(!e.contains("panicked"), "{e}");
+    }
+    assert!(!Path::new(gif).exists());
+    let o =
+        run(&["render", &f, "-o", gif, "--fps", "12.5", "--azimuth", "-360", "--elevation", "89"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Runs `bvh ARGS` with standard output to a file and at most 1 GB of
+/// address space (`ulimit -v`), killing it after `limit`.
+fn run_bounded(args: &[&str], out: &Path, limit: std::time::Duration) -> std::process::ExitStatus {
+    let mut child = Command::new("sh")
+        .args(["-c", "ulimit -v 1000000 && exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_bvh")])
+        .args(args)
+        .stdout(std::fs::File::create(out).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("bvh {args:?} ran longer than {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn info_of_a_hierarchy_100000_deep_is_linear() {
+    let n = 100_000;
+    let mut text = String::from(
+        "HIERARCHY\nROOT J0\n{\nOFFSET 0 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n",
+    );
+    for i in 1..n {
+        text.push_str(&format!("JOINT J{i}\n{{\nOFFSET 0 1 0\nCHANNELS 0\n"));
+    }
+    text.push_str("End Site\n{\nOFFSET 0 1 0\n}\n");
+    text.push_str(&"}\n".repeat(n));
+    text.push_str("MOTION\nFrames: 1\nFrame Time: 0.1\n1 2 3\n");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("deep.bvh");
+    std::fs::write(&f, text).unwrap();
+    let out = dir.path().join("out.txt");
+    let f = f.to_str().unwrap();
+    // Debug build on a shared 2-core machine: a generous limit; the quadratic
+    // drawing took minutes and 23 GB.
+    let limit = std::time::Duration::from_secs(120);
+    let status = run_bounded(&["info", f], &out, limit);
+    assert!(status.success(), "{status:?}");
+    let joints = n + 1;
+    let size = std::fs::metadata(&out).unwrap().len();
+    // At most 64 levels of indentation (3 bytes each) plus prefix and name per line.
+    assert!(size < 260 * joints as u64, "{size} bytes for {joints} joints");
+    let s = std::fs::read_to_string(&out).unwrap();
+    let tree: Vec<&str> = s.lines().skip_while(|l| *l != "  hierarchy:").skip(1).collect();
+    assert_eq!(tree.len(), joints);
+    assert_eq!(tree[0], "    J0  [Zrot Xrot Yrot]");
+    assert_eq!(tree[1], "    └─ J1");
+    assert_eq!(tree[64], format!("    {}└─ J64", "   ".repeat(63)));
+    assert_eq!(tree[65], format!("    {}[depth 65] └─ J65", "   ".repeat(63)));
+    assert_eq!(tree[n], format!("    {}[depth {n}] └─ J{}_End", "   ".repeat(63), n - 1));
+    assert!(tree.iter().all(|l| l.chars().count() < 260));
+
+    let status = run_bounded(&["info", "--json", f], &out, limit);
+    assert!(status.success(), "{status:?}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(v["hierarchy"].as_array().unwrap().len(), joints);
+    assert_eq!(v["hierarchy"][n]["parent"], n - 1);
+}
+
+#[test]
+fn text_from_files_never_reaches_the_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    // Joint names with a screen-clearing escape, a C1 CSI, a bell and a
+    // right-to-left override; a file name with an escape; a bad token with one.
+    let evil = "HIERARCHY\nROOT Hips\u{1b}[2J\u{9b}31m\u{202e}\n{\nOFFSET 0 0 0\n\
+                CHANNELS 3 Zrotation Xrotation Yrotation\nJOINT A\u{7}b\n{\nOFFSET 0 1 0\n\
+                CHANNELS 0\nEnd Site\n{\nOFFSET 0 1 0\n}\n}\n}\nMOTION\nFrames: 2\n\
+                Frame Time: 0.1\n1 2 3\n";
+    let f = dir.path().join("evil\u{1b}]0;owned\u{7}.bvh");
+    std::fs::write(&f, evil).unwrap();
+    let bad = dir.path().join("bad.bvh");
+    std::fs::write(&bad, "HIERARCHY\nROOT A\n{\nOFFSET 0 0 \u{202e}\u{1b}[2Jx\n}").unwrap();
+    let f = f.to_str().unwrap();
+    let b = bad.to_str().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = dir.path().join("out");
+    let o_out = out.to_str().unwrap();
+    // Messages are escaped; data (BVH from fmt, CSV) is the file's text, exactly,
+    // so only standard error is looked at when standard output is data.
+    let runs: Vec<(Vec<&str>, bool)> = vec![
+        (vec!["info", f], true),
+        (vec!["info", b], true),
+        (vec!["check", "-v", d], true),
+        (vec!["fmt", f], false),
+        (vec!["fmt", d, "-o", o_out], true),
+        (vec!["positions", f, "--joints", "Nope"], true),
+        (vec!["positions", f], false),
+        (vec!["rotations", f, "--repr", "euler"], false),
+        (vec!["positions", b], true),
+    ];
+    let unsafe_char =
+        |c: char| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c);
+    let mut seen = String::new();
+    for (args, messages_on_stdout) in runs {
+        let o = run(&args);
+        let printed =
+            if messages_on_stdout { String::from_utf8_lossy(&o.stdout) } else { "".into() };
+        let both = format!("{printed}{}", stderr(&o));
+        if let Some(c) = both.chars().find(|&c| unsafe_char(c)) {
+            panic!("{args:?} printed {c:?} raw: {both:?}");
+        }
+        seen.push_str(&both);
+    }
+    assert!(seen.contains("Hips\\x1b[2J\\u{9b}31m\\u{202e}"), "{seen}");
+    assert!(seen.contains("A\\x07b"), "{seen}");
+    assert!(seen.contains("evil\\x1b]0;owned\\x07.bvh"), "{seen}");
+    assert!(seen.contains("found '\\u{202e}\\x1b[2Jx'"), "{seen}");
+    // JSON carries the exact name, every unsafe character as a \u escape.
+    for args in [vec!["info", "--json", f], vec!["positions", f, "--format", "json"]] {
+        let o = run(&args);
+        let s = stdout(&o);
+        assert!(!s.chars().any(unsafe_char), "{args:?}: {s:?}");
+        assert!(s.contains(r"Hips\u001b[2J\u009b31m\u202e"), "{args:?}: {s}");
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        let name = if args[0] == "info" { &v["roots"][0] } else { &v["joints"][0] };
+        assert_eq!(name, "Hips\u{1b}[2J\u{9b}31m\u{202e}");
+    }
 }
 
 #[test]
@@ -290,6 +741,116 @@ fn rotations_in_every_representation() {
 }
 
 #[test]
+fn rotations_continuous_in_the_joints_own_order() {
+    use bvhkit::rotation::{Axis, euler_to_mat3};
+    // Zrotation jumps 0 -> 359 (that is, -1) -> 358 (-2) -> -2.
+    let text = "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+        \tEnd Site\n\t{\n\t\tOFFSET 0 1 0\n\t}\n}\nMOTION\nFrames: 4\nFrame Time: 0.1\n\
+        0 10 20\n359 10 20\n358 10 20\n-2 10 20\n";
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("jump.bvh");
+    std::fs::write(&f, text).unwrap();
+    let f = f.to_str().unwrap();
+    let rows = |extra: &[&str]| -> Vec<[f64; 3]> {
+        let mut args = vec!["rotations", f, "--repr", "euler", "--joints", "Hips"];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let v: Vec<f64> = l.split(',').skip(3).map(|x| x.parse().unwrap()).collect();
+                [v[0], v[1], v[2]]
+            })
+            .collect()
+    };
+    // Without --continuous: the file's values, exactly.
+    assert_eq!(
+        rows(&[]),
+        [[0.0, 10.0, 20.0], [359.0, 10.0, 20.0], [358.0, 10.0, 20.0], [-2.0, 10.0, 20.0]]
+    );
+    let cont = rows(&["--continuous"]);
+    let expected = [[0.0, 10.0, 20.0], [-1.0, 10.0, 20.0], [-2.0, 10.0, 20.0], [-2.0, 10.0, 20.0]];
+    let zxy = [Axis::Z, Axis::X, Axis::Y];
+    for (k, (got, want)) in cont.iter().zip(expected).enumerate() {
+        assert!(got.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-9), "frame {k}: {got:?}");
+        // Still the file's rotation.
+        let file =
+            [[0.0, 10.0, 20.0], [359.0, 10.0, 20.0], [358.0, 10.0, 20.0], [-2.0, 10.0, 20.0]];
+        let d = euler_to_mat3(&zxy, got) - euler_to_mat3(&zxy, &file[k]);
+        assert!(d.to_cols_array().iter().all(|x| x.abs() < 1e-12), "frame {k}");
+    }
+    // Where the file's values are already continuous they are kept exactly.
+    assert_eq!(cont[0], [0.0, 10.0, 20.0]);
+    assert_eq!(cont[3], [-2.0, 10.0, 20.0]);
+    // Every step is small.
+    assert!(cont.windows(2).all(|w| (w[1][0] - w[0][0]).abs() <= 1.0 + 1e-9), "{cont:?}");
+}
+
+#[test]
+fn long_help_explains_and_gives_an_example() {
+    for cmd in ["info", "check", "fmt", "positions", "rotations", "render"] {
+        let o = run(&[cmd, "--help"]);
+        assert!(o.status.success());
+        let s = stdout(&o);
+        let paragraphs: Vec<&str> = s.split("\n\n").collect();
+        assert!(paragraphs[1].len() > 300, "{cmd}: a paragraph that explains: {s}");
+        assert!(
+            paragraphs[2].starts_with(&format!("Example: bvh {cmd} ")),
+            "{cmd}: an example: {s}"
+        );
+        let short = stdout(&run(&[cmd, "-h"]));
+        assert!(!short.contains("Example:"), "-h stays short");
+    }
+    let s = stdout(&run(&["fmt", "--help"]));
+    assert!(s.contains("--repair"), "{s}");
+}
+
+#[test]
+fn rotations_continuous_on_corpus_files_with_jumps() {
+    use bvhkit::rotation::{RotationOrder, euler_to_mat3};
+    let Some(dir) = corpus() else { return };
+    // Rows of `frame,joint,order,a1,a2,a3` (joint names here hold no commas).
+    let rows = |text: &str| -> Vec<(String, [f64; 3])> {
+        text.lines()
+            .skip(1)
+            .map(|l| {
+                let c: Vec<&str> = l.rsplitn(4, ',').collect();
+                let order = c[3].rsplit(',').next().unwrap().to_string();
+                (order, [c[2], c[1], c[0]].map(|v| v.parse::<f64>().unwrap()))
+            })
+            .collect()
+    };
+    for name in [
+        "bvhio_test_example_tab_separated",
+        "xia_style_angry_13_000",
+        "fair_zombie_animated_drawings_xyz_yxz",
+    ] {
+        let f = dir.join(format!("{name}.bvh"));
+        let f = f.to_str().unwrap();
+        let joints = bvhkit::Bvh::parse(std::fs::read(f).unwrap()).unwrap().skeleton().len();
+        let plain = run(&["rotations", f, "--repr", "euler"]);
+        let cont = run(&["rotations", f, "--repr", "euler", "--continuous"]);
+        assert!(plain.status.success() && cont.status.success(), "{name}");
+        let (plain, cont) = (rows(&stdout(&plain)), rows(&stdout(&cont)));
+        assert_eq!(plain.len(), cont.len());
+        let jumps = |r: &[(String, [f64; 3])]| -> usize {
+            (joints..r.len())
+                .filter(|&i| r[i].1.iter().zip(r[i - joints].1).any(|(a, b)| (a - b).abs() > 180.0))
+                .count()
+        };
+        assert!(jumps(&plain) > 0, "{name}: the file's angles jump");
+        assert_eq!(jumps(&cont), 0, "{name}: continuous angles do not");
+        for ((order, p), (_, c)) in plain.iter().zip(&cont) {
+            let axes = RotationOrder::from_name(order).unwrap().axes();
+            let d = euler_to_mat3(&axes, p) - euler_to_mat3(&axes, c);
+            assert!(d.to_cols_array().iter().all(|x| x.abs() < 1e-9), "{name}: same rotation");
+        }
+    }
+}
+
+#[test]
 fn broken_pipe_exits_quietly() {
     let mut child = bvh()
         .args(["positions", &fx("crlf.bvh"), "--format", "csv"])
@@ -314,6 +875,14 @@ fn the_whole_corpus() {
     assert_eq!(v.as_array().unwrap().len(), 41);
     let o = run(&["check", d]);
     assert_eq!(o.status.code(), Some(1));
+    assert!(!stdout(&o).contains(": note: "), "notes only with -v");
+    let o = run(&["check", "-v", "--summary", d]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o).trim_end(),
+        "bvh: 41 files: 36 clean, 5 with warnings, 0 unreadable",
+        "the summary is the last line"
+    );
     let s = stdout(&o);
     let flagged: std::collections::BTreeSet<&str> = s
         .lines()
@@ -323,8 +892,9 @@ fn the_whole_corpus() {
     assert!(flagged.iter().all(|f| f.starts_with("malformed_")), "{flagged:?}");
     assert_eq!(flagged.len(), 5, "{s}");
     assert!(s.contains("bandai_namco_ds1_kick_6ch_every_joint.bvh: note:"), "{s}");
-    let o = run(&["check", "--strict", d]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = run(&["check", "--strict", "--summary", d]);
+    assert_eq!(o.status.code(), Some(2), "strict: the malformed files do not parse");
+    assert!(stderr(&o).ends_with("36 clean, 0 with warnings, 5 unreadable\n"), "{}", stderr(&o));
 
     let f = dir.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
     let out = tempfile::tempdir().unwrap();

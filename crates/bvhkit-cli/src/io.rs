@@ -163,6 +163,17 @@ fn read_file(p: &Path, limit: u64) -> Result<Bytes> {
     read_limited(file, &name(), limit).map(Bytes::Owned)
 }
 
+/// Refuses a path that is not a regular file (a device, a FIFO), for readers
+/// that take paths and read them whole without a limit (the desktop player).
+#[cfg_attr(not(feature = "view"), allow(dead_code))]
+pub(crate) fn require_regular(p: &Path) -> Result<()> {
+    let meta = std::fs::metadata(p).with_context(|| p.display().to_string())?;
+    if !meta.is_file() {
+        bail!("{}: not a regular file (bvh view reads whole files only)", p.display());
+    }
+    Ok(())
+}
+
 /// Reads all of `r`, refusing more than `limit` bytes with an error that
 /// names `what` and the limit (an endless pipe or `/dev/zero` stops there).
 pub(crate) fn read_limited(r: impl Read, what: &str, limit: u64) -> Result<Vec<u8>> {
@@ -702,6 +713,15 @@ mod tests {
         std::fs::write(&small, b"").unwrap();
         assert!(read_file(&small, 10).unwrap().is_empty());
         assert!(read_file(dir.path(), 10).unwrap_err().to_string().ends_with("is a directory"));
+        // The player reads whole files itself: only regular ones reach it.
+        require_regular(&big).unwrap();
+        #[cfg(unix)]
+        assert!(
+            require_regular(Path::new("/dev/zero"))
+                .unwrap_err()
+                .to_string()
+                .contains("not a regular file")
+        );
         // A /proc file claims size 0 but has content: it is read, within the limit.
         #[cfg(target_os = "linux")]
         {

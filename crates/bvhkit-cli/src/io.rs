@@ -402,14 +402,7 @@ impl AtomicFile {
         let AtomicFile { file, target, named } = self;
         let what = || format!("writing {}", target.display());
         file.sync_all().with_context(what)?;
-        #[cfg(unix)]
-        if let Ok(old) = std::fs::metadata(&target) {
-            use std::os::unix::fs::{MetadataExt, PermissionsExt};
-            // The owner first: changing it clears set-user-ID bits.
-            let _ = std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid()));
-            let mode = std::fs::Permissions::from_mode(old.mode() & 0o7777);
-            file.set_permissions(mode).with_context(what)?;
-        }
+        keep_owner_and_mode(&file, &target).with_context(what)?;
         let named = match named {
             Some(p) => p,
             None => link_anonymous(&file, folder_of(&target)).with_context(what)?,
@@ -417,6 +410,54 @@ impl AtomicFile {
         named.persist(&target).map_err(|e| e.error).with_context(what)?;
         Ok(())
     }
+}
+
+/// Gives `file` the owner (best effort: it needs privileges) and mode of
+/// the file at `target`, if there is one.
+fn keep_owner_and_mode(file: &File, target: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    if let Ok(old) = std::fs::metadata(target) {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        // The owner first: changing it clears set-user-ID bits.
+        let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
+        file.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o7777))?;
+    }
+    #[cfg(not(unix))]
+    let _ = (file, target);
+    Ok(())
+}
+
+/// Puts a complete file that another program wrote under a temporary name
+/// (ffmpeg needs a path) at `out`, as [`open_output`] would: a regular file
+/// (at the end of any links) is replaced in one rename, keeping its owner and
+/// mode; anything else is written through.
+pub(crate) fn persist_named(tmp: tempfile::NamedTempFile, out: &Path) -> Result<()> {
+    match destination(out)? {
+        Dest::Replace(target) => {
+            tmp.as_file().sync_all()?;
+            keep_owner_and_mode(tmp.as_file(), &target)?;
+            tmp.persist(&target)
+                .map_err(|e| e.error)
+                .with_context(|| format!("writing {}", target.display()))?;
+        }
+        _ => {
+            let mut o = open_output(out)?;
+            let mut f = tmp.reopen()?;
+            std::io::copy(&mut f, &mut o).with_context(|| format!("writing {}", out.display()))?;
+            o.finish()?;
+        }
+    }
+    Ok(())
+}
+
+/// Where a program that needs a path should write a temporary file for
+/// `out`: beside the file it will replace, or the system's temporary folder
+/// when `out` is written through.
+pub(crate) fn temp_folder_for(out: &Path) -> Result<PathBuf> {
+    Ok(match destination(out)? {
+        Dest::Replace(target) => folder_of(&target).to_path_buf(),
+        _ => std::env::temp_dir(),
+    })
 }
 
 fn folder_of(path: &Path) -> &Path {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use bvhkit_render::Rgba;
 use bvhkit_render::raster::{self, AnimationOptions, RenderOptions, SheetOptions};
 
@@ -145,16 +145,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             write_atomic(out, |w| Ok(w.write_all(&bytes)?))?;
         }
         _ => {
-            // ffmpeg writes a temporary file next to OUT, renamed when complete.
-            let dir = match out.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
+            // ffmpeg writes a temporary file next to OUT (or the file a link
+            // names), renamed when complete; a FIFO or device gets a copy.
+            let dir = crate::io::temp_folder_for(out)?;
             let tmp = crate::io::temp_with_suffix(&dir, ".mp4")?;
             raster::render_mp4(&refs, &opts, &anim, tmp.path())?;
-            tmp.persist(out)
-                .map_err(|e| e.error)
-                .with_context(|| format!("writing {}", out.display()))?;
+            crate::io::persist_named(tmp, out)?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -1939,3 +1939,58 @@ fn bvhkit_render_guess(bvh: &bvhkit::Bvh) -> String {
         .units
         .to_string()
 }
+
+#[cfg(unix)]
+#[test]
+fn render_through_links_and_fifos() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("real")).unwrap();
+    let f = fx("two_roots.bvh");
+    let mut exts = vec!["png", "gif"];
+    let has_ffmpeg =
+        Command::new("ffmpeg").arg("-version").output().is_ok_and(|o| o.status.success());
+    if has_ffmpeg {
+        exts.push("mp4");
+    } else {
+        bvhkit_testdata::skip(
+            "render_through_links_and_fifos (mp4)",
+            "no ffmpeg on PATH (apt-get install ffmpeg)",
+        );
+    }
+    for ext in exts {
+        // A link: its target is written, the link stays.
+        let link = dir.path().join(format!("out.{ext}"));
+        std::os::unix::fs::symlink(format!("real/out.{ext}"), &link).unwrap();
+        let o = run(&["render", &f, "-o", link.to_str().unwrap(), "--size", "200x150"]);
+        assert!(o.status.success(), "{ext}: {}", stderr(&o));
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "{ext}");
+        let bytes = std::fs::read(dir.path().join(format!("real/out.{ext}"))).unwrap();
+        let magic_ok = match ext {
+            "png" => bytes.starts_with(b"\x89PNG"),
+            "gif" => bytes.starts_with(b"GIF8"),
+            _ => bytes.get(4..8) == Some(b"ftyp"),
+        };
+        assert!(magic_ok, "{ext}: not the expected file");
+        // A FIFO: written into, never replaced.
+        let fifo = dir.path().join(format!("fifo.{ext}"));
+        assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let o = run(&["render", &f, "-o", fifo.to_str().unwrap(), "--size", "200x150"]);
+        assert!(o.status.success(), "{ext}: {}", stderr(&o));
+        assert_eq!(reader.join().unwrap(), bytes, "{ext}: the same file through the FIFO");
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "{ext}");
+    }
+    let mut left: Vec<_> = std::fs::read_dir(dir.path().join("real"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    left.sort();
+    assert!(
+        left.iter().all(|n| !n.to_string_lossy().starts_with(".bvh-")),
+        "no temporary file left: {left:?}"
+    );
+}

@@ -28,11 +28,13 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let inputs = expand(&args.files)?;
-    let clips = load_clips(&inputs, args.position_channels.into())?;
+    // Files that cannot be loaded are reported and skipped; the others are served.
+    let loaded = load_clips(&inputs, args.position_channels.into())?;
+    let clips = &loaded.clips;
     let addr = std::net::SocketAddr::new(args.bind, args.port);
     let server =
-        bvhkit_serve::Server::bind(addr, &clips).with_context(|| format!("listening on {addr}"))?;
+        bvhkit_serve::Server::bind(addr, clips).with_context(|| format!("listening on {addr}"))?;
     eprintln!("bvh: serving {} clip(s) at {} (Ctrl-C to stop)", clips.len(), server.url()?);
     server.run()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(loaded.exit_code())
 }

@@ -280,7 +280,7 @@ pub fn render_frame(clips: &[&Clip], frame: usize, opts: &RenderOptions) -> Resu
         Framing::Frame => Stage::at_frame(clips, frame),
         Framing::Motion => Stage::new(clips),
     };
-    let cam = stage.camera(opts.azimuth, opts.elevation, opts.width, opts.height);
+    let cam = camera(&stage, opts);
     let poses: Vec<Pose<'_>> = clips.iter().map(|c| Pose::at(c, frame)).collect();
     let mut p = pixmap(opts.width, opts.height)?;
     p.fill(skia_color(opts.background));
@@ -298,6 +298,19 @@ pub fn render_frame(clips: &[&Clip], frame: usize, opts: &RenderOptions) -> Resu
         );
     }
     Ok(Image::from_pixmap(p))
+}
+
+/// The camera for `stage`: [`Stage::camera`] with room above the figures
+/// for their names (the framed box is raised by 15% of its height), kept
+/// without labels too so that a picture is framed the same either way.
+fn camera(stage: &Stage, opts: &RenderOptions) -> Camera {
+    match stage.bounds() {
+        Some((lo, mut hi)) => {
+            hi.y += 0.15 * (hi.y - lo.y);
+            Camera::framing(lo, hi, opts.azimuth, opts.elevation, opts.width, opts.height)
+        }
+        None => stage.camera(opts.azimuth, opts.elevation, opts.width, opts.height),
+    }
 }
 
 /// The frame number a still shows: `frame`, clamped as the first clip's
@@ -335,8 +348,8 @@ fn corners((lo, hi): (DVec3, DVec3)) -> [DVec3; 8] {
 }
 
 /// Writes each clip's name over its figure, whose points (before the
-/// stage offset) are `figures[i]`: centred above the figure's screen
-/// rectangle, or under it when there is no room above, in the figure's
+/// stage offset) are `figures[i]`: centred above the screen rectangle of
+/// those points (plus 6% of its height for the head and bone radii), or under it when there is no room above, in the figure's
 /// colour. Names of figures side by side are shortened (`..`) so that
 /// they do not overlap.
 fn draw_names(
@@ -373,7 +386,8 @@ fn draw_names(
         let tw = style.width(&name);
         let th = style.height();
         let x = (cx - tw * 0.5).clamp(0.0, (w - tw).max(0.0));
-        let gap = 2.0 * scale;
+        // Room for the head ball and bone radii, which reach past the joints.
+        let gap = 2.0 * scale + 0.06 * (hi.y - lo.y);
         let y = if lo.y - gap - th >= 0.0 {
             lo.y - gap - th
         } else if hi.y + gap + th <= h {
@@ -442,7 +456,7 @@ impl<'a> Animator<'a> {
             })
             .collect();
         let stage = Stage::new(clips);
-        let cam = stage.camera(opts.azimuth, opts.elevation, opts.width, opts.height);
+        let cam = camera(&stage, opts);
         let mut base = pixmap(opts.width, opts.height)?;
         base.fill(skia_color(opts.background.with_alpha(255)));
         paint::draw_shapes(&mut base, &stage.ground(&cam, &opts.style));
@@ -596,7 +610,7 @@ pub fn render_contact_sheet(
     let mut out = pixmap(sw as u32, sh as u32)?;
     out.fill(skia_color(opts.background));
     let stage = Stage::new(&clips);
-    let cam = stage.camera(opts.azimuth, opts.elevation, opts.width, opts.height);
+    let cam = camera(&stage, opts);
     let mut base = pixmap(opts.width, opts.height)?;
     base.fill(skia_color(opts.background));
     paint::draw_shapes(&mut base, &stage.ground(&cam, &opts.style));

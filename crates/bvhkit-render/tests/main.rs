@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use bvhkit_render::glam::DVec3;
 use bvhkit_render::raster::{
-    self, AnimationOptions, Error, RenderOptions, SheetOptions, render_gif, render_png,
+    self, AnimationOptions, Error, Framing, RenderOptions, SheetOptions, render_gif, render_png,
 };
 use bvhkit_render::{Clip, Style};
 
@@ -139,7 +139,9 @@ fn gif_has_expected_frames_and_size() {
 #[test]
 fn gif_first_frame_matches_png() {
     let clip = walker("walk", 30, 0.0);
-    let opts = small();
+    // The same camera as the animation's and no labels (a still has the
+    // frame number in its corner, an animation has not).
+    let opts = RenderOptions { framing: Framing::Motion, labels: false, ..small() };
     let bytes =
         render_gif(&[&clip], &opts, &AnimationOptions { frames: Some(5..6), fps: None }).unwrap();
     let mut d = gif::DecodeOptions::new();

@@ -923,6 +923,9 @@ fn serve_answers_on_loopback() {
         .to_string();
     let host = url.trim_start_matches("http://").to_string();
     assert!(host.starts_with("127.0.0.1:"), "{line}");
+    // `--port 0` prints the port it really got.
+    let port: u16 = host.rsplit_once(':').unwrap().1.parse().unwrap();
+    assert_ne!(port, 0, "{line}");
     let mut s = std::net::TcpStream::connect(&host).unwrap();
     write!(s, "GET /clips.json HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
     let mut resp = String::new();
@@ -934,6 +937,33 @@ fn serve_answers_on_loopback() {
     let v: serde_json::Value = serde_json::from_str(body).unwrap();
     let text = v.to_string();
     assert!(text.contains("Spine_End") && text.contains("Prop"), "{text}");
+}
+
+/// A port in use is an error that names a free port, which then works.
+#[test]
+fn serve_on_a_busy_port_names_a_free_one() {
+    use std::io::BufRead;
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    let o = run(&["serve", &fx("two_roots.bvh"), "--port", &port]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains(&format!("port {port} on 127.0.0.1 is in use")), "{err}");
+    let free = err.split("try --port ").nth(1).and_then(|r| r.split_whitespace().next());
+    let free: u16 = free.unwrap_or_else(|| panic!("no port suggested: {err}")).parse().unwrap();
+    assert_ne!(free.to_string(), port);
+    // The suggestion is a port `bvh serve` can really listen on.
+    let mut child = bvh()
+        .args(["serve", &fx("two_roots.bvh"), "--port", &free.to_string()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(line.contains(&format!("http://127.0.0.1:{free}/")), "{line}");
+    drop(busy);
 }
 
 fn decode_png(path: &Path) -> (u32, u32, Vec<u8>) {

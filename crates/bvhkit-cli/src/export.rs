@@ -502,7 +502,7 @@ impl Sink for NpySink {
 /// The output extensions `bvh positions` and `bvh rotations` write.
 const ACCEPTED: &str = ".csv, .json, .npy";
 
-/// The format: `--format`, else from the extension of OUT (none, or
+/// The format: `--format`, else from the extension of `out` (none, or
 /// standard output: CSV). Any other extension is an error naming the
 /// accepted ones, so `-o x.parquet` never writes CSV under that name.
 fn pick_format(c: &Common, out: Option<&Path>, command: &str) -> Result<Format> {
@@ -575,9 +575,9 @@ fn select(skeleton: &Skeleton, wanted: &[String]) -> Result<(Vec<usize>, Vec<Str
 /// the warnings to print.
 fn stream(
     c: &Common,
-    command: &str,
     input: &Input,
     out: Option<&Path>,
+    command: &str,
     settings: Vec<(&'static str, serde_json::Value)>,
     make_layout: impl FnOnce(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
     mut per_frame: impl FnMut(&Skeleton, &[f64], &[usize], &mut Vec<f64>),
@@ -640,12 +640,19 @@ fn stream(
         sink.units(UnitGuess::new(&rest, &[]));
     }
     sink.finish()?;
-    let mut lines: Vec<String> = rdr.warnings().iter().map(|w| located_warning(input, w)).collect();
+    let mut lines: Vec<String> = rdr
+        .warnings()
+        .iter()
+        .map(|w| crate::text::escape(&located_warning(input, w)).into_owned())
+        .collect();
     if written == 0 && f > 0 {
-        lines.push(format!(
-            "bvh: warning: {}: the frame range selects none of the {f} frames read",
-            input.display()
-        ));
+        lines.push(
+            crate::text::escape(&format!(
+                "bvh: warning: {}: the frame range selects none of the {f} frames read",
+                input.display()
+            ))
+            .into_owned(),
+        );
     }
     Ok(lines)
 }
@@ -677,7 +684,7 @@ fn export_all(
     let to_folder = c.output.as_deref().is_some_and(names_folder);
     if inputs.len() == 1 && !to_folder {
         for l in one(&inputs[0].0, c.output.as_deref())? {
-            eprintln!("{}", crate::text::escape(&l));
+            eprintln!("{l}");
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -736,7 +743,7 @@ fn export_all(
     let mut failed = false;
     for r in results {
         match r {
-            Ok(lines) => lines.iter().for_each(|l| eprintln!("{}", crate::text::escape(l))),
+            Ok(lines) => lines.iter().for_each(|l| eprintln!("{l}")),
             Err(e) => {
                 failed = true;
                 eprintln!("bvh: error: {}", crate::text::escape(&format!("{e:#}")));
@@ -761,9 +768,9 @@ fn positions_one(c: &Common, input: &Input, out: Option<&Path>) -> Result<Vec<St
     ];
     stream(
         c,
-        "positions",
         input,
         out,
+        "positions",
         settings,
         |_, _, names, frame_time| Layout {
             joints: names,
@@ -811,9 +818,9 @@ fn rotations_one(a: &RotationsArgs, input: &Input, out: Option<&Path>) -> Result
     ];
     stream(
         c,
-        "rotations",
         input,
         out,
+        "rotations",
         settings,
         |skel, sel, names, frame_time| {
             let labels = (repr == Repr::Euler).then(|| {

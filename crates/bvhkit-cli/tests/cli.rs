@@ -963,3 +963,97 @@ fn a_broken_file_in_a_directory_is_skipped() {
     assert!(stderr(&o).contains("nothing to draw"), "{}", stderr(&o));
     assert!(!none.exists());
 }
+
+/// `clips.json` from `bvh serve FILE...`.
+fn served_clips(files: &[&Path]) -> serde_json::Value {
+    use std::io::BufRead;
+    let mut child = bvh()
+        .arg("serve")
+        .args(files)
+        .args(["--port", "0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("http://") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "bvh serve ended without serving");
+    }
+    let url = line.split_whitespace().find(|w| w.starts_with("http://")).unwrap();
+    let host = url.trim_start_matches("http://").trim_end_matches('/').to_string();
+    let mut s = std::net::TcpStream::connect(&host).unwrap();
+    write!(s, "GET /clips.json HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    child.kill().unwrap();
+    let _ = child.wait();
+    serde_json::from_str(&resp[resp.find("\r\n\r\n").unwrap() + 4..]).unwrap()
+}
+
+/// One unit guess everywhere: for corpus files whose rest pose, first
+/// frame and typical frame differ in size (the Rokoko dance is 130 units
+/// at rest, 154 in its first frame and 160 in its median frame; the
+/// MakeHuman bind pose collapses when every channel is 0), `bvh render`
+/// (its note on drawing files at one scale), `bvh serve` (`clips.json`) and
+/// `bvh view` (its screenshot sidecar) report the same unit and size, the
+/// library's guess from the positions drawn.
+#[test]
+fn render_serve_and_view_guess_the_same_units() {
+    use bvhkit_render::units::of_clip;
+    let Some(dir) = corpus() else { return };
+    let metres = dir.join("shadermotion_vrchat_tab_separated.bvh");
+    for stem in [
+        "rokoko_jesse_dance_yxz_fingers",
+        "makehuman_163_joints_6ch_every_joint_deep",
+        "kinect_v1_custom_writer_nonzero_root_offset",
+        "cmu_01_01_walk_cgspeed_mb_names",
+    ] {
+        let file = dir.join(format!("{stem}.bvh"));
+        let (bvh, _) =
+            bvhkit::ReadOptions::new().lenient(true).parse(&std::fs::read(&file).unwrap()).unwrap();
+        let mode = bvhkit::PositionChannels::Replace;
+        let guess = of_clip(&bvhkit_render::Clip::from_bvh(&bvh, stem, mode));
+        assert_eq!(guess, bvhkit::units::UnitGuess::of_bvh(&bvh, mode), "{stem}");
+        let label = guess.label();
+        // serve
+        let served = served_clips(&[&file]);
+        let units = &served["clips"][0]["units"];
+        assert_eq!(units["label"], label.as_str(), "{stem}: serve");
+        assert_eq!(units["symbol"], guess.units.symbol(), "{stem}: serve");
+        let m = units["metres_per_unit"].as_f64().unwrap();
+        assert!((m / guess.metres_per_unit() - 1.0).abs() < 1e-5, "{stem}: serve {m}");
+        // render: the note names each file's guess when units differ.
+        let png = tempfile::NamedTempFile::with_suffix(".png").unwrap();
+        let o = render_to(&[file.to_str().unwrap(), metres.to_str().unwrap()], png.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("{stem}: {label}")), "{stem}: {}", stderr(&o));
+        // view
+        #[cfg(feature = "view")]
+        if std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty()) {
+            let shot = tempfile::tempdir().unwrap();
+            let png = shot.path().join("v.png");
+            let o = run(&[
+                "view",
+                file.to_str().unwrap(),
+                "--size",
+                "400x300",
+                "--screenshot",
+                png.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let side: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(shot.path().join("v.png.json")).unwrap())
+                    .unwrap();
+            let u = &side["clips"][0]["units"];
+            assert_eq!(u["label"], label.as_str(), "{stem}: view");
+            let drawn = u["drawn_size_m"].as_f64().unwrap();
+            assert!((drawn - guess.drawn_size_m()).abs() < 1e-9, "{stem}: view {drawn}");
+        } else {
+            bvhkit_testdata::skip(
+                "render_serve_and_view_guess_the_same_units (view part)",
+                "no DISPLAY (run under Xvfb)",
+            );
+        }
+    }
+}

@@ -25,12 +25,12 @@ pub struct Clip {
 
 impl Clip {
     /// World positions, display names and hierarchy of `bvh`, through
-    /// forward kinematics over every frame (in parallel).
+    /// forward kinematics over every frame (on all cores with the `bvh`
+    /// feature).
     ///
     /// A file without motion frames gives a clip of one frame, its rest
     /// pose ([`bvhkit::units::rest_pose`]: every channel 0), so that it can
     /// still be drawn; check `bvh.motion().n_frames()` to say so.
-    #[cfg(feature = "bvh")]
     #[must_use]
     pub fn from_bvh(bvh: &bvhkit::Bvh, name: &str, mode: bvhkit::PositionChannels) -> Clip {
         let s = bvh.skeleton();

@@ -8,8 +8,9 @@
 //!
 //! [`units`] re-exports the core's guess of a file's length unit
 //! ([`bvhkit::units`]) and adds [`units::of_clip`], so that files in
-//! different units can be drawn side by side at one scale; with the `bvh`
-//! feature, [`Clip::from_bvh`] starts from a parsed [`bvhkit::Bvh`].
+//! different units can be drawn side by side at one scale;
+//! [`Clip::from_bvh`] starts from a parsed [`bvhkit::Bvh`] (with the `bvh`
+//! feature, its forward kinematics runs on all cores).
 //!
 //! The same input always gives the same bytes: nothing depends on the
 //! clock, randomness or thread scheduling.

@@ -22,7 +22,8 @@ sensors to joints. Samples are CSV with the header t,sensor,w,x,y,z \
 (optionally px,py,pz) or JSON lines with the same keys, from a file, \
 standard input (`-`) or UDP datagrams of whole lines \
 (`udp://127.0.0.1:PORT`; an empty datagram or --idle seconds of silence \
-end the recording).
+end the recording). With --live the frames are also shown in the browser \
+player as they are recorded.
 
 Frames are written as they complete, so an interrupted recording keeps \
 every frame but the one being filled; its `Frames:` count is patched when \
@@ -52,6 +53,58 @@ pub(crate) struct RecordArgs {
     /// The BVH file to write (a regular file: its frame count is patched at the end).
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
+    /// Also show the frames live in a browser, served on loopback at this port (default 8124; 0 picks a free one).
+    #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "8124")]
+    live: Option<u16>,
+}
+
+/// The live view: a loopback server whose feed gets every frame's world positions.
+struct Live {
+    feed: bvhkit_serve::LiveFeed,
+    handle: bvhkit_serve::ShutdownHandle,
+    thread: std::thread::JoinHandle<std::io::Result<()>>,
+    fk: bvhkit::Kinematics,
+    scratch: bvhkit::FkScratch,
+    positions: Vec<bvhkit::glam::DVec3>,
+}
+
+impl Live {
+    fn start(config: &Config, port: u16) -> Result<Live> {
+        let mode = bvhkit::PositionChannels::Replace;
+        let rest = Bvh::new(
+            config.skeleton.clone(),
+            Motion::new(1.0 / config.frame_rate, config.skeleton.n_channels(), Vec::new())?,
+        )?;
+        let clip = bvhkit_render::Clip::from_bvh(&rest, "live", mode);
+        let server = bvhkit_serve::Server::bind(("127.0.0.1", port), &[])
+            .with_context(|| format!("cannot serve the live view on port {port}"))?;
+        let feed = server.live_feed();
+        feed.set_skeleton(&clip);
+        eprintln!("bvh: live view at {}?live=1", server.url()?);
+        let handle = server.shutdown_handle();
+        let thread = std::thread::spawn(move || server.run());
+        let fk = bvhkit::Kinematics::new(&config.skeleton, mode);
+        let scratch = fk.scratch();
+        let positions = vec![bvhkit::glam::DVec3::ZERO; fk.len()];
+        Ok(Live { feed, handle, thread, fk, scratch, positions })
+    }
+
+    fn push(&mut self, time: f64, frame: &[f64]) {
+        self.fk.positions_with(frame, &mut self.scratch, &mut self.positions);
+        // A page that is not there is no error: the feed keeps the latest frame.
+        let _ = self.feed.push(time, &self.positions);
+    }
+
+    fn finish(self) -> Result<()> {
+        self.feed.finish();
+        // Give connected pages a moment to receive the end event.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        self.handle.shutdown();
+        self.thread
+            .join()
+            .map_err(|_| anyhow::anyhow!("the live view's server thread panicked"))??;
+        Ok(())
+    }
 }
 
 /// What `replay` turns a clip into.
@@ -165,6 +218,7 @@ struct Session {
     line_no: u64,
     /// A bad CSV header ended the recording before any frame.
     bad_header: bool,
+    live: Option<Live>,
 }
 
 impl Session {
@@ -192,6 +246,7 @@ impl Session {
                 self.frames.clear();
                 if self.rec.push(&self.reading.sample(), &mut self.frames) > 0 {
                     self.take.frames(&self.frames, self.rec.n_channels())?;
+                    self.show();
                 }
                 Ok(())
             }
@@ -214,12 +269,27 @@ impl Session {
         )
     }
 
+    /// Sends the frames just written to the live view, if any.
+    fn show(&mut self) {
+        let Some(live) = &mut self.live else { return };
+        let n = self.rec.n_channels().max(1);
+        let count = (self.frames.len() / n) as u64;
+        let first = self.rec.stats().frames - count;
+        for (k, frame) in self.frames.chunks(n).enumerate() {
+            live.push((first + k as u64) as f64 / self.rec.config().frame_rate, frame);
+        }
+    }
+
     fn finish(mut self, output: &Path) -> Result<()> {
         self.frames.clear();
         self.rec.finish(&mut self.frames);
         self.take.frames(&self.frames, self.rec.n_channels())?;
+        self.show();
         let s = self.rec.stats();
         self.take.finish(s.frames)?;
+        if let Some(live) = self.live.take() {
+            live.finish()?;
+        }
         eprintln!("{}", summary(output, &s, self.bad_lines));
         Ok(())
     }
@@ -256,6 +326,7 @@ pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
         }
         None => None,
     };
+    let live = a.live.map(|port| Live::start(&config, port)).transpose()?;
     let take = Take::create(&a.output, &config)?;
     let mut session = Session {
         source,
@@ -267,6 +338,7 @@ pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
         bad_lines: 0,
         line_no: 0,
         bad_header: false,
+        live,
     };
     let result = match socket {
         Some(s) => read_udp(&s, &mut session),

@@ -316,3 +316,72 @@ fn a_burst_of_hostile_samples_is_counted_in_bounded_memory() {
     assert!(err.contains(&want), "{err}\nwant {want}");
     assert_eq!(Bvh::from_path(d.join("take.bvh")).unwrap().motion().n_frames(), 49_998);
 }
+
+#[test]
+fn live_view_receives_every_frame() {
+    use std::io::{BufRead, BufReader, Read};
+    let dir = workdir("live");
+    let d = dir.path();
+    let mut child = bvh()
+        .current_dir(d)
+        .args([
+            "record",
+            "--config",
+            "two_sensors.toml",
+            "--input",
+            "udp://127.0.0.1:0",
+            "--idle",
+            "30",
+            "--live",
+            "0",
+            "-o",
+            "take.bvh",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let (mut udp, mut http) = (String::new(), String::new());
+    err.read_line(&mut udp).unwrap();
+    err.read_line(&mut http).unwrap();
+    let udp = udp
+        .trim()
+        .strip_prefix("bvh: listening on udp://")
+        .unwrap_or_else(|| panic!("{udp}"))
+        .to_string();
+    let http =
+        http.trim().strip_prefix("bvh: live view at http://").unwrap_or_else(|| panic!("{http}"));
+    let host = http.split('/').next().unwrap().to_string();
+    let mut stream = std::net::TcpStream::connect(&host).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+    write!(stream, "GET /live/events HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
+    // Wait for the skeleton event before sending, so every frame reaches this page.
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("event: skeleton") {
+        let n = stream.read(&mut buf).unwrap();
+        assert!(n > 0, "{}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.send_to(b"t,sensor,w,x,y,z\n", &udp).unwrap();
+    for i in 0..5 {
+        sock.send_to(frame_lines(i).as_bytes(), &udp).unwrap();
+    }
+    sock.send_to(b"", &udp).unwrap();
+    while !String::from_utf8_lossy(&got).contains("event: end") {
+        let n = stream.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+    }
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    assert!(child.wait().unwrap().success(), "{rest}");
+    let text = String::from_utf8_lossy(&got);
+    assert_eq!(text.matches("event: frame").count(), 5, "{text}");
+    assert!(text.contains("event: end"), "{text}");
+    // Frame 4's time on the recording's clock.
+    assert!(text.contains("\"seq\":5,\"time\":0.04"), "{text}");
+}

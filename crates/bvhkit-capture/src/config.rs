@@ -126,6 +126,10 @@ struct RawRootPosition {
     scale: Option<f64>,
 }
 
+/// The highest `frame_rate` accepted. It bounds the frames a time gap can
+/// produce (see `Recorder::MAX_GAP_SECONDS`).
+pub const MAX_FRAME_RATE: f64 = 1000.0;
+
 /// `z-up` (east-north-up devices): east → +X, up → +Y, north → -Z.
 pub const Z_UP: DMat3 = DMat3::from_cols_array(&[1.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 1.0, 0.0]);
 

@@ -14,7 +14,7 @@ mod recorder;
 mod replay;
 mod samples;
 
-pub use config::{Binding, Config, ConfigError, Mount, RootPosition, Z_UP};
+pub use config::{Binding, Config, ConfigError, MAX_FRAME_RATE, Mount, RootPosition, Z_UP};
 pub use recorder::{Recorder, Sample, Stats};
 pub use replay::replay_csv;
 pub use samples::{LineError, LineReader, Reading};

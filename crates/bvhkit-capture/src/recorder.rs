@@ -36,8 +36,8 @@ pub struct Stats {
     pub unknown_sensor: u64,
     /// Samples whose frame was already emitted.
     pub out_of_order: u64,
-    /// Samples more than [`Recorder::MAX_GAP_SECONDS`] after the frame
-    /// being filled (dropped rather than filling the gap with held frames).
+    /// Samples more than [`Recorder::MAX_GAP_SECONDS`] (or
+    /// [`Recorder::MAX_GAP_FRAMES`]) after the frame being filled (dropped rather than filling the gap with held frames).
     pub too_far: u64,
     /// Sensor-frames in which a bound sensor sent nothing and its last
     /// orientation was held (or the rest pose used, before its first sample).
@@ -125,6 +125,9 @@ impl Recorder {
     /// recorder emit an unbounded number of held frames.
     pub const MAX_GAP_SECONDS: f64 = 10.0;
 
+    /// And never more than this many frames ahead, whatever the frame rate.
+    pub const MAX_GAP_FRAMES: u64 = 10_000;
+
     /// A recorder for `config`.
     pub fn new(config: &Config) -> Recorder {
         let n = config.skeleton.len();
@@ -191,7 +194,9 @@ impl Recorder {
             self.stats.out_of_order += 1;
             return 0;
         }
-        if k - self.current as f64 > Self::MAX_GAP_SECONDS * self.config.frame_rate + 1.0 {
+        let max_gap =
+            (Self::MAX_GAP_SECONDS * self.config.frame_rate).min(Self::MAX_GAP_FRAMES as f64);
+        if k - self.current as f64 > max_gap + 1.0 {
             self.stats.too_far += 1;
             return 0;
         }

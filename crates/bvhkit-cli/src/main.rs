@@ -6,6 +6,7 @@
 mod check;
 mod clip;
 mod export;
+mod export_gltf;
 mod fmt;
 mod info;
 mod io;
@@ -52,6 +53,9 @@ enum Command {
     /// Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
     #[command(long_about = export::ROTATIONS_ABOUT)]
     Rotations(export::RotationsArgs),
+    /// Convert whole files to glTF 2.0 (.glb or .gltf) for engines and web viewers.
+    #[command(long_about = export_gltf::LONG_ABOUT)]
+    Export(export_gltf::Args),
     /// Draw files to PNG, GIF, a contact sheet or MP4.
     #[command(long_about = render::LONG_ABOUT)]
     Render(render::Args),
@@ -114,6 +118,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fmt(a) => fmt::run(a),
         Command::Positions(a) => export::run_positions(a),
         Command::Rotations(a) => export::run_rotations(a),
+        Command::Export(a) => export_gltf::run(a),
         Command::Render(a) => render::run(a),
         Command::Serve(a) => serve::run(a),
         Command::View(a) => view::run(a),

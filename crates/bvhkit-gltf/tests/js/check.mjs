@@ -1,4 +1,4 @@
-// Validates every DIR/*.glb with the Khronos glTF-Validator and, when
+// Validates every DIR/*.glb and DIR/*.gltf with the Khronos glTF-Validator and, when
 // DIR/NAME.expect.json and DIR/NAME.expect.bin are present, loads it with
 // three.js's GLTFLoader, samples the first animation at every frame time and
 // compares every joint's world position with the expected positions
@@ -15,11 +15,13 @@ const { GLTFLoader } = await import('three/addons/loaders/GLTFLoader.js');
 
 const dir = process.argv[2];
 let failed = false;
-for (const f of readdirSync(dir).filter((f) => f.endsWith('.glb')).sort()) {
+for (const f of readdirSync(dir).filter((f) => f.endsWith('.glb') || f.endsWith('.gltf')).sort()) {
   const path = join(dir, f);
   const bytes = new Uint8Array(readFileSync(path));
   const result = { file: f };
-  const report = await validator.validateBytes(bytes, { maxIssues: 50 });
+  // .gltf files may refer to a side .bin in the same folder.
+  const external = (uri) => Promise.resolve(new Uint8Array(readFileSync(join(dir, decodeURIComponent(uri)))));
+  const report = await validator.validateBytes(bytes, { maxIssues: 50, uri: f, externalResourceFunction: external });
   result.errors = report.issues.numErrors;
   result.warnings = report.issues.numWarnings;
   result.issues = report.issues.messages
@@ -28,8 +30,8 @@ for (const f of readdirSync(dir).filter((f) => f.endsWith('.glb')).sort()) {
     .map((m) => `${m.code} ${m.pointer ?? ''} ${m.message}`);
   if (result.errors || result.warnings) failed = true;
 
-  const base = path.slice(0, -4);
-  if (existsSync(base + '.expect.json')) {
+  const base = path.slice(0, path.lastIndexOf('.'));
+  if (f.endsWith('.glb') && existsSync(base + '.expect.json')) {
     const meta = JSON.parse(readFileSync(base + '.expect.json', 'utf8'));
     const raw = readFileSync(base + '.expect.bin');
     const expected = new Float64Array(raw.buffer, raw.byteOffset, raw.byteLength / 8);

@@ -172,7 +172,7 @@ impl Export {
         let mut root = self.root.clone();
         root.buffers[0].uri = None;
         let mut text = root.to_vec().map_err(|e| Error::Json(e.to_string()))?;
-        while text.len() % 4 != 0 {
+        while !text.len().is_multiple_of(4) {
             text.push(b' ');
         }
         let total = 12 + 8 + text.len() + 8 + self.buffer.len();
@@ -234,7 +234,7 @@ impl Builder {
         bytes: &[u8],
         target: Option<json::buffer::Target>,
     ) -> json::Index<json::buffer::View> {
-        while self.buffer.len() % 4 != 0 {
+        while !self.buffer.len().is_multiple_of(4) {
             self.buffer.push(0);
         }
         let offset = self.buffer.len();
@@ -357,14 +357,13 @@ pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
 
     let mut b = Builder { root: json::Root::default(), buffer: Vec::new() };
     b.root.asset.generator = Some(format!("bvhkit-gltf {}", env!("CARGO_PKG_VERSION")));
-    let source_units =
-        if guessed || factor != 1.0 { guess.units.symbol() } else { guess.units.symbol() };
+
     b.root.extras = Some(
         serde_json::value::to_raw_value(&serde_json::json!({
             "bvhkit": {
                 "metres_per_unit": factor,
                 "scale_guessed": guessed,
-                "source_units": if guess.units == Units::Unknown { None } else { Some(source_units) },
+                "source_units": if guess.units == Units::Unknown { None } else { Some(guess.units.symbol()) },
                 "source_size": guess.size,
                 "position_channels": match options.position_channels {
                     PositionChannels::Replace => "replace",
@@ -426,7 +425,7 @@ pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
         extras: None,
     });
     b.root.scene = Some(scene);
-    while b.buffer.len() % 4 != 0 {
+    while !b.buffer.len().is_multiple_of(4) {
         b.buffer.push(0);
     }
     b.root.buffers[0].byte_length = USize64(b.buffer.len() as u64);
@@ -575,7 +574,7 @@ fn skin_mesh(
         let (a, c) = (rest[p.index()], rest[i]);
         let d = c - a;
         let len = d.length();
-        if !(len > 1e-6 * size.max(1e-12)) || !len.is_finite() {
+        if len.is_nan() || len <= 1e-6 * size.max(1e-12) || !len.is_finite() {
             continue;
         }
         let w = (0.12 * len).clamp(0.01 * size, 0.05 * size).max(1e-6);

@@ -109,6 +109,12 @@ pub(crate) fn run(a: Args) -> Result<ExitCode> {
         }
         jobs.push((inputs[0].0.clone(), a.output.clone(), f));
     } else {
+        if !names_folder(&a.output) {
+            bail!(
+                "{}: several inputs need -o OUTDIR/, a folder that gets one file per input",
+                a.output.display()
+            );
+        }
         let f = a.format.unwrap_or(Format::Glb);
         let ext = if f == Format::Glb { "glb" } else { "gltf" };
         let mut seen = std::collections::HashSet::new();

@@ -147,6 +147,11 @@ mod tests {
     fn every_flag_parses() {
         assert!(parse(&["info", "a.bvh", "--json"]).is_ok());
         assert!(parse(&["info"]).is_err(), "a file is required");
+        assert!(
+            parse(&["export", "a.bvh", "-o", "a.gltf", "--scale", "1", "--no-mesh", "--bin-file"])
+                .is_ok()
+        );
+        assert!(parse(&["export", "a.bvh"]).is_err(), "-o is required");
         assert!(parse(&["check", "a.bvh", "--strict", "-j", "2"]).is_ok());
         assert!(parse(&["fmt", "a.bvh", "-o", "out.bvh", "--precision", "6", "--crlf"]).is_ok());
         assert!(

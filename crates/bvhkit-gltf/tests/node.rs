@@ -57,7 +57,12 @@ fn write_case(dir: &Path, name: &str, bvh: &Bvh, options: &ExportOptions) {
     let tol = 1e-5 * if size > 0.0 { size } else { 1.0 };
     let times: Vec<f64> = (0..n_frames).map(|i| i as f64 * bvh.motion().frame_time()).collect();
     let meta = serde_json::json!({
-        "nodes": out.joint_nodes, "frames": n_frames, "times": times, "tol": tol,
+        "nodes": out.joint_nodes, "frames": n_frames,
+        "parents": s.joints().iter().map(|j| j.parent().map_or(-1, |p| p.index() as i64)).collect::<Vec<_>>(),
+        "expect_boxes": options.mesh && n_frames > 0 && s.joints().iter().any(|j| {
+            j.parent().is_some() && !j.channels().iter().any(|c| c.is_position()) && j.offset() != DVec3::ZERO
+        }),
+        "translated": s.joints().iter().map(|j| j.channels().iter().any(|c| c.is_position())).collect::<Vec<_>>(), "times": times, "tol": tol,
     });
     std::fs::write(dir.join(format!("{name}.expect.json")), meta.to_string()).unwrap();
     std::fs::write(dir.join(format!("{name}.expect.bin")), bin).unwrap();
@@ -152,7 +157,12 @@ fn validator_and_three_js_agree_with_bvhkit() {
         let ok = r["errors"] == 0
             && r["warnings"] == 0
             && r.get("load").is_none()
-            && (!glb || r["max_err"].as_f64().is_some_and(|e| e <= r["tol"].as_f64().unwrap()));
+            && (!glb || r["max_err"].as_f64().is_some_and(|e| e <= r["tol"].as_f64().unwrap()))
+            && (!glb || r["max_mesh_err"].as_f64().is_some_and(|e| e <= r["tol"].as_f64().unwrap()))
+            // Boxes are checked whenever there is one to check: a bone of length
+            // to a joint without position channels (see check.mjs).
+            && (!glb
+                || r["boxes"].as_u64().is_some_and(|b| (b > 0) == r["expect_boxes"].as_bool().unwrap()));
         if !ok {
             bad.push(line.to_string());
         }

@@ -58,6 +58,18 @@ for (const f of readdirSync(dir).filter((f) => f.endsWith('.glb') || f.endsWith(
       let maxErr = 0;
       let worst = null;
       const nj = meta.nodes.length;
+      // The skinned boxes: 24 vertices each, along the bone from a joint
+      // (the one it is weighted to) to one of its children, so the centroid
+      // of a box, skinned by three.js, is the midpoint of the two joints'
+      // expected positions. Boxes are rigid: toward a child whose position
+      // channels move it off its OFFSET the box keeps its rest length, so
+      // only bones to children without position channels are compared.
+      const meshes = [];
+      gltf.scene.traverse((o) => { if (o.isSkinnedMesh) meshes.push(o); });
+      let maxMeshErr = 0;
+      let boxes = 0;
+      const c = new THREE.Vector3();
+      const meshStep = Math.max(1, Math.floor(meta.frames / 50));
       for (let i = 0; i < meta.frames; i++) {
         if (gltf.animations.length) mixer.setTime(Math.fround(meta.times[i]));
         gltf.scene.updateMatrixWorld(true);
@@ -74,7 +86,39 @@ for (const f of readdirSync(dir).filter((f) => f.endsWith('.glb') || f.endsWith(
             worst = { frame: i, joint: j };
           }
         }
+        if (i % meshStep !== 0 && i !== meta.frames - 1) continue;
+        for (const mesh of meshes) {
+          const count = mesh.geometry.attributes.position.count;
+          const jointOf = mesh.skeleton.bones.map((b) => objects.indexOf(b));
+          for (let b0 = 0; b0 < count; b0 += 24) {
+            c.set(0, 0, 0);
+            for (let k = b0; k < b0 + 24; k++) {
+              mesh.getVertexPosition(k, v);
+              c.add(v.applyMatrix4(mesh.matrixWorld));
+            }
+            c.multiplyScalar(1 / 24);
+            const J = jointOf[mesh.geometry.attributes.skinIndex.getX(b0)];
+            let best = Infinity;
+            for (let ch = 0; ch < nj; ch++) {
+              if (meta.parents[ch] !== J || meta.translated[ch]) continue;
+              const a = (i * nj + J) * 3;
+              const d = (i * nj + ch) * 3;
+              best = Math.min(best, Math.max(
+                Math.abs(c.x - (expected[a] + expected[d]) / 2),
+                Math.abs(c.y - (expected[a + 1] + expected[d + 1]) / 2),
+                Math.abs(c.z - (expected[a + 2] + expected[d + 2]) / 2),
+              ));
+            }
+            if (best === Infinity) continue;
+            if (!(best <= maxMeshErr)) maxMeshErr = best;
+            if (i === 0) boxes++;
+          }
+        }
       }
+      result.boxes = boxes;
+      result.expect_boxes = meta.expect_boxes;
+      result.max_mesh_err = maxMeshErr;
+      if (!(maxMeshErr <= meta.tol)) failed = true;
       result.max_err = maxErr;
       result.tol = meta.tol;
       result.worst = worst;

@@ -32,8 +32,12 @@ name unless --position-channels add), computed one frame at a time so \
 memory stays constant however long the file. The format comes from the \
 extension of -o (.csv, .json, .npy; any other extension is an error, so \
 nothing is written under a misleading name) or from --format; without -o, \
-CSV goes to standard output. NPY is a [frames, joints, 3] array with the \
-joint names in OUT.joints.txt. The output may not be the input. --frames \
+CSV goes to standard output. NPY is a [frames, joints, 3] array with a JSON \
+sidecar, OUT.npy.json: joint names, parent indices (-1 for roots), offsets, \
+frame time, axes and the unit guess. The output may not be the input. \
+Several files (or folders, walked for *.bvh) need -o OUTDIR/: one output \
+per input, named after it with the folder structure kept, --format choosing \
+the format (CSV by default), made in parallel (-j). --frames \
 takes A..B (B excluded), A..=B, A.., ..B or N, counted from 0.
 
 Example: bvh positions walk.bvh --frames 0..100 --joints Hips,Head -o hips_head.npy";
@@ -463,9 +467,9 @@ impl Sink for NpySink {
             "units".to_string(),
             serde_json::json!({
                 "guess": g.units.to_string(),
-                "metres_per_unit": g.units.metres(),
+                "metres_per_unit": g.units.metres_per_unit(),
                 "size": if g.size.is_finite() { Some(g.size) } else { None },
-                "how": "from the skeleton's size in its rest pose (its first frame when the rest pose is a point), assuming a person",
+                "how": "the median size of the frames read (the rest pose when there are none), assuming a person: the guess bvh render makes",
             }),
         );
     }
@@ -498,7 +502,7 @@ impl Sink for NpySink {
 /// The output extensions `bvh positions` and `bvh rotations` write.
 const ACCEPTED: &str = ".csv, .json, .npy";
 
-/// The format: `--format`, else from the extension of OUT (none, or
+/// The format: `--format`, else from the extension of `out` (none, or
 /// standard output: CSV). Any other extension is an error naming the
 /// accepted ones, so `-o x.parquet` never writes CSV under that name.
 fn pick_format(c: &Common, out: Option<&Path>, command: &str) -> Result<Format> {
@@ -571,9 +575,9 @@ fn select(skeleton: &Skeleton, wanted: &[String]) -> Result<(Vec<usize>, Vec<Str
 /// the warnings to print.
 fn stream(
     c: &Common,
-    command: &str,
     input: &Input,
     out: Option<&Path>,
+    command: &str,
     settings: Vec<(&'static str, serde_json::Value)>,
     make_layout: impl FnOnce(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
     mut per_frame: impl FnMut(&Skeleton, &[f64], &[usize], &mut Vec<f64>),
@@ -601,10 +605,13 @@ fn stream(
     let mut meta = Meta::new(&skeleton, &sel, input, first);
     meta.settings = settings;
     let mut sink = open_sink(c, out, format, layout, meta)?;
-    // The unit guess: the rest pose (every channel 0), else the first frame.
+    // The NPY sidecar's unit guess: bvhkit::units' one guess, from the
+    // size of every frame read (one number per frame is kept).
+    let guess_units = format == Format::Npy;
     let fk = Kinematics::new(&skeleton, c.position_channels.into());
-    let mut rest = vec![DVec3::ZERO; skeleton.len()];
-    fk.positions(&vec![0.0; skeleton.n_channels()], &mut rest);
+    let mut scratch = fk.scratch();
+    let mut pose = vec![DVec3::ZERO; if guess_units { skeleton.len() } else { 0 }];
+    let mut sizes = Vec::new();
     let mut frame = vec![0.0; skeleton.n_channels()];
     let mut values = Vec::new();
     let mut f = 0usize;
@@ -619,10 +626,9 @@ fn stream(
         if !more {
             break;
         }
-        if f == 0 {
-            let mut first = vec![DVec3::ZERO; skeleton.len()];
-            fk.positions(&frame, &mut first);
-            sink.units(UnitGuess::new(&rest, &first));
+        if guess_units {
+            fk.positions_with(&frame, &mut scratch, &mut pose);
+            sizes.push(bvhkit::units::pose_size(&pose));
         }
         if range.contains(f) {
             values.clear();
@@ -632,16 +638,28 @@ fn stream(
         }
         f += 1;
     }
-    if f == 0 {
-        sink.units(UnitGuess::new(&rest, &[]));
+    if guess_units {
+        sink.units(if sizes.is_empty() {
+            let rest = bvhkit::units::rest_pose(&skeleton, c.position_channels.into());
+            UnitGuess::of_positions(skeleton.len(), &rest)
+        } else {
+            UnitGuess::of_pose_sizes(sizes)
+        });
     }
     sink.finish()?;
-    let mut lines: Vec<String> = rdr.warnings().iter().map(|w| located_warning(input, w)).collect();
+    let mut lines: Vec<String> = rdr
+        .warnings()
+        .iter()
+        .map(|w| crate::text::escape(&located_warning(input, w)).into_owned())
+        .collect();
     if written == 0 && f > 0 {
-        lines.push(format!(
-            "bvh: warning: {}: the frame range selects none of the {f} frames read",
-            input.display()
-        ));
+        lines.push(
+            crate::text::escape(&format!(
+                "bvh: warning: {}: the frame range selects none of the {f} frames read",
+                input.display()
+            ))
+            .into_owned(),
+        );
     }
     Ok(lines)
 }
@@ -673,7 +691,7 @@ fn export_all(
     let to_folder = c.output.as_deref().is_some_and(names_folder);
     if inputs.len() == 1 && !to_folder {
         for l in one(&inputs[0].0, c.output.as_deref())? {
-            eprintln!("{}", crate::text::escape(&l));
+            eprintln!("{l}");
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -703,6 +721,24 @@ fn export_all(
         targets.insert(p.clone(), t);
     }
     let list: Vec<Input> = inputs.into_iter().map(|(i, _)| i).collect();
+    // No output may be one of the inputs (each is also checked against its
+    // own input when written): by device and inode, in one pass.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let ids: HashMap<(u64, u64), &PathBuf> =
+            targets.keys().filter_map(|p| Some((id(p)?, p))).collect();
+        for t in targets.values() {
+            if let Some(p) = id(t).and_then(|i| ids.get(&i)) {
+                bail!(
+                    "{}: the output is the input {}; refusing to overwrite it",
+                    t.display(),
+                    p.display()
+                );
+            }
+        }
+    }
     let results = crate::io::par_map(&list, c.threads, |input| -> Result<Vec<String>> {
         let Input::File(p) = input else { unreachable!("refused above") };
         let t = &targets[p];
@@ -714,10 +750,10 @@ fn export_all(
     let mut failed = false;
     for r in results {
         match r {
-            Ok(lines) => lines.iter().for_each(|l| eprintln!("{}", crate::text::escape(l))),
+            Ok(lines) => lines.iter().for_each(|l| eprintln!("{l}")),
             Err(e) => {
                 failed = true;
-                eprintln!("bvh: error: {e:#}");
+                eprintln!("bvh: error: {}", crate::text::escape(&format!("{e:#}")));
             }
         }
     }
@@ -739,9 +775,9 @@ fn positions_one(c: &Common, input: &Input, out: Option<&Path>) -> Result<Vec<St
     ];
     stream(
         c,
-        "positions",
         input,
         out,
+        "positions",
         settings,
         |_, _, names, frame_time| Layout {
             joints: names,
@@ -789,9 +825,9 @@ fn rotations_one(a: &RotationsArgs, input: &Input, out: Option<&Path>) -> Result
     ];
     stream(
         c,
-        "rotations",
         input,
         out,
+        "rotations",
         settings,
         |skel, sel, names, frame_time| {
             let labels = (repr == Repr::Euler).then(|| {

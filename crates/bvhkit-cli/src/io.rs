@@ -163,6 +163,17 @@ fn read_file(p: &Path, limit: u64) -> Result<Bytes> {
     read_limited(file, &name(), limit).map(Bytes::Owned)
 }
 
+/// Refuses a path that is not a regular file (a device, a FIFO), for readers
+/// that take paths and read them whole without a limit (the desktop player).
+#[cfg_attr(not(feature = "view"), allow(dead_code))]
+pub(crate) fn require_regular(p: &Path) -> Result<()> {
+    let meta = std::fs::metadata(p).with_context(|| p.display().to_string())?;
+    if !meta.is_file() {
+        bail!("{}: not a regular file (bvh view reads whole files only)", p.display());
+    }
+    Ok(())
+}
+
 /// Reads all of `r`, refusing more than `limit` bytes with an error that
 /// names `what` and the limit (an endless pipe or `/dev/zero` stops there).
 pub(crate) fn read_limited(r: impl Read, what: &str, limit: u64) -> Result<Vec<u8>> {
@@ -201,7 +212,8 @@ pub(crate) fn expand_rel(args: &[PathBuf]) -> Result<Vec<(Input, PathBuf)>> {
                     Ok(e) => e,
                     Err(e) => {
                         SKIPPED.fetch_add(1, Ordering::Relaxed);
-                        eprintln!("bvh: warning: {}", walk_problem(a, &e));
+                        let w = walk_problem(a, &e);
+                        eprintln!("bvh: warning: {}", crate::text::escape(&w));
                         continue;
                     }
                 };
@@ -215,7 +227,8 @@ pub(crate) fn expand_rel(args: &[PathBuf]) -> Result<Vec<(Input, PathBuf)>> {
             }
             found.sort();
             if found.is_empty() {
-                eprintln!("bvh: warning: no *.bvh file under {}", a.display());
+                let w = format!("no *.bvh file under {}", a.display());
+                eprintln!("bvh: warning: {}", crate::text::escape(&w));
             }
             out.extend(found.into_iter().map(|p| {
                 let rel = p.strip_prefix(a).map(Path::to_path_buf).unwrap_or_else(|_| p.clone());
@@ -389,14 +402,7 @@ impl AtomicFile {
         let AtomicFile { file, target, named } = self;
         let what = || format!("writing {}", target.display());
         file.sync_all().with_context(what)?;
-        #[cfg(unix)]
-        if let Ok(old) = std::fs::metadata(&target) {
-            use std::os::unix::fs::{MetadataExt, PermissionsExt};
-            // The owner first: changing it clears set-user-ID bits.
-            let _ = std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid()));
-            let mode = std::fs::Permissions::from_mode(old.mode() & 0o7777);
-            file.set_permissions(mode).with_context(what)?;
-        }
+        keep_owner_and_mode(&file, &target).with_context(what)?;
         let named = match named {
             Some(p) => p,
             None => link_anonymous(&file, folder_of(&target)).with_context(what)?,
@@ -404,6 +410,54 @@ impl AtomicFile {
         named.persist(&target).map_err(|e| e.error).with_context(what)?;
         Ok(())
     }
+}
+
+/// Gives `file` the owner (best effort: it needs privileges) and mode of
+/// the file at `target`, if there is one.
+fn keep_owner_and_mode(file: &File, target: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    if let Ok(old) = std::fs::metadata(target) {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        // The owner first: changing it clears set-user-ID bits.
+        let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
+        file.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o7777))?;
+    }
+    #[cfg(not(unix))]
+    let _ = (file, target);
+    Ok(())
+}
+
+/// Puts a complete file that another program wrote under a temporary name
+/// (ffmpeg needs a path) at `out`, as [`open_output`] would: a regular file
+/// (at the end of any links) is replaced in one rename, keeping its owner and
+/// mode; anything else is written through.
+pub(crate) fn persist_named(tmp: tempfile::NamedTempFile, out: &Path) -> Result<()> {
+    match destination(out)? {
+        Dest::Replace(target) => {
+            tmp.as_file().sync_all()?;
+            keep_owner_and_mode(tmp.as_file(), &target)?;
+            tmp.persist(&target)
+                .map_err(|e| e.error)
+                .with_context(|| format!("writing {}", target.display()))?;
+        }
+        _ => {
+            let mut o = open_output(out)?;
+            let mut f = tmp.reopen()?;
+            std::io::copy(&mut f, &mut o).with_context(|| format!("writing {}", out.display()))?;
+            o.finish()?;
+        }
+    }
+    Ok(())
+}
+
+/// Where a program that needs a path should write a temporary file for
+/// `out`: beside the file it will replace, or the system's temporary folder
+/// when `out` is written through.
+pub(crate) fn temp_folder_for(out: &Path) -> Result<PathBuf> {
+    Ok(match destination(out)? {
+        Dest::Replace(target) => folder_of(&target).to_path_buf(),
+        _ => std::env::temp_dir(),
+    })
 }
 
 fn folder_of(path: &Path) -> &Path {
@@ -700,6 +754,15 @@ mod tests {
         std::fs::write(&small, b"").unwrap();
         assert!(read_file(&small, 10).unwrap().is_empty());
         assert!(read_file(dir.path(), 10).unwrap_err().to_string().ends_with("is a directory"));
+        // The player reads whole files itself: only regular ones reach it.
+        require_regular(&big).unwrap();
+        #[cfg(unix)]
+        assert!(
+            require_regular(Path::new("/dev/zero"))
+                .unwrap_err()
+                .to_string()
+                .contains("not a regular file")
+        );
         // A /proc file claims size 0 but has content: it is read, within the limit.
         #[cfg(target_os = "linux")]
         {

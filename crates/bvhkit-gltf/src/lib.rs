@@ -35,16 +35,16 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use bvhkit::glam::{DAffine3, DQuat, DVec3};
+use bvhkit::units::{UnitGuess, Units};
 use bvhkit::{Bvh, Kinematics, PositionChannels, Skeleton};
-use bvhkit_render::units::{UnitGuess, Units};
 use gltf_json as json;
 use json::validation::{Checked::Valid, USize64};
 
 /// How file units become glTF metres.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub enum Scale {
-    /// Guess the file's unit from the skeleton's size
-    /// ([`bvhkit_render::units`]) and convert to metres; an unknown unit is
+    /// Guess the file's unit from the figure's size
+    /// ([`bvhkit::units`]) and convert to metres; an unknown unit is
     /// scaled to a human size of 1.7 m.
     #[default]
     Guess,

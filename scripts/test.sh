@@ -33,6 +33,16 @@ if ((${#missing[@]})); then
   fi
 fi
 
+# npm packages for the glTF export test (Khronos glTF-Validator, three.js),
+# pinned by crates/bvhkit-gltf/tests/js/package-lock.json.
+if command -v npm >/dev/null; then
+  echo "test: npm ci (crates/bvhkit-gltf/tests/js)"
+  (cd crates/bvhkit-gltf/tests/js && npm ci --no-audit --no-fund >/dev/null)
+else
+  complete=0
+  echo "test: MISSING node and npm (node 20 or newer); the glTF export test prints SKIPPED"
+fi
+
 for tool in rustfmt clippy-driver; do
   command -v "$tool" >/dev/null || { echo "test: MISSING $tool (rustup component add ${tool%-driver})"; exit 2; }
 done

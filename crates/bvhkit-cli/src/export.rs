@@ -520,7 +520,7 @@ fn pick_format(c: &Common, out: Option<&Path>, command: &str) -> Result<Format> 
         "npy" => Format::Npy,
         "parquet" | "npz" | "glb" | "gltf" => bail!(
             "`.{ext}` is not an output of `bvh {command}`; accepted: {ACCEPTED} (or --format); \
-             .parquet, .npz, .glb and .gltf are planned for a `bvh export` command"
+             `bvh export` writes .glb and .gltf (.parquet and .npz are planned for it)"
         ),
         _ => bail!(
             "`.{}` is not an output of `bvh {command}`; accepted: {ACCEPTED} (or --format)",

@@ -6,6 +6,7 @@
 mod check;
 mod clip;
 mod export;
+mod export_gltf;
 mod fmt;
 mod info;
 mod io;
@@ -53,6 +54,9 @@ enum Command {
     /// Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
     #[command(long_about = export::ROTATIONS_ABOUT)]
     Rotations(export::RotationsArgs),
+    /// Convert whole files to glTF 2.0 (.glb or .gltf) for engines and web viewers.
+    #[command(long_about = export_gltf::LONG_ABOUT)]
+    Export(export_gltf::Args),
     /// Draw files to PNG, GIF, a contact sheet or MP4.
     #[command(long_about = render::LONG_ABOUT)]
     Render(render::Args),
@@ -121,6 +125,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fmt(a) => fmt::run(a),
         Command::Positions(a) => export::run_positions(a),
         Command::Rotations(a) => export::run_rotations(a),
+        Command::Export(a) => export_gltf::run(a),
         Command::Render(a) => render::run(a),
         Command::Serve(a) => serve::run(a),
         Command::View(a) => view::run(a),
@@ -151,6 +156,11 @@ mod tests {
     fn every_flag_parses() {
         assert!(parse(&["info", "a.bvh", "--json"]).is_ok());
         assert!(parse(&["info"]).is_err(), "a file is required");
+        assert!(
+            parse(&["export", "a.bvh", "-o", "a.gltf", "--scale", "1", "--no-mesh", "--bin-file"])
+                .is_ok()
+        );
+        assert!(parse(&["export", "a.bvh"]).is_err(), "-o is required");
         assert!(parse(&["check", "a.bvh", "--strict", "-j", "2"]).is_ok());
         assert!(parse(&["fmt", "a.bvh", "-o", "out.bvh", "--precision", "6", "--crlf"]).is_ok());
         assert!(

@@ -421,7 +421,7 @@ fn unknown_output_extensions_are_refused() {
             )),
             "{e}"
         );
-        assert_eq!(e.contains("planned for a `bvh export` command"), planned, "{e}");
+        assert_eq!(e.contains("`bvh export` writes .glb and .gltf"), planned, "{e}");
         assert!(!out.exists(), "{cmd} .{ext}");
     }
     // Accepted spellings, any case, and an explicit --format, still work.
@@ -1939,6 +1939,54 @@ fn bvhkit_render_guess(bvh: &bvhkit::Bvh) -> String {
     bvhkit_render::units::UnitGuess::of_bvh(bvh, bvhkit::PositionChannels::Replace)
         .units
         .to_string()
+}
+
+#[test]
+fn export_gltf_files_and_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fx("crlf.bvh");
+    let d = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
+    let o = run(&["export", &f, "-o", &d("a.glb")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("to metres"), "the unit applied is said: {}", stderr(&o));
+    let glb = std::fs::read(d("a.glb")).unwrap();
+    assert_eq!(&glb[..4], b"glTF");
+    assert_eq!(u32::from_le_bytes(glb[8..12].try_into().unwrap()) as usize, glb.len());
+    // JSON with a side buffer, file numbers kept.
+    let o = run(&["export", &f, "-o", &d("b.gltf"), "--bin-file", "--scale", "1", "--no-mesh"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d("b.gltf")).unwrap()).unwrap();
+    assert_eq!(doc["buffers"][0]["uri"], "b.bin");
+    assert_eq!(doc["buffers"][0]["byteLength"], std::fs::metadata(d("b.bin")).unwrap().len());
+    assert_eq!(doc["extras"]["bvhkit"]["metres_per_unit"], 1.0);
+    assert!(doc.get("skins").is_none(), "--no-mesh");
+    // Embedded buffer.
+    let o = run(&["export", &f, "-o", &d("c.gltf")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::fs::read_to_string(d("c.gltf"))
+            .unwrap()
+            .contains("data:application/octet-stream;base64,")
+    );
+    // Several inputs: one file each under a folder.
+    let o = run(&["export", &f, &fx("bom.bvh"), "-o", &format!("{}/out/", dir.path().display())]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join("out/crlf.glb").is_file() && dir.path().join("out/bom.glb").is_file());
+    let o = run(&["export", &f, &fx("bom.bvh"), "-o", &d("one.glb")]);
+    assert_eq!(o.status.code(), Some(2), "several inputs to one file");
+    // Not built yet, and never over an input.
+    for ext in ["parquet", "npz"] {
+        let o = run(&["export", &f, "-o", &d(&format!("x.{ext}"))]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains("not built yet"), "{}", stderr(&o));
+    }
+    let a = d("in.glb");
+    std::fs::copy(fixture("crlf.bvh"), &a).unwrap();
+    let o = run(&["export", &a, "-o", &a]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("refusing to overwrite it"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(fixture("crlf.bvh")).unwrap());
 }
 
 #[cfg(unix)]

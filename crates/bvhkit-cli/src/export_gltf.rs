@@ -1,0 +1,206 @@
+//! `bvh export`: whole files to other formats, chosen by the output's
+//! extension. glTF 2.0 (`.glb`, `.gltf`) is built (`bvhkit-gltf`); Parquet
+//! and NPZ are not yet.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use bvhkit_gltf::{BufferUri, ExportOptions, Scale, export};
+
+use crate::PosMode;
+use crate::io::{
+    Input, expand_rel, load, located_warning, par_map, refuse_overwriting_input, write_atomic,
+};
+
+/// The long help of `bvh export` (`bvh export --help`).
+pub(crate) const LONG_ABOUT: &str = "\
+Convert whole files to glTF 2.0 (.glb binary, or .gltf JSON) for engines and web viewers.
+
+The format comes from the extension of -o: .glb (one binary file), .gltf \
+(JSON with the buffer embedded as a data URI, or with --bin-file beside it \
+as OUT.bin). One node per joint (End Sites are leaf nodes named as `bvh \
+positions` names them), one animation with the file's frames at i * frame \
+time, and by default a box per bone skinned to its joint so that any viewer \
+shows the figure (--no-mesh leaves it out). Lengths are converted to metres \
+from the unit guessed from the skeleton's size (printed, and stored in the \
+file's extras); --scale 1 keeps the file's own numbers. Axes are kept as in \
+the file (glTF is Y-up, as most BVH files are). Several inputs need -o \
+OUTDIR/ and give one file per input (--format picks glb or gltf, glb by \
+default). The output may not be an input. See docs/gltf.md.
+
+Example: bvh export walk.bvh -o walk.glb";
+
+/// glTF flavours of a folder export.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// Binary glTF.
+    Glb,
+    /// JSON glTF with the buffer embedded (or beside it with --bin-file).
+    Gltf,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// BVH files; directories are walked for *.bvh; `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Output file (.glb or .gltf), or a folder (`OUTDIR/` or an existing folder; required for several inputs).
+    #[arg(short, long, value_name = "OUT", required = true)]
+    output: PathBuf,
+    /// Output format for a folder (a file's comes from its extension).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Multiply lengths by this factor instead of converting the guessed unit to metres (1 keeps the file's numbers).
+    #[arg(long, value_name = "FACTOR")]
+    scale: Option<f64>,
+    /// Leave out the skin and the boxes (skeleton and animation only).
+    #[arg(long)]
+    no_mesh: bool,
+    /// For .gltf: write the buffer to OUT.bin beside it instead of embedding it.
+    #[arg(long)]
+    bin_file: bool,
+    /// How position channels combine with OFFSET.
+    #[arg(long, value_enum, default_value = "replace")]
+    position_channels: PosMode,
+    /// Refuse files with any problem instead of reading them leniently.
+    #[arg(long)]
+    strict: bool,
+    /// Number of files converted at once (default: all cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    threads: Option<usize>,
+}
+
+/// Whether `-o` names a folder: it ends in `/` or is an existing folder.
+fn names_folder(o: &Path) -> bool {
+    let s = o.as_os_str().as_encoded_bytes();
+    s.ends_with(b"/") || (cfg!(windows) && s.ends_with(b"\\")) || o.is_dir()
+}
+
+/// The format an output file's extension asks for.
+fn format_of(out: &Path) -> Result<Format> {
+    let ext = out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("glb") => Ok(Format::Glb),
+        Some("gltf") => Ok(Format::Gltf),
+        Some(e @ ("parquet" | "npz")) => {
+            bail!("{}: .{e} export is not built yet (use .glb or .gltf)", out.display())
+        }
+        _ => bail!(
+            "{}: unknown output extension (use .glb or .gltf; .parquet and .npz are not built yet)",
+            out.display()
+        ),
+    }
+}
+
+pub(crate) fn run(a: Args) -> Result<ExitCode> {
+    if let Some(s) = a.scale
+        && !(s.is_finite() && s > 0.0)
+    {
+        bail!("--scale {s}: the factor must be a positive number");
+    }
+    let inputs = expand_rel(&a.files)?;
+    let all: Vec<Input> = inputs.iter().map(|(i, _)| i.clone()).collect();
+    let mut jobs: Vec<(Input, PathBuf, Format)> = Vec::new();
+    if inputs.len() == 1 && !names_folder(&a.output) {
+        let f = format_of(&a.output)?;
+        if a.format.is_some_and(|g| g != f) {
+            bail!("--format disagrees with the extension of {}", a.output.display());
+        }
+        jobs.push((inputs[0].0.clone(), a.output.clone(), f));
+    } else {
+        if !names_folder(&a.output) {
+            bail!(
+                "{}: several inputs need -o OUTDIR/, a folder that gets one file per input",
+                a.output.display()
+            );
+        }
+        let f = a.format.unwrap_or(Format::Glb);
+        let ext = if f == Format::Glb { "glb" } else { "gltf" };
+        let mut seen = std::collections::HashSet::new();
+        for (input, rel) in inputs {
+            if input == Input::Stdin {
+                bail!("standard input (-) cannot be one of several inputs to an output folder");
+            }
+            let t = a.output.join(rel).with_extension(ext);
+            if !seen.insert(t.clone()) {
+                bail!("two inputs would both be written to {}", t.display());
+            }
+            jobs.push((input, t, f));
+        }
+    }
+    if a.output.as_os_str() == "-" {
+        bail!("glTF export needs an output file (-o OUT.glb), not standard output");
+    }
+    for (_, t, f) in &jobs {
+        refuse_overwriting_input(t, &all)?;
+        if *f == Format::Gltf && a.bin_file {
+            refuse_overwriting_input(&t.with_extension("bin"), &all)?;
+        }
+    }
+    let results =
+        par_map(&jobs.iter().map(|j| j.0.clone()).collect::<Vec<_>>(), a.threads, |input| {
+            let (_, t, f) = jobs.iter().find(|j| &j.0 == input).expect("every input has a job");
+            one(&a, input, t, *f).with_context(|| format!("{} → {}", input.display(), t.display()))
+        })?;
+    let mut failed = false;
+    for r in results {
+        match r {
+            Ok(lines) => lines.iter().for_each(|l| eprintln!("{}", crate::text::escape(l))),
+            Err(e) => {
+                failed = true;
+                eprintln!("bvh: error: {}", crate::text::escape(&format!("{e:#}")));
+            }
+        }
+    }
+    Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS })
+}
+
+fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String>> {
+    let (bvh, warnings) = load(input, a.strict).map_err(|e| anyhow::anyhow!(e.describe(input)))?;
+    let mut lines: Vec<String> = warnings.iter().map(|w| located_warning(input, w)).collect();
+    let name = match input {
+        Input::Stdin => "motion".to_string(),
+        Input::File(p) => {
+            p.file_stem().map_or("motion".into(), |s| s.to_string_lossy().into_owned())
+        }
+    };
+    let options = ExportOptions {
+        position_channels: a.position_channels.into(),
+        scale: a.scale.map_or(Scale::Guess, Scale::Factor),
+        mesh: !a.no_mesh,
+        name: Some(name),
+    };
+    let x = export(&bvh, &options)?;
+    if let Some(d) = out.parent()
+        && !d.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    }
+    match format {
+        Format::Glb => {
+            let bytes = x.to_glb()?;
+            write_atomic(out, |w| Ok(w.write_all(&bytes)?))?;
+        }
+        Format::Gltf if a.bin_file => {
+            let bin = out.with_extension("bin");
+            let uri = bin.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let text = x.to_gltf(&BufferUri::File(uri))?;
+            write_atomic(&bin, |w| Ok(w.write_all(&x.buffer)?))?;
+            write_atomic(out, |w| Ok(w.write_all(text.as_bytes())?))?;
+        }
+        Format::Gltf => {
+            let text = x.to_gltf(&BufferUri::Embedded)?;
+            write_atomic(out, |w| Ok(w.write_all(text.as_bytes())?))?;
+        }
+    }
+    lines.push(format!(
+        "{} → {}: {} joints, {} frames; {}",
+        input.display(),
+        out.display(),
+        bvh.skeleton().len(),
+        bvh.motion().n_frames(),
+        x.applied
+    ));
+    Ok(lines)
+}

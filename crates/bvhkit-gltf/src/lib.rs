@@ -1,0 +1,697 @@
+//! glTF 2.0 export of BVH motion.
+//!
+//! [`export`] turns a parsed [`Bvh`] into a glTF document ([`gltf_json::Root`])
+//! and its binary buffer: one node per joint (End Sites as leaf nodes, named
+//! as [`Skeleton::display_names`](bvhkit::Skeleton::display_names) names
+//! them), rest translations from the `OFFSET`s, one scene root per `ROOT`,
+//! one animation with a LINEAR rotation sampler per joint with rotation
+//! channels and a translation sampler per joint with position channels, and
+//! optionally a skin with one box per bone so that any viewer shows the
+//! figure moving. [`Export::to_glb`] and [`Export::to_gltf`] give the bytes
+//! of a `.glb` or a `.gltf` file. The mapping is described in `docs/gltf.md`.
+//!
+//! Rotations are the core's: each joint's local rotation matrix from
+//! [`Kinematics::local`], turned into a unit quaternion, with its sign
+//! flipped whenever that keeps it in the same hemisphere as the previous
+//! frame's (so LINEAR interpolation takes the short way).
+//!
+//! ```
+//! use bvhkit::Bvh;
+//! use bvhkit_gltf::{ExportOptions, export};
+//!
+//! let bvh = Bvh::parse(
+//!     "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n \
+//!      End Site\n {\n  OFFSET 0 10 0\n }\n}\nMOTION\nFrames: 2\nFrame Time: 0.5\n0 90 0 0 0 0\n1 90 0 90 0 0\n",
+//! )?;
+//! let out = export(&bvh, &ExportOptions::default())?;
+//! assert_eq!(out.root.nodes.len(), 2 + 1); // Hips, its End Site, the mesh node
+//! let glb = out.to_glb()?;
+//! assert_eq!(&glb[..4], b"glTF");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use bvhkit::glam::{DAffine3, DQuat, DVec3};
+use bvhkit::units::{UnitGuess, Units};
+use bvhkit::{Bvh, Kinematics, PositionChannels, Skeleton};
+use gltf_json as json;
+use json::validation::{Checked::Valid, USize64};
+
+/// How file units become glTF metres.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum Scale {
+    /// Guess the file's unit from the figure's size
+    /// ([`bvhkit::units`]) and convert to metres; an unknown unit is
+    /// scaled to a human size of 1.7 m.
+    #[default]
+    Guess,
+    /// Multiply every length by this factor (`1.0` keeps the file's numbers).
+    Factor(f64),
+}
+
+/// Options of [`export`].
+#[derive(Clone, Debug)]
+pub struct ExportOptions {
+    /// How position channels combine with `OFFSET` (as in `bvh positions`).
+    pub position_channels: PositionChannels,
+    /// Unit conversion.
+    pub scale: Scale,
+    /// Add a skin and one box per bone weighted to its joint.
+    pub mesh: bool,
+    /// Name of the animation (and of the scene); `"motion"` when `None`.
+    pub name: Option<String>,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            position_channels: PositionChannels::Replace,
+            scale: Scale::Guess,
+            mesh: true,
+            name: None,
+        }
+    }
+}
+
+/// What unit conversion was applied.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Applied {
+    /// Metres per file unit: every length was multiplied by this.
+    pub factor: f64,
+    /// The unit guessed from the skeleton's size (also reported with `--scale`).
+    pub guess: UnitGuess,
+    /// Whether the factor came from the guess (`false`: given by the caller).
+    pub guessed: bool,
+}
+
+impl fmt::Display for Applied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.guessed {
+            write!(f, "units guessed {}, scaled by {} to metres", self.guess.label(), self.factor)
+        } else {
+            write!(f, "scaled by {} (given; guess was {})", self.factor, self.guess.label())
+        }
+    }
+}
+
+/// Why a file cannot be exported.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// The frame time is not a positive finite number while there are
+    /// several frames (glTF key times must increase).
+    FrameTime(f64),
+    /// A value is not finite once converted to 32-bit floats.
+    NotFinite {
+        /// The joint's display name.
+        joint: String,
+        /// The frame (`None`: the rest pose).
+        frame: Option<usize>,
+    },
+    /// The scale factor is not a positive finite number.
+    Scale(f64),
+    /// Serialising the document failed.
+    Json(String),
+    /// The buffer is larger than glTF allows (4 GiB in a `.glb`).
+    TooLarge(usize),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::FrameTime(t) => {
+                write!(f, "frame time {t} is not a positive number; glTF key times must increase")
+            }
+            Error::NotFinite { joint, frame: Some(i) } => {
+                write!(f, "joint {joint}, frame {i}: a value is not finite as a 32-bit float")
+            }
+            Error::NotFinite { joint, frame: None } => {
+                write!(f, "joint {joint}: its OFFSET is not finite as a 32-bit float")
+            }
+            Error::Scale(s) => write!(f, "scale {s} is not a positive number"),
+            Error::Json(e) => write!(f, "writing the glTF JSON: {e}"),
+            Error::TooLarge(n) => write!(f, "buffer of {n} bytes is too large for glTF"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A glTF document and its binary buffer (buffer 0).
+#[derive(Clone, Debug)]
+pub struct Export {
+    /// The document. Its buffer 0 has no `uri`; [`Export::to_glb`] and
+    /// [`Export::to_gltf`] fill it in as needed.
+    pub root: json::Root,
+    /// The bytes of buffer 0 (a multiple of 4 long).
+    pub buffer: Vec<u8>,
+    /// The unit conversion applied.
+    pub applied: Applied,
+    /// Node index of every joint, in skeleton order.
+    pub joint_nodes: Vec<u32>,
+}
+
+/// Where a `.gltf` file's buffer goes.
+#[derive(Clone, Debug)]
+pub enum BufferUri {
+    /// Inline, as a `data:application/octet-stream;base64,` URI.
+    Embedded,
+    /// A side file (relative URI, e.g. `walk.bin`) that the caller writes
+    /// with [`Export::buffer`].
+    File(String),
+}
+
+impl Export {
+    /// The bytes of a binary glTF (`.glb`) file.
+    ///
+    /// # Errors
+    /// [`Error::Json`] when serialising fails, [`Error::TooLarge`] beyond 4 GiB.
+    pub fn to_glb(&self) -> Result<Vec<u8>, Error> {
+        let mut root = self.root.clone();
+        root.buffers[0].uri = None;
+        let mut text = root.to_vec().map_err(|e| Error::Json(e.to_string()))?;
+        while !text.len().is_multiple_of(4) {
+            text.push(b' ');
+        }
+        let total = 12 + 8 + text.len() + 8 + self.buffer.len();
+        let total32 = u32::try_from(total).map_err(|_| Error::TooLarge(total))?;
+        let mut out = Vec::with_capacity(total);
+        out.extend_from_slice(b"glTF");
+        out.extend_from_slice(&2u32.to_le_bytes());
+        out.extend_from_slice(&total32.to_le_bytes());
+        out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"JSON");
+        out.extend_from_slice(&text);
+        out.extend_from_slice(&(self.buffer.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"BIN\0");
+        out.extend_from_slice(&self.buffer);
+        Ok(out)
+    }
+
+    /// The text of a JSON glTF (`.gltf`) file with the buffer embedded or
+    /// referring to a side file.
+    ///
+    /// # Errors
+    /// [`Error::Json`] when serialising fails.
+    pub fn to_gltf(&self, uri: &BufferUri) -> Result<String, Error> {
+        let mut root = self.root.clone();
+        root.buffers[0].uri = Some(match uri {
+            BufferUri::Embedded => {
+                format!("data:application/octet-stream;base64,{}", base64(&self.buffer))
+            }
+            BufferUri::File(name) => name.clone(),
+        });
+        root.to_string_pretty().map_err(|e| Error::Json(e.to_string()))
+    }
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for c in bytes.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        s.push(A[(n >> 18) as usize & 63] as char);
+        s.push(A[(n >> 12) as usize & 63] as char);
+        s.push(if c.len() > 1 { A[(n >> 6) as usize & 63] as char } else { '=' });
+        s.push(if c.len() > 2 { A[n as usize & 63] as char } else { '=' });
+    }
+    s
+}
+
+/// Appends little-endian f32s and u32s to the buffer, views and accessors.
+struct Builder {
+    root: json::Root,
+    buffer: Vec<u8>,
+}
+
+impl Builder {
+    fn view(
+        &mut self,
+        bytes: &[u8],
+        target: Option<json::buffer::Target>,
+    ) -> json::Index<json::buffer::View> {
+        while !self.buffer.len().is_multiple_of(4) {
+            self.buffer.push(0);
+        }
+        let offset = self.buffer.len();
+        self.buffer.extend_from_slice(bytes);
+        self.root.push(json::buffer::View {
+            buffer: json::Index::new(0),
+            byte_length: USize64(bytes.len() as u64),
+            byte_offset: Some(USize64(offset as u64)),
+            byte_stride: None,
+            name: None,
+            target: target.map(Valid),
+            extensions: None,
+            extras: None,
+        })
+    }
+
+    /// An f32 accessor of `n` components per element; `bounds` adds min/max.
+    fn floats(
+        &mut self,
+        values: &[f32],
+        type_: json::accessor::Type,
+        bounds: bool,
+        target: Option<json::buffer::Target>,
+    ) -> json::Index<json::Accessor> {
+        let n = type_.multiplicity();
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let view = self.view(&bytes, target);
+        let (min, max) = if bounds {
+            let mut lo = vec![f32::INFINITY; n];
+            let mut hi = vec![f32::NEG_INFINITY; n];
+            for e in values.chunks_exact(n) {
+                for k in 0..n {
+                    lo[k] = lo[k].min(e[k]);
+                    hi[k] = hi[k].max(e[k]);
+                }
+            }
+            (Some(serde_json::json!(lo)), Some(serde_json::json!(hi)))
+        } else {
+            (None, None)
+        };
+        self.root.push(json::Accessor {
+            buffer_view: Some(view),
+            byte_offset: None,
+            count: USize64((values.len() / n) as u64),
+            component_type: Valid(json::accessor::GenericComponentType(
+                json::accessor::ComponentType::F32,
+            )),
+            type_: Valid(type_),
+            min,
+            max,
+            name: None,
+            normalized: false,
+            sparse: None,
+            extensions: None,
+            extras: None,
+        })
+    }
+
+    fn ints(
+        &mut self,
+        bytes: &[u8],
+        count: usize,
+        component: json::accessor::ComponentType,
+        type_: json::accessor::Type,
+        target: json::buffer::Target,
+    ) -> json::Index<json::Accessor> {
+        let view = self.view(bytes, Some(target));
+        self.root.push(json::Accessor {
+            buffer_view: Some(view),
+            byte_offset: None,
+            count: USize64(count as u64),
+            component_type: Valid(json::accessor::GenericComponentType(component)),
+            type_: Valid(type_),
+            min: None,
+            max: None,
+            name: None,
+            normalized: false,
+            sparse: None,
+            extensions: None,
+            extras: None,
+        })
+    }
+}
+
+fn finite32(v: DVec3, joint: &str, frame: Option<usize>) -> Result<[f32; 3], Error> {
+    let a = [v.x as f32, v.y as f32, v.z as f32];
+    if a.iter().all(|x| x.is_finite()) {
+        Ok(a)
+    } else {
+        Err(Error::NotFinite { joint: joint.to_string(), frame })
+    }
+}
+
+/// Exports `bvh` as a glTF document and buffer: see the crate docs.
+///
+/// # Errors
+/// [`Error::FrameTime`] for a non-positive frame time with several frames,
+/// [`Error::NotFinite`] for values beyond `f32`, [`Error::Scale`] for a bad
+/// scale factor.
+pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
+    let skeleton = bvh.skeleton();
+    let motion = bvh.motion();
+    let n_joints = skeleton.len();
+    let n_frames = motion.n_frames();
+    let frame_time = motion.frame_time();
+    if n_frames > 1 && !(frame_time.is_finite() && frame_time > 0.0) {
+        return Err(Error::FrameTime(frame_time));
+    }
+    let guess = UnitGuess::of_bvh(bvh, options.position_channels);
+    let (factor, guessed) = match options.scale {
+        Scale::Guess => (guess.metres_per_unit(), true),
+        Scale::Factor(f) => (f, false),
+    };
+    if !(factor.is_finite() && factor > 0.0) {
+        return Err(Error::Scale(factor));
+    }
+    let applied = Applied { factor, guess, guessed };
+    let names = skeleton.display_names();
+    let name = options.name.clone().unwrap_or_else(|| "motion".to_string());
+
+    let mut b = Builder { root: json::Root::default(), buffer: Vec::new() };
+    b.root.asset.generator = Some(format!("bvhkit-gltf {}", env!("CARGO_PKG_VERSION")));
+
+    b.root.extras = Some(
+        serde_json::value::to_raw_value(&serde_json::json!({
+            "bvhkit": {
+                "metres_per_unit": factor,
+                "scale_guessed": guessed,
+                "source_units": if guess.units == Units::Unknown { None } else { Some(guess.units.symbol()) },
+                "source_size": guess.size,
+                "position_channels": match options.position_channels {
+                    PositionChannels::Replace => "replace",
+                    PositionChannels::Add => "add",
+                },
+                "up_axis": "as in the file (Y up assumed)",
+            }
+        }))
+        .map_err(|e| Error::Json(e.to_string()))?,
+    );
+    b.root.push(json::Buffer {
+        byte_length: USize64(0),
+        name: None,
+        uri: None,
+        extensions: None,
+        extras: None,
+    });
+
+    // Nodes: joint i is node i.
+    let mut children: Vec<Vec<json::Index<json::Node>>> = vec![Vec::new(); n_joints];
+    for id in skeleton.ids() {
+        if let Some(p) = skeleton.parent(id) {
+            children[p.index()].push(json::Index::new(id.index() as u32));
+        }
+    }
+    for (id, kids) in skeleton.ids().zip(children) {
+        let j = skeleton.joint(id);
+        let t = finite32(j.offset() * factor, &names[id.index()], None)?;
+        b.root.push(json::Node {
+            name: Some(names[id.index()].clone()),
+            translation: Some(t),
+            children: if kids.is_empty() { None } else { Some(kids) },
+            ..Default::default()
+        });
+    }
+    let joint_nodes: Vec<u32> = (0..n_joints as u32).collect();
+    let mut scene_nodes: Vec<json::Index<json::Node>> =
+        skeleton.roots().map(|r| json::Index::new(r.index() as u32)).collect();
+
+    // Animation.
+    if n_frames > 0 {
+        animate(&mut b, bvh, options.position_channels, factor, &names, &name)?;
+    }
+
+    // Skin and mesh, one per ROOT tree.
+    if options.mesh {
+        let roots: Vec<_> = skeleton.roots().collect();
+        for r in roots {
+            if let Some(node) = skin_mesh(&mut b, skeleton, r, factor, &names) {
+                scene_nodes.push(node);
+            }
+        }
+    }
+
+    let scene = b.root.push(json::Scene {
+        name: Some(name),
+        nodes: scene_nodes,
+        extensions: None,
+        extras: None,
+    });
+    b.root.scene = Some(scene);
+    while !b.buffer.len().is_multiple_of(4) {
+        b.buffer.push(0);
+    }
+    b.root.buffers[0].byte_length = USize64(b.buffer.len() as u64);
+    Ok(Export { root: b.root, buffer: b.buffer, applied, joint_nodes })
+}
+
+fn animate(
+    b: &mut Builder,
+    bvh: &Bvh,
+    mode: PositionChannels,
+    factor: f64,
+    names: &[String],
+    name: &str,
+) -> Result<(), Error> {
+    let skeleton = bvh.skeleton();
+    let motion = bvh.motion();
+    let n = skeleton.len();
+    let n_frames = motion.n_frames();
+    let fk = Kinematics::new(skeleton, mode);
+    let times: Vec<f32> = (0..n_frames).map(|i| (i as f64 * motion.frame_time()) as f32).collect();
+    if times.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(Error::FrameTime(motion.frame_time()));
+    }
+    let input = b.floats(&times, json::accessor::Type::Scalar, true, None);
+
+    let rotated: Vec<bool> =
+        skeleton.joints().iter().map(|j| j.rotation_axes().next().is_some()).collect();
+    let translated: Vec<bool> =
+        skeleton.joints().iter().map(|j| j.channels().iter().any(|c| c.is_position())).collect();
+    let mut rot: Vec<Vec<f32>> = rotated
+        .iter()
+        .map(|&r| if r { Vec::with_capacity(4 * n_frames) } else { Vec::new() })
+        .collect();
+    let mut tra: Vec<Vec<f32>> = translated
+        .iter()
+        .map(|&t| if t { Vec::with_capacity(3 * n_frames) } else { Vec::new() })
+        .collect();
+    let mut prev = vec![DQuat::IDENTITY; n];
+    let mut local = vec![DAffine3::IDENTITY; n];
+    for (f, frame) in motion.frames().enumerate() {
+        fk.local(frame, &mut local);
+        for i in 0..n {
+            if rotated[i] {
+                let mut q = DQuat::from_mat3(&local[i].matrix3).normalize();
+                if f > 0 && q.dot(prev[i]) < 0.0 {
+                    q = -q;
+                }
+                prev[i] = q;
+                let a = [q.x as f32, q.y as f32, q.z as f32, q.w as f32];
+                if !a.iter().all(|x| x.is_finite()) {
+                    return Err(Error::NotFinite { joint: names[i].clone(), frame: Some(f) });
+                }
+                rot[i].extend_from_slice(&a);
+            }
+            if translated[i] {
+                let t = finite32(local[i].translation * factor, &names[i], Some(f))?;
+                tra[i].extend_from_slice(&t);
+            }
+        }
+    }
+    let mut anim = json::Animation {
+        name: Some(name.to_string()),
+        channels: Vec::new(),
+        samplers: Vec::new(),
+        extensions: None,
+        extras: None,
+    };
+    let mut add = |b: &mut Builder, node: usize, values: &[f32], ty, path| {
+        let output = b.floats(values, ty, false, None);
+        let sampler = json::Index::new(anim.samplers.len() as u32);
+        anim.samplers.push(json::animation::Sampler {
+            input,
+            interpolation: Valid(json::animation::Interpolation::Linear),
+            output,
+            extensions: None,
+            extras: None,
+        });
+        anim.channels.push(json::animation::Channel {
+            sampler,
+            target: json::animation::Target {
+                node: json::Index::new(node as u32),
+                path: Valid(path),
+                extensions: None,
+                extras: None,
+            },
+            extensions: None,
+            extras: None,
+        });
+    };
+    for i in 0..n {
+        if translated[i] {
+            add(b, i, &tra[i], json::accessor::Type::Vec3, json::animation::Property::Translation);
+        }
+        if rotated[i] {
+            add(b, i, &rot[i], json::accessor::Type::Vec4, json::animation::Property::Rotation);
+        }
+    }
+    if !anim.channels.is_empty() {
+        b.root.push(anim);
+    }
+    Ok(())
+}
+
+/// One box per bone of the tree under `root` (from each joint to each of
+/// its children, weighted to the joint), skinned to the tree's joints.
+/// Returns the mesh node, or `None` when the tree has no bone of length.
+fn skin_mesh(
+    b: &mut Builder,
+    skeleton: &Skeleton,
+    root: bvhkit::JointId,
+    factor: f64,
+    names: &[String],
+) -> Option<json::Index<json::Node>> {
+    let first = root.index();
+    let end = skeleton.subtree_end(root);
+    let count = end - first;
+    if count > usize::from(u16::MAX) {
+        return None;
+    }
+    // Rest pose: node translations only, rotations identity.
+    let mut rest = vec![DVec3::ZERO; end];
+    for i in first..end {
+        let id = bvhkit::JointId::new(i);
+        let o = skeleton.joint(id).offset() * factor;
+        rest[i] = match skeleton.parent(id) {
+            Some(p) => rest[p.index()] + o,
+            None => o,
+        };
+    }
+    let size = {
+        let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+        for p in &rest[first..end] {
+            lo = lo.min(*p);
+            hi = hi.max(*p);
+        }
+        (hi - lo).max_element()
+    };
+    let mut pos: Vec<f32> = Vec::new();
+    let mut nor: Vec<f32> = Vec::new();
+    let mut joints: Vec<u8> = Vec::new();
+    let mut idx: Vec<u8> = Vec::new();
+    let mut n_vertices = 0u32;
+    for i in first + 1..end {
+        let id = bvhkit::JointId::new(i);
+        let Some(p) = skeleton.parent(id) else { continue };
+        let (a, c) = (rest[p.index()], rest[i]);
+        let d = c - a;
+        let len = d.length();
+        if len.is_nan() || len <= 1e-6 * size.max(1e-12) || !len.is_finite() {
+            continue;
+        }
+        let w = (0.12 * len).clamp(0.01 * size, 0.05 * size).max(1e-6);
+        let axis = d / len;
+        let u = axis.any_orthonormal_vector();
+        let v = axis.cross(u);
+        let corner = |s: f64, t: f64, k: f64| a + axis * (len * k) + u * (w * s) + v * (w * t);
+        // Six faces as (normal, four corners counter-clockwise seen from outside).
+        let faces: [(DVec3, [DVec3; 4]); 6] = [
+            (u, [corner(1., -1., 0.), corner(1., 1., 0.), corner(1., 1., 1.), corner(1., -1., 1.)]),
+            (
+                -u,
+                [
+                    corner(-1., -1., 0.),
+                    corner(-1., -1., 1.),
+                    corner(-1., 1., 1.),
+                    corner(-1., 1., 0.),
+                ],
+            ),
+            (v, [corner(-1., 1., 0.), corner(-1., 1., 1.), corner(1., 1., 1.), corner(1., 1., 0.)]),
+            (
+                -v,
+                [
+                    corner(-1., -1., 0.),
+                    corner(1., -1., 0.),
+                    corner(1., -1., 1.),
+                    corner(-1., -1., 1.),
+                ],
+            ),
+            (
+                axis,
+                [
+                    corner(-1., -1., 1.),
+                    corner(1., -1., 1.),
+                    corner(1., 1., 1.),
+                    corner(-1., 1., 1.),
+                ],
+            ),
+            (
+                -axis,
+                [
+                    corner(-1., -1., 0.),
+                    corner(-1., 1., 0.),
+                    corner(1., 1., 0.),
+                    corner(1., -1., 0.),
+                ],
+            ),
+        ];
+        let joint = (p.index() - first) as u16;
+        for (normal, quad) in faces {
+            for q in quad {
+                pos.extend_from_slice(&[q.x as f32, q.y as f32, q.z as f32]);
+                let nn = normal.as_vec3().normalize();
+                nor.extend_from_slice(&[nn.x, nn.y, nn.z]);
+                for k in [joint, 0, 0, 0] {
+                    joints.extend_from_slice(&k.to_le_bytes());
+                }
+            }
+            for k in [0, 1, 2, 0, 2, 3] {
+                idx.extend_from_slice(&(n_vertices + k).to_le_bytes());
+            }
+            n_vertices += 4;
+        }
+    }
+    if n_vertices == 0 || !pos.iter().all(|x| x.is_finite()) {
+        return None;
+    }
+    let nv = n_vertices as usize;
+    let mut weights: Vec<f32> = Vec::with_capacity(4 * nv);
+    for _ in 0..nv {
+        weights.extend_from_slice(&[1.0, 0.0, 0.0, 0.0]);
+    }
+    use json::accessor::{ComponentType as C, Type as T};
+    use json::buffer::Target::{ArrayBuffer, ElementArrayBuffer};
+    let position = b.floats(&pos, T::Vec3, true, Some(ArrayBuffer));
+    let normal = b.floats(&nor, T::Vec3, false, Some(ArrayBuffer));
+    let joints_acc = b.ints(&joints, nv, C::U16, T::Vec4, ArrayBuffer);
+    let weights_acc = b.floats(&weights, T::Vec4, false, Some(ArrayBuffer));
+    let indices = b.ints(&idx, idx.len() / 4, C::U32, T::Scalar, ElementArrayBuffer);
+    let mut ibm: Vec<f32> = Vec::with_capacity(16 * count);
+    for p in &rest[first..end] {
+        let m = bvhkit::glam::DMat4::from_translation(-*p).to_cols_array();
+        ibm.extend(m.iter().map(|&x| x as f32));
+    }
+    let ibm = b.floats(&ibm, T::Mat4, false, None);
+    let mut attributes = BTreeMap::new();
+    attributes.insert(Valid(json::mesh::Semantic::Positions), position);
+    attributes.insert(Valid(json::mesh::Semantic::Normals), normal);
+    attributes.insert(Valid(json::mesh::Semantic::Joints(0)), joints_acc);
+    attributes.insert(Valid(json::mesh::Semantic::Weights(0)), weights_acc);
+    let mesh = b.root.push(json::Mesh {
+        name: Some(format!("{} bones", names[first])),
+        primitives: vec![json::mesh::Primitive {
+            attributes,
+            indices: Some(indices),
+            material: None,
+            mode: Valid(json::mesh::Mode::Triangles),
+            targets: None,
+            extensions: None,
+            extras: None,
+        }],
+        weights: None,
+        extensions: None,
+        extras: None,
+    });
+    let skin = b.root.push(json::Skin {
+        name: Some(names[first].clone()),
+        inverse_bind_matrices: Some(ibm),
+        joints: (first..end).map(|i| json::Index::new(i as u32)).collect(),
+        skeleton: Some(json::Index::new(first as u32)),
+        extensions: None,
+        extras: None,
+    });
+    Some(b.root.push(json::Node {
+        name: Some(format!("{} mesh", names[first])),
+        mesh: Some(mesh),
+        skin: Some(skin),
+        ..Default::default()
+    }))
+}

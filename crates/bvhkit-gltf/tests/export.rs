@@ -1,0 +1,156 @@
+//! The document itself, against references written plainly here: the
+//! quaternion of each frame from the half-angle formula, key times, node
+//! names and rest translations, units, and errors.
+
+use bvhkit::Bvh;
+use bvhkit_gltf::{Error, Export, ExportOptions, Scale, export};
+use gltf_json::animation::Property;
+use gltf_json::validation::Checked::Valid;
+
+/// The f32 values of accessor `i`.
+fn floats(x: &Export, i: u32) -> Vec<f32> {
+    let a = &x.root.accessors[i as usize];
+    let v = &x.root.buffer_views[a.buffer_view.unwrap().value()];
+    let start = v.byte_offset.unwrap().0 as usize;
+    let bytes = &x.buffer[start..start + v.byte_length.0 as usize];
+    bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+/// The output values of the sampler animating `path` of node `node`.
+fn track(x: &Export, node: u32, path: Property) -> (Vec<f32>, Vec<f32>) {
+    let anim = &x.root.animations[0];
+    let ch = anim
+        .channels
+        .iter()
+        .find(|c| c.target.node.value() as u32 == node && c.target.path == Valid(path))
+        .expect("channel");
+    let s = &anim.samplers[ch.sampler.value()];
+    (floats(x, s.input.value() as u32), floats(x, s.output.value() as u32))
+}
+
+/// q = w + (x, y, z): rotation by `deg` about a unit axis, from the half-angle formula.
+fn axis_quat(axis: [f64; 3], deg: f64) -> [f64; 4] {
+    let h = deg.to_radians() / 2.0;
+    [axis[0] * h.sin(), axis[1] * h.sin(), axis[2] * h.sin(), h.cos()]
+}
+
+/// Hamilton product of (x, y, z, w) quaternions.
+fn mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    let [ax, ay, az, aw] = a;
+    let [bx, by, bz, bw] = b;
+    [
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    ]
+}
+
+const ONE_JOINT: &str = "HIERARCHY
+ROOT Hips
+{
+  OFFSET 1 2 3
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  End Site
+  {
+    OFFSET 0 100 0
+  }
+}
+MOTION
+Frames: 5
+Frame Time: 0.1
+10 20 30 30 45 60
+11 21 31 170 0 0
+12 22 32 -170 0 0
+13 23 33 -100 0 0
+14 24 34 0 -90 179
+";
+
+#[test]
+fn rotations_are_the_channel_product_with_continuous_signs() {
+    let bvh = Bvh::parse(ONE_JOINT).unwrap();
+    let opts = ExportOptions { scale: Scale::Factor(1.0), mesh: false, ..Default::default() };
+    let x = export(&bvh, &opts).unwrap();
+    let (times, q) = track(&x, 0, Property::Rotation);
+    assert_eq!(times.len(), 5);
+    let (z, xa, y) = ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]);
+    let mut prev: Option<[f32; 4]> = None;
+    for (i, frame) in bvh.motion().frames().enumerate() {
+        // ZXY as listed: R = Rz * Rx * Ry.
+        let want =
+            mul(mul(axis_quat(z, frame[3]), axis_quat(xa, frame[4])), axis_quat(y, frame[5]));
+        let got = &q[4 * i..4 * i + 4];
+        let same: f64 = (0..4).map(|k| (f64::from(got[k]) - want[k]).abs()).fold(0.0, f64::max);
+        let flipped: f64 = (0..4).map(|k| (f64::from(got[k]) + want[k]).abs()).fold(0.0, f64::max);
+        assert!(same.min(flipped) < 1e-6, "frame {i}: {got:?} vs ±{want:?}");
+        if let Some(p) = prev {
+            let dot: f32 = (0..4).map(|k| p[k] * got[k]).sum();
+            assert!(dot >= 0.0, "frame {i}: sign jumps (dot {dot})");
+        }
+        prev = Some([got[0], got[1], got[2], got[3]]);
+    }
+    // 170° then -170° about Z: the same hemisphere only after a flip.
+    assert!(q[4 * 2 + 3] < 0.0, "frame 2 was flipped to stay near frame 1");
+}
+
+#[test]
+fn times_translations_names_and_rest_pose() {
+    let bvh = Bvh::parse(ONE_JOINT).unwrap();
+    let opts = ExportOptions { scale: Scale::Factor(0.5), mesh: false, ..Default::default() };
+    let x = export(&bvh, &opts).unwrap();
+    let (times, t) = track(&x, 0, Property::Translation);
+    for (i, &ti) in times.iter().enumerate() {
+        assert_eq!(ti, (i as f64 * 0.1) as f32);
+    }
+    let input = &x.root.accessors[x.root.animations[0].samplers[0].input.value()];
+    assert_eq!(input.min.as_ref().unwrap()[0].as_f64(), Some(0.0));
+    assert_eq!(input.max.as_ref().unwrap()[0].as_f64(), Some(f64::from((0.4f64) as f32)));
+    // Replace: the channels are the translation, scaled.
+    assert_eq!(&t[..3], &[5.0, 10.0, 15.0]);
+    assert_eq!(&t[12..15], &[7.0, 12.0, 17.0]);
+    let names: Vec<_> = x.root.nodes.iter().map(|n| n.name.clone().unwrap()).collect();
+    assert_eq!(names, bvh.skeleton().display_names());
+    assert_eq!(x.root.nodes[0].translation, Some([0.5, 1.0, 1.5]));
+    assert_eq!(x.root.nodes[1].translation, Some([0.0, 50.0, 0.0]));
+    assert_eq!(x.root.scenes[0].nodes.len(), 1);
+    // Add: channels added to the OFFSET.
+    let add = ExportOptions { position_channels: bvhkit::PositionChannels::Add, ..opts };
+    let x = export(&bvh, &add).unwrap();
+    let (_, t) = track(&x, 0, Property::Translation);
+    assert_eq!(&t[..3], &[5.5, 11.0, 16.5]);
+}
+
+#[test]
+fn unit_guess_is_applied_and_recorded() {
+    // 170 units tall: centimetres.
+    let text = ONE_JOINT.replace("OFFSET 0 100 0", "OFFSET 0 170 0");
+    let bvh = Bvh::parse(&text).unwrap();
+    let x = export(&bvh, &ExportOptions::default()).unwrap();
+    assert_eq!(x.applied.factor, 0.01);
+    assert!(x.applied.guessed);
+    let extras: serde_json::Value =
+        serde_json::from_str(x.root.extras.as_ref().unwrap().get()).unwrap();
+    assert_eq!(extras["bvhkit"]["metres_per_unit"], 0.01);
+    assert_eq!(extras["bvhkit"]["source_units"], "cm");
+    assert_eq!(x.root.nodes[1].translation, Some([0.0, 1.7, 0.0]));
+    // The mesh: a skin over the joints, its node a scene root.
+    assert_eq!(x.root.skins.len(), 1);
+    assert_eq!(x.root.skins[0].joints.len(), 2);
+    assert_eq!(x.root.scenes[0].nodes.len(), 2);
+    let glb = x.to_glb().unwrap();
+    assert_eq!(u32::from_le_bytes(glb[8..12].try_into().unwrap()) as usize, glb.len());
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    // Key times must increase as 32-bit floats.
+    let text = ONE_JOINT.replace("Frame Time: 0.1", "Frame Time: 1e-50");
+    let bvh = Bvh::parse(&text).unwrap();
+    assert_eq!(export(&bvh, &ExportOptions::default()).unwrap_err(), Error::FrameTime(1e-50));
+    let huge = ONE_JOINT.replace("10 20 30 30 45 60", "1e300 20 30 30 45 60");
+    let bvh = Bvh::parse(&huge).unwrap();
+    let opts = ExportOptions { scale: Scale::Factor(1.0), mesh: false, ..Default::default() };
+    assert!(matches!(export(&bvh, &opts), Err(Error::NotFinite { frame: Some(0), .. })));
+    let bad = ExportOptions { scale: Scale::Factor(-1.0), ..Default::default() };
+    assert_eq!(export(&bvh, &bad).unwrap_err(), Error::Scale(-1.0));
+}

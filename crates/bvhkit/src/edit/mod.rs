@@ -38,7 +38,7 @@
 //! # Example
 //! ```
 //! use bvhkit::Bvh;
-//! use bvhkit::edit::frames;
+//! use bvhkit::edit::{frames, resample};
 //!
 //! let bvh = Bvh::parse("HIERARCHY ROOT Hips { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
 //!     End Site { OFFSET 0 10 0 } }
@@ -48,10 +48,11 @@
 //!     20 0 0
 //!     30 0 0
 //!     40 0 0")?;
-//! // Frames 1 to 4, then every second one.
-//! let clip = frames::every(&frames::range(&bvh, 1..5)?, 2)?;
+//! // Frames 1 to 4, then at 60 fps: every second frame of the 120 fps clip.
+//! let clip = resample::to_fps(&frames::range(&bvh, 1..5)?, 60.0)?;
 //! assert_eq!(clip.motion().n_frames(), 2);
 //! assert_eq!(clip.motion().frame(1), [30.0, 0.0, 0.0]);
+//! assert_eq!(clip.motion().frame_time(), 1.0 / 60.0);
 //! # Ok::<(), bvhkit::Error>(())
 //! ```
 
@@ -66,8 +67,13 @@ use crate::skeleton::{Joint, JointId, JointKind, Skeleton, SkeletonBuilder};
 #[allow(unused_imports)] // for the links in the docs above
 use crate::{Kinematics, rotation};
 
+pub mod axes;
 pub mod frames;
+pub mod layout;
+pub mod order;
 mod pose;
+pub mod resample;
+pub mod scale;
 
 pub use pose::{JointChannels, Pose, PoseLayout};
 

@@ -466,9 +466,10 @@ impl fmt::Display for UpAxis {
 /// The head is the first joint whose name contains "head" (any case), else
 /// "neck"; the hips are the root of the head's skeleton; the feet are the
 /// joints whose names contain "foot", "toe" or "ankle", averaged. In a
-/// pose, the axis is the largest component of hips minus feet (the legs),
-/// taken when it holds more than half of that vector's length and the head
-/// is above the hips along it. The motion decides first, as it is what is
+/// pose, the axis is the largest component of (head - feet) + (hips -
+/// feet), taken when it holds more than half of that vector's length and
+/// both the head and the hips are above the feet along it (the sum stays
+/// upright for a person standing, sitting or leaning, and for four legs). The motion decides first, as it is what is
 /// drawn: [`FRAMES_SAMPLED`] frames spread over the clip (position channels
 /// read as [`PositionChannels::Replace`]), when at least two and at least
 /// 60% of them agree. Otherwise (a single frame, or a motion that lies down)
@@ -536,15 +537,18 @@ pub fn detect_up(bvh: &Bvh) -> UpAxis {
     }
     let decide = |p: &[DVec3]| -> (Option<SignedAxis>, DVec3) {
         let foot = feet.iter().map(|&i| p[i]).sum::<DVec3>() / feet.len() as f64;
-        let legs = p[hips] - foot;
+        let (body, legs) = (p[head] - foot, p[hips] - foot);
+        // Standing, sitting or on four legs, head and hips are both above the
+        // feet; their sum points up even when one of them leans.
+        let v = body + legs;
         let a = Axis::ALL
             .into_iter()
-            .max_by(|&x, &y| legs[x.index()].abs().total_cmp(&legs[y.index()].abs()))
+            .max_by(|&x, &y| v[x.index()].abs().total_cmp(&v[y.index()].abs()))
             .unwrap_or(Axis::Y);
-        let up = SignedAxis::new(a, legs[a.index()]);
+        let up = SignedAxis::new(a, v[a.index()]);
         let d = up.vector();
-        let ok = legs.dot(d) > 0.5 * legs.length() && (p[head] - p[hips]).dot(d) > 0.0;
-        (ok.then_some(up), p[head] - foot)
+        let ok = v.dot(d) > 0.5 * v.length() && body.dot(d) > 0.0 && legs.dot(d) > 0.0;
+        (ok.then_some(up), body)
     };
     // The motion decides when most sampled frames agree; else the rest pose.
     let n = bvh.motion().n_frames();

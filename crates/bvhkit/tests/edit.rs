@@ -107,7 +107,7 @@ fn resampling_keeps_the_frames_it_lands_on_bit_for_bit_and_writes_the_exact_fram
         let m = bvh.motion();
         // Half the rate: every output frame is an input frame.
         let half = resample::to_fps(&bvh, m.fps() / 2.0).unwrap();
-        assert_eq!(half.motion().n_frames(), (m.n_frames() + 1) / 2, "{name}");
+        assert_eq!(half.motion().n_frames(), m.n_frames().div_ceil(2), "{name}");
         for k in 0..half.motion().n_frames() {
             assert_eq!(bits(half.motion().frame(k)), bits(m.frame(2 * k)), "{name} frame {k}");
         }

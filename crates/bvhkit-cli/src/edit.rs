@@ -259,7 +259,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
     }
     let stream = !plan.iter().any(|t| t.whole_clip(args.source_up));
     let results = par_map(&inputs, args.threads, |input| -> Result<Vec<String>> {
-        let out = target(&args.output, input, several)?;
+        let out = target(&args.output, input, &inputs)?;
         if stream {
             edit_stream(args, plan, input, &out)
         } else {
@@ -303,7 +303,8 @@ fn check_values(t: &Transform) -> Result<()> {
 }
 
 /// Where `input` is written: `-o` itself for one input, `-o`/NAME for several.
-fn target(output: &Path, input: &Input, several: bool) -> Result<PathBuf> {
+fn target(output: &Path, input: &Input, inputs: &[Input]) -> Result<PathBuf> {
+    let several = inputs.len() > 1;
     let out = match (several, input) {
         (false, _) => output.to_path_buf(),
         (true, Input::File(p)) => {
@@ -313,13 +314,7 @@ fn target(output: &Path, input: &Input, several: bool) -> Result<PathBuf> {
         }
         (true, Input::Stdin) => bail!("standard input among several inputs has no output name"),
     };
-    if let Input::File(p) = input
-        && out.as_os_str() != "-"
-        && let (Ok(a), Ok(b)) = (std::fs::canonicalize(p), std::fs::canonicalize(&out))
-        && a == b
-    {
-        bail!("{}: the output would replace the input; choose another -o", p.display());
-    }
+    crate::io::refuse_overwriting_input(&out, inputs)?;
     Ok(out)
 }
 

@@ -25,6 +25,7 @@ use clap::{ArgAction, ArgMatches, CommandFactory};
 use crate::PosMode;
 use crate::io::{Input, expand, load, located, located_warning, par_map, write_atomic};
 use crate::range::FrameRange;
+use crate::text::escape;
 
 /// The transform flags, in the order `--help` lists them.
 const TRANSFORMS: [&str; 11] = [
@@ -271,7 +272,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
         match r {
             Ok(lines) => {
                 for l in lines {
-                    eprintln!("{l}");
+                    eprintln!("{}", escape(&l));
                 }
             }
             Err(e) => {
@@ -279,7 +280,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
                     return Ok(ExitCode::SUCCESS);
                 }
                 failed = true;
-                eprintln!("bvh: error: {e:#}");
+                eprintln!("bvh: error: {}", escape(&format!("{e:#}")));
             }
         }
     }

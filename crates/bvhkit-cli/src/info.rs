@@ -156,7 +156,7 @@ fn text(info: &Info, bvh: &Bvh, tree: bool) -> String {
             info.rotation_orders.join(", ")
         }
     );
-    let _ = writeln!(o, "  up axis:         {}", info.up_axis_evidence);
+    let _ = writeln!(o, "  up axis:         {}", escape(&info.up_axis_evidence));
     let _ = writeln!(o, "  units (guess):   {}", info.units_evidence);
     let _ = writeln!(o, "  warnings:        {}", info.warnings.len());
     for w in &info.warnings {

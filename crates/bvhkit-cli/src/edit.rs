@@ -20,8 +20,8 @@ use bvhkit::edit::order::OrderMap;
 use bvhkit::edit::scale::{ScaleMap, factor_to_height};
 use bvhkit::edit::{FrameMap, frames, map_frames, resample};
 use bvhkit::rotation::RotationOrder;
+use bvhkit::units::{UnitGuess, Units};
 use bvhkit::{Bvh, Motion, PositionChannels, ReadOptions, Skeleton, WriteOptions};
-use bvhkit_render::units::{UnitGuess, Units};
 use clap::{ArgAction, ArgMatches, CommandFactory};
 
 use crate::PosMode;
@@ -361,7 +361,7 @@ fn units_factor(
             guess.units
         }
     };
-    match (from.metres(), to.metres()) {
+    match (from.metres_per_unit(), to.metres_per_unit()) {
         (Some(a), Some(b)) => Ok(a / b),
         _ => bail!(
             "{}: the skeleton's unit cannot be guessed from its size; give --source-units or use --scale",

@@ -88,7 +88,7 @@ pub(crate) fn summarise(input: &Input, bvh: &Bvh, warnings: &[Warning]) -> Info 
     let m = bvh.motion();
     let names = s.display_names();
     let up = bvhkit::edit::axes::detect_up(bvh);
-    let guess = bvhkit_render::units::UnitGuess::of_bvh(bvh, bvhkit::PositionChannels::Replace);
+    let guess = bvhkit::units::UnitGuess::of_bvh(bvh, bvhkit::PositionChannels::Replace);
     Info {
         path: input.display(),
         roots: s.roots().map(|r| names[r.index()].clone()).collect(),
@@ -102,7 +102,7 @@ pub(crate) fn summarise(input: &Input, bvh: &Bvh, warnings: &[Warning]) -> Info 
         rotation_orders: s.rotation_orders(),
         up_axis: up.axis.map(|a| a.name()),
         up_axis_evidence: up.to_string(),
-        units: guess.units.metres().map(|_| guess.units.symbol()),
+        units: guess.units.metres_per_unit().map(|_| guess.units.symbol()),
         units_evidence: guess.label(),
         warnings: warnings
             .iter()

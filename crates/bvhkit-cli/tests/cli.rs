@@ -2288,3 +2288,6 @@ fn render_serve_and_view_guess_the_same_units() {
 }
 
 mod record;
+
+#[path = "cli/edit.rs"]
+mod edit;

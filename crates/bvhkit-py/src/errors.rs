@@ -1,8 +1,6 @@
 //! Python exceptions for the core's errors and warnings.
 
 use pyo3::exceptions::{PyOSError, PyUserWarning, PyValueError};
-use std::error::Error as _;
-
 use pyo3::prelude::*;
 
 pyo3::create_exception!(
@@ -28,16 +26,9 @@ pub(crate) fn to_py(py: Python<'_>, e: bvhkit::Error) -> PyErr {
     let path = e.path().map(|p| p.display().to_string());
     if let bvhkit::ErrorKind::Io(io) = e.kind() {
         // OSError(errno, strerror, filename) becomes the errno's subclass.
-        // The OS error may sit inside a wrapper (tempfile adds the path).
-        let inner = io
-            .get_ref()
-            .and_then(|i| i.source())
-            .and_then(|s| s.downcast_ref::<std::io::Error>())
-            .filter(|i| i.raw_os_error().is_some())
-            .unwrap_or(io);
-        return match (inner.raw_os_error(), &path) {
-            (Some(errno), Some(p)) => PyOSError::new_err((errno, os_message(inner), p.clone())),
-            (Some(errno), None) => PyOSError::new_err((errno, os_message(inner))),
+        return match (io.raw_os_error(), &path) {
+            (Some(errno), Some(p)) => PyOSError::new_err((errno, os_message(io), p.clone())),
+            (Some(errno), None) => PyOSError::new_err((errno, os_message(io))),
             // No errno: pyo3 picks the subclass from the error kind.
             _ => PyErr::from(std::io::Error::new(io.kind(), e.to_string())),
         };

@@ -22,7 +22,19 @@ mod many;
 use crate::bvh::{PyBvh, PyReadWarning};
 use crate::errors::{BvhWarning, ParseError};
 
-/// `bvhkit.read(path, strict=False, warn=False)`.
+/// Reads a BVH file and returns a `Bvh`.
+///
+/// Lenient by default: problems real files have are repaired and listed in
+/// `Bvh.warnings`; `strict=True` raises `ParseError` (a `ValueError` with
+/// `path`, `line`, `column`) on the first. `warn=True` also emits every
+/// warning through `warnings.warn` (category `BvhWarning`). Missing files
+/// raise `FileNotFoundError` (and other `OSError` subclasses).
+///
+/// Example:
+///
+///     >>> bvh = bvhkit.read("samples/walk.bvh")
+///     >>> bvh.positions().shape
+///     (60, 24, 3)
 #[pyfunction]
 #[pyo3(signature = (path, strict = false, warn = false))]
 fn read(py: Python<'_>, path: PathBuf, strict: bool, warn: bool) -> PyResult<PyBvh> {
@@ -34,7 +46,12 @@ fn read(py: Python<'_>, path: PathBuf, strict: bool, warn: bool) -> PyResult<PyB
     Ok(bvh)
 }
 
-/// `bvhkit.parse(data, strict=False, warn=False)`: `data` is `bytes` or `str`.
+/// Parses a BVH text (`bytes` or `str`) held in memory; see `read`.
+///
+/// Example:
+///
+///     >>> bvhkit.parse(open("samples/walk.bvh", "rb").read()).n_frames
+///     60
 #[pyfunction]
 #[pyo3(signature = (data, strict = false, warn = false))]
 fn parse(py: Python<'_>, data: &Bound<'_, PyAny>, strict: bool, warn: bool) -> PyResult<PyBvh> {
@@ -63,8 +80,19 @@ fn parse(py: Python<'_>, data: &Bound<'_, PyAny>, strict: bool, warn: bool) -> P
     Ok(bvh)
 }
 
-/// `bvhkit.read_many(paths, threads=None, positions=False, strict=False,
-/// errors="raise", position_channels="replace")`.
+/// Reads many files on all cores (a pool of `threads` when given) with the
+/// GIL released; results in input order.
+///
+/// Each result is a `Bvh`, or `(Bvh, positions)` with `positions=True`.
+/// `errors="raise"` (default) raises the error of the first failing file in
+/// input order once all are read; `errors="return"` puts the exception
+/// object in that file's place.
+///
+/// Example:
+///
+///     >>> for bvh, pos in bvhkit.read_many(["samples/walk.bvh"], positions=True):
+///     ...     print(bvh.n_frames, pos.shape)
+///     60 (60, 24, 3)
 #[pyfunction]
 #[pyo3(signature = (paths, threads = None, positions = false, strict = false, errors = "raise", position_channels = "replace"))]
 fn read_many(

@@ -303,3 +303,28 @@ def test_package_surface():
     for name in bvhkit.__all__:
         assert getattr(bvhkit, name) is not None
     assert bvhkit.read.__doc__ and bvhkit.Bvh.positions.__doc__
+
+
+def test_stub_examples_run(monkeypatch):
+    """Every >>> example in the docstrings of __init__.pyi runs and prints what it says."""
+    import ast
+    import doctest
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[3]
+    stub = repo / "crates/bvhkit-py/python/bvhkit/__init__.pyi"
+    monkeypatch.chdir(repo)
+    tree = ast.parse(stub.read_text())
+    nodes = [tree, *ast.walk(tree)]
+    docs = [
+        ast.get_docstring(n)
+        for n in nodes
+        if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef)
+    ]
+    parser = doctest.DocTestParser()
+    examples = [e for d in docs if d for e in parser.get_examples(d)]
+    assert len(examples) >= 10
+    test = doctest.DocTest(examples, {"bvhkit": bvhkit}, "__init__.pyi", str(stub), 0, None)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0

@@ -3,7 +3,9 @@
     python crates/bvhkit-py/bench/bench.py [FILE.bvh ...]
 
 Times `read` + `positions` with bvhkit and with pybvh (`read_bvh_file` +
-`node_positions`) on the largest corpus file (and any FILEs given),
+`node_positions`) on the largest corpus file, on that file with its frames
+repeated ten times (38 MB, written to a temporary folder), and on any FILEs
+given,
 interleaved, best of N; then `read_many` over the whole corpus with 1 and 2
 threads. Figures on a shared machine are noisy: read the ratios.
 """
@@ -11,7 +13,9 @@ threads. Figures on a shared machine are noisy: read the ratios.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -75,10 +79,23 @@ def compare(path: Path, rounds: int) -> None:
     )
 
 
+def repeated(path: Path, times: int, out_dir: Path) -> Path:
+    """The file with its frames repeated `times` times (a large real-looking file)."""
+    text = bvhkit.read(path).to_bytes()
+    head, _, rest = text.partition(b"\nMOTION\n")
+    frames_line, time_line, values = rest.split(b"\n", 2)
+    n = int(frames_line.split()[1]) * times
+    out = out_dir / f"{path.stem}_x{times}.bvh"
+    out.write_bytes(head + b"\nMOTION\nFrames: %d\n" % n + time_line + b"\n" + values * times)
+    return out
+
+
 def main() -> None:
     files = sorted(corpus_dir().glob("*.bvh"))
     largest = max(files, key=lambda p: p.stat().st_size)
     extra = [Path(a) for a in sys.argv[1:]]
+    tmp = Path(tempfile.mkdtemp(prefix="bvhkit-bench-"))
+    extra.append(repeated(largest, 10, tmp))
     print(f"bvhkit {bvhkit.__version__}, {os.cpu_count()} cores")
     print()
     print("read + positions (ms, best of interleaved runs)")
@@ -89,7 +106,7 @@ def main() -> None:
     )
     print("|---|---:|---|---:|---:|---:|---:|---:|")
     for path in [largest, *extra]:
-        compare(path, rounds=3)
+        compare(path, rounds=5)
     print()
     total = sum(p.stat().st_size for p in files) / 1e6
     print(f"read_many over the corpus ({len(files)} files, {total:.1f} MB), ms, best of 5")
@@ -103,6 +120,7 @@ def main() -> None:
         print(f"| {label} | {one * 1e3:.1f} | {two * 1e3:.1f} | {one / two:.2f} |")
     loop = best(lambda: [bvhkit.read(p).positions() for p in files], 5)
     print(f"| a Python loop of read + positions | {loop * 1e3:.1f} | | |")
+    shutil.rmtree(tmp)
 
 
 if __name__ == "__main__":

@@ -148,10 +148,6 @@ fn frame_indices(frames: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<usize>> {
     iter.map(|item| one(item?.extract::<i64>()?)).collect()
 }
 
-fn flat(v: Vec<DVec3>) -> Vec<f64> {
-    v.into_iter().flat_map(|p| p.to_array()).collect()
-}
-
 impl PyBvh {
     /// Number of joints, End Sites included.
     pub(crate) fn n_joints_rs(&self) -> usize {
@@ -170,22 +166,26 @@ impl PyBvh {
     }
 
     /// World positions of the selected frames (all when `sel` is None),
-    /// frames × joints, on all cores.
+    /// frames × joints × 3, on all cores.
     pub(crate) fn positions_of(&self, mode: PositionChannels, sel: Option<&[usize]>) -> Vec<f64> {
         let fk = Kinematics::new(self.bvh.skeleton(), mode);
         let motion = self.bvh.motion();
-        let Some(sel) = sel else {
-            return flat(fk.positions_all(motion));
-        };
         let n = fk.len();
-        let mut out = vec![DVec3::ZERO; sel.len() * n];
-        if n > 0 {
-            out.par_chunks_mut(n).zip(sel.par_iter()).with_min_len(64).for_each_init(
-                || fk.scratch(),
-                |scratch, (chunk, &f)| fk.positions_with(motion.frame(f), scratch, chunk),
-            );
+        let frames = sel.map_or(motion.n_frames(), <[usize]>::len);
+        let mut out = vec![0.0; frames * n * 3];
+        if n == 0 {
+            return out;
         }
-        flat(out)
+        let pos: &mut [DVec3] = bytemuck::cast_slice_mut(&mut out);
+        let chunks = pos.par_chunks_mut(n).enumerate().with_min_len(64);
+        chunks.for_each_init(
+            || fk.scratch(),
+            |scratch, (k, chunk)| {
+                let f = sel.map_or(k, |s| s[k]);
+                fk.positions_with(motion.frame(f), scratch, chunk);
+            },
+        );
+        out
     }
 
     fn array3<'py>(

@@ -62,7 +62,8 @@ echo "test: cargo test"
 cargo test --workspace --all-features
 
 # The Python package (crates/bvhkit-py): a venv with the build and test
-# tools from PyPI, the wheel built by maturin with this toolchain (release,
+# tools from PyPI (maturin, pytest, numpy, pybvh, ruff, mypy for stubtest),
+# the wheel built by maturin with this toolchain (release,
 # a few minutes cold), then ruff and pytest. pytest's exit 5 (no tests
 # collected) fails the script like any other non-zero exit (set -e).
 echo "test: python package"
@@ -78,9 +79,11 @@ if ! "$python" -m venv --help >/dev/null 2>&1; then
 fi
 "$python" -m venv target/py-venv
 venv=$PWD/target/py-venv/bin
-"$venv/pip" install -q --disable-pip-version-check maturin pytest numpy pybvh ruff
+"$venv/pip" install -q --disable-pip-version-check maturin pytest numpy pybvh ruff mypy
 "$venv/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./crates/bvhkit-py
 (cd crates/bvhkit-py && "$venv/ruff" check . && "$venv/ruff" format --check .)
+# The type stubs match the installed module's real signatures.
+(cd target && "$venv/python" -m mypy.stubtest bvhkit)
 "$venv/python" -m pytest -q crates/bvhkit-py/tests
 
 echo "test: docs"

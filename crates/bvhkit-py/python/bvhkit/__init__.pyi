@@ -14,16 +14,26 @@ Example::
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Literal, TypeAlias, overload
+from pathlib import Path
+from typing import Literal, TypeAlias, final, overload
 
 import numpy as np
 import numpy.typing as npt
 
 __version__: str
+__all__ = [
+    "Bvh",
+    "BvhWarning",
+    "ParseError",
+    "ReadWarning",
+    "__version__",
+    "parse",
+    "read",
+    "read_many",
+]
 
 _Path: TypeAlias = str | os.PathLike[str]
 _Repr: TypeAlias = Literal["quat", "matrix", "6d", "axis_angle", "euler"]
-_Frames: TypeAlias = int | slice | Iterable[int] | None
 _PositionChannels: TypeAlias = Literal["replace", "add"]
 
 class ParseError(ValueError):
@@ -43,6 +53,7 @@ class ParseError(ValueError):
 class BvhWarning(UserWarning):
     """Category of the warnings ``read(..., warn=True)`` emits."""
 
+@final
 class ReadWarning:
     """A problem lenient reading recovered from; unpacks as ``(line, column, message)``.
 
@@ -57,6 +68,7 @@ class ReadWarning:
     ``TruncatedFrame``, ``Hierarchy`` or ``Encoding``."""
     def __iter__(self) -> Iterator[int | str | None]: ...
 
+@final
 class Bvh:
     """A parsed BVH file: skeleton, motion and the warnings of reading it.
 
@@ -74,8 +86,8 @@ class Bvh:
     """
 
     @property
-    def path(self) -> str | None:
-        """The file this was read from (None for ``parse``)."""
+    def path(self) -> Path | None:
+        """The file this was read from, as given (None for ``parse``)."""
     @property
     def joint_names(self) -> list[str]:
         """Joint names in file order, End Sites included (``<Parent>_End``)."""
@@ -122,15 +134,6 @@ class Bvh:
     @overload
     def positions(
         self, frames: int, position_channels: _PositionChannels = "replace"
-    ) -> npt.NDArray[np.float64]: ...
-    @overload
-    def positions(
-        self,
-        frames: slice | Iterable[int] | None = None,
-        position_channels: _PositionChannels = "replace",
-    ) -> npt.NDArray[np.float64]: ...
-    def positions(
-        self, frames: _Frames = None, position_channels: _PositionChannels = "replace"
     ) -> npt.NDArray[np.float64]:
         """World positions of every joint: frames x joints x 3 (joints x 3 for an int).
 
@@ -145,6 +148,12 @@ class Bvh:
             >>> bvh.positions(frames=slice(0, 10)).shape
             (10, 24, 3)
         """
+    @overload
+    def positions(
+        self,
+        frames: slice | Iterable[int] | None = None,
+        position_channels: _PositionChannels = "replace",
+    ) -> npt.NDArray[np.float64]: ...
     def rotations(
         self,
         repr: _Repr = "quat",
@@ -212,7 +221,23 @@ def read_many(
     strict: bool = False,
     errors: Literal["raise"] = "raise",
     position_channels: _PositionChannels = "replace",
-) -> list[Bvh]: ...
+) -> list[Bvh]:
+    """Reads many files on all cores (a pool of ``threads`` when given), GIL released.
+
+    Results are in input order: a ``Bvh`` per file, or ``(Bvh, positions)``
+    with ``positions=True``. ``errors="raise"`` (default) raises the error of
+    the first failing file in input order, after all are read;
+    ``errors="return"`` puts the exception object (``ParseError``,
+    ``FileNotFoundError``, ...) in that file's place.
+
+    Example::
+
+        >>> from pathlib import Path
+        >>> files = sorted(Path("mocap").glob("*.bvh"))
+        >>> for bvh, pos in bvhkit.read_many(files, positions=True):
+        ...     print(bvh.path, pos.shape)
+    """
+
 @overload
 def read_many(
     paths: Sequence[_Path],
@@ -231,26 +256,3 @@ def read_many(
     errors: Literal["raise", "return"] = "raise",
     position_channels: _PositionChannels = "replace",
 ) -> list[Bvh | tuple[Bvh, npt.NDArray[np.float64]] | Exception]: ...
-def read_many(
-    paths: Sequence[_Path],
-    threads: int | None = None,
-    positions: bool = False,
-    strict: bool = False,
-    errors: Literal["raise", "return"] = "raise",
-    position_channels: _PositionChannels = "replace",
-) -> list[Bvh | tuple[Bvh, npt.NDArray[np.float64]] | Exception]:
-    """Reads many files on all cores (a pool of ``threads`` when given), GIL released.
-
-    Results are in input order: a ``Bvh`` per file, or ``(Bvh, positions)``
-    with ``positions=True``. ``errors="raise"`` (default) raises the error of
-    the first failing file in input order, after all are read;
-    ``errors="return"`` puts the exception object (``ParseError``,
-    ``FileNotFoundError``, ...) in that file's place.
-
-    Example::
-
-        >>> from pathlib import Path
-        >>> files = sorted(Path("mocap").glob("*.bvh"))
-        >>> for bvh, pos in bvhkit.read_many(files, positions=True):
-        ...     print(bvh.path, pos.shape)
-    """

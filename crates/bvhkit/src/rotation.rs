@@ -854,7 +854,9 @@ impl RotationRepr {
 /// - `Euler`: angles in `order`. When `exact_deg` is given (the angles `m`
 ///   was built from, in `order`: a joint's local rotation in its own channel
 ///   order, [`Joint::euler_angles`](crate::Joint::euler_angles)) they are
-///   written unchanged; otherwise [`mat3_to_euler`], or
+///   written unchanged, unless `previous` is given and
+///   [`mat3_to_euler_near`] the previous output is nearer to it (a 359° jump
+///   in the file becomes -1°); without `exact_deg`, [`mat3_to_euler`], or
 ///   [`mat3_to_euler_near`] the previous output when `previous` is given.
 /// - `Quat`: `m` as a normalized quaternion with `w >= 0`, or, when
 ///   `previous` is given, with the sign nearest `previous` (no sign flips
@@ -892,7 +894,14 @@ pub fn mat3_to_repr(
     match repr {
         RotationRepr::Euler => {
             let e = match (exact_deg, previous) {
-                (Some(e), _) => e,
+                (Some(e), None) => e,
+                // The same rotation in the angles next to the previous
+                // frame's: the exact ones when they are those.
+                (Some(e), Some(p)) => {
+                    let p = [p[0], p[1], p[2]];
+                    let near = mat3_to_euler_near(m, order, p);
+                    if distance_sq(e, p) <= distance_sq(near, p) + 1e-9 { e } else { near }
+                }
                 (None, Some(p)) => mat3_to_euler_near(m, order, [p[0], p[1], p[2]]),
                 (None, None) => mat3_to_euler(m, order),
             };
@@ -1594,6 +1603,15 @@ mod tests {
         assert_eq!(out[..3], [1.0, 2.0, 3.0]);
         mat3_to_repr(m, RotationRepr::Euler, RotationOrder::YXZ, None, None, &mut out);
         assert_eq!(out[..3], mat3_to_euler(m, RotationOrder::YXZ));
+        // Exact angles with `previous`: kept when nearest, else unwrapped.
+        let prev = [1.0, 2.0, 3.0];
+        mat3_to_repr(m, RotationRepr::Euler, RotationOrder::YXZ, exact, Some(&prev), &mut out);
+        assert_eq!(out[..3], [1.0, 2.0, 3.0]);
+        let m359 = euler_to_mat3(&RotationOrder::YXZ.axes(), &[359.0, 10.0, 20.0]);
+        let prev = [0.0, 10.0, 20.0];
+        let e359 = Some([359.0, 10.0, 20.0]);
+        mat3_to_repr(m359, RotationRepr::Euler, RotationOrder::YXZ, e359, Some(&prev), &mut out);
+        assert!((out[0] + 1.0).abs() < 1e-9 && (out[1] - 10.0).abs() < 1e-9, "{out:?}");
         let near = [530.0, -35.0, 100.0];
         mat3_to_repr(m, RotationRepr::Euler, RotationOrder::YXZ, None, Some(&near), &mut out);
         assert!((out[0] - 530.0).abs() < 1e-9, "{out:?}");

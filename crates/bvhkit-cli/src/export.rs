@@ -477,9 +477,9 @@ impl Sink for NpySink {
             "units".to_string(),
             serde_json::json!({
                 "guess": g.units.to_string(),
-                "metres_per_unit": g.units.metres(),
+                "metres_per_unit": g.units.metres_per_unit(),
                 "size": if g.size.is_finite() { Some(g.size) } else { None },
-                "how": "from the skeleton's size in its rest pose (its first frame when the rest pose is a point), assuming a person",
+                "how": "the median size of the frames read (the rest pose when there are none), assuming a person: the guess bvh render makes",
             }),
         );
     }
@@ -615,10 +615,13 @@ fn stream(
     let mut meta = Meta::new(&skeleton, &sel, input, first);
     meta.settings = settings;
     let mut sink = open_sink(c, out, format, layout, meta)?;
-    // The unit guess: the rest pose (every channel 0), else the first frame.
+    // The NPY sidecar's unit guess: bvhkit::units' one guess, from the
+    // size of every frame read (one number per frame is kept).
+    let guess_units = format == Format::Npy;
     let fk = Kinematics::new(&skeleton, c.position_channels.into());
-    let mut rest = vec![DVec3::ZERO; skeleton.len()];
-    fk.positions(&vec![0.0; skeleton.n_channels()], &mut rest);
+    let mut scratch = fk.scratch();
+    let mut pose = vec![DVec3::ZERO; if guess_units { skeleton.len() } else { 0 }];
+    let mut sizes = Vec::new();
     let mut frame = vec![0.0; skeleton.n_channels()];
     let mut values = Vec::new();
     let mut f = 0usize;
@@ -633,10 +636,9 @@ fn stream(
         if !more {
             break;
         }
-        if f == 0 {
-            let mut first = vec![DVec3::ZERO; skeleton.len()];
-            fk.positions(&frame, &mut first);
-            sink.units(UnitGuess::new(&rest, &first));
+        if guess_units {
+            fk.positions_with(&frame, &mut scratch, &mut pose);
+            sizes.push(bvhkit::units::pose_size(&pose));
         }
         if range.contains(f) {
             values.clear();
@@ -646,8 +648,13 @@ fn stream(
         }
         f += 1;
     }
-    if f == 0 {
-        sink.units(UnitGuess::new(&rest, &[]));
+    if guess_units {
+        sink.units(if sizes.is_empty() {
+            let rest = bvhkit::units::rest_pose(&skeleton, c.position_channels.into());
+            UnitGuess::of_positions(skeleton.len(), &rest)
+        } else {
+            UnitGuess::of_pose_sizes(sizes)
+        });
     }
     sink.finish()?;
     let mut lines: Vec<String> = rdr

@@ -10,6 +10,7 @@ mod fmt;
 mod info;
 mod io;
 mod range;
+mod record;
 mod render;
 mod serve;
 mod text;
@@ -59,6 +60,12 @@ enum Command {
     Serve(serve::Args),
     /// Play files in a desktop window (needs the `view` feature).
     View(view::Args),
+    /// Record BVH from orientation sensors (CSV or JSON-lines samples), frame by frame.
+    #[command(long_about = record::RECORD_ABOUT)]
+    Record(record::RecordArgs),
+    /// Turn a BVH clip into the sensor samples that would have recorded it.
+    #[command(long_about = record::REPLAY_ABOUT)]
+    Replay(record::ReplayArgs),
 }
 
 /// How position channels combine with OFFSET in forward kinematics.
@@ -117,6 +124,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Render(a) => render::run(a),
         Command::Serve(a) => serve::run(a),
         Command::View(a) => view::run(a),
+        Command::Record(a) => record::run_record(a),
+        Command::Replay(a) => record::run_replay(a),
     }
 }
 

@@ -1,4 +1,8 @@
 //! `bvh render`: PNG, GIF, contact sheets and MP4 (through ffmpeg).
+//!
+//! A still (`--frame N`) is framed on the figures in that frame; animations
+//! and contact sheets frame the whole motion. Inputs that cannot be loaded
+//! are reported and skipped (exit code 1, or 2 when nothing is left).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,6 +69,9 @@ pub(crate) struct Args {
     /// Background colour, #RRGGBB.
     #[arg(long, value_name = "#RRGGBB", value_parser = parse_color)]
     background: Option<Rgba>,
+    /// Leave out the file names over the figures and a still's frame number.
+    #[arg(long)]
+    no_labels: bool,
     /// How position channels combine with OFFSET.
     #[arg(long, value_enum, default_value = "replace")]
     position_channels: PosMode,
@@ -101,10 +108,15 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     }
     let inputs = expand(&args.files)?;
     crate::io::refuse_overwriting_input(&args.output, &inputs)?;
-    let clips = load_clips(&inputs, args.position_channels.into())?;
+    let loaded = load_clips(&inputs, args.position_channels.into())?;
+    let clips = &loaded.clips;
     let refs: Vec<&bvhkit_render::Clip> = clips.iter().collect();
-    let mut opts =
-        RenderOptions { width: args.size.0, height: args.size.1, ..RenderOptions::default() };
+    let mut opts = RenderOptions {
+        width: args.size.0,
+        height: args.size.1,
+        labels: !args.no_labels,
+        ..RenderOptions::default()
+    };
     opts.azimuth = args.azimuth;
     opts.elevation = args.elevation;
     if let Some(bg) = args.background {
@@ -131,9 +143,6 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         }
         "png" => {
             let frame = args.frame.unwrap_or(0);
-            if longest == 0 {
-                bail!("nothing to draw: no motion frames (the hierarchy has no MOTION data)");
-            }
             if frame >= longest {
                 bail!("frame {frame} is past the last frame ({})", longest - 1);
             }
@@ -153,5 +162,5 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             crate::io::persist_named(tmp, out)?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(loaded.exit_code())
 }

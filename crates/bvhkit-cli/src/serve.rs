@@ -28,9 +28,11 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let inputs = expand(&args.files)?;
-    let clips = load_clips(&inputs, args.position_channels.into())?;
+    // Files that cannot be loaded are reported and skipped; the others are served.
+    let loaded = load_clips(&inputs, args.position_channels.into())?;
+    let clips = &loaded.clips;
     let addr = std::net::SocketAddr::new(args.bind, args.port);
-    let server = match bvhkit_serve::Server::bind(addr, &clips) {
+    let server = match bvhkit_serve::Server::bind(addr, clips) {
         Ok(server) => server,
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && args.port != 0 => {
             let hint = match bvhkit_serve::free_port_near(args.bind, args.port) {
@@ -43,5 +45,5 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     };
     eprintln!("bvh: serving {} clip(s) at {} (Ctrl-C to stop)", clips.len(), server.url()?);
     server.run()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(loaded.exit_code())
 }

@@ -435,26 +435,29 @@ fn a_cmu_recording_is_shown_in_the_units_the_server_guessed() {
         );
         return;
     };
-    use bvhkit_render::units::{CMU_UNIT_M, UnitGuess, Units};
+    use bvhkit_render::units::{CMU_UNIT_M, Units, of_clip};
     let (bvh, _) =
         bvhkit::ReadOptions::new().lenient(true).parse(&std::fs::read(&file).unwrap()).unwrap();
     let cmu = bvhkit_render::Clip::from_bvh(&bvh, "cmu", bvhkit::PositionChannels::Replace);
     let mut metres = cmu.clone().scaled(CMU_UNIT_M);
     metres.name = "metres".into();
-    assert_eq!(UnitGuess::of_clip(&cmu).units, Units::CmuScale);
-    assert_eq!(UnitGuess::of_clip(&metres).units, Units::Metres);
+    assert_eq!(of_clip(&cmu).units, Units::CmuScale);
+    assert_eq!(of_clip(&metres).units, Units::Metres);
     let server = Running::start(&[cmu.clone(), metres]);
     let state = debug_state(&chromium, &server, "frame=0&inplace=1");
     let _ = screenshot(&chromium, &server, "frame=0&inplace=1", "cmu_and_metres.png");
     assert_eq!(state["units"], "cmu, m");
     let shown = &state["clips"][0];
     assert_eq!(shown["units"], "cmu");
-    assert!((shown["height"].as_f64().unwrap() - UnitGuess::of_clip(&cmu).size).abs() < 1e-3);
-    // Both are drawn in metres, 1.5 m tall (the screenshot shows them so;
-    // perspective makes the nearer one taller on screen).
+    assert!((shown["height"].as_f64().unwrap() - of_clip(&cmu).size).abs() < 1e-3);
+    // Both are drawn in metres, as tall as the guess says the CMU walker is
+    // (26.07 CMU units, 1.47 m; the screenshot shows them so; perspective
+    // makes the nearer one taller on screen).
+    let expected = of_clip(&cmu).drawn_size_m();
+    assert!((1.4..1.6).contains(&expected), "the CMU walker is {expected} m tall");
     for clip in state["clips"].as_array().unwrap() {
         let m = clip["height_m"].as_f64().unwrap();
-        assert!((m - 1.5).abs() < 0.02, "{} drawn {m} m tall", clip["name"]);
+        assert!((m - expected).abs() < 0.01, "{} drawn {m} m tall, not {expected}", clip["name"]);
     }
     for clip in joints(&state) {
         let ys: Vec<f64> = clip.iter().map(|p| p.expect("joint projected").1).collect();

@@ -55,7 +55,7 @@ fn serves_clips_json_with_the_right_shapes() {
         assert_eq!(got["is_end_site"][2], false);
         assert!((got["frame_time"].as_f64().unwrap() - 1.0 / 30.0).abs() < 1e-6);
         // The server's unit guess, which the page uses as it is.
-        let guess = bvhkit_render::units::UnitGuess::of_clip(clip);
+        let guess = bvhkit_render::units::of_clip(clip);
         assert_eq!(got["units"]["symbol"], "cm");
         assert_eq!(got["units"]["label"], guess.label().as_str());
         assert_eq!(got["units"]["metres_per_unit"], 0.01);

@@ -71,6 +71,31 @@ fi
 echo "test: cargo test"
 cargo test --workspace --all-features
 
+# The Python package (crates/bvhkit-py): a venv with the build and test
+# tools from PyPI (maturin, pytest, numpy, pybvh, ruff, mypy for stubtest),
+# the wheel built by maturin with this toolchain (release,
+# a few minutes cold), then ruff and pytest. pytest's exit 5 (no tests
+# collected) fails the script like any other non-zero exit (set -e).
+echo "test: python package"
+python=${PYTHON:-python3}
+"$python" -c 'import sys; assert sys.version_info >= (3, 10), sys.version' \
+  || { echo "test: the Python package needs CPython 3.10 or newer ($python)"; exit 2; }
+if ! "$python" -m venv --help >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+  else
+    echo "test: MISSING python3-venv (sudo apt-get install python3-venv)"; exit 2
+  fi
+fi
+"$python" -m venv target/py-venv
+venv=$PWD/target/py-venv/bin
+"$venv/pip" install -q --disable-pip-version-check maturin pytest numpy pybvh ruff mypy
+"$venv/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./crates/bvhkit-py
+(cd crates/bvhkit-py && "$venv/ruff" check . && "$venv/ruff" format --check .)
+# The type stubs match the installed module's real signatures.
+(cd target && "$venv/python" -m mypy.stubtest bvhkit)
+"$venv/python" -m pytest -q crates/bvhkit-py/tests
+
 echo "test: docs"
 RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --all-features
 

@@ -10,10 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use bvhkit::glam::{DAffine3, DQuat, DVec3};
-use bvhkit::rotation::{
-    RotationOrder, mat3_to_6d, mat3_to_euler, mat3_to_euler_near, quat_to_scaled_axis,
-};
+use bvhkit::glam::{DAffine3, DVec3};
+use bvhkit::rotation::{RotationOrder, RotationRepr, mat3_to_repr};
 use bvhkit::{Kinematics, ReadOptions, Skeleton};
 use bvhkit_render::units::UnitGuess;
 use clap::ValueEnum;
@@ -140,6 +138,18 @@ pub(crate) enum Repr {
     SixD,
     /// Rotation vector (axis times angle, radians): the exponential map.
     AxisAngle,
+}
+
+impl From<Repr> for RotationRepr {
+    fn from(r: Repr) -> RotationRepr {
+        match r {
+            Repr::Euler => RotationRepr::Euler,
+            Repr::Quat => RotationRepr::Quat,
+            Repr::Matrix => RotationRepr::Matrix,
+            Repr::SixD => RotationRepr::SixD,
+            Repr::AxisAngle => RotationRepr::AxisAngle,
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -806,9 +816,12 @@ fn rotations_one(a: &RotationsArgs, input: &Input, out: Option<&Path>) -> Result
     let mut fk: Option<Kinematics> = None;
     let mut xf: Vec<DAffine3> = Vec::new();
     let mut orders: Vec<RotationOrder> = Vec::new();
-    let mut prev_euler: Vec<Option<[f64; 3]>> = Vec::new();
-    let mut prev_quat: Vec<Option<DQuat>> = Vec::new();
+    // Each joint's previous output, for --continuous.
+    let mut prev: Vec<f64> = Vec::new();
+    let mut have_prev = false;
     let (repr, space, continuous, fixed_order) = (a.repr, a.space, a.continuous, a.order);
+    let rrepr = RotationRepr::from(repr);
+    let width = rrepr.width();
     let name = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
     let settings = vec![
         ("command", "rotations".into()),
@@ -841,13 +854,7 @@ fn rotations_one(a: &RotationsArgs, input: &Input, out: Option<&Path>) -> Result
                     })
                     .collect()
             });
-            let components = match repr {
-                Repr::Euler => vec!["angle1", "angle2", "angle3"],
-                Repr::Quat => vec!["x", "y", "z", "w"],
-                Repr::Matrix => vec!["m00", "m01", "m02", "m10", "m11", "m12", "m20", "m21", "m22"],
-                Repr::SixD => vec!["c0x", "c0y", "c0z", "c1x", "c1y", "c1z"],
-                Repr::AxisAngle => vec!["rx", "ry", "rz"],
-            };
+            let components = rrepr.components().to_vec();
             Layout { joints: names, labels, components, frame_time }
         },
         |skel, frame, sel, out| {
@@ -859,75 +866,25 @@ fn rotations_one(a: &RotationsArgs, input: &Input, out: Option<&Path>) -> Result
                     .iter()
                     .map(|j| fixed_order.or(j.rotation_order()).unwrap_or(RotationOrder::ZXY))
                     .collect();
-                prev_euler = vec![None; fk.len()];
-                prev_quat = vec![None; fk.len()];
+                prev = vec![0.0; fk.len() * width];
             }
             match space {
                 Space::Local => fk.local(frame, &mut xf),
                 Space::World => fk.world(frame, &mut xf),
             }
             for &i in sel {
-                let m = xf[i].matrix3;
-                match repr {
-                    Repr::Euler => {
-                        let j = &skel.joints()[i];
-                        // Local angles in the joint's own order are the file's values, exactly.
-                        let own = space == Space::Local
-                            && fixed_order.is_none_or(|o| Some(o) == j.rotation_order())
-                            && j.rotation_order().is_some();
-                        let e = if own {
-                            let r = j.channel_range();
-                            let vals: Vec<f64> = j
-                                .channels()
-                                .iter()
-                                .zip(&frame[r])
-                                .filter(|(ch, _)| ch.is_rotation())
-                                .map(|(_, &v)| v)
-                                .collect();
-                            let file = [vals[0], vals[1], vals[2]];
-                            match (continuous, prev_euler[i]) {
-                                // The same rotation, in the angles next to the previous
-                                // frame's; the file's own values when they are those.
-                                (true, Some(p)) => {
-                                    let near = mat3_to_euler_near(m, orders[i], p);
-                                    let dist = |a: [f64; 3]| {
-                                        a.iter().zip(p).map(|(x, y)| (x - y).powi(2)).sum::<f64>()
-                                    };
-                                    if dist(file) <= dist(near) + 1e-9 { file } else { near }
-                                }
-                                _ => file,
-                            }
-                        } else {
-                            match (continuous, prev_euler[i]) {
-                                (true, Some(p)) => mat3_to_euler_near(m, orders[i], p),
-                                _ => mat3_to_euler(m, orders[i]),
-                            }
-                        };
-                        prev_euler[i] = Some(e);
-                        out.extend_from_slice(&e);
-                    }
-                    Repr::Quat => {
-                        let mut q = DQuat::from_mat3(&m).normalize();
-                        match (continuous, prev_quat[i]) {
-                            (true, Some(p)) if p.dot(q) < 0.0 => q = -q,
-                            (true, Some(_)) => {}
-                            _ if q.w < 0.0 => q = -q,
-                            _ => {}
-                        }
-                        prev_quat[i] = Some(q);
-                        out.extend_from_slice(&q.to_array());
-                    }
-                    Repr::Matrix => {
-                        let r = m.transpose().to_cols_array();
-                        out.extend_from_slice(&r);
-                    }
-                    Repr::SixD => out.extend_from_slice(&mat3_to_6d(m)),
-                    Repr::AxisAngle => {
-                        let v = quat_to_scaled_axis(DQuat::from_mat3(&m).normalize());
-                        out.extend_from_slice(&v.to_array());
-                    }
-                }
+                let j = &skel.joints()[i];
+                // Local angles in the joint's own order are the file's values, exactly.
+                let exact =
+                    (space == Space::Local).then(|| j.euler_angles(frame, orders[i])).flatten();
+                let slot = &mut prev[i * width..(i + 1) * width];
+                let mut value = [0.0; 9];
+                let previous = (continuous && have_prev).then_some(&*slot);
+                mat3_to_repr(xf[i].matrix3, rrepr, orders[i], exact, previous, &mut value);
+                slot.copy_from_slice(&value[..width]);
+                out.extend_from_slice(&value[..width]);
             }
+            have_prev = true;
         },
     )
 }

@@ -810,6 +810,123 @@ pub fn quat_from_scaled_axis(v: DVec3) -> DQuat {
     DQuat::from_xyzw(xyz.x, xyz.y, xyz.z, half_cos)
 }
 
+/// The representations a joint rotation is exported in (`bvh rotations
+/// --repr`, and `Bvh.rotations(repr=...)` in the Python package).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RotationRepr {
+    /// Euler angles in degrees, in the listing order of a [`RotationOrder`].
+    Euler,
+    /// Unit quaternion `[x, y, z, w]`.
+    Quat,
+    /// 3x3 matrix, row-major `m00 m01 m02 m10 ... m22`, acting on column
+    /// vectors.
+    Matrix,
+    /// The first two columns of the matrix ([`mat3_to_6d`]).
+    SixD,
+    /// Rotation vector: axis times angle in radians ([`quat_to_scaled_axis`]).
+    AxisAngle,
+}
+
+impl RotationRepr {
+    /// Values per rotation: 3, 4, 9, 6 or 3.
+    pub const fn width(self) -> usize {
+        self.components().len()
+    }
+
+    /// Names of the values, in output order.
+    pub const fn components(self) -> &'static [&'static str] {
+        match self {
+            RotationRepr::Euler => &["angle1", "angle2", "angle3"],
+            RotationRepr::Quat => &["x", "y", "z", "w"],
+            RotationRepr::Matrix => {
+                &["m00", "m01", "m02", "m10", "m11", "m12", "m20", "m21", "m22"]
+            }
+            RotationRepr::SixD => &["c0x", "c0y", "c0z", "c1x", "c1y", "c1z"],
+            RotationRepr::AxisAngle => &["rx", "ry", "rz"],
+        }
+    }
+}
+
+/// One joint's rotation `m` in representation `repr`, written to
+/// `out[..repr.width()]`: the one conversion that `bvh rotations` and the
+/// Python package share.
+///
+/// - `Euler`: angles in `order`. When `exact_deg` is given (the angles `m`
+///   was built from, in `order`: a joint's local rotation in its own channel
+///   order, [`Joint::euler_angles`](crate::Joint::euler_angles)) they are
+///   written unchanged, unless `previous` is given and
+///   [`mat3_to_euler_near`] the previous output is nearer to it (a 359° jump
+///   in the file becomes -1°); without `exact_deg`, [`mat3_to_euler`], or
+///   [`mat3_to_euler_near`] the previous output when `previous` is given.
+/// - `Quat`: `m` as a normalized quaternion with `w >= 0`, or, when
+///   `previous` is given, with the sign nearest `previous` (no sign flips
+///   from frame to frame).
+/// - `Matrix`, `SixD`, `AxisAngle`: row-major matrix, [`mat3_to_6d`],
+///   [`quat_to_scaled_axis`]; `previous` is not used.
+///
+/// `previous` is this joint's output for the previous frame, in the same
+/// representation, when continuity is wanted.
+///
+/// # Panics
+/// When `out` (or a given `previous`) is shorter than `repr.width()`.
+///
+/// # Example
+///
+/// ```
+/// use bvhkit::rotation::{axis_rotation, mat3_to_repr, Axis, RotationOrder, RotationRepr};
+/// let m = axis_rotation(Axis::Z, 90.0);
+/// let mut q = [0.0; 4];
+/// mat3_to_repr(m, RotationRepr::Quat, RotationOrder::ZXY, None, None, &mut q);
+/// let h = std::f64::consts::FRAC_1_SQRT_2;
+/// assert!((q[2] - h).abs() < 1e-15 && (q[3] - h).abs() < 1e-15);
+/// let mut e = [0.0; 3];
+/// mat3_to_repr(m, RotationRepr::Euler, RotationOrder::ZXY, None, None, &mut e);
+/// assert!((e[0] - 90.0).abs() < 1e-12);
+/// ```
+pub fn mat3_to_repr(
+    m: DMat3,
+    repr: RotationRepr,
+    order: RotationOrder,
+    exact_deg: Option<[f64; 3]>,
+    previous: Option<&[f64]>,
+    out: &mut [f64],
+) {
+    match repr {
+        RotationRepr::Euler => {
+            let e = match (exact_deg, previous) {
+                (Some(e), None) => e,
+                // The same rotation in the angles next to the previous
+                // frame's: the exact ones when they are those.
+                (Some(e), Some(p)) => {
+                    let p = [p[0], p[1], p[2]];
+                    let near = mat3_to_euler_near(m, order, p);
+                    if distance_sq(e, p) <= distance_sq(near, p) + 1e-9 { e } else { near }
+                }
+                (None, Some(p)) => mat3_to_euler_near(m, order, [p[0], p[1], p[2]]),
+                (None, None) => mat3_to_euler(m, order),
+            };
+            out[..3].copy_from_slice(&e);
+        }
+        RotationRepr::Quat => {
+            let mut q = DQuat::from_mat3(&m).normalize();
+            let flip = match previous {
+                Some(p) => DQuat::from_slice(p).dot(q) < 0.0,
+                None => q.w < 0.0,
+            };
+            if flip {
+                q = -q;
+            }
+            out[..4].copy_from_slice(&q.to_array());
+        }
+        RotationRepr::Matrix => out[..9].copy_from_slice(&m.transpose().to_cols_array()),
+        RotationRepr::SixD => out[..6].copy_from_slice(&mat3_to_6d(m)),
+        RotationRepr::AxisAngle => {
+            let v = quat_to_scaled_axis(DQuat::from_mat3(&m).normalize());
+            out[..3].copy_from_slice(&v.to_array());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1470,6 +1587,58 @@ mod tests {
     }
 
     // ---- property tests ----
+
+    #[test]
+    fn repr_conversion_matches_its_definitions() {
+        let m = euler_to_mat3(&RotationOrder::YXZ.axes(), &[170.0, -35.0, 100.0]);
+        let mut out = [0.0; 9];
+        // Matrix: row-major, element (r, c) = column c's component r.
+        mat3_to_repr(m, RotationRepr::Matrix, RotationOrder::XYZ, None, None, &mut out);
+        for (k, v) in out.iter().enumerate() {
+            assert_eq!(*v, m.col(k % 3)[k / 3]);
+        }
+        // Euler: the exact angles win; otherwise principal or near `previous`.
+        let exact = Some([1.0, 2.0, 3.0]);
+        mat3_to_repr(m, RotationRepr::Euler, RotationOrder::YXZ, exact, None, &mut out);
+        assert_eq!(out[..3], [1.0, 2.0, 3.0]);
+        mat3_to_repr(m, RotationRepr::Euler, RotationOrder::YXZ, None, None, &mut out);
+        assert_eq!(out[..3], mat3_to_euler(m, RotationOrder::YXZ));
+        // Exact angles with `previous`: kept when nearest, else unwrapped.
+        let prev = [1.0, 2.0, 3.0];
+        mat3_to_repr(m, RotationRepr::Euler, RotationOrder::YXZ, exact, Some(&prev), &mut out);
+        assert_eq!(out[..3], [1.0, 2.0, 3.0]);
+        let m359 = euler_to_mat3(&RotationOrder::YXZ.axes(), &[359.0, 10.0, 20.0]);
+        let prev = [0.0, 10.0, 20.0];
+        let e359 = Some([359.0, 10.0, 20.0]);
+        mat3_to_repr(m359, RotationRepr::Euler, RotationOrder::YXZ, e359, Some(&prev), &mut out);
+        assert!((out[0] + 1.0).abs() < 1e-9 && (out[1] - 10.0).abs() < 1e-9, "{out:?}");
+        let near = [530.0, -35.0, 100.0];
+        mat3_to_repr(m, RotationRepr::Euler, RotationOrder::YXZ, None, Some(&near), &mut out);
+        assert!((out[0] - 530.0).abs() < 1e-9, "{out:?}");
+        // Quat: w >= 0 alone, the previous frame's hemisphere with `previous`.
+        let q = DQuat::from_mat3(&m).normalize();
+        let q = if q.w < 0.0 { -q } else { q };
+        mat3_to_repr(m, RotationRepr::Quat, RotationOrder::XYZ, None, None, &mut out);
+        assert_eq!(out[..4], q.to_array());
+        let opposite = (-q).to_array();
+        mat3_to_repr(m, RotationRepr::Quat, RotationOrder::XYZ, None, Some(&opposite), &mut out);
+        assert_eq!(out[..4], opposite);
+        mat3_to_repr(m, RotationRepr::SixD, RotationOrder::XYZ, None, None, &mut out);
+        assert_eq!(out[..6], mat3_to_6d(m));
+        mat3_to_repr(m, RotationRepr::AxisAngle, RotationOrder::XYZ, None, None, &mut out);
+        assert_eq!(out[..3], quat_to_scaled_axis(q).to_array());
+        let widths = [3, 4, 9, 6, 3];
+        let reprs = [
+            RotationRepr::Euler,
+            RotationRepr::Quat,
+            RotationRepr::Matrix,
+            RotationRepr::SixD,
+            RotationRepr::AxisAngle,
+        ];
+        for (r, w) in reprs.into_iter().zip(widths) {
+            assert_eq!(r.width(), w);
+        }
+    }
 
     fn order_strategy() -> impl Strategy<Value = RotationOrder> {
         (0usize..6).prop_map(|i| RotationOrder::ALL[i])

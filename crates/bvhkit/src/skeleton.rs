@@ -114,6 +114,37 @@ impl Joint {
         let axes: Vec<Axis> = self.rotation_axes().collect();
         RotationOrder::from_axes(&axes)
     }
+
+    /// The joint's rotation channel values in `frame` (in listing order),
+    /// when they are Euler angles in `order`: the joint has all three
+    /// rotation channels, listed in that order. `None` otherwise.
+    ///
+    /// # Panics
+    /// When `frame` is shorter than the joint's channel range.
+    ///
+    /// # Example
+    /// ```
+    /// use bvhkit::{Bvh, JointId, rotation::RotationOrder};
+    /// let bvh = Bvh::parse("HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation }
+    /// MOTION Frames: 1 Frame Time: 0.1
+    /// 1 2 3 10 20 30")?;
+    /// let a = bvh.skeleton().joint(JointId::new(0));
+    /// assert_eq!(a.euler_angles(bvh.motion().frame(0), RotationOrder::ZXY), Some([10.0, 20.0, 30.0]));
+    /// assert_eq!(a.euler_angles(bvh.motion().frame(0), RotationOrder::XYZ), None);
+    /// # Ok::<(), bvhkit::Error>(())
+    /// ```
+    pub fn euler_angles(&self, frame: &[f64], order: RotationOrder) -> Option<[f64; 3]> {
+        if self.rotation_order() != Some(order) {
+            return None;
+        }
+        let mut angles = [0.0; 3];
+        let values = &frame[self.channel_range()];
+        let rotations = self.channels.iter().zip(values).filter(|(c, _)| c.is_rotation());
+        for (slot, (_, &v)) in angles.iter_mut().zip(rotations) {
+            *slot = v;
+        }
+        Some(angles)
+    }
 }
 
 /// One or more joint hierarchies (several `ROOT`s are legal), in file order.

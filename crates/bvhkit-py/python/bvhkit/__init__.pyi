@@ -1,0 +1,258 @@
+"""Read, write and compute forward kinematics of BVH motion-capture files.
+
+A thin wrapper over the Rust library bvhkit: every rule lives there.
+
+Example::
+
+    >>> import bvhkit
+    >>> bvh = bvhkit.read("samples/walk.bvh")
+    >>> bvh.positions().shape            # frames x joints x 3
+    (60, 24, 3)
+    >>> bvh.joint_names[:3]
+    ['Hips', 'Spine', 'Chest']
+"""
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Literal, TypeAlias, final, overload
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+__all__ = [
+    "Bvh",
+    "BvhWarning",
+    "ParseError",
+    "ReadWarning",
+    "__version__",
+    "parse",
+    "read",
+    "read_many",
+]
+
+_Path: TypeAlias = str | os.PathLike[str]
+_Repr: TypeAlias = Literal["quat", "matrix", "6d", "axis_angle", "euler"]
+_PositionChannels: TypeAlias = Literal["replace", "add"]
+
+class ParseError(ValueError):
+    """A BVH text that does not parse.
+
+    The message is ``path:line:column: message`` (``line:column: message``
+    for ``parse``), saying what was expected and what was found.
+    """
+
+    path: str | None
+    """The file, or None for ``parse``."""
+    line: int | None
+    """Line of the problem, from 1 (None when it has no place in the text)."""
+    column: int | None
+    """Column in characters, from 1."""
+
+class BvhWarning(UserWarning):
+    """Category of the warnings ``read(..., warn=True)`` emits."""
+
+@final
+class ReadWarning:
+    """A problem lenient reading recovered from; unpacks as ``(line, column, message)``.
+
+    ``str(w)`` is ``line:column: message``.
+    """
+
+    line: int | None
+    column: int | None
+    message: str
+    kind: str
+    """``FrameCount``, ``FrameTime``, ``MotionHeader``, ``RowLayout``,
+    ``TruncatedFrame``, ``Hierarchy`` or ``Encoding``."""
+    def __iter__(self) -> Iterator[int | str | None]: ...
+
+@final
+class Bvh:
+    """A parsed BVH file: skeleton, motion and the warnings of reading it.
+
+    Immutable. Joints are in file order (parents before children), End Sites
+    included as joints of their own, named ``<Parent>_End`` as
+    ``bvh positions`` names them.
+
+    Example::
+
+        >>> bvh = bvhkit.parse(open("samples/walk.bvh", "rb").read())
+        >>> len(bvh), bvh.n_joints, bvh.n_channels
+        (60, 24, 60)
+        >>> bvh.parents[:4]
+        array([-1,  0,  1,  2])
+    """
+
+    @property
+    def path(self) -> Path | None:
+        """The file this was read from, as given (None for ``parse``)."""
+    @property
+    def joint_names(self) -> list[str]:
+        """Joint names in file order, End Sites included (``<Parent>_End``)."""
+    @property
+    def parents(self) -> npt.NDArray[np.int64]:
+        """Parent index of every joint, -1 for roots (a file may have several)."""
+    @property
+    def end_sites(self) -> npt.NDArray[np.bool_]:
+        """Whether each joint is an End Site."""
+    @property
+    def offsets(self) -> npt.NDArray[np.float64]:
+        """``OFFSET`` of every joint, joints x 3."""
+    @property
+    def channels(self) -> list[list[str]]:
+        """Channel names of every joint (``[]`` for End Sites), e.g. ``['Zrotation', ...]``."""
+    @property
+    def channel_joints(self) -> npt.NDArray[np.int64]:
+        """The joint of every motion column (length ``n_channels``)."""
+    @property
+    def frame_time(self) -> float:
+        """Seconds per frame, exactly as written."""
+    @property
+    def fps(self) -> float:
+        """Frames per second, ``1 / frame_time``."""
+    @property
+    def n_frames(self) -> int:
+        """Number of frames (also ``len(bvh)``)."""
+    @property
+    def n_channels(self) -> int:
+        """Number of channels: the motion's columns."""
+    @property
+    def n_joints(self) -> int:
+        """Number of joints, End Sites included."""
+    @property
+    def motion(self) -> npt.NDArray[np.float64]:
+        """The motion values, frames x channels, in the file's units and degrees.
+
+        A read-only view of the values, not a copy; it keeps this object alive
+        (``motion.base is bvh``). Copy it (``bvh.motion.copy()``) to change it.
+        """
+    @property
+    def warnings(self) -> list[ReadWarning]:
+        """What lenient reading recovered from, in file order (empty when strict)."""
+    @overload
+    def positions(
+        self, frames: int, position_channels: _PositionChannels = "replace"
+    ) -> npt.NDArray[np.float64]:
+        """World positions of every joint: frames x joints x 3 (joints x 3 for an int).
+
+        ``frames``: None (all), an int, a slice or a sequence of ints (negative
+        counts from the end). ``position_channels``: ``"replace"`` (a position
+        channel replaces the OFFSET component it names, as Blender and real
+        files mean) or ``"add"`` (the format texts' reading). Computed on all
+        cores with the GIL released; the same numbers as ``bvh positions``.
+
+        Example::
+
+            >>> bvh.positions(frames=slice(0, 10)).shape
+            (10, 24, 3)
+        """
+    @overload
+    def positions(
+        self,
+        frames: slice | Iterable[int] | None = None,
+        position_channels: _PositionChannels = "replace",
+    ) -> npt.NDArray[np.float64]: ...
+    def rotations(
+        self,
+        repr: _Repr = "quat",
+        space: Literal["local", "world"] = "local",
+        order: str | None = None,
+        continuous: bool = False,
+    ) -> npt.NDArray[np.float64]:
+        """Joint rotations: frames x joints x width, the same numbers as ``bvh rotations``.
+
+        ``repr``: ``"quat"`` ([x, y, z, w], w >= 0), ``"matrix"`` (frames x
+        joints x 3 x 3, acting on column vectors), ``"6d"`` (first two matrix
+        columns), ``"axis_angle"`` (rotation vector, radians) or ``"euler"``
+        (degrees, in each joint's own channel order, see ``euler_orders``; in
+        local space these are the file's values). ``space``: ``"local"``
+        (relative to the parent) or ``"world"``. ``order``: one Euler order
+        for every joint (``"XYZ"``...). ``continuous``: no quaternion sign
+        flips and no Euler jumps from frame to frame.
+
+        Example::
+
+            >>> bvh.rotations("6d", space="world").shape
+            (60, 24, 6)
+        """
+    def euler_orders(self, order: str | None = None) -> list[str]:
+        """The Euler order of each joint in ``rotations("euler", order=order)``."""
+    def to_bytes(self) -> bytes:
+        """The canonical BVH text: reads back to the same values, bit for bit."""
+    def write(self, path: _Path) -> None:
+        """Writes the canonical text through a temporary file and a rename."""
+    def __len__(self) -> int: ...
+
+def read(path: _Path, strict: bool = False, warn: bool = False) -> Bvh:
+    """Reads a BVH file.
+
+    Lenient by default: problems real files have (wrong ``Frames:``, a cut
+    last frame, ...) are repaired and listed in ``Bvh.warnings``;
+    ``strict=True`` raises ``ParseError`` on the first. ``warn=True`` also
+    emits every warning through ``warnings.warn`` (category ``BvhWarning``).
+    Missing or unreadable files raise ``OSError`` subclasses
+    (``FileNotFoundError``, ``IsADirectoryError``, ``PermissionError``).
+
+    Example::
+
+        >>> bvh = bvhkit.read("samples/walk.bvh")
+        >>> bvh.fps
+        30.000030000029998
+    """
+
+def parse(data: bytes | bytearray | str, strict: bool = False, warn: bool = False) -> Bvh:
+    """Parses a BVH text held in memory; see ``read``.
+
+    Example::
+
+        >>> tiny = bvhkit.parse(b"HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 1 Yrotation }"
+        ...                    b" MOTION Frames: 1 Frame Time: 0.5 90")
+        >>> tiny.motion
+        array([[90.]])
+    """
+
+@overload
+def read_many(
+    paths: Sequence[_Path],
+    threads: int | None = None,
+    positions: Literal[False] = False,
+    strict: bool = False,
+    errors: Literal["raise"] = "raise",
+    position_channels: _PositionChannels = "replace",
+) -> list[Bvh]:
+    """Reads many files on all cores (a pool of ``threads`` when given), GIL released.
+
+    Results are in input order: a ``Bvh`` per file, or ``(Bvh, positions)``
+    with ``positions=True``. ``errors="raise"`` (default) raises the error of
+    the first failing file in input order, after all are read;
+    ``errors="return"`` puts the exception object (``ParseError``,
+    ``FileNotFoundError``, ...) in that file's place.
+
+    Example::
+
+        >>> from pathlib import Path
+        >>> files = sorted(Path("mocap").glob("*.bvh"))
+        >>> for bvh, pos in bvhkit.read_many(files, positions=True):
+        ...     print(bvh.path, pos.shape)
+    """
+
+@overload
+def read_many(
+    paths: Sequence[_Path],
+    threads: int | None = None,
+    positions: Literal[True] = ...,
+    strict: bool = False,
+    errors: Literal["raise"] = "raise",
+    position_channels: _PositionChannels = "replace",
+) -> list[tuple[Bvh, npt.NDArray[np.float64]]]: ...
+@overload
+def read_many(
+    paths: Sequence[_Path],
+    threads: int | None = None,
+    positions: bool = False,
+    strict: bool = False,
+    errors: Literal["raise", "return"] = "raise",
+    position_channels: _PositionChannels = "replace",
+) -> list[Bvh | tuple[Bvh, npt.NDArray[np.float64]] | Exception]: ...

@@ -1,0 +1,497 @@
+//! `bvhkit.Bvh`: a parsed file, its arrays, forward kinematics and writing.
+
+use std::ffi::CString;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use bvhkit::glam::{DAffine3, DVec3};
+use bvhkit::rotation::{RotationOrder, RotationRepr, mat3_to_repr};
+use bvhkit::{Kinematics, PositionChannels, ReadOptions};
+use numpy::ndarray::{Array, ArrayView2, Ix2};
+use numpy::{IntoPyArray, PyArray, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods};
+use pyo3::exceptions::{PyIndexError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PySlice, PySliceMethods};
+use rayon::prelude::*;
+
+use crate::errors::{self, BvhWarning, bad_arg};
+
+/// A problem that lenient reading recovered from (`Bvh.warnings`).
+#[pyclass(name = "ReadWarning", module = "bvhkit", frozen, get_all)]
+#[derive(Clone)]
+pub(crate) struct PyReadWarning {
+    /// Line, from 1 (None when the problem has no place in the text).
+    line: Option<u64>,
+    /// Column in characters, from 1 (None with `line`).
+    column: Option<u64>,
+    /// What was wrong and what was done about it.
+    message: String,
+    /// The kind, for filtering: `FrameCount`, `FrameTime`, `MotionHeader`,
+    /// `RowLayout`, `TruncatedFrame`, `Hierarchy`, `Encoding`.
+    kind: String,
+}
+
+impl PyReadWarning {
+    fn new(w: &bvhkit::Warning) -> PyReadWarning {
+        PyReadWarning {
+            line: w.position.map(|p| p.line),
+            column: w.position.map(|p| p.column),
+            message: w.message.clone(),
+            kind: format!("{:?}", w.kind),
+        }
+    }
+}
+
+#[pymethods]
+impl PyReadWarning {
+    fn __str__(&self) -> String {
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => format!("{l}:{c}: {}", self.message),
+            _ => self.message.clone(),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ReadWarning(line={}, column={}, kind={:?}, message={:?})",
+            opt(self.line),
+            opt(self.column),
+            self.kind,
+            self.message
+        )
+    }
+
+    /// `(line, column, message)`, so a warning unpacks like a tuple.
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        (self.line, self.column, self.message.clone())
+            .into_pyobject(py)?
+            .try_iter()
+            .map(Bound::into_any)
+    }
+}
+
+fn opt(v: Option<u64>) -> String {
+    v.map_or_else(|| "None".to_string(), |v| v.to_string())
+}
+
+/// A parsed BVH file: skeleton, motion and the warnings of reading it.
+///
+/// Immutable: its arrays are read-only views or fresh arrays, so the
+/// `motion` view can point into the values without copying them.
+#[pyclass(name = "Bvh", module = "bvhkit", frozen)]
+pub(crate) struct PyBvh {
+    bvh: bvhkit::Bvh,
+    warnings: Vec<bvhkit::Warning>,
+    path: Option<PathBuf>,
+}
+
+/// Reads a file (lenient unless `strict`).
+pub(crate) fn read_path(path: &Path, strict: bool) -> bvhkit::Result<PyBvh> {
+    let (bvh, warnings) = ReadOptions::new().lenient(!strict).read_path(path)?;
+    Ok(PyBvh { bvh, warnings, path: Some(path.to_path_buf()) })
+}
+
+/// Parses a text held in memory (lenient unless `strict`).
+pub(crate) fn parse_bytes(data: &[u8], strict: bool, path: Option<&Path>) -> bvhkit::Result<PyBvh> {
+    let (bvh, warnings) = ReadOptions::new().lenient(!strict).parse(data)?;
+    Ok(PyBvh { bvh, warnings, path: path.map(Path::to_path_buf) })
+}
+
+/// `"replace"` or `"add"`.
+pub(crate) fn position_channels(s: &str) -> PyResult<PositionChannels> {
+    match s {
+        "replace" => Ok(PositionChannels::Replace),
+        "add" => Ok(PositionChannels::Add),
+        _ => Err(bad_arg(format!("position_channels must be 'replace' or 'add', not {s:?}"))),
+    }
+}
+
+fn rotation_repr(s: &str) -> PyResult<RotationRepr> {
+    match s {
+        "euler" => Ok(RotationRepr::Euler),
+        "quat" => Ok(RotationRepr::Quat),
+        "matrix" => Ok(RotationRepr::Matrix),
+        "6d" => Ok(RotationRepr::SixD),
+        "axis_angle" | "axis-angle" => Ok(RotationRepr::AxisAngle),
+        _ => Err(bad_arg(format!(
+            "repr must be 'quat', 'matrix', '6d', 'axis_angle' or 'euler', not {s:?}"
+        ))),
+    }
+}
+
+/// The frames `frames` selects, out of `n`: None (all), an int, a slice or
+/// an iterable of ints; negative indices count from the end.
+fn frame_indices(frames: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<usize>> {
+    if let Ok(s) = frames.cast::<PySlice>() {
+        let ix = s.indices(n as isize)?;
+        let mut out = Vec::with_capacity(ix.slicelength);
+        let mut i = ix.start;
+        for _ in 0..ix.slicelength {
+            out.push(i as usize);
+            i += ix.step;
+        }
+        return Ok(out);
+    }
+    let one = |v: i64| -> PyResult<usize> {
+        let i = if v < 0 { v + n as i64 } else { v };
+        if i < 0 || i >= n as i64 {
+            return Err(PyIndexError::new_err(format!("frame {v} is out of range for {n} frames")));
+        }
+        Ok(i as usize)
+    };
+    if let Ok(v) = frames.extract::<i64>() {
+        return Ok(vec![one(v)?]);
+    }
+    let iter = frames.try_iter().map_err(|_| {
+        PyTypeError::new_err("frames must be None, an int, a slice or a sequence of ints")
+    })?;
+    iter.map(|item| one(item?.extract::<i64>()?)).collect()
+}
+
+impl PyBvh {
+    /// Number of joints, End Sites included.
+    pub(crate) fn n_joints_rs(&self) -> usize {
+        self.bvh.skeleton().len()
+    }
+
+    pub(crate) fn emit_warnings(&self, py: Python<'_>) -> PyResult<()> {
+        let category = py.get_type::<BvhWarning>();
+        let prefix = self.path.as_ref().map(|p| format!("{}:", p.display())).unwrap_or_default();
+        for w in &self.warnings {
+            let text = format!("{prefix}{w}").replace('\0', " ");
+            let msg = CString::new(text).expect("NULs were replaced");
+            PyErr::warn(py, category.as_any(), &msg, 1)?;
+        }
+        Ok(())
+    }
+
+    /// World positions of the selected frames (all when `sel` is None),
+    /// frames × joints × 3, on all cores.
+    pub(crate) fn positions_of(&self, mode: PositionChannels, sel: Option<&[usize]>) -> Vec<f64> {
+        let fk = Kinematics::new(self.bvh.skeleton(), mode);
+        let motion = self.bvh.motion();
+        let n = fk.len();
+        let frames = sel.map_or(motion.n_frames(), <[usize]>::len);
+        let mut out = vec![0.0; frames * n * 3];
+        if n == 0 {
+            return out;
+        }
+        let pos: &mut [DVec3] = bytemuck::cast_slice_mut(&mut out);
+        let chunks = pos.par_chunks_mut(n).enumerate().with_min_len(64);
+        chunks.for_each_init(
+            || fk.scratch(),
+            |scratch, (k, chunk)| {
+                let f = sel.map_or(k, |s| s[k]);
+                fk.positions_with(motion.frame(f), scratch, chunk);
+            },
+        );
+        out
+    }
+
+    fn array3<'py>(
+        py: Python<'py>,
+        values: Vec<f64>,
+        shape: &[usize],
+    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        let a = Array::from_shape_vec(shape.to_vec(), values)
+            .map_err(|e| bad_arg(format!("internal shape error: {e}")))?;
+        Ok(a.into_pyarray(py))
+    }
+}
+
+#[pymethods]
+impl PyBvh {
+    /// The file this was read from (None for `parse`).
+    #[getter]
+    fn path(&self) -> Option<PathBuf> {
+        self.path.clone()
+    }
+
+    /// Joint names in file order, End Sites included, as `bvh positions`
+    /// names them (End Sites `<Parent>_End`).
+    #[getter]
+    fn joint_names(&self) -> Vec<String> {
+        self.bvh.skeleton().display_names()
+    }
+
+    /// Parent index of every joint (-1 for roots), int64.
+    #[getter]
+    fn parents<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let v: Vec<i64> = self
+            .bvh
+            .skeleton()
+            .joints()
+            .iter()
+            .map(|j| j.parent().map_or(-1, |p| p.index() as i64))
+            .collect();
+        v.into_pyarray(py)
+    }
+
+    /// Whether each joint is an End Site, bool.
+    #[getter]
+    fn end_sites<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
+        let v: Vec<bool> = self.bvh.skeleton().joints().iter().map(|j| j.is_end_site()).collect();
+        v.into_pyarray(py)
+    }
+
+    /// `OFFSET` of every joint, joints × 3, float64.
+    #[getter]
+    fn offsets<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        let j = self.bvh.skeleton().joints();
+        let v = j.iter().flat_map(|j| j.offset().to_array()).collect();
+        PyBvh::array3(py, v, &[j.len(), 3])
+    }
+
+    /// Channel names of every joint (`[]` for End Sites), in file order.
+    #[getter]
+    fn channels(&self) -> Vec<Vec<&'static str>> {
+        let joints = self.bvh.skeleton().joints();
+        joints.iter().map(|j| j.channels().iter().map(|c| c.name()).collect()).collect()
+    }
+
+    /// The joint of every motion column, int64 (length `n_channels`).
+    #[getter]
+    fn channel_joints<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let joints = self.bvh.skeleton().joints();
+        let v: Vec<i64> = joints
+            .iter()
+            .enumerate()
+            .flat_map(|(i, j)| std::iter::repeat_n(i as i64, j.channels().len()))
+            .collect();
+        v.into_pyarray(py)
+    }
+
+    /// Seconds per frame, exactly as written.
+    #[getter]
+    fn frame_time(&self) -> f64 {
+        self.bvh.motion().frame_time()
+    }
+
+    /// Frames per second (1 / frame_time).
+    #[getter]
+    fn fps(&self) -> f64 {
+        self.bvh.motion().fps()
+    }
+
+    /// Number of frames.
+    #[getter]
+    fn n_frames(&self) -> usize {
+        self.bvh.motion().n_frames()
+    }
+
+    /// Number of channels (motion columns).
+    #[getter]
+    fn n_channels(&self) -> usize {
+        self.bvh.motion().n_channels()
+    }
+
+    /// Number of joints, End Sites included.
+    #[getter]
+    fn n_joints(&self) -> usize {
+        self.bvh.skeleton().len()
+    }
+
+    /// The motion values, frames × channels, float64: a read-only view of
+    /// the values without a copy, which keeps this object alive.
+    #[getter]
+    fn motion<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let this = slf.get();
+        let m = this.bvh.motion();
+        let view: ArrayView2<'_, f64> =
+            ArrayView2::from_shape((m.n_frames(), m.n_channels()), m.values())
+                .map_err(|e| bad_arg(format!("internal shape error: {e}")))?;
+        // SAFETY: the array's base object is `slf`, which owns the values;
+        // the class is frozen and never changes its `Bvh`, so the values
+        // are neither freed nor moved while the array lives.
+        #[allow(unsafe_code)]
+        let array: Bound<'py, PyArray<f64, Ix2>> =
+            unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) };
+        // Read-only: the data belongs to an immutable object. Without
+        // OWNDATA and with a non-array base, NumPy refuses to make it
+        // writeable again.
+        let readonly = array
+            .try_readwrite()
+            .map_err(|e| bad_arg(format!("internal borrow error: {e}")))?
+            .make_nonwriteable();
+        let out: Bound<'py, PyArray2<f64>> = (*readonly).clone();
+        drop(readonly);
+        Ok(out)
+    }
+
+    /// The warnings of lenient reading, in file order (empty when strict).
+    #[getter]
+    fn warnings(&self) -> Vec<PyReadWarning> {
+        self.warnings.iter().map(PyReadWarning::new).collect()
+    }
+
+    /// World positions, frames × joints × 3, float64.
+    #[pyo3(signature = (frames = None, position_channels = "replace"))]
+    fn positions<'py>(
+        &self,
+        py: Python<'py>,
+        frames: Option<&Bound<'py, PyAny>>,
+        position_channels: &str,
+    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        let mode = self::position_channels(position_channels)?;
+        let n = self.bvh.skeleton().len();
+        let sel = frames.map(|f| frame_indices(f, self.bvh.motion().n_frames())).transpose()?;
+        let single = frames.is_some_and(|f| f.extract::<i64>().is_ok());
+        let values = py.detach(|| self.positions_of(mode, sel.as_deref()));
+        let n_frames = values.len() / (3 * n).max(1);
+        let n_frames =
+            if n == 0 { sel.as_ref().map_or(self.n_frames(), Vec::len) } else { n_frames };
+        if single {
+            PyBvh::array3(py, values, &[n, 3])
+        } else {
+            PyBvh::array3(py, values, &[n_frames, n, 3])
+        }
+    }
+
+    /// Joint rotations, frames × joints × width (frames × joints × 3 × 3
+    /// for matrices), float64.
+    #[pyo3(signature = (repr = "quat", space = "local", order = None, continuous = false))]
+    fn rotations<'py>(
+        &self,
+        py: Python<'py>,
+        repr: &str,
+        space: &str,
+        order: Option<&str>,
+        continuous: bool,
+    ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+        let repr = rotation_repr(repr)?;
+        let local = match space {
+            "local" => true,
+            "world" => false,
+            _ => return Err(bad_arg(format!("space must be 'local' or 'world', not {space:?}"))),
+        };
+        let fixed = order
+            .map(|o| {
+                RotationOrder::from_name(o).ok_or_else(|| {
+                    bad_arg(format!("{o:?} is not a rotation order (XYZ, XZY, YXZ, YZX, ZXY, ZYX)"))
+                })
+            })
+            .transpose()?;
+        let skel = self.bvh.skeleton();
+        let motion = self.bvh.motion();
+        let n = skel.len();
+        let w = repr.width();
+        let values = py.detach(|| {
+            let fk = Kinematics::new(skel, PositionChannels::Replace);
+            let orders: Vec<RotationOrder> = skel
+                .joints()
+                .iter()
+                .map(|j| fixed.or(j.rotation_order()).unwrap_or(RotationOrder::ZXY))
+                .collect();
+            let mut out = vec![0.0; motion.n_frames() * n * w];
+            let one = |f: usize, xf: &mut Vec<DAffine3>, out: &mut [f64], prev: Option<&[f64]>| {
+                let frame = motion.frame(f);
+                if local {
+                    fk.local(frame, xf);
+                } else {
+                    fk.world(frame, xf);
+                }
+                for (i, j) in skel.joints().iter().enumerate() {
+                    let exact = if local { j.euler_angles(frame, orders[i]) } else { None };
+                    let previous = prev.map(|p| &p[i * w..(i + 1) * w]);
+                    let slot = &mut out[i * w..(i + 1) * w];
+                    mat3_to_repr(xf[i].matrix3, repr, orders[i], exact, previous, slot);
+                }
+            };
+            if n == 0 {
+                return out;
+            }
+            if continuous {
+                let mut xf = vec![DAffine3::IDENTITY; n];
+                for f in 0..motion.n_frames() {
+                    let (done, rest) = out.split_at_mut(f * n * w);
+                    let prev = (f > 0).then(|| &done[(f - 1) * n * w..]);
+                    one(f, &mut xf, &mut rest[..n * w], prev);
+                }
+            } else {
+                out.par_chunks_mut(n * w).enumerate().with_min_len(64).for_each_init(
+                    || vec![DAffine3::IDENTITY; n],
+                    |xf, (f, chunk)| one(f, xf, chunk, None),
+                );
+            }
+            out
+        });
+        let f = motion.n_frames();
+        if repr == RotationRepr::Matrix {
+            PyBvh::array3(py, values, &[f, n, 3, 3])
+        } else {
+            PyBvh::array3(py, values, &[f, n, w])
+        }
+    }
+
+    /// The Euler order `rotations(repr="euler", order=order)` uses for each
+    /// joint: the joint's own, or ZXY for joints without three rotation
+    /// channels, unless `order` is given.
+    #[pyo3(signature = (order = None))]
+    fn euler_orders(&self, order: Option<&str>) -> PyResult<Vec<&'static str>> {
+        let fixed = order
+            .map(|o| {
+                RotationOrder::from_name(o)
+                    .ok_or_else(|| bad_arg(format!("{o:?} is not a rotation order")))
+            })
+            .transpose()?;
+        let joints = self.bvh.skeleton().joints();
+        Ok(joints
+            .iter()
+            .map(|j| fixed.or(j.rotation_order()).unwrap_or(RotationOrder::ZXY).name())
+            .collect())
+    }
+
+    /// The canonical BVH text (shortest round-trip numbers, LF).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = py.detach(|| self.bvh.to_bytes()).map_err(|e| errors::to_py(py, e))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Writes the canonical text to `path` through a temporary file in the
+    /// same folder and a rename: never a half-written file.
+    fn write(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        let io_err = |e: std::io::Error| errors::to_py(py, bvhkit::Error::from(e).with_path(&path));
+        let bytes = py.detach(|| self.bvh.to_bytes()).map_err(|e| errors::to_py(py, e))?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        py.detach(|| -> std::io::Result<()> {
+            let tmp =
+                tempfile::Builder::new().prefix(".bvhkit-").suffix(".tmp").tempfile_in(&dir)?;
+            let mut w = BufWriter::new(tmp.as_file());
+            w.write_all(&bytes)?;
+            w.flush()?;
+            drop(w);
+            tmp.as_file().sync_all()?;
+            tmp.persist(&path).map_err(|e| e.error)?;
+            Ok(())
+        })
+        .map_err(io_err)
+    }
+
+    fn __len__(&self) -> usize {
+        self.bvh.motion().n_frames()
+    }
+
+    fn __repr__(&self) -> String {
+        let s = self.bvh.skeleton();
+        let m = self.bvh.motion();
+        let joints = s.joints().iter().filter(|j| !j.is_end_site()).count();
+        let ends = s.len() - joints;
+        let from = self
+            .path
+            .as_ref()
+            .map(|p| format!(" {:?}", p.display().to_string()))
+            .unwrap_or_default();
+        format!(
+            "<bvhkit.Bvh{from}: {joints} joints + {ends} end sites, {} channels, {} frames at {} fps>",
+            m.n_channels(),
+            m.n_frames(),
+            m.fps()
+        )
+    }
+
+    // Edits (crates/bvhkit/src/edit/) belong here, as methods returning a
+    // new `Bvh` and converting only arguments: the rules stay in the core.
+}

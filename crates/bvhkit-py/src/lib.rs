@@ -1,0 +1,133 @@
+//! The native module of the Python package `bvhkit` (`bvhkit._native`).
+//!
+//! A thin wrapper: every rule (reading, warnings, forward kinematics,
+//! rotation conversions, writing) is the core's (`bvhkit`); this crate only
+//! converts arguments and results between Python and Rust, releases the GIL
+//! around the work and hands out NumPy arrays. The Python-facing
+//! documentation is in `python/bvhkit/__init__.pyi`.
+//!
+//! Built by maturin (`pip install ./crates/bvhkit-py`), which sets
+//! `PYO3_BUILD_EXTENSION_MODULE` so the module does not link libpython; a
+//! plain `cargo build`/`cargo test` of the workspace builds it as an
+//! ordinary library.
+
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+
+mod bvh;
+mod errors;
+mod many;
+
+use crate::bvh::{PyBvh, PyReadWarning};
+use crate::errors::{BvhWarning, ParseError};
+
+/// Reads a BVH file and returns a `Bvh`.
+///
+/// Lenient by default: problems real files have are repaired and listed in
+/// `Bvh.warnings`; `strict=True` raises `ParseError` (a `ValueError` with
+/// `path`, `line`, `column`) on the first. `warn=True` also emits every
+/// warning through `warnings.warn` (category `BvhWarning`). Missing files
+/// raise `FileNotFoundError` (and other `OSError` subclasses).
+///
+/// Example:
+///
+///     >>> bvh = bvhkit.read("samples/walk.bvh")
+///     >>> bvh.positions().shape
+///     (60, 24, 3)
+#[pyfunction]
+#[pyo3(signature = (path, strict = false, warn = false))]
+fn read(py: Python<'_>, path: PathBuf, strict: bool, warn: bool) -> PyResult<PyBvh> {
+    let result = py.detach(|| bvh::read_path(&path, strict));
+    let bvh = result.map_err(|e| errors::to_py(py, e))?;
+    if warn {
+        bvh.emit_warnings(py)?;
+    }
+    Ok(bvh)
+}
+
+/// Parses a BVH text (`bytes` or `str`) held in memory; see `read`.
+///
+/// Example:
+///
+///     >>> bvhkit.parse(open("samples/walk.bvh", "rb").read()).n_frames
+///     60
+#[pyfunction]
+#[pyo3(signature = (data, strict = false, warn = false))]
+fn parse(py: Python<'_>, data: &Bound<'_, PyAny>, strict: bool, warn: bool) -> PyResult<PyBvh> {
+    use pyo3::types::{PyByteArray, PyBytes, PyString};
+    let result = if let Ok(b) = data.cast::<PyBytes>() {
+        let bytes = b.as_bytes();
+        py.detach(|| bvh::parse_bytes(bytes, strict, None))
+    } else if let Ok(s) = data.cast::<PyString>() {
+        let text = s.to_cow()?;
+        let bytes = text.as_bytes();
+        py.detach(|| bvh::parse_bytes(bytes, strict, None))
+    } else if let Ok(b) = data.cast::<PyByteArray>() {
+        // A bytearray can change under us: parse a copy.
+        let bytes = b.to_vec();
+        py.detach(|| bvh::parse_bytes(&bytes, strict, None))
+    } else {
+        let type_name = data.get_type().name()?;
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "parse() takes bytes or str, not {type_name}"
+        )));
+    };
+    let bvh = result.map_err(|e| errors::to_py(py, e))?;
+    if warn {
+        bvh.emit_warnings(py)?;
+    }
+    Ok(bvh)
+}
+
+/// Reads many files on all cores (a pool of `threads` when given) with the
+/// GIL released; results in input order.
+///
+/// Each result is a `Bvh`, or `(Bvh, positions)` with `positions=True`.
+/// `errors="raise"` (default) raises the error of the first failing file in
+/// input order once all are read; `errors="return"` puts the exception
+/// object in that file's place.
+///
+/// Example:
+///
+///     >>> for bvh, pos in bvhkit.read_many(["samples/walk.bvh"], positions=True):
+///     ...     print(bvh.n_frames, pos.shape)
+///     60 (60, 24, 3)
+#[pyfunction]
+#[pyo3(signature = (paths, threads = None, positions = false, strict = false, errors = "raise", position_channels = "replace"))]
+fn read_many(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    threads: Option<usize>,
+    positions: bool,
+    strict: bool,
+    errors: &str,
+    position_channels: &str,
+) -> PyResult<Vec<Py<PyAny>>> {
+    let return_errors = match errors {
+        "raise" => false,
+        "return" => true,
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "errors must be 'raise' or 'return', not {other:?}"
+            )));
+        }
+    };
+    let mode = bvh::position_channels(position_channels)?;
+    many::read_many(py, paths, threads, positions.then_some(mode), strict, return_errors)
+}
+
+/// The native module; `bvhkit/__init__.py` re-exports it.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_function(wrap_pyfunction!(read, m)?)?;
+    m.add_function(wrap_pyfunction!(parse, m)?)?;
+    m.add_function(wrap_pyfunction!(read_many, m)?)?;
+    m.add_class::<PyBvh>()?;
+    m.add_class::<PyReadWarning>()?;
+    m.add("ParseError", py.get_type::<ParseError>())?;
+    m.add("BvhWarning", py.get_type::<BvhWarning>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -44,7 +44,8 @@ use glam::{DMat3, DVec3};
 
 use crate::bvh::Bvh;
 use crate::channel::Channel;
-use crate::edit::local::{JointSpec, build, rest_positions};
+use crate::edit::local::{JointSpec, build};
+use crate::edit::rest_positions;
 use crate::error::{Error, Result};
 use crate::motion::Motion;
 use crate::rotation::{Axis, RotationOrder, euler_to_mat3, mat3_to_euler, mat3_to_euler_near};

@@ -1,0 +1,127 @@
+//! Change the rotation channel order of one joint or of every joint.
+//!
+//! A joint with three rotation channels gets them in the new order, in the
+//! same places of its channel list (so `Xposition Yposition Zposition
+//! Zrotation Xrotation Yrotation` to XYZ becomes `... Xrotation Yrotation
+//! Zrotation`). Each frame's local rotation is rebuilt from the old
+//! channels and written back in the new order, closest to the previous
+//! output frame (the first frame: closest to zero), so the world motion is
+//! unchanged (within rounding) and angle curves stay continuous. Joints
+//! already in the order are copied bit for bit. Joints with fewer than
+//! three rotation channels have no order: changing every joint leaves them
+//! as they are, naming one is an error ([`super::layout`] gives them three).
+//! Position channels, offsets and names are kept bit for bit.
+
+use super::pose::JointChannels;
+use super::{FrameMap, rebuild_skeleton};
+use crate::channel::Channel;
+use crate::error::{Error, Result};
+use crate::rotation::RotationOrder;
+use crate::skeleton::{JointId, Skeleton};
+
+/// A [`FrameMap`] that changes rotation orders (see the module docs).
+///
+/// # Example
+/// ```
+/// use bvhkit::Bvh;
+/// use bvhkit::edit::{map_frames, order::OrderMap};
+/// use bvhkit::rotation::RotationOrder;
+/// let bvh = Bvh::parse("HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation }
+///     MOTION Frames: 1 Frame Time: 0.1 0 0 30")?;
+/// let mut map = OrderMap::all(bvh.skeleton(), RotationOrder::YXZ);
+/// let out = map_frames(&bvh, &mut map)?;
+/// assert_eq!(out.skeleton().joints()[0].rotation_order(), Some(RotationOrder::YXZ));
+/// assert!((out.motion().frame(0)[0] - 30.0).abs() < 1e-9); // the Y angle moved to the front
+/// # Ok::<(), bvhkit::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct OrderMap {
+    skeleton: Skeleton,
+    /// (input layout, output layout) of the joints that change.
+    changed: Vec<(JointChannels, JointChannels)>,
+    previous: Vec<f64>,
+    first: bool,
+}
+
+impl OrderMap {
+    /// Every joint with three rotation channels to `order`.
+    pub fn all(skeleton: &Skeleton, order: RotationOrder) -> OrderMap {
+        let ids: Vec<JointId> = skeleton
+            .ids()
+            .filter(|&id| skeleton.joint(id).rotation_order().is_some_and(|o| o != order))
+            .collect();
+        OrderMap::build(skeleton, &ids, order)
+            .expect("joints with three rotation channels can take any order")
+    }
+
+    /// Joint `joint` to `order`.
+    ///
+    /// # Errors
+    /// When the joint does not have three rotation channels.
+    pub fn joint(skeleton: &Skeleton, joint: JointId, order: RotationOrder) -> Result<OrderMap> {
+        let j = skeleton
+            .get(joint)
+            .ok_or_else(|| Error::invalid(format!("no joint {joint} in this skeleton")))?;
+        match j.rotation_order() {
+            None => Err(Error::invalid(format!(
+                "joint {:?} has {} rotation channels, not three: give it three first (channel layout)",
+                j.name(),
+                j.rotation_axes().count()
+            ))),
+            Some(o) if o == order => OrderMap::build(skeleton, &[], order),
+            Some(_) => OrderMap::build(skeleton, &[joint], order),
+        }
+    }
+
+    fn build(skeleton: &Skeleton, ids: &[JointId], order: RotationOrder) -> Result<OrderMap> {
+        let out = rebuild_skeleton(skeleton, |id, j| {
+            if !ids.contains(&id) {
+                return Ok((j.offset(), j.channels().to_vec()));
+            }
+            let mut axes = order.axes().into_iter();
+            let channels = j
+                .channels()
+                .iter()
+                .map(|&c| {
+                    if c.is_rotation() {
+                        rotation_channel(axes.next().unwrap_or(c.axis()))
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            Ok((j.offset(), channels))
+        })?;
+        let changed = ids
+            .iter()
+            .map(|&id| (JointChannels::of(skeleton.joint(id)), JointChannels::of(out.joint(id))))
+            .collect();
+        Ok(OrderMap { previous: vec![0.0; out.n_channels()], skeleton: out, changed, first: true })
+    }
+}
+
+/// The rotation channel about `axis`.
+pub(crate) fn rotation_channel(axis: crate::rotation::Axis) -> Channel {
+    match axis {
+        crate::rotation::Axis::X => Channel::Xrotation,
+        crate::rotation::Axis::Y => Channel::Yrotation,
+        crate::rotation::Axis::Z => Channel::Zrotation,
+    }
+}
+
+impl FrameMap for OrderMap {
+    fn output_skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    fn map(&mut self, input: &[f64], output: &mut [f64]) {
+        output.copy_from_slice(input);
+        for (from, to) in &self.changed {
+            let q = from.rotation(input);
+            let near = if self.first { [0.0; 3] } else { to.angles(&self.previous) };
+            to.write_rotation(q, near, output);
+        }
+        self.previous.copy_from_slice(output);
+        self.first = false;
+    }
+}

@@ -159,3 +159,230 @@ fn mirror_reflects_world_motion_and_twice_is_identity() {
     }
     println!("mirrored {checked} corpus files");
 }
+
+fn max_error(a: &[DMat4], b: &[DMat4], map: impl Fn(usize) -> usize) -> f64 {
+    b.iter()
+        .enumerate()
+        .map(|(j, m)| (position(m) - position(&a[map(j)])).length())
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn root_in_place_keeps_height_and_local_pose() {
+    use bvhkit::edit::{axes::SignedAxis, root};
+    for (name, bvh) in well_formed() {
+        let Some(c) = root::carrier(&bvh) else { continue };
+        let out = match root::in_place(&bvh, SignedAxis::PosY) {
+            Ok(out) => out,
+            Err(e) => panic!("{name}: {e}"),
+        };
+        let frames = sample(&bvh);
+        let h = height(&bvh, &frames);
+        let c = c.index();
+        let first = position(&world(&out, 0, PositionChannels::Replace)[c]);
+        let cj = &bvh.skeleton().joints()[c];
+        for &f in &frames {
+            let (a, b) = (
+                world(&bvh, f, PositionChannels::Replace),
+                world(&out, f, PositionChannels::Replace),
+            );
+            let (pa, pb) = (position(&a[c]), position(&b[c]));
+            assert!((pa.y - pb.y).abs() <= 1e-9 * h, "{name} frame {f}: height changed");
+            assert!(
+                (pb.x - first.x).abs() <= 1e-9 * h && (pb.z - first.z).abs() <= 1e-9 * h,
+                "{name} frame {f}: travels"
+            );
+            // Every channel but the carrier's horizontal positions is kept bit for bit.
+            for (k, (x, y)) in bvh.motion().frame(f).iter().zip(out.motion().frame(f)).enumerate() {
+                let own = cj.channel_range().contains(&k)
+                    && cj.channels()[k - cj.first_channel()].is_position()
+                    && cj.channels()[k - cj.first_channel()] != Channel::Yposition;
+                if !own {
+                    assert_eq!(x.to_bits(), y.to_bits(), "{name} frame {f} channel {k}");
+                }
+            }
+            // The pose relative to the carrier is unchanged.
+            for j in c..bvh.skeleton().subtree_end(bvhkit::JointId::new(c)) {
+                let ra = position(&a[j]) - pa;
+                let rb = position(&b[j]) - pb;
+                assert!((ra - rb).length() <= 1e-9 * h, "{name} frame {f} joint {j}: pose changed");
+            }
+        }
+    }
+}
+
+#[test]
+fn root_to_origin_and_extract_keep_the_pose() {
+    use bvhkit::edit::{axes::SignedAxis, root};
+    for (name, bvh) in well_formed() {
+        let Some(c) = root::carrier(&bvh) else { continue };
+        let c = c.index();
+        let frames = sample(&bvh);
+        let h = height(&bvh, &frames);
+        match root::to_origin(&bvh, SignedAxis::PosY) {
+            Ok(out) => {
+                let w0 = world(&out, 0, PositionChannels::Replace);
+                let p = position(&w0[c]);
+                assert!(
+                    p.x.abs() <= 1e-9 * h && p.z.abs() <= 1e-9 * h,
+                    "{name}: not at the origin: {p}"
+                );
+                // A rigid motion of the carrier's subtree: distances to the carrier kept.
+                let end = bvh.skeleton().subtree_end(bvhkit::JointId::new(c));
+                for &f in &frames {
+                    let (a, b) = (
+                        world(&bvh, f, PositionChannels::Replace),
+                        world(&out, f, PositionChannels::Replace),
+                    );
+                    for j in c..end {
+                        let da = (position(&a[j]) - position(&a[c])).length();
+                        let db = (position(&b[j]) - position(&b[c])).length();
+                        assert!((da - db).abs() <= 1e-9 * h, "{name} frame {f} joint {j}");
+                        assert!(
+                            (position(&a[j]).y - position(&b[j]).y).abs() <= 1e-9 * h,
+                            "{name}: height"
+                        );
+                    }
+                }
+            }
+            Err(e) => println!("{name}: to_origin refused: {e}"),
+        }
+        match root::extract(&bvh, SignedAxis::PosY, "RootMotion") {
+            Ok(out) => {
+                for &f in &frames {
+                    let (a, b) = (
+                        world(&bvh, f, PositionChannels::Replace),
+                        world(&out, f, PositionChannels::Replace),
+                    );
+                    let top = {
+                        let mut t = c;
+                        while let Some(p) = bvh.skeleton().joints()[t].parent() {
+                            t = p.index();
+                        }
+                        t
+                    };
+                    // Joints keep their world motion (shifted by one after the new
+                    // root), except a still chain above the carrier when the old root
+                    // cannot hold the compensation (Godot's 0-channel root).
+                    let holds = bvh.skeleton().joints()[top].channels().len() == 6;
+                    let riding = |j: usize| {
+                        !holds
+                            && j != c
+                            && bvh.skeleton().subtree_end(bvhkit::JointId::new(j)) > c
+                            && j <= c
+                    };
+                    let e = (0..a.len())
+                        .filter(|&j| !riding(j))
+                        .map(|j| (position(&a[j]) - position(&b[j + 1])).length())
+                        .fold(0.0, f64::max);
+                    assert!(e <= 1e-9 * h, "{name} frame {f}: world motion moved by {e}");
+                    assert_eq!(position(&b[0]).y, 0.0, "{name}: the root is on the ground");
+                }
+            }
+            Err(e) => println!("{name}: extract refused: {e}"),
+        }
+    }
+}
+
+#[test]
+fn remove_joint_keeps_the_world_motion_of_the_rest() {
+    use bvhkit::edit::joints::remove_joints;
+    for (name, bvh) in well_formed() {
+        let s = bvh.skeleton();
+        // Remove every joint that has a joint child and a parent, one at a time (at most 6 per file).
+        let candidates: Vec<usize> = s
+            .ids()
+            .filter(|&id| {
+                s.joint(id).parent().is_some()
+                    && !s.joint(id).is_end_site()
+                    && s.children(id).any(|c| !s.joint(c).is_end_site())
+            })
+            .map(|id| id.index())
+            .collect();
+        let step = candidates.len().div_ceil(6).max(1);
+        let frames = sample(&bvh);
+        let h = height(&bvh, &frames);
+        for &r in candidates.iter().step_by(step) {
+            let removed = s.joints()[r].name();
+            let (out, reported) =
+                remove_joints(&bvh, &[removed], PositionChannels::Replace).unwrap();
+            let map: Vec<usize> = (0..s.len()).filter(|&j| j != r).collect();
+            let mut worst: f64 = 0.0;
+            for &f in &frames {
+                let (a, b) = (
+                    world(&bvh, f, PositionChannels::Replace),
+                    world(&out, f, PositionChannels::Replace),
+                );
+                worst = worst.max(max_error(&a, &b, |j| map[j]));
+            }
+            // The reported error is the true one (on all frames; here a sample).
+            assert!(
+                worst <= reported + 1e-9 * h,
+                "{name} without {removed}: {worst} > reported {reported}"
+            );
+            // Exact when the removed joint does not turn, or every child can hold
+            // the turned translation (three position channels).
+            let turns = s.joints()[r].rotation_axes().next().is_some();
+            let held = s
+                .children(bvhkit::JointId::new(r))
+                .all(|c| s.joint(c).channels().iter().filter(|ch| ch.is_position()).count() == 3);
+            if !turns || held {
+                assert!(reported <= 1e-9 * h, "{name} without {removed}: error {reported}");
+            }
+        }
+    }
+}
+
+#[test]
+fn rest_pose_change_keeps_world_motion() {
+    use bvhkit::edit::rest;
+    for (name, bvh) in well_formed() {
+        let n = bvh.motion().n_frames();
+        if n == 0 {
+            continue;
+        }
+        let frames = sample(&bvh);
+        let h = height(&bvh, &frames);
+        let (out, reported) = rest::from_frame(&bvh, n / 2, PositionChannels::Replace).unwrap();
+        for &f in &frames {
+            let (a, b) = (
+                world(&bvh, f, PositionChannels::Replace),
+                world(&out, f, PositionChannels::Replace),
+            );
+            let e = max_error(&a, &b, |j| j);
+            assert!(e <= 1e-9 * h, "{name} frame {f}: moved by {e} (reported {reported})");
+        }
+        // The chosen frame is the rest pose: every local rotation is the identity.
+        let f = out.motion().frame(n / 2);
+        for j in out.skeleton().joints() {
+            let mut rot = DMat4::IDENTITY;
+            for (k, c) in j.channels().iter().enumerate() {
+                let r = f[j.first_channel() + k].to_radians();
+                rot *= match c {
+                    Channel::Xrotation => DMat4::from_rotation_x(r),
+                    Channel::Yrotation => DMat4::from_rotation_y(r),
+                    Channel::Zrotation => DMat4::from_rotation_z(r),
+                    _ => DMat4::IDENTITY,
+                };
+            }
+            if j.rotation_axes().count() == 3 {
+                assert!(
+                    rotation(&rot).abs_diff_eq(DMat3::IDENTITY, 1e-9),
+                    "{name}: {} turns in the rest frame",
+                    j.name()
+                );
+            }
+        }
+        // Another file's rest pose: this file's own mirrored skeleton, a real change of directions.
+        let (back, e2) =
+            rest::from_skeleton(&out, bvh.skeleton(), PositionChannels::Replace).unwrap();
+        for &f in &frames {
+            let (a, b) = (
+                world(&bvh, f, PositionChannels::Replace),
+                world(&back, f, PositionChannels::Replace),
+            );
+            let e = max_error(&a, &b, |j| j);
+            assert!(e <= 1e-9 * h, "{name} frame {f}: from_skeleton moved by {e} (reported {e2})");
+        }
+    }
+}

@@ -44,6 +44,7 @@ use glam::{DMat3, DVec3};
 
 use crate::bvh::Bvh;
 use crate::channel::Channel;
+use crate::edit::FrameMap;
 use crate::edit::local::{JointSpec, build};
 use crate::edit::rest_positions;
 use crate::error::{Error, Result};
@@ -241,6 +242,8 @@ pub struct Mirror {
     src: Vec<u32>,
     sign: Vec<f64>,
     slow: Vec<Slow>,
+    /// The previous output frame of [`FrameMap::map`], empty before the first.
+    last: Vec<f64>,
 }
 
 fn reflect(v: DVec3, axis: Axis) -> DVec3 {
@@ -572,6 +575,7 @@ impl Mirror {
             src,
             sign,
             slow,
+            last: Vec::new(),
         })
     }
 
@@ -683,6 +687,22 @@ impl Mirror {
             self.skeleton.clone(),
             Motion::with_frames(m.frame_time(), m.n_frames(), nc, values)?,
         )
+    }
+}
+
+/// Streaming form: frames must come in order; the previous output frame is
+/// kept for Euler continuity.
+impl FrameMap for Mirror {
+    fn output_skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    fn map(&mut self, input: &[f64], output: &mut [f64]) {
+        let last = std::mem::take(&mut self.last);
+        self.apply_frame(input, (!last.is_empty()).then_some(&last[..]), output);
+        self.last = last;
+        self.last.clear();
+        self.last.extend_from_slice(output);
     }
 }
 

@@ -38,6 +38,14 @@ pub(crate) struct Info {
     fps: f64,
     duration: f64,
     rotation_orders: Vec<String>,
+    /// The detected up axis (`"y"`, `"z"`, `"-y"`, ...), `null` when not found.
+    up_axis: Option<&'static str>,
+    /// What showed the up axis, or why none was found.
+    up_axis_evidence: String,
+    /// The guessed length unit (`"m"`, `"cm"`, `"mm"`, `"in"`, `"cmu"`), `null` when unknown.
+    units: Option<&'static str>,
+    /// The guess with the size it is based on.
+    units_evidence: String,
     warnings: Vec<JsonWarning>,
     hierarchy: Vec<JsonJoint>,
 }
@@ -62,6 +70,8 @@ pub(crate) fn summarise(input: &Input, bvh: &Bvh, warnings: &[Warning]) -> Info 
     let s = bvh.skeleton();
     let m = bvh.motion();
     let names = s.display_names();
+    let up = bvhkit::edit::axes::detect_up(bvh);
+    let guess = bvhkit_render::units::UnitGuess::of_bvh(bvh, bvhkit::PositionChannels::Replace);
     Info {
         path: input.display(),
         roots: s.roots().map(|r| names[r.index()].clone()).collect(),
@@ -73,6 +83,10 @@ pub(crate) fn summarise(input: &Input, bvh: &Bvh, warnings: &[Warning]) -> Info 
         fps: m.fps(),
         duration: m.duration(),
         rotation_orders: s.rotation_orders(),
+        up_axis: up.axis.map(|a| a.name()),
+        up_axis_evidence: up.to_string(),
+        units: guess.units.metres().map(|_| guess.units.symbol()),
+        units_evidence: guess.label(),
         warnings: warnings
             .iter()
             .map(|w| JsonWarning {
@@ -118,6 +132,8 @@ fn text(info: &Info, bvh: &Bvh, tree: bool) -> String {
             info.rotation_orders.join(", ")
         }
     );
+    let _ = writeln!(o, "  up axis:         {}", info.up_axis_evidence);
+    let _ = writeln!(o, "  units (guess):   {}", info.units_evidence);
     let _ = writeln!(o, "  warnings:        {}", info.warnings.len());
     for w in &info.warnings {
         match (w.line, w.column) {

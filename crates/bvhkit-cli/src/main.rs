@@ -3,6 +3,7 @@
 
 mod check;
 mod clip;
+mod edit;
 mod export;
 mod fmt;
 mod info;
@@ -36,6 +37,8 @@ enum Command {
     Check(check::Args),
     /// Rewrite files in canonical form, repairing what lenient reading recovers.
     Fmt(fmt::Args),
+    /// Transform motion: frames, frame rate, rotation order, channel layout, units, axes.
+    Edit(edit::Args),
     /// World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
     Positions(export::PositionsArgs),
     /// Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
@@ -96,6 +99,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Info(a) => info::run(a),
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
+        Command::Edit(a) => edit::run(a),
         Command::Positions(a) => export::run_positions(a),
         Command::Rotations(a) => export::run_rotations(a),
         Command::Render(a) => render::run(a),

@@ -813,3 +813,6 @@ fn render_mp4_of_a_corpus_file() {
     assert!(probe.status.success(), "{}", String::from_utf8_lossy(&probe.stderr));
     assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "h264,160,120,45");
 }
+
+#[path = "cli/edit.rs"]
+mod edit;

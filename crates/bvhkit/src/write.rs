@@ -5,7 +5,7 @@ use std::io::Write;
 use crate::bvh::Bvh;
 use crate::error::{Error, Result};
 use crate::number::{write_fixed, write_shortest};
-use crate::skeleton::JointKind;
+use crate::skeleton::{JointKind, Skeleton};
 
 /// How numbers are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -101,13 +101,7 @@ impl WriteOptions {
         out.clear();
         let motion = bvh.motion();
         for frame in motion.frames() {
-            for (i, &v) in frame.iter().enumerate() {
-                if i > 0 {
-                    out.push(b' ');
-                }
-                self.num(&mut out, v)?;
-            }
-            self.eol(&mut out);
+            self.write_frame(frame, &mut out)?;
             if out.len() >= 60 * 1024 {
                 wtr.write_all(&out)?;
                 out.clear();
@@ -117,13 +111,62 @@ impl WriteOptions {
         wtr.flush().map_err(Error::from)
     }
 
+    /// Writes one frame as one line (values separated by one space, then
+    /// the line ending) to `out`, as [`WriteOptions::write`] writes every
+    /// frame: with [`WriteOptions::write_header`], a motion can be written
+    /// a frame at a time.
+    ///
+    /// # Errors
+    /// When a value is not finite.
+    pub fn write_frame(&self, frame: &[f64], out: &mut Vec<u8>) -> Result<()> {
+        for (i, &v) in frame.iter().enumerate() {
+            if i > 0 {
+                out.push(b' ');
+            }
+            self.num(out, v)?;
+        }
+        self.eol(out);
+        Ok(())
+    }
+
     /// Writes the hierarchy and the motion header (everything before the
     /// first frame) to `out`.
     ///
     /// # Errors
     /// When an offset or the frame time is not finite.
     pub fn write_hierarchy(&self, bvh: &Bvh, out: &mut Vec<u8>) -> Result<()> {
-        let skel = bvh.skeleton();
+        let m = bvh.motion();
+        self.write_header(bvh.skeleton(), m.n_frames(), m.frame_time(), out)
+    }
+
+    /// Writes the hierarchy of `skel` and a motion header for `n_frames`
+    /// frames of `frame_time` seconds to `out`: the same bytes as
+    /// [`WriteOptions::write_hierarchy`] for a clip of that shape, for
+    /// writers that stream frames ([`WriteOptions::write_frame`]).
+    ///
+    /// # Errors
+    /// When an offset or the frame time is not finite.
+    ///
+    /// # Example
+    /// ```
+    /// use bvhkit::{Bvh, WriteOptions};
+    /// let bvh = Bvh::parse("HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 1 Xrotation } MOTION Frames: 2 Frame Time: 0.5 1 2")?;
+    /// let opts = WriteOptions::new();
+    /// let mut out = Vec::new();
+    /// opts.write_header(bvh.skeleton(), 2, 0.5, &mut out)?;
+    /// for f in bvh.motion().frames() {
+    ///     opts.write_frame(f, &mut out)?;
+    /// }
+    /// assert_eq!(out, bvh.to_bytes()?);
+    /// # Ok::<(), bvhkit::Error>(())
+    /// ```
+    pub fn write_header(
+        &self,
+        skel: &Skeleton,
+        n_frames: usize,
+        frame_time: f64,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
         out.extend_from_slice(b"HIERARCHY");
         self.eol(out);
         let indent =
@@ -177,13 +220,12 @@ impl WriteOptions {
             out.push(b'}');
             self.eol(out);
         }
-        let m = bvh.motion();
         out.extend_from_slice(b"MOTION");
         self.eol(out);
-        out.extend_from_slice(format!("Frames: {}", m.n_frames()).as_bytes());
+        out.extend_from_slice(format!("Frames: {n_frames}").as_bytes());
         self.eol(out);
         out.extend_from_slice(b"Frame Time: ");
-        self.num(out, m.frame_time())?;
+        self.num(out, frame_time)?;
         self.eol(out);
         Ok(())
     }

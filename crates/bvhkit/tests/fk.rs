@@ -10,6 +10,11 @@ use crate::util::{corpus_dir, corpus_files, stem};
 /// Straight from the format texts: M = T(offset [+|=] positions) · R1 · R2 · R3
 /// in listed order, world = parent world · M, with 4x4 matrices.
 fn reference(bvh: &Bvh, frame: usize, mode: PositionChannels) -> Vec<DVec3> {
+    reference_world(bvh, frame, mode).iter().map(|m| m.w_axis.truncate()).collect()
+}
+
+/// The world matrices of [`reference`] (also used by the `edit` tests).
+pub(crate) fn reference_world(bvh: &Bvh, frame: usize, mode: PositionChannels) -> Vec<DMat4> {
     let s = bvh.skeleton();
     let f = bvh.motion().frame(frame);
     let mut world: Vec<DMat4> = Vec::new();
@@ -44,7 +49,7 @@ fn reference(bvh: &Bvh, frame: usize, mode: PositionChannels) -> Vec<DVec3> {
         };
         world.push(w);
     }
-    world.iter().map(|m| m.w_axis.truncate()).collect()
+    world
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Integration tests of the core library.
 mod corpus;
+mod edit;
 mod edit_b;
 mod fk;
 mod hostile;

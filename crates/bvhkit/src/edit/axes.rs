@@ -19,7 +19,7 @@
 //!   axes to itself (up to sign) the angles just change sign, exactly;
 //!   otherwise the rotation `C·R·Cᵀ` is written back as Euler angles in the
 //!   joint's order, closest to the previous output frame (the first frame:
-//!   closest to zero), continuous and within rounding;
+//!   the principal solution), continuous and within rounding;
 //! - one or two rotation channels are renamed to the axes they map to, with
 //!   the sign of `C` (exact), unless `C` maps each to itself.
 //!
@@ -284,6 +284,7 @@ pub struct AxesMap {
     cq: DQuat,
     plans: Vec<JointPlan>,
     previous: Vec<f64>,
+    first: bool,
 }
 
 impl AxesMap {
@@ -355,6 +356,7 @@ impl AxesMap {
             c,
             cq: DQuat::from_mat3(&c),
             plans,
+            first: true,
         }
     }
 
@@ -385,20 +387,30 @@ impl FrameMap for AxesMap {
             if let Some(j) = &plan.conjugate {
                 // Same channel indices in and out: the layout is kept.
                 let q = self.cq * j.rotation(input) * self.cq.conjugate();
-                j.write_rotation(q, j.angles(&self.previous), output);
+                let near = (!self.first).then(|| j.angles(&self.previous));
+                j.write_rotation(q, near, output);
             }
         }
         self.previous.copy_from_slice(output);
+        self.first = false;
     }
 }
 
-/// Which pose showed the up axis.
+/// How many frames [`detect_up`] looks at, spread over the clip.
+pub const FRAMES_SAMPLED: usize = 15;
+
+/// Which poses showed the up axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Evidence {
     /// The rest pose (offsets only).
     RestPose,
-    /// The first frame of the motion.
-    FirstFrame,
+    /// Most of the frames sampled over the motion.
+    Frames {
+        /// How many sampled frames showed this axis.
+        agreeing: usize,
+        /// How many frames were sampled.
+        sampled: usize,
+    },
     /// Neither: no head and feet were found, or they were not stacked
     /// along one axis.
     None,
@@ -413,12 +425,14 @@ pub struct UpAxis {
     pub source: Evidence,
     /// The joint taken as the head (a name containing "head", else "neck").
     pub head: Option<String>,
-    /// The joint taken as the hips (the head's root).
+    /// The joint taken as the hips (named hips, hip or pelvis, any case,
+    /// else the head's root).
     pub hips: Option<String>,
     /// The joints taken as the feet (names containing "foot", "toe" or
     /// "ankle").
     pub feet: Vec<String>,
-    /// Head minus mean of the feet, in the pose that decided.
+    /// Head minus mean of the feet, in the pose that decided (the first
+    /// sampled frame when the motion decided).
     pub head_minus_feet: DVec3,
 }
 
@@ -426,15 +440,18 @@ impl fmt::Display for UpAxis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.axis, &self.head, &self.hips) {
             (Some(axis), Some(head), Some(hips)) => {
-                let pose = match self.source {
-                    Evidence::RestPose => "rest pose",
-                    _ => "first frame",
-                };
-                write!(
-                    f,
-                    "{axis} ({head} above {hips} above {} in the {pose})",
+                let feet = if self.feet.len() > 4 {
+                    format!("{}, ... ({} joints)", self.feet[..4].join(", "), self.feet.len())
+                } else {
                     self.feet.join(", ")
-                )
+                };
+                match self.source {
+                    Evidence::Frames { agreeing, sampled } => write!(
+                        f,
+                        "{axis} ({head} above {hips} above {feet} in {agreeing} of {sampled} frames)"
+                    ),
+                    _ => write!(f, "{axis} ({head} above {hips} above {feet} in the rest pose)"),
+                }
             }
             (_, None, _) => f.write_str("unknown (no joint named head or neck)"),
             _ if self.feet.is_empty() => f.write_str("unknown (no joint named foot, toe or ankle)"),
@@ -448,12 +465,17 @@ impl fmt::Display for UpAxis {
 ///
 /// The head is the first joint whose name contains "head" (any case), else
 /// "neck"; the hips are the root of the head's skeleton; the feet are the
-/// joints whose names contain "foot", "toe" or "ankle", averaged. In the rest
-/// pose (offsets only), and if that does not decide, in the first frame
-/// (position channels read as [`PositionChannels::Replace`]), the axis is
-/// the largest component of head minus feet, taken when it holds more than
-/// half of that vector's length and both head minus hips and hips minus
-/// feet point along it.
+/// joints whose names contain "foot", "toe" or "ankle", averaged. In a
+/// pose, the axis is the largest component of (head - feet) + (hips -
+/// feet), taken when it holds more than half of that vector's length and
+/// both the head and the hips are above the feet along it (the sum stays
+/// upright for a person standing, sitting or leaning, and for four legs). The motion decides first, as it is what is
+/// drawn: [`FRAMES_SAMPLED`] frames spread over the clip (position channels
+/// read as [`PositionChannels::Replace`]), when at least two and at least
+/// 60% of them agree. Otherwise (a single frame, or a motion that lies down)
+/// the rest pose (offsets only) decides. Rest poses do not always stand
+/// upright (some files keep every bone along X and let the motion turn
+/// them), hence the motion first.
 ///
 /// # Example
 /// ```
@@ -477,12 +499,19 @@ pub fn detect_up(bvh: &Bvh) -> UpAxis {
             .position(|j| !j.is_end_site() && j.name().to_ascii_lowercase().contains(needle))
     };
     let head = named("head").or_else(|| named("neck"));
-    let hips = head.map(|h| {
-        let mut r = h;
-        while let Some(p) = skel.joints()[r].parent() {
-            r = p.index();
-        }
-        r
+    let exact = |names: &[&str]| {
+        skel.joints().iter().position(|j| {
+            !j.is_end_site() && names.iter().any(|n| j.name().eq_ignore_ascii_case(n))
+        })
+    };
+    let hips = exact(&["hips", "hip", "pelvis"]).or_else(|| {
+        head.map(|h| {
+            let mut r = h;
+            while let Some(p) = skel.joints()[r].parent() {
+                r = p.index();
+            }
+            r
+        })
     });
     let feet: Vec<usize> = skel
         .joints()
@@ -508,36 +537,51 @@ pub fn detect_up(bvh: &Bvh) -> UpAxis {
     }
     let decide = |p: &[DVec3]| -> (Option<SignedAxis>, DVec3) {
         let foot = feet.iter().map(|&i| p[i]).sum::<DVec3>() / feet.len() as f64;
-        let v = p[head] - foot;
+        let (body, legs) = (p[head] - foot, p[hips] - foot);
+        // Standing, sitting or on four legs, head and hips are both above the
+        // feet; their sum points up even when one of them leans.
+        let v = body + legs;
         let a = Axis::ALL
             .into_iter()
             .max_by(|&x, &y| v[x.index()].abs().total_cmp(&v[y.index()].abs()))
             .unwrap_or(Axis::Y);
         let up = SignedAxis::new(a, v[a.index()]);
         let d = up.vector();
-        let ok = v.dot(d) > 0.5 * v.length()
-            && (p[head] - p[hips]).dot(d) > 0.0
-            && (p[hips] - foot).dot(d) > 0.0;
-        (ok.then_some(up), v)
+        let ok = v.dot(d) > 0.5 * v.length() && body.dot(d) > 0.0 && legs.dot(d) > 0.0;
+        (ok.then_some(up), body)
     };
-    let rest = rest_positions(skel);
-    let (axis, v) = decide(&rest);
-    result.head_minus_feet = v;
+    // The motion decides when most sampled frames agree; else the rest pose.
+    let n = bvh.motion().n_frames();
+    let sampled: Vec<usize> = if n <= FRAMES_SAMPLED {
+        (0..n).collect()
+    } else {
+        (0..FRAMES_SAMPLED).map(|k| k * (n - 1) / (FRAMES_SAMPLED - 1)).collect()
+    };
+    let mut votes = [0usize; 6];
+    let fk = Kinematics::new(skel, PositionChannels::Replace);
+    let mut p = vec![DVec3::ZERO; skel.len()];
+    let mut scratch = fk.scratch();
+    for (k, &f) in sampled.iter().enumerate() {
+        fk.positions_with(bvh.motion().frame(f), &mut scratch, &mut p);
+        let (axis, v) = decide(&p);
+        if k == 0 {
+            result.head_minus_feet = v;
+        }
+        if let Some(a) = axis {
+            votes[SignedAxis::ALL.iter().position(|&x| x == a).unwrap_or(0)] += 1;
+        }
+    }
+    let (best, &count) = votes.iter().enumerate().max_by_key(|&(_, c)| *c).unwrap_or((0, &0));
+    if count >= 2 && count * 5 >= sampled.len() * 3 {
+        result.axis = Some(SignedAxis::ALL[best]);
+        result.source = Evidence::Frames { agreeing: count, sampled: sampled.len() };
+        return result;
+    }
+    let (axis, v) = decide(&rest_positions(skel));
     if axis.is_some() {
         result.axis = axis;
         result.source = Evidence::RestPose;
-        return result;
-    }
-    if bvh.motion().n_frames() > 0 {
-        let fk = Kinematics::new(skel, PositionChannels::Replace);
-        let mut p = vec![DVec3::ZERO; skel.len()];
-        fk.positions(bvh.motion().frame(0), &mut p);
-        let (axis, v) = decide(&p);
-        if axis.is_some() {
-            result.axis = axis;
-            result.source = Evidence::FirstFrame;
-            result.head_minus_feet = v;
-        }
+        result.head_minus_feet = v;
     }
     result
 }

@@ -68,6 +68,7 @@ pub struct LayoutMap {
     copy: Vec<Option<usize>>,
     pose: super::Pose,
     previous: Vec<f64>,
+    first: bool,
     lossy: bool,
     fk: Option<(FkScratch, FkScratch, Vec<DVec3>, Vec<DVec3>)>,
     max_error: f64,
@@ -137,6 +138,7 @@ impl LayoutMap {
             from,
             to,
             copy,
+            first: true,
             lossy,
             fk,
             max_error: 0.0,
@@ -164,8 +166,9 @@ impl FrameMap for LayoutMap {
     fn map(&mut self, input: &[f64], output: &mut [f64]) {
         self.from.read(input, &mut self.pose);
         // The layouts have the same joints, so the pose fits both. The
-        // first frame's angles are chosen closest to zero.
-        self.to.write(&self.pose, &self.previous, output);
+        // first frame's angles are the principal solutions.
+        let near = (!self.first).then_some(&self.previous[..]);
+        self.to.write(&self.pose, near, output);
         for (o, c) in output.iter_mut().zip(&self.copy) {
             if let Some(c) = c {
                 *o = input[*c];
@@ -179,5 +182,6 @@ impl FrameMap for LayoutMap {
             }
         }
         self.previous.copy_from_slice(output);
+        self.first = false;
     }
 }

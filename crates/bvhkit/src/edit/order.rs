@@ -5,7 +5,7 @@
 //! Zrotation Xrotation Yrotation` to XYZ becomes `... Xrotation Yrotation
 //! Zrotation`). Each frame's local rotation is rebuilt from the old
 //! channels and written back in the new order, closest to the previous
-//! output frame (the first frame: closest to zero), so the world motion is
+//! output frame (the first frame: the principal solution), so the world motion is
 //! unchanged (within rounding) and angle curves stay continuous. Joints
 //! already in the order are copied bit for bit. Joints with fewer than
 //! three rotation channels have no order: changing every joint leaves them
@@ -118,7 +118,7 @@ impl FrameMap for OrderMap {
         output.copy_from_slice(input);
         for (from, to) in &self.changed {
             let q = from.rotation(input);
-            let near = if self.first { [0.0; 3] } else { to.angles(&self.previous) };
+            let near = (!self.first).then(|| to.angles(&self.previous));
             to.write_rotation(q, near, output);
         }
         self.previous.copy_from_slice(output);

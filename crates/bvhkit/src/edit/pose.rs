@@ -3,7 +3,7 @@
 use glam::{DAffine3, DQuat, DVec3};
 
 use crate::kinematics::{Kinematics, PositionChannels};
-use crate::rotation::{Axis, RotationOrder, euler_to_quat, quat_to_euler_near};
+use crate::rotation::{Axis, RotationOrder, euler_to_quat, quat_to_euler, quat_to_euler_near};
 use crate::skeleton::{Joint, Skeleton};
 
 /// Where one joint's channels sit in a frame: its rotation channels (axes
@@ -103,7 +103,9 @@ impl JointChannels {
 
     /// Writes `q` into the joint's rotation channels of `frame`, as Euler
     /// angles in the joint's own channel order, closest to the angles
-    /// `near` (in listed order, e.g. the previous output frame's).
+    /// `near` (in listed order, e.g. the previous output frame's), or, with
+    /// `None` (a first frame), the principal solution ([`quat_to_euler`]:
+    /// first and third angles in `(-180, 180]`, middle in `[-90, 90]`).
     ///
     /// Three channels represent every rotation exactly
     /// ([`quat_to_euler_near`]). One channel keeps the twist of `q` about
@@ -113,13 +115,17 @@ impl JointChannels {
     /// rotations). Returns whether the rotation was represented exactly,
     /// i.e. whether the written channels give back `q` within 1e-9.
     #[inline]
-    pub fn write_rotation(&self, q: DQuat, near: [f64; 3], frame: &mut [f64]) -> bool {
+    pub fn write_rotation(&self, q: DQuat, near: Option<[f64; 3]>, frame: &mut [f64]) -> bool {
         match self.n_rot {
             0 => q.w.abs() >= 1.0 - 1e-12,
             1 => {
                 let a = self.rot_axes[0].index();
+                let q = if q.w < 0.0 { -q } else { q };
                 let angle = (2.0 * q.xyz()[a].atan2(q.w)).to_degrees();
-                let angle = unwrap_deg(angle, near[0]);
+                let angle = match near {
+                    Some(n) => unwrap_deg(angle, n[0]),
+                    None => angle,
+                };
                 frame[self.rot_index[0]] = angle;
                 let back = euler_to_quat(&self.rot_axes[..1], &[angle]);
                 back.dot(q).abs() >= 1.0 - 1e-9
@@ -128,7 +134,10 @@ impl JointChannels {
                 let (a, b) = (self.rot_axes[0], self.rot_axes[1]);
                 let c = Axis::ALL.into_iter().find(|&x| x != a && x != b).unwrap_or(Axis::X);
                 let order = RotationOrder::from_axes(&[a, b, c]).unwrap_or(RotationOrder::XYZ);
-                let e = quat_to_euler_near(q, order, [near[0], near[1], 0.0]);
+                let e = match near {
+                    Some(n) => quat_to_euler_near(q, order, [n[0], n[1], 0.0]),
+                    None => quat_to_euler(q, order),
+                };
                 frame[self.rot_index[0]] = e[0];
                 frame[self.rot_index[1]] = e[1];
                 let back = euler_to_quat(&self.rot_axes[..2], &e[..2]);
@@ -136,7 +145,10 @@ impl JointChannels {
             }
             _ => {
                 let order = self.rotation_order().unwrap_or(RotationOrder::XYZ);
-                let e = quat_to_euler_near(q, order, near);
+                let e = match near {
+                    Some(n) => quat_to_euler_near(q, order, n),
+                    None => quat_to_euler(q, order),
+                };
                 for (k, v) in e.into_iter().enumerate() {
                     frame[self.rot_index[k]] = v;
                 }
@@ -202,7 +214,7 @@ pub struct Pose {
 /// assert_eq!(pose.translations[0].to_array(), [1.0, 2.0, 3.0]);
 /// // Writing the pose back gives the same angles (here within 1e-9).
 /// let mut out = vec![0.0; 6];
-/// layout.write(&pose, bvh.motion().frame(0), &mut out);
+/// layout.write(&pose, Some(bvh.motion().frame(0)), &mut out);
 /// for (a, b) in out.iter().zip(bvh.motion().frame(0)) {
 ///     assert!((a - b).abs() < 1e-9);
 /// }
@@ -280,8 +292,9 @@ impl PoseLayout {
 
     /// Writes `pose` into `frame`: rotations as Euler angles in each joint's
     /// own channel order, each closest to the angles of the same channels
-    /// in `near` (the previous output frame, for continuity; or the input
-    /// frame), and translations into position channels. Channels are only
+    /// in `near` (the previous output frame, for continuity), or the
+    /// principal solutions when `near` is `None` (a first frame), and
+    /// translations into position channels. Channels are only
     /// overwritten, so a value the pose cannot change stays as `frame` had
     /// it. Returns whether every joint was represented exactly (see
     /// [`JointChannels::write_rotation`]; translation components without a
@@ -289,13 +302,15 @@ impl PoseLayout {
     ///
     /// # Panics
     /// As for [`PoseLayout::read`], and when `near` has the wrong length.
-    pub fn write(&self, pose: &Pose, near: &[f64], frame: &mut [f64]) -> bool {
+    pub fn write(&self, pose: &Pose, near: Option<&[f64]>, frame: &mut [f64]) -> bool {
         self.check(frame, pose);
-        assert_eq!(near.len(), self.n_channels, "near must hold one value per channel");
+        if let Some(near) = near {
+            assert_eq!(near.len(), self.n_channels, "near must hold one value per channel");
+        }
         let mut exact = true;
         for (i, j) in self.joints.iter().enumerate() {
             if j.n_rot > 0 {
-                exact &= j.write_rotation(pose.rotations[i], j.angles(near), frame);
+                exact &= j.write_rotation(pose.rotations[i], near.map(|n| j.angles(n)), frame);
             }
             if j.n_pos > 0 {
                 exact &= j.write_translation(pose.translations[i], self.mode, frame) <= 1e-9;
@@ -354,7 +369,7 @@ mod tests {
                 if mode == PositionChannels::Add { 12.0 } else { 7.0 }
             );
             let mut out = vec![0.0; frame.len()];
-            assert!(layout.write(&pose, frame, &mut out));
+            assert!(layout.write(&pose, Some(frame), &mut out));
             for (a, e) in out.iter().zip(frame) {
                 assert!((a - e).abs() < 1e-9, "{out:?} vs {frame:?}");
             }
@@ -368,9 +383,9 @@ mod tests {
         let mut pose = layout.pose();
         pose.rotations[0] = euler_to_quat(&[Axis::X], &[30.0]);
         let mut out = [0.0];
-        assert!(!layout.write(&pose, &[0.0], &mut out));
+        assert!(!layout.write(&pose, None, &mut out));
         pose.rotations[0] = euler_to_quat(&[Axis::Z], &[-190.0]);
-        assert!(layout.write(&pose, &[-180.0], &mut out));
+        assert!(layout.write(&pose, Some(&[-180.0]), &mut out));
         assert!((out[0] + 190.0).abs() < 1e-9, "{out:?}");
     }
 }

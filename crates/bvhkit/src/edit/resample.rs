@@ -229,7 +229,7 @@ impl Resampler {
 /// `Some(n)` when `ratio` is within 0.01% of the whole number `n >= 1`.
 fn integer_ratio(ratio: f64) -> Option<usize> {
     let n = ratio.round();
-    (n >= 1.0 && n < 1e15 && (ratio - n).abs() <= 1e-4 * ratio).then_some(n as usize)
+    ((1.0..1e15).contains(&n) && (ratio - n).abs() <= 1e-4 * ratio).then_some(n as usize)
 }
 
 /// Spherical linear interpolation from `q0` (at `u = 0`) to `q1` (at

@@ -92,7 +92,7 @@ pub fn height(bvh: &Bvh) -> f64 {
     let up = detect_up(bvh);
     let axis = up.axis.unwrap_or(SignedAxis::PosY).axis().index();
     let pos = match (up.source, bvh.motion().n_frames()) {
-        (super::axes::Evidence::FirstFrame, n) if n > 0 => {
+        (super::axes::Evidence::Frames { .. }, n) if n > 0 => {
             let fk = crate::Kinematics::new(bvh.skeleton(), crate::PositionChannels::Replace);
             let mut out = vec![glam::DVec3::ZERO; bvh.skeleton().len()];
             fk.positions(bvh.motion().frame(0), &mut out);

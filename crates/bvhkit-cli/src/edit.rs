@@ -1,0 +1,641 @@
+//! `bvh edit`: single-clip transforms, applied in the order given.
+//!
+//! Every transform is one of `bvhkit::edit`'s; this module only parses the
+//! flags, keeps their command-line order (`ArgMatches::indices_of`), and
+//! runs them either as a stream (every transform works frame by frame:
+//! `FrameReader` in, frames written as they come, constant memory) or on
+//! the whole clip (when one of them needs it: `--reverse`, `--fps`,
+//! `--height`, `--up` without `--source-up`).
+
+use std::io::{Seek, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, anyhow, bail};
+use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, detect_up};
+use bvhkit::edit::layout::{LayoutMap, Positions};
+use bvhkit::edit::order::OrderMap;
+use bvhkit::edit::scale::{ScaleMap, factor_to_height};
+use bvhkit::edit::{FrameMap, frames, map_frames, resample};
+use bvhkit::rotation::RotationOrder;
+use bvhkit::{Bvh, Motion, PositionChannels, ReadOptions, Skeleton, WriteOptions};
+use bvhkit_render::units::{UnitGuess, Units};
+use clap::{ArgAction, ArgMatches, CommandFactory};
+
+use crate::PosMode;
+use crate::io::{Input, expand, load, located, located_warning, par_map, write_atomic};
+use crate::range::FrameRange;
+
+/// The transform flags, in the order `--help` lists them.
+const TRANSFORMS: [&str; 11] = [
+    "frames", "every", "reverse", "fps", "order", "layout", "up", "scale", "units", "height",
+    "mirror",
+];
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Transforms are applied in the order given and may repeat, e.g.
+  bvh edit take.bvh -o clip.bvh --frames 100..400 --fps 30 --up y --units m
+Per-frame transforms stream in constant memory; --reverse, --fps, --height and
+--up without --source-up need the whole clip in memory.")]
+pub(crate) struct Args {
+    /// Files to edit; directories are walked for *.bvh; `-` reads standard input.
+    #[arg(required = true, value_name = "IN")]
+    files: Vec<PathBuf>,
+    /// Where to write: a file (one input), a directory (several inputs) or `-` for standard output.
+    /// Never one of the inputs.
+    #[arg(short, long, value_name = "OUT", required = true)]
+    output: PathBuf,
+    /// Keep frames RANGE (A..B, A..=B, A.., ..B or N; counted in the frames reaching this step).
+    #[arg(long, value_name = "RANGE", action = ArgAction::Append)]
+    frames: Vec<FrameRange>,
+    /// Keep every Nth frame, starting with the first (Frame Time times N, same speed).
+    #[arg(long, value_name = "N", action = ArgAction::Append, value_parser = clap::value_parser!(u64).range(1..))]
+    every: Vec<u64>,
+    /// Reverse the frames (whole clip).
+    #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]
+    reverse: Vec<bool>,
+    /// Resample to N frames per second: rotations by quaternion SLERP, positions linearly, frames
+    /// that fall on input frames copied exactly; the same rate (within 0.01%) changes nothing (whole clip).
+    #[arg(long, value_name = "N", action = ArgAction::Append)]
+    fps: Vec<f64>,
+    /// Rotation channel order of every joint with three rotation channels (XYZ, XZY, YXZ, YZX, ZXY, ZYX);
+    /// world motion is unchanged, angles stay continuous.
+    #[arg(long, value_name = "ORDER", action = ArgAction::Append, value_parser = parse_order)]
+    order: Vec<RotationOrder>,
+    /// Channel layout: every joint three rotation channels in ORDER, position channels as
+    /// --layout-positions says (root six, joints three by default); reports the largest world
+    /// position error when position channels are dropped.
+    #[arg(long, value_name = "ORDER", action = ArgAction::Append, value_parser = parse_order)]
+    layout: Vec<RotationOrder>,
+    /// Which joints get position channels with --layout.
+    #[arg(long, value_name = "WHICH", default_value = "root")]
+    layout_positions: LayoutPositions,
+    /// Convert so that AXIS is up (x, y, z, -x, -y, -z), from --source-up or the detected up axis
+    /// (Blender's axis conversion: offsets, positions and rotations turned together).
+    #[arg(long, value_name = "AXIS", action = ArgAction::Append, value_parser = parse_axis)]
+    up: Vec<SignedAxis>,
+    /// The input's up axis for --up, instead of detecting it (which needs the whole clip).
+    #[arg(long, value_name = "AXIS", value_parser = parse_axis)]
+    source_up: Option<SignedAxis>,
+    /// Multiply offsets and position channels by F.
+    #[arg(long, value_name = "F", action = ArgAction::Append)]
+    scale: Vec<f64>,
+    /// Convert lengths to UNIT (m, cm, mm, in, cmu) from --source-units or the guessed unit.
+    #[arg(long, value_name = "UNIT", action = ArgAction::Append, value_parser = parse_units)]
+    units: Vec<Units>,
+    /// The input's length unit for --units, instead of guessing it from the skeleton's size.
+    #[arg(long, value_name = "UNIT", value_parser = parse_units)]
+    source_units: Option<Units>,
+    /// Scale so that the skeleton is H units tall along its up axis (whole clip).
+    #[arg(long, value_name = "H", action = ArgAction::Append)]
+    height: Vec<f64>,
+    /// Mirror left and right.
+    #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]
+    mirror: Vec<bool>,
+    /// How position channels combine with OFFSET (matters for --layout).
+    #[arg(long, value_name = "MODE", default_value = "replace")]
+    position_channels: PosMode,
+    /// Refuse files with any problem instead of repairing what lenient reading recovers.
+    #[arg(long)]
+    strict: bool,
+    /// Number of files processed at once (default: all cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    threads: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LayoutPositions {
+    /// Roots only.
+    Root,
+    /// Every joint.
+    All,
+    /// Joints that had position channels.
+    Keep,
+    /// No joint.
+    None,
+}
+
+fn parse_order(s: &str) -> Result<RotationOrder, String> {
+    RotationOrder::from_name(s)
+        .ok_or_else(|| format!("'{s}' is not one of XYZ, XZY, YXZ, YZX, ZXY, ZYX"))
+}
+
+fn parse_axis(s: &str) -> Result<SignedAxis, String> {
+    SignedAxis::from_name(s).ok_or_else(|| format!("'{s}' is not an axis (x, y, z, -x, -y, -z)"))
+}
+
+fn parse_units(s: &str) -> Result<Units, String> {
+    let all =
+        [Units::Metres, Units::Centimetres, Units::Millimetres, Units::Inches, Units::CmuScale];
+    all.into_iter()
+        .find(|u| {
+            u.symbol().eq_ignore_ascii_case(s)
+                || u.to_string().split(' ').next().is_some_and(|w| w.eq_ignore_ascii_case(s))
+        })
+        .ok_or_else(|| format!("'{s}' is not a unit (m, cm, mm, in, cmu)"))
+}
+
+/// One transform, as given on the command line.
+#[derive(Clone, Debug, PartialEq)]
+enum Transform {
+    Frames(FrameRange),
+    Every(usize),
+    Reverse,
+    Fps(f64),
+    Order(RotationOrder),
+    Layout(RotationOrder),
+    Up(SignedAxis),
+    Scale(f64),
+    Units(Units),
+    Height(f64),
+    Mirror,
+}
+
+impl Transform {
+    /// Whether the transform needs the whole clip in memory.
+    fn whole_clip(&self, source_up: Option<SignedAxis>) -> bool {
+        match self {
+            Transform::Reverse | Transform::Fps(_) | Transform::Height(_) => true,
+            Transform::Up(_) => source_up.is_none(),
+            _ => false,
+        }
+    }
+}
+
+/// The transforms of an `edit` command line, in the order given.
+fn transforms(m: &ArgMatches) -> Result<Vec<Transform>> {
+    let mut out: Vec<(usize, Transform)> = Vec::new();
+    for id in TRANSFORMS {
+        if m.value_source(id) != Some(clap::parser::ValueSource::CommandLine) {
+            continue;
+        }
+        let Some(indices) = m.indices_of(id) else { continue };
+        let indices: Vec<usize> = indices.collect();
+        let items: Vec<Transform> = match id {
+            "frames" => m
+                .get_many::<FrameRange>(id)
+                .into_iter()
+                .flatten()
+                .map(|r| Transform::Frames(*r))
+                .collect(),
+            "every" => m
+                .get_many::<u64>(id)
+                .into_iter()
+                .flatten()
+                .map(|&n| Transform::Every(n as usize))
+                .collect(),
+            "fps" => {
+                m.get_many::<f64>(id).into_iter().flatten().map(|&f| Transform::Fps(f)).collect()
+            }
+            "order" => m
+                .get_many::<RotationOrder>(id)
+                .into_iter()
+                .flatten()
+                .map(|&o| Transform::Order(o))
+                .collect(),
+            "layout" => m
+                .get_many::<RotationOrder>(id)
+                .into_iter()
+                .flatten()
+                .map(|&o| Transform::Layout(o))
+                .collect(),
+            "up" => m
+                .get_many::<SignedAxis>(id)
+                .into_iter()
+                .flatten()
+                .map(|&a| Transform::Up(a))
+                .collect(),
+            "scale" => {
+                m.get_many::<f64>(id).into_iter().flatten().map(|&f| Transform::Scale(f)).collect()
+            }
+            "units" => m
+                .get_many::<Units>(id)
+                .into_iter()
+                .flatten()
+                .map(|&u| Transform::Units(u))
+                .collect(),
+            "height" => {
+                m.get_many::<f64>(id).into_iter().flatten().map(|&h| Transform::Height(h)).collect()
+            }
+            "reverse" => indices.iter().map(|_| Transform::Reverse).collect(),
+            "mirror" => indices.iter().map(|_| Transform::Mirror).collect(),
+            _ => Vec::new(),
+        };
+        if items.len() != indices.len() {
+            bail!(
+                "internal error: {} values but {} positions for --{id}",
+                items.len(),
+                indices.len()
+            );
+        }
+        out.extend(indices.into_iter().zip(items));
+    }
+    out.sort_by_key(|(i, _)| *i);
+    Ok(out.into_iter().map(|(_, t)| t).collect())
+}
+
+/// The `edit` subcommand's matches of this process's command line.
+fn matches_of_this_process() -> Result<ArgMatches> {
+    let m = crate::Cli::command().try_get_matches_from(std::env::args_os())?;
+    m.subcommand_matches("edit").cloned().context("not an edit command line")
+}
+
+pub(crate) fn run(args: Args) -> Result<ExitCode> {
+    let plan = transforms(&matches_of_this_process()?)?;
+    run_plan(&args, &plan)
+}
+
+fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
+    let inputs = expand(&args.files)?;
+    if inputs.is_empty() {
+        bail!("no input file");
+    }
+    for t in plan {
+        check_values(t)?;
+    }
+    let several = inputs.len() > 1;
+    if several && args.output.as_os_str() == "-" {
+        bail!("several inputs cannot all go to standard output");
+    }
+    let stream = !plan.iter().any(|t| t.whole_clip(args.source_up));
+    let results = par_map(&inputs, args.threads, |input| -> Result<Vec<String>> {
+        let out = target(&args.output, input, several)?;
+        if stream {
+            edit_stream(args, plan, input, &out)
+        } else {
+            edit_whole(args, plan, input, &out)
+        }
+    })?;
+    let mut failed = false;
+    for r in results {
+        match r {
+            Ok(lines) => {
+                for l in lines {
+                    eprintln!("{l}");
+                }
+            }
+            Err(e) => {
+                if crate::is_broken_pipe(&e) {
+                    return Ok(ExitCode::SUCCESS);
+                }
+                failed = true;
+                eprintln!("bvh: error: {e:#}");
+            }
+        }
+    }
+    Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS })
+}
+
+fn check_values(t: &Transform) -> Result<()> {
+    let positive = |what: &str, v: f64| {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(anyhow!("{what} must be positive, found {v}"))
+        }
+    };
+    match *t {
+        Transform::Fps(f) => positive("--fps", f),
+        Transform::Scale(f) => positive("--scale", f),
+        Transform::Height(h) => positive("--height", h),
+        _ => Ok(()),
+    }
+}
+
+/// Where `input` is written: `-o` itself for one input, `-o`/NAME for several.
+fn target(output: &Path, input: &Input, several: bool) -> Result<PathBuf> {
+    let out = match (several, input) {
+        (false, _) => output.to_path_buf(),
+        (true, Input::File(p)) => {
+            std::fs::create_dir_all(output)
+                .with_context(|| format!("creating {}", output.display()))?;
+            output.join(p.file_name().unwrap_or(p.as_os_str()))
+        }
+        (true, Input::Stdin) => bail!("standard input among several inputs has no output name"),
+    };
+    if let Input::File(p) = input
+        && out.as_os_str() != "-"
+        && let (Ok(a), Ok(b)) = (std::fs::canonicalize(p), std::fs::canonicalize(&out))
+        && a == b
+    {
+        bail!("{}: the output would replace the input; choose another -o", p.display());
+    }
+    Ok(out)
+}
+
+fn units_factor(
+    args: &Args,
+    bvh: &Bvh,
+    to: Units,
+    input: &Input,
+    notes: &mut Vec<String>,
+) -> Result<f64> {
+    let from = match args.source_units {
+        Some(u) => u,
+        None => {
+            let guess = UnitGuess::of_bvh(bvh, args.position_channels.into());
+            notes.push(format!("{}: units guessed: {}", input.display(), guess.label()));
+            guess.units
+        }
+    };
+    match (from.metres(), to.metres()) {
+        (Some(a), Some(b)) => Ok(a / b),
+        _ => bail!(
+            "{}: the skeleton's unit cannot be guessed from its size; give --source-units or use --scale",
+            input.display()
+        ),
+    }
+}
+
+/// Runs the plan on the whole clip.
+fn edit_whole(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Result<Vec<String>> {
+    let (mut bvh, warnings) = load(input, args.strict).map_err(|e| anyhow!(e.describe(input)))?;
+    let mut notes: Vec<String> = warnings.iter().map(|w| located_warning(input, w)).collect();
+    let mode: PositionChannels = args.position_channels.into();
+    for t in plan {
+        bvh = match *t {
+            Transform::Frames(r) => {
+                let n = bvh.motion().n_frames();
+                let start = (0..n).find(|&i| r.contains(i)).unwrap_or(n);
+                let end = (start..n).find(|&i| !r.contains(i)).unwrap_or(n);
+                frames::range(&bvh, start..end)?
+            }
+            Transform::Every(n) => frames::every(&bvh, n)?,
+            Transform::Reverse => frames::reverse(&bvh)?,
+            Transform::Fps(f) => resample::to_fps(&bvh, f)?,
+            Transform::Height(h) => {
+                let f =
+                    factor_to_height(&bvh, h).map_err(|e| anyhow!("{}: {}", input.display(), e))?;
+                map_frames(&bvh, &mut ScaleMap::new(bvh.skeleton(), f)?)?
+            }
+            Transform::Units(u) => {
+                let f = units_factor(args, &bvh, u, input, &mut notes)?;
+                map_frames(&bvh, &mut ScaleMap::new(bvh.skeleton(), f)?)?
+            }
+            Transform::Up(to) => {
+                let from = source_up(args, &bvh, input, &mut notes)?;
+                map_frames(
+                    &bvh,
+                    &mut AxesMap::new(bvh.skeleton(), Axes::with_up(from), Axes::with_up(to)),
+                )?
+            }
+            _ => {
+                let mut map = frame_map(args, t, bvh.skeleton(), mode)?;
+                let edited = map_frames(&bvh, map.as_mut())?;
+                notes.extend(map.note(input));
+                edited
+            }
+        };
+    }
+    let opts = WriteOptions::new();
+    write_atomic(out, |w| opts.write(&bvh, w).map_err(anyhow::Error::from))
+        .with_context(|| format!("{}: writing {}", input.display(), shown(out)))?;
+    Ok(notes)
+}
+
+fn source_up(args: &Args, bvh: &Bvh, input: &Input, notes: &mut Vec<String>) -> Result<SignedAxis> {
+    if let Some(a) = args.source_up {
+        return Ok(a);
+    }
+    let up = detect_up(bvh);
+    match up.axis {
+        Some(a) => {
+            notes.push(format!("{}: up axis detected: {up}", input.display()));
+            Ok(a)
+        }
+        None => bail!("{}: cannot detect the up axis: {up}; give --source-up", input.display()),
+    }
+}
+
+/// A per-frame transform and what it reports at the end.
+trait Stage: FrameMap + Send {
+    fn note(&self, _input: &Input) -> Option<String> {
+        None
+    }
+}
+
+impl Stage for OrderMap {}
+impl Stage for AxesMap {}
+impl Stage for ScaleMap {}
+impl Stage for LayoutMap {
+    fn note(&self, input: &Input) -> Option<String> {
+        self.is_lossy().then(|| {
+            format!(
+                "{}: --layout dropped position channels: largest world position error {}",
+                input.display(),
+                self.max_position_error()
+            )
+        })
+    }
+}
+
+/// The [`FrameMap`] of a per-frame transform.
+fn frame_map(
+    args: &Args,
+    t: &Transform,
+    skel: &Skeleton,
+    mode: PositionChannels,
+) -> Result<Box<dyn Stage>> {
+    Ok(match *t {
+        Transform::Order(o) => Box::new(OrderMap::all(skel, o)),
+        Transform::Layout(o) => {
+            let p = match args.layout_positions {
+                LayoutPositions::Root => Positions::Root,
+                LayoutPositions::All => Positions::All,
+                LayoutPositions::Keep => Positions::Keep,
+                LayoutPositions::None => Positions::None,
+            };
+            Box::new(LayoutMap::new(skel, o, p, mode)?)
+        }
+        Transform::Scale(f) => Box::new(ScaleMap::new(skel, f)?),
+        Transform::Up(to) => {
+            let from = args.source_up.context("--up without --source-up needs the whole clip")?;
+            Box::new(AxesMap::new(skel, Axes::with_up(from), Axes::with_up(to)))
+        }
+        // Hook for mirroring (bvhkit::edit::mirror, by the edit-b work).
+        Transform::Mirror => bail!("--mirror is not available in this build yet"),
+        _ => bail!("internal error: {t:?} is not a per-frame transform"),
+    })
+}
+
+/// One step of the streamed pipeline.
+enum Step {
+    Range(FrameRange, usize),
+    Every(usize, usize),
+    Map(Box<dyn Stage>, Vec<f64>),
+}
+
+/// Runs the plan frame by frame in constant memory: the frames are written
+/// to a temporary file as they come, and the output is the header (which
+/// needs the frame count) followed by that file, written atomically.
+fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Result<Vec<String>> {
+    let mut rdr = ReadOptions::new()
+        .lenient(!args.strict)
+        .frame_reader(input.open()?)
+        .map_err(|e| anyhow!(located(input, &e)))?;
+    let mode: PositionChannels = args.position_channels.into();
+    let mut skel = rdr.skeleton().clone();
+    let mut frame_time = rdr.frame_time();
+    let mut notes = Vec::new();
+    let mut steps = Vec::with_capacity(plan.len());
+    for t in plan {
+        steps.push(match *t {
+            Transform::Frames(r) => Step::Range(r, 0),
+            Transform::Every(n) => {
+                frame_time *= n as f64;
+                Step::Every(n, 0)
+            }
+            Transform::Units(u) => {
+                // The guess needs only the skeleton's rest pose.
+                let rest = Bvh::new(
+                    skel.clone(),
+                    Motion::with_frames(frame_time, 0, skel.n_channels(), Vec::new())?,
+                )?;
+                let f = units_factor(args, &rest, u, input, &mut notes)?;
+                let map = ScaleMap::new(&skel, f)?;
+                let n = map.output_skeleton().n_channels();
+                Step::Map(Box::new(map), vec![0.0; n])
+            }
+            _ => {
+                let map = frame_map(args, t, &skel, mode)?;
+                let n = map.output_skeleton().n_channels();
+                Step::Map(map, vec![0.0; n])
+            }
+        });
+        if let Some(Step::Map(m, _)) = steps.last() {
+            skel = m.output_skeleton().clone();
+        }
+    }
+    // The frames go to a temporary file next to the output (or in the
+    // system's temporary folder for standard output).
+    let dir = match out.parent() {
+        _ if out.as_os_str() == "-" => std::env::temp_dir(),
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut body = crate::io::temp_in(&dir)?;
+    let opts = WriteOptions::new();
+    let mut n_out = 0usize;
+    {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, body.as_file_mut());
+        let mut line = Vec::with_capacity(64 * 1024);
+        let mut frame = vec![0.0; rdr.skeleton().n_channels()];
+        'frames: while rdr.read_frame(&mut frame).map_err(|e| anyhow!(located(input, &e)))? {
+            let mut cur: &[f64] = &frame;
+            for step in &mut steps {
+                match step {
+                    Step::Range(r, i) => {
+                        let k = *i;
+                        *i += 1;
+                        if r.past(k) {
+                            // This step's count only grows, so no later frame
+                            // gets past it: stop reading.
+                            break 'frames;
+                        }
+                        if !r.contains(k) {
+                            continue 'frames;
+                        }
+                    }
+                    Step::Every(n, i) => {
+                        let k = *i;
+                        *i += 1;
+                        if k % *n != 0 {
+                            continue 'frames;
+                        }
+                    }
+                    Step::Map(m, buf) => {
+                        m.map(cur, buf);
+                        cur = buf;
+                    }
+                }
+            }
+            opts.write_frame(cur, &mut line)?;
+            n_out += 1;
+            if line.len() >= 60 * 1024 {
+                w.write_all(&line)?;
+                line.clear();
+            }
+        }
+        w.write_all(&line)?;
+        w.flush()?;
+    }
+    notes.extend(rdr.take_warnings().iter().map(|w| located_warning(input, w)));
+    for step in &steps {
+        if let Step::Map(m, _) = step {
+            notes.extend(m.note(input));
+        }
+    }
+    let mut header = Vec::new();
+    opts.write_header(&skel, n_out, frame_time, &mut header)?;
+    let file = body.as_file_mut();
+    file.rewind()?;
+    write_atomic(out, |w| {
+        w.write_all(&header)?;
+        std::io::copy(file, w)?;
+        Ok(())
+    })
+    .with_context(|| format!("{}: writing {}", input.display(), shown(out)))?;
+    Ok(notes)
+}
+
+fn shown(p: &Path) -> String {
+    if p.as_os_str() == "-" { "standard output".into() } else { p.display().to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(args: &[&str]) -> Result<Vec<Transform>> {
+        let m = crate::Cli::command()
+            .try_get_matches_from(["bvh", "edit", "in.bvh", "-o", "out.bvh"].iter().chain(args))?;
+        transforms(m.subcommand_matches("edit").context("edit")?)
+    }
+
+    #[test]
+    fn transforms_keep_their_command_line_order() {
+        let p = plan(&[
+            "--up",
+            "z",
+            "--frames",
+            "100..400",
+            "--fps",
+            "30",
+            "--scale",
+            "2",
+            "--frames",
+            "3",
+            "--reverse",
+            "--units",
+            "m",
+        ])
+        .unwrap();
+        assert_eq!(
+            p,
+            [
+                Transform::Up(SignedAxis::PosZ),
+                Transform::Reverse,
+                Transform::Frames("100..400".parse().unwrap()),
+                Transform::Fps(30.0),
+                Transform::Scale(2.0),
+                Transform::Frames("3".parse().unwrap()),
+                Transform::Reverse,
+                Transform::Units(Units::Metres),
+            ]
+        );
+        assert_eq!(
+            plan(&[
+                "--order", "xyz", "--every", "2", "--mirror", "--layout", "ZXY", "--height", "1.7"
+            ])
+            .unwrap()
+            .len(),
+            5
+        );
+        assert!(plan(&["--every", "0"]).is_err());
+        assert!(plan(&["--order", "xxy"]).is_err());
+        assert!(plan(&["--up", "w"]).is_err());
+        assert!(plan(&["--units", "furlong"]).is_err());
+        assert_eq!(parse_units("cm"), Ok(Units::Centimetres));
+        assert_eq!(parse_units("metres"), Ok(Units::Metres));
+    }
+}

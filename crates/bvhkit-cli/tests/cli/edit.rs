@@ -1,0 +1,171 @@
+//! `bvh edit` end to end: command-line order, streaming against the whole
+//! clip and against the library, outputs never over inputs.
+use std::io::Write;
+use std::process::Stdio;
+
+use bvhkit::Bvh;
+use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis};
+use bvhkit::edit::order::OrderMap;
+use bvhkit::edit::scale::ScaleMap;
+use bvhkit::edit::{frames, map_frames, resample};
+use bvhkit::rotation::RotationOrder;
+
+use super::{bvh, corpus, run, stderr, stdout};
+
+#[test]
+fn edit_streams_the_per_frame_transforms_like_the_library_and_the_whole_clip() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.bvh");
+    std::fs::write(&input, bvhkit_testdata::synth_text(5, 20, 300)).unwrap();
+    let i = input.to_str().unwrap();
+    let streamed = dir.path().join("streamed.bvh");
+    let whole = dir.path().join("whole.bvh");
+    let flags = [
+        "--frames",
+        "10..250",
+        "--scale",
+        "0.5",
+        "--every",
+        "2",
+        "--order",
+        "xyz",
+        "--source-up",
+        "y",
+        "--up",
+        "z",
+    ];
+    let o = run(&[&["edit", i, "-o", streamed.to_str().unwrap()][..], &flags].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    // --reverse twice is the identity but makes the command load the whole clip.
+    let o =
+        run(&[&["edit", i, "-o", whole.to_str().unwrap(), "--reverse", "--reverse"][..], &flags]
+            .concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&streamed).unwrap(), std::fs::read(&whole).unwrap());
+    // The library, step by step in the same order.
+    let mut b = Bvh::from_path(&input).unwrap();
+    b = frames::range(&b, 10..250).unwrap();
+    b = map_frames(&b, &mut ScaleMap::new(b.skeleton(), 0.5).unwrap()).unwrap();
+    b = frames::every(&b, 2).unwrap();
+    b = map_frames(&b, &mut OrderMap::all(b.skeleton(), RotationOrder::XYZ)).unwrap();
+    let to_z = AxesMap::new(
+        b.skeleton(),
+        Axes::with_up(SignedAxis::PosY),
+        Axes::with_up(SignedAxis::PosZ),
+    );
+    b = map_frames(&b, &mut { to_z }).unwrap();
+    assert_eq!(std::fs::read(&streamed).unwrap(), b.to_bytes().unwrap());
+    assert_eq!(b.motion().n_frames(), 120);
+    // The order on the command line matters: scaling after the frame range and
+    // before resampling is not the same command as the other way round, but
+    // both are applied exactly as written.
+    let o = run(&["edit", i, "-o", "-", "--every", "3", "--fps", "100"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let expected =
+        resample::to_fps(&frames::every(&Bvh::from_path(&input).unwrap(), 3).unwrap(), 100.0)
+            .unwrap();
+    assert_eq!(o.stdout, expected.to_bytes().unwrap());
+}
+
+#[test]
+fn edit_example_from_the_issue_on_a_corpus_file() {
+    let Some(dir) = corpus() else { return };
+    let input = dir.join("cmu_01_01_walk_cgspeed_mb_names.bvh");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("clip.bvh");
+    let o = run(&[
+        "edit",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--frames",
+        "100..400",
+        "--fps",
+        "30",
+        "--up",
+        "z",
+        "--units",
+        "m",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("up axis detected: y ("), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    // 300 frames at 120 fps are 75 frames at 30 fps, the first one frame 100 exactly.
+    assert!(
+        text.contains("\nFrames: 75\nFrame Time: 0.03333333333333333\n"),
+        "{}",
+        &text[text.find("MOTION").unwrap()..][..60]
+    );
+    let o = run(&["info", "--json", out.to_str().unwrap()]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(json["up_axis"], "z");
+    assert_eq!(json["units"], "m");
+    let o = run(&["info", "--json", input.to_str().unwrap()]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((json["up_axis"].as_str(), json["units"].as_str()), (Some("y"), Some("cmu")));
+}
+
+#[test]
+fn edit_never_writes_over_an_input_and_takes_several_files_and_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.bvh");
+    let b = dir.path().join("b.bvh");
+    let text = bvhkit_testdata::synth_text(2, 6, 30);
+    std::fs::write(&a, &text).unwrap();
+    std::fs::write(&b, &text).unwrap();
+    let o = run(&["edit", a.to_str().unwrap(), "-o", a.to_str().unwrap(), "--scale", "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("the output would replace the input"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), text);
+    // Several inputs go into a folder, one output each, in parallel.
+    let out = dir.path().join("out");
+    let o = run(&[
+        "edit",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--every",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let half = frames::every(&Bvh::parse(&text).unwrap(), 2).unwrap().to_bytes().unwrap();
+    assert_eq!(std::fs::read(out.join("a.bvh")).unwrap(), half);
+    assert_eq!(std::fs::read(out.join("b.bvh")).unwrap(), half);
+    // The folder of inputs as output is refused for the file that would be replaced.
+    let o = run(&[
+        "edit",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&b).unwrap(), text);
+    // Standard input to standard output, streamed.
+    let mut child = bvh()
+        .args(["edit", "-", "-o", "-", "--frames", "..3"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    assert_eq!(
+        stdout(&o).into_bytes(),
+        frames::range(&Bvh::parse(&text).unwrap(), 0..3).unwrap().to_bytes().unwrap()
+    );
+    // No temporary file is left behind.
+    let left: Vec<_> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.iter().all(|n| !n.to_string_lossy().ends_with(".tmp")), "{left:?}");
+    // A bad input is an error with its position, and writes nothing.
+    let bad = dir.path().join("bad.bvh");
+    std::fs::write(&bad, "HIERARCHY ROOT A { OFFSET 0 0 nope }").unwrap();
+    let bad_out = dir.path().join("bad_out.bvh");
+    let o = run(&["edit", bad.to_str().unwrap(), "-o", bad_out.to_str().unwrap(), "--scale", "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bad.bvh:1:31:"), "{}", stderr(&o));
+    assert!(!bad_out.exists());
+}

@@ -300,7 +300,7 @@ pub fn remove_joints(bvh: &Bvh, names: &[&str], mode: PositionChannels) -> Resul
             l = l * local[old[*k]];
             if *turns {
                 let near = if f == 0 { jc.angles(dst) } else { jc.angles(&done[(f - 1) * nc..]) };
-                jc.write_rotation(DQuat::from_mat3(&l.matrix3), near, dst);
+                jc.write_rotation(DQuat::from_mat3(&l.matrix3), Some(near), dst);
             }
             jc.write_translation(l.translation, mode, dst);
         }

@@ -76,7 +76,7 @@ pub fn with_rotations(bvh: &Bvh, rest: &[DMat3], mode: PositionChannels) -> Resu
             let jc = &channels[i];
             let r = gp(id) * local[i].matrix3 * g[i].transpose();
             let near = if f == 0 { jc.angles(dst) } else { jc.angles(&done[(f - 1) * nc..]) };
-            jc.write_rotation(DQuat::from_mat3(&r), near, dst);
+            jc.write_rotation(DQuat::from_mat3(&r), Some(near), dst);
             let t = if j.parent().is_some() {
                 gp(id) * local[i].translation
             } else {

@@ -148,7 +148,7 @@ fn put_world(
 ) -> Result<()> {
     let local = parent.inverse() * world;
     let q = DQuat::from_mat3(&local.matrix3);
-    let rot_ok = jc.write_rotation(q, near, out);
+    let rot_ok = jc.write_rotation(q, Some(near), out);
     let miss = jc.write_translation(local.translation, PositionChannels::Replace, out);
     if !rot_ok || miss > tolerance {
         return Err(Error::invalid(format!(

@@ -816,3 +816,5 @@ fn render_mp4_of_a_corpus_file() {
 
 #[path = "cli/edit.rs"]
 mod edit;
+#[path = "cli/edit_b.rs"]
+mod edit_b;

@@ -296,10 +296,11 @@ fn end_site_partners(skeleton: &Skeleton, partner: &mut [usize]) {
     }
 }
 
-/// The reflection of every joint's own frame: the axis along which the
-/// offsets of its paired children differ most from their partners'
-/// (children of a paired joint are compared with the partner's children);
-/// the parent's (for a root the world's, or `rest`) when no child tells, and
+/// The reflection of every joint's own frame: the axis whose reflection
+/// takes the offsets of its paired children closest to their partners'
+/// (children of a paired joint are compared with the partner's children),
+/// unless the parent's (for a root the world's, or `rest`) does nearly as
+/// well (within 15% of the children's mean length), and
 /// always the parent's for a joint with fewer than three rotation channels,
 /// whose rotation could not absorb a change of frame.
 fn lateral_axes(
@@ -318,22 +319,29 @@ fn lateral_axes(
             axes.push(inherited);
             continue;
         }
-        let mut d = DVec3::ZERO;
+        // How far the reflected children land from their partners, per axis.
+        let mut miss = [0.0f64; 3];
+        let mut size = 0.0;
         for c in skeleton.children(JointId::new(i)) {
             let q = partner[c.index()];
             if q != c.index() {
-                d += (joints[c.index()].offset() - joints[q].offset()).abs();
+                let (oc, oq) = (joints[c.index()].offset(), joints[q].offset());
+                size += oc.length() + oq.length();
+                for a in Axis::ALL {
+                    miss[a.index()] += (reflect(oc, a) - oq).length();
+                }
             }
         }
-        let scale = joints.iter().map(|j| j.offset().length()).fold(0.0, f64::max);
-        let axis = if d.max_element() <= 1e-9 * scale {
+        // The parent's reflection unless another one is clearly better
+        // (captured skeletons are not exactly symmetric).
+        let best = Axis::ALL
+            .into_iter()
+            .min_by(|a, b| miss[a.index()].total_cmp(&miss[b.index()]))
+            .expect("three axes");
+        let axis = if miss[inherited.index()] <= miss[best.index()] + 0.15 * size * 0.5 {
             inherited
-        } else if d.x >= d.y && d.x >= d.z {
-            Axis::X
-        } else if d.y >= d.z {
-            Axis::Y
         } else {
-            Axis::Z
+            best
         };
         axes.push(axis);
     }
@@ -622,6 +630,13 @@ impl Mirror {
     /// The partner of every joint (itself when unpaired), in file order.
     pub fn partners(&self) -> impl ExactSizeIterator<Item = JointId> + '_ {
         self.partner.iter().map(|&p| JointId::new(p))
+    }
+
+    /// Whether every joint is mirrored by sign flips alone, so that the
+    /// mirror is bit-exact and mirroring twice gives back the same bits
+    /// (otherwise some joints go through rotation matrices).
+    pub fn is_sign_flip(&self) -> bool {
+        self.slow.is_empty()
     }
 
     /// Candidate pairs that were dropped, with the reason.

@@ -38,7 +38,7 @@ enum Command {
     /// Rewrite files in canonical form, repairing what lenient reading recovers.
     Fmt(fmt::Args),
     /// Transform motion: frames, frame rate, rotation order, channel layout, units, axes.
-    Edit(edit::Args),
+    Edit(Box<edit::Args>),
     /// World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
     Positions(export::PositionsArgs),
     /// Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
@@ -99,7 +99,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Info(a) => info::run(a),
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
-        Command::Edit(a) => edit::run(a),
+        Command::Edit(a) => edit::run(*a),
         Command::Positions(a) => export::run_positions(a),
         Command::Rotations(a) => export::run_rotations(a),
         Command::Render(a) => render::run(a),

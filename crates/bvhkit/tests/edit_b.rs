@@ -390,3 +390,95 @@ fn rest_pose_change_keeps_world_motion() {
         }
     }
 }
+
+/// A small skeleton whose pairs list their rotations in different orders,
+/// mirrored with explicit pairs: the matrix path, checked the same way.
+#[test]
+fn mirror_with_explicit_pairs_and_different_orders() {
+    let bvh = Bvh::parse(
+        "HIERARCHY
+ROOT Pelvis { OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT Port { OFFSET 1 0 0.2 CHANNELS 3 Zrotation Xrotation Yrotation
+    JOINT PortFoot { OFFSET 0 -4 0 CHANNELS 1 Xrotation End Site { OFFSET 0 -1 1 } } }
+  JOINT Starboard { OFFSET -1 0 0.2 CHANNELS 3 Xrotation Yrotation Zrotation
+    JOINT StarboardFoot { OFFSET 0 -4 0 CHANNELS 1 Xrotation End Site { OFFSET 0 -1 1 } } } }
+MOTION Frames: 3 Frame Time: 0.1
+1 2 3 10 20 30 40 50 60 5 -70 80 170 7
+2 2 3 15 25 35 45 55 175 6 -75 85 -175 8
+3 2 3 20 30 40 50 60 -170 7 -80 90 -160 9
+",
+    )
+    .unwrap();
+    // No side names: nothing pairs by itself.
+    assert!(Mirror::new(&bvh, &MirrorOptions::default()).unwrap().pairs().is_empty());
+    let pairs = vec![
+        ("Port".to_string(), "Starboard".to_string()),
+        ("PortFoot".to_string(), "StarboardFoot".to_string()),
+    ];
+    let opts = MirrorOptions { pairs: Some(pairs), ..MirrorOptions::default() };
+    let m = Mirror::new(&bvh, &opts).unwrap();
+    assert_eq!(m.pairs().len(), 3, "two joints and their End Sites");
+    assert!(!m.is_sign_flip());
+    let out = m.apply(&bvh).unwrap();
+    let twice = Mirror::new(&out, &opts).unwrap().apply(&out).unwrap();
+    let partner: Vec<usize> = m.partners().map(|p| p.index()).collect();
+    for f in 0..3 {
+        let (a, b, c) = (
+            world(&bvh, f, PositionChannels::Replace),
+            world(&out, f, PositionChannels::Replace),
+            world(&twice, f, PositionChannels::Replace),
+        );
+        for j in 0..a.len() {
+            let expected = reflect(position(&a[partner[j]]), 0);
+            assert!((position(&b[j]) - expected).length() < 1e-9, "frame {f} joint {j}");
+            assert!(
+                (position(&c[j]) - position(&a[j])).length() < 1e-9,
+                "twice: frame {f} joint {j}"
+            );
+        }
+    }
+    // Continuity: the Euler angles of the matrix path do not jump by 360.
+    let col = out.skeleton().joints()[1].first_channel();
+    for f in 1..3 {
+        for k in col..col + 3 {
+            let d = out.motion().frame(f)[k] - out.motion().frame(f - 1)[k];
+            assert!(d.abs() < 90.0, "frame {f} channel {k} jumps by {d}");
+        }
+    }
+    // A pair name that is not a joint is an error.
+    let bad = MirrorOptions {
+        pairs: Some(vec![("Port".into(), "Nope".into())]),
+        ..MirrorOptions::default()
+    };
+    assert!(Mirror::new(&bvh, &bad).unwrap_err().to_string().contains("Nope"));
+}
+
+#[test]
+fn rename_and_end_sites() {
+    use bvhkit::edit::joints::{
+        add_end_sites, parse_rename_map, rename_map, rename_pattern, strip_end_sites,
+    };
+    let bvh = Bvh::parse(
+        "HIERARCHY ROOT mixamorig:Hips { OFFSET 0 0 0 CHANNELS 3 Xposition Yposition Zposition
+        JOINT mixamorig:Head { OFFSET 0 10 0 CHANNELS 1 Xrotation End Site { OFFSET 0 2 0 } } }
+        MOTION Frames: 1 Frame Time: 0.1
+        1 2 3 4",
+    )
+    .unwrap();
+    let out = rename_pattern(&bvh, "mixamorig:", "").unwrap();
+    assert_eq!(out.skeleton().display_names(), ["Hips", "Head", "Head_End"]);
+    assert_eq!(out.motion(), bvh.motion());
+    let map =
+        parse_rename_map("# comment\nmixamorig:Hips\tpelvis\nmixamorig:Head = skull\n").unwrap();
+    let out = rename_map(&bvh, &map).unwrap();
+    assert_eq!(out.skeleton().display_names(), ["pelvis", "skull", "skull_End"]);
+    // Two joints may not end up with one name; names must stay valid.
+    assert!(rename_pattern(&bvh, "Head", "Hips").is_err());
+    assert!(rename_pattern(&bvh, "Head", "a{b").is_err());
+    assert!(parse_rename_map("no separator here").is_err());
+    let bare = strip_end_sites(&bvh).unwrap();
+    assert_eq!(bare.skeleton().len(), 2);
+    assert_eq!(bare.motion(), bvh.motion());
+    let back = add_end_sites(&bare).unwrap();
+    assert_eq!(back.skeleton().joints()[2].offset(), DVec3::new(0.0, 10.0, 0.0));
+}

@@ -295,9 +295,9 @@ pub fn remove_joints(bvh: &Bvh, names: &[&str], mode: PositionChannels) -> Resul
             let jc = JointChannels::of(j);
             let mut l = DAffine3::IDENTITY;
             for &c in chain {
-                l = l * local[c];
+                l *= local[c];
             }
-            l = l * local[old[*k]];
+            l *= local[old[*k]];
             if *turns {
                 let near = if f == 0 { jc.angles(dst) } else { jc.angles(&done[(f - 1) * nc..]) };
                 jc.write_rotation(DQuat::from_mat3(&l.matrix3), Some(near), dst);

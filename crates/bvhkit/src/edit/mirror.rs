@@ -1,30 +1,29 @@
 //! Mirror a clip left for right.
 //!
-//! Two reflections are involved, each across a coordinate plane through
-//! the origin:
-//! - `Sw`, the world mirror: the character's lateral plane in world space,
-//!   always a vertical plane (it contains the up axis). For a character
-//!   whose rest pose stands upright it is the rest pose's lateral plane
-//!   (`X = 0` for a character facing +Z); for a rest pose that lies down
-//!   (Rokoko's bent spine along +X) it is taken from the first frame.
-//! - `Sr`, the rest mirror: the plane across which the rest pose's pairs
-//!   are mirror images (the same as `Sw` for an upright rest pose).
+//! Two kinds of coordinate reflection through the origin are involved:
+//! - `Sw`, the world mirror: the character's lateral plane, always vertical
+//!   (`X = 0` for a character facing +Z): the horizontal axis along which
+//!   the pairs lie furthest apart in the rest pose, or in the first frame
+//!   when the rest pose does not stand (its pairs lie furthest apart along
+//!   the up axis, as in Rokoko's);
+//! - `S(j)`, the reflection of joint `j`'s own frame: its parent's (`Sw`
+//!   for a root), unless another coordinate reflection takes the joint's
+//!   paired children clearly closer to their partners (Bandai Namco's rest
+//!   pose keeps bones along X: its hips reflect Y, its chest Z).
 //!
 //! Joint `j` of the mirrored clip takes the motion of its partner `p(j)`
-//! (`p(j) = j` for a joint without a partner): its world position is
-//! `Sw·pos(p(j))` exactly, its world rotation `Sw·W(p(j))·Sr`, its
-//! `OFFSET` is `Sr·OFFSET(p(j))`, and its local rotation is
-//! `Sr·local(p(j))·Sr` (`Sw·local(p(j))·Sr` for a root). Because a pair's
-//! parents are a pair (or the same joint), this follows joint by joint
-//! down the hierarchy without any forward kinematics. Conjugating by a
-//! coordinate reflection keeps a rotation about the reflected axis and
-//! negates rotations about the other two, and the reflected position
-//! component is negated: so when a pair lists the same channels (nearly
-//! always) and `Sw = Sr`, a mirrored frame is a gather with sign flips,
-//! bit-exact, and mirroring twice gives back the original bits. Other
-//! joints (a pair with different rotation orders, a root when `Sw != Sr`)
-//! go through the rotation matrix and back into the joint's own order,
-//! closest to the previous frame.
+//! (itself without a partner): its world position is `Sw·pos(p(j))`
+//! exactly, its world rotation `Sw·W(p(j))·S(j)`, its `OFFSET`
+//! `S(parent)·OFFSET(p(j))`, its local rotation `S(parent)·L(p(j))·S(j)`.
+//! Because a pair's parents are a pair (or the same joint), this goes joint
+//! by joint without forward kinematics. Conjugating by a coordinate
+//! reflection keeps the rotation about that axis and negates the two
+//! others, and the reflected position component changes sign: so when a
+//! joint's two reflections agree and its pair lists the same channels, its
+//! mirrored channels are its partner's with some signs flipped, bit-exact,
+//! and mirroring twice gives back the same bits ([`Mirror::is_sign_flip`]).
+//! Other joints go through the rotation matrix and back into their own
+//! order, closest to the previous frame.
 //!
 //! Pairs are found by name ([`side_swaps`]) and confirmed by the rest
 //! pose: at the top of a chain (the pair's parents are not themselves a
@@ -109,6 +108,7 @@ pub fn side_swaps(name: &str) -> Vec<(Side, String)> {
         if !boundary_before(b, i) {
             continue;
         }
+        let mut word_here = false;
         for (word, side, other) in [
             ("Left", Side::Left, "Right"),
             ("left", Side::Left, "right"),
@@ -118,6 +118,7 @@ pub fn side_swaps(name: &str) -> Vec<(Side, String)> {
             ("RIGHT", Side::Right, "LEFT"),
         ] {
             let end = i + word.len();
+            word_here |= b[i..].starts_with(word.as_bytes());
             if b[i..].starts_with(word.as_bytes()) && boundary_after(b, end) {
                 // `LEFTHAND` would pass the case test inside an upper-case
                 // word; only accept an upper-case word at a real separator.
@@ -126,6 +127,9 @@ pub fn side_swaps(name: &str) -> Vec<(Side, String)> {
                     push(side, i, end, other);
                 }
             }
+        }
+        if word_here {
+            continue;
         }
         let (side, other) = match b[i] {
             b'L' => (Side::Left, "R"),
@@ -169,9 +173,9 @@ pub struct MirrorOptions {
     /// Largest difference between a partner's `OFFSET` and the reflected
     /// `OFFSET`, relative to the longer of the two. Default 0.15.
     pub tolerance: f64,
-    /// The normal of the plane that reflects every joint's own frame.
-    /// Default: found per joint from its paired children (see the module
-    /// documentation).
+    /// The normal of the plane that reflects every joint's own frame
+    /// (`S(j)` for all joints). Default: found per joint from its paired
+    /// children (see the module documentation).
     pub rest_axis: Option<Axis>,
     /// The normal of the world mirror `Sw`. Default: the rest axis when it
     /// is not the up axis, otherwise the horizontal axis along which the
@@ -221,7 +225,7 @@ struct Slow {
 /// 5 4 3 10 20 30 1 2 3 4 5 6
 /// ")?;
 /// let m = Mirror::new(&bvh, &MirrorOptions::default())?;
-/// assert_eq!(m.pairs().len(), 1);
+/// assert_eq!(m.pairs().len(), 2); // the legs and their End Sites
 /// let out = m.apply(&bvh)?;
 /// // X position negated; Z and Y rotations negated, X rotation kept; legs swapped.
 /// assert_eq!(out.motion().frame(0), [-5.0, 4.0, 3.0, -10.0, 20.0, -30.0, -4.0, 5.0, -6.0, -1.0, 2.0, -3.0]);
@@ -315,7 +319,12 @@ fn lateral_axes(
     let mut axes: Vec<Axis> = Vec::with_capacity(joints.len());
     for (i, j) in joints.iter().enumerate() {
         let inherited = j.parent().map_or(rest.unwrap_or(world), |p| axes[p.index()]);
-        if j.rotation_axes().count() < 3 || (j.parent().is_some() && rest.is_some()) {
+        if j.rotation_axes().count() < 3 {
+            // Its rotation could not absorb a change of frame.
+            axes.push(j.parent().map_or(world, |p| axes[p.index()]));
+            continue;
+        }
+        if j.parent().is_some() && rest.is_some() {
             axes.push(inherited);
             continue;
         }
@@ -353,9 +362,7 @@ impl Mirror {
     ///
     /// # Errors
     /// With explicit pairs ([`MirrorOptions::pairs`]): a name that is not a
-    /// joint, a joint in two pairs, or a pair that cannot be mirrored; and
-    /// when a root must be turned (`Sw != Sr`) but has fewer than three
-    /// rotation channels.
+    /// joint, a joint in two pairs, or a pair that cannot be mirrored.
     pub fn new(bvh: &Bvh, options: &MirrorOptions) -> Result<Mirror> {
         let skeleton = bvh.skeleton();
         let joints = skeleton.joints();

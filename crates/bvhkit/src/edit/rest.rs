@@ -9,6 +9,7 @@
 //!   and point where the new rest pose has them;
 //! - local rotations compensate: `L'(j) = G(parent)·L(j)·G(j)ᵀ`, written in
 //!   the joint's own channel order, closest to the previous frame;
+//!
 //! so every world rotation becomes `W(j)·G(j)ᵀ` and every world position is
 //! unchanged. A joint without rotation channels keeps its parent's `G` (it
 //! could not compensate anything else), and so do End Sites.

@@ -646,6 +646,9 @@ fn frame_map(
     })
 }
 
+/// Values per batch handed from the reading thread to the writing one.
+const BATCH_VALUES: usize = 64 * 1024;
+
 /// One step of the streamed pipeline.
 enum Step {
     Range(FrameRange, usize),
@@ -704,49 +707,104 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
     let mut body = crate::io::temp_in(&dir)?;
     let opts = WriteOptions::new();
     let mut n_out = 0usize;
-    {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, body.as_file_mut());
+    let n_in = rdr.skeleton().n_channels();
+    // Two threads: this one reads and parses batches of frames, the other
+    // transforms and writes them; a bounded channel keeps memory constant
+    // and returns the emptied batches for reuse.
+    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<f64>>(4);
+    let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<f64>>(8);
+    let steps_ref = &mut steps;
+    let opts_ref = &opts;
+    let mut writer = move |w: &mut dyn Write| -> Result<usize> {
+        let mut n_out = 0usize;
         let mut line = Vec::with_capacity(64 * 1024);
-        let mut frame = vec![0.0; rdr.skeleton().n_channels()];
-        'frames: while rdr.read_frame(&mut frame).map_err(|e| anyhow!(located(input, &e)))? {
-            let mut cur: &[f64] = &frame;
-            for step in &mut steps {
-                match step {
-                    Step::Range(r, i) => {
-                        let k = *i;
-                        *i += 1;
-                        if r.past(k) {
-                            // This step's count only grows, so no later frame
-                            // gets past it: stop reading.
-                            break 'frames;
+        'batches: for batch in full_rx.iter() {
+            'frames: for frame in batch.chunks_exact(n_in.max(1)) {
+                // A frame without channels travels as one placeholder value.
+                let mut cur: &[f64] = &frame[..n_in];
+                for step in steps_ref.iter_mut() {
+                    match step {
+                        Step::Range(r, i) => {
+                            let k = *i;
+                            *i += 1;
+                            if r.past(k) {
+                                // This step's count only grows, so no later frame
+                                // gets past it: stop reading.
+                                break 'batches;
+                            }
+                            if !r.contains(k) {
+                                continue 'frames;
+                            }
                         }
-                        if !r.contains(k) {
-                            continue 'frames;
+                        Step::Every(n, i) => {
+                            let k = *i;
+                            *i += 1;
+                            if k % *n != 0 {
+                                continue 'frames;
+                            }
                         }
-                    }
-                    Step::Every(n, i) => {
-                        let k = *i;
-                        *i += 1;
-                        if k % *n != 0 {
-                            continue 'frames;
+                        Step::Map(m, buf) => {
+                            m.map(cur, buf);
+                            cur = buf;
                         }
-                    }
-                    Step::Map(m, buf) => {
-                        m.map(cur, buf);
-                        cur = buf;
                     }
                 }
+                opts_ref.write_frame(cur, &mut line)?;
+                n_out += 1;
+                if line.len() >= 60 * 1024 {
+                    w.write_all(&line)?;
+                    line.clear();
+                }
             }
-            opts.write_frame(cur, &mut line)?;
-            n_out += 1;
-            if line.len() >= 60 * 1024 {
-                w.write_all(&line)?;
-                line.clear();
-            }
+            let _ = empty_tx.try_send(batch);
         }
         w.write_all(&line)?;
         w.flush()?;
-    }
+        Ok(n_out)
+    };
+    std::thread::scope(|scope| -> Result<()> {
+        let body_file = body.as_file_mut();
+        let worker = scope.spawn(move || {
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, body_file);
+            writer(&mut w)
+        });
+        let per_batch = (BATCH_VALUES / n_in.max(1)).max(1);
+        let mut frame = vec![0.0; n_in];
+        let mut done = false;
+        let mut read_error = None;
+        while !done {
+            let mut batch = empty_rx.try_recv().unwrap_or_default();
+            batch.clear();
+            for _ in 0..per_batch {
+                match rdr.read_frame(&mut frame) {
+                    Ok(true) if n_in == 0 => batch.push(0.0),
+                    Ok(true) => batch.extend_from_slice(&frame),
+                    Ok(false) => {
+                        done = true;
+                        break;
+                    }
+                    Err(e) => {
+                        read_error = Some(anyhow!(located(input, &e)));
+                        done = true;
+                        break;
+                    }
+                }
+            }
+            if read_error.is_some() {
+                break;
+            }
+            if !batch.is_empty() && full_tx.send(batch).is_err() {
+                break; // the writer stopped (a range ended, or an error)
+            }
+        }
+        drop(full_tx);
+        let written = worker.join().map_err(|_| anyhow!("the writing thread panicked"))?;
+        if let Some(e) = read_error {
+            return Err(e);
+        }
+        n_out = written?;
+        Ok(())
+    })?;
     notes.extend(rdr.take_warnings().iter().map(|w| located_warning(input, w)));
     for step in &steps {
         if let Step::Map(m, _) = step {

@@ -204,8 +204,8 @@ struct Slow {
     right: Axis,
     rot_slots: [usize; 3],
     order: RotationOrder,
-    partner_axes: Vec<Axis>,
-    partner_slots: Vec<usize>,
+    partner_axes: [Axis; 3],
+    partner_slots: [usize; 3],
 }
 
 /// A mirror compiled for one skeleton: the pairs, the plane, the mirrored
@@ -543,13 +543,20 @@ impl Mirror {
         for (i, j) in joints.iter().enumerate() {
             let q = &joints[partner[i]];
             let (left, right) = (outer(j), axes[i]);
-            if j.channels() == q.channels() && left == right {
+            if left == right && j.rotation_axes().eq(q.rotation_axes()) {
+                // Every channel is the partner's channel of the same name,
+                // with its sign (the positions may be listed in another order).
                 for (k, &c) in j.channels().iter().enumerate() {
-                    src[j.first_channel() + k] = (q.first_channel() + k) as u32;
+                    let kq =
+                        q.channels().iter().position(|&d| d == c).expect("compatible channels");
+                    src[j.first_channel() + k] = (q.first_channel() + kq) as u32;
                     sign[j.first_channel() + k] = channel_sign(c, left);
                 }
                 continue;
             }
+            // Both have three rotation channels here: a joint with fewer keeps
+            // its parent's reflection, and pairs list the same rotation axes
+            // or three each.
             let mut rot_slots = [0; 3];
             let mut n_rot = 0;
             for (k, &c) in j.channels().iter().enumerate() {
@@ -568,14 +575,17 @@ impl Mirror {
                 right,
                 rot_slots,
                 order: RotationOrder::from_axes(&axes).expect("three rotation axes"),
-                partner_axes: q.rotation_axes().collect(),
-                partner_slots: q
-                    .channels()
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| c.is_rotation())
-                    .map(|(k, _)| q.first_channel() + k)
-                    .collect(),
+                partner_axes: RotationOrder::from_axes(&q.rotation_axes().collect::<Vec<_>>())
+                    .expect("three rotation axes")
+                    .axes(),
+                partner_slots: {
+                    let mut slots = [0; 3];
+                    let rot = q.channels().iter().enumerate().filter(|(_, c)| c.is_rotation());
+                    for (slot, (k, _)) in slots.iter_mut().zip(rot) {
+                        *slot = q.first_channel() + k;
+                    }
+                    slots
+                },
             });
         }
         let axis = axes.first().copied().unwrap_or(world_axis);
@@ -674,7 +684,7 @@ impl Mirror {
             *d = k * src[s as usize];
         }
         for s in &self.slow {
-            let angles: Vec<f64> = s.partner_slots.iter().map(|&c| src[c]).collect();
+            let angles = s.partner_slots.map(|c| src[c]);
             let m =
                 reflection(s.left) * euler_to_mat3(&s.partner_axes, &angles) * reflection(s.right);
             let e = match previous {

@@ -1,7 +1,9 @@
 //! `bvh edit`: single-clip transforms, applied in the order given.
 //!
 //! Every transform is one of `bvhkit::edit`'s; this module only parses the
-//! flags, keeps their command-line order (`ArgMatches::indices_of`), and
+//! flags, keeps their command-line order (values from clap, order from the
+//! raw arguments: `ArgMatches::indices_of` reports a repeated flag without
+//! a value only once), and
 //! runs them either as a stream (every transform works frame by frame:
 //! `FrameReader` in, frames written as they come, constant memory) or on
 //! the whole clip (when one of them needs it: `--reverse`, `--fps`,
@@ -26,6 +28,7 @@ use clap::{ArgAction, ArgMatches, CommandFactory};
 use crate::PosMode;
 use crate::io::{Input, expand, load, located, located_warning, par_map, write_atomic};
 use crate::range::FrameRange;
+use crate::text::escape;
 
 /// The transform flags, in the order `--help` lists them.
 const TRANSFORMS: [&str; 19] = [
@@ -40,14 +43,14 @@ const TRANSFORMS: [&str; 19] = [
     "units",
     "height",
     "mirror",
-    "in_place_root",
-    "root_to_origin",
-    "extract_root",
+    "in-place-root",
+    "root-to-origin",
+    "extract-root",
     "rename",
-    "remove_joints",
-    "strip_end_sites",
-    "add_end_sites",
-    "rest_pose",
+    "remove-joints",
+    "strip-end-sites",
+    "add-end-sites",
+    "rest-pose",
 ];
 
 #[derive(Debug, clap::Args)]
@@ -91,10 +94,10 @@ pub(crate) struct Args {
     layout_positions: LayoutPositions,
     /// Convert so that AXIS is up (x, y, z, -x, -y, -z), from --source-up or the detected up axis
     /// (Blender's axis conversion: offsets, positions and rotations turned together).
-    #[arg(long, value_name = "AXIS", action = ArgAction::Append, value_parser = parse_axis)]
+    #[arg(long, value_name = "AXIS", action = ArgAction::Append, value_parser = parse_axis, allow_hyphen_values = true)]
     up: Vec<SignedAxis>,
     /// The input's up axis for --up, instead of detecting it (which needs the whole clip).
-    #[arg(long, value_name = "AXIS", value_parser = parse_axis)]
+    #[arg(long, value_name = "AXIS", value_parser = parse_axis, allow_hyphen_values = true)]
     source_up: Option<SignedAxis>,
     /// Multiply offsets and position channels by F.
     #[arg(long, value_name = "F", action = ArgAction::Append)]
@@ -224,91 +227,119 @@ impl Transform {
     }
 }
 
-/// The transforms of an `edit` command line, in the order given.
-fn transforms(m: &ArgMatches) -> Result<Vec<Transform>> {
-    let mut out: Vec<(usize, Transform)> = Vec::new();
-    for id in TRANSFORMS {
-        if m.value_source(id) != Some(clap::parser::ValueSource::CommandLine) {
+/// Options of `bvh edit` that take a value (so the token after them is not a flag).
+const WITH_VALUE: [&str; 20] = [
+    "output",
+    "rename",
+    "remove-joints",
+    "rest-pose",
+    "frames",
+    "every",
+    "fps",
+    "order",
+    "layout",
+    "layout-positions",
+    "up",
+    "source-up",
+    "scale",
+    "units",
+    "source-units",
+    "height",
+    "position-channels",
+    "threads",
+    "o",
+    "j",
+];
+
+/// The transform flags of a raw `bvh edit` command line, in order. Clap
+/// checks the command line; this only recovers the order of repeated
+/// flags without values (`--reverse --fps 30 --reverse`), which
+/// `ArgMatches::indices_of` reports only once.
+fn raw_order(raw: &[std::ffi::OsString]) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let args: Vec<String> = raw.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let Some(start) = args.iter().position(|a| a == "edit") else { return out };
+    let mut i = start + 1;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a == "--" {
+            break;
+        }
+        let Some(name) =
+            a.strip_prefix("--").or_else(|| a.strip_prefix('-').filter(|n| n.len() == 1))
+        else {
             continue;
-        }
-        let Some(indices) = m.indices_of(id) else { continue };
-        let indices: Vec<usize> = indices.collect();
-        let items: Vec<Transform> = match id {
-            "frames" => m
-                .get_many::<FrameRange>(id)
-                .into_iter()
-                .flatten()
-                .map(|r| Transform::Frames(*r))
-                .collect(),
-            "every" => m
-                .get_many::<u64>(id)
-                .into_iter()
-                .flatten()
-                .map(|&n| Transform::Every(n as usize))
-                .collect(),
-            "fps" => {
-                m.get_many::<f64>(id).into_iter().flatten().map(|&f| Transform::Fps(f)).collect()
-            }
-            "order" => m
-                .get_many::<RotationOrder>(id)
-                .into_iter()
-                .flatten()
-                .map(|&o| Transform::Order(o))
-                .collect(),
-            "layout" => m
-                .get_many::<RotationOrder>(id)
-                .into_iter()
-                .flatten()
-                .map(|&o| Transform::Layout(o))
-                .collect(),
-            "up" => m
-                .get_many::<SignedAxis>(id)
-                .into_iter()
-                .flatten()
-                .map(|&a| Transform::Up(a))
-                .collect(),
-            "scale" => {
-                m.get_many::<f64>(id).into_iter().flatten().map(|&f| Transform::Scale(f)).collect()
-            }
-            "units" => m
-                .get_many::<Units>(id)
-                .into_iter()
-                .flatten()
-                .map(|&u| Transform::Units(u))
-                .collect(),
-            "height" => {
-                m.get_many::<f64>(id).into_iter().flatten().map(|&h| Transform::Height(h)).collect()
-            }
-            "reverse" => indices.iter().map(|_| Transform::Reverse).collect(),
-            "mirror" => indices.iter().map(|_| Transform::Mirror).collect(),
-            "in_place_root" => indices.iter().map(|_| Transform::InPlaceRoot).collect(),
-            "root_to_origin" => indices.iter().map(|_| Transform::RootToOrigin).collect(),
-            "strip_end_sites" => indices.iter().map(|_| Transform::StripEndSites).collect(),
-            "add_end_sites" => indices.iter().map(|_| Transform::AddEndSites).collect(),
-            "extract_root" | "rename" | "remove_joints" | "rest_pose" => m
-                .get_many::<String>(id)
-                .into_iter()
-                .flatten()
-                .map(|v| match id {
-                    "extract_root" => Transform::ExtractRoot(v.clone()),
-                    "rename" => Transform::Rename(v.clone()),
-                    "remove_joints" => Transform::RemoveJoints(v.clone()),
-                    _ => Transform::RestPose(v.clone()),
-                })
-                .collect(),
-            _ => Vec::new(),
         };
-        if items.len() != indices.len() {
-            bail!(
-                "internal error: {} values but {} positions for --{id}",
-                items.len(),
-                indices.len()
-            );
+        let (name, inline) = match name.split_once('=') {
+            Some((n, _)) => (n, true),
+            None => (name, false),
+        };
+        if let Some(t) = TRANSFORMS.iter().find(|t| **t == name) {
+            out.push(*t);
         }
-        out.extend(indices.into_iter().zip(items));
+        if !inline && WITH_VALUE.contains(&name) {
+            i += 1;
+        }
+        // `--extract-root` takes its name only when one follows.
+        if !inline && name == "extract-root" && args.get(i).is_some_and(|n| !n.starts_with('-')) {
+            i += 1;
+        }
     }
-    out.sort_by_key(|(i, _)| *i);
-    Ok(out.into_iter().map(|(_, t)| t).collect())
+    out
+}
+
+/// The transforms of an `edit` command line, in the order given: the
+/// values from clap, the order from the raw arguments.
+fn transforms(m: &ArgMatches, raw: &[std::ffi::OsString]) -> Result<Vec<Transform>> {
+    fn values<T: Clone + Send + Sync + 'static>(m: &ArgMatches, id: &str) -> std::vec::IntoIter<T> {
+        let v: Vec<T> = if m.value_source(id) == Some(clap::parser::ValueSource::CommandLine) {
+            m.get_many::<T>(id).into_iter().flatten().cloned().collect()
+        } else {
+            Vec::new()
+        };
+        v.into_iter()
+    }
+    let mut frames = values::<FrameRange>(m, "frames");
+    let mut every = values::<u64>(m, "every");
+    let mut fps = values::<f64>(m, "fps");
+    let mut order = values::<RotationOrder>(m, "order");
+    let mut layout = values::<RotationOrder>(m, "layout");
+    let mut up = values::<SignedAxis>(m, "up");
+    let mut scale = values::<f64>(m, "scale");
+    let mut units = values::<Units>(m, "units");
+    let mut height = values::<f64>(m, "height");
+    let mut extract_root = values::<String>(m, "extract_root");
+    let mut rename = values::<String>(m, "rename");
+    let mut remove_joints = values::<String>(m, "remove_joints");
+    let mut rest_pose = values::<String>(m, "rest_pose");
+    let mut out = Vec::new();
+    for name in raw_order(raw) {
+        let t = match name {
+            "frames" => frames.next().map(Transform::Frames),
+            "every" => every.next().map(|n| Transform::Every(n as usize)),
+            "fps" => fps.next().map(Transform::Fps),
+            "order" => order.next().map(Transform::Order),
+            "layout" => layout.next().map(Transform::Layout),
+            "up" => up.next().map(Transform::Up),
+            "scale" => scale.next().map(Transform::Scale),
+            "units" => units.next().map(Transform::Units),
+            "height" => height.next().map(Transform::Height),
+            "reverse" => Some(Transform::Reverse),
+            "mirror" => Some(Transform::Mirror),
+            "in-place-root" => Some(Transform::InPlaceRoot),
+            "root-to-origin" => Some(Transform::RootToOrigin),
+            "strip-end-sites" => Some(Transform::StripEndSites),
+            "add-end-sites" => Some(Transform::AddEndSites),
+            "extract-root" => extract_root.next().map(Transform::ExtractRoot),
+            "rename" => rename.next().map(Transform::Rename),
+            "remove-joints" => remove_joints.next().map(Transform::RemoveJoints),
+            "rest-pose" => rest_pose.next().map(Transform::RestPose),
+            _ => None,
+        };
+        out.push(t.with_context(|| format!("internal error: no value for --{name}"))?);
+    }
+    Ok(out)
 }
 
 /// The `edit` subcommand's matches of this process's command line.
@@ -318,7 +349,8 @@ fn matches_of_this_process() -> Result<ArgMatches> {
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
-    let plan = transforms(&matches_of_this_process()?)?;
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let plan = transforms(&matches_of_this_process()?, &raw)?;
     run_plan(&args, &plan)
 }
 
@@ -336,7 +368,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
     }
     let stream = !plan.iter().any(|t| t.whole_clip(args.source_up));
     let results = par_map(&inputs, args.threads, |input| -> Result<Vec<String>> {
-        let out = target(&args.output, input, several)?;
+        let out = target(&args.output, input, &inputs)?;
         if stream {
             edit_stream(args, plan, input, &out)
         } else {
@@ -348,7 +380,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
         match r {
             Ok(lines) => {
                 for l in lines {
-                    eprintln!("{l}");
+                    eprintln!("{}", escape(&l));
                 }
             }
             Err(e) => {
@@ -356,7 +388,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
                     return Ok(ExitCode::SUCCESS);
                 }
                 failed = true;
-                eprintln!("bvh: error: {e:#}");
+                eprintln!("bvh: error: {}", escape(&format!("{e:#}")));
             }
         }
     }
@@ -380,7 +412,8 @@ fn check_values(t: &Transform) -> Result<()> {
 }
 
 /// Where `input` is written: `-o` itself for one input, `-o`/NAME for several.
-fn target(output: &Path, input: &Input, several: bool) -> Result<PathBuf> {
+fn target(output: &Path, input: &Input, inputs: &[Input]) -> Result<PathBuf> {
+    let several = inputs.len() > 1;
     let out = match (several, input) {
         (false, _) => output.to_path_buf(),
         (true, Input::File(p)) => {
@@ -390,13 +423,7 @@ fn target(output: &Path, input: &Input, several: bool) -> Result<PathBuf> {
         }
         (true, Input::Stdin) => bail!("standard input among several inputs has no output name"),
     };
-    if let Input::File(p) = input
-        && out.as_os_str() != "-"
-        && let (Ok(a), Ok(b)) = (std::fs::canonicalize(p), std::fs::canonicalize(&out))
-        && a == b
-    {
-        bail!("{}: the output would replace the input; choose another -o", p.display());
-    }
+    crate::io::refuse_overwriting_input(&out, inputs)?;
     Ok(out)
 }
 
@@ -833,9 +860,10 @@ mod tests {
     use super::*;
 
     fn plan(args: &[&str]) -> Result<Vec<Transform>> {
-        let m = crate::Cli::command()
-            .try_get_matches_from(["bvh", "edit", "in.bvh", "-o", "out.bvh"].iter().chain(args))?;
-        transforms(m.subcommand_matches("edit").context("edit")?)
+        let raw: Vec<std::ffi::OsString> =
+            ["bvh", "edit", "in.bvh", "-o", "out.bvh"].iter().chain(args).map(Into::into).collect();
+        let m = crate::Cli::command().try_get_matches_from(&raw)?;
+        transforms(m.subcommand_matches("edit").context("edit")?, &raw)
     }
 
     #[test]
@@ -843,6 +871,7 @@ mod tests {
         let p = plan(&[
             "--up",
             "z",
+            "--reverse",
             "--frames",
             "100..400",
             "--fps",
@@ -876,6 +905,10 @@ mod tests {
             .unwrap()
             .len(),
             5
+        );
+        assert_eq!(
+            plan(&["--up", "-z", "--scale=2", "--reverse", "-j", "2", "--source-up", "y"]).unwrap(),
+            [Transform::Up(SignedAxis::NegZ), Transform::Scale(2.0), Transform::Reverse]
         );
         assert!(plan(&["--every", "0"]).is_err());
         assert!(plan(&["--order", "xxy"]).is_err());

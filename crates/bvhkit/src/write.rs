@@ -150,7 +150,7 @@ impl WriteOptions {
     /// # Example
     /// ```
     /// use bvhkit::{Bvh, WriteOptions};
-    /// let bvh = Bvh::parse("HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 1 Xrotation } MOTION Frames: 2 Frame Time: 0.5 1 2")?;
+    /// let bvh = Bvh::parse("HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 1 Xrotation } MOTION Frames: 2 Frame Time: 0.5\n1\n2")?;
     /// let opts = WriteOptions::new();
     /// let mut out = Vec::new();
     /// opts.write_header(bvh.skeleton(), 2, 0.5, &mut out)?;

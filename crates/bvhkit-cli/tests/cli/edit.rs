@@ -115,7 +115,7 @@ fn edit_never_writes_over_an_input_and_takes_several_files_and_stdin() {
     std::fs::write(&b, &text).unwrap();
     let o = run(&["edit", a.to_str().unwrap(), "-o", a.to_str().unwrap(), "--scale", "2"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("the output would replace the input"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("refusing to overwrite it"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&a).unwrap(), text);
     // Several inputs go into a folder, one output each, in parallel.
     let out = dir.path().join("out");

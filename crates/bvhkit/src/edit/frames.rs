@@ -129,7 +129,7 @@ impl Selection {
 /// # Example
 /// ```
 /// let bvh = bvhkit::Bvh::parse("HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 1 Xrotation }
-///     MOTION Frames: 4 Frame Time: 0.1 0 1 2 3")?;
+///     MOTION Frames: 4 Frame Time: 0.1\n0\n1\n2\n3")?;
 /// let clip = bvhkit::edit::frames::range(&bvh, 1..3)?;
 /// assert_eq!(clip.motion().values(), [1.0, 2.0]);
 /// # Ok::<(), bvhkit::Error>(())
@@ -147,7 +147,7 @@ pub fn range(bvh: &Bvh, range: Range<usize>) -> Result<Bvh> {
 /// # Example
 /// ```
 /// let bvh = bvhkit::Bvh::parse("HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 1 Xrotation }
-///     MOTION Frames: 5 Frame Time: 0.1 0 1 2 3 4")?;
+///     MOTION Frames: 5 Frame Time: 0.1\n0\n1\n2\n3\n4")?;
 /// let clip = bvhkit::edit::frames::every(&bvh, 2)?;
 /// assert_eq!(clip.motion().values(), [0.0, 2.0, 4.0]);
 /// assert_eq!(clip.motion().frame_time(), 0.2);
@@ -166,7 +166,7 @@ pub fn every(bvh: &Bvh, n: usize) -> Result<Bvh> {
 /// # Example
 /// ```
 /// let bvh = bvhkit::Bvh::parse("HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 1 Xrotation }
-///     MOTION Frames: 3 Frame Time: 0.1 0 1 2")?;
+///     MOTION Frames: 3 Frame Time: 0.1\n0\n1\n2")?;
 /// assert_eq!(bvhkit::edit::frames::reverse(&bvh)?.motion().values(), [2.0, 1.0, 0.0]);
 /// # Ok::<(), bvhkit::Error>(())
 /// ```

@@ -7,7 +7,8 @@
 //! runs them either as a stream (every transform works frame by frame:
 //! `FrameReader` in, frames written as they come, constant memory) or on
 //! the whole clip (when one of them needs it: `--reverse`, `--fps`,
-//! `--height`, `--up` without `--source-up`).
+//! `--height`, `--up` without `--source-up`, and the mirror, root-motion,
+//! joint and rest-pose transforms).
 
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
@@ -30,16 +31,34 @@ use crate::range::FrameRange;
 use crate::text::escape;
 
 /// The transform flags, in the order `--help` lists them.
-const TRANSFORMS: [&str; 11] = [
-    "frames", "every", "reverse", "fps", "order", "layout", "up", "scale", "units", "height",
+const TRANSFORMS: [&str; 19] = [
+    "frames",
+    "every",
+    "reverse",
+    "fps",
+    "order",
+    "layout",
+    "up",
+    "scale",
+    "units",
+    "height",
     "mirror",
+    "in-place-root",
+    "root-to-origin",
+    "extract-root",
+    "rename",
+    "remove-joints",
+    "strip-end-sites",
+    "add-end-sites",
+    "rest-pose",
 ];
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Transforms are applied in the order given and may repeat, e.g.
   bvh edit take.bvh -o clip.bvh --frames 100..400 --fps 30 --up y --units m
-Per-frame transforms stream in constant memory; --reverse, --fps, --height and
---up without --source-up need the whole clip in memory.")]
+Per-frame transforms stream in constant memory; --reverse, --fps, --height,
+--up without --source-up, --mirror, the root-motion, joint and rest-pose
+transforms need the whole clip in memory.")]
 pub(crate) struct Args {
     /// Files to edit; directories are walked for *.bvh; `-` reads standard input.
     #[arg(required = true, value_name = "IN")]
@@ -92,9 +111,33 @@ pub(crate) struct Args {
     /// Scale so that the skeleton is H units tall along its up axis (whole clip).
     #[arg(long, value_name = "H", action = ArgAction::Append)]
     height: Vec<f64>,
-    /// Mirror left and right.
+    /// Mirror left and right: pairs by name, confirmed by the rest pose; the clip is reflected across the character's lateral plane.
     #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]
     mirror: Vec<bool>,
+    /// Remove horizontal root travel (the carrier's height and every rotation kept).
+    #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]
+    in_place_root: Vec<bool>,
+    /// Move the first frame's root above the origin, facing +Z.
+    #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]
+    root_to_origin: Vec<bool>,
+    /// Extract root motion onto a new ground-projected root joint (default name Root).
+    #[arg(long, value_name = "NAME", action = ArgAction::Append, num_args = 0..=1, default_missing_value = "Root")]
+    extract_root: Vec<String>,
+    /// Rename joints: a map file (OLD<TAB>NEW or OLD = NEW per line), or FROM=TO replaced in every name.
+    #[arg(long, value_name = "MAP|FROM=TO", action = ArgAction::Append)]
+    rename: Vec<String>,
+    /// Remove joints (comma-separated names), folding their motion into their children.
+    #[arg(long, value_name = "A,B", action = ArgAction::Append)]
+    remove_joints: Vec<String>,
+    /// Remove every End Site.
+    #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]
+    strip_end_sites: Vec<bool>,
+    /// Add an End Site to every joint without children (continuing its bone).
+    #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]
+    add_end_sites: Vec<bool>,
+    /// Make a frame (a number) or another file's rest pose the rest pose, world motion kept.
+    #[arg(long, value_name = "FRAME|FILE", action = ArgAction::Append)]
+    rest_pose: Vec<String>,
     /// How position channels combine with OFFSET (matters for --layout).
     #[arg(long, value_name = "MODE", default_value = "replace")]
     position_channels: PosMode,
@@ -152,6 +195,14 @@ enum Transform {
     Units(Units),
     Height(f64),
     Mirror,
+    InPlaceRoot,
+    RootToOrigin,
+    ExtractRoot(String),
+    Rename(String),
+    RemoveJoints(String),
+    StripEndSites,
+    AddEndSites,
+    RestPose(String),
 }
 
 impl Transform {
@@ -159,6 +210,17 @@ impl Transform {
     fn whole_clip(&self, source_up: Option<SignedAxis>) -> bool {
         match self {
             Transform::Reverse | Transform::Fps(_) | Transform::Height(_) => true,
+            // The edit-b transforms work on the whole clip (the mirror plane
+            // may come from the first frame; root motion from all of them).
+            Transform::Mirror
+            | Transform::InPlaceRoot
+            | Transform::RootToOrigin
+            | Transform::ExtractRoot(_)
+            | Transform::Rename(_)
+            | Transform::RemoveJoints(_)
+            | Transform::StripEndSites
+            | Transform::AddEndSites
+            | Transform::RestPose(_) => true,
             Transform::Up(_) => source_up.is_none(),
             _ => false,
         }
@@ -166,8 +228,11 @@ impl Transform {
 }
 
 /// Options of `bvh edit` that take a value (so the token after them is not a flag).
-const WITH_VALUE: [&str; 17] = [
+const WITH_VALUE: [&str; 20] = [
     "output",
+    "rename",
+    "remove-joints",
+    "rest-pose",
     "frames",
     "every",
     "fps",
@@ -216,6 +281,10 @@ fn raw_order(raw: &[std::ffi::OsString]) -> Vec<&'static str> {
         if !inline && WITH_VALUE.contains(&name) {
             i += 1;
         }
+        // `--extract-root` takes its name only when one follows.
+        if !inline && name == "extract-root" && args.get(i).is_some_and(|n| !n.starts_with('-')) {
+            i += 1;
+        }
     }
     out
 }
@@ -240,6 +309,10 @@ fn transforms(m: &ArgMatches, raw: &[std::ffi::OsString]) -> Result<Vec<Transfor
     let mut scale = values::<f64>(m, "scale");
     let mut units = values::<Units>(m, "units");
     let mut height = values::<f64>(m, "height");
+    let mut extract_root = values::<String>(m, "extract_root");
+    let mut rename = values::<String>(m, "rename");
+    let mut remove_joints = values::<String>(m, "remove_joints");
+    let mut rest_pose = values::<String>(m, "rest_pose");
     let mut out = Vec::new();
     for name in raw_order(raw) {
         let t = match name {
@@ -254,6 +327,14 @@ fn transforms(m: &ArgMatches, raw: &[std::ffi::OsString]) -> Result<Vec<Transfor
             "height" => height.next().map(Transform::Height),
             "reverse" => Some(Transform::Reverse),
             "mirror" => Some(Transform::Mirror),
+            "in-place-root" => Some(Transform::InPlaceRoot),
+            "root-to-origin" => Some(Transform::RootToOrigin),
+            "strip-end-sites" => Some(Transform::StripEndSites),
+            "add-end-sites" => Some(Transform::AddEndSites),
+            "extract-root" => extract_root.next().map(Transform::ExtractRoot),
+            "rename" => rename.next().map(Transform::Rename),
+            "remove-joints" => remove_joints.next().map(Transform::RemoveJoints),
+            "rest-pose" => rest_pose.next().map(Transform::RestPose),
             _ => None,
         };
         out.push(t.with_context(|| format!("internal error: no value for --{name}"))?);
@@ -376,6 +457,10 @@ fn edit_whole(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Res
     let mut notes: Vec<String> = warnings.iter().map(|w| located_warning(input, w)).collect();
     let mode: PositionChannels = args.position_channels.into();
     for t in plan {
+        if let Some(edited) = edit_b(args, t, &bvh, input, &mut notes)? {
+            bvh = edited;
+            continue;
+        }
         bvh = match *t {
             Transform::Frames(r) => {
                 let n = bvh.motion().n_frames();
@@ -414,6 +499,115 @@ fn edit_whole(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Res
     write_atomic(out, |w| opts.write(&bvh, w).map_err(anyhow::Error::from))
         .with_context(|| format!("{}: writing {}", input.display(), shown(out)))?;
     Ok(notes)
+}
+
+/// The up axis for root motion: `--source-up`, else detected, else Y (said).
+fn up_for_root(args: &Args, bvh: &Bvh, input: &Input, notes: &mut Vec<String>) -> SignedAxis {
+    if let Some(a) = args.source_up {
+        return a;
+    }
+    let up = detect_up(bvh);
+    match up.axis {
+        Some(a) => a,
+        None => {
+            notes.push(format!(
+                "{}: up axis not detected ({up}); root motion uses Y up (give --source-up)",
+                input.display()
+            ));
+            SignedAxis::PosY
+        }
+    }
+}
+
+/// The edit-b transforms (mirror, root motion, names and joints, rest
+/// pose); `None` for the others.
+fn edit_b(
+    args: &Args,
+    t: &Transform,
+    bvh: &Bvh,
+    input: &Input,
+    notes: &mut Vec<String>,
+) -> Result<Option<Bvh>> {
+    use bvhkit::edit::{joints, mirror, rest, root};
+    let mode: PositionChannels = args.position_channels.into();
+    let at = |e: bvhkit::Error| anyhow!("{}: {e}", input.display());
+    Ok(Some(match t {
+        Transform::Mirror => {
+            let m = mirror::Mirror::new(bvh, &mirror::MirrorOptions::default()).map_err(at)?;
+            if !m.rejected().is_empty() {
+                let names = bvh.skeleton().display_names();
+                let list: Vec<String> = m
+                    .rejected()
+                    .iter()
+                    .map(|(l, r, why)| format!("{}|{} ({why})", names[l.index()], names[r.index()]))
+                    .collect();
+                notes.push(format!(
+                    "{}: --mirror: {} pairs, {} name pairs not swapped: {}",
+                    input.display(),
+                    m.pairs().len(),
+                    list.len(),
+                    list.join(", ")
+                ));
+            }
+            m.apply(bvh).map_err(at)?
+        }
+        Transform::InPlaceRoot => {
+            let up = up_for_root(args, bvh, input, notes);
+            root::in_place(bvh, up).map_err(at)?
+        }
+        Transform::RootToOrigin => {
+            let up = up_for_root(args, bvh, input, notes);
+            root::to_origin(bvh, up).map_err(at)?
+        }
+        Transform::ExtractRoot(name) => {
+            let up = up_for_root(args, bvh, input, notes);
+            root::extract(bvh, up, name).map_err(at)?
+        }
+        Transform::Rename(spec) => {
+            let path = Path::new(spec);
+            if path.is_file() {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading rename map {}", path.display()))?;
+                let map = joints::parse_rename_map(&text)
+                    .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+                joints::rename_map(bvh, &map).map_err(at)?
+            } else if let Some((from, to)) = spec.split_once('=') {
+                joints::rename_pattern(bvh, from, to).map_err(at)?
+            } else {
+                bail!("--rename {spec}: not a map file, nor a FROM=TO pattern");
+            }
+        }
+        Transform::RemoveJoints(list) => {
+            let names: Vec<&str> =
+                list.split(',').map(str::trim).filter(|n| !n.is_empty()).collect();
+            let (out, error) = joints::remove_joints(bvh, &names, mode).map_err(at)?;
+            if error > 1e-9 * bvhkit::edit::rest_height(bvh.skeleton()) {
+                notes.push(format!(
+                    "{}: --remove-joints: the remaining joints' channels cannot hold all of the removed motion: largest world position error {error}",
+                    input.display()
+                ));
+            }
+            out
+        }
+        Transform::StripEndSites => joints::strip_end_sites(bvh).map_err(at)?,
+        Transform::AddEndSites => joints::add_end_sites(bvh).map_err(at)?,
+        Transform::RestPose(spec) => {
+            let (out, error) = if let Ok(frame) = spec.parse::<usize>() {
+                rest::from_frame(bvh, frame, mode).map_err(at)?
+            } else {
+                let other = Bvh::from_path(spec).map_err(|e| anyhow!("--rest-pose: {e}"))?;
+                rest::from_skeleton(bvh, other.skeleton(), mode).map_err(at)?
+            };
+            if error > 1e-9 * bvhkit::edit::rest_height(bvh.skeleton()) {
+                notes.push(format!(
+                    "{}: --rest-pose: some joints' channels cannot hold the compensation: largest world position error {error}",
+                    input.display()
+                ));
+            }
+            out
+        }
+        _ => return Ok(None),
+    }))
 }
 
 fn source_up(args: &Args, bvh: &Bvh, input: &Input, notes: &mut Vec<String>) -> Result<SignedAxis> {
@@ -475,8 +669,6 @@ fn frame_map(
             let from = args.source_up.context("--up without --source-up needs the whole clip")?;
             Box::new(AxesMap::new(skel, Axes::with_up(from), Axes::with_up(to)))
         }
-        // Hook for mirroring (bvhkit::edit::mirror, by the edit-b work).
-        Transform::Mirror => bail!("--mirror is not available in this build yet"),
         _ => bail!("internal error: {t:?} is not a per-frame transform"),
     })
 }

@@ -50,7 +50,7 @@ enum Command {
     #[command(long_about = fmt::LONG_ABOUT)]
     Fmt(fmt::Args),
     /// Transform motion: frames, frame rate, rotation order, channel layout, units, axes.
-    Edit(edit::Args),
+    Edit(Box<edit::Args>),
     /// World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
     #[command(long_about = export::POSITIONS_ABOUT)]
     Positions(export::PositionsArgs),
@@ -126,7 +126,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Info(a) => info::run(a),
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
-        Command::Edit(a) => edit::run(a),
+        Command::Edit(a) => edit::run(*a),
         Command::Positions(a) => export::run_positions(a),
         Command::Rotations(a) => export::run_rotations(a),
         Command::Export(a) => export_gltf::run(a),

@@ -2291,3 +2291,5 @@ mod record;
 
 #[path = "cli/edit.rs"]
 mod edit;
+#[path = "cli/edit_b.rs"]
+mod edit_b;

@@ -31,6 +31,14 @@
 //!   channels dropped or added.
 //! - [`scale`]: offsets and position channels times a factor.
 //! - [`axes`]: up/forward axis conventions, and detection of a file's up axis.
+//! - [`root`]: root motion: in place, to the origin, extracted onto a new
+//!   ground-projected root joint.
+//! - [`joints`]: rename joints, remove joints (their motion folded into
+//!   their children), remove or add End Sites.
+//! - [`rest`]: a frame or another file's rest pose as the new rest pose,
+//!   world motion kept.
+//! - [`mirror`]: left for right, pairs found by name and confirmed by the
+//!   rest pose, reflected in world space.
 //!
 //! `docs/editing.md` in the repository gives the semantics and the choices
 //! made.
@@ -69,10 +77,15 @@ use crate::{Kinematics, rotation};
 
 pub mod axes;
 pub mod frames;
+pub mod joints;
 pub mod layout;
+mod local;
+pub mod mirror;
 pub mod order;
 mod pose;
 pub mod resample;
+pub mod rest;
+pub mod root;
 pub mod scale;
 
 pub use pose::{JointChannels, Pose, PoseLayout};

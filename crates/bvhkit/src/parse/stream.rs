@@ -1,6 +1,6 @@
 use std::io::Read;
 
-use super::header::{HeaderParser, Stop};
+use super::header::{HeaderParser, HeaderState, Stop};
 use super::scan::{RowStats, scan};
 use super::{lines_are_frames, row_layout_message};
 use crate::error::{Error, ErrorKind, Position, Result, Warning, WarningKind, describe_token};
@@ -98,12 +98,25 @@ impl<R: Read> FrameReader<R> {
     pub(crate) fn new(mut rdr: R, lenient: bool) -> Result<FrameReader<R>> {
         let mut buf = Vec::new();
         let mut eof = false;
+        let mut state = None;
         let header = loop {
-            if !eof {
+            // Read at least a chunk, and at least as much as the parse will
+            // read again from its checkpoint: the bytes read twice then
+            // never outnumber the bytes of the header.
+            let resume_at = state.as_ref().map_or(0, HeaderState::checkpoint);
+            let want = buf.len() + (buf.len() - resume_at.min(buf.len()));
+            while !eof {
                 let got = read_some(&mut rdr, &mut buf)?;
                 eof = got == 0;
+                if buf.len() >= want || buf.len() > MAX_HEADER {
+                    break;
+                }
             }
-            match HeaderParser::new(&buf, eof, lenient).parse() {
+            let mut parser = match state.take() {
+                None => HeaderParser::new(&buf, eof, lenient),
+                Some(st) => HeaderParser::resume(&buf, eof, st),
+            };
+            match parser.parse() {
                 Ok(h) => break h,
                 Err(Stop::Fatal(e)) => return Err(e),
                 Err(Stop::NeedMore) if buf.len() > MAX_HEADER => {
@@ -117,7 +130,7 @@ impl<R: Read> FrameReader<R> {
                         Some(Position::at(&buf, buf.len())),
                     ));
                 }
-                Err(Stop::NeedMore) => {}
+                Err(Stop::NeedMore) => state = Some(parser.into_state()),
             }
         };
         let start = Position::at(&buf, header.data_start);
@@ -505,5 +518,139 @@ fn read_some<R: Read>(rdr: &mut R, buf: &mut Vec<u8>) -> Result<usize> {
                 return Err(e.into());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::header::SCANNED;
+    use crate::ReadOptions;
+
+    /// A reader that hands out at most `n` bytes per call.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.len().min(self.1).min(out.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    /// Everything a stream gives: the skeleton, every value's bits and
+    /// the warnings, or the error.
+    fn stream<R: std::io::Read>(rdr: R, lenient: bool) -> String {
+        let mut r = match ReadOptions::new().lenient(lenient).frame_reader(rdr) {
+            Ok(r) => r,
+            Err(e) => return format!("header error: {e}"),
+        };
+        let mut out = format!("{:?}\n", r.skeleton());
+        let mut frame = vec![0.0; r.skeleton().n_channels()];
+        loop {
+            match r.read_frame(&mut frame) {
+                Ok(true) => out.extend(frame.iter().map(|v| format!("{:x} ", v.to_bits()))),
+                Ok(false) => break,
+                Err(e) => {
+                    out.push_str(&format!("error: {e}\n"));
+                    break;
+                }
+            }
+        }
+        for w in r.warnings() {
+            out.push_str(&format!("warning: {w}\n"));
+        }
+        out
+    }
+
+    /// `depth` joints, each the child of the one before.
+    fn deep(depth: usize, frames: usize) -> Vec<u8> {
+        let mut s = String::from("HIERARCHY\n");
+        for i in 0..depth {
+            let kw = if i == 0 { "ROOT" } else { "JOINT" };
+            s.push_str(&format!(
+                "{kw} j{i}\n{{\nOFFSET {i} 0.5 -1\nCHANNELS 3 Zrotation Xrotation Yrotation\n"
+            ));
+        }
+        s.push_str("End Site\n{\nOFFSET 0 1 0\n}\n");
+        for _ in 0..depth {
+            s.push_str("}\n");
+        }
+        s.push_str(&format!("MOTION\nFrames: {frames}\nFrame Time: 0.04\n"));
+        for f in 0..frames {
+            let row: Vec<String> = (0..3 * depth).map(|k| format!("{}.25", (k + f) % 90)).collect();
+            s.push_str(&row.join(" "));
+            s.push('\n');
+        }
+        s.into_bytes()
+    }
+
+    #[test]
+    fn a_deep_header_streams_in_linear_work() {
+        let text = deep(100_000, 2);
+        let header_len = text.windows(6).position(|w| w == b"MOTION").unwrap();
+        let (bvh, _) = ReadOptions::new().parse(&text).unwrap();
+        SCANNED.with(|c| c.set(0));
+        let mut r = ReadOptions::new().frame_reader(&text[..]).unwrap();
+        let scanned = SCANNED.with(|c| c.get());
+        assert_eq!(r.skeleton(), bvh.skeleton());
+        assert_eq!(r.skeleton().len(), 100_001);
+        // The header arrives in 256 KiB reads (about 30 of them); reading
+        // it again from the start each time would scan it about 15 times.
+        assert!(
+            scanned <= 3 * header_len,
+            "{scanned} bytes scanned for a header of {header_len} bytes"
+        );
+        let mut frame = vec![0.0; r.skeleton().n_channels()];
+        for f in 0..2 {
+            assert!(r.read_frame(&mut frame).unwrap());
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&frame), bits(bvh.motion().frame(f)));
+        }
+        assert!(!r.read_frame(&mut frame).unwrap());
+    }
+
+    #[test]
+    fn a_header_in_tiny_reads_scans_each_byte_a_few_times() {
+        let text = deep(2_000, 1);
+        let header_len = text.windows(6).position(|w| w == b"MOTION").unwrap();
+        SCANNED.with(|c| c.set(0));
+        let whole = stream(&text[..], false);
+        let scanned_whole = SCANNED.with(|c| c.get());
+        SCANNED.with(|c| c.set(0));
+        assert_eq!(stream(Trickle(&text, 5), false), whole);
+        let scanned_tiny = SCANNED.with(|c| c.get());
+        assert!(scanned_whole <= header_len + 1024 * 1024, "{scanned_whole}");
+        assert!(scanned_tiny <= 3 * text.len(), "{scanned_tiny} for {} bytes", text.len());
+    }
+
+    /// A header resumed after every few bytes gives what one read gives:
+    /// the same skeleton, frames, warnings and errors, on every quirk and
+    /// hostile fixture (their hierarchies are small enough for one read).
+    #[test]
+    fn resuming_the_header_changes_nothing() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let mut n = 0;
+        for dir in ["quirks", "hostile"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_none_or(|e| e != "bvh") {
+                    continue;
+                }
+                let text = std::fs::read(&path).unwrap();
+                if text.len() > 1 << 20 {
+                    continue;
+                }
+                for lenient in [false, true] {
+                    let whole = stream(&text[..], lenient);
+                    for step in [1, 3, 64] {
+                        let tiny = stream(Trickle(&text, step), lenient);
+                        assert_eq!(tiny, whole, "{} in reads of {step} bytes", path.display());
+                    }
+                }
+                n += 1;
+            }
+        }
+        assert!(n >= 60, "{n} fixtures");
     }
 }

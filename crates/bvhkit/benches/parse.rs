@@ -54,6 +54,10 @@ fn stream(c: &mut Criterion) {
         g.bench_function("frame_reader", |b| {
             b.iter(|| common::stream_all(&opts, black_box(&input.bytes)))
         });
+        // The target: the in-memory parse on one core, in the same run.
+        g.bench_function("parse_1core", |b| {
+            b.iter(|| opts.parse(black_box(&input.bytes)).map(|(bvh, _)| bvh))
+        });
         g.finish();
     }
 }

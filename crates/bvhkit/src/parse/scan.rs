@@ -25,6 +25,9 @@ pub(crate) struct RowStats {
     /// `\n` and `\r` bytes seen (to count empty frames when there are no channels).
     pub(crate) lf: u64,
     pub(crate) cr: u64,
+    /// `\r\n` pairs within one scanned piece (a pair split between two
+    /// pieces is not counted).
+    pub(crate) crlf: u64,
     cur_start: usize,
     cur_len: u64,
 }
@@ -71,6 +74,7 @@ impl RowStats {
         self.irregular += b.irregular;
         self.lf += b.lf;
         self.cr += b.cr;
+        self.crlf += b.crlf;
         self
     }
 
@@ -377,6 +381,9 @@ fn separators(
             b' ' | b'\t' | b'\x0b' | b'\x0c' => {}
             b'\n' => {
                 stats.lf += 1;
+                if i > 0 && data[i - 1] == b'\r' {
+                    stats.crlf += 1;
+                }
                 stats.end_line(channels);
             }
             b'\r' => {

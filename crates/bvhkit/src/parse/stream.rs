@@ -87,6 +87,8 @@ pub struct FrameReader<R> {
     line: u64,
     column: u64,
     last_cr: bool,
+    /// `stats`' count of line ends when `line` was last moved.
+    ends_counted: u64,
     first_irregular_pos: Option<Position>,
     last_row_pos: Option<Position>,
     layout: Layout,
@@ -157,6 +159,7 @@ impl<R: Read> FrameReader<R> {
             line: start.line,
             column: start.column,
             last_cr,
+            ends_counted: 0,
             first_irregular_pos: None,
             last_row_pos: None,
             layout: if lenient { Layout::Undecided } else { Layout::Stream },
@@ -443,37 +446,44 @@ impl<R: Read> FrameReader<R> {
     }
 
     /// Drops `used` scanned bytes, keeping line and column up to date and
-    /// noting the positions of the absolute offsets in `targets`.
+    /// noting the positions of the absolute offsets in `targets`, which
+    /// are the starts of motion lines.
+    ///
+    /// The scan has counted the line ends in these bytes (`stats`): only
+    /// the last line of the piece, and the bytes after a target, are
+    /// looked at again, so a piece costs little more than its last line.
     fn advance(
         &mut self,
         used: usize,
         targets: &[Option<usize>; 2],
         found: &mut [Option<Position>; 2],
     ) {
-        for i in 0..used {
-            let abs = self.buf_base + i;
-            for (t, f) in targets.iter().zip(found.iter_mut()) {
-                if *t == Some(abs) {
-                    *f = Some(Position { line: self.line, column: self.column, byte: abs as u64 });
-                }
-            }
-            let b = self.buf[i];
-            match b {
-                b'\n' if self.last_cr => {
-                    self.last_cr = false;
-                }
-                b'\n' | b'\r' => {
-                    self.line += 1;
-                    self.column = 1;
-                    self.last_cr = b == b'\r';
-                }
-                _ => {
-                    self.last_cr = false;
-                    if b & 0xC0 != 0x80 {
-                        self.column += 1;
-                    }
-                }
-            }
+        let Some(&last) = self.buf[..used].last() else { return };
+        let piece = &self.buf[..used];
+        let ends_now = self.stats.lf + self.stats.cr - self.stats.crlf;
+        // A `\r\n` split between the previous piece and this one counts
+        // once (the scan saw only the `\n`).
+        let split_pair = u64::from(self.last_cr && piece[0] == b'\n');
+        self.line += ends_now - self.ends_counted - split_pair;
+        self.ends_counted = ends_now;
+        let column_before = self.column;
+        self.column = match piece.iter().rposition(|&x| x == b'\n' || x == b'\r') {
+            Some(i) => 1 + chars(&piece[i + 1..]),
+            None => self.column + chars(piece),
+        };
+        self.last_cr = last == b'\r';
+        for (t, f) in targets.iter().zip(found.iter_mut()) {
+            let Some(t) = t.filter(|&t| t >= self.buf_base && t < self.buf_base + used) else {
+                continue;
+            };
+            let rel = t - self.buf_base;
+            // `piece[rel]` starts a token, so no `\r\n` pair is cut at `rel`.
+            let line = self.line - line_ends(&piece[rel..]);
+            let column = match piece[..rel].iter().rposition(|&x| x == b'\n' || x == b'\r') {
+                Some(i) => 1 + chars(&piece[i + 1..rel]),
+                None => column_before + chars(&piece[..rel]),
+            };
+            *f = Some(Position { line, column, byte: t as u64 });
         }
         self.buf.drain(..used);
         self.buf_base += used;
@@ -500,6 +510,22 @@ impl<R: Read> FrameReader<R> {
         }
         Position { line, column, byte: abs as u64 }
     }
+}
+
+/// Characters in `b`: bytes that do not continue a UTF-8 sequence.
+fn chars(b: &[u8]) -> u64 {
+    b.iter().map(|&x| u64::from(x & 0xC0 != 0x80)).sum()
+}
+
+/// Line ends in `b`: `\n`, `\r` and `\r\n`, each one.
+fn line_ends(b: &[u8]) -> u64 {
+    let mut n = 0;
+    let mut cr = false;
+    for &x in b {
+        n += u64::from(x == b'\r' || (x == b'\n' && !cr));
+        cr = x == b'\r';
+    }
+    n
 }
 
 /// Appends up to one chunk from `rdr` to `buf`; returns the bytes read.

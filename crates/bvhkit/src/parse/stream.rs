@@ -16,16 +16,18 @@ pub(crate) const LOOKAHEAD: usize = 16 * 1024 * 1024;
 /// How the motion values make frames.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Layout {
-    /// Not known yet: the first motion line does not hold one frame, and
-    /// lenient reading looks ahead (up to [`LOOKAHEAD`]) before deciding.
+    /// Not known yet (lenient reading): lines of one frame are handed out
+    /// as they come; from the first line that does not hold one frame, the
+    /// reader looks ahead (up to [`LOOKAHEAD`]) before deciding.
     Undecided,
     /// A stream of values, one frame per `n_channels` values.
     Stream,
     /// As a stream, but decided after looking ahead [`LOOKAHEAD`] bytes
     /// without reaching the end.
     StreamPastLookahead,
-    /// Each line is a frame of `stride` values ([`lines_are_frames`]).
-    Lines { stride: usize },
+    /// Each line is a frame ([`lines_are_frames`]); `stats.lens` holds the
+    /// value count of every line.
+    Lines,
 }
 
 /// Reads a BVH text frame by frame into a caller-owned buffer, in constant
@@ -35,12 +37,13 @@ enum Layout {
 /// each [`FrameReader::read_frame`] fills one frame. Motion is read as a
 /// stream of values, `n_channels` per frame, and repaired as
 /// [`ReadOptions::parse`] repairs it. One repair needs the whole motion: when
-/// every line holds the same wrong number of values and there are as many
-/// lines as `Frames:` declares, the lines are the frames. A lenient reader
-/// whose first motion line does not hold one frame therefore reads ahead,
-/// up to 16 MiB of motion text, before handing out the first frame; a
-/// longer motion is read as a stream, with a warning saying so if it then
-/// turns out to need the repair.
+/// there are as many lines as `Frames:` declares and every line holds the
+/// same wrong number of values, or every line holds at least one frame's
+/// values, some more, the lines are the frames. A lenient reader hands out
+/// lines of exactly one frame as they come; from the first line that does
+/// not hold one frame it reads ahead, up to 16 MiB of motion text, before
+/// handing out more; a longer motion is read as a stream, with a warning
+/// saying so if it then turns out to need the repair.
 ///
 /// [`ReadOptions::parse`]: crate::ReadOptions::parse
 ///
@@ -92,8 +95,9 @@ pub struct FrameReader<R> {
     first_irregular_pos: Option<Position>,
     last_row_pos: Option<Position>,
     layout: Layout,
-    /// Offset of the first motion byte in the input.
-    motion_start: usize,
+    /// Offset of the first motion byte not yet handed out in a frame, as
+    /// far as an undecided layout knows (the lookahead counts from here).
+    held_from: usize,
 }
 
 impl<R: Read> FrameReader<R> {
@@ -152,7 +156,12 @@ impl<R: Read> FrameReader<R> {
             eof,
             pending: Vec::new(),
             pending_start: 0,
-            stats: RowStats::default(),
+            // Line lengths are kept while a lenient reader decides the layout.
+            stats: {
+                let mut stats = RowStats::default();
+                stats.lens = lenient.then(Vec::new);
+                stats
+            },
             frames_read: 0,
             empty_frames_left: None,
             done: false,
@@ -163,7 +172,7 @@ impl<R: Read> FrameReader<R> {
             first_irregular_pos: None,
             last_row_pos: None,
             layout: if lenient { Layout::Undecided } else { Layout::Stream },
-            motion_start: header.data_start,
+            held_from: header.data_start,
         })
     }
 
@@ -212,7 +221,7 @@ impl<R: Read> FrameReader<R> {
         }
         loop {
             match self.layout {
-                Layout::Lines { stride } => return Ok(self.next_line(frame, stride)),
+                Layout::Lines => return Ok(self.next_line(frame)),
                 Layout::Stream | Layout::StreamPastLookahead => {
                     if self.pending.len() - self.pending_start >= c {
                         let values = &self.pending[self.pending_start..self.pending_start + c];
@@ -223,14 +232,31 @@ impl<R: Read> FrameReader<R> {
                     }
                 }
                 Layout::Undecided => {
-                    if self.stats.rows > 0 && self.stats.first_len == c as u64 {
-                        // The first line holds a frame: not every line is a
-                        // frame of another width.
+                    // Lines of exactly one frame read the same whichever
+                    // way the layout is decided: hand them out.
+                    if self.frames_read < self.regular_rows() {
+                        let at = self.pending_start;
+                        frame.copy_from_slice(&self.pending[at..at + c]);
+                        self.pending_start += c;
+                        self.frames_read += 1;
+                        if self.frames_read == self.stats.rows
+                            && let Some((start, _)) = self.stats.last
+                        {
+                            self.held_from = start;
+                        }
+                        return Ok(true);
+                    }
+                    let st = &self.stats;
+                    if st.irregular > 0 && !(st.uniform || st.min_len >= c as u64) {
+                        // Lines of other widths, one shorter than a frame:
+                        // not every line is a frame.
                         self.layout = Layout::Stream;
+                        self.stats.lens = None;
                         continue;
                     }
-                    if self.buf_base - self.motion_start > LOOKAHEAD {
+                    if self.buf_base - self.held_from > LOOKAHEAD {
                         self.layout = Layout::StreamPastLookahead;
+                        self.stats.lens = None;
                         continue;
                     }
                 }
@@ -245,15 +271,16 @@ impl<R: Read> FrameReader<R> {
             if self.buf.is_empty() && self.eof {
                 if self.layout == Layout::Undecided {
                     self.layout = Layout::Stream;
-                    if lines_are_frames(&self.stats, self.frames_declared) {
-                        let stride = self.stats.first_len as usize;
+                    if lines_are_frames(&self.stats, self.frames_declared, c) {
                         self.warnings.push(Warning {
                             position: self.first_irregular_pos,
                             kind: WarningKind::RowLayout,
-                            message: row_layout_message(stride, c),
+                            message: row_layout_message(&self.stats, c),
                         });
-                        self.layout = Layout::Lines { stride };
+                        self.layout = Layout::Lines;
                         self.done = true;
+                    } else {
+                        self.stats.lens = None;
                     }
                     continue;
                 }
@@ -348,12 +375,16 @@ impl<R: Read> FrameReader<R> {
                  values were read as one stream, {c} per frame"
             );
             if self.layout == Layout::StreamPastLookahead
-                && lines_are_frames(st, self.frames_declared)
+                && lines_are_frames(st, self.frames_declared, c)
             {
+                let holds = if st.uniform {
+                    format!("every line holds {found} values")
+                } else {
+                    format!("every line holds {} to {} values", st.min_len, st.max_len)
+                };
                 message.push_str(&format!(
-                    " (every line holds {found} values, one line per declared frame: reading \
-                     the whole file in memory reads it line by line; streaming decides within \
-                     the first {} MiB of motion)",
+                    " ({holds}, one line per declared frame: reading the whole file in memory \
+                     reads it line by line; streaming decides within the first {} MiB of motion)",
                     LOOKAHEAD >> 20
                 ));
             }
@@ -403,18 +434,33 @@ impl<R: Read> FrameReader<R> {
         Ok(())
     }
 
-    /// Hands out the next line of `stride` values as a frame: its first
-    /// values, then zeros for channels the line does not reach.
-    fn next_line(&mut self, frame: &mut [f64], stride: usize) -> bool {
-        let Some(line) = self.pending.get(self.pending_start..self.pending_start + stride) else {
+    /// Hands out the next line as a frame: its first values, then zeros
+    /// for channels the line does not reach.
+    fn next_line(&mut self, frame: &mut [f64]) -> bool {
+        let row = self.frames_read;
+        let first = self.regular_rows();
+        let len = if row < first {
+            frame.len()
+        } else {
+            let lens = self.stats.lens.as_deref().unwrap_or_default();
+            let Some(&len) = lens.get((row - first) as usize) else { return false };
+            len as usize
+        };
+        let Some(line) = self.pending.get(self.pending_start..self.pending_start + len) else {
             return false;
         };
-        let keep = stride.min(frame.len());
+        let keep = len.min(frame.len());
         frame[..keep].copy_from_slice(&line[..keep]);
         frame[keep..].fill(0.0);
-        self.pending_start += stride;
+        self.pending_start += len;
         self.frames_read += 1;
         true
+    }
+
+    /// Motion lines before the first that does not hold one frame (all of
+    /// them while there is none).
+    fn regular_rows(&self) -> u64 {
+        self.stats.first_irregular.map_or(self.stats.rows, |(_, _, row)| row)
     }
 
     fn next_empty_frame(&mut self) -> Result<bool> {

@@ -1,5 +1,5 @@
 //! Structure-aware: a small description (`Plan`, built by `arbitrary` from
-//! the fuzzer's bytes) expands to a BVH text of up to a few MB, large
+//! the fuzzer's bytes) expands to a BVH text of up to 4 MiB, large
 //! enough for the parallel parser to split it across threads and for the
 //! streaming reader to cross many reads, then damaged by a few edits; the
 //! text goes through the same checks as the `parse` target.
@@ -23,9 +23,10 @@ struct Plan {
     row_deltas: Vec<i8>,
     /// Line ends: 0 LF, 1 CRLF, 2 CR, 3 mixed.
     eol: u8,
-    /// Motion size: bits 0-3 a count of units, bit 7 the unit, 256 KiB
-    /// (up to 4 MiB: split across threads from 2 MiB) or 8 KiB (quicker
-    /// runs, more of them).
+    /// Motion size: with bit 7 set, 2 MiB (where the parallel parser
+    /// starts splitting across threads) plus 128 KiB per unit of bits 0-3
+    /// (up to 4 MiB); else 8 KiB per unit, 1 to 16 (quicker runs, more of
+    /// them).
     size: u8,
     /// `Frames:` as written: `None` the row count, else this offset from it.
     declared: Option<i8>,
@@ -83,7 +84,11 @@ fn expand(plan: &Plan) -> Vec<u8> {
         }
         let kw = if j == 0 { "ROOT" } else { "JOINT" };
         s.push_str(&format!("{kw} j{j}{}{{{}", eol(plan, line), eol(plan, line + 1)));
-        s.push_str(&format!("OFFSET {j} 1.5 -2{}CHANNELS {layout}{}", eol(plan, line + 2), eol(plan, line + 3)));
+        s.push_str(&format!(
+            "OFFSET {j} 1.5 -2{}CHANNELS {layout}{}",
+            eol(plan, line + 2),
+            eol(plan, line + 3)
+        ));
         line += 4;
         depth += 1;
         if sh & 16 != 0 {
@@ -97,8 +102,12 @@ fn expand(plan: &Plan) -> Vec<u8> {
         line += 1;
     }
     // Rows up to the motion size.
-    let unit = if plan.size & 0x80 != 0 { 256 * 1024 } else { 8 * 1024 };
-    let target = unit * (1 + usize::from(plan.size % 16));
+    let units = usize::from(plan.size % 16);
+    let target = if plan.size & 0x80 != 0 {
+        (2 << 20) + units * (128 << 10)
+    } else {
+        (1 + units) * (8 << 10)
+    };
     let mut motion = String::new();
     let mut rows = 0usize;
     let mut k = 0usize;
@@ -121,7 +130,12 @@ fn expand(plan: &Plan) -> Vec<u8> {
         None => rows as i64,
         Some(d) => (rows as i64 + i64::from(d)).max(0),
     };
-    s.push_str(&format!("MOTION{}Frames: {declared}{}Frame Time: 0.008333{}", eol(plan, 1), eol(plan, 2), eol(plan, 3)));
+    s.push_str(&format!(
+        "MOTION{}Frames: {declared}{}Frame Time: 0.008333{}",
+        eol(plan, 1),
+        eol(plan, 2),
+        eol(plan, 3)
+    ));
     s.push_str(&motion);
     let mut bytes = s.into_bytes();
     for (at, ins) in plan.edits.iter().take(4) {

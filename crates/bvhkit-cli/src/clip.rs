@@ -2,25 +2,58 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
 use bvhkit::PositionChannels;
 use bvhkit_render::Clip;
-use bvhkit_render::units::UnitGuess;
+use bvhkit_render::units::{UnitGuess, of_clip};
 
 use crate::io::{Input, load};
 
+/// The clips that could be loaded, and how many inputs were skipped.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    /// One clip per input that could be read and parsed, in input order.
+    pub(crate) clips: Vec<Clip>,
+    /// Inputs that could not be read or parsed (each reported on stderr).
+    pub(crate) skipped: usize,
+}
+
+impl Loaded {
+    /// The exit code for a command that drew or served [`Loaded::clips`]:
+    /// 0, or 1 when some input was skipped.
+    pub(crate) fn exit_code(&self) -> ExitCode {
+        if self.skipped > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    }
+}
+
 /// Loads inputs (leniently, printing warnings) as clips named by file stem.
 ///
+/// An input that cannot be read or parsed is reported (`bvh: error: ...;
+/// skipped`) and skipped, so one bad file in a directory does not stop the
+/// others; it is an error only when nothing at all could be loaded. A file
+/// without motion is drawn in its rest pose ([`Clip::from_bvh`]), with a
+/// note.
+///
 /// Several files are brought to one scale (metres, from each file's
-/// guessed unit) so that they can stand side by side; a note says so when
-/// their units differ. A single file keeps its own units.
-pub(crate) fn load_clips(inputs: &[Input], mode: PositionChannels) -> Result<Vec<Clip>> {
+/// guessed unit: [`bvhkit_render::units::of_clip`]) so that they can stand
+/// side by side; a note says so when their units differ. A single file
+/// keeps its own units.
+pub(crate) fn load_clips(inputs: &[Input], mode: PositionChannels) -> Result<Loaded> {
     let mut clips = Vec::new();
-    let mut guesses = Vec::new();
+    let mut skipped = 0;
     for input in inputs {
-        let (bvh, warnings) = load(input, false).map_err(|e| anyhow::anyhow!(e.describe(input)))?;
+        let (bvh, warnings) = match load(input, false) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                eprintln!("bvh: error: {}; skipped", e.describe(input));
+                skipped += 1;
+                continue;
+            }
+        };
         for w in &warnings {
-            eprintln!("{}", crate::io::located_warning(input, w));
+            eprintln!("{}", crate::text::escape(&crate::io::located_warning(input, w)));
         }
         let name = match input {
             Input::Stdin => "stdin".to_string(),
@@ -28,10 +61,16 @@ pub(crate) fn load_clips(inputs: &[Input], mode: PositionChannels) -> Result<Vec
                 .file_stem()
                 .map_or_else(|| p.display().to_string(), |s| s.to_string_lossy().into_owned()),
         };
+        if bvh.motion().n_frames() == 0 {
+            eprintln!("bvh: note: {}: no motion frames; drawing the rest pose", input.display());
+        }
         clips.push(Clip::from_bvh(&bvh, &name, mode));
-        guesses.push(UnitGuess::of_bvh(&bvh, mode));
+    }
+    if clips.is_empty() && skipped > 0 {
+        bail!("nothing to draw: {skipped} input(s) skipped, none could be loaded");
     }
     if clips.len() > 1 {
+        let guesses: Vec<UnitGuess> = clips.iter().map(of_clip).collect();
         let factors: Vec<f64> = guesses.iter().map(UnitGuess::metres_per_unit).collect();
         if factors.iter().any(|f| *f != factors[0]) {
             let described: Vec<String> = clips
@@ -39,11 +78,14 @@ pub(crate) fn load_clips(inputs: &[Input], mode: PositionChannels) -> Result<Vec
                 .zip(&guesses)
                 .map(|(c, g)| format!("{}: {}", c.name, g.label()))
                 .collect();
-            eprintln!("bvh: note: drawn at one scale, in metres ({})", described.join("; "));
+            eprintln!(
+                "bvh: note: drawn at one scale, in metres ({})",
+                crate::text::escape(&described.join("; "))
+            );
         }
         clips = clips.into_iter().zip(factors).map(|(c, f)| c.scaled(f)).collect();
     }
-    Ok(clips)
+    Ok(Loaded { clips, skipped })
 }
 
 #[cfg(test)]
@@ -74,14 +116,14 @@ mod tests {
         std::fs::write(&cm, stick(100.0)).unwrap();
         std::fs::write(&m, stick(1.0)).unwrap();
         let inputs = [Input::File(cm.clone()), Input::File(m)];
-        let clips = load_clips(&inputs, PositionChannels::Replace).unwrap();
+        let clips = load_clips(&inputs, PositionChannels::Replace).unwrap().clips;
         assert_eq!(clips[0].positions.len(), clips[1].positions.len());
         for (a, b) in clips[0].positions.iter().zip(&clips[1].positions) {
             assert!((*a - *b).length() < 1e-12, "{a} vs {b}");
         }
         // In metres: the hips of the second frame are 0.92 m up.
         assert!((clips[0].frame(1)[0].y - 0.92).abs() < 1e-12);
-        let alone = load_clips(&[Input::File(cm)], PositionChannels::Replace).unwrap();
+        let alone = load_clips(&[Input::File(cm)], PositionChannels::Replace).unwrap().clips;
         assert!((alone[0].frame(1)[0].y - 92.0).abs() < 1e-12, "one file keeps centimetres");
     }
 }

@@ -60,7 +60,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let files: Vec<PathBuf> = crate::io::expand(&args.files)?
         .into_iter()
         .map(|i| match i {
-            crate::io::Input::File(p) => Ok(p),
+            // The player reads whole files itself, unbounded: only regular ones.
+            crate::io::Input::File(p) => crate::io::require_regular(&p).map(|()| p),
             crate::io::Input::Stdin => {
                 Err(anyhow::anyhow!("bvh view reads files, not standard input"))
             }
@@ -76,8 +77,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     opts.select = args.select;
     opts.follow = args.follow;
     opts.keys = args.keys;
-    bvhkit_view::run(files, opts)?;
-    Ok(ExitCode::SUCCESS)
+    // Files that cannot be loaded are skipped (and listed in the window).
+    let skipped = bvhkit_view::run(files, opts)?;
+    for e in &skipped {
+        eprintln!("bvh: error: {e}; skipped");
+    }
+    Ok(if skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 #[cfg(not(feature = "view"))]

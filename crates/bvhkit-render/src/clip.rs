@@ -25,20 +25,29 @@ pub struct Clip {
 
 impl Clip {
     /// World positions, display names and hierarchy of `bvh`, through
-    /// forward kinematics over every frame (in parallel).
-    #[cfg(feature = "bvh")]
+    /// forward kinematics over every frame (on all cores with the `bvh`
+    /// feature).
+    ///
+    /// A file without motion frames gives a clip of one frame, its rest
+    /// pose ([`bvhkit::units::rest_pose`]: every channel 0), so that it can
+    /// still be drawn; check `bvh.motion().n_frames()` to say so.
     #[must_use]
     pub fn from_bvh(bvh: &bvhkit::Bvh, name: &str, mode: bvhkit::PositionChannels) -> Clip {
         let s = bvh.skeleton();
-        let fk = bvhkit::Kinematics::new(s, mode);
+        let (n_frames, positions) = if bvh.motion().n_frames() == 0 {
+            (1, bvhkit::units::rest_pose(s, mode))
+        } else {
+            let fk = bvhkit::Kinematics::new(s, mode);
+            (bvh.motion().n_frames(), fk.positions_all(bvh.motion()))
+        };
         Clip {
             name: name.to_string(),
             joint_names: s.display_names(),
             parents: s.joints().iter().map(|j| j.parent().map(bvhkit::JointId::index)).collect(),
             is_end_site: s.joints().iter().map(|j| j.is_end_site()).collect(),
             frame_time: bvh.motion().frame_time(),
-            n_frames: bvh.motion().n_frames(),
-            positions: fk.positions_all(bvh.motion()),
+            n_frames,
+            positions,
         }
     }
 

@@ -6,10 +6,11 @@
 //! default) draws those with tiny-skia into PNG, GIF, contact sheets and
 //! (through an `ffmpeg` child process) MP4.
 //!
-//! [`units`] guesses a skeleton's length unit from its size, so that files
-//! in different units can be drawn side by side at one scale; with the
-//! `bvh` feature, [`Clip::from_bvh`] and [`units::UnitGuess::of_bvh`] start
-//! from a parsed [`bvhkit::Bvh`].
+//! [`units`] re-exports the core's guess of a file's length unit
+//! ([`bvhkit::units`]) and adds [`units::of_clip`], so that files in
+//! different units can be drawn side by side at one scale;
+//! [`Clip::from_bvh`] starts from a parsed [`bvhkit::Bvh`] (with the `bvh`
+//! feature, its forward kinematics runs on all cores).
 //!
 //! The same input always gives the same bytes: nothing depends on the
 //! clock, randomness or thread scheduling.

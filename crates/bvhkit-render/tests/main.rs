@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use bvhkit_render::glam::DVec3;
 use bvhkit_render::raster::{
-    self, AnimationOptions, Error, RenderOptions, SheetOptions, render_gif, render_png,
+    self, AnimationOptions, Error, Framing, RenderOptions, SheetOptions, render_gif, render_png,
 };
 use bvhkit_render::{Clip, Style};
 
@@ -139,7 +139,9 @@ fn gif_has_expected_frames_and_size() {
 #[test]
 fn gif_first_frame_matches_png() {
     let clip = walker("walk", 30, 0.0);
-    let opts = small();
+    // The same camera as the animation's and no labels (a still has the
+    // frame number in its corner, an animation has not).
+    let opts = RenderOptions { framing: Framing::Motion, labels: false, ..small() };
     let bytes =
         render_gif(&[&clip], &opts, &AnimationOptions { frames: Some(5..6), fps: None }).unwrap();
     let mut d = gif::DecodeOptions::new();
@@ -278,4 +280,95 @@ fn mp4_with_a_real_ffmpeg() {
         .unwrap();
     assert!(probe.status.success(), "{}", String::from_utf8_lossy(&probe.stderr));
     assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "h264,160,120,12");
+}
+
+/// A corpus file as a clip (lenient reading, position channels replace).
+fn corpus_clip(path: &std::path::Path) -> Option<(bvhkit::Bvh, Clip)> {
+    let bytes = std::fs::read(path).unwrap();
+    let (bvh, _) = bvhkit::ReadOptions::new().lenient(true).parse(&bytes).ok()?;
+    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+    let clip = Clip::from_bvh(&bvh, &name, bvhkit::PositionChannels::Replace);
+    Some((bvh, clip))
+}
+
+/// Pixels whose hue is figure 0's (blue over red): the figure and its label.
+fn blue_pixels(rgba: &[u8], w: u32) -> Vec<(u32, u32)> {
+    rgba.chunks_exact(4)
+        .enumerate()
+        .filter(|(_, p)| i32::from(p[2]) - i32::from(p[0]) > 50)
+        .map(|(i, _)| (i as u32 % w, i as u32 / w))
+        .collect()
+}
+
+fn bbox(px: &[(u32, u32)]) -> (u32, u32, u32, u32) {
+    px.iter().fold((u32::MAX, u32::MAX, 0, 0), |(x0, y0, x1, y1), &(x, y)| {
+        (x0.min(x), y0.min(y), x1.max(x), y1.max(y))
+    })
+}
+
+/// Every corpus file: the clip's unit guess is the file's
+/// (`of_clip` = `UnitGuess::of_bvh`, what the three tools use), and a
+/// file without motion is one frame, its rest pose, which renders.
+#[test]
+fn corpus_clips_guess_the_files_units_and_render_without_motion() {
+    use bvhkit_render::units::{UnitGuess, of_clip};
+    let Some(_) = bvhkit_testdata::corpus_or_skip("corpus_clips_guess_the_files_units") else {
+        return;
+    };
+    let mut no_motion = 0;
+    for path in bvhkit_testdata::corpus_files() {
+        let Some((bvh, clip)) = corpus_clip(&path) else { continue };
+        let mode = bvhkit::PositionChannels::Replace;
+        assert_eq!(of_clip(&clip), UnitGuess::of_bvh(&bvh, mode), "{}", path.display());
+        if bvh.motion().n_frames() == 0 {
+            no_motion += 1;
+            assert_eq!(clip.n_frames, 1);
+            assert_eq!(clip.positions, bvhkit::units::rest_pose(bvh.skeleton(), mode));
+            let opts = RenderOptions { labels: false, ..RenderOptions::default() };
+            let (w, h, rgba) = decode_png(&render_png(&[&clip], 0, &opts).unwrap());
+            let (_, y0, _, y1) = bbox(&blue_pixels(&rgba, w));
+            assert!(f64::from(y1 - y0) > 0.5 * f64::from(h), "rest pose {y0}..{y1} of {h}");
+        }
+    }
+    assert!(no_motion >= 1, "the corpus has a file without motion");
+}
+
+/// A still late in the CMU walk (it travels about 90 units, several body
+/// heights): framed on the frame, the figure is centred and most of the
+/// picture's height; framed on the whole motion (as an animation is), it
+/// is much smaller. Its name is written just over it.
+#[test]
+fn a_late_still_of_a_walk_is_framed_on_the_figure() {
+    let Some(dir) = bvhkit_testdata::corpus_or_skip("a_late_still_of_a_walk_is_framed") else {
+        return;
+    };
+    let (_, clip) = corpus_clip(&dir.join("cmu_01_01_walk_cgspeed_mb_names.bvh")).unwrap();
+    let frame = 2400;
+    let figure = |framing: Framing, labels: bool| {
+        let opts = RenderOptions { framing, labels, ..RenderOptions::default() };
+        let (w, h, rgba) = decode_png(&render_png(&[&clip], frame, &opts).unwrap());
+        (w, h, rgba)
+    };
+    let (w, h, rgba) = figure(Framing::Frame, false);
+    let (x0, y0, x1, y1) = bbox(&blue_pixels(&rgba, w));
+    let (cx, cy) = (f64::from(x0 + x1) / 2.0, f64::from(y0 + y1) / 2.0);
+    assert!((cx / f64::from(w) - 0.5).abs() < 0.1, "x {x0}..{x1} of {w}");
+    assert!((cy / f64::from(h) - 0.5).abs() < 0.15, "y {y0}..{y1} of {h}");
+    let height = f64::from(y1 - y0) / f64::from(h);
+    assert!(height > 0.6, "the figure is {height} of the height");
+    let (w2, h2, whole) = figure(Framing::Motion, false);
+    let (_, m0, _, m1) = bbox(&blue_pixels(&whole, w2));
+    let whole_height = f64::from(m1 - m0) / f64::from(h2);
+    assert!(whole_height < 0.6 * height, "whole motion {whole_height}, frame {height}");
+    // Labels: the name just over the figure (and the frame number in the
+    // corner, dark grey, outside the blue hue).
+    let (_, _, labelled) = figure(Framing::Frame, true);
+    let added: Vec<(u32, u32)> = blue_pixels(&labelled, w)
+        .into_iter()
+        .filter(|&(x, y)| !(x0..=x1).contains(&x) || !(y0..=y1).contains(&y))
+        .collect();
+    assert!(added.len() > 150, "only {} label pixels", added.len());
+    let (lx0, _, lx1, ly1) = bbox(&added);
+    assert!((f64::from(lx0 + lx1) / 2.0 - cx).abs() < 20.0, "label {lx0}..{lx1}");
+    assert!(ly1 < y0 && y0 - ly1 < 30, "label bottom {ly1}, figure top {y0}");
 }

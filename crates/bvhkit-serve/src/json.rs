@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use bvhkit_render::Clip;
-use bvhkit_render::units::UnitGuess;
+use bvhkit_render::units::of_clip;
 
 /// Encodes clips as the compact JSON document the page fetches from `/clips.json`.
 ///
@@ -11,7 +11,7 @@ use bvhkit_render::units::UnitGuess;
 /// [`Clip`] (`name`, `frame_time`, `n_frames`, `joint_names`, `parents`,
 /// `is_end_site`) plus `n_joints`, `glitch_frames` (the frames the camera
 /// leaves out of its framing: [`Clip::glitch_frames`]), `units` (the guess
-/// of [`UnitGuess::of_clip`]: `symbol` such as `"cm"`, `label`, `size` in
+/// of [`of_clip`]: `symbol` such as `"cm"`, `label`, `size` in
 /// file units, and `metres_per_unit`, by which the page scales the clip to
 /// metres), and `positions`
 /// flattened to `[x, y, z, x, y, z, ...]`, frame-major, in file units with
@@ -56,7 +56,7 @@ pub fn clips_json(clips: &[Clip]) -> String {
     out
 }
 
-fn push_clip(out: &mut String, clip: &Clip) {
+pub(crate) fn push_clip(out: &mut String, clip: &Clip) {
     let n_joints = clip.parents.len();
     let n_frames = clip.positions.len().checked_div(n_joints).map_or(0, |n| n.min(clip.n_frames));
 
@@ -103,7 +103,7 @@ fn push_clip(out: &mut String, clip: &Clip) {
         }
         let _ = write!(out, "{f}");
     }
-    let units = UnitGuess::of_clip(clip);
+    let units = of_clip(clip);
     out.push_str(r#"],"units":{"symbol":"#);
     push_str(out, units.units.symbol());
     out.push_str(r#","label":"#);
@@ -147,7 +147,7 @@ fn push_str(out: &mut String, s: &str) {
 
 /// Writes `v` rounded to 6 significant digits, as short as possible;
 /// `null` when it is not finite.
-fn push_num(out: &mut String, v: f64) {
+pub(crate) fn push_num(out: &mut String, v: f64) {
     if !v.is_finite() {
         out.push_str("null");
         return;

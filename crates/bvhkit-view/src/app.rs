@@ -69,6 +69,7 @@ impl Player {
     pub(crate) fn new(
         cc: &eframe::CreationContext<'_>,
         files: Vec<Loaded>,
+        errors: Vec<String>,
         options: ViewOptions,
         keys: Vec<Key>,
         outcome: Outcome,
@@ -76,7 +77,7 @@ impl Player {
         cc.egui_ctx.set_theme(egui::Theme::Light);
         let mut p = Player {
             files,
-            errors: Vec::new(),
+            errors,
             mode: options.position_channels,
             in_place: options.in_place,
             stage: Stage::new(&[]),
@@ -557,6 +558,20 @@ impl Player {
             ));
             if let Some(obj) = shot.sidecar.as_mut().and_then(|v| v.as_object_mut()) {
                 obj.insert("playing".into(), self.clock.is_playing().into());
+                obj.insert("errors".into(), self.errors.clone().into());
+            }
+            // Each clip's unit guess, as `bvh serve` sends it in clips.json.
+            if let Some(list) = shot.sidecar.as_mut().and_then(|v| v["clips"].as_array_mut()) {
+                for (c, file) in list.iter_mut().zip(&self.files) {
+                    let u = &file.units;
+                    c["units"] = serde_json::json!({
+                        "symbol": u.units.symbol(),
+                        "label": u.label(),
+                        "size": u.size,
+                        "metres_per_unit": u.metres_per_unit(),
+                        "drawn_size_m": u.drawn_size_m(),
+                    });
+                }
             }
         }
     }

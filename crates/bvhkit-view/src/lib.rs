@@ -88,7 +88,7 @@ impl ViewOptions {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ViewError {
-    /// A file given on the command line could not be read or parsed.
+    /// None of the files given on the command line could be read or parsed.
     Load(String),
     /// The window could not be opened (no display, no OpenGL, ...).
     Window(String),
@@ -108,20 +108,24 @@ impl fmt::Display for ViewError {
 
 impl std::error::Error for ViewError {}
 
-/// Opens the player on `files` and returns when its window is closed.
+/// Opens the player on `files` and returns when its window is closed,
+/// with the messages of the files it skipped.
 ///
-/// Files are parsed leniently; their warnings are shown in the window. Any
-/// number of files (zero included) may be given; more can be dropped on
-/// the window or opened from its file dialog.
+/// Files are parsed leniently; their warnings are shown in the window. A
+/// file that cannot be read or parsed at all is skipped, and its message
+/// shown in the window and returned; the others play. Any number of files
+/// (zero included) may be given; more can be dropped on the window or
+/// opened from its file dialog.
 ///
 /// Must be called on the main thread (winit's rule on most platforms).
 ///
 /// # Errors
-/// [`ViewError::Load`] when a file cannot be read or parsed at all,
+/// [`ViewError::Load`] when files were given and none of them can be read
+/// or parsed,
 /// [`ViewError::Window`] when no window can be opened, and in screenshot
 /// mode [`ViewError::Screenshot`] when the picture could not be taken or
 /// written.
-pub fn run(files: Vec<PathBuf>, options: ViewOptions) -> Result<(), ViewError> {
+pub fn run(files: Vec<PathBuf>, options: ViewOptions) -> Result<Vec<String>, ViewError> {
     let keys = options
         .keys
         .iter()
@@ -131,9 +135,17 @@ pub fn run(files: Vec<PathBuf>, options: ViewOptions) -> Result<(), ViewError> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut loaded = Vec::with_capacity(files.len());
+    let mut errors = Vec::new();
     for f in &files {
-        loaded.push(load::load_path(f, options.position_channels).map_err(ViewError::Load)?);
+        match load::load_path(f, options.position_channels) {
+            Ok(l) => loaded.push(l),
+            Err(e) => errors.push(e),
+        }
     }
+    if loaded.is_empty() && !errors.is_empty() {
+        return Err(ViewError::Load(errors.join("; ")));
+    }
+    let skipped = errors.clone();
     let size = options.window_size.unwrap_or([1280.0, 800.0]);
     let title = match files.as_slice() {
         [] => "bvh view".to_string(),
@@ -153,7 +165,9 @@ pub fn run(files: Vec<PathBuf>, options: ViewOptions) -> Result<(), ViewError> {
     eframe::run_native(
         &title,
         native,
-        Box::new(move |cc| Ok(Box::new(app::Player::new(cc, loaded, options, keys, app_outcome)))),
+        Box::new(move |cc| {
+            Ok(Box::new(app::Player::new(cc, loaded, errors, options, keys, app_outcome)))
+        }),
     )
     .map_err(|e| ViewError::Window(e.to_string()))?;
     let result = outcome.lock().map(|mut o| o.take()).unwrap_or(None);
@@ -162,6 +176,6 @@ pub fn run(files: Vec<PathBuf>, options: ViewOptions) -> Result<(), ViewError> {
         None if screenshot_mode => {
             Err(ViewError::Screenshot("the window closed before the screenshot was taken".into()))
         }
-        _ => Ok(()),
+        _ => Ok(skipped),
     }
 }

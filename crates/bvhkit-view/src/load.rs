@@ -6,7 +6,7 @@ use bvhkit::{Bvh, JointId, PositionChannels, ReadOptions};
 use bvhkit_render::Clip;
 
 use crate::in_place::in_place;
-use crate::units::UnitGuess;
+use crate::units::{UnitGuess, of_clip};
 
 /// One open file: the parsed data, its world positions and what lenient
 /// parsing had to repair.
@@ -25,7 +25,8 @@ pub struct Loaded {
     pub display: Clip,
     /// [`Loaded::display`] with the roots' horizontal travel removed.
     pub display_in_place: Clip,
-    /// The guessed length unit.
+    /// The guessed length unit ([`of_clip`] of [`Loaded::clip`], as
+    /// `bvh render` and `bvh serve` guess it).
     pub units: UnitGuess,
     /// Metres per file unit as shown ([`UnitGuess::metres_per_unit`]).
     pub display_scale: f64,
@@ -39,7 +40,8 @@ pub fn load_bytes(name: &str, bytes: &[u8], mode: PositionChannels) -> Result<Lo
     let (bvh, warnings) =
         ReadOptions::new().lenient(true).parse(bytes).map_err(|e| e.to_string())?;
     let clip = Clip::from_bvh(&bvh, name, mode);
-    let units = UnitGuess::of_bvh(&bvh, mode);
+    // The one guess, from the positions drawn (as `bvh render` and `bvh serve`).
+    let units = of_clip(&clip);
     let scale = units.metres_per_unit();
     let display = clip.clone().scaled(scale);
     Ok(Loaded {

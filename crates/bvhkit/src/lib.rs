@@ -58,6 +58,7 @@ mod number;
 mod parse;
 pub mod rotation;
 mod skeleton;
+pub mod units;
 mod write;
 
 pub use crate::bvh::Bvh;

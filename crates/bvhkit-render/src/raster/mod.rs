@@ -6,6 +6,7 @@
 
 mod paint;
 mod quantize;
+mod text;
 mod video;
 
 use std::borrow::Cow;
@@ -16,7 +17,10 @@ use std::ops::Range;
 use tiny_skia::Pixmap;
 
 use crate::Clip;
-use crate::scene::{Camera, DrawList, Pose, Rgba, Stage, Style};
+use glam::{DVec3, Vec2};
+
+use crate::scene::{Camera, DrawList, Pose, Rgba, Stage, Style, figure_color};
+use text::TextStyle;
 
 pub use video::{render_mp4, render_mp4_with};
 
@@ -109,6 +113,26 @@ pub struct RenderOptions {
     pub background: Rgba,
     /// What to draw (bone thickness, grid, shadows, highlighted joint).
     pub style: Style,
+    /// How a still ([`render_frame`], [`render_png`]) is framed.
+    /// Animations and contact sheets always frame the whole motion, so
+    /// that the camera does not jump. Default: [`Framing::Frame`].
+    pub framing: Framing,
+    /// Write each figure's name (its clip's `name`) over it, in its
+    /// colour, and the frame number in a still's top-left corner.
+    /// Default: `true`.
+    pub labels: bool,
+}
+
+/// What the camera of a still keeps in the picture.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Framing {
+    /// The figures as they stand in the frame drawn ([`Stage::at_frame`]):
+    /// a walker late in its walk fills the picture.
+    #[default]
+    Frame,
+    /// Every frame of the motion ([`Stage::new`]), as animations do: the
+    /// same camera for every frame.
+    Motion,
 }
 
 impl Default for RenderOptions {
@@ -120,6 +144,8 @@ impl Default for RenderOptions {
             elevation: 20.0,
             background: Rgba::rgb(236, 239, 243),
             style: Style::default(),
+            framing: Framing::Frame,
+            labels: true,
         }
     }
 }
@@ -145,6 +171,7 @@ pub struct SheetOptions {
     /// Cells per row; 0 picks a near-square grid. Default: 0.
     pub columns: usize,
     /// Write the frame number in each cell's corner. Default: `true`.
+    /// (The figure's name is [`RenderOptions::labels`].)
     pub labels: bool,
 }
 
@@ -222,8 +249,9 @@ fn check_clips(clips: &[&Clip]) -> Result<()> {
 }
 
 /// Renders frame `frame` (clamped to each clip) of one or more clips side
-/// by side, framed so that no figure leaves the picture during the whole
-/// motion.
+/// by side, framed on the figures in that frame ([`Framing::Frame`]) or on
+/// the whole motion ([`Framing::Motion`]), with each figure's name over it
+/// and the frame number in the corner when [`RenderOptions::labels`] is set.
 ///
 /// # Errors
 /// [`Error::NoFrames`] for no clips or an empty clip, [`Error::InvalidSize`]
@@ -248,10 +276,127 @@ fn check_clips(clips: &[&Clip]) -> Result<()> {
 /// ```
 pub fn render_frame(clips: &[&Clip], frame: usize, opts: &RenderOptions) -> Result<Image> {
     check_clips(clips)?;
-    let stage = Stage::new(clips);
-    let cam = stage.camera(opts.azimuth, opts.elevation, opts.width, opts.height);
+    let stage = match opts.framing {
+        Framing::Frame => Stage::at_frame(clips, frame),
+        Framing::Motion => Stage::new(clips),
+    };
+    let cam = camera(&stage, opts);
     let poses: Vec<Pose<'_>> = clips.iter().map(|c| Pose::at(c, frame)).collect();
-    render_list(&stage.draw_list(&cam, &poses, &opts.style), opts.background)
+    let mut p = pixmap(opts.width, opts.height)?;
+    p.fill(skia_color(opts.background));
+    paint::draw_shapes(&mut p, &stage.draw_list(&cam, &poses, &opts.style));
+    if opts.labels {
+        let figures: Vec<Vec<DVec3>> = poses.iter().map(|p| p.positions.to_vec()).collect();
+        draw_names(&mut p, &cam, &stage, clips, &figures);
+        let style = TextStyle { scale: text_scale(opts.height), ink: Rgba::rgb(30, 34, 40) };
+        text::draw_text(
+            &mut p,
+            style.scale * 2.0,
+            style.scale * 2.0,
+            &style,
+            &frame_label(clips, frame),
+        );
+    }
+    Ok(Image::from_pixmap(p))
+}
+
+/// The camera for `stage`: [`Stage::camera`] with room above the figures
+/// for their names (the framed box is raised by 15% of its height), kept
+/// without labels too so that a picture is framed the same either way.
+fn camera(stage: &Stage, opts: &RenderOptions) -> Camera {
+    match stage.bounds() {
+        Some((lo, mut hi)) => {
+            hi.y += 0.15 * (hi.y - lo.y);
+            Camera::framing(lo, hi, opts.azimuth, opts.elevation, opts.width, opts.height)
+        }
+        None => stage.camera(opts.azimuth, opts.elevation, opts.width, opts.height),
+    }
+}
+
+/// The frame number a still shows: `frame`, clamped as the first clip's
+/// pose is.
+fn frame_label(clips: &[&Clip], frame: usize) -> String {
+    let last = clips.iter().map(|c| c.n_frames).max().unwrap_or(1).saturating_sub(1);
+    frame.min(last).to_string()
+}
+
+/// Font pixels per image pixel for labels: 1 up to 300 pixels of height,
+/// then one more per 240.
+fn text_scale(height: u32) -> f32 {
+    (height as f32 / 240.0).round().max(1.0)
+}
+
+/// The screen rectangle `(min, max)` of `points`, `None` when none projects.
+fn screen_rect(cam: &Camera, points: impl IntoIterator<Item = DVec3>) -> Option<(Vec2, Vec2)> {
+    points
+        .into_iter()
+        .filter_map(|p| cam.project(p))
+        .filter(|(x, y, _)| x.is_finite() && y.is_finite())
+        .map(|(x, y, _)| Vec2::new(x as f32, y as f32))
+        .fold(None, |r, p| Some(r.map_or((p, p), |(lo, hi): (Vec2, Vec2)| (lo.min(p), hi.max(p)))))
+}
+
+/// The eight corners of a box.
+fn corners((lo, hi): (DVec3, DVec3)) -> [DVec3; 8] {
+    std::array::from_fn(|i| {
+        DVec3::new(
+            if i & 1 == 0 { lo.x } else { hi.x },
+            if i & 2 == 0 { lo.y } else { hi.y },
+            if i & 4 == 0 { lo.z } else { hi.z },
+        )
+    })
+}
+
+/// Writes each clip's name over its figure, whose points (before the
+/// stage offset) are `figures[i]`: centred above the screen rectangle of
+/// those points (plus 6% of its height for the head and bone radii), or under it when there is no room above, in the figure's
+/// colour. Names of figures side by side are shortened (`..`) so that
+/// they do not overlap.
+fn draw_names(
+    p: &mut Pixmap,
+    cam: &Camera,
+    stage: &Stage,
+    clips: &[&Clip],
+    figures: &[Vec<DVec3>],
+) {
+    let (w, h) = (p.width() as f32, p.height() as f32);
+    let rects: Vec<Option<(Vec2, Vec2)>> = figures
+        .iter()
+        .enumerate()
+        .map(|(i, pts)| {
+            let off = stage.offsets().get(i).copied().unwrap_or(DVec3::ZERO);
+            screen_rect(cam, pts.iter().map(|q| *q + off))
+        })
+        .collect();
+    let centres: Vec<Option<f32>> =
+        rects.iter().map(|r| r.map(|(lo, hi)| (lo.x + hi.x) * 0.5)).collect();
+    let scale = text_scale(p.height());
+    for (i, clip) in clips.iter().enumerate() {
+        let (Some((lo, hi)), Some(cx)) = (rects[i], centres[i]) else { continue };
+        // Half the distance to the nearest other figure on either side.
+        let room = centres
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| *k != i)
+            .filter_map(|(_, c)| *c)
+            .map(|c| (c - cx).abs() - 2.0 * scale)
+            .fold(w, f32::min);
+        let style = TextStyle { scale, ink: figure_color(i).mix(Rgba::rgb(0, 0, 0), 0.35) };
+        let name = style.fit(&clip.name, room.max(0.0).min(w));
+        let tw = style.width(&name);
+        let th = style.height();
+        let x = (cx - tw * 0.5).clamp(0.0, (w - tw).max(0.0));
+        // Room for the head ball and bone radii, which reach past the joints.
+        let gap = 2.0 * scale + 0.06 * (hi.y - lo.y);
+        let y = if lo.y - gap - th >= 0.0 {
+            lo.y - gap - th
+        } else if hi.y + gap + th <= h {
+            hi.y + gap
+        } else {
+            0.0
+        };
+        text::draw_text(p, x, y, &style, &name);
+    }
 }
 
 /// [`render_frame`] encoded as PNG.
@@ -311,10 +456,19 @@ impl<'a> Animator<'a> {
             })
             .collect();
         let stage = Stage::new(clips);
-        let cam = stage.camera(opts.azimuth, opts.elevation, opts.width, opts.height);
+        let cam = camera(&stage, opts);
         let mut base = pixmap(opts.width, opts.height)?;
         base.fill(skia_color(opts.background.with_alpha(255)));
         paint::draw_shapes(&mut base, &stage.ground(&cam, &opts.style));
+        if opts.labels {
+            // Over the box each figure moves in: names stay put while the
+            // figures move.
+            let boxes: Vec<Vec<DVec3>> = clips
+                .iter()
+                .map(|c| c.framing_bounds().map(|b| corners(b).to_vec()).unwrap_or_default())
+                .collect();
+            draw_names(&mut base, &cam, &stage, clips, &boxes);
+        }
         Ok(Animator { clips, stage, cam, base, style: &opts.style, schedule, fps })
     }
 
@@ -428,8 +582,10 @@ fn changed(prev: &[u8], cur: &[u8], w: usize) -> Option<(usize, usize, usize, us
 }
 
 /// A grid of evenly spaced frames of `clip` in one PNG, each cell
-/// `opts.width` x `opts.height`, all seen by the same camera, with the frame
-/// number in the top-left corner when `sheet.labels` is set.
+/// `opts.width` x `opts.height`, all seen by the same camera (framing the
+/// whole motion), with the frame number in the top-left corner when
+/// `sheet.labels` is set and the clip's name over the figure when
+/// `opts.labels` is.
 ///
 /// # Errors
 /// [`Error::NoFrames`] for an empty clip, [`Error::InvalidSize`] for a zero
@@ -454,19 +610,23 @@ pub fn render_contact_sheet(
     let mut out = pixmap(sw as u32, sh as u32)?;
     out.fill(skia_color(opts.background));
     let stage = Stage::new(&clips);
-    let cam = stage.camera(opts.azimuth, opts.elevation, opts.width, opts.height);
+    let cam = camera(&stage, opts);
     let mut base = pixmap(opts.width, opts.height)?;
     base.fill(skia_color(opts.background));
     paint::draw_shapes(&mut base, &stage.ground(&cam, &opts.style));
     let mut cell = base.clone();
-    let scale = (opts.height as f32 / 60.0).round().max(1.0);
+    let number = TextStyle { scale: text_scale(opts.height), ink: Rgba::rgb(30, 34, 40) };
     for k in 0..n {
         let frame = if n > 1 { (k * (clip.n_frames - 1) + (n - 1) / 2) / (n - 1) } else { 0 };
         cell.data_mut().copy_from_slice(base.data());
         let pose = Pose::at(clip, frame);
         paint::draw_shapes(&mut cell, &stage.figures(&cam, &[pose], &opts.style));
+        if opts.labels {
+            draw_names(&mut cell, &cam, &stage, &clips, &[pose.positions.to_vec()]);
+        }
         if sheet.labels {
-            paint::draw_number(&mut cell, scale * 2.0, scale * 2.0, scale, frame);
+            let s = number.scale * 2.0;
+            text::draw_text(&mut cell, s, s, &number, &frame.to_string());
         }
         let (cx, cy) = ((k % cols) * cw, (k / cols) * ch);
         let src = cell.data();

@@ -249,6 +249,7 @@ pub struct Stage {
     offsets: Vec<DVec3>,
     sizes: Vec<f64>,
     bounds: Option<(DVec3, DVec3)>,
+    ground: f64,
 }
 
 impl Stage {
@@ -259,19 +260,42 @@ impl Stage {
     pub fn new(clips: &[&Clip]) -> Stage {
         let clip_bounds: Vec<_> = clips.iter().map(|c| c.framing_bounds()).collect();
         let sizes: Vec<f64> = clips.iter().map(|c| figure_size(c)).collect();
-        let gap = sizes.iter().copied().fold(0.0, f64::max) * 0.25;
-        let offsets = side_by_side_offsets(&clip_bounds, gap);
-        let mut bounds: Option<(DVec3, DVec3)> = None;
-        for (b, off) in clip_bounds.iter().zip(&offsets) {
-            if let Some((lo, hi)) = b {
-                let (lo, hi) = (*lo + *off, *hi + *off);
-                bounds = Some(match bounds {
-                    None => (lo, hi),
-                    Some((l, h)) => (l.min(lo), h.max(hi)),
-                });
-            }
-        }
-        Stage { offsets, sizes, bounds }
+        let offsets = side_by_side_offsets(&clip_bounds, gap(&sizes));
+        let bounds = union(&clip_bounds, &offsets);
+        let ground = bounds.map_or(0.0, |(lo, _)| lo.y);
+        Stage { offsets, sizes, bounds, ground }
+    }
+
+    /// A stage for a still of frame `frame` (clamped to each clip): the
+    /// figures are laid side by side and framed as they stand in that frame,
+    /// so a walker far along its path fills the picture instead of being a
+    /// small figure at one end of it. The ground and the bone sizes are the
+    /// whole motion's, as with [`Stage::new`], and the framing reaches down
+    /// to the ground when a figure is less than its size above it (a jump
+    /// keeps its shadow in the picture).
+    #[must_use]
+    pub fn at_frame(clips: &[&Clip], frame: usize) -> Stage {
+        let sizes: Vec<f64> = clips.iter().map(|c| figure_size(c)).collect();
+        let ground = clips
+            .iter()
+            .filter_map(|c| c.framing_bounds())
+            .map(|(lo, _)| lo.y)
+            .reduce(f64::min)
+            .unwrap_or(0.0);
+        let pose_bounds: Vec<_> = clips
+            .iter()
+            .zip(&sizes)
+            .map(|(c, size)| {
+                let (mut lo, hi) = crate::clip::bounds_of(Pose::at(c, frame).positions)?;
+                if lo.y > ground && lo.y - ground <= *size {
+                    lo.y = ground;
+                }
+                Some((lo, hi))
+            })
+            .collect();
+        let offsets = side_by_side_offsets(&pose_bounds, gap(&sizes));
+        let bounds = union(&pose_bounds, &offsets);
+        Stage { offsets, sizes, bounds, ground }
     }
 
     /// The offset added to every position of figure `i`.
@@ -287,19 +311,20 @@ impl Stage {
         &self.sizes
     }
 
-    /// The bounding box of all figures over all frames (glitch frames
-    /// aside: [`Clip::framing_bounds`]), offsets included; `None` when no
-    /// clip has a finite position.
+    /// The box the camera frames, offsets included: all figures over all
+    /// frames (glitch frames aside: [`Clip::framing_bounds`]) for
+    /// [`Stage::new`], the figures in one frame for [`Stage::at_frame`];
+    /// `None` when no clip has a finite position.
     #[must_use]
     pub fn bounds(&self) -> Option<(DVec3, DVec3)> {
         self.bounds
     }
 
     /// The height of the ground plane: the lowest point over all frames of
-    /// all figures (0 when there is none).
+    /// all figures, glitch frames aside (0 when there is none).
     #[must_use]
     pub fn ground_y(&self) -> f64 {
-        self.bounds.map_or(0.0, |(lo, _)| lo.y)
+        self.ground
     }
 
     /// A camera looking from `azimuth`/`elevation` (degrees) that keeps
@@ -649,6 +674,21 @@ fn shadow(
             out.push(Shape::Polygon { points, fill: Rgba::rgb(20, 24, 32).with_alpha(a) });
         }
     }
+}
+
+/// The space between figures standing side by side: a quarter of the
+/// largest figure's size.
+fn gap(sizes: &[f64]) -> f64 {
+    sizes.iter().copied().fold(0.0, f64::max) * 0.25
+}
+
+/// The union of `boxes`, each moved by its offset.
+fn union(boxes: &[Option<(DVec3, DVec3)>], offsets: &[DVec3]) -> Option<(DVec3, DVec3)> {
+    boxes
+        .iter()
+        .zip(offsets)
+        .filter_map(|(b, off)| b.map(|(lo, hi)| (lo + *off, hi + *off)))
+        .reduce(|(l, h), (lo, hi)| (l.min(lo), h.max(hi)))
 }
 
 /// A figure's size: the median diagonal of its per-frame bounding boxes,

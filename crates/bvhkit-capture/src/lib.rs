@@ -1,0 +1,20 @@
+//! Sensors to joints: record BVH from orientation sensors (a data glove, an
+//! IMU suit) and replay BVH as the sensor samples that would have produced it.
+//!
+//! A [`Config`] (TOML, see `docs/capture.md`) names a skeleton and binds
+//! sensors to its joints; a [`Recorder`] turns [`Sample`]s into BVH frames in
+//! a caller-owned buffer; [`LineReader`] reads samples from CSV or JSON lines;
+//! [`replay_csv`] goes the other way. Rotation conventions are the core's
+//! ([`bvhkit::rotation`]): nothing here re-derives them.
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+
+mod config;
+mod recorder;
+mod replay;
+mod samples;
+
+pub use config::{Binding, Config, ConfigError, MAX_FRAME_RATE, Mount, RootPosition, Z_UP};
+pub use recorder::{Recorder, Sample, Stats};
+pub use replay::replay_csv;
+pub use samples::{LineError, LineReader, Reading};

@@ -1,0 +1,326 @@
+//! Samples in, BVH frames out.
+
+use std::collections::HashMap;
+
+use bvhkit::glam::{DQuat, DVec3};
+use bvhkit::rotation::{euler_to_quat, quat_to_euler, quat_to_euler_near};
+use bvhkit::{Channel, JointId};
+
+use crate::config::{Config, Mount};
+
+/// One sensor reading: an orientation (sensor axes) and optionally a
+/// position, at time `t` in seconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sample<'a> {
+    /// Time in seconds (any origin; the first sample's time is frame 0).
+    pub t: f64,
+    /// The sensor id.
+    pub sensor: &'a str,
+    /// Orientation `[w, x, y, z]`; need not be normalised.
+    pub q: [f64; 4],
+    /// Position `[x, y, z]` in the sensor's axes and unit, if the sample has one.
+    pub p: Option<[f64; 3]>,
+}
+
+/// What happened to the samples so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Frames emitted.
+    pub frames: u64,
+    /// Samples used.
+    pub samples: u64,
+    /// Samples refused: zero, NaN or infinite quaternion, or a non-finite
+    /// time or position.
+    pub malformed: u64,
+    /// Samples of sensors no binding names.
+    pub unknown_sensor: u64,
+    /// Samples whose frame was already emitted.
+    pub out_of_order: u64,
+    /// Samples more than [`Recorder::MAX_GAP_SECONDS`] (or
+    /// [`Recorder::MAX_GAP_FRAMES`]) after the frame being filled (dropped rather than filling the gap with held frames).
+    pub too_far: u64,
+    /// Sensor-frames in which a bound sensor sent nothing and its last
+    /// orientation was held (or the rest pose used, before its first sample).
+    pub held: u64,
+}
+
+impl Stats {
+    /// Samples not used, of every kind.
+    pub fn dropped(&self) -> u64 {
+        self.malformed + self.unknown_sensor + self.out_of_order + self.too_far
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Slot {
+    orientation: Option<DQuat>,
+    position: Option<DVec3>,
+    calibration: Option<DQuat>,
+    fresh: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Drive {
+    slot: usize,
+    mount: Mount,
+}
+
+/// Turns sensor samples into BVH frames of the configured skeleton.
+///
+/// A bound joint's world orientation is its sensor's orientation in BVH
+/// axes times the inverse of its mount; an unbound joint keeps its rest
+/// orientation relative to its parent; each joint's local rotation is its
+/// parent's world rotation inverted times its own, written as Euler angles
+/// in the joint's channel order, continuous from frame to frame
+/// ([`bvhkit::rotation::quat_to_euler_near`]).
+///
+/// A sample belongs to frame `round((t - t0) · frame_rate)`, `t0` the time
+/// of the first accepted sample (not malformed, of a known sensor). A frame is emitted when a sample of a later frame arrives
+/// (frames in between are emitted with every sensor held) and by
+/// [`Recorder::finish`].
+///
+/// # Example
+/// ```
+/// use bvhkit_capture::{Config, Recorder, Sample};
+/// # let dir = std::env::temp_dir().join(format!("bvhkit-capture-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # std::fs::write(dir.join("arm.bvh"), "HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+/// #   End Site { OFFSET 0 1 0 } } MOTION Frames: 0 Frame Time: 0.1\n").unwrap();
+/// let config = Config::parse(r#"
+///     skeleton = "arm.bvh"
+///     frame_rate = 10
+///     [[bind]]
+///     sensor = "s1"
+///     joint = "A"
+/// "#, &dir)?;
+/// let mut rec = Recorder::new(&config);
+/// let mut frames = Vec::new();
+/// let h = std::f64::consts::FRAC_1_SQRT_2;
+/// // Turned 90 degrees about Z.
+/// rec.push(&Sample { t: 0.0, sensor: "s1", q: [h, 0.0, 0.0, h], p: None }, &mut frames);
+/// rec.finish(&mut frames);
+/// assert!((frames[0] - 90.0).abs() < 1e-9 && frames[1].abs() < 1e-9 && frames[2].abs() < 1e-9);
+/// # Ok::<(), bvhkit_capture::ConfigError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Recorder {
+    config: Config,
+    sensors: HashMap<String, usize>,
+    slots: Vec<Slot>,
+    drive: Vec<Option<Drive>>,
+    root_slot: Option<usize>,
+    t0: Option<f64>,
+    current: u64,
+    dirty: bool,
+    previous: Vec<[f64; 3]>,
+    started: Vec<bool>,
+    world_rot: Vec<DQuat>,
+    world_pos: Vec<DVec3>,
+    stats: Stats,
+}
+
+impl Recorder {
+    /// Samples further than this after the frame being filled are dropped
+    /// (counted in [`Stats::too_far`]), so a bad timestamp cannot make the
+    /// recorder emit an unbounded number of held frames.
+    pub const MAX_GAP_SECONDS: f64 = 10.0;
+
+    /// And never more than this many frames ahead, whatever the frame rate.
+    pub const MAX_GAP_FRAMES: u64 = 10_000;
+
+    /// A recorder for `config`.
+    pub fn new(config: &Config) -> Recorder {
+        let n = config.skeleton.len();
+        let mut sensors = HashMap::new();
+        let slot_of = |id: &str, sensors: &mut HashMap<String, usize>| {
+            let next = sensors.len();
+            *sensors.entry(id.to_string()).or_insert(next)
+        };
+        let mut drive = vec![None; n];
+        for b in &config.bindings {
+            drive[b.joint.index()] =
+                Some(Drive { slot: slot_of(&b.sensor, &mut sensors), mount: b.mount });
+        }
+        let root_slot = config.root_position.as_ref().map(|r| slot_of(&r.sensor, &mut sensors));
+        Recorder {
+            config: config.clone(),
+            slots: vec![Slot::default(); sensors.len()],
+            sensors,
+            drive,
+            root_slot,
+            t0: None,
+            current: 0,
+            dirty: false,
+            previous: vec![[0.0; 3]; n],
+            started: vec![false; n],
+            world_rot: vec![DQuat::IDENTITY; n],
+            world_pos: vec![DVec3::ZERO; n],
+            stats: Stats::default(),
+        }
+    }
+
+    /// Values per frame (the skeleton's channel count).
+    pub fn n_channels(&self) -> usize {
+        self.config.skeleton.n_channels()
+    }
+
+    /// The counts so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Takes one sample; appends every frame it completes to `out`
+    /// ([`Recorder::n_channels`] values each) and returns how many.
+    pub fn push(&mut self, s: &Sample<'_>, out: &mut Vec<f64>) -> usize {
+        let q = DQuat::from_xyzw(s.q[1], s.q[2], s.q[3], s.q[0]);
+        let len = q.length();
+        let pos_ok = s.p.is_none_or(|p| p.iter().all(|v| v.is_finite()));
+        if !s.t.is_finite() || !len.is_finite() || len < 1e-9 || !pos_ok {
+            self.stats.malformed += 1;
+            return 0;
+        }
+        let Some(&slot) = self.sensors.get(s.sensor) else {
+            self.stats.unknown_sensor += 1;
+            return 0;
+        };
+        let t0 = *self.t0.get_or_insert(s.t);
+        let k = ((s.t - t0) * self.config.frame_rate).round();
+        if k < self.current as f64 {
+            self.stats.out_of_order += 1;
+            return 0;
+        }
+        let max_gap =
+            (Self::MAX_GAP_SECONDS * self.config.frame_rate).min(Self::MAX_GAP_FRAMES as f64);
+        if k - self.current as f64 > max_gap + 1.0 {
+            self.stats.too_far += 1;
+            return 0;
+        }
+        let k = k as u64;
+        let mut emitted = 0;
+        while self.current < k {
+            self.emit(out);
+            emitted += 1;
+        }
+        let q = self.config.to_bvh_axes(q / len);
+        let slot = &mut self.slots[slot];
+        slot.calibration.get_or_insert(q);
+        slot.orientation = Some(q);
+        if let Some(p) = s.p {
+            slot.position = Some(DVec3::from_array(p));
+        }
+        slot.fresh = true;
+        self.dirty = true;
+        self.stats.samples += 1;
+        emitted
+    }
+
+    /// Emits the frame being filled, if any sample reached it; call at the
+    /// end of the recording. Returns the number of frames appended (0 or 1).
+    pub fn finish(&mut self, out: &mut Vec<f64>) -> usize {
+        if self.dirty {
+            self.emit(out);
+            1
+        } else {
+            0
+        }
+    }
+
+    fn emit(&mut self, out: &mut Vec<f64>) {
+        let skel = &self.config.skeleton;
+        let start = out.len();
+        out.resize(start + skel.n_channels(), 0.0);
+        let frame = &mut out[start..];
+        for slot in &mut self.slots {
+            if !slot.fresh {
+                self.stats.held += 1;
+            }
+        }
+        for id in skel.ids() {
+            let i = id.index();
+            let j = skel.joint(id);
+            let (parent_rot, parent_pos) = match j.parent() {
+                Some(p) => (self.world_rot[p.index()], self.world_pos[p.index()]),
+                None => (DQuat::IDENTITY, DVec3::ZERO),
+            };
+            let drive = self.drive[i];
+            // Target world orientation.
+            let target = drive.and_then(|d| {
+                let slot = &self.slots[d.slot];
+                let q = slot.orientation?;
+                Some(match d.mount {
+                    Mount::Identity => q,
+                    Mount::Calibrate => q * slot.calibration.unwrap_or(DQuat::IDENTITY).conjugate(),
+                    Mount::Fixed(m) => q * m.conjugate(),
+                })
+            });
+            let channels = j.channels();
+            let first = j.first_channel();
+            let mut local = DQuat::IDENTITY;
+            if let (Some(target), Some(order)) = (target, j.rotation_order()) {
+                let wanted = (parent_rot.conjugate() * target).normalize();
+                let angles = if self.started[i] {
+                    quat_to_euler_near(wanted, order, self.previous[i])
+                } else {
+                    quat_to_euler(wanted, order)
+                };
+                self.started[i] = true;
+                self.previous[i] = angles;
+                let mut n = 0;
+                for (k, c) in channels.iter().enumerate() {
+                    if c.is_rotation() {
+                        frame[first + k] = angles[n];
+                        n += 1;
+                    }
+                }
+                local = euler_to_quat(&order.axes(), &angles);
+            }
+            // Position channels (`PositionChannels::Replace`): the rest value is
+            // the offset; a sensor position gives the local translation.
+            let world_target = self.position_of(id);
+            let mut t = j.offset();
+            let t_wanted = world_target.map(|p| parent_rot.conjugate() * (p - parent_pos));
+            for (k, c) in channels.iter().enumerate() {
+                let a = match c {
+                    Channel::Xposition => 0,
+                    Channel::Yposition => 1,
+                    Channel::Zposition => 2,
+                    _ => continue,
+                };
+                if let Some(w) = t_wanted {
+                    t[a] = w[a];
+                }
+                frame[first + k] = t[a];
+            }
+            self.world_rot[i] = (parent_rot * local).normalize();
+            self.world_pos[i] = parent_pos + parent_rot * t;
+        }
+        for slot in &mut self.slots {
+            slot.fresh = false;
+        }
+        self.current += 1;
+        self.dirty = false;
+        self.stats.frames += 1;
+    }
+
+    /// The world position a joint's sensors ask for, in BVH axes and unit.
+    fn position_of(&self, id: JointId) -> Option<DVec3> {
+        let skel = &self.config.skeleton;
+        if !skel.joint(id).channels().iter().any(|c| c.is_position()) {
+            return None;
+        }
+        if skel.joint(id).parent().is_none()
+            && let (Some(slot), Some(r)) = (self.root_slot, &self.config.root_position)
+        {
+            return self.slots[slot].position.map(|p| self.config.position_to_bvh(p, r.scale));
+        }
+        let d = self.drive[id.index()]?;
+        self.slots[d.slot]
+            .position
+            .map(|p| self.config.position_to_bvh(p, self.config.position_scale))
+    }
+}

@@ -1,0 +1,224 @@
+//! Sample text: CSV with a `t,sensor,w,x,y,z[,px,py,pz]` header, or JSON
+//! lines with the same keys. The format is taken from the first non-empty
+//! line (`{` starts JSON lines, anything else is the CSV header).
+
+use std::fmt;
+
+use serde::Deserialize;
+
+use crate::recorder::Sample;
+
+/// A sample read from text, owning its sensor id.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Reading {
+    /// Time in seconds.
+    pub t: f64,
+    /// The sensor id.
+    pub sensor: String,
+    /// Orientation `[w, x, y, z]`.
+    pub q: [f64; 4],
+    /// Position, if the line has one.
+    pub p: Option<[f64; 3]>,
+}
+
+impl Reading {
+    /// The sample, borrowing the sensor id.
+    pub fn sample(&self) -> Sample<'_> {
+        Sample { t: self.t, sensor: &self.sensor, q: self.q, p: self.p }
+    }
+}
+
+/// A line that is not a sample.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineError {
+    /// 1-based line number.
+    pub line: u64,
+    /// 1-based column (characters) where the problem starts.
+    pub column: u64,
+    /// What was expected and found.
+    pub message: String,
+    /// Whether reading cannot go on (a bad CSV header); otherwise only this
+    /// line is malformed.
+    pub fatal: bool,
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.line, self.column, self.message)
+    }
+}
+
+impl std::error::Error for LineError {}
+
+#[derive(Clone, Debug)]
+enum Format {
+    Unknown,
+    Csv { columns: usize, idx: [usize; 6], pos: Option<[usize; 3]> },
+    Json,
+}
+
+/// Reads sample lines one at a time.
+#[derive(Clone, Debug)]
+pub struct LineReader {
+    format: Format,
+    line: u64,
+}
+
+impl Default for LineReader {
+    fn default() -> Self {
+        LineReader::new()
+    }
+}
+
+const REQUIRED: [&str; 6] = ["t", "sensor", "w", "x", "y", "z"];
+const POSITION: [&str; 3] = ["px", "py", "pz"];
+
+#[derive(Deserialize)]
+struct JsonSample {
+    t: f64,
+    sensor: String,
+    w: f64,
+    x: f64,
+    y: f64,
+    z: f64,
+    px: Option<f64>,
+    py: Option<f64>,
+    pz: Option<f64>,
+}
+
+impl LineReader {
+    /// A reader that has seen no line yet.
+    pub fn new() -> LineReader {
+        LineReader { format: Format::Unknown, line: 0 }
+    }
+
+    /// Reads the next line (without its line end) into `out`. Returns
+    /// `Ok(true)` for a sample, `Ok(false)` for a blank line or the CSV
+    /// header.
+    ///
+    /// # Errors
+    /// A malformed line; [`LineError::fatal`] for a bad CSV header.
+    pub fn read(&mut self, line: &str, out: &mut Reading) -> Result<bool, LineError> {
+        self.line += 1;
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.trim().is_empty() {
+            return Ok(false);
+        }
+        match self.format {
+            Format::Unknown => {
+                if line.trim_start().starts_with('{') {
+                    self.format = Format::Json;
+                    return self.json(line, out);
+                }
+                self.header(line)?;
+                Ok(false)
+            }
+            Format::Json => self.json(line, out),
+            Format::Csv { columns, idx, pos } => self.csv(line, columns, idx, pos, out),
+        }
+    }
+
+    fn error(&self, column: usize, message: String, fatal: bool) -> LineError {
+        LineError { line: self.line, column: column as u64 + 1, message, fatal }
+    }
+
+    fn header(&mut self, line: &str) -> Result<(), LineError> {
+        let names: Vec<&str> = line.split(',').map(str::trim).collect();
+        let find = |n: &str| names.iter().position(|&c| c == n);
+        let mut idx = [0; 6];
+        for (k, n) in REQUIRED.iter().enumerate() {
+            idx[k] = find(n).ok_or_else(|| {
+                self.error(0, format!("expected a CSV header with columns t,sensor,w,x,y,z (optionally px,py,pz) or a JSON line, found \"{line}\" (no column \"{n}\")"), true)
+            })?;
+        }
+        let p: Vec<Option<usize>> = POSITION.iter().map(|n| find(n)).collect();
+        let pos = match (p[0], p[1], p[2]) {
+            (Some(a), Some(b), Some(c)) => Some([a, b, c]),
+            (None, None, None) => None,
+            _ => {
+                return Err(self.error(0, "expected all of px,py,pz or none of them".into(), true));
+            }
+        };
+        let mut col = 0;
+        for n in &names {
+            if !REQUIRED.contains(n) && !POSITION.contains(n) {
+                return Err(self.error(
+                    col,
+                    format!("unknown column \"{n}\" (expected t,sensor,w,x,y,z,px,py,pz)"),
+                    true,
+                ));
+            }
+            col += n.chars().count() + 1;
+        }
+        self.format = Format::Csv { columns: names.len(), idx, pos };
+        Ok(())
+    }
+
+    fn csv(
+        &self,
+        line: &str,
+        columns: usize,
+        idx: [usize; 6],
+        pos: Option<[usize; 3]>,
+        out: &mut Reading,
+    ) -> Result<bool, LineError> {
+        let mut fields: [(usize, &str); 9] = [(0, ""); 9];
+        let mut n = 0;
+        let mut col = 0;
+        for f in line.split(',') {
+            if n == columns {
+                return Err(self.error(
+                    col,
+                    format!("expected {columns} fields, found more"),
+                    false,
+                ));
+            }
+            fields[n] = (col, f);
+            n += 1;
+            col += f.chars().count() + 1;
+        }
+        if n != columns {
+            return Err(self.error(
+                col.saturating_sub(1),
+                format!("expected {columns} fields, found {n}"),
+                false,
+            ));
+        }
+        let num = |k: usize, name: &str| -> Result<f64, LineError> {
+            let (c, f) = fields[k];
+            f.trim().parse::<f64>().map_err(|_| {
+                self.error(c, format!("expected a number for {name}, found \"{f}\""), false)
+            })
+        };
+        out.t = num(idx[0], "t")?;
+        out.sensor.clear();
+        out.sensor.push_str(fields[idx[1]].1.trim());
+        for k in 0..4 {
+            out.q[k] = num(idx[2 + k], REQUIRED[2 + k])?;
+        }
+        out.p = match pos {
+            Some(p) => Some([num(p[0], "px")?, num(p[1], "py")?, num(p[2], "pz")?]),
+            None => None,
+        };
+        Ok(true)
+    }
+
+    fn json(&self, line: &str, out: &mut Reading) -> Result<bool, LineError> {
+        let s: JsonSample = serde_json::from_str(line).map_err(|e| {
+            self.error(e.column().saturating_sub(1), format!("expected a JSON sample: {e}"), false)
+        })?;
+        let p = match (s.px, s.py, s.pz) {
+            (Some(a), Some(b), Some(c)) => Some([a, b, c]),
+            (None, None, None) => None,
+            _ => {
+                return Err(self.error(
+                    0,
+                    "expected all of px,py,pz or none of them".into(),
+                    false,
+                ));
+            }
+        };
+        *out = Reading { t: s.t, sensor: s.sensor, q: [s.w, s.x, s.y, s.z], p };
+        Ok(true)
+    }
+}

@@ -1,0 +1,5 @@
+//! Integration tests of bvhkit-capture.
+
+mod config;
+mod recorder;
+mod roundtrip;

@@ -1,0 +1,328 @@
+//! The data-glove text's own test (two joints, two sensors) for all six
+//! rotation orders, plus timing and sample bookkeeping. References are
+//! written plainly here: quaternions from half-angle formulas, matrices
+//! from their entries.
+
+use std::path::{Path, PathBuf};
+
+use bvhkit_capture::{Config, Recorder, Sample};
+
+const ORDERS: [&str; 6] = ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"];
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+/// The fixture skeleton with both joints' channels in `order`, and its
+/// config, in a fresh folder.
+fn setup(order: &str, extra: &str) -> Config {
+    // One folder per call: tests run in parallel and must not read each other's half-written files.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir =
+        std::env::temp_dir().join(format!("bvhkit-capture-{}-{order}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let chans: String = order.chars().map(|c| format!("{c}rotation ")).collect();
+    let bvh = std::fs::read_to_string(data().join("two_joints.bvh")).unwrap();
+    std::fs::write(
+        dir.join("two_joints.bvh"),
+        bvh.replace("Zrotation Xrotation Yrotation ", &chans)
+            .replace("Zrotation Xrotation Yrotation\n", &format!("{}\n", chans.trim_end())),
+    )
+    .unwrap();
+    let toml = std::fs::read_to_string(data().join("two_sensors.toml")).unwrap();
+    let config = Config::parse(&format!("{toml}\n{extra}"), &dir).unwrap();
+    let skel = &config.skeleton;
+    for j in ["Parent", "Child"] {
+        assert_eq!(skel.joint(skel.find(j).unwrap()).rotation_order().unwrap().name(), order);
+    }
+    config
+}
+
+/// `[w, x, y, z]` of a turn of `deg` degrees about `axis` (unit).
+fn axis_angle(axis: [f64; 3], deg: f64) -> [f64; 4] {
+    let h = deg.to_radians() / 2.0;
+    [h.cos(), h.sin() * axis[0], h.sin() * axis[1], h.sin() * axis[2]]
+}
+
+fn unit(letter: char) -> [f64; 3] {
+    match letter {
+        'X' => [1.0, 0.0, 0.0],
+        'Y' => [0.0, 1.0, 0.0],
+        _ => [0.0, 0.0, 1.0],
+    }
+}
+
+/// Hamilton product of `[w, x, y, z]` quaternions.
+fn qmul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    [
+        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
+    ]
+}
+
+type M3 = [[f64; 3]; 3];
+
+fn mmul(a: M3, b: M3) -> M3 {
+    let mut m = [[0.0; 3]; 3];
+    for (r, row) in m.iter_mut().enumerate() {
+        for (c, v) in row.iter_mut().enumerate() {
+            *v = (0..3).map(|k| a[r][k] * b[k][c]).sum();
+        }
+    }
+    m
+}
+
+/// The elementary matrix of the rotation convention (right-hand rule).
+fn elementary(letter: char, deg: f64) -> M3 {
+    let (s, c) = deg.to_radians().sin_cos();
+    match letter {
+        'X' => [[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]],
+        'Y' => [[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]],
+        _ => [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]],
+    }
+}
+
+/// The matrix of a `[w, x, y, z]` unit quaternion.
+fn qmat(q: [f64; 4]) -> M3 {
+    let [w, x, y, z] = q;
+    [
+        [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y)],
+        [2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x)],
+        [2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)],
+    ]
+}
+
+/// The joint matrix of BVH angles in listing order.
+fn euler_matrix(order: &str, angles: &[f64]) -> M3 {
+    order
+        .chars()
+        .zip(angles)
+        .fold([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], |m, (l, &a)| {
+            mmul(m, elementary(l, a))
+        })
+}
+
+fn assert_mat_eq(a: M3, b: M3, what: &str) {
+    for r in 0..3 {
+        for c in 0..3 {
+            assert!((a[r][c] - b[r][c]).abs() < 1e-12, "{what}: {a:?} != {b:?}");
+        }
+    }
+}
+
+fn assert_angles(got: &[f64], want: [f64; 3], what: &str) {
+    for k in 0..3 {
+        assert!((got[k] - want[k]).abs() < 1e-9, "{what}: got {got:?}, want {want:?}");
+    }
+}
+
+/// One frame from one sample per sensor at t = 0.
+fn one_frame(config: &Config, parent: [f64; 4], child: [f64; 4]) -> Vec<f64> {
+    let mut rec = Recorder::new(config);
+    let mut out = Vec::new();
+    assert_eq!(rec.push(&Sample { t: 0.0, sensor: "s-parent", q: parent, p: None }, &mut out), 0);
+    assert_eq!(rec.push(&Sample { t: 0.0, sensor: "s-child", q: child, p: None }, &mut out), 0);
+    assert_eq!(rec.finish(&mut out), 1);
+    assert_eq!(out.len(), 6);
+    let s = rec.stats();
+    assert_eq!((s.frames, s.samples, s.dropped(), s.held), (1, 2, 0, 0));
+    out
+}
+
+const GENERAL: [f64; 4] = [0.8, 0.2, -0.5, 0.26]; // not normalised on purpose
+
+fn normalised(q: [f64; 4]) -> [f64; 4] {
+    let n = q.iter().map(|v| v * v).sum::<f64>().sqrt();
+    q.map(|v| v / n)
+}
+
+#[test]
+fn parent_turned_alone_with_child_attached_leaves_child_at_zero() {
+    for order in ORDERS {
+        let config = setup(order, "");
+        // A single-axis turn of the parent gives that single angle.
+        for (slot, letter) in order.chars().enumerate() {
+            let q = axis_angle(unit(letter), 37.0);
+            let f = one_frame(&config, q, q);
+            let mut want = [0.0; 3];
+            want[slot] = 37.0;
+            assert_angles(&f[..3], want, &format!("{order} parent about {letter}"));
+            assert_angles(&f[3..], [0.0; 3], &format!("{order} child, parent about {letter}"));
+        }
+        // A general turn: the parent's angles rebuild the sensor's matrix.
+        let f = one_frame(&config, GENERAL, GENERAL);
+        assert_mat_eq(euler_matrix(order, &f[..3]), qmat(normalised(GENERAL)), order);
+        assert_angles(&f[3..], [0.0; 3], &format!("{order} child, general parent turn"));
+    }
+}
+
+#[test]
+fn child_turned_about_each_axis_gives_that_single_angle() {
+    for order in ORDERS {
+        let config = setup(order, "");
+        for (slot, letter) in order.chars().enumerate() {
+            for deg in [-75.0, 12.5, 60.0] {
+                let f = one_frame(&config, [1.0, 0.0, 0.0, 0.0], axis_angle(unit(letter), deg));
+                let mut want = [0.0; 3];
+                want[slot] = deg;
+                assert_angles(&f[..3], [0.0; 3], &format!("{order} parent, child about {letter}"));
+                assert_angles(&f[3..], want, &format!("{order} child about {letter} by {deg}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn both_turned_together_change_the_parent_and_not_the_child() {
+    for order in ORDERS {
+        let config = setup(order, "");
+        for (slot, letter) in order.chars().enumerate() {
+            let local = axis_angle(unit(letter), -40.0);
+            let mut want = [0.0; 3];
+            want[slot] = -40.0;
+            let alone = one_frame(&config, [1.0, 0.0, 0.0, 0.0], local);
+            assert_angles(&alone[3..], want, order);
+            // The parent turns; the child's sensor turns with it and keeps its bend.
+            let parent = normalised(GENERAL);
+            let both = one_frame(&config, parent, qmul(parent, local));
+            assert_mat_eq(euler_matrix(order, &both[..3]), qmat(parent), order);
+            assert_angles(
+                &both[3..],
+                want,
+                &format!("{order} child about {letter} with the parent turned"),
+            );
+        }
+    }
+}
+
+#[test]
+fn z_up_sensor_frame_turns_heading_about_bvh_y() {
+    // East-north-up: a turn about the sensor's Z (up) is a turn about BVH Y.
+    let config = setup("ZXY", "");
+    let mut text = std::fs::read_to_string(data().join("two_sensors.toml")).unwrap();
+    text = text.replace("sensor_frame = \"y-up\"", "sensor_frame = \"z-up\"");
+    let dir = config.skeleton_path.parent().unwrap();
+    let zup = Config::parse(&text, dir).unwrap();
+    let q = axis_angle([0.0, 0.0, 1.0], 30.0);
+    let f = one_frame(&zup, q, q);
+    assert_angles(&f[..3], [0.0, 0.0, 30.0], "z-up heading");
+    // Sensor north (+Y) is BVH -Z: a turn about sensor Y is minus a turn about BVH Z.
+    let f = one_frame(&zup, axis_angle([0.0, 1.0, 0.0], 20.0), [1.0, 0.0, 0.0, 0.0]);
+    assert_angles(&f[..3], [-20.0, 0.0, 0.0], "z-up north axis");
+    // An explicit matrix equal to z-up gives the same.
+    let explicit = text
+        .replace("sensor_frame = \"z-up\"", "sensor_frame = [[1, 0, 0], [0, 0, 1], [0, -1, 0]]");
+    let f2 = one_frame(
+        &Config::parse(&explicit, dir).unwrap(),
+        axis_angle([0.0, 1.0, 0.0], 20.0),
+        [1.0, 0.0, 0.0, 0.0],
+    );
+    assert_eq!(f, f2);
+}
+
+#[test]
+fn mounts_calibrate_and_fixed() {
+    let config = setup("ZXY", "");
+    let dir = config.skeleton_path.parent().unwrap();
+    let text = std::fs::read_to_string(data().join("two_sensors.toml")).unwrap();
+    let cal =
+        Config::parse(&text.replace("mount = \"identity\"", "mount = \"calibrate\""), dir).unwrap();
+    let mut rec = Recorder::new(&cal);
+    let mut out = Vec::new();
+    let q0 = normalised(GENERAL);
+    // Frame 0: whatever the sensors read is the rest pose.
+    rec.push(&Sample { t: 1.0, sensor: "s-parent", q: q0, p: None }, &mut out);
+    rec.push(&Sample { t: 1.0, sensor: "s-child", q: q0, p: None }, &mut out);
+    // Frame 1: the parent's sensor turned 25 degrees about world X from there.
+    let turned = qmul(axis_angle([1.0, 0.0, 0.0], 25.0), q0);
+    assert_eq!(rec.push(&Sample { t: 1.01, sensor: "s-parent", q: turned, p: None }, &mut out), 1);
+    rec.push(&Sample { t: 1.01, sensor: "s-child", q: turned, p: None }, &mut out);
+    rec.finish(&mut out);
+    assert_angles(&out[..3], [0.0; 3], "calibration frame parent");
+    assert_angles(&out[3..6], [0.0; 3], "calibration frame child");
+    assert_angles(&out[6..9], [0.0, 25.0, 0.0], "parent after the turn");
+    assert_angles(&out[9..12], [0.0; 3], "child after the turn");
+
+    // Fixed: the sensor sits turned 90 degrees about the bone's Y; joint = sensor · mount⁻¹.
+    let fixed = text.replacen(
+        "mount = \"identity\"",
+        "mount = [0.7071067811865476, 0, 0.7071067811865476, 0]",
+        1,
+    );
+    let fixed = Config::parse(&fixed, dir).unwrap();
+    let m = axis_angle([0.0, 1.0, 0.0], 90.0);
+    let bone = axis_angle([0.0, 0.0, 1.0], 15.0);
+    let f = one_frame(&fixed, qmul(bone, m), bone);
+    assert_angles(&f[..3], [15.0, 0.0, 0.0], "fixed mount");
+    assert_angles(&f[3..], [0.0; 3], "child of fixed-mount parent");
+}
+
+fn push_all(rec: &mut Recorder, samples: &[(f64, &str, [f64; 4])]) -> Vec<f64> {
+    let mut out = Vec::new();
+    for &(t, sensor, q) in samples {
+        rec.push(&Sample { t, sensor, q, p: None }, &mut out);
+    }
+    rec.finish(&mut out);
+    out
+}
+
+#[test]
+fn frames_by_time_with_holds_and_bookkeeping() {
+    let config = setup("ZXY", "");
+    let id = [1.0, 0.0, 0.0, 0.0];
+    let z = |d: f64| axis_angle([0.0, 0.0, 1.0], d);
+    let mut rec = Recorder::new(&config);
+    let out = push_all(
+        &mut rec,
+        &[
+            (5.000, "s-parent", z(10.0)),
+            (5.004, "s-child", z(10.0)),  // rounds to frame 0
+            (5.011, "s-parent", z(20.0)), // frame 1; the child misses it
+            (5.002, "s-parent", z(99.0)), // frame 0 again: out of order
+            (5.010, "glove-9", id),       // unknown sensor
+            (5.010, "s-child", [0.0; 4]), // zero quaternion
+            (5.010, "s-child", [f64::NAN, 0.0, 0.0, 1.0]),
+            (f64::INFINITY, "s-child", id),
+            (5.030, "s-child", z(30.0)), // frame 3; frame 2 has no sample at all
+            (500.0, "s-child", id),      // far beyond the gap limit
+        ],
+    );
+    let s = rec.stats();
+    assert_eq!(out.len(), 4 * 6, "{out:?}");
+    assert_eq!(
+        (s.frames, s.samples, s.out_of_order, s.unknown_sensor, s.malformed, s.too_far),
+        (4, 4, 1, 1, 3, 1)
+    );
+    // Held sensor-frames: child in frame 1, both in frame 2, parent in frame 3.
+    assert_eq!(s.held, 4);
+    let parent_z: Vec<f64> = out.chunks(6).map(|f| f[0]).collect();
+    let child_z: Vec<f64> = out.chunks(6).map(|f| f[3]).collect();
+    for (got, want) in parent_z.iter().zip([10.0, 20.0, 20.0, 20.0]) {
+        assert!((got - want).abs() < 1e-9, "parent {parent_z:?}");
+    }
+    // Child world 10, 10 (held), 10 (held), 30; local = world - parent.
+    for (got, want) in child_z.iter().zip([0.0, -10.0, -10.0, 10.0]) {
+        assert!((got - want).abs() < 1e-9, "child {child_z:?}");
+    }
+}
+
+#[test]
+fn euler_angles_stay_continuous_across_180() {
+    let config = setup("ZXY", "");
+    let mut rec = Recorder::new(&config);
+    let mut samples = Vec::new();
+    for i in 0..40 {
+        let q = axis_angle([0.0, 0.0, 1.0], 150.0 + 2.0 * i as f64);
+        samples.push((i as f64 / 100.0, "s-parent", q));
+        samples.push((i as f64 / 100.0, "s-child", q));
+    }
+    let out = push_all(&mut rec, &samples);
+    let z: Vec<f64> = out.chunks(6).map(|f| f[0]).collect();
+    assert_eq!(z.len(), 40);
+    for (i, v) in z.iter().enumerate() {
+        assert!((v - (150.0 + 2.0 * i as f64)).abs() < 1e-9, "{z:?}");
+    }
+}

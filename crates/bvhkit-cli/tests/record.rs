@@ -1,0 +1,387 @@
+//! `bvh record` and `bvh replay --as sensors`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use bvhkit::glam::DVec3;
+use bvhkit::{Bvh, Kinematics, PositionChannels};
+
+fn bvh() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_bvh"))
+}
+
+fn capture_data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../bvhkit-capture/tests/data").join(name)
+}
+
+/// A fresh folder holding the two-joint fixture and its config.
+fn workdir(tag: &str) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix(&format!("bvh-record-{tag}-")).tempdir().unwrap();
+    for f in ["two_joints.bvh", "two_sensors.toml"] {
+        std::fs::copy(capture_data(f), dir.path().join(f)).unwrap();
+    }
+    dir
+}
+
+fn max_position_error(a: &Bvh, b: &Bvh) -> f64 {
+    let fk = Kinematics::new(a.skeleton(), PositionChannels::Replace);
+    let (mut pa, mut pb) = (vec![DVec3::ZERO; fk.len()], vec![DVec3::ZERO; fk.len()]);
+    assert_eq!(a.motion().n_frames(), b.motion().n_frames());
+    let mut worst: f64 = 0.0;
+    for (fa, fb) in a.motion().frames().zip(b.motion().frames()) {
+        fk.positions(fa, &mut pa);
+        fk.positions(fb, &mut pb);
+        for (p, q) in pa.iter().zip(&pb) {
+            worst = worst.max((*p - *q).length());
+        }
+    }
+    worst
+}
+
+#[test]
+fn replay_then_record_gives_the_clip_back() {
+    let dir = workdir("roundtrip");
+    let d = dir.path();
+    // A synthetic clip with root translation and three-axis joints.
+    std::fs::write(d.join("clip.bvh"), bvhkit_testdata::synth_text(7, 12, 40)).unwrap();
+    let clip = Bvh::from_path(d.join("clip.bvh")).unwrap();
+    let o = bvh()
+        .current_dir(d)
+        .args(["replay", "clip.bvh", "--as", "sensors", "-o", "samples.csv"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(d.join("samples.csv")).unwrap();
+    assert!(csv.starts_with("t,sensor,w,x,y,z,px,py,pz\n"), "{csv:.80}");
+    std::fs::write(
+        d.join("all.toml"),
+        format!("skeleton = \"clip.bvh\"\nframe_rate = {}\nbind_all = true\n", clip.motion().fps()),
+    )
+    .unwrap();
+    // Standard input as the source.
+    let mut child = bvh()
+        .current_dir(d)
+        .args(["record", "--config", "all.toml", "--input", "-", "-o", "take.bvh"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(csv.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("take.bvh: 40 frames;") && err.contains(" 0 dropped"), "{err}");
+    let take = Bvh::from_path(d.join("take.bvh")).unwrap();
+    assert_eq!(take.motion().n_frames(), 40);
+    let worst = max_position_error(&clip, &take);
+    assert!(worst < 1e-6, "worst position error {worst}");
+}
+
+#[test]
+fn json_lines_with_bad_samples_are_counted() {
+    let dir = workdir("json");
+    let d = dir.path();
+    let lines = [
+        r#"{"t": 0.00, "sensor": "s-parent", "w": 1, "x": 0, "y": 0, "z": 0}"#,
+        r#"{"t": 0.00, "sensor": "s-child", "w": 0.9238795325112867, "x": 0.3826834323650898, "y": 0, "z": 0}"#,
+        r#"{"t": 0.01, "sensor": "s-thumb", "w": 1, "x": 0, "y": 0, "z": 0}"#,
+        r#"{"t": 0.01, "sensor": "s-child", "w": 0, "x": 0, "y": 0, "z": 0}"#,
+        r#"{"t": 0.01, "sensor": "s-child", "w": "one"}"#,
+        r#"not json"#,
+        r#"{"t": 0.01, "sensor": "s-parent", "w": 1, "x": 0, "y": 0, "z": 0}"#,
+    ];
+    std::fs::write(d.join("in.jsonl"), lines.join("\n")).unwrap();
+    let o = bvh()
+        .current_dir(d)
+        .args(["record", "--config", "two_sensors.toml", "--input", "in.jsonl", "-o", "take.bvh"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("in.jsonl:5:"), "{err}");
+    assert!(err.contains("in.jsonl:6:"), "{err}");
+    assert!(
+        err.contains("take.bvh: 2 frames; 3 samples used, 4 dropped (malformed 3, unknown sensor 1, out of order 0, too far ahead 0); 1 sensor-frames held"),
+        "{err}"
+    );
+    let take = Bvh::from_path(d.join("take.bvh")).unwrap();
+    // Frame 0: child bent 45 degrees about X (ZXY order: [z, x, y]); frame 1 holds it.
+    for f in take.motion().frames() {
+        assert!((f[4] - 45.0).abs() < 1e-9 && f[3].abs() < 1e-9 && f[5].abs() < 1e-9, "{f:?}");
+    }
+}
+
+#[test]
+fn a_bad_header_is_an_error_and_leaves_no_output() {
+    let dir = workdir("header");
+    let d = dir.path();
+    std::fs::write(d.join("in.csv"), "time,sensor,w,x,y,z\n0,s-parent,1,0,0,0\n").unwrap();
+    let o = bvh()
+        .current_dir(d)
+        .args(["record", "--config", "two_sensors.toml", "--input", "in.csv", "-o", "take.bvh"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("in.csv:1:1: expected a CSV header"), "{err}");
+    assert!(!d.join("take.bvh").exists());
+    // Nor may the output be an input.
+    let o = bvh()
+        .current_dir(d)
+        .args([
+            "record",
+            "--config",
+            "two_sensors.toml",
+            "--input",
+            "in.csv",
+            "-o",
+            "two_joints.bvh",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read(d.join("two_joints.bvh")).unwrap(),
+        std::fs::read(capture_data("two_joints.bvh")).unwrap()
+    );
+}
+
+#[test]
+fn killed_recording_keeps_every_completed_frame_and_fmt_repairs_the_count() {
+    let dir = workdir("kill");
+    let d = dir.path();
+    let mut child = bvh()
+        .current_dir(d)
+        .args(["record", "--config", "two_sensors.toml", "--input", "-", "-o", "take.bvh"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut text = String::from("t,sensor,w,x,y,z\n");
+    for i in 0..30 {
+        let t = i as f64 / 100.0;
+        let h = (i as f64).to_radians() / 2.0;
+        text.push_str(&format!("{t},s-parent,{},0,{},0\n{t},s-child,1,0,0,0\n", h.cos(), h.sin()));
+    }
+    stdin.write_all(text.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    // Frames 0..=28 are complete once frame 29's first sample is read; the header is 18 lines.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let body = std::fs::read_to_string(d.join("take.bvh")).unwrap_or_default();
+        if body.lines().count() >= 18 + 29 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no frames written: {body}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    drop(stdin);
+    let body = std::fs::read_to_string(d.join("take.bvh")).unwrap();
+    assert!(body.contains("\nFrames: 0 "), "{body:.400}");
+    assert_eq!(body.lines().count(), 18 + 29, "every frame but the last");
+    let o = bvh().current_dir(d).args(["fmt", "take.bvh", "-o", "fixed.bvh"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fixed = Bvh::from_path(d.join("fixed.bvh")).unwrap();
+    assert_eq!(fixed.motion().n_frames(), 29);
+    // Frame i: parent turned i degrees about Y (ZXY: index 2).
+    for (i, f) in fixed.motion().frames().enumerate() {
+        assert!((f[2] - i as f64).abs() < 1e-9, "frame {i}: {f:?}");
+    }
+}
+
+/// Two samples (parent turned `i` degrees about Y, child at rest) per frame.
+fn frame_lines(i: usize) -> String {
+    let t = i as f64 / 100.0;
+    let h = (i as f64 / 10.0).to_radians() / 2.0;
+    format!("{t},s-parent,{},0,{},0\n{t},s-child,1,0,0,0\n", h.cos(), h.sin())
+}
+
+#[test]
+fn udp_on_loopback_loses_nothing() {
+    use std::io::{BufRead, BufReader};
+    let dir = workdir("udp");
+    let d = dir.path();
+    let mut child = bvh()
+        .current_dir(d)
+        .args([
+            "record",
+            "--config",
+            "two_sensors.toml",
+            "--input",
+            "udp://127.0.0.1:0",
+            "--idle",
+            "30",
+            "-o",
+            "take.bvh",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("bvh: listening on udp://")
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_string();
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.send_to(b"t,sensor,w,x,y,z\n", &addr).unwrap();
+    const FRAMES: usize = 1000;
+    for i in 0..FRAMES {
+        // One frame per datagram; some datagrams carry two frames.
+        if i % 7 == 3 && i + 1 < FRAMES {
+            continue;
+        }
+        let text = if i % 7 == 4 {
+            format!("{}{}", frame_lines(i - 1), frame_lines(i))
+        } else {
+            frame_lines(i)
+        };
+        sock.send_to(text.as_bytes(), &addr).unwrap();
+        if i % 50 == 0 {
+            // Stay well inside the receive buffer of a slow (debug, busy) receiver.
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+    sock.send_to(b"", &addr).unwrap(); // the end
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert!(child.wait().unwrap().success(), "{rest}");
+    assert!(
+        rest.contains(&format!(
+            "take.bvh: {FRAMES} frames; {} samples used, 0 dropped",
+            2 * FRAMES
+        )),
+        "{rest}"
+    );
+    let take = Bvh::from_path(d.join("take.bvh")).unwrap();
+    assert_eq!(take.motion().n_frames(), FRAMES);
+    for (i, f) in take.motion().frames().enumerate() {
+        assert!((f[2] - i as f64 / 10.0).abs() < 1e-9, "frame {i}: {f:?}");
+    }
+}
+
+#[test]
+fn a_burst_of_hostile_samples_is_counted_in_bounded_memory() {
+    let dir = workdir("burst");
+    let d = dir.path();
+    let mut text = String::from("t,sensor,w,x,y,z\n");
+    let mut good = 0;
+    for i in 0..100_000usize {
+        let t = (i / 2) as f64 / 100.0;
+        match i % 10 {
+            0 => text.push_str(&format!("{t},s-parent,0,0,0,0\n")), // zero quaternion
+            1 => text.push_str(&format!("{t},s-child,nan,0,0,1\n")), // NaN
+            2 => text.push_str(&format!("{t},s-nobody,1,0,0,0\n")), // unknown sensor
+            3 => text.push_str(&format!("{t},s-child,1,0,0\n")),    // too few fields
+            4 => text.push_str(&format!("{t},s-child,1,0,0,0,9\n")), // too many fields
+            _ => {
+                text.push_str(&format!(
+                    "{t},s-{},1,0,0,0\n",
+                    if i % 2 == 0 { "parent" } else { "child" }
+                ));
+                good += 1;
+            }
+        }
+    }
+    std::fs::write(d.join("burst.csv"), &text).unwrap();
+    // Then a 150 MB line with no line end at all, through standard input,
+    // under a 250 MB address-space limit: holding that line would not fit.
+    let status = Command::new("sh")
+        .current_dir(d)
+        .args([
+            "-c",
+            "{ cat burst.csv; head -c 150000000 /dev/zero | tr '\\0' 9; } | \
+             (ulimit -v 250000 && exec \"$0\" record --config two_sensors.toml --input - -o take.bvh 2> err.txt)",
+            env!("CARGO_BIN_EXE_bvh"),
+        ])
+        .status()
+        .unwrap();
+    let err = std::fs::read_to_string(d.join("err.txt")).unwrap();
+    assert!(status.success(), "{err}");
+    assert_eq!(
+        err.matches("bvh: warning:").count(),
+        10,
+        "only the first ten bad lines are shown: {err}"
+    );
+    // 20,000 malformed quaternions + 20,000 bad lines + 1 overlong line; 10,000 unknown.
+    // The first accepted sample is at t = 0.02 (i = 5): frames 2..=49999 of the times.
+    let want = format!(
+        "49998 frames; {good} samples used, 50001 dropped (malformed 40001, unknown sensor 10000, out of order 0, too far ahead 0)"
+    );
+    assert!(err.contains(&want), "{err}\nwant {want}");
+    assert_eq!(Bvh::from_path(d.join("take.bvh")).unwrap().motion().n_frames(), 49_998);
+}
+
+#[test]
+fn live_view_receives_every_frame() {
+    use std::io::{BufRead, BufReader, Read};
+    let dir = workdir("live");
+    let d = dir.path();
+    let mut child = bvh()
+        .current_dir(d)
+        .args([
+            "record",
+            "--config",
+            "two_sensors.toml",
+            "--input",
+            "udp://127.0.0.1:0",
+            "--idle",
+            "30",
+            "--live",
+            "0",
+            "-o",
+            "take.bvh",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let (mut udp, mut http) = (String::new(), String::new());
+    err.read_line(&mut udp).unwrap();
+    err.read_line(&mut http).unwrap();
+    let udp = udp
+        .trim()
+        .strip_prefix("bvh: listening on udp://")
+        .unwrap_or_else(|| panic!("{udp}"))
+        .to_string();
+    let http =
+        http.trim().strip_prefix("bvh: live view at http://").unwrap_or_else(|| panic!("{http}"));
+    let host = http.split('/').next().unwrap().to_string();
+    let mut stream = std::net::TcpStream::connect(&host).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+    write!(stream, "GET /live/events HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
+    // Wait for the skeleton event before sending, so every frame reaches this page.
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("event: skeleton") {
+        let n = stream.read(&mut buf).unwrap();
+        assert!(n > 0, "{}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.send_to(b"t,sensor,w,x,y,z\n", &udp).unwrap();
+    for i in 0..5 {
+        sock.send_to(frame_lines(i).as_bytes(), &udp).unwrap();
+    }
+    sock.send_to(b"", &udp).unwrap();
+    while !String::from_utf8_lossy(&got).contains("event: end") {
+        let n = stream.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+    }
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    assert!(child.wait().unwrap().success(), "{rest}");
+    let text = String::from_utf8_lossy(&got);
+    assert_eq!(text.matches("event: frame").count(), 5, "{text}");
+    assert!(text.contains("event: end"), "{text}");
+    // Frame 4's time on the recording's clock.
+    assert!(text.contains("\"seq\":5,\"time\":0.04"), "{text}");
+}

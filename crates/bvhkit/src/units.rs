@@ -1,0 +1,412 @@
+//! Guessing a file's length unit from the size of its figure.
+//!
+//! BVH files do not say which unit their offsets and positions are in. A
+//! person is about 1.7 m tall (or wide with the arms out), so the size of
+//! the figure tells metres, inches, centimetres, millimetres and the CMU
+//! scale apart; anything too far from all of them is [`Units::Unknown`].
+//!
+//! This is the one guess in bvhkit: the renderer, both players and the
+//! browser page (which gets it from the server) all call
+//! [`UnitGuess::of_positions`] (or [`UnitGuess::of_bvh`], the same guess
+//! from a parsed file) with the world positions they draw. Its input is the
+//! *median* size of the frames: the size of one frame depends on the pose
+//! (a crouch, a bind pose whose position channels are all 0), a median
+//! over the whole motion does not, and a glitch frame (the whole figure
+//! thrown kilometres away) keeps its size, so it cannot sway it. A file
+//! without motion is measured in its rest pose.
+//!
+//! The guess assumes a person: it only labels and scales drawings, and no
+//! data is ever rescaled by it.
+//!
+//! # Example
+//! ```
+//! use bvhkit::{Bvh, PositionChannels};
+//! use bvhkit::units::{UnitGuess, Units};
+//!
+//! // A figure 172 units tall: centimetres.
+//! let bvh = Bvh::parse("HIERARCHY
+//! ROOT Hips
+//! {
+//!     OFFSET 0 0 0
+//!     CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+//!     JOINT Chest
+//!     {
+//!         OFFSET 0 30 0
+//!         CHANNELS 3 Zrotation Xrotation Yrotation
+//!         End Site
+//!         {
+//!             OFFSET 0 50 0
+//!         }
+//!     }
+//!     JOINT LeftUpLeg
+//!     {
+//!         OFFSET 10 0 0
+//!         CHANNELS 3 Zrotation Xrotation Yrotation
+//!         End Site
+//!         {
+//!             OFFSET 0 -92 0
+//!         }
+//!     }
+//! }
+//! MOTION
+//! Frames: 1
+//! Frame Time: 0.04
+//! 0 92 0 0 0 0 0 0 0 0 0 0
+//! ")?;
+//! let guess = UnitGuess::of_bvh(&bvh, PositionChannels::Replace);
+//! assert_eq!(guess.units, Units::Centimetres);
+//! assert_eq!(guess.size, 172.0);
+//! assert_eq!(guess.metres_per_unit(), 0.01);
+//! assert_eq!(guess.label(), "centimetres (size 172.0000 ≈ 1.72 m)");
+//! # Ok::<(), bvhkit::Error>(())
+//! ```
+
+use std::fmt;
+
+use glam::DVec3;
+
+use crate::{Bvh, Kinematics, PositionChannels, Skeleton};
+
+/// A length unit a figure seems to be measured in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Units {
+    /// Metres.
+    Metres,
+    /// Centimetres.
+    Centimetres,
+    /// Millimetres.
+    Millimetres,
+    /// Inches.
+    Inches,
+    /// The CMU scale: 1/0.45 inch (about 5.64 cm), the length unit of the
+    /// CMU motion-capture database's ASF skeletons, which the widely used
+    /// BVH conversions of it (cgspeed and others) keep, so that a person
+    /// is about 30 units tall.
+    CmuScale,
+    /// No unit fits a human-sized figure.
+    Unknown,
+}
+
+/// The human size (metres) the guess assumes.
+pub const HUMAN_SIZE_M: f64 = 1.7;
+
+/// Metres per unit of the CMU scale: 1/0.45 inch.
+pub const CMU_UNIT_M: f64 = 0.0254 / 0.45;
+
+/// How far (as a factor) a figure may be from human size in the guessed
+/// unit and still get that unit.
+pub const TOLERANCE: f64 = 1.8;
+
+/// Sizes at or below this are a point, not a figure.
+const NO_SIZE: f64 = 1e-9;
+
+impl Units {
+    /// Every unit but [`Units::Unknown`].
+    pub const KNOWN: [Units; 5] =
+        [Units::Metres, Units::Centimetres, Units::Millimetres, Units::Inches, Units::CmuScale];
+
+    /// Metres per unit, `None` for [`Units::Unknown`].
+    #[must_use]
+    pub fn metres_per_unit(self) -> Option<f64> {
+        match self {
+            Units::Metres => Some(1.0),
+            Units::Centimetres => Some(0.01),
+            Units::Millimetres => Some(0.001),
+            Units::Inches => Some(0.0254),
+            Units::CmuScale => Some(CMU_UNIT_M),
+            Units::Unknown => None,
+        }
+    }
+
+    /// Short symbol: `m`, `cm`, `mm`, `in`, `cmu`, or `?`.
+    #[must_use]
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Units::Metres => "m",
+            Units::Centimetres => "cm",
+            Units::Millimetres => "mm",
+            Units::Inches => "in",
+            Units::CmuScale => "cmu",
+            Units::Unknown => "?",
+        }
+    }
+
+    /// The unit in which a person of size `size` (in file units) is
+    /// closest to [`HUMAN_SIZE_M`], or [`Units::Unknown`] when even the
+    /// closest is more than [`TOLERANCE`] times off (or `size` is not a
+    /// positive number).
+    #[must_use]
+    pub fn of_size(size: f64) -> Units {
+        if !(size.is_finite() && size > 0.0) {
+            return Units::Unknown;
+        }
+        let mut best = (f64::INFINITY, Units::Unknown);
+        for u in Units::KNOWN {
+            let metres = size * u.metres_per_unit().unwrap_or(1.0);
+            let off = (metres / HUMAN_SIZE_M).ln().abs();
+            if off < best.0 {
+                best = (off, u);
+            }
+        }
+        if best.0 <= TOLERANCE.ln() { best.1 } else { Units::Unknown }
+    }
+}
+
+impl fmt::Display for Units {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Units::Metres => "metres",
+            Units::Centimetres => "centimetres",
+            Units::Millimetres => "millimetres",
+            Units::Inches => "inches",
+            Units::CmuScale => "CMU units (1/0.45 in)",
+            Units::Unknown => "unknown units",
+        })
+    }
+}
+
+/// The size of a pose: the largest extent of its bounding box along any
+/// axis (height when standing, arm span in a T-pose), ignoring non-finite
+/// points; 0 for no points.
+#[must_use]
+pub fn pose_size(points: &[DVec3]) -> f64 {
+    let mut it = points.iter().filter(|p| p.is_finite());
+    let Some(first) = it.next() else { return 0.0 };
+    let (lo, hi) = it.fold((*first, *first), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+    (hi - lo).max_element()
+}
+
+/// The size of a motion: the median [`pose_size`] of its frames (the lower
+/// middle one for an even count), frames that are a single point left
+/// out; 0 when every frame is a point or there are none.
+///
+/// `positions` holds `n_joints` positions per frame, frame-major (an
+/// incomplete last frame is ignored).
+#[must_use]
+pub fn motion_size(n_joints: usize, positions: &[DVec3]) -> f64 {
+    if n_joints == 0 {
+        return 0.0;
+    }
+    median_size(positions.chunks_exact(n_joints).map(pose_size).collect())
+}
+
+fn median_size(mut sizes: Vec<f64>) -> f64 {
+    sizes.retain(|s| *s > NO_SIZE);
+    if sizes.is_empty() {
+        return 0.0;
+    }
+    let mid = (sizes.len() - 1) / 2;
+    *sizes.select_nth_unstable_by(mid, f64::total_cmp).1
+}
+
+/// The rest pose of `skeleton`: world positions with every channel 0.
+#[must_use]
+pub fn rest_pose(skeleton: &Skeleton, mode: PositionChannels) -> Vec<DVec3> {
+    let mut out = vec![DVec3::ZERO; skeleton.len()];
+    Kinematics::new(skeleton, mode).positions(&vec![0.0; skeleton.n_channels()], &mut out);
+    out
+}
+
+/// A unit guess with the size it was made from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UnitGuess {
+    /// The guessed unit.
+    pub units: Units,
+    /// The figure's size in file units ([`motion_size`]).
+    pub size: f64,
+}
+
+impl UnitGuess {
+    /// The guess for a figure of size `size` (file units).
+    #[must_use]
+    pub fn of_size(size: f64) -> UnitGuess {
+        UnitGuess { units: Units::of_size(size), size }
+    }
+
+    /// The guess: from the [`motion_size`] of world positions, `n_joints`
+    /// per frame, frame-major. For a file without motion, pass its
+    /// [`rest_pose`] as the one frame.
+    #[must_use]
+    pub fn of_positions(n_joints: usize, positions: &[DVec3]) -> UnitGuess {
+        UnitGuess::of_size(motion_size(n_joints, positions))
+    }
+
+    /// The guess from the [`pose_size`] of each frame, for callers that
+    /// stream a motion and keep one number per frame instead of its
+    /// positions: the same guess as [`UnitGuess::of_positions`].
+    #[must_use]
+    pub fn of_pose_sizes(sizes: Vec<f64>) -> UnitGuess {
+        UnitGuess::of_size(median_size(sizes))
+    }
+
+    /// The guess for `bvh`: [`UnitGuess::of_positions`] of the world
+    /// positions of its frames (computed one frame at a time, not kept),
+    /// or of its [`rest_pose`] when it has no frames.
+    #[must_use]
+    pub fn of_bvh(bvh: &Bvh, mode: PositionChannels) -> UnitGuess {
+        let s = bvh.skeleton();
+        let m = bvh.motion();
+        if m.n_frames() == 0 {
+            return UnitGuess::of_positions(s.len(), &rest_pose(s, mode));
+        }
+        let fk = Kinematics::new(s, mode);
+        let mut scratch = fk.scratch();
+        let mut pose = vec![DVec3::ZERO; s.len()];
+        let sizes = (0..m.n_frames())
+            .map(|f| {
+                fk.positions_with(m.frame(f), &mut scratch, &mut pose);
+                pose_size(&pose)
+            })
+            .collect();
+        UnitGuess::of_size(median_size(sizes))
+    }
+
+    /// Metres per file unit for display: the guessed unit's size when it
+    /// is known, else the factor that makes the figure [`HUMAN_SIZE_M`] in
+    /// size (1 when it has no size), so that files in different units
+    /// stand side by side at one scale.
+    #[must_use]
+    pub fn metres_per_unit(&self) -> f64 {
+        match self.units.metres_per_unit() {
+            Some(m) => m,
+            None if self.size.is_finite() && self.size > NO_SIZE => HUMAN_SIZE_M / self.size,
+            None => 1.0,
+        }
+    }
+
+    /// The figure's size as drawn, in metres: `size * metres_per_unit()`.
+    #[must_use]
+    pub fn drawn_size_m(&self) -> f64 {
+        self.size * self.metres_per_unit()
+    }
+
+    /// A label such as `centimetres (size 172.4000 ≈ 1.72 m)`.
+    #[must_use]
+    pub fn label(&self) -> String {
+        match self.units.metres_per_unit() {
+            Some(m) => format!("{} (size {:.4} ≈ {:.2} m)", self.units, self.size, self.size * m),
+            None => format!("{} (size {:.4})", self.units, self.size),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes_in_each_unit() {
+        assert_eq!(Units::of_size(1.75), Units::Metres);
+        assert_eq!(Units::of_size(1.2), Units::Metres);
+        assert_eq!(Units::of_size(68.0), Units::Inches);
+        assert_eq!(Units::of_size(172.0), Units::Centimetres);
+        assert_eq!(Units::of_size(150.0), Units::Centimetres);
+        assert_eq!(Units::of_size(1800.0), Units::Millimetres);
+        // CMU's converted files: a walker is 24 to 26 units tall.
+        assert_eq!(Units::of_size(30.0), Units::CmuScale);
+        assert_eq!(Units::of_size(25.0), Units::CmuScale);
+        assert_eq!(Units::CmuScale.symbol(), "cmu");
+        // Between the CMU scale and inches, the nearer wins.
+        assert_eq!(Units::of_size(45.0), Units::Inches);
+        assert_eq!(Units::of_size(38.0), Units::CmuScale);
+        for u in Units::KNOWN {
+            let m = u.metres_per_unit().unwrap();
+            assert_eq!(Units::of_size(HUMAN_SIZE_M / m), u, "{u}");
+        }
+    }
+
+    #[test]
+    fn far_from_human_is_unknown() {
+        assert_eq!(Units::of_size(0.0), Units::Unknown);
+        assert_eq!(Units::of_size(-3.0), Units::Unknown);
+        assert_eq!(Units::of_size(f64::NAN), Units::Unknown);
+        assert_eq!(Units::of_size(1e6), Units::Unknown);
+        assert_eq!(Units::of_size(0.05), Units::Unknown);
+        assert_eq!(Units::of_size(8.0), Units::Unknown);
+        assert_eq!(Units::Unknown.metres_per_unit(), None);
+        assert_eq!(Units::Centimetres.symbol(), "cm");
+        assert_eq!(Units::Unknown.to_string(), "unknown units");
+    }
+
+    #[test]
+    fn pose_and_motion_sizes() {
+        let pts = [DVec3::ZERO, DVec3::new(0.2, 1.6, 0.1), DVec3::new(-0.8, 1.4, 0.0), DVec3::NAN];
+        assert!((pose_size(&pts) - 1.6).abs() < 1e-12);
+        assert_eq!(pose_size(&[]), 0.0);
+        assert_eq!(pose_size(&[DVec3::NAN]), 0.0);
+        // Two joints per frame: heights 170, 100 (a crouch), 0 (a point),
+        // 180, and one far-away frame of height 175: the median of
+        // 100, 170, 175, 180 (the point left out) is the lower middle, 170.
+        let frames = [170.0, 100.0, 0.0, 180.0, 175.0];
+        let far = DVec3::splat(1e7);
+        let positions: Vec<DVec3> = frames
+            .iter()
+            .enumerate()
+            .flat_map(|(f, h)| {
+                let base = if f == 4 { far } else { DVec3::X * f as f64 };
+                [base, base + DVec3::Y * *h]
+            })
+            .collect();
+        assert_eq!(motion_size(2, &positions), 170.0);
+        assert_eq!(motion_size(2, &positions[..4]), 100.0, "lower middle of 170 and 100");
+        assert_eq!(motion_size(2, &positions[..5]), 100.0, "an incomplete frame is ignored");
+        assert_eq!(motion_size(0, &positions), 0.0);
+        assert_eq!(motion_size(2, &[DVec3::ZERO; 4]), 0.0);
+        let g = UnitGuess::of_positions(2, &positions);
+        assert_eq!((g.units, g.size), (Units::Centimetres, 170.0));
+        assert!((g.drawn_size_m() - 1.7).abs() < 1e-12);
+        assert!(g.label().starts_with("centimetres (size 170.0000 ≈ 1.70 m"), "{}", g.label());
+    }
+
+    #[test]
+    fn unknown_units_are_shown_human_sized() {
+        let g = UnitGuess::of_size(8.0);
+        assert_eq!(g.units, Units::Unknown);
+        assert!((g.metres_per_unit() * 8.0 - HUMAN_SIZE_M).abs() < 1e-12);
+        assert!((g.drawn_size_m() - HUMAN_SIZE_M).abs() < 1e-12);
+        assert_eq!(g.label(), "unknown units (size 8.0000)");
+        assert_eq!(UnitGuess::of_size(0.0).metres_per_unit(), 1.0);
+        assert_eq!(UnitGuess::of_size(60.0).metres_per_unit(), 0.0254);
+    }
+
+    /// A figure whose hips are `hips` units up, with a chest, a head End
+    /// Site and a leg whose End Site reaches the ground in the rest pose.
+    fn figure(frames: &[(f64, f64)]) -> Bvh {
+        let mut text = String::from(
+            "HIERARCHY\nROOT Hips\n{\n OFFSET 0 90 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n JOINT Chest\n {\n  OFFSET 0 40 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 40 0\n  }\n }\n JOINT LeftUpLeg\n {\n  OFFSET 10 0 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 -90 0\n  }\n }\n}\nMOTION\n",
+        );
+        text += &format!("Frames: {}\nFrame Time: 0.04\n", frames.len());
+        for (hips, chest) in frames {
+            text += &format!("0 {hips} 0 0 0 0 {chest} 0 0 0 0 0\n");
+        }
+        Bvh::parse(text).unwrap()
+    }
+
+    #[test]
+    fn a_file_is_guessed_from_its_frames_or_its_rest_pose() {
+        // In the rest pose every channel is 0, so Replace puts the hips on
+        // the floor: 80 + 40 units above it and 90 below. The frames stand
+        // (hips 90 up: 170 tall), bend the chest 90 degrees (130 tall) or
+        // stand again.
+        let bvh = figure(&[(90.0, 0.0), (90.0, 90.0), (90.0, 90.0), (90.0, 0.0), (90.0, 0.0)]);
+        let mode = PositionChannels::Replace;
+        let rest = rest_pose(bvh.skeleton(), mode);
+        assert!((pose_size(&rest) - 170.0).abs() < 1e-9, "{}", pose_size(&rest));
+        assert!((rest[0] - DVec3::ZERO).length() < 1e-12, "hips on the floor at rest");
+        let g = UnitGuess::of_bvh(&bvh, mode);
+        assert_eq!(g.units, Units::Centimetres);
+        assert!((g.size - 170.0).abs() < 1e-9, "{}", g.size);
+        // The same as the guess from all positions.
+        let all = Kinematics::new(bvh.skeleton(), mode).positions_all(bvh.motion());
+        assert_eq!(UnitGuess::of_positions(bvh.skeleton().len(), &all), g);
+        // Mostly bent: the median frame is a bent one.
+        let bent = figure(&[(90.0, 90.0), (90.0, 90.0), (90.0, 0.0)]);
+        assert!((UnitGuess::of_bvh(&bent, mode).size - 130.0).abs() < 1e-9);
+        // No frames: the rest pose.
+        let still = figure(&[]);
+        assert_eq!(still.motion().n_frames(), 0);
+        let g = UnitGuess::of_bvh(&still, mode);
+        assert_eq!(g, UnitGuess::of_positions(still.skeleton().len(), &rest));
+        assert_eq!(g.units, Units::Centimetres);
+    }
+}

@@ -54,6 +54,10 @@ fn stream(c: &mut Criterion) {
         g.bench_function("frame_reader", |b| {
             b.iter(|| common::stream_all(&opts, black_box(&input.bytes)))
         });
+        // The target: the in-memory parse on one core, in the same run.
+        g.bench_function("parse_1core", |b| {
+            b.iter(|| opts.parse(black_box(&input.bytes)).map(|(bvh, _)| bvh))
+        });
         g.finish();
     }
 }
@@ -65,9 +69,13 @@ fn write(c: &mut Criterion) {
         let mut g = c.benchmark_group(format!("write/{}", input.name));
         common::configure(&mut g);
         g.throughput(Throughput::Bytes(out_len as u64));
-        g.bench_function("write_canonical", |b| {
-            b.iter(|| black_box(&bvh).write(std::io::sink()).expect("write"))
-        });
+        // Written on pools of one and two threads (the bytes are the same).
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+            g.bench_function(format!("write_canonical_{threads}thread"), |b| {
+                b.iter(|| pool.install(|| black_box(&bvh).write(std::io::sink()).expect("write")))
+            });
+        }
         g.finish();
     }
 }

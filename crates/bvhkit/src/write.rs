@@ -53,6 +53,34 @@ pub struct WriteOptions {
 
 const MAX_INDENT: usize = 255;
 
+/// Bytes of motion text a piece of [`WriteOptions::write`] aims at.
+const PIECE: usize = 256 * 1024;
+
+#[cfg(feature = "parallel")]
+fn worker_count() -> usize {
+    rayon::current_num_threads()
+}
+
+#[cfg(not(feature = "parallel"))]
+fn worker_count() -> usize {
+    1
+}
+
+/// `f` on every item, on rayon's pool; results in item order.
+#[cfg(feature = "parallel")]
+fn for_each_mut<T: Send, R: Send>(
+    items: &mut [T],
+    f: impl Fn(&mut T) -> R + Sync + Send,
+) -> Vec<R> {
+    use rayon::prelude::*;
+    items.par_iter_mut().map(f).collect()
+}
+
+#[cfg(not(feature = "parallel"))]
+fn for_each_mut<T, R>(items: &mut [T], f: impl Fn(&mut T) -> R) -> Vec<R> {
+    items.iter_mut().map(f).collect()
+}
+
 impl WriteOptions {
     /// Canonical output: shortest numbers, LF.
     pub fn new() -> WriteOptions {
@@ -91,23 +119,49 @@ impl WriteOptions {
 
     /// Writes `bvh` to `wtr`.
     ///
+    /// Motion rows are formatted in pieces of about 256 KiB of text, a few
+    /// pieces per thread at a time (on all cores with the `parallel`
+    /// feature: rayon's current pool), and written in order: the bytes are
+    /// the same whatever the number of threads.
+    ///
     /// # Errors
     /// On I/O errors, or when an offset, value or the frame time is not
-    /// finite (it could not be read back).
+    /// finite (it could not be read back). The text before the piece holding
+    /// the first such value is then written.
     pub fn write<W: Write>(&self, bvh: &Bvh, mut wtr: W) -> Result<()> {
         let mut out = Vec::with_capacity(64 * 1024);
         self.write_hierarchy(bvh, &mut out)?;
         wtr.write_all(&out)?;
-        out.clear();
         let motion = bvh.motion();
-        for frame in motion.frames() {
-            self.write_frame(frame, &mut out)?;
-            if out.len() >= 60 * 1024 {
-                wtr.write_all(&out)?;
-                out.clear();
+        let n = motion.n_frames();
+        // Shortest numbers of motion data take about 10 bytes with their space.
+        let rows = (PIECE / (10 * motion.n_channels().max(1))).max(1);
+        let threads = worker_count();
+        let mut pieces: Vec<(std::ops::Range<usize>, Vec<u8>)> = Vec::new();
+        // Buffers of earlier pieces, reused.
+        let mut spare = vec![out];
+        let mut next = 0;
+        while next < n {
+            pieces.clear();
+            while next < n && pieces.len() < 4 * threads {
+                let end = (next + rows).min(n);
+                pieces.push((next..end, spare.pop().unwrap_or_default()));
+                next = end;
             }
+            let results = if threads > 1 && pieces.len() > 1 {
+                for_each_mut(&mut pieces, |(range, buf)| self.rows(motion, range.clone(), buf))
+            } else {
+                pieces
+                    .iter_mut()
+                    .map(|(range, buf)| self.rows(motion, range.clone(), buf))
+                    .collect()
+            };
+            for ((_, buf), r) in pieces.iter().zip(results) {
+                r?;
+                wtr.write_all(buf)?;
+            }
+            spare.extend(pieces.drain(..).map(|(_, buf)| buf));
         }
-        wtr.write_all(&out)?;
         wtr.flush().map_err(Error::from)
     }
 
@@ -126,6 +180,21 @@ impl WriteOptions {
             self.num(out, v)?;
         }
         self.eol(out);
+        Ok(())
+    }
+
+    /// Formats frames `range` of `motion` into `out` (cleared first).
+    fn rows(
+        &self,
+        motion: &crate::motion::Motion,
+        range: std::ops::Range<usize>,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        out.clear();
+        out.reserve(PIECE + PIECE / 4);
+        for f in range {
+            self.write_frame(motion.frame(f), out)?;
+        }
         Ok(())
     }
 
@@ -228,5 +297,128 @@ impl WriteOptions {
         self.num(out, frame_time)?;
         self.eol(out);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ReadOptions;
+
+    fn write_with(bvh: &Bvh, opts: &WriteOptions, threads: usize) -> Vec<u8> {
+        let run = || {
+            let mut out = Vec::new();
+            opts.write(bvh, &mut out).unwrap();
+            out
+        };
+        #[cfg(feature = "parallel")]
+        {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(run)
+        }
+        #[cfg(not(feature = "parallel"))]
+        {
+            let _ = threads;
+            run()
+        }
+    }
+
+    /// The writer of the release before parallel pieces, kept as the
+    /// reference: every frame in order into one buffer.
+    fn write_plainly(bvh: &Bvh, opts: &WriteOptions) -> Vec<u8> {
+        let mut out = Vec::new();
+        opts.write_hierarchy(bvh, &mut out).unwrap();
+        for frame in bvh.motion().frames() {
+            for (i, &v) in frame.iter().enumerate() {
+                if i > 0 {
+                    out.push(b' ');
+                }
+                opts.num(&mut out, v).unwrap();
+            }
+            opts.eol(&mut out);
+        }
+        out
+    }
+
+    fn inputs() -> Vec<(String, Bvh)> {
+        // Synthetic texts: several pieces of motion, and a single joint of
+        // one channel (a piece of many short rows).
+        let text = |joints: usize, frames: usize| {
+            let mut s = String::from(
+                "HIERARCHY\nROOT j0\n{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n",
+            );
+            for i in 1..joints {
+                s.push_str(&format!(
+                    "JOINT j{i}\n{{\nOFFSET 0 1.5 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n"
+                ));
+            }
+            s.push_str("End Site\n{\nOFFSET 0 1 0\n}\n");
+            s.push_str(&"}\n".repeat(joints));
+            let c = 3 * joints + 3;
+            s.push_str(&format!("MOTION\nFrames: {frames}\nFrame Time: 0.008333\n"));
+            let mut x: u64 = 99;
+            for _ in 0..frames {
+                let row: Vec<String> = (0..c)
+                    .map(|_| {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        let v = ((x >> 11) as f64 / (1u64 << 53) as f64) * 360.0 - 180.0;
+                        format!("{v}")
+                    })
+                    .collect();
+                s.push_str(&row.join(" "));
+                s.push('\n');
+            }
+            s
+        };
+        let one = "HIERARCHY ROOT a { OFFSET 0 0 0 CHANNELS 1 Xrotation } MOTION Frames: 70000 Frame Time: 0.1\n"
+            .to_string()
+            + &(0..70000).map(|i| format!("{}.{}\n", i % 360, i % 7)).collect::<String>();
+        let none =
+            "HIERARCHY ROOT a { OFFSET 0 0 0 CHANNELS 0 } MOTION Frames: 3 Frame Time: 0.1\n\n\n\n";
+        [
+            ("synthetic".to_string(), text(30, 2500)),
+            ("one channel".into(), one),
+            ("no channels".into(), none.into()),
+        ]
+        .into_iter()
+        .map(|(name, t)| (name, ReadOptions::new().parse(t.as_bytes()).unwrap().0))
+        .collect()
+    }
+
+    #[test]
+    fn bytes_do_not_depend_on_the_thread_count() {
+        let mut crlf = WriteOptions::new();
+        crlf.line_ending(LineEnding::CrLf).precision(Precision::Fixed(3));
+        for (name, bvh) in inputs() {
+            for opts in [WriteOptions::new(), crlf.clone()] {
+                let want = write_plainly(&bvh, &opts);
+                assert!(name != "synthetic" || want.len() > 4 * PIECE, "{}", want.len());
+                for threads in [1, 2, 3, 8] {
+                    assert!(write_with(&bvh, &opts, threads) == want, "{name}, {threads} threads");
+                }
+            }
+        }
+    }
+
+    #[cfg(feature = "parallel")]
+    #[test]
+    fn a_non_finite_value_is_an_error_after_the_pieces_before_it() {
+        let (_, bvh) = inputs().swap_remove(1);
+        let (skel, motion) = bvh.into_parts();
+        let mut values = motion.values().to_vec();
+        values[60_000] = f64::NAN;
+        let motion = crate::Motion::new(0.1, 1, values).unwrap();
+        let bvh = Bvh::new(skel, motion).unwrap();
+        for threads in [1, 2, 8] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let mut out = Vec::new();
+            let err = pool.install(|| WriteOptions::new().write(&bvh, &mut out)).unwrap_err();
+            assert!(err.to_string().contains("NaN"), "{err}");
+            let text = String::from_utf8(out).unwrap();
+            // Whole lines only, all before the bad frame.
+            assert!(text.ends_with('\n'));
+            let frames = text.lines().count() - 8;
+            assert!(frames <= 60_000, "{frames}");
+        }
     }
 }

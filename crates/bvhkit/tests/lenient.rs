@@ -145,3 +145,59 @@ fn missing_frame_time_is_assumed_and_said() {
         );
     }
 }
+
+#[test]
+fn lines_with_extra_values_are_frames_cut_to_the_channels() {
+    let (bvh, w) = lenient("varying_extra_values_per_row");
+    assert_eq!(bvh.motion().n_frames(), 4);
+    let first: Vec<f64> = (1..=9).map(f64::from).collect();
+    assert_eq!(bvh.motion().frame(0), first.as_slice());
+    for (f, start) in [(1, 10.0), (2, 19.0), (3, 28.0)] {
+        let want: Vec<f64> = (0..9).map(|k| start + f64::from(k)).collect();
+        assert_eq!(bvh.motion().frame(f), want.as_slice(), "frame {f}");
+    }
+    assert_eq!(w.len(), 1);
+    assert_eq!(w[0].kind, WarningKind::RowLayout);
+}
+
+/// A hand-tracking-like export large enough for the parallel parse: 108
+/// channels, lines of 108, 110 or 112 values, one per declared frame.
+#[test]
+fn large_files_with_extra_values_per_line_agree_everywhere() {
+    let joints = 36; // 3 rotations each
+    let mut s = String::from(
+        "HIERARCHY\nROOT j0\n{\nOFFSET 0 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n",
+    );
+    for i in 1..joints {
+        s.push_str(&format!(
+            "JOINT j{i}\n{{\nOFFSET 0 1 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n"
+        ));
+    }
+    s.push_str("End Site\n{\nOFFSET 0 1 0\n}\n");
+    s.push_str(&"}\n".repeat(joints));
+    let frames = 6000;
+    s.push_str(&format!("MOTION\nFrames: {frames}\nFrame Time: 0.0111\n"));
+    let mut want = Vec::new();
+    for f in 0..frames {
+        let extra = [0, 2, 4][f % 3];
+        let row: Vec<String> =
+            (0..108 + extra).map(|k| format!("{}.5", (f * 7 + k) % 300)).collect();
+        want.extend((0..108).map(|k| ((f * 7 + k) % 300) as f64 + 0.5));
+        s.push_str(&row.join(" "));
+        s.push('\n');
+    }
+    assert!(
+        s.len() > 2 << 20,
+        "{} bytes: large enough to be split across threads (2 MiB)",
+        s.len()
+    );
+    for parallel in [false, true] {
+        let (bvh, w) =
+            ReadOptions::new().lenient(true).parallel(parallel).parse(s.as_bytes()).unwrap();
+        assert_eq!(bvh.motion().n_frames(), frames);
+        assert_eq!(bvh.motion().values(), want.as_slice(), "parallel: {parallel}");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].to_string().contains("108 to 112 values"), "{}", w[0]);
+    }
+    assert_eq!(assert_streaming_agrees(s.as_bytes(), "hand tracking"), frames);
+}

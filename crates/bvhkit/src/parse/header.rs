@@ -35,6 +35,14 @@ impl From<Error> for Stop {
 
 type PResult<T> = std::result::Result<T, Stop>;
 
+/// `(frames declared with the offset of the count, frame time)`.
+type MotionHeader = (Option<(u64, usize)>, f64);
+
+struct MotionHeaderFields {
+    frames_declared: Option<(u64, usize)>,
+    frame_time: f64,
+}
+
 /// Everything before the motion values.
 pub(crate) struct Header {
     pub(crate) skeleton: Skeleton,
@@ -43,8 +51,6 @@ pub(crate) struct Header {
     pub(crate) frame_time: f64,
     /// Offset of the first byte after the header.
     pub(crate) data_start: usize,
-    /// Whether the file has a motion section at all.
-    pub(crate) has_motion: bool,
     pub(crate) warnings: Vec<Warning>,
 }
 
@@ -57,12 +63,52 @@ struct Pending {
     at: usize,
 }
 
-pub(crate) struct HeaderParser<'a> {
-    b: &'a [u8],
+/// Where the parse is.
+enum Phase {
+    /// Before `HIERARCHY`.
+    Start,
+    /// Inside the hierarchy.
+    Joints,
+    /// The hierarchy is read; the motion header starts at the checkpoint.
+    Motion(Skeleton),
+}
+
+/// Everything a header parse has built so far. It does not borrow the
+/// input, so the streaming reader can keep it while its buffer grows and
+/// resume the parse at the last checkpoint: the work is linear in the
+/// header's length however many pieces it arrives in.
+pub(crate) struct HeaderState {
     pos: usize,
-    eof: bool,
     lenient: bool,
     warnings: Vec<Warning>,
+    phase: Phase,
+    builder: SkeletonBuilder,
+    stack: Vec<(JointId, bool)>, // (joint, is_end_site)
+    pending: Option<Pending>,
+    /// Where to resume after `NeedMore`: the start of the statement being
+    /// read, and how many warnings were given before it.
+    checkpoint: usize,
+    checkpoint_warnings: usize,
+}
+
+impl HeaderState {
+    /// The offset a resumed parse starts reading at.
+    pub(crate) fn checkpoint(&self) -> usize {
+        self.checkpoint
+    }
+}
+
+pub(crate) struct HeaderParser<'a> {
+    b: &'a [u8],
+    eof: bool,
+    st: HeaderState,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Bytes from the resume point to the end of the input, summed over
+    /// every header parse on this thread: an upper bound of the bytes read.
+    pub(crate) static SCANNED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 fn eq_kw(tok: &[u8], kw: &str) -> bool {
@@ -71,8 +117,36 @@ fn eq_kw(tok: &[u8], kw: &str) -> bool {
 
 impl<'a> HeaderParser<'a> {
     pub(crate) fn new(b: &'a [u8], eof: bool, lenient: bool) -> HeaderParser<'a> {
-        let pos = if b.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
-        HeaderParser { b, pos, eof, lenient, warnings: Vec::new() }
+        let pos = 0;
+        let st = HeaderState {
+            pos,
+            lenient,
+            warnings: Vec::new(),
+            phase: Phase::Start,
+            builder: SkeletonBuilder::new(),
+            stack: Vec::new(),
+            pending: None,
+            checkpoint: pos,
+            checkpoint_warnings: 0,
+        };
+        HeaderParser { b, eof, st }
+    }
+
+    /// Continues a parse that stopped with [`Stop::NeedMore`] over `b`, the
+    /// same input grown at its end.
+    pub(crate) fn resume(b: &'a [u8], eof: bool, st: HeaderState) -> HeaderParser<'a> {
+        HeaderParser { b, eof, st }
+    }
+
+    /// The state, to [`resume`](Self::resume) with more input.
+    pub(crate) fn into_state(self) -> HeaderState {
+        self.st
+    }
+
+    /// Marks the current position as the place to resume from.
+    fn set_checkpoint(&mut self) {
+        self.st.checkpoint = self.st.pos;
+        self.st.checkpoint_warnings = self.st.warnings.len();
     }
 
     fn position(&self, at: usize) -> Option<Position> {
@@ -96,8 +170,8 @@ impl<'a> HeaderParser<'a> {
 
     /// Records a recoverable problem: a warning when lenient, else an error.
     fn problem(&mut self, at: usize, kind: WarningKind, message: String) -> PResult<()> {
-        if self.lenient {
-            self.warnings.push(Warning { position: self.position(at), kind, message });
+        if self.st.lenient {
+            self.st.warnings.push(Warning { position: self.position(at), kind, message });
             Ok(())
         } else {
             let kind = match kind {
@@ -111,8 +185,8 @@ impl<'a> HeaderParser<'a> {
     }
 
     fn skip_ws(&mut self) {
-        while self.pos < self.b.len() && is_space(self.b[self.pos]) {
-            self.pos += 1;
+        while self.st.pos < self.b.len() && is_space(self.b[self.st.pos]) {
+            self.st.pos += 1;
         }
     }
 
@@ -120,12 +194,12 @@ impl<'a> HeaderParser<'a> {
     fn next(&mut self) -> PResult<Option<(usize, usize)>> {
         self.skip_ws();
         let n = self.b.len();
-        if self.pos == n {
+        if self.st.pos == n {
             return if self.eof { Ok(None) } else { Err(Stop::NeedMore) };
         }
-        let start = self.pos;
+        let start = self.st.pos;
         if matches!(self.b[start], b'{' | b'}') {
-            self.pos += 1;
+            self.st.pos += 1;
             return Ok(Some((start, start + 1)));
         }
         let mut i = start;
@@ -144,14 +218,14 @@ impl<'a> HeaderParser<'a> {
         if i == n && !self.eof {
             return Err(Stop::NeedMore);
         }
-        self.pos = i;
+        self.st.pos = i;
         Ok(Some((start, i)))
     }
 
     fn peek(&mut self) -> PResult<Option<(usize, usize)>> {
-        let save = self.pos;
+        let save = self.st.pos;
         let t = self.next();
-        self.pos = save;
+        self.st.pos = save;
         t
     }
 
@@ -162,10 +236,10 @@ impl<'a> HeaderParser<'a> {
     /// Reads the name after `ROOT`/`JOINT`: up to `{` or the end of the line.
     fn name(&mut self, kw_at: usize) -> PResult<String> {
         let n = self.b.len();
-        while self.pos < n && matches!(self.b[self.pos], b' ' | b'\t' | b'\x0b' | b'\x0c') {
-            self.pos += 1;
+        while self.st.pos < n && matches!(self.b[self.st.pos], b' ' | b'\t' | b'\x0b' | b'\x0c') {
+            self.st.pos += 1;
         }
-        let start = self.pos;
+        let start = self.st.pos;
         let mut i = start;
         while i < n && !matches!(self.b[i], b'{' | b'\n' | b'\r') {
             i += 1;
@@ -182,7 +256,7 @@ impl<'a> HeaderParser<'a> {
         if i == n && !self.eof {
             return Err(Stop::NeedMore);
         }
-        self.pos = i;
+        self.st.pos = i;
         let mut end = i;
         while end > start && is_space(self.b[end - 1]) {
             end -= 1;
@@ -202,8 +276,8 @@ impl<'a> HeaderParser<'a> {
         }
         match std::str::from_utf8(raw) {
             Ok(s) => Ok(s.to_string()),
-            Err(_) if self.lenient => {
-                self.warnings.push(Warning {
+            Err(_) if self.st.lenient => {
+                self.st.warnings.push(Warning {
                     position: self.position(start),
                     kind: WarningKind::Encoding,
                     message: "joint name is not valid UTF-8; invalid bytes replaced by U+FFFD"
@@ -278,8 +352,55 @@ impl<'a> HeaderParser<'a> {
     }
 
     /// Parses the whole header.
-    pub(crate) fn parse(mut self) -> PResult<Header> {
-        // HIERARCHY
+    ///
+    /// On [`Stop::NeedMore`] the parser is back at its last checkpoint:
+    /// [`into_state`](Self::into_state) and [`resume`](Self::resume) with
+    /// more input continue from there.
+    pub(crate) fn parse(&mut self) -> PResult<Header> {
+        #[cfg(test)]
+        SCANNED.with(|c| c.set(c.get() + (self.b.len() - self.st.pos.min(self.b.len()))));
+        let r = self.parse_from_checkpoint();
+        if let Err(Stop::NeedMore) = r {
+            self.st.pos = self.st.checkpoint;
+            self.st.warnings.truncate(self.st.checkpoint_warnings);
+        }
+        r
+    }
+
+    fn parse_from_checkpoint(&mut self) -> PResult<Header> {
+        if let Phase::Start = self.st.phase {
+            self.hierarchy_keyword()?;
+            self.st.phase = Phase::Joints;
+        }
+        if let Phase::Joints = self.st.phase {
+            let skeleton = self.joints()?;
+            self.st.phase = Phase::Motion(skeleton);
+        }
+        let after = self.next()?;
+        let (frames_declared, frame_time) = self.motion_header(after)?;
+        let Phase::Motion(skeleton) = std::mem::replace(&mut self.st.phase, Phase::Start) else {
+            unreachable!("the motion phase holds the skeleton")
+        };
+        Ok(Header {
+            skeleton,
+            frames_declared,
+            frame_time,
+            data_start: self.st.pos,
+            warnings: std::mem::take(&mut self.st.warnings),
+        })
+    }
+
+    /// `HIERARCHY` (or a warning when the file starts at `ROOT`).
+    fn hierarchy_keyword(&mut self) -> PResult<()> {
+        const BOM: &[u8] = b"\xEF\xBB\xBF";
+        if self.st.pos == 0 {
+            if !self.eof && self.b.len() < BOM.len() && BOM.starts_with(self.b) {
+                return Err(Stop::NeedMore);
+            }
+            if self.b.starts_with(BOM) {
+                self.st.pos = BOM.len();
+            }
+        }
         match self.next()? {
             Some(t) if eq_kw(self.tok(t), "HIERARCHY") => {}
             Some(t) if eq_kw(self.tok(t), "ROOT") => {
@@ -288,29 +409,61 @@ impl<'a> HeaderParser<'a> {
                     WarningKind::Hierarchy,
                     "the HIERARCHY keyword is missing".into(),
                 )?;
-                self.pos = t.0;
+                self.st.pos = t.0;
             }
             Some(t) => return Err(self.syntax(t.0, "HIERARCHY", self.tok(t))),
             None => return Err(self.eof_err("HIERARCHY")),
         }
+        Ok(())
+    }
 
-        let mut builder = SkeletonBuilder::new();
-        let mut stack: Vec<(JointId, bool)> = Vec::new(); // (joint, is_end_site)
-        let mut pending: Option<Pending> = None;
-        // The first token after the hierarchy, if any.
-        let after: Option<(usize, usize)>;
+    /// The joints, one statement at a time, each a checkpoint. Leaves the
+    /// position at (and the checkpoint on) the first token after the
+    /// hierarchy.
+    fn joints(&mut self) -> PResult<Skeleton> {
+        let mut builder = std::mem::take(&mut self.st.builder);
+        let mut stack = std::mem::take(&mut self.st.stack);
+        let mut pending = self.st.pending.take();
+        let r = self.joints_with(&mut builder, &mut stack, &mut pending);
+        match r {
+            Ok(true) => Ok(builder.build()),
+            Ok(false) => Err(match self.peek()? {
+                Some(t) => self.syntax(t.0, "ROOT", self.tok(t)),
+                None => self.eof_err("ROOT"),
+            }),
+            Err(e) => {
+                self.st.builder = builder;
+                self.st.stack = stack;
+                self.st.pending = pending;
+                Err(e)
+            }
+        }
+    }
 
+    /// The loop of [`joints`](Self::joints); `Ok(false)` when the hierarchy
+    /// holds no joint.
+    fn joints_with(
+        &mut self,
+        builder: &mut SkeletonBuilder,
+        stack: &mut Vec<(JointId, bool)>,
+        pending: &mut Option<Pending>,
+    ) -> PResult<bool> {
         loop {
+            // A statement either completes or leaves `builder`, `stack` and
+            // `pending` as they were at its start (but for `flush`, which
+            // is done once: the checkpoint's warning count moves past it).
+            self.skip_ws();
+            self.set_checkpoint();
             let Some(t) = self.next()? else {
                 if pending.is_some() || !stack.is_empty() {
                     return Err(self.eof_err("'}'"));
                 }
-                after = None;
                 break;
             };
             let tok = self.tok(t);
             if eq_kw(tok, "ROOT") || eq_kw(tok, "JOINT") {
-                self.flush(&mut builder, &mut stack, &mut pending)?;
+                self.flush(builder, stack, pending)?;
+                self.st.checkpoint_warnings = self.st.warnings.len();
                 let mut kind = if eq_kw(tok, "ROOT") { JointKind::Root } else { JointKind::Joint };
                 if kind == JointKind::Root && !stack.is_empty() {
                     self.problem(
@@ -333,10 +486,11 @@ impl<'a> HeaderParser<'a> {
                 let name = self.name(t.0)?;
                 self.expect_open_brace()?;
                 let parent = stack.last().map(|&(id, _)| id);
-                pending =
+                *pending =
                     Some(Pending { name, kind, parent, offset: None, channels: None, at: t.0 });
             } else if eq_kw(tok, "End") || eq_kw(tok, "EndSite") {
-                self.flush(&mut builder, &mut stack, &mut pending)?;
+                self.flush(builder, stack, pending)?;
+                self.st.checkpoint_warnings = self.st.warnings.len();
                 if eq_kw(tok, "End") {
                     match self.next()? {
                         Some(s) if eq_kw(self.tok(s), "Site") => {}
@@ -363,7 +517,7 @@ impl<'a> HeaderParser<'a> {
                     )?;
                 }
                 self.expect_open_brace()?;
-                pending = Some(Pending {
+                *pending = Some(Pending {
                     name: String::new(),
                     kind: JointKind::EndSite,
                     parent: Some(parent),
@@ -372,7 +526,7 @@ impl<'a> HeaderParser<'a> {
                     at: t.0,
                 });
             } else if eq_kw(tok, "OFFSET") {
-                match &pending {
+                match &*pending {
                     Some(p) if p.offset.is_none() => {}
                     Some(_) => return Err(self.syntax(t.0, "one OFFSET per joint", tok)),
                     None => return Err(self.syntax(t.0, "JOINT, End Site or '}'", tok)),
@@ -387,7 +541,7 @@ impl<'a> HeaderParser<'a> {
                     }
                 }
             } else if eq_kw(tok, "CHANNELS") {
-                match &pending {
+                match &*pending {
                     Some(p) if p.channels.is_none() => {}
                     Some(_) => return Err(self.syntax(t.0, "one CHANNELS per joint", tok)),
                     None => return Err(self.syntax(t.0, "JOINT, End Site or '}'", tok)),
@@ -400,7 +554,7 @@ impl<'a> HeaderParser<'a> {
                     p.channels = Some(list);
                 }
             } else if tok == b"}" {
-                self.flush(&mut builder, &mut stack, &mut pending)?;
+                self.flush(builder, stack, pending)?;
                 if stack.pop().is_none() {
                     return Err(self.syntax(t.0, "ROOT or MOTION (unbalanced '}')", tok));
                 }
@@ -412,18 +566,12 @@ impl<'a> HeaderParser<'a> {
                         tok,
                     ));
                 }
-                after = Some(t);
                 break;
             }
         }
-        if builder.is_empty() {
-            return Err(match after {
-                Some(t) => self.syntax(t.0, "ROOT", self.tok(t)),
-                None => self.eof_err("ROOT"),
-            });
-        }
-        let skeleton = builder.build();
-        self.motion_header(skeleton, after)
+        // Back to the first token after the hierarchy (or the end).
+        self.st.pos = self.st.checkpoint;
+        Ok(!builder.is_empty())
     }
 
     /// Turns the joint whose header and body were read into a builder joint.
@@ -472,41 +620,33 @@ impl<'a> HeaderParser<'a> {
         Ok(())
     }
 
-    fn motion_header(
-        mut self,
-        skeleton: Skeleton,
-        after: Option<(usize, usize)>,
-    ) -> PResult<Header> {
-        let mut header = Header {
-            skeleton,
-            frames_declared: None,
-            frame_time: DEFAULT_FRAME_TIME,
-            data_start: self.b.len(),
-            has_motion: false,
-            warnings: Vec::new(),
-        };
+    /// The motion header, from its first token `after` (`None`: there is
+    /// none): `(frames declared, frame time)`; the position is
+    /// left after it.
+    fn motion_header(&mut self, after: Option<(usize, usize)>) -> PResult<MotionHeader> {
+        let mut header =
+            MotionHeaderFields { frames_declared: None, frame_time: DEFAULT_FRAME_TIME };
         let Some(t) = after else {
             self.problem(
                 self.b.len(),
                 WarningKind::MotionHeader,
                 "no MOTION section; the file has zero frames".into(),
             )?;
-            header.warnings = self.warnings;
-            return Ok(header);
+            self.st.pos = self.b.len();
+            return Ok((None, DEFAULT_FRAME_TIME));
         };
-        header.has_motion = true;
         let tok = self.tok(t);
         if eq_kw(tok, "MOTION") {
             // fine
         } else if starts_with_kw(tok, "Frames") || eq_kw(tok, "Frame") {
             self.problem(t.0, WarningKind::MotionHeader, "the MOTION keyword is missing".into())?;
-            self.pos = t.0;
+            self.st.pos = t.0;
         } else {
             return Err(self.syntax(t.0, "ROOT or MOTION", tok));
         }
 
         // Frames:
-        let mut motion_kw_end = self.pos;
+        let mut motion_kw_end = self.st.pos;
         match self.peek()? {
             Some(f) if starts_with_kw(self.tok(f), "Frames") => {
                 self.next()?;
@@ -535,7 +675,7 @@ impl<'a> HeaderParser<'a> {
                     )
                 })?;
                 header.frames_declared = Some((n, v.0));
-                motion_kw_end = self.pos;
+                motion_kw_end = self.st.pos;
             }
             Some(f) => {
                 self.problem(
@@ -577,7 +717,7 @@ impl<'a> HeaderParser<'a> {
                 } else if rest == b":" {
                     self.next()?
                 } else if let Some(v) = rest.strip_prefix(b":") {
-                    let end = self.pos;
+                    let end = self.st.pos;
                     Some((end - v.len(), end))
                 } else {
                     return Err(self.syntax(f.0, "'Frame Time:'", rest));
@@ -623,9 +763,7 @@ impl<'a> HeaderParser<'a> {
             )?;
         }
         let _ = motion_kw_end;
-        header.data_start = self.pos;
-        header.warnings = self.warnings;
-        Ok(header)
+        Ok((header.frames_declared, header.frame_time))
     }
 
     /// Consumes a lone `:` token (as in `Frames : 10`).
@@ -634,7 +772,7 @@ impl<'a> HeaderParser<'a> {
             Some(c) if self.tok(c) == b":" => Ok(()),
             Some(c) => {
                 // `Frames 10`: accept without the colon.
-                self.pos = c.0;
+                self.st.pos = c.0;
                 self.problem(c.0, WarningKind::MotionHeader, "':' missing after the keyword".into())
             }
             None => Err(self.eof_err("':'")),

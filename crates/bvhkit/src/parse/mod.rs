@@ -12,7 +12,7 @@ use crate::motion::Motion;
 
 pub use self::header::DEFAULT_FRAME_TIME;
 use self::header::{Header, HeaderParser, Stop};
-use self::scan::{RowStats, scan_all};
+use self::scan::{RowStats, line_lengths, scan_all};
 pub use self::stream::FrameReader;
 
 /// How to read BVH text.
@@ -105,7 +105,7 @@ impl ReadOptions {
             })?;
         let mut check = Checker { input, lenient: self.lenient, warnings: &mut warnings };
         let (n_frames, values) =
-            check.layout(values, &stats, channels as usize, frames_declared)?;
+            check.layout(values, &stats, channels as usize, frames_declared, data_start)?;
         let motion = Motion::from_parts(frame_time, n_frames, channels as usize, values);
         Ok((Bvh::from_parts(skeleton, motion), warnings))
     }
@@ -128,16 +128,30 @@ impl ReadOptions {
     }
 }
 
-/// Whether the motion lines are the frames although none holds one frame's
-/// values: every line holds the same wrong number of values, and there are
-/// as many lines as `Frames:` declares (`docs/format.md`). The in-memory and
-/// the streaming reader both decide with this.
-pub(crate) fn lines_are_frames(stats: &RowStats, declared: Option<u64>) -> bool {
-    stats.irregular > 0 && stats.uniform && stats.rows >= 2 && declared == Some(stats.rows)
+/// Whether the motion lines are the frames although they do not all hold
+/// one frame's values: there are exactly as many lines as `Frames:`
+/// declares, and either every line holds the same wrong number of values,
+/// or every line holds at least one frame's values (some with extra ones,
+/// as hand-tracking exports write them) (`docs/format.md`). The in-memory
+/// and the streaming reader both decide with this.
+pub(crate) fn lines_are_frames(stats: &RowStats, declared: Option<u64>, channels: usize) -> bool {
+    stats.irregular > 0
+        && stats.rows >= 2
+        && declared == Some(stats.rows)
+        && (stats.uniform || stats.min_len >= channels as u64)
 }
 
-/// The warning for [`lines_are_frames`], with `k` values on every line.
-pub(crate) fn row_layout_message(k: usize, channels: usize) -> String {
+/// The warning for [`lines_are_frames`].
+pub(crate) fn row_layout_message(stats: &RowStats, channels: usize) -> String {
+    let k = stats.first_len as usize;
+    if !stats.uniform {
+        return format!(
+            "motion lines hold {} to {} values but a frame has {channels} channels, and there \
+             is one line per declared frame; read line by line, keeping the first {channels} \
+             values of each ({} of {} lines, from this one, have other counts)",
+            stats.min_len, stats.max_len, stats.irregular, stats.rows
+        );
+    }
     format!(
         "every motion line holds {k} values but a frame has {channels} channels; \
          read line by line, keeping the first {} values of each{}",
@@ -184,6 +198,7 @@ impl Checker<'_, '_> {
         stats: &RowStats,
         channels: usize,
         frames_declared: Option<(u64, usize)>,
+        data_start: usize,
     ) -> Result<(usize, Vec<f64>)> {
         let c = channels as u64;
         let declared = frames_declared.map(|(n, _)| n);
@@ -210,20 +225,28 @@ impl Checker<'_, '_> {
             (n as usize, values)
         } else if stats.irregular == 0 {
             (stats.rows as usize, values)
-        } else if lines_are_frames(stats, declared) {
+        } else if lines_are_frames(stats, declared, channels) {
             let k = stats.first_len as usize;
-            let (off, _, _) = stats.first_irregular.unwrap_or_default();
-            self.problem(
-                off,
-                WarningKind::RowLayout,
-                row_layout_message(k, channels),
-                ErrorKind::FrameWidth { frame: 0, expected: c, found: k as u64 },
-            )?;
+            let (off, found, row) = stats.first_irregular.unwrap_or_default();
+            let error = if stats.uniform {
+                ErrorKind::FrameWidth { frame: 0, expected: c, found: k as u64 }
+            } else {
+                ErrorKind::FrameWidth { frame: row, expected: c, found }
+            };
+            self.problem(off, WarningKind::RowLayout, row_layout_message(stats, channels), error)?;
             let rows = stats.rows as usize;
-            let keep = k.min(channels);
             let mut out = vec![0.0; rows * channels];
-            for (dst, src) in out.chunks_exact_mut(channels).zip(values.chunks_exact(k)) {
-                dst[..keep].copy_from_slice(&src[..keep]);
+            let lens = if stats.uniform {
+                vec![k as u64; rows]
+            } else {
+                line_lengths(&self.input[data_start..])
+            };
+            let mut src = values.as_slice();
+            for (dst, &len) in out.chunks_exact_mut(channels).zip(&lens) {
+                let (line, rest) = src.split_at((len as usize).min(src.len()));
+                let keep = line.len().min(channels);
+                dst[..keep].copy_from_slice(&line[..keep]);
+                src = rest;
             }
             (rows, out)
         } else {

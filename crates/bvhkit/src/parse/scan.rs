@@ -16,6 +16,13 @@ pub(crate) struct RowStats {
     pub(crate) first_len: u64,
     /// Whether every such line holds `first_len` values.
     pub(crate) uniform: bool,
+    /// The fewest and the most values on such a line.
+    pub(crate) min_len: u64,
+    pub(crate) max_len: u64,
+    /// The value count of every such line from the first irregular one on,
+    /// when asked for (`Some`): the streaming reader records them while it
+    /// decides the layout.
+    pub(crate) lens: Option<Vec<u64>>,
     /// Lines whose value count is not the channel count.
     pub(crate) irregular: u64,
     /// The first such line: (byte offset, values, index among rows).
@@ -25,6 +32,9 @@ pub(crate) struct RowStats {
     /// `\n` and `\r` bytes seen (to count empty frames when there are no channels).
     pub(crate) lf: u64,
     pub(crate) cr: u64,
+    /// `\r\n` pairs within one scanned piece (a pair split between two
+    /// pieces is not counted).
+    pub(crate) crlf: u64,
     cur_start: usize,
     cur_len: u64,
 }
@@ -39,14 +49,23 @@ impl RowStats {
         if self.rows == 0 {
             self.first_len = len;
             self.uniform = true;
-        } else if len != self.first_len {
-            self.uniform = false;
+            self.min_len = len;
+            self.max_len = len;
+        } else {
+            self.uniform &= len == self.first_len;
+            self.min_len = self.min_len.min(len);
+            self.max_len = self.max_len.max(len);
         }
         if len != channels {
             self.irregular += 1;
             if self.first_irregular.is_none() {
                 self.first_irregular = Some((self.cur_start, len, self.rows));
             }
+        }
+        if self.irregular > 0
+            && let Some(lens) = &mut self.lens
+        {
+            lens.push(len);
         }
         self.rows += 1;
         self.last = Some((self.cur_start, len));
@@ -59,8 +78,15 @@ impl RowStats {
             if self.rows == 0 {
                 self.first_len = b.first_len;
                 self.uniform = b.uniform;
+                self.min_len = b.min_len;
+                self.max_len = b.max_len;
             } else {
                 self.uniform = self.uniform && b.uniform && self.first_len == b.first_len;
+                self.min_len = self.min_len.min(b.min_len);
+                self.max_len = self.max_len.max(b.max_len);
+            }
+            if let (Some(a), Some(bl)) = (&mut self.lens, b.lens) {
+                a.extend(bl);
             }
             if self.first_irregular.is_none() {
                 self.first_irregular = b.first_irregular.map(|(o, l, r)| (o, l, r + self.rows));
@@ -71,6 +97,7 @@ impl RowStats {
         self.irregular += b.irregular;
         self.lf += b.lf;
         self.cr += b.cr;
+        self.crlf += b.crlf;
         self
     }
 
@@ -146,6 +173,30 @@ fn count_tokens_with(data: &[u8], kernels: impl Kernels) -> usize {
         carry = inside >> 63;
     }
     count
+}
+
+/// The value count of every motion line holding a value, in order: the
+/// lines and tokens [`scan`] sees (tokens are runs of bytes above `b' '`;
+/// `\n`, `\r` and `\r\n` end lines). For text `scan` accepted.
+pub(crate) fn line_lengths(data: &[u8]) -> Vec<u64> {
+    let mut lens = Vec::new();
+    let (mut cur, mut inside) = (0u64, false);
+    for &b in data {
+        if b > b' ' {
+            cur += u64::from(!inside);
+            inside = true;
+            continue;
+        }
+        inside = false;
+        if (b == b'\n' || b == b'\r') && cur > 0 {
+            lens.push(cur);
+            cur = 0;
+        }
+    }
+    if cur > 0 {
+        lens.push(cur);
+    }
+    lens
 }
 
 /// A bad token: its byte range in the whole input.
@@ -377,6 +428,9 @@ fn separators(
             b' ' | b'\t' | b'\x0b' | b'\x0c' => {}
             b'\n' => {
                 stats.lf += 1;
+                if i > 0 && data[i - 1] == b'\r' {
+                    stats.crlf += 1;
+                }
                 stats.end_line(channels);
             }
             b'\r' => {

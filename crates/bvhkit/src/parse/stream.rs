@@ -1,6 +1,6 @@
 use std::io::Read;
 
-use super::header::{HeaderParser, Stop};
+use super::header::{HeaderParser, HeaderState, Stop};
 use super::scan::{RowStats, scan};
 use super::{lines_are_frames, row_layout_message};
 use crate::error::{Error, ErrorKind, Position, Result, Warning, WarningKind, describe_token};
@@ -16,16 +16,18 @@ pub(crate) const LOOKAHEAD: usize = 16 * 1024 * 1024;
 /// How the motion values make frames.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Layout {
-    /// Not known yet: the first motion line does not hold one frame, and
-    /// lenient reading looks ahead (up to [`LOOKAHEAD`]) before deciding.
+    /// Not known yet (lenient reading): lines of one frame are handed out
+    /// as they come; from the first line that does not hold one frame, the
+    /// reader looks ahead (up to [`LOOKAHEAD`]) before deciding.
     Undecided,
     /// A stream of values, one frame per `n_channels` values.
     Stream,
     /// As a stream, but decided after looking ahead [`LOOKAHEAD`] bytes
     /// without reaching the end.
     StreamPastLookahead,
-    /// Each line is a frame of `stride` values ([`lines_are_frames`]).
-    Lines { stride: usize },
+    /// Each line is a frame ([`lines_are_frames`]); `stats.lens` holds the
+    /// value count of every line.
+    Lines,
 }
 
 /// Reads a BVH text frame by frame into a caller-owned buffer, in constant
@@ -35,12 +37,13 @@ enum Layout {
 /// each [`FrameReader::read_frame`] fills one frame. Motion is read as a
 /// stream of values, `n_channels` per frame, and repaired as
 /// [`ReadOptions::parse`] repairs it. One repair needs the whole motion: when
-/// every line holds the same wrong number of values and there are as many
-/// lines as `Frames:` declares, the lines are the frames. A lenient reader
-/// whose first motion line does not hold one frame therefore reads ahead,
-/// up to 16 MiB of motion text, before handing out the first frame; a
-/// longer motion is read as a stream, with a warning saying so if it then
-/// turns out to need the repair.
+/// there are as many lines as `Frames:` declares and every line holds the
+/// same wrong number of values, or every line holds at least one frame's
+/// values, some more, the lines are the frames. A lenient reader hands out
+/// lines of exactly one frame as they come; from the first line that does
+/// not hold one frame it reads ahead, up to 16 MiB of motion text, before
+/// handing out more; a longer motion is read as a stream, with a warning
+/// saying so if it then turns out to need the repair.
 ///
 /// [`ReadOptions::parse`]: crate::ReadOptions::parse
 ///
@@ -87,23 +90,39 @@ pub struct FrameReader<R> {
     line: u64,
     column: u64,
     last_cr: bool,
+    /// `stats`' count of line ends when `line` was last moved.
+    ends_counted: u64,
     first_irregular_pos: Option<Position>,
     last_row_pos: Option<Position>,
     layout: Layout,
-    /// Offset of the first motion byte in the input.
-    motion_start: usize,
+    /// Offset of the first motion byte not yet handed out in a frame, as
+    /// far as an undecided layout knows (the lookahead counts from here).
+    held_from: usize,
 }
 
 impl<R: Read> FrameReader<R> {
     pub(crate) fn new(mut rdr: R, lenient: bool) -> Result<FrameReader<R>> {
         let mut buf = Vec::new();
         let mut eof = false;
+        let mut state = None;
         let header = loop {
-            if !eof {
+            // Read at least a chunk, and at least as much as the parse will
+            // read again from its checkpoint: the bytes read twice then
+            // never outnumber the bytes of the header.
+            let resume_at = state.as_ref().map_or(0, HeaderState::checkpoint);
+            let want = buf.len() + (buf.len() - resume_at.min(buf.len()));
+            while !eof {
                 let got = read_some(&mut rdr, &mut buf)?;
                 eof = got == 0;
+                if buf.len() >= want || buf.len() > MAX_HEADER {
+                    break;
+                }
             }
-            match HeaderParser::new(&buf, eof, lenient).parse() {
+            let mut parser = match state.take() {
+                None => HeaderParser::new(&buf, eof, lenient),
+                Some(st) => HeaderParser::resume(&buf, eof, st),
+            };
+            match parser.parse() {
                 Ok(h) => break h,
                 Err(Stop::Fatal(e)) => return Err(e),
                 Err(Stop::NeedMore) if buf.len() > MAX_HEADER => {
@@ -117,7 +136,7 @@ impl<R: Read> FrameReader<R> {
                         Some(Position::at(&buf, buf.len())),
                     ));
                 }
-                Err(Stop::NeedMore) => {}
+                Err(Stop::NeedMore) => state = Some(parser.into_state()),
             }
         };
         let start = Position::at(&buf, header.data_start);
@@ -137,17 +156,23 @@ impl<R: Read> FrameReader<R> {
             eof,
             pending: Vec::new(),
             pending_start: 0,
-            stats: RowStats::default(),
+            // Line lengths are kept while a lenient reader decides the layout.
+            stats: {
+                let mut stats = RowStats::default();
+                stats.lens = lenient.then(Vec::new);
+                stats
+            },
             frames_read: 0,
             empty_frames_left: None,
             done: false,
             line: start.line,
             column: start.column,
             last_cr,
+            ends_counted: 0,
             first_irregular_pos: None,
             last_row_pos: None,
             layout: if lenient { Layout::Undecided } else { Layout::Stream },
-            motion_start: header.data_start,
+            held_from: header.data_start,
         })
     }
 
@@ -196,7 +221,7 @@ impl<R: Read> FrameReader<R> {
         }
         loop {
             match self.layout {
-                Layout::Lines { stride } => return Ok(self.next_line(frame, stride)),
+                Layout::Lines => return Ok(self.next_line(frame)),
                 Layout::Stream | Layout::StreamPastLookahead => {
                     if self.pending.len() - self.pending_start >= c {
                         let values = &self.pending[self.pending_start..self.pending_start + c];
@@ -207,14 +232,31 @@ impl<R: Read> FrameReader<R> {
                     }
                 }
                 Layout::Undecided => {
-                    if self.stats.rows > 0 && self.stats.first_len == c as u64 {
-                        // The first line holds a frame: not every line is a
-                        // frame of another width.
+                    // Lines of exactly one frame read the same whichever
+                    // way the layout is decided: hand them out.
+                    if self.frames_read < self.regular_rows() {
+                        let at = self.pending_start;
+                        frame.copy_from_slice(&self.pending[at..at + c]);
+                        self.pending_start += c;
+                        self.frames_read += 1;
+                        if self.frames_read == self.stats.rows
+                            && let Some((start, _)) = self.stats.last
+                        {
+                            self.held_from = start;
+                        }
+                        return Ok(true);
+                    }
+                    let st = &self.stats;
+                    if st.irregular > 0 && !(st.uniform || st.min_len >= c as u64) {
+                        // Lines of other widths, one shorter than a frame:
+                        // not every line is a frame.
                         self.layout = Layout::Stream;
+                        self.stats.lens = None;
                         continue;
                     }
-                    if self.buf_base - self.motion_start > LOOKAHEAD {
+                    if self.buf_base - self.held_from > LOOKAHEAD {
                         self.layout = Layout::StreamPastLookahead;
+                        self.stats.lens = None;
                         continue;
                     }
                 }
@@ -229,15 +271,16 @@ impl<R: Read> FrameReader<R> {
             if self.buf.is_empty() && self.eof {
                 if self.layout == Layout::Undecided {
                     self.layout = Layout::Stream;
-                    if lines_are_frames(&self.stats, self.frames_declared) {
-                        let stride = self.stats.first_len as usize;
+                    if lines_are_frames(&self.stats, self.frames_declared, c) {
                         self.warnings.push(Warning {
                             position: self.first_irregular_pos,
                             kind: WarningKind::RowLayout,
-                            message: row_layout_message(stride, c),
+                            message: row_layout_message(&self.stats, c),
                         });
-                        self.layout = Layout::Lines { stride };
+                        self.layout = Layout::Lines;
                         self.done = true;
+                    } else {
+                        self.stats.lens = None;
                     }
                     continue;
                 }
@@ -332,12 +375,16 @@ impl<R: Read> FrameReader<R> {
                  values were read as one stream, {c} per frame"
             );
             if self.layout == Layout::StreamPastLookahead
-                && lines_are_frames(st, self.frames_declared)
+                && lines_are_frames(st, self.frames_declared, c)
             {
+                let holds = if st.uniform {
+                    format!("every line holds {found} values")
+                } else {
+                    format!("every line holds {} to {} values", st.min_len, st.max_len)
+                };
                 message.push_str(&format!(
-                    " (every line holds {found} values, one line per declared frame: reading \
-                     the whole file in memory reads it line by line; streaming decides within \
-                     the first {} MiB of motion)",
+                    " ({holds}, one line per declared frame: reading the whole file in memory \
+                     reads it line by line; streaming decides within the first {} MiB of motion)",
                     LOOKAHEAD >> 20
                 ));
             }
@@ -387,18 +434,33 @@ impl<R: Read> FrameReader<R> {
         Ok(())
     }
 
-    /// Hands out the next line of `stride` values as a frame: its first
-    /// values, then zeros for channels the line does not reach.
-    fn next_line(&mut self, frame: &mut [f64], stride: usize) -> bool {
-        let Some(line) = self.pending.get(self.pending_start..self.pending_start + stride) else {
+    /// Hands out the next line as a frame: its first values, then zeros
+    /// for channels the line does not reach.
+    fn next_line(&mut self, frame: &mut [f64]) -> bool {
+        let row = self.frames_read;
+        let first = self.regular_rows();
+        let len = if row < first {
+            frame.len()
+        } else {
+            let lens = self.stats.lens.as_deref().unwrap_or_default();
+            let Some(&len) = lens.get((row - first) as usize) else { return false };
+            len as usize
+        };
+        let Some(line) = self.pending.get(self.pending_start..self.pending_start + len) else {
             return false;
         };
-        let keep = stride.min(frame.len());
+        let keep = len.min(frame.len());
         frame[..keep].copy_from_slice(&line[..keep]);
         frame[keep..].fill(0.0);
-        self.pending_start += stride;
+        self.pending_start += len;
         self.frames_read += 1;
         true
+    }
+
+    /// Motion lines before the first that does not hold one frame (all of
+    /// them while there is none).
+    fn regular_rows(&self) -> u64 {
+        self.stats.first_irregular.map_or(self.stats.rows, |(_, _, row)| row)
     }
 
     fn next_empty_frame(&mut self) -> Result<bool> {
@@ -430,37 +492,44 @@ impl<R: Read> FrameReader<R> {
     }
 
     /// Drops `used` scanned bytes, keeping line and column up to date and
-    /// noting the positions of the absolute offsets in `targets`.
+    /// noting the positions of the absolute offsets in `targets`, which
+    /// are the starts of motion lines.
+    ///
+    /// The scan has counted the line ends in these bytes (`stats`): only
+    /// the last line of the piece, and the bytes after a target, are
+    /// looked at again, so a piece costs little more than its last line.
     fn advance(
         &mut self,
         used: usize,
         targets: &[Option<usize>; 2],
         found: &mut [Option<Position>; 2],
     ) {
-        for i in 0..used {
-            let abs = self.buf_base + i;
-            for (t, f) in targets.iter().zip(found.iter_mut()) {
-                if *t == Some(abs) {
-                    *f = Some(Position { line: self.line, column: self.column, byte: abs as u64 });
-                }
-            }
-            let b = self.buf[i];
-            match b {
-                b'\n' if self.last_cr => {
-                    self.last_cr = false;
-                }
-                b'\n' | b'\r' => {
-                    self.line += 1;
-                    self.column = 1;
-                    self.last_cr = b == b'\r';
-                }
-                _ => {
-                    self.last_cr = false;
-                    if b & 0xC0 != 0x80 {
-                        self.column += 1;
-                    }
-                }
-            }
+        let Some(&last) = self.buf[..used].last() else { return };
+        let piece = &self.buf[..used];
+        let ends_now = self.stats.lf + self.stats.cr - self.stats.crlf;
+        // A `\r\n` split between the previous piece and this one counts
+        // once (the scan saw only the `\n`).
+        let split_pair = u64::from(self.last_cr && piece[0] == b'\n');
+        self.line += ends_now - self.ends_counted - split_pair;
+        self.ends_counted = ends_now;
+        let column_before = self.column;
+        self.column = match piece.iter().rposition(|&x| x == b'\n' || x == b'\r') {
+            Some(i) => 1 + chars(&piece[i + 1..]),
+            None => self.column + chars(piece),
+        };
+        self.last_cr = last == b'\r';
+        for (t, f) in targets.iter().zip(found.iter_mut()) {
+            let Some(t) = t.filter(|&t| t >= self.buf_base && t < self.buf_base + used) else {
+                continue;
+            };
+            let rel = t - self.buf_base;
+            // `piece[rel]` starts a token, so no `\r\n` pair is cut at `rel`.
+            let line = self.line - line_ends(&piece[rel..]);
+            let column = match piece[..rel].iter().rposition(|&x| x == b'\n' || x == b'\r') {
+                Some(i) => 1 + chars(&piece[i + 1..rel]),
+                None => column_before + chars(&piece[..rel]),
+            };
+            *f = Some(Position { line, column, byte: t as u64 });
         }
         self.buf.drain(..used);
         self.buf_base += used;
@@ -489,6 +558,22 @@ impl<R: Read> FrameReader<R> {
     }
 }
 
+/// Characters in `b`: bytes that do not continue a UTF-8 sequence.
+fn chars(b: &[u8]) -> u64 {
+    b.iter().map(|&x| u64::from(x & 0xC0 != 0x80)).sum()
+}
+
+/// Line ends in `b`: `\n`, `\r` and `\r\n`, each one.
+fn line_ends(b: &[u8]) -> u64 {
+    let mut n = 0;
+    let mut cr = false;
+    for &x in b {
+        n += u64::from(x == b'\r' || (x == b'\n' && !cr));
+        cr = x == b'\r';
+    }
+    n
+}
+
 /// Appends up to one chunk from `rdr` to `buf`; returns the bytes read.
 fn read_some<R: Read>(rdr: &mut R, buf: &mut Vec<u8>) -> Result<usize> {
     let old = buf.len();
@@ -505,5 +590,139 @@ fn read_some<R: Read>(rdr: &mut R, buf: &mut Vec<u8>) -> Result<usize> {
                 return Err(e.into());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::header::SCANNED;
+    use crate::ReadOptions;
+
+    /// A reader that hands out at most `n` bytes per call.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.len().min(self.1).min(out.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    /// Everything a stream gives: the skeleton, every value's bits and
+    /// the warnings, or the error.
+    fn stream<R: std::io::Read>(rdr: R, lenient: bool) -> String {
+        let mut r = match ReadOptions::new().lenient(lenient).frame_reader(rdr) {
+            Ok(r) => r,
+            Err(e) => return format!("header error: {e}"),
+        };
+        let mut out = format!("{:?}\n", r.skeleton());
+        let mut frame = vec![0.0; r.skeleton().n_channels()];
+        loop {
+            match r.read_frame(&mut frame) {
+                Ok(true) => out.extend(frame.iter().map(|v| format!("{:x} ", v.to_bits()))),
+                Ok(false) => break,
+                Err(e) => {
+                    out.push_str(&format!("error: {e}\n"));
+                    break;
+                }
+            }
+        }
+        for w in r.warnings() {
+            out.push_str(&format!("warning: {w}\n"));
+        }
+        out
+    }
+
+    /// `depth` joints, each the child of the one before.
+    fn deep(depth: usize, frames: usize) -> Vec<u8> {
+        let mut s = String::from("HIERARCHY\n");
+        for i in 0..depth {
+            let kw = if i == 0 { "ROOT" } else { "JOINT" };
+            s.push_str(&format!(
+                "{kw} j{i}\n{{\nOFFSET {i} 0.5 -1\nCHANNELS 3 Zrotation Xrotation Yrotation\n"
+            ));
+        }
+        s.push_str("End Site\n{\nOFFSET 0 1 0\n}\n");
+        for _ in 0..depth {
+            s.push_str("}\n");
+        }
+        s.push_str(&format!("MOTION\nFrames: {frames}\nFrame Time: 0.04\n"));
+        for f in 0..frames {
+            let row: Vec<String> = (0..3 * depth).map(|k| format!("{}.25", (k + f) % 90)).collect();
+            s.push_str(&row.join(" "));
+            s.push('\n');
+        }
+        s.into_bytes()
+    }
+
+    #[test]
+    fn a_deep_header_streams_in_linear_work() {
+        let text = deep(100_000, 2);
+        let header_len = text.windows(6).position(|w| w == b"MOTION").unwrap();
+        let (bvh, _) = ReadOptions::new().parse(&text).unwrap();
+        SCANNED.with(|c| c.set(0));
+        let mut r = ReadOptions::new().frame_reader(&text[..]).unwrap();
+        let scanned = SCANNED.with(|c| c.get());
+        assert_eq!(r.skeleton(), bvh.skeleton());
+        assert_eq!(r.skeleton().len(), 100_001);
+        // The header arrives in 256 KiB reads (about 30 of them); reading
+        // it again from the start each time would scan it about 15 times.
+        assert!(
+            scanned <= 3 * header_len,
+            "{scanned} bytes scanned for a header of {header_len} bytes"
+        );
+        let mut frame = vec![0.0; r.skeleton().n_channels()];
+        for f in 0..2 {
+            assert!(r.read_frame(&mut frame).unwrap());
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&frame), bits(bvh.motion().frame(f)));
+        }
+        assert!(!r.read_frame(&mut frame).unwrap());
+    }
+
+    #[test]
+    fn a_header_in_tiny_reads_scans_each_byte_a_few_times() {
+        let text = deep(2_000, 1);
+        let header_len = text.windows(6).position(|w| w == b"MOTION").unwrap();
+        SCANNED.with(|c| c.set(0));
+        let whole = stream(&text[..], false);
+        let scanned_whole = SCANNED.with(|c| c.get());
+        SCANNED.with(|c| c.set(0));
+        assert_eq!(stream(Trickle(&text, 5), false), whole);
+        let scanned_tiny = SCANNED.with(|c| c.get());
+        assert!(scanned_whole <= header_len + 1024 * 1024, "{scanned_whole}");
+        assert!(scanned_tiny <= 3 * text.len(), "{scanned_tiny} for {} bytes", text.len());
+    }
+
+    /// A header resumed after every few bytes gives what one read gives:
+    /// the same skeleton, frames, warnings and errors, on every quirk and
+    /// hostile fixture (their hierarchies are small enough for one read).
+    #[test]
+    fn resuming_the_header_changes_nothing() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let mut n = 0;
+        for dir in ["quirks", "hostile"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_none_or(|e| e != "bvh") {
+                    continue;
+                }
+                let text = std::fs::read(&path).unwrap();
+                if text.len() > 1 << 20 {
+                    continue;
+                }
+                for lenient in [false, true] {
+                    let whole = stream(&text[..], lenient);
+                    for step in [1, 3, 64] {
+                        let tiny = stream(Trickle(&text, step), lenient);
+                        assert_eq!(tiny, whole, "{} in reads of {step} bytes", path.display());
+                    }
+                }
+                n += 1;
+            }
+        }
+        assert!(n >= 60, "{n} fixtures");
     }
 }

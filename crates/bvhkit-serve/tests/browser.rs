@@ -450,11 +450,14 @@ fn a_cmu_recording_is_shown_in_the_units_the_server_guessed() {
     let shown = &state["clips"][0];
     assert_eq!(shown["units"], "cmu");
     assert!((shown["height"].as_f64().unwrap() - of_clip(&cmu).size).abs() < 1e-3);
-    // Both are drawn in metres, 1.5 m tall (the screenshot shows them so;
-    // perspective makes the nearer one taller on screen).
+    // Both are drawn in metres, at the size the one guess measured (the
+    // median frame: 1.47 m; the screenshot shows them so; perspective makes
+    // the nearer one taller on screen).
+    let drawn = of_clip(&cmu).drawn_size_m();
+    assert!((drawn - 1.47).abs() < 0.01, "{drawn}");
     for clip in state["clips"].as_array().unwrap() {
         let m = clip["height_m"].as_f64().unwrap();
-        assert!((m - 1.5).abs() < 0.02, "{} drawn {m} m tall", clip["name"]);
+        assert!((m - drawn).abs() < 1e-3, "{} drawn {m} m tall, not {drawn}", clip["name"]);
     }
     for clip in joints(&state) {
         let ys: Vec<f64> = clip.iter().map(|p| p.expect("joint projected").1).collect();

@@ -53,7 +53,7 @@ pub(crate) fn load_clips(inputs: &[Input], mode: PositionChannels) -> Result<Loa
             }
         };
         for w in &warnings {
-            eprintln!("{}", crate::io::located_warning(input, w));
+            eprintln!("{}", crate::text::escape(&crate::io::located_warning(input, w)));
         }
         let name = match input {
             Input::Stdin => "stdin".to_string(),
@@ -78,7 +78,10 @@ pub(crate) fn load_clips(inputs: &[Input], mode: PositionChannels) -> Result<Loa
                 .zip(&guesses)
                 .map(|(c, g)| format!("{}: {}", c.name, g.label()))
                 .collect();
-            eprintln!("bvh: note: drawn at one scale, in metres ({})", described.join("; "));
+            eprintln!(
+                "bvh: note: drawn at one scale, in metres ({})",
+                crate::text::escape(&described.join("; "))
+            );
         }
         clips = clips.into_iter().zip(factors).map(|(c, f)| c.scaled(f)).collect();
     }

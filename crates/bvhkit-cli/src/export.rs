@@ -1,6 +1,9 @@
 //! `bvh positions` and `bvh rotations`: per-joint, per-frame arrays, streamed
-//! frame by frame so memory stays constant whatever the file length.
+//! frame by frame so memory stays constant whatever the file length. Several
+//! inputs (or `-o OUTDIR/`) give one output per input under the folder, made
+//! in parallel.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -12,11 +15,48 @@ use bvhkit::rotation::{
     RotationOrder, mat3_to_6d, mat3_to_euler, mat3_to_euler_near, quat_to_scaled_axis,
 };
 use bvhkit::{Kinematics, ReadOptions, Skeleton};
+use bvhkit_render::units::UnitGuess;
 use clap::ValueEnum;
 
 use crate::PosMode;
-use crate::io::{Input, located_warning};
+use crate::io::{Dest, Input, Output, located_warning};
 use crate::range::FrameRange;
+
+/// The long help of `bvh positions` (`bvh positions --help`).
+pub(crate) const POSITIONS_ABOUT: &str = "\
+World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
+
+Forward kinematics as the format defines it (rotation channels multiplied \
+in the order listed, position channels replacing the OFFSET components they \
+name unless --position-channels add), computed one frame at a time so \
+memory stays constant however long the file. The format comes from the \
+extension of -o (.csv, .json, .npy; any other extension is an error, so \
+nothing is written under a misleading name) or from --format; without -o, \
+CSV goes to standard output. NPY is a [frames, joints, 3] array with a JSON \
+sidecar, OUT.npy.json: joint names, parent indices (-1 for roots), offsets, \
+frame time, axes and the unit guess. The output may not be the input. \
+Several files (or folders, walked for *.bvh) need -o OUTDIR/: one output \
+per input, named after it with the folder structure kept, --format choosing \
+the format (CSV by default), made in parallel (-j). --frames \
+takes A..B (B excluded), A..=B, A.., ..B or N, counted from 0.
+
+Example: bvh positions walk.bvh --frames 0..100 --joints Hips,Head -o hips_head.npy";
+
+/// The long help of `bvh rotations` (`bvh rotations --help`).
+pub(crate) const ROTATIONS_ABOUT: &str = "\
+Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
+
+--space local gives each joint's rotation relative to its parent, world \
+relative to the world; --repr picks Euler angles in degrees (in each \
+joint's own channel order, or --order for all), unit quaternions x y z w, \
+row-major 3x3 matrices, the 6D representation (the matrix's first two \
+columns) or axis-angle vectors in radians. Local Euler angles in a joint's \
+own order are the file's values, exactly; --continuous makes Euler angles \
+and quaternion signs continuous from frame to frame instead (the same \
+rotations, without 360° jumps or sign flips). Outputs, formats and \
+--frames work as for `bvh positions`.
+
+Example: bvh rotations walk.bvh --space world --repr 6d -o rot.npy";
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -25,7 +65,7 @@ pub(crate) enum Format {
     Csv,
     /// One JSON object with joint names and a frames × joints × components array.
     Json,
-    /// A NumPy array [frames, joints, components] plus a `.joints.txt` names file.
+    /// A NumPy array [frames, joints, components] plus a JSON sidecar (`OUT.npy.json`: joints, parents, offsets, frame time, units).
     Npy,
 }
 
@@ -40,10 +80,12 @@ pub(crate) enum Dtype {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Common {
-    /// The BVH file; `-` reads standard input.
-    #[arg(value_name = "FILE")]
-    file: PathBuf,
-    /// Output file (default: standard output; NPY needs a file).
+    /// BVH files; directories are walked for *.bvh; `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Output file for one input (default: standard output; NPY needs a file), or a folder
+    /// (`OUTDIR/` or an existing folder; required for several inputs) that gets one output per
+    /// input, named after it, the walked folders' structure kept.
     #[arg(short, long, value_name = "OUT")]
     output: Option<PathBuf>,
     /// Output format (default: from the extension of OUT, else csv).
@@ -64,6 +106,9 @@ pub(crate) struct Common {
     /// Refuse files with problems instead of reading them leniently.
     #[arg(long)]
     strict: bool,
+    /// Number of files processed at once (default: all cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    threads: Option<usize>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -110,7 +155,8 @@ pub(crate) struct RotationsArgs {
     /// Euler order for every joint (XYZ, ZXY, ...; default: each joint's own channel order, ZXY for joints without three rotation channels).
     #[arg(long, value_name = "ORDER", value_parser = parse_order)]
     order: Option<RotationOrder>,
-    /// Keep Euler angles and quaternion signs continuous from frame to frame (no ±180° or sign flips).
+    /// Keep Euler angles and quaternion signs continuous from frame to frame (no ±180°/360° or
+    /// sign flips). Without it, local Euler angles in a joint's own order are the file's values.
     #[arg(long)]
     continuous: bool,
 }
@@ -123,6 +169,8 @@ fn parse_order(s: &str) -> Result<RotationOrder, String> {
 /// Where exported frames go.
 trait Sink {
     fn frame(&mut self, index: usize, values: &[f64]) -> Result<()>;
+    /// The skeleton's unit guess, known once the first frame is read.
+    fn units(&mut self, _guess: UnitGuess) {}
     fn finish(self: Box<Self>) -> Result<()>;
 }
 
@@ -132,6 +180,39 @@ struct Layout {
     labels: Option<Vec<String>>,
     components: Vec<&'static str>,
     frame_time: f64,
+}
+
+/// What the NPY sidecar says beyond the layout.
+struct Meta {
+    /// The command's settings, as `"key": value` entries.
+    settings: Vec<(&'static str, serde_json::Value)>,
+    /// Each exported joint's parent, as an index into the exported joints
+    /// (its nearest exported ancestor), -1 for none.
+    parents: Vec<i64>,
+    offsets: Vec<[f64; 3]>,
+    source: String,
+    first_frame: usize,
+}
+
+impl Meta {
+    fn new(skeleton: &Skeleton, sel: &[usize], input: &Input, first_frame: usize) -> Meta {
+        let at: HashMap<usize, i64> = sel.iter().enumerate().map(|(k, &i)| (i, k as i64)).collect();
+        let parents = sel
+            .iter()
+            .map(|&i| {
+                let mut p = skeleton.joints()[i].parent();
+                while let Some(id) = p {
+                    if let Some(&k) = at.get(&id.index()) {
+                        return k;
+                    }
+                    p = skeleton.joints()[id.index()].parent();
+                }
+                -1
+            })
+            .collect();
+        let offsets = sel.iter().map(|&i| skeleton.joints()[i].offset().to_array()).collect();
+        Meta { settings: Vec::new(), parents, offsets, source: input.display(), first_frame }
+    }
 }
 
 struct CsvSink<W: Write> {
@@ -174,7 +255,7 @@ impl<W: Write> CsvSink<W> {
     }
 }
 
-impl<W: Write> Sink for CsvSink<W> {
+impl<W: Done> Sink for CsvSink<W> {
     fn frame(&mut self, index: usize, values: &[f64]) -> Result<()> {
         let k = self.layout.components.len();
         for (j, name) in self.layout.joints.iter().enumerate() {
@@ -200,8 +281,8 @@ impl<W: Write> Sink for CsvSink<W> {
 
     fn finish(mut self: Box<Self>) -> Result<()> {
         self.w.write_all(&self.buf)?;
-        self.w.flush()?;
-        Ok(())
+        let CsvSink { w, .. } = *self;
+        w.done()
     }
 }
 
@@ -213,7 +294,8 @@ struct JsonSink<W: Write> {
 
 impl<W: Write> JsonSink<W> {
     fn new(mut w: W, layout: Layout, first_frame: usize) -> Result<Self> {
-        write!(w, "{{\"joints\":{}", serde_json::to_string(&layout.joints)?)?;
+        let names = serde_json::to_string(&layout.joints)?;
+        write!(w, "{{\"joints\":{}", crate::text::escape_json(&names))?;
         if let Some(l) = &layout.labels {
             write!(w, ",\"orders\":{}", serde_json::to_string(l)?)?;
         }
@@ -227,7 +309,7 @@ impl<W: Write> JsonSink<W> {
     }
 }
 
-impl<W: Write> Sink for JsonSink<W> {
+impl<W: Done> Sink for JsonSink<W> {
     fn frame(&mut self, _index: usize, values: &[f64]) -> Result<()> {
         let mut buf = Vec::with_capacity(values.len() * 12);
         if !self.first {
@@ -255,24 +337,40 @@ impl<W: Write> Sink for JsonSink<W> {
 
     fn finish(mut self: Box<Self>) -> Result<()> {
         writeln!(self.w, "]}}")?;
-        self.w.flush()?;
-        Ok(())
+        let JsonSink { w, .. } = *self;
+        w.done()
+    }
+}
+
+/// A writer that can be completed: flushed and, for a regular file, put in
+/// place of its target.
+trait Done: Write {
+    fn done(self) -> Result<()>;
+}
+
+impl Done for BufWriter<Output> {
+    fn done(self) -> Result<()> {
+        self.into_inner().map_err(|e| e.into_error())?.finish()
     }
 }
 
 /// NPY v1.0 with the frame count patched in at the end (the stream's length
-/// is not trusted from `Frames:`).
+/// is not trusted from `Frames:`), written into the output file itself when
+/// it is a regular file being replaced, else into an anonymous temporary file
+/// that is copied out at the end (a FIFO or device cannot seek); plus the
+/// JSON sidecar (see [`sidecar_path`]) next to a regular file.
 struct NpySink {
-    tmp: tempfile::NamedTempFile,
+    out: Output,
     w: BufWriter<File>,
-    out: PathBuf,
+    /// Where the array goes when it is a regular file (the sidecar goes beside it).
+    path: Option<PathBuf>,
     dtype: Dtype,
     joints: usize,
     k: usize,
     frames: usize,
     header_len: usize,
-    /// The names file's text, written when the array is complete.
-    names: String,
+    /// The sidecar's fields, completed at the end.
+    sidecar: serde_json::Map<String, serde_json::Value>,
 }
 
 fn npy_header(dtype: Dtype, frames: usize, joints: usize, k: usize) -> Vec<u8> {
@@ -295,35 +393,59 @@ fn npy_header(dtype: Dtype, frames: usize, joints: usize, k: usize) -> Vec<u8> {
     h
 }
 
+/// The NPY array's sidecar: `walk.npy` → `walk.npy.json` (not `walk.json`,
+/// which is what `-o walk.json` would write).
+pub(crate) fn sidecar_path(npy: &Path) -> PathBuf {
+    let mut s = npy.as_os_str().to_owned();
+    s.push(".json");
+    PathBuf::from(s)
+}
+
 impl NpySink {
-    fn new(out: &Path, layout: &Layout, dtype: Dtype) -> Result<Self> {
-        let dir = match out.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
+    fn new(out_path: &Path, layout: &Layout, meta: Meta, dtype: Dtype) -> Result<Self> {
+        let path = match crate::io::destination(out_path)? {
+            Dest::Replace(p) => Some(p),
+            _ => None,
         };
-        let tmp = crate::io::temp_in(dir)?;
-        let mut w = BufWriter::new(tmp.reopen()?);
+        let mut out = crate::io::open_output(out_path)?;
+        let file = match out.atomic_file() {
+            Some(f) => f.try_clone()?,
+            None => tempfile::tempfile().context("creating a temporary file")?,
+        };
+        let mut w = BufWriter::with_capacity(1 << 16, file);
         let header = npy_header(dtype, 0, layout.joints.len(), layout.components.len());
         w.write_all(&header)?;
-        let mut names = String::new();
-        for (i, j) in layout.joints.iter().enumerate() {
-            names.push_str(j);
-            if let Some(l) = &layout.labels {
-                names.push('\t');
-                names.push_str(&l[i]);
-            }
-            names.push('\n');
+        let mut sidecar = serde_json::Map::new();
+        let mut put = |k: &str, v: serde_json::Value| {
+            sidecar.insert(k.to_string(), v);
+        };
+        use serde_json::json;
+        put("array", json!(path.as_deref().and_then(Path::file_name).map(|n| n.to_string_lossy())));
+        put("source", json!(meta.source));
+        for (k, v) in meta.settings {
+            put(k, v);
         }
+        put("dtype", json!(if dtype == Dtype::F32 { "float32" } else { "float64" }));
+        put("axes", json!(["frame", "joint", "component"]));
+        put("components", json!(layout.components));
+        put("joints", json!(layout.joints));
+        if let Some(l) = &layout.labels {
+            put("orders", json!(l));
+        }
+        put("parents", json!(meta.parents));
+        put("offsets", json!(meta.offsets));
+        put("frame_time", json!(layout.frame_time));
+        put("first_frame", json!(meta.first_frame));
         Ok(NpySink {
-            tmp,
+            out,
             w,
-            out: out.to_path_buf(),
+            path,
             dtype,
             joints: layout.joints.len(),
             k: layout.components.len(),
             frames: 0,
             header_len: header.len(),
-            names,
+            sidecar,
         })
     }
 }
@@ -340,68 +462,93 @@ impl Sink for NpySink {
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>) -> Result<()> {
-        let header = npy_header(self.dtype, self.frames, self.joints, self.k);
-        debug_assert_eq!(header.len(), self.header_len);
-        self.w.seek(SeekFrom::Start(0))?;
-        self.w.write_all(&header)?;
-        self.w.flush()?;
-        self.w.get_ref().sync_all()?;
-        self.tmp
-            .persist(&self.out)
-            .map_err(|e| e.error)
-            .with_context(|| format!("writing {}", self.out.display()))?;
-        // Names next to the array: `out.joints.txt`, one per line.
-        let names_path = self.out.with_extension("joints.txt");
-        crate::io::write_atomic(&names_path, |w| Ok(w.write_all(self.names.as_bytes())?))?;
+    fn units(&mut self, g: UnitGuess) {
+        self.sidecar.insert(
+            "units".to_string(),
+            serde_json::json!({
+                "guess": g.units.to_string(),
+                "metres_per_unit": g.units.metres_per_unit(),
+                "size": if g.size.is_finite() { Some(g.size) } else { None },
+                "how": "the median size of the frames read (the rest pose when there are none), assuming a person: the guess bvh render makes",
+            }),
+        );
+    }
+
+    fn finish(self: Box<Self>) -> Result<()> {
+        let NpySink { mut out, mut w, path, dtype, joints, k, frames, header_len, mut sidecar } =
+            *self;
+        let header = npy_header(dtype, frames, joints, k);
+        debug_assert_eq!(header.len(), header_len);
+        w.seek(SeekFrom::Start(0))?;
+        w.write_all(&header)?;
+        w.flush()?;
+        let mut file = w.into_inner().map_err(|e| e.into_error())?;
+        if out.atomic_file().is_none() {
+            // Not a regular file: copy the finished array out.
+            file.seek(SeekFrom::Start(0))?;
+            std::io::copy(&mut file, &mut out)?;
+        }
+        drop(file);
+        out.finish()?;
+        sidecar.insert("shape".to_string(), serde_json::json!([frames, joints, k]));
+        if let Some(p) = path {
+            let text = serde_json::to_string_pretty(&serde_json::Value::Object(sidecar))?;
+            crate::io::write_atomic(&sidecar_path(&p), |w| Ok(writeln!(w, "{text}")?))?;
+        }
         Ok(())
     }
 }
 
-fn pick_format(c: &Common) -> Format {
-    c.format.unwrap_or_else(|| {
-        match c
-            .output
-            .as_ref()
-            .and_then(|o| o.extension())
-            .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        {
-            Some(e) if e == "json" => Format::Json,
-            Some(e) if e == "npy" => Format::Npy,
-            _ => Format::Csv,
-        }
+/// The output extensions `bvh positions` and `bvh rotations` write.
+const ACCEPTED: &str = ".csv, .json, .npy";
+
+/// The format: `--format`, else from the extension of `out` (none, or
+/// standard output: CSV). Any other extension is an error naming the
+/// accepted ones, so `-o x.parquet` never writes CSV under that name.
+fn pick_format(c: &Common, out: Option<&Path>, command: &str) -> Result<Format> {
+    if let Some(f) = c.format {
+        return Ok(f);
+    }
+    let Some(out) = out.filter(|o| o.as_os_str() != "-") else {
+        return Ok(Format::Csv);
+    };
+    let Some(ext) = out.extension() else { return Ok(Format::Csv) };
+    let ext = ext.to_string_lossy().to_ascii_lowercase();
+    Ok(match ext.as_str() {
+        "csv" => Format::Csv,
+        "json" => Format::Json,
+        "npy" => Format::Npy,
+        "parquet" | "npz" | "glb" | "gltf" => bail!(
+            "`.{ext}` is not an output of `bvh {command}`; accepted: {ACCEPTED} (or --format); \
+             .parquet, .npz, .glb and .gltf are planned for a `bvh export` command"
+        ),
+        _ => bail!(
+            "`.{}` is not an output of `bvh {command}`; accepted: {ACCEPTED} (or --format)",
+            crate::text::escape(&ext)
+        ),
     })
 }
 
-/// Opens the sink; CSV and JSON to a file go through a temporary file too.
+/// Opens the sink for `out` (standard output when `None`).
 fn open_sink(
     c: &Common,
+    out: Option<&Path>,
+    format: Format,
     layout: Layout,
-    first_frame: usize,
-) -> Result<(Box<dyn Sink>, Option<tempfile::NamedTempFile>)> {
-    let format = pick_format(c);
-    let out = c.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+    meta: Meta,
+) -> Result<Box<dyn Sink>> {
+    let out = out.unwrap_or(Path::new("-"));
     if format == Format::Npy {
         if out.as_os_str() == "-" {
             bail!("--format npy needs an output file (-o OUT.npy)");
         }
-        return Ok((Box::new(NpySink::new(&out, &layout, c.dtype)?), None));
+        return Ok(Box::new(NpySink::new(out, &layout, meta, c.dtype)?));
     }
-    let (w, tmp): (Box<dyn Write>, _) = if out.as_os_str() == "-" {
-        (Box::new(BufWriter::new(std::io::stdout())), None)
-    } else {
-        let dir = match out.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let tmp = crate::io::temp_in(&dir)?;
-        (Box::new(BufWriter::new(tmp.reopen()?)), Some(tmp))
-    };
-    let sink: Box<dyn Sink> = match format {
+    let w = BufWriter::with_capacity(1 << 16, crate::io::open_output(out)?);
+    Ok(match format {
         Format::Csv => Box::new(CsvSink::new(w, layout)?),
-        _ => Box::new(JsonSink::new(w, layout, first_frame)?),
-    };
-    Ok((sink, tmp))
+        _ => Box::new(JsonSink::new(w, layout, meta.first_frame)?),
+    })
 }
 
 /// The joints to export, by display name, in file order.
@@ -423,25 +570,48 @@ fn select(skeleton: &Skeleton, wanted: &[String]) -> Result<(Vec<usize>, Vec<Str
     Ok((idx, sel))
 }
 
-/// Streams `input` frame by frame, calling `per_frame(frame_values, out)` for
-/// the frames in range.
+/// Streams `input` frame by frame into `out` (standard output when `None`),
+/// calling `per_frame(frame_values, out)` for the frames in range; returns
+/// the warnings to print.
 fn stream(
     c: &Common,
+    input: &Input,
+    out: Option<&Path>,
+    command: &str,
+    settings: Vec<(&'static str, serde_json::Value)>,
     make_layout: impl FnOnce(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
     mut per_frame: impl FnMut(&Skeleton, &[f64], &[usize], &mut Vec<f64>),
-) -> Result<ExitCode> {
-    let input = if c.file.as_os_str() == "-" { Input::Stdin } else { Input::File(c.file.clone()) };
+) -> Result<Vec<String>> {
+    let inputs = std::slice::from_ref(input);
+    if let Some(out) = out {
+        crate::io::refuse_overwriting_input(out, inputs)?;
+    }
+    let format = pick_format(c, out, command)?;
+    if let Some(out) = out
+        && format == Format::Npy
+    {
+        crate::io::refuse_overwriting_input(&sidecar_path(out), inputs)?;
+    }
     let reader = BufReader::with_capacity(1 << 16, input.open()?);
     let mut rdr = ReadOptions::new()
         .lenient(!c.strict)
         .frame_reader(reader)
-        .map_err(|e| anyhow::anyhow!(crate::io::located(&input, &e)))?;
+        .map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
     let skeleton = rdr.skeleton().clone();
     let (sel, names) = select(&skeleton, &c.joints)?;
     let range = c.frames.unwrap_or("..".parse()?);
-    let first = range.resolve(usize::MAX)?.start;
+    let first = range.first();
     let layout = make_layout(&skeleton, &sel, names, rdr.frame_time());
-    let (mut sink, tmp) = open_sink(c, layout, first)?;
+    let mut meta = Meta::new(&skeleton, &sel, input, first);
+    meta.settings = settings;
+    let mut sink = open_sink(c, out, format, layout, meta)?;
+    // The NPY sidecar's unit guess: bvhkit::units' one guess, from the
+    // size of every frame read (one number per frame is kept).
+    let guess_units = format == Format::Npy;
+    let fk = Kinematics::new(&skeleton, c.position_channels.into());
+    let mut scratch = fk.scratch();
+    let mut pose = vec![DVec3::ZERO; if guess_units { skeleton.len() } else { 0 }];
+    let mut sizes = Vec::new();
     let mut frame = vec![0.0; skeleton.n_channels()];
     let mut values = Vec::new();
     let mut f = 0usize;
@@ -452,9 +622,13 @@ fn stream(
         }
         let more = rdr
             .read_frame(&mut frame)
-            .map_err(|e| anyhow::anyhow!(crate::io::located(&input, &e)))?;
+            .map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
         if !more {
             break;
+        }
+        if guess_units {
+            fk.positions_with(&frame, &mut scratch, &mut pose);
+            sizes.push(bvhkit::units::pose_size(&pose));
         }
         if range.contains(f) {
             values.clear();
@@ -464,29 +638,147 @@ fn stream(
         }
         f += 1;
     }
+    if guess_units {
+        sink.units(if sizes.is_empty() {
+            let rest = bvhkit::units::rest_pose(&skeleton, c.position_channels.into());
+            UnitGuess::of_positions(skeleton.len(), &rest)
+        } else {
+            UnitGuess::of_pose_sizes(sizes)
+        });
+    }
     sink.finish()?;
-    if let (Some(tmp), Some(out)) = (tmp, &c.output) {
-        tmp.as_file().sync_all()?;
-        tmp.persist(out)
-            .map_err(|e| e.error)
-            .with_context(|| format!("writing {}", out.display()))?;
-    }
-    for w in rdr.warnings() {
-        eprintln!("{}", located_warning(&input, w));
-    }
+    let mut lines: Vec<String> = rdr
+        .warnings()
+        .iter()
+        .map(|w| crate::text::escape(&located_warning(input, w)).into_owned())
+        .collect();
     if written == 0 && f > 0 {
-        eprintln!("bvh: warning: the frame range selects none of the {f} frames read");
+        lines.push(
+            crate::text::escape(&format!(
+                "bvh: warning: {}: the frame range selects none of the {f} frames read",
+                input.display()
+            ))
+            .into_owned(),
+        );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(lines)
+}
+
+/// Whether `-o` names a folder: it ends in `/` or is an existing folder.
+fn names_folder(o: &Path) -> bool {
+    let s = o.as_os_str().as_encoded_bytes();
+    s.ends_with(b"/") || (cfg!(windows) && s.ends_with(b"\\")) || o.is_dir()
+}
+
+/// The extension of `format`'s files.
+fn extension(format: Format) -> &'static str {
+    match format {
+        Format::Csv => "csv",
+        Format::Json => "json",
+        Format::Npy => "npy",
+    }
+}
+
+/// Runs `one(input, output)` for every input: one input (and `-o` not a
+/// folder) as given; several into `-o OUTDIR/`, one file per input named
+/// after it (the structure under a walked folder kept, the extension that of
+/// `--format`, CSV by default), in parallel with a progress bar.
+fn export_all(
+    c: &Common,
+    one: impl Fn(&Input, Option<&Path>) -> Result<Vec<String>> + Sync + Send,
+) -> Result<ExitCode> {
+    let inputs = crate::io::expand_rel(&c.files)?;
+    let to_folder = c.output.as_deref().is_some_and(names_folder);
+    if inputs.len() == 1 && !to_folder {
+        for l in one(&inputs[0].0, c.output.as_deref())? {
+            eprintln!("{l}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let dir = match c.output.as_deref() {
+        Some(o) if o.as_os_str() != "-" => o,
+        _ => bail!(
+            "several inputs need -o OUTDIR/, a folder that gets one output file per input \
+             (--format chooses csv, json or npy)"
+        ),
+    };
+    let ext = extension(c.format.unwrap_or(Format::Csv));
+    let mut targets: HashMap<PathBuf, PathBuf> = HashMap::new();
+    let mut taken: HashMap<PathBuf, &Input> = HashMap::new();
+    for (input, rel) in &inputs {
+        let Input::File(p) = input else {
+            bail!("standard input (-) cannot be one of several inputs to an output folder");
+        };
+        let t = dir.join(rel).with_extension(ext);
+        if let Some(other) = taken.insert(t.clone(), input) {
+            bail!(
+                "{} and {} would both be written to {}",
+                other.display(),
+                input.display(),
+                t.display()
+            );
+        }
+        targets.insert(p.clone(), t);
+    }
+    let list: Vec<Input> = inputs.into_iter().map(|(i, _)| i).collect();
+    // No output may be one of the inputs (each is also checked against its
+    // own input when written): by device and inode, in one pass.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let ids: HashMap<(u64, u64), &PathBuf> =
+            targets.keys().filter_map(|p| Some((id(p)?, p))).collect();
+        for t in targets.values() {
+            if let Some(p) = id(t).and_then(|i| ids.get(&i)) {
+                bail!(
+                    "{}: the output is the input {}; refusing to overwrite it",
+                    t.display(),
+                    p.display()
+                );
+            }
+        }
+    }
+    let results = crate::io::par_map(&list, c.threads, |input| -> Result<Vec<String>> {
+        let Input::File(p) = input else { unreachable!("refused above") };
+        let t = &targets[p];
+        if let Some(d) = t.parent() {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        }
+        one(input, Some(t)).with_context(|| format!("{} → {}", input.display(), t.display()))
+    })?;
+    let mut failed = false;
+    for r in results {
+        match r {
+            Ok(lines) => lines.iter().for_each(|l| eprintln!("{l}")),
+            Err(e) => {
+                failed = true;
+                eprintln!("bvh: error: {}", crate::text::escape(&format!("{e:#}")));
+            }
+        }
+    }
+    Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }
 
 pub(crate) fn run_positions(a: PositionsArgs) -> Result<ExitCode> {
     let c = &a.common;
+    export_all(c, |input, out| positions_one(c, input, out))
+}
+
+fn positions_one(c: &Common, input: &Input, out: Option<&Path>) -> Result<Vec<String>> {
     let mut fk: Option<Kinematics> = None;
     let mut scratch = None;
     let mut pos = Vec::new();
+    let settings = vec![
+        ("command", "positions".into()),
+        ("position_channels", format!("{:?}", c.position_channels).to_lowercase().into()),
+    ];
     stream(
         c,
+        input,
+        out,
+        "positions",
+        settings,
         |_, _, names, frame_time| Layout {
             joints: names,
             labels: None,
@@ -506,6 +798,10 @@ pub(crate) fn run_positions(a: PositionsArgs) -> Result<ExitCode> {
 }
 
 pub(crate) fn run_rotations(a: RotationsArgs) -> Result<ExitCode> {
+    export_all(&a.common, |input, out| rotations_one(&a, input, out))
+}
+
+fn rotations_one(a: &RotationsArgs, input: &Input, out: Option<&Path>) -> Result<Vec<String>> {
     let c = &a.common;
     let mut fk: Option<Kinematics> = None;
     let mut xf: Vec<DAffine3> = Vec::new();
@@ -513,8 +809,26 @@ pub(crate) fn run_rotations(a: RotationsArgs) -> Result<ExitCode> {
     let mut prev_euler: Vec<Option<[f64; 3]>> = Vec::new();
     let mut prev_quat: Vec<Option<DQuat>> = Vec::new();
     let (repr, space, continuous, fixed_order) = (a.repr, a.space, a.continuous, a.order);
+    let name = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
+    let settings = vec![
+        ("command", "rotations".into()),
+        ("space", name(&space).into()),
+        (
+            "repr",
+            a.repr
+                .to_possible_value()
+                .map_or_else(String::new, |v| v.get_name().to_string())
+                .into(),
+        ),
+        ("continuous", continuous.into()),
+        ("position_channels", name(&c.position_channels).into()),
+    ];
     stream(
         c,
+        input,
+        out,
+        "rotations",
+        settings,
         |skel, sel, names, frame_time| {
             let labels = (repr == Repr::Euler).then(|| {
                 sel.iter()
@@ -570,7 +884,19 @@ pub(crate) fn run_rotations(a: RotationsArgs) -> Result<ExitCode> {
                                 .filter(|(ch, _)| ch.is_rotation())
                                 .map(|(_, &v)| v)
                                 .collect();
-                            [vals[0], vals[1], vals[2]]
+                            let file = [vals[0], vals[1], vals[2]];
+                            match (continuous, prev_euler[i]) {
+                                // The same rotation, in the angles next to the previous
+                                // frame's; the file's own values when they are those.
+                                (true, Some(p)) => {
+                                    let near = mat3_to_euler_near(m, orders[i], p);
+                                    let dist = |a: [f64; 3]| {
+                                        a.iter().zip(p).map(|(x, y)| (x - y).powi(2)).sum::<f64>()
+                                    };
+                                    if dist(file) <= dist(near) + 1e-9 { file } else { near }
+                                }
+                                _ => file,
+                            }
                         } else {
                             match (continuous, prev_euler[i]) {
                                 (true, Some(p)) => mat3_to_euler_near(m, orders[i], p),

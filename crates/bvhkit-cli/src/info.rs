@@ -10,6 +10,23 @@ use serde::Serialize;
 
 use crate::Inputs;
 use crate::io::{Input, expand, load, par_map};
+use crate::text::escape;
+
+/// The long help of `bvh info` (`bvh info --help`).
+pub(crate) const LONG_ABOUT: &str = "\
+Summarise files: joints, channels, frames, frame rate, rotation orders, hierarchy.
+
+Each file is read leniently; its warnings are counted and listed with their \
+line and column, and its hierarchy is drawn as a tree with each joint's \
+channels (Xpos Ypos Zpos, Zrot Xrot Yrot in file order). Joints nested \
+deeper than 64 levels are drawn with a `[depth N]` prefix instead of more \
+indentation. Names are shown as `--joints` takes them (whitespace folded, \
+End Sites as <Parent>_End), with control characters escaped. --json prints \
+the same as one object per file (an array for several), with the hierarchy \
+as a flat list of joints with parent indices. Exit status 2 when a file \
+cannot be read or parsed.
+
+Example: bvh info walk.bvh --no-tree";
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -100,10 +117,17 @@ pub(crate) fn summarise(input: &Input, bvh: &Bvh, warnings: &[Warning]) -> Info 
     }
 }
 
+/// Tree levels drawn with indentation; deeper joints get a `[depth N]`
+/// prefix instead, so each line stays short and the tree's size grows
+/// linearly with the number of joints (a chain 100,000 deep would otherwise
+/// print 100,000 lines of up to 300,000 characters each).
+const MAX_DRAWN_DEPTH: usize = 64;
+
 fn text(info: &Info, bvh: &Bvh, tree: bool) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "{}", info.path);
-    let _ = writeln!(o, "  roots:           {}", info.roots.join(", "));
+    let _ = writeln!(o, "{}", escape(&info.path));
+    let roots: Vec<_> = info.roots.iter().map(|r| escape(r)).collect();
+    let _ = writeln!(o, "  roots:           {}", roots.join(", "));
     let _ = writeln!(o, "  joints:          {} (+ {} End Sites)", info.joints, info.end_sites);
     let _ = writeln!(o, "  channels:        {} per frame", info.channels);
     let _ = writeln!(o, "  frames:          {}", info.frames);
@@ -122,43 +146,49 @@ fn text(info: &Info, bvh: &Bvh, tree: bool) -> String {
     for w in &info.warnings {
         match (w.line, w.column) {
             (Some(l), Some(c)) => {
-                let _ = writeln!(o, "    {l}:{c}: {}", w.message);
+                let _ = writeln!(o, "    {l}:{c}: {}", escape(&w.message));
             }
             _ => {
-                let _ = writeln!(o, "    {}", w.message);
+                let _ = writeln!(o, "    {}", escape(&w.message));
             }
         }
     }
     if tree {
         let _ = writeln!(o, "  hierarchy:");
         let s = bvh.skeleton();
-        // Whether each depth level still has siblings to come (for the tree lines).
+        // Whether each joint has a sibling after it: its parent's last child
+        // is the last joint naming that parent (one pass, file pre-order).
+        let mut last_child = vec![usize::MAX; s.len()];
+        for (i, j) in s.joints().iter().enumerate() {
+            if let Some(p) = j.parent() {
+                last_child[p.index()] = i;
+            }
+        }
+        // Whether each drawn level still has siblings to come (for the tree lines).
         let mut more: Vec<bool> = Vec::new();
         for (i, j) in s.joints().iter().enumerate() {
             let d = j.depth();
-            let id = JointId::new(i);
-            let has_next_sibling = {
-                let end = s.subtree_end(id);
-                end < s.len() && s.joints()[end].parent() == j.parent() && j.parent().is_some()
-            };
-            more.truncate(d);
+            let has_next_sibling = j.parent().is_some_and(|p| last_child[p.index()] != i);
+            more.truncate(d.min(MAX_DRAWN_DEPTH));
             let mut line = String::from("    ");
-            for (k, &m) in more.iter().enumerate() {
-                if k == 0 {
-                    continue;
-                }
+            for &m in more.iter().skip(1) {
                 line.push_str(if m { "│  " } else { "   " });
+            }
+            if d > MAX_DRAWN_DEPTH {
+                let _ = write!(line, "[depth {d}] ");
             }
             if d > 0 {
                 line.push_str(if has_next_sibling { "├─ " } else { "└─ " });
             }
-            line.push_str(&info.hierarchy[i].name);
+            line.push_str(&escape(&info.hierarchy[i].name));
             if !j.channels().is_empty() {
                 let ch: Vec<&str> = j.channels().iter().map(|c| short(c.name())).collect();
                 let _ = write!(line, "  [{}]", ch.join(" "));
             }
             let _ = writeln!(o, "{line}");
-            more.push(has_next_sibling);
+            if d < MAX_DRAWN_DEPTH {
+                more.push(has_next_sibling);
+            }
         }
     }
     o
@@ -192,19 +222,19 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             }
             Err(e) => {
                 failed = true;
-                eprintln!("bvh: error: {}", e.describe(input));
+                eprintln!("bvh: error: {}", escape(&e.describe(input)));
             }
         }
     }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if args.json {
-        if inputs.len() == 1 && infos.len() == 1 {
-            serde_json::to_writer_pretty(&mut out, &infos[0])?;
+        let json = if inputs.len() == 1 && infos.len() == 1 {
+            serde_json::to_string_pretty(&infos[0])?
         } else {
-            serde_json::to_writer_pretty(&mut out, &infos)?;
-        }
-        writeln!(out)?;
+            serde_json::to_string_pretty(&infos)?
+        };
+        writeln!(out, "{}", crate::text::escape_json(&json))?;
     } else {
         out.write_all(texts.join("\n").as_bytes())?;
     }

@@ -1,17 +1,99 @@
 //! Inputs, outputs, parallel work and progress shared by the commands.
+//!
+//! Reading: regular files of 1 MiB or more are memory-mapped (see the
+//! `unsafe` invariant in ARCHITECTURE.md), smaller ones are read; pipes,
+//! devices and standard input are read up to `--max-size` bytes and refused
+//! beyond it. Writing: [`write_atomic`] / [`AtomicFile`] write a regular file
+//! through an anonymous temporary file (Linux `O_TMPFILE`) that gets a name
+//! only once it is complete, so the target is always the old file or the
+//! whole new one, and nothing stays behind after a crash or `kill -9`;
+//! devices, FIFOs and `/dev/stdout`-style names are written through, and a
+//! symbolic link is followed to the file it names.
 
+use std::fs::File;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
+
+/// The default `--max-size`: 4 GiB.
+pub(crate) const DEFAULT_MAX_SIZE: u64 = 4 << 30;
+
+/// Regular files at least this large are memory-mapped rather than read.
+const MAP_AT_LEAST: u64 = 1 << 20;
+
+static MAX_SIZE: AtomicU64 = AtomicU64::new(DEFAULT_MAX_SIZE);
+static SKIPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets the largest input read whole from a pipe, device or standard input.
+pub(crate) fn set_max_size(bytes: u64) {
+    MAX_SIZE.store(bytes, Ordering::Relaxed);
+}
+
+fn max_size() -> u64 {
+    MAX_SIZE.load(Ordering::Relaxed)
+}
+
+/// How many paths were skipped with a warning while walking directories.
+pub(crate) fn skipped() -> usize {
+    SKIPPED.load(Ordering::Relaxed)
+}
+
+/// Parses a size: bytes, or a number with a binary suffix `K`, `M`, `G`, `T`
+/// (optionally followed by `iB` or `B`): `4G` is 4 GiB.
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num.parse().map_err(|_| format!("'{s}' is not a size (e.g. 4G, 512M, 100000)"))?;
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(format!("'{s}' is not a size (e.g. 4G, 512M, 100000)")),
+    };
+    n.checked_mul(1 << shift).ok_or_else(|| format!("'{s}' is too large"))
+}
+
+/// A size in the largest binary unit that divides it (`4 GiB`, `1500 bytes`).
+pub(crate) fn show_size(n: u64) -> String {
+    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
+            return format!("{} {unit}", n >> shift);
+        }
+    }
+    format!("{n} bytes")
+}
 
 /// One input: a file or standard input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Input {
     Stdin,
     File(PathBuf),
+}
+
+/// The bytes of a whole input: mapped or read.
+#[derive(Debug)]
+pub(crate) enum Bytes {
+    /// Read into memory.
+    Owned(Vec<u8>),
+    /// A read-only mapping of a regular file.
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Owned(v) => v,
+            Bytes::Mapped(m) => m,
+        }
+    }
 }
 
 impl Input {
@@ -23,40 +105,118 @@ impl Input {
         }
     }
 
-    /// The whole input.
-    pub(crate) fn read(&self) -> Result<Vec<u8>> {
+    /// The whole input: a regular file is mapped (1 MiB or more) or read, and
+    /// bounded by its size; anything else (standard input, a pipe, a device)
+    /// is read up to the `--max-size` limit and refused beyond it.
+    pub(crate) fn read(&self) -> Result<Bytes> {
         match self {
-            Input::Stdin => {
-                let mut buf = Vec::new();
-                std::io::stdin().lock().read_to_end(&mut buf).context("reading standard input")?;
-                Ok(buf)
-            }
-            Input::File(p) => std::fs::read(p).with_context(|| format!("{}", p.display())),
+            Input::Stdin => read_limited(std::io::stdin().lock(), "standard input", max_size())
+                .map(Bytes::Owned),
+            Input::File(p) => read_file(p, max_size()),
         }
     }
 
-    /// A buffered reader over the input, for streaming.
+    /// A reader over the input, for streaming.
     pub(crate) fn open(&self) -> Result<Box<dyn Read + Send>> {
         Ok(match self {
             Input::Stdin => Box::new(std::io::stdin()),
-            Input::File(p) => {
-                Box::new(std::fs::File::open(p).with_context(|| format!("{}", p.display()))?)
-            }
+            Input::File(p) => Box::new(File::open(p).with_context(|| format!("{}", p.display()))?),
         })
     }
 }
 
+/// Reads (or maps) the file at `p`; `limit` bounds what is read from a file
+/// that is not regular (or that is but claims size 0, as `/proc` files do).
+fn read_file(p: &Path, limit: u64) -> Result<Bytes> {
+    let name = || p.display().to_string();
+    let file = File::open(p).with_context(name)?;
+    let meta = file.metadata().with_context(name)?;
+    if meta.is_dir() {
+        bail!("{}: is a directory", p.display());
+    }
+    if meta.is_file() && meta.len() > 0 {
+        let len = meta.len();
+        if len >= MAP_AT_LEAST && usize::try_from(len).is_ok() {
+            // SAFETY: the mapping is read-only and private to this process.
+            // Another process may still change or truncate the file while it
+            // is mapped: changed bytes are read as whatever they are (the
+            // parser accepts any bytes), and a page past a truncated end
+            // raises SIGBUS, which ends the process before it writes
+            // anything (outputs are committed only after a successful
+            // read; see ARCHITECTURE.md, "The one `unsafe` in the CLI").
+            #[allow(unsafe_code)]
+            let map = unsafe {
+                memmap2::MmapOptions::new().len(len as usize).populate().map_copy_read_only(&file)
+            };
+            if let Ok(map) = map {
+                return Ok(Bytes::Mapped(map));
+            }
+            // Not mappable (some network and FUSE file systems): read instead.
+        }
+        // Small or not mappable: read it, up to its size when opened (a file that grows
+        // meanwhile is read as it was).
+        let mut buf =
+            Vec::with_capacity(usize::try_from(len).unwrap_or(0).min(MAP_AT_LEAST as usize));
+        file.take(len).read_to_end(&mut buf).with_context(name)?;
+        return Ok(Bytes::Owned(buf));
+    }
+    read_limited(file, &name(), limit).map(Bytes::Owned)
+}
+
+/// Refuses a path that is not a regular file (a device, a FIFO), for readers
+/// that take paths and read them whole without a limit (the desktop player).
+#[cfg_attr(not(feature = "view"), allow(dead_code))]
+pub(crate) fn require_regular(p: &Path) -> Result<()> {
+    let meta = std::fs::metadata(p).with_context(|| p.display().to_string())?;
+    if !meta.is_file() {
+        bail!("{}: not a regular file (bvh view reads whole files only)", p.display());
+    }
+    Ok(())
+}
+
+/// Reads all of `r`, refusing more than `limit` bytes with an error that
+/// names `what` and the limit (an endless pipe or `/dev/zero` stops there).
+pub(crate) fn read_limited(r: impl Read, what: &str, limit: u64) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    r.take(limit.saturating_add(1)).read_to_end(&mut buf).with_context(|| what.to_string())?;
+    if buf.len() as u64 > limit {
+        bail!(
+            "{what}: more than {} (the --max-size limit for input that is not a regular file); \
+             pass --max-size SIZE to read more",
+            show_size(limit)
+        );
+    }
+    Ok(buf)
+}
+
 /// Expands arguments: `-` is standard input, directories are walked for
-/// `*.bvh` (any case), sorted; files are taken as given.
+/// `*.bvh` (any case), sorted; files are taken as given. A broken symbolic
+/// link, a link loop or an unreadable folder met while walking is reported
+/// (`bvh: warning: PATH: reason`) and skipped, and counted in [`skipped`].
 pub(crate) fn expand(args: &[PathBuf]) -> Result<Vec<Input>> {
+    Ok(expand_rel(args)?.into_iter().map(|(i, _)| i).collect())
+}
+
+/// [`expand`], with each input's path relative to the folder it was found
+/// in (its file name when named directly; `-` for standard input), which is
+/// where its output goes under an output folder.
+pub(crate) fn expand_rel(args: &[PathBuf]) -> Result<Vec<(Input, PathBuf)>> {
     let mut out = Vec::new();
     for a in args {
         if a.as_os_str() == "-" {
-            out.push(Input::Stdin);
+            out.push((Input::Stdin, PathBuf::from("-")));
         } else if a.is_dir() {
             let mut found: Vec<PathBuf> = Vec::new();
             for entry in walkdir::WalkDir::new(a).follow_links(true) {
-                let entry = entry.with_context(|| format!("walking {}", a.display()))?;
+                let entry = match entry {
+                    Ok(e) => e,
+                    Err(e) => {
+                        SKIPPED.fetch_add(1, Ordering::Relaxed);
+                        let w = walk_problem(a, &e);
+                        eprintln!("bvh: warning: {}", crate::text::escape(&w));
+                        continue;
+                    }
+                };
                 let p = entry.path();
                 if entry.file_type().is_file()
                     && p.extension()
@@ -67,17 +227,48 @@ pub(crate) fn expand(args: &[PathBuf]) -> Result<Vec<Input>> {
             }
             found.sort();
             if found.is_empty() {
-                eprintln!("bvh: warning: no *.bvh file under {}", a.display());
+                let w = format!("no *.bvh file under {}", a.display());
+                eprintln!("bvh: warning: {}", crate::text::escape(&w));
             }
-            out.extend(found.into_iter().map(Input::File));
+            out.extend(found.into_iter().map(|p| {
+                let rel = p.strip_prefix(a).map(Path::to_path_buf).unwrap_or_else(|_| p.clone());
+                (Input::File(p), rel)
+            }));
         } else {
-            out.push(Input::File(a.clone()));
+            let rel = a.file_name().map_or_else(|| a.clone(), PathBuf::from);
+            out.push((Input::File(a.clone()), rel));
         }
     }
-    if out.iter().filter(|i| **i == Input::Stdin).count() > 1 {
+    if out.iter().filter(|(i, _)| *i == Input::Stdin).count() > 1 {
         bail!("standard input (-) can be read only once");
     }
     Ok(out)
+}
+
+/// `PATH: reason` for a path that walking could not follow.
+fn walk_problem(root: &Path, e: &walkdir::Error) -> String {
+    let path = e.path().unwrap_or(root).display();
+    if let Some(ancestor) = e.loop_ancestor() {
+        return format!("{path}: symbolic link loop (back to {}); skipped", ancestor.display());
+    }
+    match e.io_error() {
+        Some(io) if io.kind() == std::io::ErrorKind::NotFound => {
+            let link = e.path().and_then(|p| std::fs::read_link(p).ok());
+            match link {
+                Some(t) => format!("{path}: broken symbolic link (to {}); skipped", t.display()),
+                None => format!("{path}: no longer exists; skipped"),
+            }
+        }
+        Some(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
+            format!("{path}: permission denied; skipped")
+        }
+        Some(io) if io.raw_os_error() == Some(40) => {
+            // ELOOP from the operating system: a link that resolves to itself.
+            format!("{path}: symbolic link loop; skipped")
+        }
+        Some(io) => format!("{path}: {io}; skipped"),
+        None => format!("{path}: {e}; skipped"),
+    }
 }
 
 /// Runs `f` over `inputs` on `threads` threads (all cores by default), with a
@@ -117,51 +308,310 @@ pub(crate) fn par_map<T: Send>(
     Ok(out)
 }
 
-/// Writes `bytes` to `path` without ever leaving a half-written file: a
-/// temporary file in the same folder is written, synced and renamed over.
-/// `-` writes to standard output.
+/// Where an output path leads.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Dest {
+    /// This process's standard output (`-`, `/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`).
+    Stdout,
+    /// Something that is written through, never replaced: a device, a FIFO,
+    /// a socket, or a `/proc` name such as `/dev/fd/63` (what `>(cmd)` gives).
+    Through(PathBuf),
+    /// A regular file, existing or not, at the end of any symbolic links: it
+    /// is replaced atomically.
+    Replace(PathBuf),
+}
+
+/// Finds where `path` leads. Symbolic links are followed (so a link is never
+/// replaced by a regular file: its target is), up to 40 of them.
+pub(crate) fn destination(path: &Path) -> Result<Dest> {
+    let s = path.as_os_str();
+    if s == "-" || s == "/dev/stdout" || s == "/dev/fd/1" || s == "/proc/self/fd/1" {
+        return Ok(Dest::Stdout);
+    }
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        // Resolve the folder part (it exists when the file can be written).
+        if let (Some(parent), Some(name)) = (p.parent(), p.file_name())
+            && !parent.as_os_str().is_empty()
+            && let Ok(dir) = std::fs::canonicalize(parent)
+        {
+            p = dir.join(name);
+        }
+        if p.starts_with("/proc") {
+            return Ok(Dest::Through(p));
+        }
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let t = std::fs::read_link(&p).with_context(|| format!("{}", p.display()))?;
+                p = match p.parent() {
+                    Some(d) if t.is_relative() => d.join(t),
+                    _ => t,
+                };
+            }
+            Ok(m) if m.is_dir() => bail!("{}: is a directory", path.display()),
+            Ok(m) if !m.is_file() => return Ok(Dest::Through(p)),
+            _ => return Ok(Dest::Replace(p)),
+        }
+    }
+    bail!("{}: too many levels of symbolic links", path.display())
+}
+
+/// A file being written that replaces its target only when complete.
+///
+/// On Linux it is an anonymous file (`O_TMPFILE`) in the target's folder:
+/// it has no name while it is written, so a crash or `kill -9` leaves
+/// nothing behind. [`AtomicFile::commit`] links it to a fresh temporary name
+/// and renames that over the target (the one moment a name exists is
+/// between those two calls). Where `O_TMPFILE` is refused (other systems,
+/// some file systems), a named temporary file is used, removed on error.
+pub(crate) struct AtomicFile {
+    file: File,
+    target: PathBuf,
+    /// The named temporary file of the fallback; `None` when anonymous.
+    named: Option<tempfile::TempPath>,
+}
+
+impl AtomicFile {
+    /// Starts replacing the regular file `target` (which may not exist yet).
+    pub(crate) fn create(target: &Path) -> Result<AtomicFile> {
+        Self::create_as(target, true)
+    }
+
+    /// [`AtomicFile::create`], choosing whether to try `O_TMPFILE` (tests use
+    /// `false` to check the fallback).
+    pub(crate) fn create_as(target: &Path, anonymous: bool) -> Result<AtomicFile> {
+        let dir = folder_of(target);
+        #[cfg(target_os = "linux")]
+        if anonymous && let Some(file) = anonymous_in(dir) {
+            return Ok(AtomicFile { file, target: target.to_path_buf(), named: None });
+        }
+        let _ = anonymous;
+        let (file, path) = temp_in(dir)?.into_parts();
+        Ok(AtomicFile { file, target: target.to_path_buf(), named: Some(path) })
+    }
+
+    /// The file to write (and seek) into.
+    pub(crate) fn file(&mut self) -> &mut File {
+        &mut self.file
+    }
+
+    /// Syncs the file, gives it the owner and mode of the file it replaces
+    /// (best effort: changing the owner needs privileges), and puts it in
+    /// place of the target in one rename.
+    pub(crate) fn commit(self) -> Result<()> {
+        let AtomicFile { file, target, named } = self;
+        let what = || format!("writing {}", target.display());
+        file.sync_all().with_context(what)?;
+        keep_owner_and_mode(&file, &target).with_context(what)?;
+        let named = match named {
+            Some(p) => p,
+            None => link_anonymous(&file, folder_of(&target)).with_context(what)?,
+        };
+        named.persist(&target).map_err(|e| e.error).with_context(what)?;
+        Ok(())
+    }
+}
+
+/// Gives `file` the owner (best effort: it needs privileges) and mode of
+/// the file at `target`, if there is one.
+fn keep_owner_and_mode(file: &File, target: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    if let Ok(old) = std::fs::metadata(target) {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        // The owner first: changing it clears set-user-ID bits.
+        let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
+        file.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o7777))?;
+    }
+    #[cfg(not(unix))]
+    let _ = (file, target);
+    Ok(())
+}
+
+/// Puts a complete file that another program wrote under a temporary name
+/// (ffmpeg needs a path) at `out`, as [`open_output`] would: a regular file
+/// (at the end of any links) is replaced in one rename, keeping its owner and
+/// mode; anything else is written through.
+pub(crate) fn persist_named(tmp: tempfile::NamedTempFile, out: &Path) -> Result<()> {
+    match destination(out)? {
+        Dest::Replace(target) => {
+            tmp.as_file().sync_all()?;
+            keep_owner_and_mode(tmp.as_file(), &target)?;
+            tmp.persist(&target)
+                .map_err(|e| e.error)
+                .with_context(|| format!("writing {}", target.display()))?;
+        }
+        _ => {
+            let mut o = open_output(out)?;
+            let mut f = tmp.reopen()?;
+            std::io::copy(&mut f, &mut o).with_context(|| format!("writing {}", out.display()))?;
+            o.finish()?;
+        }
+    }
+    Ok(())
+}
+
+/// Where a program that needs a path should write a temporary file for
+/// `out`: beside the file it will replace, or the system's temporary folder
+/// when `out` is written through.
+pub(crate) fn temp_folder_for(out: &Path) -> Result<PathBuf> {
+    Ok(match destination(out)? {
+        Dest::Replace(target) => folder_of(&target).to_path_buf(),
+        _ => std::env::temp_dir(),
+    })
+}
+
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// An anonymous writable file in `dir`, if the system and file system allow.
+#[cfg(target_os = "linux")]
+fn anonymous_in(dir: &Path) -> Option<File> {
+    use rustix::fs::{CWD, Mode, OFlags, openat};
+    // Mode 0666 less the umask, as for `File::create`.
+    let fd = openat(CWD, dir, OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, Mode::from(0o666))
+        .ok()?;
+    Some(File::from(fd))
+}
+
+/// Gives the anonymous `file` a fresh temporary name in `dir` (through
+/// `/proc/self/fd/N`, else `AT_EMPTY_PATH`, which needs a capability); where
+/// neither works, copies it into a named temporary file.
+fn link_anonymous(file: &File, dir: &Path) -> Result<tempfile::TempPath> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+
+        use rustix::fs::{AtFlags, CWD, linkat};
+        let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+        let linked = temp_builder(".tmp").make_in(dir, |name| {
+            linkat(CWD, proc_path.as_str(), CWD, name, AtFlags::SYMLINK_FOLLOW)
+                .or_else(|_| linkat(file, "", CWD, name, AtFlags::EMPTY_PATH))
+                .map_err(std::io::Error::from)
+        });
+        if let Ok(t) = linked {
+            return Ok(t.into_temp_path());
+        }
+    }
+    let mut tmp = temp_in(dir)?;
+    let mut src = file.try_clone()?;
+    std::io::Seek::seek(&mut src, std::io::SeekFrom::Start(0))?;
+    std::io::copy(&mut src, tmp.as_file_mut())?;
+    tmp.as_file().sync_all()?;
+    #[cfg(unix)]
+    tmp.as_file().set_permissions(file.metadata()?.permissions())?;
+    Ok(tmp.into_temp_path())
+}
+
+/// An output being written: see [`open_output`].
+pub(crate) enum Output {
+    /// Standard output.
+    Stdout(std::io::Stdout),
+    /// A device, FIFO or `/proc` name, written through.
+    Through(File),
+    /// A regular file, replaced when complete.
+    Atomic(AtomicFile),
+}
+
+/// Opens `path` for writing: `-` (and `/dev/stdout`) is standard output,
+/// devices, FIFOs and `/proc` names are written through, and a regular file
+/// (at the end of any symbolic links) is replaced atomically by
+/// [`Output::finish`]; until then the old file is untouched.
+pub(crate) fn open_output(path: &Path) -> Result<Output> {
+    Ok(match destination(path)? {
+        Dest::Stdout => Output::Stdout(std::io::stdout()),
+        Dest::Through(p) => {
+            let regular = std::fs::metadata(&p).is_ok_and(|m| m.is_file());
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .create(regular)
+                .truncate(regular)
+                .open(&p)
+                .with_context(|| format!("opening {}", p.display()))?;
+            Output::Through(f)
+        }
+        Dest::Replace(p) => Output::Atomic(AtomicFile::create(&p)?),
+    })
+}
+
+impl Output {
+    /// Whether the output can seek (a regular file being replaced).
+    pub(crate) fn atomic_file(&mut self) -> Option<&mut File> {
+        match self {
+            Output::Atomic(a) => Some(a.file()),
+            _ => None,
+        }
+    }
+
+    /// Flushes and, for a regular file, puts it in place.
+    pub(crate) fn finish(self) -> Result<()> {
+        match self {
+            Output::Stdout(mut s) => s.flush().map_err(Into::into),
+            Output::Through(mut f) => f.flush().map_err(Into::into),
+            Output::Atomic(a) => a.commit(),
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Output::Stdout(s) => s.write(buf),
+            Output::Through(f) => f.write(buf),
+            Output::Atomic(a) => a.file.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            Output::Stdout(s) => s.write_all(buf),
+            Output::Through(f) => f.write_all(buf),
+            Output::Atomic(a) => a.file.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Output::Stdout(s) => s.flush(),
+            Output::Through(f) => f.flush(),
+            Output::Atomic(a) => a.file.flush(),
+        }
+    }
+}
+
+/// Writes to `path` without ever leaving a half-written file: see
+/// [`open_output`]. `-` writes to standard output.
 pub(crate) fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
-    if path.as_os_str() == "-" {
-        let stdout = std::io::stdout();
-        let mut lock = std::io::BufWriter::new(stdout.lock());
-        write(&mut lock)?;
-        lock.flush()?;
-        return Ok(());
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = temp_in(dir)?;
+    let mut out = open_output(path)?;
     {
-        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
         write(&mut w)?;
         w.flush()?;
     }
-    tmp.as_file().sync_all()?;
-    // Keep the permissions of a file we replace.
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-    }
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    out.finish()
 }
 
-/// A temporary file in `dir` (so that renaming it over the target is atomic),
-/// readable by others like a file made by `File::create`.
+fn temp_builder(suffix: &str) -> tempfile::Builder<'_, '_> {
+    let mut b = tempfile::Builder::new();
+    b.prefix(".bvh-").suffix(suffix);
+    b
+}
+
+/// A named temporary file in `dir` (so that renaming it over a target there
+/// is atomic), readable by others like a file made by `File::create`.
 pub(crate) fn temp_in(dir: &Path) -> Result<tempfile::NamedTempFile> {
     temp_with_suffix(dir, ".tmp")
 }
 
 /// [`temp_in`] with a chosen suffix (ffmpeg picks its format from it).
 pub(crate) fn temp_with_suffix(dir: &Path, suffix: &str) -> Result<tempfile::NamedTempFile> {
-    let mut b = tempfile::Builder::new();
-    b.prefix(".bvh-").suffix(suffix);
+    let mut b = temp_builder(suffix);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -169,7 +619,6 @@ pub(crate) fn temp_with_suffix(dir: &Path, suffix: &str) -> Result<tempfile::Nam
     }
     b.tempfile_in(dir).with_context(|| format!("creating a temporary file in {}", dir.display()))
 }
-
 /// Formats a `bvhkit` error for a file as `FILE:LINE:COL: message`.
 pub(crate) fn located(input: &Input, err: &bvhkit::Error) -> String {
     match err.position() {
@@ -209,6 +658,205 @@ impl LoadError {
         match self {
             LoadError::Io(e) => format!("{e:#}"),
             LoadError::Parse(e) => located(input, e),
+        }
+    }
+}
+
+/// Refuses to write `output` when it is one of `inputs`: compared as files
+/// (same device and inode on Unix, else the same canonical path), so
+/// `./a.bvh`, `dir/../a.bvh`, symbolic links and hard links all count.
+/// `-` (standard output) and outputs that do not exist yet never clash.
+pub(crate) fn refuse_overwriting_input(output: &Path, inputs: &[Input]) -> Result<()> {
+    if output.as_os_str() == "-" {
+        return Ok(());
+    }
+    let Ok(out_meta) = std::fs::metadata(output) else { return Ok(()) };
+    #[cfg(unix)]
+    let same = |p: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).is_ok_and(|m| m.dev() == out_meta.dev() && m.ino() == out_meta.ino())
+    };
+    #[cfg(not(unix))]
+    let same = |p: &Path| {
+        let _ = &out_meta;
+        matches!((std::fs::canonicalize(p), std::fs::canonicalize(output)), (Ok(a), Ok(b)) if a == b)
+    };
+    for input in inputs {
+        if let Input::File(p) = input
+            && same(p)
+        {
+            bail!(
+                "{}: the output is the input {}; refusing to overwrite it (choose another -o; \
+                 `bvh fmt --in-place` rewrites BVH files in place)",
+                output.display(),
+                p.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_and_show() {
+        assert_eq!(parse_size("4G"), Ok(DEFAULT_MAX_SIZE));
+        assert_eq!(parse_size("4GiB"), Ok(4 << 30));
+        assert_eq!(parse_size("512m"), Ok(512 << 20));
+        assert_eq!(parse_size("100000"), Ok(100_000));
+        assert_eq!(parse_size("1k"), Ok(1024));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("4X").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("99999999999T").is_err(), "overflow");
+        assert_eq!(show_size(4 << 30), "4 GiB");
+        assert_eq!(show_size(16 << 20), "16 MiB");
+        assert_eq!(show_size(1500), "1500 bytes");
+    }
+
+    #[test]
+    fn reads_are_bounded() {
+        let data = vec![b'7'; 1000];
+        assert_eq!(
+            read_limited(&data[..], "x", 1000).unwrap().len(),
+            1000,
+            "the limit itself is fine"
+        );
+        let e = read_limited(&data[..], "pipe", 999).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "pipe: more than 999 bytes (the --max-size limit for input that is not a regular \
+             file); pass --max-size SIZE to read more"
+        );
+        // An endless reader stops at the limit.
+        let e = read_limited(std::io::repeat(0), "zeros", 1 << 20).unwrap_err().to_string();
+        assert!(e.starts_with("zeros: more than 1 MiB"), "{e}");
+    }
+
+    #[test]
+    fn regular_files_are_mapped_or_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.bvh");
+        let text: Vec<u8> =
+            (0..MAP_AT_LEAST as usize + 12345).map(|i| b'0' + (i % 10) as u8).collect();
+        std::fs::write(&big, &text).unwrap();
+        // The limit is for streams: a regular file is bounded by its size.
+        let b = read_file(&big, 10).unwrap();
+        assert!(matches!(b, Bytes::Mapped(_)));
+        assert_eq!(&b[..], &text[..]);
+        let small = dir.path().join("small.bvh");
+        std::fs::write(&small, &text[..100]).unwrap();
+        let b = read_file(&small, 10).unwrap();
+        assert!(matches!(b, Bytes::Owned(_)));
+        assert_eq!(&b[..], &text[..100]);
+        std::fs::write(&small, b"").unwrap();
+        assert!(read_file(&small, 10).unwrap().is_empty());
+        assert!(read_file(dir.path(), 10).unwrap_err().to_string().ends_with("is a directory"));
+        // The player reads whole files itself: only regular ones reach it.
+        require_regular(&big).unwrap();
+        #[cfg(unix)]
+        assert!(
+            require_regular(Path::new("/dev/zero"))
+                .unwrap_err()
+                .to_string()
+                .contains("not a regular file")
+        );
+        // A /proc file claims size 0 but has content: it is read, within the limit.
+        #[cfg(target_os = "linux")]
+        {
+            let status = read_file(Path::new("/proc/self/status"), 1 << 20).unwrap();
+            assert!(status.starts_with(b"Name:"));
+            assert!(read_file(Path::new("/proc/self/status"), 10).is_err());
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn destinations() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().canonicalize().unwrap();
+        assert_eq!(destination(Path::new("-")).unwrap(), Dest::Stdout);
+        assert_eq!(destination(Path::new("/dev/stdout")).unwrap(), Dest::Stdout);
+        assert_eq!(destination(Path::new("/dev/null")).unwrap(), Dest::Through("/dev/null".into()));
+        assert!(
+            matches!(destination(Path::new("/dev/fd/2")).unwrap(), Dest::Through(p) if p.starts_with("/proc"))
+        );
+        let new = d.join("new.bvh");
+        assert_eq!(destination(&new).unwrap(), Dest::Replace(new.clone()));
+        std::fs::write(&new, "x").unwrap();
+        assert_eq!(destination(&new).unwrap(), Dest::Replace(new.clone()));
+        let link = d.join("link.bvh");
+        std::os::unix::fs::symlink("new.bvh", &link).unwrap();
+        assert_eq!(destination(&link).unwrap(), Dest::Replace(new.clone()));
+        let to_null = d.join("null.bvh");
+        std::os::unix::fs::symlink("/dev/null", &to_null).unwrap();
+        assert_eq!(destination(&to_null).unwrap(), Dest::Through("/dev/null".into()));
+        assert!(destination(&d).unwrap_err().to_string().ends_with("is a directory"));
+        let selfish = d.join("self.bvh");
+        std::os::unix::fs::symlink("self.bvh", &selfish).unwrap();
+        assert!(destination(&selfish).unwrap_err().to_string().contains("too many levels"));
+    }
+
+    /// Every file in `dir`, by name.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn atomic_files_replace_only_when_committed() {
+        for anonymous in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let target = dir.path().join("out.bvh");
+            std::fs::write(&target, "old").unwrap();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+            }
+            // Abandoned: the old file stays, and nothing else.
+            let mut a = AtomicFile::create_as(&target, anonymous).unwrap();
+            a.file().write_all(b"half").unwrap();
+            let during = names(dir.path());
+            drop(a);
+            assert_eq!(std::fs::read_to_string(&target).unwrap(), "old");
+            assert_eq!(names(dir.path()), ["out.bvh"]);
+            // On Linux the file being written has no name at all.
+            #[cfg(target_os = "linux")]
+            assert_eq!(during.len(), if anonymous { 1 } else { 2 }, "{during:?}");
+            let _ = during;
+            // Committed: the new content, the old mode, no temporary file.
+            let mut a = AtomicFile::create_as(&target, anonymous).unwrap();
+            a.file().write_all(b"new").unwrap();
+            a.commit().unwrap();
+            assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+            assert_eq!(names(dir.path()), ["out.bvh"]);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+                assert_eq!(mode & 0o7777, 0o600);
+            }
+            // A new file.
+            let fresh = dir.path().join("fresh.csv");
+            write_atomic(&fresh, |w| Ok(w.write_all(b"a,b\n")?)).unwrap();
+            assert_eq!(std::fs::read_to_string(&fresh).unwrap(), "a,b\n");
+            // A failing writer leaves nothing.
+            let failed = dir.path().join("failed.csv");
+            assert!(
+                write_atomic(&failed, |w| {
+                    w.write_all(b"partial")?;
+                    bail!("stop")
+                })
+                .is_err()
+            );
+            assert_eq!(names(dir.path()), ["fresh.csv", "out.bvh"]);
         }
     }
 }

@@ -1,5 +1,7 @@
 //! `bvh`: inspect, check, format and convert BVH motion-capture files.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
+// One exception, for mapping input files: see `io::read_file` and ARCHITECTURE.md.
+#![deny(unsafe_code)]
 
 mod check;
 mod clip;
@@ -10,6 +12,7 @@ mod io;
 mod range;
 mod render;
 mod serve;
+mod text;
 mod view;
 
 use std::path::PathBuf;
@@ -20,27 +23,37 @@ use clap::{Parser, Subcommand, ValueEnum};
 /// Inspect, check, format and convert BVH (Biovision Hierarchy) motion-capture files.
 ///
 /// Exit status: 0 on success, 1 when `check` finds problems, 2 on usage,
-/// I/O or parse errors.
+/// I/O or parse errors, including a path skipped with a warning while
+/// walking a folder (the other files are still processed).
 #[derive(Debug, Parser)]
 #[command(name = "bvh", version, about, long_about = None, propagate_version = true)]
 pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Largest input read whole from standard input, a pipe or a device (regular files are bounded by their size): bytes, or with a K, M, G or T suffix (binary).
+    #[arg(long, global = true, value_name = "SIZE", default_value = "4G", value_parser = io::parse_size)]
+    max_size: u64,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Summarise files: joints, channels, frames, frame rate, rotation orders, hierarchy.
+    #[command(long_about = info::LONG_ABOUT)]
     Info(info::Args),
     /// Validate files; print every problem as FILE:LINE:COL: message.
+    #[command(long_about = check::LONG_ABOUT)]
     Check(check::Args),
     /// Rewrite files in canonical form, repairing what lenient reading recovers.
+    #[command(long_about = fmt::LONG_ABOUT)]
     Fmt(fmt::Args),
     /// World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
+    #[command(long_about = export::POSITIONS_ABOUT)]
     Positions(export::PositionsArgs),
     /// Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
+    #[command(long_about = export::ROTATIONS_ABOUT)]
     Rotations(export::RotationsArgs),
     /// Draw files to PNG, GIF, a contact sheet or MP4.
+    #[command(long_about = render::LONG_ABOUT)]
     Render(render::Args),
     /// Play files in a web browser from a small local HTTP server.
     Serve(serve::Args),
@@ -79,13 +92,16 @@ pub(crate) struct Inputs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    io::set_max_size(cli.max_size);
     match run(cli) {
+        // A path skipped while walking a folder is an error too.
+        Ok(code) if io::skipped() > 0 && code != ExitCode::from(2) => ExitCode::from(2),
         Ok(code) => code,
         Err(err) => {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("bvh: error: {err:#}");
+            eprintln!("bvh: error: {}", text::escape(&format!("{err:#}")));
             ExitCode::from(2)
         }
     }

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use bvhkit_render::Rgba;
 use bvhkit_render::raster::{self, AnimationOptions, RenderOptions, SheetOptions};
 
@@ -15,6 +15,21 @@ use crate::PosMode;
 use crate::clip::load_clips;
 use crate::io::{expand, write_atomic};
 use crate::range::FrameRange;
+
+/// The long help of `bvh render` (`bvh render --help`).
+pub(crate) const LONG_ABOUT: &str = "\
+Draw files to PNG, GIF, a contact sheet or MP4.
+
+The output's extension picks what is drawn: .png one frame (--frame) or, \
+with --contact-sheet, a grid of evenly spaced frames; .gif an animation of \
+--frames at --fps (default: the file's rate, at most 50); .mp4 the same \
+through ffmpeg (at most 60 fps). Several files stand side by side at one \
+scale. The camera orbits the figures: --azimuth -360 to 360 degrees about \
+the vertical axis, --elevation -89 to 89 degrees above the ground; --fps \
+is above 0 and at most 1000. Values out of range are refused before any \
+file is read, and the output may not be one of the inputs.
+
+Example: bvh render walk.bvh -o walk.gif --frames 0..120 --azimuth -40 --size 480x360";
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -31,7 +46,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "RANGE")]
     frames: Option<FrameRange>,
     /// Animation frame rate (default: the file's, capped at 50 for GIF and 60 for MP4).
-    #[arg(long, value_name = "FPS")]
+    #[arg(long, value_name = "FPS", allow_hyphen_values = true, value_parser = crate::range::parse_fps)]
     fps: Option<f64>,
     /// A grid of evenly spaced frames in one PNG.
     #[arg(long)]
@@ -45,11 +60,11 @@ pub(crate) struct Args {
     /// Picture (or contact-sheet cell) size in pixels, WIDTHxHEIGHT.
     #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
     size: (u32, u32),
-    /// Camera azimuth in degrees about the vertical axis (0 looks from +Z).
-    #[arg(long, default_value_t = 35.0, allow_negative_numbers = true)]
+    /// Camera azimuth in degrees about the vertical axis (0 looks from +Z), -360 to 360.
+    #[arg(long, default_value_t = 35.0, allow_hyphen_values = true, value_parser = crate::range::parse_azimuth)]
     azimuth: f64,
-    /// Camera elevation in degrees above the ground.
-    #[arg(long, default_value_t = 20.0, allow_negative_numbers = true)]
+    /// Camera elevation in degrees above the ground, -89 to 89.
+    #[arg(long, default_value_t = 20.0, allow_hyphen_values = true, value_parser = crate::range::parse_elevation)]
     elevation: f64,
     /// Background colour, #RRGGBB.
     #[arg(long, value_name = "#RRGGBB", value_parser = parse_color)]
@@ -92,6 +107,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         bail!("--contact-sheet writes a .png");
     }
     let inputs = expand(&args.files)?;
+    crate::io::refuse_overwriting_input(&args.output, &inputs)?;
     let loaded = load_clips(&inputs, args.position_channels.into())?;
     let clips = &loaded.clips;
     let refs: Vec<&bvhkit_render::Clip> = clips.iter().collect();
@@ -138,16 +154,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             write_atomic(out, |w| Ok(w.write_all(&bytes)?))?;
         }
         _ => {
-            // ffmpeg writes a temporary file next to OUT, renamed when complete.
-            let dir = match out.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
+            // ffmpeg writes a temporary file next to OUT (or the file a link
+            // names), renamed when complete; a FIFO or device gets a copy.
+            let dir = crate::io::temp_folder_for(out)?;
             let tmp = crate::io::temp_with_suffix(&dir, ".mp4")?;
             raster::render_mp4(&refs, &opts, &anim, tmp.path())?;
-            tmp.persist(out)
-                .map_err(|e| e.error)
-                .with_context(|| format!("writing {}", out.display()))?;
+            crate::io::persist_named(tmp, out)?;
         }
     }
     Ok(loaded.exit_code())

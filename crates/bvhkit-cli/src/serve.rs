@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
 use crate::PosMode;
 use crate::clip::load_clips;
@@ -32,8 +32,17 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let loaded = load_clips(&inputs, args.position_channels.into())?;
     let clips = &loaded.clips;
     let addr = std::net::SocketAddr::new(args.bind, args.port);
-    let server =
-        bvhkit_serve::Server::bind(addr, clips).with_context(|| format!("listening on {addr}"))?;
+    let server = match bvhkit_serve::Server::bind(addr, clips) {
+        Ok(server) => server,
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && args.port != 0 => {
+            let hint = match bvhkit_serve::free_port_near(args.bind, args.port) {
+                Some(free) => format!("; port {free} is free: try --port {free} (or --port 0)"),
+                None => "; try --port 0 for any free port".to_string(),
+            };
+            bail!("port {} on {} is in use by another program{hint}", args.port, args.bind);
+        }
+        Err(e) => return Err(e).with_context(|| format!("listening on {addr}")),
+    };
     eprintln!("bvh: serving {} clip(s) at {} (Ctrl-C to stop)", clips.len(), server.url()?);
     server.run()?;
     Ok(loaded.exit_code())

@@ -60,7 +60,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let files: Vec<PathBuf> = crate::io::expand(&args.files)?
         .into_iter()
         .map(|i| match i {
-            crate::io::Input::File(p) => Ok(p),
+            // The player reads whole files itself, unbounded: only regular ones.
+            crate::io::Input::File(p) => crate::io::require_regular(&p).map(|()| p),
             crate::io::Input::Stdin => {
                 Err(anyhow::anyhow!("bvh view reads files, not standard input"))
             }

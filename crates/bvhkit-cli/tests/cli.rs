@@ -80,8 +80,9 @@ fn check_exit_codes_and_locations() {
     );
     assert!(s.contains(&format!("{f}:17:9: Frames: declares 3")), "{s}");
 
+    // Strict: the first problem makes the file unparsable.
     let o = run(&["check", "--strict", &f]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert_eq!(stdout(&o).lines().count(), 1);
 
     let o = run(&["check", "/nonexistent/x.bvh"]);
@@ -94,6 +95,65 @@ fn check_exit_codes_and_locations() {
 }
 
 #[test]
+fn check_exit_2_when_a_file_does_not_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = fx("crlf.bvh");
+    let warned = fx("last_row_cut.bvh");
+    let png = dir.path().join("picture.bvh");
+    std::fs::write(&png, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01").unwrap();
+    let empty = dir.path().join("empty.bvh");
+    std::fs::write(&empty, b"").unwrap();
+    let nan = dir.path().join("nan.bvh");
+    let text = std::fs::read_to_string(fixture("crlf.bvh")).unwrap();
+    let cut = text.rfind("\r\n1").unwrap() + 2;
+    std::fs::write(&nan, format!("{}nan{}", &text[..cut], &text[cut + 1..])).unwrap();
+    for bad in [&png, &empty, &nan] {
+        let b = bad.to_str().unwrap();
+        let o = run(&["check", "--summary", b]);
+        assert_eq!(o.status.code(), Some(2), "{b}: {}", stdout(&o));
+        let s = stdout(&o);
+        assert!(s.starts_with(&format!("{b}:")) && s.lines().count() == 1, "{s}");
+        assert_eq!(stderr(&o), "bvh: 1 file: 0 clean, 0 with warnings, 1 unreadable\n");
+        // Beside clean and warned files, an unparsable one still gives 2.
+        let o = run(&["check", &good, &warned, b]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(o.stderr.is_empty(), "no summary unless asked or on a terminal");
+    }
+    let o = run(&["check", &nan.to_string_lossy()]);
+    let s = stdout(&o);
+    assert!(s.contains(":20:1: expected a number (motion value), found 'nan0'"), "{s}");
+    let o = run(&["check", &empty.to_string_lossy()]);
+    assert!(stdout(&o).contains("found the end of the input"), "{}", stdout(&o));
+
+    let o = run(&["check", &good, &warned, "--summary"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "bvh: 2 files: 1 clean, 1 with warnings, 0 unreadable\n");
+    let o = run(&["check", &good, &good, "--summary", "-q"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(o.stdout.is_empty());
+    assert_eq!(stderr(&o), "bvh: 2 files: 2 clean, 0 with warnings, 0 unreadable\n");
+}
+
+#[test]
+fn check_summary_on_a_terminal() {
+    // `script` (util-linux) runs the command on a pseudo-terminal.
+    if Command::new("script").arg("--version").output().is_err() {
+        bvhkit_testdata::skip("check_summary_on_a_terminal", "`script` (util-linux) is missing");
+        return;
+    }
+    let on_tty = |args: &str| -> String {
+        let cmd = format!("'{}' check {args}", env!("CARGO_BIN_EXE_bvh"));
+        let o = Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).replace('\r', "")
+    };
+    let files = format!("'{}' '{}'", fx("crlf.bvh"), fx("last_row_cut.bvh"));
+    let s = on_tty(&files);
+    assert!(s.ends_with("bvh: 2 files: 1 clean, 1 with warnings, 0 unreadable\n"), "{s:?}");
+    let s = on_tty(&format!("-q {files}"));
+    assert!(!s.contains("clean"), "-q prints nothing: {s:?}");
+}
+
+#[test]
 fn check_notes_when_position_channels_matter() {
     let text = "HIERARCHY ROOT R { OFFSET 0 0 0 CHANNELS 3 Xposition Yposition Zposition\n\
         JOINT J { OFFSET 0 5 0 CHANNELS 3 Xposition Yposition Zposition End Site { OFFSET 0 1 0 } } }\n\
@@ -102,6 +162,9 @@ fn check_notes_when_position_channels_matter() {
     let p = dir.path().join("pos.bvh");
     std::fs::write(&p, text).unwrap();
     let o = run(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "a note is not a problem");
+    assert!(o.stdout.is_empty(), "notes only with -v: {}", stdout(&o));
+    let o = run(&["check", "-v", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "a note is not a problem");
     let s = stdout(&o);
     assert!(s.contains("note: joint 'J' has position channels"), "{s}");
@@ -176,7 +239,395 @@ fn fmt_reads_standard_input_and_walks_directories() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["a.BVH", "b.bvh"]);
+    assert_eq!(names, ["b.bvh", "sub"], "folders are kept");
+    assert!(out.path().join("sub/a.BVH").is_file());
+}
+
+#[test]
+fn fmt_directories_keep_their_folders_and_never_collide() {
+    let src = tempfile::tempdir().unwrap();
+    for sub in ["a", "b", "a/deep"] {
+        std::fs::create_dir_all(src.path().join(sub)).unwrap();
+    }
+    for f in ["a/x.bvh", "b/x.bvh", "a/deep/y.bvh", "z.bvh"] {
+        std::fs::copy(fixture("one_line.bvh"), src.path().join(f)).unwrap();
+    }
+    let d = src.path().to_str().unwrap();
+    // A directory without -o or --in-place: one error, nothing written.
+    let o = run(&["fmt", d]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("needs -o OUTDIR"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    let o = run(&["fmt", &fx("crlf.bvh"), &fx("bom.bvh")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+
+    // -o OUT recreates the folders.
+    let out = tempfile::tempdir().unwrap();
+    let o = run(&["fmt", d, "-o", out.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let canonical = std::fs::read_to_string(fixture("crlf.bvh")).unwrap().replace("\r\n", "\n");
+    for f in ["a/x.bvh", "b/x.bvh", "a/deep/y.bvh", "z.bvh"] {
+        assert_eq!(std::fs::read_to_string(out.path().join(f)).unwrap(), canonical, "{f}");
+    }
+
+    // Two inputs that would land on one output: an error before anything is written.
+    let out = tempfile::tempdir().unwrap();
+    let a = src.path().join("a");
+    let b = src.path().join("b");
+    let o = run(&[
+        "fmt",
+        &fx("crlf.bvh"),
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("a/x.bvh and ") && e.contains("b/x.bvh would both be written to"), "{e}");
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0, "nothing written");
+
+    // Several inputs and -o naming an existing file: one error.
+    let file = out.path().join("file.bvh");
+    std::fs::write(&file, "x").unwrap();
+    let o = run(&["fmt", d, "-o", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("need -o to name a directory"), "{}", stderr(&o));
+}
+
+#[test]
+fn fmt_refuses_repairs_that_invent_or_discard_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = fx("last_row_cut.bvh");
+    let out = dir.path().join("out.bvh");
+    let o = run(&["fmt", &cut, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not written: the repair discards 4 values of an incomplete last frame (line 21); --repair writes it anyway"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    let o = run(&["fmt", &cut, "-o", out.to_str().unwrap(), "--repair"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let repaired = bvhkit::Bvh::parse(std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(repaired.motion().n_frames(), 2);
+    // Lossless repairs need no option.
+    let o = run(&["fmt", &fx("frames_too_many.bvh")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["fmt", &fx("no_final_newline.bvh")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let Some(corpus) = corpus() else { return };
+    let f = corpus.join("malformed_132_channels_66_values_per_row.bvh");
+    let f = f.to_str().unwrap();
+    let out = dir.path().join("out132.bvh");
+    let o = run(&["fmt", f, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(
+            "the repair invents 2970 values: sets the last 66 of 132 channels to 0 on each of \
+             the 45 motion lines from line 276, which hold 66 values"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    let o = run(&["fmt", f, "-o", out.to_str().unwrap(), "--repair"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let repaired = bvhkit::Bvh::parse(std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(repaired.motion().n_frames(), 45);
+    assert!(repaired.motion().frame(0)[66..].iter().all(|&v| v == 0.0));
+    // The whole corpus: exactly the two files whose repair invents values are refused.
+    let all = tempfile::tempdir().unwrap();
+    let o = run(&["fmt", corpus.to_str().unwrap(), "-o", all.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    let refused: Vec<&str> = e.lines().filter(|l| l.contains("not written")).collect();
+    assert_eq!(refused.len(), 2, "{}", stderr(&o));
+    assert!(refused[1].contains("malformed_no_motion_keyword_no_frame_time.bvh: not written: the repair invents a Frame Time of 1/30 s"));
+    assert_eq!(std::fs::read_dir(all.path()).unwrap().count(), 39);
+}
+
+#[test]
+fn no_command_writes_over_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.bvh");
+    std::fs::copy(fixture("crlf.bvh"), &a).unwrap();
+    let original = std::fs::read(&a).unwrap();
+    let link = dir.path().join("hard.csv");
+    std::fs::hard_link(&a, &link).unwrap();
+    std::fs::hard_link(&a, dir.path().join("hard.gif")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&a, dir.path().join("soft.bvh")).unwrap();
+    let same = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let dotted = format!("{}/./a.bvh", dir.path().display());
+    let a = a.to_string_lossy().into_owned();
+    let cases: Vec<Vec<String>> = vec![
+        vec!["positions".into(), a.clone(), "-o".into(), a.clone()],
+        vec!["positions".into(), a.clone(), "-o".into(), dotted.clone()],
+        vec!["positions".into(), a.clone(), "-o".into(), same("hard.csv")],
+        vec![
+            "rotations".into(),
+            a.clone(),
+            "-o".into(),
+            same("soft.bvh"),
+            "--format".into(),
+            "csv".into(),
+        ],
+        vec!["render".into(), a.clone(), "-o".into(), same("hard.gif")],
+        vec!["fmt".into(), a.clone(), "-o".into(), dotted.clone()],
+        vec!["fmt".into(), a.clone(), "-o".into(), same("soft.bvh")],
+        vec![
+            "fmt".into(),
+            dir.path().to_string_lossy().into_owned(),
+            "-o".into(),
+            dir.path().to_string_lossy().into_owned(),
+        ],
+    ];
+    for args in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains("refusing to overwrite it"), "{args:?}: {}", stderr(&o));
+        assert_eq!(std::fs::read(&a).unwrap(), original, "{args:?}");
+    }
+    let o = run(&["fmt", "--in-place", &a]);
+    assert!(o.status.success(), "--in-place is the one way to rewrite an input");
+}
+
+#[test]
+fn unknown_output_extensions_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fx("crlf.bvh");
+    for (cmd, ext, planned) in [
+        ("positions", "parquet", true),
+        ("positions", "gltf", true),
+        ("rotations", "glb", true),
+        ("rotations", "npz", true),
+        ("positions", "txt", false),
+        ("rotations", "bvh", false),
+    ] {
+        let out = dir.path().join(format!("x.{ext}"));
+        let o = run(&[cmd, &f, "-o", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{cmd} .{ext}");
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!(
+                "`.{ext}` is not an output of `bvh {cmd}`; accepted: .csv, .json, .npy (or --format)"
+            )),
+            "{e}"
+        );
+        assert_eq!(e.contains("planned for a `bvh export` command"), planned, "{e}");
+        assert!(!out.exists(), "{cmd} .{ext}");
+    }
+    // Accepted spellings, any case, and an explicit --format, still work.
+    for (name, extra) in [("x.CSV", None), ("x.Json", None), ("x.dat", Some("csv"))] {
+        let out = dir.path().join(name);
+        let mut args = vec!["positions", f.as_str(), "-o", out.to_str().unwrap()];
+        if let Some(fmt) = extra {
+            args.extend(["--format", fmt]);
+        }
+        let o = run(&args);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+    }
+    assert!(std::fs::read_to_string(dir.path().join("x.Json")).unwrap().starts_with('{'));
+    let o = run(&["render", &f, "-o", dir.path().join("x.webp").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("must end in .png, .gif or .mp4"), "{}", stderr(&o));
+    let csv = dir.path().join("x.csv");
+    let o = run(&["fmt", &f, "-o", csv.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("`.csv` is not an output of `bvh fmt`"), "{}", stderr(&o));
+    assert!(!csv.exists());
+    // A directory spelled with a final slash is a directory, even before it exists.
+    let sub = format!("{}/new/", dir.path().display());
+    let o = run(&["fmt", &f, "-o", &sub]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join("new/crlf.bvh").is_file());
+}
+
+#[test]
+fn bad_ranges_and_numbers_are_refused_with_the_valid_range() {
+    let f = fx("crlf.bvh");
+    let dir = tempfile::tempdir().unwrap();
+    let gif = dir.path().join("x.gif");
+    let gif = gif.to_str().unwrap();
+    let max = u64::MAX.to_string();
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["positions", &f, "--frames", "10..5"],
+            "frame range 10..5 is empty: B must be greater than A".into(),
+        ),
+        (
+            vec!["rotations", &f, "--frames", &max],
+            format!("frame number {max} is too large (at most 4294967295)"),
+        ),
+        (vec!["positions", &f, "--frames=-3.."], "'-3' is not a frame number".into()),
+        (vec!["render", &f, "-o", gif, "--frames", "4..=2"], "frame range 4..=2 is empty".into()),
+        (
+            vec!["render", &f, "-o", gif, "--frames", "5..9"],
+            "frame range 5..9 selects no frame: the clip has 2 frames (0..2)".into(),
+        ),
+    ];
+    let mut cases = cases;
+    for (flag, value, what, range) in [
+        ("--fps", "nan", "frame rate", "above 0 and at most 1000 frames per second"),
+        ("--fps", "inf", "frame rate", "above 0 and at most 1000 frames per second"),
+        ("--fps", "-24", "frame rate", "above 0 and at most 1000 frames per second"),
+        ("--fps", "0", "frame rate", "above 0 and at most 1000 frames per second"),
+        ("--azimuth", "NaN", "azimuth", "from -360 to 360 degrees"),
+        ("--azimuth", "720", "azimuth", "from -360 to 360 degrees"),
+        ("--elevation", "-inf", "elevation", "from -89 to 89 degrees"),
+        ("--elevation", "95", "elevation", "from -89 to 89 degrees"),
+    ] {
+        cases.push((
+            vec!["render", &f, "-o", gif, flag, value],
+            format!("'{value}' is not a valid {what}: expected a number {range}"),
+        ));
+    }
+    for (args, message) in cases {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains(&message), "{args:?}: {e}");
+        assert!(!e.contains("18446744073709551615") || message.contains(&max), "{e}");
+        assert!(!e.contains("panicked"), "{e}");
+    }
+    assert!(!Path::new(gif).exists());
+    let o =
+        run(&["render", &f, "-o", gif, "--fps", "12.5", "--azimuth", "-360", "--elevation", "89"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// Runs `bvh ARGS` with standard output to a file and at most 1 GB of
+/// address space (`ulimit -v`), killing it after `limit`.
+fn run_bounded(args: &[&str], out: &Path, limit: std::time::Duration) -> std::process::ExitStatus {
+    let mut child = Command::new("sh")
+        .args(["-c", "ulimit -v 1000000 && exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_bvh")])
+        .args(args)
+        .stdout(std::fs::File::create(out).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("bvh {args:?} ran longer than {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn info_of_a_hierarchy_100000_deep_is_linear() {
+    let n = 100_000;
+    let mut text = String::from(
+        "HIERARCHY\nROOT J0\n{\nOFFSET 0 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n",
+    );
+    for i in 1..n {
+        text.push_str(&format!("JOINT J{i}\n{{\nOFFSET 0 1 0\nCHANNELS 0\n"));
+    }
+    text.push_str("End Site\n{\nOFFSET 0 1 0\n}\n");
+    text.push_str(&"}\n".repeat(n));
+    text.push_str("MOTION\nFrames: 1\nFrame Time: 0.1\n1 2 3\n");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("deep.bvh");
+    std::fs::write(&f, text).unwrap();
+    let out = dir.path().join("out.txt");
+    let f = f.to_str().unwrap();
+    // Debug build on a shared 2-core machine: a generous limit; the quadratic
+    // drawing took minutes and 23 GB.
+    let limit = std::time::Duration::from_secs(120);
+    let status = run_bounded(&["info", f], &out, limit);
+    assert!(status.success(), "{status:?}");
+    let joints = n + 1;
+    let size = std::fs::metadata(&out).unwrap().len();
+    // At most 64 levels of indentation (3 bytes each) plus prefix and name per line.
+    assert!(size < 260 * joints as u64, "{size} bytes for {joints} joints");
+    let s = std::fs::read_to_string(&out).unwrap();
+    let tree: Vec<&str> = s.lines().skip_while(|l| *l != "  hierarchy:").skip(1).collect();
+    assert_eq!(tree.len(), joints);
+    assert_eq!(tree[0], "    J0  [Zrot Xrot Yrot]");
+    assert_eq!(tree[1], "    └─ J1");
+    assert_eq!(tree[64], format!("    {}└─ J64", "   ".repeat(63)));
+    assert_eq!(tree[65], format!("    {}[depth 65] └─ J65", "   ".repeat(63)));
+    assert_eq!(tree[n], format!("    {}[depth {n}] └─ J{}_End", "   ".repeat(63), n - 1));
+    assert!(tree.iter().all(|l| l.chars().count() < 260));
+
+    let status = run_bounded(&["info", "--json", f], &out, limit);
+    assert!(status.success(), "{status:?}");
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(v["hierarchy"].as_array().unwrap().len(), joints);
+    assert_eq!(v["hierarchy"][n]["parent"], n - 1);
+}
+
+#[test]
+fn text_from_files_never_reaches_the_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    // Joint names with a screen-clearing escape, a C1 CSI, a bell and a
+    // right-to-left override; a file name with an escape; a bad token with one.
+    let evil = "HIERARCHY\nROOT Hips\u{1b}[2J\u{9b}31m\u{202e}\n{\nOFFSET 0 0 0\n\
+                CHANNELS 3 Zrotation Xrotation Yrotation\nJOINT A\u{7}b\n{\nOFFSET 0 1 0\n\
+                CHANNELS 0\nEnd Site\n{\nOFFSET 0 1 0\n}\n}\n}\nMOTION\nFrames: 2\n\
+                Frame Time: 0.1\n1 2 3\n";
+    let f = dir.path().join("evil\u{1b}]0;owned\u{7}.bvh");
+    std::fs::write(&f, evil).unwrap();
+    let bad = dir.path().join("bad.bvh");
+    std::fs::write(&bad, "HIERARCHY\nROOT A\n{\nOFFSET 0 0 \u{202e}\u{1b}[2Jx\n}").unwrap();
+    let f = f.to_str().unwrap();
+    let b = bad.to_str().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = dir.path().join("out");
+    let o_out = out.to_str().unwrap();
+    // Messages are escaped; data (BVH from fmt, CSV) is the file's text, exactly,
+    // so only standard error is looked at when standard output is data.
+    let runs: Vec<(Vec<&str>, bool)> = vec![
+        (vec!["info", f], true),
+        (vec!["info", b], true),
+        (vec!["check", "-v", d], true),
+        (vec!["fmt", f], false),
+        (vec!["fmt", d, "-o", o_out], true),
+        (vec!["positions", f, "--joints", "Nope"], true),
+        (vec!["positions", f], false),
+        (vec!["rotations", f, "--repr", "euler"], false),
+        (vec!["positions", b], true),
+    ];
+    let unsafe_char =
+        |c: char| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c);
+    let mut seen = String::new();
+    for (args, messages_on_stdout) in runs {
+        let o = run(&args);
+        let printed =
+            if messages_on_stdout { String::from_utf8_lossy(&o.stdout) } else { "".into() };
+        let both = format!("{printed}{}", stderr(&o));
+        if let Some(c) = both.chars().find(|&c| unsafe_char(c)) {
+            panic!("{args:?} printed {c:?} raw: {both:?}");
+        }
+        seen.push_str(&both);
+    }
+    assert!(seen.contains("Hips\\x1b[2J\\u{9b}31m\\u{202e}"), "{seen}");
+    assert!(seen.contains("A\\x07b"), "{seen}");
+    assert!(seen.contains("evil\\x1b]0;owned\\x07.bvh"), "{seen}");
+    assert!(seen.contains("found '\\u{202e}\\x1b[2Jx'"), "{seen}");
+    // JSON carries the exact name, every unsafe character as a \u escape.
+    for args in [vec!["info", "--json", f], vec!["positions", f, "--format", "json"]] {
+        let o = run(&args);
+        let s = stdout(&o);
+        assert!(!s.chars().any(unsafe_char), "{args:?}: {s:?}");
+        assert!(s.contains(r"Hips\u001b[2J\u009b31m\u202e"), "{args:?}: {s}");
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        let name = if args[0] == "info" { &v["roots"][0] } else { &v["joints"][0] };
+        assert_eq!(name, "Hips\u{1b}[2J\u{9b}31m\u{202e}");
+    }
 }
 
 #[test]
@@ -225,8 +676,10 @@ fn positions_csv_json_npy_agree_with_the_library() {
         .collect();
     let expected: Vec<f64> = all.iter().flat_map(|p| p.to_array()).collect();
     assert_eq!(data, expected);
-    let names = std::fs::read_to_string(dir.path().join("p.joints.txt")).unwrap();
-    assert_eq!(names, "Hips\nSpine\nSpine_End\nProp\n");
+    let side: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("p.npy.json")).unwrap()).unwrap();
+    assert_eq!(side["joints"], serde_json::json!(["Hips", "Spine", "Spine_End", "Prop"]));
+    assert_eq!(side["dtype"], "float64");
 
     let o = run(&["positions", &f, "--format", "npy"]);
     assert_eq!(o.status.code(), Some(2));
@@ -288,6 +741,116 @@ fn rotations_in_every_representation() {
 }
 
 #[test]
+fn rotations_continuous_in_the_joints_own_order() {
+    use bvhkit::rotation::{Axis, euler_to_mat3};
+    // Zrotation jumps 0 -> 359 (that is, -1) -> 358 (-2) -> -2.
+    let text = "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+        \tEnd Site\n\t{\n\t\tOFFSET 0 1 0\n\t}\n}\nMOTION\nFrames: 4\nFrame Time: 0.1\n\
+        0 10 20\n359 10 20\n358 10 20\n-2 10 20\n";
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("jump.bvh");
+    std::fs::write(&f, text).unwrap();
+    let f = f.to_str().unwrap();
+    let rows = |extra: &[&str]| -> Vec<[f64; 3]> {
+        let mut args = vec!["rotations", f, "--repr", "euler", "--joints", "Hips"];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let v: Vec<f64> = l.split(',').skip(3).map(|x| x.parse().unwrap()).collect();
+                [v[0], v[1], v[2]]
+            })
+            .collect()
+    };
+    // Without --continuous: the file's values, exactly.
+    assert_eq!(
+        rows(&[]),
+        [[0.0, 10.0, 20.0], [359.0, 10.0, 20.0], [358.0, 10.0, 20.0], [-2.0, 10.0, 20.0]]
+    );
+    let cont = rows(&["--continuous"]);
+    let expected = [[0.0, 10.0, 20.0], [-1.0, 10.0, 20.0], [-2.0, 10.0, 20.0], [-2.0, 10.0, 20.0]];
+    let zxy = [Axis::Z, Axis::X, Axis::Y];
+    for (k, (got, want)) in cont.iter().zip(expected).enumerate() {
+        assert!(got.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-9), "frame {k}: {got:?}");
+        // Still the file's rotation.
+        let file =
+            [[0.0, 10.0, 20.0], [359.0, 10.0, 20.0], [358.0, 10.0, 20.0], [-2.0, 10.0, 20.0]];
+        let d = euler_to_mat3(&zxy, got) - euler_to_mat3(&zxy, &file[k]);
+        assert!(d.to_cols_array().iter().all(|x| x.abs() < 1e-12), "frame {k}");
+    }
+    // Where the file's values are already continuous they are kept exactly.
+    assert_eq!(cont[0], [0.0, 10.0, 20.0]);
+    assert_eq!(cont[3], [-2.0, 10.0, 20.0]);
+    // Every step is small.
+    assert!(cont.windows(2).all(|w| (w[1][0] - w[0][0]).abs() <= 1.0 + 1e-9), "{cont:?}");
+}
+
+#[test]
+fn long_help_explains_and_gives_an_example() {
+    for cmd in ["info", "check", "fmt", "positions", "rotations", "render"] {
+        let o = run(&[cmd, "--help"]);
+        assert!(o.status.success());
+        let s = stdout(&o);
+        let paragraphs: Vec<&str> = s.split("\n\n").collect();
+        assert!(paragraphs[1].len() > 300, "{cmd}: a paragraph that explains: {s}");
+        assert!(
+            paragraphs[2].starts_with(&format!("Example: bvh {cmd} ")),
+            "{cmd}: an example: {s}"
+        );
+        let short = stdout(&run(&[cmd, "-h"]));
+        assert!(!short.contains("Example:"), "-h stays short");
+    }
+    let s = stdout(&run(&["fmt", "--help"]));
+    assert!(s.contains("--repair"), "{s}");
+}
+
+#[test]
+fn rotations_continuous_on_corpus_files_with_jumps() {
+    use bvhkit::rotation::{RotationOrder, euler_to_mat3};
+    let Some(dir) = corpus() else { return };
+    // Rows of `frame,joint,order,a1,a2,a3` (joint names here hold no commas).
+    let rows = |text: &str| -> Vec<(String, [f64; 3])> {
+        text.lines()
+            .skip(1)
+            .map(|l| {
+                let c: Vec<&str> = l.rsplitn(4, ',').collect();
+                let order = c[3].rsplit(',').next().unwrap().to_string();
+                (order, [c[2], c[1], c[0]].map(|v| v.parse::<f64>().unwrap()))
+            })
+            .collect()
+    };
+    for name in [
+        "bvhio_test_example_tab_separated",
+        "xia_style_angry_13_000",
+        "fair_zombie_animated_drawings_xyz_yxz",
+    ] {
+        let f = dir.join(format!("{name}.bvh"));
+        let f = f.to_str().unwrap();
+        let joints = bvhkit::Bvh::parse(std::fs::read(f).unwrap()).unwrap().skeleton().len();
+        let plain = run(&["rotations", f, "--repr", "euler"]);
+        let cont = run(&["rotations", f, "--repr", "euler", "--continuous"]);
+        assert!(plain.status.success() && cont.status.success(), "{name}");
+        let (plain, cont) = (rows(&stdout(&plain)), rows(&stdout(&cont)));
+        assert_eq!(plain.len(), cont.len());
+        let jumps = |r: &[(String, [f64; 3])]| -> usize {
+            (joints..r.len())
+                .filter(|&i| r[i].1.iter().zip(r[i - joints].1).any(|(a, b)| (a - b).abs() > 180.0))
+                .count()
+        };
+        assert!(jumps(&plain) > 0, "{name}: the file's angles jump");
+        assert_eq!(jumps(&cont), 0, "{name}: continuous angles do not");
+        for ((order, p), (_, c)) in plain.iter().zip(&cont) {
+            let axes = RotationOrder::from_name(order).unwrap().axes();
+            let d = euler_to_mat3(&axes, p) - euler_to_mat3(&axes, c);
+            assert!(d.to_cols_array().iter().all(|x| x.abs() < 1e-9), "{name}: same rotation");
+        }
+    }
+}
+
+#[test]
 fn broken_pipe_exits_quietly() {
     let mut child = bvh()
         .args(["positions", &fx("crlf.bvh"), "--format", "csv"])
@@ -312,6 +875,14 @@ fn the_whole_corpus() {
     assert_eq!(v.as_array().unwrap().len(), 41);
     let o = run(&["check", d]);
     assert_eq!(o.status.code(), Some(1));
+    assert!(!stdout(&o).contains(": note: "), "notes only with -v");
+    let o = run(&["check", "-v", "--summary", d]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o).trim_end(),
+        "bvh: 41 files: 36 clean, 5 with warnings, 0 unreadable",
+        "the summary is the last line"
+    );
     let s = stdout(&o);
     let flagged: std::collections::BTreeSet<&str> = s
         .lines()
@@ -321,8 +892,9 @@ fn the_whole_corpus() {
     assert!(flagged.iter().all(|f| f.starts_with("malformed_")), "{flagged:?}");
     assert_eq!(flagged.len(), 5, "{s}");
     assert!(s.contains("bandai_namco_ds1_kick_6ch_every_joint.bvh: note:"), "{s}");
-    let o = run(&["check", "--strict", d]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = run(&["check", "--strict", "--summary", d]);
+    assert_eq!(o.status.code(), Some(2), "strict: the malformed files do not parse");
+    assert!(stderr(&o).ends_with("36 clean, 0 with warnings, 5 unreadable\n"), "{}", stderr(&o));
 
     let f = dir.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
     let out = tempfile::tempdir().unwrap();
@@ -351,6 +923,9 @@ fn serve_answers_on_loopback() {
         .to_string();
     let host = url.trim_start_matches("http://").to_string();
     assert!(host.starts_with("127.0.0.1:"), "{line}");
+    // `--port 0` prints the port it really got.
+    let port: u16 = host.rsplit_once(':').unwrap().1.parse().unwrap();
+    assert_ne!(port, 0, "{line}");
     let mut s = std::net::TcpStream::connect(&host).unwrap();
     write!(s, "GET /clips.json HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
     let mut resp = String::new();
@@ -362,6 +937,33 @@ fn serve_answers_on_loopback() {
     let v: serde_json::Value = serde_json::from_str(body).unwrap();
     let text = v.to_string();
     assert!(text.contains("Spine_End") && text.contains("Prop"), "{text}");
+}
+
+/// A port in use is an error that names a free port, which then works.
+#[test]
+fn serve_on_a_busy_port_names_a_free_one() {
+    use std::io::BufRead;
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    let o = run(&["serve", &fx("two_roots.bvh"), "--port", &port]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains(&format!("port {port} on 127.0.0.1 is in use")), "{err}");
+    let free = err.split("try --port ").nth(1).and_then(|r| r.split_whitespace().next());
+    let free: u16 = free.unwrap_or_else(|| panic!("no port suggested: {err}")).parse().unwrap();
+    assert_ne!(free.to_string(), port);
+    // The suggestion is a port `bvh serve` can really listen on.
+    let mut child = bvh()
+        .args(["serve", &fx("two_roots.bvh"), "--port", &free.to_string()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(line.contains(&format!("http://127.0.0.1:{free}/")), "{line}");
+    drop(busy);
 }
 
 fn decode_png(path: &Path) -> (u32, u32, Vec<u8>) {
@@ -813,6 +1415,585 @@ fn render_mp4_of_a_corpus_file() {
         .unwrap();
     assert!(probe.status.success(), "{}", String::from_utf8_lossy(&probe.stderr));
     assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "h264,160,120,45");
+}
+
+/// Waits for `child` at most `secs` seconds; kills it and fails past that.
+fn wait_bounded(mut child: std::process::Child, secs: u64) -> Output {
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed().as_secs() > secs {
+            let _ = child.kill();
+            panic!("the child ran longer than {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// `bvh ARGS` in a shell with its address space limited to `mib` MiB, so
+/// that an unbounded read fails the test instead of filling the machine.
+fn bvh_limited(mib: u64, args: &str) -> Command {
+    let mut c = Command::new("sh");
+    c.arg("-c").arg(format!(
+        "ulimit -v {}; exec '{}' {args}",
+        mib * 1024,
+        env!("CARGO_BIN_EXE_bvh")
+    ));
+    c
+}
+
+#[test]
+fn endless_input_stops_at_the_size_limit() {
+    // /dev/zero named as a file: a device, so read up to --max-size only.
+    let child = bvh_limited(512, "check --max-size 16M /dev/zero")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_bounded(child, 60);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("/dev/zero: more than 16 MiB (the --max-size limit"),
+        "{}",
+        stderr(&o)
+    );
+
+    // An endless pipe from a child process on standard input.
+    let mut yes = Command::new("yes").arg("0.5 1.5 2.5").stdout(Stdio::piped()).spawn().unwrap();
+    let pipe = yes.stdout.take().unwrap();
+    let child = bvh_limited(512, "fmt --max-size 8M -")
+        .stdin(pipe)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_bounded(child, 60);
+    let _ = yes.kill();
+    let _ = yes.wait();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("standard input: more than 8 MiB"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "nothing is written");
+
+    // The default limit is 4 GiB, and sizes take binary suffixes.
+    let o = run(&["check", "--max-size", "lots", &fx("crlf.bvh")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("'lots' is not a size"), "{}", stderr(&o));
+    let help = stdout(&run(&["check", "--help"]));
+    assert!(help.contains("--max-size") && help.contains("[default: 4G]"), "{help}");
+
+    // Streaming commands stop at the first bad byte of an endless device.
+    let child = bvh_limited(512, "positions /dev/zero")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = wait_bounded(child, 60);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("bvh: error: /dev/zero:1:1:"), "{}", stderr(&o));
+}
+
+fn canonical(name: &str) -> Vec<u8> {
+    let o = run(&["fmt", &fx(name)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    o.stdout
+}
+
+#[cfg(unix)]
+#[test]
+fn outputs_to_devices_fifos_and_descriptors_are_written_through() {
+    use std::os::unix::fs::FileTypeExt;
+    let f = fx("crlf.bvh");
+    let want = canonical("crlf.bvh");
+
+    // /dev/null stays a device (as root, a rename would replace it).
+    for args in [
+        vec!["fmt", &f, "-o", "/dev/null"],
+        vec!["positions", &f, "-o", "/dev/null", "--format", "npy"],
+        vec!["rotations", &f, "-o", "/dev/null"],
+    ] {
+        let o = run(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let m = std::fs::symlink_metadata("/dev/null").unwrap();
+        assert!(m.file_type().is_char_device(), "{args:?} replaced /dev/null");
+    }
+
+    // /dev/stdout is standard output.
+    let o = run(&["fmt", &f, "-o", "/dev/stdout"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, want);
+
+    // What `-o >(cmd)` passes: /dev/fd/N of a pipe.
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec '{}' fmt '{f}' -o /dev/fd/3 3>&1 1>/dev/null",
+            env!("CARGO_BIN_EXE_bvh")
+        ))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, want);
+
+    // A FIFO is written into, and stays a FIFO; NPY too (it cannot seek).
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for (args, check) in [
+        (vec!["fmt", f.as_str()], Some(want.clone())),
+        (vec!["positions", f.as_str(), "--format", "npy", "--dtype", "f64"], None),
+    ] {
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let mut args = args.clone();
+        args.extend(["-o", fifo.to_str().unwrap()]);
+        let o = run(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let got = reader.join().unwrap();
+        match check {
+            Some(w) => assert_eq!(got, w),
+            None => {
+                let (shape, data) = read_npy_f64(&got);
+                let bvh = bvhkit::Bvh::parse(std::fs::read(fixture("crlf.bvh")).unwrap()).unwrap();
+                let fk = bvhkit::Kinematics::new(bvh.skeleton(), bvhkit::PositionChannels::Replace);
+                let all: Vec<f64> =
+                    fk.positions_all(bvh.motion()).iter().flat_map(|p| p.to_array()).collect();
+                assert_eq!(shape, vec![bvh.motion().n_frames(), bvh.skeleton().len(), 3]);
+                assert_eq!(data, all);
+            }
+        }
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        let names: Vec<_> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("fifo")], "no sidecar or temporary file");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinked_outputs_replace_the_target_and_keep_the_link_owner_and_mode() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let real_dir = dir.path().join("real");
+    std::fs::create_dir(&real_dir).unwrap();
+    let real = real_dir.join("walk.bvh");
+    std::fs::copy(fixture("one_line.bvh"), &real).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let root = rustix_uid() == 0;
+    if root {
+        std::os::unix::fs::chown(&real, Some(12345), Some(23456)).unwrap();
+    } else {
+        bvhkit_testdata::skip(
+            "symlinked outputs keep the owner",
+            "not root: cannot chown to another user",
+        );
+    }
+    // A relative link in another folder, through a second link.
+    let link = dir.path().join("link.bvh");
+    std::os::unix::fs::symlink("real/walk.bvh", &link).unwrap();
+    let link2 = dir.path().join("link2.bvh");
+    std::os::unix::fs::symlink("link.bvh", &link2).unwrap();
+
+    let o = run(&["fmt", "--in-place", link2.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for l in [&link, &link2] {
+        assert!(std::fs::symlink_metadata(l).unwrap().file_type().is_symlink(), "the link stays");
+    }
+    assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("real/walk.bvh"));
+    assert_eq!(std::fs::read(&real).unwrap(), canonical("one_line.bvh"));
+    let m = std::fs::metadata(&real).unwrap();
+    assert_eq!(m.mode() & 0o7777, 0o640);
+    if root {
+        assert_eq!((m.uid(), m.gid()), (12345, 23456));
+    }
+    let names: Vec<_> =
+        std::fs::read_dir(&real_dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("walk.bvh")]);
+
+    // -o through a link whose target does not exist yet creates the target.
+    let dangling = dir.path().join("new.csv");
+    std::os::unix::fs::symlink("real/new.csv", &dangling).unwrap();
+    let o = run(&["positions", &fx("crlf.bvh"), "-o", dangling.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink());
+    assert!(
+        std::fs::read_to_string(real_dir.join("new.csv"))
+            .unwrap()
+            .starts_with("frame,joint,x,y,z\n")
+    );
+
+    // A link loop is an error, and nothing is written.
+    let a = dir.path().join("a.bvh");
+    let b = dir.path().join("b.bvh");
+    std::os::unix::fs::symlink("b.bvh", &a).unwrap();
+    std::os::unix::fs::symlink("a.bvh", &b).unwrap();
+    let o = run(&["fmt", &fx("crlf.bvh"), "-o", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("too many levels of symbolic links"), "{}", stderr(&o));
+}
+
+/// This process's real user id, from /proc (no libc in the tests).
+fn rustix_uid() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(u32::MAX)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_killed_writer_leaves_only_the_old_file() {
+    let src = tempfile::tempdir().unwrap();
+    let input = src.path().join("big.bvh");
+    std::fs::write(&input, bvhkit_testdata::synth_text_of_size(3, 20_000_000)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (cmd, name) in [("positions", "out.csv"), ("fmt", "out.bvh")] {
+        let out = dir.path().join(name);
+        std::fs::write(&out, "the old file\n").unwrap();
+        let mut child = bvh()
+            .args([cmd, input.to_str().unwrap(), "-o", out.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until the child holds an unnamed file in `dir` with data in it.
+        let fds = format!("/proc/{}/fd", child.id());
+        let start = std::time::Instant::now();
+        let mut seen = None;
+        while seen.is_none() && start.elapsed().as_secs() < 120 {
+            assert!(child.try_wait().unwrap().is_none(), "{cmd} finished before it was killed");
+            for e in std::fs::read_dir(&fds).into_iter().flatten().flatten() {
+                let Ok(target) = std::fs::read_link(e.path()) else { continue };
+                let t = target.to_string_lossy().into_owned();
+                let size = std::fs::metadata(e.path()).map(|m| m.len()).unwrap_or(0);
+                if t.starts_with(dir.path().to_str().unwrap()) && size > 100_000 {
+                    seen = Some(t);
+                }
+            }
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let t = seen.expect("the child never wrote into the output folder");
+        assert!(t.ends_with("(deleted)"), "the file being written has no name: {t}");
+        let names: Vec<_> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from(name)], "{cmd}: only the old file");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "the old file\n");
+        std::fs::remove_file(&out).unwrap();
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn walking_reports_and_skips_what_it_cannot_follow() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let d = dir.path().join("mocap");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::copy(fixture("last_row_cut.bvh"), d.join("cut.bvh")).unwrap();
+    std::fs::copy(fixture("crlf.bvh"), d.join("ok.bvh")).unwrap();
+    std::os::unix::fs::symlink("nowhere.bvh", d.join("broken.bvh")).unwrap();
+    std::os::unix::fs::symlink(".", d.join("loop")).unwrap();
+    let locked = d.join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::copy(fixture("crlf.bvh"), locked.join("hidden.bvh")).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let ds = d.to_str().unwrap();
+
+    let o = run(&["check", ds]);
+    assert_eq!(o.status.code(), Some(2), "something was skipped: {}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "bvh: warning: {ds}/broken.bvh: broken symbolic link (to nowhere.bvh); skipped"
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("bvh: warning: {ds}/loop: symbolic link loop")), "{err}");
+    assert!(stdout(&o).contains("cut.bvh:21:1:"), "the other files are checked: {}", stdout(&o));
+
+    // fmt and positions go on with the rest too.
+    let out = dir.path().join("out");
+    let o = run(&["fmt", ds, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(std::fs::read(out.join("ok.bvh")).unwrap(), canonical("crlf.bvh"));
+    let o = run(&["positions", ds, "-o", dir.path().join("pos/").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(dir.path().join("pos/ok.csv").is_file() && dir.path().join("pos/cut.csv").is_file());
+
+    // An unreadable folder: root reads anything, so check as `nobody`.
+    let nobody = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            env!("CARGO_BIN_EXE_bvh"),
+            "check",
+            ds,
+        ])
+        .output();
+    match nobody {
+        Ok(o) if !stderr(&o).contains("setpriv:") => {
+            assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+            let err = stderr(&o);
+            assert!(
+                err.contains(&format!("bvh: warning: {ds}/locked: permission denied; skipped")),
+                "{err}"
+            );
+            assert!(stdout(&o).contains("cut.bvh:21:1:"), "{}", stdout(&o));
+        }
+        Ok(o) => bvhkit_testdata::skip("walking an unreadable folder", &stderr(&o)),
+        Err(e) => bvhkit_testdata::skip("walking an unreadable folder", &format!("setpriv: {e}")),
+    }
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A tiny NPY reader: shape and `<f8` data.
+fn read_npy_f64(bytes: &[u8]) -> (Vec<usize>, Vec<f64>) {
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+    let hlen = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = std::str::from_utf8(&bytes[10..10 + hlen]).unwrap();
+    assert!(
+        header.contains("'descr': '<f8'") && header.contains("'fortran_order': False"),
+        "{header}"
+    );
+    let shape = header.split("'shape': (").nth(1).unwrap().split(')').next().unwrap();
+    let shape: Vec<usize> = shape
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let data: Vec<f64> = bytes[10 + hlen..]
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(data.len(), shape.iter().product::<usize>());
+    (shape, data)
+}
+
+#[test]
+fn positions_and_rotations_of_folders_into_an_output_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let inp = dir.path().join("in");
+    std::fs::create_dir_all(inp.join("sub/deeper")).unwrap();
+    std::fs::copy(fixture("two_roots.bvh"), inp.join("two_roots.bvh")).unwrap();
+    std::fs::copy(fixture("crlf.bvh"), inp.join("sub/deeper/crlf.BVH")).unwrap();
+    std::fs::write(inp.join("sub/notes.txt"), "not BVH").unwrap();
+    let extra = fixture("one_line.bvh");
+    let out = dir.path().join("out");
+    let o = run(&[
+        "positions",
+        inp.to_str().unwrap(),
+        extra.to_str().unwrap(),
+        "-o",
+        &format!("{}/", out.display()),
+        "--format",
+        "npy",
+        "--dtype",
+        "f64",
+        "-j",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut made: Vec<String> = walk_names(&out);
+    made.sort();
+    assert_eq!(
+        made,
+        [
+            "one_line.npy",
+            "one_line.npy.json",
+            "sub/deeper/crlf.npy",
+            "sub/deeper/crlf.npy.json",
+            "two_roots.npy",
+            "two_roots.npy.json"
+        ]
+    );
+    for (src, npy) in [
+        (inp.join("two_roots.bvh"), "two_roots.npy"),
+        (inp.join("sub/deeper/crlf.BVH"), "sub/deeper/crlf.npy"),
+        (extra.clone(), "one_line.npy"),
+    ] {
+        // Against `bvh positions FILE` as CSV, the single-file form.
+        let o = run(&["positions", src.to_str().unwrap()]);
+        assert!(o.status.success());
+        let rows = bvhkit_testdata::position_rows(&stdout(&o));
+        let (shape, data) = read_npy_f64(&std::fs::read(out.join(npy)).unwrap());
+        let side: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join(format!("{npy}.json"))).unwrap())
+                .unwrap();
+        let joints: Vec<String> = side["joints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(shape.len(), 3);
+        assert_eq!(side["shape"], serde_json::json!(shape));
+        assert_eq!(side["axes"], serde_json::json!(["frame", "joint", "component"]));
+        assert_eq!(side["components"], serde_json::json!(["x", "y", "z"]));
+        assert_eq!(
+            side["array"],
+            serde_json::json!(Path::new(npy).file_name().unwrap().to_str().unwrap())
+        );
+        assert_eq!(rows.len(), shape[0] * shape[1]);
+        for (r, (frame, name, p)) in rows.iter().enumerate() {
+            let (f, j) = (r / shape[1], r % shape[1]);
+            assert_eq!((*frame, name.as_str()), (f, joints[j].as_str()));
+            assert_eq!(&data[r * 3..r * 3 + 3], &p.to_array(), "{npy} frame {f} joint {name}");
+        }
+        // Parents, offsets and frame time against the library.
+        let (bvh, _) =
+            bvhkit::ReadOptions::new().lenient(true).parse(&std::fs::read(&src).unwrap()).unwrap();
+        let s = bvh.skeleton();
+        assert_eq!(joints, s.display_names());
+        let parents: Vec<i64> =
+            s.joints().iter().map(|j| j.parent().map_or(-1, |p| p.index() as i64)).collect();
+        assert_eq!(side["parents"], serde_json::json!(parents));
+        let offsets: Vec<[f64; 3]> = s.joints().iter().map(|j| j.offset().to_array()).collect();
+        assert_eq!(side["offsets"], serde_json::json!(offsets));
+        assert_eq!(side["frame_time"].as_f64(), Some(bvh.motion().frame_time()));
+        let guess = bvhkit_render_guess(&bvh);
+        assert_eq!(side["units"]["guess"].as_str(), Some(guess.as_str()), "{npy}");
+    }
+
+    // Rotations: one CSV per input, each the same as the single-file output.
+    let rot = dir.path().join("rot");
+    std::fs::create_dir(&rot).unwrap();
+    let o = run(&[
+        "rotations",
+        inp.to_str().unwrap(),
+        "-o",
+        rot.to_str().unwrap(),
+        "--repr",
+        "euler",
+        "-j",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let single =
+        run(&["rotations", inp.join("sub/deeper/crlf.BVH").to_str().unwrap(), "--repr", "euler"]);
+    assert_eq!(std::fs::read(rot.join("sub/deeper/crlf.csv")).unwrap(), single.stdout);
+
+    // A subset of joints: parents point at the nearest exported ancestor.
+    let sub = dir.path().join("subset.npy");
+    let o = run(&[
+        "positions",
+        &fx("two_roots.bvh"),
+        "--joints",
+        "Hips,Spine_End,Prop",
+        "-o",
+        sub.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let side: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("subset.npy.json")).unwrap())
+            .unwrap();
+    assert_eq!(side["joints"], serde_json::json!(["Hips", "Spine_End", "Prop"]));
+    assert_eq!(side["parents"], serde_json::json!([-1, 0, -1]));
+    assert!(!dir.path().join("subset.joints.txt").exists(), "the sidecar replaces .joints.txt");
+
+    // Several inputs need an output folder; two inputs never share an output.
+    let o = run(&["positions", inp.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("several inputs need -o OUTDIR/"), "{}", stderr(&o));
+    let o = run(&["positions", &fx("crlf.bvh"), &fx("crlf.bvh"), "-o", rot.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("would both be written to"), "{}", stderr(&o));
+    // One bad file among several: the others are written, the status says so.
+    std::fs::write(inp.join("bad.bvh"), "HIERARCHY\nROOT\n").unwrap();
+    let o = run(&[
+        "positions",
+        inp.to_str().unwrap(),
+        "-o",
+        dir.path().join("again/").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bad.bvh"), "{}", stderr(&o));
+    assert!(dir.path().join("again/two_roots.csv").is_file());
+    assert!(!dir.path().join("again/bad.csv").exists());
+}
+
+fn walk_names(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The renderer's unit guess for a file, as the sidecar names it.
+fn bvhkit_render_guess(bvh: &bvhkit::Bvh) -> String {
+    bvhkit_render::units::UnitGuess::of_bvh(bvh, bvhkit::PositionChannels::Replace)
+        .units
+        .to_string()
+}
+
+#[cfg(unix)]
+#[test]
+fn render_through_links_and_fifos() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("real")).unwrap();
+    let f = fx("two_roots.bvh");
+    let mut exts = vec!["png", "gif"];
+    let has_ffmpeg =
+        Command::new("ffmpeg").arg("-version").output().is_ok_and(|o| o.status.success());
+    if has_ffmpeg {
+        exts.push("mp4");
+    } else {
+        bvhkit_testdata::skip(
+            "render_through_links_and_fifos (mp4)",
+            "no ffmpeg on PATH (apt-get install ffmpeg)",
+        );
+    }
+    for ext in exts {
+        // A link: its target is written, the link stays.
+        let link = dir.path().join(format!("out.{ext}"));
+        std::os::unix::fs::symlink(format!("real/out.{ext}"), &link).unwrap();
+        let o = run(&["render", &f, "-o", link.to_str().unwrap(), "--size", "200x150"]);
+        assert!(o.status.success(), "{ext}: {}", stderr(&o));
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "{ext}");
+        let bytes = std::fs::read(dir.path().join(format!("real/out.{ext}"))).unwrap();
+        let magic_ok = match ext {
+            "png" => bytes.starts_with(b"\x89PNG"),
+            "gif" => bytes.starts_with(b"GIF8"),
+            _ => bytes.get(4..8) == Some(b"ftyp"),
+        };
+        assert!(magic_ok, "{ext}: not the expected file");
+        // A FIFO: written into, never replaced.
+        let fifo = dir.path().join(format!("fifo.{ext}"));
+        assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let o = run(&["render", &f, "-o", fifo.to_str().unwrap(), "--size", "200x150"]);
+        assert!(o.status.success(), "{ext}: {}", stderr(&o));
+        assert_eq!(reader.join().unwrap(), bytes, "{ext}: the same file through the FIFO");
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "{ext}");
+    }
+    let mut left: Vec<_> = std::fs::read_dir(dir.path().join("real"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    left.sort();
+    assert!(
+        left.iter().all(|n| !n.to_string_lossy().starts_with(".bvh-")),
+        "no temporary file left: {left:?}"
+    );
 }
 
 /// The pixels of `rgba` (`w` wide) whose hue is figure 0's (blue over red)

@@ -56,7 +56,7 @@ pub fn clips_json(clips: &[Clip]) -> String {
     out
 }
 
-fn push_clip(out: &mut String, clip: &Clip) {
+pub(crate) fn push_clip(out: &mut String, clip: &Clip) {
     let n_joints = clip.parents.len();
     let n_frames = clip.positions.len().checked_div(n_joints).map_or(0, |n| n.min(clip.n_frames));
 
@@ -147,7 +147,7 @@ fn push_str(out: &mut String, s: &str) {
 
 /// Writes `v` rounded to 6 significant digits, as short as possible;
 /// `null` when it is not finite.
-fn push_num(out: &mut String, v: f64) {
+pub(crate) fn push_num(out: &mut String, v: f64) {
     if !v.is_finite() {
         out.push_str("null");
         return;

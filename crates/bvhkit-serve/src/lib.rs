@@ -2,16 +2,26 @@
 //!
 //! This is the library behind `bvh serve FILE... [--port N]`.
 //! The caller computes [`Clip`]s (joint world positions over time) and hands them to
-//! [`Server::bind`]; [`Server::run`] then serves two things:
+//! [`Server::bind`]; [`Server::run`] then serves:
 //!
 //! - `GET /`: [`page`], one HTML page with its CSS and JavaScript inline and no
-//!   external resources, that plays the clips in a Canvas2D player;
-//! - `GET /clips.json`: [`clips_json`] of the clips, fetched by the page.
+//!   external resources, that plays the clips in a Canvas2D player (several
+//!   clips are laid out in a grid);
+//! - `GET /clips.json`: [`clips_json`] of the clips, fetched by the page;
+//! - `GET /live/events`: the server-sent events of the server's [`LiveFeed`],
+//!   which a Rust caller fills with frames of world positions while the page,
+//!   opened as `/?live=1`, draws each as it arrives (see [`LiveFeed`]).
 //!
-//! The server listens on loopback by default ([`default_addr`]), answers one
-//! request per connection, bounds request heads to [`MAX_REQUEST_HEAD`] bytes,
-//! times out slow clients ([`READ_TIMEOUT`], [`REQUEST_DEADLINE`]) and serves at
-//! most [`MAX_CONNECTIONS`] connections at once, each on its own thread.
+//! It is built on axum and hyper (HTTP/1.1, keep-alive) over a tokio runtime
+//! that the [`Server`] owns: callers stay synchronous ([`Server::run`] blocks,
+//! a [`ShutdownHandle`] stops it from another thread). The server listens on
+//! loopback by default ([`default_addr`]) and refuses foreign `Host`s there
+//! (DNS rebinding); it bounds request heads to [`MAX_REQUEST_HEAD`] bytes and
+//! announced bodies to [`MAX_REQUEST_BODY`], closes connections that take longer
+//! than [`Limits::header_timeout`] to send a request head or
+//! [`Limits::write_timeout`] to read an answer, and serves at most
+//! [`Limits::max_connections`] at once, answering `503` beyond that. Idle
+//! connections cost a socket and a few kilobytes, not a thread.
 //!
 //! # Page parameters
 //! The page reads optional query parameters, used by tests and handy for links:
@@ -24,6 +34,7 @@
 //! - `elapse=S` plays for `S` seconds of simulated wall time, as the animation
 //!   loop would, so tests can check playback without a real clock;
 //! - `size=WxH` fixes the canvas size in CSS pixels;
+//! - `live=1` shows the [`LiveFeed`] instead of the clips;
 //! - `debug=1` writes the player state and the projected screen position of
 //!   every joint (CSS pixels from the top-left of the page) into the hidden
 //!   `<pre id="debug">` element as JSON after each draw.
@@ -35,6 +46,7 @@
 //! let server = bvhkit_serve::Server::bind(("127.0.0.1", 0), &clips)?;
 //! let stop = server.shutdown_handle();
 //! let url = server.url()?;
+//! let feed = server.live_feed(); // frames pushed here reach pages at /?live=1
 //! let thread = std::thread::spawn(move || server.run());
 //! println!("serving {url}");
 //! stop.shutdown();
@@ -47,14 +59,16 @@
 #![warn(missing_debug_implementations)]
 
 mod json;
+mod live;
 mod server;
 
 pub use bvhkit_render::Clip;
 
 pub use crate::json::clips_json;
+pub use crate::live::{LiveError, LiveFeed};
 pub use crate::server::{
-    DEFAULT_PORT, MAX_CONNECTIONS, MAX_REQUEST_HEAD, READ_TIMEOUT, REQUEST_DEADLINE, Server,
-    ShutdownHandle, default_addr,
+    DEFAULT_PORT, HEADER_TIMEOUT, Limits, MAX_CONNECTIONS, MAX_REQUEST_BODY, MAX_REQUEST_HEAD,
+    Server, ShutdownHandle, WRITE_TIMEOUT, default_addr, free_port_near,
 };
 
 /// The player page: HTML with its CSS and JavaScript inline, no external resources.

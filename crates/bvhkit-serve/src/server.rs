@@ -1,19 +1,32 @@
-//! A deliberately small HTTP/1.1 server on `std::net`.
+//! The HTTP server: axum routes on hyper's HTTP/1.1 connections, driven by a
+//! tokio runtime that the [`Server`] owns, so callers stay synchronous.
 //!
-//! One request per connection (`Connection: close`), one thread per connection,
-//! at most [`MAX_CONNECTIONS`] at once.
+//! The accept loop is ours (rather than `axum::serve`) because it enforces what
+//! `axum::serve` does not: a connection cap with a `503` beyond it, a deadline
+//! for request heads, a bound on the head size and a write timeout.
 
-use std::io::{self, Read, Write};
-use std::net::{
-    IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs,
-};
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::task::{Context, Poll};
+use std::time::Duration;
 
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use bvhkit_render::Clip;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, watch};
 
+use crate::live::LiveFeed;
 use crate::{clips_json, page};
 
 /// Port used by `bvh serve` when none is given.
@@ -23,21 +36,32 @@ pub const DEFAULT_PORT: u16 = 8123;
 /// Bigger requests get `431 Request Header Fields Too Large`.
 pub const MAX_REQUEST_HEAD: usize = 8 * 1024;
 
-/// Most connections served at once; more get `503 Service Unavailable`.
-pub const MAX_CONNECTIONS: usize = 16;
+/// Largest request body announced (`Content-Length`) before `413 Payload Too
+/// Large`. No route reads a body; bodies are never buffered.
+pub const MAX_REQUEST_BODY: u64 = 16 * 1024;
 
-/// Longest wait for the next bytes of a request before `408 Request Timeout`.
-pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default for [`Limits::max_connections`].
+pub const MAX_CONNECTIONS: usize = 256;
 
-/// Longest time a client may take to send its whole request head.
-pub const REQUEST_DEADLINE: Duration = Duration::from_secs(10);
+/// Default for [`Limits::header_timeout`].
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Longest wait for the client to take the next bytes of a response.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default for [`Limits::write_timeout`].
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Connections beyond the cap that are answered `503` at once; more than that
+/// are closed without an answer.
+const MAX_REFUSALS: usize = 64;
 
 const PAGE_CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; \
     style-src 'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; \
     form-action 'none'; frame-ancestors 'none'";
+
+/// The answer to a connection beyond the cap, written before any request is read.
+const BUSY: &[u8] =
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n\
+    Content-Length: 11\r\nRetry-After: 1\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n\
+    server busy";
 
 /// The loopback address `127.0.0.1:port`, the default for `bvh serve`.
 #[must_use]
@@ -45,15 +69,61 @@ pub fn default_addr(port: u16) -> SocketAddr {
     SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)
 }
 
+/// A port on `ip` that is free right now, near `busy` when one is (the next
+/// hundred ports are tried), else any free port; `None` when none can be bound.
+///
+/// `bvh serve` names it when the port asked for is in use. Another program may
+/// take it before it is used: it is a suggestion, not a reservation.
+#[must_use]
+pub fn free_port_near(ip: IpAddr, busy: u16) -> Option<u16> {
+    let free = |port: u16| std::net::TcpListener::bind((ip, port)).ok()?.local_addr().ok();
+    (1..=100u16)
+        .filter_map(|d| busy.checked_add(d))
+        .find_map(free)
+        .or_else(|| free(0))
+        .map(|a| a.port())
+}
+
+/// Bounds on what clients may hold; see [`Server::with_limits`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Most connections served at once (live streams included); connections
+    /// beyond it get `503 Service Unavailable` and are closed.
+    pub max_connections: usize,
+    /// Longest time a client may take to send a whole request head, counted
+    /// from the connection's start or from the end of the previous response
+    /// (idle keep-alive). The connection is then closed.
+    pub header_timeout: Duration,
+    /// Longest wait for a client to take the next bytes of a response.
+    /// The connection is then closed.
+    pub write_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_connections: MAX_CONNECTIONS,
+            header_timeout: HEADER_TIMEOUT,
+            write_timeout: WRITE_TIMEOUT,
+        }
+    }
+}
+
 /// A bound, not yet running, player server.
 ///
 /// Routes: `GET /` (and `/index.html`) serves [`page`], `GET /clips.json` serves
-/// [`clips_json`] of the clips given to [`Server::bind`]; `HEAD` is accepted
-/// wherever `GET` is.
-/// Other paths get `404`, other methods `405`, malformed requests `400`.
+/// [`clips_json`] of the clips given to [`Server::bind`], `GET /live/events` is
+/// the server-sent event stream of the [`LiveFeed`] ([`Server::live_feed`]);
+/// `HEAD` is accepted wherever `GET` is.
+/// Other paths get `404`, other methods `405`, malformed requests `400`, heads
+/// over [`MAX_REQUEST_HEAD`] bytes `431`, bodies over [`MAX_REQUEST_BODY`] `413`.
 ///
-/// When bound to a loopback address, requests whose `Host` header names another
-/// host get `403`, so a web page cannot read the clips through DNS rebinding.
+/// When bound to a loopback address, requests whose `Host` header (or
+/// absolute request target) names another host get `403`, so a web page cannot
+/// read the clips through DNS rebinding.
+///
+/// The server owns a single-threaded tokio runtime; [`Server::run`] blocks the
+/// calling thread while it serves, so callers need no async code.
 ///
 /// # Example
 /// ```no_run
@@ -66,27 +136,27 @@ pub fn default_addr(port: u16) -> SocketAddr {
 /// ```
 #[derive(Debug)]
 pub struct Server {
-    listener: TcpListener,
+    runtime: tokio::runtime::Runtime,
+    listener: std::net::TcpListener,
     local_addr: SocketAddr,
-    clips_json: Arc<[u8]>,
-    stop: Arc<AtomicBool>,
+    clips_json: Bytes,
+    live: LiveFeed,
+    limits: Limits,
+    stop_tx: watch::Sender<bool>,
 }
 
 /// Stops a running [`Server`] from another thread; see [`Server::shutdown_handle`].
 #[derive(Clone, Debug)]
 pub struct ShutdownHandle {
-    stop: Arc<AtomicBool>,
-    wake_addr: SocketAddr,
+    stop: watch::Sender<bool>,
 }
 
 impl ShutdownHandle {
-    /// Asks the server to stop: [`Server::run`] returns once it has noticed.
-    ///
-    /// Connections already being served finish on their own threads.
+    /// Asks the server to stop: [`Server::run`] returns soon after, closing every
+    /// connection (live streams included). Calling it before `run` makes `run`
+    /// return at once.
     pub fn shutdown(&self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wake the blocking accept; failure means the listener is already gone.
-        let _ = TcpStream::connect_timeout(&self.wake_addr, Duration::from_secs(1));
+        self.stop.send_replace(true);
     }
 }
 
@@ -96,22 +166,36 @@ impl Server {
     /// The clips are encoded once, here.
     ///
     /// # Errors
-    /// When the address cannot be resolved or bound.
+    /// When the address cannot be resolved or bound (a port in use gives
+    /// [`io::ErrorKind::AddrInUse`]; see [`free_port_near`]), or the runtime
+    /// cannot start.
     pub fn bind<A: ToSocketAddrs>(addr: A, clips: &[Clip]) -> io::Result<Server> {
-        let listener = TcpListener::bind(addr)?;
+        let listener = std::net::TcpListener::bind(addr)?;
+        listener.set_nonblocking(true)?;
         let local_addr = listener.local_addr()?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         Ok(Server {
+            runtime,
             listener,
             local_addr,
-            clips_json: Arc::from(clips_json(clips).into_bytes()),
-            stop: Arc::new(AtomicBool::new(false)),
+            clips_json: Bytes::from(clips_json(clips)),
+            live: LiveFeed::new(),
+            limits: Limits::default(),
+            stop_tx: watch::Sender::new(false),
         })
+    }
+
+    /// Replaces the default [`Limits`].
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Server {
+        self.limits = limits;
+        self
     }
 
     /// The address the server listens on (with the real port when bound to port 0).
     ///
     /// # Errors
-    /// Never in practice; kept fallible like [`TcpListener::local_addr`].
+    /// Never in practice; kept fallible like [`std::net::TcpListener::local_addr`].
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         Ok(self.local_addr)
     }
@@ -123,14 +207,21 @@ impl Server {
     /// # Errors
     /// Never in practice; kept fallible like [`Server::local_addr`].
     pub fn url(&self) -> io::Result<String> {
-        let addr = wake_addr(self.local_addr);
+        let addr = connect_addr(self.local_addr);
         Ok(format!("http://{addr}/"))
     }
 
     /// A handle that stops [`Server::run`] from another thread.
     #[must_use]
     pub fn shutdown_handle(&self) -> ShutdownHandle {
-        ShutdownHandle { stop: Arc::clone(&self.stop), wake_addr: wake_addr(self.local_addr) }
+        ShutdownHandle { stop: self.stop_tx.clone() }
+    }
+
+    /// The live feed this server streams at `/live/events` (shown by the page at
+    /// `/?live=1`). Clone it into the thread that produces frames.
+    #[must_use]
+    pub fn live_feed(&self) -> LiveFeed {
+        self.live.clone()
     }
 
     /// Serves requests, blocking until a [`ShutdownHandle`] stops it
@@ -138,44 +229,22 @@ impl Server {
     ///
     /// # Errors
     /// Never for a failed connection, which only ends that connection;
-    /// only when the listener itself fails.
+    /// only when the listener cannot be handed to the runtime.
     pub fn run(self) -> io::Result<()> {
-        let active = Arc::new(AtomicUsize::new(0));
-        let loopback_only = self.local_addr.ip().is_loopback();
-        for stream in self.listener.incoming() {
-            if self.stop.load(Ordering::SeqCst) {
-                break;
-            }
-            let Ok(stream) = stream else {
-                // Per-connection failures (reset before accept, out of fds) are
-                // transient; back off briefly rather than spin.
-                thread::sleep(Duration::from_millis(10));
-                continue;
-            };
-            if active.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-                active.fetch_sub(1, Ordering::SeqCst);
-                let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-                let _ = write_response(&stream, &Response::error(503, "server busy"), false);
-                continue;
-            }
-            let guard = ActiveGuard(Arc::clone(&active));
-            let clips_json = Arc::clone(&self.clips_json);
-            let spawned =
-                thread::Builder::new().name("bvhkit-serve-conn".into()).spawn(move || {
-                    let _guard = guard;
-                    handle_connection(stream, &clips_json, loopback_only);
-                });
-            if spawned.is_err() {
-                // The guard went with the failed closure and was dropped there.
-                thread::sleep(Duration::from_millis(10));
-            }
-        }
-        Ok(())
+        let Server { runtime, listener, local_addr, clips_json, live, limits, stop_tx } = self;
+        let app = router(clips_json, live, local_addr.ip().is_loopback());
+        let result = runtime.block_on(async move {
+            let listener = TcpListener::from_std(listener)?;
+            accept_loop(listener, app, limits, stop_tx.subscribe()).await;
+            Ok(())
+        });
+        runtime.shutdown_timeout(Duration::from_secs(1));
+        result
     }
 }
 
 /// Where to connect to reach a listener bound on `addr`.
-fn wake_addr(addr: SocketAddr) -> SocketAddr {
+fn connect_addr(addr: SocketAddr) -> SocketAddr {
     match addr.ip() {
         IpAddr::V4(ip) if ip.is_unspecified() => {
             SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port())
@@ -187,189 +256,160 @@ fn wake_addr(addr: SocketAddr) -> SocketAddr {
     }
 }
 
-struct ActiveGuard(Arc<AtomicUsize>);
-
-impl Drop for ActiveGuard {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-struct Response {
-    status: u16,
-    content_type: &'static str,
-    body: Body,
-    allow: bool,
-}
-
-enum Body {
-    Static(&'static [u8]),
-    Shared(Arc<[u8]>),
-}
-
-impl Body {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Body::Static(b) => b,
-            Body::Shared(b) => b,
-        }
-    }
-}
-
-impl Response {
-    fn error(status: u16, message: &'static str) -> Response {
-        Response {
-            status,
-            content_type: "text/plain; charset=utf-8",
-            body: Body::Static(message.as_bytes()),
-            allow: status == 405,
-        }
-    }
-}
-
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        400 => "Bad Request",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        431 => "Request Header Fields Too Large",
-        503 => "Service Unavailable",
-        _ => "Error",
-    }
-}
-
-fn handle_connection(stream: TcpStream, clips_json: &Arc<[u8]>, loopback_only: bool) {
-    let _ = stream.set_nodelay(true);
-    if stream.set_write_timeout(Some(WRITE_TIMEOUT)).is_err() {
-        return;
-    }
-    let (response, head) = match read_head(&stream) {
-        Ok(head) => match parse_request(&head, loopback_only) {
-            Ok(request) => (route(&request, clips_json), request.method == "HEAD"),
-            Err(response) => (response, false),
-        },
-        Err(ReadError::TooLarge) => (Response::error(431, "request head too large"), false),
-        Err(ReadError::TimedOut) => (Response::error(408, "request timeout"), false),
-        Err(ReadError::Closed) => return,
-    };
-    if write_response(&stream, &response, head).is_ok() {
-        linger(&stream);
-    }
-}
-
-/// Half-closes and drains what the client still sends (briefly), so closing the
-/// socket with unread bytes does not reset the connection before the client has
-/// read the response.
-fn linger(mut stream: &TcpStream) {
-    let _ = stream.shutdown(Shutdown::Write);
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
-    let mut sink = [0u8; 4096];
-    for _ in 0..16 {
-        match stream.read(&mut sink) {
-            Ok(n) if n > 0 => {}
-            _ => break,
-        }
-    }
-}
-
-enum ReadError {
-    TooLarge,
-    TimedOut,
-    Closed,
-}
-
-/// Reads up to the blank line that ends the request head.
-fn read_head(mut stream: &TcpStream) -> Result<Vec<u8>, ReadError> {
-    let deadline = Instant::now() + REQUEST_DEADLINE;
-    let mut head = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 2048];
+async fn accept_loop(
+    listener: TcpListener,
+    app: Router,
+    limits: Limits,
+    mut stop: watch::Receiver<bool>,
+) {
+    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let refusals = Arc::new(Semaphore::new(MAX_REFUSALS));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .max_buf_size(MAX_REQUEST_HEAD);
+    let http = Arc::new(http);
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(ReadError::TimedOut);
+        if *stop.borrow_and_update() {
+            return;
         }
-        if stream.set_read_timeout(Some(left.min(READ_TIMEOUT))).is_err() {
-            return Err(ReadError::Closed);
-        }
-        let n = match stream.read(&mut chunk) {
-            Ok(0) => return Err(ReadError::Closed),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
-                return Err(ReadError::TimedOut);
-            }
-            Err(_) => return Err(ReadError::Closed),
+        let accepted = tokio::select! {
+            _ = stop.changed() => return,
+            accepted = listener.accept() => accepted,
         };
-        // Search only where the terminator can newly appear.
-        let from = head.len().saturating_sub(3);
-        head.extend_from_slice(&chunk[..n]);
-        if let Some(end) = find_head_end(&head[from..]) {
-            head.truncate(from + end);
-            if head.len() > MAX_REQUEST_HEAD {
-                return Err(ReadError::TooLarge);
+        let Ok((stream, _peer)) = accepted else {
+            // Per-connection failures (reset before accept, out of file
+            // descriptors) are transient; back off briefly rather than spin.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        match Arc::clone(&permits).try_acquire_owned() {
+            Ok(permit) => {
+                let io = TokioIo::new(WriteTimeout::new(stream, limits.write_timeout));
+                let service = TowerToHyperService::new(app.clone());
+                let http = Arc::clone(&http);
+                let mut stop = stop.clone();
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    let conn = http.serve_connection(io, service);
+                    tokio::select! {
+                        _ = conn => {}
+                        _ = stop.wait_for(|s| *s) => {}
+                    }
+                });
             }
-            return Ok(head);
-        }
-        if head.len() > MAX_REQUEST_HEAD {
-            return Err(ReadError::TooLarge);
+            Err(_) => {
+                if let Ok(permit) = Arc::clone(&refusals).try_acquire_owned() {
+                    tokio::spawn(async move {
+                        let _permit = permit;
+                        refuse(stream).await;
+                    });
+                }
+                // else: dropped, which closes it.
+            }
         }
     }
 }
 
-/// Index just past `\r\n\r\n` (or a bare `\n\n`), if present.
-fn find_head_end(bytes: &[u8]) -> Option<usize> {
-    (0..bytes.len()).find_map(|i| {
-        if bytes[i..].starts_with(b"\r\n\r\n") {
-            Some(i + 4)
-        } else if bytes[i..].starts_with(b"\n\n") {
-            Some(i + 2)
-        } else {
-            None
+/// Answers `503` to a connection beyond the cap, then closes it gently: the
+/// write side first, then whatever the client still sends is read (briefly),
+/// so that unread request bytes do not turn the close into a reset before the
+/// client has read the answer.
+async fn refuse(mut stream: TcpStream) {
+    let answer = async {
+        stream.write_all(BUSY).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        for _ in 0..64 {
+            if tokio::io::AsyncReadExt::read(&mut stream, &mut sink).await? == 0 {
+                break;
+            }
         }
+        io::Result::Ok(())
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(2), answer).await;
+}
+
+#[derive(Clone)]
+struct AppState {
+    clips_json: Bytes,
+    live: LiveFeed,
+    loopback_only: bool,
+}
+
+fn router(clips_json: Bytes, live: LiveFeed, loopback_only: bool) -> Router {
+    let state = AppState { clips_json, live, loopback_only };
+    Router::new()
+        .route("/", get(page_handler))
+        .route("/index.html", get(page_handler))
+        .route("/clips.json", get(clips_handler))
+        .route("/live/events", get(live_handler))
+        .fallback(|| async { error(StatusCode::NOT_FOUND, "not found") })
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .with_state(state)
+}
+
+async fn page_handler() -> Response {
+    let mut response =
+        ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page()).into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_CSP));
+    response
+}
+
+async fn clips_handler(State(state): State<AppState>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], state.clips_json).into_response()
+}
+
+async fn live_handler(State(state): State<AppState>) -> Response {
+    let mut response = Response::new(Body::from_stream(state.live.event_stream()));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+fn error(status: StatusCode, message: &'static str) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], message).into_response()
+}
+
+/// Runs before every route: the `Host` check, the body limit, and the headers
+/// every response carries.
+async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let mut response = if state.loopback_only && !names_this_machine(&request) {
+        error(StatusCode::FORBIDDEN, "forbidden host")
+    } else if body_too_large(&request) {
+        error(StatusCode::PAYLOAD_TOO_LARGE, "request body too large")
+    } else {
+        next.run(request).await
+    };
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    response
+}
+
+fn body_too_large(request: &Request) -> bool {
+    let declared = request.headers().get(header::CONTENT_LENGTH);
+    declared.is_some_and(|v| {
+        v.to_str().ok().and_then(|v| v.parse::<u64>().ok()).is_none_or(|n| n > MAX_REQUEST_BODY)
     })
 }
 
-#[derive(Debug)]
-struct Request<'a> {
-    method: &'a str,
-    path: &'a str,
-}
-
-fn parse_request(head: &[u8], loopback_only: bool) -> Result<Request<'_>, Response> {
-    let bad = || Response::error(400, "bad request");
-    let text = std::str::from_utf8(head).map_err(|_| bad())?;
-    let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
-    let request_line = lines.next().ok_or_else(bad)?;
-    let mut parts = request_line.split(' ');
-    let (Some(method), Some(target), Some(version), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(bad());
-    };
-    if method.is_empty() || !method.bytes().all(|b| b.is_ascii_uppercase()) {
-        return Err(bad());
+/// Whether the request's host (absolute target, else `Host` header, if any)
+/// names this machine.
+fn names_this_machine(request: &Request) -> bool {
+    if let Some(authority) = request.uri().authority() {
+        return is_loopback_host(authority.as_str());
     }
-    if !matches!(version, "HTTP/1.0" | "HTTP/1.1") || !target.starts_with('/') {
-        return Err(bad());
-    }
-    let mut host = None;
-    for line in lines.take_while(|l| !l.is_empty()) {
-        let (name, value) = line.split_once(':').ok_or_else(bad)?;
-        if name.is_empty() || name.bytes().any(|b| b.is_ascii_whitespace()) {
-            return Err(bad());
-        }
-        if name.eq_ignore_ascii_case("host") {
-            host = Some(value.trim());
-        }
-    }
-    if loopback_only && !host.is_none_or(is_loopback_host) {
-        return Err(Response::error(403, "forbidden host"));
-    }
-    let path = target.split(['?', '#']).next().unwrap_or(target);
-    Ok(Request { method, path })
+    request
+        .headers()
+        .get_all(header::HOST)
+        .iter()
+        .all(|host| host.to_str().is_ok_and(|h| is_loopback_host(h.trim())))
 }
 
 /// Whether a `Host` header value names this machine.
@@ -388,96 +428,87 @@ fn is_loopback_host(host: &str) -> bool {
         || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-fn route(request: &Request<'_>, clips_json: &Arc<[u8]>) -> Response {
-    if !matches!(request.method, "GET" | "HEAD") {
-        return Response::error(405, "method not allowed");
+/// A stream whose writes fail with [`io::ErrorKind::TimedOut`] when the peer
+/// takes none of the bytes for `limit` (a client that requests and never reads).
+struct WriteTimeout {
+    inner: TcpStream,
+    limit: Duration,
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl WriteTimeout {
+    fn new(inner: TcpStream, limit: Duration) -> WriteTimeout {
+        WriteTimeout { inner, limit, timer: None }
     }
-    match request.path {
-        "/" | "/index.html" => Response {
-            status: 200,
-            content_type: "text/html; charset=utf-8",
-            body: Body::Static(page().as_bytes()),
-            allow: false,
-        },
-        "/clips.json" => Response {
-            status: 200,
-            content_type: "application/json",
-            body: Body::Shared(Arc::clone(clips_json)),
-            allow: false,
-        },
-        _ => Response::error(404, "not found"),
+
+    /// Arms (or checks) the timer after a write that made no progress.
+    fn stalled<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        let limit = self.limit;
+        let timer = self.timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::ErrorKind::TimedOut.into())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn track<T>(&mut self, cx: &mut Context<'_>, poll: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        match poll {
+            Poll::Pending => self.stalled(cx),
+            ready => {
+                self.timer = None;
+                ready
+            }
+        }
     }
 }
 
-fn write_response(mut stream: &TcpStream, response: &Response, head_only: bool) -> io::Result<()> {
-    let body = response.body.bytes();
-    let mut head = format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\
-         Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n",
-        response.status,
-        reason(response.status),
-        response.content_type,
-        body.len(),
-    );
-    if response.content_type.starts_with("text/html") {
-        head.push_str("Content-Security-Policy: ");
-        head.push_str(PAGE_CSP);
-        head.push_str("\r\n");
+impl AsyncRead for WriteTimeout {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
     }
-    if response.allow {
-        head.push_str("Allow: GET, HEAD\r\n");
+}
+
+impl AsyncWrite for WriteTimeout {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let poll = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.track(cx, poll)
     }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes())?;
-    if !head_only {
-        stream.write_all(body)?;
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let poll = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.track(cx, poll)
     }
-    stream.flush()
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let poll = Pin::new(&mut self.inner).poll_flush(cx);
+        self.track(cx, poll)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let poll = Pin::new(&mut self.inner).poll_shutdown(cx);
+        self.track(cx, poll)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn parse(head: &str) -> Result<(String, String), u16> {
-        parse_request(head.as_bytes(), true)
-            .map(|r| (r.method.to_string(), r.path.to_string()))
-            .map_err(|r| r.status)
-    }
-
-    #[test]
-    fn parses_request_lines() {
-        assert_eq!(
-            parse("GET / HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n"),
-            Ok(("GET".into(), "/".into()))
-        );
-        assert_eq!(
-            parse("GET /clips.json?x=1 HTTP/1.0\n\n"),
-            Ok(("GET".into(), "/clips.json".into()))
-        );
-        assert_eq!(
-            parse("POST /a HTTP/1.1\r\nHost: localhost\r\n\r\n"),
-            Ok(("POST".into(), "/a".into()))
-        );
-        assert_eq!(
-            parse("GET / HTTP/1.1\r\nHost: [::1]:8123\r\n\r\n").map(|r| r.1),
-            Ok("/".into())
-        );
-        assert_eq!(parse("GET / HTTP/2.0\r\n\r\n"), Err(400));
-        assert_eq!(parse("get / HTTP/1.1\r\n\r\n"), Err(400));
-        assert_eq!(parse("GET  / HTTP/1.1\r\n\r\n"), Err(400));
-        assert_eq!(parse("GET http://x/ HTTP/1.1\r\n\r\n"), Err(400));
-        assert_eq!(parse("GET / HTTP/1.1\r\nno colon\r\n\r\n"), Err(400));
-        assert_eq!(parse("GET / HTTP/1.1\r\nHost: evil.example:8123\r\n\r\n"), Err(403));
-        assert_eq!(parse("\u{0}\u{1}garbage"), Err(400));
-    }
-
-    #[test]
-    fn finds_head_end() {
-        assert_eq!(find_head_end(b"GET / HTTP/1.1\r\n\r\nbody"), Some(18));
-        assert_eq!(find_head_end(b"GET / HTTP/1.1\n\n"), Some(16));
-        assert_eq!(find_head_end(b"GET / HTTP/1.1\r\n"), None);
-    }
 
     #[test]
     fn loopback_hosts() {
@@ -489,5 +520,14 @@ mod tests {
         for host in ["example.com", "10.0.0.1:80", "[::2]", "localhost.evil.com", "[::1"] {
             assert!(!is_loopback_host(host), "{host}");
         }
+    }
+
+    #[test]
+    fn a_free_port_is_found_next_to_a_busy_one() {
+        let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = busy.local_addr().unwrap().port();
+        let free = free_port_near(Ipv4Addr::LOCALHOST.into(), port).unwrap();
+        assert_ne!(free, port);
+        std::net::TcpListener::bind(("127.0.0.1", free)).expect("the suggested port is free");
     }
 }

@@ -450,19 +450,159 @@ fn a_cmu_recording_is_shown_in_the_units_the_server_guessed() {
     let shown = &state["clips"][0];
     assert_eq!(shown["units"], "cmu");
     assert!((shown["height"].as_f64().unwrap() - of_clip(&cmu).size).abs() < 1e-3);
-    // Both are drawn in metres, at the size the one guess measured (the
-    // median frame: 1.47 m; the screenshot shows them so; perspective makes
-    // the nearer one taller on screen).
-    let drawn = of_clip(&cmu).drawn_size_m();
-    assert!((drawn - 1.47).abs() < 0.01, "{drawn}");
+    // Both are drawn in metres, as tall as the guess says the CMU walker is
+    // (26.07 CMU units, 1.47 m; the screenshot shows them so; perspective
+    // makes the nearer one taller on screen).
+    let expected = of_clip(&cmu).drawn_size_m();
+    assert!((1.4..1.6).contains(&expected), "the CMU walker is {expected} m tall");
     for clip in state["clips"].as_array().unwrap() {
         let m = clip["height_m"].as_f64().unwrap();
-        assert!((m - drawn).abs() < 1e-3, "{} drawn {m} m tall, not {drawn}", clip["name"]);
+        assert!((m - expected).abs() < 0.01, "{} drawn {m} m tall, not {expected}", clip["name"]);
     }
     for clip in joints(&state) {
         let ys: Vec<f64> = clip.iter().map(|p| p.expect("joint projected").1).collect();
         let tall = ys.iter().copied().fold(f64::MIN, f64::max)
             - ys.iter().copied().fold(f64::MAX, f64::min);
         assert!(tall > 0.2 * HEIGHT as f64, "a figure is only {tall} px tall on screen");
+    }
+}
+
+/// Nine clips stand in a 3 x 3 grid, not in one long row: on screen their
+/// centres fall into three rows of three, in clip order, left to right and
+/// front (lower on screen) to back, every figure drawn and on screen.
+#[test]
+fn many_clips_stand_in_a_grid() {
+    let Some(chromium) = chromium_or_skip("many_clips_stand_in_a_grid") else { return };
+    let clips: Vec<_> = (0..9).map(|k| stick_clip(&format!("walk{k}"), 30)).collect();
+    let server = Running::start(&clips);
+    let state = debug_state(&chromium, &server, "frame=10");
+    let image = screenshot(&chromium, &server, "frame=10", "grid.png");
+    assert_eq!(state["grid"], serde_json::json!({"cols": 3, "rows": 3}));
+    let joints = joints(&state);
+    assert_eq!(joints.len(), 9);
+    let mut centres = Vec::new();
+    for (k, clip) in joints.iter().enumerate() {
+        assert_eq!(state["clips"][k]["cell"], serde_json::json!([k % 3, k / 3]));
+        let points: Vec<(f64, f64)> = clip
+            .iter()
+            .map(|p| p.unwrap_or_else(|| panic!("clip {k}: joint not projected")))
+            .collect();
+        for &(x, y) in &points {
+            assert!(
+                x > 0.0 && y > 0.0 && x < WIDTH as f64 && y < HEIGHT as f64,
+                "clip {k} off screen"
+            );
+            let drawn = (-3..=3).any(|dy| {
+                (-3..=3).any(|dx| image.at(x as i64 + dx, y as i64 + dy).is_some_and(is_skeleton))
+            });
+            assert!(drawn, "clip {k}: nothing drawn at ({x}, {y})");
+        }
+        let n = points.len() as f64;
+        centres.push((
+            points.iter().map(|p| p.0).sum::<f64>() / n,
+            points.iter().map(|p| p.1).sum::<f64>() / n,
+        ));
+    }
+    // Three rows: sorted by height on screen, the centres split into groups of
+    // three (clips 0-2, 3-5, 6-8) by two gaps far wider than any gap inside a group.
+    let mut order: Vec<usize> = (0..9).collect();
+    order.sort_by(|&a, &b| centres[b].1.total_cmp(&centres[a].1)); // lowest on screen first
+    let groups: Vec<Vec<usize>> = order
+        .chunks(3)
+        .map(|g| {
+            let mut g = g.to_vec();
+            g.sort_unstable();
+            g
+        })
+        .collect();
+    assert_eq!(groups, [vec![0, 1, 2], vec![3, 4, 5], vec![6, 7, 8]], "centres {centres:?}");
+    let ys: Vec<f64> = order.iter().map(|&k| centres[k].1).collect();
+    let gaps: Vec<f64> = ys.windows(2).map(|w| w[0] - w[1]).collect();
+    let within = [gaps[0], gaps[1], gaps[3], gaps[4], gaps[6], gaps[7]];
+    let within = within.iter().copied().fold(0.0, f64::max);
+    assert!(gaps[2] > 3.0 * within && gaps[5] > 3.0 * within, "rows not apart: {gaps:?}");
+    // Within a row, columns left to right, no figure overlapping its neighbour.
+    for row in 0..3 {
+        for col in 0..2 {
+            let (a, b) = (row * 3 + col, row * 3 + col + 1);
+            let right_of_a = joints[a].iter().map(|p| p.unwrap().0).fold(f64::MIN, f64::max);
+            let left_of_b = joints[b].iter().map(|p| p.unwrap().0).fold(f64::MAX, f64::min);
+            assert!(
+                right_of_a < left_of_b,
+                "clips {a} and {b} overlap: {right_of_a} >= {left_of_b}"
+            );
+        }
+    }
+}
+
+/// Serves a live feed whose skeleton carries the whole `walk` (so the view is
+/// framed as for the clip itself); once the page has connected, pushes frames
+/// 1 to `last` of it and finishes the feed.
+fn live_server(walk: &bvhkit_serve::Clip, last: usize) -> (Running, std::thread::JoinHandle<()>) {
+    let server = Running::start(&[]);
+    let feed = server.feed.clone();
+    feed.set_skeleton(walk);
+    let walk = walk.clone();
+    let pusher = std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while feed.subscribers() == 0 {
+            assert!(Instant::now() < deadline, "the page never connected to the live feed");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let n = walk.n_joints();
+        for f in 1..=last {
+            feed.push(f as f64 * walk.frame_time, &walk.positions[f * n..(f + 1) * n]).unwrap();
+        }
+        feed.finish();
+    });
+    (server, pusher)
+}
+
+/// Frames pushed from Rust move the figure in the page: after frames 1 to 20
+/// of a walk arrive (in order, none missing), the page shows frame 20 exactly
+/// where the clip player shows frame 20 of the same walk, and draws it there.
+#[test]
+fn live_frames_move_the_figure() {
+    let Some(chromium) = chromium_or_skip("live_frames_move_the_figure") else { return };
+    let walk = stick_clip("walk", 30);
+
+    let (server, pusher) = live_server(&walk, 20);
+    let state = debug_state(&chromium, &server, "live=1");
+    pusher.join().unwrap();
+    let live = &state["live"];
+    assert_eq!(live["seq"], 20, "{live}");
+    assert_eq!(live["frames"], 20, "{live}");
+    assert_eq!((&live["gaps"], &live["stale"]), (&0.into(), &0.into()), "{live}");
+    assert_eq!(live["ended"], true);
+    assert!((live["time"].as_f64().unwrap() - 20.0 / 30.0).abs() < 1e-9, "{live}");
+    assert!(live["latency_ms"].as_f64().is_some_and(f64::is_finite), "{live}");
+
+    // The same pose through the clip player (clips.json, frame=20).
+    let clip_server = Running::start(std::slice::from_ref(&walk));
+    let reference = debug_state(&chromium, &clip_server, "frame=20");
+    let (got, want) = (joints(&state), joints(&reference));
+    assert_eq!(got[0].len(), 16);
+    for (j, (g, w)) in got[0].iter().zip(&want[0]).enumerate() {
+        let (g, w) = (g.unwrap(), w.unwrap());
+        assert!((g.0 - w.0).abs() < 0.5 && (g.1 - w.1).abs() < 0.5, "joint {j}: {g:?} vs {w:?}");
+    }
+    // And not the rest pose it started from.
+    let rest = debug_state(&chromium, &clip_server, "frame=0");
+    let moved = joints(&rest)[0].iter().zip(&got[0]).any(|(r, g)| {
+        let (r, g) = (r.unwrap(), g.unwrap());
+        (r.0 - g.0).abs() + (r.1 - g.1).abs() > 5.0
+    });
+    assert!(moved, "the live figure still shows the rest pose");
+
+    // On screen, with its own feed (each page run gets one).
+    let (server, pusher) = live_server(&walk, 20);
+    let image = screenshot(&chromium, &server, "live=1", "live.png");
+    pusher.join().unwrap();
+    for (j, p) in got[0].iter().enumerate() {
+        let (x, y) = p.unwrap();
+        let drawn = (-3..=3).any(|dy| {
+            (-3..=3).any(|dx| image.at(x as i64 + dx, y as i64 + dy).is_some_and(is_skeleton))
+        });
+        assert!(drawn, "nothing drawn at live joint {j} ({x}, {y})");
     }
 }

@@ -231,6 +231,14 @@ impl UnitGuess {
         UnitGuess::of_size(motion_size(n_joints, positions))
     }
 
+    /// The guess from the [`pose_size`] of each frame, for callers that
+    /// stream a motion and keep one number per frame instead of its
+    /// positions: the same guess as [`UnitGuess::of_positions`].
+    #[must_use]
+    pub fn of_pose_sizes(sizes: Vec<f64>) -> UnitGuess {
+        UnitGuess::of_size(median_size(sizes))
+    }
+
     /// The guess for `bvh`: [`UnitGuess::of_positions`] of the world
     /// positions of its frames (computed one frame at a time, not kept),
     /// or of its [`rest_pose`] when it has no frames.

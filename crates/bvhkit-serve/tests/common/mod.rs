@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use bvhkit_render::glam::DVec3;
-use bvhkit_serve::{Clip, Server, ShutdownHandle};
+use bvhkit_serve::{Clip, Limits, LiveFeed, Server, ShutdownHandle};
 
 /// Joint names, parents and rest positions (centimetres, Y up) of a stick figure.
 const FIGURE: &[(&str, Option<usize>, [f64; 3])] = &[
@@ -59,17 +59,23 @@ pub fn stick_clip(name: &str, n_frames: usize) -> Clip {
 /// A server on a free loopback port, stopped when dropped.
 pub struct Running {
     pub addr: SocketAddr,
+    pub feed: LiveFeed,
     stop: ShutdownHandle,
     thread: Option<JoinHandle<std::io::Result<()>>>,
 }
 
 impl Running {
     pub fn start(clips: &[Clip]) -> Running {
-        let server = Server::bind("127.0.0.1:0", clips).expect("bind");
+        Running::start_with(clips, Limits::default())
+    }
+
+    pub fn start_with(clips: &[Clip], limits: Limits) -> Running {
+        let server = Server::bind("127.0.0.1:0", clips).expect("bind").with_limits(limits);
         let addr = server.local_addr().expect("local addr");
         let stop = server.shutdown_handle();
+        let feed = server.live_feed();
         let thread = Some(std::thread::spawn(move || server.run()));
-        Running { addr, stop, thread }
+        Running { addr, feed, stop, thread }
     }
 
     pub fn url(&self, path_and_query: &str) -> String {
@@ -112,8 +118,23 @@ pub fn raw_request(addr: SocketAddr, request: &[u8]) -> Option<Reply> {
     parse_reply(&bytes)
 }
 
+/// Sends raw bytes and reads until the server closes; any I/O error (a reset
+/// above all) is returned as it is.
+pub fn try_request(addr: SocketAddr, request: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut stream = TcpStream::connect(addr)?;
+    stream.set_read_timeout(Some(Duration::from_secs(30)))?;
+    stream.write_all(request)?;
+    let mut bytes = Vec::new();
+    stream.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+pub fn parse(bytes: &[u8]) -> Option<Reply> {
+    parse_reply(bytes)
+}
+
 pub fn get(addr: SocketAddr, path: &str) -> Reply {
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
     raw_request(addr, request.as_bytes()).expect("a response")
 }
 

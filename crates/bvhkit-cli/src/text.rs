@@ -1,0 +1,101 @@
+//! Text from files made safe for a terminal: the one place the CLI escapes.
+//!
+//! Joint names, tokens quoted in error messages and file names come from
+//! files the user did not write; printed raw, a name holding `ESC [ 2 J`
+//! would clear the screen, and one holding `\r` or a bidirectional override
+//! would hide what is printed before it. Every line the CLI prints that
+//! contains such text goes through [`escape`]; JSON output through
+//! [`escape_json`], which keeps the values exact.
+
+use std::borrow::Cow;
+
+/// Whether `c` must not reach a terminal as it is: control characters (C0,
+/// DEL, C1) and the Unicode bidirectional embedding, override and isolate
+/// characters, which reorder what a terminal shows.
+fn is_unsafe(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` with every unsafe character written as an escape: `\n`, `\r`, `\t`,
+/// `\x1b` (below U+0080) or `\u{202e}`; everything else, backslashes
+/// included, is unchanged. Borrows when there is nothing to escape.
+pub(crate) fn escape(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_unsafe) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if is_unsafe(c) && (c as u32) < 0x80 => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if is_unsafe(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// JSON text with the unsafe characters serde leaves as they are (DEL, C1
+/// controls, bidirectional controls; serde escapes those below U+0020 in strings)
+/// written as `\uXXXX` escapes. Outside strings JSON is ASCII, so this
+/// only touches strings, and the JSON parses to the same values.
+pub(crate) fn escape_json(json: &str) -> Cow<'_, str> {
+    // Raw line ends and tabs are whitespace between tokens (serde escapes them in strings).
+    let unsafe_in_json = |c: char| is_unsafe(c) && !matches!(c, '\n' | '\r' | '\t');
+    if !json.chars().any(unsafe_in_json) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 8);
+    for c in json.chars() {
+        if unsafe_in_json(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_borrowed_unchanged() {
+        for s in ["Hips", "l_hand/thumb.01", "é 日本 \\ 'quoted'", ""] {
+            assert!(matches!(escape(s), Cow::Borrowed(b) if b == s), "{s}");
+        }
+    }
+
+    #[test]
+    fn control_and_bidi_characters_are_escaped() {
+        assert_eq!(escape("a\x1b[2Jb"), "a\\x1b[2Jb");
+        assert_eq!(escape("x\ny\rz\t"), "x\\ny\\rz\\t");
+        assert_eq!(escape("\0\x7f"), "\\x00\\x7f");
+        assert_eq!(escape("\u{9b}31m"), "\\u{9b}31m", "C1 CSI");
+        assert_eq!(escape("abc\u{202e}cba"), "abc\\u{202e}cba");
+        assert_eq!(escape("\u{2066}x\u{2069}"), "\\u{2066}x\\u{2069}");
+        // Nothing unsafe survives, whatever the input.
+        let all: String = (0u32..0x3000).filter_map(char::from_u32).collect();
+        assert!(!escape(&all).chars().any(is_unsafe));
+    }
+
+    #[test]
+    fn json_keeps_its_values() {
+        let name = "a\u{1b}b\u{7f}\u{9b}c\u{202e}d\"\\";
+        let json = serde_json::to_string(&[name]).unwrap();
+        let safe = escape_json(&json);
+        assert!(!safe.chars().any(is_unsafe), "{safe}");
+        assert_eq!(safe, r#"["a\u001bb\u007f\u009bc\u202ed\"\\"]"#);
+        let back: Vec<String> = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, [name]);
+        assert!(matches!(escape_json("[1,\n\t2]"), Cow::Borrowed(_)));
+        let pretty = serde_json::to_string_pretty(&[name]).unwrap();
+        let back: Vec<String> = serde_json::from_str(&escape_json(&pretty)).unwrap();
+        assert_eq!(back, [name]);
+    }
+}

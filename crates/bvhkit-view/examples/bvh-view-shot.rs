@@ -41,7 +41,13 @@ fn main() -> ExitCode {
         }
     }
     match run(files, opts) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(skipped) if skipped.is_empty() => ExitCode::SUCCESS,
+        Ok(skipped) => {
+            for e in skipped {
+                eprintln!("bvh-view-shot: skipped {e}");
+            }
+            ExitCode::FAILURE
+        }
         Err(e) => {
             eprintln!("bvh-view-shot: {e}");
             ExitCode::FAILURE

@@ -28,7 +28,6 @@ use clap::{ArgAction, ArgMatches, CommandFactory};
 use crate::PosMode;
 use crate::io::{Input, expand, load, located, located_warning, par_map, write_atomic};
 use crate::range::FrameRange;
-use crate::text::escape;
 
 /// The transform flags, in the order `--help` lists them.
 const TRANSFORMS: [&str; 19] = [
@@ -375,24 +374,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
             edit_whole(args, plan, input, &out)
         }
     })?;
-    let mut failed = false;
-    for r in results {
-        match r {
-            Ok(lines) => {
-                for l in lines {
-                    eprintln!("{}", escape(&l));
-                }
-            }
-            Err(e) => {
-                if crate::is_broken_pipe(&e) {
-                    return Ok(ExitCode::SUCCESS);
-                }
-                failed = true;
-                eprintln!("bvh: error: {}", escape(&format!("{e:#}")));
-            }
-        }
-    }
-    Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(crate::io::report(results))
 }
 
 fn check_values(t: &Transform) -> Result<()> {

@@ -757,17 +757,7 @@ fn export_all(
         }
         one(input, Some(t)).with_context(|| format!("{} → {}", input.display(), t.display()))
     })?;
-    let mut failed = false;
-    for r in results {
-        match r {
-            Ok(lines) => lines.iter().for_each(|l| eprintln!("{l}")),
-            Err(e) => {
-                failed = true;
-                eprintln!("bvh: error: {}", crate::text::escape(&format!("{e:#}")));
-            }
-        }
-    }
-    Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(crate::io::report(results))
 }
 
 pub(crate) fn run_positions(a: PositionsArgs) -> Result<ExitCode> {

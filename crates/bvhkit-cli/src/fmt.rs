@@ -7,9 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use bvhkit::{Bvh, LineEnding, Precision, Warning, WarningKind, WriteOptions};
 
-use crate::io::{
-    Input, expand, load, located_warning, par_map, refuse_overwriting_input, write_atomic,
-};
+use crate::io::{Input, load, located_warning, par_map, refuse_overwriting_input, write_atomic};
 use crate::text::escape;
 
 /// The long help of `bvh fmt` (`bvh fmt --help`).
@@ -75,31 +73,8 @@ struct Job {
 /// Inputs with the path each keeps under an output directory: the path
 /// below the directory argument it was found in, else its file name.
 fn inputs_with_relative_paths(args: &[PathBuf]) -> Result<(Vec<(Input, PathBuf)>, bool)> {
-    let mut out = Vec::new();
-    let mut any_dir = false;
-    for a in args {
-        if a.as_os_str() != "-" && a.is_dir() {
-            any_dir = true;
-            for i in expand(std::slice::from_ref(a))? {
-                if let Input::File(p) = &i {
-                    let rel = p.strip_prefix(a).unwrap_or(p).to_path_buf();
-                    out.push((i, rel));
-                }
-            }
-        } else {
-            for i in expand(std::slice::from_ref(a))? {
-                let rel = match &i {
-                    Input::File(p) => PathBuf::from(p.file_name().unwrap_or(p.as_os_str())),
-                    Input::Stdin => PathBuf::from("-"),
-                };
-                out.push((i, rel));
-            }
-        }
-    }
-    if out.iter().filter(|(i, _)| *i == Input::Stdin).count() > 1 {
-        bail!("standard input (-) can be read only once");
-    }
-    Ok((out, any_dir))
+    let any_dir = args.iter().any(|a| a.as_os_str() != "-" && a.is_dir());
+    Ok((crate::io::expand_rel(args)?, any_dir))
 }
 
 /// Decides every output before anything is read or written.
@@ -270,24 +245,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             .with_context(|| format!("{}: writing {}", input.display(), display(out)))?;
         Ok(warnings.iter().map(|w| located_warning(input, w)).collect())
     })?;
-    let mut failed = false;
-    for r in results {
-        match r {
-            Ok(lines) => {
-                for l in lines {
-                    eprintln!("{}", escape(&l));
-                }
-            }
-            Err(e) => {
-                if crate::is_broken_pipe(&e) {
-                    return Ok(ExitCode::SUCCESS);
-                }
-                failed = true;
-                eprintln!("bvh: error: {}", escape(&format!("{e:#}")));
-            }
-        }
-    }
-    Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(crate::io::report(results))
 }
 
 fn display(p: &Path) -> String {

@@ -696,6 +696,31 @@ pub(crate) fn refuse_overwriting_input(output: &Path, inputs: &[Input]) -> Resul
     Ok(())
 }
 
+/// Prints what a per-file job over several inputs returned, in input
+/// order: each file's message lines, escaped, or its error; the exit code
+/// is 2 when any file failed. A broken pipe (`bvh ... | head`) ends it
+/// quietly with success.
+pub(crate) fn report(results: Vec<Result<Vec<String>>>) -> std::process::ExitCode {
+    let mut failed = false;
+    for r in results {
+        match r {
+            Ok(lines) => {
+                for l in lines {
+                    eprintln!("{}", crate::text::escape(&l));
+                }
+            }
+            Err(e) => {
+                if crate::is_broken_pipe(&e) {
+                    return std::process::ExitCode::SUCCESS;
+                }
+                failed = true;
+                eprintln!("bvh: error: {}", crate::text::escape(&format!("{e:#}")));
+            }
+        }
+    }
+    if failed { std::process::ExitCode::from(2) } else { std::process::ExitCode::SUCCESS }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,11 +5,84 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use bvhkit::PositionChannels;
+use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, detect_up};
+use bvhkit::edit::map_frames;
+use bvhkit::{Bvh, PositionChannels, Skeleton};
 use bvhkit_render::Clip;
 use bvhkit_render::units::{UnitGuess, of_clip};
 
 use crate::io::{Input, load};
+
+/// `--up`: how a file's up axis is taken before it is drawn or exported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Up {
+    /// Detect it ([`detect_up`]); convert to Y up when it is found and not +Y.
+    Auto,
+    /// The file's own axes, untouched.
+    Keep,
+    /// The file's up axis, given: convert from it to Y up (none for `y`).
+    From(SignedAxis),
+}
+
+/// Parses `--up`: `auto`, `keep` or an axis (`x`, `y`, `z`, `-x`, `-y`, `-z`).
+pub(crate) fn parse_up(s: &str) -> Result<Up, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "auto" => Ok(Up::Auto),
+        "keep" => Ok(Up::Keep),
+        _ => SignedAxis::from_name(s)
+            .map(Up::From)
+            .ok_or_else(|| format!("'{s}' is not auto, keep or an axis (x, y, z, -x, -y, -z)")),
+    }
+}
+
+/// The up axis to convert from under `up`: `None` when nothing is to be
+/// converted (`keep`, Y up, or `auto` without a detected axis); with the
+/// note to print when the axis was detected (`what` names the input).
+pub(crate) fn source_up(bvh: &Bvh, up: Up, what: &str) -> (Option<SignedAxis>, Option<String>) {
+    match up {
+        Up::Keep => (None, None),
+        Up::From(_) => (source_up_given(up), None),
+        Up::Auto => {
+            let found = detect_up(bvh);
+            match found.axis {
+                Some(a) if a != SignedAxis::PosY => {
+                    let note = format!(
+                        "bvh: note: {what}: detected up axis {found}; converted to Y up \
+                         (--up keep keeps the file's axes, --up AXIS names its up axis)"
+                    );
+                    (Some(a), Some(note))
+                }
+                _ => (None, None),
+            }
+        }
+    }
+}
+
+/// [`source_up`] without a file: the axis given (`None` for `keep`, `y`
+/// and `auto`, which needs the file).
+pub(crate) fn source_up_given(up: Up) -> Option<SignedAxis> {
+    match up {
+        Up::From(a) if a != SignedAxis::PosY => Some(a),
+        _ => None,
+    }
+}
+
+/// The conversion from up axis `from` to Y up: the one `bvh edit --up y
+/// --source-up FROM` applies ([`AxesMap`]; a [`bvhkit::edit::FrameMap`],
+/// so it streams).
+pub(crate) fn to_y_up(skeleton: &Skeleton, from: SignedAxis) -> AxesMap {
+    AxesMap::new(skeleton, Axes::with_up(from), Axes::with_up(SignedAxis::PosY))
+}
+
+/// `bvh` brought to Y up under `up` ([`source_up`], [`to_y_up`]), and the
+/// note to print when its up axis was detected.
+pub(crate) fn upright(bvh: Bvh, up: Up, what: &str) -> Result<(Bvh, Option<String>)> {
+    let (from, note) = source_up(&bvh, up, what);
+    match from {
+        Some(a) => Ok((map_frames(&bvh, &mut to_y_up(bvh.skeleton(), a))?, note)),
+        None => Ok((bvh, note)),
+    }
+}
 
 /// The clips that could be loaded, and how many inputs were skipped.
 #[derive(Debug)]
@@ -40,7 +113,10 @@ impl Loaded {
 /// guessed unit: [`bvhkit_render::units::of_clip`]) so that they can stand
 /// side by side; a note says so when their units differ. A single file
 /// keeps its own units.
-pub(crate) fn load_clips(inputs: &[Input], mode: PositionChannels) -> Result<Loaded> {
+///
+/// Each file is first brought to Y up under `up` ([`upright`]; `--up`,
+/// [`Up::Auto`] by default), with a note when its up axis was detected.
+pub(crate) fn load_clips(inputs: &[Input], mode: PositionChannels, up: Up) -> Result<Loaded> {
     let mut clips = Vec::new();
     let mut skipped = 0;
     for input in inputs {
@@ -63,6 +139,10 @@ pub(crate) fn load_clips(inputs: &[Input], mode: PositionChannels) -> Result<Loa
         };
         if bvh.motion().n_frames() == 0 {
             eprintln!("bvh: note: {}: no motion frames; drawing the rest pose", input.display());
+        }
+        let (bvh, note) = upright(bvh, up, &input.display().to_string())?;
+        if let Some(note) = note {
+            eprintln!("{}", crate::text::escape(&note));
         }
         clips.push(Clip::from_bvh(&bvh, &name, mode));
     }
@@ -116,14 +196,15 @@ mod tests {
         std::fs::write(&cm, stick(100.0)).unwrap();
         std::fs::write(&m, stick(1.0)).unwrap();
         let inputs = [Input::File(cm.clone()), Input::File(m)];
-        let clips = load_clips(&inputs, PositionChannels::Replace).unwrap().clips;
+        let clips = load_clips(&inputs, PositionChannels::Replace, Up::Auto).unwrap().clips;
         assert_eq!(clips[0].positions.len(), clips[1].positions.len());
         for (a, b) in clips[0].positions.iter().zip(&clips[1].positions) {
             assert!((*a - *b).length() < 1e-12, "{a} vs {b}");
         }
         // In metres: the hips of the second frame are 0.92 m up.
         assert!((clips[0].frame(1)[0].y - 0.92).abs() < 1e-12);
-        let alone = load_clips(&[Input::File(cm)], PositionChannels::Replace).unwrap().clips;
+        let alone =
+            load_clips(&[Input::File(cm)], PositionChannels::Replace, Up::Auto).unwrap().clips;
         assert!((alone[0].frame(1)[0].y - 92.0).abs() < 1e-12, "one file keeps centimetres");
     }
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use bvhkit::edit::FrameMap;
 use bvhkit::glam::{DAffine3, DVec3};
 use bvhkit::rotation::{RotationOrder, RotationRepr, mat3_to_repr};
 use bvhkit::{Kinematics, ReadOptions, Skeleton};
@@ -104,6 +105,11 @@ pub(crate) struct Common {
     /// Refuse files with problems instead of reading them leniently.
     #[arg(long)]
     strict: bool,
+    /// Convert the output to Y up from this up axis (x, y, z, -x, -y, -z, as `bvh edit --up y
+    /// --source-up AXIS`), or `auto` to detect it (reads the whole file first); default `keep`:
+    /// the file's own numbers.
+    #[arg(long, value_name = "AXIS", default_value = "keep", allow_hyphen_values = true, value_parser = crate::clip::parse_up)]
+    up: crate::clip::Up,
     /// Number of files processed at once (default: all cores).
     #[arg(short = 'j', long, value_name = "N")]
     threads: Option<usize>,
@@ -602,18 +608,46 @@ fn stream(
     {
         crate::io::refuse_overwriting_input(&sidecar_path(out), inputs)?;
     }
-    let reader = BufReader::with_capacity(1 << 16, input.open()?);
+    // `--up auto` detects the up axis on the whole file, read first; an
+    // axis given (or `keep`) streams.
+    let whole = if c.up == crate::clip::Up::Auto { Some(input.read()?) } else { None };
+    let mut notes = Vec::new();
+    let from = match &whole {
+        Some(bytes) => {
+            let (bvh, _) = ReadOptions::new()
+                .lenient(!c.strict)
+                .parse(bytes)
+                .map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
+            let (from, note) = crate::clip::source_up(&bvh, c.up, &input.display());
+            notes.extend(note);
+            from
+        }
+        None => crate::clip::source_up_given(c.up),
+    };
+    let source: Box<dyn std::io::Read + '_> = match &whole {
+        Some(bytes) => Box::new(std::io::Cursor::new(&bytes[..])),
+        None => input.open()?,
+    };
+    let reader = BufReader::with_capacity(1 << 16, source);
     let mut rdr = ReadOptions::new()
         .lenient(!c.strict)
         .frame_reader(reader)
         .map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
-    let skeleton = rdr.skeleton().clone();
+    // The frames as read, converted to Y up per frame when asked (a FrameMap streams).
+    let mut to_y_up = from.map(|a| crate::clip::to_y_up(rdr.skeleton(), a));
+    let skeleton = match &to_y_up {
+        Some(map) => map.output_skeleton().clone(),
+        None => rdr.skeleton().clone(),
+    };
+    let mut raw = vec![0.0; if to_y_up.is_some() { rdr.skeleton().n_channels() } else { 0 }];
     let (sel, names) = select(&skeleton, &c.joints)?;
     let range = c.frames.unwrap_or("..".parse()?);
     let first = range.first();
     let layout = make_layout(&skeleton, &sel, names, rdr.frame_time());
     let mut meta = Meta::new(&skeleton, &sel, input, first);
     meta.settings = settings;
+    // The up axis the output was converted from (null: the file's own axes).
+    meta.settings.push(("up_converted_from", from.map(|a| a.name()).into()));
     let mut sink = open_sink(c, out, format, layout, meta)?;
     // The NPY sidecar's unit guess: bvhkit::units' one guess, from the
     // size of every frame read (one number per frame is kept).
@@ -631,10 +665,13 @@ fn stream(
             break;
         }
         let more = rdr
-            .read_frame(&mut frame)
+            .read_frame(if to_y_up.is_some() { &mut raw } else { &mut frame })
             .map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
         if !more {
             break;
+        }
+        if let Some(map) = to_y_up.as_mut() {
+            map.map(&raw, &mut frame);
         }
         if guess_units {
             fk.positions_with(&frame, &mut scratch, &mut pose);
@@ -661,6 +698,7 @@ fn stream(
         .warnings()
         .iter()
         .map(|w| crate::text::escape(&located_warning(input, w)).into_owned())
+        .chain(notes.iter().map(|n| crate::text::escape(n).into_owned()))
         .collect();
     if written == 0 && f > 0 {
         lines.push(

@@ -75,6 +75,9 @@ pub(crate) struct Args {
     /// How position channels combine with OFFSET.
     #[arg(long, value_enum, default_value = "replace")]
     position_channels: PosMode,
+    /// The files' up axis: auto (detected; a file not Y up is drawn upright, with a note), keep (the file's own axes), or x, y, z, -x, -y, -z (convert from it to Y up).
+    #[arg(long, value_name = "AXIS", default_value = "auto", allow_hyphen_values = true, value_parser = crate::clip::parse_up)]
+    up: crate::clip::Up,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -108,7 +111,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     }
     let inputs = expand(&args.files)?;
     crate::io::refuse_overwriting_input(&args.output, &inputs)?;
-    let loaded = load_clips(&inputs, args.position_channels.into())?;
+    let loaded = load_clips(&inputs, args.position_channels.into(), args.up)?;
     let clips = &loaded.clips;
     let refs: Vec<&bvhkit_render::Clip> = clips.iter().collect();
     let mut opts = RenderOptions {

@@ -45,6 +45,9 @@ pub(crate) struct Args {
     /// How position channels combine with OFFSET.
     #[arg(long, value_enum, default_value = "replace")]
     position_channels: PosMode,
+    /// The files' up axis: auto (detected; a file not Y up is drawn upright, with a note), keep (the file's own axes), or x, y, z, -x, -y, -z (convert from it to Y up).
+    #[arg(long, value_name = "AXIS", default_value = "auto", allow_hyphen_values = true, value_parser = crate::clip::parse_up)]
+    up: crate::clip::Up,
 }
 
 fn parse_size(s: &str) -> Result<[f32; 2], String> {
@@ -77,6 +80,15 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     opts.select = args.select;
     opts.follow = args.follow;
     opts.keys = args.keys;
+    // The drawing commands' one up-axis rule (crate::clip::upright), notes on stderr.
+    let up = args.up;
+    opts.prepare = Some(bvhkit_view::load::Prepare(std::sync::Arc::new(move |bvh, what: &str| {
+        let (bvh, note) = crate::clip::upright(bvh, up, what).map_err(|e| format!("{e:#}"))?;
+        if let Some(note) = note {
+            eprintln!("{}", crate::text::escape(&note));
+        }
+        Ok(bvh)
+    })));
     // Files that cannot be loaded are skipped (and listed in the window).
     let skipped = bvhkit_view::run(files, opts)?;
     for e in &skipped {

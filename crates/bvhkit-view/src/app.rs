@@ -10,7 +10,7 @@ use bvhkit_render::{Camera, Clip, Pose, Rgba, Stage, Style, figure_color};
 use eframe::egui::{self, Color32, Key, PointerButton, Pos2, Rect, RichText, Sense};
 
 use crate::clock::{Clock, MAX_SPEED, MIN_SPEED};
-use crate::load::{Loaded, load_path};
+use crate::load::{Loaded, Prepare, load_path_with};
 use crate::paint::{self, ToScreen};
 use crate::rig::{self, DEFAULT_AZIMUTH, DEFAULT_ELEVATION, Follow};
 use crate::shot::{self, ViewRect};
@@ -46,6 +46,7 @@ pub(crate) struct Player {
     files: Vec<Loaded>,
     errors: Vec<String>,
     mode: PositionChannels,
+    prepare: Option<Prepare>,
     in_place: bool,
     stage: Stage,
     timeline: Timeline,
@@ -79,6 +80,7 @@ impl Player {
             files,
             errors,
             mode: options.position_channels,
+            prepare: options.prepare.clone(),
             in_place: options.in_place,
             stage: Stage::new(&[]),
             timeline: Timeline::new(&[]),
@@ -139,7 +141,7 @@ impl Player {
     fn open(&mut self, paths: impl IntoIterator<Item = PathBuf>) {
         let before = self.files.len();
         for p in paths {
-            match load_path(&p, self.mode) {
+            match load_path_with(&p, self.mode, self.prepare.as_ref()) {
                 Ok(l) => self.files.push(l),
                 Err(e) => self.errors.push(e),
             }

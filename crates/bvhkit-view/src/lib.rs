@@ -74,6 +74,9 @@ pub struct ViewOptions {
     /// knows them: `Space`, `Right`, `Left`, `Home`, `End`, `F`, ...). The
     /// sidecar then records the frame reached and whether it is playing.
     pub keys: Vec<String>,
+    /// Applied to every file opened, before it is shown (`bvh view` brings
+    /// files to Y up with it, as `bvh render` does); none by default.
+    pub prepare: Option<load::Prepare>,
 }
 
 impl ViewOptions {
@@ -137,7 +140,7 @@ pub fn run(files: Vec<PathBuf>, options: ViewOptions) -> Result<Vec<String>, Vie
     let mut loaded = Vec::with_capacity(files.len());
     let mut errors = Vec::new();
     for f in &files {
-        match load::load_path(f, options.position_channels) {
+        match load::load_path_with(f, options.position_channels, options.prepare.as_ref()) {
             Ok(l) => loaded.push(l),
             Err(e) => errors.push(e),
         }

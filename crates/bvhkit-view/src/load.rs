@@ -1,6 +1,8 @@
 //! Loading BVH files into what the player shows.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bvhkit::{Bvh, JointId, PositionChannels, ReadOptions};
 use bvhkit_render::Clip;
@@ -32,13 +34,60 @@ pub struct Loaded {
     pub display_scale: f64,
 }
 
+/// A step applied to every parsed file before it is shown (the file
+/// and its name, or path when read from one, in; the file to show out, or an error message): how `bvh
+/// view` brings files to Y up (`--up`) with the same code as `bvh render`.
+#[derive(Clone)]
+pub struct Prepare(pub Arc<dyn Fn(Bvh, &str) -> Result<Bvh, String> + Send + Sync>);
+
+impl fmt::Debug for Prepare {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Prepare(..)")
+    }
+}
+
+impl PartialEq for Prepare {
+    fn eq(&self, other: &Prepare) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 /// Parses `bytes` leniently into a [`Loaded`] named `name`.
 ///
 /// # Errors
 /// The parse error's message when even lenient parsing fails.
 pub fn load_bytes(name: &str, bytes: &[u8], mode: PositionChannels) -> Result<Loaded, String> {
+    load_bytes_with(name, bytes, mode, None)
+}
+
+/// [`load_bytes`], with `prepare` applied to the parsed file first.
+///
+/// # Errors
+/// The parse error's message when even lenient parsing fails, or
+/// `prepare`'s.
+pub fn load_bytes_with(
+    name: &str,
+    bytes: &[u8],
+    mode: PositionChannels,
+    prepare: Option<&Prepare>,
+) -> Result<Loaded, String> {
+    load_named(name, name, bytes, mode, prepare)
+}
+
+/// Parses `bytes` into a [`Loaded`] named `name`; `prepare` is told `what`.
+fn load_named(
+    name: &str,
+    what: &str,
+    bytes: &[u8],
+    mode: PositionChannels,
+    prepare: Option<&Prepare>,
+) -> Result<Loaded, String> {
     let (bvh, warnings) =
         ReadOptions::new().lenient(true).parse(bytes).map_err(|e| e.to_string())?;
+    let bvh = match prepare {
+        Some(p) => (p.0)(bvh, what)?,
+        None => bvh,
+    };
     let clip = Clip::from_bvh(&bvh, name, mode);
     // The one guess, from the positions drawn (as `bvh render` and `bvh serve`).
     let units = of_clip(&clip);
@@ -61,12 +110,27 @@ pub fn load_bytes(name: &str, bytes: &[u8], mode: PositionChannels) -> Result<Lo
 /// # Errors
 /// `path: message` when the file cannot be read or parsed.
 pub fn load_path(path: &Path, mode: PositionChannels) -> Result<Loaded, String> {
+    load_path_with(path, mode, None)
+}
+
+/// [`load_path`], with `prepare` applied to the parsed file first (given
+/// the path as its name).
+///
+/// # Errors
+/// `path: message` when the file cannot be read or parsed, or `prepare`
+/// fails.
+pub fn load_path_with(
+    path: &Path,
+    mode: PositionChannels,
+    prepare: Option<&Prepare>,
+) -> Result<Loaded, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let name = path
         .file_stem()
         .map_or_else(|| path.display().to_string(), |s| s.to_string_lossy().into_owned());
+    let what = path.display().to_string();
     let mut loaded =
-        load_bytes(&name, &bytes, mode).map_err(|e| format!("{}: {e}", path.display()))?;
+        load_named(&name, &what, &bytes, mode, prepare).map_err(|e| format!("{what}: {e}"))?;
     loaded.path = Some(path.to_path_buf());
     Ok(loaded)
 }

@@ -2064,7 +2064,7 @@ fn bbox(px: &[(u32, u32)]) -> (u32, u32, u32, u32) {
     })
 }
 
-fn render_to(args: &[&str], png: &Path) -> Output {
+pub(crate) fn render_to(args: &[&str], png: &Path) -> Output {
     let mut all = vec!["render"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["-o", png.to_str().unwrap()]);
@@ -2194,7 +2194,7 @@ fn a_broken_file_in_a_directory_is_skipped() {
 }
 
 /// `clips.json` from `bvh serve FILE...`.
-fn served_clips(files: &[&Path]) -> serde_json::Value {
+pub(crate) fn served_clips(files: &[&Path]) -> serde_json::Value {
     use std::io::BufRead;
     let mut child = bvh()
         .arg("serve")
@@ -2293,3 +2293,5 @@ mod record;
 mod edit;
 #[path = "cli/edit_b.rs"]
 mod edit_b;
+#[path = "cli/up.rs"]
+mod up;

@@ -200,3 +200,51 @@ fn up_values_are_checked() {
         assert!(stderr(&o).contains("'sideways' is not auto, keep or an axis"), "{}", stderr(&o));
     }
 }
+
+/// `bvh view` draws the four files upright by default, with the note (its
+/// screenshot sidecar: the head's pixel above the feet's), and `--up keep`
+/// draws the file's own axes (the Y-down Kinect upside down).
+#[cfg(feature = "view")]
+#[test]
+fn view_draws_upright_by_default() {
+    let Some(dir) = corpus() else { return };
+    if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
+        bvhkit_testdata::skip("view_draws_upright_by_default", "no DISPLAY (run under Xvfb)");
+        return;
+    }
+    let shot = tempfile::tempdir().unwrap();
+    let png = shot.path().join("v.png");
+    // Head minus feet on screen, with y up (pixels grow downwards).
+    let screen = |file: &Path, extra: &[&str]| {
+        let mut args = vec!["view", file.to_str().unwrap(), "--size", "400x300", "--screenshot"];
+        args.push(png.to_str().unwrap());
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let side: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(shot.path().join("v.png.json")).unwrap())
+                .unwrap();
+        let named: Vec<(String, DVec3)> = side["clips"][0]["joints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|j| j["x"].is_f64())
+            .map(|j| {
+                let (x, y) = (j["x"].as_f64().unwrap(), j["y"].as_f64().unwrap());
+                (j["name"].as_str().unwrap().to_string(), DVec3::new(x, -y, 0.0))
+            })
+            .collect();
+        (head_minus_feet(&named), stderr(&o))
+    };
+    for (stem, axis) in NOT_Y_UP {
+        let file = dir.join(format!("{stem}.bvh"));
+        let (d, err) = screen(&file, &[]);
+        assert!(err.contains(&format!("detected up axis {axis} (")), "{stem}: {err}");
+        assert_upright(d, &format!("{stem}: view"));
+        if axis == "-y" {
+            let (d, err) = screen(&file, &["--up", "keep"]);
+            assert!(!err.contains("up axis"), "{stem}: {err}");
+            assert!(d.y < 0.0, "{stem}: --up keep draws it upside down: {d}");
+        }
+    }
+}

@@ -26,7 +26,9 @@ with --contact-sheet, a grid of evenly spaced frames; .gif an animation of \
 through ffmpeg (at most 60 fps). Several files stand side by side at one \
 scale. The camera orbits the figures: --azimuth -360 to 360 degrees about \
 the vertical axis, --elevation -89 to 89 degrees above the ground; --fps \
-is above 0 and at most 1000. Values out of range are refused before any \
+is above 0 and at most 1000. A file whose detected up axis is not Y is \
+drawn upright, with a note (--up keep draws its own axes, --up AXIS names \
+them). Values out of range are refused before any \
 file is read, and the output may not be one of the inputs.
 
 Example: bvh render walk.bvh -o walk.gif --frames 0..120 --azimuth -40 --size 480x360";

@@ -38,7 +38,11 @@ pub struct Loaded {
 /// and its name, or path when read from one, in; the file to show out, or an error message): how `bvh
 /// view` brings files to Y up (`--up`) with the same code as `bvh render`.
 #[derive(Clone)]
-pub struct Prepare(pub Arc<dyn Fn(Bvh, &str) -> Result<Bvh, String> + Send + Sync>);
+pub struct Prepare(pub Arc<PrepareFn>);
+
+/// What a [`Prepare`] calls: the parsed file and its name (or path) in,
+/// the file to show or an error message out.
+pub type PrepareFn = dyn Fn(Bvh, &str) -> Result<Bvh, String> + Send + Sync;
 
 impl fmt::Debug for Prepare {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

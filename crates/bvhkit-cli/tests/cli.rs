@@ -2293,5 +2293,30 @@ mod record;
 mod edit;
 #[path = "cli/edit_b.rs"]
 mod edit_b;
+/// `bvh view` with a broken file beside a good one plays the good one,
+/// lists the broken one in the window (the sidecar's `errors`) and on
+/// stderr, and exits 1; with only the broken one it exits 2.
+#[cfg(feature = "view")]
+#[test]
+fn view_skips_a_file_it_cannot_load() {
+    if std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty()) {
+        bvhkit_testdata::skip("view_skips_a_file_it_cannot_load", "no DISPLAY (run under Xvfb)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken.bvh");
+    std::fs::write(&broken, "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0\n").unwrap();
+    let shot = dir.path().join("v.png");
+    let args = ["--size", "400x300", "--screenshot", shot.to_str().unwrap()];
+    let o = run(&[&["view", &fx("two_roots.bvh"), broken.to_str().unwrap()][..], &args].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("broken.bvh") && stderr(&o).contains("skipped"), "{}", stderr(&o));
+    let side: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("v.png.json")).unwrap()).unwrap();
+    assert_eq!(side["clips"].as_array().unwrap().len(), 1);
+    assert!(side["errors"][0].as_str().unwrap().contains("broken.bvh"), "{side}");
+    let o = run(&[&["view", broken.to_str().unwrap()][..], &args].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
 #[path = "cli/up.rs"]
 mod up;

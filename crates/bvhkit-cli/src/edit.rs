@@ -122,7 +122,7 @@ pub(crate) struct Args {
     /// Extract root motion onto a new ground-projected root joint (default name Root).
     #[arg(long, value_name = "NAME", action = ArgAction::Append, num_args = 0..=1, default_missing_value = "Root")]
     extract_root: Vec<String>,
-    /// Rename joints: a map file (OLD<TAB>NEW or OLD = NEW per line), or FROM=TO replaced in every name.
+    /// Rename joints: a map file (`OLD<TAB>NEW` or `OLD = NEW` per line), or `FROM=TO` replaced in every name.
     #[arg(long, value_name = "MAP|FROM=TO", action = ArgAction::Append)]
     rename: Vec<String>,
     /// Remove joints (comma-separated names), folding their motion into their children.

@@ -1,5 +1,5 @@
-//! The edit-b transforms (mirror, root motion, joints, rest pose) against a
-//! plain 4x4-matrix forward kinematics written here, on synthetic clips and
+//! The edit-b transforms (mirror, root motion, joints, rest pose) against
+//! the plain 4x4-matrix forward kinematics of `tests/fk.rs`, on synthetic clips and
 //! on every well-formed corpus file.
 use bvhkit::edit::mirror::{Mirror, MirrorOptions};
 use bvhkit::glam::{DMat3, DMat4, DVec3};
@@ -7,39 +7,10 @@ use bvhkit::{Bvh, Channel, PositionChannels, ReadOptions};
 
 use crate::util::{corpus_files, stem};
 
-/// World matrices of every joint of one frame, straight from the format
-/// texts: `M = T(offset with position channels replacing or added) · R1 · R2 · R3`.
+/// World matrices of every joint of one frame: the plain 4x4-matrix
+/// reference of `tests/fk.rs`, straight from the format texts.
 fn world(bvh: &Bvh, frame: usize, mode: PositionChannels) -> Vec<DMat4> {
-    let f = bvh.motion().frame(frame);
-    let mut out: Vec<DMat4> = Vec::new();
-    for j in bvh.skeleton().joints() {
-        let mut t = j.offset().to_array();
-        let mut rot = DMat4::IDENTITY;
-        for (k, c) in j.channels().iter().enumerate() {
-            let v = f[j.first_channel() + k];
-            let a = c.axis().index();
-            if c.is_position() {
-                match mode {
-                    PositionChannels::Replace => t[a] = v,
-                    PositionChannels::Add => t[a] += v,
-                }
-            } else {
-                let r = v.to_radians();
-                rot *= match c {
-                    Channel::Xrotation => DMat4::from_rotation_x(r),
-                    Channel::Yrotation => DMat4::from_rotation_y(r),
-                    _ => DMat4::from_rotation_z(r),
-                };
-            }
-        }
-        let local = DMat4::from_translation(DVec3::from_array(t)) * rot;
-        let w = match j.parent() {
-            Some(p) => out[p.index()] * local,
-            None => local,
-        };
-        out.push(w);
-    }
-    out
+    crate::fk::reference_world(bvh, frame, mode)
 }
 
 fn position(m: &DMat4) -> DVec3 {

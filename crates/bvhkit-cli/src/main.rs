@@ -49,7 +49,7 @@ enum Command {
     /// Rewrite files in canonical form, repairing what lenient reading recovers.
     #[command(long_about = fmt::LONG_ABOUT)]
     Fmt(fmt::Args),
-    /// Transform motion: frames, frame rate, rotation order, channel layout, units, axes.
+    /// Transform motion: frames, frame rate, rotation order, channel layout, units, axes, mirror, root motion, joints, rest pose.
     Edit(Box<edit::Args>),
     /// World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
     #[command(long_about = export::POSITIONS_ABOUT)]

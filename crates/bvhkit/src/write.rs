@@ -56,16 +56,6 @@ const MAX_INDENT: usize = 255;
 /// Bytes of motion text a piece of [`WriteOptions::write`] aims at.
 const PIECE: usize = 256 * 1024;
 
-#[cfg(feature = "parallel")]
-fn worker_count() -> usize {
-    rayon::current_num_threads()
-}
-
-#[cfg(not(feature = "parallel"))]
-fn worker_count() -> usize {
-    1
-}
-
 /// `f` on every item, on rayon's pool; results in item order.
 #[cfg(feature = "parallel")]
 fn for_each_mut<T: Send, R: Send>(
@@ -136,7 +126,7 @@ impl WriteOptions {
         let n = motion.n_frames();
         // Shortest numbers of motion data take about 10 bytes with their space.
         let rows = (PIECE / (10 * motion.n_channels().max(1))).max(1);
-        let threads = worker_count();
+        let threads = crate::parse::worker_count();
         let mut pieces: Vec<(std::ops::Range<usize>, Vec<u8>)> = Vec::new();
         // Buffers of earlier pieces, reused.
         let mut spare = vec![out];

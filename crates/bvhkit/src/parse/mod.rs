@@ -12,6 +12,7 @@ use crate::motion::Motion;
 
 pub use self::header::DEFAULT_FRAME_TIME;
 use self::header::{Header, HeaderParser, Stop};
+pub(crate) use self::scan::worker_count;
 use self::scan::{RowStats, line_lengths, scan_all};
 pub use self::stream::FrameReader;
 

@@ -583,13 +583,15 @@ fn concat(parts: Vec<Vec<f64>>) -> Vec<f64> {
     parts.concat()
 }
 
+/// Threads of rayon's current pool (1 without the `parallel` feature): the
+/// parser's chunking and the writer's pieces both size their work by it.
 #[cfg(feature = "parallel")]
-fn worker_count() -> usize {
+pub(crate) fn worker_count() -> usize {
     rayon::current_num_threads()
 }
 
 #[cfg(not(feature = "parallel"))]
-fn worker_count() -> usize {
+pub(crate) fn worker_count() -> usize {
     1
 }
 

@@ -1,7 +1,8 @@
 //! The end-to-end floor that `bvh check` is compared with in the README: read
 //! a file into a fresh buffer the plain way (`std::fs::read`), split it on
 //! ASCII whitespace and parse every token with `fast-float2`, on one core,
-//! storing nothing (the same loop as the core's benchmark baseline).
+//! storing nothing (`bvhkit_testdata::split_floor`, the core's benchmark
+//! baseline).
 //!
 //! ```sh
 //! cargo run --release -p bvhkit-testdata --example synth -- 100 > synth.bvh
@@ -16,16 +17,7 @@ fn main() -> std::io::Result<()> {
         std::process::exit(2);
     };
     let bytes = std::fs::read(path)?;
-    let (mut sum, mut n) = (0.0f64, 0usize);
-    for tok in bytes.split(u8::is_ascii_whitespace) {
-        if tok.is_empty() {
-            continue;
-        }
-        if let Ok(v) = fast_float2::parse::<f64, _>(tok) {
-            sum += v;
-            n += 1;
-        }
-    }
+    let (sum, n) = bvhkit_testdata::split_floor(&bytes);
     println!("{n} numbers, sum {sum}");
     Ok(())
 }

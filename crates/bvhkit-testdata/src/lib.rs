@@ -357,6 +357,30 @@ pub fn synth_text_of_size(seed: u64, approx_bytes: usize) -> String {
     synth_text(seed, SIZED_JOINTS, frames)
 }
 
+/// The floor every parse speed is measured against: split `bytes` on ASCII
+/// whitespace and parse every token with `fast-float2` (header words fail
+/// and are skipped), storing nothing; returns the sum of the values and
+/// their count. The core's parse benches and the CLI's `split_floor`
+/// example (the end-to-end floor of `bvh check`) both run this loop.
+///
+/// ```
+/// assert_eq!(bvhkit_testdata::split_floor(b"Frames: 2\n1.5 -2\n"), (1.5, 3));
+/// ```
+pub fn split_floor(bytes: &[u8]) -> (f64, usize) {
+    let mut sum = 0.0;
+    let mut n = 0;
+    for tok in bytes.split(u8::is_ascii_whitespace) {
+        if tok.is_empty() {
+            continue;
+        }
+        if let Ok(v) = fast_float2::parse::<f64, _>(tok) {
+            sum += v;
+            n += 1;
+        }
+    }
+    (sum, n)
+}
+
 /// Says that a test cannot run, where a person sees it, and fails the test
 /// where skipping is not allowed.
 ///

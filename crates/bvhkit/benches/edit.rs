@@ -46,14 +46,7 @@ fn bench(c: &mut Criterion, name: &str, bvh: &Bvh) {
     let mut scratch = fk.scratch();
     let mut out = vec![DVec3::ZERO; joints];
     g.bench_function("fk_positions_with_reused_buffers", |b| {
-        b.iter(|| {
-            let mut acc = 0.0;
-            for frame in black_box(motion).frames() {
-                fk.positions_with(frame, &mut scratch, &mut out);
-                acc += out[joints - 1].x;
-            }
-            acc
-        })
+        b.iter(|| common::fk_every_frame(&fk, &mut scratch, &mut out, black_box(motion)))
     });
     // Per-frame transforms, joint rotations (or joints) per second.
     g.throughput(Throughput::Elements((motion.n_frames() * rotating) as u64));

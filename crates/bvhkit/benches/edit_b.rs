@@ -44,14 +44,7 @@ fn bench(c: &mut Criterion, name: &str, bvh: &Bvh) {
     let mut scratch = fk.scratch();
     let mut pos = vec![DVec3::ZERO; joints];
     g.bench_function("fk_positions_with_reused_buffers", |b| {
-        b.iter(|| {
-            let mut acc = 0.0;
-            for frame in black_box(bvh.motion()).frames() {
-                fk.positions_with(frame, &mut scratch, &mut pos);
-                acc += pos[joints - 1].x;
-            }
-            acc
-        })
+        b.iter(|| common::fk_every_frame(&fk, &mut scratch, &mut pos, black_box(bvh.motion())))
     });
     g.finish();
 }

@@ -28,7 +28,7 @@ fn parse(c: &mut Criterion) {
             b.iter(|| all.parse(black_box(&input.bytes)).map(|(bvh, _)| bvh))
         });
         g.bench_function("baseline_split_fast_float2", |b| {
-            b.iter(|| common::baseline(black_box(&input.bytes)))
+            b.iter(|| bvhkit_testdata::split_floor(black_box(&input.bytes)))
         });
         // The comparison: the bvh_anim crate on the same bytes.
         match bvh_anim::from_bytes(&input.bytes) {

@@ -93,23 +93,6 @@ pub(crate) fn configure(g: &mut BenchmarkGroup<'_, WallTime>) {
         .measurement_time(Duration::from_secs(3));
 }
 
-/// The floor: split on ASCII whitespace and parse every token with
-/// `fast_float2` (header words fail and are skipped), summing the values.
-pub(crate) fn baseline(bytes: &[u8]) -> (f64, usize) {
-    let mut sum = 0.0;
-    let mut n = 0;
-    for tok in bytes.split(u8::is_ascii_whitespace) {
-        if tok.is_empty() {
-            continue;
-        }
-        if let Ok(v) = fast_float2::parse::<f64, _>(tok) {
-            sum += v;
-            n += 1;
-        }
-    }
-    (sum, n)
-}
-
 /// A synthetic skeleton of `joints` joints with `frames` frames of random
 /// angles in [-180, 180) (made directly, without going through text).
 pub(crate) fn synth_fk(joints: usize, frames: usize) -> Bvh {
@@ -130,6 +113,24 @@ pub(crate) fn synth_fk(joints: usize, frames: usize) -> Bvh {
 /// Frames for the synthetic FK input: `$BVHKIT_FK_FRAMES`, default 100,000.
 pub(crate) fn fk_frames() -> usize {
     std::env::var("BVHKIT_FK_FRAMES").ok().and_then(|s| s.parse().ok()).unwrap_or(100_000)
+}
+
+/// Forward kinematics of every frame of `motion` into one reused buffer,
+/// the kernel the FK figures report (and the baseline the edit benches
+/// report beside theirs): returns the sum of the last joint's x, so the
+/// work cannot be optimised away.
+pub(crate) fn fk_every_frame(
+    fk: &bvhkit::Kinematics,
+    scratch: &mut bvhkit::FkScratch,
+    out: &mut [bvhkit::glam::DVec3],
+    motion: &bvhkit::Motion,
+) -> f64 {
+    let mut acc = 0.0;
+    for frame in motion.frames() {
+        fk.positions_with(frame, scratch, out);
+        acc += out[out.len() - 1].x;
+    }
+    acc
 }
 
 /// Channel indices standing for three angles per joint of a `joints`-joint

@@ -75,9 +75,11 @@ struct Drive {
 /// ([`bvhkit::rotation::quat_to_euler_near`]).
 ///
 /// A sample belongs to frame `round((t - t0) · frame_rate)`, `t0` the time
-/// of the first accepted sample (not malformed, of a known sensor). A frame is emitted when a sample of a later frame arrives
-/// (frames in between are emitted with every sensor held) and by
-/// [`Recorder::finish`].
+/// of the first accepted sample (not malformed, of a known sensor). A frame
+/// is emitted as soon as every sensor has a sample in it, or else when a
+/// sample of a later frame arrives (frames in between are emitted with every
+/// sensor held), or by [`Recorder::finish`]. A sample for a frame already
+/// emitted is counted as out of order.
 ///
 /// # Example
 /// ```
@@ -112,6 +114,8 @@ pub struct Recorder {
     t0: Option<f64>,
     current: u64,
     dirty: bool,
+    /// Sensors with a sample in the frame being filled.
+    fresh: usize,
     previous: Vec<[f64; 3]>,
     started: Vec<bool>,
     world_rot: Vec<DQuat>,
@@ -151,6 +155,7 @@ impl Recorder {
             t0: None,
             current: 0,
             dirty: false,
+            fresh: 0,
             previous: vec![[0.0; 3]; n],
             started: vec![false; n],
             world_rot: vec![DQuat::IDENTITY; n],
@@ -213,9 +218,18 @@ impl Recorder {
         if let Some(p) = s.p {
             slot.position = Some(DVec3::from_array(p));
         }
-        slot.fresh = true;
+        if !slot.fresh {
+            slot.fresh = true;
+            self.fresh += 1;
+        }
         self.dirty = true;
         self.stats.samples += 1;
+        if self.fresh == self.slots.len() {
+            // Every sensor has reported: the frame is complete now, not when
+            // the next frame's first sample arrives (one frame of latency less).
+            self.emit(out);
+            emitted += 1;
+        }
         emitted
     }
 
@@ -302,6 +316,7 @@ impl Recorder {
         for slot in &mut self.slots {
             slot.fresh = false;
         }
+        self.fresh = 0;
         self.current += 1;
         self.dirty = false;
         self.stats.frames += 1;

@@ -2288,6 +2288,8 @@ fn render_serve_and_view_guess_the_same_units() {
 }
 
 mod record;
+#[path = "cli/stream.rs"]
+mod stream;
 
 #[path = "cli/edit.rs"]
 mod edit;

@@ -6,7 +6,7 @@ use bvhkit::glam::{DQuat, DVec3};
 use bvhkit::rotation::{euler_to_quat, quat_to_euler, quat_to_euler_near};
 use bvhkit::{Channel, JointId};
 
-use crate::config::{Config, Mount};
+use crate::config::{Config, Mount, rotate_axes};
 
 /// One sensor reading: an orientation (sensor axes) and optionally a
 /// position, at time `t` in seconds.
@@ -121,6 +121,8 @@ pub struct Recorder {
     world_rot: Vec<DQuat>,
     world_pos: Vec<DVec3>,
     stats: Stats,
+    /// The sensor axes as a quaternion (`Config::to_bvh_axes`, computed once).
+    axes: DQuat,
 }
 
 impl Recorder {
@@ -161,6 +163,7 @@ impl Recorder {
             world_rot: vec![DQuat::IDENTITY; n],
             world_pos: vec![DVec3::ZERO; n],
             stats: Stats::default(),
+            axes: DQuat::from_mat3(&config.sensor_frame),
         }
     }
 
@@ -211,7 +214,8 @@ impl Recorder {
             self.emit(out);
             emitted += 1;
         }
-        let q = self.config.to_bvh_axes(q / len);
+        // `Config::to_bvh_axes`, with the axes' quaternion made once.
+        let q = rotate_axes(self.axes, q / len);
         let slot = &mut self.slots[slot];
         slot.calibration.get_or_insert(q);
         slot.orientation = Some(q);

@@ -162,24 +162,27 @@ impl LineReader {
         pos: Option<[usize; 3]>,
         out: &mut Reading,
     ) -> Result<bool, LineError> {
+        // Fields with their byte offsets; columns (in characters) are only
+        // counted for an error message.
+        let column = |byte: usize| line[..byte].chars().count();
         let mut fields: [(usize, &str); 9] = [(0, ""); 9];
         let mut n = 0;
-        let mut col = 0;
+        let mut at = 0;
         for f in line.split(',') {
             if n == columns {
                 return Err(self.error(
-                    col,
+                    column(at),
                     format!("expected {columns} fields, found more"),
                     false,
                 ));
             }
-            fields[n] = (col, f);
+            fields[n] = (at, f);
             n += 1;
-            col += f.chars().count() + 1;
+            at += f.len() + 1;
         }
         if n != columns {
             return Err(self.error(
-                col.saturating_sub(1),
+                column(at.saturating_sub(1).min(line.len())),
                 format!("expected {columns} fields, found {n}"),
                 false,
             ));
@@ -187,7 +190,7 @@ impl LineReader {
         let num = |k: usize, name: &str| -> Result<f64, LineError> {
             let (c, f) = fields[k];
             f.trim().parse::<f64>().map_err(|_| {
-                self.error(c, format!("expected a number for {name}, found \"{f}\""), false)
+                self.error(column(c), format!("expected a number for {name}, found \"{f}\""), false)
             })
         };
         out.t = num(idx[0], "t")?;

@@ -355,3 +355,64 @@ fn replay_to_udp_sends_whole_frames_paced_at_the_frame_rate() {
     let span = frames[FRAMES - 1].0.duration_since(t0).as_secs_f64();
     assert!(span < (FRAMES - 1) as f64 * FT + 30.0, "{span}");
 }
+
+/// The numbers of a sample recording's summary line:
+/// frames, used, dropped, malformed, unknown, out of order, too far, held.
+fn summary_numbers(err: &str) -> [u64; 8] {
+    let line = err.lines().find(|l| l.contains(" frames; ")).unwrap_or_else(|| panic!("{err}"));
+    let nums: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    nums[nums.len() - 8..].try_into().unwrap()
+}
+
+#[test]
+fn an_unpaced_udp_burst_of_100000_samples_is_counted_in_bounded_memory() {
+    let dir = workdir("udp-burst");
+    let d = dir.path();
+    // Under a 250 MB address-space limit, as the file burst test.
+    let mut child = Command::new("sh")
+        .current_dir(d)
+        .args([
+            "-c",
+            "ulimit -v 250000 && exec \"$0\" record --config two_sensors.toml --input udp://127.0.0.1:0 --idle 5 -o take.bvh",
+            env!("CARGO_BIN_EXE_bvh"),
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let addr = after(&mut err, "bvh: listening on udp://");
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.send_to(b"t,sensor,w,x,y,z\n", &addr).unwrap();
+    // 1,000 datagrams of 50 frames (100 samples) and one malformed line each,
+    // as fast as the socket takes them: the kernel may drop some.
+    for k in 0..1000 {
+        let mut text = String::new();
+        for i in 50 * k..50 * (k + 1) {
+            text.push_str(&frame_lines(i));
+        }
+        text.push_str("not,a,sample\n");
+        sock.send_to(text.as_bytes(), &addr).unwrap();
+    }
+    sock.send_to(b"", &addr).unwrap();
+    let (status, rest) = finish(child, err);
+    assert!(status.success(), "{rest}");
+    let [frames, used, dropped, malformed, unknown, out_of_order, too_far, held] =
+        summary_numbers(&rest);
+    // Every datagram that arrived brought 100 samples and one bad line (its
+    // samples too far ahead after a gap of over 10 s of lost data).
+    let arrived = used + too_far;
+    assert!(arrived <= 100_000 && arrived % 100 == 0, "{rest}");
+    assert_eq!(malformed, arrived / 100, "{rest}");
+    assert_eq!((unknown, out_of_order), (0, 0), "{rest}");
+    assert_eq!(dropped, malformed + too_far, "{rest}");
+    assert!(frames <= 50_000, "{rest}");
+    // Frames are those that arrived plus the held ones in the gaps.
+    assert_eq!(2 * frames, used + held, "{rest}");
+    let take = Bvh::from_path(d.join("take.bvh")).unwrap();
+    assert_eq!(take.motion().n_frames() as u64, frames);
+    eprintln!("udp burst: {arrived} of 100000 samples arrived, {used} used");
+}

@@ -34,5 +34,5 @@ for run in $(seq "$runs"); do
     "$bvh" replay "$tmp/clip.bvh" --as sensors --to "udp://$addr" --realtime 2> /dev/null
     wait "$rec"
     echo "run $run: $(grep -h 'frames;' "$tmp/rec.err" | sed 's/^.*take.bvh: //')"
-    echo "run $run: $(grep -h 'latency' "$tmp/rec.err" | sed 's/^bvh: //')"
+    echo "run $run: $(grep -h '^bvh: latency' "$tmp/rec.err" | sed 's/^bvh: //')"
 done

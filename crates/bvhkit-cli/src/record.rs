@@ -603,6 +603,11 @@ pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
         }
         _ => None,
     };
+    // Connected before the output is made: a server that is not there leaves no file.
+    let neuron_stream = match &source {
+        Source::NeuronTcp(addr) => Some(connect(addr, idle, &source_name)?),
+        _ => None,
+    };
     let file = match &source {
         Source::File(p) => {
             Some(File::open(p).with_context(|| format!("{source_name}: cannot open"))?)
@@ -654,9 +659,7 @@ pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
             stream.set_read_timeout(Some(idle))?;
             read_lines(BufReader::with_capacity(1 << 16, stream), &shared, true)
         }
-        Source::NeuronTcp(addr) => {
-            connect(&addr, idle, &source_name).and_then(|stream| read_neuron(stream, idle, &shared))
-        }
+        Source::NeuronTcp(_) => read_neuron(neuron_stream.expect("connected above"), idle, &shared),
     };
     let taken = lock(&shared).take();
     let Some(session) = taken else {

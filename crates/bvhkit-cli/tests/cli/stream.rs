@@ -416,3 +416,33 @@ fn an_unpaced_udp_burst_of_100000_samples_is_counted_in_bounded_memory() {
     assert_eq!(take.motion().n_frames() as u64, frames);
     eprintln!("udp burst: {arrived} of 100000 samples arrived, {used} used");
 }
+
+#[test]
+fn neuron_input_without_a_server_is_an_error_and_leaves_no_file() {
+    let dir = workdir("neuron-none");
+    let d = dir.path();
+    // A port that was free a moment ago.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let input = format!("neuron+tcp://127.0.0.1:{port}");
+    let o = bvh()
+        .current_dir(d)
+        .args(["record", "--skeleton", "two_joints.bvh", "--input", &input])
+        .args(["--idle", "0.5", "-o", "take.bvh"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("{input}: cannot connect")), "{err}");
+    assert!(!d.join("take.bvh").exists());
+    // --skeleton is for the neuron stream; samples need a configuration.
+    std::fs::write(d.join("in.csv"), "t,sensor,w,x,y,z\n").unwrap();
+    let o = bvh()
+        .current_dir(d)
+        .args(["record", "--skeleton", "two_joints.bvh", "--input", "in.csv", "-o", "take.bvh"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--skeleton is for neuron+tcp:// input"), "{err}");
+    assert!(!d.join("take.bvh").exists());
+}

@@ -34,6 +34,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, UpAxis, detect_up};
 use bvhkit::glam::{DAffine3, DQuat, DVec3};
 use bvhkit::units::{UnitGuess, Units};
 use bvhkit::{Bvh, Kinematics, PositionChannels, Skeleton};
@@ -52,6 +53,19 @@ pub enum Scale {
     Factor(f64),
 }
 
+/// How the file's up axis is taken: glTF is Y up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Up {
+    /// Detect it ([`detect_up`]) and convert from it to Y up; the file's
+    /// axes are kept when none is found.
+    #[default]
+    Detect,
+    /// The file's up axis, given: convert from it to Y up (nothing for `+Y`).
+    From(SignedAxis),
+    /// Keep the file's axes, whatever they are.
+    Keep,
+}
+
 /// Options of [`export`].
 #[derive(Clone, Debug)]
 pub struct ExportOptions {
@@ -59,6 +73,9 @@ pub struct ExportOptions {
     pub position_channels: PositionChannels,
     /// Unit conversion.
     pub scale: Scale,
+    /// Up axis: converted to glTF's Y up as `bvh edit --up y --source-up
+    /// AXIS` converts it ([`AxesMap`], Blender's axis conversion).
+    pub up: Up,
     /// Add a skin and one box per bone weighted to its joint.
     pub mesh: bool,
     /// Name of the animation (and of the scene); `"motion"` when `None`.
@@ -70,14 +87,15 @@ impl Default for ExportOptions {
         ExportOptions {
             position_channels: PositionChannels::Replace,
             scale: Scale::Guess,
+            up: Up::Detect,
             mesh: true,
             name: None,
         }
     }
 }
 
-/// What unit conversion was applied.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// What unit and axis conversion was applied.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Applied {
     /// Metres per file unit: every length was multiplied by this.
     pub factor: f64,
@@ -85,14 +103,27 @@ pub struct Applied {
     pub guess: UnitGuess,
     /// Whether the factor came from the guess (`false`: given by the caller).
     pub guessed: bool,
+    /// The source's up axis, converted from to Y up (`+Y`: nothing to
+    /// convert); `None` when the file's axes were kept as they are.
+    pub source_up: Option<SignedAxis>,
+    /// The detection, under [`Up::Detect`].
+    pub detected: Option<UpAxis>,
 }
 
 impl fmt::Display for Applied {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.guessed {
-            write!(f, "units guessed {}, scaled by {} to metres", self.guess.label(), self.factor)
+            write!(f, "units guessed {}, scaled by {} to metres", self.guess.label(), self.factor)?;
         } else {
-            write!(f, "scaled by {} (given; guess was {})", self.factor, self.guess.label())
+            write!(f, "scaled by {} (given; guess was {})", self.factor, self.guess.label())?;
+        }
+        match (self.source_up, &self.detected) {
+            (Some(SignedAxis::PosY), Some(d)) => write!(f, "; up axis detected {d}, kept"),
+            (Some(a), Some(d)) => write!(f, "; up axis detected {d}, converted from {a} to Y up"),
+            (None, Some(d)) => write!(f, "; up axis {d}: the file's axes kept"),
+            (Some(SignedAxis::PosY), None) => f.write_str("; up axis y given, kept"),
+            (Some(a), None) => write!(f, "; up axis {a} given, converted to Y up"),
+            (None, None) => f.write_str("; the file's axes kept"),
         }
     }
 }
@@ -116,6 +147,8 @@ pub enum Error {
     Json(String),
     /// The buffer is larger than glTF allows (4 GiB in a `.glb`).
     TooLarge(usize),
+    /// The axis conversion failed (the core's message).
+    Axes(String),
 }
 
 impl fmt::Display for Error {
@@ -133,6 +166,7 @@ impl fmt::Display for Error {
             Error::Scale(s) => write!(f, "scale {s} is not a positive number"),
             Error::Json(e) => write!(f, "writing the glTF JSON: {e}"),
             Error::TooLarge(n) => write!(f, "buffer of {n} bytes is too large for glTF"),
+            Error::Axes(e) => write!(f, "converting the up axis: {e}"),
         }
     }
 }
@@ -147,7 +181,7 @@ pub struct Export {
     pub root: json::Root,
     /// The bytes of buffer 0 (a multiple of 4 long).
     pub buffer: Vec<u8>,
-    /// The unit conversion applied.
+    /// The unit and axis conversion applied.
     pub applied: Applied,
     /// Node index of every joint, in skeleton order.
     pub joint_nodes: Vec<u32>,
@@ -333,8 +367,28 @@ fn finite32(v: DVec3, joint: &str, frame: Option<usize>) -> Result<[f32; 3], Err
 /// # Errors
 /// [`Error::FrameTime`] for a non-positive frame time with several frames,
 /// [`Error::NotFinite`] for values beyond `f32`, [`Error::Scale`] for a bad
-/// scale factor.
+/// scale factor, [`Error::Axes`] when the axis conversion fails.
 pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
+    let (source_up, detected) = match options.up {
+        Up::Keep => (None, None),
+        Up::From(a) => (Some(a), None),
+        Up::Detect => {
+            let d = detect_up(bvh);
+            (d.axis, Some(d))
+        }
+    };
+    let converted;
+    let bvh = match source_up {
+        Some(from) if from != SignedAxis::PosY => {
+            // The conversion of `bvh edit --up y --source-up FROM`.
+            let mut map =
+                AxesMap::new(bvh.skeleton(), Axes::with_up(from), Axes::with_up(SignedAxis::PosY));
+            converted =
+                bvhkit::edit::map_frames(bvh, &mut map).map_err(|e| Error::Axes(e.to_string()))?;
+            &converted
+        }
+        _ => bvh,
+    };
     let skeleton = bvh.skeleton();
     let motion = bvh.motion();
     let n_joints = skeleton.len();
@@ -351,7 +405,7 @@ pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
     if !(factor.is_finite() && factor > 0.0) {
         return Err(Error::Scale(factor));
     }
-    let applied = Applied { factor, guess, guessed };
+    let applied = Applied { factor, guess, guessed, source_up, detected };
     let names = skeleton.display_names();
     let name = options.name.clone().unwrap_or_else(|| "motion".to_string());
 
@@ -369,7 +423,15 @@ pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
                     PositionChannels::Replace => "replace",
                     PositionChannels::Add => "add",
                 },
-                "up_axis": "as in the file (Y up assumed)",
+                "source_up_axis": source_up.map(SignedAxis::name),
+                "up": match (options.up, source_up) {
+                    (Up::Keep, _) => "kept",
+                    (Up::Detect, None) => "not detected, kept",
+                    (Up::Detect, Some(SignedAxis::PosY)) => "detected y, kept",
+                    (Up::Detect, Some(_)) => "detected, converted to y",
+                    (Up::From(SignedAxis::PosY), _) => "given y, kept",
+                    (Up::From(_), _) => "given, converted to y",
+                },
             }
         }))
         .map_err(|e| Error::Json(e.to_string()))?,

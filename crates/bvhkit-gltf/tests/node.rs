@@ -3,16 +3,44 @@
 //! node: the Khronos glTF-Validator (zero errors, zero warnings) and
 //! three.js's GLTFLoader, whose world position of every joint at every
 //! frame time must equal bvhkit's forward kinematics (`bvh positions`)
-//! within 1e-5 of the skeleton's size. Needs `npm ci` in `tests/js`
+//! within 1e-5 of the skeleton's size, after the up-axis conversion (the
+//! signed permutation from the source up axis to Y up, written out in
+//! [`to_y_up`] as Blender's axis conversion gives it, applied to `bvh
+//! positions` of the unconverted file). The Z-up and Y-down corpus files
+//! must stand upright in three.js: the head above the feet. Needs `npm ci` in `tests/js`
 //! (`scripts/test.sh` runs it); without node or the packages the test says
 //! so with `bvhkit_testdata::skip`, which fails in CI.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use bvhkit::edit::axes::SignedAxis;
 use bvhkit::glam::DVec3;
 use bvhkit::{Bvh, Kinematics, PositionChannels, ReadOptions};
 use bvhkit_gltf::{ExportOptions, export};
+
+/// A world position of a file whose up axis is `up`, in Y-up axes: the
+/// rotation that takes `up` to +Y and the default forward (Blender's: Y up
+/// looks along -Z, Z up along +Y; the others turned the shortest way) to -Z.
+fn to_y_up(up: Option<SignedAxis>, p: DVec3) -> DVec3 {
+    let DVec3 { x, y, z } = p;
+    match up {
+        None | Some(SignedAxis::PosY) => p,
+        Some(SignedAxis::PosZ) => DVec3::new(x, z, -y),
+        Some(SignedAxis::NegZ) => DVec3::new(x, -z, y),
+        Some(SignedAxis::NegY) => DVec3::new(x, -y, -z),
+        Some(SignedAxis::PosX) => DVec3::new(-y, x, z),
+        Some(SignedAxis::NegX) => DVec3::new(y, -x, z),
+    }
+}
+
+/// Files whose up axis is not +Y (Z up, and Y down for the Kinect one).
+const NOT_Y_UP: [&str; 4] = [
+    "fair_zombie_animated_drawings_xyz_yxz",
+    "makehuman_163_joints_6ch_every_joint_deep",
+    "blender_export_daz_skeleton_face_hands",
+    "azure_kinect_xyz_no_end_sites",
+];
 
 fn js_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js")
@@ -48,7 +76,7 @@ fn write_case(dir: &Path, name: &str, bvh: &Bvh, options: &ExportOptions) {
     for frame in bvh.motion().frames() {
         fk.positions(frame, &mut p);
         for v in &p {
-            for x in (*v * factor).to_array() {
+            for x in (to_y_up(out.applied.source_up, *v) * factor).to_array() {
                 bin.extend_from_slice(&x.to_le_bytes());
             }
         }
@@ -56,6 +84,20 @@ fn write_case(dir: &Path, name: &str, bvh: &Bvh, options: &ExportOptions) {
     let size = out.applied.guess.size * factor;
     let tol = 1e-5 * if size > 0.0 { size } else { 1.0 };
     let times: Vec<f64> = (0..n_frames).map(|i| i as f64 * bvh.motion().frame_time()).collect();
+    // The head and feet, for the upright check (by name, in the loaded scene).
+    let named = |keys: &[&str]| -> Vec<usize> {
+        s.joints()
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| {
+                let n = j.name().to_ascii_lowercase();
+                !j.is_end_site() && keys.iter().any(|k| n.contains(k))
+            })
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let head = named(&["head"]).first().copied();
+    let feet = named(&["foot", "toe", "ankle"]);
     let meta = serde_json::json!({
         "nodes": out.joint_nodes, "frames": n_frames,
         "parents": s.joints().iter().map(|j| j.parent().map_or(-1, |p| p.index() as i64)).collect::<Vec<_>>(),
@@ -63,6 +105,7 @@ fn write_case(dir: &Path, name: &str, bvh: &Bvh, options: &ExportOptions) {
             j.parent().is_some() && !j.channels().iter().any(|c| c.is_position()) && j.offset() != DVec3::ZERO
         }),
         "translated": s.joints().iter().map(|j| j.channels().iter().any(|c| c.is_position())).collect::<Vec<_>>(), "times": times, "tol": tol,
+        "head": head, "feet": feet,
     });
     std::fs::write(dir.join(format!("{name}.expect.json")), meta.to_string()).unwrap();
     std::fs::write(dir.join(format!("{name}.expect.bin")), bin).unwrap();
@@ -168,6 +211,23 @@ fn validator_and_three_js_agree_with_bvhkit() {
         }
     }
     eprintln!("{stdout}");
+    // The files that are not Y up stand upright in three.js's world: the
+    // head above the mean of the feet in (nearly) every frame.
+    let mut upright = 0;
+    for line in stdout.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        let file = r["file"].as_str().unwrap();
+        if NOT_Y_UP.iter().any(|n| file == format!("{n}.glb")) {
+            let share = r["head_above_feet"].as_f64().unwrap_or(0.0);
+            if share < 0.9 {
+                bad.push(format!("{file}: head above the feet in only {share} of the frames"));
+            }
+            upright += 1;
+        }
+    }
+    if !files.is_empty() {
+        assert_eq!(upright, NOT_Y_UP.len(), "every Z-up and Y-down corpus file was checked");
+    }
     assert!(
         bad.is_empty(),
         "failures:\n{}\nstderr: {}",

@@ -189,10 +189,7 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
         std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
     }
     match format {
-        Format::Glb => {
-            let bytes = x.to_glb()?;
-            write_atomic(out, |w| Ok(w.write_all(&bytes)?))?;
-        }
+        Format::Glb => write_atomic(out, |w| Ok(x.write_glb(w)?))?,
         Format::Gltf if a.bin_file => {
             let bin = out.with_extension("bin");
             let uri = bin.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

@@ -296,6 +296,13 @@ class Bvh:
         """Root motion on the ground removed: the figure moves in place (``--in-place-root``).
 
         ``up``: the up axis (detected when None, else Y).
+
+        Example::
+
+            >>> bvh.positions()[-1, 0].round(2).tolist()           # the hips walk 2 m along Z
+            [0.0, 96.47, 216.33]
+            >>> bvh.in_place_root().positions()[-1, 0].round(2).tolist()
+            [0.0, 96.47, 0.0]
         """
     def root_to_origin(self, up: str | None = None) -> Bvh:
         """Moved so that the first frame's root stands over the origin (``--root-to-origin``)."""
@@ -318,7 +325,13 @@ class Bvh:
             'pelvis'
         """
     def rename_pattern(self, old: str, new: str) -> Bvh:
-        """Every joint name with ``old`` replaced by ``new`` (``--rename OLD=NEW``)."""
+        """Every joint name with ``old`` replaced by ``new`` (``--rename OLD=NEW``).
+
+        Example::
+
+            >>> bvh.rename_pattern("Left", "L_").joint_names[6:9]
+            ['L_Shoulder', 'L_Arm', 'L_ForeArm']
+        """
     def remove_joints(
         self, names: Sequence[str], position_channels: _PositionChannels = "replace"
     ) -> Bvh:
@@ -330,7 +343,13 @@ class Bvh:
             False
         """
     def strip_end_sites(self) -> Bvh:
-        """Every End Site removed (``--strip-end-sites``)."""
+        """Every End Site removed (``--strip-end-sites``).
+
+        Example::
+
+            >>> bvh.n_joints, bvh.strip_end_sites().n_joints
+            (24, 19)
+        """
     def add_end_sites(self) -> Bvh:
         """An End Site added to every leaf joint without one (``--add-end-sites``)."""
     def rest_pose(self, source: int | Bvh, position_channels: _PositionChannels = "replace") -> Bvh:
@@ -338,6 +357,12 @@ class Bvh:
 
         ``source``: a frame number, or another ``Bvh`` whose skeleton's rest
         pose is taken.
+
+        Example::
+
+            >>> rest10 = bvh.rest_pose(10)
+            >>> bool(abs(rest10.positions() - bvh.positions()).max() < 1e-9)
+            True
         """
     def to_bytes(self) -> bytes:
         """The canonical BVH text: reads back to the same values, bit for bit."""

@@ -58,7 +58,7 @@ Y-up axes; `bvh record` with `bind_all = true` then gives the clip back.
 connects and streams the lines. --as neuron --to tcp://HOST:PORT listens, \
 accepts one client and streams the frames as Axis Neuron does \
 (`INDEX Avatar00 v1 .. vN ||`). --realtime sends frame i at i times the \
-clip's frame time after the first.";
+clip's frame time after the first (divided by --speed).";
 
 /// Arguments of `bvh record`.
 #[derive(Debug, clap::Args)]
@@ -165,6 +165,16 @@ pub(crate) struct ReplayArgs {
     /// Pace the frames at the clip's frame rate.
     #[arg(long, requires = "to")]
     realtime: bool,
+    /// With --realtime, play this many times faster than real time (2 = twice the clip's frame rate).
+    #[arg(long, value_name = "FACTOR", requires = "realtime", default_value = "1", value_parser = parse_speed)]
+    speed: f64,
+}
+
+fn parse_speed(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.001..=1000.0).contains(&v) => Ok(v),
+        _ => Err(format!("expected a factor between 0.001 and 1000, found {s:?}")),
+    }
 }
 
 fn parse_idle(s: &str) -> std::result::Result<f64, String> {
@@ -586,6 +596,10 @@ pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
             let s = std::net::UdpSocket::bind(addr.as_str())
                 .with_context(|| format!("{source_name}: cannot listen"))?;
             s.set_read_timeout(Some(idle))?;
+            // A deep receive buffer rides out bursts and scheduling hiccups
+            // (the kernel caps it at net.core.rmem_max); failing to get it is
+            // not an error, only less slack.
+            let _ = socket2::SockRef::from(&s).set_recv_buffer_size(RECV_BUFFER);
             // Messages name the address bound (port 0 picks one).
             source_name = format!("udp://{}", s.local_addr()?);
             eprintln!("bvh: listening on {source_name}");
@@ -851,6 +865,9 @@ impl Pacer {
     }
 }
 
+/// Receive buffer asked for on a UDP input socket (8 MiB).
+const RECV_BUFFER: usize = 8 << 20;
+
 /// Largest UDP payload `replay` sends (under the 65,507-byte IPv4 limit).
 const MAX_DATAGRAM: usize = 65_000;
 
@@ -887,7 +904,7 @@ pub(crate) fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
     if a.realtime && !(frame_time.is_finite() && frame_time > 0.0) {
         bail!("{}: --realtime needs a positive Frame Time", a.input.display());
     }
-    let mut pacer = Pacer { start: None, frame_time: a.realtime.then_some(frame_time) };
+    let mut pacer = Pacer { start: None, frame_time: a.realtime.then_some(frame_time / a.speed) };
     if let Some(output) = &a.output {
         let mut inputs = vec![Input::File(a.input.clone())];
         if let Some(c) = &a.config {

@@ -52,6 +52,7 @@ mod buffer;
 mod bvh;
 mod channel;
 pub mod edit;
+pub mod mix;
 mod error;
 mod kinematics;
 mod motion;

@@ -59,7 +59,9 @@ impl fmt::Display for BlendReport {
         }
         if let Some((clip, n)) = self.held {
             let which = if clip == 0 { "first" } else { "second" };
-            parts.push(format!("the {which} clip is shorter and holds its last frame for {n} frames"));
+            parts.push(format!(
+                "the {which} clip is shorter and holds its last frame for {n} frames"
+            ));
         }
         if self.inexact_frames > 0 {
             parts.push(format!(

@@ -172,7 +172,13 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
             let at = na - n_fade + k;
             let (done, rest) = values.split_at_mut(at * nc);
             let near = if at > 0 { &done[(at - 1) * nc..] } else { am.frame(at) };
-            mixer.blend(am.frame(at), bm.frame(k), fade(k, n_fade, opts.curve), near, &mut rest[..nc]);
+            mixer.blend(
+                am.frame(at),
+                bm.frame(k),
+                fade(k, n_fade, opts.curve),
+                near,
+                &mut rest[..nc],
+            );
         }
         values[na * nc..].copy_from_slice(&bm.values()[n_fade * nc..]);
         let motion = Motion::with_frames(ft, n_out, nc, values)?;

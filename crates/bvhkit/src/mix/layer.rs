@@ -70,7 +70,10 @@ impl fmt::Display for LayerReport {
             parts.push(format!("layer {p}"));
         }
         if self.held > 0 {
-            parts.push(format!("the layer is shorter: its last frame holds for {} frames", self.held));
+            parts.push(format!(
+                "the layer is shorter: its last frame holds for {} frames",
+                self.held
+            ));
         }
         if self.cut > 0 {
             parts.push(format!("the layer is longer: its last {} frames are not used", self.cut));

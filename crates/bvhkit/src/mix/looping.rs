@@ -188,5 +188,8 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
                 * DAffine3::from_translation(-(p0 + t * (pl - p0)))
         })?;
     }
-    Ok((out, LoopReport { crossfade: fade_n, frames: len, cycle, travel: opts.travel, up, up_found }))
+    Ok((
+        out,
+        LoopReport { crossfade: fade_n, frames: len, cycle, travel: opts.travel, up, up_found },
+    ))
 }

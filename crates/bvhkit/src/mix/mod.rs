@@ -306,9 +306,9 @@ pub fn prepare(a: &Bvh, b: &Bvh, a_name: &str, b_name: &str) -> Result<(Bvh, Pre
         report.frames_after = r.motion().n_frames();
         r
     };
-    if let Some(c) = conform(&b, a.skeleton()).map_err(|e| {
-        Error::invalid(format!("{b_name}: {}", e.message()))
-    })? {
+    if let Some(c) = conform(&b, a.skeleton())
+        .map_err(|e| Error::invalid(format!("{b_name}: {}", e.message())))?
+    {
         b = c;
         report.converted = true;
     }
@@ -369,13 +369,7 @@ pub(crate) fn ground_move(
 /// # Errors
 /// When the carrier's channels cannot hold the move (for example a
 /// carrier without rotation channels when a turn is needed).
-pub fn align(
-    a: &Bvh,
-    fa: usize,
-    b: &Bvh,
-    fb: usize,
-    up: SignedAxis,
-) -> Result<(Bvh, GroundMove)> {
+pub fn align(a: &Bvh, fa: usize, b: &Bvh, fb: usize, up: SignedAxis) -> Result<(Bvh, GroundMove)> {
     let carrier = root::carrier(a).ok_or_else(|| Error::invalid("the skeleton has no joints"))?;
     let sa = Setup::with_carrier(a, carrier)?;
     let sb = Setup::with_carrier(b, carrier)?;
@@ -405,10 +399,7 @@ pub fn find_joint(skeleton: &Skeleton, name: &str) -> Result<JointId> {
             .map(|j| j.name())
             .collect();
         let more = if skeleton.len() > names.len() { ", ..." } else { "" };
-        Error::invalid(format!(
-            "no joint named {name:?} (joints: {}{more})",
-            names.join(", ")
-        ))
+        Error::invalid(format!("no joint named {name:?} (joints: {}{more})", names.join(", ")))
     })
 }
 

@@ -44,7 +44,7 @@ pub(crate) struct Args {
     /// Add the layer only to this joint and its subtree.
     #[arg(long, value_name = "SUBTREE")]
     joints: Option<String>,
-    /// The layer's reference frame (its rest of motion is measured from this pose).
+    /// The layer's reference frame: its motion is measured from this pose.
     #[arg(long, value_name = "FRAME", default_value = "0")]
     reference: usize,
     /// Refuse inputs that need lenient reading.

@@ -32,7 +32,7 @@ use crate::edit::axes::SignedAxis;
 use crate::error::{Error, Result};
 use crate::motion::Motion;
 
-/// Options of [`concat`].
+/// Options of [`concat()`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConcatOptions {
     /// The crossfade at each seam (0 frames: none).
@@ -47,7 +47,7 @@ pub struct ConcatOptions {
     pub up: Option<SignedAxis>,
 }
 
-/// What [`concat`] did at one seam (before clip `clip`).
+/// What [`concat()`] did at one seam (before clip `clip`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Seam {
     /// Index of the clip that starts here (1 for the second clip).
@@ -63,7 +63,7 @@ pub struct Seam {
     pub aligned: Option<(usize, GroundMove)>,
 }
 
-/// What [`concat`] did.
+/// What [`concat()`] did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConcatReport {
     /// The up axis used for alignment.

@@ -1,6 +1,6 @@
 //! Blend and mix: operations on two or more clips of one skeleton.
 //!
-//! - [`concat`]: clips one after another, each continuing from where the
+//! - [`concat`](mod@concat): clips one after another, each continuing from where the
 //!   one before ends (moved on the ground and turned about the up axis),
 //!   with an optional crossfade.
 //! - [`blend`]: two clips pose by pose with a weight (constant or a curve
@@ -12,12 +12,12 @@
 //!   with the travel per cycle kept or removed.
 //!
 //! Everything is built on the edit transforms: local rotations are read
-//! and written by [`JointChannels`](crate::edit::JointChannels) (the core's
+//! and written by [`JointChannels`] (the core's
 //! [`rotation`](crate::rotation) rules), interpolated by
-//! [`resample::slerp`](crate::edit::resample::slerp), clips of another
-//! frame rate resampled by [`resample::to_fps`](crate::edit::resample::to_fps),
-//! the travel carried by [`root::carrier`](crate::edit::root::carrier), the
-//! up axis found by [`detect_up`](crate::edit::axes::detect_up). The
+//! [`resample::slerp`], clips of another
+//! frame rate resampled by [`resample::to_fps`],
+//! the travel carried by [`root::carrier`], the
+//! up axis found by [`detect_up`]. The
 //! per-frame work ([`Mixer`]) runs on caller-owned buffers.
 //!
 //! Clips are "of the same skeleton" when they have the same joints (names,
@@ -340,10 +340,10 @@ pub struct GroundMove {
     pub turn_deg: f64,
 }
 
-/// The ground move that puts clip `b`'s carrier in frame `fb` where clip
-/// `a`'s is in frame `fa` (horizontally; heights are kept) and turns `b`
-/// about the up axis so that its facing there matches `a`'s. Both clips
-/// must have the same skeleton; the carrier is `carrier`.
+/// The ground move that puts clip `b`'s carrier, in the frame whose world
+/// transforms are `wb`, where clip `a`'s is in the frame `wa` (horizontally;
+/// heights are kept) and turns `b` about the up axis so that its facing
+/// there matches `a`'s. Both clips have the same skeleton and carrier.
 pub(crate) fn ground_move(
     a: &Setup,
     wa: &[DAffine3],

@@ -24,7 +24,7 @@ use bvhkit::{Bvh, JointId, Kinematics, PositionChannels};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 /// Blends every frame of `a` with `b`'s at `w(k)` into one reused buffer.
-fn run_blend(m: &Mixer, a: &Bvh, b: &Bvh, w: impl Fn(usize) -> f64, out: &mut Vec<f64>) -> f64 {
+fn run_blend(m: &mut Mixer, a: &Bvh, b: &Bvh, w: impl Fn(usize) -> f64, out: &mut Vec<f64>) -> f64 {
     let nc = m.n_channels();
     let (am, bm) = (a.motion(), b.motion());
     let mut prev = am.frame(0).to_vec();
@@ -44,22 +44,23 @@ fn bench(c: &mut Criterion, name: &str, a: &Bvh) {
     let mut g = c.benchmark_group(format!("mix/{name}"));
     common::configure(&mut g);
     g.throughput(Throughput::Elements((n * with_channels) as u64));
-    let all = Mixer::new(skel, None);
+    let mut all = Mixer::new(skel, None);
     let mut out = vec![0.0; skel.n_channels()];
     g.bench_function("crossfade_joint_frames", |bch| {
-        bch.iter(|| run_blend(&all, black_box(a), &b, |k| fade(k, n, Curve::Smoothstep), &mut out))
+        bch.iter(|| {
+            run_blend(&mut all, black_box(a), &b, |k| fade(k, n, Curve::Smoothstep), &mut out)
+        })
     });
     g.bench_function("blend_0.5_joint_frames", |bch| {
-        bch.iter(|| run_blend(&all, black_box(a), &b, |_| 0.5, &mut out))
+        bch.iter(|| run_blend(&mut all, black_box(a), &b, |_| 0.5, &mut out))
     });
     // The subtree of the root's child with the most joints (the upper body,
     // usually): the rest is copied.
-    let sub = (1..skel.len())
-        .max_by_key(|&i| skel.subtree_end(JointId::new(i)) - i)
-        .map(JointId::new);
-    let masked = Mixer::new(skel, sub);
+    let sub =
+        (1..skel.len()).max_by_key(|&i| skel.subtree_end(JointId::new(i)) - i).map(JointId::new);
+    let mut masked = Mixer::new(skel, sub);
     g.bench_function("blend_masked_joint_frames", |bch| {
-        bch.iter(|| run_blend(&masked, black_box(a), &b, |_| 0.5, &mut out))
+        bch.iter(|| run_blend(&mut masked, black_box(a), &b, |_| 0.5, &mut out))
     });
     let reference = all.reference(b.motion().frame(0));
     g.bench_function("layer_joint_frames", |bch| {

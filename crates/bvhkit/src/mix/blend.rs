@@ -118,7 +118,7 @@ pub fn blend_named(
     need_frames(b, b_name)?;
     let (b, prepared) = prepare(a, b, a_name, b_name)?;
     let subtree = opts.joints.as_deref().map(|n| find_joint(a.skeleton(), n)).transpose()?;
-    let mixer = Mixer::new(a.skeleton(), subtree);
+    let mut mixer = Mixer::new(a.skeleton(), subtree);
     let (am, bm) = (a.motion(), b.motion());
     let (na, nb) = (am.n_frames(), bm.n_frames());
     let n = na.max(nb);

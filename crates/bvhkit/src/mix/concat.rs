@@ -135,7 +135,7 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
     };
     need_frames(first, first_name)?;
     let (up, up_found) = up_axis(first, opts.up);
-    let mixer = Mixer::new(first.skeleton(), None);
+    let mut mixer = Mixer::new(first.skeleton(), None);
     let nc = first.skeleton().n_channels();
     let ft = first.motion().frame_time();
     let n_fade = opts.crossfade.frames(ft);

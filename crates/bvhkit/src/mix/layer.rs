@@ -138,7 +138,7 @@ pub fn layer_named(
     let (reference, _) = prepare(base, &one, base_name, add_name)?;
     let (add, prepared) = prepare(base, add, base_name, add_name)?;
     let subtree = opts.joints.as_deref().map(|n| find_joint(base.skeleton(), n)).transpose()?;
-    let mixer = Mixer::new(base.skeleton(), subtree);
+    let mut mixer = Mixer::new(base.skeleton(), subtree);
     let reference = mixer.reference(reference.motion().frame(0));
     let (bm, lm) = (base.motion(), add.motion());
     let (n, nl) = (bm.n_frames(), lm.n_frames());

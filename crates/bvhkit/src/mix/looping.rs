@@ -162,7 +162,7 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     let cycle = ground_move(&setup, &wl, &setup, &w0, up);
     let back = cycle.transform.inverse();
     let tail = move_carrier(bvh, &setup, |_, _| back)?;
-    let mixer = Mixer::new(s, None);
+    let mut mixer = Mixer::new(s, None);
     let nc = s.n_channels();
     let mut values = m.values()[..len * nc].to_vec();
     if nc > 0 {

@@ -5,6 +5,7 @@ use glam::DQuat;
 
 use crate::edit::JointChannels;
 use crate::edit::resample::slerp;
+use crate::rotation::{euler_to_quat_sin_cos, sin_cos_deg_slice};
 use crate::skeleton::{JointId, Skeleton};
 
 /// Mixes frames of one skeleton, joint by joint (see [`Mixer::blend`] and
@@ -19,7 +20,7 @@ use crate::skeleton::{JointId, Skeleton};
 ///     MOTION Frames: 2 Frame Time: 0.1
 ///     0 0 0 0
 ///     2 90 0 0")?;
-/// let mixer = Mixer::new(bvh.skeleton(), None);
+/// let mut mixer = Mixer::new(bvh.skeleton(), None);
 /// let (a, b) = (bvh.motion().frame(0), bvh.motion().frame(1));
 /// let mut out = [0.0; 4];
 /// mixer.blend(a, b, 0.5, a, &mut out);
@@ -32,6 +33,12 @@ pub struct Mixer {
     /// The joints with channels, with their mask factor.
     joints: Vec<(JointChannels, f64)>,
     n_channels: usize,
+    /// Per frame: the half angles of the rotation channels to turn into
+    /// quaternions (both frames), and their sines and cosines, computed in
+    /// one batch ([`sin_cos_deg_slice`], the same bits as one at a time).
+    half: Vec<f64>,
+    sin: Vec<f64>,
+    cos: Vec<f64>,
 }
 
 /// A reference pose for [`Mixer::layer`]: a frame and its inverse local
@@ -58,7 +65,39 @@ impl Mixer {
             .filter(|(_, j)| !j.channels().is_empty())
             .map(|(i, j)| (JointChannels::of(j), if range.contains(&i) { 1.0 } else { 0.0 }))
             .collect();
-        Mixer { joints, n_channels: skeleton.n_channels() }
+        let n_rot: usize = skeleton.joints().iter().map(|j| j.rotation_axes().count()).sum();
+        Mixer {
+            joints,
+            n_channels: skeleton.n_channels(),
+            half: vec![0.0; 2 * n_rot],
+            sin: vec![0.0; 2 * n_rot],
+            cos: vec![0.0; 2 * n_rot],
+        }
+    }
+
+    /// The sines and cosines of the half angles of the rotation channels of
+    /// `a` then `b`, for every joint whose weight `w · mask` makes
+    /// `needed(weight, joint)` true, in joint order.
+    fn batch(
+        &mut self,
+        a: &[f64],
+        b: &[f64],
+        w: f64,
+        needed: impl Fn(f64, &JointChannels) -> bool,
+    ) -> usize {
+        let mut m = 0;
+        for (j, mask) in &self.joints {
+            if j.n_rot > 0 && needed(w * mask, j) {
+                for frame in [a, b] {
+                    for &c in &j.rot_index[..j.n_rot as usize] {
+                        self.half[m] = 0.5 * frame[c];
+                        m += 1;
+                    }
+                }
+            }
+        }
+        sin_cos_deg_slice(&self.half[..m], &mut self.sin[..m], &mut self.cos[..m]);
+        m
     }
 
     /// Channels per frame.
@@ -80,9 +119,11 @@ impl Mixer {
     /// # Panics
     /// When a frame does not hold one value per channel.
     #[inline]
-    pub fn blend(&self, a: &[f64], b: &[f64], w: f64, near: &[f64], out: &mut [f64]) -> bool {
+    pub fn blend(&mut self, a: &[f64], b: &[f64], w: f64, near: &[f64], out: &mut [f64]) -> bool {
         self.check(a, b, near, out);
+        self.batch(a, b, w, |wj, _| wj != 0.0 && wj != 1.0);
         let mut exact = true;
+        let mut p = 0;
         for (j, mask) in &self.joints {
             let wj = w * mask;
             if wj == 0.0 {
@@ -94,8 +135,17 @@ impl Mixer {
                     let c = j.pos_index[k];
                     out[c] = a[c] + wj * (b[c] - a[c]);
                 }
-                if j.n_rot > 0 {
-                    let q = slerp(j.rotation(a), j.rotation(b), wj);
+                let n = j.n_rot as usize;
+                if n > 0 {
+                    let axes = &j.rot_axes[..n];
+                    let qa = euler_to_quat_sin_cos(axes, &self.sin[p..p + n], &self.cos[p..p + n]);
+                    let qb = euler_to_quat_sin_cos(
+                        axes,
+                        &self.sin[p + n..p + 2 * n],
+                        &self.cos[p + n..p + 2 * n],
+                    );
+                    p += 2 * n;
+                    let q = slerp(qa, qb, wj);
                     exact &= j.write_rotation(q, Some(j.angles(near)), out);
                 }
             }
@@ -133,7 +183,7 @@ impl Mixer {
     /// was made by a mixer of another layout.
     #[inline]
     pub fn layer(
-        &self,
+        &mut self,
         base: &[f64],
         add: &[f64],
         reference: &Reference,
@@ -144,7 +194,13 @@ impl Mixer {
         self.check(base, add, near, out);
         assert_eq!(reference.inverse.len(), self.joints.len(), "reference of another layout");
         let r = &reference.frame;
+        let changed = |j: &JointChannels| {
+            (0..j.n_rot as usize)
+                .any(|k| add[j.rot_index[k]].to_bits() != r[j.rot_index[k]].to_bits())
+        };
+        self.batch(base, add, w, |wj, j| wj != 0.0 && changed(j));
         let mut exact = true;
+        let mut p = 0;
         for ((j, mask), inv) in self.joints.iter().zip(&reference.inverse) {
             let wj = w * mask;
             for k in 0..j.n_pos as usize {
@@ -159,14 +215,21 @@ impl Mixer {
             if n == 0 {
                 continue;
             }
-            let same = (0..n).all(|k| add[j.rot_index[k]].to_bits() == r[j.rot_index[k]].to_bits());
-            if wj == 0.0 || same {
+            if wj == 0.0 || !changed(j) {
                 for &c in &j.rot_index[..n] {
                     out[c] = base[c];
                 }
             } else {
-                let delta = *inv * j.rotation(add);
-                let q = j.rotation(base) * slerp(DQuat::IDENTITY, delta, wj);
+                let axes = &j.rot_axes[..n];
+                let q_base = euler_to_quat_sin_cos(axes, &self.sin[p..p + n], &self.cos[p..p + n]);
+                let q_add = euler_to_quat_sin_cos(
+                    axes,
+                    &self.sin[p + n..p + 2 * n],
+                    &self.cos[p + n..p + 2 * n],
+                );
+                p += 2 * n;
+                let delta = *inv * q_add;
+                let q = q_base * slerp(DQuat::IDENTITY, delta, wj);
                 exact &= j.write_rotation(q, Some(j.angles(near)), out);
             }
         }

@@ -2295,6 +2295,8 @@ mod stream;
 mod edit;
 #[path = "cli/edit_b.rs"]
 mod edit_b;
+#[path = "cli/mix.rs"]
+mod mix;
 /// `bvh view` with a broken file beside a good one plays the good one,
 /// lists the broken one in the window (the sidecar's `errors`) and on
 /// stderr, and exits 1; with only the broken one it exits 2.

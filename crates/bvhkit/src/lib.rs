@@ -54,6 +54,7 @@ mod channel;
 pub mod edit;
 mod error;
 mod kinematics;
+pub mod mix;
 mod motion;
 mod number;
 mod parse;

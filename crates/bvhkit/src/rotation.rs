@@ -538,14 +538,51 @@ pub fn euler_to_quat(axes: &[Axis], angles_deg: &[f64]) -> DQuat {
     let mut q = DQuat::IDENTITY;
     for (&axis, &deg) in axes.iter().zip(angles_deg) {
         let (s, c) = sin_cos_deg(0.5 * deg);
-        let e = match axis {
-            Axis::X => DQuat::from_xyzw(s, 0.0, 0.0, c),
-            Axis::Y => DQuat::from_xyzw(0.0, s, 0.0, c),
-            Axis::Z => DQuat::from_xyzw(0.0, 0.0, s, c),
-        };
-        q *= e;
+        q *= half_angle_quat(axis, s, c);
     }
     q
+}
+
+/// [`euler_to_quat`] from the sines and cosines of the half angles
+/// (`sin_cos_deg(0.5 * angle)`, e.g. a whole frame's at once by
+/// [`sin_cos_deg_slice`]): the same product, so the same bits.
+///
+/// # Panics
+///
+/// If the three slices differ in length.
+///
+/// # Example
+///
+/// ```
+/// use bvhkit::rotation::{euler_to_quat, euler_to_quat_sin_cos, sin_cos_deg_slice, Axis};
+/// let axes = [Axis::Z, Axis::X, Axis::Y];
+/// let half = [0.5 * 120.0, 0.5 * -40.0, 0.5 * 15.0];
+/// let (mut s, mut c) = ([0.0; 3], [0.0; 3]);
+/// sin_cos_deg_slice(&half, &mut s, &mut c);
+/// assert_eq!(euler_to_quat_sin_cos(&axes, &s, &c), euler_to_quat(&axes, &[120.0, -40.0, 15.0]));
+/// ```
+#[inline]
+pub fn euler_to_quat_sin_cos(axes: &[Axis], sin_half: &[f64], cos_half: &[f64]) -> DQuat {
+    assert!(
+        axes.len() == sin_half.len() && axes.len() == cos_half.len(),
+        "euler_to_quat_sin_cos: one sine and cosine per axis"
+    );
+    let mut q = DQuat::IDENTITY;
+    for ((&axis, &s), &c) in axes.iter().zip(sin_half).zip(cos_half) {
+        q *= half_angle_quat(axis, s, c);
+    }
+    q
+}
+
+/// The elementary quaternion about `axis` with half-angle sine `s` and
+/// cosine `c`.
+#[inline]
+fn half_angle_quat(axis: Axis, s: f64, c: f64) -> DQuat {
+    match axis {
+        Axis::X => DQuat::from_xyzw(s, 0.0, 0.0, c),
+        Axis::Y => DQuat::from_xyzw(0.0, s, 0.0, c),
+        Axis::Z => DQuat::from_xyzw(0.0, 0.0, s, c),
+    }
 }
 
 /// Element at row `r`, column `c`.

@@ -57,6 +57,7 @@ mod kinematics;
 mod motion;
 mod number;
 mod parse;
+pub mod retarget;
 pub mod rotation;
 mod skeleton;
 pub mod units;

@@ -5,5 +5,6 @@ mod edit_b;
 mod fk;
 mod hostile;
 mod lenient;
+mod retarget;
 mod roundtrip;
 mod util;

@@ -216,9 +216,23 @@ pub struct Report {
 #[derive(Clone, Copy, Debug)]
 enum Drive {
     /// `W = C·W_s[source]·K`, and a translation change `N·(t_s − o_s)`.
-    Mapped { source: usize, k: DMat3, n: DMat3 },
+    Mapped { source: usize, k: DMat3, n: DMat3, swing: Option<Swing> },
     /// The reference pose's local rotation (identity: the rest pose).
     Kept { local: DMat3, identity: bool },
+}
+
+/// A bone whose end is its next canonical joint further down (through
+/// joints without a canonical bone, such as the middle of a spine chain):
+/// after the rotation transfer it is swung, by the shortest arc, onto the
+/// source's segment between the same two canonical joints, so that what
+/// the source's unmapped joints did between them is not lost.
+#[derive(Clone, Copy, Debug)]
+struct Swing {
+    /// Source joints at the two ends of the segment.
+    from: usize,
+    to: usize,
+    /// The target's segment in the joint's own frame (unit length).
+    local: DVec3,
 }
 
 /// A retarget set up for one source clip and one target skeleton: a
@@ -285,11 +299,19 @@ struct Frame {
 /// The point a canonical bone points at in the rest pose: its next
 /// canonical joint below it, else the mean of its children.
 fn bone_end(s: &Skeleton, bones: &[Option<Bone>], j: usize, p: &[DVec3]) -> Option<DVec3> {
+    bones[j]?;
+    if let Some(x) = next_joint(s, bones, j) {
+        return Some(p[x]);
+    }
+    let kids: Vec<DVec3> = s.children(JointId::new(j)).map(|c| p[c.index()]).collect();
+    (!kids.is_empty()).then(|| kids.iter().copied().sum::<DVec3>() / kids.len() as f64)
+}
+
+/// The next canonical joint below `j` that its bone points at, if any.
+fn next_joint(s: &Skeleton, bones: &[Option<Bone>], j: usize) -> Option<usize> {
     let next: &[Bone] = match bones[j]? {
-        Bone::Hips | Bone::Chest => &[],
         Bone::Spine => &[Bone::Chest, Bone::Neck, Bone::Head],
         Bone::Neck => &[Bone::Head],
-        Bone::Head => &[],
         Bone::Limb(side, l) => match l {
             Limb::Clavicle => &[Bone::Limb(side, Limb::UpperArm)][..],
             Limb::UpperArm => &[Bone::Limb(side, Limb::LowerArm)][..],
@@ -299,16 +321,25 @@ fn bone_end(s: &Skeleton, bones: &[Option<Bone>], j: usize, p: &[DVec3]) -> Opti
             Limb::Foot => &[Bone::Limb(side, Limb::Toe)][..],
             Limb::Hand | Limb::Toe => &[],
         },
+        Bone::Hips | Bone::Chest | Bone::Head => &[],
     };
-    for &b in next {
-        if let Some(x) = find(bones, b)
-            && below(s, j, x)
-        {
-            return Some(p[x]);
+    next.iter().filter_map(|&b| find(bones, b)).find(|&x| below(s, j, x))
+}
+
+/// Whether a joint strictly between `j` and its descendant `end` is
+/// unmapped (so that what it does would be lost without a swing).
+fn skips_unmapped(s: &Skeleton, j: usize, end: usize, mapped: &[bool]) -> bool {
+    let mut x = s.joints()[end].parent();
+    while let Some(p) = x {
+        if p.index() == j {
+            return false;
         }
+        if !mapped[p.index()] {
+            return true;
+        }
+        x = s.joints()[p.index()].parent();
     }
-    let kids: Vec<DVec3> = s.children(JointId::new(j)).map(|c| p[c.index()]).collect();
-    (!kids.is_empty()).then(|| kids.iter().copied().sum::<DVec3>() / kids.len() as f64)
+    false
 }
 
 /// The canonical direction of a bone in frame `f`.
@@ -553,6 +584,11 @@ impl Retarget {
         };
 
         let source_of = map.source_of(ts.len());
+        let mapped_t: Vec<bool> = source_of.iter().map(Option::is_some).collect();
+        let mut mapped_s = vec![false; ss.len()];
+        for p in map.pairs() {
+            mapped_s[p.source] = true;
+        }
         let gparent = |g: &[DMat3], s: &Skeleton, j: usize| {
             s.joints()[j].parent().map_or(DMat3::IDENTITY, |p| g[p.index()])
         };
@@ -561,11 +597,27 @@ impl Retarget {
         for j in 0..ts.len() {
             ref_translation.push(tgt.joints()[j].translation(&frame_t, mode));
             drives.push(match source_of[j] {
-                Some(s) => Drive::Mapped {
-                    source: s,
-                    k: g_s[s].transpose() * ct * g_t[j],
-                    n: gparent(&g_t, ts, j).transpose() * (c * scale) * gparent(&g_s, ss, s),
-                },
+                Some(s) => {
+                    let mut swing = None;
+                    if bs[s].is_some() && bs[s] == bt[j] {
+                        if let (Some(from_to), Some(tn)) =
+                            (next_joint(ss, &bs, s), next_joint(ts, &bt, j))
+                            && (skips_unmapped(ss, s, from_to, &mapped_s)
+                                || skips_unmapped(ts, j, tn, &mapped_t))
+                        {
+                            let v = g_t[j].transpose() * (pos_t[tn] - pos_t[j]);
+                            if v.length() > 0.0 {
+                                swing = Some(Swing { from: s, to: from_to, local: v.normalize() });
+                            }
+                        }
+                    }
+                    Drive::Mapped {
+                        source: s,
+                        k: g_s[s].transpose() * ct * g_t[j],
+                        n: gparent(&g_t, ts, j).transpose() * (c * scale) * gparent(&g_s, ss, s),
+                        swing,
+                    }
+                }
                 None => {
                     let local = tgt.joints()[j].rotation(&frame_t);
                     let identity = local.abs_diff_eq(DQuat::IDENTITY, 0.0)
@@ -592,14 +644,10 @@ impl Retarget {
 
         let names_s = ss.display_names();
         let names_t = ts.display_names();
-        let mut mapped_s = vec![false; ss.len()];
         let pairs = map
             .pairs()
             .iter()
-            .map(|p| {
-                mapped_s[p.source] = true;
-                (names_s[p.source].clone(), names_t[p.target].clone(), p.reason)
-            })
+            .map(|p| (names_s[p.source].clone(), names_t[p.target].clone(), p.reason))
             .collect();
         let unmapped_source = ss
             .joints()
@@ -686,9 +734,18 @@ impl Retarget {
             let jc = &chans[j];
             let wp = parents[j].map_or(DMat3::IDENTITY, |p| self.world[p]);
             let (w, translation) = match self.drives[j] {
-                Drive::Mapped { source, k, n } => {
+                Drive::Mapped { source, k, n, swing } => {
                     let ws = self.src_world[source].matrix3;
-                    let w = if self.c_is_identity { ws * k } else { self.c * ws * k };
+                    let mut w = if self.c_is_identity { ws * k } else { self.c * ws * k };
+                    if let Some(sw) = swing {
+                        let seg =
+                            self.src_world[sw.to].translation - self.src_world[sw.from].translation;
+                        let want = if self.c_is_identity { seg } else { self.c * seg };
+                        if want.length() > 0.0 {
+                            let arc = DQuat::from_rotation_arc(w * sw.local, want.normalize());
+                            w = DMat3::from_quat(arc) * w;
+                        }
+                    }
                     let t = if jc.n_pos > 0 {
                         let sc = &self.src.joints()[source];
                         let ts = sc.translation(input, mode);

@@ -23,16 +23,35 @@ fn retarget_writes_the_library_result_and_prints_the_map() {
     assert!(e.contains("21 joints mapped:"), "{e}");
     assert!(e.contains("  LeftUpLeg -> UpperLeg_L (left upper leg)"), "{e}");
     assert!(e.contains("  LowerBack -> Spine (spine)"), "{e}");
-    assert!(e.contains("target joints unmapped (kept as in the reference pose): joint_Root"), "{e}");
+    assert!(
+        e.contains("target joints unmapped (kept as in the reference pose): joint_Root"),
+        "{e}"
+    );
     assert!(e.contains("source joints unmapped (their motion dropped): LHipJoint"), "{e}");
     assert!(e.contains("rest pose not a T-pose"), "{e}");
 
     // A map file and a frame as the reference: the library's result too.
     let map_path = tmp.path().join("map.txt");
-    std::fs::write(&map_path, "# legs only\nLeftUpLeg = UpperLeg_L\nRightUpLeg = UpperLeg_R\nHips = Hips\n")
-        .unwrap();
+    std::fs::write(
+        &map_path,
+        "# legs only\nLeftUpLeg = UpperLeg_L\nRightUpLeg = UpperLeg_R\nHips = Hips\n",
+    )
+    .unwrap();
     let m = map_path.to_str().unwrap();
-    let r = run(&["retarget", s, "--to", t, "-o", o, "--map", m, "--reference", "rest", "--source-reference", "0"]);
+    let r = run(&[
+        "retarget",
+        s,
+        "--to",
+        t,
+        "-o",
+        o,
+        "--map",
+        m,
+        "--reference",
+        "rest",
+        "--source-reference",
+        "0",
+    ]);
     assert!(r.status.success(), "{}", stderr(&r));
     let text = std::fs::read_to_string(&map_path).unwrap();
     let opts = Options {
@@ -70,7 +89,10 @@ fn retarget_refuses_bad_maps_and_its_inputs_as_output() {
     let r = run(&["retarget", ss, "--to", ts, "-o", o, "--map", map.to_str().unwrap()]);
     assert_eq!(r.status.code(), Some(2));
     let e = stderr(&r);
-    assert!(e.contains("map.txt: map line 2: the target skeleton has no joint \"NoSuchJoint\""), "{e}");
+    assert!(
+        e.contains("map.txt: map line 2: the target skeleton has no joint \"NoSuchJoint\""),
+        "{e}"
+    );
     assert!(!out.exists(), "no output after an error");
 
     let r = run(&["retarget", ss, "--to", ts, "-o", o, "--reference", "999999"]);
@@ -81,5 +103,8 @@ fn retarget_refuses_bad_maps_and_its_inputs_as_output() {
     let r = run(&["retarget", "--help"]);
     assert!(r.status.success());
     let help = super::stdout(&r);
-    assert!(help.contains("bvh retarget walk.bvh --to character.bvh -o character_walk.bvh"), "{help}");
+    assert!(
+        help.contains("bvh retarget walk.bvh --to character.bvh -o character_walk.bvh"),
+        "{help}"
+    );
 }

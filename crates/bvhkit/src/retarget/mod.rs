@@ -599,16 +599,16 @@ impl Retarget {
             drives.push(match source_of[j] {
                 Some(s) => {
                     let mut swing = None;
-                    if bs[s].is_some() && bs[s] == bt[j] {
-                        if let (Some(from_to), Some(tn)) =
+                    if bs[s].is_some()
+                        && bs[s] == bt[j]
+                        && let (Some(from_to), Some(tn)) =
                             (next_joint(ss, &bs, s), next_joint(ts, &bt, j))
-                            && (skips_unmapped(ss, s, from_to, &mapped_s)
-                                || skips_unmapped(ts, j, tn, &mapped_t))
-                        {
-                            let v = g_t[j].transpose() * (pos_t[tn] - pos_t[j]);
-                            if v.length() > 0.0 {
-                                swing = Some(Swing { from: s, to: from_to, local: v.normalize() });
-                            }
+                        && (skips_unmapped(ss, s, from_to, &mapped_s)
+                            || skips_unmapped(ts, j, tn, &mapped_t))
+                    {
+                        let v = g_t[j].transpose() * (pos_t[tn] - pos_t[j]);
+                        if v.length() > 0.0 {
+                            swing = Some(Swing { from: s, to: from_to, local: v.normalize() });
                         }
                     }
                     Drive::Mapped {

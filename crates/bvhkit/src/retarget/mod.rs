@@ -627,13 +627,16 @@ impl Retarget {
             });
         }
         let chans = tgt.joints();
+        // The root translation goes to the topmost joint at or above the
+        // hips with three position channels (else with any) that has no
+        // source of its own: the root of a skeleton whose hips hang below a
+        // root joint (Bandai Namco's `joint_Root`), so the two move together.
         let mut carrier = None;
         for need in [3u8, 1] {
             let mut j = Some(tgt_hips);
             while let Some(x) = j {
-                if chans[x].n_pos >= need {
+                if chans[x].n_pos >= need && (x == tgt_hips || source_of[x].is_none()) {
                     carrier = Some(x);
-                    break;
                 }
                 j = ts.joints()[x].parent().map(|p| p.index());
             }
@@ -641,7 +644,6 @@ impl Retarget {
                 break;
             }
         }
-
         let names_s = ss.display_names();
         let names_t = ts.display_names();
         let pairs = map
@@ -746,7 +748,11 @@ impl Retarget {
                             w = DMat3::from_quat(arc) * w;
                         }
                     }
-                    let t = if jc.n_pos > 0 {
+                    // The hips below the carrier keep their offset: the
+                    // carrier takes the whole root translation.
+                    let t = if j == self.tgt_hips && self.carrier != Some(j) {
+                        self.ref_translation[j]
+                    } else if jc.n_pos > 0 {
                         let sc = &self.src.joints()[source];
                         let ts = sc.translation(input, mode);
                         jc.offset + n * (ts - sc.offset)

@@ -245,6 +245,9 @@ pub struct Retarget {
     tgt: PoseLayout,
     drives: Vec<Drive>,
     ref_translation: Vec<DVec3>,
+    /// The target's reference pose as a frame: joints without a source
+    /// copy their rotation channels from it.
+    ref_frame: Vec<f64>,
     c: DMat3,
     c_is_identity: bool,
     scale: f64,
@@ -702,6 +705,7 @@ impl Retarget {
             tgt,
             drives,
             ref_translation,
+            ref_frame: frame_t,
             c_is_identity: c == DMat3::IDENTITY,
             c,
             scale,
@@ -765,8 +769,17 @@ impl Retarget {
                     (if identity { wp } else { wp * local }, self.ref_translation[j])
                 }
             };
+            let kept = matches!(self.drives[j], Drive::Kept { .. });
             let w = match jc.n_rot {
                 0 => wp,
+                // The reference pose's channels give exactly its local
+                // rotation: copied, no Euler extraction.
+                n if kept => {
+                    for &c in &jc.rot_index[..n as usize] {
+                        output[c] = self.ref_frame[c];
+                    }
+                    w
+                }
                 n => {
                     let local = if parents[j].is_some() { wp.transpose() * w } else { w };
                     let q = DQuat::from_mat3(&local).normalize();

@@ -19,6 +19,7 @@ mod loop_cmd;
 mod range;
 mod record;
 mod render;
+mod retarget;
 mod serve;
 mod text;
 mod view;
@@ -68,6 +69,9 @@ enum Command {
     /// Make a clip loop: its end crossfaded into its start, travel kept or removed.
     #[command(long_about = loop_cmd::LONG_ABOUT)]
     Loop(loop_cmd::Args),
+    /// Retarget motion onto another skeleton (other names, proportions and rest pose).
+    #[command(long_about = retarget::LONG_ABOUT)]
+    Retarget(Box<retarget::Args>),
     /// World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
     #[command(long_about = export::POSITIONS_ABOUT)]
     Positions(export::PositionsArgs),
@@ -148,6 +152,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Blend(a) => blend::run(a),
         Command::Layer(a) => layer::run(a),
         Command::Loop(a) => loop_cmd::run(a),
+        Command::Retarget(a) => retarget::run(*a),
         Command::Positions(a) => export::run_positions(a),
         Command::Rotations(a) => export::run_rotations(a),
         Command::Export(a) => export_gltf::run(a),
@@ -181,6 +186,27 @@ mod tests {
     fn every_flag_parses() {
         assert!(parse(&["info", "a.bvh", "--json"]).is_ok());
         assert!(parse(&["info"]).is_err(), "a file is required");
+        assert!(
+            parse(&["retarget", "a.bvh", "--to", "b.bvh", "-o", "c.bvh", "--map", "m.txt"]).is_ok()
+        );
+        assert!(
+            parse(&["retarget", "a.bvh", "--to", "b.bvh", "-o", "c.bvh", "--reference", "12"])
+                .is_ok()
+        );
+        assert!(
+            parse(&[
+                "retarget",
+                "a.bvh",
+                "--to",
+                "b.bvh",
+                "-o",
+                "c.bvh",
+                "--reference",
+                "sideways"
+            ])
+            .is_err()
+        );
+        assert!(parse(&["retarget", "a.bvh", "-o", "c.bvh"]).is_err(), "--to is required");
         assert!(
             parse(&["export", "a.bvh", "-o", "a.gltf", "--scale", "1", "--no-mesh", "--bin-file"])
                 .is_ok()

@@ -2322,6 +2322,8 @@ fn view_skips_a_file_it_cannot_load() {
     let o = run(&[&["view", broken.to_str().unwrap()][..], &args].concat());
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+#[path = "cli/retarget.rs"]
+mod retarget;
 #[path = "cli/up.rs"]
 mod up;
 

@@ -10,5 +10,6 @@ mod mix_concat;
 mod mix_layer;
 mod mix_loop;
 mod mix_util;
+mod retarget;
 mod roundtrip;
 mod util;

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use crate::bvh::Bvh;
 use crate::error::{Error, Result};
-use crate::number::{write_fixed, write_shortest};
+use crate::number::{write_fixed, write_shortest, write_shortest_row};
 use crate::skeleton::{JointKind, Skeleton};
 
 /// How numbers are printed.
@@ -163,6 +163,16 @@ impl WriteOptions {
     /// # Errors
     /// When a value is not finite.
     pub fn write_frame(&self, frame: &[f64], out: &mut Vec<u8>) -> Result<()> {
+        if self.precision == Precision::Shortest {
+            if let Some(i) = write_shortest_row(out, frame) {
+                return Err(Error::invalid(format!(
+                    "cannot write the non-finite value {}",
+                    frame[i]
+                )));
+            }
+            self.eol(out);
+            return Ok(());
+        }
         for (i, &v) in frame.iter().enumerate() {
             if i > 0 {
                 out.push(b' ');

@@ -410,7 +410,8 @@ pub(crate) fn short_decimal_into(dst: &mut [u8], v: f64) -> Option<usize> {
 /// its separator) or `None`.
 pub(crate) fn write_shortest_row(out: &mut Vec<u8>, values: &[f64]) -> Option<usize> {
     let mut p = out.len();
-    // Room for every value of the usual kind; refilled after a value that is not.
+    // Room for every value (its separator and SHORT_ROOM bytes), refilled
+    // after one of the rare texts that are longer.
     out.resize(p + values.len() * (SHORT_ROOM + 1), 0);
     for (i, &v) in values.iter().enumerate() {
         if i > 0 {
@@ -424,10 +425,21 @@ pub(crate) fn write_shortest_row(out: &mut Vec<u8>, values: &[f64]) -> Option<us
                     out.truncate(p);
                     return Some(i);
                 }
-                out.truncate(p);
-                write_shortest_ryu(out, v);
-                p = out.len();
-                out.resize(p + (values.len() - i) * (SHORT_ROOM + 1), 0);
+                // `ryu`'s positional texts of up to SHORT_ROOM bytes (every
+                // value from 1e-5 to 1e16) go into the value's room as
+                // they are; longer ones and exponents are laid out.
+                let mut buf = ryu::Buffer::new();
+                let text = buf.format_finite(v).as_bytes();
+                let text = text.strip_suffix(b".0").unwrap_or(text);
+                if text.len() <= SHORT_ROOM && !text.contains(&b'e') {
+                    out[p..p + text.len()].copy_from_slice(text);
+                    p += text.len();
+                } else {
+                    out.truncate(p);
+                    write_shortest_ryu(out, v);
+                    p = out.len();
+                    out.resize(p + (values.len() - i) * (SHORT_ROOM + 1), 0);
+                }
             }
         }
     }

@@ -337,11 +337,11 @@ const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
 fn digits8(n: u32) -> u64 {
     debug_assert!(n < 100_000_000);
     let n = u64::from(n);
-    let x = n / 10_000 | (n % 10_000) << 32;
+    let x = (n / 10_000) | ((n % 10_000) << 32);
     let hi = ((x * 10486) >> 20) & 0x0000_007f_0000_007f;
-    let x = hi | (x - hi * 100) << 16;
+    let x = hi | ((x - hi * 100) << 16);
     let hi = ((x * 103) >> 10) & 0x000f_000f_000f_000f;
-    hi | (x - hi * 10) << 8
+    hi | ((x - hi * 10) << 8)
 }
 
 /// Writes [`write_shortest`]'s text of the usual motion value, a decimal of
@@ -362,7 +362,8 @@ fn digits8(n: u32) -> u64 {
 #[inline(always)]
 pub(crate) fn short_decimal_into(dst: &mut [u8], v: f64) -> Option<usize> {
     let a = v.abs();
-    if !(a < 4_294_967_296.0) {
+    // Also refuses NaN (and infinities).
+    if a.is_nan() || a >= 4_294_967_296.0 {
         return None;
     }
     // Signed conversions: one instruction each on x86-64 (m < 2^53).
@@ -425,13 +426,13 @@ pub(crate) fn write_shortest_row(out: &mut Vec<u8>, values: &[f64]) -> Option<us
                     out.truncate(p);
                     return Some(i);
                 }
-                // `ryu`'s positional texts of up to SHORT_ROOM bytes (every
-                // value from 1e-5 to 1e16) go into the value's room as
-                // they are; longer ones and exponents are laid out.
+                // `ryu` prints values from 1e-5 to 1e16 positionally (with a
+                // margin here): such texts of up to SHORT_ROOM bytes go into
+                // the value's room as they are; others are laid out.
                 let mut buf = ryu::Buffer::new();
                 let text = buf.format_finite(v).as_bytes();
                 let text = text.strip_suffix(b".0").unwrap_or(text);
-                if text.len() <= SHORT_ROOM && !text.contains(&b'e') {
+                if text.len() <= SHORT_ROOM && (1e-4..1e15).contains(&v.abs()) {
                     out[p..p + text.len()].copy_from_slice(text);
                     p += text.len();
                 } else {
@@ -567,6 +568,9 @@ mod tests {
             let mut fast = [0u8; SHORT_ROOM];
             let mut slow = Vec::new();
             write_shortest_ryu(&mut slow, v);
+            let mut row = Vec::new();
+            assert_eq!(write_shortest_row(&mut row, &[v]), None);
+            assert_eq!(row, slow, "{v:e}");
             if let Some(n) = short_decimal_into(&mut fast, v) {
                 taken += 1;
                 assert_eq!(fast[..n], slow[..], "{v:e}");

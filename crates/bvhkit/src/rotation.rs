@@ -629,7 +629,7 @@ fn unwrap_deg(x: f64, target: f64) -> f64 {
 /// exact too.
 #[inline(always)]
 pub(crate) fn round_half_away(x: f64) -> f64 {
-    if !(x.abs() < 4_503_599_627_370_496.0) {
+    if x.is_nan() || x.abs() >= 4_503_599_627_370_496.0 {
         return x; // already whole (or not a number)
     }
     let t = x as i64 as f64;

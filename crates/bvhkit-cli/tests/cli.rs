@@ -2288,6 +2288,8 @@ fn render_serve_and_view_guess_the_same_units() {
 }
 
 mod record;
+#[path = "cli/stream.rs"]
+mod stream;
 
 #[path = "cli/edit.rs"]
 mod edit;
@@ -2364,4 +2366,45 @@ fn npy_sidecar_unit_guess_reuses_the_positions() {
             assert_eq!(want.size, bvhkit::units::UnitGuess::of_bvh(&bvh, mode).size);
         }
     }
+}
+
+/// `bvh export` converts a Z-up file to glTF's Y up by default, says so and
+/// records it; `--up keep` and `--scale 1 --up y` keep the file's numbers.
+#[test]
+fn export_gltf_up_axis() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("zup.bvh");
+    std::fs::write(
+        &src,
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 100\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n \
+         JOINT Head\n {\n  OFFSET 0 0 60\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 0 20\n  }\n }\n \
+         JOINT LeftFoot\n {\n  OFFSET 10 5 -90\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 10 0\n  }\n }\n}\n\
+         MOTION\nFrames: 1\nFrame Time: 0.1\n0 0 100 0 0 0 0 0 0 0 0 0\n",
+    )
+    .unwrap();
+    let f = src.to_string_lossy().into_owned();
+    let d = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
+    let doc = |n: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d(n)).unwrap()).unwrap()
+    };
+    let o = run(&["export", &f, "-o", &d("auto.gltf"), "--scale", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("up axis detected z"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("converted from z to Y up"), "{}", stderr(&o));
+    let a = doc("auto.gltf");
+    assert_eq!(a["extras"]["bvhkit"]["source_up_axis"], "z");
+    assert_eq!(a["nodes"][3]["translation"], serde_json::json!([10.0, -90.0, -5.0]));
+    let o = run(&["export", &f, "-o", &d("given.gltf"), "--scale", "1", "--up", "z"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("up axis z given, converted to Y up"), "{}", stderr(&o));
+    assert_eq!(doc("given.gltf")["nodes"], a["nodes"]);
+    for up in ["keep", "y"] {
+        let n = format!("{up}.gltf");
+        let o = run(&["export", &f, "-o", &d(&n), "--scale", "1", "--up", up]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(doc(&n)["nodes"][3]["translation"], serde_json::json!([10.0, 5.0, -90.0]));
+    }
+    let o = run(&["export", &f, "-o", &d("bad.glb"), "--up", "w"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is not auto, keep or an axis"), "{}", stderr(&o));
 }

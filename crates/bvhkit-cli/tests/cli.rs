@@ -2327,6 +2327,51 @@ mod retarget;
 #[path = "cli/up.rs"]
 mod up;
 
+/// The NPY sidecar's unit guess takes each frame's size from the positions
+/// already computed for the array (one forward kinematics per frame), also
+/// when only some joints are written: its size is the library's guess on
+/// the whole clip, exactly, and with a frame range, the guess on the
+/// frames read (every frame before the end of the range).
+#[test]
+fn npy_sidecar_unit_guess_reuses_the_positions() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/walk.bvh");
+    let (bvh, _) =
+        bvhkit::ReadOptions::new().lenient(true).parse(&std::fs::read(&src).unwrap()).unwrap();
+    let mode = bvhkit::PositionChannels::Replace;
+    let fk = bvhkit::Kinematics::new(bvh.skeleton(), mode);
+    let sizes: Vec<f64> = (0..bvh.motion().n_frames())
+        .map(|f| {
+            let mut p = vec![bvhkit::glam::DVec3::ZERO; fk.len()];
+            fk.positions(bvh.motion().frame(f), &mut p);
+            bvhkit::units::pose_size(&p)
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    for (frames, read) in [("..", sizes.len()), ("3..7", 7)] {
+        let npy = dir.path().join(format!("p{read}.npy"));
+        let o = run(&[
+            "positions",
+            src.to_str().unwrap(),
+            "--joints",
+            "Spine",
+            "--frames",
+            frames,
+            "-o",
+            npy.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let side: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(format!("{}.json", npy.display())).unwrap())
+                .unwrap();
+        let want = bvhkit::units::UnitGuess::of_pose_sizes(sizes[..read].to_vec());
+        assert_eq!(side["units"]["size"].as_f64(), Some(want.size), "--frames {frames}");
+        assert_eq!(side["units"]["guess"].as_str(), Some(want.units.to_string().as_str()));
+        if read == sizes.len() {
+            assert_eq!(want.size, bvhkit::units::UnitGuess::of_bvh(&bvh, mode).size);
+        }
+    }
+}
+
 /// `bvh export` converts a Z-up file to glTF's Y up by default, says so and
 /// records it; `--up keep` and `--scale 1 --up y` keep the file's numbers.
 #[test]

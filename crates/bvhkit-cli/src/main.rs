@@ -7,6 +7,7 @@ mod check;
 mod clip;
 mod edit;
 mod export;
+mod export_dataset;
 mod export_gltf;
 mod fmt;
 mod info;

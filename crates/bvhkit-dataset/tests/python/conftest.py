@@ -56,11 +56,15 @@ def bvh_bin() -> Path:
 
 
 @pytest.fixture(scope="session")
-def corpus_export(bvh_bin: Path, corpus_dir: Path, tmp_path_factory) -> tuple[Path, str]:
+def corpus_export(
+    bvh_bin: Path, corpus_dir: Path, tmp_path_factory
+) -> tuple[Path, str]:
     """`bvh export CORPUS -o all.parquet` (default options) and its stderr."""
     out = tmp_path_factory.mktemp("export") / "all.parquet"
     r = subprocess.run(
-        [str(bvh_bin), "export", str(corpus_dir), "-o", str(out)], capture_output=True, text=True
+        [str(bvh_bin), "export", str(corpus_dir), "-o", str(out)],
+        capture_output=True,
+        text=True,
     )
     assert r.returncode in (0, 1), r.stderr
     assert out.exists() and out.with_suffix(".skeleton.parquet").exists(), r.stderr

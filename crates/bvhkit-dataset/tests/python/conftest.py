@@ -49,16 +49,14 @@ def bvh_bin() -> Path:
     ).stdout
     for line in out.splitlines():
         msg = json.loads(line)
-        if msg.get("reason") == "compiler-artifact" and msg["target"]["name"] == "bvh":
-            if msg.get("executable"):
-                return Path(msg["executable"])
+        is_bvh = msg.get("reason") == "compiler-artifact" and msg["target"]["name"] == "bvh"
+        if is_bvh and msg.get("executable"):
+            return Path(msg["executable"])
     raise AssertionError("cargo built no bvh executable")
 
 
 @pytest.fixture(scope="session")
-def corpus_export(
-    bvh_bin: Path, corpus_dir: Path, tmp_path_factory
-) -> tuple[Path, str]:
+def corpus_export(bvh_bin: Path, corpus_dir: Path, tmp_path_factory) -> tuple[Path, str]:
     """`bvh export CORPUS -o all.parquet` (default options) and its stderr."""
     out = tmp_path_factory.mktemp("export") / "all.parquet"
     r = subprocess.run(

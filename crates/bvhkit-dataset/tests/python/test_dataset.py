@@ -12,9 +12,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 
-def npy(
-    bvh_bin: Path, tmp: Path, command: str, path: Path, *args: str
-) -> tuple[np.ndarray, dict]:
+def npy(bvh_bin: Path, tmp: Path, command: str, path: Path, *args: str) -> tuple[np.ndarray, dict]:
     """`bvh COMMAND PATH -o x.npy --dtype f64 ARGS`: the array and its sidecar."""
     out = tmp / f"{command}.npy"
     subprocess.run(
@@ -59,16 +57,12 @@ def test_long_table_equals_bvh_positions_and_rotations(
         sub = table.filter(rows)
         got = np.stack([sub.column(c).to_numpy() for c in ("px", "py", "pz")], axis=1)
         np.testing.assert_array_equal(got, pos.reshape(-1, 3), err_msg=path.name)
-        got = np.stack(
-            [sub.column(c).to_numpy() for c in ("qx", "qy", "qz", "qw")], axis=1
-        )
+        got = np.stack([sub.column(c).to_numpy() for c in ("qx", "qy", "qz", "qw")], axis=1)
         np.testing.assert_array_equal(got, rot.reshape(-1, 4), err_msg=path.name)
         assert sub.column("joint").to_pylist() == side["joints"] * f, path.name
         parents = [None if p < 0 else side["joints"][p] for p in side["parents"]]
         assert sub.column("parent").to_pylist() == parents * f, path.name
-        assert sub.column("frame").to_pylist() == list(np.repeat(np.arange(f), j)), (
-            path.name
-        )
+        assert sub.column("frame").to_pylist() == list(np.repeat(np.arange(f), j)), path.name
         checked += 1
     assert checked >= 40, checked
 
@@ -122,9 +116,9 @@ def test_broken_files_are_reported_and_skipped(bvh_bin, corpus_dir, tmp_path):
         text=True,
     )
     assert r.returncode == 1, r.stderr
-    assert (
-        "broken.bvh:5:1: expected a number" in r.stderr and "1 file skipped" in r.stderr
-    ), r.stderr
+    assert "broken.bvh:5:1: expected a number" in r.stderr and "1 file skipped" in r.stderr, (
+        r.stderr
+    )
     clips = sorted(set(pq.read_table(out).column("clip").to_pylist()))
     assert clips == sorted(f"sub/{p.name}" for p in good)
     # The real corpus read strictly: its malformed files are skipped, the rest exported.
@@ -139,9 +133,7 @@ def test_broken_files_are_reported_and_skipped(bvh_bin, corpus_dir, tmp_path):
     assert skipped and all("malformed_" in ln for ln in skipped), r.stderr
     exported = set(pq.read_table(out, columns=["clip"]).column("clip").to_pylist())
     assert len(exported) + len(skipped) >= 40
-    assert not any(
-        name.startswith("malformed_") and f"{name}:" in r.stderr for name in exported
-    )
+    assert not any(name.startswith("malformed_") and f"{name}:" in r.stderr for name in exported)
 
 
 def test_options_wide_f32_6d_velocities_contacts(bvh_bin, corpus_dir, tmp_path):
@@ -164,19 +156,13 @@ def test_options_wide_f32_6d_velocities_contacts(bvh_bin, corpus_dir, tmp_path):
     pos, side = npy(bvh_bin, tmp_path, "positions", path)
     rot, _ = npy(bvh_bin, tmp_path, "rotations", path, "--repr", "6d")
     f, j, _ = pos.shape
-    got = np.stack(t.column("positions").to_numpy(zero_copy_only=False)).reshape(
-        f, j, 3
-    )
+    got = np.stack(t.column("positions").to_numpy(zero_copy_only=False)).reshape(f, j, 3)
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, pos.astype(np.float32))
-    got = np.stack(t.column("rotations").to_numpy(zero_copy_only=False)).reshape(
-        f, j, 6
-    )
+    got = np.stack(t.column("rotations").to_numpy(zero_copy_only=False)).reshape(f, j, 6)
     np.testing.assert_array_equal(got, rot.astype(np.float32))
     v = np.stack(t.column("velocities").to_numpy(zero_copy_only=False)).reshape(f, j, 3)
-    want = np.gradient(
-        pos, side["frame_time"], axis=0
-    )  # central, one-sided at the ends
+    want = np.gradient(pos, side["frame_time"], axis=0)  # central, one-sided at the ends
     np.testing.assert_allclose(
         v, want.astype(np.float32), rtol=1e-5, atol=1e-4 * np.abs(want).max()
     )

@@ -68,7 +68,7 @@ def rows(root: str):
 
         for batch in batches:
             for uri, content in zip(batch["path"], batch["content"], strict=True):
-                name = os.path.relpath(local_path(uri), root).replace(os.sep, "/")
+                name = os.path.relpath(local_path(uri), local_path(root)).replace(os.sep, "/")
                 try:
                     yield clip_frame(name, bytes(content))
                 except (bvhkit.ParseError, ValueError) as e:
@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         .getOrCreate()
     )
     try:
-        root = str(Path(a.input).resolve())
+        # A local folder, or a URI (hdfs://, s3a://) the cluster reads.
+        root = a.input if "://" in a.input else str(Path(a.input).resolve())
         files = (
             spark.read.format("binaryFile")
             .option("recursiveFileLookup", "true")

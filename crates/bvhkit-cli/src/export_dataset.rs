@@ -147,8 +147,8 @@ fn options(d: &DatasetArgs, position_channels: crate::PosMode) -> Result<Options
 
 /// Where the outputs go while they are written.
 enum Sink {
-    Parquet(ParquetWriter<BufWriter<std::fs::File>>),
-    Npz(NpzWriter<BufWriter<std::fs::File>>),
+    Parquet(Box<ParquetWriter<BufWriter<std::fs::File>>>),
+    Npz(Box<NpzWriter<BufWriter<std::fs::File>>>),
 }
 
 /// The shared flags of `bvh export` that a dataset uses.
@@ -189,8 +189,8 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
     let file = main.file().try_clone()?;
     let w = BufWriter::with_capacity(1 << 20, file);
     let mut sink = match kind {
-        Kind::Parquet => Sink::Parquet(ParquetWriter::new(w, &options)?),
-        Kind::Npz => Sink::Npz(NpzWriter::new(w, options.dtype)),
+        Kind::Parquet => Sink::Parquet(Box::new(ParquetWriter::new(w, &options)?)),
+        Kind::Npz => Sink::Npz(Box::new(NpzWriter::new(w, options.dtype))),
     };
     let pool = match c.threads {
         Some(n) => Some(rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build()?),
@@ -282,7 +282,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
     let mut written = vec![target.display().to_string()];
     match sink {
         Sink::Parquet(w) => {
-            let (mut w, skeletons) = w.finish()?;
+            let (mut w, skeletons) = (*w).finish()?;
             w.flush()?;
             drop(w);
             let mut sk = AtomicFile::create(&skeleton_target)?;
@@ -293,7 +293,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
             written.push(skeleton_target.display().to_string());
         }
         Sink::Npz(w) => {
-            w.finish()?.flush()?;
+            (*w).finish()?.flush()?;
             main.commit()?;
         }
     }

@@ -279,7 +279,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
     if stats.clips == 0 {
         bail!("no input could be exported; {} not written", out.display());
     }
-    let mut written = vec![target.display().to_string()];
+    let mut written = vec![out.display().to_string()];
     match sink {
         Sink::Parquet(w) => {
             let (mut w, skeletons) = (*w).finish()?;
@@ -290,7 +290,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
             skeletons.write(BufWriter::new(f))?.flush()?;
             main.commit()?;
             sk.commit()?;
-            written.push(skeleton_target.display().to_string());
+            written.push(skeleton_path(out).display().to_string());
         }
         Sink::Npz(w) => {
             (*w).finish()?.flush()?;

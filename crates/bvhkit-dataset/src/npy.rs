@@ -1,5 +1,5 @@
 //! The NPY v1.0 array header, shared by `bvh positions -o OUT.npy` and the
-//! NPZ writer ([`crate::npz`]).
+//! NPZ writer ([`crate::NpzWriter`]).
 
 /// The NPY v1.0 header of a C-order array of element type `descr` (`"<f4"`,
 /// `"<f8"`, `"<i4"`, `"|b1"`, ...) and shape `shape`.

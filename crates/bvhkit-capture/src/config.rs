@@ -364,8 +364,7 @@ impl Config {
 
     /// A sensor's quaternion (its axes) in BVH axes: `M · q · M⁻¹`.
     pub fn to_bvh_axes(&self, q: DQuat) -> DQuat {
-        let f = DQuat::from_mat3(&self.sensor_frame);
-        (f * q * f.conjugate()).normalize()
+        rotate_axes(DQuat::from_mat3(&self.sensor_frame), q)
     }
 
     /// The inverse of [`Config::to_bvh_axes`].
@@ -379,4 +378,10 @@ impl Config {
     pub fn position_to_bvh(&self, p: DVec3, scale: f64) -> DVec3 {
         self.sensor_frame * p * scale
     }
+}
+
+/// `f · q · f⁻¹`, normalised: a rotation `q` in axes turned by `f`. The one
+/// place [`Config::to_bvh_axes`] and the recorder (which makes `f` once) share.
+pub(crate) fn rotate_axes(f: DQuat, q: DQuat) -> DQuat {
+    (f * q * f.conjugate()).normalize()
 }

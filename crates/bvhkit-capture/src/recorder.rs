@@ -6,7 +6,7 @@ use bvhkit::glam::{DQuat, DVec3};
 use bvhkit::rotation::{euler_to_quat, quat_to_euler, quat_to_euler_near};
 use bvhkit::{Channel, JointId};
 
-use crate::config::{Config, Mount};
+use crate::config::{Config, Mount, rotate_axes};
 
 /// One sensor reading: an orientation (sensor axes) and optionally a
 /// position, at time `t` in seconds.
@@ -75,9 +75,11 @@ struct Drive {
 /// ([`bvhkit::rotation::quat_to_euler_near`]).
 ///
 /// A sample belongs to frame `round((t - t0) · frame_rate)`, `t0` the time
-/// of the first accepted sample (not malformed, of a known sensor). A frame is emitted when a sample of a later frame arrives
-/// (frames in between are emitted with every sensor held) and by
-/// [`Recorder::finish`].
+/// of the first accepted sample (not malformed, of a known sensor). A frame
+/// is emitted as soon as every sensor has a sample in it, or else when a
+/// sample of a later frame arrives (frames in between are emitted with every
+/// sensor held), or by [`Recorder::finish`]. A sample for a frame already
+/// emitted is counted as out of order.
 ///
 /// # Example
 /// ```
@@ -112,11 +114,15 @@ pub struct Recorder {
     t0: Option<f64>,
     current: u64,
     dirty: bool,
+    /// Sensors with a sample in the frame being filled.
+    fresh: usize,
     previous: Vec<[f64; 3]>,
     started: Vec<bool>,
     world_rot: Vec<DQuat>,
     world_pos: Vec<DVec3>,
     stats: Stats,
+    /// The sensor axes as a quaternion (`Config::to_bvh_axes`, computed once).
+    axes: DQuat,
 }
 
 impl Recorder {
@@ -151,11 +157,13 @@ impl Recorder {
             t0: None,
             current: 0,
             dirty: false,
+            fresh: 0,
             previous: vec![[0.0; 3]; n],
             started: vec![false; n],
             world_rot: vec![DQuat::IDENTITY; n],
             world_pos: vec![DVec3::ZERO; n],
             stats: Stats::default(),
+            axes: DQuat::from_mat3(&config.sensor_frame),
         }
     }
 
@@ -206,16 +214,26 @@ impl Recorder {
             self.emit(out);
             emitted += 1;
         }
-        let q = self.config.to_bvh_axes(q / len);
+        // `Config::to_bvh_axes`, with the axes' quaternion made once.
+        let q = rotate_axes(self.axes, q / len);
         let slot = &mut self.slots[slot];
         slot.calibration.get_or_insert(q);
         slot.orientation = Some(q);
         if let Some(p) = s.p {
             slot.position = Some(DVec3::from_array(p));
         }
-        slot.fresh = true;
+        if !slot.fresh {
+            slot.fresh = true;
+            self.fresh += 1;
+        }
         self.dirty = true;
         self.stats.samples += 1;
+        if self.fresh == self.slots.len() {
+            // Every sensor has reported: the frame is complete now, not when
+            // the next frame's first sample arrives (one frame of latency less).
+            self.emit(out);
+            emitted += 1;
+        }
         emitted
     }
 
@@ -302,6 +320,7 @@ impl Recorder {
         for slot in &mut self.slots {
             slot.fresh = false;
         }
+        self.fresh = 0;
         self.current += 1;
         self.dirty = false;
         self.stats.frames += 1;

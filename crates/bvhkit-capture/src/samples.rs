@@ -162,24 +162,34 @@ impl LineReader {
         pos: Option<[usize; 3]>,
         out: &mut Reading,
     ) -> Result<bool, LineError> {
+        // Fields with their byte offsets; columns (in characters) are only
+        // counted for an error message.
+        let column = |byte: usize| line[..byte].chars().count();
         let mut fields: [(usize, &str); 9] = [(0, ""); 9];
+        let bytes = line.as_bytes();
         let mut n = 0;
-        let mut col = 0;
-        for f in line.split(',') {
+        let mut at = 0;
+        loop {
+            // A plain byte loop: fields are short, and `str::split`'s memchr
+            // per field cost more than the parsing around it.
+            let end = bytes[at..].iter().position(|&b| b == b',').map_or(bytes.len(), |p| at + p);
             if n == columns {
                 return Err(self.error(
-                    col,
+                    column(at),
                     format!("expected {columns} fields, found more"),
                     false,
                 ));
             }
-            fields[n] = (col, f);
+            fields[n] = (at, &line[at..end]);
             n += 1;
-            col += f.chars().count() + 1;
+            at = end + 1;
+            if end == bytes.len() {
+                break;
+            }
         }
         if n != columns {
             return Err(self.error(
-                col.saturating_sub(1),
+                column(at.saturating_sub(1).min(line.len())),
                 format!("expected {columns} fields, found {n}"),
                 false,
             ));
@@ -187,7 +197,7 @@ impl LineReader {
         let num = |k: usize, name: &str| -> Result<f64, LineError> {
             let (c, f) = fields[k];
             f.trim().parse::<f64>().map_err(|_| {
-                self.error(c, format!("expected a number for {name}, found \"{f}\""), false)
+                self.error(column(c), format!("expected a number for {name}, found \"{f}\""), false)
             })
         };
         out.t = num(idx[0], "t")?;

@@ -124,8 +124,9 @@ fn one_frame(config: &Config, parent: [f64; 4], child: [f64; 4]) -> Vec<f64> {
     let mut rec = Recorder::new(config);
     let mut out = Vec::new();
     assert_eq!(rec.push(&Sample { t: 0.0, sensor: "s-parent", q: parent, p: None }, &mut out), 0);
-    assert_eq!(rec.push(&Sample { t: 0.0, sensor: "s-child", q: child, p: None }, &mut out), 0);
-    assert_eq!(rec.finish(&mut out), 1);
+    // Every sensor has reported: the frame is emitted at once.
+    assert_eq!(rec.push(&Sample { t: 0.0, sensor: "s-child", q: child, p: None }, &mut out), 1);
+    assert_eq!(rec.finish(&mut out), 0);
     assert_eq!(out.len(), 6);
     let s = rec.stats();
     assert_eq!((s.frames, s.samples, s.dropped(), s.held), (1, 2, 0, 0));
@@ -238,8 +239,8 @@ fn mounts_calibrate_and_fixed() {
     rec.push(&Sample { t: 1.0, sensor: "s-child", q: q0, p: None }, &mut out);
     // Frame 1: the parent's sensor turned 25 degrees about world X from there.
     let turned = qmul(axis_angle([1.0, 0.0, 0.0], 25.0), q0);
-    assert_eq!(rec.push(&Sample { t: 1.01, sensor: "s-parent", q: turned, p: None }, &mut out), 1);
-    rec.push(&Sample { t: 1.01, sensor: "s-child", q: turned, p: None }, &mut out);
+    assert_eq!(rec.push(&Sample { t: 1.01, sensor: "s-parent", q: turned, p: None }, &mut out), 0);
+    assert_eq!(rec.push(&Sample { t: 1.01, sensor: "s-child", q: turned, p: None }, &mut out), 1);
     rec.finish(&mut out);
     assert_angles(&out[..3], [0.0; 3], "calibration frame parent");
     assert_angles(&out[3..6], [0.0; 3], "calibration frame child");

@@ -717,48 +717,22 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
     let opts = WriteOptions::new();
     let mut n_out = 0usize;
     let n_in = rdr.skeleton().n_channels();
-    // Two threads: this one reads and parses batches of frames, the other
-    // transforms and writes them; a bounded channel keeps memory constant
-    // and returns the emptied batches for reuse.
+    let n_width = skel.n_channels();
+    // Two threads: this one reads, parses and transforms batches of frames
+    // (the transforms run in frame order: continuity carries from frame to
+    // frame), the other formats and writes them, which costs about as much;
+    // a bounded channel keeps memory constant and returns the emptied
+    // batches for reuse.
     let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<f64>>(4);
     let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<f64>>(8);
-    let steps_ref = &mut steps;
     let opts_ref = &opts;
-    let mut writer = move |w: &mut dyn Write| -> Result<usize> {
+    let writer = move |w: &mut dyn Write| -> Result<usize> {
         let mut n_out = 0usize;
         let mut line = Vec::with_capacity(64 * 1024);
-        'batches: for batch in full_rx.iter() {
-            'frames: for frame in batch.chunks_exact(n_in.max(1)) {
-                // A frame without channels travels as one placeholder value.
-                let mut cur: &[f64] = &frame[..n_in];
-                for step in steps_ref.iter_mut() {
-                    match step {
-                        Step::Range(r, i) => {
-                            let k = *i;
-                            *i += 1;
-                            if r.past(k) {
-                                // This step's count only grows, so no later frame
-                                // gets past it: stop reading.
-                                break 'batches;
-                            }
-                            if !r.contains(k) {
-                                continue 'frames;
-                            }
-                        }
-                        Step::Every(n, i) => {
-                            let k = *i;
-                            *i += 1;
-                            if k % *n != 0 {
-                                continue 'frames;
-                            }
-                        }
-                        Step::Map(m, buf) => {
-                            m.map(cur, buf);
-                            cur = buf;
-                        }
-                    }
-                }
-                opts_ref.write_frame(cur, &mut line)?;
+        for batch in full_rx.iter() {
+            // A frame without channels travels as one placeholder value.
+            for frame in batch.chunks_exact(n_width.max(1)) {
+                opts_ref.write_frame(&frame[..n_width], &mut line)?;
                 n_out += 1;
                 if line.len() >= 60 * 1024 {
                     w.write_all(&line)?;
@@ -784,10 +758,9 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
         while !done {
             let mut batch = empty_rx.try_recv().unwrap_or_default();
             batch.clear();
-            for _ in 0..per_batch {
+            'frames: for _ in 0..per_batch {
                 match rdr.read_frame(&mut frame) {
-                    Ok(true) if n_in == 0 => batch.push(0.0),
-                    Ok(true) => batch.extend_from_slice(&frame),
+                    Ok(true) => {}
                     Ok(false) => {
                         done = true;
                         break;
@@ -798,12 +771,46 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
                         break;
                     }
                 }
+                let mut cur: &[f64] = &frame;
+                for step in steps.iter_mut() {
+                    match step {
+                        Step::Range(r, i) => {
+                            let k = *i;
+                            *i += 1;
+                            if r.past(k) {
+                                // This step's count only grows, so no later frame
+                                // gets past it: stop reading.
+                                done = true;
+                                break 'frames;
+                            }
+                            if !r.contains(k) {
+                                continue 'frames;
+                            }
+                        }
+                        Step::Every(n, i) => {
+                            let k = *i;
+                            *i += 1;
+                            if k % *n != 0 {
+                                continue 'frames;
+                            }
+                        }
+                        Step::Map(m, buf) => {
+                            m.map(cur, buf);
+                            cur = buf;
+                        }
+                    }
+                }
+                if n_width == 0 {
+                    batch.push(0.0);
+                } else {
+                    batch.extend_from_slice(cur);
+                }
             }
             if read_error.is_some() {
                 break;
             }
             if !batch.is_empty() && full_tx.send(batch).is_err() {
-                break; // the writer stopped (a range ended, or an error)
+                break; // the writer stopped (an error)
             }
         }
         drop(full_tx);

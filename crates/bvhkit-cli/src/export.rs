@@ -577,7 +577,10 @@ fn select(skeleton: &Skeleton, wanted: &[String]) -> Result<(Vec<usize>, Vec<Str
 
 /// Streams `input` frame by frame into `out` (standard output when `None`),
 /// calling `per_frame(frame_values, out)` for the frames in range; returns
-/// the warnings to print.
+/// the warnings to print. `per_frame` returns the frame's
+/// [`bvhkit::units::pose_size`] when it computed every joint's world
+/// position on the way (`positions`), so the NPY sidecar's unit guess does
+/// not run forward kinematics a second time for that frame.
 fn stream(
     c: &Common,
     input: &Input,
@@ -585,7 +588,7 @@ fn stream(
     command: &str,
     settings: Vec<(&'static str, serde_json::Value)>,
     make_layout: impl FnOnce(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
-    mut per_frame: impl FnMut(&Skeleton, &[f64], &[usize], &mut Vec<f64>),
+    mut per_frame: impl FnMut(&Skeleton, &[f64], &[usize], &mut Vec<f64>) -> Option<f64>,
 ) -> Result<Vec<String>> {
     let inputs = std::slice::from_ref(input);
     if let Some(out) = out {
@@ -662,15 +665,18 @@ fn stream(
         if let Some(map) = to_y_up.as_mut() {
             map.map(&raw, &mut frame);
         }
-        if guess_units {
-            fk.positions_with(&frame, &mut scratch, &mut pose);
-            sizes.push(bvhkit::units::pose_size(&pose));
-        }
+        let mut size = None;
         if range.contains(f) {
             values.clear();
-            per_frame(&skeleton, &frame, &sel, &mut values);
+            size = per_frame(&skeleton, &frame, &sel, &mut values);
             sink.frame(f, &values)?;
             written += 1;
+        }
+        if guess_units {
+            sizes.push(size.unwrap_or_else(|| {
+                fk.positions_with(&frame, &mut scratch, &mut pose);
+                bvhkit::units::pose_size(&pose)
+            }));
         }
         f += 1;
     }
@@ -820,6 +826,9 @@ fn positions_one(c: &Common, input: &Input, out: Option<&Path>) -> Result<Vec<St
             for &i in sel {
                 out.extend_from_slice(&pos[i].to_array());
             }
+            // Every joint's position, as the unit guess computes it (same
+            // skeleton, same position-channel rule).
+            Some(bvhkit::units::pose_size(&pos))
         },
     )
 }
@@ -902,6 +911,7 @@ fn rotations_one(a: &RotationsArgs, input: &Input, out: Option<&Path>) -> Result
                 out.extend_from_slice(&value[..width]);
             }
             have_prev = true;
+            None
         },
     )
 }

@@ -95,9 +95,6 @@ pub(crate) struct DatasetArgs {
     /// Contact: largest speed, as a fraction of the skeleton's size per second.
     #[arg(long, value_name = "FRACTION", default_value_t = Contacts::default().speed)]
     contact_speed: f64,
-    /// Parquet/NPZ: convert to Y up from this axis (x, y, z, -x, -y, -z), `auto` to detect it per file, or `keep`.
-    #[arg(long, value_name = "AXIS", default_value = "keep", allow_hyphen_values = true, value_parser = crate::clip::parse_up)]
-    up: crate::clip::Up,
 }
 
 /// What one file turned into.
@@ -158,6 +155,8 @@ pub(crate) struct Common<'a> {
     pub(crate) position_channels: crate::PosMode,
     pub(crate) strict: bool,
     pub(crate) threads: Option<usize>,
+    /// `--up` (shared with glTF; default `auto`).
+    pub(crate) up: crate::clip::Up,
 }
 
 pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
@@ -216,7 +215,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
         let mut lines: Vec<String> = warnings.iter().map(|w| located_warning(input, w)).collect();
         let name = if *input == Input::Stdin { "-".to_string() } else { clip_name(rel) };
         let (bvh, note) =
-            crate::clip::upright(bvh, d.up, &input.display()).map_err(|e| format!("{e:#}"))?;
+            crate::clip::upright(bvh, c.up, &input.display()).map_err(|e| format!("{e:#}"))?;
         lines.extend(note);
         let bytes = match input {
             Input::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),

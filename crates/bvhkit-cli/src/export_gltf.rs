@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use bvhkit_gltf::{BufferUri, ExportOptions, Scale, export};
+use bvhkit_gltf::{BufferUri, ExportOptions, Scale, Up, export};
 
 use crate::PosMode;
 use crate::io::{
@@ -24,8 +24,11 @@ positions` names them), one animation with the file's frames at i * frame \
 time, and by default a box per bone skinned to its joint so that any viewer \
 shows the figure (--no-mesh leaves it out). Lengths are converted to metres \
 from the unit guessed from the skeleton's size (printed, and stored in the \
-file's extras); --scale 1 keeps the file's own numbers. Axes are kept as in \
-the file (glTF is Y-up, as most BVH files are). Several inputs need -o \
+file's extras); --scale 1 keeps the file's own numbers. glTF is Y up: the \
+file's up axis is detected (head above hips above feet) and converted to Y \
+up as `bvh edit --up y` converts it, with what was applied printed and \
+stored in the extras; --up AXIS names the file's up axis instead, --up keep \
+(or --up y) keeps its axes. Several inputs need -o \
 OUTDIR/ and give one file per input (--format picks glb or gltf, glb by \
 default). The output may not be an input. See docs/gltf.md.
 
@@ -57,6 +60,9 @@ pub(crate) struct Args {
     /// Multiply lengths by this factor instead of converting the guessed unit to metres (1 keeps the file's numbers).
     #[arg(long, value_name = "FACTOR")]
     scale: Option<f64>,
+    /// The file's up axis (x, y, z, -x, -y, -z), converted to glTF's Y up; `auto` detects it; `keep` keeps the file's axes.
+    #[arg(long, value_name = "AXIS", default_value = "auto", allow_hyphen_values = true, value_parser = crate::clip::parse_up)]
+    up: crate::clip::Up,
     /// Leave out the skin and the boxes (skeleton and animation only).
     #[arg(long)]
     no_mesh: bool,
@@ -103,6 +109,7 @@ pub(crate) fn run(a: Args) -> Result<ExitCode> {
             position_channels: a.position_channels,
             strict: a.strict,
             threads: a.threads,
+            up: a.up,
         };
         return crate::export_dataset::run(&c, &a.dataset);
     }
@@ -180,6 +187,11 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
     let options = ExportOptions {
         position_channels: a.position_channels.into(),
         scale: a.scale.map_or(Scale::Guess, Scale::Factor),
+        up: match a.up {
+            crate::clip::Up::Auto => Up::Detect,
+            crate::clip::Up::Keep => Up::Keep,
+            crate::clip::Up::From(axis) => Up::From(axis),
+        },
         mesh: !a.no_mesh,
         name: Some(name),
     };
@@ -190,10 +202,7 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
         std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
     }
     match format {
-        Format::Glb => {
-            let bytes = x.to_glb()?;
-            write_atomic(out, |w| Ok(w.write_all(&bytes)?))?;
-        }
+        Format::Glb => write_atomic(out, |w| Ok(x.write_glb(w)?))?,
         Format::Gltf if a.bin_file => {
             let bin = out.with_extension("bin");
             let uri = bin.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

@@ -3,8 +3,10 @@
 // One exception, for mapping input files: see `io::read_file` and ARCHITECTURE.md.
 #![deny(unsafe_code)]
 
+mod blend;
 mod check;
 mod clip;
+mod concat;
 mod edit;
 mod export;
 mod export_dataset;
@@ -12,9 +14,13 @@ mod export_gltf;
 mod fmt;
 mod info;
 mod io;
+mod layer;
+#[path = "loop.rs"]
+mod loop_cmd;
 mod range;
 mod record;
 mod render;
+mod retarget;
 mod serve;
 mod text;
 mod view;
@@ -52,6 +58,21 @@ enum Command {
     Fmt(fmt::Args),
     /// Transform motion: frames, frame rate, rotation order, channel layout, units, axes, mirror, root motion, joints, rest pose.
     Edit(Box<edit::Args>),
+    /// Concatenate clips of one skeleton, each continuing where the last ends, with optional crossfades.
+    #[command(long_about = concat::LONG_ABOUT)]
+    Concat(concat::Args),
+    /// Blend two clips pose by pose (a weight or a curve), on every joint or a subtree.
+    #[command(long_about = blend::LONG_ABOUT)]
+    Blend(blend::Args),
+    /// Add a clip's motion since its reference pose on top of another (an additive layer).
+    #[command(long_about = layer::LONG_ABOUT)]
+    Layer(layer::Args),
+    /// Make a clip loop: its end crossfaded into its start, travel kept or removed.
+    #[command(long_about = loop_cmd::LONG_ABOUT)]
+    Loop(loop_cmd::Args),
+    /// Retarget motion onto another skeleton (other names, proportions and rest pose).
+    #[command(long_about = retarget::LONG_ABOUT)]
+    Retarget(Box<retarget::Args>),
     /// World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
     #[command(long_about = export::POSITIONS_ABOUT)]
     Positions(export::PositionsArgs),
@@ -128,6 +149,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
         Command::Edit(a) => edit::run(*a),
+        Command::Concat(a) => concat::run(a),
+        Command::Blend(a) => blend::run(a),
+        Command::Layer(a) => layer::run(a),
+        Command::Loop(a) => loop_cmd::run(a),
+        Command::Retarget(a) => retarget::run(*a),
         Command::Positions(a) => export::run_positions(a),
         Command::Rotations(a) => export::run_rotations(a),
         Command::Export(a) => export_gltf::run(a),
@@ -162,6 +188,27 @@ mod tests {
         assert!(parse(&["info", "a.bvh", "--json"]).is_ok());
         assert!(parse(&["info"]).is_err(), "a file is required");
         assert!(
+            parse(&["retarget", "a.bvh", "--to", "b.bvh", "-o", "c.bvh", "--map", "m.txt"]).is_ok()
+        );
+        assert!(
+            parse(&["retarget", "a.bvh", "--to", "b.bvh", "-o", "c.bvh", "--reference", "12"])
+                .is_ok()
+        );
+        assert!(
+            parse(&[
+                "retarget",
+                "a.bvh",
+                "--to",
+                "b.bvh",
+                "-o",
+                "c.bvh",
+                "--reference",
+                "sideways"
+            ])
+            .is_err()
+        );
+        assert!(parse(&["retarget", "a.bvh", "-o", "c.bvh"]).is_err(), "--to is required");
+        assert!(
             parse(&["export", "a.bvh", "-o", "a.gltf", "--scale", "1", "--no-mesh", "--bin-file"])
                 .is_ok()
         );
@@ -186,6 +233,37 @@ mod tests {
             .is_ok()
         );
         assert!(parse(&["positions", "a.bvh", "--format", "xml"]).is_err());
+        assert!(
+            parse(&["concat", "a.bvh", "b.bvh", "-o", "c.bvh", "--crossfade", "0.4s", "--linear"])
+                .is_ok()
+        );
+        assert!(parse(&["concat", "a.bvh", "-o", "c.bvh"]).is_err(), "two clips at least");
+        assert!(parse(&["concat", "a.bvh", "b.bvh", "-o", "c.bvh", "--crossfade", "x"]).is_err());
+        assert!(
+            parse(&["blend", "a.bvh", "b.bvh", "-o", "c.bvh", "--weight", "0..1:smooth"]).is_ok()
+        );
+        assert!(
+            parse(&["blend", "a.bvh", "b.bvh", "-o", "c.bvh"]).is_err(),
+            "--weight is required"
+        );
+        assert!(parse(&["blend", "a.bvh", "b.bvh", "-o", "c.bvh", "--weight", "2"]).is_err());
+        assert!(
+            parse(&[
+                "layer",
+                "a.bvh",
+                "b.bvh",
+                "-o",
+                "c.bvh",
+                "--joints",
+                "Neck",
+                "--reference",
+                "3"
+            ])
+            .is_ok()
+        );
+        assert!(
+            parse(&["loop", "a.bvh", "-o", "c.bvh", "--crossfade", "12", "--in-place"]).is_ok()
+        );
         assert!(
             parse(&["positions", "a.bvh", "--position-channels", "add", "--dtype", "f32"]).is_ok()
         );

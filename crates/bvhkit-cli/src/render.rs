@@ -21,7 +21,7 @@ pub(crate) const LONG_ABOUT: &str = "\
 Draw files to PNG, GIF, a contact sheet or MP4.
 
 The output's extension picks what is drawn: .png one frame (--frame) or, \
-with --contact-sheet, a grid of evenly spaced frames; .gif an animation of \
+with --contact-sheet, a grid of evenly spaced frames (of the first file; several files stand side by side in every cell); .gif an animation of \
 --frames at --fps (default: the file's rate, at most 50); .mp4 the same \
 through ffmpeg (at most 60 fps). Several files stand side by side at one \
 scale. The camera orbits the figures: --azimuth -360 to 360 degrees about \
@@ -135,15 +135,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let out = &args.output;
     match ext.as_str() {
         "png" if args.contact_sheet => {
-            if clips.len() != 1 {
-                bail!("--contact-sheet draws one file");
-            }
             let sheet = SheetOptions {
                 cells: args.cells,
                 columns: args.columns,
                 ..SheetOptions::default()
             };
-            let bytes = raster::render_contact_sheet(&clips[0], &opts, &sheet)?;
+            let bytes = raster::render_contact_sheet_of(&refs, &opts, &sheet)?;
             write_atomic(out, |w| Ok(w.write_all(&bytes)?))?;
         }
         "png" => {

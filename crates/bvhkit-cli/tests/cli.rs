@@ -2288,11 +2288,15 @@ fn render_serve_and_view_guess_the_same_units() {
 }
 
 mod record;
+#[path = "cli/stream.rs"]
+mod stream;
 
 #[path = "cli/edit.rs"]
 mod edit;
 #[path = "cli/edit_b.rs"]
 mod edit_b;
+#[path = "cli/mix.rs"]
+mod mix;
 /// `bvh view` with a broken file beside a good one plays the good one,
 /// lists the broken one in the window (the sidecar's `errors`) and on
 /// stderr, and exits 1; with only the broken one it exits 2.
@@ -2318,5 +2322,93 @@ fn view_skips_a_file_it_cannot_load() {
     let o = run(&[&["view", broken.to_str().unwrap()][..], &args].concat());
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+#[path = "cli/retarget.rs"]
+mod retarget;
 #[path = "cli/up.rs"]
 mod up;
+
+/// The NPY sidecar's unit guess takes each frame's size from the positions
+/// already computed for the array (one forward kinematics per frame), also
+/// when only some joints are written: its size is the library's guess on
+/// the whole clip, exactly, and with a frame range, the guess on the
+/// frames read (every frame before the end of the range).
+#[test]
+fn npy_sidecar_unit_guess_reuses_the_positions() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/walk.bvh");
+    let (bvh, _) =
+        bvhkit::ReadOptions::new().lenient(true).parse(&std::fs::read(&src).unwrap()).unwrap();
+    let mode = bvhkit::PositionChannels::Replace;
+    let fk = bvhkit::Kinematics::new(bvh.skeleton(), mode);
+    let sizes: Vec<f64> = (0..bvh.motion().n_frames())
+        .map(|f| {
+            let mut p = vec![bvhkit::glam::DVec3::ZERO; fk.len()];
+            fk.positions(bvh.motion().frame(f), &mut p);
+            bvhkit::units::pose_size(&p)
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    for (frames, read) in [("..", sizes.len()), ("3..7", 7)] {
+        let npy = dir.path().join(format!("p{read}.npy"));
+        let o = run(&[
+            "positions",
+            src.to_str().unwrap(),
+            "--joints",
+            "Spine",
+            "--frames",
+            frames,
+            "-o",
+            npy.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let side: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(format!("{}.json", npy.display())).unwrap())
+                .unwrap();
+        let want = bvhkit::units::UnitGuess::of_pose_sizes(sizes[..read].to_vec());
+        assert_eq!(side["units"]["size"].as_f64(), Some(want.size), "--frames {frames}");
+        assert_eq!(side["units"]["guess"].as_str(), Some(want.units.to_string().as_str()));
+        if read == sizes.len() {
+            assert_eq!(want.size, bvhkit::units::UnitGuess::of_bvh(&bvh, mode).size);
+        }
+    }
+}
+
+/// `bvh export` converts a Z-up file to glTF's Y up by default, says so and
+/// records it; `--up keep` and `--scale 1 --up y` keep the file's numbers.
+#[test]
+fn export_gltf_up_axis() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("zup.bvh");
+    std::fs::write(
+        &src,
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 100\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n \
+         JOINT Head\n {\n  OFFSET 0 0 60\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 0 20\n  }\n }\n \
+         JOINT LeftFoot\n {\n  OFFSET 10 5 -90\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 10 0\n  }\n }\n}\n\
+         MOTION\nFrames: 1\nFrame Time: 0.1\n0 0 100 0 0 0 0 0 0 0 0 0\n",
+    )
+    .unwrap();
+    let f = src.to_string_lossy().into_owned();
+    let d = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
+    let doc = |n: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d(n)).unwrap()).unwrap()
+    };
+    let o = run(&["export", &f, "-o", &d("auto.gltf"), "--scale", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("up axis detected z"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("converted from z to Y up"), "{}", stderr(&o));
+    let a = doc("auto.gltf");
+    assert_eq!(a["extras"]["bvhkit"]["source_up_axis"], "z");
+    assert_eq!(a["nodes"][3]["translation"], serde_json::json!([10.0, -90.0, -5.0]));
+    let o = run(&["export", &f, "-o", &d("given.gltf"), "--scale", "1", "--up", "z"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("up axis z given, converted to Y up"), "{}", stderr(&o));
+    assert_eq!(doc("given.gltf")["nodes"], a["nodes"]);
+    for up in ["keep", "y"] {
+        let n = format!("{up}.gltf");
+        let o = run(&["export", &f, "-o", &d(&n), "--scale", "1", "--up", up]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(doc(&n)["nodes"][3]["translation"], serde_json::json!([10.0, 5.0, -90.0]));
+    }
+    let o = run(&["export", &f, "-o", &d("bad.glb"), "--up", "w"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("is not auto, keep or an axis"), "{}", stderr(&o));
+}

@@ -7,16 +7,16 @@ use std::process::{Command, Stdio};
 use bvhkit::glam::DVec3;
 use bvhkit::{Bvh, Kinematics, PositionChannels};
 
-fn bvh() -> Command {
+pub(crate) fn bvh() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bvh"))
 }
 
-fn capture_data(name: &str) -> PathBuf {
+pub(crate) fn capture_data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../bvhkit-capture/tests/data").join(name)
 }
 
 /// A fresh folder holding the two-joint fixture and its config.
-fn workdir(tag: &str) -> tempfile::TempDir {
+pub(crate) fn workdir(tag: &str) -> tempfile::TempDir {
     let dir = tempfile::Builder::new().prefix(&format!("bvh-record-{tag}-")).tempdir().unwrap();
     for f in ["two_joints.bvh", "two_sensors.toml"] {
         std::fs::copy(capture_data(f), dir.path().join(f)).unwrap();
@@ -24,7 +24,7 @@ fn workdir(tag: &str) -> tempfile::TempDir {
     dir
 }
 
-fn max_position_error(a: &Bvh, b: &Bvh) -> f64 {
+pub(crate) fn max_position_error(a: &Bvh, b: &Bvh) -> f64 {
     let fk = Kinematics::new(a.skeleton(), PositionChannels::Replace);
     let (mut pa, mut pb) = (vec![DVec3::ZERO; fk.len()], vec![DVec3::ZERO; fk.len()]);
     assert_eq!(a.motion().n_frames(), b.motion().n_frames());
@@ -162,11 +162,15 @@ fn killed_recording_keeps_every_completed_frame_and_fmt_repairs_the_count() {
     for i in 0..30 {
         let t = i as f64 / 100.0;
         let h = (i as f64).to_radians() / 2.0;
-        text.push_str(&format!("{t},s-parent,{},0,{},0\n{t},s-child,1,0,0,0\n", h.cos(), h.sin()));
+        text.push_str(&format!("{t},s-parent,{},0,{},0\n", h.cos(), h.sin()));
+        if i < 29 {
+            text.push_str(&format!("{t},s-child,1,0,0,0\n"));
+        }
     }
     stdin.write_all(text.as_bytes()).unwrap();
     stdin.flush().unwrap();
-    // Frames 0..=28 are complete once frame 29's first sample is read; the header is 18 lines.
+    // Frames 0..=28 are complete (both sensors have reported); frame 29, which
+    // only the parent's sensor reached, is being filled. The header is 18 lines.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let body = std::fs::read_to_string(d.join("take.bvh")).unwrap_or_default();
@@ -193,7 +197,7 @@ fn killed_recording_keeps_every_completed_frame_and_fmt_repairs_the_count() {
 }
 
 /// Two samples (parent turned `i` degrees about Y, child at rest) per frame.
-fn frame_lines(i: usize) -> String {
+pub(crate) fn frame_lines(i: usize) -> String {
     let t = i as f64 / 100.0;
     let h = (i as f64 / 10.0).to_radians() / 2.0;
     format!("{t},s-parent,{},0,{},0\n{t},s-child,1,0,0,0\n", h.cos(), h.sin())

@@ -34,6 +34,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, UpAxis, detect_up};
 use bvhkit::glam::{DAffine3, DQuat, DVec3};
 use bvhkit::units::{UnitGuess, Units};
 use bvhkit::{Bvh, Kinematics, PositionChannels, Skeleton};
@@ -52,6 +53,19 @@ pub enum Scale {
     Factor(f64),
 }
 
+/// How the file's up axis is taken: glTF is Y up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Up {
+    /// Detect it ([`detect_up`]) and convert from it to Y up; the file's
+    /// axes are kept when none is found.
+    #[default]
+    Detect,
+    /// The file's up axis, given: convert from it to Y up (nothing for `+Y`).
+    From(SignedAxis),
+    /// Keep the file's axes, whatever they are.
+    Keep,
+}
+
 /// Options of [`export`].
 #[derive(Clone, Debug)]
 pub struct ExportOptions {
@@ -59,6 +73,9 @@ pub struct ExportOptions {
     pub position_channels: PositionChannels,
     /// Unit conversion.
     pub scale: Scale,
+    /// Up axis: converted to glTF's Y up as `bvh edit --up y --source-up
+    /// AXIS` converts it ([`AxesMap`], Blender's axis conversion).
+    pub up: Up,
     /// Add a skin and one box per bone weighted to its joint.
     pub mesh: bool,
     /// Name of the animation (and of the scene); `"motion"` when `None`.
@@ -70,14 +87,15 @@ impl Default for ExportOptions {
         ExportOptions {
             position_channels: PositionChannels::Replace,
             scale: Scale::Guess,
+            up: Up::Detect,
             mesh: true,
             name: None,
         }
     }
 }
 
-/// What unit conversion was applied.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// What unit and axis conversion was applied.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Applied {
     /// Metres per file unit: every length was multiplied by this.
     pub factor: f64,
@@ -85,14 +103,27 @@ pub struct Applied {
     pub guess: UnitGuess,
     /// Whether the factor came from the guess (`false`: given by the caller).
     pub guessed: bool,
+    /// The source's up axis, converted from to Y up (`+Y`: nothing to
+    /// convert); `None` when the file's axes were kept as they are.
+    pub source_up: Option<SignedAxis>,
+    /// The detection, under [`Up::Detect`].
+    pub detected: Option<UpAxis>,
 }
 
 impl fmt::Display for Applied {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.guessed {
-            write!(f, "units guessed {}, scaled by {} to metres", self.guess.label(), self.factor)
+            write!(f, "units guessed {}, scaled by {} to metres", self.guess.label(), self.factor)?;
         } else {
-            write!(f, "scaled by {} (given; guess was {})", self.factor, self.guess.label())
+            write!(f, "scaled by {} (given; guess was {})", self.factor, self.guess.label())?;
+        }
+        match (self.source_up, &self.detected) {
+            (Some(SignedAxis::PosY), Some(d)) => write!(f, "; up axis detected {d}, kept"),
+            (Some(a), Some(d)) => write!(f, "; up axis detected {d}, converted from {a} to Y up"),
+            (None, Some(d)) => write!(f, "; up axis {d}: the file's axes kept"),
+            (Some(SignedAxis::PosY), None) => f.write_str("; up axis y given, kept"),
+            (Some(a), None) => write!(f, "; up axis {a} given, converted to Y up"),
+            (None, None) => f.write_str("; the file's axes kept"),
         }
     }
 }
@@ -116,6 +147,8 @@ pub enum Error {
     Json(String),
     /// The buffer is larger than glTF allows (4 GiB in a `.glb`).
     TooLarge(usize),
+    /// The axis conversion failed (the core's message).
+    Axes(String),
 }
 
 impl fmt::Display for Error {
@@ -133,11 +166,51 @@ impl fmt::Display for Error {
             Error::Scale(s) => write!(f, "scale {s} is not a positive number"),
             Error::Json(e) => write!(f, "writing the glTF JSON: {e}"),
             Error::TooLarge(n) => write!(f, "buffer of {n} bytes is too large for glTF"),
+            Error::Axes(e) => write!(f, "converting the up axis: {e}"),
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+/// Why [`Export::write_glb`] failed.
+#[derive(Debug)]
+pub enum GlbError {
+    /// The document cannot be a `.glb` (nothing was written).
+    Export(Error),
+    /// Writing failed.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for GlbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GlbError::Export(e) => e.fmt(f),
+            GlbError::Io(e) => write!(f, "writing the .glb: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for GlbError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            GlbError::Export(e) => Some(e),
+            GlbError::Io(e) => Some(e),
+        }
+    }
+}
+
+impl From<Error> for GlbError {
+    fn from(e: Error) -> GlbError {
+        GlbError::Export(e)
+    }
+}
+
+impl From<std::io::Error> for GlbError {
+    fn from(e: std::io::Error) -> GlbError {
+        GlbError::Io(e)
+    }
+}
 
 /// A glTF document and its binary buffer (buffer 0).
 #[derive(Clone, Debug)]
@@ -147,7 +220,7 @@ pub struct Export {
     pub root: json::Root,
     /// The bytes of buffer 0 (a multiple of 4 long).
     pub buffer: Vec<u8>,
-    /// The unit conversion applied.
+    /// The unit and axis conversion applied.
     pub applied: Applied,
     /// Node index of every joint, in skeleton order.
     pub joint_nodes: Vec<u32>,
@@ -164,11 +237,27 @@ pub enum BufferUri {
 }
 
 impl Export {
-    /// The bytes of a binary glTF (`.glb`) file.
+    /// The bytes of a binary glTF (`.glb`) file ([`Export::write_glb`]
+    /// into memory).
     ///
     /// # Errors
     /// [`Error::Json`] when serialising fails, [`Error::TooLarge`] beyond 4 GiB.
     pub fn to_glb(&self) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::with_capacity(self.buffer.len() + 64 * 1024);
+        self.write_glb(&mut out).map_err(|e| match e {
+            GlbError::Export(e) => e,
+            GlbError::Io(e) => Error::Json(e.to_string()),
+        })?;
+        Ok(out)
+    }
+
+    /// Writes a binary glTF (`.glb`) file to `w`: the header, the JSON
+    /// chunk and the buffer, which is written as it is (not copied first).
+    ///
+    /// # Errors
+    /// [`GlbError::Export`] ([`Error::Json`], [`Error::TooLarge`]) before
+    /// anything is written, [`GlbError::Io`] when writing fails.
+    pub fn write_glb(&self, w: &mut dyn std::io::Write) -> Result<(), GlbError> {
         let mut root = self.root.clone();
         root.buffers[0].uri = None;
         let mut text = root.to_vec().map_err(|e| Error::Json(e.to_string()))?;
@@ -177,17 +266,20 @@ impl Export {
         }
         let total = 12 + 8 + text.len() + 8 + self.buffer.len();
         let total32 = u32::try_from(total).map_err(|_| Error::TooLarge(total))?;
-        let mut out = Vec::with_capacity(total);
-        out.extend_from_slice(b"glTF");
-        out.extend_from_slice(&2u32.to_le_bytes());
-        out.extend_from_slice(&total32.to_le_bytes());
-        out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"JSON");
-        out.extend_from_slice(&text);
-        out.extend_from_slice(&(self.buffer.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"BIN\0");
-        out.extend_from_slice(&self.buffer);
-        Ok(out)
+        let mut head = Vec::with_capacity(20);
+        head.extend_from_slice(b"glTF");
+        head.extend_from_slice(&2u32.to_le_bytes());
+        head.extend_from_slice(&total32.to_le_bytes());
+        head.extend_from_slice(&(text.len() as u32).to_le_bytes());
+        head.extend_from_slice(b"JSON");
+        w.write_all(&head)?;
+        w.write_all(&text)?;
+        let mut bin = Vec::with_capacity(8);
+        bin.extend_from_slice(&(self.buffer.len() as u32).to_le_bytes());
+        bin.extend_from_slice(b"BIN\0");
+        w.write_all(&bin)?;
+        w.write_all(&self.buffer)?;
+        Ok(())
     }
 
     /// The text of a JSON glTF (`.gltf`) file with the buffer embedded or
@@ -234,14 +326,29 @@ impl Builder {
         bytes: &[u8],
         target: Option<json::buffer::Target>,
     ) -> json::Index<json::buffer::View> {
+        self.align();
+        let offset = self.buffer.len();
+        self.buffer.extend_from_slice(bytes);
+        self.view_at(offset, bytes.len(), target)
+    }
+
+    /// Pads the buffer to a multiple of 4 bytes.
+    fn align(&mut self) {
         while !self.buffer.len().is_multiple_of(4) {
             self.buffer.push(0);
         }
-        let offset = self.buffer.len();
-        self.buffer.extend_from_slice(bytes);
+    }
+
+    /// A view of `len` bytes already in the buffer at `offset`.
+    fn view_at(
+        &mut self,
+        offset: usize,
+        len: usize,
+        target: Option<json::buffer::Target>,
+    ) -> json::Index<json::buffer::View> {
         self.root.push(json::buffer::View {
             buffer: json::Index::new(0),
-            byte_length: USize64(bytes.len() as u64),
+            byte_length: USize64(len as u64),
             byte_offset: Some(USize64(offset as u64)),
             byte_stride: None,
             name: None,
@@ -260,25 +367,32 @@ impl Builder {
         target: Option<json::buffer::Target>,
     ) -> json::Index<json::Accessor> {
         let n = type_.multiplicity();
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let view = self.view(&bytes, target);
-        let (min, max) = if bounds {
-            let mut lo = vec![f32::INFINITY; n];
-            let mut hi = vec![f32::NEG_INFINITY; n];
-            for e in values.chunks_exact(n) {
-                for k in 0..n {
-                    lo[k] = lo[k].min(e[k]);
-                    hi[k] = hi[k].max(e[k]);
-                }
-            }
-            (Some(serde_json::json!(lo)), Some(serde_json::json!(hi)))
-        } else {
-            (None, None)
+        self.align();
+        let offset = self.buffer.len();
+        self.buffer.reserve(4 * values.len());
+        for v in values {
+            self.buffer.extend_from_slice(&v.to_le_bytes());
+        }
+        let view = self.view_at(offset, 4 * values.len(), target);
+        self.float_accessor(view, values.len() / n, type_, bounds.then(|| bounds_of(values, n)))
+    }
+
+    /// An f32 accessor over a whole view.
+    fn float_accessor(
+        &mut self,
+        view: json::Index<json::buffer::View>,
+        count: usize,
+        type_: json::accessor::Type,
+        bounds: Option<(serde_json::Value, serde_json::Value)>,
+    ) -> json::Index<json::Accessor> {
+        let (min, max) = match bounds {
+            Some((lo, hi)) => (Some(lo), Some(hi)),
+            None => (None, None),
         };
         self.root.push(json::Accessor {
             buffer_view: Some(view),
             byte_offset: None,
-            count: USize64((values.len() / n) as u64),
+            count: USize64(count as u64),
             component_type: Valid(json::accessor::GenericComponentType(
                 json::accessor::ComponentType::F32,
             )),
@@ -319,6 +433,19 @@ impl Builder {
     }
 }
 
+/// Per-component `min` and `max` of elements of `n` floats, as JSON.
+fn bounds_of(values: &[f32], n: usize) -> (serde_json::Value, serde_json::Value) {
+    let mut lo = vec![f32::INFINITY; n];
+    let mut hi = vec![f32::NEG_INFINITY; n];
+    for e in values.chunks_exact(n) {
+        for k in 0..n {
+            lo[k] = lo[k].min(e[k]);
+            hi[k] = hi[k].max(e[k]);
+        }
+    }
+    (serde_json::json!(lo), serde_json::json!(hi))
+}
+
 fn finite32(v: DVec3, joint: &str, frame: Option<usize>) -> Result<[f32; 3], Error> {
     let a = [v.x as f32, v.y as f32, v.z as f32];
     if a.iter().all(|x| x.is_finite()) {
@@ -333,8 +460,28 @@ fn finite32(v: DVec3, joint: &str, frame: Option<usize>) -> Result<[f32; 3], Err
 /// # Errors
 /// [`Error::FrameTime`] for a non-positive frame time with several frames,
 /// [`Error::NotFinite`] for values beyond `f32`, [`Error::Scale`] for a bad
-/// scale factor.
+/// scale factor, [`Error::Axes`] when the axis conversion fails.
 pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
+    let (source_up, detected) = match options.up {
+        Up::Keep => (None, None),
+        Up::From(a) => (Some(a), None),
+        Up::Detect => {
+            let d = detect_up(bvh);
+            (d.axis, Some(d))
+        }
+    };
+    let converted;
+    let bvh = match source_up {
+        Some(from) if from != SignedAxis::PosY => {
+            // The conversion of `bvh edit --up y --source-up FROM`.
+            let mut map =
+                AxesMap::new(bvh.skeleton(), Axes::with_up(from), Axes::with_up(SignedAxis::PosY));
+            converted =
+                bvhkit::edit::map_frames(bvh, &mut map).map_err(|e| Error::Axes(e.to_string()))?;
+            &converted
+        }
+        _ => bvh,
+    };
     let skeleton = bvh.skeleton();
     let motion = bvh.motion();
     let n_joints = skeleton.len();
@@ -351,7 +498,7 @@ pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
     if !(factor.is_finite() && factor > 0.0) {
         return Err(Error::Scale(factor));
     }
-    let applied = Applied { factor, guess, guessed };
+    let applied = Applied { factor, guess, guessed, source_up, detected };
     let names = skeleton.display_names();
     let name = options.name.clone().unwrap_or_else(|| "motion".to_string());
 
@@ -369,7 +516,15 @@ pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
                     PositionChannels::Replace => "replace",
                     PositionChannels::Add => "add",
                 },
-                "up_axis": "as in the file (Y up assumed)",
+                "source_up_axis": source_up.map(SignedAxis::name),
+                "up": match (options.up, source_up) {
+                    (Up::Keep, _) => "kept",
+                    (Up::Detect, None) => "not detected, kept",
+                    (Up::Detect, Some(SignedAxis::PosY)) => "detected y, kept",
+                    (Up::Detect, Some(_)) => "detected, converted to y",
+                    (Up::From(SignedAxis::PosY), _) => "given y, kept",
+                    (Up::From(_), _) => "given, converted to y",
+                },
             }
         }))
         .map_err(|e| Error::Json(e.to_string()))?,
@@ -455,14 +610,28 @@ fn animate(
         skeleton.joints().iter().map(|j| j.rotation_axes().next().is_some()).collect();
     let translated: Vec<bool> =
         skeleton.joints().iter().map(|j| j.channels().iter().any(|c| c.is_position())).collect();
-    let mut rot: Vec<Vec<f32>> = rotated
-        .iter()
-        .map(|&r| if r { Vec::with_capacity(4 * n_frames) } else { Vec::new() })
-        .collect();
-    let mut tra: Vec<Vec<f32>> = translated
-        .iter()
-        .map(|&t| if t { Vec::with_capacity(3 * n_frames) } else { Vec::new() })
-        .collect();
+    // Every track's place in the buffer, joint by joint (translation, then
+    // rotation): the frames are written straight there, no copy.
+    b.align();
+    let (mut tra_at, mut rot_at) = (vec![0; n], vec![0; n]);
+    let mut end = b.buffer.len();
+    for i in 0..n {
+        if translated[i] {
+            tra_at[i] = end;
+            end += 12 * n_frames;
+        }
+        if rotated[i] {
+            rot_at[i] = end;
+            end += 16 * n_frames;
+        }
+    }
+    b.buffer.resize(end, 0);
+    let buf = &mut b.buffer;
+    let mut put = |at: usize, values: &[f32]| {
+        for (k, v) in values.iter().enumerate() {
+            buf[at + 4 * k..at + 4 * k + 4].copy_from_slice(&v.to_le_bytes());
+        }
+    };
     let mut prev = vec![DQuat::IDENTITY; n];
     let mut local = vec![DAffine3::IDENTITY; n];
     for (f, frame) in motion.frames().enumerate() {
@@ -478,11 +647,11 @@ fn animate(
                 if !a.iter().all(|x| x.is_finite()) {
                     return Err(Error::NotFinite { joint: names[i].clone(), frame: Some(f) });
                 }
-                rot[i].extend_from_slice(&a);
+                put(rot_at[i] + 16 * f, &a);
             }
             if translated[i] {
                 let t = finite32(local[i].translation * factor, &names[i], Some(f))?;
-                tra[i].extend_from_slice(&t);
+                put(tra_at[i] + 12 * f, &t);
             }
         }
     }
@@ -493,8 +662,9 @@ fn animate(
         extensions: None,
         extras: None,
     };
-    let mut add = |b: &mut Builder, node: usize, values: &[f32], ty, path| {
-        let output = b.floats(values, ty, false, None);
+    let mut add = |b: &mut Builder, node: usize, at: usize, ty: json::accessor::Type, path| {
+        let view = b.view_at(at, 4 * ty.multiplicity() * n_frames, None);
+        let output = b.float_accessor(view, n_frames, ty, None);
         let sampler = json::Index::new(anim.samplers.len() as u32);
         anim.samplers.push(json::animation::Sampler {
             input,
@@ -517,10 +687,16 @@ fn animate(
     };
     for i in 0..n {
         if translated[i] {
-            add(b, i, &tra[i], json::accessor::Type::Vec3, json::animation::Property::Translation);
+            add(
+                b,
+                i,
+                tra_at[i],
+                json::accessor::Type::Vec3,
+                json::animation::Property::Translation,
+            );
         }
         if rotated[i] {
-            add(b, i, &rot[i], json::accessor::Type::Vec4, json::animation::Property::Rotation);
+            add(b, i, rot_at[i], json::accessor::Type::Vec4, json::animation::Property::Rotation);
         }
     }
     if !anim.channels.is_empty() {

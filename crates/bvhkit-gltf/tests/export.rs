@@ -3,7 +3,8 @@
 //! names and rest translations, units, and errors.
 
 use bvhkit::Bvh;
-use bvhkit_gltf::{Error, Export, ExportOptions, Scale, export};
+use bvhkit::edit::axes::SignedAxis;
+use bvhkit_gltf::{Error, Export, ExportOptions, Scale, Up, export};
 use gltf_json::animation::Property;
 use gltf_json::validation::Checked::Valid;
 
@@ -153,4 +154,86 @@ fn bad_input_is_an_error() {
     assert!(matches!(export(&bvh, &opts), Err(Error::NotFinite { frame: Some(0), .. })));
     let bad = ExportOptions { scale: Scale::Factor(-1.0), ..Default::default() };
     assert_eq!(export(&bvh, &bad).unwrap_err(), Error::Scale(-1.0));
+}
+
+/// A Z-up figure in metres: Head above Hips above LeftFoot along +Z.
+const Z_UP: &str = "HIERARCHY
+ROOT Hips
+{
+  OFFSET 0 0 1
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT Head
+  {
+    OFFSET 0 0 0.6
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    End Site
+    {
+      OFFSET 0 0 0.2
+    }
+  }
+  JOINT LeftFoot
+  {
+    OFFSET 0.1 0.05 -0.9
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    End Site
+    {
+      OFFSET 0 0.1 0
+    }
+  }
+}
+MOTION
+Frames: 2
+Frame Time: 0.1
+0.5 0.25 1 0 0 0 0 0 0 0 0 0
+0.5 0.25 1 90 0 0 0 0 0 0 0 0
+";
+
+#[test]
+fn up_axis_is_detected_converted_and_recorded() {
+    let bvh = Bvh::parse(Z_UP).unwrap();
+    let extras = |x: &Export| -> serde_json::Value {
+        serde_json::from_str(x.root.extras.as_ref().unwrap().get()).unwrap()
+    };
+    // Default: +Z detected, converted to Y up as Blender does (x, y, z) -> (x, z, -y).
+    let x =
+        export(&bvh, &ExportOptions { scale: Scale::Factor(1.0), ..Default::default() }).unwrap();
+    assert_eq!(x.applied.source_up, Some(SignedAxis::PosZ));
+    assert!(x.applied.detected.is_some());
+    assert_eq!(extras(&x)["bvhkit"]["source_up_axis"], "z");
+    assert_eq!(extras(&x)["bvhkit"]["up"], "detected, converted to y");
+    assert!(x.applied.to_string().contains("converted from z to Y up"), "{}", x.applied);
+    assert_eq!(x.root.nodes[0].translation, Some([0.0, 1.0, 0.0]));
+    assert_eq!(x.root.nodes[1].translation, Some([0.0, 0.6, 0.0]));
+    assert_eq!(x.root.nodes[3].translation, Some([0.1, -0.9, -0.05]));
+    // The root's translation track is converted too: (0.5, 0.25, 1) -> (0.5, 1, -0.25).
+    let (_, t) = track(&x, 0, Property::Translation);
+    assert_eq!(&t[..3], &[0.5, 1.0, -0.25]);
+    // The second frame's 90° about the file's Z (its up) is 90° about glTF's Y.
+    let (_, r) = track(&x, 0, Property::Rotation);
+    let want = axis_quat([0.0, 1.0, 0.0], 90.0);
+    for k in 0..4 {
+        assert!((f64::from(r[4 + k]) - want[k]).abs() < 1e-6, "{:?} vs {want:?}", &r[4..8]);
+    }
+    // Given: the same conversion, nothing detected.
+    let given = ExportOptions {
+        scale: Scale::Factor(1.0),
+        up: Up::From(SignedAxis::PosZ),
+        ..Default::default()
+    };
+    let g = export(&bvh, &given).unwrap();
+    assert_eq!(g.applied.detected, None);
+    assert_eq!(g.buffer, x.buffer);
+    assert_eq!(extras(&g)["bvhkit"]["up"], "given, converted to y");
+    // --scale 1 --up y and --up keep: the file's own numbers.
+    for up in [Up::From(SignedAxis::PosY), Up::Keep] {
+        let k =
+            export(&bvh, &ExportOptions { scale: Scale::Factor(1.0), up, ..Default::default() })
+                .unwrap();
+        assert_eq!(k.root.nodes[3].translation, Some([0.1, 0.05, -0.9]));
+        let (_, t) = track(&k, 0, Property::Translation);
+        assert_eq!(&t[..3], &[0.5, 0.25, 1.0]);
+    }
+    let keep = export(&bvh, &ExportOptions { up: Up::Keep, ..Default::default() }).unwrap();
+    assert_eq!(extras(&keep)["bvhkit"]["source_up_axis"], serde_json::Value::Null);
+    assert_eq!(extras(&keep)["bvhkit"]["up"], "kept");
 }

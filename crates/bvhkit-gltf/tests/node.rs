@@ -3,16 +3,44 @@
 //! node: the Khronos glTF-Validator (zero errors, zero warnings) and
 //! three.js's GLTFLoader, whose world position of every joint at every
 //! frame time must equal bvhkit's forward kinematics (`bvh positions`)
-//! within 1e-5 of the skeleton's size. Needs `npm ci` in `tests/js`
+//! within 1e-5 of the skeleton's size, after the up-axis conversion (the
+//! signed permutation from the source up axis to Y up, written out in
+//! [`to_y_up`] as Blender's axis conversion gives it, applied to `bvh
+//! positions` of the unconverted file). The Z-up and Y-down corpus files
+//! must stand upright in three.js: the head above the feet. Needs `npm ci` in `tests/js`
 //! (`scripts/test.sh` runs it); without node or the packages the test says
 //! so with `bvhkit_testdata::skip`, which fails in CI.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use bvhkit::edit::axes::SignedAxis;
 use bvhkit::glam::DVec3;
 use bvhkit::{Bvh, Kinematics, PositionChannels, ReadOptions};
 use bvhkit_gltf::{ExportOptions, export};
+
+/// A world position of a file whose up axis is `up`, in Y-up axes: the
+/// rotation that takes `up` to +Y and the default forward (Blender's: Y up
+/// looks along -Z, Z up along +Y; the others turned the shortest way) to -Z.
+fn to_y_up(up: Option<SignedAxis>, p: DVec3) -> DVec3 {
+    let DVec3 { x, y, z } = p;
+    match up {
+        None | Some(SignedAxis::PosY) => p,
+        Some(SignedAxis::PosZ) => DVec3::new(x, z, -y),
+        Some(SignedAxis::NegZ) => DVec3::new(x, -z, y),
+        Some(SignedAxis::NegY) => DVec3::new(x, -y, -z),
+        Some(SignedAxis::PosX) => DVec3::new(-y, x, z),
+        Some(SignedAxis::NegX) => DVec3::new(y, -x, z),
+    }
+}
+
+/// Files whose up axis is not +Y (Z up, and Y down for the Kinect one).
+const NOT_Y_UP: [&str; 4] = [
+    "fair_zombie_animated_drawings_xyz_yxz",
+    "makehuman_163_joints_6ch_every_joint_deep",
+    "blender_export_daz_skeleton_face_hands",
+    "azure_kinect_xyz_no_end_sites",
+];
 
 fn js_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js")
@@ -48,7 +76,7 @@ fn write_case(dir: &Path, name: &str, bvh: &Bvh, options: &ExportOptions) {
     for frame in bvh.motion().frames() {
         fk.positions(frame, &mut p);
         for v in &p {
-            for x in (*v * factor).to_array() {
+            for x in (to_y_up(out.applied.source_up, *v) * factor).to_array() {
                 bin.extend_from_slice(&x.to_le_bytes());
             }
         }
@@ -56,6 +84,20 @@ fn write_case(dir: &Path, name: &str, bvh: &Bvh, options: &ExportOptions) {
     let size = out.applied.guess.size * factor;
     let tol = 1e-5 * if size > 0.0 { size } else { 1.0 };
     let times: Vec<f64> = (0..n_frames).map(|i| i as f64 * bvh.motion().frame_time()).collect();
+    // The head and feet, for the upright check (by name, in the loaded scene).
+    let named = |keys: &[&str]| -> Vec<usize> {
+        s.joints()
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| {
+                let n = j.name().to_ascii_lowercase();
+                !j.is_end_site() && keys.iter().any(|k| n.contains(k))
+            })
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let head = named(&["head"]).first().copied();
+    let feet = named(&["foot", "toe", "ankle"]);
     let meta = serde_json::json!({
         "nodes": out.joint_nodes, "frames": n_frames,
         "parents": s.joints().iter().map(|j| j.parent().map_or(-1, |p| p.index() as i64)).collect::<Vec<_>>(),
@@ -63,6 +105,7 @@ fn write_case(dir: &Path, name: &str, bvh: &Bvh, options: &ExportOptions) {
             j.parent().is_some() && !j.channels().iter().any(|c| c.is_position()) && j.offset() != DVec3::ZERO
         }),
         "translated": s.joints().iter().map(|j| j.channels().iter().any(|c| c.is_position())).collect::<Vec<_>>(), "times": times, "tol": tol,
+        "head": head, "feet": feet,
     });
     std::fs::write(dir.join(format!("{name}.expect.json")), meta.to_string()).unwrap();
     std::fs::write(dir.join(format!("{name}.expect.bin")), bin).unwrap();
@@ -168,6 +211,23 @@ fn validator_and_three_js_agree_with_bvhkit() {
         }
     }
     eprintln!("{stdout}");
+    // The files that are not Y up stand upright in three.js's world: the
+    // head above the mean of the feet in (nearly) every frame.
+    let mut upright = 0;
+    for line in stdout.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        let file = r["file"].as_str().unwrap();
+        if NOT_Y_UP.iter().any(|n| file == format!("{n}.glb")) {
+            let share = r["head_above_feet"].as_f64().unwrap_or(0.0);
+            if share < 0.9 {
+                bad.push(format!("{file}: head above the feet in only {share} of the frames"));
+            }
+            upright += 1;
+        }
+    }
+    if !files.is_empty() {
+        assert_eq!(upright, NOT_Y_UP.len(), "every Z-up and Y-down corpus file was checked");
+    }
     assert!(
         bad.is_empty(),
         "failures:\n{}\nstderr: {}",
@@ -181,4 +241,267 @@ fn validator_and_three_js_agree_with_bvhkit() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "node exited {:?}", out.status);
+}
+
+/// Serves `root` (and `/three/` from the npm package) over loopback HTTP,
+/// one connection at a time, until dropped.
+struct Server {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Server {
+    fn start(root: PathBuf) -> Server {
+        use std::io::{BufRead, BufReader, Write};
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let three = js_dir().join("node_modules/three");
+        let thread = std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if flag.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(mut conn) = conn else { continue };
+                let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+                let mut line = String::new();
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                if reader.read_line(&mut line).is_err() {
+                    continue;
+                }
+                // Skip the headers.
+                let mut h = String::new();
+                while reader.read_line(&mut h).is_ok_and(|n| n > 2) {
+                    h.clear();
+                }
+                let path = line.split(' ').nth(1).unwrap_or("/").split('?').next().unwrap_or("/");
+                let file = if path.split('/').any(|p| p == "..") {
+                    None
+                } else if let Some(rest) = path.strip_prefix("/three/") {
+                    Some(three.join(rest))
+                } else {
+                    Some(root.join(path.trim_start_matches('/')))
+                };
+                let body = file.as_ref().and_then(|f| std::fs::read(f).ok());
+                let kind = match file.as_ref().and_then(|f| f.extension()).and_then(|e| e.to_str())
+                {
+                    Some("html") => "text/html; charset=utf-8",
+                    Some("js") => "text/javascript",
+                    Some("glb") => "model/gltf-binary",
+                    _ => "application/octet-stream",
+                };
+                let _ = match body {
+                    Some(b) => conn
+                        .write_all(
+                            format!(
+                                "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                                b.len()
+                            )
+                            .as_bytes(),
+                        )
+                        .and_then(|()| conn.write_all(&b)),
+                    None => conn.write_all(
+                        b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                    ),
+                };
+            }
+        });
+        Server { port, stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Headless Chromium on `url`: a screenshot into `png` and the page's title.
+fn chromium_shot(url: &str, png: &Path) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let mut child = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            // WebGL on the CPU: SwiftShader, which Chromium only enables for
+            // WebGL when told to.
+            "--use-gl=swiftshader",
+            "--enable-unsafe-swiftshader",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-dev-shm-usage",
+            "--hide-scrollbars",
+            "--force-device-scale-factor=1",
+            "--window-size=800,600",
+            // Virtual time: the screenshot waits for the page's loads and render.
+            "--virtual-time-budget=20000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting chromium");
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut out, &mut s);
+        s
+    });
+    let mut err = child.stderr.take().unwrap();
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut s);
+        s
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 120 s on {url}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let dom = reader.join().unwrap();
+    let err = err_reader.join().unwrap();
+    assert!(status.success(), "chromium failed ({status}) on {url}:\n{err}");
+    dom.split("<title>")
+        .nth(1)
+        .and_then(|t| t.split("</title>").next())
+        .unwrap_or_default()
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+}
+
+/// RGB pixels of a PNG: (width, height, pixels).
+fn decode_png(path: &Path) -> (u32, u32, Vec<[u8; 3]>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    let n = info.color_type.samples();
+    let rgb = buf[..info.buffer_size()].chunks_exact(n).map(|p| [p[0], p[1], p[2]]).collect();
+    (info.width, info.height, rgb)
+}
+
+/// Several corpus clips (Y up, Z up, Y down, a quadruped) exported and drawn
+/// by three.js in headless Chromium (WebGL on SwiftShader, `tests/js/view.html`):
+/// the screenshot has the figure's colour, where the page projected the
+/// joints, covering their extent, with the head above the feet.
+/// `BVHKIT_KEEP_SCREENSHOT=DIR` keeps the pictures for a look.
+#[test]
+fn three_js_draws_the_figure_in_chromium() {
+    let test = "three_js_draws_the_figure_in_chromium";
+    if Command::new("chromium").arg("--version").output().is_err() {
+        bvhkit_testdata::skip(test, "chromium is not installed (apt-get install chromium)");
+        return;
+    }
+    if !js_dir().join("node_modules/three").is_dir() {
+        bvhkit_testdata::skip(test, &format!("run `npm ci` in {}", js_dir().display()));
+        return;
+    }
+    let Some(corpus) = bvhkit_testdata::corpus_or_skip(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(js_dir().join("view.html"), dir.path().join("view.html")).unwrap();
+    let server = Server::start(dir.path().to_path_buf());
+    let keep = std::env::var_os("BVHKIT_KEEP_SCREENSHOT").map(PathBuf::from);
+    let clips = [
+        ("cmu_01_01_walk_cgspeed_mb_names", 240, true),
+        ("fair_zombie_animated_drawings_xyz_yxz", 100, true),
+        ("azure_kinect_xyz_no_end_sites", 300, true),
+        ("truebones_elephant_idle_6ch_every_joint", 50, false),
+    ];
+    for (name, frame, human) in clips {
+        let bytes = std::fs::read(corpus.join(format!("{name}.bvh"))).unwrap();
+        let (bvh, _) = ReadOptions::new().lenient(true).parse(&bytes).unwrap();
+        let x = export(&bvh, &ExportOptions::default()).unwrap();
+        std::fs::write(dir.path().join(format!("{name}.glb")), x.to_glb().unwrap()).unwrap();
+        let t = frame as f64 * bvh.motion().frame_time();
+        let url = format!("http://127.0.0.1:{}/view.html?file={name}.glb&t={t}", server.port);
+        let png = dir.path().join(format!("{name}.png"));
+        let title = chromium_shot(&url, &png);
+        if let Some(k) = &keep {
+            std::fs::create_dir_all(k).unwrap();
+            std::fs::copy(&png, k.join(format!("{name}.gltf.frame{frame}.png"))).unwrap();
+        }
+        let Some(state) = title.strip_prefix("rendered ") else {
+            panic!("{name}: the page did not render: {title}");
+        };
+        let state: serde_json::Value = serde_json::from_str(state).unwrap();
+        let pt = |v: &serde_json::Value| (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
+        let bones: Vec<(f64, f64)> = state["bones"].as_array().unwrap().iter().map(pt).collect();
+        let (mut lo, mut hi) = ((f64::MAX, f64::MAX), (f64::MIN, f64::MIN));
+        for &(x, y) in &bones {
+            lo = (lo.0.min(x), lo.1.min(y));
+            hi = (hi.0.max(x), hi.1.max(y));
+        }
+        // The figure's pixels: the boxes' orange, lit or shaded.
+        let (w, h, rgb) = decode_png(&png);
+        assert_eq!((w, h), (800, 600), "{name}");
+        let figure = |p: &[u8; 3]| {
+            let [r, g, b] = p.map(i32::from);
+            r >= 90 && r - g >= 40 && g - b >= 5 && r - b >= 80
+        };
+        let (mut n, mut plo, mut phi) = (0usize, (u32::MAX, u32::MAX), (0u32, 0u32));
+        let mut other = 0usize;
+        for (i, p) in rgb.iter().enumerate() {
+            let (x, y) = (i as u32 % w, i as u32 / w);
+            if figure(p) {
+                n += 1;
+                plo = (plo.0.min(x), plo.1.min(y));
+                phi = (phi.0.max(x), phi.1.max(y));
+            } else if *p != [255, 255, 255] {
+                other += 1;
+            }
+        }
+        eprintln!(
+            "{name} at frame {frame}: {n} figure pixels in x {}..{}, y {}..{}; joints x {:.0}..{:.0}, y {:.0}..{:.0}; {other} other non-white",
+            plo.0, phi.0, plo.1, phi.1, lo.0, hi.0, lo.1, hi.1
+        );
+        assert!(n >= 2000, "{name}: only {n} pixels of the figure's colour");
+        // The boxes are centred on the bones, at most 5% of the figure thick.
+        let margin = 0.1 * (hi.0 - lo.0).max(hi.1 - lo.1) + 4.0;
+        assert!(
+            f64::from(plo.0) >= lo.0 - margin
+                && f64::from(phi.0) <= hi.0 + margin
+                && f64::from(plo.1) >= lo.1 - margin
+                && f64::from(phi.1) <= hi.1 + margin,
+            "{name}: figure pixels outside the projected joints"
+        );
+        assert!(
+            f64::from(phi.1 - plo.1) >= 0.7 * (hi.1 - lo.1)
+                && f64::from(phi.0 - plo.0) >= 0.7 * (hi.0 - lo.0),
+            "{name}: the figure's pixels do not span its joints"
+        );
+        assert!(hi.1 - lo.1 >= 200.0, "{name}: framed too small");
+        if human {
+            let head = pt(&state["head"][0]);
+            let feet: Vec<(f64, f64)> = state["feet"].as_array().unwrap().iter().map(pt).collect();
+            let feet_y = feet.iter().map(|f| f.1).sum::<f64>() / feet.len() as f64;
+            assert!(
+                head.1 < feet_y - 100.0,
+                "{name}: head at y {} not above the feet ({feet_y})",
+                head.1
+            );
+        }
+    }
 }

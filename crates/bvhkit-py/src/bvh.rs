@@ -4,12 +4,21 @@ use std::ffi::CString;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use std::collections::HashMap;
+
+use bvhkit::edit::scale::{ScaleMap, factor_to_height};
+use bvhkit::edit::{
+    self,
+    axes::{Axes, AxesMap, SignedAxis, detect_up},
+    map_frames,
+};
 use bvhkit::glam::{DAffine3, DVec3};
 use bvhkit::rotation::{RotationOrder, RotationRepr, mat3_to_repr};
+use bvhkit::units::{UnitGuess, Units};
 use bvhkit::{Kinematics, PositionChannels, ReadOptions};
 use numpy::ndarray::{Array, ArrayView2, Ix2};
 use numpy::{IntoPyArray, PyArray, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods};
-use pyo3::exceptions::{PyIndexError, PyTypeError};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PySlice, PySliceMethods};
 use rayon::prelude::*;
@@ -492,6 +501,283 @@ impl PyBvh {
         )
     }
 
-    // Edits (crates/bvhkit/src/edit/) belong here, as methods returning a
-    // new `Bvh` and converting only arguments: the rules stay in the core.
+    // Edits (`bvhkit::edit`): methods returning a new `Bvh`, converting only
+    // arguments (each as `bvh edit` converts its flag); the rules stay in the
+    // core. Work runs with the GIL released; errors are `ValueError`s with
+    // the core's message.
+
+    /// Frames ``start`` up to ``stop`` (excluded; ``None``: the end), clamped
+    /// to the clip, as ``bvh edit --frames START..STOP``.
+    #[pyo3(signature = (start = 0, stop = None))]
+    fn frames(&self, py: Python<'_>, start: usize, stop: Option<usize>) -> PyResult<PyBvh> {
+        let n = self.bvh.motion().n_frames();
+        let start = start.min(n);
+        let stop = stop.unwrap_or(n).clamp(start, n);
+        self.edited(py, |b| Ok(edit::frames::range(b, start..stop)?))
+    }
+
+    /// Every ``n``th frame from the first (``Frame Time`` times ``n``), as
+    /// ``bvh edit --every N``.
+    fn every(&self, py: Python<'_>, n: usize) -> PyResult<PyBvh> {
+        self.edited(py, |b| Ok(edit::frames::every(b, n)?))
+    }
+
+    /// The frames in reverse order, as ``bvh edit --reverse``.
+    fn reverse(&self, py: Python<'_>) -> PyResult<PyBvh> {
+        self.edited(py, |b| Ok(edit::frames::reverse(b)?))
+    }
+
+    /// Resampled to ``fps`` frames per second (rotations by quaternion
+    /// SLERP, kept frames bit for bit), as ``bvh edit --fps N``.
+    fn resample(&self, py: Python<'_>, fps: f64) -> PyResult<PyBvh> {
+        self.edited(py, |b| Ok(edit::resample::to_fps(b, fps)?))
+    }
+
+    /// Every joint's rotation channels in one Euler ``order`` (``"XYZ"``...),
+    /// as ``bvh edit --order ORDER``.
+    fn reorder(&self, py: Python<'_>, order: &str) -> PyResult<PyBvh> {
+        let order = rotation_order(order)?;
+        self.edited(py, |b| {
+            Ok(map_frames(b, &mut edit::order::OrderMap::all(b.skeleton(), order))?)
+        })
+    }
+
+    /// Every joint to three rotation channels in ``order`` and position
+    /// channels as ``positions`` says (``"root"``, ``"all"``, ``"keep"``,
+    /// ``"none"``), as ``bvh edit --layout ORDER --layout-positions P``.
+    #[pyo3(signature = (order, positions = "root", position_channels = "replace"))]
+    fn relayout(
+        &self,
+        py: Python<'_>,
+        order: &str,
+        positions: &str,
+        position_channels: &str,
+    ) -> PyResult<PyBvh> {
+        use edit::layout::{LayoutMap, Positions};
+        let order = rotation_order(order)?;
+        let positions = match positions {
+            "root" => Positions::Root,
+            "all" => Positions::All,
+            "keep" => Positions::Keep,
+            "none" => Positions::None,
+            _ => {
+                return Err(bad_arg(format!(
+                    "positions must be 'root', 'all', 'keep' or 'none', not {positions:?}"
+                )));
+            }
+        };
+        let mode = self::position_channels(position_channels)?;
+        self.edited(py, |b| {
+            Ok(map_frames(b, &mut LayoutMap::new(b.skeleton(), order, positions, mode)?)?)
+        })
+    }
+
+    /// Converted to up axis ``up`` (``"x"``, ``"-y"``...) from ``source_up``
+    /// (detected when ``None``; an error when it cannot be), each with its
+    /// default forward axis: Blender's axis conversion, as ``bvh edit --up
+    /// UP --source-up SOURCE``.
+    #[pyo3(signature = (up = "y", source_up = None))]
+    fn convert_up(&self, py: Python<'_>, up: &str, source_up: Option<&str>) -> PyResult<PyBvh> {
+        let to = signed_axis(up)?;
+        let from = source_up.map(signed_axis).transpose()?;
+        self.edited(py, |b| {
+            let from = match from {
+                Some(a) => a,
+                None => {
+                    let found = detect_up(b);
+                    found.axis.ok_or_else(|| {
+                        EditError(format!("cannot detect the up axis: {found}; give source_up"))
+                    })?
+                }
+            };
+            let mut map = AxesMap::new(b.skeleton(), Axes::with_up(from), Axes::with_up(to));
+            Ok(map_frames(b, &mut map)?)
+        })
+    }
+
+    /// Every length multiplied by ``factor``, as ``bvh edit --scale F``.
+    fn scale(&self, py: Python<'_>, factor: f64) -> PyResult<PyBvh> {
+        self.edited(py, |b| Ok(map_frames(b, &mut ScaleMap::new(b.skeleton(), factor)?)?))
+    }
+
+    /// Lengths converted to ``units`` (``"m"``, ``"cm"``, ``"mm"``, ``"in"``,
+    /// ``"cmu"``) from ``source_units`` (guessed from the figure's size when
+    /// ``None``; an error when it cannot be), as ``bvh edit --units U``.
+    #[pyo3(signature = (units, source_units = None, position_channels = "replace"))]
+    fn to_units(
+        &self,
+        py: Python<'_>,
+        units: &str,
+        source_units: Option<&str>,
+        position_channels: &str,
+    ) -> PyResult<PyBvh> {
+        let to = self::units(units)?;
+        let from = source_units.map(self::units).transpose()?;
+        let mode = self::position_channels(position_channels)?;
+        self.edited(py, |b| {
+            let from = from.unwrap_or_else(|| UnitGuess::of_bvh(b, mode).units);
+            let factor = match (from.metres_per_unit(), to.metres_per_unit()) {
+                (Some(a), Some(c)) => a / c,
+                _ => {
+                    return Err(EditError(
+                        "the skeleton's unit cannot be guessed from its size; give source_units \
+                         or use scale"
+                            .into(),
+                    ));
+                }
+            };
+            Ok(map_frames(b, &mut ScaleMap::new(b.skeleton(), factor)?)?)
+        })
+    }
+
+    /// Scaled so that the figure is ``height`` tall (in file units), as
+    /// ``bvh edit --height H``.
+    fn to_height(&self, py: Python<'_>, height: f64) -> PyResult<PyBvh> {
+        self.edited(py, |b| {
+            let f = factor_to_height(b, height)?;
+            Ok(map_frames(b, &mut ScaleMap::new(b.skeleton(), f)?)?)
+        })
+    }
+
+    /// Left and right swapped (pairs found by name, confirmed by the rest
+    /// pose), as ``bvh edit --mirror``.
+    fn mirror(&self, py: Python<'_>) -> PyResult<PyBvh> {
+        self.edited(py, |b| {
+            Ok(edit::mirror::Mirror::new(b, &edit::mirror::MirrorOptions::default())?.apply(b)?)
+        })
+    }
+
+    /// Root motion removed on the ground plane (the figure walks in place),
+    /// as ``bvh edit --in-place-root``. ``up``: the up axis (detected when
+    /// ``None``, else Y).
+    #[pyo3(signature = (up = None))]
+    fn in_place_root(&self, py: Python<'_>, up: Option<&str>) -> PyResult<PyBvh> {
+        let up = up.map(signed_axis).transpose()?;
+        self.edited(py, |b| Ok(edit::root::in_place(b, up_for_root(b, up))?))
+    }
+
+    /// Moved so that the first frame's root stands over the origin, as
+    /// ``bvh edit --root-to-origin``. ``up`` as in ``in_place_root``.
+    #[pyo3(signature = (up = None))]
+    fn root_to_origin(&self, py: Python<'_>, up: Option<&str>) -> PyResult<PyBvh> {
+        let up = up.map(signed_axis).transpose()?;
+        self.edited(py, |b| Ok(edit::root::to_origin(b, up_for_root(b, up))?))
+    }
+
+    /// The root motion moved onto a new ground-projected root joint
+    /// ``name``, as ``bvh edit --extract-root NAME``. ``up`` as in
+    /// ``in_place_root``.
+    #[pyo3(signature = (name = "Root", up = None))]
+    fn extract_root(&self, py: Python<'_>, name: &str, up: Option<&str>) -> PyResult<PyBvh> {
+        let up = up.map(signed_axis).transpose()?;
+        self.edited(py, |b| Ok(edit::root::extract(b, up_for_root(b, up), name)?))
+    }
+
+    /// Joints renamed by a mapping ``{old: new}``, as ``bvh edit --rename
+    /// MAP``.
+    fn rename(&self, py: Python<'_>, mapping: HashMap<String, String>) -> PyResult<PyBvh> {
+        self.edited(py, |b| Ok(edit::joints::rename_map(b, &mapping)?))
+    }
+
+    /// Every joint name with ``old`` replaced by ``new``, as ``bvh edit
+    /// --rename OLD=NEW``.
+    fn rename_pattern(&self, py: Python<'_>, old: &str, new: &str) -> PyResult<PyBvh> {
+        self.edited(py, |b| Ok(edit::joints::rename_pattern(b, old, new)?))
+    }
+
+    /// The named joints removed, their motion folded into their children,
+    /// as ``bvh edit --remove-joints A,B``.
+    #[pyo3(signature = (names, position_channels = "replace"))]
+    fn remove_joints(
+        &self,
+        py: Python<'_>,
+        names: Vec<String>,
+        position_channels: &str,
+    ) -> PyResult<PyBvh> {
+        let mode = self::position_channels(position_channels)?;
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        self.edited(py, |b| Ok(edit::joints::remove_joints(b, &names, mode)?.0))
+    }
+
+    /// Every End Site removed, as ``bvh edit --strip-end-sites``.
+    fn strip_end_sites(&self, py: Python<'_>) -> PyResult<PyBvh> {
+        self.edited(py, |b| Ok(edit::joints::strip_end_sites(b)?))
+    }
+
+    /// An End Site added to every leaf joint without one, as ``bvh edit
+    /// --add-end-sites``.
+    fn add_end_sites(&self, py: Python<'_>) -> PyResult<PyBvh> {
+        self.edited(py, |b| Ok(edit::joints::add_end_sites(b)?))
+    }
+
+    /// A new rest pose, the world positions kept: frame ``source`` (an int)
+    /// or another file's skeleton (a ``Bvh``), as ``bvh edit --rest-pose
+    /// FRAME|FILE``.
+    #[pyo3(signature = (source, position_channels = "replace"))]
+    fn rest_pose(
+        &self,
+        py: Python<'_>,
+        source: &Bound<'_, PyAny>,
+        position_channels: &str,
+    ) -> PyResult<PyBvh> {
+        let mode = self::position_channels(position_channels)?;
+        if let Ok(other) = source.cast::<PyBvh>() {
+            let other = other.get();
+            return self
+                .edited(py, |b| Ok(edit::rest::from_skeleton(b, other.bvh.skeleton(), mode)?.0));
+        }
+        let frame: usize = source
+            .extract()
+            .map_err(|_| PyTypeError::new_err("source must be a frame number (int) or a Bvh"))?;
+        self.edited(py, |b| Ok(edit::rest::from_frame(b, frame, mode)?.0))
+    }
+}
+
+impl PyBvh {
+    /// A new `Bvh` from `f` (run with the GIL released); its error is a
+    /// `ValueError` with the core's message.
+    fn edited(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&bvhkit::Bvh) -> Result<bvhkit::Bvh, EditError> + Send,
+    ) -> PyResult<PyBvh> {
+        let bvh = py.detach(|| f(&self.bvh)).map_err(|e| PyValueError::new_err(e.0))?;
+        Ok(PyBvh { bvh, warnings: Vec::new(), path: None })
+    }
+}
+
+/// An edit's error message (the core's, or the argument's).
+struct EditError(String);
+
+impl From<bvhkit::Error> for EditError {
+    fn from(e: bvhkit::Error) -> EditError {
+        EditError(e.to_string())
+    }
+}
+
+/// The root-motion up axis: given, else detected, else Y (as `bvh edit`).
+fn up_for_root(bvh: &bvhkit::Bvh, given: Option<SignedAxis>) -> SignedAxis {
+    given.or_else(|| detect_up(bvh).axis).unwrap_or(SignedAxis::PosY)
+}
+
+fn rotation_order(s: &str) -> PyResult<RotationOrder> {
+    RotationOrder::from_name(s).ok_or_else(|| {
+        bad_arg(format!("order must be one of XYZ, XZY, YXZ, YZX, ZXY, ZYX, not {s:?}"))
+    })
+}
+
+fn signed_axis(s: &str) -> PyResult<SignedAxis> {
+    SignedAxis::from_name(s)
+        .ok_or_else(|| bad_arg(format!("{s:?} is not an axis (x, y, z, -x, -y, -z)")))
+}
+
+/// A unit by symbol or first word of its name (as `bvh edit --units`).
+fn units(s: &str) -> PyResult<Units> {
+    [Units::Metres, Units::Centimetres, Units::Millimetres, Units::Inches, Units::CmuScale]
+        .into_iter()
+        .find(|u| {
+            u.symbol().eq_ignore_ascii_case(s)
+                || u.to_string().split(' ').next().is_some_and(|w| w.eq_ignore_ascii_case(s))
+        })
+        .ok_or_else(|| bad_arg(format!("{s:?} is not a unit (m, cm, mm, in, cmu)")))
 }

@@ -205,6 +205,27 @@ fn degenerate_input_gives_errors_not_panics() {
 }
 
 #[test]
+fn contact_sheet_of_several_clips() {
+    let opts = small();
+    let sheet = SheetOptions { cells: 4, columns: 2, ..SheetOptions::default() };
+    let (a, b) = (walker("a", 10, 0.0), walker("b", 6, 0.5));
+    // One clip: the same bytes as the one-clip function.
+    assert_eq!(
+        raster::render_contact_sheet_of(&[&a], &opts, &sheet).unwrap(),
+        raster::render_contact_sheet(&a, &opts, &sheet).unwrap()
+    );
+    // Two: another picture of the same size (the second figure drawn
+    // beside the first in every cell), deterministic.
+    let two = raster::render_contact_sheet_of(&[&a, &b], &opts, &sheet).unwrap();
+    assert_ne!(two, raster::render_contact_sheet(&a, &opts, &sheet).unwrap());
+    assert_eq!(two, raster::render_contact_sheet_of(&[&a, &b], &opts, &sheet).unwrap());
+    assert_eq!(two[16..24], raster::render_contact_sheet(&a, &opts, &sheet).unwrap()[16..24]);
+    let empty = empty_clip();
+    assert!(raster::render_contact_sheet_of(&[&a, &empty], &opts, &sheet).is_err());
+    assert!(raster::render_contact_sheet_of(&[], &opts, &sheet).is_err());
+}
+
+#[test]
 fn mp4_without_ffmpeg_names_the_package() {
     let clip = walker("walk", 5, 0.0);
     let dir = tempfile::tempdir().unwrap();

@@ -307,66 +307,145 @@ pub(crate) fn parse_token(tok: &[u8]) -> Option<f64> {
 /// `v` must be finite.
 pub(crate) fn write_shortest(out: &mut Vec<u8>, v: f64) {
     debug_assert!(v.is_finite());
-    if !write_short_decimal(out, v) {
-        write_shortest_ryu(out, v);
+    let start = out.len();
+    out.resize(start + SHORT_ROOM, 0);
+    match short_decimal_into(&mut out[start..], v) {
+        Some(n) => out.truncate(start + n),
+        None => {
+            out.truncate(start);
+            write_shortest_ryu(out, v);
+        }
     }
 }
 
-/// [`write_shortest`] for the usual motion value, a decimal of at most six
-/// places below 2^32 in magnitude (and zero); `false`, writing nothing, for
-/// any other value.
+/// Bytes of room [`short_decimal_into`] needs after its start: the longest
+/// text it writes (sign, ten integer digits, point, six places: 18 bytes)
+/// plus the slack of its 8-byte stores.
+pub(crate) const SHORT_ROOM: usize = 24;
+
+/// `'0'` in every byte.
+const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
+
+/// The eight decimal digits of `n < 10^8` as byte values 0 to 9 in one
+/// `u64`, the most significant digit in the lowest byte (so that the
+/// little-endian bytes read in writing order). Each step splits every lane
+/// in two at once: 4 + 4 digits by one division, then 2 + 2 and 1 + 1 by
+/// multiplications that divide exactly for lanes below 10^4 and 10^2
+/// (`x · 10486 >> 20` is `x / 100` for `x < 43699`, `x · 103 >> 10` is
+/// `x / 10` for `x < 179`).
+#[inline(always)]
+fn digits8(n: u32) -> u64 {
+    debug_assert!(n < 100_000_000);
+    let n = u64::from(n);
+    let x = (n / 10_000) | ((n % 10_000) << 32);
+    let hi = ((x * 10486) >> 20) & 0x0000_007f_0000_007f;
+    let x = hi | ((x - hi * 100) << 16);
+    let hi = ((x * 103) >> 10) & 0x000f_000f_000f_000f;
+    hi | ((x - hi * 10) << 8)
+}
+
+/// Writes [`write_shortest`]'s text of the usual motion value, a decimal of
+/// at most six places below 2^32 in magnitude (and zero), at the start of
+/// `dst` (at least [`SHORT_ROOM`] bytes; bytes past the text are
+/// scratch) and returns its length; `None` for any other value (including
+/// non-finite ones).
 ///
-/// With m = round(v · 10^6), m / 10^6 (both exact, one correctly rounded
-/// division) is what the text of m · 10^-6 reads back to; when that is `v`,
-/// the text with trailing zeros dropped is the shortest that reads back:
-/// below 2^32 an ulp is under 10^-6, so no other decimal of six places
-/// reads back to `v`, and one of fewer places would be such a decimal.
-/// `ryu`, which the other values go through, gives the same digits; a test
-/// compares the two on millions of values.
-#[inline]
-fn write_short_decimal(out: &mut Vec<u8>, v: f64) -> bool {
-    if v == 0.0 {
-        out.extend_from_slice(if v.is_sign_negative() { b"-0" } else { b"0" });
-        return true;
+/// With m = round(|v| · 10^6), m / 10^6 (both exact, one correctly rounded
+/// division) is what the text of m · 10^-6 reads back to; when that is
+/// |v|, the text with trailing zeros dropped is the shortest that reads
+/// back: below 2^32 an ulp is under 10^-6, so no other decimal of six
+/// places reads back to `v`, and one of fewer places would be such a
+/// decimal. Any integer m that passes the check is that decimal, so m may
+/// be rounded loosely (`+ 0.5` and truncation); a value it misses goes to
+/// `ryu`, which gives the same digits. Tests compare the two on millions
+/// of values and on every value of the corpus.
+#[inline(always)]
+pub(crate) fn short_decimal_into(dst: &mut [u8], v: f64) -> Option<usize> {
+    let a = v.abs();
+    // Also refuses NaN (and infinities).
+    if a.is_nan() || a >= 4_294_967_296.0 {
+        return None;
     }
-    if v.abs() >= 4_294_967_296.0 {
-        return false;
+    // Signed conversions: one instruction each on x86-64 (m < 2^53).
+    let m = (a * 1e6 + 0.5) as i64;
+    if m as f64 / 1e6 != a {
+        return None;
     }
-    let m = (v * 1e6).round();
-    if m / 1e6 != v {
-        return false;
+    let m = m as u64;
+    let dst = dst.get_mut(..SHORT_ROOM)?;
+    dst[0] = b'-';
+    let mut p = usize::from(v.is_sign_negative());
+    let (q, r) = (m / 1_000_000, (m % 1_000_000) as u32);
+    if q < 100_000_000 {
+        let d = digits8(q as u32);
+        // Leading zero digits are the low zero bytes; keep at least one digit.
+        let lead = if q == 0 { 7 } else { (d.trailing_zeros() / 8) as usize };
+        let text = (d | ASCII_ZEROS) >> (8 * lead);
+        dst[p..p + 8].copy_from_slice(&text.to_le_bytes());
+        p += 8 - lead;
+    } else {
+        // Nine or ten integer digits.
+        let (hi, lo) = ((q / 100_000_000) as u32, (q % 100_000_000) as u32);
+        if hi >= 10 {
+            dst[p] = b'0' + (hi / 10) as u8;
+            p += 1;
+        }
+        dst[p] = b'0' + (hi % 10) as u8;
+        dst[p + 1..p + 9].copy_from_slice(&(digits8(lo) | ASCII_ZEROS).to_le_bytes());
+        p += 9;
     }
-    let mut m = m.abs() as u64;
-    let mut places = 6;
-    while places > 0 && m.is_multiple_of(10) {
-        m /= 10;
-        places -= 1;
+    if r != 0 {
+        // Six places as eight digits; trailing zero digits are the high zero bytes.
+        let d = digits8(r * 100);
+        let places = 8 - (d.leading_zeros() / 8) as usize;
+        dst[p] = b'.';
+        dst[p + 1..p + 9].copy_from_slice(&(d | ASCII_ZEROS).to_le_bytes());
+        p += 1 + places;
     }
-    let mut buf = [0u8; 24];
-    let mut i = buf.len();
-    for _ in 0..places {
-        i -= 1;
-        buf[i] = b'0' + (m % 10) as u8;
-        m /= 10;
-    }
-    if places > 0 {
-        i -= 1;
-        buf[i] = b'.';
-    }
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (m % 10) as u8;
-        m /= 10;
-        if m == 0 {
-            break;
+    Some(p)
+}
+
+/// Appends `values` separated by one space, each as [`write_shortest`]
+/// writes it: one frame of motion, the writer's hot loop. Returns the index
+/// of the first value that is not finite (the text stops before it, after
+/// its separator) or `None`.
+pub(crate) fn write_shortest_row(out: &mut Vec<u8>, values: &[f64]) -> Option<usize> {
+    let mut p = out.len();
+    // Room for every value (its separator and SHORT_ROOM bytes), refilled
+    // after one of the rare texts that are longer.
+    out.resize(p + values.len() * (SHORT_ROOM + 1), 0);
+    for (i, &v) in values.iter().enumerate() {
+        if i > 0 {
+            out[p] = b' ';
+            p += 1;
+        }
+        match short_decimal_into(&mut out[p..], v) {
+            Some(n) => p += n,
+            None => {
+                if !v.is_finite() {
+                    out.truncate(p);
+                    return Some(i);
+                }
+                // `ryu` prints values from 1e-5 to 1e16 positionally (with a
+                // margin here): such texts of up to SHORT_ROOM bytes go into
+                // the value's room as they are; others are laid out.
+                let mut buf = ryu::Buffer::new();
+                let text = buf.format_finite(v).as_bytes();
+                let text = text.strip_suffix(b".0").unwrap_or(text);
+                if text.len() <= SHORT_ROOM && (1e-4..1e15).contains(&v.abs()) {
+                    out[p..p + text.len()].copy_from_slice(text);
+                    p += text.len();
+                } else {
+                    out.truncate(p);
+                    write_shortest_ryu(out, v);
+                    p = out.len();
+                    out.resize(p + (values.len() - i) * (SHORT_ROOM + 1), 0);
+                }
+            }
         }
     }
-    if v < 0.0 {
-        i -= 1;
-        buf[i] = b'-';
-    }
-    out.extend_from_slice(&buf[i..]);
-    true
+    out.truncate(p);
+    None
 }
 
 /// [`write_shortest`] through `ryu`'s digits, for any finite value.
@@ -454,6 +533,17 @@ mod tests {
             5e-324,
             f64::MAX,
             f64::MIN_POSITIVE,
+            99_999_999.999_999,
+            100_000_000.0,
+            -100_000_000.000_001,
+            123_456_789.5,
+            999_999_999.25,
+            1_000_000_000.0,
+            4_000_000_000.000_001,
+            0.000_01,
+            0.1,
+            10.0,
+            -7.0,
         ];
         for _ in 0..3_000_000 {
             let r = next();
@@ -475,17 +565,91 @@ mod tests {
         }
         let mut taken = 0;
         for v in values {
-            let mut fast = Vec::new();
+            let mut fast = [0u8; SHORT_ROOM];
             let mut slow = Vec::new();
             write_shortest_ryu(&mut slow, v);
-            if write_short_decimal(&mut fast, v) {
+            let mut row = Vec::new();
+            assert_eq!(write_shortest_row(&mut row, &[v]), None);
+            assert_eq!(row, slow, "{v:e}");
+            if let Some(n) = short_decimal_into(&mut fast, v) {
                 taken += 1;
-                assert_eq!(fast, slow, "{v:e}");
-            } else {
-                assert!(fast.is_empty());
+                assert_eq!(fast[..n], slow[..], "{v:e}");
+                // std's `Display` is the same form (shortest digits, no
+                // exponent), written independently of both. (Beyond these
+                // values it may pick another last digit among equally short
+                // ones, e.g. for 1658206780088562.25.)
+                assert_eq!(slow, format!("{v}").as_bytes(), "{v:e}");
             }
         }
         assert!(taken > 1_000_000, "the fast path took {taken} values");
+    }
+
+    /// Every value of the corpus (motion, offsets, frame times), printed by
+    /// the fast path where it takes it and by the `ryu` path, gives the same
+    /// text, and a row of the corpus is its values joined as the `ryu` path
+    /// prints them.
+    #[test]
+    fn every_corpus_value_prints_the_same_on_both_paths() {
+        let files = bvhkit_testdata::corpus_files();
+        if files.is_empty() {
+            bvhkit_testdata::skip("every_corpus_value_prints_the_same_on_both_paths", "no corpus");
+            return;
+        }
+        let (mut values, mut taken) = (0usize, 0usize);
+        let (mut row, mut want) = (Vec::new(), Vec::new());
+        for path in files {
+            let bytes = std::fs::read(&path).unwrap();
+            let (bvh, _) = crate::ReadOptions::new().lenient(true).parse(&bytes).unwrap();
+            let mut extra = vec![bvh.motion().frame_time()];
+            for j in bvh.skeleton().joints() {
+                extra.extend(j.offset().to_array());
+            }
+            for frame in bvh.motion().frames().chain(std::iter::once(&extra[..])) {
+                want.clear();
+                for (i, &v) in frame.iter().enumerate() {
+                    if i > 0 {
+                        want.push(b' ');
+                    }
+                    let start = want.len();
+                    write_shortest_ryu(&mut want, v);
+                    let mut fast = [0u8; SHORT_ROOM];
+                    if let Some(n) = short_decimal_into(&mut fast, v) {
+                        assert_eq!(fast[..n], want[start..], "{}: {v:e}", path.display());
+                        taken += 1;
+                    }
+                }
+                row.clear();
+                assert_eq!(write_shortest_row(&mut row, frame), None);
+                assert!(row == want, "{}", path.display());
+                values += frame.len();
+            }
+        }
+        assert!(values > 1_000_000 && taken > values / 4, "{taken} of {values} values");
+        eprintln!("{taken} of {values} corpus values took the fast path");
+    }
+
+    /// A row is its values as [`write_shortest`] writes them, one space
+    /// apart, whatever mix of fast and `ryu` values it holds; a value that
+    /// is not finite stops it after its separator.
+    #[test]
+    fn rows_are_their_values_one_space_apart() {
+        let values =
+            [1.5, -0.0, 1e300, 12.25, 1e-300, 0.1 + 0.2, -180.0, 4294967296.5, 3.0, 1e-7, 42.0];
+        for n in 0..=values.len() {
+            let row = &values[..n];
+            let mut out = b"prefix ".to_vec();
+            assert_eq!(write_shortest_row(&mut out, row), None);
+            let want: Vec<String> = row.iter().map(|v| format!("{v}")).collect();
+            assert_eq!(String::from_utf8(out).unwrap(), format!("prefix {}", want.join(" ")));
+        }
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let mut out = Vec::new();
+            assert_eq!(write_shortest_row(&mut out, &[1.0, 1e300, bad, 2.0]), Some(2));
+            assert_eq!(out, format!("1 {} ", 1e300).as_bytes());
+            let mut out = Vec::new();
+            assert_eq!(write_shortest_row(&mut out, &[bad]), Some(0));
+            assert!(out.is_empty());
+        }
     }
 
     fn p(s: &str) -> Option<f64> {

@@ -538,14 +538,51 @@ pub fn euler_to_quat(axes: &[Axis], angles_deg: &[f64]) -> DQuat {
     let mut q = DQuat::IDENTITY;
     for (&axis, &deg) in axes.iter().zip(angles_deg) {
         let (s, c) = sin_cos_deg(0.5 * deg);
-        let e = match axis {
-            Axis::X => DQuat::from_xyzw(s, 0.0, 0.0, c),
-            Axis::Y => DQuat::from_xyzw(0.0, s, 0.0, c),
-            Axis::Z => DQuat::from_xyzw(0.0, 0.0, s, c),
-        };
-        q *= e;
+        q *= half_angle_quat(axis, s, c);
     }
     q
+}
+
+/// [`euler_to_quat`] from the sines and cosines of the half angles
+/// (`sin_cos_deg(0.5 * angle)`, e.g. a whole frame's at once by
+/// [`sin_cos_deg_slice`]): the same product, so the same bits.
+///
+/// # Panics
+///
+/// If the three slices differ in length.
+///
+/// # Example
+///
+/// ```
+/// use bvhkit::rotation::{euler_to_quat, euler_to_quat_sin_cos, sin_cos_deg_slice, Axis};
+/// let axes = [Axis::Z, Axis::X, Axis::Y];
+/// let half = [0.5 * 120.0, 0.5 * -40.0, 0.5 * 15.0];
+/// let (mut s, mut c) = ([0.0; 3], [0.0; 3]);
+/// sin_cos_deg_slice(&half, &mut s, &mut c);
+/// assert_eq!(euler_to_quat_sin_cos(&axes, &s, &c), euler_to_quat(&axes, &[120.0, -40.0, 15.0]));
+/// ```
+#[inline]
+pub fn euler_to_quat_sin_cos(axes: &[Axis], sin_half: &[f64], cos_half: &[f64]) -> DQuat {
+    assert!(
+        axes.len() == sin_half.len() && axes.len() == cos_half.len(),
+        "euler_to_quat_sin_cos: one sine and cosine per axis"
+    );
+    let mut q = DQuat::IDENTITY;
+    for ((&axis, &s), &c) in axes.iter().zip(sin_half).zip(cos_half) {
+        q *= half_angle_quat(axis, s, c);
+    }
+    q
+}
+
+/// The elementary quaternion about `axis` with half-angle sine `s` and
+/// cosine `c`.
+#[inline]
+fn half_angle_quat(axis: Axis, s: f64, c: f64) -> DQuat {
+    match axis {
+        Axis::X => DQuat::from_xyzw(s, 0.0, 0.0, c),
+        Axis::Y => DQuat::from_xyzw(0.0, s, 0.0, c),
+        Axis::Z => DQuat::from_xyzw(0.0, 0.0, s, c),
+    }
 }
 
 /// Element at row `r`, column `c`.
@@ -567,7 +604,9 @@ fn extract_rad(m: &DMat3, order: RotationOrder) -> ([f64; 3], bool) {
     // With R = Ri(a)·Rj(b)·Rk(c):
     //   R[i][k] = e·sin b, R[i][i] = cos b cos c, R[i][j] = -e·cos b sin c,
     //   R[j][k] = -e·sin a cos b, R[k][k] = cos a cos b.
-    let cos_b = el(m, i, i).hypot(el(m, i, j));
+    // sqrt rather than hypot: the entries are at most 1 in magnitude, so
+    // the squares neither overflow nor lose anything that matters here.
+    let cos_b = (el(m, i, i) * el(m, i, i) + el(m, i, j) * el(m, i, j)).sqrt();
     let b = (e * el(m, i, k)).atan2(cos_b);
     if cos_b < GIMBAL_LOCK_EPSILON {
         // R = Ri(a + e·σ·c)·Rj(±90°) with σ = sign(sin b): only the combined
@@ -576,12 +615,15 @@ fn extract_rad(m: &DMat3, order: RotationOrder) -> ([f64; 3], bool) {
         let a = (e * el(m, k, j)).atan2(el(m, j, j));
         return ([a, b, 0.0], true);
     }
-    let a = (-e * el(m, j, k)).atan2(el(m, k, k));
+    let (ya, xa) = (-e * el(m, j, k), el(m, k, k));
+    let a = ya.atan2(xa);
     // Remove Ri(a): Ri(a)^T·R = Rj(b)·Rk(c), whose row j is row j of Rk(c):
     // [.., e·sin c (column i), cos c (column j), ..]. Row j of Ri(a)^T is
     // cos a·e_j + e·sin a·e_k. This stays accurate near the lock, where the
-    // first angle alone is ill-conditioned: c compensates for it.
-    let (sa, ca) = a.sin_cos();
+    // first angle alone is ill-conditioned: c compensates for it. The sine
+    // and cosine of `a` are those of the vector it is the angle of.
+    let ra = (ya * ya + xa * xa).sqrt();
+    let (sa, ca) = if ra > 0.0 { (ya / ra, xa / ra) } else { a.sin_cos() };
     let sin_c = e * (ca * el(m, j, i) + e * sa * el(m, k, i));
     let cos_c = ca * el(m, j, j) + e * sa * el(m, k, j);
     let c = sin_c.atan2(cos_c);
@@ -614,7 +656,29 @@ pub fn mat3_to_euler(m: DMat3, order: RotationOrder) -> [f64; 3] {
 /// `x` plus the multiple of 360 that brings it closest to `target`.
 #[inline]
 fn unwrap_deg(x: f64, target: f64) -> f64 {
-    x + 360.0 * ((target - x) / 360.0).round()
+    x + 360.0 * round_half_away((target - x) / 360.0)
+}
+
+/// `x.round()` bit for bit (half-way cases away from zero, the sign of
+/// zero kept, NaN and infinities unchanged) without a call into libm,
+/// which `f64::round` is on x86-64 without SSE4.1: the truncation is one
+/// conversion to `i64`, exact below 2^52, where the fraction `x - t` is
+/// exact too.
+#[inline(always)]
+pub(crate) fn round_half_away(x: f64) -> f64 {
+    if x.is_nan() || x.abs() >= 4_503_599_627_370_496.0 {
+        return x; // already whole (or not a number)
+    }
+    let t = x as i64 as f64;
+    let f = x - t;
+    let r = if f >= 0.5 {
+        t + 1.0
+    } else if f <= -0.5 {
+        t - 1.0
+    } else {
+        t
+    };
+    r.copysign(x)
 }
 
 fn distance_sq(a: [f64; 3], b: [f64; 3]) -> f64 {
@@ -930,6 +994,51 @@ pub fn mat3_to_repr(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `round_half_away` is `f64::round` bit for bit.
+    #[test]
+    fn round_half_away_is_round() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            -1.5,
+            2.5,
+            0.49999999999999994,
+            -0.49999999999999994,
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_496.0,
+            -4_503_599_627_370_497.0,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            5e-324,
+            -0.3,
+            -0.7,
+            359.5 / 360.0,
+        ];
+        for _ in 0..1_000_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(match x % 3 {
+                0 => f64::from_bits(x.rotate_left(17)),
+                1 => ((x >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 4000.0,
+                _ => ((x >> 20) % 10_000) as f64 * 0.5 - 2500.0,
+            });
+        }
+        for v in values {
+            if v.is_nan() {
+                assert!(round_half_away(v).is_nan()); // libm may quiet a signalling NaN
+                continue;
+            }
+            assert_eq!(round_half_away(v).to_bits(), v.round().to_bits(), "{v:e}");
+        }
+    }
     use proptest::prelude::*;
 
     #[test]

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use crate::bvh::Bvh;
 use crate::error::{Error, Result};
-use crate::number::{write_fixed, write_shortest};
+use crate::number::{write_fixed, write_shortest, write_shortest_row};
 use crate::skeleton::{JointKind, Skeleton};
 
 /// How numbers are printed.
@@ -56,19 +56,42 @@ const MAX_INDENT: usize = 255;
 /// Bytes of motion text a piece of [`WriteOptions::write`] aims at.
 const PIECE: usize = 256 * 1024;
 
-/// `f` on every item, on rayon's pool; results in item order.
+/// A batch of motion rows: each piece's frame range, text and outcome.
+type Batch = Vec<(std::ops::Range<usize>, Vec<u8>, Result<()>)>;
+
+/// Runs `format` (on rayon's pool) while `write` runs on this thread, and
+/// returns `write`'s result: the next batch is formatted while the previous
+/// one is written.
 #[cfg(feature = "parallel")]
-fn for_each_mut<T: Send, R: Send>(
-    items: &mut [T],
-    f: impl Fn(&mut T) -> R + Sync + Send,
-) -> Vec<R> {
-    use rayon::prelude::*;
-    items.par_iter_mut().map(f).collect()
+fn overlapped<R>(format: impl FnOnce() + Send, write: impl FnOnce() -> R) -> R {
+    rayon::in_place_scope(|s| {
+        s.spawn(|_| format());
+        write()
+    })
 }
 
 #[cfg(not(feature = "parallel"))]
-fn for_each_mut<T, R>(items: &mut [T], f: impl Fn(&mut T) -> R) -> Vec<R> {
-    items.iter_mut().map(f).collect()
+fn overlapped<R>(format: impl FnOnce(), write: impl FnOnce() -> R) -> R {
+    format();
+    write()
+}
+
+/// `f` on every piece, on rayon's pool.
+#[cfg(feature = "parallel")]
+fn for_each_piece(
+    pieces: &mut Batch,
+    f: impl Fn(&mut (std::ops::Range<usize>, Vec<u8>, Result<()>)) + Sync + Send,
+) {
+    use rayon::prelude::*;
+    pieces.par_iter_mut().for_each(f);
+}
+
+#[cfg(not(feature = "parallel"))]
+fn for_each_piece(
+    pieces: &mut Batch,
+    f: impl Fn(&mut (std::ops::Range<usize>, Vec<u8>, Result<()>)),
+) {
+    pieces.iter_mut().for_each(f);
 }
 
 impl WriteOptions {
@@ -126,31 +149,44 @@ impl WriteOptions {
         let n = motion.n_frames();
         // Shortest numbers of motion data take about 10 bytes with their space.
         let rows = (PIECE / (10 * motion.n_channels().max(1))).max(1);
-        let threads = crate::parse::worker_count();
-        let mut pieces: Vec<(std::ops::Range<usize>, Vec<u8>)> = Vec::new();
-        // Buffers of earlier pieces, reused.
+        let per_batch = 4 * crate::parse::worker_count();
+        // Two batches: one being formatted (on the pool) while the one
+        // before it is written (on this thread); buffers are reused.
+        let (mut formatting, mut written): (Batch, Batch) = (Vec::new(), Vec::new());
         let mut spare = vec![out];
         let mut next = 0;
-        while next < n {
-            pieces.clear();
-            while next < n && pieces.len() < 4 * threads {
+        loop {
+            formatting.clear();
+            while next < n && formatting.len() < per_batch {
                 let end = (next + rows).min(n);
-                pieces.push((next..end, spare.pop().unwrap_or_default()));
+                formatting.push((next..end, spare.pop().unwrap_or_default(), Ok(())));
                 next = end;
             }
-            let results = if threads > 1 && pieces.len() > 1 {
-                for_each_mut(&mut pieces, |(range, buf)| self.rows(motion, range.clone(), buf))
-            } else {
-                pieces
-                    .iter_mut()
-                    .map(|(range, buf)| self.rows(motion, range.clone(), buf))
-                    .collect()
+            let format = |batch: &mut Batch| {
+                if batch.len() > 1 {
+                    for_each_piece(batch, |(range, buf, r)| {
+                        *r = self.rows(motion, range.clone(), buf)
+                    });
+                } else {
+                    for (range, buf, r) in batch.iter_mut() {
+                        *r = self.rows(motion, range.clone(), buf);
+                    }
+                }
             };
-            for ((_, buf), r) in pieces.iter().zip(results) {
-                r?;
-                wtr.write_all(buf)?;
+            let mut write = |batch: &mut Batch| -> Result<()> {
+                for (_, buf, r) in batch.iter_mut() {
+                    std::mem::replace(r, Ok(()))?;
+                    wtr.write_all(buf)?;
+                }
+                Ok(())
+            };
+            let batch = &mut formatting;
+            overlapped(|| format(batch), || write(&mut written))?;
+            if formatting.is_empty() {
+                break;
             }
-            spare.extend(pieces.drain(..).map(|(_, buf)| buf));
+            spare.extend(written.drain(..).map(|(_, buf, _)| buf));
+            std::mem::swap(&mut formatting, &mut written);
         }
         wtr.flush().map_err(Error::from)
     }
@@ -163,6 +199,16 @@ impl WriteOptions {
     /// # Errors
     /// When a value is not finite.
     pub fn write_frame(&self, frame: &[f64], out: &mut Vec<u8>) -> Result<()> {
+        if self.precision == Precision::Shortest {
+            if let Some(i) = write_shortest_row(out, frame) {
+                return Err(Error::invalid(format!(
+                    "cannot write the non-finite value {}",
+                    frame[i]
+                )));
+            }
+            self.eol(out);
+            return Ok(());
+        }
         for (i, &v) in frame.iter().enumerate() {
             if i > 0 {
                 out.push(b' ');

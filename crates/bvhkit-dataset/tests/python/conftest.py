@@ -57,10 +57,11 @@ def bvh_bin() -> Path:
 
 @pytest.fixture(scope="session")
 def corpus_export(bvh_bin: Path, corpus_dir: Path, tmp_path_factory) -> tuple[Path, str]:
-    """`bvh export CORPUS -o all.parquet` (default options) and its stderr."""
+    """`bvh export CORPUS -o all.parquet --up keep` and its stderr (the file's own axes,
+    as `bvh positions` and the Spark job give them)."""
     out = tmp_path_factory.mktemp("export") / "all.parquet"
     r = subprocess.run(
-        [str(bvh_bin), "export", str(corpus_dir), "-o", str(out)],
+        [str(bvh_bin), "export", str(corpus_dir), "-o", str(out), "--up", "keep"],
         capture_output=True,
         text=True,
     )

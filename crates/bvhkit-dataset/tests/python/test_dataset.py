@@ -140,7 +140,7 @@ def test_options_wide_f32_6d_velocities_contacts(bvh_bin, corpus_dir, tmp_path):
     path = max(corpus_dir.glob("*.bvh"), key=lambda p: p.stat().st_size)
     out = tmp_path / "w.parquet"
     subprocess.run(
-        [str(bvh_bin), "export", str(path), "-o", str(out), "--layout", "wide",
+        [str(bvh_bin), "export", str(path), "-o", str(out), "--up", "keep", "--layout", "wide",
          "--dtype", "f32", "--rotations", "6d", "--velocities", "--contacts"],
         check=True, capture_output=True,
     )  # fmt: skip
@@ -180,7 +180,7 @@ def test_npz_holds_per_clip_arrays(bvh_bin, corpus_dir, tmp_path):
     files = sorted(corpus_dir.glob("*.bvh"))[:4]
     out = tmp_path / "d.npz"
     subprocess.run(
-        [str(bvh_bin), "export", *map(str, files), "-o", str(out), "--velocities"],
+        [str(bvh_bin), "export", *map(str, files), "-o", str(out), "--up", "keep", "--velocities"],
         check=True,
         capture_output=True,
     )

@@ -67,6 +67,10 @@ for (const f of readdirSync(dir).filter((f) => f.endsWith('.glb') || f.endsWith(
       const meshes = [];
       gltf.scene.traverse((o) => { if (o.isSkinnedMesh) meshes.push(o); });
       let maxMeshErr = 0;
+      // Upright: in how many frames the head (three.js's world Y) is above
+      // the mean of the feet.
+      let headAbove = 0;
+      const hasFeet = meta.head !== null && meta.feet.length > 0;
       let boxes = 0;
       const c = new THREE.Vector3();
       const meshStep = Math.max(1, Math.floor(meta.frames / 50));
@@ -85,6 +89,12 @@ for (const f of readdirSync(dir).filter((f) => f.endsWith('.glb') || f.endsWith(
             maxErr = e;
             worst = { frame: i, joint: j };
           }
+        }
+        if (hasFeet) {
+          const hy = v.setFromMatrixPosition(objects[meta.head].matrixWorld).y;
+          let fy = 0;
+          for (const f of meta.feet) fy += v.setFromMatrixPosition(objects[f].matrixWorld).y;
+          if (hy > fy / meta.feet.length) headAbove++;
         }
         if (i % meshStep !== 0 && i !== meta.frames - 1) continue;
         for (const mesh of meshes) {
@@ -115,6 +125,7 @@ for (const f of readdirSync(dir).filter((f) => f.endsWith('.glb') || f.endsWith(
           }
         }
       }
+      if (hasFeet) result.head_above_feet = meta.frames ? headAbove / meta.frames : null;
       result.boxes = boxes;
       result.expect_boxes = meta.expect_boxes;
       result.max_mesh_err = maxMeshErr;

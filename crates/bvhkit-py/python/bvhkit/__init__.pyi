@@ -179,6 +179,191 @@ class Bvh:
         """
     def euler_orders(self, order: str | None = None) -> list[str]:
         """The Euler order of each joint in ``rotations("euler", order=order)``."""
+    # Edits: each returns a new Bvh (the core's ``bvhkit::edit``), the same
+    # bytes as ``bvh edit`` with the matching flag; errors raise ValueError.
+    def frames(self, start: int = 0, stop: int | None = None) -> Bvh:
+        """Frames ``start`` up to ``stop`` (excluded; None: the end), clamped to the clip.
+
+        As ``bvh edit --frames START..STOP``.
+
+        Example::
+
+            >>> len(bvh.frames(10, 20))
+            10
+        """
+    def every(self, n: int) -> Bvh:
+        """Every ``n``th frame from the first, ``Frame Time`` times ``n`` (``--every N``).
+
+        Example::
+
+            >>> half = bvh.every(2)
+            >>> len(half), round(half.fps, 3)
+            (30, 15.0)
+        """
+    def reverse(self) -> Bvh:
+        """The frames in reverse order (``--reverse``).
+
+        Example::
+
+            >>> bool((bvh.reverse().motion[0] == bvh.motion[-1]).all())
+            True
+        """
+    def resample(self, fps: float) -> Bvh:
+        """Resampled to ``fps`` frames per second (``--fps N``).
+
+        Rotations by quaternion SLERP, positions linearly; kept frames are
+        copied bit for bit and ``Frame Time`` is exactly ``1 / fps``.
+
+        Example::
+
+            >>> len(bvh.resample(60))
+            118
+        """
+    def reorder(self, order: str) -> Bvh:
+        """Every joint's rotation channels in one Euler ``order`` (``--order ORDER``).
+
+        Example::
+
+            >>> bvh.reorder("XYZ").channels[1]
+            ['Xrotation', 'Yrotation', 'Zrotation']
+        """
+    def relayout(
+        self,
+        order: str,
+        positions: Literal["root", "all", "keep", "none"] = "root",
+        position_channels: _PositionChannels = "replace",
+    ) -> Bvh:
+        """Three rotation channels in ``order`` on every joint, position channels as asked.
+
+        ``positions``: on the root only, on every joint, where they were, or
+        nowhere (``--layout ORDER --layout-positions P``).
+
+        Example::
+
+            >>> bvh.relayout("ZXY", positions="all").n_channels
+            114
+        """
+    def convert_up(self, up: str = "y", source_up: str | None = None) -> Bvh:
+        """Converted to up axis ``up`` from ``source_up`` (detected when None).
+
+        Axes are ``"x"``, ``"-y"``, ...; each with its default forward axis
+        (Blender's axis conversion), as ``bvh edit --up UP --source-up
+        SOURCE``. ValueError when the up axis cannot be detected.
+
+        Example::
+
+            >>> zup = bvh.convert_up("z")
+            >>> bvh.positions(0)[4].round(3).tolist(), zup.positions(0)[4].round(3).tolist()
+            ([0.0, 152.319, 4.358], [0.0, -4.358, 152.319])
+        """
+    def scale(self, factor: float) -> Bvh:
+        """Every length multiplied by ``factor`` (``--scale F``).
+
+        Example::
+
+            >>> float(bvh.scale(100).offsets[1][1]) / float(bvh.offsets[1][1])
+            100.0
+        """
+    def to_units(
+        self,
+        units: str,
+        source_units: str | None = None,
+        position_channels: _PositionChannels = "replace",
+    ) -> Bvh:
+        """Lengths converted to ``units`` from ``source_units`` (guessed from the size when None).
+
+        Units: ``"m"``, ``"cm"``, ``"mm"``, ``"in"``, ``"cmu"``. As ``bvh edit
+        --units U --source-units S``; ValueError when the unit
+        cannot be guessed.
+
+        Example::
+
+            >>> float(bvh.to_units("m").offsets[1][1]) / float(bvh.offsets[1][1])
+            0.01
+        """
+    def to_height(self, height: float) -> Bvh:
+        """Scaled so that the figure is ``height`` tall, in file units (``--height H``)."""
+    def mirror(self) -> Bvh:
+        """Left and right swapped: pairs found by name, confirmed by the rest pose (``--mirror``).
+
+        Example::
+
+            >>> m = bvh.mirror()   # the left hand's place is the right hand's, mirrored
+            >>> bvh.positions(0)[9].round(3).tolist(), m.positions(0)[14].round(3).tolist()
+            ([25.166, 87.826, 7.299], [-25.166, 87.826, 7.299])
+        """
+    def in_place_root(self, up: str | None = None) -> Bvh:
+        """Root motion on the ground removed: the figure moves in place (``--in-place-root``).
+
+        ``up``: the up axis (detected when None, else Y).
+
+        Example::
+
+            >>> bvh.positions()[-1, 0].round(2).tolist()           # the hips walk 2 m along Z
+            [0.0, 96.47, 216.33]
+            >>> bvh.in_place_root().positions()[-1, 0].round(2).tolist()
+            [0.0, 96.47, 0.0]
+        """
+    def root_to_origin(self, up: str | None = None) -> Bvh:
+        """Moved so that the first frame's root stands over the origin (``--root-to-origin``)."""
+    def extract_root(self, name: str = "Root", up: str | None = None) -> Bvh:
+        """The root motion moved onto a new ground-projected root joint ``name``.
+
+        As ``bvh edit --extract-root NAME``.
+
+        Example::
+
+            >>> bvh.extract_root().joint_names[:2]
+            ['Root', 'Hips']
+        """
+    def rename(self, mapping: dict[str, str]) -> Bvh:
+        """Joints renamed by ``{old: new}`` (``--rename MAP``).
+
+        Example::
+
+            >>> bvh.rename({"Hips": "pelvis"}).joint_names[0]
+            'pelvis'
+        """
+    def rename_pattern(self, old: str, new: str) -> Bvh:
+        """Every joint name with ``old`` replaced by ``new`` (``--rename OLD=NEW``).
+
+        Example::
+
+            >>> bvh.rename_pattern("Left", "L_").joint_names[6:9]
+            ['L_Shoulder', 'L_Arm', 'L_ForeArm']
+        """
+    def remove_joints(
+        self, names: Sequence[str], position_channels: _PositionChannels = "replace"
+    ) -> Bvh:
+        """The named joints removed, their motion folded into their children (``--remove-joints``).
+
+        Example::
+
+            >>> "Neck" in bvh.remove_joints(["Neck"]).joint_names
+            False
+        """
+    def strip_end_sites(self) -> Bvh:
+        """Every End Site removed (``--strip-end-sites``).
+
+        Example::
+
+            >>> bvh.n_joints, bvh.strip_end_sites().n_joints
+            (24, 19)
+        """
+    def add_end_sites(self) -> Bvh:
+        """An End Site added to every leaf joint without one (``--add-end-sites``)."""
+    def rest_pose(self, source: int | Bvh, position_channels: _PositionChannels = "replace") -> Bvh:
+        """A new rest pose keeping the world positions (``--rest-pose FRAME|FILE``).
+
+        ``source``: a frame number, or another ``Bvh`` whose skeleton's rest
+        pose is taken.
+
+        Example::
+
+            >>> rest10 = bvh.rest_pose(10)
+            >>> bool(abs(rest10.positions() - bvh.positions()).max() < 1e-9)
+            True
+        """
     def to_bytes(self) -> bytes:
         """The canonical BVH text: reads back to the same values, bit for bit."""
     def write(self, path: _Path) -> None:

@@ -595,8 +595,22 @@ pub fn render_contact_sheet(
     opts: &RenderOptions,
     sheet: &SheetOptions,
 ) -> Result<Vec<u8>> {
-    let clips = [clip];
-    check_clips(&clips)?;
+    render_contact_sheet_of(&[clip], opts, sheet)
+}
+
+/// [`render_contact_sheet`] of several clips side by side in every cell
+/// (as [`render_frame`] lays them out): the frames are spaced over the
+/// first clip, and each clip shows that frame (clamped to its length).
+///
+/// # Errors
+/// As [`render_contact_sheet`], for any of the clips.
+pub fn render_contact_sheet_of(
+    clips: &[&Clip],
+    opts: &RenderOptions,
+    sheet: &SheetOptions,
+) -> Result<Vec<u8>> {
+    check_clips(clips)?;
+    let clip = clips[0];
     let n = sheet.cells.clamp(1, clip.n_frames);
     let cols =
         if sheet.columns > 0 { sheet.columns.min(n) } else { (n as f64).sqrt().ceil() as usize };
@@ -609,7 +623,7 @@ pub fn render_contact_sheet(
     }
     let mut out = pixmap(sw as u32, sh as u32)?;
     out.fill(skia_color(opts.background));
-    let stage = Stage::new(&clips);
+    let stage = Stage::new(clips);
     let cam = camera(&stage, opts);
     let mut base = pixmap(opts.width, opts.height)?;
     base.fill(skia_color(opts.background));
@@ -619,10 +633,11 @@ pub fn render_contact_sheet(
     for k in 0..n {
         let frame = if n > 1 { (k * (clip.n_frames - 1) + (n - 1) / 2) / (n - 1) } else { 0 };
         cell.data_mut().copy_from_slice(base.data());
-        let pose = Pose::at(clip, frame);
-        paint::draw_shapes(&mut cell, &stage.figures(&cam, &[pose], &opts.style));
+        let poses: Vec<Pose<'_>> = clips.iter().map(|c| Pose::at(c, frame)).collect();
+        paint::draw_shapes(&mut cell, &stage.figures(&cam, &poses, &opts.style));
         if opts.labels {
-            draw_names(&mut cell, &cam, &stage, &clips, &[pose.positions.to_vec()]);
+            let figures: Vec<Vec<DVec3>> = poses.iter().map(|p| p.positions.to_vec()).collect();
+            draw_names(&mut cell, &cam, &stage, clips, &figures);
         }
         if sheet.labels {
             let s = number.scale * 2.0;

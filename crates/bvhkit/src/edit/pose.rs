@@ -178,7 +178,7 @@ impl JointChannels {
 /// `x` plus the multiple of 360 that brings it closest to `target`.
 #[inline]
 pub(crate) fn unwrap_deg(x: f64, target: f64) -> f64 {
-    x + 360.0 * ((target - x) / 360.0).round()
+    x + 360.0 * crate::rotation::round_half_away((target - x) / 360.0)
 }
 
 /// One frame as every joint's local rotation and translation, in file

@@ -245,9 +245,12 @@ fn integer_ratio(ratio: f64) -> Option<usize> {
 #[inline]
 pub fn slerp(q0: DQuat, q1: DQuat, u: f64) -> DQuat {
     let q1 = if q0.dot(q1) < 0.0 { -q1 } else { q1 };
-    // The angle between the two unit 4-vectors, accurate at both ends.
-    let theta = 2.0 * (q0 - q1).length().atan2((q0 + q1).length());
-    let s = theta.sin();
+    // The angle between the two unit 4-vectors, accurate at both ends:
+    // with a = |q0 - q1| = 2 sin(θ/2) and b = |q0 + q1| = 2 cos(θ/2),
+    // sin θ = a·b/2.
+    let (a, b) = ((q0 - q1).length(), (q0 + q1).length());
+    let theta = 2.0 * a.atan2(b);
+    let s = 0.5 * a * b;
     if s < 1e-12 {
         // (Nearly) the same rotation: the weights tend to 1 - u and u.
         return (q0 * (1.0 - u) + q1 * u).normalize();

@@ -130,7 +130,7 @@ pub fn from_frame(bvh: &Bvh, frame: usize, mode: PositionChannels) -> Result<(Bv
 
 /// The rotation that turns the directions `ours` onto `theirs`: the shortest
 /// arc for one, the orthonormal frame of the first two non-parallel for more.
-fn align(ours: &[DVec3], theirs: &[DVec3]) -> DMat3 {
+pub(crate) fn align(ours: &[DVec3], theirs: &[DVec3]) -> DMat3 {
     let pairs: Vec<(DVec3, DVec3)> = ours
         .iter()
         .zip(theirs)

@@ -80,7 +80,7 @@ pub fn carrier(bvh: &Bvh) -> Option<JointId> {
     ids.iter().copied().find(with_pos).or_else(|| s.roots().next())
 }
 
-fn horizontal(v: DVec3, up: SignedAxis) -> DVec3 {
+pub(crate) fn horizontal(v: DVec3, up: SignedAxis) -> DVec3 {
     let mut v = v;
     v[up.axis().index()] = 0.0;
     v
@@ -92,16 +92,23 @@ fn target_forward(up: SignedAxis) -> DVec3 {
 }
 
 /// What every root-motion transform needs: the carrier, FK, the pairs.
-struct Setup {
-    carrier: usize,
-    fk: Kinematics,
+/// Also used by `crate::mix` (alignment of clips, loops).
+pub(crate) struct Setup {
+    pub(crate) carrier: usize,
+    pub(crate) fk: Kinematics,
     pairs: Vec<(usize, usize)>,
-    height: f64,
+    pub(crate) height: f64,
 }
 
 impl Setup {
-    fn new(bvh: &Bvh) -> Result<Setup> {
+    pub(crate) fn new(bvh: &Bvh) -> Result<Setup> {
         let carrier = carrier(bvh).ok_or_else(|| Error::invalid("the skeleton has no joints"))?;
+        Setup::with_carrier(bvh, carrier)
+    }
+
+    /// The same, with the carrier given (for a clip that must move the
+    /// same joint as another clip of its skeleton).
+    pub(crate) fn with_carrier(bvh: &Bvh, carrier: JointId) -> Result<Setup> {
         let pairs = Mirror::new(bvh, &MirrorOptions::default())?
             .pairs()
             .into_iter()
@@ -116,7 +123,7 @@ impl Setup {
     }
 
     /// The horizontal facing direction (unit) in one frame's world transforms.
-    fn facing(&self, world: &[DAffine3], up: SignedAxis) -> DVec3 {
+    pub(crate) fn facing(&self, world: &[DAffine3], up: SignedAxis) -> DVec3 {
         let left: DVec3 =
             self.pairs.iter().map(|&(l, r)| world[l].translation - world[r].translation).sum();
         let f = horizontal(left.cross(up.vector()), up);
@@ -129,7 +136,7 @@ impl Setup {
 }
 
 /// The signed angle (radians) about `up` from `a` to `b` (both horizontal).
-fn yaw_between(a: DVec3, b: DVec3, up: DVec3) -> f64 {
+pub(crate) fn yaw_between(a: DVec3, b: DVec3, up: DVec3) -> f64 {
     up.dot(a.cross(b)).atan2(a.dot(b))
 }
 
@@ -219,6 +226,34 @@ pub fn in_place(bvh: &Bvh, up: SignedAxis) -> Result<Bvh> {
 /// When the carrier's channels cannot hold a full transform.
 pub fn to_origin(bvh: &Bvh, up: SignedAxis) -> Result<Bvh> {
     let setup = Setup::new(bvh)?;
+    let c = setup.carrier;
+    let mut g = DAffine3::IDENTITY;
+    move_carrier(bvh, &setup, |f, world| {
+        if f == 0 {
+            let yaw = yaw_between(setup.facing(world, up), target_forward(up), up.vector());
+            let turn = DQuat::from_axis_angle(up.vector(), yaw);
+            let shift = -horizontal(world[c].translation, up);
+            g = DAffine3::from_quat(turn) * DAffine3::from_translation(shift);
+        }
+        g
+    })
+}
+
+/// Moves the carrier (and so everything below it) of every frame `f` by
+/// the world transform `g(f, world)`, given that frame's world transforms:
+/// the carrier's world transform becomes `g · W`, written into its own
+/// channels (Euler angles in its order, closest to the previous output
+/// frame). The joints above the carrier (a still `joint_Root`) keep their
+/// channels, and so does every other joint: only the carrier's channels
+/// change.
+///
+/// # Errors
+/// When the carrier's channels cannot hold its new transform.
+pub(crate) fn move_carrier(
+    bvh: &Bvh,
+    setup: &Setup,
+    mut g: impl FnMut(usize, &[DAffine3]) -> DAffine3,
+) -> Result<Bvh> {
     let s = bvh.skeleton();
     let c = setup.carrier;
     let joint = s.joint(JointId::new(c));
@@ -226,17 +261,9 @@ pub fn to_origin(bvh: &Bvh, up: SignedAxis) -> Result<Bvh> {
     let mut out = bvh.clone();
     let nc = s.n_channels();
     let mut world = vec![DAffine3::IDENTITY; s.len()];
-    let mut g = DAffine3::IDENTITY;
     for f in 0..bvh.motion().n_frames() {
         setup.fk.world(bvh.motion().frame(f), &mut world);
-        if f == 0 {
-            let yaw = yaw_between(setup.facing(&world, up), target_forward(up), up.vector());
-            let turn = DQuat::from_axis_angle(up.vector(), yaw);
-            let shift = -horizontal(world[c].translation, up);
-            g = DAffine3::from_quat(turn) * DAffine3::from_translation(shift);
-        }
-        // The joints above the carrier (a still joint_Root) keep their
-        // channels; the carrier and everything below it move with `g`.
+        let gf = g(f, &world);
         let parent = joint.parent().map_or(DAffine3::IDENTITY, |q| world[q.index()]);
         let near = if f == 0 {
             jc.angles(bvh.motion().frame(0))
@@ -244,7 +271,7 @@ pub fn to_origin(bvh: &Bvh, up: SignedAxis) -> Result<Bvh> {
             jc.angles(&out.motion().values()[(f - 1) * nc..f * nc])
         };
         let frame = &mut out.motion_mut().values_mut()[f * nc..(f + 1) * nc];
-        let target = g * world[c];
+        let target = gf * world[c];
         put_world(&jc, joint.name(), parent, target, near, frame, 1e-9 * setup.height.max(1.0))?;
     }
     Ok(out)

@@ -1,0 +1,72 @@
+//! `bvh loop`: a clip made to loop (`bvhkit::mix::looping`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Result, anyhow};
+use bvhkit::edit::axes::SignedAxis;
+use bvhkit::mix::Span;
+use bvhkit::mix::looping::{LoopOptions, Travel, make_loop};
+use bvhkit::mix::weights::Curve;
+
+use crate::concat::{finish, inputs, load_all, parse_axis, parse_span};
+
+pub(crate) const LONG_ABOUT: &str = "\
+Make a clip loop seamlessly: its end is crossfaded into its start.
+
+With N crossfade frames the loop is one cycle of (frames - N) frames: the \
+last N frames are moved back by the cycle's travel (the carrier's horizontal \
+displacement and turn about the up axis from the first frame to frame \
+frames - N) and faded into the first N with a smoothstep weight (--linear \
+for a straight ramp), per-joint quaternion SLERP, positions linear; every \
+other frame is copied bit for bit. So the last frame flows into the first \
+as the clip flowed on. By default the travel is kept (a walk keeps walking: \
+play it again from where the cycle ends, as an engine does with root \
+motion); --in-place removes it at a constant rate, turn included, so the \
+file loops in place while the sway within the cycle stays. The crossfade \
+is N frames or seconds with an `s` (0.4s), at least one frame and at most \
+half the clip; stderr says the cycle's travel.
+
+Example: bvh loop walk.bvh -o walk_loop.bvh --crossfade 0.3s --in-place";
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The clip (`-`: standard input).
+    #[arg(value_name = "IN")]
+    input: PathBuf,
+    /// Where to write (`-`: standard output); never the input.
+    #[arg(short, long, value_name = "OUT", required = true)]
+    output: PathBuf,
+    /// Crossfade N frames, or seconds with an `s` (0.4s).
+    #[arg(long, value_name = "N|SECONDSs", default_value = "0.25s", value_parser = parse_span)]
+    crossfade: Span,
+    /// A linear crossfade weight instead of smoothstep.
+    #[arg(long)]
+    linear: bool,
+    /// Remove the travel per cycle (loop in place) instead of keeping it.
+    #[arg(long)]
+    in_place: bool,
+    /// The clip's up axis (x, y, z, -x, -y, -z); default: detected, else Y.
+    #[arg(long, value_name = "AXIS", value_parser = parse_axis, allow_hyphen_values = true)]
+    up: Option<SignedAxis>,
+    /// Refuse an input that needs lenient reading.
+    #[arg(long)]
+    strict: bool,
+}
+
+pub(crate) fn run(args: Args) -> Result<ExitCode> {
+    let inputs = inputs(std::slice::from_ref(&args.input))?;
+    crate::io::refuse_overwriting_input(&args.output, &inputs)?;
+    let mut notes = Vec::new();
+    let clips = load_all(&inputs, args.strict, &mut notes)?;
+    let opts = LoopOptions {
+        crossfade: args.crossfade,
+        curve: if args.linear { Curve::Linear } else { Curve::Smoothstep },
+        travel: if args.in_place { Travel::Remove } else { Travel::Keep },
+        up: args.up,
+    };
+    let (out, report) =
+        make_loop(&clips[0], &opts).map_err(|e| anyhow!("{}: {e}", inputs[0].display()))?;
+    notes.push(format!("{}: {report}", inputs[0].display()));
+    finish(&args.output, &inputs, &out, &notes)
+}

@@ -1,0 +1,165 @@
+//! `bvh retarget`: motion of one skeleton onto another (`bvhkit::retarget`).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, anyhow};
+use bvhkit::WriteOptions;
+use bvhkit::edit::axes::SignedAxis;
+use bvhkit::retarget::map::{JointMap, Reason};
+use bvhkit::retarget::{Options, Reference, Report, SkeletonReport, retarget};
+
+use crate::io::{Input, load, refuse_overwriting_input, write_atomic};
+
+pub(crate) const LONG_ABOUT: &str = "\
+Retarget motion from one skeleton onto another with different proportions,
+joint names and rest poses. TARGET gives the skeleton (its motion is
+ignored, except to detect its up axis and for --reference FRAME); the
+output has TARGET's skeleton and SRC's frames and frame time.
+
+Joints are mapped by canonical bone (hips, spine, chest, neck, head,
+clavicles, upper and lower arms, hands, upper and lower legs, feet, toes),
+found by name in the CMU, Mixamo (mixamorig:), Bandai Namco, Perception
+Neuron, Rokoko, Xsens, Daz/Poser, Kinect and other families, then joints of
+the same name; or by --map FILE, lines of `source = target` (# comments).
+Both skeletons are brought to one reference pose (by default a T-pose built
+from the rest pose by bone directions), each mapped joint's world rotation
+change since the reference is carried over, joints without a source stay
+as in the reference; the root follows the source's scaled by the ratio of
+hip heights, and the figure is lifted or lowered so that its feet touch
+the ground where the source's do. The mapping and the joints left unmapped
+are printed on standard error.
+
+Examples:
+  bvh retarget walk.bvh --to character.bvh -o character_walk.bvh
+  bvh retarget walk.bvh --to mixamo.bvh -o out.bvh --map cmu_to_mixamo.txt
+  bvh retarget walk.bvh --to rig.bvh -o out.bvh --reference 0 --source-reference tpose
+
+docs/editing.md (Retarget) gives the details.";
+
+/// Arguments of `bvh retarget`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The motion to retarget (`-` reads standard input).
+    #[arg(value_name = "SRC")]
+    source: PathBuf,
+    /// The file whose skeleton receives the motion.
+    #[arg(long = "to", value_name = "TARGET")]
+    target: PathBuf,
+    /// Output file (`-` writes standard output); never one of the inputs.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    output: PathBuf,
+    /// Joint map: one `source = target` line per pair (the complete map).
+    #[arg(long, value_name = "FILE")]
+    map: Option<PathBuf>,
+    /// Reference pose: tpose (built from the rest pose), rest, or a frame number of the file.
+    #[arg(long, value_name = "tpose|rest|FRAME", default_value = "tpose", value_parser = parse_reference)]
+    reference: Reference,
+    /// The source's reference pose, when it differs from --reference.
+    #[arg(long, value_name = "tpose|rest|FRAME", value_parser = parse_reference)]
+    source_reference: Option<Reference>,
+    /// The source's up axis (x, y, z, -x, -y, -z); detected when not given.
+    #[arg(long, value_name = "AXIS", value_parser = parse_axis)]
+    source_up: Option<SignedAxis>,
+    /// The target's up axis; detected when not given.
+    #[arg(long, value_name = "AXIS", value_parser = parse_axis)]
+    target_up: Option<SignedAxis>,
+    /// How position channels combine with OFFSET.
+    #[arg(long, value_enum, default_value = "replace")]
+    position_channels: crate::PosMode,
+    /// Read the inputs strictly (any deviation from the format is an error).
+    #[arg(long)]
+    strict: bool,
+}
+
+fn parse_reference(s: &str) -> Result<Reference, String> {
+    s.parse().map_err(|e: bvhkit::Error| e.message())
+}
+
+fn parse_axis(s: &str) -> Result<SignedAxis, String> {
+    SignedAxis::from_name(s).ok_or_else(|| format!("'{s}' is not an axis (x, y, z, -x, -y, -z)"))
+}
+
+fn input(p: &Path) -> Input {
+    if p.as_os_str() == "-" { Input::Stdin } else { Input::File(p.to_path_buf()) }
+}
+
+pub(crate) fn run(args: Args) -> Result<ExitCode> {
+    let (src_in, tgt_in) = (input(&args.source), input(&args.target));
+    refuse_overwriting_input(&args.output, &[src_in.clone(), tgt_in.clone()])?;
+    if let Some(m) = &args.map {
+        refuse_overwriting_input(&args.output, &[Input::File(m.clone())])?;
+    }
+    let (source, _) = load(&src_in, args.strict).map_err(|e| anyhow!(e.describe(&src_in)))?;
+    let (target, _) = load(&tgt_in, args.strict).map_err(|e| anyhow!(e.describe(&tgt_in)))?;
+    let map = match &args.map {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading the map {}", path.display()))?;
+            Some(
+                JointMap::parse(&text, source.skeleton(), target.skeleton())
+                    .map_err(|e| anyhow!("{}: {}", path.display(), e.message()))?,
+            )
+        }
+        None => None,
+    };
+    let options = Options {
+        map,
+        reference: args.reference,
+        source_reference: args.source_reference,
+        source_up: args.source_up,
+        target_up: args.target_up,
+        mode: args.position_channels.into(),
+    };
+    let (out, report) = retarget(&source, &target, &options)
+        .map_err(|e| anyhow!("{} onto {}: {}", src_in.display(), tgt_in.display(), e.message()))?;
+    for line in summary(&report, &src_in.display(), &tgt_in.display()) {
+        eprintln!("{}", crate::text::escape(&line));
+    }
+    let opts = WriteOptions::new();
+    write_atomic(&args.output, |w| opts.write(&out, w).map_err(anyhow::Error::from))
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn skeleton_line(what: &str, s: &SkeletonReport) -> String {
+    let up = if s.up_detected { "detected" } else { "given or default" };
+    let dev = if s.rest_deviation.is_nan() {
+        String::new()
+    } else {
+        format!(", largest bone {:.0}° from a T-pose", s.rest_deviation)
+    };
+    format!(
+        "{what}: up {} ({up}), rest pose {}{dev}; reference {}, hip height {:.4}",
+        s.up, s.rest, s.reference, s.hip_height
+    )
+}
+
+/// The lines printed: both skeletons, the scale, every pair and the joints
+/// left unmapped.
+pub(crate) fn summary(r: &Report, src: &str, tgt: &str) -> Vec<String> {
+    let mut lines = vec![
+        skeleton_line(&format!("source {src}"), &r.source),
+        skeleton_line(&format!("target {tgt}"), &r.target),
+        format!("root translation scaled by {:.6} (ratio of hip heights)", r.scale),
+        format!("{} joints mapped:", r.pairs.len()),
+    ];
+    for (s, t, why) in &r.pairs {
+        let why = match why {
+            Reason::Bone(b) => b.to_string(),
+            Reason::SameName => "same name".to_string(),
+            Reason::MapFile => "map file".to_string(),
+        };
+        lines.push(format!("  {s} -> {t} ({why})"));
+    }
+    let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
+    lines.push(format!(
+        "target joints unmapped (kept as in the reference pose): {}",
+        list(&r.unmapped_target)
+    ));
+    lines.push(format!(
+        "source joints unmapped (their motion dropped): {}",
+        list(&r.unmapped_source)
+    ));
+    lines
+}

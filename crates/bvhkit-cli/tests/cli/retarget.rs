@@ -1,0 +1,110 @@
+//! `bvh retarget`: the library's result, the printed map, and what it
+//! refuses.
+use bvhkit::Bvh;
+use bvhkit::retarget::map::JointMap;
+use bvhkit::retarget::{Options, Reference, retarget};
+
+use super::{corpus, run, stderr};
+
+#[test]
+fn retarget_writes_the_library_result_and_prints_the_map() {
+    let Some(dir) = corpus() else { return };
+    let src_path = dir.join("cmu_01_01_walk_cgspeed_mb_names.bvh");
+    let tgt_path = dir.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
+    let (src, tgt) = (Bvh::from_path(&src_path).unwrap(), Bvh::from_path(&tgt_path).unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out.bvh");
+    let (s, t, o) = (src_path.to_str().unwrap(), tgt_path.to_str().unwrap(), out.to_str().unwrap());
+    let r = run(&["retarget", s, "--to", t, "-o", o]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let (expected, _) = retarget(&src, &tgt, &Options::default()).unwrap();
+    bvhkit_testdata::assert_bit_identical(&Bvh::from_path(&out).unwrap(), &expected, "retarget");
+    let e = stderr(&r);
+    assert!(e.contains("21 joints mapped:"), "{e}");
+    assert!(e.contains("  LeftUpLeg -> UpperLeg_L (left upper leg)"), "{e}");
+    assert!(e.contains("  LowerBack -> Spine (spine)"), "{e}");
+    assert!(
+        e.contains("target joints unmapped (kept as in the reference pose): joint_Root"),
+        "{e}"
+    );
+    assert!(e.contains("source joints unmapped (their motion dropped): LHipJoint"), "{e}");
+    assert!(e.contains("rest pose not a T-pose"), "{e}");
+
+    // A map file and a frame as the reference: the library's result too.
+    let map_path = tmp.path().join("map.txt");
+    std::fs::write(
+        &map_path,
+        "# legs only\nLeftUpLeg = UpperLeg_L\nRightUpLeg = UpperLeg_R\nHips = Hips\n",
+    )
+    .unwrap();
+    let m = map_path.to_str().unwrap();
+    let r = run(&[
+        "retarget",
+        s,
+        "--to",
+        t,
+        "-o",
+        o,
+        "--map",
+        m,
+        "--reference",
+        "rest",
+        "--source-reference",
+        "0",
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let text = std::fs::read_to_string(&map_path).unwrap();
+    let opts = Options {
+        map: Some(JointMap::parse(&text, src.skeleton(), tgt.skeleton()).unwrap()),
+        reference: Reference::Rest,
+        source_reference: Some(Reference::Frame(0)),
+        ..Options::default()
+    };
+    let (expected, _) = retarget(&src, &tgt, &opts).unwrap();
+    bvhkit_testdata::assert_bit_identical(&Bvh::from_path(&out).unwrap(), &expected, "--map");
+    assert!(stderr(&r).contains("3 joints mapped:"), "{}", stderr(&r));
+}
+
+#[test]
+fn retarget_refuses_bad_maps_and_its_inputs_as_output() {
+    let Some(dir) = corpus() else { return };
+    let src_path = dir.join("cmu_01_01_walk_cgspeed_mb_names.bvh");
+    let tgt_path = dir.join("rokoko_jesse_dance_yxz_fingers.bvh");
+    let tmp = tempfile::tempdir().unwrap();
+    // Inputs copied so that a refusal is seen to leave them alone.
+    let (s, t) = (tmp.path().join("src.bvh"), tmp.path().join("tgt.bvh"));
+    std::fs::copy(&src_path, &s).unwrap();
+    std::fs::copy(&tgt_path, &t).unwrap();
+    let before = std::fs::read(&t).unwrap();
+    let (ss, ts) = (s.to_str().unwrap(), t.to_str().unwrap());
+    let r = run(&["retarget", ss, "--to", ts, "-o", ts]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(stderr(&r).contains("refusing to overwrite"), "{}", stderr(&r));
+    assert_eq!(std::fs::read(&t).unwrap(), before);
+
+    let out = tmp.path().join("out.bvh");
+    let o = out.to_str().unwrap();
+    let map = tmp.path().join("map.txt");
+    std::fs::write(&map, "Hips = Hips\nLeftArm = NoSuchJoint\n").unwrap();
+    let r = run(&["retarget", ss, "--to", ts, "-o", o, "--map", map.to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(2));
+    let e = stderr(&r);
+    assert!(
+        e.contains("map.txt: map line 2: the target skeleton has no joint \"NoSuchJoint\""),
+        "{e}"
+    );
+    assert!(!out.exists(), "no output after an error");
+
+    let r = run(&["retarget", ss, "--to", ts, "-o", o, "--reference", "999999"]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(stderr(&r).contains("reference frame 999999 is not in the clip"), "{}", stderr(&r));
+    assert!(!out.exists());
+
+    let r = run(&["retarget", "--help"]);
+    assert!(r.status.success());
+    let help = super::stdout(&r);
+    assert!(
+        help.contains("bvh retarget walk.bvh --to character.bvh -o character_walk.bvh"),
+        "{help}"
+    );
+}

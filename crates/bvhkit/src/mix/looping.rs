@@ -1,0 +1,195 @@
+//! Make a clip loop: its end crossfaded into its start.
+//!
+//! With `n` frames and a crossfade of `N` frames (`1 <= N <= n / 2`), the
+//! loop is one cycle of `L = n - N` frames: frame `L + k` of the clip is
+//! taken to be frame `k` of the next cycle. The cycle's ground move `D`
+//! (the carrier's horizontal displacement and turn about the up axis from
+//! frame 0 to frame `L`, [`super::GroundMove`]) is measured, and the tail
+//! (frames `L ..`) is moved back by `D⁻¹` so that it stands where the start
+//! stands. Output frame `k`:
+//! - `k < N`: [`Mixer::blend`] of the moved-back tail frame `L + k` and
+//!   frame `k` at the weight [`fade`]`(k, N)` (per-joint SLERP, position
+//!   channels linear): the end fades into the start;
+//! - `N <= k < L`: frame `k`, bit for bit.
+//!
+//! So the last frame (`L - 1`) flows into the first as it flowed into
+//! frame `L` in the clip, and the first crossfade frame is mostly frame
+//! `L`.
+//!
+//! Travel:
+//! - [`Travel::Keep`] (default): a walk keeps walking. The cycle's
+//!   displacement and turn stay in the motion (played again with the
+//!   cycle's move `D` applied, as an engine does with root motion, the
+//!   seam is continuous).
+//! - [`Travel::Remove`]: in place. Frame `k` is moved on the ground by
+//!   `E(k / L) = T(p₀) · R(-s·θ) · T(-(p₀ + s·(p_L - p₀)))` (`p` the
+//!   carrier's ground positions at frames 0 and `L`, `θ` the cycle's turn):
+//!   the identity at the start and `D⁻¹` at `L`, so the travel and the turn
+//!   are removed at a constant rate while the sway within the cycle is
+//!   kept, and the clip played again as it is loops seamlessly.
+//!
+//! Only the carrier's channels are moved; every frame outside the
+//! crossfade keeps every other channel bit for bit.
+
+use std::fmt;
+
+use glam::{DAffine3, DQuat};
+
+use super::weights::{Curve, fade};
+use super::{GroundMove, Mixer, Span, ground_move, need_frames, up_axis};
+use crate::bvh::Bvh;
+use crate::edit::axes::SignedAxis;
+use crate::edit::root::{Setup, horizontal, move_carrier};
+use crate::error::{Error, Result};
+use crate::motion::Motion;
+
+/// What happens to the travel of a looped clip.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Travel {
+    /// The displacement and turn per cycle stay in the motion.
+    #[default]
+    Keep,
+    /// Removed at a constant rate: the loop stays in place.
+    Remove,
+}
+
+/// Options of [`make_loop`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopOptions {
+    /// The crossfade (at least one frame, at most half the clip).
+    pub crossfade: Span,
+    /// The crossfade's weight curve (smoothstep by default).
+    pub curve: Curve,
+    /// Keep or remove the travel.
+    pub travel: Travel,
+    /// The up axis; `None`: detected ([`super::up_axis`]), Y when none.
+    pub up: Option<SignedAxis>,
+}
+
+impl Default for LoopOptions {
+    fn default() -> LoopOptions {
+        LoopOptions {
+            crossfade: Span::Seconds(0.25),
+            curve: Curve::Smoothstep,
+            travel: Travel::Keep,
+            up: None,
+        }
+    }
+}
+
+/// What [`make_loop`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopReport {
+    /// Crossfade frames.
+    pub crossfade: usize,
+    /// Frames of the loop (the cycle).
+    pub frames: usize,
+    /// The ground move over one cycle (frame 0 to frame `L`).
+    pub cycle: GroundMove,
+    /// What happened to it.
+    pub travel: Travel,
+    /// The up axis used.
+    pub up: SignedAxis,
+    /// Whether it was given or detected (`false`: Y by default).
+    pub up_found: bool,
+}
+
+impl fmt::Display for LoopReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "loop of {} frames ({} crossfaded); travel per cycle {:.4} units and {:.2} degrees about {}{}, {}",
+            self.frames,
+            self.crossfade,
+            self.cycle.shift.length(),
+            self.cycle.turn_deg,
+            self.up,
+            if self.up_found { "" } else { " (no up axis detected: Y assumed)" },
+            match self.travel {
+                Travel::Keep => "kept",
+                Travel::Remove => "removed (in place)",
+            }
+        )
+    }
+}
+
+/// Makes `bvh` loop (see the module docs).
+///
+/// # Errors
+/// When the crossfade is 0 frames or more than half the clip, or the
+/// carrier's channels cannot hold the moves.
+///
+/// # Example
+/// ```
+/// use bvhkit::Bvh;
+/// use bvhkit::mix::{Span, looping::{make_loop, LoopOptions}};
+/// let clip = Bvh::parse("HIERARCHY ROOT Hips { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+///     End Site { OFFSET 0 10 0 } }
+///     MOTION Frames: 6 Frame Time: 0.1
+///     0 0 0
+///     10 0 0
+///     20 0 0
+///     30 0 0
+///     40 0 0
+///     50 0 0")?;
+/// let opts = LoopOptions { crossfade: Span::Frames(2), ..LoopOptions::default() };
+/// let (looped, report) = make_loop(&clip, &opts)?;
+/// assert_eq!(looped.motion().n_frames(), 4);
+/// assert_eq!(looped.motion().frame(3), [30.0, 0.0, 0.0]); // outside the crossfade: a copy
+/// # Ok::<(), bvhkit::Error>(())
+/// ```
+pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
+    need_frames(bvh, "the clip")?;
+    let m = bvh.motion();
+    let n = m.n_frames();
+    let fade_n = opts.crossfade.frames(m.frame_time());
+    if fade_n == 0 {
+        return Err(Error::invalid("a loop needs a crossfade of at least one frame"));
+    }
+    if 2 * fade_n > n {
+        return Err(Error::invalid(format!(
+            "the crossfade ({fade_n} frames) is longer than half the clip ({n} frames): a loop crossfades {fade_n} frames at each end"
+        )));
+    }
+    let (up, up_found) = up_axis(bvh, opts.up);
+    let len = n - fade_n;
+    let setup = Setup::new(bvh)?;
+    let s = bvh.skeleton();
+    let mut w0 = vec![DAffine3::IDENTITY; s.len()];
+    let mut wl = vec![DAffine3::IDENTITY; s.len()];
+    setup.fk.world(m.frame(0), &mut w0);
+    setup.fk.world(m.frame(len), &mut wl);
+    let cycle = ground_move(&setup, &wl, &setup, &w0, up);
+    let back = cycle.transform.inverse();
+    let tail = move_carrier(bvh, &setup, |_, _| back)?;
+    let mut mixer = Mixer::new(s, None);
+    let nc = s.n_channels();
+    let mut values = m.values()[..len * nc].to_vec();
+    if nc > 0 {
+        for k in 0..fade_n {
+            let (done, rest) = values.split_at_mut(k * nc);
+            let a = tail.motion().frame(len + k);
+            let near = if k > 0 { &done[(k - 1) * nc..] } else { a };
+            mixer.blend(a, m.frame(k), fade(k, fade_n, opts.curve), near, &mut rest[..nc]);
+        }
+    }
+    let motion = Motion::with_frames(m.frame_time(), len, nc, values)?;
+    let mut out = Bvh::new(s.clone(), motion)?;
+    if opts.travel == Travel::Remove {
+        let c = setup.carrier;
+        let p0 = horizontal(w0[c].translation, up);
+        let pl = horizontal(wl[c].translation, up);
+        let turn = cycle.turn_deg.to_radians();
+        let o = Setup::with_carrier(&out, crate::JointId::new(c))?;
+        out = move_carrier(&out, &o, |k, _| {
+            let t = k as f64 / len as f64;
+            DAffine3::from_translation(p0)
+                * DAffine3::from_quat(DQuat::from_axis_angle(up.vector(), -t * turn))
+                * DAffine3::from_translation(-(p0 + t * (pl - p0)))
+        })?;
+    }
+    Ok((
+        out,
+        LoopReport { crossfade: fade_n, frames: len, cycle, travel: opts.travel, up, up_found },
+    ))
+}

@@ -1,0 +1,257 @@
+//! The per-frame engine of every mix: two frames of one channel layout in,
+//! one frame out, in caller-owned buffers, with nothing allocated per frame.
+
+use glam::DQuat;
+
+use crate::edit::JointChannels;
+use crate::edit::resample::slerp;
+use crate::rotation::{euler_to_quat_sin_cos, sin_cos_deg_slice};
+use crate::skeleton::{JointId, Skeleton};
+
+/// Mixes frames of one skeleton, joint by joint (see [`Mixer::blend`] and
+/// [`Mixer::layer`]), each joint's weight scaled by a mask (1 everywhere,
+/// or 1 on a subtree and 0 elsewhere).
+///
+/// # Example
+/// ```
+/// use bvhkit::Bvh;
+/// use bvhkit::mix::Mixer;
+/// let bvh = Bvh::parse("HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 4 Xposition Zrotation Xrotation Yrotation }
+///     MOTION Frames: 2 Frame Time: 0.1
+///     0 0 0 0
+///     2 90 0 0")?;
+/// let mut mixer = Mixer::new(bvh.skeleton(), None);
+/// let (a, b) = (bvh.motion().frame(0), bvh.motion().frame(1));
+/// let mut out = [0.0; 4];
+/// mixer.blend(a, b, 0.5, a, &mut out);
+/// assert_eq!(out[0], 1.0);
+/// assert!((out[1] - 45.0).abs() < 1e-12);
+/// # Ok::<(), bvhkit::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Mixer {
+    /// The joints with channels, with their mask factor.
+    joints: Vec<(JointChannels, f64)>,
+    n_channels: usize,
+    /// Per frame: the half angles of the rotation channels to turn into
+    /// quaternions (both frames), and their sines and cosines, computed in
+    /// one batch ([`sin_cos_deg_slice`], the same bits as one at a time).
+    half: Vec<f64>,
+    sin: Vec<f64>,
+    cos: Vec<f64>,
+}
+
+/// A reference pose for [`Mixer::layer`]: a frame and its inverse local
+/// rotations, made once by [`Mixer::reference`].
+#[derive(Clone, Debug)]
+pub struct Reference {
+    frame: Vec<f64>,
+    inverse: Vec<DQuat>,
+}
+
+impl Mixer {
+    /// A mixer for `skeleton`; with `subtree`, only the joints of that
+    /// subtree (the joint and everything below it) take the second frame,
+    /// every other joint is the first frame's, bit for bit.
+    pub fn new(skeleton: &Skeleton, subtree: Option<JointId>) -> Mixer {
+        let range = match subtree {
+            Some(id) => id.index()..skeleton.subtree_end(id),
+            None => 0..skeleton.len(),
+        };
+        let joints = skeleton
+            .joints()
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| !j.channels().is_empty())
+            .map(|(i, j)| (JointChannels::of(j), if range.contains(&i) { 1.0 } else { 0.0 }))
+            .collect();
+        let n_rot: usize = skeleton.joints().iter().map(|j| j.rotation_axes().count()).sum();
+        Mixer {
+            joints,
+            n_channels: skeleton.n_channels(),
+            half: vec![0.0; 2 * n_rot],
+            sin: vec![0.0; 2 * n_rot],
+            cos: vec![0.0; 2 * n_rot],
+        }
+    }
+
+    /// The sines and cosines of the half angles of the rotation channels of
+    /// `a` then `b`, for every joint whose weight `w · mask` makes
+    /// `needed(weight, joint)` true, in joint order.
+    fn batch(
+        &mut self,
+        a: &[f64],
+        b: &[f64],
+        w: f64,
+        needed: impl Fn(f64, &JointChannels) -> bool,
+    ) -> usize {
+        let mut m = 0;
+        for (j, mask) in &self.joints {
+            if j.n_rot > 0 && needed(w * mask, j) {
+                for frame in [a, b] {
+                    for &c in &j.rot_index[..j.n_rot as usize] {
+                        self.half[m] = 0.5 * frame[c];
+                        m += 1;
+                    }
+                }
+            }
+        }
+        sin_cos_deg_slice(&self.half[..m], &mut self.sin[..m], &mut self.cos[..m]);
+        m
+    }
+
+    /// Channels per frame.
+    pub fn n_channels(&self) -> usize {
+        self.n_channels
+    }
+
+    /// Blends frame `a` towards frame `b` by `w` (0: `a`, 1: `b`) into
+    /// `out`. For each joint, with its weight `w · mask`:
+    /// - weight exactly 0: `a`'s channels, bit for bit; exactly 1: `b`'s;
+    /// - otherwise its local rotation is the SLERP of the two
+    ///   ([`slerp`], shortest arc), written in the joint's own channel order
+    ///   closest to `near` (the previous output frame; for a first frame,
+    ///   `a`), and its position channels `a + w (b - a)`.
+    ///
+    /// Returns whether every rotation was written exactly (a joint with two
+    /// rotation channels keeps only the part of the SLERP it can hold).
+    ///
+    /// # Panics
+    /// When a frame does not hold one value per channel.
+    #[inline]
+    pub fn blend(&mut self, a: &[f64], b: &[f64], w: f64, near: &[f64], out: &mut [f64]) -> bool {
+        self.check(a, b, near, out);
+        self.batch(a, b, w, |wj, _| wj != 0.0 && wj != 1.0);
+        let mut exact = true;
+        let mut p = 0;
+        for (j, mask) in &self.joints {
+            let wj = w * mask;
+            if wj == 0.0 {
+                copy_joint(j, a, out);
+            } else if wj == 1.0 {
+                copy_joint(j, b, out);
+            } else {
+                for k in 0..j.n_pos as usize {
+                    let c = j.pos_index[k];
+                    out[c] = a[c] + wj * (b[c] - a[c]);
+                }
+                let n = j.n_rot as usize;
+                if n > 0 {
+                    let axes = &j.rot_axes[..n];
+                    let qa = euler_to_quat_sin_cos(axes, &self.sin[p..p + n], &self.cos[p..p + n]);
+                    let qb = euler_to_quat_sin_cos(
+                        axes,
+                        &self.sin[p + n..p + 2 * n],
+                        &self.cos[p + n..p + 2 * n],
+                    );
+                    p += 2 * n;
+                    let q = slerp(qa, qb, wj);
+                    exact &= j.write_rotation(q, Some(j.angles(near)), out);
+                }
+            }
+        }
+        exact
+    }
+
+    /// The reference pose of a layer: `frame` (of this mixer's layout).
+    ///
+    /// # Panics
+    /// When `frame` does not hold one value per channel.
+    pub fn reference(&self, frame: &[f64]) -> Reference {
+        assert_eq!(frame.len(), self.n_channels, "frame must hold one value per channel");
+        Reference {
+            frame: frame.to_vec(),
+            inverse: self.joints.iter().map(|(j, _)| j.rotation(frame).inverse()).collect(),
+        }
+    }
+
+    /// Adds frame `add`'s change since `reference` on top of frame `base`,
+    /// with weight `w` (times the mask), into `out`. For each joint:
+    /// - rotation `q_base · slerp(identity, q_ref⁻¹ · q_add, w)`: the
+    ///   layer's rotation relative to its reference, in the joint's own
+    ///   (local) frame, applied after the base's;
+    /// - position channels `base + w (add - ref)`.
+    ///
+    /// Where the weight is 0, or the layer's channels equal the
+    /// reference's bit for bit, the base's channels are copied bit for bit.
+    /// Rotations are written in each joint's own order closest to `near`
+    /// (the previous output frame; for a first frame, `base`). Returns
+    /// whether every rotation was written exactly.
+    ///
+    /// # Panics
+    /// When a frame does not hold one value per channel, or `reference`
+    /// was made by a mixer of another layout.
+    #[inline]
+    pub fn layer(
+        &mut self,
+        base: &[f64],
+        add: &[f64],
+        reference: &Reference,
+        w: f64,
+        near: &[f64],
+        out: &mut [f64],
+    ) -> bool {
+        self.check(base, add, near, out);
+        assert_eq!(reference.inverse.len(), self.joints.len(), "reference of another layout");
+        let r = &reference.frame;
+        let changed = |j: &JointChannels| {
+            (0..j.n_rot as usize)
+                .any(|k| add[j.rot_index[k]].to_bits() != r[j.rot_index[k]].to_bits())
+        };
+        self.batch(base, add, w, |wj, j| wj != 0.0 && changed(j));
+        let mut exact = true;
+        let mut p = 0;
+        for ((j, mask), inv) in self.joints.iter().zip(&reference.inverse) {
+            let wj = w * mask;
+            for k in 0..j.n_pos as usize {
+                let c = j.pos_index[k];
+                out[c] = if wj == 0.0 || add[c].to_bits() == r[c].to_bits() {
+                    base[c]
+                } else {
+                    base[c] + wj * (add[c] - r[c])
+                };
+            }
+            let n = j.n_rot as usize;
+            if n == 0 {
+                continue;
+            }
+            if wj == 0.0 || !changed(j) {
+                for &c in &j.rot_index[..n] {
+                    out[c] = base[c];
+                }
+            } else {
+                let axes = &j.rot_axes[..n];
+                let q_base = euler_to_quat_sin_cos(axes, &self.sin[p..p + n], &self.cos[p..p + n]);
+                let q_add = euler_to_quat_sin_cos(
+                    axes,
+                    &self.sin[p + n..p + 2 * n],
+                    &self.cos[p + n..p + 2 * n],
+                );
+                p += 2 * n;
+                let delta = *inv * q_add;
+                let q = q_base * slerp(DQuat::IDENTITY, delta, wj);
+                exact &= j.write_rotation(q, Some(j.angles(near)), out);
+            }
+        }
+        exact
+    }
+
+    fn check(&self, a: &[f64], b: &[f64], near: &[f64], out: &[f64]) {
+        let n = self.n_channels;
+        assert!(
+            a.len() == n && b.len() == n && near.len() == n && out.len() == n,
+            "frames must hold one value per channel"
+        );
+    }
+}
+
+/// Copies one joint's channels from `src` to `out`.
+#[inline]
+fn copy_joint(j: &JointChannels, src: &[f64], out: &mut [f64]) {
+    for &c in &j.rot_index[..j.n_rot as usize] {
+        out[c] = src[c];
+    }
+    for &c in &j.pos_index[..j.n_pos as usize] {
+        out[c] = src[c];
+    }
+}

@@ -1,0 +1,419 @@
+//! Blend and mix: operations on two or more clips of one skeleton.
+//!
+//! - [`concat`](mod@concat): clips one after another, each continuing from where the
+//!   one before ends (moved on the ground and turned about the up axis),
+//!   with an optional crossfade.
+//! - [`blend`]: two clips pose by pose with a weight (constant or a curve
+//!   over time, [`weights::Weight`]), optionally only on a subtree (masked
+//!   blend).
+//! - [`layer`]: an additive layer: a clip's change since its reference pose
+//!   added on top of another clip.
+//! - [`looping`]: a clip made to loop, its end crossfaded into its start,
+//!   with the travel per cycle kept or removed.
+//!
+//! Everything is built on the edit transforms: local rotations are read
+//! and written by [`JointChannels`] (the core's
+//! [`rotation`](crate::rotation) rules), interpolated by
+//! [`resample::slerp`], clips of another
+//! frame rate resampled by [`resample::to_fps`],
+//! the travel carried by [`root::carrier`], the
+//! up axis found by [`detect_up`]. The
+//! per-frame work ([`Mixer`]) runs on caller-owned buffers.
+//!
+//! Clips are "of the same skeleton" when they have the same joints (names,
+//! kinds) in the same tree ([`check_same_skeleton`]); offsets and channel
+//! layouts may differ. The output has the first clip's skeleton: the
+//! other clips' motion is converted into its channel layout first
+//! ([`conform`]). Position channels are read as
+//! [`PositionChannels::Replace`](crate::PositionChannels::Replace).
+//!
+//! `docs/editing.md` in the repository gives the semantics ("Blend and
+//! mix").
+//!
+//! # Example
+//! ```
+//! use bvhkit::Bvh;
+//! use bvhkit::mix::{blend, weights::Weight};
+//! let a = Bvh::parse("HIERARCHY ROOT Hips { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+//!     End Site { OFFSET 0 10 0 } }
+//!     MOTION Frames: 2 Frame Time: 0.1
+//!     0 0 0
+//!     0 0 0")?;
+//! let b = Bvh::parse("HIERARCHY ROOT Hips { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+//!     End Site { OFFSET 0 10 0 } }
+//!     MOTION Frames: 2 Frame Time: 0.1
+//!     40 0 0
+//!     80 0 0")?;
+//! let (out, _) = blend::blend(&a, &b, &blend::BlendOptions { weight: Weight::Constant(0.25), joints: None })?;
+//! assert!((out.motion().frame(1)[0] - 20.0).abs() < 1e-9);
+//! # Ok::<(), bvhkit::Error>(())
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use glam::{DAffine3, DQuat, DVec3};
+
+use crate::bvh::Bvh;
+use crate::edit::axes::{SignedAxis, detect_up};
+use crate::edit::root::{self, Setup, horizontal, move_carrier, yaw_between};
+use crate::edit::{JointChannels, resample, same_rate};
+use crate::error::{Error, Result};
+use crate::motion::Motion;
+use crate::skeleton::{JointId, JointKind, Skeleton};
+
+pub mod blend;
+pub mod concat;
+pub mod layer;
+pub mod looping;
+mod mixer;
+pub mod weights;
+
+pub use mixer::{Mixer, Reference};
+
+/// A length of time: frames, or seconds (`12`, `0.4s` in text).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Span {
+    /// A number of frames.
+    Frames(usize),
+    /// A number of seconds, rounded to the nearest whole frame.
+    Seconds(f64),
+}
+
+impl Span {
+    /// The number of frames at `frame_time` seconds per frame.
+    ///
+    /// # Example
+    /// ```
+    /// use bvhkit::mix::Span;
+    /// assert_eq!(Span::Seconds(0.4).frames(1.0 / 30.0), 12);
+    /// assert_eq!(Span::Frames(7).frames(0.1), 7);
+    /// ```
+    pub fn frames(self, frame_time: f64) -> usize {
+        match self {
+            Span::Frames(n) => n,
+            Span::Seconds(s) => {
+                let n = (s / frame_time).round();
+                if n.is_finite() && n > 0.0 { n.min(1e15) as usize } else { 0 }
+            }
+        }
+    }
+}
+
+impl Default for Span {
+    fn default() -> Span {
+        Span::Frames(0)
+    }
+}
+
+impl FromStr for Span {
+    type Err = Error;
+
+    /// `12` (frames) or `0.4s` (seconds).
+    fn from_str(s: &str) -> Result<Span> {
+        let s = s.trim();
+        let bad = || {
+            Error::invalid(format!(
+                "expected a number of frames (12) or seconds (0.4s), found {s:?}"
+            ))
+        };
+        if let Some(secs) = s.strip_suffix('s') {
+            let v: f64 = secs.trim().parse().map_err(|_| bad())?;
+            if v.is_finite() && v >= 0.0 { Ok(Span::Seconds(v)) } else { Err(bad()) }
+        } else {
+            s.parse::<usize>().map(Span::Frames).map_err(|_| bad())
+        }
+    }
+}
+
+impl fmt::Display for Span {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Span::Frames(n) => write!(f, "{n}"),
+            Span::Seconds(s) => write!(f, "{s}s"),
+        }
+    }
+}
+
+fn describe(s: &Skeleton, i: usize) -> String {
+    let j = &s.joints()[i];
+    let parent = j.parent().map(|p| s.joint(p).name().to_string());
+    match (j.kind(), parent) {
+        (JointKind::EndSite, Some(p)) => format!("an End Site under {p:?}"),
+        (_, Some(p)) => format!("joint {:?} under {p:?}", j.name()),
+        (_, None) => format!("root {:?}", j.name()),
+    }
+}
+
+/// Checks that two skeletons have the same joints (names and kinds) in the
+/// same tree, in the same file order; offsets and channels may differ.
+///
+/// # Errors
+/// Naming the first difference, as `first`/`second` call the clips.
+///
+/// # Example
+/// ```
+/// use bvhkit::Bvh;
+/// let a = Bvh::parse("HIERARCHY ROOT Hips { OFFSET 0 0 0 CHANNELS 0 JOINT Spine { OFFSET 0 1 0 CHANNELS 0 } } MOTION Frames: 0 Frame Time: 0.1")?;
+/// let b = Bvh::parse("HIERARCHY ROOT Hips { OFFSET 0 0 0 CHANNELS 0 JOINT Chest { OFFSET 0 1 0 CHANNELS 0 } } MOTION Frames: 0 Frame Time: 0.1")?;
+/// let e = bvhkit::mix::check_same_skeleton(a.skeleton(), b.skeleton(), "a.bvh", "b.bvh").unwrap_err();
+/// assert_eq!(e.to_string(), "the skeletons differ at joint 1: joint \"Spine\" under \"Hips\" in a.bvh, joint \"Chest\" under \"Hips\" in b.bvh");
+/// # Ok::<(), bvhkit::Error>(())
+/// ```
+pub fn check_same_skeleton(a: &Skeleton, b: &Skeleton, first: &str, second: &str) -> Result<()> {
+    let n = a.len().min(b.len());
+    for i in 0..n {
+        let (ja, jb) = (&a.joints()[i], &b.joints()[i]);
+        let same_parent = match (ja.parent(), jb.parent()) {
+            (Some(p), Some(q)) => p == q,
+            (None, None) => true,
+            _ => false,
+        };
+        if ja.kind() != jb.kind() || ja.name() != jb.name() || !same_parent {
+            return Err(Error::invalid(format!(
+                "the skeletons differ at joint {i}: {} in {first}, {} in {second}",
+                describe(a, i),
+                describe(b, i)
+            )));
+        }
+    }
+    if a.len() != b.len() {
+        let (longer, name) = if a.len() > b.len() { (a, first) } else { (b, second) };
+        return Err(Error::invalid(format!(
+            "the skeletons differ at joint {n}: {first} has {} joints, {second} has {}; {} is only in {name}",
+            a.len(),
+            b.len(),
+            describe(longer, n)
+        )));
+    }
+    Ok(())
+}
+
+/// `bvh`'s motion in the channel layout of `to` (a skeleton with the same
+/// joints, [`check_same_skeleton`]): joints whose channel lists are the
+/// same are copied bit for bit; the others are read as local rotations
+/// and translations from their own channels and written into `to`'s
+/// (Euler angles in `to`'s order, closest to the previous frame). The
+/// result has `to` as its skeleton and `bvh`'s frame time. `None` when
+/// every channel list is the same already (nothing to convert).
+///
+/// # Errors
+/// When the skeletons differ, or a joint's channels in `to` cannot hold
+/// its motion (fewer rotation channels, or a position channel missing
+/// where the motion moves off the `OFFSET`), naming the joint and frame.
+pub fn conform(bvh: &Bvh, to: &Skeleton) -> Result<Option<Bvh>> {
+    let from = bvh.skeleton();
+    check_same_skeleton(to, from, "the first clip", "the other clip")?;
+    let differ: Vec<usize> = (0..from.len())
+        .filter(|&i| from.joints()[i].channels() != to.joints()[i].channels())
+        .collect();
+    if differ.is_empty() {
+        return Ok(None);
+    }
+    let src: Vec<JointChannels> = from.joints().iter().map(JointChannels::of).collect();
+    let dst: Vec<JointChannels> = to.joints().iter().map(JointChannels::of).collect();
+    let tol = 1e-9 * crate::edit::rest_height(from).max(1.0);
+    let mode = crate::PositionChannels::Replace;
+    let m = bvh.motion();
+    let nc = to.n_channels();
+    let mut values = vec![0.0; m.n_frames() * nc];
+    for f in 0..m.n_frames() {
+        let input = m.frame(f);
+        let (done, rest) = values.split_at_mut(f * nc);
+        let out = &mut rest[..nc];
+        for i in 0..from.len() {
+            let (s, d) = (&src[i], &dst[i]);
+            let (ja, jb) = (&from.joints()[i], &to.joints()[i]);
+            if !differ.contains(&i) {
+                out[jb.channel_range()].copy_from_slice(&input[ja.channel_range()]);
+                continue;
+            }
+            let near = (f > 0).then(|| d.angles(&done[(f - 1) * nc..]));
+            let rot_ok = d.write_rotation(s.rotation(input), near, out)
+                || s.rotation(input).abs_diff_eq(DQuat::IDENTITY, 1e-12);
+            let miss = d.write_translation(s.translation(input, mode), mode, out);
+            if !rot_ok || miss > tol {
+                return Err(Error::invalid(format!(
+                    "joint {:?} cannot be converted from channels {} to {} (frame {f}): its motion does not fit",
+                    ja.name(),
+                    channel_list(ja.channels()),
+                    channel_list(jb.channels()),
+                )));
+            }
+        }
+    }
+    let motion = Motion::with_frames(m.frame_time(), m.n_frames(), nc, values)?;
+    Ok(Some(Bvh::new(to.clone(), motion)?))
+}
+
+fn channel_list(c: &[crate::Channel]) -> String {
+    if c.is_empty() {
+        return "(none)".to_string();
+    }
+    c.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")
+}
+
+/// What was done to a clip before it was mixed with the first one.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Prepared {
+    /// Resampled from this rate to the first clip's (frames per second),
+    /// when the rates differ ([`same_rate`]).
+    pub resampled_from: Option<f64>,
+    /// Frames before resampling.
+    pub frames_before: usize,
+    /// Frames after resampling.
+    pub frames_after: usize,
+    /// Whether its channels were converted into the first clip's layout.
+    pub converted: bool,
+}
+
+impl fmt::Display for Prepared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(r) = self.resampled_from {
+            parts.push(format!(
+                "resampled from {r:.6} fps ({} frames) to the first clip's rate ({} frames)",
+                self.frames_before, self.frames_after
+            ));
+        }
+        if self.converted {
+            parts.push("channels converted to the first clip's layout".to_string());
+        }
+        f.write_str(&parts.join("; "))
+    }
+}
+
+/// `b` made ready to mix with `a`: the same skeleton checked, resampled to
+/// `a`'s rate ([`resample::to_fps`]) when the rates differ, and converted
+/// into `a`'s channel layout ([`conform`]). The result has `a`'s skeleton
+/// and frame time.
+///
+/// # Errors
+/// When the skeletons differ or the channels cannot be converted.
+pub fn prepare(a: &Bvh, b: &Bvh, a_name: &str, b_name: &str) -> Result<(Bvh, Prepared)> {
+    check_same_skeleton(a.skeleton(), b.skeleton(), a_name, b_name)?;
+    let mut report = Prepared {
+        frames_before: b.motion().n_frames(),
+        frames_after: b.motion().n_frames(),
+        ..Prepared::default()
+    };
+    let (fa, fb) = (a.motion().fps(), b.motion().fps());
+    let mut b = if same_rate(fa, fb) {
+        b.clone()
+    } else {
+        let r = resample::to_fps(b, fa)?;
+        report.resampled_from = Some(fb);
+        report.frames_after = r.motion().n_frames();
+        r
+    };
+    if let Some(c) = conform(&b, a.skeleton())
+        .map_err(|e| Error::invalid(format!("{b_name}: {}", e.message())))?
+    {
+        b = c;
+        report.converted = true;
+    }
+    let ft = a.motion().frame_time();
+    b.motion_mut().set_frame_time(ft)?;
+    Ok((b, report))
+}
+
+/// The up axis for alignments: `up`, else the one [`detect_up`] finds in
+/// `bvh`, else Y. Returns the axis and whether it was detected or given
+/// (`false`: Y by default).
+pub fn up_axis(bvh: &Bvh, up: Option<SignedAxis>) -> (SignedAxis, bool) {
+    match up.or_else(|| detect_up(bvh).axis) {
+        Some(a) => (a, true),
+        None => (SignedAxis::PosY, false),
+    }
+}
+
+/// A move on the ground: a turn about the up axis and a horizontal shift.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GroundMove {
+    /// The world transform applied to the carrier (and so to everything
+    /// below it).
+    pub transform: DAffine3,
+    /// The horizontal shift of the carrier, in file units.
+    pub shift: DVec3,
+    /// The turn about the up axis, in degrees (positive: counterclockwise
+    /// seen from above).
+    pub turn_deg: f64,
+}
+
+/// The ground move that puts clip `b`'s carrier, in the frame whose world
+/// transforms are `wb`, where clip `a`'s is in the frame `wa` (horizontally;
+/// heights are kept) and turns `b` about the up axis so that its facing
+/// there matches `a`'s. Both clips have the same skeleton and carrier.
+pub(crate) fn ground_move(
+    a: &Setup,
+    wa: &[DAffine3],
+    b: &Setup,
+    wb: &[DAffine3],
+    up: SignedAxis,
+) -> GroundMove {
+    let c = a.carrier;
+    let yaw = yaw_between(b.facing(wb, up), a.facing(wa, up), up.vector());
+    let pa = horizontal(wa[c].translation, up);
+    let pb = horizontal(wb[b.carrier].translation, up);
+    let transform = DAffine3::from_translation(pa)
+        * DAffine3::from_quat(DQuat::from_axis_angle(up.vector(), yaw))
+        * DAffine3::from_translation(-pb);
+    GroundMove { transform, shift: pa - pb, turn_deg: yaw.to_degrees() }
+}
+
+/// Clip `b` moved on the ground so that its frame `fb` starts where `a`'s
+/// frame `fa` is (carrier position on the ground, and facing), moving the
+/// carrier of `a` ([`root::carrier`]). `b` must be [`prepare`]d (same
+/// skeleton and layout). Only the carrier's channels change.
+///
+/// # Errors
+/// When the carrier's channels cannot hold the move (for example a
+/// carrier without rotation channels when a turn is needed).
+pub fn align(a: &Bvh, fa: usize, b: &Bvh, fb: usize, up: SignedAxis) -> Result<(Bvh, GroundMove)> {
+    let carrier = root::carrier(a).ok_or_else(|| Error::invalid("the skeleton has no joints"))?;
+    let sa = Setup::with_carrier(a, carrier)?;
+    let sb = Setup::with_carrier(b, carrier)?;
+    let n = a.skeleton().len();
+    let mut wa = vec![DAffine3::IDENTITY; n];
+    let mut wb = vec![DAffine3::IDENTITY; n];
+    sa.fk.world(a.motion().frame(fa), &mut wa);
+    sb.fk.world(b.motion().frame(fb), &mut wb);
+    let g = ground_move(&sa, &wa, &sb, &wb, up);
+    let moved = move_carrier(b, &sb, |_, _| g.transform).map_err(|e| {
+        Error::invalid(format!("{} (keep the clip where it is instead)", e.message()))
+    })?;
+    Ok((moved, g))
+}
+
+/// A subtree root by name.
+///
+/// # Errors
+/// When no joint (End Sites excluded) has that name.
+pub fn find_joint(skeleton: &Skeleton, name: &str) -> Result<JointId> {
+    skeleton.find(name).filter(|&id| !skeleton.joint(id).is_end_site()).ok_or_else(|| {
+        let names: Vec<&str> = skeleton
+            .joints()
+            .iter()
+            .filter(|j| !j.is_end_site())
+            .take(12)
+            .map(|j| j.name())
+            .collect();
+        let more = if skeleton.len() > names.len() { ", ..." } else { "" };
+        Error::invalid(format!("no joint named {name:?} (joints: {}{more})", names.join(", ")))
+    })
+}
+
+/// Frame `k` of `m`, or its last frame when `k` is past the end (the
+/// shorter clip holds its last frame).
+#[inline]
+pub(crate) fn held(m: &Motion, k: usize) -> &[f64] {
+    m.frame(k.min(m.n_frames() - 1))
+}
+
+/// An error when `bvh` has no frames.
+pub(crate) fn need_frames(bvh: &Bvh, name: &str) -> Result<()> {
+    if bvh.motion().n_frames() == 0 {
+        return Err(Error::invalid(format!("{name} has no frames")));
+    }
+    Ok(())
+}

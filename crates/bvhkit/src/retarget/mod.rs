@@ -1,0 +1,858 @@
+//! Retarget motion from one skeleton onto another with different
+//! proportions, joint names and rest poses.
+//!
+//! 1. **Map** ([`map::JointMap`]): source joint → target joint, by canonical
+//!    bone ([`names::Bone`]: hips, spine, chest, neck, head, clavicles,
+//!    upper and lower arms, hands, upper and lower legs, feet, toes, found
+//!    by the built-in name families of [`names`]) and then by equal names,
+//!    or from a map file. Target joints without a source are kept as they
+//!    are in the reference pose (the rest pose, for the default reference).
+//! 2. **Reference pose** ([`Reference`]): both skeletons are brought to one
+//!    common pose, in which every mapped joint's world rotation is known:
+//!    `G(j)`, the joint's world rotation in the reference pose relative to
+//!    its rest pose.
+//!    - [`Reference::TPose`] (default): a canonical T-pose built from the
+//!      rest pose by bone directions: the hips and the chest are turned so
+//!      that the spine points up and the line between the legs (arms) lies
+//!      left to right; every other canonical bone is turned, by the
+//!      shortest arc from where its parent left it, to point along its
+//!      canonical direction (spine, neck, head up; arms out to the side;
+//!      legs down; feet and toes forward); joints without a canonical bone
+//!      keep their rest rotation relative to their parent. Whether the rest
+//!      pose already was a T-pose (or an A-pose) is decided by the same bone
+//!      directions and reported ([`RestKind`]); a rest pose that does not
+//!      stand (Bandai Namco's, with every bone along X) is turned into the
+//!      T-pose all the same.
+//!    - [`Reference::Rest`]: the rest poses as they are (when both
+//!      skeletons share a rest pose).
+//!    - [`Reference::Frame`]: a frame of the file (the target file's own
+//!      motion, which is otherwise ignored, for the target).
+//! 3. **Rotations**: each mapped joint's world rotation change since the
+//!    reference is carried over: `W_t = C·W_s·G_sᵀ·Cᵀ·G_t` (`C` the axis
+//!    conversion between the two files' up axes, [`Axes::conversion`]),
+//!    then made local through the target's parents (`L = W_parentᵀ·W_t`)
+//!    and written in each joint's own channel order, closest to the previous
+//!    frame. Local rotations are never copied.
+//! 4. **Root**: the target hips follow the source hips scaled by the ratio
+//!    `k` of the hip heights (hips above the lowest foot in the reference
+//!    pose), `p_t = k·C·p_s`; then the whole figure is moved along up so
+//!    that its lowest foot (foot and toe joints and their End Sites) is at
+//!    `k` times the source's lowest foot height in that frame: where the
+//!    source's feet touch the ground, so do the target's. Other mapped
+//!    joints with position channels get the source's change of translation,
+//!    scaled by `k` and turned into the target's frame.
+//!
+//! World transforms come from [`Kinematics`], Euler angles from
+//! [`crate::rotation`] through [`PoseLayout`]/[`crate::edit::JointChannels`]; a frame
+//! is mapped without allocating ([`Retarget`] is a [`FrameMap`]).
+//!
+//! # Example
+//! ```
+//! use bvhkit::Bvh;
+//! use bvhkit::retarget::{retarget, Options};
+//! let text = "HIERARCHY ROOT Hips { OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+//!     JOINT LeftUpLeg { OFFSET 5 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+//!       JOINT LeftLeg { OFFSET 0 -20 0 CHANNELS 3 Zrotation Xrotation Yrotation
+//!         JOINT LeftFoot { OFFSET 0 -20 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site { OFFSET 0 0 5 } } } }
+//!     JOINT RightUpLeg { OFFSET -5 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+//!       JOINT RightLeg { OFFSET 0 -20 0 CHANNELS 3 Zrotation Xrotation Yrotation
+//!         JOINT RightFoot { OFFSET 0 -20 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site { OFFSET 0 0 5 } } } }
+//!     JOINT Spine { OFFSET 0 10 0 CHANNELS 3 Zrotation Xrotation Yrotation
+//!       JOINT Head { OFFSET 0 30 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site { OFFSET 0 10 0 } } } }
+//!     MOTION Frames: 2 Frame Time: 0.1
+//!     0 40 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+//!     3 40 1 0 0 0 0 -30 0 0 60 0 0 -30 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0";
+//! let source = Bvh::parse(text)?;
+//! // Onto its own skeleton: the same motion.
+//! let (out, report) = retarget(&source, &source, &Options::default())?;
+//! assert_eq!(report.scale, 1.0);
+//! assert!(report.unmapped_target.is_empty());
+//! assert_eq!(out.motion().n_frames(), 2);
+//! # Ok::<(), bvhkit::Error>(())
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use glam::{DAffine3, DMat3, DQuat, DVec3};
+
+use crate::bvh::Bvh;
+use crate::edit::axes::{Axes, SignedAxis, detect_up};
+use crate::edit::rest::align;
+use crate::edit::{FrameMap, PoseLayout};
+use crate::error::{Error, Result};
+use crate::kinematics::{FkScratch, Kinematics, PositionChannels};
+use crate::skeleton::{JointId, Skeleton};
+
+pub mod map;
+pub mod names;
+
+use map::{JointMap, Reason};
+use names::{Bone, Limb, Side, classify};
+
+/// The common pose both skeletons are brought to (see the module
+/// documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Reference {
+    /// A canonical T-pose built from the rest pose by bone directions.
+    #[default]
+    TPose,
+    /// The rest pose as it is.
+    Rest,
+    /// The pose of this frame of the file.
+    Frame(usize),
+}
+
+impl FromStr for Reference {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Reference> {
+        match s.to_ascii_lowercase().as_str() {
+            "tpose" | "t-pose" => Ok(Reference::TPose),
+            "rest" => Ok(Reference::Rest),
+            n => n.parse::<usize>().map(Reference::Frame).map_err(|_| {
+                Error::invalid(format!(
+                    "reference must be tpose, rest or a frame number, found {s:?}"
+                ))
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Reference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reference::TPose => f.write_str("tpose"),
+            Reference::Rest => f.write_str("rest"),
+            Reference::Frame(n) => write!(f, "frame {n}"),
+        }
+    }
+}
+
+/// How a retarget is set up.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// An explicit joint map (the complete map); `None` builds one
+    /// ([`JointMap::auto`]).
+    pub map: Option<JointMap>,
+    /// The target's reference pose (and the source's, unless
+    /// `source_reference` is given).
+    pub reference: Reference,
+    /// The source's reference pose, when it differs.
+    pub source_reference: Option<Reference>,
+    /// The source's up axis; `None` detects it ([`detect_up`]; +Y when
+    /// nothing is found).
+    pub source_up: Option<SignedAxis>,
+    /// The target's up axis; `None` detects it from the target file.
+    pub target_up: Option<SignedAxis>,
+    /// How position channels are read (and written).
+    pub mode: PositionChannels,
+}
+
+/// What a skeleton's rest pose is, judged by bone directions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RestKind {
+    /// Standing, arms out to the sides: every spine, neck, arm and leg bone
+    /// within 20° of the canonical T-pose.
+    TPose,
+    /// As a T-pose, but the upper or lower arms 20° to 70° below the
+    /// horizontal.
+    APose,
+    /// Anything else (a rest pose that does not stand, or no canonical
+    /// bones to judge).
+    Other,
+}
+
+impl fmt::Display for RestKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RestKind::TPose => "T-pose",
+            RestKind::APose => "A-pose",
+            RestKind::Other => "not a T-pose",
+        })
+    }
+}
+
+/// What was found about one skeleton.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkeletonReport {
+    /// The canonical bone of every joint (file order).
+    pub bones: Vec<Option<Bone>>,
+    /// The up axis used.
+    pub up: SignedAxis,
+    /// Whether the up axis was detected (else given, or +Y by default).
+    pub up_detected: bool,
+    /// The rest pose, judged by bone directions.
+    pub rest: RestKind,
+    /// The largest angle in degrees between a judged bone of the rest pose
+    /// and its T-pose direction (`NaN` when there was nothing to judge).
+    pub rest_deviation: f64,
+    /// The reference pose used.
+    pub reference: Reference,
+    /// Hips above the lowest foot in the reference pose, in the file's
+    /// units.
+    pub hip_height: f64,
+}
+
+/// What a retarget did: the map and the measurements behind it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// Mapped joints: source name, target name, why.
+    pub pairs: Vec<(String, String, Reason)>,
+    /// Source joints with rotation channels that drive nothing.
+    pub unmapped_source: Vec<String>,
+    /// Target joints (not End Sites) without a source: kept as in the
+    /// reference pose.
+    pub unmapped_target: Vec<String>,
+    /// The source skeleton.
+    pub source: SkeletonReport,
+    /// The target skeleton.
+    pub target: SkeletonReport,
+    /// Target hip height over source hip height: the scale of the root
+    /// translation.
+    pub scale: f64,
+}
+
+/// Per target joint: where its rotation comes from.
+#[derive(Clone, Copy, Debug)]
+enum Drive {
+    /// `W = C·W_s[source]·K`, and a translation change `N·(t_s − o_s)`.
+    Mapped { source: usize, k: DMat3, n: DMat3, swing: Option<Swing> },
+    /// The reference pose's local rotation (identity: the rest pose).
+    Kept { local: DMat3, identity: bool },
+}
+
+/// A bone whose end is its next canonical joint further down (through
+/// joints without a canonical bone, such as the middle of a spine chain):
+/// after the rotation transfer it is swung, by the shortest arc, onto the
+/// source's segment between the same two canonical joints, so that what
+/// the source's unmapped joints did between them is not lost.
+#[derive(Clone, Copy, Debug)]
+struct Swing {
+    /// Source joints at the two ends of the segment.
+    from: usize,
+    to: usize,
+    /// The target's segment in the joint's own frame (unit length).
+    local: DVec3,
+}
+
+/// A retarget set up for one source clip and one target skeleton: a
+/// [`FrameMap`] from source frames to target frames (see the module
+/// documentation). Frames must be given in order.
+#[derive(Clone, Debug)]
+pub struct Retarget {
+    skeleton: Skeleton,
+    src: PoseLayout,
+    tgt: PoseLayout,
+    drives: Vec<Drive>,
+    ref_translation: Vec<DVec3>,
+    /// The target's reference pose as a frame: joints without a source
+    /// copy their rotation channels from it.
+    ref_frame: Vec<f64>,
+    c: DMat3,
+    c_is_identity: bool,
+    scale: f64,
+    src_hips: usize,
+    tgt_hips: usize,
+    carrier: Option<usize>,
+    src_feet: Vec<usize>,
+    tgt_feet: Vec<usize>,
+    up_s: DVec3,
+    up_t: DVec3,
+    report: Report,
+    // Per-frame buffers.
+    src_world: Vec<DAffine3>,
+    world: Vec<DMat3>,
+    positions: Vec<DVec3>,
+    scratch: FkScratch,
+    previous: Vec<f64>,
+    first: bool,
+}
+
+/// Index of the joint playing `bone`.
+fn find(bones: &[Option<Bone>], bone: Bone) -> Option<usize> {
+    bones.iter().position(|b| *b == Some(bone))
+}
+
+/// Whether `x` is strictly below `j` in the hierarchy.
+fn below(s: &Skeleton, j: usize, x: usize) -> bool {
+    x > j && x < s.subtree_end(JointId::new(j))
+}
+
+/// The foot joints (foot and toe bones and everything below them).
+fn feet(s: &Skeleton, bones: &[Option<Bone>]) -> Vec<usize> {
+    let mut v = Vec::new();
+    for side in [Side::Left, Side::Right] {
+        let top = find(bones, Bone::Limb(side, Limb::Foot))
+            .or_else(|| find(bones, Bone::Limb(side, Limb::Toe)));
+        if let Some(f) = top {
+            v.extend(f..s.subtree_end(JointId::new(f)));
+        }
+    }
+    v
+}
+
+/// Canonical frame of a skeleton: up, left, forward (`left × up`).
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    up: DVec3,
+    left: DVec3,
+    forward: DVec3,
+}
+
+/// The point a canonical bone points at in the rest pose: its next
+/// canonical joint below it, else the mean of its children.
+fn bone_end(s: &Skeleton, bones: &[Option<Bone>], j: usize, p: &[DVec3]) -> Option<DVec3> {
+    bones[j]?;
+    if let Some(x) = next_joint(s, bones, j) {
+        return Some(p[x]);
+    }
+    let kids: Vec<DVec3> = s.children(JointId::new(j)).map(|c| p[c.index()]).collect();
+    (!kids.is_empty()).then(|| kids.iter().copied().sum::<DVec3>() / kids.len() as f64)
+}
+
+/// The next canonical joint below `j` that its bone points at, if any.
+fn next_joint(s: &Skeleton, bones: &[Option<Bone>], j: usize) -> Option<usize> {
+    let next: &[Bone] = match bones[j]? {
+        Bone::Spine => &[Bone::Chest, Bone::Neck, Bone::Head],
+        Bone::Neck => &[Bone::Head],
+        Bone::Limb(side, l) => match l {
+            Limb::Clavicle => &[Bone::Limb(side, Limb::UpperArm)][..],
+            Limb::UpperArm => &[Bone::Limb(side, Limb::LowerArm)][..],
+            Limb::LowerArm => &[Bone::Limb(side, Limb::Hand)][..],
+            Limb::UpperLeg => &[Bone::Limb(side, Limb::LowerLeg)][..],
+            Limb::LowerLeg => &[Bone::Limb(side, Limb::Foot)][..],
+            Limb::Foot => &[Bone::Limb(side, Limb::Toe)][..],
+            Limb::Hand | Limb::Toe => &[],
+        },
+        Bone::Hips | Bone::Chest | Bone::Head => &[],
+    };
+    next.iter().filter_map(|&b| find(bones, b)).find(|&x| below(s, j, x))
+}
+
+/// Whether a joint strictly between `j` and its descendant `end` is
+/// unmapped (so that what it does would be lost without a swing).
+fn skips_unmapped(s: &Skeleton, j: usize, end: usize, mapped: &[bool]) -> bool {
+    let mut x = s.joints()[end].parent();
+    while let Some(p) = x {
+        if p.index() == j {
+            return false;
+        }
+        if !mapped[p.index()] {
+            return true;
+        }
+        x = s.joints()[p.index()].parent();
+    }
+    false
+}
+
+/// The canonical direction of a bone in frame `f`.
+fn canonical(bone: Bone, f: &Frame) -> DVec3 {
+    match bone {
+        Bone::Hips | Bone::Spine | Bone::Chest | Bone::Neck | Bone::Head => f.up,
+        Bone::Limb(side, l) => {
+            let out = if side == Side::Left { f.left } else { -f.left };
+            match l {
+                Limb::Clavicle | Limb::UpperArm | Limb::LowerArm | Limb::Hand => out,
+                Limb::UpperLeg | Limb::LowerLeg => -f.up,
+                Limb::Foot | Limb::Toe => f.forward,
+            }
+        }
+    }
+}
+
+/// The T-pose: every joint's world rotation relative to the rest pose, and
+/// the largest deviation of the judged bones (with whether the arms alone
+/// deviate like an A-pose).
+fn tpose(s: &Skeleton, bones: &[Option<Bone>], f: &Frame) -> (Vec<DMat3>, RestKind, f64) {
+    let p = crate::edit::rest_positions(s);
+    let mut g: Vec<DMat3> = Vec::with_capacity(s.len());
+    let (mut worst_body, mut worst_arm, mut judged) = (0.0f64, 0.0f64, 0usize);
+    let mut arms_down = true;
+    let pair = |a: Bone, b: Bone| -> Option<DVec3> {
+        let (a, b) = (find(bones, a)?, find(bones, b)?);
+        Some(p[a] - p[b])
+    };
+    let lr = |l: Limb| pair(Bone::Limb(Side::Left, l), Bone::Limb(Side::Right, l));
+    for (j, joint) in s.joints().iter().enumerate() {
+        let gp = joint.parent().map_or(DMat3::IDENTITY, |q| g[q.index()]);
+        let Some(bone) = bones[j] else {
+            g.push(gp);
+            continue;
+        };
+        if matches!(bone, Bone::Hips | Bone::Chest) {
+            let top = [Bone::Neck, Bone::Head, Bone::Chest, Bone::Spine]
+                .into_iter()
+                .filter_map(|b| find(bones, b))
+                .find(|&x| below(s, j, x));
+            let up = top.map(|x| p[x] - p[j]);
+            let left = if bone == Bone::Hips {
+                lr(Limb::UpperLeg).or_else(|| lr(Limb::UpperArm))
+            } else {
+                lr(Limb::UpperArm).or_else(|| lr(Limb::Clavicle))
+            };
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+            if let Some(u) = up {
+                ours.push(u);
+                theirs.push(f.up);
+                if u.length() > 0.0 {
+                    let dev = u.angle_between(gp.transpose() * f.up).to_degrees();
+                    worst_body = worst_body.max(dev);
+                    judged += 1;
+                }
+            }
+            if let Some(l) = left {
+                ours.push(l);
+                theirs.push(f.left);
+            }
+            // `align` turns the rest directions onto the canonical ones,
+            // both given in world space.
+            g.push(if ours.is_empty() { gp } else { align(&ours, &theirs) });
+            continue;
+        }
+        let Some(end) = bone_end(s, bones, j, &p) else {
+            g.push(gp);
+            continue;
+        };
+        let b = gp * (end - p[j]);
+        if b.length() <= 1e-12 * (1.0 + p[j].length()) {
+            g.push(gp);
+            continue;
+        }
+        let (b, d) = (b.normalize(), canonical(bone, f));
+        let dev = b.angle_between(d).to_degrees();
+        match bone {
+            Bone::Limb(_, Limb::UpperArm | Limb::LowerArm) => {
+                worst_arm = worst_arm.max(dev);
+                arms_down &= b.dot(f.up) < 0.0 || dev <= 20.0;
+                judged += 1;
+            }
+            Bone::Spine | Bone::Neck | Bone::Limb(_, Limb::UpperLeg | Limb::LowerLeg) => {
+                worst_body = worst_body.max(dev);
+                judged += 1;
+            }
+            _ => {}
+        }
+        g.push(DMat3::from_quat(DQuat::from_rotation_arc(b, d)) * gp);
+    }
+    let kind = if judged == 0 || worst_body > 20.0 {
+        RestKind::Other
+    } else if worst_arm <= 20.0 {
+        RestKind::TPose
+    } else if worst_arm <= 70.0 && arms_down {
+        RestKind::APose
+    } else {
+        RestKind::Other
+    };
+    let worst = if judged == 0 { f64::NAN } else { worst_body.max(worst_arm) };
+    (g, kind, worst)
+}
+
+/// World rotations (relative to rest) of a reference pose.
+fn reference_rotations(
+    bvh: &Bvh,
+    which: Reference,
+    tpose_g: &[DMat3],
+    mode: PositionChannels,
+) -> Result<Vec<DMat3>> {
+    let s = bvh.skeleton();
+    match which {
+        Reference::TPose => Ok(tpose_g.to_vec()),
+        Reference::Rest => Ok(vec![DMat3::IDENTITY; s.len()]),
+        Reference::Frame(n) => {
+            let frames = bvh.motion().n_frames();
+            if n >= frames {
+                return Err(Error::invalid(format!(
+                    "reference frame {n} is not in the clip (0..{frames})"
+                )));
+            }
+            let mut w = vec![DAffine3::IDENTITY; s.len()];
+            Kinematics::new(s, mode).world(bvh.motion().frame(n), &mut w);
+            Ok(w.iter().map(|a| a.matrix3).collect())
+        }
+    }
+}
+
+/// Local rotations and translations of a reference pose, as a frame of the
+/// skeleton's channels, and its world positions (through [`Kinematics`]).
+fn reference_frame(
+    bvh: &Bvh,
+    which: Reference,
+    g: &[DMat3],
+    layout: &PoseLayout,
+) -> (Vec<f64>, Vec<DVec3>) {
+    let s = bvh.skeleton();
+    let mut frame = vec![0.0; s.n_channels()];
+    if let Reference::Frame(n) = which {
+        frame.copy_from_slice(bvh.motion().frame(n));
+    } else {
+        let mut pose = layout.pose();
+        for (j, joint) in s.joints().iter().enumerate() {
+            let gp = joint.parent().map_or(DMat3::IDENTITY, |q| g[q.index()]);
+            pose.rotations[j] = DQuat::from_mat3(&(gp.transpose() * g[j]));
+            pose.translations[j] = joint.offset();
+        }
+        layout.write(&pose, None, &mut frame);
+    }
+    let mut pos = vec![DVec3::ZERO; s.len()];
+    layout.kinematics().positions(&frame, &mut pos);
+    (frame, pos)
+}
+
+fn up_of(bvh: &Bvh, given: Option<SignedAxis>) -> (SignedAxis, bool) {
+    match given {
+        Some(a) => (a, false),
+        None => match detect_up(bvh).axis {
+            Some(a) => (a, true),
+            None => (SignedAxis::PosY, false),
+        },
+    }
+}
+
+/// Hips above the lowest foot (or lowest joint) along `up`.
+fn hip_height(pos: &[DVec3], hips: usize, feet: &[usize], up: DVec3) -> f64 {
+    let low = if feet.is_empty() {
+        pos.iter().map(|p| p.dot(up)).fold(f64::INFINITY, f64::min)
+    } else {
+        feet.iter().map(|&i| pos[i].dot(up)).fold(f64::INFINITY, f64::min)
+    };
+    pos[hips].dot(up) - low
+}
+
+impl Retarget {
+    /// Sets up the retarget of `source`'s motion onto `target`'s skeleton
+    /// (`target`'s motion is used only to detect its up axis and for a
+    /// [`Reference::Frame`] reference).
+    ///
+    /// # Errors
+    /// When a reference frame is not in its clip, or nothing at all could
+    /// be mapped.
+    pub fn new(source: &Bvh, target: &Bvh, options: &Options) -> Result<Retarget> {
+        let (ss, ts) = (source.skeleton(), target.skeleton());
+        let mode = options.mode;
+        let map = match &options.map {
+            Some(m) => m.clone(),
+            None => JointMap::auto(ss, ts),
+        };
+        if map.pairs().is_empty() {
+            return Err(Error::invalid(
+                "retarget: no joint of the source could be mapped onto the target (give a map file)",
+            ));
+        }
+        let (bs, bt) = (classify(ss), classify(ts));
+        let (up_s, det_s) = up_of(source, options.source_up);
+        let (up_t, det_t) = up_of(target, options.target_up);
+        let c = Axes::with_up(up_s).conversion(Axes::with_up(up_t));
+        let (u_s, u_t) = (up_s.vector(), up_t.vector());
+        // One canonical frame for both, in the target's coordinates: its
+        // facing does not change the result (both skeletons turn with it),
+        // so the target's rest left-right line, or any horizontal, will do.
+        let rest_t = crate::edit::rest_positions(ts);
+        let lr = |l: Limb| -> DVec3 {
+            match (find(&bt, Bone::Limb(Side::Left, l)), find(&bt, Bone::Limb(Side::Right, l))) {
+                (Some(a), Some(b)) => rest_t[a] - rest_t[b],
+                _ => DVec3::ZERO,
+            }
+        };
+        let side = lr(Limb::UpperLeg) + lr(Limb::UpperArm);
+        let flat = side - u_t * side.dot(u_t);
+        let left = if flat.length() > 1e-9 * (1.0 + side.length()) {
+            flat.normalize()
+        } else {
+            u_t.any_orthonormal_vector()
+        };
+        let ft = Frame { up: u_t, left, forward: left.cross(u_t) };
+        let ct = c.transpose();
+        let fs = Frame { up: ct * ft.up, left: ct * ft.left, forward: ct * ft.forward };
+        let (tp_s, kind_s, dev_s) = tpose(ss, &bs, &fs);
+        let (tp_t, kind_t, dev_t) = tpose(ts, &bt, &ft);
+        let ref_t = options.reference;
+        let ref_s = options.source_reference.unwrap_or(ref_t);
+        let g_s = reference_rotations(source, ref_s, &tp_s, mode)?;
+        let g_t = reference_rotations(target, ref_t, &tp_t, mode)?;
+
+        let src = PoseLayout::new(ss, mode);
+        let tgt = PoseLayout::new(ts, mode);
+        let (_, pos_s) = reference_frame(source, ref_s, &g_s, &src);
+        let (frame_t, pos_t) = reference_frame(target, ref_t, &g_t, &tgt);
+        let src_hips = find(&bs, Bone::Hips).unwrap_or(0);
+        let tgt_hips = find(&bt, Bone::Hips).unwrap_or(0);
+        let src_feet = feet(ss, &bs);
+        let tgt_feet = feet(ts, &bt);
+        let h_s = hip_height(&pos_s, src_hips, &src_feet, u_s);
+        let h_t = hip_height(&pos_t, tgt_hips, &tgt_feet, u_t);
+        let scale = if h_s > 0.0 && h_t > 0.0 && h_s.is_finite() && h_t.is_finite() {
+            h_t / h_s
+        } else {
+            1.0
+        };
+
+        let source_of = map.source_of(ts.len());
+        let mapped_t: Vec<bool> = source_of.iter().map(Option::is_some).collect();
+        let mut mapped_s = vec![false; ss.len()];
+        for p in map.pairs() {
+            mapped_s[p.source] = true;
+        }
+        let gparent = |g: &[DMat3], s: &Skeleton, j: usize| {
+            s.joints()[j].parent().map_or(DMat3::IDENTITY, |p| g[p.index()])
+        };
+        let mut drives = Vec::with_capacity(ts.len());
+        let mut ref_translation = Vec::with_capacity(ts.len());
+        for j in 0..ts.len() {
+            ref_translation.push(tgt.joints()[j].translation(&frame_t, mode));
+            drives.push(match source_of[j] {
+                Some(s) => {
+                    let mut swing = None;
+                    if bs[s].is_some()
+                        && bs[s] == bt[j]
+                        && let (Some(from_to), Some(tn)) =
+                            (next_joint(ss, &bs, s), next_joint(ts, &bt, j))
+                        && (skips_unmapped(ss, s, from_to, &mapped_s)
+                            || skips_unmapped(ts, j, tn, &mapped_t))
+                    {
+                        let v = g_t[j].transpose() * (pos_t[tn] - pos_t[j]);
+                        if v.length() > 0.0 {
+                            swing = Some(Swing { from: s, to: from_to, local: v.normalize() });
+                        }
+                    }
+                    Drive::Mapped {
+                        source: s,
+                        k: g_s[s].transpose() * ct * g_t[j],
+                        n: gparent(&g_t, ts, j).transpose() * (c * scale) * gparent(&g_s, ss, s),
+                        swing,
+                    }
+                }
+                None => {
+                    let local = tgt.joints()[j].rotation(&frame_t);
+                    let identity = local.abs_diff_eq(DQuat::IDENTITY, 0.0)
+                        || local.abs_diff_eq(-DQuat::IDENTITY, 0.0);
+                    Drive::Kept { local: DMat3::from_quat(local), identity }
+                }
+            });
+        }
+        let chans = tgt.joints();
+        // The root translation goes to the topmost joint at or above the
+        // hips with three position channels (else with any) that has no
+        // source of its own: the root of a skeleton whose hips hang below a
+        // root joint (Bandai Namco's `joint_Root`), so the two move together.
+        let mut carrier = None;
+        for need in [3u8, 1] {
+            let mut j = Some(tgt_hips);
+            while let Some(x) = j {
+                if chans[x].n_pos >= need && (x == tgt_hips || source_of[x].is_none()) {
+                    carrier = Some(x);
+                }
+                j = ts.joints()[x].parent().map(|p| p.index());
+            }
+            if carrier.is_some() {
+                break;
+            }
+        }
+        let names_s = ss.display_names();
+        let names_t = ts.display_names();
+        let pairs = map
+            .pairs()
+            .iter()
+            .map(|p| (names_s[p.source].clone(), names_t[p.target].clone(), p.reason))
+            .collect();
+        let unmapped_source = ss
+            .joints()
+            .iter()
+            .enumerate()
+            .filter(|(i, j)| !mapped_s[*i] && j.rotation_axes().next().is_some())
+            .map(|(i, _)| names_s[i].clone())
+            .collect();
+        let unmapped_target = ts
+            .joints()
+            .iter()
+            .enumerate()
+            .filter(|(i, j)| !j.is_end_site() && source_of[*i].is_none())
+            .map(|(i, _)| names_t[i].clone())
+            .collect();
+        let report = Report {
+            pairs,
+            unmapped_source,
+            unmapped_target,
+            source: SkeletonReport {
+                bones: bs,
+                up: up_s,
+                up_detected: det_s,
+                rest: kind_s,
+                rest_deviation: dev_s,
+                reference: ref_s,
+                hip_height: h_s,
+            },
+            target: SkeletonReport {
+                bones: bt,
+                up: up_t,
+                up_detected: det_t,
+                rest: kind_t,
+                rest_deviation: dev_t,
+                reference: ref_t,
+                hip_height: h_t,
+            },
+            scale,
+        };
+        let fk_t = tgt.kinematics();
+        Ok(Retarget {
+            skeleton: ts.clone(),
+            src_world: vec![DAffine3::IDENTITY; ss.len()],
+            world: vec![DMat3::IDENTITY; ts.len()],
+            positions: vec![DVec3::ZERO; ts.len()],
+            scratch: fk_t.scratch(),
+            previous: vec![0.0; ts.n_channels()],
+            first: true,
+            src,
+            tgt,
+            drives,
+            ref_translation,
+            ref_frame: frame_t,
+            c_is_identity: c == DMat3::IDENTITY,
+            c,
+            scale,
+            src_hips,
+            tgt_hips,
+            carrier,
+            src_feet,
+            tgt_feet,
+            up_s: u_s,
+            up_t: u_t,
+            report,
+        })
+    }
+
+    /// What was mapped and measured.
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// Maps one source frame to one target frame (see the module
+    /// documentation). Allocates nothing.
+    ///
+    /// # Panics
+    /// When a frame has the wrong length.
+    pub fn map_frame(&mut self, input: &[f64], output: &mut [f64]) {
+        let mode = self.src.mode();
+        self.src.kinematics().world(input, &mut self.src_world);
+        let near_ok = !self.first;
+        let chans = self.tgt.joints();
+        let parents = self.tgt.parents();
+        for j in 0..chans.len() {
+            let jc = &chans[j];
+            let wp = parents[j].map_or(DMat3::IDENTITY, |p| self.world[p]);
+            let (w, translation) = match self.drives[j] {
+                Drive::Mapped { source, k, n, swing } => {
+                    let ws = self.src_world[source].matrix3;
+                    let mut w = if self.c_is_identity { ws * k } else { self.c * ws * k };
+                    if let Some(sw) = swing {
+                        let seg =
+                            self.src_world[sw.to].translation - self.src_world[sw.from].translation;
+                        let want = if self.c_is_identity { seg } else { self.c * seg };
+                        if want.length() > 0.0 {
+                            let arc = DQuat::from_rotation_arc(w * sw.local, want.normalize());
+                            w = DMat3::from_quat(arc) * w;
+                        }
+                    }
+                    // The hips below the carrier keep their offset: the
+                    // carrier takes the whole root translation.
+                    let t = if j == self.tgt_hips && self.carrier != Some(j) {
+                        self.ref_translation[j]
+                    } else if jc.n_pos > 0 {
+                        let sc = &self.src.joints()[source];
+                        let ts = sc.translation(input, mode);
+                        jc.offset + n * (ts - sc.offset)
+                    } else {
+                        jc.offset
+                    };
+                    (w, t)
+                }
+                Drive::Kept { local, identity } => {
+                    (if identity { wp } else { wp * local }, self.ref_translation[j])
+                }
+            };
+            let kept = matches!(self.drives[j], Drive::Kept { .. });
+            let w = match jc.n_rot {
+                0 => wp,
+                // The reference pose's channels give exactly its local
+                // rotation: copied, no Euler extraction.
+                n if kept => {
+                    for &c in &jc.rot_index[..n as usize] {
+                        output[c] = self.ref_frame[c];
+                    }
+                    w
+                }
+                n => {
+                    let local = if parents[j].is_some() { wp.transpose() * w } else { w };
+                    let q = DQuat::from_mat3(&local).normalize();
+                    let near = near_ok.then(|| jc.angles(&self.previous));
+                    jc.write_rotation(q, near, output);
+                    if n < 3 { wp * DMat3::from_quat(jc.rotation(output)) } else { w }
+                }
+            };
+            self.world[j] = w;
+            if jc.n_pos > 0 {
+                jc.write_translation(translation, mode, output);
+            }
+        }
+        if let Some(carrier) = self.carrier {
+            self.tgt.kinematics().positions_with(output, &mut self.scratch, &mut self.positions);
+            let ps = self.src_world[self.src_hips].translation;
+            let want = self.scale * (self.c * ps);
+            let mut shift = want - self.positions[self.tgt_hips];
+            if !self.tgt_feet.is_empty() && !self.src_feet.is_empty() {
+                let low_s = self
+                    .src_feet
+                    .iter()
+                    .map(|&i| self.src_world[i].translation.dot(self.up_s))
+                    .fold(f64::INFINITY, f64::min);
+                let low_t = self
+                    .tgt_feet
+                    .iter()
+                    .map(|&i| self.positions[i].dot(self.up_t))
+                    .fold(f64::INFINITY, f64::min);
+                let lift = self.scale * low_s - (low_t + shift.dot(self.up_t));
+                shift += lift * self.up_t;
+            }
+            let jc = &chans[carrier];
+            let wp = parents[carrier].map_or(DMat3::IDENTITY, |p| self.world[p]);
+            let t = jc.translation(output, mode) + wp.transpose() * shift;
+            jc.write_translation(t, mode, output);
+        }
+        self.previous.copy_from_slice(output);
+        self.first = false;
+    }
+}
+
+impl FrameMap for Retarget {
+    fn output_skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    fn map(&mut self, input: &[f64], output: &mut [f64]) {
+        self.map_frame(input, output);
+    }
+}
+
+/// Retargets the whole of `source` onto `target`'s skeleton (see the
+/// module documentation): the target's skeleton with one frame per source
+/// frame, at the source's frame time, and the report.
+///
+/// # Errors
+/// As [`Retarget::new`].
+pub fn retarget(source: &Bvh, target: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
+    let mut r = Retarget::new(source, target, options)?;
+    let out = crate::edit::map_frames(source, &mut r)?;
+    Ok((out, r.report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_parses() {
+        assert_eq!("tpose".parse::<Reference>().unwrap(), Reference::TPose);
+        assert_eq!("rest".parse::<Reference>().unwrap(), Reference::Rest);
+        assert_eq!("12".parse::<Reference>().unwrap(), Reference::Frame(12));
+        assert!("sideways".parse::<Reference>().is_err());
+    }
+}

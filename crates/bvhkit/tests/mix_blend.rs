@@ -1,0 +1,141 @@
+//! Blend and masked blend on every well-formed corpus file, against the
+//! references of `mix_util`.
+use bvhkit::edit::frames;
+use bvhkit::glam::DMat3;
+use bvhkit::mix::blend::{BlendOptions, blend};
+use bvhkit::mix::weights::{Curve, Weight};
+use bvhkit::{Bvh, JointId};
+
+use crate::mix_util::{
+    bits, corpus, local_matrix, local_quat, mat_diff, position_channels, slerp_formula,
+    three_channel_joints, walk,
+};
+
+/// Two clips of one skeleton: the first half, and the second half reversed
+/// (so the poses differ), one frame shorter.
+fn two(bvh: &Bvh) -> (Bvh, Bvh) {
+    let n = bvh.motion().n_frames();
+    let a = frames::range(bvh, 0..n / 2).unwrap();
+    let b = frames::reverse(&frames::range(bvh, n / 2 + 1..n).unwrap()).unwrap();
+    (a, b)
+}
+
+fn opts(w: f64, joints: Option<&str>) -> BlendOptions {
+    BlendOptions { weight: Weight::Constant(w), joints: joints.map(str::to_string) }
+}
+
+#[test]
+fn blend_at_weight_0_and_1_is_the_inputs_bit_for_bit_on_the_corpus() {
+    for (name, bvh) in corpus(5) {
+        let (a, b) = two(&bvh);
+        let (na, nb) = (a.motion().n_frames(), b.motion().n_frames());
+        let (out, report) = blend(&a, &b, &opts(0.0, None)).unwrap();
+        bvhkit_testdata::assert_bit_identical(&out, &a, &name);
+        assert_eq!(report.held, (na > nb).then_some((1, na - nb)));
+        let (out, _) = blend(&a, &b, &opts(1.0, None)).unwrap();
+        assert_eq!(out.motion().n_frames(), na, "{name}");
+        for k in 0..na {
+            let e = b.motion().frame(k.min(nb - 1)); // B holds its last frame
+            assert_eq!(bits(out.motion().frame(k)), bits(e), "{name} frame {k}");
+        }
+    }
+}
+
+#[test]
+fn blend_is_the_reference_slerp_and_lerp_at_every_weight_on_the_corpus() {
+    for (name, bvh) in corpus(5) {
+        let (a, b) = two(&bvh);
+        let nb = b.motion().n_frames();
+        let weight = Weight::Ramp { from: 0.1, to: 0.9, curve: Curve::Smoothstep };
+        let (out, _) =
+            blend(&a, &b, &BlendOptions { weight: weight.clone(), joints: None }).unwrap();
+        let n = out.motion().n_frames();
+        for k in [0, n / 3, n - 1] {
+            let x = if n > 1 { k as f64 / (n - 1) as f64 } else { 0.0 };
+            let w = 0.1 + 0.8 * x * x * (3.0 - 2.0 * x);
+            let (fa, fb, fo) =
+                (a.motion().frame(k), b.motion().frame(k.min(nb - 1)), out.motion().frame(k));
+            for j in three_channel_joints(&bvh) {
+                let q = slerp_formula(local_quat(&bvh, j, fa), local_quat(&bvh, j, fb), w);
+                let d = mat_diff(DMat3::from_quat(q), local_matrix(&bvh, j, fo));
+                assert!(d < 1e-9, "{name}: joint {j} frame {k} off by {d}");
+            }
+            for c in position_channels(&bvh) {
+                let e = fa[c] + w * (fb[c] - fa[c]);
+                assert!((fo[c] - e).abs() <= 1e-12 * e.abs().max(1.0), "{name}: channel {c}");
+            }
+        }
+    }
+}
+
+#[test]
+fn masked_blend_changes_only_the_subtree_on_the_corpus() {
+    let mut checked = 0;
+    for (name, bvh) in corpus(5) {
+        let s = bvh.skeleton();
+        // The child of the root with the largest subtree that is not
+        // everything (the spine, usually), by name.
+        let Some(sub) = (1..s.len())
+            .filter(|&i| {
+                !s.joints()[i].is_end_site() && s.subtree_end(JointId::new(i)) - i < s.len() - 1
+            })
+            .max_by_key(|&i| (s.subtree_end(JointId::new(i)) - i, std::cmp::Reverse(i)))
+        else {
+            continue;
+        };
+        let range = sub..s.subtree_end(JointId::new(sub));
+        let (a, b) = two(&bvh);
+        let sub_name = s.joints()[sub].name().to_string();
+        let (out, _) = blend(&a, &b, &opts(0.5, Some(&sub_name))).unwrap();
+        let nb = b.motion().n_frames();
+        for k in 0..out.motion().n_frames() {
+            let (fa, fb, fo) =
+                (a.motion().frame(k), b.motion().frame(k.min(nb - 1)), out.motion().frame(k));
+            for (i, j) in s.joints().iter().enumerate() {
+                let ch = j.channel_range();
+                if !range.contains(&i) {
+                    assert_eq!(
+                        bits(&fo[ch.clone()]),
+                        bits(&fa[ch]),
+                        "{name}: {} changed",
+                        j.name()
+                    );
+                } else if j.rotation_axes().count() == 3 {
+                    let q = slerp_formula(local_quat(&bvh, i, fa), local_quat(&bvh, i, fb), 0.5);
+                    let d = mat_diff(DMat3::from_quat(q), local_matrix(&bvh, i, fo));
+                    assert!(d < 1e-9, "{name}: {} frame {k} off by {d}", j.name());
+                }
+            }
+        }
+        checked += 1;
+    }
+    if bvhkit_testdata::corpus_dir().is_some() {
+        assert!(checked >= 20, "masked blend checked on {checked} files");
+    }
+}
+
+#[test]
+fn shorter_clips_hold_their_last_frame_and_errors_are_precise() {
+    let a = walk(10, 20.0, 1.0, 0.0, 0.1);
+    let b = walk(4, 20.0, 1.0, 0.0, 0.1);
+    let (out, report) = blend(&b, &a, &opts(0.0, None)).unwrap();
+    assert_eq!(out.motion().n_frames(), 10);
+    assert_eq!(report.held, Some((0, 6)));
+    assert_eq!(out.motion().frame(9), b.motion().frame(3));
+    assert_eq!(
+        report.to_string(),
+        "the first clip is shorter and holds its last frame for 6 frames"
+    );
+    let e = blend(&a, &b, &opts(0.5, Some("Tail"))).unwrap_err();
+    assert!(
+        e.to_string().starts_with("no joint named \"Tail\" (joints: Hips, Spine, Head,"),
+        "{e}"
+    );
+    let e = blend(&a, &b, &opts(1.5, None)).unwrap_err();
+    assert_eq!(e.to_string(), "a weight must be in [0, 1], found 1.5");
+    // A keyed weight: B only in the middle of the clip.
+    let w: Weight = "0:0,0.5:1,1:0".parse().unwrap();
+    let (out, _) = blend(&a, &b, &BlendOptions { weight: w, joints: None }).unwrap();
+    assert_eq!(bits(out.motion().frame(0)), bits(a.motion().frame(0)));
+    assert_eq!(bits(out.motion().frame(9)), bits(a.motion().frame(9)));
+}

@@ -1,0 +1,141 @@
+//! Loops: the last frame flows into the first, on every well-formed corpus
+//! file and on a synthetic walk whose cycle is exact.
+use bvhkit::edit::root;
+use bvhkit::glam::DQuat;
+use bvhkit::mix::looping::{LoopOptions, Travel, make_loop};
+use bvhkit::mix::{Span, up_axis};
+use bvhkit::{Bvh, JointId, PositionChannels};
+
+use crate::fk::reference_world;
+use crate::mix_util::{angle, bits, corpus, local_quat, smoothstep, three_channel_joints, walk};
+
+/// Joint `j`'s local rotation in every frame.
+fn rotations(bvh: &Bvh, j: usize) -> Vec<DQuat> {
+    bvh.motion().frames().map(|f| local_quat(bvh, j, f)).collect()
+}
+
+/// The largest frame-to-frame angle of joint `j` over a clip.
+fn max_step(q: &[DQuat]) -> f64 {
+    q.windows(2).map(|w| angle(w[0], w[1])).fold(0.0, f64::max)
+}
+
+/// The seam bound: the loop's last frame is the clip's frame `L - 1` and its
+/// first is the SLERP of the clip's frame `L` (moved back, which changes
+/// no joint's local rotation but the carrier's) towards frame 0 at the
+/// first crossfade weight `w0`; so across the seam a joint turns at most
+/// its own step from `L - 1` to `L` plus `w0` times the angle from frame `L`
+/// to frame 0 (triangle inequality), and when the clip is a cycle (frame `L`
+/// is frame 0) at most the clip's own largest step.
+#[test]
+fn a_loop_flows_from_its_last_frame_into_its_first_on_the_corpus() {
+    let mut worst: f64 = 0.0;
+    for (name, bvh) in corpus(8) {
+        let n = bvh.motion().n_frames();
+        let nf = (n / 8).clamp(1, 30);
+        let opts = LoopOptions {
+            crossfade: Span::Frames(nf),
+            travel: Travel::Keep,
+            ..LoopOptions::default()
+        };
+        let (out, report) = match make_loop(&bvh, &opts) {
+            Ok(x) => x,
+            Err(e) => panic!("{name}: {e}"),
+        };
+        let l = n - nf;
+        assert_eq!(out.motion().n_frames(), l);
+        assert_eq!(report.frames, l);
+        // Outside the crossfade: the clip's frames bit for bit.
+        for k in nf..l {
+            assert_eq!(bits(out.motion().frame(k)), bits(bvh.motion().frame(k)), "{name}");
+        }
+        let carrier = root::carrier(&bvh).unwrap().index();
+        let w0 = smoothstep(1.0 / (nf + 1) as f64);
+        for j in three_channel_joints(&bvh) {
+            if j == carrier {
+                continue;
+            }
+            let q = rotations(&bvh, j);
+            let qo = rotations(&out, j);
+            let seam = angle(qo[l - 1], qo[0]);
+            let bound = angle(q[l - 1], q[l]) + w0 * angle(q[l], q[0]) + 1e-9;
+            assert!(seam <= bound, "{name}: joint {j} turns {seam} across the seam, bound {bound}");
+            // The stated bound relative to the clip's own speed: at most
+            // 1.5 times its largest frame-to-frame step (1.11 measured).
+            let v = max_step(&q);
+            assert!(
+                seam <= 1.5 * v + 1e-9,
+                "{name}: joint {j} turns {seam} across the seam, clip at most {v}"
+            );
+            if v > 1e-6 {
+                worst = worst.max(seam / v);
+            }
+        }
+    }
+    println!("largest seam step over the clip's own largest step: {worst:.3}");
+}
+
+#[test]
+fn a_walk_cycle_loops_seamlessly_keeping_or_removing_its_travel() {
+    // Period 40 frames, 10 crossfaded: frame 40 is frame 0 moved on.
+    for turn in [0.0, 1.5] {
+        let clip = walk(50, 40.0, 1.0, turn, 1.0 / 30.0);
+        for travel in [Travel::Keep, Travel::Remove] {
+            let opts =
+                LoopOptions { crossfade: Span::Frames(10), travel, ..LoopOptions::default() };
+            let (out, report) = make_loop(&clip, &opts).unwrap();
+            assert_eq!(out.motion().n_frames(), 40);
+            assert!((report.cycle.turn_deg - 40.0 * turn).abs() < 2.0, "{report}");
+            for j in 1..out.skeleton().len() {
+                if out.skeleton().joints()[j].channels().is_empty() {
+                    continue;
+                }
+                let q = rotations(&clip, j);
+                let qo = rotations(&out, j);
+                let seam = angle(qo[39], qo[0]);
+                assert!(
+                    seam <= 1.01 * max_step(&q) + 1e-12,
+                    "joint {j}: {seam} vs {}",
+                    max_step(&q)
+                );
+            }
+            let h = |b: &Bvh, k: usize| {
+                let w = reference_world(b, k, PositionChannels::Replace);
+                let p = w[0].w_axis.truncate();
+                bvhkit::glam::DVec2::new(p.x, p.z)
+            };
+            let step = (1..40).map(|k| (h(&out, k) - h(&out, k - 1)).length()).fold(0.0, f64::max);
+            match travel {
+                Travel::Keep => {
+                    // The walk walks: about 39 units over the cycle.
+                    assert!((h(&out, 39) - h(&out, 0)).length() > 35.0);
+                    assert!(step < 1.1, "{step}");
+                }
+                Travel::Remove => {
+                    // In place: the cycle's travel is gone, the seam has no jump.
+                    assert!((h(&out, 39) - h(&out, 0)).length() < 1.1, "{:?}", h(&out, 39));
+                    assert!((h(&out, 0) - h(&out, 39)).length() <= 1.5 * step.max(1e-9));
+                    let q = rotations(&out, 0);
+                    assert!(angle(q[39], q[0]) <= 1.5 * max_step(&q) + 1e-12);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn loop_crossfades_are_checked() {
+    let clip = walk(10, 40.0, 1.0, 0.0, 0.1);
+    let opts = |s: &str| LoopOptions { crossfade: s.parse().unwrap(), ..LoopOptions::default() };
+    assert_eq!(
+        make_loop(&clip, &opts("6")).unwrap_err().to_string(),
+        "the crossfade (6 frames) is longer than half the clip (10 frames): a loop crossfades 6 frames at each end"
+    );
+    assert_eq!(
+        make_loop(&clip, &opts("0")).unwrap_err().to_string(),
+        "a loop needs a crossfade of at least one frame"
+    );
+    assert_eq!(make_loop(&clip, &opts("0.5s")).unwrap().0.motion().n_frames(), 5);
+    let (up, found) = up_axis(&clip, None);
+    assert!(found && up.to_string() == "y");
+    let _ = JointId::new(0);
+}

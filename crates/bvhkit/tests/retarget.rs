@@ -1,0 +1,354 @@
+//! Retargeting against the plain 4x4-matrix forward kinematics of
+//! `tests/fk.rs`: onto a clip's own skeleton (the identity, every
+//! well-formed corpus file), and across real corpus skeletons (CMU, Bandai
+//! Namco, Rokoko, Perception Neuron, Xsens-style and back): mapped bones
+//! point where the source's do, feet stay on the ground, knees and elbows
+//! bend the same way.
+use bvhkit::glam::{DMat4, DVec3};
+use bvhkit::retarget::map::{JointMap, Reason};
+use bvhkit::retarget::names::{Bone, Limb, Side};
+use bvhkit::retarget::{Options, Reference, RestKind, retarget};
+use bvhkit::{Bvh, PositionChannels, ReadOptions};
+
+use crate::util::{corpus_dir, corpus_files, stem};
+
+/// World matrices of every joint of one frame: the plain 4x4-matrix
+/// reference of `tests/fk.rs`, straight from the format texts.
+fn world(bvh: &Bvh, frame: usize) -> Vec<DMat4> {
+    crate::fk::reference_world(bvh, frame, PositionChannels::Replace)
+}
+
+fn pos(m: &DMat4) -> DVec3 {
+    m.w_axis.truncate()
+}
+
+/// At most about `n` frames spread over the clip.
+fn sample(bvh: &Bvh, n: usize) -> Vec<usize> {
+    let f = bvh.motion().n_frames();
+    let step = f.div_ceil(n).max(1);
+    (0..f).step_by(step).collect()
+}
+
+/// The figure's size over the frames: its largest extent.
+fn height(bvh: &Bvh, frames: &[usize]) -> f64 {
+    let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+    for &f in frames {
+        for m in world(bvh, f) {
+            lo = lo.min(pos(&m));
+            hi = hi.max(pos(&m));
+        }
+    }
+    let e = hi - lo;
+    e.x.max(e.y).max(e.z).max(1e-3)
+}
+
+fn read(path: &std::path::Path) -> Bvh {
+    ReadOptions::new().lenient(true).parse(&std::fs::read(path).unwrap()).unwrap().0
+}
+
+fn corpus(name: &str) -> Option<Bvh> {
+    let dir = corpus_dir()?;
+    Some(read(&dir.join(format!("{name}.bvh"))))
+}
+
+#[test]
+fn onto_its_own_skeleton_is_the_identity() {
+    let mut checked = 0;
+    for path in corpus_files() {
+        let name = stem(&path);
+        if name.starts_with("malformed_") {
+            continue;
+        }
+        let bvh = read(&path);
+        if bvh.motion().n_frames() == 0 {
+            println!("{name}: no frames, nothing to retarget");
+            continue;
+        }
+        let (out, report) = retarget(&bvh, &bvh, &Options::default()).unwrap();
+        assert_eq!(report.scale, 1.0, "{name}");
+        assert!(report.unmapped_target.is_empty(), "{name}: {:?}", report.unmapped_target);
+        assert_eq!(out.motion().n_frames(), bvh.motion().n_frames(), "{name}");
+        assert_eq!(out.skeleton(), bvh.skeleton(), "{name}");
+        let frames = sample(&bvh, 100);
+        let h = height(&bvh, &frames);
+        let mut worst = 0.0f64;
+        for &f in &frames {
+            let (a, b) = (world(&bvh, f), world(&out, f));
+            for (x, y) in a.iter().zip(&b) {
+                worst = worst.max((pos(x) - pos(y)).abs().max_element());
+            }
+        }
+        println!(
+            "{name}: largest world position difference {:.2e} of height {h:.1} ({} pairs, rest {})",
+            worst,
+            report.pairs.len(),
+            report.source.rest
+        );
+        assert!(worst <= 1e-9 * h, "{name}: {worst} > 1e-9 * {h}");
+        checked += 1;
+    }
+    if corpus_dir().is_some() {
+        assert!(checked >= 30, "only {checked} files checked");
+    }
+}
+
+/// The axis conversion of the report's up axes, applied to a source vector
+/// (both convention's forward the default one, as the retarget does).
+fn to_target(
+    v: DVec3,
+    from: bvhkit::edit::axes::SignedAxis,
+    to: bvhkit::edit::axes::SignedAxis,
+) -> DVec3 {
+    use bvhkit::edit::axes::Axes;
+    Axes::with_up(from).conversion(Axes::with_up(to)) * v
+}
+
+fn index(bones: &[Option<Bone>], b: Bone) -> Option<usize> {
+    bones.iter().position(|x| *x == Some(b))
+}
+
+/// The lowest of the foot joints (foot, toe and everything below) along up.
+fn lowest_foot(
+    s: &bvhkit::Skeleton,
+    bones: &[Option<Bone>],
+    w: &[DMat4],
+    up: DVec3,
+) -> Option<f64> {
+    let mut low: Option<f64> = None;
+    for side in [Side::Left, Side::Right] {
+        let Some(f) = index(bones, Bone::Limb(side, Limb::Foot)) else { continue };
+        for m in &w[f..s.subtree_end(bvhkit::JointId::new(f))] {
+            let h = pos(m).dot(up);
+            low = Some(low.map_or(h, |l: f64| l.min(h)));
+        }
+    }
+    low
+}
+
+/// Bones checked for direction: (bone, the bone it points at).
+const LIMBS: [(Limb, Limb); 6] = [
+    (Limb::Clavicle, Limb::UpperArm),
+    (Limb::UpperArm, Limb::LowerArm),
+    (Limb::LowerArm, Limb::Hand),
+    (Limb::UpperLeg, Limb::LowerLeg),
+    (Limb::LowerLeg, Limb::Foot),
+    (Limb::Foot, Limb::Toe),
+];
+
+/// Trunk segments checked for direction: spine to chest (across the
+/// unmapped middle of a spine chain), chest to neck, neck to head.
+const TRUNK: [(Bone, Bone); 3] =
+    [(Bone::Spine, Bone::Chest), (Bone::Chest, Bone::Neck), (Bone::Neck, Bone::Head)];
+
+/// Largest angles found (degrees): limb bones, trunk segments.
+struct Angles {
+    limbs: f64,
+    trunk: f64,
+}
+
+/// Checks `out` (the retarget of `src`) frame by frame against `src`, with
+/// the reference FK, and returns the largest angles.
+fn check_cross(src: &Bvh, out: &Bvh, what: &str) -> Angles {
+    let (_, report) = retarget(src, out, &Options::default()).unwrap();
+    let (bs, bt) = (&report.source.bones, &report.target.bones);
+    let (up_s, up_t) = (report.source.up, report.target.up);
+    let (us, ut) = (up_s.vector(), up_t.vector());
+    let frames = sample(src, 200);
+    let dir = |w: &[DMat4], a: usize, b: usize| (pos(&w[b]) - pos(&w[a])).normalize();
+    let mut angles = Angles { limbs: 0.0, trunk: 0.0 };
+    // The ground of each: its lowest foot over the clip.
+    let (mut ground_s, mut ground_t) = (f64::INFINITY, f64::INFINITY);
+    let mut lows = Vec::new();
+    for &f in &frames {
+        let (ws, wt) = (world(src, f), world(out, f));
+        let (ls, lt) = (
+            lowest_foot(src.skeleton(), bs, &ws, us).unwrap(),
+            lowest_foot(out.skeleton(), bt, &wt, ut).unwrap(),
+        );
+        ground_s = ground_s.min(ls);
+        ground_t = ground_t.min(lt);
+        lows.push((ls, lt));
+        for side in [Side::Left, Side::Right] {
+            for (a, b) in LIMBS {
+                let ids = (
+                    index(bs, Bone::Limb(side, a)),
+                    index(bs, Bone::Limb(side, b)),
+                    index(bt, Bone::Limb(side, a)),
+                    index(bt, Bone::Limb(side, b)),
+                );
+                if let (Some(sa), Some(sb), Some(ta), Some(tb)) = ids {
+                    let d = to_target(dir(&ws, sa, sb), up_s, up_t).angle_between(dir(&wt, ta, tb));
+                    angles.limbs = angles.limbs.max(d.to_degrees());
+                }
+            }
+            // Knees bend forward in both (and elbows in the same plane).
+            let knee = |bones: &[Option<Bone>], w: &[DMat4], up: DVec3| {
+                let g = |l| index(bones, Bone::Limb(side, l)).map(|i| pos(&w[i]));
+                let (hip, knee, ankle) = (g(Limb::UpperLeg)?, g(Limb::LowerLeg)?, g(Limb::Foot)?);
+                let left = pos(&w[index(bones, Bone::Limb(Side::Left, Limb::UpperLeg))?])
+                    - pos(&w[index(bones, Bone::Limb(Side::Right, Limb::UpperLeg))?]);
+                let forward = left.cross(up).normalize();
+                let bend = (knee - hip).angle_between(ankle - knee).to_degrees();
+                Some((bend, (knee - (hip + ankle) / 2.0).dot(forward)))
+            };
+            if let (Some((bend_s, fs)), Some((bend_t, ft))) = (knee(bs, &ws, us), knee(bt, &wt, ut))
+                && bend_s > 15.0
+            {
+                assert!(
+                    fs.signum() == ft.signum() && (bend_s - bend_t).abs() < 5.0,
+                    "{what} frame {f}: {side:?} knee bends {bend_s:.1}° ({fs:+.2}) in the source, {bend_t:.1}° ({ft:+.2}) in the result"
+                );
+            }
+        }
+        for (from, to) in TRUNK {
+            let ids = (index(bs, from), index(bs, to), index(bt, from), index(bt, to));
+            if let (Some(sa), Some(sb), Some(ta), Some(tb)) = ids {
+                let d = to_target(dir(&ws, sa, sb), up_s, up_t).angle_between(dir(&wt, ta, tb));
+                angles.trunk = angles.trunk.max(d.to_degrees());
+            }
+        }
+    }
+    // Feet on the ground where the source's are: the lowest foot within 2%
+    // of the target's height of the target's ground.
+    let (hs, ht) = (height(src, &frames), height(out, &frames));
+    let mut contacts = 0;
+    for (k, &(ls, lt)) in lows.iter().enumerate() {
+        if ls - ground_s <= 0.02 * hs {
+            contacts += 1;
+            assert!(
+                lt - ground_t <= 0.02 * ht,
+                "{what} frame {}: source foot on the ground ({:.2} of {hs:.1}), result foot {:.2} above its ground (height {ht:.1})",
+                frames[k],
+                ls - ground_s,
+                lt - ground_t
+            );
+        }
+    }
+    assert!(contacts > 0, "{what}: the source never touches the ground");
+    println!(
+        "{what}: scale {:.3}, {} pairs, source rest {} ({:.0}°), target rest {} ({:.0}°); largest angles: limbs {:.2}°, trunk {:.2}°; {contacts} contact frames of {}",
+        report.scale,
+        report.pairs.len(),
+        report.source.rest,
+        report.source.rest_deviation,
+        report.target.rest,
+        report.target.rest_deviation,
+        angles.limbs,
+        angles.trunk,
+        frames.len()
+    );
+    angles
+}
+
+#[test]
+fn across_corpus_skeletons() {
+    let pairs = [
+        ("cmu_01_01_walk_cgspeed_mb_names", "bandai_namco_ds1_kick_6ch_every_joint"),
+        ("cmu_01_01_walk_cgspeed_mb_names", "rokoko_jesse_dance_yxz_fingers"),
+        ("bandai_namco_ds1_kick_6ch_every_joint", "cmu_01_01_walk_cgspeed_mb_names"),
+        ("rokoko_jesse_dance_yxz_fingers", "cmu_01_01_walk_cgspeed_mb_names"),
+        ("cmu_01_01_walk_cgspeed_mb_names", "perception_neuron_axis_yxz_fingers_crlf"),
+        ("xsens_mvn_style_mpi_1space_yxz_crlf", "bandai_namco_ds1_kick_6ch_every_joint"),
+        ("second_life_avatar_walk_poser_per_joint_orders", "rokoko_jesse_dance_yxz_fingers"),
+        ("fair_zombie_animated_drawings_xyz_yxz", "cmu_01_01_walk_cgspeed_mb_names"),
+        ("cmu_01_01_walk_cgspeed_mb_names", "fair_zombie_animated_drawings_xyz_yxz"),
+    ];
+    for (a, b) in pairs {
+        let (Some(src), Some(tgt)) = (corpus(a), corpus(b)) else { return };
+        let (out, _) = retarget(&src, &tgt, &Options::default()).unwrap();
+        assert_eq!(out.skeleton(), tgt.skeleton());
+        let what = format!("{a} onto {b}");
+        let angles = check_cross(&src, &out, &what);
+        assert!(angles.limbs <= 1.0, "{what}: a limb bone is {:.2}° off", angles.limbs);
+        assert!(angles.trunk <= 1.0, "{what}: a trunk segment is {:.2}° off", angles.trunk);
+    }
+}
+
+#[test]
+fn there_and_back_gives_the_source_motion() {
+    for via in ["bandai_namco_ds1_kick_6ch_every_joint", "rokoko_jesse_dance_yxz_fingers"] {
+        let name = "cmu_01_01_walk_cgspeed_mb_names";
+        let (Some(src), Some(mid)) = (corpus(name), corpus(via)) else { return };
+        let (there, _) = retarget(&src, &mid, &Options::default()).unwrap();
+        let (back, report) = retarget(&there, &src, &Options::default()).unwrap();
+        assert!(
+            (report.scale * 1.0 - 1.0 / retarget(&src, &mid, &Options::default()).unwrap().1.scale)
+                .abs()
+                < 1e-9
+        );
+        let angles = check_cross(&src, &back, &format!("{name} onto {via} and back"));
+        assert!(angles.limbs <= 1.0 && angles.trunk <= 1.0);
+        // The root comes back where it was: the hips within 1% of the height.
+        let frames = sample(&src, 100);
+        let h = height(&src, &frames);
+        let hips = src.skeleton().find("Hips").unwrap().index();
+        for &f in &frames {
+            let d = pos(&world(&src, f)[hips]) - pos(&world(&back, f)[hips]);
+            assert!(d.length() <= 0.01 * h, "{via} frame {f}: hips {:.3} away", d.length());
+        }
+    }
+}
+
+#[test]
+fn a_map_file_and_other_references() {
+    let Some(src) = corpus("cmu_01_01_walk_cgspeed_mb_names") else { return };
+    let Some(tgt) = corpus("bandai_namco_ds1_kick_6ch_every_joint") else { return };
+    // The automatic map written out as a file gives the same result.
+    let auto = JointMap::auto(src.skeleton(), tgt.skeleton());
+    let text: String = auto
+        .pairs()
+        .iter()
+        .map(|p| {
+            format!(
+                "{} = {}  # {:?}\n",
+                src.skeleton().joints()[p.source].name(),
+                tgt.skeleton().joints()[p.target].name(),
+                p.reason
+            )
+        })
+        .collect();
+    let map = JointMap::parse(&text, src.skeleton(), tgt.skeleton()).unwrap();
+    assert!(map.pairs().iter().all(|p| p.reason == Reason::MapFile));
+    let (a, _) = retarget(&src, &tgt, &Options::default()).unwrap();
+    let (b, _) = retarget(&src, &tgt, &Options { map: Some(map), ..Options::default() }).unwrap();
+    assert_eq!(a.motion().values(), b.motion().values());
+    // Errors name the line.
+    let e = JointMap::parse("\n\nHips = Nope\n", src.skeleton(), tgt.skeleton()).unwrap_err();
+    assert!(e.to_string().contains("line 3"), "{e}");
+    let e = JointMap::parse("Hips Hips\n", src.skeleton(), tgt.skeleton()).unwrap_err();
+    assert!(e.to_string().contains("line 1"), "{e}");
+    let e =
+        JointMap::parse("Hips = Hips\nHips = Spine\n", src.skeleton(), tgt.skeleton()).unwrap_err();
+    assert!(e.to_string().contains("twice"), "{e}");
+    // A frame as the reference of both, onto the same skeleton: the identity.
+    let opts = Options { reference: Reference::Frame(10), ..Options::default() };
+    let (same, report) = retarget(&src, &src, &opts).unwrap();
+    assert_eq!(report.target.reference, Reference::Frame(10));
+    let h = height(&src, &[0, 100]);
+    for f in [0, 50, 100] {
+        for (x, y) in world(&src, f).iter().zip(&world(&same, f)) {
+            assert!((pos(x) - pos(y)).length() <= 1e-9 * h);
+        }
+    }
+    let bad = Options { reference: Reference::Frame(1_000_000), ..Options::default() };
+    assert!(retarget(&src, &tgt, &bad).is_err());
+    // Rest-pose kinds: Perception Neuron stands in a T-pose, Bandai Namco's
+    // rest pose does not stand.
+    let Some(pn) = corpus("perception_neuron_axis_yxz_fingers_crlf") else { return };
+    let (_, r) = retarget(&src, &pn, &Options::default()).unwrap();
+    assert_eq!(r.target.rest, RestKind::TPose);
+    let (_, r) = retarget(&src, &tgt, &Options::default()).unwrap();
+    assert_eq!(r.target.rest, RestKind::Other);
+}
+
+#[test]
+fn nothing_to_map_is_an_error() {
+    let a = Bvh::parse("HIERARCHY ROOT a { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site { OFFSET 0 1 0 } } MOTION Frames: 1 Frame Time: 0.1 0 0 0").unwrap();
+    let b = Bvh::parse("HIERARCHY ROOT b { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site { OFFSET 0 1 0 } } MOTION Frames: 1 Frame Time: 0.1 0 0 0").unwrap();
+    // Both roots are taken as hips, so they pair; an empty map file pairs
+    // nothing.
+    assert!(retarget(&a, &b, &Options::default()).is_ok());
+    let empty = JointMap::parse("# nothing\n", a.skeleton(), b.skeleton()).unwrap();
+    let e = retarget(&a, &b, &Options { map: Some(empty), ..Options::default() }).unwrap_err();
+    assert!(e.to_string().contains("no joint"), "{e}");
+}

@@ -13,8 +13,10 @@ export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 
 # System packages: Chromium for the browser-player test, ffmpeg for the MP4
 # test, Xvfb + Mesa (and the X11 client libraries winit/glutin load at run
-# time) for the desktop player test. No -dev package is needed to build.
-pkgs=(chromium ffmpeg xvfb xauth libgl1-mesa-dri libgl1 libegl1 libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6)
+# time) for the desktop player test, Java for the Spark example job's test
+# (crates/bvhkit-dataset/tests/python/test_spark.py). No -dev package is
+# needed to build.
+pkgs=(chromium ffmpeg xvfb xauth libgl1-mesa-dri libgl1 libegl1 libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6 default-jre-headless)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -89,12 +91,18 @@ if ! "$python" -m venv --help >/dev/null 2>&1; then
 fi
 "$python" -m venv target/py-venv
 venv=$PWD/target/py-venv/bin
-"$venv/pip" install -q --disable-pip-version-check maturin pytest numpy pybvh ruff mypy
+"$venv/pip" install -q --disable-pip-version-check maturin pytest numpy pybvh ruff mypy \
+  pyarrow duckdb pandas pyspark
 "$venv/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./crates/bvhkit-py
 (cd crates/bvhkit-py && "$venv/ruff" check . && "$venv/ruff" format --check .)
 # The type stubs match the installed module's real signatures.
 (cd target && "$venv/python" -m mypy.stubtest bvhkit)
 "$venv/python" -m pytest -q crates/bvhkit-py/tests
+# The dataset export (bvh export -o OUT.parquet / OUT.npz) read back with
+# pyarrow, DuckDB and NumPy, and the Spark example job in local mode (Java
+# from default-jre-headless above; without it the test fails visibly).
+(cd crates/bvhkit-dataset && "$venv/ruff" check . && "$venv/ruff" format --check .)
+PYSPARK_PYTHON="$venv/python" "$venv/python" -m pytest -q crates/bvhkit-dataset/tests/python
 
 echo "test: docs"
 RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --all-features

@@ -394,19 +394,8 @@ fn npy_header(dtype: Dtype, frames: usize, joints: usize, k: usize) -> Vec<u8> {
         Dtype::F32 => "<f4",
         Dtype::F64 => "<f8",
     };
-    // The frame count is padded to 20 digits' room so the header never changes size.
-    let dict = format!(
-        "{{'descr': '{descr}', 'fortran_order': False, 'shape': ({frames}, {joints}, {k}), }}"
-    );
-    let mut h = b"\x93NUMPY\x01\x00".to_vec();
-    let unpadded = 10 + dict.len() + (20 - frames.to_string().len()) + 1;
-    let total = unpadded.div_ceil(64) * 64;
-    let hlen = (total - 10) as u16;
-    h.extend_from_slice(&hlen.to_le_bytes());
-    h.extend_from_slice(dict.as_bytes());
-    h.resize(total - 1, b' ');
-    h.push(b'\n');
-    h
+    // The frame count has room for 20 digits, so the header never changes size.
+    bvhkit_dataset::npy::header(descr, &[frames, joints, k])
 }
 
 /// The NPY array's sidecar: `walk.npy` → `walk.npy.json` (not `walk.json`,

@@ -1,6 +1,6 @@
 //! `bvh export`: whole files to other formats, chosen by the output's
-//! extension. glTF 2.0 (`.glb`, `.gltf`) is built (`bvhkit-gltf`); Parquet
-//! and NPZ are not yet.
+//! extension. glTF 2.0 (`.glb`, `.gltf`) here (`bvhkit-gltf`); Parquet and
+//! NPZ datasets in `export_dataset.rs` (`bvhkit-dataset`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -32,7 +32,10 @@ stored in the extras; --up AXIS names the file's up axis instead, --up keep \
 OUTDIR/ and give one file per input (--format picks glb or gltf, glb by \
 default). The output may not be an input. See docs/gltf.md.
 
-Example: bvh export walk.bvh -o walk.glb";
+-o OUT.parquet or -o OUT.npz writes every input into one dataset for machine learning instead (docs/datasets.md): a Parquet table with one row per clip × frame × joint (clip, frame, joint, parent, px py pz world positions, qx qy qz qw local rotations; --layout wide for one row per frame), the skeletons beside it in OUT.skeleton.parquet, or an NPZ of per-clip arrays (CLIP/positions, CLIP/rotations, ...). Folders are walked; files are parsed on all cores and written in order; a file that cannot be read is reported and skipped (exit 1), and a summary ends the run.
+
+Example: bvh export walk.bvh -o walk.glb
+Example: bvh export mocap/ -o mocap.parquet --dtype f32 --velocities --contacts";
 
 /// glTF flavours of a folder export.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -75,6 +78,9 @@ pub(crate) struct Args {
     /// Number of files converted at once (default: all cores).
     #[arg(short = 'j', long, value_name = "N")]
     threads: Option<usize>,
+    /// The flags of -o OUT.parquet and -o OUT.npz (export_dataset.rs).
+    #[command(flatten)]
+    dataset: crate::export_dataset::DatasetArgs,
 }
 
 /// Whether `-o` names a folder: it ends in `/` or is an existing folder.
@@ -89,17 +95,24 @@ fn format_of(out: &Path) -> Result<Format> {
     match ext.as_deref() {
         Some("glb") => Ok(Format::Glb),
         Some("gltf") => Ok(Format::Gltf),
-        Some(e @ ("parquet" | "npz")) => {
-            bail!("{}: .{e} export is not built yet (use .glb or .gltf)", out.display())
+        _ => {
+            bail!("{}: unknown output extension (use .glb, .gltf, .parquet or .npz)", out.display())
         }
-        _ => bail!(
-            "{}: unknown output extension (use .glb or .gltf; .parquet and .npz are not built yet)",
-            out.display()
-        ),
     }
 }
 
 pub(crate) fn run(a: Args) -> Result<ExitCode> {
+    if crate::export_dataset::handles(&a.output) {
+        let c = crate::export_dataset::Common {
+            files: &a.files,
+            output: &a.output,
+            position_channels: a.position_channels,
+            strict: a.strict,
+            threads: a.threads,
+            up: a.up,
+        };
+        return crate::export_dataset::run(&c, &a.dataset);
+    }
     if let Some(s) = a.scale
         && !(s.is_finite() && s > 0.0)
     {

@@ -9,6 +9,7 @@ mod clip;
 mod concat;
 mod edit;
 mod export;
+mod export_dataset;
 mod export_gltf;
 mod fmt;
 mod info;

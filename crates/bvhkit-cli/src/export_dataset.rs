@@ -1,0 +1,330 @@
+//! `bvh export IN... -o OUT.parquet` / `-o OUT.npz`: many files into one
+//! dataset through `bvhkit-dataset` (docs/datasets.md).
+//!
+//! Files are read, parsed and turned into features a few at a time on all
+//! cores while the previous few are written, in input order; a file that
+//! cannot be read or parsed is reported and skipped, and the batch goes on.
+//! Both outputs (the table and `OUT.skeleton.parquet`, or the NPZ) are
+//! anonymous files put in place only when the whole batch is written.
+
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use bvhkit_dataset::{Clip, Contacts, NpzWriter, Options, ParquetWriter, skeleton_path};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+
+use crate::io::{AtomicFile, Dest, Input, destination, expand_rel, load, located_warning};
+
+/// Whether `out` asks for a dataset (`.parquet` or `.npz`).
+pub(crate) fn handles(out: &Path) -> bool {
+    kind(out).is_some()
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Parquet,
+    Npz,
+}
+
+fn kind(out: &Path) -> Option<Kind> {
+    match out.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+        "parquet" => Some(Kind::Parquet),
+        "npz" => Some(Kind::Npz),
+        _ => None,
+    }
+}
+
+/// Element type (`--dtype`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Dtype {
+    /// 64-bit floats (exact).
+    F64,
+    /// 32-bit floats.
+    F32,
+}
+
+/// Table layout (`--layout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Layout {
+    /// One row per clip × frame × joint.
+    Long,
+    /// One row per clip × frame, joints in list columns.
+    Wide,
+}
+
+/// Rotation representation (`--rotations`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Rotations {
+    /// Quaternion qx qy qz qw (qw >= 0).
+    Quat,
+    /// First two matrix columns c0x c0y c0z c1x c1y c1z.
+    #[value(name = "6d")]
+    SixD,
+    /// 3x3 matrix, row-major m00 ... m22.
+    Matrix,
+}
+
+/// The dataset flags of `bvh export` (used with `-o OUT.parquet` or `-o OUT.npz`).
+#[derive(Debug, clap::Args)]
+pub(crate) struct DatasetArgs {
+    /// Parquet/NPZ: element type of the numbers.
+    #[arg(long, value_enum, default_value = "f64")]
+    dtype: Dtype,
+    /// Parquet: long (a row per clip × frame × joint) or wide (a row per clip × frame, list columns).
+    #[arg(long, value_enum, default_value = "long")]
+    layout: Layout,
+    /// Parquet/NPZ: representation of the local rotations.
+    #[arg(long, value_enum, default_value = "quat")]
+    rotations: Rotations,
+    /// Parquet/NPZ: positions relative to each joint's root (roots keep their world position).
+    #[arg(long)]
+    root_relative: bool,
+    /// Parquet/NPZ: add velocities (central differences of world positions, units per second).
+    #[arg(long)]
+    velocities: bool,
+    /// Parquet/NPZ: add a contact flag per joint and frame (see --contact-height, --contact-speed).
+    #[arg(long)]
+    contacts: bool,
+    /// Contact: largest height above the ground, as a fraction of the skeleton's size.
+    #[arg(long, value_name = "FRACTION", default_value_t = Contacts::default().height)]
+    contact_height: f64,
+    /// Contact: largest speed, as a fraction of the skeleton's size per second.
+    #[arg(long, value_name = "FRACTION", default_value_t = Contacts::default().speed)]
+    contact_speed: f64,
+}
+
+/// What one file turned into.
+struct Done {
+    clip: Clip,
+    lines: Vec<String>,
+    bytes: u64,
+}
+
+/// The clip name of an input: its path relative to the folder it was found
+/// in (or its file name), with `/` separators; `-` for standard input.
+fn clip_name(rel: &Path) -> String {
+    let parts: Vec<String> =
+        rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    parts.join("/")
+}
+
+fn options(d: &DatasetArgs, position_channels: crate::PosMode) -> Result<Options> {
+    for (flag, v) in [("--contact-height", d.contact_height), ("--contact-speed", d.contact_speed)]
+    {
+        if !(v.is_finite() && v >= 0.0) {
+            bail!("{flag} {v}: the fraction must be a number of at least 0");
+        }
+    }
+    Ok(Options {
+        dtype: match d.dtype {
+            Dtype::F64 => bvhkit_dataset::Dtype::F64,
+            Dtype::F32 => bvhkit_dataset::Dtype::F32,
+        },
+        layout: match d.layout {
+            Layout::Long => bvhkit_dataset::Layout::Long,
+            Layout::Wide => bvhkit_dataset::Layout::Wide,
+        },
+        rotations: match d.rotations {
+            Rotations::Quat => bvhkit_dataset::Rotations::Quat,
+            Rotations::SixD => bvhkit_dataset::Rotations::SixD,
+            Rotations::Matrix => bvhkit_dataset::Rotations::Matrix,
+        },
+        root_relative: d.root_relative,
+        velocities: d.velocities,
+        contacts: d
+            .contacts
+            .then_some(Contacts { height: d.contact_height, speed: d.contact_speed }),
+        position_channels: position_channels.into(),
+    })
+}
+
+/// Where the outputs go while they are written.
+enum Sink {
+    Parquet(Box<ParquetWriter<BufWriter<std::fs::File>>>),
+    Npz(Box<NpzWriter<BufWriter<std::fs::File>>>),
+}
+
+/// The shared flags of `bvh export` that a dataset uses.
+pub(crate) struct Common<'a> {
+    pub(crate) files: &'a [PathBuf],
+    pub(crate) output: &'a Path,
+    pub(crate) position_channels: crate::PosMode,
+    pub(crate) strict: bool,
+    pub(crate) threads: Option<usize>,
+    /// `--up` (shared with glTF; default `auto`).
+    pub(crate) up: crate::clip::Up,
+}
+
+pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
+    let start = Instant::now();
+    let out = c.output;
+    let Some(kind) = kind(out) else { bail!("{}: not a .parquet or .npz output", out.display()) };
+    let options = options(d, c.position_channels)?;
+    let target = match destination(out)? {
+        Dest::Replace(p) => p,
+        _ => bail!(
+            "{}: a dataset is written to a regular file (-o OUT.parquet or -o OUT.npz), \
+             not to standard output or a device",
+            out.display()
+        ),
+    };
+    let inputs = expand_rel(c.files)?;
+    let all: Vec<Input> = inputs.iter().map(|(i, _)| i.clone()).collect();
+    crate::io::refuse_overwriting_input(out, &all)?;
+    let skeleton_target = skeleton_path(&target);
+    if kind == Kind::Parquet {
+        crate::io::refuse_overwriting_input(&skeleton_target, &all)?;
+    }
+    if let Some(dir) = target.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut main = AtomicFile::create(&target)?;
+    let file = main.file().try_clone()?;
+    let w = BufWriter::with_capacity(1 << 20, file);
+    let mut sink = match kind {
+        Kind::Parquet => Sink::Parquet(Box::new(ParquetWriter::new(w, &options)?)),
+        Kind::Npz => Sink::Npz(Box::new(NpzWriter::new(w, options.dtype))),
+    };
+    let pool = match c.threads {
+        Some(n) => Some(rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build()?),
+        None => None,
+    };
+    let threads =
+        pool.as_ref().map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
+    let bar = if inputs.len() > 1 && std::io::stderr().is_terminal() {
+        let b = ProgressBar::new(inputs.len() as u64);
+        b.set_style(
+            ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} files {elapsed_precise} (eta {eta}) {wide_msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let compute = |job: &(Input, PathBuf)| -> Result<Done, String> {
+        let (input, rel) = job;
+        let (bvh, warnings) = load(input, c.strict).map_err(|e| e.describe(input))?;
+        let mut lines: Vec<String> = warnings.iter().map(|w| located_warning(input, w)).collect();
+        let name = if *input == Input::Stdin { "-".to_string() } else { clip_name(rel) };
+        let (bvh, note) =
+            crate::clip::upright(bvh, c.up, &input.display()).map_err(|e| format!("{e:#}"))?;
+        lines.extend(note);
+        let bytes = match input {
+            Input::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
+            Input::Stdin => 0,
+        };
+        Ok(Done { clip: Clip::compute(&name, &bvh, &options), lines, bytes })
+    };
+    // A window of files is computed on all cores while the previous one is
+    // written (its columns are encoded in parallel too).
+    let window = (threads * 2).max(2);
+    let mut stats = Stats::default();
+    let mut skipped: Vec<String> = Vec::new();
+    let mut write = |results: Vec<Result<Done, String>>, sink: &mut Sink| -> Result<()> {
+        for r in results {
+            match r {
+                Ok(done) => {
+                    for l in &done.lines {
+                        bar.suspend(|| eprintln!("{}", crate::text::escape(l)));
+                    }
+                    stats.clips += 1;
+                    stats.frames += done.clip.n_frames;
+                    stats.rows += done.clip.rows();
+                    stats.bytes += done.bytes;
+                    match sink {
+                        Sink::Parquet(w) => w.write_clip(done.clip)?,
+                        Sink::Npz(w) => w.write_clip(&done.clip)?,
+                    }
+                }
+                Err(e) => {
+                    bar.suspend(|| {
+                        eprintln!("bvh: error: {}; skipped", crate::text::escape(&e));
+                    });
+                    skipped.push(e);
+                }
+            }
+            bar.inc(1);
+        }
+        Ok(())
+    };
+    let mut work = || -> Result<()> {
+        let mut pending: Option<Vec<Result<Done, String>>> = None;
+        for chunk in inputs.chunks(window) {
+            let (written, next) = rayon::join(
+                || pending.take().map_or(Ok(()), |p| write(p, &mut sink)),
+                || chunk.par_iter().map(compute).collect::<Vec<_>>(),
+            );
+            written?;
+            pending = Some(next);
+        }
+        if let Some(p) = pending {
+            write(p, &mut sink)?;
+        }
+        Ok(())
+    };
+    match &pool {
+        Some(p) => p.install(&mut work)?,
+        None => work()?,
+    }
+    bar.finish_and_clear();
+    if stats.clips == 0 {
+        bail!("no input could be exported; {} not written", out.display());
+    }
+    let mut written = vec![out.display().to_string()];
+    match sink {
+        Sink::Parquet(w) => {
+            let (mut w, skeletons) = (*w).finish()?;
+            w.flush()?;
+            drop(w);
+            let mut sk = AtomicFile::create(&skeleton_target)?;
+            let f = sk.file().try_clone()?;
+            skeletons.write(BufWriter::new(f))?.flush()?;
+            main.commit()?;
+            sk.commit()?;
+            written.push(skeleton_path(out).display().to_string());
+        }
+        Sink::Npz(w) => {
+            (*w).finish()?.flush()?;
+            main.commit()?;
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let mb = stats.bytes as f64 / 1e6;
+    eprintln!(
+        "{}",
+        crate::text::escape(&format!(
+            "bvh: exported {} clip{} ({} frames, {} joint rows) from {mb:.1} MB of BVH in {secs:.2} s \
+             ({:.0} MB/s) to {}; {} file{} skipped",
+            stats.clips,
+            if stats.clips == 1 { "" } else { "s" },
+            stats.frames,
+            stats.rows,
+            mb / secs.max(1e-9),
+            written.join(" and "),
+            skipped.len(),
+            if skipped.len() == 1 { "" } else { "s" },
+        ))
+    );
+    for s in &skipped {
+        eprintln!("bvh:   skipped {}", crate::text::escape(s));
+    }
+    // Written, but with inputs left out: 1 (a folder walk's skipped path
+    // makes it 2 in main, as for every command).
+    Ok(if skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+#[derive(Default)]
+struct Stats {
+    clips: usize,
+    frames: usize,
+    rows: usize,
+    bytes: u64,
+}

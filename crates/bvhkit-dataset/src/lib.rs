@@ -1,0 +1,115 @@
+//! BVH clips as machine-learning datasets: Parquet tables and NPZ archives.
+//!
+//! [`Clip::compute`] turns a parsed file into per-frame, per-joint features
+//! (world positions, local rotations, velocities, contacts) with the core's
+//! forward kinematics and rotation conversion; [`ParquetWriter`] writes
+//! clips one row group each (the long table: one row per clip × frame ×
+//! joint, or the wide table: one row per clip × frame) and collects their
+//! skeletons into a [`SkeletonTable`], written beside it as
+//! `OUT.skeleton.parquet`; [`NpzWriter`] writes per-clip arrays for
+//! `numpy.load`. The tables are documented in `docs/datasets.md`.
+//!
+//! # Example
+//!
+//! ```
+//! use bvhkit_dataset::{Clip, Options, ParquetWriter};
+//! let bvh = bvhkit::Bvh::parse(
+//!     "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n \
+//!      End Site\n {\n  OFFSET 0 10 0\n }\n}\nMOTION\nFrames: 2\nFrame Time: 0.1\n0 90 0 0 0 0\n0 95 0 90 0 0\n",
+//! )?;
+//! let options = Options::default();
+//! let clip = Clip::compute("walk.bvh", &bvh, &options);
+//! assert_eq!(clip.rows(), 4); // 2 frames × 2 joints (Hips, Hips_End)
+//! let mut w = ParquetWriter::new(Vec::new(), &options)?;
+//! w.write_clip(clip)?;
+//! let (bytes, skeletons) = w.finish()?;
+//! assert!(bytes.starts_with(b"PAR1"));
+//! assert_eq!(skeletons.len(), 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![deny(missing_docs)]
+
+mod features;
+pub mod npy;
+mod npz;
+mod parquet;
+
+pub use crate::features::{Clip, Contacts, Dtype, Layout, Options, Rotations};
+pub use crate::npz::NpzWriter;
+pub use crate::parquet::{
+    METADATA_KEY, ParquetWriter, SkeletonTable, options_json, schema, skeleton_path,
+};
+pub use ::parquet::basic::Compression;
+
+/// What can go wrong while writing a dataset.
+#[derive(Debug)]
+pub enum Error {
+    /// Writing failed.
+    Io(std::io::Error),
+    /// The Parquet encoder failed.
+    Parquet(::parquet::errors::ParquetError),
+    /// Arrow arrays could not be built.
+    Arrow(arrow_schema::ArrowError),
+    /// The ZIP writer failed.
+    Zip(zip::result::ZipError),
+    /// A clip is too large for the format (what overflows is named).
+    TooLarge(String),
+    /// A clip lacks features the writer's options ask for (it was computed
+    /// with other options).
+    Missing(&'static str),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Io(e) => write!(f, "{e}"),
+            Error::Parquet(e) => write!(f, "parquet: {e}"),
+            Error::Arrow(e) => write!(f, "arrow: {e}"),
+            Error::Zip(e) => write!(f, "npz: {e}"),
+            Error::TooLarge(what) => write!(f, "clip too large: {what} overflow"),
+            Error::Missing(what) => {
+                write!(
+                    f,
+                    "the clip was computed without {what}, which the writer's options ask for"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io(e) => Some(e),
+            Error::Parquet(e) => Some(e),
+            Error::Arrow(e) => Some(e),
+            Error::Zip(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Error {
+        Error::Io(e)
+    }
+}
+impl From<::parquet::errors::ParquetError> for Error {
+    fn from(e: ::parquet::errors::ParquetError) -> Error {
+        Error::Parquet(e)
+    }
+}
+impl From<arrow_schema::ArrowError> for Error {
+    fn from(e: arrow_schema::ArrowError) -> Error {
+        Error::Arrow(e)
+    }
+}
+impl From<zip::result::ZipError> for Error {
+    fn from(e: zip::result::ZipError) -> Error {
+        Error::Zip(e)
+    }
+}
+
+/// The result of this crate's writers.
+pub type Result<T> = std::result::Result<T, Error>;

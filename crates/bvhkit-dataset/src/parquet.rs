@@ -1,0 +1,451 @@
+//! Parquet output: the motion table (long or wide), one row group per
+//! clip, and the skeleton table.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use arrow_array::builder::{Float64Builder, Int32Builder, Int64Builder, StringBuilder};
+use arrow_array::types::Int32Type;
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, DictionaryArray, Float32Array, Float64Array, Int32Array,
+    ListArray, RecordBatch, StringArray,
+};
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ArrowSchemaConverter;
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_writer::{ArrowRowGroupWriterFactory, compute_leaves};
+use parquet::basic::{Compression, Encoding};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::ColumnPath;
+use rayon::prelude::*;
+
+use crate::features::{Clip, Dtype, Layout, Options};
+use crate::{Error, Result};
+
+/// The key of the JSON document in the motion table's key-value metadata
+/// that records the options it was written with.
+pub const METADATA_KEY: &str = "bvhkit";
+
+fn float_type(d: Dtype) -> DataType {
+    match d {
+        Dtype::F64 => DataType::Float64,
+        Dtype::F32 => DataType::Float32,
+    }
+}
+
+fn dict_utf8() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+}
+
+/// The Arrow schema of the motion table written with `options` (strings are
+/// written dictionary-encoded; readers see them as text).
+///
+/// Long layout: `clip`, `frame` (int32), `joint`, `parent` (null for
+/// roots), `px py pz`, the rotation columns ([`crate::Rotations::columns`]),
+/// then `vx vy vz` with velocities and `contact` (bool) with contacts.
+///
+/// Wide layout: `clip`, `frame`, then list columns holding the frame's
+/// joints in skeleton order (the skeleton table's `joint_index`):
+/// `positions` (joints × 3: x, y, z of joint 0, then of joint 1, ...),
+/// `rotations` (joints × the rotation's width), `velocities` (joints × 3)
+/// and `contacts` (joints) when asked. Lists rather than a column per joint
+/// so that clips with different skeletons share one file.
+#[must_use]
+pub fn schema(options: &Options) -> SchemaRef {
+    let ft = float_type(options.dtype);
+    let mut fields =
+        vec![Field::new("clip", dict_utf8(), false), Field::new("frame", DataType::Int32, false)];
+    match options.layout {
+        Layout::Long => {
+            fields.push(Field::new("joint", dict_utf8(), false));
+            fields.push(Field::new("parent", dict_utf8(), true));
+            for c in ["px", "py", "pz"].iter().chain(options.rotations.columns()) {
+                fields.push(Field::new(*c, ft.clone(), false));
+            }
+            if options.velocities {
+                for c in ["vx", "vy", "vz"] {
+                    fields.push(Field::new(c, ft.clone(), false));
+                }
+            }
+            if options.contacts.is_some() {
+                fields.push(Field::new("contact", DataType::Boolean, false));
+            }
+        }
+        Layout::Wide => {
+            let list = |t: DataType| DataType::List(Arc::new(Field::new_list_field(t, false)));
+            fields.push(Field::new("positions", list(ft.clone()), false));
+            fields.push(Field::new("rotations", list(ft.clone()), false));
+            if options.velocities {
+                fields.push(Field::new("velocities", list(ft.clone()), false));
+            }
+            if options.contacts.is_some() {
+                fields.push(Field::new("contacts", list(DataType::Boolean), false));
+            }
+        }
+    }
+    Arc::new(Schema::new(fields))
+}
+
+/// The options as the JSON document stored under [`METADATA_KEY`].
+#[must_use]
+pub fn options_json(options: &Options) -> serde_json::Value {
+    serde_json::json!({
+        "layout": match options.layout { Layout::Long => "long", Layout::Wide => "wide" },
+        "dtype": match options.dtype { Dtype::F64 => "float64", Dtype::F32 => "float32" },
+        "rotations": options.rotations.name(),
+        "rotation_space": "local",
+        "root_relative": options.root_relative,
+        "velocities": options.velocities,
+        "contacts": options.contacts.map(|c| serde_json::json!({
+            "height": c.height, "speed": c.speed,
+            "relative_to": "the skeleton's size (median pose extent); speed per second",
+        })),
+        "position_channels": format!("{:?}", options.position_channels).to_lowercase(),
+        "skeleton_table": "OUT.skeleton.parquet",
+    })
+}
+
+fn properties(options: &Options, compression: Compression) -> WriterProperties {
+    let mut b = WriterProperties::builder()
+        .set_compression(compression)
+        .set_created_by(format!("bvhkit-dataset {}", env!("CARGO_PKG_VERSION")))
+        // Numbers are not worth a dictionary; the names are.
+        .set_dictionary_enabled(false)
+        .set_encoding(Encoding::PLAIN)
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_key_value_metadata(Some(vec![KeyValue::new(
+            METADATA_KEY.to_string(),
+            options_json(options).to_string(),
+        )]));
+    for c in ["clip", "joint", "parent"] {
+        b = b.set_column_dictionary_enabled(ColumnPath::from(c), true);
+    }
+    b.build()
+}
+
+/// Writes clips, one row group each, to a Parquet file, and collects their
+/// skeletons for [`SkeletonTable::write`].
+///
+/// Memory is bounded by one clip's arrays: a clip is encoded and written
+/// before the next is taken. Columns are encoded in parallel on rayon's
+/// current pool.
+pub struct ParquetWriter<W: Write + Send> {
+    file: SerializedFileWriter<W>,
+    factory: ArrowRowGroupWriterFactory,
+    schema: SchemaRef,
+    options: Options,
+    skeletons: SkeletonTable,
+    row_groups: usize,
+}
+
+impl<W: Write + Send> ParquetWriter<W> {
+    /// Starts a file on `w` (uncompressed: the floats of motion barely
+    /// compress, and the writer stays fast).
+    ///
+    /// # Errors
+    /// When the schema cannot be converted or `w` fails.
+    pub fn new(w: W, options: &Options) -> Result<Self> {
+        Self::with_compression(w, options, Compression::UNCOMPRESSED)
+    }
+
+    /// [`ParquetWriter::new`] with a compression codec (`SNAPPY` is built
+    /// in).
+    ///
+    /// # Errors
+    /// As for [`ParquetWriter::new`].
+    pub fn with_compression(w: W, options: &Options, compression: Compression) -> Result<Self> {
+        let schema = schema(options);
+        let props = Arc::new(properties(options, compression));
+        let parquet_schema = ArrowSchemaConverter::new().convert(&schema)?;
+        let file = SerializedFileWriter::new(w, parquet_schema.root_schema_ptr(), props)?;
+        let factory = ArrowRowGroupWriterFactory::new(&file, schema.clone());
+        Ok(ParquetWriter {
+            file,
+            factory,
+            schema,
+            options: options.clone(),
+            skeletons: SkeletonTable::default(),
+            row_groups: 0,
+        })
+    }
+
+    /// Writes `clip` as one row group (none for a clip without rows; its
+    /// skeleton is still recorded).
+    ///
+    /// # Errors
+    /// When encoding or writing fails, or a wide row's list would exceed
+    /// 2^31 values.
+    pub fn write_clip(&mut self, clip: Clip) -> Result<()> {
+        self.skeletons.add(&clip);
+        let rows = match self.options.layout {
+            Layout::Long => clip.rows(),
+            Layout::Wide => clip.n_frames,
+        };
+        if rows == 0 {
+            return Ok(());
+        }
+        let arrays = match self.options.layout {
+            Layout::Long => long_arrays(clip, &self.options)?,
+            Layout::Wide => wide_arrays(clip, &self.options)?,
+        };
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays)?;
+        let writers = self.factory.create_column_writers(self.row_groups)?;
+        let mut leaves = Vec::new();
+        for (field, array) in self.schema.fields().iter().zip(batch.columns()) {
+            leaves.extend(compute_leaves(field, array)?);
+        }
+        let chunks: Vec<_> = writers
+            .into_par_iter()
+            .zip(leaves.into_par_iter())
+            .with_max_len(1)
+            .map(|(mut w, leaf)| {
+                w.write(&leaf)?;
+                w.close()
+            })
+            .collect::<std::result::Result<_, _>>()?;
+        let mut rg = self.file.next_row_group()?;
+        for chunk in chunks {
+            chunk.append_to_row_group(&mut rg)?;
+        }
+        rg.close()?;
+        self.row_groups += 1;
+        Ok(())
+    }
+
+    /// Ends the file; returns the writer and the skeletons of the clips
+    /// written.
+    ///
+    /// # Errors
+    /// When writing the footer fails.
+    pub fn finish(self) -> Result<(W, SkeletonTable)> {
+        let w = self.file.into_inner()?;
+        Ok((w, self.skeletons))
+    }
+}
+
+/// `n` copies of one string, as a one-entry dictionary.
+fn repeated(s: &str, n: usize) -> ArrayRef {
+    let keys = Int32Array::from(vec![0; n]);
+    Arc::new(
+        DictionaryArray::<Int32Type>::try_new(keys, Arc::new(StringArray::from(vec![s])))
+            .expect("keys are in range"),
+    )
+}
+
+fn floats(v: Vec<f64>, d: Dtype) -> ArrayRef {
+    match d {
+        Dtype::F64 => Arc::new(Float64Array::from(v)),
+        Dtype::F32 => {
+            Arc::new(Float32Array::from(v.into_iter().map(|x| x as f32).collect::<Vec<_>>()))
+        }
+    }
+}
+
+fn long_arrays(clip: Clip, o: &Options) -> Result<Vec<ArrayRef>> {
+    let nj = clip.joints.len();
+    let rows = clip.rows();
+    let frame_max = i32::try_from(clip.n_frames).map_err(|_| Error::TooLarge("frames".into()))?;
+    let key_max = i32::try_from(nj).map_err(|_| Error::TooLarge("joints".into()))?;
+    let names: ArrayRef = Arc::new(StringArray::from(clip.joints.clone()));
+    let frames: Vec<i32> = (0..frame_max).flat_map(|f| std::iter::repeat_n(f, nj)).collect();
+    let joint_keys: Vec<i32> = (0..clip.n_frames).flat_map(|_| 0..key_max).collect();
+    let parent_keys: Vec<Option<i32>> = (0..clip.n_frames)
+        .flat_map(|_| clip.parents.iter().map(|&p| (p >= 0).then_some(p)))
+        .collect();
+    let mut out: Vec<ArrayRef> = vec![
+        repeated(&clip.name, rows),
+        Arc::new(Int32Array::from(frames)),
+        Arc::new(DictionaryArray::<Int32Type>::try_new(
+            Int32Array::from(joint_keys),
+            names.clone(),
+        )?),
+        Arc::new(DictionaryArray::<Int32Type>::try_new(Int32Array::from(parent_keys), names)?),
+    ];
+    let Clip { positions, rotations, velocities, contacts, .. } = clip;
+    let mut cols: Vec<Vec<f64>> = positions.into_iter().chain(rotations).collect();
+    if o.velocities {
+        cols.extend(velocities.ok_or(Error::Missing("velocities"))?);
+    }
+    let converted: Vec<ArrayRef> = cols.into_par_iter().map(|c| floats(c, o.dtype)).collect();
+    out.extend(converted);
+    if o.contacts.is_some() {
+        out.push(Arc::new(BooleanArray::from(contacts.ok_or(Error::Missing("contacts"))?)));
+    }
+    Ok(out)
+}
+
+/// A list column: each frame's `width` values per joint, joints in order.
+fn list_of(values: ArrayRef, per_row: usize, rows: usize, item: DataType) -> Result<ArrayRef> {
+    let total = per_row.checked_mul(rows).filter(|t| *t <= i32::MAX as usize);
+    if total.is_none() {
+        return Err(Error::TooLarge("a wide row group's list values (2^31)".into()));
+    }
+    let offsets: Vec<i32> = (0..=rows).map(|r| (r * per_row) as i32).collect();
+    let field = Arc::new(Field::new_list_field(item, false));
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+    Ok(Arc::new(ListArray::try_new(field, offsets, values, None)?))
+}
+
+/// Interleaves component vectors (`cols[c][r]`) into rows of `cols.len()`.
+fn interleave(cols: &[&Vec<f64>]) -> Vec<f64> {
+    let n = cols.first().map_or(0, |c| c.len());
+    let k = cols.len();
+    let mut out = vec![0.0; n * k];
+    out.par_chunks_mut(k.max(1) * 4096).enumerate().for_each(|(ci, chunk)| {
+        for (i, row) in chunk.chunks_mut(k).enumerate() {
+            let r = ci * 4096 + i;
+            for (c, v) in row.iter_mut().enumerate() {
+                *v = cols[c][r];
+            }
+        }
+    });
+    out
+}
+
+fn wide_arrays(clip: Clip, o: &Options) -> Result<Vec<ArrayRef>> {
+    let nj = clip.joints.len();
+    let nf = clip.n_frames;
+    let frame_max = i32::try_from(nf).map_err(|_| Error::TooLarge("frames".into()))?;
+    let ft = float_type(o.dtype);
+    let pos: Vec<&Vec<f64>> = clip.positions.iter().collect();
+    let rot: Vec<&Vec<f64>> = clip.rotations.iter().collect();
+    let mut out: Vec<ArrayRef> = vec![
+        repeated(&clip.name, nf),
+        Arc::new(Int32Array::from((0..frame_max).collect::<Vec<_>>())),
+        list_of(floats(interleave(&pos), o.dtype), nj * 3, nf, ft.clone())?,
+        list_of(floats(interleave(&rot), o.dtype), nj * rot.len(), nf, ft.clone())?,
+    ];
+    if o.velocities {
+        let v = clip.velocities.as_ref().ok_or(Error::Missing("velocities"))?;
+        let v: Vec<&Vec<f64>> = v.iter().collect();
+        out.push(list_of(floats(interleave(&v), o.dtype), nj * 3, nf, ft)?);
+    }
+    if o.contacts.is_some() {
+        let c = clip.contacts.as_ref().ok_or(Error::Missing("contacts"))?;
+        out.push(list_of(Arc::new(BooleanArray::from(c.clone())), nj, nf, DataType::Boolean)?);
+    }
+    Ok(out)
+}
+
+/// The skeletons of the clips written: one row per clip × joint, written
+/// beside the motion table as `OUT.skeleton.parquet`.
+///
+/// Columns: `clip`, `joint_index` (int32, the position in the wide
+/// layout's lists), `joint`, `parent` (null for roots), `parent_index`
+/// (int32, -1 for roots), `ox oy oz` (the `OFFSET`, float64), `frame_time`
+/// (seconds), `frames` (int64), `units` (the unit guess, e.g.
+/// `centimetres`), `metres_per_unit` (null when unknown) and `size` (the
+/// median pose extent in the file's units, the reference of the contact
+/// thresholds).
+#[derive(Clone, Debug, Default)]
+pub struct SkeletonTable {
+    clip: Vec<String>,
+    joint_index: Vec<i32>,
+    joint: Vec<String>,
+    parent: Vec<Option<String>>,
+    parent_index: Vec<i32>,
+    offsets: [Vec<f64>; 3],
+    frame_time: Vec<f64>,
+    frames: Vec<i64>,
+    units: Vec<String>,
+    metres_per_unit: Vec<Option<f64>>,
+    size: Vec<f64>,
+}
+
+impl SkeletonTable {
+    /// Adds `clip`'s joints.
+    pub fn add(&mut self, clip: &Clip) {
+        for (j, name) in clip.joints.iter().enumerate() {
+            self.clip.push(clip.name.clone());
+            self.joint_index.push(j as i32);
+            self.joint.push(name.clone());
+            let p = clip.parents[j];
+            self.parent.push((p >= 0).then(|| clip.joints[p as usize].clone()));
+            self.parent_index.push(p);
+            for c in 0..3 {
+                self.offsets[c].push(clip.offsets[j][c]);
+            }
+            self.frame_time.push(clip.frame_time);
+            self.frames.push(clip.n_frames as i64);
+            self.units.push(clip.units.units.to_string());
+            self.metres_per_unit.push(clip.units.units.metres_per_unit());
+            self.size.push(clip.units.size);
+        }
+    }
+
+    /// Number of rows (joints of all clips).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.clip.len()
+    }
+
+    /// Whether no joint was added.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.clip.is_empty()
+    }
+
+    /// Writes the table as a Parquet file to `w` (snappy-compressed: it is
+    /// small and mostly names).
+    ///
+    /// # Errors
+    /// When encoding or writing fails.
+    pub fn write<W: Write + Send>(&self, w: W) -> Result<W> {
+        let strings = |v: &[String]| -> ArrayRef { Arc::new(StringArray::from_iter_values(v)) };
+        let mut parent = StringBuilder::new();
+        for p in &self.parent {
+            parent.append_option(p.as_deref());
+        }
+        let mut mpu = Float64Builder::new();
+        for m in &self.metres_per_unit {
+            mpu.append_option(*m);
+        }
+        let mut ji = Int32Builder::new();
+        ji.append_slice(&self.joint_index);
+        let mut pi = Int32Builder::new();
+        pi.append_slice(&self.parent_index);
+        let mut frames = Int64Builder::new();
+        frames.append_slice(&self.frames);
+        let f64s = |v: &[f64]| -> ArrayRef { Arc::new(Float64Array::from(v.to_vec())) };
+        let columns: Vec<(&str, ArrayRef, bool)> = vec![
+            ("clip", strings(&self.clip), false),
+            ("joint_index", Arc::new(ji.finish()), false),
+            ("joint", strings(&self.joint), false),
+            ("parent", Arc::new(parent.finish()), true),
+            ("parent_index", Arc::new(pi.finish()), false),
+            ("ox", f64s(&self.offsets[0]), false),
+            ("oy", f64s(&self.offsets[1]), false),
+            ("oz", f64s(&self.offsets[2]), false),
+            ("frame_time", f64s(&self.frame_time), false),
+            ("frames", Arc::new(frames.finish()), false),
+            ("units", strings(&self.units), false),
+            ("metres_per_unit", Arc::new(mpu.finish()), true),
+            ("size", f64s(&self.size), false),
+        ];
+        let schema = Arc::new(Schema::new(
+            columns
+                .iter()
+                .map(|(n, a, null)| Field::new(*n, a.data_type().clone(), *null))
+                .collect::<Vec<_>>(),
+        ));
+        let batch =
+            RecordBatch::try_new(schema.clone(), columns.into_iter().map(|c| c.1).collect())?;
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_created_by(format!("bvhkit-dataset {}", env!("CARGO_PKG_VERSION")))
+            .build();
+        let mut writer = ArrowWriter::try_new(w, schema, Some(props))?;
+        writer.write(&batch)?;
+        Ok(writer.into_inner()?)
+    }
+}
+
+/// The skeleton table's file beside a motion table: `walks.parquet` →
+/// `walks.skeleton.parquet`.
+#[must_use]
+pub fn skeleton_path(out: &std::path::Path) -> std::path::PathBuf {
+    out.with_extension("skeleton.parquet")
+}

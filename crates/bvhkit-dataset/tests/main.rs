@@ -1,0 +1,353 @@
+//! The dataset writers, read back with the `parquet` crate's own reader and
+//! compared with references written here: the golden world positions of
+//! the corpus (`../shared/golden`), local rotations as the product of
+//! axis-angle quaternions of the rotation channels in listed order, and
+//! the velocity and contact formulas.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Float64Type, Int32Type};
+use arrow_array::{Array, RecordBatch};
+use bvhkit::glam::{DQuat, DVec3};
+use bvhkit::{Bvh, Channel, ReadOptions};
+use bvhkit_dataset::{Clip, Contacts, Dtype, Layout, NpzWriter, Options, ParquetWriter, Rotations};
+use bvhkit_testdata::{corpus_files, corpus_or_skip, golden_positions};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+fn read_back(bytes: Vec<u8>) -> (RecordBatch, HashMap<String, String>) {
+    let b = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes)).unwrap();
+    let kv = b
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .map(|v| v.iter().map(|k| (k.key.clone(), k.value.clone().unwrap_or_default())).collect())
+        .unwrap_or_default();
+    let schema = b.schema().clone();
+    let batches: Vec<RecordBatch> = b.build().unwrap().map(Result::unwrap).collect();
+    (arrow_select::concat::concat_batches(&schema, &batches).unwrap(), kv)
+}
+
+fn strings(b: &RecordBatch, name: &str) -> Vec<Option<String>> {
+    let a = b.column_by_name(name).unwrap();
+    if let Some(d) = a.as_dictionary_opt::<Int32Type>() {
+        let values = d.values().as_string::<i32>();
+        return (0..d.len())
+            .map(|i| d.is_valid(i).then(|| values.value(d.keys().value(i) as usize).to_string()))
+            .collect();
+    }
+    let s = a.as_string::<i32>();
+    (0..s.len()).map(|i| s.is_valid(i).then(|| s.value(i).to_string())).collect()
+}
+
+fn f64s(b: &RecordBatch, name: &str) -> Vec<f64> {
+    let a = b.column_by_name(name).unwrap_or_else(|| panic!("no column {name}"));
+    match a.data_type() {
+        arrow_schema::DataType::Float32 => {
+            a.as_primitive::<Float32Type>().values().iter().map(|v| f64::from(*v)).collect()
+        }
+        _ => a.as_primitive::<Float64Type>().values().to_vec(),
+    }
+}
+
+fn parse(path: &Path) -> Bvh {
+    ReadOptions::new().lenient(true).parse(&std::fs::read(path).unwrap()).unwrap().0
+}
+
+/// A joint's local rotation from its channels: the product of one
+/// axis-angle quaternion per rotation channel, in listed order.
+fn reference_quat(bvh: &Bvh, joint: usize, frame: usize) -> DQuat {
+    let j = &bvh.skeleton().joints()[joint];
+    let values = bvh.motion().frame(frame);
+    let mut q = DQuat::IDENTITY;
+    for (k, ch) in j.channels().iter().enumerate() {
+        let axis = match ch {
+            Channel::Xrotation => DVec3::X,
+            Channel::Yrotation => DVec3::Y,
+            Channel::Zrotation => DVec3::Z,
+            _ => continue,
+        };
+        q *= DQuat::from_axis_angle(axis, values[j.first_channel() + k].to_radians());
+    }
+    q
+}
+
+fn export(bvh: &Bvh, name: &str, o: &Options) -> (RecordBatch, HashMap<String, String>) {
+    let mut w = ParquetWriter::new(Vec::new(), o).unwrap();
+    w.write_clip(Clip::compute(name, bvh, o)).unwrap();
+    read_back(w.finish().unwrap().0)
+}
+
+#[test]
+fn long_table_matches_golden_positions_and_reference_rotations_on_the_corpus() {
+    if corpus_or_skip("long_table_matches_golden_positions").is_none() {
+        return;
+    }
+    let mut checked = 0;
+    for path in corpus_files() {
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let Some(golden) = golden_positions(&stem, "replace") else { continue };
+        let bvh = parse(&path);
+        let (b, kv) = export(&bvh, &stem, &Options::default());
+        let nj = bvh.skeleton().len();
+        let nf = bvh.motion().n_frames();
+        assert_eq!(b.num_rows(), nj * nf, "{stem}");
+        assert!(kv["bvhkit"].contains("\"rotations\":\"quat\""), "{stem}: {kv:?}");
+        let names = bvh.skeleton().display_names();
+        let joint = strings(&b, "joint");
+        let parent = strings(&b, "parent");
+        let clip = strings(&b, "clip");
+        let frame =
+            b.column_by_name("frame").unwrap().as_primitive::<Int32Type>().values().to_vec();
+        let (px, py, pz) = (f64s(&b, "px"), f64s(&b, "py"), f64s(&b, "pz"));
+        let q: Vec<Vec<f64>> = ["qx", "qy", "qz", "qw"].iter().map(|c| f64s(&b, c)).collect();
+        for r in 0..b.num_rows() {
+            let (f, j) = (r / nj, r % nj);
+            assert_eq!(frame[r] as usize, f);
+            assert_eq!(joint[r].as_deref(), Some(names[j].as_str()));
+            assert_eq!(clip[r].as_deref(), Some(stem.as_str()));
+            let p = bvh.skeleton().joints()[j].parent().map(|p| names[p.index()].clone());
+            assert_eq!(parent[r], p, "{stem} row {r}");
+            let got = DQuat::from_xyzw(q[0][r], q[1][r], q[2][r], q[3][r]);
+            let want = reference_quat(&bvh, j, f);
+            assert!(got.w >= 0.0, "{stem} row {r}: qw < 0");
+            assert!(
+                got.dot(want).abs() > 1.0 - 1e-12,
+                "{stem} frame {f} joint {}: {got} vs {want}",
+                names[j]
+            );
+        }
+        // Golden positions: every golden row is in the table.
+        let (lo, hi) =
+            golden.iter().fold((DVec3::MAX, DVec3::MIN), |(lo, hi), r| (lo.min(r.2), hi.max(r.2)));
+        let tol = 1e-6 * (hi - lo).max_element().max(1e-9);
+        for (k, (f, _, p)) in golden.iter().enumerate() {
+            let r = f * nj + k % nj;
+            let got = DVec3::new(px[r], py[r], pz[r]);
+            assert!((got - *p).abs().max_element() <= tol, "{stem} frame {f}: {got} vs {p}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 30, "only {checked} corpus files have golden positions");
+}
+
+#[test]
+fn options_rotations_velocities_contacts_root_relative_and_f32() {
+    let dir = corpus_or_skip("options").map(|_| ());
+    if dir.is_none() {
+        return;
+    }
+    let path = bvhkit_testdata::largest_corpus_files(1).remove(0);
+    let bvh = parse(&path);
+    let nj = bvh.skeleton().len();
+    let nf = bvh.motion().n_frames();
+    let base = export(&bvh, "c", &Options::default()).0;
+    let dt = bvh.motion().frame_time();
+    let contacts = Contacts::default();
+    let o = Options {
+        rotations: Rotations::SixD,
+        velocities: true,
+        contacts: Some(contacts),
+        root_relative: true,
+        ..Options::default()
+    };
+    let (b, _) = export(&bvh, "c", &o);
+    let world: Vec<Vec<f64>> = ["px", "py", "pz"].iter().map(|c| f64s(&base, c)).collect();
+    let rel: Vec<Vec<f64>> = ["px", "py", "pz"].iter().map(|c| f64s(&b, c)).collect();
+    let v: Vec<Vec<f64>> = ["vx", "vy", "vz"].iter().map(|c| f64s(&b, c)).collect();
+    let six: Vec<Vec<f64>> =
+        ["c0x", "c0y", "c0z", "c1x", "c1y", "c1z"].iter().map(|c| f64s(&b, c)).collect();
+    let contact = b.column_by_name("contact").unwrap().as_boolean().clone();
+    let root = |mut j: usize| {
+        while let Some(p) = bvh.skeleton().joints()[j].parent() {
+            j = p.index();
+        }
+        j
+    };
+    let size = bvhkit::units::UnitGuess::of_positions(
+        nj,
+        &(0..nf * nj)
+            .map(|r| DVec3::new(world[0][r], world[1][r], world[2][r]))
+            .collect::<Vec<_>>(),
+    )
+    .size;
+    let mut lows: Vec<f64> =
+        world[1].chunks(nj).map(|f| f.iter().copied().fold(f64::INFINITY, f64::min)).collect();
+    lows.sort_by(f64::total_cmp);
+    let ground = lows[(lows.len() - 1) / 2];
+    let mut in_contact = 0;
+    for r in 0..nf * nj {
+        let (f, j) = (r / nj, r % nj);
+        let rt = root(j);
+        for c in 0..3 {
+            let want = if rt == j { world[c][r] } else { world[c][r] - world[c][f * nj + rt] };
+            assert_eq!(rel[c][r].to_bits(), want.to_bits(), "root-relative row {r}");
+            let (a, z) = if f == 0 {
+                (0, 1)
+            } else if f == nf - 1 {
+                (nf - 2, nf - 1)
+            } else {
+                (f - 1, f + 1)
+            };
+            let want_v = (world[c][z * nj + j] - world[c][a * nj + j]) / ((z - a) as f64 * dt);
+            assert!((v[c][r] - want_v).abs() <= 1e-9 * (1.0 + want_v.abs()), "velocity row {r}");
+        }
+        // 6D: the first two columns of the reference quaternion's matrix.
+        let m = bvhkit::glam::DMat3::from_quat(reference_quat(&bvh, j, f));
+        let want = [m.x_axis.x, m.x_axis.y, m.x_axis.z, m.y_axis.x, m.y_axis.y, m.y_axis.z];
+        for k in 0..6 {
+            assert!((six[k][r] - want[k]).abs() < 1e-12, "6d row {r}");
+        }
+        let speed = (v[0][r].powi(2) + v[1][r].powi(2) + v[2][r].powi(2)).sqrt();
+        let want_c =
+            world[1][r] - ground <= contacts.height * size && speed <= contacts.speed * size;
+        assert_eq!(contact.value(r), want_c, "contact row {r}");
+        in_contact += usize::from(want_c);
+    }
+    assert!(in_contact > 0 && in_contact < nf * nj, "contacts: {in_contact} of {}", nf * nj);
+    // f32: the float64 values rounded.
+    let (b32, _) = export(&bvh, "c", &Options { dtype: Dtype::F32, ..Options::default() });
+    let a = b32.column_by_name("px").unwrap();
+    assert_eq!(a.data_type(), &arrow_schema::DataType::Float32);
+    for (r, v) in a.as_primitive::<Float32Type>().values().iter().enumerate() {
+        assert_eq!(v.to_bits(), (world[0][r] as f32).to_bits());
+    }
+    // Matrix: 9 columns, row-major.
+    let (bm, _) =
+        export(&bvh, "c", &Options { rotations: Rotations::Matrix, ..Options::default() });
+    let m01 = f64s(&bm, "m01");
+    let r = nj + nj / 2;
+    let m = bvhkit::glam::DMat3::from_quat(reference_quat(&bvh, r % nj, r / nj));
+    assert!((m01[r] - m.y_axis.x).abs() < 1e-12);
+}
+
+#[test]
+fn wide_table_holds_the_long_tables_values_and_clips_are_row_groups() {
+    let files = bvhkit_testdata::largest_corpus_files(3);
+    if files.is_empty() {
+        bvhkit_testdata::skip("wide_table", "no corpus");
+        return;
+    }
+    let o = Options { layout: Layout::Wide, velocities: true, ..Options::default() };
+    let mut w = ParquetWriter::new(Vec::new(), &o).unwrap();
+    let clips: Vec<Bvh> = files.iter().map(|p| parse(p)).collect();
+    for (i, bvh) in clips.iter().enumerate() {
+        w.write_clip(Clip::compute(&format!("clip{i}"), bvh, &o)).unwrap();
+    }
+    let (bytes, skeletons) = w.finish().unwrap();
+    let total: usize = clips.iter().map(|b| b.skeleton().len()).sum();
+    assert_eq!(skeletons.len(), total);
+    let meta = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes.clone()))
+        .unwrap()
+        .metadata()
+        .clone();
+    assert_eq!(meta.num_row_groups(), 3, "one row group per clip");
+    let (b, _) = read_back(bytes);
+    let clip = strings(&b, "clip");
+    let positions = b.column_by_name("positions").unwrap().as_list::<i32>().clone();
+    let rotations = b.column_by_name("rotations").unwrap().as_list::<i32>().clone();
+    let mut row = 0;
+    for (i, bvh) in clips.iter().enumerate() {
+        let (long, _) = export(bvh, "x", &Options { velocities: true, ..Options::default() });
+        let nj = bvh.skeleton().len();
+        let cols: Vec<Vec<f64>> =
+            ["px", "py", "pz", "qx", "qy", "qz", "qw"].iter().map(|c| f64s(&long, c)).collect();
+        for f in 0..bvh.motion().n_frames() {
+            assert_eq!(clip[row].as_deref(), Some(format!("clip{i}").as_str()));
+            let p = positions.value(row);
+            let p = p.as_primitive::<Float64Type>().values();
+            let q = rotations.value(row);
+            let q = q.as_primitive::<Float64Type>().values();
+            assert_eq!((p.len(), q.len()), (nj * 3, nj * 4));
+            for j in 0..nj {
+                for c in 0..3 {
+                    assert_eq!(p[j * 3 + c].to_bits(), cols[c][f * nj + j].to_bits());
+                }
+                for c in 0..4 {
+                    assert_eq!(q[j * 4 + c].to_bits(), cols[3 + c][f * nj + j].to_bits());
+                }
+            }
+            row += 1;
+        }
+    }
+    assert_eq!(row, b.num_rows());
+    // The skeleton table reads back with the same joints and parents.
+    let sk = read_back(skeletons.write(Vec::new()).unwrap()).0;
+    assert_eq!(sk.num_rows(), total);
+    let joints = strings(&sk, "joint");
+    let parents = strings(&sk, "parent");
+    let names = clips[0].skeleton().display_names();
+    for (j, n) in names.iter().enumerate() {
+        assert_eq!(joints[j].as_deref(), Some(n.as_str()));
+        let p = clips[0].skeleton().joints()[j].parent().map(|p| names[p.index()].clone());
+        assert_eq!(parents[j], p);
+    }
+    assert_eq!(f64s(&sk, "frame_time")[0], clips[0].motion().frame_time());
+}
+
+#[test]
+fn npz_arrays_are_numpy_files_with_the_clip_values() {
+    let bvh = Bvh::parse(bvhkit_testdata::synth_text(7, 5, 12)).unwrap();
+    let o = Options { velocities: true, contacts: Some(Contacts::default()), ..Options::default() };
+    let clip = Clip::compute("sub/walk.bvh", &bvh, &o);
+    let mut w = NpzWriter::new(std::io::Cursor::new(Vec::new()), Dtype::F64);
+    w.write_clip(&clip).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut names: Vec<String> = z.file_names().map(|n| n.unwrap().into_owned()).collect();
+    names.sort();
+    let want = [
+        "contacts",
+        "frame_time",
+        "joints",
+        "offsets",
+        "parents",
+        "positions",
+        "rotations",
+        "units",
+        "velocities",
+    ];
+    assert_eq!(names, want.map(|a| format!("sub/walk.bvh/{a}.npy")));
+    let mut read = |n: &str| {
+        let mut f = z.by_name(&format!("sub/walk.bvh/{n}.npy")).unwrap();
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut v).unwrap();
+        v
+    };
+    let pos = read("positions");
+    let hl = u16::from_le_bytes([pos[8], pos[9]]) as usize + 10;
+    let nj = clip.joints.len();
+    assert!(std::str::from_utf8(&pos[10..hl]).unwrap().contains(&format!("(12, {nj}, 3)")));
+    let vals: Vec<f64> =
+        pos[hl..].chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(vals.len(), 12 * nj * 3);
+    for r in 0..12 * nj {
+        for c in 0..3 {
+            assert_eq!(vals[r * 3 + c].to_bits(), clip.positions[c][r].to_bits());
+        }
+    }
+    let joints = read("joints");
+    let hl = u16::from_le_bytes([joints[8], joints[9]]) as usize + 10;
+    let width = (joints.len() - hl) / 4 / nj;
+    let first: String = joints[hl..hl + width * 4]
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .take_while(|&c| c != 0)
+        .map(|c| char::from_u32(c).unwrap())
+        .collect();
+    assert_eq!(first, clip.joints[0]);
+}
+
+#[test]
+fn compute_does_not_depend_on_the_thread_count() {
+    let bvh = Bvh::parse(bvhkit_testdata::synth_text(3, 20, 2000)).unwrap();
+    let o = Options { velocities: true, ..Options::default() };
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let a = one.install(|| Clip::compute("a", &bvh, &o));
+    let b = Clip::compute("a", &bvh, &o);
+    assert_eq!(a.positions, b.positions);
+    assert_eq!(a.rotations, b.rotations);
+    assert_eq!(a.velocities, b.velocities);
+    assert_eq!(a.units.size.to_bits(), b.units.size.to_bits());
+}

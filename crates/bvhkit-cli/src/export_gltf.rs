@@ -32,7 +32,7 @@ stored in the extras; --up AXIS names the file's up axis instead, --up keep \
 OUTDIR/ and give one file per input (--format picks glb or gltf, glb by \
 default). The output may not be an input. See docs/gltf.md.
 
--o OUT.parquet or -o OUT.npz writes every input into one dataset for machine learning instead (docs/datasets.md): a Parquet table with one row per clip × frame × joint (clip, frame, joint, parent, px py pz world positions, qx qy qz qw local rotations; --layout wide for one row per frame), the skeletons beside it in OUT.skeleton.parquet, or an NPZ of per-clip arrays (CLIP/positions, CLIP/rotations, ...). Folders are walked; files are parsed on all cores and written in order; a file that cannot be read is reported and skipped (exit 1), and a summary ends the run.
+-o OUT.parquet or -o OUT.npz writes every input into one dataset for machine learning instead (docs/datasets.md): a Parquet table with one row per clip × frame × joint (clip, frame, joint, parent, px py pz world positions, qx qy qz qw local rotations; --layout wide for one row per frame), the skeletons beside it in OUT.skeleton.parquet, or an NPZ of per-clip arrays (CLIP/positions, CLIP/rotations, ...), in each file's own axes unless --up is given. Folders are walked; files are parsed on all cores and written in order; a file that cannot be read is reported and skipped (exit 1), and a summary ends the run.
 
 Example: bvh export walk.bvh -o walk.glb
 Example: bvh export mocap/ -o mocap.parquet --dtype f32 --velocities --contacts";
@@ -60,9 +60,9 @@ pub(crate) struct Args {
     /// Multiply lengths by this factor instead of converting the guessed unit to metres (1 keeps the file's numbers).
     #[arg(long, value_name = "FACTOR")]
     scale: Option<f64>,
-    /// The file's up axis (x, y, z, -x, -y, -z), converted to glTF's Y up; `auto` detects it; `keep` keeps the file's axes.
-    #[arg(long, value_name = "AXIS", default_value = "auto", allow_hyphen_values = true, value_parser = crate::clip::parse_up)]
-    up: crate::clip::Up,
+    /// The file's up axis (x, y, z, -x, -y, -z), converted to Y up; `auto` detects it; `keep` keeps the file's axes. Default: `auto` for glTF (which is Y up), `keep` for Parquet and NPZ (the numbers of `bvh positions`).
+    #[arg(long, value_name = "AXIS", allow_hyphen_values = true, value_parser = crate::clip::parse_up)]
+    up: Option<crate::clip::Up>,
     /// Leave out the skin and the boxes (skeleton and animation only).
     #[arg(long)]
     no_mesh: bool,
@@ -109,7 +109,7 @@ pub(crate) fn run(a: Args) -> Result<ExitCode> {
             position_channels: a.position_channels,
             strict: a.strict,
             threads: a.threads,
-            up: a.up,
+            up: a.up.unwrap_or(crate::clip::Up::Keep),
         };
         return crate::export_dataset::run(&c, &a.dataset);
     }
@@ -187,7 +187,7 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
     let options = ExportOptions {
         position_channels: a.position_channels.into(),
         scale: a.scale.map_or(Scale::Guess, Scale::Factor),
-        up: match a.up {
+        up: match a.up.unwrap_or(crate::clip::Up::Auto) {
             crate::clip::Up::Auto => Up::Detect,
             crate::clip::Up::Keep => Up::Keep,
             crate::clip::Up::From(axis) => Up::From(axis),

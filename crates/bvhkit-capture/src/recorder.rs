@@ -42,6 +42,10 @@ pub struct Stats {
     /// Sensor-frames in which a bound sensor sent nothing and its last
     /// orientation was held (or the rest pose used, before its first sample).
     pub held: u64,
+    /// Pauses cut out: times that jumped more than the largest gap ahead and
+    /// stayed there (every bound sensor in a row), after which the recording
+    /// went on at the next frame.
+    pub resumed: u64,
 }
 
 impl Stats {
@@ -116,6 +120,8 @@ pub struct Recorder {
     dirty: bool,
     /// Sensors with a sample in the frame being filled.
     fresh: usize,
+    /// Too-far samples in a row (reset by any accepted sample).
+    far_run: usize,
     previous: Vec<[f64; 3]>,
     started: Vec<bool>,
     world_rot: Vec<DQuat>,
@@ -158,6 +164,7 @@ impl Recorder {
             current: 0,
             dirty: false,
             fresh: 0,
+            far_run: 0,
             previous: vec![[0.0; 3]; n],
             started: vec![false; n],
             world_rot: vec![DQuat::IDENTITY; n],
@@ -204,10 +211,25 @@ impl Recorder {
         }
         let max_gap =
             (Self::MAX_GAP_SECONDS * self.config.frame_rate).min(Self::MAX_GAP_FRAMES as f64);
+        let mut k = k;
         if k - self.current as f64 > max_gap + 1.0 {
-            self.stats.too_far += 1;
-            return 0;
+            // One bad time stamp is dropped. But when as many samples in a
+            // row as there are bound sensors all come from that far ahead,
+            // the source paused (a device put down, a network stall) and
+            // went on: the pause is cut and the recording resumes at the
+            // next frame, from this sample's time.
+            self.far_run += 1;
+            if self.far_run < self.slots.len().max(2) {
+                self.stats.too_far += 1;
+                return 0;
+            }
+            self.far_run = 0;
+            self.stats.resumed += 1;
+            let resume = if self.dirty { self.current + 1 } else { self.current };
+            self.t0 = Some(s.t - resume as f64 / self.config.frame_rate);
+            k = resume as f64;
         }
+        self.far_run = 0;
         let k = k as u64;
         let mut emitted = 0;
         while self.current < k {

@@ -327,3 +327,46 @@ fn euler_angles_stay_continuous_across_180() {
         assert!((v - (150.0 + 2.0 * i as f64)).abs() < 1e-9, "{z:?}");
     }
 }
+
+#[test]
+fn a_long_pause_is_cut_and_the_recording_resumes() {
+    let config = setup("ZXY", "");
+    let z = |d: f64| axis_angle([0.0, 0.0, 1.0], d);
+    let mut rec = Recorder::new(&config);
+    // 100 frames a second: frames 0 and 1, then the device pauses for 60 s
+    // (past the 10 s limit) and goes on with both sensors.
+    let out = push_all(
+        &mut rec,
+        &[
+            (0.000, "s-parent", z(10.0)),
+            (0.000, "s-child", z(10.0)),
+            (0.010, "s-parent", z(20.0)),
+            (0.010, "s-child", z(20.0)),
+            (60.000, "s-parent", z(30.0)), // far ahead: dropped, for now
+            (60.000, "s-child", z(30.0)),  // every sensor in a row: resume
+            (60.010, "s-parent", z(40.0)),
+            (60.010, "s-child", z(40.0)),
+        ],
+    );
+    let s = rec.stats();
+    assert_eq!((s.frames, s.samples, s.too_far, s.resumed), (4, 7, 1, 1), "{s:?}");
+    let parent_z: Vec<f64> = out.chunks(6).map(|f| f[0]).collect();
+    // The dropped parent sample of the resumed frame is held from frame 1.
+    for (got, want) in parent_z.iter().zip([10.0, 20.0, 20.0, 40.0]) {
+        assert!((got - want).abs() < 1e-9, "parent {parent_z:?}");
+    }
+    // One bad time stamp alone is dropped and changes nothing after it.
+    let mut rec = Recorder::new(&config);
+    push_all(
+        &mut rec,
+        &[
+            (0.000, "s-parent", z(10.0)),
+            (0.000, "s-child", z(10.0)),
+            (900.0, "s-parent", z(99.0)),
+            (0.010, "s-parent", z(20.0)),
+            (0.010, "s-child", z(20.0)),
+        ],
+    );
+    let s = rec.stats();
+    assert_eq!((s.frames, s.samples, s.too_far, s.resumed), (2, 4, 1, 0), "{s:?}");
+}

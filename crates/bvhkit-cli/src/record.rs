@@ -844,7 +844,11 @@ fn summary(out: &Path, s: &Stats, bad_lines: u64) -> String {
         s.out_of_order,
         s.too_far,
         s.held
-    )
+    ) + &if s.resumed > 0 {
+        format!("; {} pauses of over 10 s cut (the recording resumed at the next frame)", s.resumed)
+    } else {
+        String::new()
+    }
 }
 
 /// Sends frame `i` no earlier than `i` frame times after the first.

@@ -146,15 +146,17 @@ fn corpus_clips(test: &str) -> Vec<(std::path::PathBuf, Bvh)> {
     clips
 }
 
-#[test]
-fn tcp_corpus_round_trip_loses_no_sample() {
-    let dir = workdir("tcp-corpus");
+/// Every well-formed corpus clip through `replay --as sensors --to SCHEME://`
+/// into `record --input SCHEME://127.0.0.1:0`: no sample lost, world
+/// positions within 1e-6 of the skeleton's height. `pace` gives the
+/// `--realtime --speed` factor for a clip of that many sensors, if any.
+fn sensor_round_trip(test: &str, scheme: &str, pace: impl Fn(&Bvh, usize) -> Option<f64>) {
+    let dir = workdir(test);
     let d = dir.path();
-    for (path, clip) in corpus_clips("tcp_corpus_round_trip_loses_no_sample") {
+    for (path, clip) in corpus_clips(test) {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let config = d.join("all.toml");
         std::fs::write(
-            &config,
+            d.join("all.toml"),
             format!(
                 "skeleton = {:?}\nframe_rate = {}\nbind_all = true\n",
                 path.to_str().unwrap(),
@@ -162,20 +164,6 @@ fn tcp_corpus_round_trip_loses_no_sample() {
             ),
         )
         .unwrap();
-        let (child, mut err) = spawn(
-            d,
-            &["record", "--config", "all.toml", "--input", "tcp://127.0.0.1:0", "-o", "take.bvh"],
-        );
-        let addr = after(&mut err, "bvh: listening on tcp://");
-        let sent = bvh()
-            .current_dir(d)
-            .args(["replay", path.to_str().unwrap(), "--as", "sensors"])
-            .args(["--to", &format!("tcp://{addr}")])
-            .output()
-            .unwrap();
-        assert!(sent.status.success(), "{name}: {}", String::from_utf8_lossy(&sent.stderr));
-        let (status, rest) = finish(child, err);
-        assert!(status.success(), "{name}: {rest}");
         let sensors = bvhkit_capture::Config::bind_all(
             clip.skeleton().clone(),
             path.clone(),
@@ -183,6 +171,22 @@ fn tcp_corpus_round_trip_loses_no_sample() {
         )
         .bindings
         .len();
+        let input = format!("{scheme}://127.0.0.1:0");
+        let (child, mut err) =
+            spawn(d, &["record", "--config", "all.toml", "--input", &input, "-o", "take.bvh"]);
+        let addr = after(&mut err, &format!("bvh: listening on {scheme}://"));
+        let mut replay = bvh();
+        replay
+            .current_dir(d)
+            .args(["replay", path.to_str().unwrap(), "--as", "sensors"])
+            .args(["--to", &format!("{scheme}://{addr}")]);
+        if let Some(speed) = pace(&clip, sensors) {
+            replay.args(["--realtime", "--speed", &speed.to_string()]);
+        }
+        let sent = replay.output().unwrap();
+        assert!(sent.status.success(), "{name}: {}", String::from_utf8_lossy(&sent.stderr));
+        let (status, rest) = finish(child, err);
+        assert!(status.success(), "{name}: {rest}");
         let frames = clip.motion().n_frames();
         let want = format!(
             "take.bvh: {frames} frames; {} samples used, 0 dropped (malformed 0, unknown sensor 0, out of order 0, too far ahead 0); 0 sensor-frames held",
@@ -195,60 +199,20 @@ fn tcp_corpus_round_trip_loses_no_sample() {
     }
 }
 
-/// The corpus round trip through UDP on loopback. UDP has no flow control, so
-/// the sender is paced (`--realtime --speed`), fast enough to keep the test
-/// short and slow enough that a debug-build recorder keeps up; a lost datagram
-/// shows in the summary as held sensor-frames and fails the exact summary.
+#[test]
+fn tcp_corpus_round_trip_loses_no_sample() {
+    sensor_round_trip("tcp_corpus_round_trip_loses_no_sample", "tcp", |_, _| None);
+}
+
+/// UDP has no flow control, so the sender is paced (`--realtime --speed`) at
+/// about 25,000 samples a second whatever the clip's rate and size: several
+/// times below what a debug-build recorder takes. A lost datagram shows in the
+/// summary as held sensor-frames and fails the exact summary.
 #[test]
 fn udp_corpus_round_trip_loses_no_sample() {
-    let dir = workdir("udp-corpus");
-    let d = dir.path();
-    for (path, clip) in corpus_clips("udp_corpus_round_trip_loses_no_sample") {
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let config = d.join("all.toml");
-        std::fs::write(
-            &config,
-            format!(
-                "skeleton = {:?}\nframe_rate = {}\nbind_all = true\n",
-                path.to_str().unwrap(),
-                clip.motion().fps()
-            ),
-        )
-        .unwrap();
-        let (child, mut err) = spawn(
-            d,
-            &["record", "--config", "all.toml", "--input", "udp://127.0.0.1:0", "-o", "take.bvh"],
-        );
-        let addr = after(&mut err, "bvh: listening on udp://");
-        let sensors = bvhkit_capture::Config::bind_all(
-            clip.skeleton().clone(),
-            path.clone(),
-            clip.motion().fps(),
-        )
-        .bindings
-        .len();
-        // About 25,000 samples a second, whatever the clip's rate and size:
-        // several times below what a debug-build recorder takes.
-        let speed = (25_000.0 / sensors as f64 * clip.motion().frame_time()).clamp(0.5, 40.0);
-        let sent = bvh()
-            .current_dir(d)
-            .args(["replay", path.to_str().unwrap(), "--as", "sensors"])
-            .args(["--to", &format!("udp://{addr}"), "--realtime", "--speed", &speed.to_string()])
-            .output()
-            .unwrap();
-        assert!(sent.status.success(), "{name}: {}", String::from_utf8_lossy(&sent.stderr));
-        let (status, rest) = finish(child, err);
-        assert!(status.success(), "{name}: {rest}");
-        let frames = clip.motion().n_frames();
-        let want = format!(
-            "take.bvh: {frames} frames; {} samples used, 0 dropped (malformed 0, unknown sensor 0, out of order 0, too far ahead 0); 0 sensor-frames held",
-            frames * sensors
-        );
-        assert!(rest.contains(&want), "{name}: {rest}\nwant {want}");
-        let take = Bvh::from_path(d.join("take.bvh")).unwrap();
-        let worst = max_position_error(&clip, &take);
-        assert!(worst <= 1e-6 * height(&clip), "{name}: worst position error {worst}");
-    }
+    sensor_round_trip("udp_corpus_round_trip_loses_no_sample", "udp", |clip, sensors| {
+        Some((25_000.0 / sensors as f64 * clip.motion().frame_time()).clamp(0.5, 40.0))
+    });
 }
 
 #[test]

@@ -16,12 +16,11 @@ fn data() -> PathBuf {
 /// The fixture skeleton with both joints' channels in `order`, and its
 /// config, in a fresh folder.
 fn setup(order: &str, extra: &str) -> Config {
-    // One folder per call: tests run in parallel and must not read each other's half-written files.
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir =
-        std::env::temp_dir().join(format!("bvhkit-capture-{}-{order}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    // One folder per call (tests run in parallel and must not read each
+    // other's half-written files), removed when the config is made: it
+    // holds the skeleton itself.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let chans: String = order.chars().map(|c| format!("{c}rotation ")).collect();
     let bvh = std::fs::read_to_string(data().join("two_joints.bvh")).unwrap();
     std::fs::write(
@@ -31,7 +30,7 @@ fn setup(order: &str, extra: &str) -> Config {
     )
     .unwrap();
     let toml = std::fs::read_to_string(data().join("two_sensors.toml")).unwrap();
-    let config = Config::parse(&format!("{toml}\n{extra}"), &dir).unwrap();
+    let config = Config::parse(&format!("{toml}\n{extra}"), dir).unwrap();
     let skel = &config.skeleton;
     for j in ["Parent", "Child"] {
         assert_eq!(skel.joint(skel.find(j).unwrap()).rotation_order().unwrap().name(), order);

@@ -32,11 +32,10 @@ output has exactly the frames of A then B. --crossfade N (frames) or 0.4s \
 from A to the aligned B with a smoothstep weight (--linear for a straight \
 ramp), positions mixed linearly; outside the crossfades every frame is a \
 bit-for-bit copy. A crossfade longer than a clip is refused. The output has \
-the first clip's skeleton and frame time.
-
-A folder stands for the *.bvh files under it (any depth), in natural order \
-of their paths: runs of digits compare as numbers, so take2.bvh comes \
-before take10.bvh, and otherwise byte by byte (the order used is printed).
+the first clip's skeleton and frame time. A folder stands for the *.bvh \
+files under it (any depth), in natural order of their paths: runs of digits \
+compare as numbers, so take2.bvh comes before take10.bvh, and otherwise \
+byte by byte (the order used is printed).
 
 Example: bvh concat walk.bvh turn.bvh walk.bvh -o path.bvh --crossfade 0.4s
 Example: bvh concat takes/ -o session.bvh";

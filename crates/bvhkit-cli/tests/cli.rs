@@ -1578,7 +1578,7 @@ fn symlinked_outputs_replace_the_target_and_keep_the_link_owner_and_mode() {
     let link2 = dir.path().join("link2.bvh");
     std::os::unix::fs::symlink("link.bvh", &link2).unwrap();
 
-    let o = run_ok(&["fmt", "--in-place", link2.to_str().unwrap()]);
+    run_ok(&["fmt", "--in-place", link2.to_str().unwrap()]);
     for l in [&link, &link2] {
         assert!(std::fs::symlink_metadata(l).unwrap().file_type().is_symlink(), "the link stays");
     }

@@ -660,6 +660,9 @@ pub(crate) fn write_atomic(
     out.finish()
 }
 
+/// What writes one output's bytes (see [`write_atomic_all`]).
+pub(crate) type WriteFn<'a> = dyn FnMut(&mut dyn Write) -> Result<()> + 'a;
+
 /// Writes outputs that belong together (a `.gltf` and the `.bin` it names)
 /// so that a reader never sees one without its partner: every output is
 /// written completely into its temporary file first, then all are synced
@@ -668,9 +671,7 @@ pub(crate) fn write_atomic(
 /// temporary file and leaves every target as it was; outputs written
 /// through (devices, FIFOs) cannot be held back and get their bytes as they
 /// are written.
-pub(crate) fn write_atomic_all(
-    outputs: &mut [(&Path, &mut dyn FnMut(&mut dyn Write) -> Result<()>)],
-) -> Result<()> {
+pub(crate) fn write_atomic_all(outputs: &mut [(&Path, &mut WriteFn<'_>)]) -> Result<()> {
     let mut written = Vec::with_capacity(outputs.len());
     for (path, write) in outputs.iter_mut() {
         let mut out = open_output(path)?;
@@ -921,15 +922,7 @@ mod tests {
         assert!(destination(&selfish).unwrap_err().to_string().contains("too many levels"));
     }
 
-    /// Every file in `dir`, by name.
-    fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
+    use bvhkit_testdata::file_names as names;
 
     #[test]
     fn atomic_files_replace_only_when_committed() {

@@ -436,6 +436,17 @@ pub fn corpus_or_skip(test: &str) -> Option<PathBuf> {
     dir
 }
 
+/// The names in folder `dir`, sorted (hidden and temporary files
+/// included): what a test checks to see that nothing was left behind.
+pub fn file_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("a folder entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
 /// The corpus file `name` (`cmu_01_01_walk_cgspeed_mb_names.bvh`), or
 /// `None` after a visible [`skip`] notice for `test` when the corpus or
 /// that file is absent (a failure in CI).

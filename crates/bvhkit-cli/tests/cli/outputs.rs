@@ -5,22 +5,20 @@ use std::path::Path;
 
 use super::{fixture, fx, run, run_ok, stderr};
 
-/// Every name in `dir`, sorted (temporary files included).
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
+use bvhkit_testdata::file_names as listing;
+
+/// A fresh folder, and a name in it as an argument.
+fn scratch() -> (tempfile::TempDir, impl Fn(&str) -> String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_path_buf();
+    (tmp, move |n: &str| root.join(n).to_string_lossy().into_owned())
 }
 
 #[cfg(unix)]
 #[test]
 fn gltf_and_its_bin_are_published_together_or_not_at_all() {
-    let tmp = tempfile::tempdir().unwrap();
+    let (tmp, s) = scratch();
     let d = tmp.path();
-    let s = |n: &str| d.join(n).to_string_lossy().into_owned();
     // The .bin path is a folder: nothing is written, no .gltf without its .bin.
     std::fs::create_dir(d.join("x.bin")).unwrap();
     let o = run(&["export", &fx("crlf.bvh"), "-o", &s("x.gltf"), "--bin-file"]);
@@ -69,9 +67,8 @@ fn gltf_and_its_bin_are_published_together_or_not_at_all() {
 #[cfg(unix)]
 #[test]
 fn hard_linked_outputs_are_refused_unless_break_links() {
-    let tmp = tempfile::tempdir().unwrap();
+    let (tmp, s) = scratch();
     let d = tmp.path();
-    let s = |n: &str| d.join(n).to_string_lossy().into_owned();
     let input = fx("crlf.bvh");
     let cases: Vec<(Vec<String>, &str)> = vec![
         (vec!["fmt".into(), input.clone()], "out.bvh"),

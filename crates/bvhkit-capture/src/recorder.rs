@@ -88,8 +88,8 @@ struct Drive {
 /// # Example
 /// ```
 /// use bvhkit_capture::{Config, Recorder, Sample};
-/// # let dir = std::env::temp_dir().join(format!("bvhkit-capture-doc-{}", std::process::id()));
-/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let tmp = tempfile::tempdir().unwrap();
+/// # let dir = tmp.path();
 /// # std::fs::write(dir.join("arm.bvh"), "HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
 /// #   End Site { OFFSET 0 1 0 } } MOTION Frames: 0 Frame Time: 0.1\n").unwrap();
 /// let config = Config::parse(r#"
@@ -98,7 +98,7 @@ struct Drive {
 ///     [[bind]]
 ///     sensor = "s1"
 ///     joint = "A"
-/// "#, &dir)?;
+/// "#, dir)?;
 /// let mut rec = Recorder::new(&config);
 /// let mut frames = Vec::new();
 /// let h = std::f64::consts::FRAC_1_SQRT_2;

@@ -79,8 +79,8 @@ fn bad_configs_name_the_key() {
 
 #[test]
 fn joints_without_three_rotation_axes_cannot_be_bound() {
-    let dir = std::env::temp_dir().join(format!("bvhkit-capture-2ch-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let bvh = std::fs::read_to_string(data().join("two_joints.bvh")).unwrap();
     std::fs::write(
         dir.join("two_joints.bvh"),
@@ -92,11 +92,11 @@ fn joints_without_three_rotation_axes_cannot_be_bound() {
         .replace("0 0 0 0 0 0", "0 0 0 0 0"),
     )
     .unwrap();
-    let err = Config::parse(&fixture(), &dir).unwrap_err().to_string();
+    let err = Config::parse(&fixture(), dir).unwrap_err().to_string();
     assert!(err.contains("`bind[1].joint`: joint \"Child\" has rotation channels \"ZX\""), "{err}");
     // bind_all skips it: it keeps its rest pose.
     let all =
-        Config::parse("skeleton = \"two_joints.bvh\"\nframe_rate = 30\nbind_all = true\n", &dir)
+        Config::parse("skeleton = \"two_joints.bvh\"\nframe_rate = 30\nbind_all = true\n", dir)
             .unwrap();
     assert_eq!(all.bindings.len(), 1);
 }

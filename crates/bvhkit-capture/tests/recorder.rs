@@ -14,14 +14,13 @@ fn data() -> PathBuf {
 }
 
 /// The fixture skeleton with both joints' channels in `order`, and its
-/// config, in a fresh folder.
-fn setup(order: &str, extra: &str) -> Config {
-    // One folder per call: tests run in parallel and must not read each other's half-written files.
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir =
-        std::env::temp_dir().join(format!("bvhkit-capture-{}-{order}-{n}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// config, in a fresh folder (removed when the returned guard is dropped;
+/// some tests parse other configs beside the skeleton).
+fn setup(order: &str, extra: &str) -> (tempfile::TempDir, Config) {
+    // One folder per call: tests run in parallel and must not read each
+    // other's half-written files.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let chans: String = order.chars().map(|c| format!("{c}rotation ")).collect();
     let bvh = std::fs::read_to_string(data().join("two_joints.bvh")).unwrap();
     std::fs::write(
@@ -31,12 +30,12 @@ fn setup(order: &str, extra: &str) -> Config {
     )
     .unwrap();
     let toml = std::fs::read_to_string(data().join("two_sensors.toml")).unwrap();
-    let config = Config::parse(&format!("{toml}\n{extra}"), &dir).unwrap();
+    let config = Config::parse(&format!("{toml}\n{extra}"), dir).unwrap();
     let skel = &config.skeleton;
     for j in ["Parent", "Child"] {
         assert_eq!(skel.joint(skel.find(j).unwrap()).rotation_order().unwrap().name(), order);
     }
-    config
+    (tmp, config)
 }
 
 /// `[w, x, y, z]` of a turn of `deg` degrees about `axis` (unit).
@@ -143,7 +142,7 @@ fn normalised(q: [f64; 4]) -> [f64; 4] {
 #[test]
 fn parent_turned_alone_with_child_attached_leaves_child_at_zero() {
     for order in ORDERS {
-        let config = setup(order, "");
+        let (_dir, config) = setup(order, "");
         // A single-axis turn of the parent gives that single angle.
         for (slot, letter) in order.chars().enumerate() {
             let q = axis_angle(unit(letter), 37.0);
@@ -163,7 +162,7 @@ fn parent_turned_alone_with_child_attached_leaves_child_at_zero() {
 #[test]
 fn child_turned_about_each_axis_gives_that_single_angle() {
     for order in ORDERS {
-        let config = setup(order, "");
+        let (_dir, config) = setup(order, "");
         for (slot, letter) in order.chars().enumerate() {
             for deg in [-75.0, 12.5, 60.0] {
                 let f = one_frame(&config, [1.0, 0.0, 0.0, 0.0], axis_angle(unit(letter), deg));
@@ -179,7 +178,7 @@ fn child_turned_about_each_axis_gives_that_single_angle() {
 #[test]
 fn both_turned_together_change_the_parent_and_not_the_child() {
     for order in ORDERS {
-        let config = setup(order, "");
+        let (_dir, config) = setup(order, "");
         for (slot, letter) in order.chars().enumerate() {
             let local = axis_angle(unit(letter), -40.0);
             let mut want = [0.0; 3];
@@ -202,7 +201,7 @@ fn both_turned_together_change_the_parent_and_not_the_child() {
 #[test]
 fn z_up_sensor_frame_turns_heading_about_bvh_y() {
     // East-north-up: a turn about the sensor's Z (up) is a turn about BVH Y.
-    let config = setup("ZXY", "");
+    let (_dir, config) = setup("ZXY", "");
     let mut text = std::fs::read_to_string(data().join("two_sensors.toml")).unwrap();
     text = text.replace("sensor_frame = \"y-up\"", "sensor_frame = \"z-up\"");
     let dir = config.skeleton_path.parent().unwrap();
@@ -226,7 +225,7 @@ fn z_up_sensor_frame_turns_heading_about_bvh_y() {
 
 #[test]
 fn mounts_calibrate_and_fixed() {
-    let config = setup("ZXY", "");
+    let (_dir, config) = setup("ZXY", "");
     let dir = config.skeleton_path.parent().unwrap();
     let text = std::fs::read_to_string(data().join("two_sensors.toml")).unwrap();
     let cal =
@@ -272,7 +271,7 @@ fn push_all(rec: &mut Recorder, samples: &[(f64, &str, [f64; 4])]) -> Vec<f64> {
 
 #[test]
 fn frames_by_time_with_holds_and_bookkeeping() {
-    let config = setup("ZXY", "");
+    let (_dir, config) = setup("ZXY", "");
     let id = [1.0, 0.0, 0.0, 0.0];
     let z = |d: f64| axis_angle([0.0, 0.0, 1.0], d);
     let mut rec = Recorder::new(&config);
@@ -312,7 +311,7 @@ fn frames_by_time_with_holds_and_bookkeeping() {
 
 #[test]
 fn euler_angles_stay_continuous_across_180() {
-    let config = setup("ZXY", "");
+    let (_dir, config) = setup("ZXY", "");
     let mut rec = Recorder::new(&config);
     let mut samples = Vec::new();
     for i in 0..40 {
@@ -330,7 +329,7 @@ fn euler_angles_stay_continuous_across_180() {
 
 #[test]
 fn a_long_pause_is_cut_and_the_recording_resumes() {
-    let config = setup("ZXY", "");
+    let (_dir, config) = setup("ZXY", "");
     let z = |d: f64| axis_angle([0.0, 0.0, 1.0], d);
     let mut rec = Recorder::new(&config);
     // 100 frames a second: frames 0 and 1, then the device pauses for 60 s

@@ -3,7 +3,7 @@
 
 use bvhkit::glam::DVec3;
 use bvhkit::{Bvh, Kinematics, PositionChannels};
-use bvhkit_capture::{Config, LineReader, Reading, Recorder, replay_csv};
+use bvhkit_capture::{Config, LineReader, Reading, Recorder, Stats, replay_csv};
 
 #[test]
 fn replay_then_record_gives_back_world_positions_on_the_corpus() {
@@ -30,37 +30,19 @@ fn replay_then_record_gives_back_world_positions_on_the_corpus() {
         replay_csv(&bvh, &config, &mut csv).unwrap();
         let csv = String::from_utf8(csv).unwrap();
 
-        let mut rec = Recorder::new(&config);
-        let mut reader = LineReader::new();
-        let mut reading = Reading::default();
-        let mut frames = Vec::new();
-        for line in csv.lines() {
-            if reader.read(line, &mut reading).unwrap() {
-                rec.push(&reading.sample(), &mut frames);
-            }
-        }
-        rec.finish(&mut frames);
-        let stats = rec.stats();
+        let (frames, stats) = record(&config, &csv);
         assert_eq!(stats.dropped(), 0, "{name}: {stats:?}");
         assert_eq!(frames.len(), motion.values().len(), "{name}: frame count");
 
         let fk = Kinematics::new(bvh.skeleton(), PositionChannels::Replace);
-        let n = fk.len();
-        let (mut a, mut b) = (vec![DVec3::ZERO; n], vec![DVec3::ZERO; n]);
         // Height: the largest extent of the rest pose (all channels zero), or 1.
+        let mut a = vec![DVec3::ZERO; fk.len()];
         fk.positions(&vec![0.0; motion.n_channels()], &mut a);
         let (lo, hi) = a
             .iter()
             .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(l, h), p| (l.min(*p), h.max(*p)));
         let height = (hi - lo).max_element().max(1.0);
-        let mut worst: f64 = 0.0;
-        for (orig, got) in motion.frames().zip(frames.chunks(motion.n_channels())) {
-            fk.positions(orig, &mut a);
-            fk.positions(got, &mut b);
-            for (p, q) in a.iter().zip(&b) {
-                worst = worst.max((*p - *q).length());
-            }
-        }
+        let worst = worst_position_error(&bvh, &frames);
         assert!(worst <= 1e-6 * height, "{name}: worst position error {worst} (height {height})");
         checked += 1;
     }
@@ -69,8 +51,8 @@ fn replay_then_record_gives_back_world_positions_on_the_corpus() {
 
 #[test]
 fn replay_then_record_with_z_up_fixed_mount_and_root_position_sensor() {
-    let dir = std::env::temp_dir().join(format!("bvhkit-capture-rt-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     std::fs::write(dir.join("clip.bvh"), bvhkit_testdata::synth_text(11, 9, 30)).unwrap();
     let bvh = Bvh::from_path(dir.join("clip.bvh")).unwrap();
     let skel = bvh.skeleton();
@@ -83,14 +65,35 @@ fn replay_then_record_with_z_up_fixed_mount_and_root_position_sensor() {
          [root_position]\nsensor = \"tracker\"\nscale = 0.01\n",
         bvh.motion().fps()
     );
-    let config = Config::parse(&text, &dir).unwrap();
+    let config = Config::parse(&text, dir).unwrap();
     let mut csv = Vec::new();
     replay_csv(&bvh, &config, &mut csv).unwrap();
     let csv = String::from_utf8(csv).unwrap();
     // The tracker, bound to no joint, gets its own line: identity orientation, the root's position.
     let tracker = csv.lines().find(|l| l.contains(",tracker,")).unwrap();
     assert!(tracker.starts_with("0,tracker,1,0,0,0,"), "{tracker}");
-    let mut rec = Recorder::new(&config);
+    let (frames, stats) = record(&config, &csv);
+    assert_eq!(stats.dropped(), 0);
+    assert_eq!(frames.len(), bvh.motion().values().len());
+    let worst = worst_position_error(&bvh, &frames);
+    assert!(worst < 1e-6, "worst position error {worst}");
+    // Recording the same samples without the mounts puts the figure elsewhere:
+    // the mounts are not no-ops.
+    let plain =
+        Config::parse(&text.replace("mount = [0.5, 0.5, 0.5, 0.5]", "mount = \"identity\""), dir)
+            .unwrap();
+    let (other, _) = record(&plain, &csv);
+    let fk = Kinematics::new(skel, PositionChannels::Replace);
+    let (mut a, mut b) = (vec![DVec3::ZERO; fk.len()], vec![DVec3::ZERO; fk.len()]);
+    fk.positions(&frames[..bvh.motion().n_channels()], &mut a);
+    fk.positions(&other[..bvh.motion().n_channels()], &mut b);
+    assert!(a.iter().zip(&b).any(|(p, q)| (*p - *q).length() > 1e-3));
+}
+
+/// Records the sample lines of `csv` with `config`: every frame's channel
+/// values, one after another, and the recorder's counts.
+fn record(config: &Config, csv: &str) -> (Vec<f64>, Stats) {
+    let mut rec = Recorder::new(config);
     let mut reader = LineReader::new();
     let mut reading = Reading::default();
     let mut frames = Vec::new();
@@ -100,32 +103,22 @@ fn replay_then_record_with_z_up_fixed_mount_and_root_position_sensor() {
         }
     }
     rec.finish(&mut frames);
-    assert_eq!(rec.stats().dropped(), 0);
-    assert_eq!(frames.len(), bvh.motion().values().len());
-    let fk = Kinematics::new(skel, PositionChannels::Replace);
+    (frames, rec.stats())
+}
+
+/// The largest distance between a joint of `bvh`'s frames and the same
+/// joint of the recorded `frames` (same channel layout), by the core's FK.
+fn worst_position_error(bvh: &Bvh, frames: &[f64]) -> f64 {
+    let motion = bvh.motion();
+    let fk = Kinematics::new(bvh.skeleton(), PositionChannels::Replace);
     let (mut a, mut b) = (vec![DVec3::ZERO; fk.len()], vec![DVec3::ZERO; fk.len()]);
-    for (orig, got) in bvh.motion().frames().zip(frames.chunks(bvh.motion().n_channels())) {
+    let mut worst: f64 = 0.0;
+    for (orig, got) in motion.frames().zip(frames.chunks(motion.n_channels())) {
         fk.positions(orig, &mut a);
         fk.positions(got, &mut b);
         for (p, q) in a.iter().zip(&b) {
-            assert!((*p - *q).length() < 1e-6, "{p} != {q}");
+            worst = worst.max((*p - *q).length());
         }
     }
-    // Recording the same samples without the mounts puts the figure elsewhere:
-    // the mounts are not no-ops.
-    let plain =
-        Config::parse(&text.replace("mount = [0.5, 0.5, 0.5, 0.5]", "mount = \"identity\""), &dir)
-            .unwrap();
-    let mut rec = Recorder::new(&plain);
-    let mut reader = LineReader::new();
-    let mut other = Vec::new();
-    for line in csv.lines() {
-        if reader.read(line, &mut reading).unwrap() {
-            rec.push(&reading.sample(), &mut other);
-        }
-    }
-    rec.finish(&mut other);
-    fk.positions(&frames[..bvh.motion().n_channels()], &mut a);
-    fk.positions(&other[..bvh.motion().n_channels()], &mut b);
-    assert!(a.iter().zip(&b).any(|(p, q)| (*p - *q).length() > 1e-3));
+    worst
 }

@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use bvhkit::mix::blend::{BlendOptions, blend_named};
 use bvhkit::mix::weights::Weight;
 
-use crate::concat::{finish, inputs, load_all, parse_weight};
+use crate::concat::{parse_weight, run_pair};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Blend two clips of one skeleton pose by pose, on every joint or on a subtree.
@@ -50,17 +50,8 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
-    let inputs = inputs(&[args.a.clone(), args.b.clone()])?;
-    crate::io::refuse_overwriting_input(&args.output, &inputs)?;
-    let mut notes = Vec::new();
-    let clips = load_all(&inputs, args.strict, &mut notes)?;
     let opts = BlendOptions { weight: args.weight, joints: args.joints };
-    let (out, report) =
-        blend_named(&clips[0], &inputs[0].display(), &clips[1], &inputs[1].display(), &opts)
-            .map_err(|e| anyhow!("{e}"))?;
-    let r = report.to_string();
-    if !r.is_empty() {
-        notes.push(r);
-    }
-    finish(&args.output, &inputs, &out, &notes)
+    run_pair(&args.a, &args.b, &args.output, args.strict, |a, an, b, bn| {
+        blend_named(a, an, b, bn, &opts)
+    })
 }

@@ -32,14 +32,18 @@ output has exactly the frames of A then B. --crossfade N (frames) or 0.4s \
 from A to the aligned B with a smoothstep weight (--linear for a straight \
 ramp), positions mixed linearly; outside the crossfades every frame is a \
 bit-for-bit copy. A crossfade longer than a clip is refused. The output has \
-the first clip's skeleton and frame time.
+the first clip's skeleton and frame time. A folder stands for the *.bvh \
+files under it (any depth), in natural order of their paths: runs of digits \
+compare as numbers, so take2.bvh comes before take10.bvh, and otherwise \
+byte by byte (the order used is printed).
 
-Example: bvh concat walk.bvh turn.bvh walk.bvh -o path.bvh --crossfade 0.4s";
+Example: bvh concat walk.bvh turn.bvh walk.bvh -o path.bvh --crossfade 0.4s
+Example: bvh concat takes/ -o session.bvh";
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The clips, in order (at least two); `-` reads one of them from standard input.
-    #[arg(required = true, num_args = 2.., value_name = "CLIP")]
+    /// The clips, in order (at least two); a folder gives its *.bvh files in natural order; `-` reads one of them from standard input.
+    #[arg(required = true, num_args = 1.., value_name = "CLIP")]
     files: Vec<PathBuf>,
     /// Where to write (`-`: standard output); never one of the inputs.
     #[arg(short, long, value_name = "OUT", required = true)]
@@ -84,6 +88,81 @@ pub(crate) fn inputs(files: &[PathBuf]) -> Result<Vec<Input>> {
         .collect())
 }
 
+/// The clips of `bvh concat`: [`inputs`], with each folder replaced by the
+/// `*.bvh` files under it in [`natural_cmp`] order of their paths; at least
+/// two in all. Each folder's order is added to `notes`.
+fn concat_inputs(files: &[PathBuf], notes: &mut Vec<String>) -> Result<Vec<Input>> {
+    let mut out = Vec::new();
+    for f in files {
+        if f.as_os_str() != "-" && f.is_dir() {
+            let mut found: Vec<PathBuf> = crate::io::expand(std::slice::from_ref(f))?
+                .into_iter()
+                .filter_map(|i| match i {
+                    Input::File(p) => Some(p),
+                    Input::Stdin => None,
+                })
+                .collect();
+            found.sort_by(|a, b| natural_cmp(a, b));
+            let shown: Vec<String> = found
+                .iter()
+                .map(|p| p.strip_prefix(f).unwrap_or(p).display().to_string())
+                .collect();
+            let clips = if found.len() == 1 { "clip" } else { "clips" };
+            notes.push(format!(
+                "{}: {} {clips} in this order: {}",
+                f.display(),
+                found.len(),
+                shown.join(", ")
+            ));
+            out.extend(found.into_iter().map(Input::File));
+        } else {
+            out.extend(inputs(std::slice::from_ref(f))?);
+        }
+    }
+    if out.iter().filter(|i| **i == Input::Stdin).count() > 1 {
+        bail!("standard input can be read only once");
+    }
+    if out.len() < 2 {
+        bail!("concat needs at least two clips; found {}", out.len());
+    }
+    Ok(out)
+}
+
+/// Natural order of paths: runs of ASCII digits compare as numbers (a
+/// shorter run of leading zeros first when equal), everything else byte by
+/// byte, so `take2` < `take10` and `a/b` < `a-b` stays path order only
+/// where no digits differ.
+pub(crate) fn natural_cmp(a: &Path, b: &Path) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (a, b) = (a.as_os_str().as_encoded_bytes(), b.as_os_str().as_encoded_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
+            let run =
+                |s: &[u8], k: usize| k + s[k..].iter().take_while(|c| c.is_ascii_digit()).count();
+            let (ie, je) = (run(a, i), run(b, j));
+            let trim = |s: &[u8]| {
+                let z = s.iter().take_while(|&&c| c == b'0').count();
+                s[z..].to_vec()
+            };
+            let (x, y) = (trim(&a[i..ie]), trim(&b[j..je]));
+            let by_value = x.len().cmp(&y.len()).then_with(|| x.cmp(&y));
+            let order = by_value.then_with(|| (ie - i).cmp(&(je - j)));
+            if order != Ordering::Equal {
+                return order;
+            }
+            (i, j) = (ie, je);
+        } else {
+            if a[i] != b[j] {
+                return a[i].cmp(&b[j]);
+            }
+            i += 1;
+            j += 1;
+        }
+    }
+    (a.len() - i).cmp(&(b.len() - j))
+}
+
 /// Loads every input whole (leniently unless `strict`), adding its warnings
 /// to `notes`.
 pub(crate) fn load_all(
@@ -119,10 +198,34 @@ pub(crate) fn finish(
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn run(args: Args) -> Result<ExitCode> {
-    let inputs = inputs(&args.files)?;
-    refuse_overwriting_input(&args.output, &inputs)?;
+/// The two-clip mix commands (`blend`, `layer`): loads `a` and `b` whole
+/// (after refusing an output that is one of them), runs `mix` on the clips
+/// and their names, adds its report (when not empty) to the notes and
+/// writes the result through [`finish`].
+pub(crate) fn run_pair<R: std::fmt::Display, E: std::fmt::Display>(
+    a: &Path,
+    b: &Path,
+    output: &Path,
+    strict: bool,
+    mix: impl FnOnce(&Bvh, &str, &Bvh, &str) -> Result<(Bvh, R), E>,
+) -> Result<ExitCode> {
+    let inputs = inputs(&[a.to_path_buf(), b.to_path_buf()])?;
+    refuse_overwriting_input(output, &inputs)?;
     let mut notes = Vec::new();
+    let clips = load_all(&inputs, strict, &mut notes)?;
+    let (out, report) = mix(&clips[0], &inputs[0].display(), &clips[1], &inputs[1].display())
+        .map_err(|e| anyhow!("{e}"))?;
+    let r = report.to_string();
+    if !r.is_empty() {
+        notes.push(r);
+    }
+    finish(output, &inputs, &out, &notes)
+}
+
+pub(crate) fn run(args: Args) -> Result<ExitCode> {
+    let mut notes = Vec::new();
+    let inputs = concat_inputs(&args.files, &mut notes)?;
+    refuse_overwriting_input(&args.output, &inputs)?;
     let clips = load_all(&inputs, args.strict, &mut notes)?;
     let names: Vec<String> = inputs.iter().map(Input::display).collect();
     let named: Vec<(&str, &Bvh)> = names.iter().map(String::as_str).zip(&clips).collect();
@@ -136,4 +239,44 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     notes.extend(report.to_string().lines().map(str::to_string));
     notes.push(format!("{} frames from {} clips", out.motion().n_frames(), clips.len()));
     finish(&args.output, &inputs, &out, &notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order_compares_digit_runs_as_numbers() {
+        let mut v: Vec<PathBuf> = [
+            "t/take10.bvh",
+            "t/take2.bvh",
+            "t/take02.bvh",
+            "t/take1.bvh",
+            "t/b/take3.bvh",
+            "t/Take5.bvh",
+            "t/take.bvh",
+            "t/take1a.bvh",
+            "t/take100.bvh",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        v.sort_by(|a, b| natural_cmp(a, b));
+        let got: Vec<&str> = v.iter().map(|p| p.to_str().unwrap()).collect();
+        assert_eq!(
+            got,
+            [
+                "t/Take5.bvh",
+                "t/b/take3.bvh",
+                "t/take.bvh",
+                "t/take1.bvh",
+                "t/take1a.bvh",
+                "t/take2.bvh",
+                "t/take02.bvh",
+                "t/take10.bvh",
+                "t/take100.bvh",
+            ]
+        );
+        assert_eq!(natural_cmp(Path::new("a9"), Path::new("a9")), std::cmp::Ordering::Equal);
+    }
 }

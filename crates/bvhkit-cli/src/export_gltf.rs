@@ -2,6 +2,7 @@
 //! extension. glTF 2.0 (`.glb`, `.gltf`) here (`bvhkit-gltf`); Parquet and
 //! NPZ datasets in `export_dataset.rs` (`bvhkit-dataset`).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -11,6 +12,7 @@ use bvhkit_gltf::{BufferUri, ExportOptions, Scale, Up, export};
 use crate::PosMode;
 use crate::io::{
     Input, expand_rel, load, located_warning, par_map, refuse_overwriting_input, write_atomic,
+    write_atomic_all,
 };
 
 /// The long help of `bvh export` (`bvh export --help`).
@@ -207,8 +209,11 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
             let bin = out.with_extension("bin");
             let uri = bin.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let text = x.to_gltf(&BufferUri::File(uri))?;
-            write_atomic(&bin, |w| Ok(w.write_all(&x.buffer)?))?;
-            write_atomic(out, |w| Ok(w.write_all(text.as_bytes())?))?;
+            // The .bin first, then the .gltf that names it, both only once both are complete.
+            write_atomic_all(&mut [
+                (bin.as_path(), &mut |w: &mut dyn Write| Ok(w.write_all(&x.buffer)?)),
+                (out, &mut |w: &mut dyn Write| Ok(w.write_all(text.as_bytes())?)),
+            ])?;
         }
         Format::Gltf => {
             let text = x.to_gltf(&BufferUri::Embedded)?;

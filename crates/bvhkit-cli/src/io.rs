@@ -8,12 +8,13 @@
 //! only once it is complete, so the target is always the old file or the
 //! whole new one, and nothing stays behind after a crash or `kill -9`;
 //! devices, FIFOs and `/dev/stdout`-style names are written through, and a
-//! symbolic link is followed to the file it names.
+//! symbolic link is followed to the file it names. A regular file with other
+//! hard links is refused unless `--break-links` is given (see [`destination`]).
 
 use std::fs::File;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -27,6 +28,7 @@ const MAP_AT_LEAST: u64 = 1 << 20;
 
 static MAX_SIZE: AtomicU64 = AtomicU64::new(DEFAULT_MAX_SIZE);
 static SKIPPED: AtomicUsize = AtomicUsize::new(0);
+static BREAK_LINKS: AtomicBool = AtomicBool::new(false);
 
 /// Sets the largest input read whole from a pipe, device or standard input.
 pub(crate) fn set_max_size(bytes: u64) {
@@ -35,6 +37,13 @@ pub(crate) fn set_max_size(bytes: u64) {
 
 fn max_size() -> u64 {
     MAX_SIZE.load(Ordering::Relaxed)
+}
+
+/// Lets outputs replace a regular file that has other hard links
+/// (`--break-links`): the named file gets the new contents, the other names
+/// keep the old ones.
+pub(crate) fn set_break_links(yes: bool) {
+    BREAK_LINKS.store(yes, Ordering::Relaxed);
 }
 
 /// How many paths were skipped with a warning while walking directories.
@@ -322,7 +331,11 @@ pub(crate) enum Dest {
 }
 
 /// Finds where `path` leads. Symbolic links are followed (so a link is never
-/// replaced by a regular file: its target is), up to 40 of them.
+/// replaced by a regular file: its target is), up to 40 of them. A regular
+/// file with more than one hard link is refused unless `--break-links` was
+/// given ([`set_break_links`]): replacing it by a rename would give this name
+/// the new contents and silently leave the other names with the old ones,
+/// and writing into it in place could leave it half-written.
 pub(crate) fn destination(path: &Path) -> Result<Dest> {
     let s = path.as_os_str();
     if s == "-" || s == "/dev/stdout" || s == "/dev/fd/1" || s == "/proc/self/fd/1" {
@@ -350,10 +363,35 @@ pub(crate) fn destination(path: &Path) -> Result<Dest> {
             }
             Ok(m) if m.is_dir() => bail!("{}: is a directory", path.display()),
             Ok(m) if !m.is_file() => return Ok(Dest::Through(p)),
-            _ => return Ok(Dest::Replace(p)),
+            Ok(m) => {
+                refuse_hard_link(path, &m)?;
+                return Ok(Dest::Replace(p));
+            }
+            Err(_) => return Ok(Dest::Replace(p)),
         }
     }
     bail!("{}: too many levels of symbolic links", path.display())
+}
+
+/// Refuses to replace a regular file that has other hard links, naming the
+/// link count, unless `--break-links` was given.
+fn refuse_hard_link(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let links = meta.nlink();
+        if links > 1 && !BREAK_LINKS.load(Ordering::Relaxed) {
+            bail!(
+                "{}: has {links} hard links; replacing it would leave the other {} with the old \
+                 contents (write elsewhere, or pass --break-links to replace this name only)",
+                path.display(),
+                if links == 2 { "name".to_string() } else { format!("{} names", links - 1) }
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, meta);
+    Ok(())
 }
 
 /// A file being written that replaces its target only when complete.
@@ -399,6 +437,13 @@ impl AtomicFile {
     /// (best effort: changing the owner needs privileges), and puts it in
     /// place of the target in one rename.
     pub(crate) fn commit(self) -> Result<()> {
+        self.stage()?.publish()
+    }
+
+    /// Everything [`AtomicFile::commit`] does but the rename: the file is
+    /// synced and has a temporary name beside the target (removed if the
+    /// [`Staged`] is dropped unpublished).
+    fn stage(self) -> Result<Staged> {
         let AtomicFile { file, target, named } = self;
         let what = || format!("writing {}", target.display());
         file.sync_all().with_context(what)?;
@@ -407,7 +452,25 @@ impl AtomicFile {
             Some(p) => p,
             None => link_anonymous(&file, folder_of(&target)).with_context(what)?,
         };
-        named.persist(&target).map_err(|e| e.error).with_context(what)?;
+        Ok(Staged { named, target })
+    }
+}
+
+/// A complete file under a temporary name beside its target, waiting for
+/// its rename; dropped unpublished, the temporary name is removed.
+struct Staged {
+    named: tempfile::TempPath,
+    target: PathBuf,
+}
+
+impl Staged {
+    /// Renames the file over its target.
+    fn publish(self) -> Result<()> {
+        let Staged { named, target } = self;
+        named
+            .persist(&target)
+            .map_err(|e| e.error)
+            .with_context(|| format!("writing {}", target.display()))?;
         Ok(())
     }
 }
@@ -595,6 +658,41 @@ pub(crate) fn write_atomic(
         w.flush()?;
     }
     out.finish()
+}
+
+/// What writes one output's bytes (see [`write_atomic_all`]).
+pub(crate) type WriteFn<'a> = dyn FnMut(&mut dyn Write) -> Result<()> + 'a;
+
+/// Writes outputs that belong together (a `.gltf` and the `.bin` it names)
+/// so that a reader never sees one without its partner: every output is
+/// written completely into its temporary file first, then all are synced
+/// and named, then renamed into place in the order given (the file that is
+/// referred to first). Any failure before the renames removes every
+/// temporary file and leaves every target as it was; outputs written
+/// through (devices, FIFOs) cannot be held back and get their bytes as they
+/// are written.
+pub(crate) fn write_atomic_all(outputs: &mut [(&Path, &mut WriteFn<'_>)]) -> Result<()> {
+    let mut written = Vec::with_capacity(outputs.len());
+    for (path, write) in outputs.iter_mut() {
+        let mut out = open_output(path)?;
+        {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
+            write(&mut w)?;
+            w.flush()?;
+        }
+        written.push(out);
+    }
+    let mut staged = Vec::with_capacity(written.len());
+    for out in written {
+        match out {
+            Output::Atomic(a) => staged.push(Some(a.stage()?)),
+            other => {
+                other.finish()?;
+                staged.push(None);
+            }
+        }
+    }
+    staged.into_iter().flatten().try_for_each(Staged::publish)
 }
 
 fn temp_builder(suffix: &str) -> tempfile::Builder<'_, '_> {
@@ -824,15 +922,7 @@ mod tests {
         assert!(destination(&selfish).unwrap_err().to_string().contains("too many levels"));
     }
 
-    /// Every file in `dir`, by name.
-    fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
+    use bvhkit_testdata::file_names as names;
 
     #[test]
     fn atomic_files_replace_only_when_committed() {
@@ -883,5 +973,77 @@ mod tests {
             );
             assert_eq!(names(dir.path()), ["fresh.csv", "out.bvh"]);
         }
+    }
+
+    #[test]
+    fn pairs_are_published_together_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let (bin, gltf) = (dir.path().join("a.bin"), dir.path().join("a.gltf"));
+        std::fs::write(&bin, "old bin").unwrap();
+        std::fs::write(&gltf, "old gltf").unwrap();
+        let pair = |fail_bin: bool, fail_gltf: bool| {
+            let mut b = |w: &mut dyn Write| {
+                w.write_all(b"new bin")?;
+                if fail_bin { bail!("injected bin failure") } else { Ok(()) }
+            };
+            let mut g = |w: &mut dyn Write| {
+                w.write_all(b"new gltf")?;
+                if fail_gltf { bail!("injected gltf failure") } else { Ok(()) }
+            };
+            write_atomic_all(&mut [(bin.as_path(), &mut b), (gltf.as_path(), &mut g)])
+        };
+        // A failure in either file, the second one after the first is complete:
+        // the old pair stays as it was, and no temporary file is left.
+        for (fail_bin, fail_gltf) in [(true, false), (false, true)] {
+            let e = pair(fail_bin, fail_gltf).unwrap_err().to_string();
+            assert!(e.starts_with("injected"), "{e}");
+            assert_eq!(std::fs::read_to_string(&bin).unwrap(), "old bin");
+            assert_eq!(std::fs::read_to_string(&gltf).unwrap(), "old gltf");
+            assert_eq!(names(dir.path()), ["a.bin", "a.gltf"]);
+        }
+        pair(false, false).unwrap();
+        assert_eq!(std::fs::read_to_string(&bin).unwrap(), "new bin");
+        assert_eq!(std::fs::read_to_string(&gltf).unwrap(), "new gltf");
+        assert_eq!(names(dir.path()), ["a.bin", "a.gltf"]);
+        // The second target cannot be opened (its folder is missing): nothing appears.
+        let lonely = dir.path().join("b.bin");
+        let missing = dir.path().join("no/such/folder/b.gltf");
+        let mut b = |w: &mut dyn Write| Ok(w.write_all(b"bin")?);
+        let mut g = |w: &mut dyn Write| Ok(w.write_all(b"gltf")?);
+        assert!(
+            write_atomic_all(&mut [(lonely.as_path(), &mut b), (missing.as_path(), &mut g)])
+                .is_err()
+        );
+        assert_eq!(names(dir.path()), ["a.bin", "a.gltf"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn hard_linked_outputs_are_refused_unless_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.bvh"), dir.path().join("b.bvh"));
+        std::fs::write(&a, "shared").unwrap();
+        std::fs::hard_link(&a, &b).unwrap();
+        let e = destination(&b).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}: has 2 hard links; replacing it would leave the other name with the old \
+                 contents (write elsewhere, or pass --break-links to replace this name only)",
+                b.display()
+            )
+        );
+        // Through a symbolic link too: the file at its end is what counts.
+        let link = dir.path().join("link.bvh");
+        std::os::unix::fs::symlink("a.bvh", &link).unwrap();
+        assert!(destination(&link).unwrap_err().to_string().contains("has 2 hard links"));
+        assert!(write_atomic(&b, |w| Ok(w.write_all(b"new")?)).is_err());
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "shared");
+        std::fs::hard_link(&a, dir.path().join("c.bvh")).unwrap();
+        assert!(destination(&a).unwrap_err().to_string().contains("the other 2 names"));
+        // A new file, or a file with one link, is fine.
+        assert!(destination(&dir.path().join("new.bvh")).is_ok());
+        std::fs::write(dir.path().join("one.bvh"), "x").unwrap();
+        assert!(destination(&dir.path().join("one.bvh")).is_ok());
     }
 }

@@ -3,11 +3,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use bvhkit::mix::layer::{LayerOptions, layer_named};
 use bvhkit::mix::weights::Weight;
 
-use crate::concat::{finish, inputs, load_all, parse_weight};
+use crate::concat::{parse_weight, run_pair};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Add a clip's motion since its reference pose on top of another clip (an additive layer).
@@ -53,17 +53,8 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
-    let inputs = inputs(&[args.base.clone(), args.add.clone()])?;
-    crate::io::refuse_overwriting_input(&args.output, &inputs)?;
-    let mut notes = Vec::new();
-    let clips = load_all(&inputs, args.strict, &mut notes)?;
     let opts = LayerOptions { weight: args.weight, joints: args.joints, reference: args.reference };
-    let (out, report) =
-        layer_named(&clips[0], &inputs[0].display(), &clips[1], &inputs[1].display(), &opts)
-            .map_err(|e| anyhow!("{e}"))?;
-    let r = report.to_string();
-    if !r.is_empty() {
-        notes.push(r);
-    }
-    finish(&args.output, &inputs, &out, &notes)
+    run_pair(&args.base, &args.add, &args.output, args.strict, |a, an, b, bn| {
+        layer_named(a, an, b, bn, &opts)
+    })
 }

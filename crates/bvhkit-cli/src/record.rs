@@ -948,40 +948,28 @@ pub(crate) fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
             let local = if target.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
             let socket = UdpSocket::bind(local)?;
             socket.connect(target)?;
-            let mut replay = SensorReplay::new(&bvh, &config)?;
-            socket.send(REPLAY_HEADER.as_bytes())?;
-            let mut text = String::new();
-            let mut samples = 0;
-            for i in 0..frames {
-                text.clear();
-                samples += replay.frame(i, &mut text);
-                pacer.wait(i);
-                for datagram in datagrams(text.as_bytes()) {
+            let samples = replay_sensors(&bvh, &config, &mut pacer, |_, text| {
+                for datagram in datagrams(text) {
                     socket
                         .send(datagram)
                         .with_context(|| format!("{}: cannot send", escape(to)))?;
                 }
-            }
+                Ok(())
+            })?;
             socket.send(b"")?;
             eprintln!("bvh: sent {frames} frames ({samples} samples) to {}", escape(to));
         }
         (ReplayAs::Sensors, "tcp") => {
             let mut stream = connect(addr, Duration::from_secs(10), to)?;
-            let mut replay = SensorReplay::new(&bvh, &config)?;
-            stream.write_all(REPLAY_HEADER.as_bytes())?;
-            let mut text = String::new();
-            let mut samples = 0;
-            for i in 0..frames {
-                text.clear();
-                samples += replay.frame(i, &mut text);
-                pacer.wait(i);
-                stream.write_all(text.as_bytes()).map_err(|e| {
-                    anyhow::anyhow!(
+            let samples = replay_sensors(&bvh, &config, &mut pacer, |i, text| {
+                stream.write_all(text).map_err(|e| match i {
+                    Some(i) => anyhow::anyhow!(
                         "{}: the connection failed after {i} of {frames} frames: {e}",
                         escape(to)
-                    )
-                })?;
-            }
+                    ),
+                    None => e.into(),
+                })
+            })?;
             stream.shutdown(std::net::Shutdown::Write)?;
             eprintln!("bvh: sent {frames} frames ({samples} samples) to {}", escape(to));
         }
@@ -1013,6 +1001,28 @@ pub(crate) fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
         _ => bail!("--to {}: expected udp://HOST:PORT or tcp://HOST:PORT", escape(to)),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Replays `bvh` as sensor samples through `send`: the header (frame
+/// `None`), then each frame's sample lines (`Some(i)`), paced. Returns the
+/// number of samples sent.
+fn replay_sensors(
+    bvh: &Bvh,
+    config: &Config,
+    pacer: &mut Pacer,
+    mut send: impl FnMut(Option<usize>, &[u8]) -> Result<()>,
+) -> Result<usize> {
+    let mut replay = SensorReplay::new(bvh, config)?;
+    send(None, REPLAY_HEADER.as_bytes())?;
+    let mut text = String::new();
+    let mut samples = 0;
+    for i in 0..bvh.motion().n_frames() {
+        text.clear();
+        samples += replay.frame(i, &mut text);
+        pacer.wait(i);
+        send(Some(i), text.as_bytes())?;
+    }
+    Ok(samples)
 }
 
 /// Cuts `text` (whole lines) into datagrams of at most [`MAX_DATAGRAM`]

@@ -13,6 +13,14 @@ fn run(args: &[&str]) -> Output {
     bvh().args(args).output().unwrap()
 }
 
+/// [`run`], failing the test with the command's stderr unless it succeeded.
+#[track_caller]
+fn run_ok(args: &[&str]) -> Output {
+    let o = run(args);
+    assert!(o.status.success(), "bvh {}: {}", args.join(" "), stderr(&o));
+    o
+}
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../bvhkit/tests/data/quirks").join(name)
 }
@@ -36,8 +44,7 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn info_text_and_json() {
-    let o = run(&["info", &fx("two_roots.bvh")]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_ok(&["info", &fx("two_roots.bvh")]);
     let s = stdout(&o);
     assert!(s.contains("roots:           Hips, Prop"), "{s}");
     assert!(s.contains("joints:          3 (+ 1 End Sites)"), "{s}");
@@ -232,8 +239,7 @@ fn fmt_reads_standard_input_and_walks_directories() {
     std::fs::copy(fixture("bom.bvh"), src.path().join("b.bvh")).unwrap();
     std::fs::write(src.path().join("notes.txt"), "not bvh").unwrap();
     let out = tempfile::tempdir().unwrap();
-    let o = run(&["fmt", src.path().to_str().unwrap(), "-o", out.path().to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["fmt", src.path().to_str().unwrap(), "-o", out.path().to_str().unwrap()]);
     let mut names: Vec<String> = std::fs::read_dir(out.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -265,8 +271,7 @@ fn fmt_directories_keep_their_folders_and_never_collide() {
 
     // -o OUT recreates the folders.
     let out = tempfile::tempdir().unwrap();
-    let o = run(&["fmt", d, "-o", out.path().to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["fmt", d, "-o", out.path().to_str().unwrap()]);
     let canonical = std::fs::read_to_string(fixture("crlf.bvh")).unwrap().replace("\r\n", "\n");
     for f in ["a/x.bvh", "b/x.bvh", "a/deep/y.bvh", "z.bvh"] {
         assert_eq!(std::fs::read_to_string(out.path().join(f)).unwrap(), canonical, "{f}");
@@ -311,15 +316,12 @@ fn fmt_refuses_repairs_that_invent_or_discard_values() {
         stderr(&o)
     );
     assert!(!out.exists());
-    let o = run(&["fmt", &cut, "-o", out.to_str().unwrap(), "--repair"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["fmt", &cut, "-o", out.to_str().unwrap(), "--repair"]);
     let repaired = bvhkit::Bvh::parse(std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(repaired.motion().n_frames(), 2);
     // Lossless repairs need no option.
-    let o = run(&["fmt", &fx("frames_too_many.bvh")]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(&["fmt", &fx("no_final_newline.bvh")]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["fmt", &fx("frames_too_many.bvh")]);
+    run_ok(&["fmt", &fx("no_final_newline.bvh")]);
 
     let Some(corpus) = corpus() else { return };
     let f = corpus.join("malformed_132_channels_66_values_per_row.bvh");
@@ -336,8 +338,7 @@ fn fmt_refuses_repairs_that_invent_or_discard_values() {
         stderr(&o)
     );
     assert!(!out.exists());
-    let o = run(&["fmt", f, "-o", out.to_str().unwrap(), "--repair"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["fmt", f, "-o", out.to_str().unwrap(), "--repair"]);
     let repaired = bvhkit::Bvh::parse(std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(repaired.motion().n_frames(), 45);
     assert!(repaired.motion().frame(0)[66..].iter().all(|&v| v == 0.0));
@@ -395,8 +396,9 @@ fn no_command_writes_over_its_input() {
         assert!(stderr(&o).contains("refusing to overwrite it"), "{args:?}: {}", stderr(&o));
         assert_eq!(std::fs::read(&a).unwrap(), original, "{args:?}");
     }
-    let o = run(&["fmt", "--in-place", &a]);
-    assert!(o.status.success(), "--in-place is the one way to rewrite an input");
+    // --in-place is the one way to rewrite an input (this one has hard
+    // links, which --break-links lets go: tests/cli/outputs.rs).
+    run_ok(&["fmt", "--in-place", &a, "--break-links"]);
 }
 
 #[test]
@@ -445,8 +447,7 @@ fn unknown_output_extensions_are_refused() {
     assert!(!csv.exists());
     // A directory spelled with a final slash is a directory, even before it exists.
     let sub = format!("{}/new/", dir.path().display());
-    let o = run(&["fmt", &f, "-o", &sub]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["fmt", &f, "-o", &sub]);
     assert!(dir.path().join("new/crlf.bvh").is_file());
 }
 
@@ -498,9 +499,7 @@ fn bad_ranges_and_numbers_are_refused_with_the_valid_range() {
         assert!(!e.contains("panicked"), "{e}");
     }
     assert!(!Path::new(gif).exists());
-    let o =
-        run(&["render", &f, "-o", gif, "--fps", "12.5", "--azimuth", "-360", "--elevation", "89"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["render", &f, "-o", gif, "--fps", "12.5", "--azimuth", "-360", "--elevation", "89"]);
 }
 
 /// Runs `bvh ARGS` with standard output to a file and at most 1 GB of
@@ -638,8 +637,7 @@ fn positions_csv_json_npy_agree_with_the_library() {
     let all = fk.positions_all(bvh.motion());
     let n = bvh.skeleton().len();
 
-    let o = run(&["positions", &f]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_ok(&["positions", &f]);
     let s = stdout(&o);
     let lines: Vec<&str> = s.lines().collect();
     assert_eq!(lines[0], "frame,joint,x,y,z");
@@ -660,8 +658,7 @@ fn positions_csv_json_npy_agree_with_the_library() {
 
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("p.npy");
-    let o = run(&["positions", &f, "-o", out.to_str().unwrap(), "--dtype", "f64"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["positions", &f, "-o", out.to_str().unwrap(), "--dtype", "f64"]);
     let bytes = std::fs::read(&out).unwrap();
     assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
     let hlen = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
@@ -700,8 +697,7 @@ fn rotations_in_every_representation() {
         let mut args =
             vec!["rotations", f.as_str(), "--repr", repr, "--frames", "1", "--joints", "Spine"];
         args.extend_from_slice(extra);
-        let o = run(&args);
-        assert!(o.status.success(), "{}", stderr(&o));
+        let o = run_ok(&args);
         let s = stdout(&o);
         let line = s.lines().nth(1).unwrap().to_string();
         line.split(',').skip(2).filter_map(|v| v.parse().ok()).collect()
@@ -754,8 +750,7 @@ fn rotations_continuous_in_the_joints_own_order() {
     let rows = |extra: &[&str]| -> Vec<[f64; 3]> {
         let mut args = vec!["rotations", f, "--repr", "euler", "--joints", "Hips"];
         args.extend_from_slice(extra);
-        let o = run(&args);
-        assert!(o.status.success(), "{}", stderr(&o));
+        let o = run_ok(&args);
         stdout(&o)
             .lines()
             .skip(1)
@@ -869,8 +864,7 @@ fn broken_pipe_exits_quietly() {
 fn the_whole_corpus() {
     let Some(dir) = corpus() else { return };
     let d = dir.to_str().unwrap();
-    let o = run(&["info", "--json", d]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_ok(&["info", "--json", d]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 41);
     let o = run(&["check", d]);
@@ -899,8 +893,7 @@ fn the_whole_corpus() {
     let f = dir.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
     let out = tempfile::tempdir().unwrap();
     let npy = out.path().join("x.npy");
-    let o = run(&["positions", f.to_str().unwrap(), "-o", npy.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["positions", f.to_str().unwrap(), "-o", npy.to_str().unwrap()]);
     let bytes = std::fs::read(&npy).unwrap();
     assert!(String::from_utf8_lossy(&bytes[..128]).contains("'shape': (358, 27, 3)"));
 }
@@ -981,7 +974,7 @@ fn render_png_gif_sheet_deterministically() {
     let a = dir.path().join("a.png");
     let b = dir.path().join("b.png");
     for out in [&a, &b] {
-        let o = run(&[
+        run_ok(&[
             "render",
             &fx("crlf.bvh"),
             &fx("two_roots.bvh"),
@@ -994,7 +987,6 @@ fn render_png_gif_sheet_deterministically() {
             "--background",
             "#ffffff",
         ]);
-        assert!(o.status.success(), "{}", stderr(&o));
     }
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "same input, same bytes");
     let (w, h, px) = decode_png(&a);
@@ -1004,12 +996,11 @@ fn render_png_gif_sheet_deterministically() {
     assert!(non_white > 200, "something is drawn: {non_white} pixels");
 
     let gif = dir.path().join("a.gif");
-    let o = run(&["render", &fx("crlf.bvh"), "-o", gif.to_str().unwrap(), "--size", "64x48"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["render", &fx("crlf.bvh"), "-o", gif.to_str().unwrap(), "--size", "64x48"]);
     assert!(std::fs::read(&gif).unwrap().starts_with(b"GIF89a"));
 
     let sheet = dir.path().join("s.png");
-    let o = run(&[
+    run_ok(&[
         "render",
         &fx("crlf.bvh"),
         "--contact-sheet",
@@ -1022,7 +1013,6 @@ fn render_png_gif_sheet_deterministically() {
         "-o",
         sheet.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(decode_png(&sheet).0, 100);
 
     let o = run(&["render", &fx("crlf.bvh"), "-o", dir.path().join("x.jpg").to_str().unwrap()]);
@@ -1065,7 +1055,7 @@ fn view_shows_the_skeleton_in_a_window() {
     let file = c.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
     let dir = tempfile::tempdir().unwrap();
     let shot = dir.path().join("view.png");
-    let o = run(&[
+    run_ok(&[
         "view",
         file.to_str().unwrap(),
         "--frame",
@@ -1075,7 +1065,6 @@ fn view_shows_the_skeleton_in_a_window() {
         "--screenshot",
         shot.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let side: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("view.png.json")).unwrap()).unwrap();
     let (w, _h, rgba) = decode_png(&shot);
@@ -1299,7 +1288,7 @@ fn render_draws_every_corpus_file() {
     // the 12 s kick) and as a contact sheet (a figure in every cell).
     let kick = dir.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
     let gif = out.path().join("kick.gif");
-    let o = run(&[
+    run_ok(&[
         "render",
         kick.to_str().unwrap(),
         "-o",
@@ -1309,7 +1298,6 @@ fn render_draws_every_corpus_file() {
         "--fps",
         "10",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let bytes = std::fs::read(&gif).unwrap();
     assert!(bytes.starts_with(b"GIF89a"));
     assert_eq!(
@@ -1320,7 +1308,7 @@ fn render_draws_every_corpus_file() {
     let frames = bytes.windows(3).filter(|w| *w == [0x21, 0xF9, 0x04]).count();
     assert!((119..=121).contains(&frames), "{frames} GIF frames");
     let sheet = out.path().join("sheet.png");
-    let o = run(&[
+    run_ok(&[
         "render",
         kick.to_str().unwrap(),
         "--contact-sheet",
@@ -1333,7 +1321,6 @@ fn render_draws_every_corpus_file() {
         "-o",
         sheet.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let (w, h, rgba) = decode_png(&sheet);
     assert_eq!((w, h), (200, 160));
     for cell in 0..4 {
@@ -1347,7 +1334,7 @@ fn render_draws_every_corpus_file() {
 
     // A CMU walker (about 26 units tall) and an elephant in metres.
     let both = out.path().join("both.png");
-    let o = run(&[
+    let o = run_ok(&[
         "render",
         dir.join("cmu_01_01_walk_cgspeed_mb_names.bvh").to_str().unwrap(),
         dir.join("truebones_elephant_idle_6ch_every_joint.bvh").to_str().unwrap(),
@@ -1356,7 +1343,6 @@ fn render_draws_every_corpus_file() {
         "--size",
         "320x180",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("drawn at one scale"), "{}", stderr(&o));
     let (_, _, rgba) = decode_png(&both);
     // Shading varies each figure's colour, but not its hue: the first is
@@ -1396,7 +1382,7 @@ fn render_mp4_of_a_corpus_file() {
     let out = tempfile::tempdir().unwrap();
     let mp4 = out.path().join("kick.mp4");
     let kick = dir.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
-    let o = run(&[
+    run_ok(&[
         "render",
         kick.to_str().unwrap(),
         "-o",
@@ -1406,7 +1392,6 @@ fn render_mp4_of_a_corpus_file() {
         "--frames",
         "0..45",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let probe = Command::new("ffprobe")
         .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
         .args(["-show_entries", "stream=codec_name,width,height,nb_read_frames", "-of", "csv=p=0"])
@@ -1493,8 +1478,7 @@ fn endless_input_stops_at_the_size_limit() {
 }
 
 fn canonical(name: &str) -> Vec<u8> {
-    let o = run(&["fmt", &fx(name)]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_ok(&["fmt", &fx(name)]);
     o.stdout
 }
 
@@ -1518,8 +1502,7 @@ fn outputs_to_devices_fifos_and_descriptors_are_written_through() {
     }
 
     // /dev/stdout is standard output.
-    let o = run(&["fmt", &f, "-o", "/dev/stdout"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_ok(&["fmt", &f, "-o", "/dev/stdout"]);
     assert_eq!(o.stdout, want);
 
     // What `-o >(cmd)` passes: /dev/fd/N of a pipe.
@@ -1595,8 +1578,7 @@ fn symlinked_outputs_replace_the_target_and_keep_the_link_owner_and_mode() {
     let link2 = dir.path().join("link2.bvh");
     std::os::unix::fs::symlink("link.bvh", &link2).unwrap();
 
-    let o = run(&["fmt", "--in-place", link2.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["fmt", "--in-place", link2.to_str().unwrap()]);
     for l in [&link, &link2] {
         assert!(std::fs::symlink_metadata(l).unwrap().file_type().is_symlink(), "the link stays");
     }
@@ -1614,8 +1596,7 @@ fn symlinked_outputs_replace_the_target_and_keep_the_link_owner_and_mode() {
     // -o through a link whose target does not exist yet creates the target.
     let dangling = dir.path().join("new.csv");
     std::os::unix::fs::symlink("real/new.csv", &dangling).unwrap();
-    let o = run(&["positions", &fx("crlf.bvh"), "-o", dangling.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["positions", &fx("crlf.bvh"), "-o", dangling.to_str().unwrap()]);
     assert!(std::fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink());
     assert!(
         std::fs::read_to_string(real_dir.join("new.csv"))
@@ -1786,7 +1767,7 @@ fn positions_and_rotations_of_folders_into_an_output_folder() {
     std::fs::write(inp.join("sub/notes.txt"), "not BVH").unwrap();
     let extra = fixture("one_line.bvh");
     let out = dir.path().join("out");
-    let o = run(&[
+    run_ok(&[
         "positions",
         inp.to_str().unwrap(),
         extra.to_str().unwrap(),
@@ -1799,7 +1780,6 @@ fn positions_and_rotations_of_folders_into_an_output_folder() {
         "-j",
         "2",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let mut made: Vec<String> = walk_names(&out);
     made.sort();
     assert_eq!(
@@ -1864,7 +1844,7 @@ fn positions_and_rotations_of_folders_into_an_output_folder() {
     // Rotations: one CSV per input, each the same as the single-file output.
     let rot = dir.path().join("rot");
     std::fs::create_dir(&rot).unwrap();
-    let o = run(&[
+    run_ok(&[
         "rotations",
         inp.to_str().unwrap(),
         "-o",
@@ -1874,14 +1854,13 @@ fn positions_and_rotations_of_folders_into_an_output_folder() {
         "-j",
         "1",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let single =
         run(&["rotations", inp.join("sub/deeper/crlf.BVH").to_str().unwrap(), "--repr", "euler"]);
     assert_eq!(std::fs::read(rot.join("sub/deeper/crlf.csv")).unwrap(), single.stdout);
 
     // A subset of joints: parents point at the nearest exported ancestor.
     let sub = dir.path().join("subset.npy");
-    let o = run(&[
+    run_ok(&[
         "positions",
         &fx("two_roots.bvh"),
         "--joints",
@@ -1889,7 +1868,6 @@ fn positions_and_rotations_of_folders_into_an_output_folder() {
         "-o",
         sub.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let side: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("subset.npy.json")).unwrap())
             .unwrap();
@@ -1946,15 +1924,13 @@ fn export_gltf_files_and_folders() {
     let dir = tempfile::tempdir().unwrap();
     let f = fx("crlf.bvh");
     let d = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
-    let o = run(&["export", &f, "-o", &d("a.glb")]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_ok(&["export", &f, "-o", &d("a.glb")]);
     assert!(stderr(&o).contains("to metres"), "the unit applied is said: {}", stderr(&o));
     let glb = std::fs::read(d("a.glb")).unwrap();
     assert_eq!(&glb[..4], b"glTF");
     assert_eq!(u32::from_le_bytes(glb[8..12].try_into().unwrap()) as usize, glb.len());
     // JSON with a side buffer, file numbers kept.
-    let o = run(&["export", &f, "-o", &d("b.gltf"), "--bin-file", "--scale", "1", "--no-mesh"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["export", &f, "-o", &d("b.gltf"), "--bin-file", "--scale", "1", "--no-mesh"]);
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d("b.gltf")).unwrap()).unwrap();
     assert_eq!(doc["buffers"][0]["uri"], "b.bin");
@@ -1962,23 +1938,20 @@ fn export_gltf_files_and_folders() {
     assert_eq!(doc["extras"]["bvhkit"]["metres_per_unit"], 1.0);
     assert!(doc.get("skins").is_none(), "--no-mesh");
     // Embedded buffer.
-    let o = run(&["export", &f, "-o", &d("c.gltf")]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["export", &f, "-o", &d("c.gltf")]);
     assert!(
         std::fs::read_to_string(d("c.gltf"))
             .unwrap()
             .contains("data:application/octet-stream;base64,")
     );
     // Several inputs: one file each under a folder.
-    let o = run(&["export", &f, &fx("bom.bvh"), "-o", &format!("{}/out/", dir.path().display())]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&["export", &f, &fx("bom.bvh"), "-o", &format!("{}/out/", dir.path().display())]);
     assert!(dir.path().join("out/crlf.glb").is_file() && dir.path().join("out/bom.glb").is_file());
     let o = run(&["export", &f, &fx("bom.bvh"), "-o", &d("one.glb")]);
     assert_eq!(o.status.code(), Some(2), "several inputs to one file");
     // The dataset formats go to bvhkit-dataset (tested there); never over an input.
     for ext in ["parquet", "npz"] {
-        let o = run(&["export", &f, "-o", &d(&format!("x.{ext}"))]);
-        assert!(o.status.success(), "{}", stderr(&o));
+        run_ok(&["export", &f, "-o", &d(&format!("x.{ext}"))]);
         assert!(std::fs::metadata(d(&format!("x.{ext}"))).unwrap().len() > 0);
     }
     let a = d("in.glb");
@@ -2262,7 +2235,7 @@ fn render_serve_and_view_guess_the_same_units() {
         if std::env::var_os("DISPLAY").is_some_and(|d| !d.is_empty()) {
             let shot = tempfile::tempdir().unwrap();
             let png = shot.path().join("v.png");
-            let o = run(&[
+            run_ok(&[
                 "view",
                 file.to_str().unwrap(),
                 "--size",
@@ -2270,7 +2243,6 @@ fn render_serve_and_view_guess_the_same_units() {
                 "--screenshot",
                 png.to_str().unwrap(),
             ]);
-            assert!(o.status.success(), "{}", stderr(&o));
             let side: serde_json::Value =
                 serde_json::from_slice(&std::fs::read(shot.path().join("v.png.json")).unwrap())
                     .unwrap();
@@ -2297,6 +2269,8 @@ mod edit;
 mod edit_b;
 #[path = "cli/mix.rs"]
 mod mix;
+#[path = "cli/outputs.rs"]
+mod outputs;
 /// `bvh view` with a broken file beside a good one plays the good one,
 /// lists the broken one in the window (the sidecar's `errors`) and on
 /// stderr, and exits 1; with only the broken one it exits 2.
@@ -2391,21 +2365,18 @@ fn export_gltf_up_axis() {
     let doc = |n: &str| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(d(n)).unwrap()).unwrap()
     };
-    let o = run(&["export", &f, "-o", &d("auto.gltf"), "--scale", "1"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_ok(&["export", &f, "-o", &d("auto.gltf"), "--scale", "1"]);
     assert!(stderr(&o).contains("up axis detected z"), "{}", stderr(&o));
     assert!(stderr(&o).contains("converted from z to Y up"), "{}", stderr(&o));
     let a = doc("auto.gltf");
     assert_eq!(a["extras"]["bvhkit"]["source_up_axis"], "z");
     assert_eq!(a["nodes"][3]["translation"], serde_json::json!([10.0, -90.0, -5.0]));
-    let o = run(&["export", &f, "-o", &d("given.gltf"), "--scale", "1", "--up", "z"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_ok(&["export", &f, "-o", &d("given.gltf"), "--scale", "1", "--up", "z"]);
     assert!(stderr(&o).contains("up axis z given, converted to Y up"), "{}", stderr(&o));
     assert_eq!(doc("given.gltf")["nodes"], a["nodes"]);
     for up in ["keep", "y"] {
         let n = format!("{up}.gltf");
-        let o = run(&["export", &f, "-o", &d(&n), "--scale", "1", "--up", up]);
-        assert!(o.status.success(), "{}", stderr(&o));
+        run_ok(&["export", &f, "-o", &d(&n), "--scale", "1", "--up", up]);
         assert_eq!(doc(&n)["nodes"][3]["translation"], serde_json::json!([10.0, 5.0, -90.0]));
     }
     let o = run(&["export", &f, "-o", &d("bad.glb"), "--up", "w"]);

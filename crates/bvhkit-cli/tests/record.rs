@@ -196,6 +196,34 @@ fn killed_recording_keeps_every_completed_frame_and_fmt_repairs_the_count() {
     }
 }
 
+/// `bvh record` of the fixture config from UDP on a free loopback port
+/// (`--idle 30`, `extra` flags, `-o take.bvh`) in `d`: the child, its
+/// stderr, and the address it said it listens on.
+fn record_udp(
+    d: &Path,
+    extra: &[&str],
+) -> (std::process::Child, std::io::BufReader<std::process::ChildStderr>, String) {
+    use std::io::BufRead;
+    let mut child = bvh()
+        .current_dir(d)
+        .args(["record", "--config", "two_sensors.toml", "--input", "udp://127.0.0.1:0"])
+        .args(["--idle", "30"])
+        .args(extra)
+        .args(["-o", "take.bvh"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("bvh: listening on udp://")
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_string();
+    (child, err, addr)
+}
+
 /// Two samples (parent turned `i` degrees about Y, child at rest) per frame.
 pub(crate) fn frame_lines(i: usize) -> String {
     let t = i as f64 / 100.0;
@@ -205,33 +233,9 @@ pub(crate) fn frame_lines(i: usize) -> String {
 
 #[test]
 fn udp_on_loopback_loses_nothing() {
-    use std::io::{BufRead, BufReader};
     let dir = workdir("udp");
     let d = dir.path();
-    let mut child = bvh()
-        .current_dir(d)
-        .args([
-            "record",
-            "--config",
-            "two_sensors.toml",
-            "--input",
-            "udp://127.0.0.1:0",
-            "--idle",
-            "30",
-            "-o",
-            "take.bvh",
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    err.read_line(&mut first).unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("bvh: listening on udp://")
-        .unwrap_or_else(|| panic!("{first}"))
-        .to_string();
+    let (mut child, mut err, addr) = record_udp(d, &[]);
     let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.send_to(b"t,sensor,w,x,y,z\n", &addr).unwrap();
     const FRAMES: usize = 1000;
@@ -323,36 +327,12 @@ fn a_burst_of_hostile_samples_is_counted_in_bounded_memory() {
 
 #[test]
 fn live_view_receives_every_frame() {
-    use std::io::{BufRead, BufReader, Read};
+    use std::io::{BufRead, Read};
     let dir = workdir("live");
     let d = dir.path();
-    let mut child = bvh()
-        .current_dir(d)
-        .args([
-            "record",
-            "--config",
-            "two_sensors.toml",
-            "--input",
-            "udp://127.0.0.1:0",
-            "--idle",
-            "30",
-            "--live",
-            "0",
-            "-o",
-            "take.bvh",
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let (mut udp, mut http) = (String::new(), String::new());
-    err.read_line(&mut udp).unwrap();
+    let (mut child, mut err, udp) = record_udp(d, &["--live", "0"]);
+    let mut http = String::new();
     err.read_line(&mut http).unwrap();
-    let udp = udp
-        .trim()
-        .strip_prefix("bvh: listening on udp://")
-        .unwrap_or_else(|| panic!("{udp}"))
-        .to_string();
     let http =
         http.trim().strip_prefix("bvh: live view at http://").unwrap_or_else(|| panic!("{http}"));
     let host = http.split('/').next().unwrap().to_string();

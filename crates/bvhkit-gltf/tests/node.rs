@@ -324,65 +324,24 @@ impl Drop for Server {
 }
 
 /// Headless Chromium on `url`: a screenshot into `png` and the page's title.
-fn chromium_shot(url: &str, png: &Path) -> String {
-    let profile = tempfile::tempdir().unwrap();
-    let mut child = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            // WebGL on the CPU: SwiftShader, which Chromium only enables for
-            // WebGL when told to.
-            "--use-gl=swiftshader",
-            "--enable-unsafe-swiftshader",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--disable-dev-shm-usage",
-            "--hide-scrollbars",
-            "--force-device-scale-factor=1",
-            "--window-size=800,600",
-            // Virtual time: the screenshot waits for the page's loads and render.
-            "--virtual-time-budget=20000",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("--screenshot={}", png.display()))
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("starting chromium");
-    let mut out = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut out, &mut s);
-        s
-    });
-    let mut err = child.stderr.take().unwrap();
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut err, &mut s);
-        s
-    });
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within 120 s on {url}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
-    let dom = reader.join().unwrap();
-    let err = err_reader.join().unwrap();
-    assert!(status.success(), "chromium failed ({status}) on {url}:\n{err}");
+fn chromium_shot(chromium: &Path, url: &str, png: &Path) -> String {
+    let extra = [
+        // WebGL on the CPU: SwiftShader, which Chromium only enables for
+        // WebGL when told to.
+        "--use-gl=swiftshader".to_string(),
+        "--enable-unsafe-swiftshader".to_string(),
+        "--window-size=800,600".to_string(),
+        // Virtual time: the screenshot waits for the page's loads and render.
+        "--virtual-time-budget=20000".to_string(),
+        "--dump-dom".to_string(),
+        format!("--screenshot={}", png.display()),
+    ];
+    let dom = bvhkit_testdata::run_headless_chromium(
+        chromium,
+        url,
+        &extra,
+        std::time::Duration::from_secs(120),
+    );
     dom.split("<title>")
         .nth(1)
         .and_then(|t| t.split("</title>").next())
@@ -411,10 +370,7 @@ fn decode_png(path: &Path) -> (u32, u32, Vec<[u8; 3]>) {
 #[test]
 fn three_js_draws_the_figure_in_chromium() {
     let test = "three_js_draws_the_figure_in_chromium";
-    if Command::new("chromium").arg("--version").output().is_err() {
-        bvhkit_testdata::skip(test, "chromium is not installed (apt-get install chromium)");
-        return;
-    }
+    let Some(chromium) = bvhkit_testdata::chromium_or_skip(test) else { return };
     if !js_dir().join("node_modules/three").is_dir() {
         bvhkit_testdata::skip(test, &format!("run `npm ci` in {}", js_dir().display()));
         return;
@@ -438,7 +394,7 @@ fn three_js_draws_the_figure_in_chromium() {
         let t = frame as f64 * bvh.motion().frame_time();
         let url = format!("http://127.0.0.1:{}/view.html?file={name}.glb&t={t}", server.port);
         let png = dir.path().join(format!("{name}.png"));
-        let title = chromium_shot(&url, &png);
+        let title = chromium_shot(&chromium, &url, &png);
         if let Some(k) = &keep {
             std::fs::create_dir_all(k).unwrap();
             std::fs::copy(&png, k.join(format!("{name}.gltf.frame{frame}.png"))).unwrap();

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use bvhkit_testdata::chromium_or_skip;
 use common::{Running, stick_clip};
 use serde_json::Value;
 
@@ -24,91 +25,13 @@ const HEIGHT: u32 = 700;
 /// viewports from the same `--window-size`, so the canvas must not depend on it.
 const CANVAS: &str = "740x560";
 
-fn find_chromium() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("BVHKIT_CHROMIUM") {
-        return Some(PathBuf::from(path)).filter(|p| p.is_file());
-    }
-    let names = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
-    let dirs: Vec<PathBuf> =
-        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
-    names.iter().flat_map(|name| dirs.iter().map(move |dir| dir.join(name))).find(|p| p.is_file())
-}
-
-/// The browser, or `None` (after printing why) when the test should be skipped.
-fn chromium_or_skip(test: &str) -> Option<PathBuf> {
-    match find_chromium() {
-        Some(path) => Some(path),
-        None if std::env::var("BVHKIT_REQUIRE_BROWSER").as_deref() == Ok("1") => {
-            panic!("BVHKIT_REQUIRE_BROWSER=1 but no Chromium found (apt-get install -y chromium)")
-        }
-        None => {
-            bvhkit_testdata::skip(
-                test,
-                "no Chromium found (install with `apt-get install -y chromium` or set \
-                 BVHKIT_CHROMIUM)",
-            );
-            None
-        }
-    }
-}
-
-/// Runs headless Chromium on `url` with `extra` arguments and returns its stdout.
+/// Headless Chromium on `url` at the test's window size, `extra` arguments
+/// added: its standard output.
 fn run_chromium(chromium: &Path, url: &str, extra: &[String]) -> String {
-    let profile = tempfile::tempdir().unwrap();
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--disable-dev-shm-usage",
-            "--mute-audio",
-            "--hide-scrollbars",
-            "--force-device-scale-factor=1",
-            "--virtual-time-budget=3000",
-        ])
-        .arg(format!("--window-size={WIDTH},{HEIGHT}"))
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .args(extra)
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start chromium");
-    // Read stdout on a thread so a full pipe cannot block the browser.
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
-        s
-    });
-    let mut stderr = child.stderr.take().unwrap();
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
-        s
-    });
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within 90 s on {url}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let out = reader.join().unwrap();
-    let err = err_reader.join().unwrap();
-    assert!(status.success(), "chromium failed ({status}) on {url}:\n{err}");
-    out
+    let mut args =
+        vec!["--virtual-time-budget=3000".to_string(), format!("--window-size={WIDTH},{HEIGHT}")];
+    args.extend_from_slice(extra);
+    bvhkit_testdata::run_headless_chromium(chromium, url, &args, Duration::from_secs(90))
 }
 
 /// The page's debug state for `query` (e.g. `frame=3`), read from the dumped DOM.
@@ -381,14 +304,10 @@ fn a_corpus_recording_with_glitch_frames_is_framed_on_the_figure() {
     else {
         return;
     };
-    let Some(file) = bvhkit_testdata::corpus_dir()
-        .map(|d| d.join("shadermotion_vrchat_tab_separated.bvh"))
-        .filter(|f| f.exists())
-    else {
-        bvhkit_testdata::skip(
-            "a_corpus_recording_with_glitch_frames_is_framed_on_the_figure",
-            "no corpus",
-        );
+    let Some(file) = bvhkit_testdata::corpus_file_or_skip(
+        "a_corpus_recording_with_glitch_frames_is_framed_on_the_figure",
+        "shadermotion_vrchat_tab_separated.bvh",
+    ) else {
         return;
     };
     let (bvh, _) =
@@ -425,14 +344,10 @@ fn a_cmu_recording_is_shown_in_the_units_the_server_guessed() {
     else {
         return;
     };
-    let Some(file) = bvhkit_testdata::corpus_dir()
-        .map(|d| d.join("cmu_01_01_walk_cgspeed_mb_names.bvh"))
-        .filter(|f| f.exists())
-    else {
-        bvhkit_testdata::skip(
-            "a_cmu_recording_is_shown_in_the_units_the_server_guessed",
-            "no corpus",
-        );
+    let Some(file) = bvhkit_testdata::corpus_file_or_skip(
+        "a_cmu_recording_is_shown_in_the_units_the_server_guessed",
+        "cmu_01_01_walk_cgspeed_mb_names.bvh",
+    ) else {
         return;
     };
     use bvhkit_render::units::{CMU_UNIT_M, Units, of_clip};

@@ -13,6 +13,9 @@
 //!   positions and `bvh positions` CSV output.
 //! - [`assert_bit_identical`] compares two models bit for bit (round-trip
 //!   tests and the fuzz target).
+//! - [`corpus_file_or_skip`] finds one named corpus file; [`chromium_or_skip`]
+//!   and [`run_headless_chromium`] find and run the browser the page and
+//!   glTF tests draw with.
 //!
 //! The same arguments always give the same bytes, on every platform.
 //!
@@ -431,6 +434,138 @@ pub fn corpus_or_skip(test: &str) -> Option<PathBuf> {
         skip(test, "the shared corpus (../shared/corpus, or $BVHKIT_CORPUS) is absent");
     }
     dir
+}
+
+/// The names in folder `dir`, sorted (hidden and temporary files
+/// included): what a test checks to see that nothing was left behind.
+pub fn file_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("a folder entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The corpus file `name` (`cmu_01_01_walk_cgspeed_mb_names.bvh`), or
+/// `None` after a visible [`skip`] notice for `test` when the corpus or
+/// that file is absent (a failure in CI).
+#[track_caller]
+pub fn corpus_file_or_skip(test: &str, name: &str) -> Option<PathBuf> {
+    let file = corpus_dir().map(|d| d.join(name)).filter(|f| f.is_file());
+    if file.is_none() {
+        skip(test, &format!("the shared corpus file {name} is absent"));
+    }
+    file
+}
+
+/// Chromium: `$BVHKIT_CHROMIUM` when set, else the first of `chromium`,
+/// `chromium-browser`, `google-chrome`, `google-chrome-stable` on `PATH`.
+pub fn find_chromium() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("BVHKIT_CHROMIUM") {
+        return Some(PathBuf::from(path)).filter(|p| p.is_file());
+    }
+    let names = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
+    let dirs: Vec<PathBuf> =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    names.iter().flat_map(|name| dirs.iter().map(move |dir| dir.join(name))).find(|p| p.is_file())
+}
+
+/// [`find_chromium`], or `None` after a visible [`skip`] notice for `test`
+/// (a failure in CI, with `BVHKIT_REQUIRE_ALL=1` or with
+/// `BVHKIT_REQUIRE_BROWSER=1`).
+#[track_caller]
+pub fn chromium_or_skip(test: &str) -> Option<PathBuf> {
+    let found = find_chromium();
+    if found.is_none() {
+        if std::env::var("BVHKIT_REQUIRE_BROWSER").as_deref() == Ok("1") {
+            panic!("BVHKIT_REQUIRE_BROWSER=1 but no Chromium found (apt-get install -y chromium)");
+        }
+        skip(
+            test,
+            "no Chromium found (install with `apt-get install -y chromium` or set BVHKIT_CHROMIUM)",
+        );
+    }
+    found
+}
+
+/// Runs headless Chromium (`chromium`, from [`find_chromium`]) on `url`
+/// with `extra` arguments after the common ones (headless, no sandbox, GPU,
+/// network extras, first-run screens, audio or scroll bars, a device scale
+/// of 1), in a fresh profile folder removed afterwards, and returns its
+/// standard output. Both pipes are drained on threads, so a full pipe
+/// cannot block the browser. Panics with the browser's stderr when it fails
+/// and kills it when it runs longer than `limit`.
+#[track_caller]
+pub fn run_headless_chromium(
+    chromium: &Path,
+    url: &str,
+    extra: &[String],
+    limit: std::time::Duration,
+) -> String {
+    use std::process::{Command, Stdio};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    /// The profile folder, removed when the run ends (or panics).
+    struct Profile(PathBuf);
+    impl Drop for Profile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let profile = Profile(std::env::temp_dir().join(format!(
+        "bvhkit-chromium-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )));
+    std::fs::create_dir_all(&profile.0).expect("creating a Chromium profile folder");
+    let mut child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-dev-shm-usage",
+            "--mute-audio",
+            "--hide-scrollbars",
+            "--force-device-scale-factor=1",
+        ])
+        .arg(format!("--user-data-dir={}", profile.0.display()))
+        .args(extra)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting chromium");
+    let drain = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for chromium") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within {} s on {url}", limit.as_secs());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let (out, err) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
+    assert!(status.success(), "chromium failed ({status}) on {url}:\n{err}");
+    out
 }
 
 /// The shared corpus of real BVH files: `$BVHKIT_CORPUS` when set, else

@@ -302,14 +302,10 @@ fn corpus_walk_is_on_screen() {
     if !have_display("corpus_walk_is_on_screen") {
         return;
     }
-    let Some(file) = bvhkit_testdata::corpus_dir()
-        .map(|d| d.join("cmu_01_01_walk_cgspeed_mb_names.bvh"))
-        .filter(|f| f.exists())
-    else {
-        bvhkit_testdata::skip(
-            "corpus_walk_is_on_screen",
-            "the shared corpus CMU walk is not present",
-        );
+    let Some(file) = bvhkit_testdata::corpus_file_or_skip(
+        "corpus_walk_is_on_screen",
+        "cmu_01_01_walk_cgspeed_mb_names.bvh",
+    ) else {
         return;
     };
     let side = shoot_and_check("corpus_walk", &[file], 120);

@@ -10,7 +10,7 @@ use bvhkit::edit::scale::ScaleMap;
 use bvhkit::edit::{frames, map_frames, resample};
 use bvhkit::rotation::RotationOrder;
 
-use super::{bvh, corpus, run, stderr, stdout};
+use super::{bvh, corpus, run, run_ok, stderr, stdout};
 
 #[test]
 fn edit_streams_the_per_frame_transforms_like_the_library_and_the_whole_clip() {
@@ -34,13 +34,12 @@ fn edit_streams_the_per_frame_transforms_like_the_library_and_the_whole_clip() {
         "--up",
         "z",
     ];
-    let o = run(&[&["edit", i, "-o", streamed.to_str().unwrap()][..], &flags].concat());
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(&[&["edit", i, "-o", streamed.to_str().unwrap()][..], &flags].concat());
     // --reverse twice is the identity but makes the command load the whole clip.
-    let o =
-        run(&[&["edit", i, "-o", whole.to_str().unwrap(), "--reverse", "--reverse"][..], &flags]
-            .concat());
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(
+        &[&["edit", i, "-o", whole.to_str().unwrap(), "--reverse", "--reverse"][..], &flags]
+            .concat(),
+    );
     assert_eq!(std::fs::read(&streamed).unwrap(), std::fs::read(&whole).unwrap());
     // The library, step by step in the same order.
     let mut b = Bvh::from_path(&input).unwrap();
@@ -59,8 +58,7 @@ fn edit_streams_the_per_frame_transforms_like_the_library_and_the_whole_clip() {
     // The order on the command line matters: scaling after the frame range and
     // before resampling is not the same command as the other way round, but
     // both are applied exactly as written.
-    let o = run(&["edit", i, "-o", "-", "--every", "3", "--fps", "100"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_ok(&["edit", i, "-o", "-", "--every", "3", "--fps", "100"]);
     let expected =
         resample::to_fps(&frames::every(&Bvh::from_path(&input).unwrap(), 3).unwrap(), 100.0)
             .unwrap();
@@ -73,7 +71,7 @@ fn edit_example_from_the_issue_on_a_corpus_file() {
     let input = dir.join("cmu_01_01_walk_cgspeed_mb_names.bvh");
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("clip.bvh");
-    let o = run(&[
+    let o = run_ok(&[
         "edit",
         input.to_str().unwrap(),
         "-o",
@@ -87,7 +85,6 @@ fn edit_example_from_the_issue_on_a_corpus_file() {
         "--units",
         "m",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("up axis detected: y ("), "{}", stderr(&o));
     let text = std::fs::read_to_string(&out).unwrap();
     // 300 frames at 120 fps are 75 frames at 30 fps, the first one frame 100 exactly.
@@ -119,7 +116,7 @@ fn edit_never_writes_over_an_input_and_takes_several_files_and_stdin() {
     assert_eq!(std::fs::read_to_string(&a).unwrap(), text);
     // Several inputs go into a folder, one output each, in parallel.
     let out = dir.path().join("out");
-    let o = run(&[
+    run_ok(&[
         "edit",
         a.to_str().unwrap(),
         b.to_str().unwrap(),
@@ -128,7 +125,6 @@ fn edit_never_writes_over_an_input_and_takes_several_files_and_stdin() {
         "--every",
         "2",
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let half = frames::every(&Bvh::parse(&text).unwrap(), 2).unwrap().to_bytes().unwrap();
     assert_eq!(std::fs::read(out.join("a.bvh")).unwrap(), half);
     assert_eq!(std::fs::read(out.join("b.bvh")).unwrap(), half);

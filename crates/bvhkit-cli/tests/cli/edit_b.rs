@@ -3,7 +3,7 @@
 use bvhkit::edit::{axes::SignedAxis, joints, mirror, root};
 use bvhkit::{Bvh, PositionChannels};
 
-use super::{corpus, run, stderr};
+use super::{corpus, run, run_ok, stderr};
 
 fn read(p: &std::path::Path) -> Bvh {
     Bvh::from_path(p).unwrap()
@@ -18,16 +18,14 @@ fn edit_mirror_and_root_flags_match_the_library_in_order() {
     let out = tmp.path().join("out.bvh");
     let (i, o) = (input.to_str().unwrap(), out.to_str().unwrap());
     // Mirror then in place: the library's two steps in that order.
-    let r = run(&["edit", i, "-o", o, "--mirror", "--in-place-root", "--source-up", "y"]);
-    assert!(r.status.success(), "{}", stderr(&r));
+    run_ok(&["edit", i, "-o", o, "--mirror", "--in-place-root", "--source-up", "y"]);
     let expected = root::in_place(&mirror::mirror(&src).unwrap(), SignedAxis::PosY).unwrap();
     bvhkit_testdata::assert_bit_identical(&read(&out), &expected, "--mirror --in-place-root");
     // Mirroring twice gives the input back bit for bit (same channels on both sides).
-    let r = run(&["edit", i, "-o", o, "--mirror", "--mirror"]);
-    assert!(r.status.success(), "{}", stderr(&r));
+    run_ok(&["edit", i, "-o", o, "--mirror", "--mirror"]);
     bvhkit_testdata::assert_bit_identical(&read(&out), &src, "--mirror --mirror");
     // Joints: rename by pattern, remove, strip End Sites, extract the root.
-    let r = run(&[
+    run_ok(&[
         "edit",
         i,
         "-o",
@@ -41,7 +39,6 @@ fn edit_mirror_and_root_flags_match_the_library_in_order() {
         "--source-up",
         "y",
     ]);
-    assert!(r.status.success(), "{}", stderr(&r));
     let (a, _) =
         joints::remove_joints(&src, &["LHipJoint", "RHipJoint"], PositionChannels::Replace)
             .unwrap();
@@ -59,10 +56,8 @@ fn edit_rest_pose_and_bad_arguments() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out.bvh");
     let (i, o) = (input.to_str().unwrap(), out.to_str().unwrap());
-    let r = run(&["edit", i, "-o", o, "--rest-pose", "1"]);
-    assert!(r.status.success(), "{}", stderr(&r));
-    let r = run(&["edit", i, "-o", o, "--rest-pose", i]);
-    assert!(r.status.success(), "{}", stderr(&r));
+    run_ok(&["edit", i, "-o", o, "--rest-pose", "1"]);
+    run_ok(&["edit", i, "-o", o, "--rest-pose", i]);
     let r = run(&["edit", i, "-o", o, "--remove-joints", "NoSuchJoint"]);
     assert_eq!(r.status.code(), Some(2));
     assert!(stderr(&r).contains("no joint named \"NoSuchJoint\""), "{}", stderr(&r));

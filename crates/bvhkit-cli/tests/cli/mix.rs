@@ -10,7 +10,7 @@ use bvhkit::mix::layer::{LayerOptions, layer};
 use bvhkit::mix::looping::{LoopOptions, Travel, make_loop};
 use bvhkit::mix::weights::{Curve, Weight};
 
-use super::{corpus, run, stderr};
+use super::{corpus, run, run_ok, stderr};
 
 fn read(p: &std::path::Path) -> Bvh {
     Bvh::from_path(p).unwrap()
@@ -29,8 +29,7 @@ fn mix_commands_match_the_library() {
     let s = |n: &str| p(n).to_str().unwrap().to_string();
     let (sa, sb, so) = (s("a.bvh"), s("b.bvh"), s("out.bvh"));
 
-    let r = run(&["concat", &sa, &sb, &sa, "-o", &so, "--crossfade", "0.1s", "--linear"]);
-    assert!(r.status.success(), "{}", stderr(&r));
+    let r = run_ok(&["concat", &sa, &sb, &sa, "-o", &so, "--crossfade", "0.1s", "--linear"]);
     assert!(
         stderr(&r).contains("b.bvh: moved ") && stderr(&r).contains("crossfade of 12 frames"),
         "{}",
@@ -44,14 +43,12 @@ fn mix_commands_match_the_library() {
     let (e, _) = concat(&[(sa.as_str(), &a), (sb.as_str(), &b), (sa.as_str(), &a)], &opts).unwrap();
     bvhkit_testdata::assert_bit_identical(&read(&p("out.bvh")), &e, "concat");
 
-    let r = run(&["blend", &sa, &sb, "-o", &so, "--weight", "0..1:smooth", "--joints", "Spine"]);
-    assert!(r.status.success(), "{}", stderr(&r));
+    run_ok(&["blend", &sa, &sb, "-o", &so, "--weight", "0..1:smooth", "--joints", "Spine"]);
     let w = Weight::Ramp { from: 0.0, to: 1.0, curve: Curve::Smoothstep };
     let (e, _) = blend(&a, &b, &BlendOptions { weight: w, joints: Some("Spine".into()) }).unwrap();
     bvhkit_testdata::assert_bit_identical(&read(&p("out.bvh")), &e, "blend");
 
-    let r = run(&["layer", &sa, &sb, "-o", &so, "--weight", "0.5", "--reference", "7"]);
-    assert!(r.status.success(), "{}", stderr(&r));
+    run_ok(&["layer", &sa, &sb, "-o", &so, "--weight", "0.5", "--reference", "7"]);
     let o = LayerOptions { weight: Weight::Constant(0.5), joints: None, reference: 7 };
     bvhkit_testdata::assert_bit_identical(
         &read(&p("out.bvh")),
@@ -59,8 +56,7 @@ fn mix_commands_match_the_library() {
         "layer",
     );
 
-    let r = run(&["loop", &sa, "-o", &so, "--crossfade", "20", "--in-place"]);
-    assert!(r.status.success(), "{}", stderr(&r));
+    let r = run_ok(&["loop", &sa, "-o", &so, "--crossfade", "20", "--in-place"]);
     assert!(stderr(&r).contains("loop of 280 frames (20 crossfaded)"), "{}", stderr(&r));
     let o = LoopOptions {
         crossfade: Span::Frames(20),

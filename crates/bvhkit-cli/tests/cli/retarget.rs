@@ -4,7 +4,7 @@ use bvhkit::Bvh;
 use bvhkit::retarget::map::JointMap;
 use bvhkit::retarget::{Options, Reference, retarget};
 
-use super::{corpus, run, stderr};
+use super::{corpus, run, run_ok, stderr};
 
 #[test]
 fn retarget_writes_the_library_result_and_prints_the_map() {
@@ -15,8 +15,7 @@ fn retarget_writes_the_library_result_and_prints_the_map() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out.bvh");
     let (s, t, o) = (src_path.to_str().unwrap(), tgt_path.to_str().unwrap(), out.to_str().unwrap());
-    let r = run(&["retarget", s, "--to", t, "-o", o]);
-    assert!(r.status.success(), "{}", stderr(&r));
+    let r = run_ok(&["retarget", s, "--to", t, "-o", o]);
     let (expected, _) = retarget(&src, &tgt, &Options::default()).unwrap();
     bvhkit_testdata::assert_bit_identical(&Bvh::from_path(&out).unwrap(), &expected, "retarget");
     let e = stderr(&r);
@@ -38,7 +37,7 @@ fn retarget_writes_the_library_result_and_prints_the_map() {
     )
     .unwrap();
     let m = map_path.to_str().unwrap();
-    let r = run(&[
+    let r = run_ok(&[
         "retarget",
         s,
         "--to",
@@ -52,7 +51,6 @@ fn retarget_writes_the_library_result_and_prints_the_map() {
         "--source-reference",
         "0",
     ]);
-    assert!(r.status.success(), "{}", stderr(&r));
     let text = std::fs::read_to_string(&map_path).unwrap();
     let opts = Options {
         map: Some(JointMap::parse(&text, src.skeleton(), tgt.skeleton()).unwrap()),

@@ -6,7 +6,7 @@ use std::path::Path;
 use bvhkit::glam::DVec3;
 use bvhkit_testdata::position_rows;
 
-use super::{corpus, render_to, run, served_clips, stderr, stdout};
+use super::{corpus, render_to, run, run_ok, served_clips, stderr, stdout};
 
 /// The corpus files that are not Y up, with their up axis.
 const NOT_Y_UP: [(&str, &str); 4] = [
@@ -40,8 +40,7 @@ fn assert_upright(d: DVec3, what: &str) {
 fn positions_frame0(file: &Path, args: &[&str]) -> (Vec<(String, DVec3)>, String) {
     let mut all = vec!["positions", file.to_str().unwrap(), "--frames", "0"];
     all.extend_from_slice(args);
-    let o = run(&all);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_ok(&all);
     let rows = position_rows(&stdout(&o)).into_iter().map(|(_, n, p)| (n, p)).collect();
     (rows, stderr(&o))
 }
@@ -109,9 +108,7 @@ fn render_draws_upright_and_keep_draws_the_files_axes() {
         let sub = tmp.path().join(stem);
         std::fs::create_dir_all(&sub).unwrap();
         let edited = sub.join(format!("{stem}.bvh"));
-        let o =
-            run(&["edit", file, "--up", "y", "--source-up", axis, "-o", edited.to_str().unwrap()]);
-        assert!(o.status.success(), "{}", stderr(&o));
+        run_ok(&["edit", file, "--up", "y", "--source-up", axis, "-o", edited.to_str().unwrap()]);
         let edited = edited.to_str().unwrap();
         let o = render_to(&[edited, "--size", "160x120", "--up", "keep"], &png("edited"));
         assert!(o.status.success(), "{}", stderr(&o));
@@ -142,8 +139,7 @@ fn exports_up_z_equal_edit_then_export() {
         let file = file.to_str().unwrap();
         let edited = tmp.path().join(format!("{stem}.bvh"));
         let edited = edited.to_str().unwrap();
-        let o = run(&["edit", file, "--up", "y", "--source-up", "z", "-o", edited]);
-        assert!(o.status.success(), "{}", stderr(&o));
+        run_ok(&["edit", file, "--up", "y", "--source-up", "z", "-o", edited]);
         for command in [
             &["positions"][..],
             &["rotations", "--repr", "quat", "--space", "world"][..],
@@ -183,8 +179,7 @@ fn exports_up_z_equal_edit_then_export() {
         }
         // The NPY sidecar says what was converted.
         let npy = tmp.path().join("p.npy");
-        let o = run(&["positions", file, "--up", "z", "-o", npy.to_str().unwrap()]);
-        assert!(o.status.success(), "{}", stderr(&o));
+        run_ok(&["positions", file, "--up", "z", "-o", npy.to_str().unwrap()]);
         let side: serde_json::Value =
             serde_json::from_slice(&std::fs::read(tmp.path().join("p.npy.json")).unwrap()).unwrap();
         assert_eq!(side["up_converted_from"], "z", "{side}");
@@ -219,8 +214,7 @@ fn view_draws_upright_by_default() {
         let mut args = vec!["view", file.to_str().unwrap(), "--size", "400x300", "--screenshot"];
         args.push(png.to_str().unwrap());
         args.extend_from_slice(extra);
-        let o = run(&args);
-        assert!(o.status.success(), "{}", stderr(&o));
+        let o = run_ok(&args);
         let side: serde_json::Value =
             serde_json::from_slice(&std::fs::read(shot.path().join("v.png.json")).unwrap())
                 .unwrap();

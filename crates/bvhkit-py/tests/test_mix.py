@@ -35,9 +35,7 @@ FILES = [
 
 
 def run(bvh_bin: Path, *args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(bvh_bin), *(str(a) for a in args)], capture_output=True, text=True
-    )
+    return subprocess.run([str(bvh_bin), *(str(a) for a in args)], capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")
@@ -75,72 +73,72 @@ CASES = [
         "concat",
         "reverse",
         lambda a, b: a.concat(b),
-        lambda A, B, O: ["concat", A, B, "-o", O],
+        lambda A, B, Out: ["concat", A, B, "-o", Out],
     ),
     (
         "concat_crossfade_frames_three",
         "middle",
         lambda a, b: bvhkit.concat([a, b, a], crossfade=7),
-        lambda A, B, O: ["concat", A, B, A, "-o", O, "--crossfade", "7"],
+        lambda A, B, Out: ["concat", A, B, A, "-o", Out, "--crossfade", "7"],
     ),
     (
         "concat_crossfade_seconds_linear",
         "reorder",
         lambda a, b: a.concat(b, crossfade=0.2, linear=True),
-        lambda A, B, O: ["concat", A, B, "-o", O, "--crossfade", "0.2s", "--linear"],
+        lambda A, B, Out: ["concat", A, B, "-o", Out, "--crossfade", "0.2s", "--linear"],
     ),
     (
         "concat_keep_position_text_span",
         "resample",
         lambda a, b: bvhkit.concat([a, b], crossfade="0.1s", keep_position=True),
-        lambda A, B, O: ["concat", A, B, "-o", O, "--crossfade", "0.1s", "--keep-position"],
+        lambda A, B, Out: ["concat", A, B, "-o", Out, "--crossfade", "0.1s", "--keep-position"],
     ),
     (
         "concat_up",
         "reverse",
         lambda a, b: a.concat(b, crossfade=3, up="z"),
-        lambda A, B, O: ["concat", A, B, "-o", O, "--crossfade", "3", "--up", "z"],
+        lambda A, B, Out: ["concat", A, B, "-o", Out, "--crossfade", "3", "--up", "z"],
     ),
     (
         "blend_constant",
         "reverse",
         lambda a, b: a.blend(b, 0.3),
-        lambda A, B, O: ["blend", A, B, "-o", O, "--weight", "0.3"],
+        lambda A, B, Out: ["blend", A, B, "-o", Out, "--weight", "0.3"],
     ),
     (
         "blend_ramp_text",
         "resample",
         lambda a, b: a.blend(b, "0..1:smooth"),
-        lambda A, B, O: ["blend", A, B, "-o", O, "--weight", "0..1:smooth"],
+        lambda A, B, Out: ["blend", A, B, "-o", Out, "--weight", "0..1:smooth"],
     ),
     (
         "blend_keys_converted",
         "reorder",
         lambda a, b: a.blend(b, "0:0,0.5:1,1:0.25"),
-        lambda A, B, O: ["blend", A, B, "-o", O, "--weight", "0:0,0.5:1,1:0.25"],
+        lambda A, B, Out: ["blend", A, B, "-o", Out, "--weight", "0:0,0.5:1,1:0.25"],
     ),
     (
         "blend_masked",
         "reverse",
         lambda a, b: a.blend(b, 0.8, joints=subtree(a)),
-        lambda A, B, O: ["blend", A, B, "-o", O, "--weight", "0.8", "--joints", "{subtree}"],
+        lambda A, B, Out: ["blend", A, B, "-o", Out, "--weight", "0.8", "--joints", "{subtree}"],
     ),
     (
         "layer",
         "reverse",
         lambda a, b: a.layer(b),
-        lambda A, B, O: ["layer", A, B, "-o", O],
+        lambda A, B, Out: ["layer", A, B, "-o", Out],
     ),
     (
         "layer_weighted_masked_reference",
         "middle",
         lambda a, b: a.layer(b, weight="0..1", joints=subtree(a), reference=3),
-        lambda A, B, O: [
+        lambda A, B, Out: [
             "layer",
             A,
             B,
             "-o",
-            O,
+            Out,
             "--weight",
             "0..1",
             "--joints",
@@ -153,25 +151,25 @@ CASES = [
         "layer_converted",
         "resample",
         lambda a, b: a.layer(b, weight=0.5),
-        lambda A, B, O: ["layer", A, B, "-o", O, "--weight", "0.5"],
+        lambda A, B, Out: ["layer", A, B, "-o", Out, "--weight", "0.5"],
     ),
     (
         "loop_keep",
         None,
         lambda a, b: a.loop(),
-        lambda A, B, O: ["loop", A, "-o", O],
+        lambda A, B, Out: ["loop", A, "-o", Out],
     ),
     (
         "loop_in_place_frames",
         None,
         lambda a, b: a.loop(crossfade=9, travel="remove"),
-        lambda A, B, O: ["loop", A, "-o", O, "--crossfade", "9", "--in-place"],
+        lambda A, B, Out: ["loop", A, "-o", Out, "--crossfade", "9", "--in-place"],
     ),
     (
         "loop_seconds_linear_up",
         None,
         lambda a, b: a.loop(crossfade="0.3s", linear=True, up="y"),
-        lambda A, B, O: ["loop", A, "-o", O, "--crossfade", "0.3s", "--linear", "--up", "y"],
+        lambda A, B, Out: ["loop", A, "-o", Out, "--crossfade", "0.3s", "--linear", "--up", "y"],
     ),
 ]
 

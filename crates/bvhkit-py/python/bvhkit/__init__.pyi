@@ -21,17 +21,6 @@ import numpy as np
 import numpy.typing as npt
 
 __version__: str
-__all__ = [
-    "Bvh",
-    "BvhWarning",
-    "ParseError",
-    "ReadWarning",
-    "__version__",
-    "concat",
-    "parse",
-    "read",
-    "read_many",
-]
 
 _Path: TypeAlias = str | os.PathLike[str]
 _Repr: TypeAlias = Literal["quat", "matrix", "6d", "axis_angle", "euler"]

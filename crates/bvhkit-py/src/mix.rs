@@ -274,7 +274,7 @@ pub(crate) fn retarget_onto(
         None => None,
         Some(m) if m.is_none() => None,
         Some(m) => Some(if let Ok(d) = m.cast::<PyDict>() {
-            MapArg::Pairs(d.extract().map_err(|_| {
+            MapArg::Pairs(d.items().extract().map_err(|_| {
                 PyTypeError::new_err(
                     "a map dict must map source joint names (str) to target joint names (str)",
                 )

@@ -140,8 +140,10 @@ class Bvh:
 
         Example::
 
-            >>> print(walk.loop(crossfade=10).report)
-            loop of 50 frames (10 crossfaded); travel per cycle 61.2... units ...
+            >>> walk = bvhkit.read("samples/walk.bvh")
+            >>> print(*walk.loop(crossfade=10).report.split("; "), sep="\n")
+            loop of 50 frames (10 crossfaded)
+            travel per cycle 183.3333 units and -31.88 degrees about y, kept
         """
     @overload
     def positions(
@@ -392,8 +394,9 @@ class Bvh:
 
         Example::
 
-            >>> walk.concat(walk, walk).n_frames == 3 * walk.n_frames
-            True
+            >>> walk = bvhkit.read("samples/walk.bvh")
+            >>> walk.concat(walk, walk).n_frames
+            180
         """
     def blend(self, other: Bvh, weight: _Weight, joints: str | None = None) -> Bvh:
         """This clip blended towards ``other`` pose by pose (``bvh blend A B``).
@@ -414,9 +417,14 @@ class Bvh:
 
         Example::
 
-            >>> half = walk.blend(run, 0.5)
-            >>> upper = walk.blend(wave, 1.0, joints="Spine")
-            >>> fade_in = walk.blend(run, np.linspace(0, 1, walk.n_frames))
+            >>> import numpy as np
+            >>> walk = bvhkit.read("samples/walk.bvh")
+            >>> back = walk.reverse()
+            >>> half = walk.blend(back, 0.5)
+            >>> fade_in = walk.blend(back, np.linspace(0, 1, walk.n_frames))
+            >>> upper = walk.blend(back, 1.0, joints="Spine")  # Hips' 6 channels stay walk's
+            >>> bool((upper.motion[:, :6] == walk.motion[:, :6]).all())
+            True
         """
     def layer(
         self,
@@ -435,7 +443,9 @@ class Bvh:
 
         Example::
 
-            >>> nodding = walk.layer(nod, weight=0.8, joints="Neck")
+            >>> walk = bvhkit.read("samples/walk.bvh")
+            >>> walk.layer(walk.reverse(), weight=0.5, joints="Neck").n_frames
+            60
         """
     def loop(
         self,
@@ -455,7 +465,9 @@ class Bvh:
 
         Example::
 
-            >>> cycle = walk.loop(crossfade="0.3s", travel="remove")
+            >>> walk = bvhkit.read("samples/walk.bvh")
+            >>> walk.loop(crossfade="0.3s", travel="remove").n_frames  # 60 - 9
+            51
         """
     def retarget(
         self,
@@ -480,7 +492,9 @@ class Bvh:
 
         Example::
 
-            >>> on_rig = walk.retarget(rig, map={"Hips": "pelvis", "Spine": "spine_01"})
+            >>> walk = bvhkit.read("samples/walk.bvh")
+            >>> rig = walk.rename({"Hips": "pelvis"})
+            >>> on_rig = walk.retarget(rig, map={"Hips": "pelvis", "LeftUpLeg": "LeftUpLeg"})
             >>> on_rig.joint_names == rig.joint_names
             True
         """
@@ -529,8 +543,13 @@ def concat(
 
     Example::
 
-        >>> path = bvhkit.concat([walk, turn, walk], crossfade="0.4s")
-        >>> print(path.report)
+        >>> walk = bvhkit.read("samples/walk.bvh")
+        >>> path = bvhkit.concat([walk, walk.reverse()], crossfade="0.2s")
+        >>> path.n_frames
+        114
+        >>> print(*path.report.split("; "), sep="\n")
+        clip 1: moved 18.3333 units and turned -22.17 degrees about y to start at frame 54
+        crossfade of 6 frames
     """
 
 def parse(data: bytes | bytearray | str, strict: bool = False, warn: bool = False) -> Bvh:

@@ -141,7 +141,8 @@ class Bvh:
         Example::
 
             >>> walk = bvhkit.read("samples/walk.bvh")
-            >>> print(*walk.loop(crossfade=10).report.split("; "), sep="\n")
+            >>> for part in walk.loop(crossfade=10).report.split("; "):
+            ...     print(part)
             loop of 50 frames (10 crossfaded)
             travel per cycle 183.3333 units and -31.88 degrees about y, kept
         """
@@ -547,7 +548,8 @@ def concat(
         >>> path = bvhkit.concat([walk, walk.reverse()], crossfade="0.2s")
         >>> path.n_frames
         114
-        >>> print(*path.report.split("; "), sep="\n")
+        >>> for part in path.report.split("; "):
+        ...     print(part)
         clip 1: moved 18.3333 units and turned -22.17 degrees about y to start at frame 54
         crossfade of 6 frames
     """

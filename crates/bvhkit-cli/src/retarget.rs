@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow};
 use bvhkit::WriteOptions;
 use bvhkit::edit::axes::SignedAxis;
-use bvhkit::retarget::map::{JointMap, Reason};
-use bvhkit::retarget::{Options, Reference, Report, SkeletonReport, retarget};
+use bvhkit::retarget::map::JointMap;
+use bvhkit::retarget::{Options, Reference, retarget};
 
 use crate::io::{Input, load, refuse_overwriting_input, write_atomic};
 
@@ -113,53 +113,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     };
     let (out, report) = retarget(&source, &target, &options)
         .map_err(|e| anyhow!("{} onto {}: {}", src_in.display(), tgt_in.display(), e.message()))?;
-    for line in summary(&report, &src_in.display(), &tgt_in.display()) {
+    for line in report.summary(&src_in.display(), &tgt_in.display()) {
         eprintln!("{}", crate::text::escape(&line));
     }
     let opts = WriteOptions::new();
     write_atomic(&args.output, |w| opts.write(&out, w).map_err(anyhow::Error::from))
         .with_context(|| format!("writing {}", args.output.display()))?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn skeleton_line(what: &str, s: &SkeletonReport) -> String {
-    let up = if s.up_detected { "detected" } else { "given or default" };
-    let dev = if s.rest_deviation.is_nan() {
-        String::new()
-    } else {
-        format!(", largest bone {:.0}° from a T-pose", s.rest_deviation)
-    };
-    format!(
-        "{what}: up {} ({up}), rest pose {}{dev}; reference {}, hip height {:.4}",
-        s.up, s.rest, s.reference, s.hip_height
-    )
-}
-
-/// The lines printed: both skeletons, the scale, every pair and the joints
-/// left unmapped.
-pub(crate) fn summary(r: &Report, src: &str, tgt: &str) -> Vec<String> {
-    let mut lines = vec![
-        skeleton_line(&format!("source {src}"), &r.source),
-        skeleton_line(&format!("target {tgt}"), &r.target),
-        format!("root translation scaled by {:.6} (ratio of hip heights)", r.scale),
-        format!("{} joints mapped:", r.pairs.len()),
-    ];
-    for (s, t, why) in &r.pairs {
-        let why = match why {
-            Reason::Bone(b) => b.to_string(),
-            Reason::SameName => "same name".to_string(),
-            Reason::MapFile => "map file".to_string(),
-        };
-        lines.push(format!("  {s} -> {t} ({why})"));
-    }
-    let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
-    lines.push(format!(
-        "target joints unmapped (kept as in the reference pose): {}",
-        list(&r.unmapped_target)
-    ));
-    lines.push(format!(
-        "source joints unmapped (their motion dropped): {}",
-        list(&r.unmapped_source)
-    ));
-    lines
 }

@@ -92,18 +92,20 @@ pub(crate) struct PyBvh {
     bvh: bvhkit::Bvh,
     warnings: Vec<bvhkit::Warning>,
     path: Option<PathBuf>,
+    /// What a mix or retarget said about its work (`Bvh.report`).
+    report: Option<String>,
 }
 
 /// Reads a file (lenient unless `strict`).
 pub(crate) fn read_path(path: &Path, strict: bool) -> bvhkit::Result<PyBvh> {
     let (bvh, warnings) = ReadOptions::new().lenient(!strict).read_path(path)?;
-    Ok(PyBvh { bvh, warnings, path: Some(path.to_path_buf()) })
+    Ok(PyBvh { bvh, warnings, path: Some(path.to_path_buf()), report: None })
 }
 
 /// Parses a text held in memory (lenient unless `strict`).
 pub(crate) fn parse_bytes(data: &[u8], strict: bool, path: Option<&Path>) -> bvhkit::Result<PyBvh> {
     let (bvh, warnings) = ReadOptions::new().lenient(!strict).parse(data)?;
-    Ok(PyBvh { bvh, warnings, path: path.map(Path::to_path_buf) })
+    Ok(PyBvh { bvh, warnings, path: path.map(Path::to_path_buf), report: None })
 }
 
 /// `"replace"` or `"add"`.
@@ -158,6 +160,21 @@ fn frame_indices(frames: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<usize>> {
 }
 
 impl PyBvh {
+    /// A `Bvh` made by a mix or retarget, with its report.
+    pub(crate) fn made(bvh: bvhkit::Bvh, report: String) -> PyBvh {
+        PyBvh { bvh, warnings: Vec::new(), path: None, report: Some(report) }
+    }
+
+    /// The core's `Bvh`.
+    pub(crate) fn inner(&self) -> &bvhkit::Bvh {
+        &self.bvh
+    }
+
+    /// The file this was read from.
+    pub(crate) fn path_ref(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
     /// Number of joints, End Sites included.
     pub(crate) fn n_joints_rs(&self) -> usize {
         self.bvh.skeleton().len()
@@ -325,6 +342,15 @@ impl PyBvh {
         let out: Bound<'py, PyArray2<f64>> = (*readonly).clone();
         drop(readonly);
         Ok(out)
+    }
+
+    /// What the mix or retarget that made this said about its work (the
+    /// notes `bvh concat`/`blend`/`layer`/`loop`/`retarget` print on
+    /// standard error), lines joined by newlines; `None` for a `Bvh` read,
+    /// parsed or edited.
+    #[getter]
+    fn report(&self) -> Option<String> {
+        self.report.clone()
     }
 
     /// The warnings of lenient reading, in file order (empty when strict).
@@ -731,6 +757,95 @@ impl PyBvh {
             .map_err(|_| PyTypeError::new_err("source must be a frame number (int) or a Bvh"))?;
         self.edited(py, |b| Ok(edit::rest::from_frame(b, frame, mode)?.0))
     }
+
+    // The blend family (`bvhkit::mix`) and retarget: methods returning a new
+    // `Bvh` with a `report`; the argument conversion is in `mix.rs`.
+
+    /// This clip then ``others``, each continuing from where the one before
+    /// ends, as ``bvh concat``; see ``bvhkit.concat``.
+    #[pyo3(signature = (*others, crossfade = None, linear = false, keep_position = false, up = None))]
+    fn concat(
+        &self,
+        py: Python<'_>,
+        others: Vec<PyRef<'_, PyBvh>>,
+        crossfade: Option<&Bound<'_, PyAny>>,
+        linear: bool,
+        keep_position: bool,
+        up: Option<&str>,
+    ) -> PyResult<PyBvh> {
+        let mut clips: Vec<&PyBvh> = vec![self];
+        clips.extend(others.iter().map(|c| &**c));
+        crate::mix::concat_clips(py, &clips, crossfade, linear, keep_position, up)
+    }
+
+    /// This clip blended towards ``other`` pose by pose at ``weight``, as
+    /// ``bvh blend A B --weight W --joints SUBTREE``.
+    #[pyo3(signature = (other, weight, joints = None))]
+    fn blend(
+        &self,
+        py: Python<'_>,
+        other: PyRef<'_, PyBvh>,
+        weight: &Bound<'_, PyAny>,
+        joints: Option<String>,
+    ) -> PyResult<PyBvh> {
+        crate::mix::blend(py, self, &other, weight, joints)
+    }
+
+    /// ``add``'s motion since its frame ``reference`` added on top of this
+    /// clip, as ``bvh layer BASE ADD``.
+    #[pyo3(signature = (add, weight = None, joints = None, reference = 0))]
+    fn layer(
+        &self,
+        py: Python<'_>,
+        add: PyRef<'_, PyBvh>,
+        weight: Option<&Bound<'_, PyAny>>,
+        joints: Option<String>,
+        reference: usize,
+    ) -> PyResult<PyBvh> {
+        let one = 1.0f64.into_pyobject(py)?.into_any();
+        crate::mix::layer(py, self, &add, weight.unwrap_or(&one), joints, reference)
+    }
+
+    /// This clip made to loop, its end crossfaded into its start, as ``bvh
+    /// loop``.
+    #[pyo3(signature = (crossfade = None, linear = false, travel = "keep", up = None))]
+    fn r#loop(
+        &self,
+        py: Python<'_>,
+        crossfade: Option<&Bound<'_, PyAny>>,
+        linear: bool,
+        travel: &str,
+        up: Option<&str>,
+    ) -> PyResult<PyBvh> {
+        crate::mix::make_loop_of(py, self, crossfade, linear, travel, up)
+    }
+
+    /// This motion on ``target``'s skeleton, as ``bvh retarget SRC --to
+    /// TARGET``.
+    #[pyo3(signature = (target, map = None, reference = None, source_reference = None, source_up = None, target_up = None, position_channels = "replace"))]
+    #[allow(clippy::too_many_arguments)]
+    fn retarget(
+        &self,
+        py: Python<'_>,
+        target: PyRef<'_, PyBvh>,
+        map: Option<&Bound<'_, PyAny>>,
+        reference: Option<&Bound<'_, PyAny>>,
+        source_reference: Option<&Bound<'_, PyAny>>,
+        source_up: Option<&str>,
+        target_up: Option<&str>,
+        position_channels: &str,
+    ) -> PyResult<PyBvh> {
+        let tpose = pyo3::types::PyString::new(py, "tpose").into_any();
+        let args = crate::mix::RetargetArgs {
+            map,
+            reference: reference.unwrap_or(&tpose),
+            source_reference,
+            source_up,
+            target_up,
+            position_channels,
+        };
+        crate::mix::retarget_onto(py, self, &target, &args)
+    }
 }
 
 impl PyBvh {
@@ -742,7 +857,7 @@ impl PyBvh {
         f: impl FnOnce(&bvhkit::Bvh) -> Result<bvhkit::Bvh, EditError> + Send,
     ) -> PyResult<PyBvh> {
         let bvh = py.detach(|| f(&self.bvh)).map_err(|e| PyValueError::new_err(e.0))?;
-        Ok(PyBvh { bvh, warnings: Vec::new(), path: None })
+        Ok(PyBvh { bvh, warnings: Vec::new(), path: None, report: None })
     }
 }
 
@@ -766,7 +881,7 @@ fn rotation_order(s: &str) -> PyResult<RotationOrder> {
     })
 }
 
-fn signed_axis(s: &str) -> PyResult<SignedAxis> {
+pub(crate) fn signed_axis(s: &str) -> PyResult<SignedAxis> {
     SignedAxis::from_name(s)
         .ok_or_else(|| bad_arg(format!("{s:?} is not an axis (x, y, z, -x, -y, -z)")))
 }

@@ -18,6 +18,7 @@ use pyo3::prelude::*;
 mod bvh;
 mod errors;
 mod many;
+mod mix;
 
 use crate::bvh::{PyBvh, PyReadWarning};
 use crate::errors::{BvhWarning, ParseError};
@@ -117,6 +118,30 @@ fn read_many(
     many::read_many(py, paths, threads, positions.then_some(mode), strict, return_errors)
 }
 
+/// Clips of one skeleton one after another, each continuing from where the
+/// one before ends (moved on the ground and turned about the up axis
+/// unless `keep_position`), as `bvh concat`. `crossfade`: an int (frames),
+/// a float (seconds) or the command line's text (`"12"`, `"0.4s"`).
+///
+/// Example:
+///
+///     >>> walk = bvhkit.read("samples/walk.bvh")
+///     >>> bvhkit.concat([walk, walk.reverse()], crossfade="0.2s").n_frames
+///     114
+#[pyfunction]
+#[pyo3(signature = (clips, crossfade = None, linear = false, keep_position = false, up = None))]
+fn concat(
+    py: Python<'_>,
+    clips: Vec<PyRef<'_, PyBvh>>,
+    crossfade: Option<&Bound<'_, PyAny>>,
+    linear: bool,
+    keep_position: bool,
+    up: Option<&str>,
+) -> PyResult<PyBvh> {
+    let clips: Vec<&PyBvh> = clips.iter().map(|c| &**c).collect();
+    mix::concat_clips(py, &clips, crossfade, linear, keep_position, up)
+}
+
 /// The native module; `bvhkit/__init__.py` re-exports it.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -124,6 +149,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(read_many, m)?)?;
+    m.add_function(wrap_pyfunction!(concat, m)?)?;
     m.add_class::<PyBvh>()?;
     m.add_class::<PyReadWarning>()?;
     m.add("ParseError", py.get_type::<ParseError>())?;

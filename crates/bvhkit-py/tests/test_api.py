@@ -299,9 +299,21 @@ def test_bad_arguments(two_roots):
 
 
 def test_package_surface():
+    """The package exports what the stub declares, and nothing public besides."""
+    import ast
+    from pathlib import Path
+
     assert bvhkit.__version__ == "0.1.0"
-    for name in bvhkit.__all__:
-        assert getattr(bvhkit, name) is not None
+    stub = Path(__file__).resolve().parents[1] / "python/bvhkit/__init__.pyi"
+    tree = ast.parse(stub.read_text())
+    declared = {n.name for n in tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef)} | {
+        "__version__"
+    }
+    assert {"Bvh", "read", "parse", "read_many", "concat", "ParseError"} <= declared
+    for name in declared:
+        assert getattr(bvhkit, name) is not None, name
+    public = {n for n in dir(bvhkit) if not n.startswith("_")}
+    assert public <= declared, public - declared
     assert bvhkit.read.__doc__ and bvhkit.Bvh.positions.__doc__
 
 

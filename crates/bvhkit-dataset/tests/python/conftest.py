@@ -1,58 +1,25 @@
-"""Fixtures of the dataset tests: the corpus, the `bvh` binary, visible skips."""
+"""Fixtures of the dataset tests: the corpus, the `bvh` binary, visible skips
+(shared with the Python package's tests in
+crates/bvhkit-testdata/python/bvhkit_pytest.py)."""
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[4]
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bvhkit-testdata" / "python"))
 
+from bvhkit_pytest import REPO, bvh_bin, corpus_or_skip, must_run, skip  # noqa: E402
 
-def must_run() -> bool:
-    """In CI (or once scripts/test.sh installed everything) a skip is a failure."""
-    return bool(os.environ.get("CI")) or os.environ.get("BVHKIT_REQUIRE_ALL") == "1"
-
-
-def skip(reason: str) -> None:
-    """Skips visibly, or fails where every test must run."""
-    if must_run():
-        pytest.fail(f"cannot run: {reason} (CI or BVHKIT_REQUIRE_ALL=1 is set)")
-    print(f"SKIPPED: {reason}")
-    pytest.skip(reason)
+__all__ = ["REPO", "bvh_bin", "corpus_dir", "corpus_export", "must_run", "skip"]
 
 
 @pytest.fixture(scope="session")
 def corpus_dir() -> Path:
-    env = os.environ.get("BVHKIT_CORPUS")
-    d = Path(env) if env else REPO.parent / "shared" / "corpus"
-    if not d.is_dir():
-        skip("no corpus at ../shared/corpus beside the repository (or $BVHKIT_CORPUS)")
-    assert len(list(d.glob("*.bvh"))) >= 40, f"expected the 40+ corpus files in {d}"
-    return d
-
-
-@pytest.fixture(scope="session")
-def bvh_bin() -> Path:
-    """The `bvh` command, built from this repository ($BVH_BIN overrides)."""
-    if os.environ.get("BVH_BIN"):
-        return Path(os.environ["BVH_BIN"])
-    out = subprocess.run(
-        ["cargo", "build", "-q", "-p", "bvhkit-cli", "--message-format=json"],
-        cwd=REPO,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    for line in out.splitlines():
-        msg = json.loads(line)
-        is_bvh = msg.get("reason") == "compiler-artifact" and msg["target"]["name"] == "bvh"
-        if is_bvh and msg.get("executable"):
-            return Path(msg["executable"])
-    raise AssertionError("cargo built no bvh executable")
+    return corpus_or_skip()
 
 
 @pytest.fixture(scope="session")

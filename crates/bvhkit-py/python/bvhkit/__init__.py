@@ -12,24 +12,15 @@ Example::
     quat = bvh.rotations("quat")    # frames x joints x 4, [x, y, z, w]
 """
 
+# `X as X`: explicit re-exports (PEP 484); the stub __init__.pyi documents them.
 from ._native import (
-    Bvh,
-    BvhWarning,
-    ParseError,
-    ReadWarning,
-    __version__,
-    parse,
-    read,
-    read_many,
+    Bvh as Bvh,
+    BvhWarning as BvhWarning,
+    ParseError as ParseError,
+    ReadWarning as ReadWarning,
+    __version__ as __version__,
+    concat as concat,
+    parse as parse,
+    read as read,
+    read_many as read_many,
 )
-
-__all__ = [
-    "Bvh",
-    "BvhWarning",
-    "ParseError",
-    "ReadWarning",
-    "__version__",
-    "parse",
-    "read",
-    "read_many",
-]

@@ -21,20 +21,17 @@ import numpy as np
 import numpy.typing as npt
 
 __version__: str
-__all__ = [
-    "Bvh",
-    "BvhWarning",
-    "ParseError",
-    "ReadWarning",
-    "__version__",
-    "parse",
-    "read",
-    "read_many",
-]
 
 _Path: TypeAlias = str | os.PathLike[str]
 _Repr: TypeAlias = Literal["quat", "matrix", "6d", "axis_angle", "euler"]
 _PositionChannels: TypeAlias = Literal["replace", "add"]
+# A crossfade: an int is frames, a float seconds, a str the command line's
+# text ("12", "0.4s").
+_Span: TypeAlias = int | float | str
+# A weight: a number, the command line's text ("0..1", "0..1:smooth",
+# "0:0,0.5:1,1:0"), or one weight per output frame.
+_Weight: TypeAlias = float | str | Sequence[float] | npt.NDArray[np.floating]
+_Reference: TypeAlias = Literal["tpose", "rest"] | int
 
 class ParseError(ValueError):
     """A BVH text that does not parse.
@@ -131,6 +128,24 @@ class Bvh:
     @property
     def warnings(self) -> list[ReadWarning]:
         """What lenient reading recovered from, in file order (empty when strict)."""
+    @property
+    def report(self) -> str | None:
+        """What the mix or retarget that made this ``Bvh`` said about its work.
+
+        The notes ``bvh concat``/``blend``/``layer``/``loop``/``retarget``
+        print on standard error, lines joined by ``"\\n"`` (``""`` when
+        there is nothing to say); ``None`` for a ``Bvh`` read, parsed or
+        edited. A clip resampled to the first clip's rate or converted into
+        its channel layout is also announced by a ``BvhWarning``.
+
+        Example::
+
+            >>> walk = bvhkit.read("samples/walk.bvh")
+            >>> for part in walk.loop(crossfade=10).report.split("; "):
+            ...     print(part)
+            loop of 50 frames (10 crossfaded)
+            travel per cycle 183.3333 units and -31.88 degrees about y, kept
+        """
     @overload
     def positions(
         self, frames: int, position_channels: _PositionChannels = "replace"
@@ -364,6 +379,126 @@ class Bvh:
             >>> bool(abs(rest10.positions() - bvh.positions()).max() < 1e-9)
             True
         """
+    # The blend family and retarget (``bvh concat``, ``blend``, ``layer``,
+    # ``loop``, ``retarget``): new objects with a ``report``; errors are
+    # ``ValueError`` with the core's message; the work runs with the GIL
+    # released.
+    def concat(
+        self,
+        *others: Bvh,
+        crossfade: _Span | None = None,
+        linear: bool = False,
+        keep_position: bool = False,
+        up: str | None = None,
+    ) -> Bvh:
+        """This clip then ``others``: ``bvhkit.concat([self, *others], ...)``.
+
+        Example::
+
+            >>> walk = bvhkit.read("samples/walk.bvh")
+            >>> walk.concat(walk, walk).n_frames
+            180
+        """
+    def blend(self, other: Bvh, weight: _Weight, joints: str | None = None) -> Bvh:
+        """This clip blended towards ``other`` pose by pose (``bvh blend A B``).
+
+        Per joint the quaternion SLERP from this clip's local rotation towards
+        ``other``'s at ``weight`` (0: this clip, 1: ``other``), position
+        channels mixed linearly; a joint at weight exactly 0 or 1 keeps that
+        clip's channels bit for bit. ``weight`` is a number, the command
+        line's text (a ramp ``"0..1"``, ``"0..1:smooth"``, or keys
+        ``"0:0,0.5:1,1:0"`` with times as fractions of the clip) or a 1-D
+        array of one weight per output frame (``ValueError`` when its length
+        is not the output's). ``joints="Spine"`` blends only that joint and
+        its subtree (a masked blend); the rest stays this clip's. The
+        skeletons must match (``ValueError`` naming the first difference);
+        ``other`` is converted into this clip's channel layout and resampled
+        to its rate when they differ (a ``BvhWarning``), and the shorter clip
+        holds its last frame.
+
+        Example::
+
+            >>> import numpy as np
+            >>> walk = bvhkit.read("samples/walk.bvh")
+            >>> back = walk.reverse()
+            >>> half = walk.blend(back, 0.5)
+            >>> fade_in = walk.blend(back, np.linspace(0, 1, walk.n_frames))
+            >>> upper = walk.blend(back, 1.0, joints="Spine")  # Hips' 6 channels stay walk's
+            >>> bool((upper.motion[:, :6] == walk.motion[:, :6]).all())
+            True
+        """
+    def layer(
+        self,
+        add: Bvh,
+        weight: _Weight | None = None,
+        joints: str | None = None,
+        reference: int = 0,
+    ) -> Bvh:
+        """``add``'s motion since its frame ``reference`` added on top of this clip.
+
+        As ``bvh layer BASE ADD``: per joint ``q_base * slerp(1, q_ref^-1 *
+        q_add, weight)``, positions ``+ weight * (add - ref)``. ``weight``
+        (the influence, default 1) as in ``blend``, over this clip's length;
+        ``joints`` limits the layer to a subtree. The output has this clip's
+        length (a shorter layer holds its last frame).
+
+        Example::
+
+            >>> walk = bvhkit.read("samples/walk.bvh")
+            >>> walk.layer(walk.reverse(), weight=0.5, joints="Neck").n_frames
+            60
+        """
+    def loop(
+        self,
+        crossfade: _Span | None = None,
+        linear: bool = False,
+        travel: Literal["keep", "remove"] = "keep",
+        up: str | None = None,
+    ) -> Bvh:
+        """This clip made to loop, its end crossfaded into its start (``bvh loop``).
+
+        With N crossfade frames (default 0.25 s; at least one frame, at most
+        half the clip) the loop is one cycle of ``n_frames - N`` frames.
+        ``travel="keep"`` keeps the displacement and turn per cycle (play it
+        again from where it ends); ``"remove"`` removes them at a constant
+        rate so that the file loops in place (``--in-place``). ``up``: the up
+        axis (detected when None, else Y).
+
+        Example::
+
+            >>> walk = bvhkit.read("samples/walk.bvh")
+            >>> walk.loop(crossfade="0.3s", travel="remove").n_frames  # 60 - 9
+            51
+        """
+    def retarget(
+        self,
+        target: Bvh,
+        map: _Path | dict[str, str] | None = None,
+        reference: _Reference | None = None,
+        source_reference: _Reference | None = None,
+        source_up: str | None = None,
+        target_up: str | None = None,
+        position_channels: _PositionChannels = "replace",
+    ) -> Bvh:
+        """This motion on ``target``'s skeleton (``bvh retarget SRC --to TARGET``).
+
+        Joints are paired by canonical bone (CMU, Mixamo, Bandai Namco,
+        Rokoko, ... names), then by equal names; or by ``map``: a map file's
+        path (``source = target`` lines) or a dict ``{source: target}``, the
+        complete map. ``reference``: the common pose (``"tpose"`` by default,
+        ``"rest"``, or a frame number of ``target``); ``source_reference``
+        when the source's differs. The output has ``target``'s skeleton and
+        this clip's frames and frame time; ``report`` lists the pairs and the
+        joints left unmapped.
+
+        Example::
+
+            >>> walk = bvhkit.read("samples/walk.bvh")
+            >>> rig = walk.rename({"Hips": "pelvis"})
+            >>> on_rig = walk.retarget(rig, map={"Hips": "pelvis", "LeftUpLeg": "LeftUpLeg"})
+            >>> on_rig.joint_names == rig.joint_names
+            True
+        """
     def to_bytes(self) -> bytes:
         """The canonical BVH text: reads back to the same values, bit for bit."""
     def write(self, path: _Path) -> None:
@@ -385,6 +520,38 @@ def read(path: _Path, strict: bool = False, warn: bool = False) -> Bvh:
         >>> bvh = bvhkit.read("samples/walk.bvh")
         >>> bvh.fps
         30.000030000029998
+    """
+
+def concat(
+    clips: Sequence[Bvh],
+    crossfade: _Span | None = None,
+    linear: bool = False,
+    keep_position: bool = False,
+    up: str | None = None,
+) -> Bvh:
+    """Clips of one skeleton one after another (``bvh concat``).
+
+    Each clip continues from where the one before ends: moved on the ground
+    and turned about the up axis (``up``, detected from the first clip when
+    None, else Y) so that its first frame stands where the previous clip's
+    last frame stands, facing the same way; ``keep_position=True`` leaves
+    every clip where it is. ``crossfade`` overlaps each seam: an int
+    (frames), a float (seconds) or the command line's text (``"12"``,
+    ``"0.4s"``); smoothstep weights (``linear=True``: a straight ramp).
+    Without it the output has exactly every clip's frames. The skeletons must
+    match; clips at another rate are resampled to the first's. The output has
+    the first clip's skeleton and frame time.
+
+    Example::
+
+        >>> walk = bvhkit.read("samples/walk.bvh")
+        >>> path = bvhkit.concat([walk, walk.reverse()], crossfade="0.2s")
+        >>> path.n_frames
+        114
+        >>> for part in path.report.split("; "):
+        ...     print(part)
+        clip 1: moved 18.3333 units and turned -22.17 degrees about y to start at frame 54
+        crossfade of 6 frames
     """
 
 def parse(data: bytes | bytearray | str, strict: bool = False, warn: bool = False) -> Bvh:

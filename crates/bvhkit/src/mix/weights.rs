@@ -122,18 +122,39 @@ impl Weight {
                 if u <= t0 {
                     return w0;
                 }
-                for pair in keys.windows(2) {
-                    let ((ta, wa), (tb, wb)) = (pair[0], pair[1]);
-                    if u <= tb {
-                        if u == tb || tb == ta {
-                            return wb;
-                        }
-                        return wa + (u - ta) / (tb - ta) * (wb - wa);
-                    }
+                // The first key at or after `u` (times increase: a binary
+                // search, so a key per frame stays cheap on long clips).
+                let i = keys.partition_point(|&(t, _)| t < u);
+                if i == keys.len() {
+                    return keys[i - 1].1;
                 }
-                keys[keys.len() - 1].1
+                let ((ta, wa), (tb, wb)) = (keys[i - 1], keys[i]);
+                if u == tb || tb == ta {
+                    return wb;
+                }
+                wa + (u - ta) / (tb - ta) * (wb - wa)
             }
         }
+    }
+
+    /// One weight per frame of a clip of `weights.len()` frames: keys at
+    /// the frames' normalised times `k / (n - 1)`, so that
+    /// [`frame(k, n)`](Weight::frame) is exactly `weights[k]` (a clip of
+    /// another length gets them joined linearly). Not validated here
+    /// ([`Weight::validate`] is, by the operations that take a weight).
+    ///
+    /// # Example
+    /// ```
+    /// use bvhkit::mix::weights::Weight;
+    /// let w = Weight::per_frame(&[0.0, 0.1, 0.7, 1.0]);
+    /// assert_eq!(w.frame(2, 4), 0.7);
+    /// assert_eq!(w.frame(3, 4), 1.0);
+    /// assert_eq!(Weight::per_frame(&[0.4]).frame(0, 1), 0.4);
+    /// ```
+    pub fn per_frame(weights: &[f64]) -> Weight {
+        let n = weights.len();
+        let time = |k: usize| if n <= 1 { 0.0 } else { k as f64 / (n - 1) as f64 };
+        Weight::Keys(weights.iter().enumerate().map(|(k, &w)| (time(k), w)).collect())
     }
 
     /// The weight at frame `k` of a clip of `n` frames: `at(k / (n - 1))`.
@@ -296,6 +317,24 @@ mod tests {
         assert_eq!(ramp.frame(2, 5), 0.5);
         assert_eq!(ramp.frame(4, 5), 1.0);
         assert_eq!(ramp.frame(0, 1), 0.0);
+    }
+
+    #[test]
+    fn per_frame_weights_are_exact_at_every_frame() {
+        for n in [1, 2, 3, 7, 100, 1001] {
+            let values: Vec<f64> = (0..n).map(|k| ((k * 37) % 11) as f64 / 10.0).collect();
+            let w = Weight::per_frame(&values);
+            w.validate().unwrap();
+            for (k, &v) in values.iter().enumerate() {
+                assert_eq!(w.frame(k, n), v, "frame {k} of {n}");
+            }
+        }
+        // Between keys: joined linearly, as keys written by hand.
+        let w = Weight::per_frame(&[0.0, 1.0, 0.0]);
+        assert_eq!(w.at(0.25), 0.5);
+        assert_eq!(w.at(0.75), 0.5);
+        assert!(Weight::per_frame(&[]).validate().is_err());
+        assert!(Weight::per_frame(&[0.5, f64::NAN]).validate().is_err());
     }
 
     #[test]

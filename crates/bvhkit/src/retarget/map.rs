@@ -5,7 +5,8 @@
 //! with the same name in both (fingers of rigs that share a naming, or
 //! every joint when a clip is retargeted onto its own skeleton). Or given
 //! explicitly ([`JointMap::parse`]): a text file of `source = target`
-//! lines, the complete map.
+//! lines, the complete map (or the same pairs as names,
+//! [`JointMap::from_pairs`]).
 //!
 //! # The map file
 //! ```text
@@ -32,7 +33,8 @@ pub enum Reason {
     Bone(Bone),
     /// Same name, no canonical bone on either side.
     SameName,
-    /// Given by a map file.
+    /// Given explicitly: a map file ([`JointMap::parse`]) or name pairs
+    /// ([`JointMap::from_pairs`]).
     MapFile,
 }
 
@@ -111,46 +113,86 @@ impl JointMap {
     /// # Ok::<(), bvhkit::Error>(())
     /// ```
     pub fn parse(text: &str, source: &Skeleton, target: &Skeleton) -> Result<JointMap> {
+        let lines = text.lines().enumerate().filter_map(|(k, line)| {
+            let n = k + 1;
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                return None;
+            }
+            let Some((a, b)) = line.split_once('=') else {
+                return Some(Err(Error::invalid(format!(
+                    "map line {n}: expected `source = target`, found {line:?}"
+                ))));
+            };
+            Some(Ok((format!("map line {n}"), a.trim(), b.trim())))
+        });
+        JointMap::build(lines, source, target)
+    }
+
+    /// The complete map from `(source, target)` name pairs (such as a
+    /// Python dict's items), checked as a map file's lines are: each name a
+    /// joint of its skeleton (not an End Site), named at most once on each
+    /// side. Names are taken as they are (not trimmed; `#` and `=` are
+    /// plain characters).
+    ///
+    /// # Errors
+    /// An empty name, a name that is not a joint of its skeleton, or a
+    /// joint named twice on one side; the message names the pair.
+    ///
+    /// # Example
+    /// ```
+    /// use bvhkit::Bvh;
+    /// use bvhkit::retarget::map::JointMap;
+    /// let a = Bvh::parse("HIERARCHY ROOT Hips { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site { OFFSET 0 1 0 } } MOTION Frames: 0 Frame Time: 0.1")?;
+    /// let b = Bvh::parse("HIERARCHY ROOT pelvis { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site { OFFSET 0 1 0 } } MOTION Frames: 0 Frame Time: 0.1")?;
+    /// let map = JointMap::from_pairs([("Hips", "pelvis")], a.skeleton(), b.skeleton())?;
+    /// assert_eq!(map, JointMap::parse("Hips = pelvis", a.skeleton(), b.skeleton())?);
+    /// let e = JointMap::from_pairs([("Hips", "nope")], a.skeleton(), b.skeleton()).unwrap_err();
+    /// assert_eq!(e.message(), "map pair \"Hips\" = \"nope\": the target skeleton has no joint \"nope\"");
+    /// # Ok::<(), bvhkit::Error>(())
+    /// ```
+    pub fn from_pairs<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+        source: &Skeleton,
+        target: &Skeleton,
+    ) -> Result<JointMap> {
+        let pairs = pairs.into_iter().map(|(a, b)| Ok((format!("map pair {a:?} = {b:?}"), a, b)));
+        JointMap::build(pairs, source, target)
+    }
+
+    /// The map from `(where, source, target)` items, `where` starting each
+    /// error's message; the first error in order stops it.
+    fn build<'a>(
+        items: impl Iterator<Item = Result<(String, &'a str, &'a str)>>,
+        source: &Skeleton,
+        target: &Skeleton,
+    ) -> Result<JointMap> {
         let find = |s: &Skeleton, name: &str| {
             s.joints().iter().position(|j| !j.is_end_site() && j.name() == name)
         };
         let mut pairs = Vec::new();
         let mut used_s = vec![false; source.len()];
         let mut used_t = vec![false; target.len()];
-        for (k, line) in text.lines().enumerate() {
-            let n = k + 1;
-            let line = line.split('#').next().unwrap_or("").trim();
-            if line.is_empty() {
-                continue;
-            }
-            let Some((a, b)) = line.split_once('=') else {
-                return Err(Error::invalid(format!(
-                    "map line {n}: expected `source = target`, found {line:?}"
-                )));
-            };
-            let (a, b) = (a.trim(), b.trim());
+        for item in items {
+            let (at, a, b) = item?;
             if a.is_empty() || b.is_empty() {
-                return Err(Error::invalid(format!("map line {n}: a name is empty")));
+                return Err(Error::invalid(format!("{at}: a name is empty")));
             }
             let Some(s) = find(source, a) else {
                 return Err(Error::invalid(format!(
-                    "map line {n}: the source skeleton has no joint {a:?}"
+                    "{at}: the source skeleton has no joint {a:?}"
                 )));
             };
             let Some(t) = find(target, b) else {
                 return Err(Error::invalid(format!(
-                    "map line {n}: the target skeleton has no joint {b:?}"
+                    "{at}: the target skeleton has no joint {b:?}"
                 )));
             };
             if used_s[s] {
-                return Err(Error::invalid(format!(
-                    "map line {n}: source joint {a:?} mapped twice"
-                )));
+                return Err(Error::invalid(format!("{at}: source joint {a:?} mapped twice")));
             }
             if used_t[t] {
-                return Err(Error::invalid(format!(
-                    "map line {n}: target joint {b:?} mapped twice"
-                )));
+                return Err(Error::invalid(format!("{at}: target joint {b:?} mapped twice")));
             }
             used_s[s] = true;
             used_t[t] = true;

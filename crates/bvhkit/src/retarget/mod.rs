@@ -212,6 +212,54 @@ pub struct Report {
     pub scale: f64,
 }
 
+impl SkeletonReport {
+    /// One line about the skeleton, `what` starting it (`source walk.bvh`).
+    fn line(&self, what: &str) -> String {
+        let up = if self.up_detected { "detected" } else { "given or default" };
+        let dev = if self.rest_deviation.is_nan() {
+            String::new()
+        } else {
+            format!(", largest bone {:.0}° from a T-pose", self.rest_deviation)
+        };
+        format!(
+            "{what}: up {} ({up}), rest pose {}{dev}; reference {}, hip height {:.4}",
+            self.up, self.rest, self.reference, self.hip_height
+        )
+    }
+}
+
+impl Report {
+    /// The report as lines of text (what `bvh retarget` prints on standard
+    /// error): both skeletons, named `source` and `target`, the scale,
+    /// every pair with its reason and the joints left unmapped.
+    pub fn summary(&self, source: &str, target: &str) -> Vec<String> {
+        let mut lines = vec![
+            self.source.line(&format!("source {source}")),
+            self.target.line(&format!("target {target}")),
+            format!("root translation scaled by {:.6} (ratio of hip heights)", self.scale),
+            format!("{} joints mapped:", self.pairs.len()),
+        ];
+        for (s, t, why) in &self.pairs {
+            let why = match why {
+                Reason::Bone(b) => b.to_string(),
+                Reason::SameName => "same name".to_string(),
+                Reason::MapFile => "map file".to_string(),
+            };
+            lines.push(format!("  {s} -> {t} ({why})"));
+        }
+        let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
+        lines.push(format!(
+            "target joints unmapped (kept as in the reference pose): {}",
+            list(&self.unmapped_target)
+        ));
+        lines.push(format!(
+            "source joints unmapped (their motion dropped): {}",
+            list(&self.unmapped_source)
+        ));
+        lines
+    }
+}
+
 /// Per target joint: where its rotation comes from.
 #[derive(Clone, Copy, Debug)]
 enum Drive {

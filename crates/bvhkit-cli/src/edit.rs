@@ -19,7 +19,9 @@ use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, detect_up};
 use bvhkit::edit::layout::{LayoutMap, Positions};
 use bvhkit::edit::order::OrderMap;
 use bvhkit::edit::scale::{ScaleMap, factor_to_height};
-use bvhkit::edit::{FrameMap, frames, map_frames, resample};
+use bvhkit::edit::{
+    ChunkedMap, FrameMap, SplitFrameMap, frames, map_frames, map_frames_chunked, resample,
+};
 use bvhkit::rotation::RotationOrder;
 use bvhkit::units::{UnitGuess, Units};
 use bvhkit::{Bvh, Motion, PositionChannels, ReadOptions, Skeleton, WriteOptions};
@@ -470,8 +472,8 @@ fn edit_whole(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Res
                 )?
             }
             _ => {
-                let mut map = frame_map(args, t, bvh.skeleton(), mode)?;
-                let edited = map_frames(&bvh, map.as_mut())?;
+                let map = frame_map(args, t, bvh.skeleton(), mode)?;
+                let (edited, map) = map_frames_chunked(&bvh, map)?;
                 notes.extend(map.note(input));
                 edited
             }
@@ -606,37 +608,69 @@ fn source_up(args: &Args, bvh: &Bvh, input: &Input, notes: &mut Vec<String>) -> 
     }
 }
 
-/// A per-frame transform and what it reports at the end.
-trait Stage: FrameMap + Send {
-    fn note(&self, _input: &Input) -> Option<String> {
-        None
+/// A per-frame transform: one of the library's [`FrameMap`]s, which
+/// [`ChunkedMap`] maps on all cores with the output of one frame at a
+/// time.
+#[derive(Clone, Debug)]
+enum Stage {
+    Order(OrderMap),
+    Axes(AxesMap),
+    Scale(ScaleMap),
+    Layout(LayoutMap),
+}
+
+impl Stage {
+    fn inner(&self) -> &dyn FrameMap {
+        match self {
+            Stage::Order(m) => m,
+            Stage::Axes(m) => m,
+            Stage::Scale(m) => m,
+            Stage::Layout(m) => m,
+        }
+    }
+
+    /// What the transform reports at the end.
+    fn note(&self, input: &Input) -> Option<String> {
+        match self {
+            Stage::Layout(m) => m.is_lossy().then(|| {
+                format!(
+                    "{}: --layout dropped position channels: largest world position error {}",
+                    input.display(),
+                    m.max_position_error()
+                )
+            }),
+            _ => None,
+        }
     }
 }
 
-impl Stage for OrderMap {}
-impl Stage for AxesMap {}
-impl Stage for ScaleMap {}
-impl Stage for LayoutMap {
-    fn note(&self, input: &Input) -> Option<String> {
-        self.is_lossy().then(|| {
-            format!(
-                "{}: --layout dropped position channels: largest world position error {}",
-                input.display(),
-                self.max_position_error()
-            )
-        })
+impl FrameMap for Stage {
+    fn output_skeleton(&self) -> &Skeleton {
+        self.inner().output_skeleton()
+    }
+
+    fn map(&mut self, input: &[f64], output: &mut [f64]) {
+        match self {
+            Stage::Order(m) => m.map(input, output),
+            Stage::Axes(m) => m.map(input, output),
+            Stage::Scale(m) => m.map(input, output),
+            Stage::Layout(m) => m.map(input, output),
+        }
+    }
+}
+
+impl SplitFrameMap for Stage {
+    fn absorb(&mut self, earlier: &Self) {
+        if let (Stage::Layout(m), Stage::Layout(e)) = (self, earlier) {
+            m.absorb(e);
+        }
     }
 }
 
 /// The [`FrameMap`] of a per-frame transform.
-fn frame_map(
-    args: &Args,
-    t: &Transform,
-    skel: &Skeleton,
-    mode: PositionChannels,
-) -> Result<Box<dyn Stage>> {
+fn frame_map(args: &Args, t: &Transform, skel: &Skeleton, mode: PositionChannels) -> Result<Stage> {
     Ok(match *t {
-        Transform::Order(o) => Box::new(OrderMap::all(skel, o)),
+        Transform::Order(o) => Stage::Order(OrderMap::all(skel, o)),
         Transform::Layout(o) => {
             let p = match args.layout_positions {
                 LayoutPositions::Root => Positions::Root,
@@ -644,30 +678,37 @@ fn frame_map(
                 LayoutPositions::Keep => Positions::Keep,
                 LayoutPositions::None => Positions::None,
             };
-            Box::new(LayoutMap::new(skel, o, p, mode)?)
+            Stage::Layout(LayoutMap::new(skel, o, p, mode)?)
         }
-        Transform::Scale(f) => Box::new(ScaleMap::new(skel, f)?),
+        Transform::Scale(f) => Stage::Scale(ScaleMap::new(skel, f)?),
         Transform::Up(to) => {
             let from = args.source_up.context("--up without --source-up needs the whole clip")?;
-            Box::new(AxesMap::new(skel, Axes::with_up(from), Axes::with_up(to)))
+            Stage::Axes(AxesMap::new(skel, Axes::with_up(from), Axes::with_up(to)))
         }
         _ => bail!("internal error: {t:?} is not a per-frame transform"),
     })
 }
 
-/// Values per batch handed from the reading thread to the writing one.
-const BATCH_VALUES: usize = 64 * 1024;
-
 /// One step of the streamed pipeline.
 enum Step {
     Range(FrameRange, usize),
     Every(usize, usize),
-    Map(Box<dyn Stage>, Vec<f64>),
+    /// The map, and its output buffer (reused from batch to batch).
+    Map(ChunkedMap<Stage>, Vec<f64>),
 }
+
+/// Values per piece of frames formatted by one task.
+const FORMAT_VALUES: usize = 16 * 1024;
 
 /// Runs the plan frame by frame in constant memory: the frames are written
 /// to a temporary file as they come, and the output is the header (which
 /// needs the frame count) followed by that file, written atomically.
+///
+/// Three stages overlap: a thread reads and parses batches of frames
+/// ([`crate::io::read_batches`]); this thread runs the plan on each batch,
+/// every map on rayon's pool through [`ChunkedMap`] (the output of one
+/// frame at a time, whatever the cutting), then formats the batch's
+/// frames in pieces on the pool and writes them in order.
 fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Result<Vec<String>> {
     let mut rdr = ReadOptions::new()
         .lenient(!args.strict)
@@ -692,18 +733,12 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
                     Motion::with_frames(frame_time, 0, skel.n_channels(), Vec::new())?,
                 )?;
                 let f = units_factor(args, &rest, u, input, &mut notes)?;
-                let map = ScaleMap::new(&skel, f)?;
-                let n = map.output_skeleton().n_channels();
-                Step::Map(Box::new(map), vec![0.0; n])
+                Step::Map(ChunkedMap::new(Stage::Scale(ScaleMap::new(&skel, f)?)), Vec::new())
             }
-            _ => {
-                let map = frame_map(args, t, &skel, mode)?;
-                let n = map.output_skeleton().n_channels();
-                Step::Map(map, vec![0.0; n])
-            }
+            _ => Step::Map(ChunkedMap::new(frame_map(args, t, &skel, mode)?), Vec::new()),
         });
         if let Some(Step::Map(m, _)) = steps.last() {
-            skel = m.output_skeleton().clone();
+            skel = m.get().output_skeleton().clone();
         }
     }
     // The frames go to a temporary file next to the output (or in the
@@ -715,116 +750,30 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
     };
     let mut body = crate::io::temp_in(&dir)?;
     let opts = WriteOptions::new();
-    let mut n_out = 0usize;
     let n_in = rdr.skeleton().n_channels();
     let n_width = skel.n_channels();
-    // Two threads: this one reads, parses and transforms batches of frames
-    // (the transforms run in frame order: continuity carries from frame to
-    // frame), the other formats and writes them, which costs about as much;
-    // a bounded channel keeps memory constant and returns the emptied
-    // batches for reuse.
-    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<f64>>(4);
-    let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<f64>>(8);
-    let opts_ref = &opts;
-    let writer = move |w: &mut dyn Write| -> Result<usize> {
-        let mut n_out = 0usize;
-        let mut line = Vec::with_capacity(64 * 1024);
-        for batch in full_rx.iter() {
-            // A frame without channels travels as one placeholder value.
-            for frame in batch.chunks_exact(n_width.max(1)) {
-                opts_ref.write_frame(&frame[..n_width], &mut line)?;
-                n_out += 1;
-                if line.len() >= 60 * 1024 {
-                    w.write_all(&line)?;
-                    line.clear();
-                }
+    let mut n_out = 0usize;
+    {
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, body.as_file_mut());
+        let mut pieces: Vec<Vec<u8>> = Vec::new();
+        let mut a: Vec<f64> = Vec::new();
+        let read = crate::io::read_batches(&mut rdr, |frames, batch| {
+            let left = run_steps(&mut steps, frames, batch, n_in, &mut a);
+            let values = if left.in_batch { batch } else { &a[..] };
+            format_frames(&opts, values, left.count, n_width, &mut pieces)?;
+            for p in &pieces {
+                w.write_all(p)?;
             }
-            let _ = empty_tx.try_send(batch);
-        }
-        w.write_all(&line)?;
+            n_out += left.count;
+            Ok(left.more)
+        })?;
+        read.map_err(|e| anyhow!(located(input, &e)))?;
         w.flush()?;
-        Ok(n_out)
-    };
-    std::thread::scope(|scope| -> Result<()> {
-        let body_file = body.as_file_mut();
-        let worker = scope.spawn(move || {
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, body_file);
-            writer(&mut w)
-        });
-        let per_batch = (BATCH_VALUES / n_in.max(1)).max(1);
-        let mut frame = vec![0.0; n_in];
-        let mut done = false;
-        let mut read_error = None;
-        while !done {
-            let mut batch = empty_rx.try_recv().unwrap_or_default();
-            batch.clear();
-            'frames: for _ in 0..per_batch {
-                match rdr.read_frame(&mut frame) {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        done = true;
-                        break;
-                    }
-                    Err(e) => {
-                        read_error = Some(anyhow!(located(input, &e)));
-                        done = true;
-                        break;
-                    }
-                }
-                let mut cur: &[f64] = &frame;
-                for step in steps.iter_mut() {
-                    match step {
-                        Step::Range(r, i) => {
-                            let k = *i;
-                            *i += 1;
-                            if r.past(k) {
-                                // This step's count only grows, so no later frame
-                                // gets past it: stop reading.
-                                done = true;
-                                break 'frames;
-                            }
-                            if !r.contains(k) {
-                                continue 'frames;
-                            }
-                        }
-                        Step::Every(n, i) => {
-                            let k = *i;
-                            *i += 1;
-                            if k % *n != 0 {
-                                continue 'frames;
-                            }
-                        }
-                        Step::Map(m, buf) => {
-                            m.map(cur, buf);
-                            cur = buf;
-                        }
-                    }
-                }
-                if n_width == 0 {
-                    batch.push(0.0);
-                } else {
-                    batch.extend_from_slice(cur);
-                }
-            }
-            if read_error.is_some() {
-                break;
-            }
-            if !batch.is_empty() && full_tx.send(batch).is_err() {
-                break; // the writer stopped (an error)
-            }
-        }
-        drop(full_tx);
-        let written = worker.join().map_err(|_| anyhow!("the writing thread panicked"))?;
-        if let Some(e) = read_error {
-            return Err(e);
-        }
-        n_out = written?;
-        Ok(())
-    })?;
+    }
     notes.extend(rdr.take_warnings().iter().map(|w| located_warning(input, w)));
     for step in &steps {
         if let Step::Map(m, _) = step {
-            notes.extend(m.note(input));
+            notes.extend(m.get().note(input));
         }
     }
     let mut header = Vec::new();
@@ -838,6 +787,107 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
     })
     .with_context(|| format!("{}: writing {}", input.display(), shown(out)))?;
     Ok(notes)
+}
+
+/// Runs the steps on one batch of `frames` input frames of `n_in` values.
+/// Returns the number of frames left and whether later frames can still be
+/// kept (a frame range that is past stops the reading); the frames left
+/// are in `a`, or still in `batch` when no step changed them ([`Left`]).
+fn run_steps(
+    steps: &mut [Step],
+    frames: usize,
+    batch: &[f64],
+    n_in: usize,
+    a: &mut Vec<f64>,
+) -> Left {
+    // The frames so far: `batch` itself until a step writes them into `a`.
+    let mut in_batch = true;
+    let mut width = n_in;
+    let mut count = frames;
+    let mut more = true;
+    for step in steps.iter_mut() {
+        let keep: Box<dyn Fn(usize) -> bool> = match step {
+            Step::Range(r, i) => {
+                let first = *i;
+                *i += count;
+                if count > 0 && r.past(first + count - 1) {
+                    more = false;
+                }
+                let r = *r;
+                Box::new(move |k| r.contains(first + k))
+            }
+            Step::Every(n, i) => {
+                let first = *i;
+                *i += count;
+                let n = *n;
+                Box::new(move |k| (first + k) % n == 0)
+            }
+            Step::Map(m, buf) => {
+                let w = m.get().output_skeleton().n_channels();
+                buf.clear();
+                buf.resize(count * w, 0.0);
+                m.map(count, if in_batch { batch } else { &a[..count * width] }, buf);
+                std::mem::swap(a, buf);
+                in_batch = false;
+                width = w;
+                continue;
+            }
+        };
+        // Keep the selected frames, in order, at the front of `a`.
+        let mut n = 0;
+        for k in 0..count {
+            if keep(k) {
+                if in_batch {
+                    if n == 0 {
+                        a.clear();
+                    }
+                    a.extend_from_slice(&batch[k * width..(k + 1) * width]);
+                } else {
+                    a.copy_within(k * width..(k + 1) * width, n * width);
+                }
+                n += 1;
+            }
+        }
+        if in_batch && n == 0 {
+            a.clear();
+        }
+        in_batch = false;
+        count = n;
+        a.truncate(count * width);
+    }
+    Left { count, in_batch, more }
+}
+
+/// What [`run_steps`] leaves.
+struct Left {
+    /// Frames left.
+    count: usize,
+    /// Whether they are the batch itself (no step changed it), else in `a`.
+    in_batch: bool,
+    /// Whether later frames can still be kept.
+    more: bool,
+}
+
+/// Formats `count` frames of `width` values into `pieces`, on rayon's pool
+/// in pieces of whole frames, to be written in order.
+fn format_frames(
+    opts: &WriteOptions,
+    values: &[f64],
+    count: usize,
+    width: usize,
+    pieces: &mut Vec<Vec<u8>>,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let per_piece = (FORMAT_VALUES / width.max(1)).max(1);
+    let n_pieces = count.div_ceil(per_piece);
+    pieces.resize_with(n_pieces, Vec::new);
+    pieces.par_iter_mut().enumerate().try_for_each(|(p, line)| -> Result<()> {
+        line.clear();
+        for f in p * per_piece..((p + 1) * per_piece).min(count) {
+            opts.write_frame(&values[f * width..(f + 1) * width], line)?;
+        }
+        Ok(())
+    })
 }
 
 fn shown(p: &Path) -> String {

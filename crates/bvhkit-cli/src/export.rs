@@ -616,7 +616,7 @@ fn stream(
         }
         None => crate::clip::source_up_given(c.up),
     };
-    let source: Box<dyn std::io::Read + '_> = match &whole {
+    let source: Box<dyn std::io::Read + Send + '_> = match &whole {
         Some(bytes) => Box::new(std::io::Cursor::new(&bytes[..])),
         None => input.open()?,
     };
@@ -631,7 +631,6 @@ fn stream(
         Some(map) => map.output_skeleton().clone(),
         None => rdr.skeleton().clone(),
     };
-    let mut raw = vec![0.0; if to_y_up.is_some() { rdr.skeleton().n_channels() } else { 0 }];
     let (sel, names) = select(&skeleton, &c.joints)?;
     let range = c.frames.unwrap_or("..".parse()?);
     let first = range.first();
@@ -652,34 +651,41 @@ fn stream(
     let mut values = Vec::new();
     let mut f = 0usize;
     let mut written = 0usize;
-    loop {
-        if range.past(f) {
-            break;
+    let n_raw = rdr.skeleton().n_channels();
+    // A thread reads and parses batches of frames while this one computes
+    // and writes the batch before (two cores, constant memory); the frames
+    // are handled one at a time, in order, as before.
+    let read = crate::io::read_batches(&mut rdr, |frames, batch| {
+        for k in 0..frames {
+            if range.past(f) {
+                return Ok(false);
+            }
+            let raw = &batch[k * n_raw..(k + 1) * n_raw];
+            let frame: &[f64] = match to_y_up.as_mut() {
+                Some(map) => {
+                    map.map(raw, &mut frame);
+                    &frame
+                }
+                None => raw,
+            };
+            let mut size = None;
+            if range.contains(f) {
+                values.clear();
+                size = per_frame(&skeleton, frame, &sel, &mut values);
+                sink.frame(f, &values)?;
+                written += 1;
+            }
+            if guess_units {
+                sizes.push(size.unwrap_or_else(|| {
+                    fk.positions_with(frame, &mut scratch, &mut pose);
+                    bvhkit::units::pose_size(&pose)
+                }));
+            }
+            f += 1;
         }
-        let more = rdr
-            .read_frame(if to_y_up.is_some() { &mut raw } else { &mut frame })
-            .map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
-        if !more {
-            break;
-        }
-        if let Some(map) = to_y_up.as_mut() {
-            map.map(&raw, &mut frame);
-        }
-        let mut size = None;
-        if range.contains(f) {
-            values.clear();
-            size = per_frame(&skeleton, &frame, &sel, &mut values);
-            sink.frame(f, &values)?;
-            written += 1;
-        }
-        if guess_units {
-            sizes.push(size.unwrap_or_else(|| {
-                fk.positions_with(&frame, &mut scratch, &mut pose);
-                bvhkit::units::pose_size(&pose)
-            }));
-        }
-        f += 1;
-    }
+        Ok(!range.past(f))
+    })?;
+    read.map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
     if guess_units {
         sink.units(if sizes.is_empty() {
             let rest = bvhkit::units::rest_pose(&skeleton, c.position_channels.into());
@@ -840,6 +846,7 @@ pub(crate) fn run_rotations(a: RotationsArgs) -> Result<ExitCode> {
 fn rotations_one(a: &RotationsArgs, input: &Input, out: Option<&Path>) -> Result<Vec<String>> {
     let c = &a.common;
     let mut fk: Option<Kinematics> = None;
+    let mut scratch = None;
     let mut xf: Vec<DAffine3> = Vec::new();
     let mut orders: Vec<RotationOrder> = Vec::new();
     // Each joint's previous output, for --continuous.
@@ -894,9 +901,11 @@ fn rotations_one(a: &RotationsArgs, input: &Input, out: Option<&Path>) -> Result
                     .collect();
                 prev = vec![0.0; fk.len() * width];
             }
+            // The frame's sines and cosines in one batch.
+            let scratch = scratch.get_or_insert_with(|| fk.scratch());
             match space {
-                Space::Local => fk.local(frame, &mut xf),
-                Space::World => fk.world(frame, &mut xf),
+                Space::Local => fk.local_with(frame, scratch, &mut xf),
+                Space::World => fk.world_with(frame, scratch, &mut xf),
             }
             for &i in sel {
                 let j = &skel.joints()[i];

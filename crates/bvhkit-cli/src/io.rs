@@ -718,6 +718,87 @@ pub(crate) fn temp_with_suffix(dir: &Path, suffix: &str) -> Result<tempfile::Nam
     b.tempfile_in(dir).with_context(|| format!("creating a temporary file in {}", dir.display()))
 }
 /// Formats a `bvhkit` error for a file as `FILE:LINE:COL: message`.
+/// Values per batch of frames handed from the reading thread (about 2 MiB).
+pub(crate) const BATCH_VALUES: usize = 256 * 1024;
+
+/// Reads the frames of `rdr` on a thread of its own, in batches of whole
+/// frames (about [`BATCH_VALUES`] values each), and hands each batch to
+/// `each(frames, values)` on this thread, in order, while the next batch is
+/// read and parsed: the parse and the work on its frames use two cores, in
+/// constant memory (at most four batches exist at a time).
+///
+/// `each` returns whether it wants more frames; the reading stops when it
+/// says no or fails. The outer error is `each`'s, the inner one the
+/// reader's (a bad frame: the batches before it were handed out first).
+pub(crate) fn read_batches<R: Read + Send>(
+    rdr: &mut bvhkit::FrameReader<R>,
+    mut each: impl FnMut(usize, &[f64]) -> Result<bool>,
+) -> Result<Result<(), bvhkit::Error>> {
+    let width = rdr.skeleton().n_channels();
+    // Frames without channels still count: batches carry their number.
+    let per_batch = (BATCH_VALUES / width.max(1)).max(1);
+    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(usize, Vec<f64>)>(2);
+    let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<f64>>(4);
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(move || -> Result<(), bvhkit::Error> {
+            let mut frame = vec![0.0; width];
+            loop {
+                let mut batch = empty_rx.try_recv().unwrap_or_default();
+                batch.clear();
+                let mut n = 0;
+                let mut end = false;
+                while n < per_batch {
+                    match rdr.read_frame(&mut frame) {
+                        Ok(true) => {
+                            batch.extend_from_slice(&frame);
+                            n += 1;
+                        }
+                        Ok(false) => {
+                            end = true;
+                            break;
+                        }
+                        Err(e) => {
+                            if n > 0 {
+                                let _ = full_tx.send((n, batch));
+                            }
+                            return Err(e);
+                        }
+                    }
+                }
+                if n > 0 && full_tx.send((n, batch)).is_err() {
+                    return Ok(()); // the consumer stopped
+                }
+                if end {
+                    return Ok(());
+                }
+            }
+        });
+        let mut outcome = Ok(());
+        let mut stopped = false;
+        for (n, batch) in full_rx.iter() {
+            match each(n, &batch) {
+                Ok(true) => {
+                    let _ = empty_tx.try_send(batch);
+                }
+                Ok(false) => {
+                    stopped = true;
+                    break;
+                }
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+        }
+        // Dropping the receiver stops the reader at its next batch.
+        drop(full_rx);
+        let read = reader.join().map_err(|_| anyhow::anyhow!("the reading thread panicked"))?;
+        // Frames past where the consumer stopped are not its business,
+        // nor their errors (the reader may have run ahead into one).
+        outcome.map(|()| if stopped { Ok(()) } else { read })
+    })
+}
+
 pub(crate) fn located(input: &Input, err: &bvhkit::Error) -> String {
     match err.position() {
         Some(p) => format!("{}:{}:{}: {}", input.display(), p.line, p.column, err.message()),

@@ -2383,3 +2383,60 @@ fn export_gltf_up_axis() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("is not auto, keep or an axis"), "{}", stderr(&o));
 }
+
+/// `bvh positions` and `bvh rotations` read on one thread while the frames
+/// are computed on another, in batches: the output is the library's,
+/// frame for frame, whatever the thread count, over many batches.
+#[test]
+fn positions_and_rotations_do_not_depend_on_the_thread_count_nor_the_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("synth.bvh");
+    // About 100 channels: a batch is about 2,600 frames, so 12,000 frames
+    // are several batches.
+    std::fs::write(&src, bvhkit_testdata::synth_text(3, 30, 12_000)).unwrap();
+    let bvh = bvhkit::Bvh::from_path(&src).unwrap();
+    let fk = bvhkit::Kinematics::new(bvh.skeleton(), bvhkit::PositionChannels::Replace);
+    let expected: Vec<f64> =
+        fk.positions_all(bvh.motion()).iter().flat_map(|p| p.to_array()).collect();
+    let s = src.to_str().unwrap();
+    let mut outputs = Vec::new();
+    for threads in [1, 3] {
+        let npy = dir.path().join(format!("p{threads}.npy"));
+        let rot = dir.path().join(format!("r{threads}.csv"));
+        for (args, out) in [
+            (vec!["positions", s, "--dtype", "f64", "-o"], &npy),
+            (vec!["rotations", s, "--space", "world", "--repr", "6d", "-o"], &rot),
+        ] {
+            let o = bvh()
+                .env("RAYON_NUM_THREADS", threads.to_string())
+                .args(args)
+                .arg(out)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        let bytes = std::fs::read(&npy).unwrap();
+        let (shape, data) = read_npy_f64(&bytes);
+        assert_eq!(shape, [12_000, fk.len(), 3]);
+        assert!(
+            data.iter().zip(&expected).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{threads} threads: positions differ from the library's"
+        );
+        outputs.push((bytes, std::fs::read(&rot).unwrap()));
+    }
+    assert!(outputs[0] == outputs[1], "1 and 3 threads differ");
+    // World rotations, 6D, against the library's world transforms.
+    let text = String::from_utf8(outputs[0].1.clone()).unwrap();
+    let mut world = vec![bvhkit::glam::DAffine3::IDENTITY; fk.len()];
+    let last = bvh.motion().n_frames() - 1;
+    fk.world(bvh.motion().frame(last), &mut world);
+    let names = bvh.skeleton().display_names();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{last},{},", names[5])))
+        .expect("the last frame's row of joint 5");
+    let got: Vec<f64> = row.split(',').skip(2).map(|v| v.parse().unwrap()).collect();
+    let m = world[5].matrix3;
+    let want = [m.x_axis.x, m.x_axis.y, m.x_axis.z, m.y_axis.x, m.y_axis.y, m.y_axis.z];
+    assert_eq!(got, want, "{row}");
+}

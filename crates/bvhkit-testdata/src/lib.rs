@@ -676,3 +676,35 @@ mod tests {
         assert_eq!(s, " 0.000000 0.000001 -0.000001 12.345678 -12.345678 180.000000 -0.999999");
     }
 }
+
+/// A small clip (a root with position channels, one joint, one End Site)
+/// whose root turns 2.3 times about Y and whose joint's middle angle
+/// swings to ±88° (near the gimbal, where Euler continuity may switch
+/// branch); the angles are written wrapped into [-180, 180) as exporters
+/// write them. Transforms that keep Euler angles continuous from frame to
+/// frame carry them several turns away from their principal range on it.
+pub fn spinning_text(frames: usize) -> String {
+    let mut t = String::from(
+        "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+         \tJOINT A\n\t{\n\t\tOFFSET 0 10 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+         \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 5 0\n\t\t}\n\t}\n}\nMOTION\n",
+    );
+    t.push_str(&format!("Frames: {frames}\nFrame Time: 0.01\n"));
+    let wrap = |a: f64| a - 360.0 * ((a + 180.0) / 360.0).floor();
+    for f in 0..frames {
+        let s = f as f64 / frames.max(1) as f64;
+        let yaw = wrap(828.0 * s);
+        t.push_str(&format!(
+            "{:.6} 90 {:.6} {:.6} {:.6} {:.6} {:.6} {:.6} {:.6}\n",
+            s * 100.0,
+            -s * 50.0,
+            wrap(20.0 * (s * 11.0).cos()),
+            30.0 * (s * 7.0).sin(),
+            yaw,
+            wrap(300.0 * (s * 5.0).cos()),
+            88.0 * (s * 37.0).sin(),
+            wrap(yaw * 2.0),
+        ));
+    }
+    t
+}

@@ -166,13 +166,6 @@ impl Kinematics {
         t
     }
 
-    #[inline(always)]
-    fn local_of(&self, p: &Program, frame: &[f64]) -> (DMat3, DVec3) {
-        let mut r = DMat3::IDENTITY;
-        Self::rotate(p, &mut r, |ch| sin_cos_deg(frame[ch]));
-        (r, self.translation_of(p, frame))
-    }
-
     fn check(&self, frame: &[f64], out_len: usize) {
         assert_eq!(frame.len(), self.n_channels, "frame must hold one value per channel");
         assert_eq!(out_len, self.program.len(), "output must hold one entry per joint");
@@ -180,23 +173,78 @@ impl Kinematics {
 
     /// Local transforms (relative to the parent) of frame `frame`.
     ///
+    /// Sines and cosines are computed one channel at a time; with buffers
+    /// kept between frames, [`Kinematics::local_with`] computes the frame's
+    /// in one batch (the same bits).
+    ///
     /// # Panics
     /// When `frame` does not hold one value per channel or `out` one entry
     /// per joint.
     pub fn local(&self, frame: &[f64], out: &mut [DAffine3]) {
         self.check(frame, out.len());
+        self.local_by(frame, out, |ch| sin_cos_deg(frame[ch]));
+    }
+
+    /// [`Kinematics::local`] with buffers the caller keeps between frames
+    /// (from [`Kinematics::scratch`]): the sines and cosines of the whole
+    /// frame in one branch-free pass ([`sin_cos_deg_slice`]), the same bits.
+    ///
+    /// # Panics
+    /// As for [`Kinematics::local`], and when `scratch` was made for a
+    /// skeleton of another shape.
+    pub fn local_with(&self, frame: &[f64], scratch: &mut FkScratch, out: &mut [DAffine3]) {
+        self.check(frame, out.len());
+        let (sin, cos) = Self::batch(frame, scratch);
+        self.local_by(frame, out, |ch| (sin[ch], cos[ch]));
+    }
+
+    #[inline(always)]
+    fn local_by(&self, frame: &[f64], out: &mut [DAffine3], sin_cos: impl Fn(usize) -> (f64, f64)) {
         for (p, o) in self.program.iter().zip(out.iter_mut()) {
-            let (r, t) = self.local_of(p, frame);
-            *o = DAffine3 { matrix3: r, translation: t };
+            let mut r = DMat3::IDENTITY;
+            Self::rotate(p, &mut r, &sin_cos);
+            *o = DAffine3 { matrix3: r, translation: self.translation_of(p, frame) };
         }
     }
 
+    /// The frame's sines and cosines, computed into `scratch`.
+    fn batch<'s>(frame: &[f64], scratch: &'s mut FkScratch) -> (&'s [f64], &'s [f64]) {
+        let FkScratch { sin, cos, .. } = scratch;
+        assert!(
+            sin.len() == frame.len() && cos.len() == frame.len(),
+            "scratch was made for another skeleton"
+        );
+        sin_cos_deg_slice(frame, sin, cos);
+        (sin, cos)
+    }
+
     /// World transforms of frame `frame`.
+    ///
+    /// Sines and cosines are computed one channel at a time;
+    /// [`Kinematics::world_with`] computes them in one batch (the same
+    /// bits).
     ///
     /// # Panics
     /// As for [`Kinematics::local`].
     pub fn world(&self, frame: &[f64], out: &mut [DAffine3]) {
         self.check(frame, out.len());
+        self.world_by(frame, out, |ch| sin_cos_deg(frame[ch]));
+    }
+
+    /// [`Kinematics::world`] with buffers the caller keeps between frames
+    /// (from [`Kinematics::scratch`]): the sines and cosines of the whole
+    /// frame in one batch ([`sin_cos_deg_slice`]), the same bits.
+    ///
+    /// # Panics
+    /// As for [`Kinematics::local_with`].
+    pub fn world_with(&self, frame: &[f64], scratch: &mut FkScratch, out: &mut [DAffine3]) {
+        self.check(frame, out.len());
+        let (sin, cos) = Self::batch(frame, scratch);
+        self.world_by(frame, out, |ch| (sin[ch], cos[ch]));
+    }
+
+    #[inline(always)]
+    fn world_by(&self, frame: &[f64], out: &mut [DAffine3], sin_cos: impl Fn(usize) -> (f64, f64)) {
         for i in 0..self.program.len() {
             let p = &self.program[i];
             let t = self.translation_of(p, frame);
@@ -207,7 +255,7 @@ impl Kinematics {
                     DAffine3 { matrix3: pw.matrix3, translation: pw.matrix3 * t + pw.translation }
                 }
             };
-            Self::rotate(p, &mut w.matrix3, |ch| sin_cos_deg(frame[ch]));
+            Self::rotate(p, &mut w.matrix3, &sin_cos);
             out[i] = w;
         }
     }
@@ -424,5 +472,28 @@ mod tests {
         let text = "HIERARCHY ROOT R { OFFSET 0 0 0 CHANNELS 1 Yposition }\nMOTION\nFrames: 1\nFrame Time: 0.1\n4\n";
         let b = Bvh::parse(text).unwrap();
         assert_eq!(position_channel_ambiguity(b.skeleton(), Some(b.motion().frame(0))), None);
+    }
+
+    #[test]
+    fn batched_world_and_local_give_the_same_bits() {
+        let text = bvhkit_testdata::synth_text(7, 40, 50);
+        let b = Bvh::parse(&text).unwrap();
+        for mode in [PositionChannels::Replace, PositionChannels::Add] {
+            let fk = Kinematics::new(b.skeleton(), mode);
+            let mut scratch = fk.scratch();
+            let n = fk.len();
+            let (mut a, mut c) = (vec![DAffine3::IDENTITY; n], vec![DAffine3::IDENTITY; n]);
+            let bits = |x: &[DAffine3]| -> Vec<u64> {
+                x.iter().flat_map(|t| t.to_cols_array()).map(f64::to_bits).collect()
+            };
+            for f in b.motion().frames() {
+                fk.world(f, &mut a);
+                fk.world_with(f, &mut scratch, &mut c);
+                assert_eq!(bits(&a), bits(&c));
+                fk.local(f, &mut a);
+                fk.local_with(f, &mut scratch, &mut c);
+                assert_eq!(bits(&a), bits(&c));
+            }
+        }
     }
 }

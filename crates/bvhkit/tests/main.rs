@@ -1,4 +1,5 @@
 //! Integration tests of the core library.
+mod chunked;
 mod corpus;
 mod edit;
 mod edit_b;

@@ -165,3 +165,111 @@ fn edit_never_writes_over_an_input_and_takes_several_files_and_stdin() {
     assert!(stderr(&o).contains("bad.bvh:1:31:"), "{}", stderr(&o));
     assert!(!bad_out.exists());
 }
+
+/// `bvh edit` with `RAYON_NUM_THREADS=threads`, writing to `out`.
+fn edit_with_threads(
+    threads: usize,
+    input: &str,
+    out: &std::path::Path,
+    flags: &[&str],
+) -> Vec<u8> {
+    let o = bvh()
+        .env("RAYON_NUM_THREADS", threads.to_string())
+        .args([&["edit", input, "-o", out.to_str().unwrap()][..], flags].concat())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{flags:?}: {}", stderr(&o));
+    std::fs::read(out).unwrap()
+}
+
+#[test]
+fn edit_output_does_not_depend_on_the_thread_count_nor_the_batches() {
+    // Many batches of frames and many parts per batch: the spinning clip
+    // (whose continuous angles leave their principal range, so the maps'
+    // guessed states are wrong and parts are mapped again) and a larger
+    // synthetic skeleton.
+    let dir = tempfile::tempdir().unwrap();
+    let spin = dir.path().join("spin.bvh");
+    std::fs::write(&spin, bvhkit_testdata::spinning_text(70_000)).unwrap();
+    let synth = dir.path().join("synth.bvh");
+    std::fs::write(&synth, bvhkit_testdata::synth_text(9, 30, 12_000)).unwrap();
+    let out = dir.path().join("out.bvh");
+    let plans: [&[&str]; 5] = [
+        &["--order", "xyz"],
+        &["--source-up", "y", "--up", "z"],
+        &["--layout", "yxz", "--layout-positions", "none"],
+        &["--scale", "0.3", "--every", "3", "--order", "zyx"],
+        &["--frames", "5000..20000", "--order", "yzx", "--every", "2"],
+    ];
+    for input in [&spin, &synth] {
+        let i = input.to_str().unwrap();
+        let bvh = Bvh::from_path(input).unwrap();
+        for flags in plans {
+            let one = edit_with_threads(1, i, &out, flags);
+            let three = edit_with_threads(3, i, &out, flags);
+            assert!(one == three, "{i} {flags:?}: 1 and 3 threads differ");
+            // The library, one frame at a time.
+            let expected = match flags[0] {
+                "--order" => {
+                    map_frames(&bvh, &mut OrderMap::all(bvh.skeleton(), RotationOrder::XYZ))
+                }
+                "--source-up" => map_frames(
+                    &bvh,
+                    &mut AxesMap::new(
+                        bvh.skeleton(),
+                        Axes::with_up(SignedAxis::PosY),
+                        Axes::with_up(SignedAxis::PosZ),
+                    ),
+                ),
+                "--layout" => map_frames(
+                    &bvh,
+                    &mut bvhkit::edit::layout::LayoutMap::new(
+                        bvh.skeleton(),
+                        RotationOrder::YXZ,
+                        bvhkit::edit::layout::Positions::None,
+                        bvhkit::PositionChannels::Replace,
+                    )
+                    .unwrap(),
+                ),
+                "--scale" => {
+                    let b =
+                        map_frames(&bvh, &mut ScaleMap::new(bvh.skeleton(), 0.3).unwrap()).unwrap();
+                    let b = frames::every(&b, 3).unwrap();
+                    map_frames(&b, &mut OrderMap::all(b.skeleton(), RotationOrder::ZYX))
+                }
+                _ => {
+                    let b = frames::range(&bvh, 5000..20000.min(bvh.motion().n_frames())).unwrap();
+                    let b = map_frames(&b, &mut OrderMap::all(b.skeleton(), RotationOrder::YZX))
+                        .unwrap();
+                    frames::every(&b, 2)
+                }
+            }
+            .unwrap();
+            assert!(one == expected.to_bytes().unwrap(), "{i} {flags:?}: not the library's frames");
+        }
+    }
+}
+
+#[test]
+fn edit_on_the_corpus_does_not_depend_on_the_thread_count() {
+    let Some(_) = corpus() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.bvh");
+    let mut n = 0;
+    for p in bvhkit_testdata::corpus_files() {
+        let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("malformed_") {
+            continue;
+        }
+        let i = p.to_str().unwrap();
+        let Ok(bvh) = Bvh::from_path(&p) else { continue };
+        let one = edit_with_threads(1, i, &out, &["--order", "zyx"]);
+        let two = edit_with_threads(2, i, &out, &["--order", "zyx"]);
+        assert!(one == two, "{name}: 1 and 2 threads differ");
+        let expected =
+            map_frames(&bvh, &mut OrderMap::all(bvh.skeleton(), RotationOrder::ZYX)).unwrap();
+        assert!(one == expected.to_bytes().unwrap(), "{name}: not the library's frames");
+        n += 1;
+    }
+    assert!(n >= 25, "only {n} corpus files compared");
+}

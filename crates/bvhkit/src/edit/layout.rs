@@ -185,3 +185,10 @@ impl FrameMap for LayoutMap {
         self.first = false;
     }
 }
+
+impl super::SplitFrameMap for LayoutMap {
+    /// The largest world position error of both copies.
+    fn absorb(&mut self, earlier: &Self) {
+        self.max_error = self.max_error.max(earlier.max_error);
+    }
+}

@@ -76,6 +76,7 @@ use crate::skeleton::{Joint, JointId, JointKind, Skeleton, SkeletonBuilder};
 use crate::{Kinematics, rotation};
 
 pub mod axes;
+mod chunked;
 pub mod frames;
 pub mod joints;
 pub mod layout;
@@ -88,7 +89,12 @@ pub mod rest;
 pub mod root;
 pub mod scale;
 
+pub use chunked::{ChunkedMap, SplitFrameMap};
 pub use pose::{JointChannels, Pose, PoseLayout};
+
+impl SplitFrameMap for order::OrderMap {}
+impl SplitFrameMap for axes::AxesMap {}
+impl SplitFrameMap for scale::ScaleMap {}
 
 /// A transform that works one frame at a time.
 ///
@@ -96,7 +102,9 @@ pub use pose::{JointChannels, Pose, PoseLayout};
 /// transform's module), knows the skeleton it produces, and maps each input
 /// frame to an output frame in caller-owned buffers. It may keep state from
 /// frame to frame (the previous output frame, for Euler continuity), so
-/// frames must be given in order, each exactly once.
+/// frames must be given in order, each exactly once. [`ChunkedMap`] maps
+/// runs of frames of a [`SplitFrameMap`] on several threads with the same
+/// output.
 pub trait FrameMap {
     /// The skeleton of the output frames.
     fn output_skeleton(&self) -> &Skeleton;
@@ -127,6 +135,24 @@ pub fn map_frames(bvh: &Bvh, map: &mut dyn FrameMap) -> Result<Bvh> {
     }
     let motion = Motion::with_frames(m.frame_time(), m.n_frames(), n_out, values)?;
     Bvh::new(skeleton, motion)
+}
+
+/// [`map_frames`] on rayon's pool (with the `parallel` feature) through a
+/// [`ChunkedMap`]: the same frames, whatever the thread count. Returns the
+/// clip and the map after the last frame (for what it reports, such as
+/// [`layout::LayoutMap::max_position_error`]).
+///
+/// # Errors
+/// As for [`map_frames`].
+pub fn map_frames_chunked<M: SplitFrameMap>(bvh: &Bvh, map: M) -> Result<(Bvh, M)> {
+    let skeleton = map.output_skeleton().clone();
+    let m = bvh.motion();
+    let n_out = skeleton.n_channels();
+    let mut values = vec![0.0; m.n_frames() * n_out];
+    let mut chunked = ChunkedMap::new(map);
+    chunked.map(m.n_frames(), m.values(), &mut values);
+    let motion = Motion::with_frames(m.frame_time(), m.n_frames(), n_out, values)?;
+    Ok((Bvh::new(skeleton, motion)?, chunked.get().clone()))
 }
 
 /// A copy of `skeleton`, in the same file order with the same names and

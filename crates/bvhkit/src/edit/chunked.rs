@@ -1,0 +1,215 @@
+//! [`ChunkedMap`]: a [`FrameMap`] run over runs of frames on rayon's pool,
+//! with exactly the output of mapping the frames one at a time in order.
+
+use super::FrameMap;
+
+/// A [`FrameMap`] whose runs of frames [`ChunkedMap`] may map on several
+/// threads.
+///
+/// The contract (which every per-frame transform of [`crate::edit`] keeps):
+/// the state a map carries from one frame to the next is decided by the
+/// output frames it wrote, so two copies of a map that wrote the same
+/// output frame for the same input frame map every later frame the same.
+/// State that does not change the output (statistics, such as the largest
+/// error seen) may differ, and [`SplitFrameMap::absorb`] gathers it.
+pub trait SplitFrameMap: FrameMap + Clone + Send + Sync {
+    /// Takes in the statistics of `earlier`, a copy of this map that
+    /// mapped the frames before the ones this copy mapped. The default
+    /// does nothing (maps that keep no statistics).
+    fn absorb(&mut self, earlier: &Self) {
+        let _ = earlier;
+    }
+}
+
+/// Frames before a part that a fresh copy maps to guess the state there:
+/// one, the frame whose output is then compared with the exact one (so
+/// statistics a copy gathers on the way are those of exact frames only).
+const WARM_FRAMES: usize = 1;
+
+/// Values per run of frames handed to one task.
+const PART_VALUES: usize = 32 * 1024;
+
+/// Maps runs of frames through a [`SplitFrameMap`] on rayon's pool (with
+/// the `parallel` feature; one thread without it), and gives exactly the
+/// frames that mapping them one at a time, in order, through one map gives:
+/// the output does not depend on the thread count nor on how the frames
+/// are cut into runs.
+///
+/// How: a run of frames is cut into parts. The first part continues the
+/// map as it stands; every other part starts from a fresh copy of the map
+/// (one that has mapped nothing) which first maps the frame before the
+/// part, a guess of the state there. Then, in order, each
+/// guess is checked: when the guessed copy wrote, for the frame before the
+/// part, bit for bit the frame that the exact run wrote, it carries the
+/// same state (the [`SplitFrameMap`] contract) and its part is exact;
+/// otherwise the part is mapped again from the exact state (counted by
+/// [`ChunkedMap::redone`]). Euler continuity guesses right whenever the
+/// angles have not wandered a full turn from their principal range, which
+/// is what motion capture nearly always does.
+///
+/// # Example
+/// ```
+/// use bvhkit::Bvh;
+/// use bvhkit::edit::{ChunkedMap, FrameMap, map_frames, order::OrderMap};
+/// use bvhkit::rotation::RotationOrder;
+/// let bvh = Bvh::parse("HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation }
+///     MOTION Frames: 3 Frame Time: 0.1
+///     0 0 170
+///     0 0 179
+///     0 0 -172")?;
+/// let map = OrderMap::all(bvh.skeleton(), RotationOrder::XYZ);
+/// let one_by_one = map_frames(&bvh, &mut map.clone())?;
+/// let mut chunked = ChunkedMap::new(map);
+/// let mut out = vec![0.0; 9];
+/// chunked.map(3, bvh.motion().values(), &mut out);
+/// assert_eq!(out, one_by_one.motion().values());
+/// # Ok::<(), bvhkit::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ChunkedMap<M: SplitFrameMap> {
+    fresh: M,
+    current: M,
+    n_in: usize,
+    n_out: usize,
+    redone: usize,
+}
+
+impl<M: SplitFrameMap> ChunkedMap<M> {
+    /// Wraps `map`, which must not have mapped a frame yet.
+    pub fn new(map: M) -> ChunkedMap<M> {
+        let n_out = map.output_skeleton().n_channels();
+        ChunkedMap { fresh: map.clone(), current: map, n_in: usize::MAX, n_out, redone: 0 }
+    }
+
+    /// The map in the state after the last frame mapped, its statistics
+    /// gathered over every frame (for what it reports at the end).
+    pub fn get(&self) -> &M {
+        &self.current
+    }
+
+    /// How many parts were mapped again because their guessed state was
+    /// wrong (the cost of a guess, never a difference in the output).
+    pub fn redone(&self) -> usize {
+        self.redone
+    }
+
+    /// Maps the next `frames` frames, `input` holding them one after the
+    /// other (`frames` times the input channel count), into `output`
+    /// (`frames` times the output channel count).
+    ///
+    /// # Panics
+    /// When the lengths do not fit `frames`.
+    pub fn map(&mut self, frames: usize, input: &[f64], output: &mut [f64]) {
+        if frames == 0 {
+            return;
+        }
+        assert_eq!(input.len() % frames, 0, "input must hold whole frames");
+        let n_in = input.len() / frames;
+        if self.n_in == usize::MAX {
+            self.n_in = n_in;
+        }
+        assert_eq!(n_in, self.n_in, "input frames must keep one length");
+        let n_out = self.n_out;
+        assert_eq!(output.len(), frames * n_out, "output must hold one frame per input frame");
+        let part = (PART_VALUES / n_in.max(n_out).max(1)).max(WARM_FRAMES + 1);
+        if frames <= part || n_out == 0 || !cfg!(feature = "parallel") {
+            run(&mut self.current, n_in, n_out, input, output, 0..frames);
+            return;
+        }
+        self.map_parts(frames, part, input, output);
+    }
+
+    #[cfg(not(feature = "parallel"))]
+    fn map_parts(&mut self, frames: usize, _: usize, input: &[f64], output: &mut [f64]) {
+        run(&mut self.current, self.n_in, self.n_out, input, output, 0..frames);
+    }
+
+    #[cfg(feature = "parallel")]
+    fn map_parts(&mut self, frames: usize, part: usize, input: &[f64], output: &mut [f64]) {
+        use rayon::prelude::*;
+        let (n_in, n_out) = (self.n_in, self.n_out);
+        let starts: Vec<usize> = (0..frames).step_by(part).collect();
+        let mut pieces: Vec<(usize, &mut [f64])> = Vec::with_capacity(starts.len());
+        let mut rest = &mut output[..];
+        for &s in &starts {
+            let n = part.min(frames - s);
+            let (head, tail) = rest.split_at_mut(n * n_out);
+            pieces.push((s, head));
+            rest = tail;
+        }
+        let (first, others) = pieces.split_first_mut().expect("at least one part");
+        let current = &mut self.current;
+        let fresh = &self.fresh;
+        // Each guessed part: the copy after its part, and the frame it wrote
+        // for the frame before the part.
+        let (_, guesses): ((), Vec<(M, Vec<f64>)>) = rayon::join(
+            || {
+                run_into(current, n_in, n_out, input, &mut *first.1, 0, part.min(frames));
+            },
+            || {
+                others
+                    .par_iter_mut()
+                    .map(|(s, out)| {
+                        let s = *s;
+                        let mut m = fresh.clone();
+                        let mut before = vec![0.0; n_out];
+                        for f in s - WARM_FRAMES.min(s)..s {
+                            m.map(&input[f * n_in..(f + 1) * n_in], &mut before);
+                        }
+                        let n = part.min(frames - s);
+                        run_into(&mut m, n_in, n_out, input, &mut **out, s, n);
+                        (m, before)
+                    })
+                    .collect()
+            },
+        );
+        // Check the guesses in order; `state` is the exact map after the
+        // parts checked so far.
+        let mut state = self.current.clone();
+        for ((m, before), &s) in guesses.into_iter().zip(&starts[1..]) {
+            let exact_before = &output[(s - 1) * n_out..s * n_out];
+            let same = before.iter().zip(exact_before).all(|(a, b)| a.to_bits() == b.to_bits());
+            if same {
+                let mut m = m;
+                m.absorb(&state);
+                state = m;
+            } else {
+                let n = part.min(frames - s);
+                let out = &mut output[s * n_out..(s + n) * n_out];
+                run_into(&mut state, n_in, n_out, input, out, s, n);
+                self.redone += 1;
+            }
+        }
+        self.current = state;
+    }
+}
+
+/// Maps frames `range` of `input` into the same frames of `output`.
+fn run<M: FrameMap>(
+    m: &mut M,
+    n_in: usize,
+    n_out: usize,
+    input: &[f64],
+    output: &mut [f64],
+    range: std::ops::Range<usize>,
+) {
+    let n = range.len();
+    let s = range.start;
+    run_into(m, n_in, n_out, input, &mut output[s * n_out..(s + n) * n_out], s, n);
+}
+
+/// Maps `n` frames of `input` from frame `s` into `out` (those frames only).
+fn run_into<M: FrameMap>(
+    m: &mut M,
+    n_in: usize,
+    n_out: usize,
+    input: &[f64],
+    out: &mut [f64],
+    s: usize,
+    n: usize,
+) {
+    for k in 0..n {
+        let f = s + k;
+        m.map(&input[f * n_in..(f + 1) * n_in], &mut out[k * n_out..(k + 1) * n_out]);
+    }
+}

@@ -221,7 +221,8 @@ impl<W: Write + Send> ParquetWriter<W> {
         let piece_frames = (PIECE_ROWS / per_frame).max(1);
         let names: ArrayRef = Arc::new(StringArray::from(clip.joints.clone()));
         let clip_name: ArrayRef = Arc::new(StringArray::from(vec![clip.name.as_str()]));
-        let columns = Columns { clip: &clip, options: &self.options, names, clip_name };
+        let options = self.options.clone();
+        let columns = Columns { clip: &clip, options: &options, names, clip_name };
         let mut start = 0;
         while start < clip.n_frames {
             let end = (start + group_frames).min(clip.n_frames);

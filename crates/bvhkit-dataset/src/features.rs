@@ -3,8 +3,11 @@
 //! kinematics ([`Kinematics`]) and rotation conversion
 //! ([`mat3_to_repr`]); nothing here re-derives a rotation rule.
 
-use bvhkit::glam::{DAffine3, DVec3};
-use bvhkit::rotation::{RotationOrder, RotationRepr, mat3_to_repr};
+use bvhkit::edit::JointChannels;
+use bvhkit::glam::{DMat3, DVec3};
+use bvhkit::rotation::{
+    RotationOrder, RotationRepr, apply_axis_rotation, mat3_to_repr, sin_cos_deg_slice,
+};
 use bvhkit::units::{UnitGuess, pose_size, rest_pose};
 use bvhkit::{Bvh, Kinematics, PositionChannels};
 use rayon::prelude::*;
@@ -173,7 +176,10 @@ impl Clip {
         let skeleton = bvh.skeleton();
         let motion = bvh.motion();
         let fk = Kinematics::new(skeleton, options.position_channels);
+        let channels: Vec<JointChannels> =
+            skeleton.joints().iter().map(JointChannels::of).collect();
         let nj = fk.len();
+        let nch = skeleton.n_channels();
         let nf = motion.n_frames();
         let rows = nf * nj;
         let repr = options.rotations.repr();
@@ -193,12 +199,14 @@ impl Clip {
             tasks.into_par_iter().enumerate().for_each(|(ci, (mut out, size))| {
                 let mut scratch = fk.scratch();
                 let mut pos = vec![DVec3::ZERO; nj];
-                let mut xf = vec![DAffine3::IDENTITY; nj];
+                let (mut sin, mut cos) = (vec![0.0; nch], vec![0.0; nch]);
                 let mut value = [0.0; 9];
                 for (k, s) in size.iter_mut().enumerate() {
                     let frame = motion.frame(ci * CHUNK_FRAMES + k);
                     fk.positions_with(frame, &mut scratch, &mut pos);
-                    fk.local(frame, &mut xf);
+                    // The frame's sines and cosines in one batch (the same
+                    // bits as `sin_cos_deg` one at a time).
+                    sin_cos_deg_slice(frame, &mut sin, &mut cos);
                     *s = pose_size(&pos);
                     let base = k * nj;
                     for j in 0..nj {
@@ -206,14 +214,16 @@ impl Clip {
                         out[0][base + j] = p.x;
                         out[1][base + j] = p.y;
                         out[2][base + j] = p.z;
-                        mat3_to_repr(
-                            xf[j].matrix3,
-                            repr,
-                            RotationOrder::ZXY,
-                            None,
-                            None,
-                            &mut value,
-                        );
+                        // The local rotation as `Kinematics::local` builds
+                        // it: the identity right-multiplied by each
+                        // rotation channel in listed order.
+                        let jc = &channels[j];
+                        let mut m = DMat3::IDENTITY;
+                        for r in 0..jc.n_rot as usize {
+                            let ch = jc.rot_index[r];
+                            apply_axis_rotation(&mut m, jc.rot_axes[r], sin[ch], cos[ch]);
+                        }
+                        mat3_to_repr(m, repr, RotationOrder::ZXY, None, None, &mut value);
                         for (c, v) in value[..width].iter().enumerate() {
                             out[3 + c][base + j] = *v;
                         }

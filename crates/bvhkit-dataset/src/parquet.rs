@@ -2,6 +2,7 @@
 //! clip, and the skeleton table.
 
 use std::io::Write;
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::builder::{Float64Builder, Int32Builder, Int64Builder, StringBuilder};
@@ -139,6 +140,7 @@ pub struct ParquetWriter<W: Write + Send> {
     options: Options,
     skeletons: SkeletonTable,
     row_groups: usize,
+    max_group_rows: usize,
 }
 
 impl<W: Write + Send> ParquetWriter<W> {
@@ -169,17 +171,33 @@ impl<W: Write + Send> ParquetWriter<W> {
             options: options.clone(),
             skeletons: SkeletonTable::default(),
             row_groups: 0,
+            max_group_rows: ROW_GROUP_ROWS,
         })
     }
 
-    /// Writes `clip` as one row group (none for a clip without rows; its
-    /// skeleton is still recorded).
+    /// Sets the most rows of a row group ([`ROW_GROUP_ROWS`] by default; at
+    /// least one frame is always taken). The rows do not depend on it, only
+    /// how they are split.
+    #[must_use]
+    pub fn with_row_group_rows(mut self, rows: usize) -> Self {
+        self.max_group_rows = rows.max(1);
+        self
+    }
+
+    /// Writes `clip` as one row group, or as several consecutive ones of at
+    /// most [`ROW_GROUP_ROWS`] rows when it is longer (split between frames;
+    /// none for a clip without rows; its skeleton is still recorded).
+    ///
+    /// Each row group's columns are encoded in parallel on rayon's current
+    /// pool, each from pieces of the clip's arrays, so no whole-clip copy of
+    /// a column is made.
     ///
     /// # Errors
     /// When encoding or writing fails, or a wide row's list would exceed
     /// 2^31 values.
     pub fn write_clip(&mut self, clip: Clip) -> Result<()> {
         self.skeletons.add(&clip);
+        let nj = clip.joints.len();
         let rows = match self.options.layout {
             Layout::Long => clip.rows(),
             Layout::Wide => clip.n_frames,
@@ -187,25 +205,61 @@ impl<W: Write + Send> ParquetWriter<W> {
         if rows == 0 {
             return Ok(());
         }
-        let arrays = match self.options.layout {
-            Layout::Long => long_arrays(clip, &self.options)?,
-            Layout::Wide => wide_arrays(clip, &self.options)?,
-        };
-        let batch = RecordBatch::try_new(self.schema.clone(), arrays)?;
-        let writers = self.factory.create_column_writers(self.row_groups)?;
-        let mut leaves = Vec::new();
-        for (field, array) in self.schema.fields().iter().zip(batch.columns()) {
-            leaves.extend(compute_leaves(field, array)?);
+        i32::try_from(clip.n_frames).map_err(|_| Error::TooLarge("frames".into()))?;
+        i32::try_from(nj).map_err(|_| Error::TooLarge("joints".into()))?;
+        if self.options.velocities && clip.velocities.is_none() {
+            return Err(Error::Missing("velocities"));
         }
+        if self.options.contacts.is_some() && clip.contacts.is_none() {
+            return Err(Error::Missing("contacts"));
+        }
+        let per_frame = match self.options.layout {
+            Layout::Long => nj,
+            Layout::Wide => 1,
+        };
+        let group_frames = (self.max_group_rows / per_frame).max(1);
+        let piece_frames = (PIECE_ROWS / per_frame).max(1);
+        let names: ArrayRef = Arc::new(StringArray::from(clip.joints.clone()));
+        let clip_name: ArrayRef = Arc::new(StringArray::from(vec![clip.name.as_str()]));
+        let options = self.options.clone();
+        let columns = Columns { clip: &clip, options: &options, names, clip_name };
+        let mut start = 0;
+        while start < clip.n_frames {
+            let end = (start + group_frames).min(clip.n_frames);
+            self.write_group(&columns, start..end, piece_frames)?;
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// One row group: frames `frames` of the clip, every column on its own
+    /// task, fed in pieces of `piece_frames` frames.
+    fn write_group(
+        &mut self,
+        columns: &Columns<'_>,
+        frames: Range<usize>,
+        piece_frames: usize,
+    ) -> Result<()> {
+        let writers = self.factory.create_column_writers(self.row_groups)?;
+        let fields = self.schema.fields();
+        debug_assert_eq!(writers.len(), fields.len(), "one leaf per field");
         let chunks: Vec<_> = writers
             .into_par_iter()
-            .zip(leaves.into_par_iter())
+            .enumerate()
             .with_max_len(1)
-            .map(|(mut w, leaf)| {
-                w.write(&leaf)?;
-                w.close()
+            .map(|(c, mut w)| {
+                let mut f = frames.start;
+                while f < frames.end {
+                    let to = (f + piece_frames).min(frames.end);
+                    let array = columns.column(fields[c].name(), f..to)?;
+                    for leaf in compute_leaves(&fields[c], &array)? {
+                        w.write(&leaf)?;
+                    }
+                    f = to;
+                }
+                Ok(w.close()?)
             })
-            .collect::<std::result::Result<_, _>>()?;
+            .collect::<Result<_>>()?;
         let mut rg = self.file.next_row_group()?;
         for chunk in chunks {
             chunk.append_to_row_group(&mut rg)?;
@@ -226,58 +280,105 @@ impl<W: Write + Send> ParquetWriter<W> {
     }
 }
 
-/// `n` copies of one string, as a one-entry dictionary.
-fn repeated(s: &str, n: usize) -> ArrayRef {
-    let keys = Int32Array::from(vec![0; n]);
-    Arc::new(
-        DictionaryArray::<Int32Type>::try_new(keys, Arc::new(StringArray::from(vec![s])))
-            .expect("keys are in range"),
-    )
+/// Rows per row group at most: a longer clip is split between frames into
+/// consecutive row groups, which bounds the memory of the encoded pages.
+pub const ROW_GROUP_ROWS: usize = 1 << 20;
+
+/// Rows handed to a column writer at once: the Arrow arrays and the
+/// writer's level buffers are built for this many rows, not for the clip.
+const PIECE_ROWS: usize = 1 << 16;
+
+/// The arrays of one clip's columns, built for a range of frames at a time.
+struct Columns<'a> {
+    clip: &'a Clip,
+    options: &'a Options,
+    /// The joint names (the dictionary of `joint` and `parent`).
+    names: ArrayRef,
+    /// The clip name (the one-entry dictionary of `clip`).
+    clip_name: ArrayRef,
 }
 
-fn floats(v: Vec<f64>, d: Dtype) -> ArrayRef {
+impl Columns<'_> {
+    /// Column `name` of the schema for frames `f` (rows `f × joints` in the
+    /// long layout, `f` in the wide one).
+    fn column(&self, name: &str, f: Range<usize>) -> Result<ArrayRef> {
+        let clip = self.clip;
+        let o = self.options;
+        let nj = clip.joints.len();
+        let long = o.layout == Layout::Long;
+        let rows = if long { f.start * nj..f.end * nj } else { f.clone() };
+        let n = rows.len();
+        let dict = |keys: Int32Array, values: &ArrayRef| -> Result<ArrayRef> {
+            Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values.clone())?))
+        };
+        // Frame and joint counts were checked against i32 by `write_clip`.
+        let array: ArrayRef = match name {
+            "clip" => dict(Int32Array::from(vec![0; n]), &self.clip_name)?,
+            "frame" if long => Arc::new(Int32Array::from_iter_values(
+                f.flat_map(|i| std::iter::repeat_n(i as i32, nj)),
+            )),
+            "frame" => Arc::new(Int32Array::from_iter_values(f.map(|i| i as i32))),
+            "joint" => {
+                dict(Int32Array::from_iter_values(f.flat_map(|_| 0..nj as i32)), &self.names)?
+            }
+            "parent" => dict(
+                f.flat_map(|_| clip.parents.iter().map(|&p| (p >= 0).then_some(p))).collect(),
+                &self.names,
+            )?,
+            "px" | "py" | "pz" => {
+                floats(&clip.positions[usize::from(name.as_bytes()[1] - b'x')][rows], o.dtype)
+            }
+            "vx" | "vy" | "vz" => {
+                let v = clip.velocities.as_ref().ok_or(Error::Missing("velocities"))?;
+                floats(&v[usize::from(name.as_bytes()[1] - b'x')][rows], o.dtype)
+            }
+            "contact" => {
+                let c = clip.contacts.as_ref().ok_or(Error::Missing("contacts"))?;
+                Arc::new(BooleanArray::from(c[rows].to_vec()))
+            }
+            "positions" | "velocities" => {
+                let p = if name == "positions" {
+                    &clip.positions
+                } else {
+                    clip.velocities.as_ref().ok_or(Error::Missing("velocities"))?
+                };
+                let r = f.start * nj..f.end * nj;
+                let cols: Vec<&[f64]> = p.iter().map(|c| &c[r.clone()]).collect();
+                list_of(floats(&interleave(&cols), o.dtype), nj * 3, n, float_type(o.dtype))?
+            }
+            "rotations" => {
+                let r = f.start * nj..f.end * nj;
+                let cols: Vec<&[f64]> = clip.rotations.iter().map(|c| &c[r.clone()]).collect();
+                let per = nj * cols.len();
+                list_of(floats(&interleave(&cols), o.dtype), per, n, float_type(o.dtype))?
+            }
+            "contacts" => {
+                let c = clip.contacts.as_ref().ok_or(Error::Missing("contacts"))?;
+                let values = Arc::new(BooleanArray::from(c[f.start * nj..f.end * nj].to_vec()));
+                list_of(values, nj, n, DataType::Boolean)?
+            }
+            rotation => {
+                let k = o
+                    .rotations
+                    .columns()
+                    .iter()
+                    .position(|c| *c == rotation)
+                    .expect("every column of the schema is built");
+                floats(&clip.rotations[k][rows], o.dtype)
+            }
+        };
+        Ok(array)
+    }
+}
+
+fn floats(v: &[f64], d: Dtype) -> ArrayRef {
     match d {
-        Dtype::F64 => Arc::new(Float64Array::from(v)),
-        Dtype::F32 => {
-            Arc::new(Float32Array::from(v.into_iter().map(|x| x as f32).collect::<Vec<_>>()))
-        }
+        Dtype::F64 => Arc::new(Float64Array::from(v.to_vec())),
+        Dtype::F32 => Arc::new(Float32Array::from_iter_values(v.iter().map(|x| *x as f32))),
     }
 }
 
-fn long_arrays(clip: Clip, o: &Options) -> Result<Vec<ArrayRef>> {
-    let nj = clip.joints.len();
-    let rows = clip.rows();
-    let frame_max = i32::try_from(clip.n_frames).map_err(|_| Error::TooLarge("frames".into()))?;
-    let key_max = i32::try_from(nj).map_err(|_| Error::TooLarge("joints".into()))?;
-    let names: ArrayRef = Arc::new(StringArray::from(clip.joints.clone()));
-    let frames: Vec<i32> = (0..frame_max).flat_map(|f| std::iter::repeat_n(f, nj)).collect();
-    let joint_keys: Vec<i32> = (0..clip.n_frames).flat_map(|_| 0..key_max).collect();
-    let parent_keys: Vec<Option<i32>> = (0..clip.n_frames)
-        .flat_map(|_| clip.parents.iter().map(|&p| (p >= 0).then_some(p)))
-        .collect();
-    let mut out: Vec<ArrayRef> = vec![
-        repeated(&clip.name, rows),
-        Arc::new(Int32Array::from(frames)),
-        Arc::new(DictionaryArray::<Int32Type>::try_new(
-            Int32Array::from(joint_keys),
-            names.clone(),
-        )?),
-        Arc::new(DictionaryArray::<Int32Type>::try_new(Int32Array::from(parent_keys), names)?),
-    ];
-    let Clip { positions, rotations, velocities, contacts, .. } = clip;
-    let mut cols: Vec<Vec<f64>> = positions.into_iter().chain(rotations).collect();
-    if o.velocities {
-        cols.extend(velocities.ok_or(Error::Missing("velocities"))?);
-    }
-    let converted: Vec<ArrayRef> = cols.into_par_iter().map(|c| floats(c, o.dtype)).collect();
-    out.extend(converted);
-    if o.contacts.is_some() {
-        out.push(Arc::new(BooleanArray::from(contacts.ok_or(Error::Missing("contacts"))?)));
-    }
-    Ok(out)
-}
-
-/// A list column: each frame's `width` values per joint, joints in order.
+/// A list column: each row's `per_row` values, joints in order.
 fn list_of(values: ArrayRef, per_row: usize, rows: usize, item: DataType) -> Result<ArrayRef> {
     let total = per_row.checked_mul(rows).filter(|t| *t <= i32::MAX as usize);
     if total.is_none() {
@@ -289,45 +390,17 @@ fn list_of(values: ArrayRef, per_row: usize, rows: usize, item: DataType) -> Res
     Ok(Arc::new(ListArray::try_new(field, offsets, values, None)?))
 }
 
-/// Interleaves component vectors (`cols[c][r]`) into rows of `cols.len()`.
-fn interleave(cols: &[&Vec<f64>]) -> Vec<f64> {
+/// Interleaves component slices (`cols[c][r]`) into rows of `cols.len()`.
+fn interleave(cols: &[&[f64]]) -> Vec<f64> {
     let n = cols.first().map_or(0, |c| c.len());
     let k = cols.len();
     let mut out = vec![0.0; n * k];
-    out.par_chunks_mut(k.max(1) * 4096).enumerate().for_each(|(ci, chunk)| {
-        for (i, row) in chunk.chunks_mut(k).enumerate() {
-            let r = ci * 4096 + i;
-            for (c, v) in row.iter_mut().enumerate() {
-                *v = cols[c][r];
-            }
+    for (r, row) in out.chunks_mut(k.max(1)).enumerate() {
+        for (c, v) in row.iter_mut().enumerate() {
+            *v = cols[c][r];
         }
-    });
+    }
     out
-}
-
-fn wide_arrays(clip: Clip, o: &Options) -> Result<Vec<ArrayRef>> {
-    let nj = clip.joints.len();
-    let nf = clip.n_frames;
-    let frame_max = i32::try_from(nf).map_err(|_| Error::TooLarge("frames".into()))?;
-    let ft = float_type(o.dtype);
-    let pos: Vec<&Vec<f64>> = clip.positions.iter().collect();
-    let rot: Vec<&Vec<f64>> = clip.rotations.iter().collect();
-    let mut out: Vec<ArrayRef> = vec![
-        repeated(&clip.name, nf),
-        Arc::new(Int32Array::from((0..frame_max).collect::<Vec<_>>())),
-        list_of(floats(interleave(&pos), o.dtype), nj * 3, nf, ft.clone())?,
-        list_of(floats(interleave(&rot), o.dtype), nj * rot.len(), nf, ft.clone())?,
-    ];
-    if o.velocities {
-        let v = clip.velocities.as_ref().ok_or(Error::Missing("velocities"))?;
-        let v: Vec<&Vec<f64>> = v.iter().collect();
-        out.push(list_of(floats(interleave(&v), o.dtype), nj * 3, nf, ft)?);
-    }
-    if o.contacts.is_some() {
-        let c = clip.contacts.as_ref().ok_or(Error::Missing("contacts"))?;
-        out.push(list_of(Arc::new(BooleanArray::from(c.clone())), nj, nf, DataType::Boolean)?);
-    }
-    Ok(out)
 }
 
 /// The skeletons of the clips written: one row per clip × joint, written

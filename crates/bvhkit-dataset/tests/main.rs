@@ -351,3 +351,130 @@ fn compute_does_not_depend_on_the_thread_count() {
     assert_eq!(a.velocities, b.velocities);
     assert_eq!(a.units.size.to_bits(), b.units.size.to_bits());
 }
+
+/// The rows read back from a Parquet file do not depend on the thread
+/// count nor on how clips are split into row groups and pieces: one thread
+/// and whole-clip row groups against two threads and row groups of a few
+/// hundred rows (not a multiple of the joint count: a group ends at a frame),
+/// for the long and the wide layout, with every optional column.
+#[test]
+fn parquet_rows_do_not_depend_on_threads_or_row_group_size() {
+    let clips: Vec<Bvh> = [(3, 20, 700), (5, 7, 1), (9, 33, 150)]
+        .iter()
+        .map(|&(seed, joints, frames)| {
+            Bvh::parse(bvhkit_testdata::synth_text(seed, joints, frames)).unwrap()
+        })
+        .collect();
+    for layout in [Layout::Long, Layout::Wide] {
+        for dtype in [Dtype::F64, Dtype::F32] {
+            let o = Options {
+                layout,
+                dtype,
+                rotations: Rotations::SixD,
+                velocities: true,
+                contacts: Some(Contacts::default()),
+                root_relative: true,
+                ..Options::default()
+            };
+            let write = |threads: usize, group_rows: usize| -> Vec<u8> {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                pool.install(|| {
+                    let mut w =
+                        ParquetWriter::new(Vec::new(), &o).unwrap().with_row_group_rows(group_rows);
+                    for (i, bvh) in clips.iter().enumerate() {
+                        w.write_clip(Clip::compute(&format!("c{i}"), bvh, &o)).unwrap();
+                    }
+                    w.finish().unwrap().0
+                })
+            };
+            let whole = write(1, usize::MAX);
+            let split = write(2, 300);
+            let groups = |b: &[u8]| {
+                ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(b.to_vec()))
+                    .unwrap()
+                    .metadata()
+                    .row_groups()
+                    .iter()
+                    .map(|g| g.num_rows())
+                    .collect::<Vec<i64>>()
+            };
+            let (gw, gs) = (groups(&whole), groups(&split));
+            assert_eq!(gw.len(), 3, "{layout:?}: one row group per clip");
+            // The split file: each clip in groups of as many whole frames as
+            // fit in 300 rows (at least one), in order.
+            let mut want = Vec::new();
+            for bvh in &clips {
+                let per_frame = match layout {
+                    Layout::Long => bvh.skeleton().len(),
+                    Layout::Wide => 1,
+                };
+                let group = (300 / per_frame).max(1);
+                let mut left = bvh.motion().n_frames();
+                while left > 0 {
+                    let n = left.min(group);
+                    want.push((n * per_frame) as i64);
+                    left -= n;
+                }
+            }
+            assert_eq!(gs, want, "{layout:?}");
+            assert!(gs.len() > 10, "{layout:?}: clips split into row groups: {gs:?}");
+            assert_eq!(gw.iter().sum::<i64>(), gs.iter().sum::<i64>());
+            let (a, _) = read_back(whole);
+            let (b, _) = read_back(split);
+            assert_eq!(a.schema(), b.schema());
+            assert!(a.num_rows() > 1000);
+            for (name, (x, y)) in a
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| f.name())
+                .zip(a.columns().iter().zip(b.columns()))
+            {
+                assert_eq!(x.to_data(), y.to_data(), "{layout:?} {dtype:?}: column {name}");
+            }
+        }
+    }
+}
+
+/// The local rotations are `Kinematics::local`'s matrices through
+/// `mat3_to_repr`, bit for bit (what `bvh rotations` and the Python package
+/// give), on the corpus.
+#[test]
+fn rotations_are_kinematics_local_bit_for_bit_on_the_corpus() {
+    use bvhkit::glam::DAffine3;
+    use bvhkit::rotation::{RotationOrder, mat3_to_repr};
+    use bvhkit::{Kinematics, PositionChannels};
+    if corpus_or_skip("rotations_are_kinematics_local_bit_for_bit").is_none() {
+        return;
+    }
+    let mut checked = 0;
+    for path in corpus_files().iter().take(40) {
+        let bvh = parse(path);
+        let fk = Kinematics::new(bvh.skeleton(), PositionChannels::Replace);
+        for rotations in [Rotations::Quat, Rotations::Matrix] {
+            let o = Options { rotations, ..Options::default() };
+            let clip = Clip::compute("x", &bvh, &o);
+            let nj = clip.joints.len();
+            let mut xf = vec![DAffine3::IDENTITY; nj];
+            let mut v = [0.0; 9];
+            let repr = rotations.repr();
+            let nf = bvh.motion().n_frames();
+            for f in (0..nf).step_by((nf / 50).max(1)) {
+                fk.local(bvh.motion().frame(f), &mut xf);
+                for j in 0..nj {
+                    mat3_to_repr(xf[j].matrix3, repr, RotationOrder::ZXY, None, None, &mut v);
+                    for c in 0..repr.width() {
+                        assert_eq!(
+                            clip.rotations[c][f * nj + j].to_bits(),
+                            v[c].to_bits(),
+                            "{} frame {f} joint {j}",
+                            path.display()
+                        );
+                    }
+                }
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 30, "only {checked} corpus files");
+}

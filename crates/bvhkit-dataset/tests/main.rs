@@ -469,12 +469,12 @@ fn rotations_are_kinematics_local_bit_for_bit_on_the_corpus() {
             let nf = bvh.motion().n_frames();
             for f in (0..nf).step_by((nf / 50).max(1)) {
                 fk.local(bvh.motion().frame(f), &mut xf);
-                for j in 0..nj {
-                    mat3_to_repr(xf[j].matrix3, repr, RotationOrder::ZXY, None, None, &mut v);
-                    for c in 0..repr.width() {
+                for (j, x) in xf.iter().enumerate() {
+                    mat3_to_repr(x.matrix3, repr, RotationOrder::ZXY, None, None, &mut v);
+                    for (c, want) in v[..repr.width()].iter().enumerate() {
                         assert_eq!(
                             clip.rotations[c][f * nj + j].to_bits(),
-                            v[c].to_bits(),
+                            want.to_bits(),
                             "{} frame {f} joint {j}",
                             path.display()
                         );

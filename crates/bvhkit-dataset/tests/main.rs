@@ -355,16 +355,20 @@ fn compute_does_not_depend_on_the_thread_count() {
 /// The rows read back from a Parquet file do not depend on the thread
 /// count nor on how clips are split into row groups and pieces: one thread
 /// and whole-clip row groups against two threads and row groups of a few
-/// hundred rows (not a multiple of the joint count: a group ends at a frame),
-/// for the long and the wide layout, with every optional column.
+/// hundred rows (not a multiple of the joint count: a group ends at a frame)
+/// or 40 frames, for the long and the wide layout, with every optional
+/// column; the largest clip has more rows than one piece (65,536), so the
+/// whole-clip row group is fed to the writers in several pieces.
 #[test]
 fn parquet_rows_do_not_depend_on_threads_or_row_group_size() {
-    let clips: Vec<Bvh> = [(3, 20, 700), (5, 7, 1), (9, 33, 150)]
+    let clips: Vec<Bvh> = [(3, 20, 700), (5, 7, 1), (9, 33, 150), (11, 60, 1200)]
         .iter()
         .map(|&(seed, joints, frames)| {
             Bvh::parse(bvhkit_testdata::synth_text(seed, joints, frames)).unwrap()
         })
         .collect();
+    let big = &clips[3];
+    assert!(big.skeleton().len() * big.motion().n_frames() > 65_536, "more rows than a piece");
     for layout in [Layout::Long, Layout::Wide] {
         for dtype in [Dtype::F64, Dtype::F32] {
             let o = Options {
@@ -388,7 +392,11 @@ fn parquet_rows_do_not_depend_on_threads_or_row_group_size() {
                 })
             };
             let whole = write(1, usize::MAX);
-            let split = write(2, 300);
+            let group_rows = match layout {
+                Layout::Long => 300,
+                Layout::Wide => 40,
+            };
+            let split = write(2, group_rows);
             let groups = |b: &[u8]| {
                 ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(b.to_vec()))
                     .unwrap()
@@ -399,16 +407,16 @@ fn parquet_rows_do_not_depend_on_threads_or_row_group_size() {
                     .collect::<Vec<i64>>()
             };
             let (gw, gs) = (groups(&whole), groups(&split));
-            assert_eq!(gw.len(), 3, "{layout:?}: one row group per clip");
+            assert_eq!(gw.len(), clips.len(), "{layout:?}: one row group per clip");
             // The split file: each clip in groups of as many whole frames as
-            // fit in 300 rows (at least one), in order.
+            // fit in `group_rows` rows (at least one), in order.
             let mut want = Vec::new();
             for bvh in &clips {
                 let per_frame = match layout {
                     Layout::Long => bvh.skeleton().len(),
                     Layout::Wide => 1,
                 };
-                let group = (300 / per_frame).max(1);
+                let group = (group_rows / per_frame).max(1);
                 let mut left = bvh.motion().n_frames();
                 while left > 0 {
                     let n = left.min(group);
@@ -422,7 +430,7 @@ fn parquet_rows_do_not_depend_on_threads_or_row_group_size() {
             let (a, _) = read_back(whole);
             let (b, _) = read_back(split);
             assert_eq!(a.schema(), b.schema());
-            assert!(a.num_rows() > 1000);
+            assert!(a.num_rows() > 2000);
             for (name, (x, y)) in a
                 .schema()
                 .fields()
@@ -461,12 +469,12 @@ fn rotations_are_kinematics_local_bit_for_bit_on_the_corpus() {
             let nf = bvh.motion().n_frames();
             for f in (0..nf).step_by((nf / 50).max(1)) {
                 fk.local(bvh.motion().frame(f), &mut xf);
-                for j in 0..nj {
-                    mat3_to_repr(xf[j].matrix3, repr, RotationOrder::ZXY, None, None, &mut v);
-                    for c in 0..repr.width() {
+                for (j, x) in xf.iter().enumerate() {
+                    mat3_to_repr(x.matrix3, repr, RotationOrder::ZXY, None, None, &mut v);
+                    for (c, want) in v[..repr.width()].iter().enumerate() {
                         assert_eq!(
                             clip.rotations[c][f * nj + j].to_bits(),
-                            v[c].to_bits(),
+                            want.to_bits(),
                             "{} frame {f} joint {j}",
                             path.display()
                         );

@@ -11,8 +11,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bvhkit_testdata::chromium_or_skip;

@@ -212,6 +212,62 @@ impl Kinematics {
         }
     }
 
+    /// World transforms of frame `frame`, as [`Kinematics::world`] but with
+    /// buffers the caller keeps between frames (from
+    /// [`Kinematics::scratch`]): the sines and cosines of the whole frame
+    /// are computed first in one branch-free pass ([`sin_cos_deg_slice`],
+    /// the same bits as [`sin_cos_deg`], so the result equals
+    /// [`Kinematics::world`]'s bit for bit). Allocates nothing.
+    ///
+    /// # Panics
+    /// As for [`Kinematics::positions_with`].
+    pub fn world_with(&self, frame: &[f64], scratch: &mut FkScratch, out: &mut [DAffine3]) {
+        self.check(frame, out.len());
+        let FkScratch { sin, cos, .. } = scratch;
+        assert!(
+            sin.len() == frame.len() && cos.len() == frame.len(),
+            "scratch was made for another skeleton"
+        );
+        sin_cos_deg_slice(frame, sin, cos);
+        for i in 0..self.program.len() {
+            let p = &self.program[i];
+            let t = self.translation_of(p, frame);
+            let mut w = match p.parent {
+                None => DAffine3 { matrix3: DMat3::IDENTITY, translation: t },
+                Some(q) => {
+                    let pw = out[q as usize];
+                    DAffine3 { matrix3: pw.matrix3, translation: pw.matrix3 * t + pw.translation }
+                }
+            };
+            Self::rotate(p, &mut w.matrix3, |ch| (sin[ch], cos[ch]));
+            out[i] = w;
+        }
+    }
+
+    /// World positions of frame `frame` when every joint's world rotation
+    /// is already known (`rotations`, one per joint, e.g. the ones the
+    /// frame's angles were written from): the joints in file order, each
+    /// its parent's position plus the parent's world rotation times its own
+    /// translation, as in [`Kinematics::positions_with`], without a sine or
+    /// cosine. Equals [`Kinematics::positions_with`] within rounding when
+    /// `rotations` are the frame's world rotations.
+    ///
+    /// # Panics
+    /// When `frame` does not hold one value per channel, or `rotations` or
+    /// `out` one entry per joint.
+    pub fn positions_from_rotations(&self, frame: &[f64], rotations: &[DMat3], out: &mut [DVec3]) {
+        self.check(frame, out.len());
+        assert_eq!(rotations.len(), out.len(), "rotations must hold one entry per joint");
+        for i in 0..self.program.len() {
+            let p = &self.program[i];
+            let t = self.translation_of(p, frame);
+            out[i] = match p.parent {
+                None => t,
+                Some(q) => rotations[q as usize] * t + out[q as usize],
+            };
+        }
+    }
+
     /// Buffers for [`Kinematics::positions_with`], sized for this skeleton.
     #[must_use]
     pub fn scratch(&self) -> FkScratch {

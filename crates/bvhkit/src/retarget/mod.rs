@@ -82,6 +82,7 @@ use crate::edit::rest::align;
 use crate::edit::{FrameMap, PoseLayout};
 use crate::error::{Error, Result};
 use crate::kinematics::{FkScratch, Kinematics, PositionChannels};
+use crate::rotation::{RotationOrder, mat3_to_euler, mat3_to_euler_near};
 use crate::skeleton::{JointId, Skeleton};
 
 pub mod map;
@@ -244,7 +245,6 @@ pub struct Retarget {
     src: PoseLayout,
     tgt: PoseLayout,
     drives: Vec<Drive>,
-    ref_translation: Vec<DVec3>,
     /// The target's reference pose as a frame: joints without a source
     /// copy their rotation channels from it.
     ref_frame: Vec<f64>,
@@ -259,10 +259,17 @@ pub struct Retarget {
     up_s: DVec3,
     up_t: DVec3,
     report: Report,
+    /// The mapped target joints with three rotation channels, whose Euler
+    /// angles are extracted after the pass over the joints, with their
+    /// orders.
+    euler: Vec<(usize, RotationOrder)>,
     // Per-frame buffers.
     src_world: Vec<DAffine3>,
     world: Vec<DMat3>,
+    /// Local rotations of the `euler` joints, in that order.
+    locals: Vec<DMat3>,
     positions: Vec<DVec3>,
+    /// The source's FK buffers (sines and cosines).
     scratch: FkScratch,
     previous: Vec<f64>,
     first: bool,
@@ -596,9 +603,7 @@ impl Retarget {
             s.joints()[j].parent().map_or(DMat3::IDENTITY, |p| g[p.index()])
         };
         let mut drives = Vec::with_capacity(ts.len());
-        let mut ref_translation = Vec::with_capacity(ts.len());
         for j in 0..ts.len() {
-            ref_translation.push(tgt.joints()[j].translation(&frame_t, mode));
             drives.push(match source_of[j] {
                 Some(s) => {
                     let mut swing = None;
@@ -692,19 +697,24 @@ impl Retarget {
             },
             scale,
         };
-        let fk_t = tgt.kinematics();
+        let euler: Vec<(usize, RotationOrder)> = (0..ts.len())
+            .filter(|&j| matches!(drives[j], Drive::Mapped { .. }))
+            .filter(|&j| chans[j].n_rot == 3)
+            .map(|j| (j, chans[j].rotation_order().unwrap_or(RotationOrder::XYZ)))
+            .collect();
         Ok(Retarget {
             skeleton: ts.clone(),
             src_world: vec![DAffine3::IDENTITY; ss.len()],
             world: vec![DMat3::IDENTITY; ts.len()],
+            locals: vec![DMat3::IDENTITY; euler.len()],
+            euler,
             positions: vec![DVec3::ZERO; ts.len()],
-            scratch: fk_t.scratch(),
+            scratch: src.kinematics().scratch(),
             previous: vec![0.0; ts.n_channels()],
             first: true,
             src,
             tgt,
             drives,
-            ref_translation,
             ref_frame: frame_t,
             c_is_identity: c == DMat3::IDENTITY,
             c,
@@ -728,19 +738,41 @@ impl Retarget {
     /// Maps one source frame to one target frame (see the module
     /// documentation). Allocates nothing.
     ///
+    /// The work per frame: the source's world transforms
+    /// ([`Kinematics::world_with`], sines and cosines in one batch); the
+    /// reference pose's channels copied in one piece (every channel no
+    /// source drives keeps them); per mapped joint one or two 3x3 products
+    /// (the rotation transfer and the local rotation); the Euler angles of
+    /// every three-channel joint extracted after the pass over the joints,
+    /// closest to the previous frame's; and, for the foot contact, the
+    /// target's positions from the world rotations just computed
+    /// ([`Kinematics::positions_from_rotations`], no sines or cosines).
+    ///
     /// # Panics
     /// When a frame has the wrong length.
     pub fn map_frame(&mut self, input: &[f64], output: &mut [f64]) {
         let mode = self.src.mode();
-        self.src.kinematics().world(input, &mut self.src_world);
+        self.src.kinematics().world_with(input, &mut self.scratch, &mut self.src_world);
+        // Every channel that no source drives: the reference pose's value.
+        output.copy_from_slice(&self.ref_frame);
         let near_ok = !self.first;
         let chans = self.tgt.joints();
         let parents = self.tgt.parents();
+        let mut n_euler = 0;
         for j in 0..chans.len() {
-            let jc = &chans[j];
             let wp = parents[j].map_or(DMat3::IDENTITY, |p| self.world[p]);
-            let (w, translation) = match self.drives[j] {
+            self.world[j] = match self.drives[j] {
+                // The reference pose's channels give exactly its local
+                // rotation: already copied, no Euler extraction.
+                Drive::Kept { local, identity } => {
+                    if identity {
+                        wp
+                    } else {
+                        wp * local
+                    }
+                }
                 Drive::Mapped { source, k, n, swing } => {
+                    let jc = &chans[j];
                     let ws = self.src_world[source].matrix3;
                     let mut w = if self.c_is_identity { ws * k } else { self.c * ws * k };
                     if let Some(sw) = swing {
@@ -752,49 +784,53 @@ impl Retarget {
                             w = DMat3::from_quat(arc) * w;
                         }
                     }
-                    // The hips below the carrier keep their offset: the
-                    // carrier takes the whole root translation.
-                    let t = if j == self.tgt_hips && self.carrier != Some(j) {
-                        self.ref_translation[j]
-                    } else if jc.n_pos > 0 {
+                    // The hips below the carrier keep their reference
+                    // offset (copied): the carrier takes the whole root
+                    // translation.
+                    if jc.n_pos > 0 && (j != self.tgt_hips || self.carrier == Some(j)) {
                         let sc = &self.src.joints()[source];
-                        let ts = sc.translation(input, mode);
-                        jc.offset + n * (ts - sc.offset)
-                    } else {
-                        jc.offset
-                    };
-                    (w, t)
-                }
-                Drive::Kept { local, identity } => {
-                    (if identity { wp } else { wp * local }, self.ref_translation[j])
-                }
-            };
-            let kept = matches!(self.drives[j], Drive::Kept { .. });
-            let w = match jc.n_rot {
-                0 => wp,
-                // The reference pose's channels give exactly its local
-                // rotation: copied, no Euler extraction.
-                n if kept => {
-                    for &c in &jc.rot_index[..n as usize] {
-                        output[c] = self.ref_frame[c];
+                        let t = jc.offset + n * (sc.translation(input, mode) - sc.offset);
+                        jc.write_translation(t, mode, output);
                     }
-                    w
-                }
-                n => {
-                    let local = if parents[j].is_some() { wp.transpose() * w } else { w };
-                    let q = DQuat::from_mat3(&local).normalize();
-                    let near = near_ok.then(|| jc.angles(&self.previous));
-                    jc.write_rotation(q, near, output);
-                    if n < 3 { wp * DMat3::from_quat(jc.rotation(output)) } else { w }
+                    match jc.n_rot {
+                        0 => wp,
+                        // Extracted below, all together.
+                        3 => {
+                            self.locals[n_euler] =
+                                if parents[j].is_some() { wp.transpose() * w } else { w };
+                            n_euler += 1;
+                            w
+                        }
+                        // One or two channels may not hold `w`: the world
+                        // rotation is what the written channels give.
+                        _ => {
+                            let local = if parents[j].is_some() { wp.transpose() * w } else { w };
+                            let q = DQuat::from_mat3(&local).normalize();
+                            let near = near_ok.then(|| jc.angles(&self.previous));
+                            jc.write_rotation(q, near, output);
+                            wp * DMat3::from_quat(jc.rotation(output))
+                        }
+                    }
                 }
             };
-            self.world[j] = w;
-            if jc.n_pos > 0 {
-                jc.write_translation(translation, mode, output);
+        }
+        for (m, &(j, order)) in self.locals.iter().zip(&self.euler) {
+            let jc = &chans[j];
+            let e = if near_ok {
+                mat3_to_euler_near(*m, order, jc.angles(&self.previous))
+            } else {
+                mat3_to_euler(*m, order)
+            };
+            for (&c, v) in jc.rot_index.iter().zip(e) {
+                output[c] = v;
             }
         }
         if let Some(carrier) = self.carrier {
-            self.tgt.kinematics().positions_with(output, &mut self.scratch, &mut self.positions);
+            self.tgt.kinematics().positions_from_rotations(
+                output,
+                &self.world,
+                &mut self.positions,
+            );
             let ps = self.src_world[self.src_hips].translation;
             let want = self.scale * (self.c * ps);
             let mut shift = want - self.positions[self.tgt_hips];
@@ -847,6 +883,209 @@ pub fn retarget(source: &Bvh, target: &Bvh, options: &Options) -> Result<(Bvh, R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The per-frame state of [`reference_map`].
+    struct RefState {
+        src_world: Vec<DAffine3>,
+        world: Vec<DMat3>,
+        positions: Vec<DVec3>,
+        previous: Vec<f64>,
+        first: bool,
+    }
+
+    /// The retarget of one frame written plainly, one joint at a time, as
+    /// the module documentation states it: the source's world transforms
+    /// from [`Kinematics::world`]; per target joint in file order its world
+    /// rotation (`C·W_s·K`, swung onto the source's segment, or the
+    /// parent's times the kept local rotation), its local rotation as a
+    /// quaternion written through [`crate::edit::JointChannels::write_rotation`]
+    /// closest to the previous frame, its translation; then the target's
+    /// positions by [`Kinematics::positions_with`] of the written frame
+    /// (its own sines and cosines) for the root and the feet. The fast
+    /// [`Retarget::map_frame`] must agree with it.
+    fn reference_map(r: &Retarget, st: &mut RefState, input: &[f64], output: &mut [f64]) {
+        let mode = r.src.mode();
+        r.src.kinematics().world(input, &mut st.src_world);
+        let chans = r.tgt.joints();
+        let parents = r.tgt.parents();
+        for j in 0..chans.len() {
+            let jc = &chans[j];
+            let wp = parents[j].map_or(DMat3::IDENTITY, |p| st.world[p]);
+            let ref_t = jc.translation(&r.ref_frame, mode);
+            let (w, t, kept) = match r.drives[j] {
+                Drive::Mapped { source, k, n, swing } => {
+                    let mut w = r.c * st.src_world[source].matrix3 * k;
+                    if let Some(sw) = swing {
+                        let want = r.c
+                            * (st.src_world[sw.to].translation - st.src_world[sw.from].translation);
+                        if want.length() > 0.0 {
+                            let arc = DQuat::from_rotation_arc(w * sw.local, want.normalize());
+                            w = DMat3::from_quat(arc) * w;
+                        }
+                    }
+                    let t = if j == r.tgt_hips && r.carrier != Some(j) {
+                        ref_t
+                    } else if jc.n_pos > 0 {
+                        let sc = &r.src.joints()[source];
+                        jc.offset + n * (sc.translation(input, mode) - sc.offset)
+                    } else {
+                        jc.offset
+                    };
+                    (w, t, false)
+                }
+                Drive::Kept { local, .. } => (wp * local, ref_t, true),
+            };
+            st.world[j] = match jc.n_rot {
+                0 => wp,
+                n if kept => {
+                    for &c in &jc.rot_index[..n as usize] {
+                        output[c] = r.ref_frame[c];
+                    }
+                    w
+                }
+                n => {
+                    let local = if parents[j].is_some() { wp.transpose() * w } else { w };
+                    let q = DQuat::from_mat3(&local).normalize();
+                    let near = (!st.first).then(|| jc.angles(&st.previous));
+                    jc.write_rotation(q, near, output);
+                    if n < 3 { wp * DMat3::from_quat(jc.rotation(output)) } else { w }
+                }
+            };
+            if jc.n_pos > 0 {
+                jc.write_translation(t, mode, output);
+            }
+        }
+        if let Some(carrier) = r.carrier {
+            let fk = r.tgt.kinematics();
+            fk.positions_with(output, &mut fk.scratch(), &mut st.positions);
+            let want = r.scale * (r.c * st.src_world[r.src_hips].translation);
+            let mut shift = want - st.positions[r.tgt_hips];
+            if !r.tgt_feet.is_empty() && !r.src_feet.is_empty() {
+                let low = |v: &mut dyn Iterator<Item = f64>| v.fold(f64::INFINITY, f64::min);
+                let low_s =
+                    low(&mut r.src_feet.iter().map(|&i| st.src_world[i].translation.dot(r.up_s)));
+                let low_t = low(&mut r.tgt_feet.iter().map(|&i| st.positions[i].dot(r.up_t)));
+                shift += (r.scale * low_s - (low_t + shift.dot(r.up_t))) * r.up_t;
+            }
+            let jc = &chans[carrier];
+            let wp = parents[carrier].map_or(DMat3::IDENTITY, |p| st.world[p]);
+            let t = jc.translation(output, mode) + wp.transpose() * shift;
+            jc.write_translation(t, mode, output);
+        }
+        st.previous.copy_from_slice(output);
+        st.first = false;
+    }
+
+    /// Runs the fast and the reference retarget over every frame of
+    /// `source` and returns the largest difference of a channel value
+    /// (relative to the value's size above 1), after checking the
+    /// extraction was really exercised.
+    fn fast_against_reference(source: &Bvh, target: &Bvh, options: &Options) -> f64 {
+        let mut fast = Retarget::new(source, target, options).unwrap();
+        let r = fast.clone();
+        let (ns, nt) = (source.skeleton().len(), target.skeleton().len());
+        let mut st = RefState {
+            src_world: vec![DAffine3::IDENTITY; ns],
+            world: vec![DMat3::IDENTITY; nt],
+            positions: vec![DVec3::ZERO; nt],
+            previous: vec![0.0; target.skeleton().n_channels()],
+            first: true,
+        };
+        let n = target.skeleton().n_channels();
+        let (mut a, mut b) = (vec![f64::NAN; n], vec![f64::NAN; n]);
+        let mut worst = 0.0f64;
+        for frame in source.motion().frames() {
+            fast.map_frame(frame, &mut a);
+            reference_map(&r, &mut st, frame, &mut b);
+            for (x, y) in a.iter().zip(&b) {
+                assert!(x.is_finite() && y.is_finite());
+                worst = worst.max((x - y).abs() / y.abs().max(1.0));
+            }
+        }
+        worst
+    }
+
+    fn corpus(test: &str, name: &str) -> Option<Bvh> {
+        let dir = bvhkit_testdata::corpus_or_skip(test)?;
+        let bytes = std::fs::read(dir.join(format!("{name}.bvh"))).unwrap();
+        Some(crate::ReadOptions::new().lenient(true).parse(&bytes).unwrap().0)
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_plain_reference_on_corpus_pairs() {
+        let test = "retarget::fast_path_agrees_with_the_plain_reference_on_corpus_pairs";
+        let cmu = "cmu_01_01_walk_cgspeed_mb_names";
+        let pairs = [
+            (cmu, "bandai_namco_ds1_kick_6ch_every_joint"),
+            (cmu, "rokoko_jesse_dance_yxz_fingers"),
+            ("perception_neuron_axis_yxz_fingers_crlf", cmu),
+            ("bandai_namco_ds1_kick_6ch_every_joint", cmu),
+            ("xsens_mvn_style_mpi_1space_yxz_crlf", "bandai_namco_ds1_kick_6ch_every_joint"),
+            ("second_life_avatar_walk_poser_per_joint_orders", "rokoko_jesse_dance_yxz_fingers"),
+            (cmu, cmu),
+        ];
+        for (a, b) in pairs {
+            let (Some(src), Some(tgt)) = (corpus(test, a), corpus(test, b)) else { return };
+            for options in [
+                Options::default(),
+                Options { reference: Reference::Rest, ..Options::default() },
+                Options { mode: PositionChannels::Add, ..Options::default() },
+                Options {
+                    reference: Reference::Frame(0),
+                    source_reference: Some(Reference::Frame(0)),
+                    ..Options::default()
+                },
+            ] {
+                let worst = fast_against_reference(&src, &tgt, &options);
+                assert!(worst <= 1e-9, "{a} onto {b} ({options:?}): {worst:e}");
+            }
+        }
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_plain_reference_on_odd_channels() {
+        // One- and two-channel joints, a joint without rotation channels,
+        // position channels below the root, a root above the hips, and
+        // motion through gimbal lock and past ±180°.
+        let text = "HIERARCHY ROOT Root { OFFSET 0 0 0 CHANNELS 3 Xposition Yposition Zposition
+            JOINT Hips { OFFSET 0 40 0 CHANNELS 6 Xposition Yposition Zposition Yrotation Xrotation Zrotation
+            JOINT LeftUpLeg { OFFSET 5 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+              JOINT LeftLeg { OFFSET 0 -20 0 CHANNELS 1 Xrotation
+                JOINT LeftFoot { OFFSET 0 -20 0 CHANNELS 2 Xrotation Zrotation End Site { OFFSET 0 0 5 } } } }
+            JOINT RightUpLeg { OFFSET -5 0 0 CHANNELS 3 Xrotation Yrotation Zrotation
+              JOINT RightLeg { OFFSET 0 -20 0 CHANNELS 4 Yposition Zrotation Xrotation Yrotation
+                JOINT RightFoot { OFFSET 0 -20 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site { OFFSET 0 0 5 } } } }
+            JOINT Spine { OFFSET 0 10 0 CHANNELS 3 Zrotation Yrotation Xrotation
+              JOINT Neck { OFFSET 0 25 0 CHANNELS 0
+                JOINT Head { OFFSET 0 5 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site { OFFSET 0 10 0 } } } } } }
+            MOTION Frames: 0 Frame Time: 0.1";
+        let skeleton = Bvh::parse(text).unwrap();
+        let (skel, _) = skeleton.into_parts();
+        let nc = skel.n_channels();
+        let mut values = Vec::new();
+        let mut x: u64 = 7;
+        for f in 0..200 {
+            for c in 0..nc {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let r = (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+                // Slow turns that wind past ±180°, with jitter; every tenth
+                // frame a middle angle of exactly 90°.
+                let v = 4.0 * f as f64 * (1.0 + c as f64 % 3.0) + 40.0 * r;
+                values.push(if f % 10 == 5 && c % 3 == 1 { 90.0 } else { v });
+            }
+        }
+        let motion = crate::Motion::new(0.1, nc, values).unwrap();
+        let source = Bvh::new(skel, motion).unwrap();
+        let target = Bvh::parse(text.replace("OFFSET 0 -20 0", "OFFSET 0 -24 0")).unwrap();
+        for options in
+            [Options::default(), Options { mode: PositionChannels::Add, ..Options::default() }]
+        {
+            for (a, b) in [(&source, &target), (&source, &source)] {
+                let worst = fast_against_reference(a, b, &options);
+                assert!(worst <= 1e-9, "{options:?}: {worst:e}");
+            }
+        }
+    }
 
     #[test]
     fn reference_parses() {

@@ -64,6 +64,9 @@
 use glam::{DMat3, DQuat, DVec3, EulerRot};
 use std::fmt;
 
+mod batch;
+pub use batch::{EulerBatch, atan2, atan2_slice, slerp_slice};
+
 /// Below this value of `cos(middle angle)` a matrix is treated as being in
 /// gimbal lock by the Euler extraction.
 ///
@@ -649,7 +652,14 @@ fn extract_rad(m: &DMat3, order: RotationOrder) -> ([f64; 3], bool) {
 /// assert!((z - 120.0).abs() < 1e-9 && (x + 40.0).abs() < 1e-9 && (y - 15.0).abs() < 1e-9);
 /// ```
 pub fn mat3_to_euler(m: DMat3, order: RotationOrder) -> [f64; 3] {
-    let ([a, b, c], _) = extract_rad(&m, order);
+    let (rad, _) = extract_rad(&m, order);
+    principal_deg(rad)
+}
+
+/// The principal extraction `rad` (radians, from [`extract_rad`]) in
+/// degrees, first and third angles in `(-180, 180]`.
+#[inline]
+fn principal_deg([a, b, c]: [f64; 3]) -> [f64; 3] {
     [canonical_deg(a.to_degrees()), b.to_degrees(), canonical_deg(c.to_degrees())]
 }
 
@@ -712,8 +722,16 @@ fn distance_sq(a: [f64; 3], b: [f64; 3]) -> f64 {
 /// ```
 pub fn mat3_to_euler_near(m: DMat3, order: RotationOrder, previous_deg: [f64; 3]) -> [f64; 3] {
     let (_, _, _, e) = order.indices_and_parity();
-    let ([a, b, c], locked) = extract_rad(&m, order);
-    let (a, b, c) = (a.to_degrees(), b.to_degrees(), c.to_degrees());
+    let (rad, locked) = extract_rad(&m, order);
+    near_deg(rad, locked, e, previous_deg)
+}
+
+/// The continuity choice of [`mat3_to_euler_near`]: of the principal
+/// extraction `rad` (radians, from [`extract_rad`], `locked` at gimbal lock)
+/// of an order of parity `e`, the solution closest to `previous_deg`.
+#[inline]
+fn near_deg(rad: [f64; 3], locked: bool, e: f64, previous_deg: [f64; 3]) -> [f64; 3] {
+    let (a, b, c) = (rad[0].to_degrees(), rad[1].to_degrees(), rad[2].to_degrees());
     let [pa, pb, pc] = previous_deg;
     if locked {
         // R = Ri(a + e·σ·c)·Rj(b), σ = sign(sin b); here c = 0.

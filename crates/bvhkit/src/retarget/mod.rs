@@ -82,7 +82,7 @@ use crate::edit::rest::align;
 use crate::edit::{FrameMap, PoseLayout};
 use crate::error::{Error, Result};
 use crate::kinematics::{FkScratch, Kinematics, PositionChannels};
-use crate::rotation::{RotationOrder, mat3_to_euler, mat3_to_euler_near};
+use crate::rotation::{EulerBatch, RotationOrder};
 use crate::skeleton::{JointId, Skeleton};
 
 pub mod map;
@@ -266,8 +266,9 @@ pub struct Retarget {
     // Per-frame buffers.
     src_world: Vec<DAffine3>,
     world: Vec<DMat3>,
-    /// Local rotations of the `euler` joints, in that order.
-    locals: Vec<DMat3>,
+    /// The local rotations of the `euler` joints, in that order, for one
+    /// batched extraction.
+    batch: EulerBatch,
     positions: Vec<DVec3>,
     /// The source's FK buffers (sines and cosines).
     scratch: FkScratch,
@@ -706,7 +707,7 @@ impl Retarget {
             skeleton: ts.clone(),
             src_world: vec![DAffine3::IDENTITY; ss.len()],
             world: vec![DMat3::IDENTITY; ts.len()],
-            locals: vec![DMat3::IDENTITY; euler.len()],
+            batch: EulerBatch::new(),
             euler,
             positions: vec![DVec3::ZERO; ts.len()],
             scratch: src.kinematics().scratch(),
@@ -743,8 +744,9 @@ impl Retarget {
     /// reference pose's channels copied in one piece (every channel no
     /// source drives keeps them); per mapped joint one or two 3x3 products
     /// (the rotation transfer and the local rotation); the Euler angles of
-    /// every three-channel joint extracted after the pass over the joints,
-    /// closest to the previous frame's; and, for the foot contact, the
+    /// every three-channel joint extracted after the pass over the joints
+    /// in one [`EulerBatch`] (its `atan2`s as one slice), closest to the
+    /// previous frame's; and, for the foot contact, the
     /// target's positions from the world rotations just computed
     /// ([`Kinematics::positions_from_rotations`], no sines or cosines).
     ///
@@ -758,7 +760,8 @@ impl Retarget {
         let near_ok = !self.first;
         let chans = self.tgt.joints();
         let parents = self.tgt.parents();
-        let mut n_euler = 0;
+        self.batch.clear();
+        let mut euler = self.euler.iter();
         for j in 0..chans.len() {
             let wp = parents[j].map_or(DMat3::IDENTITY, |p| self.world[p]);
             self.world[j] = match self.drives[j] {
@@ -796,9 +799,10 @@ impl Retarget {
                         0 => wp,
                         // Extracted below, all together.
                         3 => {
-                            self.locals[n_euler] =
-                                if parents[j].is_some() { wp.transpose() * w } else { w };
-                            n_euler += 1;
+                            let local = if parents[j].is_some() { wp.transpose() * w } else { w };
+                            let order = euler.next().map_or(RotationOrder::XYZ, |e| e.1);
+                            let near = near_ok.then(|| jc.angles(&self.previous));
+                            self.batch.push_mat3(&local, order, near);
                             w
                         }
                         // One or two channels may not hold `w`: the world
@@ -814,14 +818,9 @@ impl Retarget {
                 }
             };
         }
-        for (m, &(j, order)) in self.locals.iter().zip(&self.euler) {
-            let jc = &chans[j];
-            let e = if near_ok {
-                mat3_to_euler_near(*m, order, jc.angles(&self.previous))
-            } else {
-                mat3_to_euler(*m, order)
-            };
-            for (&c, v) in jc.rot_index.iter().zip(e) {
+        self.batch.solve();
+        for (k, &(j, _)) in self.euler.iter().enumerate() {
+            for (&c, v) in chans[j].rot_index.iter().zip(self.batch.angles(k)) {
                 output[c] = v;
             }
         }

@@ -216,8 +216,12 @@ pub struct Report {
 /// Per target joint: where its rotation comes from.
 #[derive(Clone, Copy, Debug)]
 enum Drive {
-    /// `W = C·W_s[source]·K`, and a translation change `N·(t_s − o_s)`.
-    Mapped { source: usize, k: DMat3, n: DMat3, swing: Option<Swing> },
+    /// `W = C·W_s[ws]·K` (`ws` the source joint's index among the joints
+    /// whose world transforms are computed, `Retarget::src_keep`), and,
+    /// when `translate`, the translation
+    /// `o + N·(t_s − o_s)` (else the translation is constant, in
+    /// `Retarget::base`).
+    Mapped { source: usize, ws: usize, k: DMat3, n: DMat3, swing: Option<Swing>, translate: bool },
     /// The reference pose's local rotation (identity: the rest pose).
     Kept { local: DMat3, identity: bool },
 }
@@ -229,7 +233,8 @@ enum Drive {
 /// the source's unmapped joints did between them is not lost.
 #[derive(Clone, Copy, Debug)]
 struct Swing {
-    /// Source joints at the two ends of the segment.
+    /// Source joints at the two ends of the segment (indices into
+    /// `Retarget::src_keep`).
     from: usize,
     to: usize,
     /// The target's segment in the joint's own frame (unit length).
@@ -245,15 +250,29 @@ pub struct Retarget {
     src: PoseLayout,
     tgt: PoseLayout,
     drives: Vec<Drive>,
-    /// The target's reference pose as a frame: joints without a source
-    /// copy their rotation channels from it.
-    ref_frame: Vec<f64>,
+    /// The frame every output frame starts from: the target's reference
+    /// pose (joints without a source copy their channels from it), with
+    /// the constant translation `o` written into the position channels of
+    /// mapped joints whose source has none.
+    base: Vec<f64>,
     c: DMat3,
     c_is_identity: bool,
     scale: f64,
     src_hips: usize,
     tgt_hips: usize,
     carrier: Option<usize>,
+    /// The source joints whose world transforms a frame needs (the mapped
+    /// ones, the ends of the swung segments, the hips and the feet, with
+    /// their ancestors), in file order: `src_hips`, `src_feet`, `ws` and
+    /// the swings index into it. Kept for the tests' reference, which
+    /// computes every joint.
+    #[cfg(test)]
+    src_keep: Vec<usize>,
+    /// Forward kinematics of the `src_keep` joints alone, on a compact
+    /// frame of their channels, and where those channels are in a source
+    /// frame.
+    src_fk: Kinematics,
+    src_gather: Vec<usize>,
     src_feet: Vec<usize>,
     tgt_feet: Vec<usize>,
     up_s: DVec3,
@@ -264,6 +283,8 @@ pub struct Retarget {
     /// orders.
     euler: Vec<(usize, RotationOrder)>,
     // Per-frame buffers.
+    /// The compact source frame of `src_fk`.
+    src_frame: Vec<f64>,
     src_world: Vec<DAffine3>,
     world: Vec<DMat3>,
     /// The local rotations of the `euler` joints, in that order, for one
@@ -624,7 +645,9 @@ impl Retarget {
                         source: s,
                         k: g_s[s].transpose() * ct * g_t[j],
                         n: gparent(&g_t, ts, j).transpose() * (c * scale) * gparent(&g_s, ss, s),
+                        ws: s,
                         swing,
+                        translate: false,
                     }
                 }
                 None => {
@@ -651,6 +674,22 @@ impl Retarget {
             }
             if carrier.is_some() {
                 break;
+            }
+        }
+        // Mapped joints with position channels follow their source's
+        // translation when it has position channels; else theirs is the
+        // constant `o` (`t_s = o_s`), written once into the base frame.
+        let mut base = frame_t;
+        for (j, d) in drives.iter_mut().enumerate() {
+            if let Drive::Mapped { source, translate, .. } = d {
+                let jc = &chans[j];
+                let hips_kept = j == tgt_hips && carrier != Some(j);
+                if jc.n_pos > 0 && !hips_kept {
+                    *translate = src.joints()[*source].n_pos > 0;
+                    if !*translate {
+                        jc.write_translation(jc.offset, mode, &mut base);
+                    }
+                }
             }
         }
         let names_s = ss.display_names();
@@ -698,6 +737,47 @@ impl Retarget {
             },
             scale,
         };
+        // Only the source joints a frame reads are computed: the world
+        // indices above (`ws`, swings, hips, feet) become indices among
+        // them.
+        let mut need = vec![false; ss.len()];
+        need[src_hips] = true;
+        for &f in &src_feet {
+            need[f] = true;
+        }
+        for d in &drives {
+            if let Drive::Mapped { ws, swing, .. } = d {
+                need[*ws] = true;
+                if let Some(sw) = swing {
+                    need[sw.from] = true;
+                    need[sw.to] = true;
+                }
+            }
+        }
+        for j in (0..ss.len()).rev() {
+            if need[j]
+                && let Some(p) = ss.joints()[j].parent()
+            {
+                need[p.index()] = true;
+            }
+        }
+        let src_keep: Vec<usize> = (0..ss.len()).filter(|&j| need[j]).collect();
+        let mut at = vec![usize::MAX; ss.len()];
+        for (i, &j) in src_keep.iter().enumerate() {
+            at[j] = i;
+        }
+        for d in &mut drives {
+            if let Drive::Mapped { ws, swing, .. } = d {
+                *ws = at[*ws];
+                if let Some(sw) = swing {
+                    sw.from = at[sw.from];
+                    sw.to = at[sw.to];
+                }
+            }
+        }
+        let src_hips = at[src_hips];
+        let src_feet: Vec<usize> = src_feet.iter().map(|&f| at[f]).collect();
+        let (src_fk, src_gather) = src.kinematics().subset(&src_keep);
         let euler: Vec<(usize, RotationOrder)> = (0..ts.len())
             .filter(|&j| matches!(drives[j], Drive::Mapped { .. }))
             .filter(|&j| chans[j].n_rot == 3)
@@ -705,18 +785,23 @@ impl Retarget {
             .collect();
         Ok(Retarget {
             skeleton: ts.clone(),
-            src_world: vec![DAffine3::IDENTITY; ss.len()],
+            src_world: vec![DAffine3::IDENTITY; src_keep.len()],
+            src_frame: vec![0.0; src_gather.len()],
+            scratch: src_fk.scratch(),
+            #[cfg(test)]
+            src_keep,
+            src_fk,
+            src_gather,
             world: vec![DMat3::IDENTITY; ts.len()],
             batch: EulerBatch::new(),
             euler,
             positions: vec![DVec3::ZERO; ts.len()],
-            scratch: src.kinematics().scratch(),
             previous: vec![0.0; ts.n_channels()],
             first: true,
             src,
             tgt,
             drives,
-            ref_frame: frame_t,
+            base,
             c_is_identity: c == DMat3::IDENTITY,
             c,
             scale,
@@ -754,9 +839,13 @@ impl Retarget {
     /// When a frame has the wrong length.
     pub fn map_frame(&mut self, input: &[f64], output: &mut [f64]) {
         let mode = self.src.mode();
-        self.src.kinematics().world_with(input, &mut self.scratch, &mut self.src_world);
-        // Every channel that no source drives: the reference pose's value.
-        output.copy_from_slice(&self.ref_frame);
+        for (v, &c) in self.src_frame.iter_mut().zip(&self.src_gather) {
+            *v = input[c];
+        }
+        self.src_fk.world_with(&self.src_frame, &mut self.scratch, &mut self.src_world);
+        // Every channel that no source drives: the reference pose's value
+        // (and the constant translations).
+        output.copy_from_slice(&self.base);
         let near_ok = !self.first;
         let chans = self.tgt.joints();
         let parents = self.tgt.parents();
@@ -774,9 +863,9 @@ impl Retarget {
                         wp * local
                     }
                 }
-                Drive::Mapped { source, k, n, swing } => {
+                Drive::Mapped { source, ws, k, n, swing, translate } => {
                     let jc = &chans[j];
-                    let ws = self.src_world[source].matrix3;
+                    let ws = self.src_world[ws].matrix3;
                     let mut w = if self.c_is_identity { ws * k } else { self.c * ws * k };
                     if let Some(sw) = swing {
                         let seg =
@@ -790,7 +879,7 @@ impl Retarget {
                     // The hips below the carrier keep their reference
                     // offset (copied): the carrier takes the whole root
                     // translation.
-                    if jc.n_pos > 0 && (j != self.tgt_hips || self.carrier == Some(j)) {
+                    if translate {
                         let sc = &self.src.joints()[source];
                         let t = jc.offset + n * (sc.translation(input, mode) - sc.offset);
                         jc.write_translation(t, mode, output);
@@ -910,13 +999,14 @@ mod tests {
         for j in 0..chans.len() {
             let jc = &chans[j];
             let wp = parents[j].map_or(DMat3::IDENTITY, |p| st.world[p]);
-            let ref_t = jc.translation(&r.ref_frame, mode);
+            let ref_t = jc.translation(&r.base, mode);
             let (w, t, kept) = match r.drives[j] {
-                Drive::Mapped { source, k, n, swing } => {
+                Drive::Mapped { source, k, n, swing, .. } => {
                     let mut w = r.c * st.src_world[source].matrix3 * k;
                     if let Some(sw) = swing {
-                        let want = r.c
-                            * (st.src_world[sw.to].translation - st.src_world[sw.from].translation);
+                        let (to, from) = (r.src_keep[sw.to], r.src_keep[sw.from]);
+                        let want =
+                            r.c * (st.src_world[to].translation - st.src_world[from].translation);
                         if want.length() > 0.0 {
                             let arc = DQuat::from_rotation_arc(w * sw.local, want.normalize());
                             w = DMat3::from_quat(arc) * w;
@@ -938,7 +1028,7 @@ mod tests {
                 0 => wp,
                 n if kept => {
                     for &c in &jc.rot_index[..n as usize] {
-                        output[c] = r.ref_frame[c];
+                        output[c] = r.base[c];
                     }
                     w
                 }
@@ -957,12 +1047,14 @@ mod tests {
         if let Some(carrier) = r.carrier {
             let fk = r.tgt.kinematics();
             fk.positions_with(output, &mut fk.scratch(), &mut st.positions);
-            let want = r.scale * (r.c * st.src_world[r.src_hips].translation);
+            let want = r.scale * (r.c * st.src_world[r.src_keep[r.src_hips]].translation);
             let mut shift = want - st.positions[r.tgt_hips];
             if !r.tgt_feet.is_empty() && !r.src_feet.is_empty() {
                 let low = |v: &mut dyn Iterator<Item = f64>| v.fold(f64::INFINITY, f64::min);
-                let low_s =
-                    low(&mut r.src_feet.iter().map(|&i| st.src_world[i].translation.dot(r.up_s)));
+                let low_s = low(&mut r
+                    .src_feet
+                    .iter()
+                    .map(|&i| st.src_world[r.src_keep[i]].translation.dot(r.up_s)));
                 let low_t = low(&mut r.tgt_feet.iter().map(|&i| st.positions[i].dot(r.up_t)));
                 shift += (r.scale * low_s - (low_t + shift.dot(r.up_t))) * r.up_t;
             }

@@ -302,10 +302,13 @@ pub struct EulerBatch {
     /// ... or the quaternion in those axes (`(e·q_i, e·q_j, e·q_k, w)`,
     /// `e` the order's parity), for entries pushed as quaternions.
     q: [Vec<f64>; 4],
-    is_quat: Vec<bool>,
+    /// 1 for entries pushed as quaternions, else 0 (`f64`, like every
+    /// other lane, so that the loop runs on SIMD lanes).
+    is_quat: Vec<f64>,
     parity: Vec<f64>,
     near: [Vec<f64>; 3],
-    has_near: Vec<bool>,
+    /// 1 for entries with a previous frame, else 0.
+    has_near: Vec<f64>,
     /// The angles in degrees, after [`EulerBatch::solve`].
     out: [Vec<f64>; 3],
     solved: bool,
@@ -353,9 +356,9 @@ impl EulerBatch {
         for (v, x) in self.near.iter_mut().zip(p) {
             v.push(x);
         }
-        self.has_near.push(near.is_some());
+        self.has_near.push(if near.is_some() { 1.0 } else { 0.0 });
         self.parity.push(e);
-        self.is_quat.push(is_quat);
+        self.is_quat.push(if is_quat { 1.0 } else { 0.0 });
         self.solved = false;
         self.parity.len() - 1
     }
@@ -435,20 +438,23 @@ fn solve_avx2(b: &mut EulerBatch) {
 #[inline(always)]
 fn solve_loop(b: &mut EulerBatch) {
     let n = b.parity.len();
-    let m: [&[f64]; 9] = std::array::from_fn(|r| &b.m[r][..n]);
-    let q: [&[f64]; 4] = std::array::from_fn(|r| &b.q[r][..n]);
-    let near: [&[f64]; 3] = std::array::from_fn(|r| &b.near[r][..n]);
+    let [m0, m1, m2, m3, m4, m5, m6, m7, m8] = &b.m;
+    let (m0, m1, m2, m3, m4) = (&m0[..n], &m1[..n], &m2[..n], &m3[..n], &m4[..n]);
+    let (m5, m6, m7, m8) = (&m5[..n], &m6[..n], &m7[..n], &m8[..n]);
+    let [q0, q1, q2, q3] = &b.q;
+    let (q0, q1, q2, q3) = (&q0[..n], &q1[..n], &q2[..n], &q3[..n]);
+    let [p0, p1, p2] = &b.near;
+    let (p0, p1, p2) = (&p0[..n], &p1[..n], &p2[..n]);
     let (is_quat, parity, has_near) = (&b.is_quat[..n], &b.parity[..n], &b.has_near[..n]);
     let [o0, o1, o2] = &mut b.out;
     let (o0, o1, o2) = (&mut o0[..n], &mut o1[..n], &mut o2[..n]);
     for t in 0..n {
         let r = matrix_of(
-            std::array::from_fn(|c| m[c][t]),
-            [q[0][t], q[1][t], q[2][t], q[3][t]],
-            is_quat[t],
+            [m0[t], m1[t], m2[t], m3[t], m4[t], m5[t], m6[t], m7[t], m8[t]],
+            [q0[t], q1[t], q2[t], q3[t]],
+            is_quat[t] != 0.0,
         );
-        let p = [near[0][t], near[1][t], near[2][t]];
-        let [a, b, c] = extract(r, parity[t], p, has_near[t]);
+        let [a, b, c] = extract(r, parity[t], [p0[t], p1[t], p2[t]], has_near[t] != 0.0);
         o0[t] = a;
         o1[t] = b;
         o2[t] = c;

@@ -12,16 +12,7 @@
 
 use glam::{DMat3, DQuat};
 
-use super::{
-    GIMBAL_LOCK_EPSILON, RotationOrder, canonical_quat, near_deg, principal_deg, sin_cos_kernel,
-};
-
-/// `c ? a : b` with bit operations, so that SIMD lanes can take it.
-#[inline(always)]
-fn select(c: bool, a: f64, b: f64) -> f64 {
-    let m = (c as u64).wrapping_neg();
-    f64::from_bits((a.to_bits() & m) | (b.to_bits() & !m))
-}
+use super::{GIMBAL_LOCK_EPSILON, RotationOrder, near_deg, principal_deg, select, sin_cos_kernel};
 
 // fdlibm `s_atan.c`: atan of the interval centres 0.5, 1, 1.5 and infinity
 // (high and low parts), and the odd minimax polynomial on |t| <= 7/16.
@@ -304,21 +295,34 @@ pub fn slerp_slice(q0: &[DQuat], q1: &[DQuat], t: f64, out: &mut [DQuat]) {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct EulerBatch {
-    /// The `atan2` arguments, three per entry (first, middle, third angle).
-    y: Vec<f64>,
-    x: Vec<f64>,
-    /// Their `atan2`s, then the entries' angles in degrees.
-    rad: Vec<f64>,
-    entries: Vec<Entry>,
+    /// Per entry, in structure-of-arrays form: the rotation matrix seen in
+    /// the order's own axes (`r[3·row + col]`, rows and columns `i, j, k`
+    /// of the order), for entries pushed as matrices ...
+    m: [Vec<f64>; 9],
+    /// ... or the quaternion in those axes (`(e·q_i, e·q_j, e·q_k, w)`,
+    /// `e` the order's parity), for entries pushed as quaternions.
+    q: [Vec<f64>; 4],
+    /// 1 for entries pushed as quaternions, else 0 (`f64`, like every
+    /// other lane, so that the loop runs on SIMD lanes).
+    is_quat: Vec<f64>,
+    parity: Vec<f64>,
+    near: [Vec<f64>; 3],
+    /// 1 for entries with a previous frame, else 0.
+    has_near: Vec<f64>,
+    /// The angles in degrees, after [`EulerBatch::solve`].
+    out: [Vec<f64>; 3],
     solved: bool,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    parity: f64,
-    locked: bool,
-    near: Option<[f64; 3]>,
-}
+/// `(i, j, k, parity)` of each order, in [`RotationOrder::ALL`]'s order.
+const PERMUTATIONS: [(usize, usize, usize, f64); 6] = [
+    (0, 1, 2, 1.0),
+    (0, 2, 1, -1.0),
+    (1, 0, 2, -1.0),
+    (1, 2, 0, 1.0),
+    (2, 0, 1, 1.0),
+    (2, 1, 0, -1.0),
+];
 
 impl EulerBatch {
     /// An empty batch.
@@ -328,21 +332,35 @@ impl EulerBatch {
 
     /// Empties the batch, keeping its buffers.
     pub fn clear(&mut self) {
-        self.y.clear();
-        self.x.clear();
-        self.rad.clear();
-        self.entries.clear();
+        for v in self.m.iter_mut().chain(&mut self.q).chain(&mut self.near).chain(&mut self.out) {
+            v.clear();
+        }
+        self.is_quat.clear();
+        self.parity.clear();
+        self.has_near.clear();
         self.solved = false;
     }
 
     /// The number of entries.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.parity.len()
     }
 
     /// Whether the batch has no entry.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.parity.is_empty()
+    }
+
+    fn push_common(&mut self, e: f64, near: Option<[f64; 3]>, is_quat: bool) -> usize {
+        let p = near.unwrap_or([0.0; 3]);
+        for (v, x) in self.near.iter_mut().zip(p) {
+            v.push(x);
+        }
+        self.has_near.push(if near.is_some() { 1.0 } else { 0.0 });
+        self.parity.push(e);
+        self.is_quat.push(if is_quat { 1.0 } else { 0.0 });
+        self.solved = false;
+        self.parity.len() - 1
     }
 
     /// Adds the rotation matrix `m` (orthonormal, determinant +1) to
@@ -350,52 +368,51 @@ impl EulerBatch {
     /// previous frame's angles) or, with `None`, the principal solution.
     /// Returns the entry's index for [`EulerBatch::angles`].
     pub fn push_mat3(&mut self, m: &DMat3, order: RotationOrder, near: Option<[f64; 3]>) -> usize {
-        let (i, j, k, e) = order.indices_and_parity();
+        let (i, j, k, e) = PERMUTATIONS[order as usize];
         let c = m.to_cols_array();
-        let el = |r: usize, col: usize| c[col * 3 + r];
-        // The arguments of `extract_rad`'s three atan2s, in the same
-        // operations, so every branch of it is taken the same way.
-        let cos_b = (el(i, i) * el(i, i) + el(i, j) * el(i, j)).sqrt();
-        let (yb, xb) = (e * el(i, k), cos_b);
-        let locked = cos_b < GIMBAL_LOCK_EPSILON;
-        let (ya, xa, yc, xc);
-        if locked {
-            (ya, xa) = (e * el(k, j), el(j, j));
-            (yc, xc) = (0.0, 1.0);
-        } else {
-            (ya, xa) = (-e * el(j, k), el(k, k));
-            let ra = (ya * ya + xa * xa).sqrt();
-            let (sa, ca) = if ra > 0.0 { (ya / ra, xa / ra) } else { atan2(ya, xa).sin_cos() };
-            yc = e * (ca * el(j, i) + e * sa * el(k, i));
-            xc = ca * el(j, j) + e * sa * el(k, j);
+        let idx = [i, j, k];
+        for (n, v) in self.m.iter_mut().enumerate() {
+            v.push(c[idx[n % 3] * 3 + idx[n / 3]]);
         }
-        self.y.extend_from_slice(&[ya, yb, yc]);
-        self.x.extend_from_slice(&[xa, xb, xc]);
-        self.entries.push(Entry { parity: e, locked, near });
-        self.solved = false;
-        self.entries.len() - 1
+        for v in &mut self.q {
+            v.push(0.0);
+        }
+        self.push_common(e, near, false)
     }
 
     /// [`EulerBatch::push_mat3`] of the rotation of the quaternion `q`,
     /// normalised first (a zero or non-finite `q` is the identity), as
     /// [`quat_to_euler_near`](super::quat_to_euler_near) does.
     pub fn push_quat(&mut self, q: DQuat, order: RotationOrder, near: Option<[f64; 3]>) -> usize {
-        self.push_mat3(&DMat3::from_quat(canonical_quat(q)), order, near)
+        let (i, j, k, e) = PERMUTATIONS[order as usize];
+        let v = [q.x, q.y, q.z];
+        for (dst, x) in self.q.iter_mut().zip([e * v[i], e * v[j], e * v[k], q.w]) {
+            dst.push(x);
+        }
+        for v in &mut self.m {
+            v.push(0.0);
+        }
+        self.push_common(e, near, true)
     }
 
-    /// Extracts the angles of every entry.
+    /// Extracts the angles of every entry, on SIMD lanes (AVX2 where the
+    /// CPU has it).
     pub fn solve(&mut self) {
-        let n = self.y.len();
-        self.rad.resize(n, 0.0);
-        atan2_slice(&self.y, &self.x, &mut self.rad);
-        for (r, e) in self.rad.chunks_exact_mut(3).zip(&self.entries) {
-            let rad = [r[0], r[1], r[2]];
-            let deg = match e.near {
-                Some(p) => near_deg(rad, e.locked, e.parity, p),
-                None => principal_deg(rad),
-            };
-            r.copy_from_slice(&deg);
+        let n = self.len();
+        for v in &mut self.out {
+            v.resize(n, 0.0);
         }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, as checked just above.
+            #[allow(unsafe_code)]
+            unsafe {
+                solve_avx2(self);
+            }
+            self.solved = true;
+            return;
+        }
+        solve_loop(self);
         self.solved = true;
     }
 
@@ -407,9 +424,95 @@ impl EulerBatch {
     #[inline]
     pub fn angles(&self, index: usize) -> [f64; 3] {
         assert!(self.solved, "EulerBatch::solve must run after the last push");
-        let r = &self.rad[3 * index..3 * index + 3];
-        [r[0], r[1], r[2]]
+        [self.out[0][index], self.out[1][index], self.out[2][index]]
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn solve_avx2(b: &mut EulerBatch) {
+    solve_loop(b);
+}
+
+/// [`EulerBatch::solve`]'s loop: one entry per iteration, no branch.
+#[inline(always)]
+fn solve_loop(b: &mut EulerBatch) {
+    let n = b.parity.len();
+    let [m0, m1, m2, m3, m4, m5, m6, m7, m8] = &b.m;
+    let (m0, m1, m2, m3, m4) = (&m0[..n], &m1[..n], &m2[..n], &m3[..n], &m4[..n]);
+    let (m5, m6, m7, m8) = (&m5[..n], &m6[..n], &m7[..n], &m8[..n]);
+    let [q0, q1, q2, q3] = &b.q;
+    let (q0, q1, q2, q3) = (&q0[..n], &q1[..n], &q2[..n], &q3[..n]);
+    let [p0, p1, p2] = &b.near;
+    let (p0, p1, p2) = (&p0[..n], &p1[..n], &p2[..n]);
+    let (is_quat, parity, has_near) = (&b.is_quat[..n], &b.parity[..n], &b.has_near[..n]);
+    let [o0, o1, o2] = &mut b.out;
+    let (o0, o1, o2) = (&mut o0[..n], &mut o1[..n], &mut o2[..n]);
+    for t in 0..n {
+        let r = matrix_of(
+            [m0[t], m1[t], m2[t], m3[t], m4[t], m5[t], m6[t], m7[t], m8[t]],
+            [q0[t], q1[t], q2[t], q3[t]],
+            is_quat[t] != 0.0,
+        );
+        let [a, b, c] = extract(r, parity[t], [p0[t], p1[t], p2[t]], has_near[t] != 0.0);
+        o0[t] = a;
+        o1[t] = b;
+        o2[t] = c;
+    }
+}
+
+/// The matrix of an entry in the order's axes: `m` as pushed, or that of
+/// the quaternion `q` (normalised; zero or non-finite: the identity) with
+/// glam's `DMat3::from_quat` formula.
+#[inline(always)]
+fn matrix_of(m: [f64; 9], q: [f64; 4], is_quat: bool) -> [f64; 9] {
+    let len = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+    let ok = len > 0.0 && len.is_finite();
+    let div = select(ok, len, 1.0);
+    let (x, y, z) =
+        (select(ok, q[0], 0.0) / div, select(ok, q[1], 0.0) / div, select(ok, q[2], 0.0) / div);
+    let w = select(ok, q[3] / div, 1.0);
+    let (x2, y2, z2) = (x + x, y + y, z + z);
+    let (xx, xy, xz) = (x * x2, x * y2, x * z2);
+    let (yy, yz, zz) = (y * y2, y * z2, z * z2);
+    let (wx, wy, wz) = (w * x2, w * y2, w * z2);
+    let from_q = [
+        1.0 - (yy + zz),
+        xy - wz,
+        xz + wy,
+        xy + wz,
+        1.0 - (xx + zz),
+        yz - wx,
+        xz - wy,
+        yz + wx,
+        1.0 - (xx + yy),
+    ];
+    std::array::from_fn(|k| select(is_quat, from_q[k], m[k]))
+}
+
+/// [`extract_rad`](super::extract_rad) of the matrix `r` in its order's
+/// axes (`r[0]` = `R[i][i]`, `r[1]` = `R[i][j]`, ...) with the same
+/// operations but selects for its branches, then the continuity choice
+/// ([`near_deg`], or [`principal_deg`] without a previous frame).
+#[inline(always)]
+fn extract(r: [f64; 9], e: f64, previous: [f64; 3], has_near: bool) -> [f64; 3] {
+    let [r_ii, r_ij, r_ik, r_ji, r_jj, r_jk, r_ki, r_kj, r_kk] = r;
+    let cos_b = (r_ii * r_ii + r_ij * r_ij).sqrt();
+    let (yb, xb) = (e * r_ik, cos_b);
+    let locked = cos_b < GIMBAL_LOCK_EPSILON;
+    let (ya, xa) = (-e * r_jk, r_kk);
+    let ra = (ya * ya + xa * xa).sqrt();
+    let some = ra > 0.0;
+    let div = select(some, ra, 1.0);
+    let (sa, ca) = (select(some, ya / div, 0.0), select(some, xa / div, 1.0));
+    let yc = e * (ca * r_ji + e * sa * r_ki);
+    let xc = ca * r_jj + e * sa * r_kj;
+    let (ya, xa) = (select(locked, e * r_kj, ya), select(locked, r_jj, xa));
+    let (yc, xc) = (select(locked, 0.0, yc), select(locked, 1.0, xc));
+    let rad = [atan2(ya, xa), atan2(yb, xb), atan2(yc, xc)];
+    let near = near_deg(rad, locked, e, previous);
+    let principal = principal_deg(rad);
+    std::array::from_fn(|k| select(has_near, near[k], principal[k]))
 }
 
 #[cfg(test)]

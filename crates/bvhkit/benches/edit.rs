@@ -15,12 +15,11 @@ mod common;
 
 use std::hint::black_box;
 
+use bvhkit::Bvh;
 use bvhkit::edit::order::OrderMap;
 use bvhkit::edit::scale::ScaleMap;
 use bvhkit::edit::{FrameMap, resample};
-use bvhkit::glam::DVec3;
 use bvhkit::rotation::RotationOrder;
-use bvhkit::{Bvh, Kinematics, PositionChannels};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 fn bench(c: &mut Criterion, name: &str, bvh: &Bvh) {
@@ -42,12 +41,7 @@ fn bench(c: &mut Criterion, name: &str, bvh: &Bvh) {
     // FK on the same clip, reused buffers: joint world positions per second.
     let joints = skel.len();
     g.throughput(Throughput::Elements((motion.n_frames() * joints) as u64));
-    let fk = Kinematics::new(skel, PositionChannels::Replace);
-    let mut scratch = fk.scratch();
-    let mut out = vec![DVec3::ZERO; joints];
-    g.bench_function("fk_positions_with_reused_buffers", |b| {
-        b.iter(|| common::fk_every_frame(&fk, &mut scratch, &mut out, black_box(motion)))
-    });
+    common::bench_fk(&mut g, skel, motion);
     // Per-frame transforms, joint rotations (or joints) per second.
     g.throughput(Throughput::Elements((motion.n_frames() * rotating) as u64));
     let mut buf = vec![0.0; skel.n_channels()];
@@ -73,10 +67,7 @@ fn bench(c: &mut Criterion, name: &str, bvh: &Bvh) {
 }
 
 fn edit(c: &mut Criterion) {
-    if let Some(input) = common::corpus_inputs(1).pop() {
-        bench(c, &input.name, &input.parse());
-    }
-    bench(c, "synthetic", &common::synth_fk(100, 20_000));
+    common::corpus_then_synthetic(c, bench);
 }
 
 criterion_group!(benches, edit);

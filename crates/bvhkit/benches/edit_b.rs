@@ -12,9 +12,8 @@ mod common;
 
 use std::hint::black_box;
 
+use bvhkit::Bvh;
 use bvhkit::edit::mirror::{Mirror, MirrorOptions};
-use bvhkit::glam::DVec3;
-use bvhkit::{Bvh, Kinematics, PositionChannels};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 fn bench(c: &mut Criterion, name: &str, bvh: &Bvh) {
@@ -40,12 +39,7 @@ fn bench(c: &mut Criterion, name: &str, bvh: &Bvh) {
         })
     });
     g.bench_function("mirror_apply_whole_clip", |b| b.iter(|| m.apply(black_box(bvh)).unwrap()));
-    let fk = Kinematics::new(bvh.skeleton(), PositionChannels::Replace);
-    let mut scratch = fk.scratch();
-    let mut pos = vec![DVec3::ZERO; joints];
-    g.bench_function("fk_positions_with_reused_buffers", |b| {
-        b.iter(|| common::fk_every_frame(&fk, &mut scratch, &mut pos, black_box(bvh.motion())))
-    });
+    common::bench_fk(&mut g, bvh.skeleton(), bvh.motion());
     g.finish();
 }
 

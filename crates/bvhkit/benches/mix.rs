@@ -17,10 +17,9 @@ mod common;
 use std::hint::black_box;
 
 use bvhkit::edit::frames;
-use bvhkit::glam::DVec3;
 use bvhkit::mix::Mixer;
 use bvhkit::mix::weights::{Curve, fade};
-use bvhkit::{Bvh, JointId, Kinematics, PositionChannels};
+use bvhkit::{Bvh, JointId};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 /// Blends every frame of `a` with `b`'s at `w(k)` into one reused buffer.
@@ -77,20 +76,12 @@ fn bench(c: &mut Criterion, name: &str, a: &Bvh) {
     // FK on the same clip, reused buffers: joint world positions per second.
     let joints = skel.len();
     g.throughput(Throughput::Elements((n * joints) as u64));
-    let fk = Kinematics::new(skel, PositionChannels::Replace);
-    let mut scratch = fk.scratch();
-    let mut pos = vec![DVec3::ZERO; joints];
-    g.bench_function("fk_positions_with_reused_buffers", |bch| {
-        bch.iter(|| common::fk_every_frame(&fk, &mut scratch, &mut pos, black_box(a.motion())))
-    });
+    common::bench_fk(&mut g, skel, a.motion());
     g.finish();
 }
 
 fn mix(c: &mut Criterion) {
-    if let Some(input) = common::corpus_inputs(1).pop() {
-        bench(c, &input.name, &input.parse());
-    }
-    bench(c, "synthetic", &common::synth_fk(100, 20_000));
+    common::corpus_then_synthetic(c, bench);
 }
 
 criterion_group!(benches, mix);

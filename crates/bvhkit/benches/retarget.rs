@@ -11,9 +11,8 @@ mod common;
 
 use std::hint::black_box;
 
-use bvhkit::glam::DVec3;
 use bvhkit::retarget::{Options, Retarget, retarget};
-use bvhkit::{Bvh, Kinematics, PositionChannels, ReadOptions};
+use bvhkit::{Bvh, ReadOptions};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 fn read(dir: &std::path::Path, name: &str) -> Bvh {
@@ -46,12 +45,7 @@ fn bench(c: &mut Criterion, name: &str, source: &Bvh, target: &Bvh) {
         })
     });
     let (result, _) = retarget(source, target, &Options::default()).expect("retarget");
-    let fk = Kinematics::new(result.skeleton(), PositionChannels::Replace);
-    let mut scratch = fk.scratch();
-    let mut pos = vec![DVec3::ZERO; joints];
-    g.bench_function("fk_positions_with_reused_buffers", |b| {
-        b.iter(|| common::fk_every_frame(&fk, &mut scratch, &mut pos, black_box(result.motion())))
-    });
+    common::bench_fk(&mut g, result.skeleton(), result.motion());
     g.finish();
 }
 

@@ -124,6 +124,66 @@ impl Kinematics {
         Kinematics { program, n_channels: skeleton.n_channels(), mode }
     }
 
+    /// The same forward kinematics restricted to the joints `keep` (indices
+    /// into this skeleton, ascending, each joint's parent kept before it),
+    /// for callers that need only some joints' transforms (a retarget
+    /// reads the mapped joints, the hips and the feet, and not the
+    /// fingers): a `Kinematics` whose joint `i` is joint `keep[i]` here,
+    /// reading a compact frame of just their channels, and where each of
+    /// that frame's channels comes from (`frame[gather[k]]` is channel `k`;
+    /// fill the compact frame with it before each call). Transforms are
+    /// the same, bit for bit, as those of the kept joints on the whole
+    /// frame.
+    ///
+    /// # Panics
+    /// When `keep` is not ascending, names a joint that is not in the
+    /// skeleton, or leaves out the parent of a joint it keeps.
+    ///
+    /// # Example
+    /// ```
+    /// use bvhkit::{Bvh, Kinematics, PositionChannels};
+    /// use bvhkit::glam::DAffine3;
+    /// let bvh = Bvh::parse("HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 1 Zrotation
+    ///     JOINT B { OFFSET 0 1 0 CHANNELS 1 Xrotation End Site { OFFSET 0 1 0 } }
+    ///     JOINT C { OFFSET 1 0 0 CHANNELS 1 Yrotation End Site { OFFSET 1 0 0 } } }
+    ///     MOTION Frames: 1 Frame Time: 0.1
+    ///     30 40 50")?;
+    /// let fk = Kinematics::new(bvh.skeleton(), PositionChannels::Replace);
+    /// let (sub, gather) = fk.subset(&[0, 3, 4]); // A, C and C's End Site
+    /// let frame = bvh.motion().frame(0);
+    /// let compact: Vec<f64> = gather.iter().map(|&c| frame[c]).collect();
+    /// assert_eq!(compact, [30.0, 50.0]);
+    /// let (mut all, mut part) = (vec![DAffine3::IDENTITY; 5], vec![DAffine3::IDENTITY; 3]);
+    /// fk.world(frame, &mut all);
+    /// sub.world(&compact, &mut part);
+    /// assert_eq!(part, [all[0], all[3], all[4]]);
+    /// # Ok::<(), bvhkit::Error>(())
+    /// ```
+    #[must_use]
+    pub fn subset(&self, keep: &[usize]) -> (Kinematics, Vec<usize>) {
+        let mut index = vec![u32::MAX; self.program.len()];
+        let mut gather = Vec::new();
+        let mut program = Vec::with_capacity(keep.len());
+        for (i, &j) in keep.iter().enumerate() {
+            assert!(i == 0 || keep[i - 1] < j, "subset: joints must be ascending");
+            let mut p = self.program[j];
+            if let Some(q) = p.parent {
+                let q = index[q as usize];
+                assert!(q != u32::MAX, "subset: the parent of joint {j} is left out");
+                p.parent = Some(q);
+            }
+            for c in
+                p.rot_chan[..p.n_rot as usize].iter_mut().chain(&mut p.pos_chan[..p.n_pos as usize])
+            {
+                gather.push(*c as usize);
+                *c = (gather.len() - 1) as u32;
+            }
+            index[j] = i as u32;
+            program.push(p);
+        }
+        (Kinematics { program, n_channels: gather.len(), mode: self.mode }, gather)
+    }
+
     /// Number of joints (End Sites included): the length of every output.
     pub fn len(&self) -> usize {
         self.program.len()
@@ -257,6 +317,30 @@ impl Kinematics {
             };
             Self::rotate(p, &mut w.matrix3, &sin_cos);
             out[i] = w;
+        }
+    }
+
+    /// World positions of frame `frame` when every joint's world rotation
+    /// is already known (`rotations`, one per joint, e.g. the ones the
+    /// frame's angles were written from): the joints in file order, each
+    /// its parent's position plus the parent's world rotation times its own
+    /// translation, as in [`Kinematics::positions_with`], without a sine or
+    /// cosine. Equals [`Kinematics::positions_with`] within rounding when
+    /// `rotations` are the frame's world rotations.
+    ///
+    /// # Panics
+    /// When `frame` does not hold one value per channel, or `rotations` or
+    /// `out` one entry per joint.
+    pub fn positions_from_rotations(&self, frame: &[f64], rotations: &[DMat3], out: &mut [DVec3]) {
+        self.check(frame, out.len());
+        assert_eq!(rotations.len(), out.len(), "rotations must hold one entry per joint");
+        for i in 0..self.program.len() {
+            let p = &self.program[i];
+            let t = self.translation_of(p, frame);
+            out[i] = match p.parent {
+                None => t,
+                Some(q) => rotations[q as usize] * t + out[q as usize],
+            };
         }
     }
 

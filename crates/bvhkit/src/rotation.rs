@@ -64,6 +64,9 @@
 use glam::{DMat3, DQuat, DVec3, EulerRot};
 use std::fmt;
 
+mod batch;
+pub use batch::{EulerBatch, atan2, atan2_slice, slerp_slice};
+
 /// Below this value of `cos(middle angle)` a matrix is treated as being in
 /// gimbal lock by the Euler extraction.
 ///
@@ -592,9 +595,9 @@ fn el(m: &DMat3, r: usize, c: usize) -> f64 {
 }
 
 /// Maps -180 to 180 so principal angles lie in `(-180, 180]`.
-#[inline]
+#[inline(always)]
 fn canonical_deg(a: f64) -> f64 {
-    if a <= -180.0 { a + 360.0 } else { a }
+    select(a <= -180.0, a + 360.0, a)
 }
 
 /// Principal extraction in radians. Returns the angles and whether the
@@ -649,40 +652,52 @@ fn extract_rad(m: &DMat3, order: RotationOrder) -> ([f64; 3], bool) {
 /// assert!((z - 120.0).abs() < 1e-9 && (x + 40.0).abs() < 1e-9 && (y - 15.0).abs() < 1e-9);
 /// ```
 pub fn mat3_to_euler(m: DMat3, order: RotationOrder) -> [f64; 3] {
-    let ([a, b, c], _) = extract_rad(&m, order);
+    let (rad, _) = extract_rad(&m, order);
+    principal_deg(rad)
+}
+
+/// The principal extraction `rad` (radians, from [`extract_rad`]) in
+/// degrees, first and third angles in `(-180, 180]`.
+#[inline(always)]
+fn principal_deg([a, b, c]: [f64; 3]) -> [f64; 3] {
     [canonical_deg(a.to_degrees()), b.to_degrees(), canonical_deg(c.to_degrees())]
 }
 
 /// `x` plus the multiple of 360 that brings it closest to `target`.
-#[inline]
+#[inline(always)]
 fn unwrap_deg(x: f64, target: f64) -> f64 {
     x + 360.0 * round_half_away((target - x) / 360.0)
 }
 
 /// `x.round()` bit for bit (half-way cases away from zero, the sign of
 /// zero kept, NaN and infinities unchanged) without a call into libm,
-/// which `f64::round` is on x86-64 without SSE4.1: the truncation is one
-/// conversion to `i64`, exact below 2^52, where the fraction `x - t` is
-/// exact too.
+/// which `f64::round` is on x86-64 without SSE4.1, and without a branch,
+/// so that SIMD lanes can take it ([`EulerBatch`]): below 2^52, adding and
+/// subtracting 2^52 (with the sign of `x`) rounds to the nearest integer,
+/// ties to even; the exact remainder then moves the ties that went toward
+/// zero away from it.
 #[inline(always)]
 pub(crate) fn round_half_away(x: f64) -> f64 {
-    if x.is_nan() || x.abs() >= 4_503_599_627_370_496.0 {
-        return x; // already whole (or not a number)
-    }
-    let t = x as i64 as f64;
-    let f = x - t;
-    let r = if f >= 0.5 {
-        t + 1.0
-    } else if f <= -0.5 {
-        t - 1.0
-    } else {
-        t
-    };
-    r.copysign(x)
+    const TWO_52: f64 = 4_503_599_627_370_496.0;
+    let small = x.abs() < TWO_52; // false for NaN and infinities
+    let xs = select(small, x, 0.0);
+    let m = TWO_52.copysign(xs);
+    let r = (xs + m) - m;
+    let d = xs - r; // exact
+    let r = r + select(d == 0.5 && xs > 0.0, 1.0, 0.0) - select(d == -0.5 && xs < 0.0, 1.0, 0.0);
+    select(small, r.copysign(x), x)
 }
 
+/// `c ? a : b` with bit operations, so that SIMD lanes can take it.
+#[inline(always)]
+fn select(c: bool, a: f64, b: f64) -> f64 {
+    let m = (c as u64).wrapping_neg();
+    f64::from_bits((a.to_bits() & m) | (b.to_bits() & !m))
+}
+
+#[inline(always)]
 fn distance_sq(a: [f64; 3], b: [f64; 3]) -> f64 {
-    (a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)
+    (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2])
 }
 
 /// Euler angles (degrees, in listing order) of a rotation matrix, chosen
@@ -712,25 +727,31 @@ fn distance_sq(a: [f64; 3], b: [f64; 3]) -> f64 {
 /// ```
 pub fn mat3_to_euler_near(m: DMat3, order: RotationOrder, previous_deg: [f64; 3]) -> [f64; 3] {
     let (_, _, _, e) = order.indices_and_parity();
-    let ([a, b, c], locked) = extract_rad(&m, order);
-    let (a, b, c) = (a.to_degrees(), b.to_degrees(), c.to_degrees());
+    let (rad, locked) = extract_rad(&m, order);
+    near_deg(rad, locked, e, previous_deg)
+}
+
+/// The continuity choice of [`mat3_to_euler_near`]: of the principal
+/// extraction `rad` (radians, from [`extract_rad`], `locked` at gimbal lock)
+/// of an order of parity `e`, the solution closest to `previous_deg`.
+/// Written with selects only, so that [`EulerBatch`] runs it on SIMD lanes
+/// (the one implementation of the rule for both).
+#[inline(always)]
+fn near_deg(rad: [f64; 3], locked: bool, e: f64, previous_deg: [f64; 3]) -> [f64; 3] {
+    let (a, b, c) = (rad[0].to_degrees(), rad[1].to_degrees(), rad[2].to_degrees());
     let [pa, pb, pc] = previous_deg;
-    if locked {
-        // R = Ri(a + e·σ·c)·Rj(b), σ = sign(sin b); here c = 0.
-        let sigma = if b >= 0.0 { 1.0 } else { -1.0 };
-        let first = a - e * sigma * pc;
-        return [unwrap_deg(first, pa), unwrap_deg(b, pb), pc];
-    }
-    let near = |x: [f64; 3]| -> [f64; 3] {
-        [unwrap_deg(x[0], pa), unwrap_deg(x[1], pb), unwrap_deg(x[2], pc)]
-    };
-    let first = near([a, b, c]);
-    let second = near([a + 180.0, 180.0 - b, c + 180.0]);
-    if distance_sq(second, previous_deg) < distance_sq(first, previous_deg) {
-        second
-    } else {
-        first
-    }
+    // At the lock R = Ri(a + e·σ·c)·Rj(b), σ = sign(sin b), and c = 0 here:
+    // the previous third angle is kept and the first takes up the rest.
+    let sigma = select(b >= 0.0, 1.0, -1.0);
+    let locked_first = unwrap_deg(a - e * sigma * pc, pa);
+    let first = [unwrap_deg(a, pa), unwrap_deg(b, pb), unwrap_deg(c, pc)];
+    let second = [unwrap_deg(a + 180.0, pa), unwrap_deg(180.0 - b, pb), unwrap_deg(c + 180.0, pc)];
+    let take_second = distance_sq(second, previous_deg) < distance_sq(first, previous_deg);
+    [
+        select(locked, locked_first, select(take_second, second[0], first[0])),
+        select(locked, first[1], select(take_second, second[1], first[1])),
+        select(locked, pc, select(take_second, second[2], first[2])),
+    ]
 }
 
 /// Euler angles (degrees, in listing order) of a quaternion; see

@@ -11,7 +11,7 @@ use bvhkit::rotation::RotationOrder;
 use bvhkit::{Bvh, Channel, JointId, PositionChannels, ReadOptions};
 
 use crate::fk::reference_world;
-use crate::util::{corpus_files, stem};
+use crate::util::{corpus_files, local_quat, stem};
 
 /// Every well-formed corpus file, parsed strictly.
 fn corpus() -> Vec<(String, Bvh)> {
@@ -130,23 +130,6 @@ fn resampling_keeps_the_frames_it_lands_on_bit_for_bit_and_writes_the_exact_fram
     assert_eq!(Bvh::parse(&text).unwrap().motion().frame_time(), 1.0 / 30.0);
 }
 
-/// The local rotation of a joint from its channels by 4x4 matrices (the
-/// reference FK's product), as a quaternion.
-fn reference_local_quat(bvh: &Bvh, frame: &[f64], joint: usize) -> DQuat {
-    let j = &bvh.skeleton().joints()[joint];
-    let mut rot = DMat4::IDENTITY;
-    for (k, c) in j.channels().iter().enumerate() {
-        let r = frame[j.first_channel() + k].to_radians();
-        rot *= match c {
-            Channel::Xrotation => DMat4::from_rotation_x(r),
-            Channel::Yrotation => DMat4::from_rotation_y(r),
-            Channel::Zrotation => DMat4::from_rotation_z(r),
-            _ => DMat4::IDENTITY,
-        };
-    }
-    DQuat::from_mat4(&rot)
-}
-
 /// SLERP from its formula: q0·sin((1-t)θ)/sin θ + q1·sin(tθ)/sin θ, with
 /// cos θ = q0·q1 after flipping q1 to the same hemisphere.
 fn reference_slerp(q0: DQuat, q1: DQuat, t: f64) -> DQuat {
@@ -201,10 +184,10 @@ fn resampling_turns_joints_by_slerp_and_moves_positions_linearly_on_the_corpus()
                     }
                 }
                 if j.rotation_order().is_some() {
-                    let q0 = reference_local_quat(&bvh, a, ji);
-                    let q1 = reference_local_quat(&bvh, b, ji);
+                    let q0 = local_quat(&bvh, ji, a);
+                    let q1 = local_quat(&bvh, ji, b);
                     let expected = reference_slerp(q0, q1, t);
-                    let got = reference_local_quat(&up, f, ji);
+                    let got = local_quat(&up, ji, f);
                     let d = same_rotation(expected, got);
                     assert!(
                         d < 1e-8,

@@ -125,12 +125,26 @@ fn positions_match_the_reference_implementation_on_every_frame() {
                 }
             }
             let step = (bvh.motion().n_frames() / 50).max(1);
+            let mut scratch = fk.scratch();
+            let mut batched = vec![bvhkit::glam::DAffine3::IDENTITY; n];
+            let mut from_rot = vec![DVec3::ZERO; n];
             for f in (0..bvh.motion().n_frames()).step_by(step) {
                 let r = reference(&bvh, f, mode);
                 let scale = r.iter().fold(1.0f64, |m, p| m.max(p.abs().max_element()));
                 for (k, p) in r.iter().enumerate() {
                     let d = (all[f * n + k] - *p).abs().max_element();
                     assert!(d <= 1e-9 * scale, "{name} frame {f} joint {k}: {d:e}");
+                }
+                // The batched world transforms are the scalar ones, bit for bit.
+                let frame = bvh.motion().frame(f);
+                fk.world_with(frame, &mut scratch, &mut batched);
+                assert_eq!(batched[..], world[f * n..(f + 1) * n], "{name} frame {f}: world_with");
+                // Positions from the world rotations agree with the reference.
+                let rot: Vec<_> = batched.iter().map(|w| w.matrix3).collect();
+                fk.positions_from_rotations(frame, &rot, &mut from_rot);
+                for (k, p) in r.iter().enumerate() {
+                    let d = (from_rot[k] - *p).abs().max_element();
+                    assert!(d <= 1e-9 * scale, "{name} frame {f} joint {k}: from rotations {d:e}");
                 }
             }
         }

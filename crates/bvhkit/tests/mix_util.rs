@@ -2,9 +2,12 @@
 //! rotations from Euler angles by 3x3 matrix products, SLERP from its
 //! formula, smoothstep, and the corpus clips the tests cut in two.
 use bvhkit::glam::{DMat3, DQuat};
-use bvhkit::{Bvh, Channel, ReadOptions};
+use bvhkit::{Bvh, ReadOptions};
 
+// The shared reference of a joint's local rotation (also used by the edit
+// tests), re-exported for the mix tests.
 use crate::util::{corpus_files, stem};
+pub(crate) use crate::util::{local_matrix, local_quat};
 
 /// Every well-formed corpus file with at least `min_frames` frames.
 pub(crate) fn corpus(min_frames: usize) -> Vec<(String, Bvh)> {
@@ -14,28 +17,6 @@ pub(crate) fn corpus(min_frames: usize) -> Vec<(String, Bvh)> {
         .map(|p| (stem(p), ReadOptions::new().lenient(true).read_path(p).unwrap().0))
         .filter(|(_, b)| b.motion().n_frames() >= min_frames)
         .collect()
-}
-
-/// A joint's local rotation in `frame`: the product of its rotation channels
-/// in listed order, each a 3x3 matrix about its axis.
-pub(crate) fn local_matrix(bvh: &Bvh, joint: usize, frame: &[f64]) -> DMat3 {
-    let j = &bvh.skeleton().joints()[joint];
-    let mut m = DMat3::IDENTITY;
-    for (k, c) in j.channels().iter().enumerate() {
-        let r = frame[j.first_channel() + k].to_radians();
-        m *= match c {
-            Channel::Xrotation => DMat3::from_rotation_x(r),
-            Channel::Yrotation => DMat3::from_rotation_y(r),
-            Channel::Zrotation => DMat3::from_rotation_z(r),
-            _ => DMat3::IDENTITY,
-        };
-    }
-    m
-}
-
-/// The same as a unit quaternion.
-pub(crate) fn local_quat(bvh: &Bvh, joint: usize, frame: &[f64]) -> DQuat {
-    DQuat::from_mat3(&local_matrix(bvh, joint, frame)).normalize()
 }
 
 /// SLERP from its formula: `q0 sin((1-t)θ)/sin θ + q1 sin(tθ)/sin θ`, `θ`

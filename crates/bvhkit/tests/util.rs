@@ -1,5 +1,8 @@
 use std::path::{Path, PathBuf};
 
+use bvhkit::glam::{DMat3, DQuat};
+use bvhkit::{Bvh, Channel};
+
 /// The shared corpus folder ([`bvhkit_testdata::corpus_dir`]), or `None`
 /// with a printed skip message.
 #[track_caller]
@@ -94,4 +97,28 @@ pub(crate) fn assert_streaming_agrees(input: &[u8], what: &str) -> usize {
     let pw: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
     assert_eq!(sw, pw, "{what}: streaming warnings");
     i
+}
+
+/// A joint's local rotation in `frame`, written plainly from the format
+/// texts: the product of its rotation channels in listed order, each a 3x3
+/// matrix about its axis (the reference the edit, mix and rest-pose tests
+/// compare with).
+pub(crate) fn local_matrix(bvh: &Bvh, joint: usize, frame: &[f64]) -> DMat3 {
+    let j = &bvh.skeleton().joints()[joint];
+    let mut m = DMat3::IDENTITY;
+    for (k, c) in j.channels().iter().enumerate() {
+        let r = frame[j.first_channel() + k].to_radians();
+        m *= match c {
+            Channel::Xrotation => DMat3::from_rotation_x(r),
+            Channel::Yrotation => DMat3::from_rotation_y(r),
+            Channel::Zrotation => DMat3::from_rotation_z(r),
+            _ => DMat3::IDENTITY,
+        };
+    }
+    m
+}
+
+/// The same as a unit quaternion.
+pub(crate) fn local_quat(bvh: &Bvh, joint: usize, frame: &[f64]) -> DQuat {
+    DQuat::from_mat3(&local_matrix(bvh, joint, frame)).normalize()
 }

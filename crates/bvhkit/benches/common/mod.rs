@@ -133,6 +133,36 @@ pub(crate) fn fk_every_frame(
     acc
 }
 
+/// Adds the FK baseline to group `g`: `fk_positions_with_reused_buffers`,
+/// [`fk_every_frame`] over `motion` of `skeleton` (read with
+/// `PositionChannels::Replace`), the figure every edit, mix and retarget
+/// bench reports beside its own. The group's throughput is whatever the
+/// caller set (one element = one joint in one frame).
+pub(crate) fn bench_fk(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    skeleton: &bvhkit::Skeleton,
+    motion: &bvhkit::Motion,
+) {
+    let fk = bvhkit::Kinematics::new(skeleton, bvhkit::PositionChannels::Replace);
+    let mut scratch = fk.scratch();
+    let mut pos = vec![bvhkit::glam::DVec3::ZERO; skeleton.len()];
+    g.bench_function("fk_positions_with_reused_buffers", |b| {
+        b.iter(|| fk_every_frame(&fk, &mut scratch, &mut pos, std::hint::black_box(motion)))
+    });
+}
+
+/// Runs `bench` on the largest corpus file (when the corpus is there) and
+/// on a synthetic 100-joint clip of 20,000 frames of random angles.
+pub(crate) fn corpus_then_synthetic(
+    c: &mut criterion::Criterion,
+    bench: fn(&mut criterion::Criterion, &str, &Bvh),
+) {
+    if let Some(input) = corpus_inputs(1).pop() {
+        bench(c, &input.name, &input.parse());
+    }
+    bench(c, "synthetic", &synth_fk(100, 20_000));
+}
+
 /// Channel indices standing for three angles per joint of a `joints`-joint
 /// skeleton: what the FK floors read.
 pub(crate) fn floor_indices(motion: &bvhkit::Motion, joints: usize) -> Vec<usize> {

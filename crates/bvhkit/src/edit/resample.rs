@@ -32,7 +32,7 @@ use super::same_rate;
 use crate::bvh::Bvh;
 use crate::error::{Error, Result};
 use crate::motion::Motion;
-use crate::rotation::{RotationOrder, quat_to_euler_near};
+use crate::rotation::{EulerBatch, RotationOrder, slerp_slice};
 use crate::skeleton::Skeleton;
 
 /// Output times within this fraction of an input frame copy that frame.
@@ -91,6 +91,10 @@ pub struct Resampler {
     joints: Vec<(JointChannels, Option<RotationOrder>)>,
     qa: Vec<DQuat>,
     qb: Vec<DQuat>,
+    /// The SLERPs of an output frame (one batch, [`slerp_slice`]) and
+    /// their Euler extraction (one batch, [`EulerBatch`]).
+    q: Vec<DQuat>,
+    euler: EulerBatch,
     cached: Option<usize>,
     previous: Vec<f64>,
     have_previous: bool,
@@ -109,6 +113,8 @@ impl Resampler {
         Resampler {
             qa: vec![DQuat::IDENTITY; joints.len()],
             qb: vec![DQuat::IDENTITY; joints.len()],
+            q: vec![DQuat::IDENTITY; joints.len()],
+            euler: EulerBatch::new(),
             joints,
             cached: None,
             previous: vec![0.0; skeleton.n_channels()],
@@ -198,9 +204,13 @@ impl Resampler {
     }
 
     /// Interpolates between frames `a` and `b` at fraction `u`, using the
-    /// cached rotations.
-    fn between(&self, a: &[f64], b: &[f64], u: f64, out: &mut [f64]) {
+    /// cached rotations: the SLERPs of every joint (those without three
+    /// rotation channels hold the identity, which costs little) and the
+    /// Euler extractions run as batches.
+    fn between(&mut self, a: &[f64], b: &[f64], u: f64, out: &mut [f64]) {
         let near: &[f64] = if self.have_previous { &self.previous } else { a };
+        slerp_slice(&self.qa, &self.qb, u, &mut self.q);
+        self.euler.clear();
         for (idx, (j, order)) in self.joints.iter().enumerate() {
             for k in 0..j.n_pos as usize {
                 let c = j.pos_index[k];
@@ -208,11 +218,7 @@ impl Resampler {
             }
             match order {
                 Some(order) => {
-                    let q = slerp(self.qa[idx], self.qb[idx], u);
-                    let e = quat_to_euler_near(q, *order, j.angles(near));
-                    for k in 0..3 {
-                        out[j.rot_index[k]] = e[k];
-                    }
+                    self.euler.push_quat(self.q[idx], *order, Some(j.angles(near)));
                 }
                 None => {
                     for k in 0..j.n_rot as usize {
@@ -221,6 +227,16 @@ impl Resampler {
                         out[c] = a[c] + u * d;
                     }
                 }
+            }
+        }
+        self.euler.solve();
+        let mut e = 0;
+        for (j, order) in &self.joints {
+            if order.is_some() {
+                for (&c, v) in j.rot_index.iter().zip(self.euler.angles(e)) {
+                    out[c] = v;
+                }
+                e += 1;
             }
         }
     }

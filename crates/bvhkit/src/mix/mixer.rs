@@ -4,8 +4,9 @@
 use glam::DQuat;
 
 use crate::edit::JointChannels;
-use crate::edit::resample::slerp;
-use crate::rotation::{euler_to_quat_sin_cos, sin_cos_deg_slice};
+use crate::rotation::{
+    EulerBatch, RotationOrder, euler_to_quat_sin_cos, sin_cos_deg_slice, slerp_slice,
+};
 use crate::skeleton::{JointId, Skeleton};
 
 /// Mixes frames of one skeleton, joint by joint (see [`Mixer::blend`] and
@@ -30,8 +31,9 @@ use crate::skeleton::{JointId, Skeleton};
 /// ```
 #[derive(Clone, Debug)]
 pub struct Mixer {
-    /// The joints with channels, with their mask factor.
-    joints: Vec<(JointChannels, f64)>,
+    /// The joints with channels, with their mask factor (0 or 1) and
+    /// rotation order (three rotation channels).
+    joints: Vec<MixJoint>,
     n_channels: usize,
     /// Per frame: the half angles of the rotation channels to turn into
     /// quaternions (both frames), and their sines and cosines, computed in
@@ -39,6 +41,25 @@ pub struct Mixer {
     half: Vec<f64>,
     sin: Vec<f64>,
     cos: Vec<f64>,
+    /// Per frame, one entry per joint whose rotation is mixed: the joint
+    /// (index into `joints`), the two SLERP ends, the SLERP (one batch,
+    /// [`slerp_slice`]) and, for a layer, the base rotation.
+    slots: Vec<usize>,
+    q0: Vec<DQuat>,
+    q1: Vec<DQuat>,
+    q: Vec<DQuat>,
+    base: Vec<DQuat>,
+    /// The Euler extraction of the mixed joints with three rotation
+    /// channels, in one batch, and each one's joint.
+    euler: EulerBatch,
+    euler_joints: Vec<usize>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct MixJoint {
+    channels: JointChannels,
+    mask: f64,
+    order: Option<RotationOrder>,
 }
 
 /// A reference pose for [`Mixer::layer`]: a frame and its inverse local
@@ -58,20 +79,35 @@ impl Mixer {
             Some(id) => id.index()..skeleton.subtree_end(id),
             None => 0..skeleton.len(),
         };
-        let joints = skeleton
+        let joints: Vec<MixJoint> = skeleton
             .joints()
             .iter()
             .enumerate()
             .filter(|(_, j)| !j.channels().is_empty())
-            .map(|(i, j)| (JointChannels::of(j), if range.contains(&i) { 1.0 } else { 0.0 }))
+            .map(|(i, j)| {
+                let channels = JointChannels::of(j);
+                MixJoint {
+                    channels,
+                    mask: if range.contains(&i) { 1.0 } else { 0.0 },
+                    order: channels.rotation_order(),
+                }
+            })
             .collect();
         let n_rot: usize = skeleton.joints().iter().map(|j| j.rotation_axes().count()).sum();
+        let n = joints.len();
         Mixer {
             joints,
             n_channels: skeleton.n_channels(),
             half: vec![0.0; 2 * n_rot],
             sin: vec![0.0; 2 * n_rot],
             cos: vec![0.0; 2 * n_rot],
+            slots: Vec::with_capacity(n),
+            q0: Vec::with_capacity(n),
+            q1: Vec::with_capacity(n),
+            q: vec![DQuat::IDENTITY; n],
+            base: Vec::with_capacity(n),
+            euler: EulerBatch::new(),
+            euler_joints: Vec::with_capacity(n),
         }
     }
 
@@ -86,8 +122,9 @@ impl Mixer {
         needed: impl Fn(f64, &JointChannels) -> bool,
     ) -> usize {
         let mut m = 0;
-        for (j, mask) in &self.joints {
-            if j.n_rot > 0 && needed(w * mask, j) {
+        for mj in &self.joints {
+            let j = &mj.channels;
+            if j.n_rot > 0 && needed(w * mj.mask, j) {
                 for frame in [a, b] {
                     for &c in &j.rot_index[..j.n_rot as usize] {
                         self.half[m] = 0.5 * frame[c];
@@ -100,9 +137,55 @@ impl Mixer {
         m
     }
 
+    /// The rotations of the joint whose half-angle sines and cosines start
+    /// at `p` in the batch: the first frame's, then the second's.
+    #[inline]
+    fn pair(&self, j: &JointChannels, p: usize) -> (DQuat, DQuat) {
+        let n = j.n_rot as usize;
+        let axes = &j.rot_axes[..n];
+        let qa = euler_to_quat_sin_cos(axes, &self.sin[p..p + n], &self.cos[p..p + n]);
+        let qb =
+            euler_to_quat_sin_cos(axes, &self.sin[p + n..p + 2 * n], &self.cos[p + n..p + 2 * n]);
+        (qa, qb)
+    }
+
     /// Channels per frame.
     pub fn n_channels(&self) -> usize {
         self.n_channels
+    }
+
+    /// SLERPs the collected pairs at `t` ([`slerp_slice`]), with `base ·`
+    /// in front for a layer, and writes every mixed rotation into `out`,
+    /// closest to `near`: the joints with three rotation channels through
+    /// one [`EulerBatch`], the others one by one
+    /// ([`JointChannels::write_rotation`]). Returns whether every rotation
+    /// was written exactly.
+    fn write_rotations(&mut self, t: f64, layered: bool, near: &[f64], out: &mut [f64]) -> bool {
+        let n = self.slots.len();
+        slerp_slice(&self.q0, &self.q1, t, &mut self.q[..n]);
+        self.euler.clear();
+        self.euler_joints.clear();
+        let mut exact = true;
+        for (s, &idx) in self.slots.iter().enumerate() {
+            let mj = &self.joints[idx];
+            let q = if layered { self.base[s] * self.q[s] } else { self.q[s] };
+            let previous = mj.channels.angles(near);
+            match mj.order {
+                Some(order) => {
+                    self.euler.push_quat(q, order, Some(previous));
+                    self.euler_joints.push(idx);
+                }
+                None => exact &= mj.channels.write_rotation(q, Some(previous), out),
+            }
+        }
+        self.euler.solve();
+        for (e, &idx) in self.euler_joints.iter().enumerate() {
+            let j = &self.joints[idx].channels;
+            for (&c, v) in j.rot_index.iter().zip(self.euler.angles(e)) {
+                out[c] = v;
+            }
+        }
+        exact
     }
 
     /// Blends frame `a` towards frame `b` by `w` (0: `a`, 1: `b`) into
@@ -115,17 +198,25 @@ impl Mixer {
     ///
     /// Returns whether every rotation was written exactly (a joint with two
     /// rotation channels keeps only the part of the SLERP it can hold).
+    /// The SLERPs and Euler extractions of the frame run as batches
+    /// ([`slerp_slice`], [`EulerBatch`]); nothing is allocated.
     ///
     /// # Panics
     /// When a frame does not hold one value per channel.
+    ///
+    /// [`slerp`]: crate::edit::resample::slerp
     #[inline]
     pub fn blend(&mut self, a: &[f64], b: &[f64], w: f64, near: &[f64], out: &mut [f64]) -> bool {
         self.check(a, b, near, out);
         self.batch(a, b, w, |wj, _| wj != 0.0 && wj != 1.0);
-        let mut exact = true;
+        self.slots.clear();
+        self.q0.clear();
+        self.q1.clear();
         let mut p = 0;
-        for (j, mask) in &self.joints {
-            let wj = w * mask;
+        for (idx, mj) in self.joints.iter().enumerate() {
+            let j = &mj.channels;
+            // The mask is 0 or 1, so a joint that is mixed has weight `w`.
+            let wj = w * mj.mask;
             if wj == 0.0 {
                 copy_joint(j, a, out);
             } else if wj == 1.0 {
@@ -135,22 +226,16 @@ impl Mixer {
                     let c = j.pos_index[k];
                     out[c] = a[c] + wj * (b[c] - a[c]);
                 }
-                let n = j.n_rot as usize;
-                if n > 0 {
-                    let axes = &j.rot_axes[..n];
-                    let qa = euler_to_quat_sin_cos(axes, &self.sin[p..p + n], &self.cos[p..p + n]);
-                    let qb = euler_to_quat_sin_cos(
-                        axes,
-                        &self.sin[p + n..p + 2 * n],
-                        &self.cos[p + n..p + 2 * n],
-                    );
-                    p += 2 * n;
-                    let q = slerp(qa, qb, wj);
-                    exact &= j.write_rotation(q, Some(j.angles(near)), out);
+                if j.n_rot > 0 {
+                    let (qa, qb) = self.pair(j, p);
+                    p += 2 * j.n_rot as usize;
+                    self.q0.push(qa);
+                    self.q1.push(qb);
+                    self.slots.push(idx);
                 }
             }
         }
-        exact
+        self.write_rotations(w, false, near, out)
     }
 
     /// The reference pose of a layer: `frame` (of this mixer's layout).
@@ -161,7 +246,7 @@ impl Mixer {
         assert_eq!(frame.len(), self.n_channels, "frame must hold one value per channel");
         Reference {
             frame: frame.to_vec(),
-            inverse: self.joints.iter().map(|(j, _)| j.rotation(frame).inverse()).collect(),
+            inverse: self.joints.iter().map(|mj| mj.channels.rotation(frame).inverse()).collect(),
         }
     }
 
@@ -199,10 +284,14 @@ impl Mixer {
                 .any(|k| add[j.rot_index[k]].to_bits() != r[j.rot_index[k]].to_bits())
         };
         self.batch(base, add, w, |wj, j| wj != 0.0 && changed(j));
-        let mut exact = true;
+        self.slots.clear();
+        self.q0.clear();
+        self.q1.clear();
+        self.base.clear();
         let mut p = 0;
-        for ((j, mask), inv) in self.joints.iter().zip(&reference.inverse) {
-            let wj = w * mask;
+        for (idx, (mj, inv)) in self.joints.iter().zip(&reference.inverse).enumerate() {
+            let j = &mj.channels;
+            let wj = w * mj.mask;
             for k in 0..j.n_pos as usize {
                 let c = j.pos_index[k];
                 out[c] = if wj == 0.0 || add[c].to_bits() == r[c].to_bits() {
@@ -220,20 +309,15 @@ impl Mixer {
                     out[c] = base[c];
                 }
             } else {
-                let axes = &j.rot_axes[..n];
-                let q_base = euler_to_quat_sin_cos(axes, &self.sin[p..p + n], &self.cos[p..p + n]);
-                let q_add = euler_to_quat_sin_cos(
-                    axes,
-                    &self.sin[p + n..p + 2 * n],
-                    &self.cos[p + n..p + 2 * n],
-                );
+                let (q_base, q_add) = self.pair(j, p);
                 p += 2 * n;
-                let delta = *inv * q_add;
-                let q = q_base * slerp(DQuat::IDENTITY, delta, wj);
-                exact &= j.write_rotation(q, Some(j.angles(near)), out);
+                self.q0.push(DQuat::IDENTITY);
+                self.q1.push(*inv * q_add);
+                self.base.push(q_base);
+                self.slots.push(idx);
             }
         }
-        exact
+        self.write_rotations(w, true, near, out)
     }
 
     fn check(&self, a: &[f64], b: &[f64], near: &[f64], out: &[f64]) {

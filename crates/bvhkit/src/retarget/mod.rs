@@ -82,6 +82,7 @@ use crate::edit::rest::align;
 use crate::edit::{FrameMap, PoseLayout};
 use crate::error::{Error, Result};
 use crate::kinematics::{FkScratch, Kinematics, PositionChannels};
+use crate::rotation::{EulerBatch, RotationOrder};
 use crate::skeleton::{JointId, Skeleton};
 
 pub mod map;
@@ -263,8 +264,12 @@ impl Report {
 /// Per target joint: where its rotation comes from.
 #[derive(Clone, Copy, Debug)]
 enum Drive {
-    /// `W = C·W_s[source]·K`, and a translation change `N·(t_s − o_s)`.
-    Mapped { source: usize, k: DMat3, n: DMat3, swing: Option<Swing> },
+    /// `W = C·W_s[ws]·K` (`ws` the source joint's index among the joints
+    /// whose world transforms are computed, `Retarget::src_keep`), and,
+    /// when `translate`, the translation
+    /// `o + N·(t_s − o_s)` (else the translation is constant, in
+    /// `Retarget::base`).
+    Mapped { source: usize, ws: usize, k: DMat3, n: DMat3, swing: Option<Swing>, translate: bool },
     /// The reference pose's local rotation (identity: the rest pose).
     Kept { local: DMat3, identity: bool },
 }
@@ -276,7 +281,8 @@ enum Drive {
 /// the source's unmapped joints did between them is not lost.
 #[derive(Clone, Copy, Debug)]
 struct Swing {
-    /// Source joints at the two ends of the segment.
+    /// Source joints at the two ends of the segment (indices into
+    /// `Retarget::src_keep`).
     from: usize,
     to: usize,
     /// The target's segment in the joint's own frame (unit length).
@@ -292,25 +298,48 @@ pub struct Retarget {
     src: PoseLayout,
     tgt: PoseLayout,
     drives: Vec<Drive>,
-    ref_translation: Vec<DVec3>,
-    /// The target's reference pose as a frame: joints without a source
-    /// copy their rotation channels from it.
-    ref_frame: Vec<f64>,
+    /// The frame every output frame starts from: the target's reference
+    /// pose (joints without a source copy their channels from it), with
+    /// the constant translation `o` written into the position channels of
+    /// mapped joints whose source has none.
+    base: Vec<f64>,
     c: DMat3,
     c_is_identity: bool,
     scale: f64,
     src_hips: usize,
     tgt_hips: usize,
     carrier: Option<usize>,
+    /// The source joints whose world transforms a frame needs (the mapped
+    /// ones, the ends of the swung segments, the hips and the feet, with
+    /// their ancestors), in file order: `src_hips`, `src_feet`, `ws` and
+    /// the swings index into it. Kept for the tests' reference, which
+    /// computes every joint.
+    #[cfg(test)]
+    src_keep: Vec<usize>,
+    /// Forward kinematics of the `src_keep` joints alone, on a compact
+    /// frame of their channels, and where those channels are in a source
+    /// frame.
+    src_fk: Kinematics,
+    src_gather: Vec<usize>,
     src_feet: Vec<usize>,
     tgt_feet: Vec<usize>,
     up_s: DVec3,
     up_t: DVec3,
     report: Report,
+    /// The mapped target joints with three rotation channels, whose Euler
+    /// angles are extracted after the pass over the joints, with their
+    /// orders.
+    euler: Vec<(usize, RotationOrder)>,
     // Per-frame buffers.
+    /// The compact source frame of `src_fk`.
+    src_frame: Vec<f64>,
     src_world: Vec<DAffine3>,
     world: Vec<DMat3>,
+    /// The local rotations of the `euler` joints, in that order, for one
+    /// batched extraction.
+    batch: EulerBatch,
     positions: Vec<DVec3>,
+    /// The source's FK buffers (sines and cosines).
     scratch: FkScratch,
     previous: Vec<f64>,
     first: bool,
@@ -644,9 +673,7 @@ impl Retarget {
             s.joints()[j].parent().map_or(DMat3::IDENTITY, |p| g[p.index()])
         };
         let mut drives = Vec::with_capacity(ts.len());
-        let mut ref_translation = Vec::with_capacity(ts.len());
         for j in 0..ts.len() {
-            ref_translation.push(tgt.joints()[j].translation(&frame_t, mode));
             drives.push(match source_of[j] {
                 Some(s) => {
                     let mut swing = None;
@@ -666,7 +693,9 @@ impl Retarget {
                         source: s,
                         k: g_s[s].transpose() * ct * g_t[j],
                         n: gparent(&g_t, ts, j).transpose() * (c * scale) * gparent(&g_s, ss, s),
+                        ws: s,
                         swing,
+                        translate: false,
                     }
                 }
                 None => {
@@ -693,6 +722,22 @@ impl Retarget {
             }
             if carrier.is_some() {
                 break;
+            }
+        }
+        // Mapped joints with position channels follow their source's
+        // translation when it has position channels; else theirs is the
+        // constant `o` (`t_s = o_s`), written once into the base frame.
+        let mut base = frame_t;
+        for (j, d) in drives.iter_mut().enumerate() {
+            if let Drive::Mapped { source, translate, .. } = d {
+                let jc = &chans[j];
+                let hips_kept = j == tgt_hips && carrier != Some(j);
+                if jc.n_pos > 0 && !hips_kept {
+                    *translate = src.joints()[*source].n_pos > 0;
+                    if !*translate {
+                        jc.write_translation(jc.offset, mode, &mut base);
+                    }
+                }
             }
         }
         let names_s = ss.display_names();
@@ -740,20 +785,71 @@ impl Retarget {
             },
             scale,
         };
-        let fk_t = tgt.kinematics();
+        // Only the source joints a frame reads are computed: the world
+        // indices above (`ws`, swings, hips, feet) become indices among
+        // them.
+        let mut need = vec![false; ss.len()];
+        need[src_hips] = true;
+        for &f in &src_feet {
+            need[f] = true;
+        }
+        for d in &drives {
+            if let Drive::Mapped { ws, swing, .. } = d {
+                need[*ws] = true;
+                if let Some(sw) = swing {
+                    need[sw.from] = true;
+                    need[sw.to] = true;
+                }
+            }
+        }
+        for j in (0..ss.len()).rev() {
+            if need[j]
+                && let Some(p) = ss.joints()[j].parent()
+            {
+                need[p.index()] = true;
+            }
+        }
+        let src_keep: Vec<usize> = (0..ss.len()).filter(|&j| need[j]).collect();
+        let mut at = vec![usize::MAX; ss.len()];
+        for (i, &j) in src_keep.iter().enumerate() {
+            at[j] = i;
+        }
+        for d in &mut drives {
+            if let Drive::Mapped { ws, swing, .. } = d {
+                *ws = at[*ws];
+                if let Some(sw) = swing {
+                    sw.from = at[sw.from];
+                    sw.to = at[sw.to];
+                }
+            }
+        }
+        let src_hips = at[src_hips];
+        let src_feet: Vec<usize> = src_feet.iter().map(|&f| at[f]).collect();
+        let (src_fk, src_gather) = src.kinematics().subset(&src_keep);
+        let euler: Vec<(usize, RotationOrder)> = (0..ts.len())
+            .filter(|&j| matches!(drives[j], Drive::Mapped { .. }))
+            .filter(|&j| chans[j].n_rot == 3)
+            .map(|j| (j, chans[j].rotation_order().unwrap_or(RotationOrder::XYZ)))
+            .collect();
         Ok(Retarget {
             skeleton: ts.clone(),
-            src_world: vec![DAffine3::IDENTITY; ss.len()],
+            src_world: vec![DAffine3::IDENTITY; src_keep.len()],
+            src_frame: vec![0.0; src_gather.len()],
+            scratch: src_fk.scratch(),
+            #[cfg(test)]
+            src_keep,
+            src_fk,
+            src_gather,
             world: vec![DMat3::IDENTITY; ts.len()],
+            batch: EulerBatch::new(),
+            euler,
             positions: vec![DVec3::ZERO; ts.len()],
-            scratch: fk_t.scratch(),
             previous: vec![0.0; ts.n_channels()],
             first: true,
             src,
             tgt,
             drives,
-            ref_translation,
-            ref_frame: frame_t,
+            base,
             c_is_identity: c == DMat3::IDENTITY,
             c,
             scale,
@@ -776,20 +872,48 @@ impl Retarget {
     /// Maps one source frame to one target frame (see the module
     /// documentation). Allocates nothing.
     ///
+    /// The work per frame: the source's world transforms
+    /// ([`Kinematics::world_with`], sines and cosines in one batch); the
+    /// reference pose's channels copied in one piece (every channel no
+    /// source drives keeps them); per mapped joint one or two 3x3 products
+    /// (the rotation transfer and the local rotation); the Euler angles of
+    /// every three-channel joint extracted after the pass over the joints
+    /// in one [`EulerBatch`] (its `atan2`s as one slice), closest to the
+    /// previous frame's; and, for the foot contact, the
+    /// target's positions from the world rotations just computed
+    /// ([`Kinematics::positions_from_rotations`], no sines or cosines).
+    ///
     /// # Panics
     /// When a frame has the wrong length.
     pub fn map_frame(&mut self, input: &[f64], output: &mut [f64]) {
         let mode = self.src.mode();
-        self.src.kinematics().world(input, &mut self.src_world);
+        for (v, &c) in self.src_frame.iter_mut().zip(&self.src_gather) {
+            *v = input[c];
+        }
+        self.src_fk.world_with(&self.src_frame, &mut self.scratch, &mut self.src_world);
+        // Every channel that no source drives: the reference pose's value
+        // (and the constant translations).
+        output.copy_from_slice(&self.base);
         let near_ok = !self.first;
         let chans = self.tgt.joints();
         let parents = self.tgt.parents();
+        self.batch.clear();
+        let mut euler = self.euler.iter();
         for j in 0..chans.len() {
-            let jc = &chans[j];
             let wp = parents[j].map_or(DMat3::IDENTITY, |p| self.world[p]);
-            let (w, translation) = match self.drives[j] {
-                Drive::Mapped { source, k, n, swing } => {
-                    let ws = self.src_world[source].matrix3;
+            self.world[j] = match self.drives[j] {
+                // The reference pose's channels give exactly its local
+                // rotation: already copied, no Euler extraction.
+                Drive::Kept { local, identity } => {
+                    if identity {
+                        wp
+                    } else {
+                        wp * local
+                    }
+                }
+                Drive::Mapped { source, ws, k, n, swing, translate } => {
+                    let jc = &chans[j];
+                    let ws = self.src_world[ws].matrix3;
                     let mut w = if self.c_is_identity { ws * k } else { self.c * ws * k };
                     if let Some(sw) = swing {
                         let seg =
@@ -800,49 +924,49 @@ impl Retarget {
                             w = DMat3::from_quat(arc) * w;
                         }
                     }
-                    // The hips below the carrier keep their offset: the
-                    // carrier takes the whole root translation.
-                    let t = if j == self.tgt_hips && self.carrier != Some(j) {
-                        self.ref_translation[j]
-                    } else if jc.n_pos > 0 {
+                    // The hips below the carrier keep their reference
+                    // offset (copied): the carrier takes the whole root
+                    // translation.
+                    if translate {
                         let sc = &self.src.joints()[source];
-                        let ts = sc.translation(input, mode);
-                        jc.offset + n * (ts - sc.offset)
-                    } else {
-                        jc.offset
-                    };
-                    (w, t)
-                }
-                Drive::Kept { local, identity } => {
-                    (if identity { wp } else { wp * local }, self.ref_translation[j])
-                }
-            };
-            let kept = matches!(self.drives[j], Drive::Kept { .. });
-            let w = match jc.n_rot {
-                0 => wp,
-                // The reference pose's channels give exactly its local
-                // rotation: copied, no Euler extraction.
-                n if kept => {
-                    for &c in &jc.rot_index[..n as usize] {
-                        output[c] = self.ref_frame[c];
+                        let t = jc.offset + n * (sc.translation(input, mode) - sc.offset);
+                        jc.write_translation(t, mode, output);
                     }
-                    w
-                }
-                n => {
-                    let local = if parents[j].is_some() { wp.transpose() * w } else { w };
-                    let q = DQuat::from_mat3(&local).normalize();
-                    let near = near_ok.then(|| jc.angles(&self.previous));
-                    jc.write_rotation(q, near, output);
-                    if n < 3 { wp * DMat3::from_quat(jc.rotation(output)) } else { w }
+                    match jc.n_rot {
+                        0 => wp,
+                        // Extracted below, all together.
+                        3 => {
+                            let local = if parents[j].is_some() { wp.transpose() * w } else { w };
+                            let order = euler.next().map_or(RotationOrder::XYZ, |e| e.1);
+                            let near = near_ok.then(|| jc.angles(&self.previous));
+                            self.batch.push_mat3(&local, order, near);
+                            w
+                        }
+                        // One or two channels may not hold `w`: the world
+                        // rotation is what the written channels give.
+                        _ => {
+                            let local = if parents[j].is_some() { wp.transpose() * w } else { w };
+                            let q = DQuat::from_mat3(&local).normalize();
+                            let near = near_ok.then(|| jc.angles(&self.previous));
+                            jc.write_rotation(q, near, output);
+                            wp * DMat3::from_quat(jc.rotation(output))
+                        }
+                    }
                 }
             };
-            self.world[j] = w;
-            if jc.n_pos > 0 {
-                jc.write_translation(translation, mode, output);
+        }
+        self.batch.solve();
+        for (k, &(j, _)) in self.euler.iter().enumerate() {
+            for (&c, v) in chans[j].rot_index.iter().zip(self.batch.angles(k)) {
+                output[c] = v;
             }
         }
         if let Some(carrier) = self.carrier {
-            self.tgt.kinematics().positions_with(output, &mut self.scratch, &mut self.positions);
+            self.tgt.kinematics().positions_from_rotations(
+                output,
+                &self.world,
+                &mut self.positions,
+            );
             let ps = self.src_world[self.src_hips].translation;
             let want = self.scale * (self.c * ps);
             let mut shift = want - self.positions[self.tgt_hips];
@@ -895,6 +1019,212 @@ pub fn retarget(source: &Bvh, target: &Bvh, options: &Options) -> Result<(Bvh, R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The per-frame state of [`reference_map`].
+    struct RefState {
+        src_world: Vec<DAffine3>,
+        world: Vec<DMat3>,
+        positions: Vec<DVec3>,
+        previous: Vec<f64>,
+        first: bool,
+    }
+
+    /// The retarget of one frame written plainly, one joint at a time, as
+    /// the module documentation states it: the source's world transforms
+    /// from [`Kinematics::world`]; per target joint in file order its world
+    /// rotation (`C·W_s·K`, swung onto the source's segment, or the
+    /// parent's times the kept local rotation), its local rotation as a
+    /// quaternion written through [`crate::edit::JointChannels::write_rotation`]
+    /// closest to the previous frame, its translation; then the target's
+    /// positions by [`Kinematics::positions_with`] of the written frame
+    /// (its own sines and cosines) for the root and the feet. The fast
+    /// [`Retarget::map_frame`] must agree with it.
+    fn reference_map(r: &Retarget, st: &mut RefState, input: &[f64], output: &mut [f64]) {
+        let mode = r.src.mode();
+        r.src.kinematics().world(input, &mut st.src_world);
+        let chans = r.tgt.joints();
+        let parents = r.tgt.parents();
+        for j in 0..chans.len() {
+            let jc = &chans[j];
+            let wp = parents[j].map_or(DMat3::IDENTITY, |p| st.world[p]);
+            let ref_t = jc.translation(&r.base, mode);
+            let (w, t, kept) = match r.drives[j] {
+                Drive::Mapped { source, k, n, swing, .. } => {
+                    let mut w = r.c * st.src_world[source].matrix3 * k;
+                    if let Some(sw) = swing {
+                        let (to, from) = (r.src_keep[sw.to], r.src_keep[sw.from]);
+                        let want =
+                            r.c * (st.src_world[to].translation - st.src_world[from].translation);
+                        if want.length() > 0.0 {
+                            let arc = DQuat::from_rotation_arc(w * sw.local, want.normalize());
+                            w = DMat3::from_quat(arc) * w;
+                        }
+                    }
+                    let t = if j == r.tgt_hips && r.carrier != Some(j) {
+                        ref_t
+                    } else if jc.n_pos > 0 {
+                        let sc = &r.src.joints()[source];
+                        jc.offset + n * (sc.translation(input, mode) - sc.offset)
+                    } else {
+                        jc.offset
+                    };
+                    (w, t, false)
+                }
+                Drive::Kept { local, .. } => (wp * local, ref_t, true),
+            };
+            st.world[j] = match jc.n_rot {
+                0 => wp,
+                n if kept => {
+                    for &c in &jc.rot_index[..n as usize] {
+                        output[c] = r.base[c];
+                    }
+                    w
+                }
+                n => {
+                    let local = if parents[j].is_some() { wp.transpose() * w } else { w };
+                    let q = DQuat::from_mat3(&local).normalize();
+                    let near = (!st.first).then(|| jc.angles(&st.previous));
+                    jc.write_rotation(q, near, output);
+                    if n < 3 { wp * DMat3::from_quat(jc.rotation(output)) } else { w }
+                }
+            };
+            if jc.n_pos > 0 {
+                jc.write_translation(t, mode, output);
+            }
+        }
+        if let Some(carrier) = r.carrier {
+            let fk = r.tgt.kinematics();
+            fk.positions_with(output, &mut fk.scratch(), &mut st.positions);
+            let want = r.scale * (r.c * st.src_world[r.src_keep[r.src_hips]].translation);
+            let mut shift = want - st.positions[r.tgt_hips];
+            if !r.tgt_feet.is_empty() && !r.src_feet.is_empty() {
+                let low = |v: &mut dyn Iterator<Item = f64>| v.fold(f64::INFINITY, f64::min);
+                let low_s = low(&mut r
+                    .src_feet
+                    .iter()
+                    .map(|&i| st.src_world[r.src_keep[i]].translation.dot(r.up_s)));
+                let low_t = low(&mut r.tgt_feet.iter().map(|&i| st.positions[i].dot(r.up_t)));
+                shift += (r.scale * low_s - (low_t + shift.dot(r.up_t))) * r.up_t;
+            }
+            let jc = &chans[carrier];
+            let wp = parents[carrier].map_or(DMat3::IDENTITY, |p| st.world[p]);
+            let t = jc.translation(output, mode) + wp.transpose() * shift;
+            jc.write_translation(t, mode, output);
+        }
+        st.previous.copy_from_slice(output);
+        st.first = false;
+    }
+
+    /// Runs the fast and the reference retarget over every frame of
+    /// `source` and returns the largest difference of a channel value
+    /// (relative to the value's size above 1), after checking the
+    /// extraction was really exercised.
+    fn fast_against_reference(source: &Bvh, target: &Bvh, options: &Options) -> f64 {
+        let mut fast = Retarget::new(source, target, options).unwrap();
+        let r = fast.clone();
+        let (ns, nt) = (source.skeleton().len(), target.skeleton().len());
+        let mut st = RefState {
+            src_world: vec![DAffine3::IDENTITY; ns],
+            world: vec![DMat3::IDENTITY; nt],
+            positions: vec![DVec3::ZERO; nt],
+            previous: vec![0.0; target.skeleton().n_channels()],
+            first: true,
+        };
+        let n = target.skeleton().n_channels();
+        let (mut a, mut b) = (vec![f64::NAN; n], vec![f64::NAN; n]);
+        let mut worst = 0.0f64;
+        for frame in source.motion().frames() {
+            fast.map_frame(frame, &mut a);
+            reference_map(&r, &mut st, frame, &mut b);
+            for (x, y) in a.iter().zip(&b) {
+                assert!(x.is_finite() && y.is_finite());
+                worst = worst.max((x - y).abs() / y.abs().max(1.0));
+            }
+        }
+        worst
+    }
+
+    fn corpus(test: &str, name: &str) -> Option<Bvh> {
+        let dir = bvhkit_testdata::corpus_or_skip(test)?;
+        let bytes = std::fs::read(dir.join(format!("{name}.bvh"))).unwrap();
+        Some(crate::ReadOptions::new().lenient(true).parse(&bytes).unwrap().0)
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_plain_reference_on_corpus_pairs() {
+        let test = "retarget::fast_path_agrees_with_the_plain_reference_on_corpus_pairs";
+        let cmu = "cmu_01_01_walk_cgspeed_mb_names";
+        let pairs = [
+            (cmu, "bandai_namco_ds1_kick_6ch_every_joint"),
+            (cmu, "rokoko_jesse_dance_yxz_fingers"),
+            ("perception_neuron_axis_yxz_fingers_crlf", cmu),
+            ("bandai_namco_ds1_kick_6ch_every_joint", cmu),
+            ("xsens_mvn_style_mpi_1space_yxz_crlf", "bandai_namco_ds1_kick_6ch_every_joint"),
+            ("second_life_avatar_walk_poser_per_joint_orders", "rokoko_jesse_dance_yxz_fingers"),
+            (cmu, cmu),
+        ];
+        for (a, b) in pairs {
+            let (Some(src), Some(tgt)) = (corpus(test, a), corpus(test, b)) else { return };
+            for options in [
+                Options::default(),
+                Options { reference: Reference::Rest, ..Options::default() },
+                Options { mode: PositionChannels::Add, ..Options::default() },
+                Options {
+                    reference: Reference::Frame(0),
+                    source_reference: Some(Reference::Frame(0)),
+                    ..Options::default()
+                },
+            ] {
+                let worst = fast_against_reference(&src, &tgt, &options);
+                assert!(worst <= 1e-9, "{a} onto {b} ({options:?}): {worst:e}");
+            }
+        }
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_plain_reference_on_odd_channels() {
+        // One- and two-channel joints, a joint without rotation channels,
+        // position channels below the root, a root above the hips, and
+        // motion through gimbal lock and past ±180°.
+        let text = "HIERARCHY ROOT Root { OFFSET 0 0 0 CHANNELS 3 Xposition Yposition Zposition
+            JOINT Hips { OFFSET 0 40 0 CHANNELS 6 Xposition Yposition Zposition Yrotation Xrotation Zrotation
+            JOINT LeftUpLeg { OFFSET 5 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+              JOINT LeftLeg { OFFSET 0 -20 0 CHANNELS 1 Xrotation
+                JOINT LeftFoot { OFFSET 0 -20 0 CHANNELS 2 Xrotation Zrotation End Site { OFFSET 0 0 5 } } } }
+            JOINT RightUpLeg { OFFSET -5 0 0 CHANNELS 3 Xrotation Yrotation Zrotation
+              JOINT RightLeg { OFFSET 0 -20 0 CHANNELS 4 Yposition Zrotation Xrotation Yrotation
+                JOINT RightFoot { OFFSET 0 -20 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site { OFFSET 0 0 5 } } } }
+            JOINT Spine { OFFSET 0 10 0 CHANNELS 3 Zrotation Yrotation Xrotation
+              JOINT Neck { OFFSET 0 25 0 CHANNELS 0
+                JOINT Head { OFFSET 0 5 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site { OFFSET 0 10 0 } } } } } }
+            MOTION Frames: 0 Frame Time: 0.1";
+        let skeleton = Bvh::parse(text).unwrap();
+        let (skel, _) = skeleton.into_parts();
+        let nc = skel.n_channels();
+        let mut values = Vec::new();
+        let mut x: u64 = 7;
+        for f in 0..200 {
+            for c in 0..nc {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let r = (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+                // Slow turns that wind past ±180°, with jitter; every tenth
+                // frame a middle angle of exactly 90°.
+                let v = 4.0 * f as f64 * (1.0 + c as f64 % 3.0) + 40.0 * r;
+                values.push(if f % 10 == 5 && c % 3 == 1 { 90.0 } else { v });
+            }
+        }
+        let motion = crate::Motion::new(0.1, nc, values).unwrap();
+        let source = Bvh::new(skel, motion).unwrap();
+        let target = Bvh::parse(text.replace("OFFSET 0 -20 0", "OFFSET 0 -24 0")).unwrap();
+        for options in
+            [Options::default(), Options { mode: PositionChannels::Add, ..Options::default() }]
+        {
+            for (a, b) in [(&source, &target), (&source, &source)] {
+                let worst = fast_against_reference(a, b, &options);
+                assert!(worst <= 1e-9, "{options:?}: {worst:e}");
+            }
+        }
+    }
 
     #[test]
     fn reference_parses() {

@@ -577,6 +577,26 @@ pub fn euler_to_quat_sin_cos(axes: &[Axis], sin_half: &[f64], cos_half: &[f64]) 
     q
 }
 
+/// [`euler_to_quat_sin_cos`] for a joint with three rotation channels in
+/// `order`, from the half-angle sines and cosines in listing order, as one
+/// closed-form product instead of three quaternion products (the same
+/// rotation within an ulp or so, not the same bits). With `(i, j, k)` the
+/// order's axes and `e` its parity:
+/// `q_i = sa·cb·cc + e·ca·sb·sc`, `q_j = ca·sb·cc - e·sa·cb·sc`,
+/// `q_k = ca·cb·sc + e·sa·sb·cc`, `w = ca·cb·cc - e·sa·sb·sc`.
+#[inline]
+pub(crate) fn euler3_to_quat_sin_cos(order: RotationOrder, s: [f64; 3], c: [f64; 3]) -> DQuat {
+    let (i, j, k, e) = order.indices_and_parity();
+    let [sa, sb, sc] = s;
+    let [ca, cb, cc] = c;
+    let (cacb, sasb, sacb, casb) = (ca * cb, sa * sb, sa * cb, ca * sb);
+    let mut v = [0.0; 3];
+    v[i] = sacb * cc + e * casb * sc;
+    v[j] = casb * cc - e * sacb * sc;
+    v[k] = cacb * sc + e * sasb * cc;
+    DQuat::from_xyzw(v[0], v[1], v[2], cacb * cc - e * sasb * sc)
+}
+
 /// The elementary quaternion about `axis` with half-angle sine `s` and
 /// cosine `c`.
 #[inline]

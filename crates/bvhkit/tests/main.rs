@@ -12,5 +12,6 @@ mod mix_layer;
 mod mix_loop;
 mod mix_util;
 mod retarget;
+mod rotation_batch;
 mod roundtrip;
 mod util;

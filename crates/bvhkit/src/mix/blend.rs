@@ -21,7 +21,7 @@
 use std::fmt;
 
 use super::weights::Weight;
-use super::{Mixer, Prepared, find_joint, held, need_frames, prepare};
+use super::{Mixer, Prepared, find_joint, held, mix_frames, need_frames, prepare};
 use crate::bvh::Bvh;
 use crate::error::Result;
 use crate::motion::Motion;
@@ -123,19 +123,9 @@ pub fn blend_named(
     let (na, nb) = (am.n_frames(), bm.n_frames());
     let n = na.max(nb);
     let nc = mixer.n_channels();
-    let mut values = vec![0.0; n * nc];
-    let mut inexact = 0;
-    if nc > 0 {
-        for k in 0..n {
-            let (done, rest) = values.split_at_mut(k * nc);
-            let fa = held(am, k);
-            let near = if k > 0 { &done[(k - 1) * nc..] } else { fa };
-            let w = opts.weight.frame(k, n);
-            if !mixer.blend(fa, held(bm, k), w, near, &mut rest[..nc]) {
-                inexact += 1;
-            }
-        }
-    }
+    let (values, inexact) = mix_frames(n, nc, held(am, 0), |k, near, out| {
+        mixer.blend(held(am, k), held(bm, k), opts.weight.frame(k, n), near, out)
+    });
     let motion = Motion::with_frames(am.frame_time(), n, nc, values)?;
     let held = match na.cmp(&nb) {
         std::cmp::Ordering::Less => Some((0, nb - na)),

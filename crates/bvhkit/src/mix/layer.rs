@@ -28,7 +28,7 @@
 use std::fmt;
 
 use super::weights::Weight;
-use super::{Mixer, Prepared, find_joint, held, need_frames, prepare};
+use super::{Mixer, Prepared, find_joint, held, mix_frames, need_frames, prepare};
 use crate::bvh::Bvh;
 use crate::edit::frames;
 use crate::error::{Error, Result};
@@ -143,19 +143,9 @@ pub fn layer_named(
     let (bm, lm) = (base.motion(), add.motion());
     let (n, nl) = (bm.n_frames(), lm.n_frames());
     let nc = mixer.n_channels();
-    let mut values = vec![0.0; n * nc];
-    let mut inexact = 0;
-    if nc > 0 {
-        for k in 0..n {
-            let (done, rest) = values.split_at_mut(k * nc);
-            let fb = bm.frame(k);
-            let near = if k > 0 { &done[(k - 1) * nc..] } else { fb };
-            let w = opts.weight.frame(k, n);
-            if !mixer.layer(fb, held(lm, k), &reference, w, near, &mut rest[..nc]) {
-                inexact += 1;
-            }
-        }
-    }
+    let (values, inexact) = mix_frames(n, nc, bm.frame(0), |k, near, out| {
+        mixer.layer(bm.frame(k), held(lm, k), &reference, opts.weight.frame(k, n), near, out)
+    });
     let motion = Motion::with_frames(bm.frame_time(), n, nc, values)?;
     let report = LayerReport {
         prepared,

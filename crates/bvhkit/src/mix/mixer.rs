@@ -5,7 +5,8 @@ use glam::DQuat;
 
 use crate::edit::JointChannels;
 use crate::rotation::{
-    EulerBatch, RotationOrder, euler_to_quat_sin_cos, sin_cos_deg_slice, slerp_slice,
+    EulerBatch, RotationOrder, euler_to_quat_sin_cos, euler3_to_quat_sin_cos, sin_cos_deg_slice,
+    slerp_slice,
 };
 use crate::skeleton::{JointId, Skeleton};
 
@@ -140,7 +141,15 @@ impl Mixer {
     /// The rotations of the joint whose half-angle sines and cosines start
     /// at `p` in the batch: the first frame's, then the second's.
     #[inline]
-    fn pair(&self, j: &JointChannels, p: usize) -> (DQuat, DQuat) {
+    fn pair(&self, mj: &MixJoint, p: usize) -> (DQuat, DQuat) {
+        let j = &mj.channels;
+        if let Some(order) = mj.order {
+            let (s, c) = (&self.sin[p..p + 6], &self.cos[p..p + 6]);
+            return (
+                euler3_to_quat_sin_cos(order, [s[0], s[1], s[2]], [c[0], c[1], c[2]]),
+                euler3_to_quat_sin_cos(order, [s[3], s[4], s[5]], [c[3], c[4], c[5]]),
+            );
+        }
         let n = j.n_rot as usize;
         let axes = &j.rot_axes[..n];
         let qa = euler_to_quat_sin_cos(axes, &self.sin[p..p + n], &self.cos[p..p + n]);
@@ -227,7 +236,7 @@ impl Mixer {
                     out[c] = a[c] + wj * (b[c] - a[c]);
                 }
                 if j.n_rot > 0 {
-                    let (qa, qb) = self.pair(j, p);
+                    let (qa, qb) = self.pair(mj, p);
                     p += 2 * j.n_rot as usize;
                     self.q0.push(qa);
                     self.q1.push(qb);
@@ -309,7 +318,7 @@ impl Mixer {
                     out[c] = base[c];
                 }
             } else {
-                let (q_base, q_add) = self.pair(j, p);
+                let (q_base, q_add) = self.pair(mj, p);
                 p += 2 * n;
                 self.q0.push(DQuat::IDENTITY);
                 self.q1.push(*inv * q_add);

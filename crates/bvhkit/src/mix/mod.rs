@@ -417,3 +417,28 @@ pub(crate) fn need_frames(bvh: &Bvh, name: &str) -> Result<()> {
     }
     Ok(())
 }
+
+/// The per-frame loop of [`blend::blend`] and [`layer::layer`]: `n` output
+/// frames of `nc` channels, frame `k` made by `step(k, near, out)` with
+/// `near` the previous output frame (for the first frame, `first`), which
+/// returns whether its rotations were written exactly. Returns the values
+/// and the number of inexact frames.
+pub(crate) fn mix_frames(
+    n: usize,
+    nc: usize,
+    first: &[f64],
+    mut step: impl FnMut(usize, &[f64], &mut [f64]) -> bool,
+) -> (Vec<f64>, usize) {
+    let mut values = vec![0.0; n * nc];
+    let mut inexact = 0;
+    if nc > 0 {
+        for k in 0..n {
+            let (done, rest) = values.split_at_mut(k * nc);
+            let near = if k > 0 { &done[(k - 1) * nc..] } else { first };
+            if !step(k, near, &mut rest[..nc]) {
+                inexact += 1;
+            }
+        }
+    }
+    (values, inexact)
+}

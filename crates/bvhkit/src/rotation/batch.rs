@@ -15,13 +15,17 @@ use glam::{DMat3, DQuat};
 use super::{GIMBAL_LOCK_EPSILON, RotationOrder, near_deg, principal_deg, select, sin_cos_kernel};
 
 // fdlibm `s_atan.c`: atan of the interval centres 0.5, 1, 1.5 and infinity
-// (high and low parts), and the odd minimax polynomial on |t| <= 7/16.
+// (high and low parts), and the odd minimax polynomial on |t| <= 7/16. The
+// literals keep the digits they are published with; each rounds to the
+// intended f64 (π/4 and π/2 among them).
+#[allow(clippy::excessive_precision, clippy::approx_constant)]
 const ATAN_HI: [f64; 4] = [
     4.636_476_090_008_060_935_15e-01,
     7.853_981_633_974_482_789_99e-01,
     9.827_937_232_473_290_540_82e-01,
     1.570_796_326_794_896_558_00e+00,
 ];
+#[allow(clippy::excessive_precision)]
 const ATAN_LO: [f64; 4] = [
     2.269_877_745_296_168_709_24e-17,
     3.061_616_997_868_383_017_93e-17,
@@ -42,11 +46,11 @@ const AT: [f64; 11] = [
     -3.653_157_274_421_691_552_70e-02,
     1.628_582_011_536_578_236_23e-02,
 ];
-#[allow(clippy::excessive_precision)]
+#[allow(clippy::excessive_precision, clippy::approx_constant)]
 const PI_HI: f64 = 3.141_592_653_589_793_116_00e+00;
 #[allow(clippy::excessive_precision)]
 const PI_LO: f64 = 1.224_646_799_147_353_177_20e-16;
-#[allow(clippy::excessive_precision)]
+#[allow(clippy::excessive_precision, clippy::approx_constant)]
 const PIO2_HI: f64 = 1.570_796_326_794_896_558_00e+00;
 #[allow(clippy::excessive_precision)]
 const PIO2_LO: f64 = 6.123_233_995_736_766_035_87e-17;
@@ -371,7 +375,10 @@ impl EulerBatch {
         let (i, j, k, e) = PERMUTATIONS[order as usize];
         let c = m.to_cols_array();
         let idx = [i, j, k];
+        let at = self.len();
         for (n, v) in self.m.iter_mut().enumerate() {
+            // Entries pushed as quaternions have no matrix: zeros.
+            v.resize(at, 0.0);
             v.push(c[idx[n % 3] * 3 + idx[n / 3]]);
         }
         for v in &mut self.q {
@@ -389,9 +396,8 @@ impl EulerBatch {
         for (dst, x) in self.q.iter_mut().zip([e * v[i], e * v[j], e * v[k], q.w]) {
             dst.push(x);
         }
-        for v in &mut self.m {
-            v.push(0.0);
-        }
+        // The matrix columns are filled up (with zeros) only when a matrix
+        // is pushed after this, or by `solve`.
         self.push_common(e, near, true)
     }
 
@@ -399,7 +405,7 @@ impl EulerBatch {
     /// CPU has it).
     pub fn solve(&mut self) {
         let n = self.len();
-        for v in &mut self.out {
+        for v in self.m.iter_mut().chain(&mut self.out) {
             v.resize(n, 0.0);
         }
         #[cfg(target_arch = "x86_64")]
@@ -462,16 +468,17 @@ fn solve_loop(b: &mut EulerBatch) {
 }
 
 /// The matrix of an entry in the order's axes: `m` as pushed, or that of
-/// the quaternion `q` (normalised; zero or non-finite: the identity) with
-/// glam's `DMat3::from_quat` formula.
+/// the quaternion `q` (normalised, by one division and four products;
+/// zero or non-finite: the identity) with glam's `DMat3::from_quat`
+/// formula.
 #[inline(always)]
 fn matrix_of(m: [f64; 9], q: [f64; 4], is_quat: bool) -> [f64; 9] {
     let len = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
     let ok = len > 0.0 && len.is_finite();
-    let div = select(ok, len, 1.0);
+    let inv = 1.0 / select(ok, len, 1.0);
     let (x, y, z) =
-        (select(ok, q[0], 0.0) / div, select(ok, q[1], 0.0) / div, select(ok, q[2], 0.0) / div);
-    let w = select(ok, q[3] / div, 1.0);
+        (select(ok, q[0], 0.0) * inv, select(ok, q[1], 0.0) * inv, select(ok, q[2], 0.0) * inv);
+    let w = select(ok, q[3] * inv, 1.0);
     let (x2, y2, z2) = (x + x, y + y, z + z);
     let (xx, xy, xz) = (x * x2, x * y2, x * z2);
     let (yy, yz, zz) = (y * y2, y * z2, z * z2);
@@ -492,7 +499,8 @@ fn matrix_of(m: [f64; 9], q: [f64; 4], is_quat: bool) -> [f64; 9] {
 
 /// [`extract_rad`](super::extract_rad) of the matrix `r` in its order's
 /// axes (`r[0]` = `R[i][i]`, `r[1]` = `R[i][j]`, ...) with the same
-/// operations but selects for its branches, then the continuity choice
+/// operations (but one reciprocal for the first angle's sine and cosine)
+/// and selects for its branches, then the continuity choice
 /// ([`near_deg`], or [`principal_deg`] without a previous frame).
 #[inline(always)]
 fn extract(r: [f64; 9], e: f64, previous: [f64; 3], has_near: bool) -> [f64; 3] {
@@ -503,8 +511,8 @@ fn extract(r: [f64; 9], e: f64, previous: [f64; 3], has_near: bool) -> [f64; 3] 
     let (ya, xa) = (-e * r_jk, r_kk);
     let ra = (ya * ya + xa * xa).sqrt();
     let some = ra > 0.0;
-    let div = select(some, ra, 1.0);
-    let (sa, ca) = (select(some, ya / div, 0.0), select(some, xa / div, 1.0));
+    let inv = 1.0 / select(some, ra, 1.0);
+    let (sa, ca) = (select(some, ya * inv, 0.0), select(some, xa * inv, 1.0));
     let yc = e * (ca * r_ji + e * sa * r_ki);
     let xc = ca * r_jj + e * sa * r_kj;
     let (ya, xa) = (select(locked, e * r_kj, ya), select(locked, r_jj, xa));
@@ -718,6 +726,26 @@ mod tests {
         for k in 0..n {
             let b = if a[k].dot(b[k]) < 0.0 { -b[k] } else { b[k] };
             assert!(out[k].abs_diff_eq(b, 1e-15));
+        }
+    }
+
+    /// The closed-form three-channel quaternion against the product of the
+    /// elementary quaternions, for every order.
+    #[test]
+    fn closed_form_euler_quaternions_are_the_products() {
+        use crate::rotation::{euler_to_quat, euler3_to_quat_sin_cos, sin_cos_deg};
+        let mut rng = Rng(99);
+        for n in 0..60_000 {
+            let order = RotationOrder::ALL[n % 6];
+            let angles = [rng.unit() * 400.0, rng.unit() * 400.0, rng.unit() * 400.0];
+            let half: Vec<(f64, f64)> = angles.iter().map(|a| sin_cos_deg(0.5 * a)).collect();
+            let q = euler3_to_quat_sin_cos(
+                order,
+                [half[0].0, half[1].0, half[2].0],
+                [half[0].1, half[1].1, half[2].1],
+            );
+            let want = euler_to_quat(&order.axes(), &angles);
+            assert!(q.abs_diff_eq(want, 1e-15), "{order} {angles:?}: {q:?} vs {want:?}");
         }
     }
 

@@ -694,7 +694,7 @@ enum Step {
     Range(FrameRange, usize),
     Every(usize, usize),
     /// The map, and its output buffer (reused from batch to batch).
-    Map(ChunkedMap<Stage>, Vec<f64>),
+    Map(Box<ChunkedMap<Stage>>, Vec<f64>),
 }
 
 /// Values per piece of frames formatted by one task.
@@ -733,9 +733,12 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
                     Motion::with_frames(frame_time, 0, skel.n_channels(), Vec::new())?,
                 )?;
                 let f = units_factor(args, &rest, u, input, &mut notes)?;
-                Step::Map(ChunkedMap::new(Stage::Scale(ScaleMap::new(&skel, f)?)), Vec::new())
+                Step::Map(
+                    Box::new(ChunkedMap::new(Stage::Scale(ScaleMap::new(&skel, f)?))),
+                    Vec::new(),
+                )
             }
-            _ => Step::Map(ChunkedMap::new(frame_map(args, t, &skel, mode)?), Vec::new()),
+            _ => Step::Map(Box::new(ChunkedMap::new(frame_map(args, t, &skel, mode)?)), Vec::new()),
         });
         if let Some(Step::Map(m, _)) = steps.last() {
             skel = m.get().output_skeleton().clone();

@@ -2394,10 +2394,10 @@ fn positions_and_rotations_do_not_depend_on_the_thread_count_nor_the_batches() {
     // About 100 channels: a batch is about 2,600 frames, so 12,000 frames
     // are several batches.
     std::fs::write(&src, bvhkit_testdata::synth_text(3, 30, 12_000)).unwrap();
-    let bvh = bvhkit::Bvh::from_path(&src).unwrap();
-    let fk = bvhkit::Kinematics::new(bvh.skeleton(), bvhkit::PositionChannels::Replace);
+    let clip = bvhkit::Bvh::from_path(&src).unwrap();
+    let fk = bvhkit::Kinematics::new(clip.skeleton(), bvhkit::PositionChannels::Replace);
     let expected: Vec<f64> =
-        fk.positions_all(bvh.motion()).iter().flat_map(|p| p.to_array()).collect();
+        fk.positions_all(clip.motion()).iter().flat_map(|p| p.to_array()).collect();
     let s = src.to_str().unwrap();
     let mut outputs = Vec::new();
     for threads in [1, 3] {
@@ -2428,9 +2428,9 @@ fn positions_and_rotations_do_not_depend_on_the_thread_count_nor_the_batches() {
     // World rotations, 6D, against the library's world transforms.
     let text = String::from_utf8(outputs[0].1.clone()).unwrap();
     let mut world = vec![bvhkit::glam::DAffine3::IDENTITY; fk.len()];
-    let last = bvh.motion().n_frames() - 1;
-    fk.world(bvh.motion().frame(last), &mut world);
-    let names = bvh.skeleton().display_names();
+    let last = clip.motion().n_frames() - 1;
+    fk.world(clip.motion().frame(last), &mut world);
+    let names = clip.skeleton().display_names();
     let row = text
         .lines()
         .find(|l| l.starts_with(&format!("{last},{},", names[5])))

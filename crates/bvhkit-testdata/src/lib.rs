@@ -662,21 +662,6 @@ pub fn assert_bit_identical(a: &bvhkit::Bvh, b: &bvhkit::Bvh, what: &str) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fixed6_spells_like_exporters() {
-        let mut s = String::new();
-        for v in [0, 1, -1, 12_345_678, -12_345_678, 180_000_000, -999_999] {
-            s.push(' ');
-            push_fixed6(&mut s, v);
-        }
-        assert_eq!(s, " 0.000000 0.000001 -0.000001 12.345678 -12.345678 180.000000 -0.999999");
-    }
-}
-
 /// A small clip (a root with position channels, one joint, one End Site)
 /// whose root turns 2.3 times about Y and whose joint's middle angle
 /// swings to ±88° (near the gimbal, where Euler continuity may switch
@@ -707,4 +692,19 @@ pub fn spinning_text(frames: usize) -> String {
         ));
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed6_spells_like_exporters() {
+        let mut s = String::new();
+        for v in [0, 1, -1, 12_345_678, -12_345_678, 180_000_000, -999_999] {
+            s.push(' ');
+            push_fixed6(&mut s, v);
+        }
+        assert_eq!(s, " 0.000000 0.000001 -0.000001 12.345678 -12.345678 180.000000 -0.999999");
+    }
 }

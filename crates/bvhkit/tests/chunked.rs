@@ -16,7 +16,7 @@ use crate::util::{corpus_files, stem};
 
 /// The spinning clip of `bvhkit_testdata::spinning_text`.
 pub(crate) fn spinning(frames: usize) -> Bvh {
-    Bvh::parse(&bvhkit_testdata::spinning_text(frames)).unwrap()
+    Bvh::parse(bvhkit_testdata::spinning_text(frames)).unwrap()
 }
 
 fn bits(b: &Bvh) -> Vec<u64> {
@@ -83,7 +83,7 @@ fn chunked_maps_equal_one_frame_at_a_time_when_guesses_fail() {
 
 #[test]
 fn chunked_maps_equal_one_frame_at_a_time_on_a_synthetic_clip() {
-    let bvh = Bvh::parse(&bvhkit_testdata::synth_text(11, 30, 8_000)).unwrap();
+    let bvh = Bvh::parse(bvhkit_testdata::synth_text(11, 30, 8_000)).unwrap();
     for order in [RotationOrder::XYZ, RotationOrder::ZYX] {
         agree("order", &bvh, OrderMap::all(bvh.skeleton(), order));
     }

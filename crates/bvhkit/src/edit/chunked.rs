@@ -157,7 +157,7 @@ impl<M: SplitFrameMap> ChunkedMap<M> {
                             m.map(&input[f * n_in..(f + 1) * n_in], &mut before);
                         }
                         let n = part.min(frames - s);
-                        run_into(&mut m, n_in, n_out, input, &mut **out, s, n);
+                        run_into(&mut m, n_in, n_out, input, out, s, n);
                         (m, before)
                     })
                     .collect()

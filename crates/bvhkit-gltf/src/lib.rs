@@ -634,8 +634,10 @@ fn animate(
     };
     let mut prev = vec![DQuat::IDENTITY; n];
     let mut local = vec![DAffine3::IDENTITY; n];
+    // The frame's sines in one batch: the same bits as `Kinematics::local`.
+    let mut scratch = fk.scratch();
     for (f, frame) in motion.frames().enumerate() {
-        fk.local(frame, &mut local);
+        fk.local_with(frame, &mut scratch, &mut local);
         for i in 0..n {
             if rotated[i] {
                 let mut q = DQuat::from_mat3(&local[i].matrix3).normalize();

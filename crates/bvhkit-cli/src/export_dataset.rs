@@ -7,14 +7,13 @@
 //! Both outputs (the table and `OUT.skeleton.parquet`, or the NPZ) are
 //! anonymous files put in place only when the whole batch is written.
 
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use bvhkit_dataset::{Clip, Contacts, NpzWriter, Options, ParquetWriter, skeleton_path};
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::io::{AtomicFile, Dest, Input, destination, expand_rel, load, located_warning};
@@ -197,18 +196,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
     };
     let threads =
         pool.as_ref().map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
-    let bar = if inputs.len() > 1 && std::io::stderr().is_terminal() {
-        let b = ProgressBar::new(inputs.len() as u64);
-        b.set_style(
-            ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} files {elapsed_precise} (eta {eta}) {wide_msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = crate::io::files_bar(inputs.len());
     let compute = |job: &(Input, PathBuf)| -> Result<Done, String> {
         let (input, rel) = job;
         let (bvh, warnings) = load(input, c.strict).map_err(|e| e.describe(input))?;

@@ -280,15 +280,11 @@ fn walk_problem(root: &Path, e: &walkdir::Error) -> String {
     }
 }
 
-/// Runs `f` over `inputs` on `threads` threads (all cores by default), with a
-/// progress bar on a terminal, and returns the results in input order.
-pub(crate) fn par_map<T: Send>(
-    inputs: &[Input],
-    threads: Option<usize>,
-    f: impl Fn(&Input) -> T + Sync + Send,
-) -> Result<Vec<T>> {
-    let bar = if inputs.len() > 1 && std::io::stderr().is_terminal() {
-        let b = ProgressBar::new(inputs.len() as u64);
+/// The progress bar of a run over `n` files: shown on a terminal when there
+/// is more than one file, hidden otherwise.
+pub(crate) fn files_bar(n: usize) -> ProgressBar {
+    if n > 1 && std::io::stderr().is_terminal() {
+        let b = ProgressBar::new(n as u64);
         b.set_style(
             ProgressStyle::with_template(
                 "{bar:40} {pos}/{len} files {elapsed_precise} (eta {eta}) {wide_msg}",
@@ -298,7 +294,17 @@ pub(crate) fn par_map<T: Send>(
         b
     } else {
         ProgressBar::hidden()
-    };
+    }
+}
+
+/// Runs `f` over `inputs` on `threads` threads (all cores by default), with a
+/// progress bar on a terminal, and returns the results in input order.
+pub(crate) fn par_map<T: Send>(
+    inputs: &[Input],
+    threads: Option<usize>,
+    f: impl Fn(&Input) -> T + Sync + Send,
+) -> Result<Vec<T>> {
+    let bar = files_bar(inputs.len());
     let work = || {
         inputs
             .par_iter()

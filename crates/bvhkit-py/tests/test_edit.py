@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import corpus_named
 
 import bvhkit
 
@@ -103,10 +104,7 @@ def cli_edit(bvh_bin: Path, src: Path, out: Path, flags: list[str]) -> subproces
 
 @pytest.fixture(scope="module")
 def files(corpus: list[Path]) -> list[Path]:
-    by_name = {p.name: p for p in corpus}
-    missing = [f for f in FILES if f not in by_name]
-    assert not missing, f"corpus files missing: {missing}"
-    return [by_name[f] for f in FILES]
+    return corpus_named(corpus, FILES)
 
 
 @pytest.mark.parametrize("name,method,flags", CASES, ids=[c[0] for c in CASES])

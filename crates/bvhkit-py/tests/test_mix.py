@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import corpus_named
 
 import bvhkit
 
@@ -40,10 +41,7 @@ def run(bvh_bin: Path, *args: str | Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def files(corpus: list[Path]) -> list[Path]:
-    by_name = {p.name: p for p in corpus}
-    missing = [f for f in FILES if f not in by_name]
-    assert not missing, f"corpus files missing: {missing}"
-    return [by_name[f] for f in FILES]
+    return corpus_named(corpus, FILES)
 
 
 def second(bvh: bvhkit.Bvh, how: str, tmp: Path) -> tuple[bvhkit.Bvh, Path]:

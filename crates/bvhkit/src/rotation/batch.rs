@@ -95,20 +95,23 @@ pub fn atan2(y: f64, x: f64) -> f64 {
     // whose reduction is as accurate there).
     let k = 16.0 * a;
     let (c7, c11, c19, c39) = (k <= 7.0 * b, k <= 11.0 * b, k <= 19.0 * b, k <= 39.0 * b);
-    // t = (pa·a + pb·b) / (qa·a + qb·b):
-    //   r <= 7/16: a / b; 11/16: (2a - b) / (2b + a); 19/16: (a - b) / (a + b);
-    //   39/16: (a - 1.5b) / (b + 1.5a); beyond: -b / a.
-    let pick = |v: [f64; 5]| {
-        select(c7, v[0], select(c11, v[1], select(c19, v[2], select(c39, v[3], v[4]))))
-    };
-    let pa = pick([1.0, 2.0, 1.0, 1.0, 0.0]);
-    let pb = pick([0.0, -1.0, -1.0, -1.5, -1.0]);
-    let qa = pick([0.0, 1.0, 1.0, 1.5, 1.0]);
-    let qb = pick([1.0, 2.0, 1.0, 1.0, 0.0]);
-    let hi = pick([0.0, ATAN_HI[0], ATAN_HI[1], ATAN_HI[2], ATAN_HI[3]]);
-    let lo = pick([0.0, ATAN_LO[0], ATAN_LO[1], ATAN_LO[2], ATAN_LO[3]]);
-    let num = pa * a + pb * b;
-    let den = qa * a + qb * b;
+    // t = (a - m·b) / (b + m·a) about the centre m = 0, 1/2, 1, 3/2 of
+    // r's interval (fdlibm's (2a - b) / (2b + a) for 1/2: the same bits,
+    // scaling by 2 being exact), or -b / a beyond 39/16; then
+    // atan t + atan m (high and low parts).
+    let m = select(c7, 0.0, select(c11, 0.5, select(c19, 1.0, 1.5)));
+    let num = select(c39, a - m * b, -b);
+    let den = select(c39, b + m * a, a);
+    let hi = select(
+        c7,
+        0.0,
+        select(c11, ATAN_HI[0], select(c19, ATAN_HI[1], select(c39, ATAN_HI[2], ATAN_HI[3]))),
+    );
+    let lo = select(
+        c7,
+        0.0,
+        select(c11, ATAN_LO[0], select(c19, ATAN_LO[1], select(c39, ATAN_LO[2], ATAN_LO[3]))),
+    );
     // Only (0, 0) gives a zero denominator (t = 0 then).
     let t = num / select(den == 0.0, 1.0, den);
     let z = t * t;
@@ -877,6 +880,77 @@ mod tests {
         assert_eq!(atan2(f64::INFINITY, f64::INFINITY), FRAC_PI_4);
         assert_eq!(atan2(1.0, f64::NEG_INFINITY), PI);
         assert!(atan2(f64::NAN, 1.0).is_nan() && atan2(1.0, f64::NAN).is_nan());
+    }
+
+    /// [`atan2`] as it was written before its reduction took the centre
+    /// `m` (five-way picks of each coefficient): the reference the new
+    /// form must give bit for bit.
+    fn atan2_five_way(y: f64, x: f64) -> f64 {
+        let (a, b) = (y.abs(), x.abs());
+        let inf = a == f64::INFINITY || b == f64::INFINITY;
+        let a = select(inf, select(a == f64::INFINITY, 1.0, 0.0), a);
+        let b = select(inf, select(b == f64::INFINITY, 1.0, 0.0), b);
+        let mx = select(a > b, a, b);
+        let scale = select(mx > 1e300, 2f64.powi(-200), select(mx < 1e-270, 2f64.powi(200), 1.0));
+        let (a, b) = (a * scale, b * scale);
+        let k = 16.0 * a;
+        let (c7, c11, c19, c39) = (k <= 7.0 * b, k <= 11.0 * b, k <= 19.0 * b, k <= 39.0 * b);
+        let pick = |v: [f64; 5]| {
+            select(c7, v[0], select(c11, v[1], select(c19, v[2], select(c39, v[3], v[4]))))
+        };
+        let pa = pick([1.0, 2.0, 1.0, 1.0, 0.0]);
+        let pb = pick([0.0, -1.0, -1.0, -1.5, -1.0]);
+        let qa = pick([0.0, 1.0, 1.0, 1.5, 1.0]);
+        let qb = pick([1.0, 2.0, 1.0, 1.0, 0.0]);
+        let hi = pick([0.0, ATAN_HI[0], ATAN_HI[1], ATAN_HI[2], ATAN_HI[3]]);
+        let lo = pick([0.0, ATAN_LO[0], ATAN_LO[1], ATAN_LO[2], ATAN_LO[3]]);
+        let num = pa * a + pb * b;
+        let den = qa * a + qb * b;
+        let t = num / select(den == 0.0, 1.0, den);
+        let z = t * t;
+        let w = z * z;
+        let s1 = z * (AT[0] + w * (AT[2] + w * (AT[4] + w * (AT[6] + w * (AT[8] + w * AT[10])))));
+        let s2 = w * (AT[1] + w * (AT[3] + w * (AT[5] + w * (AT[7] + w * AT[9]))));
+        let at = hi - ((t * (s1 + s2) - lo) - t);
+        let mirror = x < 0.0 || (x.is_sign_negative() && x == 0.0 && y == 0.0);
+        let r = select(mirror, PI_HI - (at - PI_LO), at);
+        r.copysign(y)
+    }
+
+    /// The centre-based reduction gives the five-way form's bits: random
+    /// pairs over every quadrant and a wide range of ratios, the interval
+    /// boundaries and the special values.
+    #[test]
+    fn atan2_keeps_the_bits_of_the_five_way_reduction() {
+        let mut rng = Rng(0x5eed);
+        let specials =
+            [0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, 5e-324, f64::MAX, 1e-300];
+        let mut pairs = Vec::new();
+        for &y in &specials {
+            for &x in &specials {
+                pairs.push((y, x));
+            }
+        }
+        for n in 0..2_000_000u64 {
+            let x = rng.unit();
+            pairs.push(match n % 4 {
+                0 => (rng.unit(), x),
+                1 => (rng.unit() * 2f64.powi((rng.next() % 120) as i32 - 60), x),
+                2 => {
+                    let r = [7.0 / 16.0, 11.0 / 16.0, 1.0, 19.0 / 16.0, 39.0 / 16.0]
+                        [(rng.next() % 5) as usize];
+                    (x * r * (1.0 + rng.unit() * 1e-15), x)
+                }
+                _ => (f64::from_bits(rng.next()), f64::from_bits(rng.next())),
+            });
+        }
+        for (y, x) in pairs {
+            let (got, want) = (atan2(y, x), atan2_five_way(y, x));
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "atan2({y:e}, {x:e}): {got:e} vs {want:e}"
+            );
+        }
     }
 
     /// `sin_quarter` against libm's `sin` on `[0, π/2]`.

@@ -555,8 +555,11 @@ fn extract(r: [f64; 9], e: f64, previous: [f64; 3], has_near: bool) -> [f64; 3] 
 pub(crate) struct MixLanes {
     /// Lanes in use this frame.
     n: usize,
-    /// Half angles (degrees, reduced below the exact-reduction limit) of
-    /// the first frame's three angles then the second's, listing order.
+    /// Whether a half angle of this frame is beyond the limit of the exact
+    /// reduction (then [`MixLanes::solve`] reduces it first).
+    huge: bool,
+    /// Half angles (degrees) of the first frame's three angles then the
+    /// second's, listing order.
     half: [Vec<f64>; 6],
     /// The order's parity `e` per lane.
     parity: Vec<f64>,
@@ -579,6 +582,7 @@ impl MixLanes {
         let v = || vec![0.0; cap];
         MixLanes {
             n: 0,
+            huge: false,
             half: std::array::from_fn(|_| v()),
             parity: vec![1.0; cap],
             near: std::array::from_fn(|_| v()),
@@ -591,6 +595,7 @@ impl MixLanes {
     #[inline]
     pub(crate) fn clear(&mut self) {
         self.n = 0;
+        self.huge = false;
     }
 
     /// Lanes in use.
@@ -606,7 +611,7 @@ impl MixLanes {
     ///
     /// # Panics
     /// When every lane of the capacity is taken.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(
         &mut self,
         order: RotationOrder,
@@ -617,9 +622,13 @@ impl MixLanes {
     ) -> usize {
         let l = self.n;
         let (i, j, k, e) = PERMUTATIONS[order as usize];
+        let mut huge = false;
         for (h, x) in self.half.iter_mut().zip(a.into_iter().chain(b)) {
-            h[l] = reduce_half(x);
+            let x = 0.5 * x;
+            huge |= !(x.abs() < super::REDUCE_LIMIT);
+            h[l] = x;
         }
+        self.huge |= huge;
         self.parity[l] = e;
         for (v, x) in self.near.iter_mut().zip(near) {
             v[l] = x;
@@ -638,6 +647,17 @@ impl MixLanes {
     /// frames' rotations or, with `layered`, `q_a · slerp(1, inv · q_b, t)`.
     pub(crate) fn solve(&mut self, t: f64, layered: bool) {
         debug_assert!((0.0..=1.0).contains(&t), "MixLanes::solve takes t in [0, 1]");
+        if self.huge {
+            // As `sin_cos_deg` does: `% 360` (exact) first, so that the
+            // lanes give its bits. NaN stays NaN.
+            for h in &mut self.half {
+                for x in &mut h[..self.n] {
+                    if !(x.abs() < super::REDUCE_LIMIT) {
+                        *x %= 360.0;
+                    }
+                }
+            }
+        }
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2, as checked just above.
@@ -663,16 +683,6 @@ impl MixLanes {
     pub(crate) fn angles(&self, l: usize) -> [f64; 3] {
         [self.out[0][l], self.out[1][l], self.out[2][l]]
     }
-}
-
-/// Half of `angle` (degrees), brought below the limit of the exact
-/// reduction of [`sin_cos_deg_reduced`](super::sin_cos_deg_reduced) the
-/// way [`sin_cos_deg`](super::sin_cos_deg) does (`% 360`, exact), so that
-/// the lanes give its bits.
-#[inline(always)]
-fn reduce_half(angle: f64) -> f64 {
-    let h = 0.5 * angle;
-    if h.abs() < super::REDUCE_LIMIT { h } else { h % 360.0 }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -709,6 +719,47 @@ fn euler3_quat_lane(s: [f64; 3], c: [f64; 3], e: f64) -> [f64; 4] {
     ]
 }
 
+/// SLERP as [`slerp_one`] does it (shortest arc, the same `θ`, the
+/// normalised linear blend where `sin θ < 1e-12`), with one sine and
+/// cosine instead of two sines: `sin((1-t)θ) = sin θ cos tθ - cos θ sin tθ`,
+/// so the weights are `sin tθ / sin θ` and `cos tθ - cos θ · sin tθ / sin θ`
+/// (`cos θ = (|q0 + q1|² - |q0 - q1|²) / 4`). For `t` in `[0, 1]`.
+#[inline(always)]
+fn slerp_lane(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
+    let d = q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3];
+    let sign = select(d < 0.0, -1.0, 1.0);
+    let q1 = [q1[0] * sign, q1[1] * sign, q1[2] * sign, q1[3] * sign];
+    let (mut aa, mut bb) = (0.0, 0.0);
+    for i in 0..4 {
+        aa += (q0[i] - q1[i]) * (q0[i] - q1[i]);
+        bb += (q0[i] + q1[i]) * (q0[i] + q1[i]);
+    }
+    let (a, b) = (aa.sqrt(), bb.sqrt());
+    let theta = 2.0 * atan2(a, b);
+    let sin_theta = 0.5 * a * b;
+    let cos_theta = 0.25 * (bb - aa);
+    // tθ in [0, π/2]: the kernel on [0, π/4], or of π/2 - tθ beyond.
+    let x = t * theta;
+    let far = x > std::f64::consts::FRAC_PI_4;
+    let (sr, cr) = sin_cos_kernel(select(far, (PIO2_HI - x) + PIO2_LO, x));
+    let (sin_x, cos_x) = (select(far, cr, sr), select(far, sr, cr));
+    let small = sin_theta < 1e-12;
+    let mut n = 0.0;
+    for i in 0..4 {
+        let v = q0[i] * (1.0 - t) + q1[i] * t;
+        n += v * v;
+    }
+    let n = n.sqrt();
+    let w1 = select(small, t / n, sin_x / sin_theta);
+    let w0 = select(small, (1.0 - t) / n, cos_x - cos_theta * w1);
+    [
+        q0[0] * w0 + q1[0] * w1,
+        q0[1] * w0 + q1[1] * w1,
+        q0[2] * w0 + q1[2] * w1,
+        q0[3] * w0 + q1[3] * w1,
+    ]
+}
+
 /// [`MixLanes::solve`]'s loop: one lane per iteration, no branch, over the
 /// lanes in use padded to a multiple of [`STEP`] (the padding lanes hold
 /// earlier frames' finite values; their results are not read).
@@ -735,9 +786,9 @@ fn mix_lanes<const LAYERED: bool>(m: &mut MixLanes, t: f64) {
         let qb = euler3_quat_lane([s3, s4, s5], [c3, c4, c5], e[l]);
         let q = if LAYERED {
             let delta = quat_mul([i0[l], i1[l], i2[l], i3[l]], qb);
-            quat_mul(qa, slerp_one([0.0, 0.0, 0.0, 1.0], delta, t))
+            quat_mul(qa, slerp_lane([0.0, 0.0, 0.0, 1.0], delta, t))
         } else {
-            slerp_one(qa, qb, t)
+            slerp_lane(qa, qb, t)
         };
         let r = matrix_of([0.0; 9], q, true);
         let [a, b, c] = extract(r, e[l], [p0[l], p1[l], p2[l]], true);

@@ -32,7 +32,9 @@ use super::same_rate;
 use crate::bvh::Bvh;
 use crate::error::{Error, Result};
 use crate::motion::Motion;
-use crate::rotation::{EulerBatch, RotationOrder, slerp_slice};
+use crate::rotation::{
+    Axis, EulerBatch, RotationOrder, euler_to_quat_sin_cos, sin_cos_deg_slice, slerp_slice,
+};
 use crate::skeleton::Skeleton;
 
 /// Output times within this fraction of an input frame copy that frame.
@@ -83,16 +85,41 @@ pub fn to_fps(bvh: &Bvh, fps: f64) -> Result<Bvh> {
     Bvh::new(bvh.skeleton().clone(), motion)
 }
 
-/// The engine of [`to_fps`], with its per-frame buffers: the quaternions
-/// of the two input frames around the current output time are kept, so
-/// each input frame's rotations are built once.
+/// The engine of [`to_fps`], with its per-frame buffers (nothing is
+/// allocated per frame).
+///
+/// Each input frame's rotations are built once: the quaternions of the two
+/// input frames around the current output time are kept and advance with
+/// it, made from the frame's half-angle sines and cosines in one batch
+/// ([`sin_cos_deg_slice`], the same bits as [`euler_to_quat`]). An output
+/// frame that lands on an input frame is a copy and builds nothing. An
+/// output frame between two input frames runs its SLERPs as one batch
+/// ([`slerp_slice`]) and their Euler extraction as another
+/// ([`EulerBatch`]); one- and two-channel rotations and positions are
+/// interpolated channel by channel.
+///
+/// [`euler_to_quat`]: crate::rotation::euler_to_quat
 #[derive(Clone, Debug)]
 pub struct Resampler {
-    joints: Vec<(JointChannels, Option<RotationOrder>)>,
+    /// The joints with three rotation channels (a rotation order): their
+    /// channel indices in listed order and the order.
+    rot3: Vec<([usize; 3], RotationOrder)>,
+    /// Their rotation axes in listed order, for [`euler_to_quat_sin_cos`].
+    axes3: Vec<[Axis; 3]>,
+    /// The rotation channels of the joints with one or two, each along
+    /// its shortest arc.
+    arc: Vec<usize>,
+    /// The position channels, linear.
+    linear: Vec<usize>,
+    /// One input frame's half angles of the `rot3` channels, and their
+    /// sines and cosines (one batch).
+    half: Vec<f64>,
+    sin: Vec<f64>,
+    cos: Vec<f64>,
+    /// The `rot3` rotations of the input frames `cached` and `cached + 1`,
+    /// and of the output frame (their SLERPs).
     qa: Vec<DQuat>,
     qb: Vec<DQuat>,
-    /// The SLERPs of an output frame (one batch, [`slerp_slice`]) and
-    /// their Euler extraction (one batch, [`EulerBatch`]).
     q: Vec<DQuat>,
     euler: EulerBatch,
     cached: Option<usize>,
@@ -103,19 +130,30 @@ pub struct Resampler {
 impl Resampler {
     /// Buffers for `skeleton`.
     pub fn new(skeleton: &Skeleton) -> Resampler {
-        let joints: Vec<_> = skeleton
-            .joints()
-            .iter()
-            .map(JointChannels::of)
-            .filter(|j| j.n_rot > 0 || j.n_pos > 0)
-            .map(|j| (j, j.rotation_order()))
-            .collect();
+        let (mut rot3, mut axes3, mut arc, mut linear) = (vec![], vec![], vec![], vec![]);
+        for j in skeleton.joints().iter().map(JointChannels::of) {
+            match j.rotation_order() {
+                Some(order) => {
+                    rot3.push((j.rot_index, order));
+                    axes3.push(j.rot_axes);
+                }
+                None => arc.extend_from_slice(&j.rot_index[..j.n_rot as usize]),
+            }
+            linear.extend_from_slice(&j.pos_index[..j.n_pos as usize]);
+        }
+        let m = rot3.len();
         Resampler {
-            qa: vec![DQuat::IDENTITY; joints.len()],
-            qb: vec![DQuat::IDENTITY; joints.len()],
-            q: vec![DQuat::IDENTITY; joints.len()],
+            rot3,
+            axes3,
+            arc,
+            linear,
+            half: vec![0.0; 3 * m],
+            sin: vec![0.0; 3 * m],
+            cos: vec![0.0; 3 * m],
+            qa: vec![DQuat::IDENTITY; m],
+            qb: vec![DQuat::IDENTITY; m],
+            q: vec![DQuat::IDENTITY; m],
             euler: EulerBatch::new(),
-            joints,
             cached: None,
             previous: vec![0.0; skeleton.n_channels()],
             have_previous: false,
@@ -179,7 +217,8 @@ impl Resampler {
         self.have_previous = true;
     }
 
-    /// Makes `qa`, `qb` the rotations of frames `i0` and `i0 + 1`.
+    /// Makes `qa`, `qb` the rotations of frames `i0` and `i0 + 1`, building
+    /// only those not already held.
     fn load(&mut self, motion: &Motion, i0: usize) {
         if self.cached == Some(i0) {
             return;
@@ -187,56 +226,53 @@ impl Resampler {
         if self.cached == Some(i0.wrapping_sub(1)) {
             std::mem::swap(&mut self.qa, &mut self.qb);
         } else {
-            let a = motion.frame(i0);
-            for (q, (j, order)) in self.qa.iter_mut().zip(&self.joints) {
-                if order.is_some() {
-                    *q = j.rotation(a);
-                }
-            }
+            self.rotations(motion.frame(i0), false);
         }
-        let b = motion.frame(i0 + 1);
-        for (q, (j, order)) in self.qb.iter_mut().zip(&self.joints) {
-            if order.is_some() {
-                *q = j.rotation(b);
-            }
-        }
+        self.rotations(motion.frame(i0 + 1), true);
         self.cached = Some(i0);
     }
 
+    /// The `rot3` rotations of `frame` into `qb` (`into_b`) or `qa`: the
+    /// half angles' sines and cosines in one batch, then each joint's
+    /// product in listed order.
+    fn rotations(&mut self, frame: &[f64], into_b: bool) {
+        for (h, (idx, _)) in self.half.chunks_exact_mut(3).zip(&self.rot3) {
+            for (h, &c) in h.iter_mut().zip(idx) {
+                *h = 0.5 * frame[c];
+            }
+        }
+        sin_cos_deg_slice(&self.half, &mut self.sin, &mut self.cos);
+        let q = if into_b { &mut self.qb } else { &mut self.qa };
+        for (((q, axes), s), c) in q
+            .iter_mut()
+            .zip(&self.axes3)
+            .zip(self.sin.chunks_exact(3))
+            .zip(self.cos.chunks_exact(3))
+        {
+            *q = euler_to_quat_sin_cos(axes, s, c);
+        }
+    }
+
     /// Interpolates between frames `a` and `b` at fraction `u`, using the
-    /// cached rotations: the SLERPs of every joint (those without three
-    /// rotation channels hold the identity, which costs little) and the
-    /// Euler extractions run as batches.
+    /// cached rotations: positions, then the other rotation channels one by
+    /// one, then the SLERPs and Euler extractions as batches.
     fn between(&mut self, a: &[f64], b: &[f64], u: f64, out: &mut [f64]) {
+        for &c in &self.linear {
+            out[c] = a[c] + u * (b[c] - a[c]);
+        }
+        for &c in &self.arc {
+            out[c] = a[c] + u * unwrap_deg(b[c] - a[c], 0.0);
+        }
         let near: &[f64] = if self.have_previous { &self.previous } else { a };
         slerp_slice(&self.qa, &self.qb, u, &mut self.q);
         self.euler.clear();
-        for (idx, (j, order)) in self.joints.iter().enumerate() {
-            for k in 0..j.n_pos as usize {
-                let c = j.pos_index[k];
-                out[c] = a[c] + u * (b[c] - a[c]);
-            }
-            match order {
-                Some(order) => {
-                    self.euler.push_quat(self.q[idx], *order, Some(j.angles(near)));
-                }
-                None => {
-                    for k in 0..j.n_rot as usize {
-                        let c = j.rot_index[k];
-                        let d = unwrap_deg(b[c] - a[c], 0.0);
-                        out[c] = a[c] + u * d;
-                    }
-                }
-            }
+        for (&q, &(idx, order)) in self.q.iter().zip(&self.rot3) {
+            self.euler.push_quat(q, order, Some(idx.map(|c| near[c])));
         }
         self.euler.solve();
-        let mut e = 0;
-        for (j, order) in &self.joints {
-            if order.is_some() {
-                for (&c, v) in j.rot_index.iter().zip(self.euler.angles(e)) {
-                    out[c] = v;
-                }
-                e += 1;
+        for (e, (idx, _)) in self.rot3.iter().enumerate() {
+            for (&c, v) in idx.iter().zip(self.euler.angles(e)) {
+                out[c] = v;
             }
         }
     }
@@ -284,6 +320,252 @@ mod tests {
         assert_eq!(integer_ratio(2.0), Some(2));
         assert_eq!(integer_ratio(2.4), None);
         assert_eq!(integer_ratio(0.5), None);
+    }
+
+    /// The per-frame engine as it was before the batched rotations: every
+    /// joint's rotation built one channel at a time
+    /// ([`JointChannels::rotation`]), SLERPs of every joint, joints walked
+    /// one by one. Kept as the reference the fast path must match bit for
+    /// bit.
+    struct Reference {
+        joints: Vec<(JointChannels, Option<RotationOrder>)>,
+        qa: Vec<DQuat>,
+        qb: Vec<DQuat>,
+        q: Vec<DQuat>,
+        euler: EulerBatch,
+        cached: Option<usize>,
+        previous: Vec<f64>,
+        have_previous: bool,
+    }
+
+    impl Reference {
+        fn new(skeleton: &Skeleton) -> Reference {
+            let joints: Vec<_> = skeleton
+                .joints()
+                .iter()
+                .map(JointChannels::of)
+                .filter(|j| j.n_rot > 0 || j.n_pos > 0)
+                .map(|j| (j, j.rotation_order()))
+                .collect();
+            Reference {
+                qa: vec![DQuat::IDENTITY; joints.len()],
+                qb: vec![DQuat::IDENTITY; joints.len()],
+                q: vec![DQuat::IDENTITY; joints.len()],
+                euler: EulerBatch::new(),
+                joints,
+                cached: None,
+                previous: vec![0.0; skeleton.n_channels()],
+                have_previous: false,
+            }
+        }
+
+        fn frame(&mut self, motion: &Motion, k: usize, ft: f64, new_ft: f64, out: &mut [f64]) {
+            let ratio = new_ft / ft;
+            let (i0, u) = match integer_ratio(ratio) {
+                Some(step) => (k * step, 0.0),
+                None => {
+                    let s = k as f64 * ratio;
+                    let i0 = s.floor();
+                    let u = s - i0;
+                    if u < ON_FRAME {
+                        (i0 as usize, 0.0)
+                    } else if u > 1.0 - ON_FRAME {
+                        (i0 as usize + 1, 0.0)
+                    } else {
+                        (i0 as usize, u)
+                    }
+                }
+            };
+            if u == 0.0 {
+                out.copy_from_slice(motion.frame(i0));
+            } else {
+                self.load(motion, i0);
+                self.between(motion.frame(i0), motion.frame(i0 + 1), u, out);
+            }
+            self.previous.copy_from_slice(out);
+            self.have_previous = true;
+        }
+
+        fn load(&mut self, motion: &Motion, i0: usize) {
+            if self.cached == Some(i0) {
+                return;
+            }
+            if self.cached == Some(i0.wrapping_sub(1)) {
+                std::mem::swap(&mut self.qa, &mut self.qb);
+            } else {
+                let a = motion.frame(i0);
+                for (q, (j, order)) in self.qa.iter_mut().zip(&self.joints) {
+                    if order.is_some() {
+                        *q = j.rotation(a);
+                    }
+                }
+            }
+            let b = motion.frame(i0 + 1);
+            for (q, (j, order)) in self.qb.iter_mut().zip(&self.joints) {
+                if order.is_some() {
+                    *q = j.rotation(b);
+                }
+            }
+            self.cached = Some(i0);
+        }
+
+        fn between(&mut self, a: &[f64], b: &[f64], u: f64, out: &mut [f64]) {
+            let near: &[f64] = if self.have_previous { &self.previous } else { a };
+            slerp_slice(&self.qa, &self.qb, u, &mut self.q);
+            self.euler.clear();
+            for (idx, (j, order)) in self.joints.iter().enumerate() {
+                for k in 0..j.n_pos as usize {
+                    let c = j.pos_index[k];
+                    out[c] = a[c] + u * (b[c] - a[c]);
+                }
+                match order {
+                    Some(order) => {
+                        self.euler.push_quat(self.q[idx], *order, Some(j.angles(near)));
+                    }
+                    None => {
+                        for k in 0..j.n_rot as usize {
+                            let c = j.rot_index[k];
+                            let d = unwrap_deg(b[c] - a[c], 0.0);
+                            out[c] = a[c] + u * d;
+                        }
+                    }
+                }
+            }
+            self.euler.solve();
+            let mut e = 0;
+            for (j, order) in &self.joints {
+                if order.is_some() {
+                    for (&c, v) in j.rot_index.iter().zip(self.euler.angles(e)) {
+                        out[c] = v;
+                    }
+                    e += 1;
+                }
+            }
+        }
+    }
+
+    /// Every output frame of `bvh` at `fps` from the reference engine, made
+    /// in `order`, as bits.
+    fn reference_bits(bvh: &Bvh, fps: f64, order: &[usize]) -> Vec<Vec<u64>> {
+        let m = bvh.motion();
+        let mut r = Reference::new(bvh.skeleton());
+        let mut out = vec![0.0; m.n_channels()];
+        let mut frames = vec![vec![]; order.len()];
+        for &k in order {
+            r.frame(m, k, m.frame_time(), 1.0 / fps, &mut out);
+            frames[k] = out.iter().map(|v| v.to_bits()).collect();
+        }
+        frames
+    }
+
+    /// The same from [`Resampler`].
+    fn fast_bits(bvh: &Bvh, fps: f64, order: &[usize]) -> Vec<Vec<u64>> {
+        let m = bvh.motion();
+        let mut r = Resampler::new(bvh.skeleton());
+        let mut out = vec![0.0; m.n_channels()];
+        let mut frames = vec![vec![]; order.len()];
+        for &k in order {
+            r.frame(m, k, m.frame_time(), 1.0 / fps, &mut out);
+            frames[k] = out.iter().map(|v| v.to_bits()).collect();
+        }
+        frames
+    }
+
+    /// Rates relative to a clip's own: up and down, rational and not, and
+    /// whole multiples of the frame time (every output frame a copy).
+    const RATES: [f64; 6] = [2.5, 1.0 / 2.5, 50.0 / 120.0, 1.37, 3.0, 0.5];
+
+    #[test]
+    fn batched_rotations_match_the_per_frame_reference_on_the_corpus() {
+        let test = "resample::batched_rotations_match_the_per_frame_reference_on_the_corpus";
+        if bvhkit_testdata::corpus_or_skip(test).is_none() {
+            return;
+        }
+        let mut compared = 0usize;
+        for path in bvhkit_testdata::corpus_files() {
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let bytes = std::fs::read(&path).unwrap();
+            // Malformed files that the lenient reader still refuses are no clips.
+            let Ok((bvh, _)) = crate::ReadOptions::new().lenient(true).parse(&bytes) else {
+                continue;
+            };
+            let m = bvh.motion();
+            if m.n_channels() == 0 {
+                continue;
+            }
+            for rate in RATES {
+                let fps = m.fps() * rate;
+                let whole = to_fps(&bvh, fps).unwrap();
+                let n_out = whole.motion().n_frames();
+                let order: Vec<usize> = (0..n_out).collect();
+                let want = reference_bits(&bvh, fps, &order);
+                for (k, w) in want.iter().enumerate() {
+                    let got: Vec<u64> =
+                        whole.motion().frame(k).iter().map(|v| v.to_bits()).collect();
+                    assert_eq!(&got, w, "{name} at x{rate}: output frame {k}");
+                }
+                compared += n_out * m.n_channels();
+            }
+        }
+        assert!(compared > 1_000_000, "{compared} values compared");
+    }
+
+    /// Joints of every kind: positions on non-root joints and between
+    /// rotation channels, one and two rotation channels, a joint without
+    /// channels; angles wandering past ±180.
+    fn odd_channels() -> Bvh {
+        let mut text = String::from(
+            "HIERARCHY
+ROOT R { OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Yrotation Xrotation Zrotation
+  JOINT A { OFFSET 0 1 0 CHANNELS 1 Zrotation
+    JOINT B { OFFSET 0 1 0 CHANNELS 2 Xrotation Yrotation
+      JOINT C { OFFSET 0 1 0 CHANNELS 5 Zrotation Yposition Xrotation Zposition Yrotation
+        JOINT D { OFFSET 0 1 0 CHANNELS 0
+          JOINT E { OFFSET 1 0 0 CHANNELS 4 Xposition Zrotation Yrotation Xrotation
+            End Site { OFFSET 0 1 0 } } } } } } }
+MOTION
+Frames: 40
+Frame Time: 0.04
+",
+        );
+        let mut x: u64 = 7;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for f in 0..40 {
+            let t = f as f64;
+            let row: Vec<String> = (0..18)
+                .map(|c| format!("{}", 47.0 * t * (c as f64 - 8.5) / 8.5 + 90.0 * next()))
+                .collect();
+            text.push_str(&row.join(" "));
+            text.push('\n');
+        }
+        Bvh::parse(&text).unwrap()
+    }
+
+    #[test]
+    fn batched_rotations_match_the_per_frame_reference_on_odd_channels() {
+        let bvh = odd_channels();
+        let fps = bvh.motion().fps();
+        for rate in RATES.into_iter().chain([1.9, 0.77]) {
+            let whole = to_fps(&bvh, fps * rate).unwrap();
+            let n_out = whole.motion().n_frames();
+            // In order, and backwards (no rotations kept from frame to frame).
+            let forwards: Vec<usize> = (0..n_out).collect();
+            let backwards: Vec<usize> = (0..n_out).rev().collect();
+            for order in [forwards, backwards] {
+                let want = reference_bits(&bvh, fps * rate, &order);
+                assert_eq!(fast_bits(&bvh, fps * rate, &order), want, "x{rate}");
+                if order[0] == 0 {
+                    for (k, w) in want.iter().enumerate() {
+                        let got: Vec<u64> =
+                            whole.motion().frame(k).iter().map(|v| v.to_bits()).collect();
+                        assert_eq!(&got, w, "x{rate} frame {k}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

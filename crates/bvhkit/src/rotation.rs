@@ -65,6 +65,7 @@ use glam::{DMat3, DQuat, DVec3, EulerRot};
 use std::fmt;
 
 mod batch;
+pub(crate) use batch::MixLanes;
 pub use batch::{EulerBatch, atan2, atan2_slice, slerp_slice};
 
 /// Below this value of `cos(middle angle)` a matrix is treated as being in
@@ -585,6 +586,7 @@ pub fn euler_to_quat_sin_cos(axes: &[Axis], sin_half: &[f64], cos_half: &[f64]) 
 /// `q_i = sa·cb·cc + e·ca·sb·sc`, `q_j = ca·sb·cc - e·sa·cb·sc`,
 /// `q_k = ca·cb·sc + e·sa·sb·cc`, `w = ca·cb·cc - e·sa·sb·sc`.
 #[inline]
+#[cfg_attr(not(test), allow(dead_code))] // the lanes have their own copy; the tests compare
 pub(crate) fn euler3_to_quat_sin_cos(order: RotationOrder, s: [f64; 3], c: [f64; 3]) -> DQuat {
     let (i, j, k, e) = order.indices_and_parity();
     let [sa, sb, sc] = s;

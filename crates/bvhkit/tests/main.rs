@@ -8,6 +8,7 @@ mod hostile;
 mod lenient;
 mod mix_blend;
 mod mix_concat;
+mod mix_lanes;
 mod mix_layer;
 mod mix_loop;
 mod mix_util;

@@ -4,10 +4,7 @@
 use glam::DQuat;
 
 use crate::edit::JointChannels;
-use crate::rotation::{
-    EulerBatch, RotationOrder, euler_to_quat_sin_cos, euler3_to_quat_sin_cos, sin_cos_deg_slice,
-    slerp_slice,
-};
+use crate::rotation::{MixLanes, RotationOrder, slerp_slice};
 use crate::skeleton::{JointId, Skeleton};
 
 /// Mixes frames of one skeleton, joint by joint (see [`Mixer::blend`] and
@@ -36,24 +33,21 @@ pub struct Mixer {
     /// rotation order (three rotation channels).
     joints: Vec<MixJoint>,
     n_channels: usize,
-    /// Per frame: the half angles of the rotation channels to turn into
-    /// quaternions (both frames), and their sines and cosines, computed in
-    /// one batch ([`sin_cos_deg_slice`], the same bits as one at a time).
-    half: Vec<f64>,
-    sin: Vec<f64>,
-    cos: Vec<f64>,
-    /// Per frame, one entry per joint whose rotation is mixed: the joint
-    /// (index into `joints`), the two SLERP ends, the SLERP (one batch,
-    /// [`slerp_slice`]) and, for a layer, the base rotation.
+    /// Per frame, the mixed joints with three rotation channels of one
+    /// order, on SIMD lanes ([`MixLanes`]: sines and cosines, quaternions,
+    /// SLERP and Euler extraction in one pass), and each lane's joint
+    /// (index into `joints`).
+    lanes: MixLanes,
+    lane_joints: Vec<usize>,
+    /// Per frame, the other mixed joints (one or two rotation channels, or
+    /// a repeated axis; every joint for a weight outside `[0, 1]`): the
+    /// joint, the two SLERP ends, the SLERP (one batch, [`slerp_slice`])
+    /// and, for a layer, the base rotation.
     slots: Vec<usize>,
     q0: Vec<DQuat>,
     q1: Vec<DQuat>,
     q: Vec<DQuat>,
     base: Vec<DQuat>,
-    /// The Euler extraction of the mixed joints with three rotation
-    /// channels, in one batch, and each one's joint.
-    euler: EulerBatch,
-    euler_joints: Vec<usize>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -94,68 +88,19 @@ impl Mixer {
                 }
             })
             .collect();
-        let n_rot: usize = skeleton.joints().iter().map(|j| j.rotation_axes().count()).sum();
         let n = joints.len();
+        let n_lanes = joints.iter().filter(|mj| mj.order.is_some()).count();
         Mixer {
             joints,
             n_channels: skeleton.n_channels(),
-            half: vec![0.0; 2 * n_rot],
-            sin: vec![0.0; 2 * n_rot],
-            cos: vec![0.0; 2 * n_rot],
+            lanes: MixLanes::with_capacity(n_lanes),
+            lane_joints: vec![0; n_lanes],
             slots: Vec::with_capacity(n),
             q0: Vec::with_capacity(n),
             q1: Vec::with_capacity(n),
             q: vec![DQuat::IDENTITY; n],
             base: Vec::with_capacity(n),
-            euler: EulerBatch::new(),
-            euler_joints: Vec::with_capacity(n),
         }
-    }
-
-    /// The sines and cosines of the half angles of the rotation channels of
-    /// `a` then `b`, for every joint whose weight `w · mask` makes
-    /// `needed(weight, joint)` true, in joint order.
-    fn batch(
-        &mut self,
-        a: &[f64],
-        b: &[f64],
-        w: f64,
-        needed: impl Fn(f64, &JointChannels) -> bool,
-    ) -> usize {
-        let mut m = 0;
-        for mj in &self.joints {
-            let j = &mj.channels;
-            if j.n_rot > 0 && needed(w * mj.mask, j) {
-                for frame in [a, b] {
-                    for &c in &j.rot_index[..j.n_rot as usize] {
-                        self.half[m] = 0.5 * frame[c];
-                        m += 1;
-                    }
-                }
-            }
-        }
-        sin_cos_deg_slice(&self.half[..m], &mut self.sin[..m], &mut self.cos[..m]);
-        m
-    }
-
-    /// The rotations of the joint whose half-angle sines and cosines start
-    /// at `p` in the batch: the first frame's, then the second's.
-    #[inline]
-    fn pair(&self, mj: &MixJoint, p: usize) -> (DQuat, DQuat) {
-        let j = &mj.channels;
-        if let Some(order) = mj.order {
-            let (s, c) = (&self.sin[p..p + 6], &self.cos[p..p + 6]);
-            return (
-                euler3_to_quat_sin_cos(order, [s[0], s[1], s[2]], [c[0], c[1], c[2]]),
-                euler3_to_quat_sin_cos(order, [s[3], s[4], s[5]], [c[3], c[4], c[5]]),
-            );
-        }
-        let n = j.n_rot as usize;
-        let axes = &j.rot_axes[..n];
-        let qa = euler_to_quat_sin_cos(axes, &self.sin[p..p + n], &self.cos[p..p + n]);
-        let qb =
-            euler_to_quat_sin_cos(axes, &self.sin[p + n..p + 2 * n], &self.cos[p + n..p + 2 * n]);
-        (qa, qb)
     }
 
     /// Channels per frame.
@@ -163,36 +108,41 @@ impl Mixer {
         self.n_channels
     }
 
-    /// SLERPs the collected pairs at `t` ([`slerp_slice`]), with `base ·`
-    /// in front for a layer, and writes every mixed rotation into `out`,
-    /// closest to `near`: the joints with three rotation channels through
-    /// one [`EulerBatch`], the others one by one
+    /// Empties the lanes and the slots of a new frame.
+    fn start(&mut self) {
+        self.lanes.clear();
+        self.slots.clear();
+        self.q0.clear();
+        self.q1.clear();
+        self.base.clear();
+    }
+
+    /// Mixes the collected joints at `t` and writes every mixed rotation
+    /// into `out`, closest to `near`: the lanes in one pass
+    /// ([`MixLanes::solve`]), the other joints by [`slerp_slice`] (with
+    /// `base ·` in front for a layer) and one by one
     /// ([`JointChannels::write_rotation`]). Returns whether every rotation
     /// was written exactly.
     fn write_rotations(&mut self, t: f64, layered: bool, near: &[f64], out: &mut [f64]) -> bool {
-        let n = self.slots.len();
-        slerp_slice(&self.q0, &self.q1, t, &mut self.q[..n]);
-        self.euler.clear();
-        self.euler_joints.clear();
-        let mut exact = true;
-        for (s, &idx) in self.slots.iter().enumerate() {
-            let mj = &self.joints[idx];
-            let q = if layered { self.base[s] * self.q[s] } else { self.q[s] };
-            let previous = mj.channels.angles(near);
-            match mj.order {
-                Some(order) => {
-                    self.euler.push_quat(q, order, Some(previous));
-                    self.euler_joints.push(idx);
+        if self.lanes.len() > 0 {
+            self.lanes.solve(t, layered);
+            for (l, &idx) in self.lane_joints[..self.lanes.len()].iter().enumerate() {
+                let j = &self.joints[idx].channels;
+                for (&c, v) in j.rot_index.iter().zip(self.lanes.angles(l)) {
+                    out[c] = v;
                 }
-                None => exact &= mj.channels.write_rotation(q, Some(previous), out),
             }
         }
-        self.euler.solve();
-        for (e, &idx) in self.euler_joints.iter().enumerate() {
+        let n = self.slots.len();
+        if n == 0 {
+            return true;
+        }
+        slerp_slice(&self.q0, &self.q1, t, &mut self.q[..n]);
+        let mut exact = true;
+        for (s, &idx) in self.slots.iter().enumerate() {
             let j = &self.joints[idx].channels;
-            for (&c, v) in j.rot_index.iter().zip(self.euler.angles(e)) {
-                out[c] = v;
-            }
+            let q = if layered { self.base[s] * self.q[s] } else { self.q[s] };
+            exact &= j.write_rotation(q, Some(j.angles(near)), out);
         }
         exact
     }
@@ -207,8 +157,9 @@ impl Mixer {
     ///
     /// Returns whether every rotation was written exactly (a joint with two
     /// rotation channels keeps only the part of the SLERP it can hold).
-    /// The SLERPs and Euler extractions of the frame run as batches
-    /// ([`slerp_slice`], [`EulerBatch`]); nothing is allocated.
+    /// The joints with three rotation channels are mixed together on SIMD
+    /// lanes (sines, quaternions, SLERP and Euler extraction in one pass),
+    /// the others through [`slerp_slice`]; nothing is allocated.
     ///
     /// # Panics
     /// When a frame does not hold one value per channel.
@@ -217,11 +168,10 @@ impl Mixer {
     #[inline]
     pub fn blend(&mut self, a: &[f64], b: &[f64], w: f64, near: &[f64], out: &mut [f64]) -> bool {
         self.check(a, b, near, out);
-        self.batch(a, b, w, |wj, _| wj != 0.0 && wj != 1.0);
-        self.slots.clear();
-        self.q0.clear();
-        self.q1.clear();
-        let mut p = 0;
+        self.start();
+        // The lanes take weights in [0, 1]; any other weight (an
+        // extrapolation) goes through the scalar SLERP.
+        let on_lanes = (0.0..=1.0).contains(&w);
         for (idx, mj) in self.joints.iter().enumerate() {
             let j = &mj.channels;
             // The mask is 0 or 1, so a joint that is mixed has weight `w`.
@@ -235,12 +185,18 @@ impl Mixer {
                     let c = j.pos_index[k];
                     out[c] = a[c] + wj * (b[c] - a[c]);
                 }
-                if j.n_rot > 0 {
-                    let (qa, qb) = self.pair(mj, p);
-                    p += 2 * j.n_rot as usize;
-                    self.q0.push(qa);
-                    self.q1.push(qb);
-                    self.slots.push(idx);
+                match mj.order {
+                    Some(order) if on_lanes => {
+                        let l =
+                            self.lanes.push(order, j.angles(a), j.angles(b), j.angles(near), None);
+                        self.lane_joints[l] = idx;
+                    }
+                    _ if j.n_rot > 0 => {
+                        self.q0.push(j.rotation(a));
+                        self.q1.push(j.rotation(b));
+                        self.slots.push(idx);
+                    }
+                    _ => {}
                 }
             }
         }
@@ -287,17 +243,9 @@ impl Mixer {
     ) -> bool {
         self.check(base, add, near, out);
         assert_eq!(reference.inverse.len(), self.joints.len(), "reference of another layout");
+        self.start();
         let r = &reference.frame;
-        let changed = |j: &JointChannels| {
-            (0..j.n_rot as usize)
-                .any(|k| add[j.rot_index[k]].to_bits() != r[j.rot_index[k]].to_bits())
-        };
-        self.batch(base, add, w, |wj, j| wj != 0.0 && changed(j));
-        self.slots.clear();
-        self.q0.clear();
-        self.q1.clear();
-        self.base.clear();
-        let mut p = 0;
+        let on_lanes = (0.0..=1.0).contains(&w);
         for (idx, (mj, inv)) in self.joints.iter().zip(&reference.inverse).enumerate() {
             let j = &mj.channels;
             let wj = w * mj.mask;
@@ -313,17 +261,25 @@ impl Mixer {
             if n == 0 {
                 continue;
             }
-            if wj == 0.0 || !changed(j) {
+            let changed = j.rot_index[..n].iter().any(|&c| add[c].to_bits() != r[c].to_bits());
+            if wj == 0.0 || !changed {
                 for &c in &j.rot_index[..n] {
                     out[c] = base[c];
                 }
-            } else {
-                let (q_base, q_add) = self.pair(mj, p);
-                p += 2 * n;
-                self.q0.push(DQuat::IDENTITY);
-                self.q1.push(*inv * q_add);
-                self.base.push(q_base);
-                self.slots.push(idx);
+                continue;
+            }
+            match mj.order {
+                Some(order) if on_lanes => {
+                    let (a, b, p) = (j.angles(base), j.angles(add), j.angles(near));
+                    let l = self.lanes.push(order, a, b, p, Some(*inv));
+                    self.lane_joints[l] = idx;
+                }
+                _ => {
+                    self.q0.push(DQuat::IDENTITY);
+                    self.q1.push(*inv * j.rotation(add));
+                    self.base.push(j.rotation(base));
+                    self.slots.push(idx);
+                }
             }
         }
         self.write_rotations(w, true, near, out)

@@ -12,7 +12,10 @@
 
 use glam::{DMat3, DQuat};
 
-use super::{GIMBAL_LOCK_EPSILON, RotationOrder, near_deg, principal_deg, select, sin_cos_kernel};
+use super::{
+    GIMBAL_LOCK_EPSILON, RotationOrder, near_deg, principal_deg, select, sin_cos_deg_reduced,
+    sin_cos_kernel,
+};
 
 // fdlibm `s_atan.c`: atan of the interval centres 0.5, 1, 1.5 and infinity
 // (high and low parts), and the odd minimax polynomial on |t| <= 7/16. The
@@ -92,20 +95,23 @@ pub fn atan2(y: f64, x: f64) -> f64 {
     // whose reduction is as accurate there).
     let k = 16.0 * a;
     let (c7, c11, c19, c39) = (k <= 7.0 * b, k <= 11.0 * b, k <= 19.0 * b, k <= 39.0 * b);
-    // t = (pa·a + pb·b) / (qa·a + qb·b):
-    //   r <= 7/16: a / b; 11/16: (2a - b) / (2b + a); 19/16: (a - b) / (a + b);
-    //   39/16: (a - 1.5b) / (b + 1.5a); beyond: -b / a.
-    let pick = |v: [f64; 5]| {
-        select(c7, v[0], select(c11, v[1], select(c19, v[2], select(c39, v[3], v[4]))))
-    };
-    let pa = pick([1.0, 2.0, 1.0, 1.0, 0.0]);
-    let pb = pick([0.0, -1.0, -1.0, -1.5, -1.0]);
-    let qa = pick([0.0, 1.0, 1.0, 1.5, 1.0]);
-    let qb = pick([1.0, 2.0, 1.0, 1.0, 0.0]);
-    let hi = pick([0.0, ATAN_HI[0], ATAN_HI[1], ATAN_HI[2], ATAN_HI[3]]);
-    let lo = pick([0.0, ATAN_LO[0], ATAN_LO[1], ATAN_LO[2], ATAN_LO[3]]);
-    let num = pa * a + pb * b;
-    let den = qa * a + qb * b;
+    // t = (a - m·b) / (b + m·a) about the centre m = 0, 1/2, 1, 3/2 of
+    // r's interval (fdlibm's (2a - b) / (2b + a) for 1/2: the same bits,
+    // scaling by 2 being exact), or -b / a beyond 39/16; then
+    // atan t + atan m (high and low parts).
+    let m = select(c7, 0.0, select(c11, 0.5, select(c19, 1.0, 1.5)));
+    let num = select(c39, a - m * b, -b);
+    let den = select(c39, b + m * a, a);
+    let hi = select(
+        c7,
+        0.0,
+        select(c11, ATAN_HI[0], select(c19, ATAN_HI[1], select(c39, ATAN_HI[2], ATAN_HI[3]))),
+    );
+    let lo = select(
+        c7,
+        0.0,
+        select(c11, ATAN_LO[0], select(c19, ATAN_LO[1], select(c39, ATAN_LO[2], ATAN_LO[3]))),
+    );
     // Only (0, 0) gives a zero denominator (t = 0 then).
     let t = num / select(den == 0.0, 1.0, den);
     let z = t * t;
@@ -523,6 +529,224 @@ fn extract(r: [f64; 9], e: f64, previous: [f64; 3], has_near: bool) -> [f64; 3] 
     std::array::from_fn(|k| select(has_near, near[k], principal[k]))
 }
 
+/// The whole rotation mix of one frame for the joints with three rotation
+/// channels, as one loop on SIMD lanes (structure of arrays, one lane per
+/// joint, no branch on the rotation order): the half-angle sines and
+/// cosines of both frames' angles, each frame's quaternion in closed form,
+/// the SLERP (with, for a layer, the reference's inverse before it and the
+/// base rotation after it), the matrix elements and the continuous Euler
+/// extraction next to the previous output frame's angles.
+///
+/// Every quaternion is kept in the joint's own order axes, `(e·q_i, e·q_j,
+/// e·q_k, w)` with `(i, j, k)` the order's axes and `e` its parity: that
+/// map is a rotation of the vector part (an even permutation, or an odd
+/// one times -1), so products, dot products and SLERP are the same in
+/// either form, and the matrix [`EulerBatch`] extracts from comes out
+/// directly in the order's axes.
+///
+/// Use: [`MixLanes::with_capacity`] once, then per frame
+/// [`MixLanes::clear`], one [`MixLanes::push`] per joint,
+/// [`MixLanes::solve`], and [`MixLanes::angles`] of each lane. Nothing is
+/// allocated after construction. The results are those of
+/// [`euler_to_quat`](super::euler_to_quat), [`slerp_slice`] and
+/// [`quat_to_euler_near`](super::quat_to_euler_near) one joint at a time
+/// within rounding (tested against that scalar path on the corpus).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct MixLanes {
+    /// Lanes in use this frame.
+    n: usize,
+    /// Half angles (degrees, reduced below the exact-reduction limit) of
+    /// the first frame's three angles then the second's, listing order.
+    half: [Vec<f64>; 6],
+    /// The order's parity `e` per lane.
+    parity: Vec<f64>,
+    /// The previous output frame's angles (listing order).
+    near: [Vec<f64>; 3],
+    /// For a layer: the reference's inverse rotation in the order's axes.
+    inv: [Vec<f64>; 4],
+    /// The angles after [`MixLanes::solve`].
+    out: [Vec<f64>; 3],
+}
+
+/// Lanes per SIMD step: the lane count is padded up to a multiple of this,
+/// so that no lane runs in a scalar remainder loop.
+const STEP: usize = 4;
+
+impl MixLanes {
+    /// Buffers for up to `n` lanes per frame.
+    pub(crate) fn with_capacity(n: usize) -> MixLanes {
+        let cap = n.div_ceil(STEP) * STEP;
+        let v = || vec![0.0; cap];
+        MixLanes {
+            n: 0,
+            half: std::array::from_fn(|_| v()),
+            parity: vec![1.0; cap],
+            near: std::array::from_fn(|_| v()),
+            inv: [v(), v(), v(), vec![1.0; cap]],
+            out: std::array::from_fn(|_| v()),
+        }
+    }
+
+    /// Empties the lanes.
+    #[inline]
+    pub(crate) fn clear(&mut self) {
+        self.n = 0;
+    }
+
+    /// Lanes in use.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Adds a lane: a joint of `order` whose angles (degrees, listing
+    /// order) are `a` in the first frame and `b` in the second, `near` in
+    /// the previous output frame, and (for a layer) whose reference
+    /// rotation has the inverse `inv`. Returns the lane.
+    ///
+    /// # Panics
+    /// When every lane of the capacity is taken.
+    #[inline]
+    pub(crate) fn push(
+        &mut self,
+        order: RotationOrder,
+        a: [f64; 3],
+        b: [f64; 3],
+        near: [f64; 3],
+        inv: Option<DQuat>,
+    ) -> usize {
+        let l = self.n;
+        let (i, j, k, e) = PERMUTATIONS[order as usize];
+        for (h, x) in self.half.iter_mut().zip(a.into_iter().chain(b)) {
+            h[l] = reduce_half(x);
+        }
+        self.parity[l] = e;
+        for (v, x) in self.near.iter_mut().zip(near) {
+            v[l] = x;
+        }
+        if let Some(q) = inv {
+            let v = [q.x, q.y, q.z];
+            for (dst, x) in self.inv.iter_mut().zip([e * v[i], e * v[j], e * v[k], q.w]) {
+                dst[l] = x;
+            }
+        }
+        self.n = l + 1;
+        l
+    }
+
+    /// Mixes every lane at weight `t` (in `[0, 1]`): the SLERP of the two
+    /// frames' rotations or, with `layered`, `q_a · slerp(1, inv · q_b, t)`.
+    pub(crate) fn solve(&mut self, t: f64, layered: bool) {
+        debug_assert!((0.0..=1.0).contains(&t), "MixLanes::solve takes t in [0, 1]");
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, as checked just above.
+            #[allow(unsafe_code)]
+            unsafe {
+                if layered {
+                    mix_lanes_avx2::<true>(self, t);
+                } else {
+                    mix_lanes_avx2::<false>(self, t);
+                }
+            }
+            return;
+        }
+        if layered {
+            mix_lanes::<true>(self, t);
+        } else {
+            mix_lanes::<false>(self, t);
+        }
+    }
+
+    /// The mixed angles (degrees, listing order) of lane `l`.
+    #[inline]
+    pub(crate) fn angles(&self, l: usize) -> [f64; 3] {
+        [self.out[0][l], self.out[1][l], self.out[2][l]]
+    }
+}
+
+/// Half of `angle` (degrees), brought below the limit of the exact
+/// reduction of [`sin_cos_deg_reduced`](super::sin_cos_deg_reduced) the
+/// way [`sin_cos_deg`](super::sin_cos_deg) does (`% 360`, exact), so that
+/// the lanes give its bits.
+#[inline(always)]
+fn reduce_half(angle: f64) -> f64 {
+    let h = 0.5 * angle;
+    if h.abs() < super::REDUCE_LIMIT { h } else { h % 360.0 }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn mix_lanes_avx2<const LAYERED: bool>(m: &mut MixLanes, t: f64) {
+    mix_lanes::<LAYERED>(m, t);
+}
+
+/// The Hamilton product `a · b` of quaternions `[x, y, z, w]`.
+#[inline(always)]
+fn quat_mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    let [ax, ay, az, aw] = a;
+    let [bx, by, bz, bw] = b;
+    [
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    ]
+}
+
+/// [`euler3_to_quat_sin_cos`](super::euler3_to_quat_sin_cos) in the
+/// order's axes: `(e·q_i, e·q_j, e·q_k, w)`, the same products.
+#[inline(always)]
+fn euler3_quat_lane(s: [f64; 3], c: [f64; 3], e: f64) -> [f64; 4] {
+    let [sa, sb, sc] = s;
+    let [ca, cb, cc] = c;
+    let (cacb, sasb, sacb, casb) = (ca * cb, sa * sb, sa * cb, ca * sb);
+    [
+        e * (sacb * cc + e * casb * sc),
+        e * (casb * cc - e * sacb * sc),
+        e * (cacb * sc + e * sasb * cc),
+        cacb * cc - e * sasb * sc,
+    ]
+}
+
+/// [`MixLanes::solve`]'s loop: one lane per iteration, no branch, over the
+/// lanes in use padded to a multiple of [`STEP`] (the padding lanes hold
+/// earlier frames' finite values; their results are not read).
+#[inline(always)]
+fn mix_lanes<const LAYERED: bool>(m: &mut MixLanes, t: f64) {
+    let n = m.n.div_ceil(STEP) * STEP;
+    let [h0, h1, h2, h3, h4, h5] = &m.half;
+    let (h0, h1, h2, h3, h4, h5) = (&h0[..n], &h1[..n], &h2[..n], &h3[..n], &h4[..n], &h5[..n]);
+    let e = &m.parity[..n];
+    let [p0, p1, p2] = &m.near;
+    let (p0, p1, p2) = (&p0[..n], &p1[..n], &p2[..n]);
+    let [i0, i1, i2, i3] = &m.inv;
+    let (i0, i1, i2, i3) = (&i0[..n], &i1[..n], &i2[..n], &i3[..n]);
+    let [o0, o1, o2] = &mut m.out;
+    let (o0, o1, o2) = (&mut o0[..n], &mut o1[..n], &mut o2[..n]);
+    for l in 0..n {
+        let (s0, c0) = sin_cos_deg_reduced(h0[l]);
+        let (s1, c1) = sin_cos_deg_reduced(h1[l]);
+        let (s2, c2) = sin_cos_deg_reduced(h2[l]);
+        let (s3, c3) = sin_cos_deg_reduced(h3[l]);
+        let (s4, c4) = sin_cos_deg_reduced(h4[l]);
+        let (s5, c5) = sin_cos_deg_reduced(h5[l]);
+        let qa = euler3_quat_lane([s0, s1, s2], [c0, c1, c2], e[l]);
+        let qb = euler3_quat_lane([s3, s4, s5], [c3, c4, c5], e[l]);
+        let q = if LAYERED {
+            let delta = quat_mul([i0[l], i1[l], i2[l], i3[l]], qb);
+            quat_mul(qa, slerp_one([0.0, 0.0, 0.0, 1.0], delta, t))
+        } else {
+            slerp_one(qa, qb, t)
+        };
+        let r = matrix_of([0.0; 9], q, true);
+        let [a, b, c] = extract(r, e[l], [p0[l], p1[l], p2[l]], true);
+        o0[l] = a;
+        o1[l] = b;
+        o2[l] = c;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -656,6 +880,77 @@ mod tests {
         assert_eq!(atan2(f64::INFINITY, f64::INFINITY), FRAC_PI_4);
         assert_eq!(atan2(1.0, f64::NEG_INFINITY), PI);
         assert!(atan2(f64::NAN, 1.0).is_nan() && atan2(1.0, f64::NAN).is_nan());
+    }
+
+    /// [`atan2`] as it was written before its reduction took the centre
+    /// `m` (five-way picks of each coefficient): the reference the new
+    /// form must give bit for bit.
+    fn atan2_five_way(y: f64, x: f64) -> f64 {
+        let (a, b) = (y.abs(), x.abs());
+        let inf = a == f64::INFINITY || b == f64::INFINITY;
+        let a = select(inf, select(a == f64::INFINITY, 1.0, 0.0), a);
+        let b = select(inf, select(b == f64::INFINITY, 1.0, 0.0), b);
+        let mx = select(a > b, a, b);
+        let scale = select(mx > 1e300, 2f64.powi(-200), select(mx < 1e-270, 2f64.powi(200), 1.0));
+        let (a, b) = (a * scale, b * scale);
+        let k = 16.0 * a;
+        let (c7, c11, c19, c39) = (k <= 7.0 * b, k <= 11.0 * b, k <= 19.0 * b, k <= 39.0 * b);
+        let pick = |v: [f64; 5]| {
+            select(c7, v[0], select(c11, v[1], select(c19, v[2], select(c39, v[3], v[4]))))
+        };
+        let pa = pick([1.0, 2.0, 1.0, 1.0, 0.0]);
+        let pb = pick([0.0, -1.0, -1.0, -1.5, -1.0]);
+        let qa = pick([0.0, 1.0, 1.0, 1.5, 1.0]);
+        let qb = pick([1.0, 2.0, 1.0, 1.0, 0.0]);
+        let hi = pick([0.0, ATAN_HI[0], ATAN_HI[1], ATAN_HI[2], ATAN_HI[3]]);
+        let lo = pick([0.0, ATAN_LO[0], ATAN_LO[1], ATAN_LO[2], ATAN_LO[3]]);
+        let num = pa * a + pb * b;
+        let den = qa * a + qb * b;
+        let t = num / select(den == 0.0, 1.0, den);
+        let z = t * t;
+        let w = z * z;
+        let s1 = z * (AT[0] + w * (AT[2] + w * (AT[4] + w * (AT[6] + w * (AT[8] + w * AT[10])))));
+        let s2 = w * (AT[1] + w * (AT[3] + w * (AT[5] + w * (AT[7] + w * AT[9]))));
+        let at = hi - ((t * (s1 + s2) - lo) - t);
+        let mirror = x < 0.0 || (x.is_sign_negative() && x == 0.0 && y == 0.0);
+        let r = select(mirror, PI_HI - (at - PI_LO), at);
+        r.copysign(y)
+    }
+
+    /// The centre-based reduction gives the five-way form's bits: random
+    /// pairs over every quadrant and a wide range of ratios, the interval
+    /// boundaries and the special values.
+    #[test]
+    fn atan2_keeps_the_bits_of_the_five_way_reduction() {
+        let mut rng = Rng(0x5eed);
+        let specials =
+            [0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, 5e-324, f64::MAX, 1e-300];
+        let mut pairs = Vec::new();
+        for &y in &specials {
+            for &x in &specials {
+                pairs.push((y, x));
+            }
+        }
+        for n in 0..2_000_000u64 {
+            let x = rng.unit();
+            pairs.push(match n % 4 {
+                0 => (rng.unit(), x),
+                1 => (rng.unit() * 2f64.powi((rng.next() % 120) as i32 - 60), x),
+                2 => {
+                    let r = [7.0 / 16.0, 11.0 / 16.0, 1.0, 19.0 / 16.0, 39.0 / 16.0]
+                        [(rng.next() % 5) as usize];
+                    (x * r * (1.0 + rng.unit() * 1e-15), x)
+                }
+                _ => (f64::from_bits(rng.next()), f64::from_bits(rng.next())),
+            });
+        }
+        for (y, x) in pairs {
+            let (got, want) = (atan2(y, x), atan2_five_way(y, x));
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "atan2({y:e}, {x:e}): {got:e} vs {want:e}"
+            );
+        }
     }
 
     /// `sin_quarter` against libm's `sin` on `[0, π/2]`.

@@ -187,8 +187,14 @@ impl Mixer {
                 }
                 match mj.order {
                     Some(order) if on_lanes => {
-                        let l =
-                            self.lanes.push(order, j.angles(a), j.angles(b), j.angles(near), None);
+                        let [r0, r1, r2] = j.rot_index;
+                        let l = self.lanes.push(
+                            order,
+                            [a[r0], a[r1], a[r2]],
+                            [b[r0], b[r1], b[r2]],
+                            [near[r0], near[r1], near[r2]],
+                            None,
+                        );
                         self.lane_joints[l] = idx;
                     }
                     _ if j.n_rot > 0 => {
@@ -270,8 +276,14 @@ impl Mixer {
             }
             match mj.order {
                 Some(order) if on_lanes => {
-                    let (a, b, p) = (j.angles(base), j.angles(add), j.angles(near));
-                    let l = self.lanes.push(order, a, b, p, Some(*inv));
+                    let [r0, r1, r2] = j.rot_index;
+                    let l = self.lanes.push(
+                        order,
+                        [base[r0], base[r1], base[r2]],
+                        [add[r0], add[r1], add[r2]],
+                        [near[r0], near[r1], near[r2]],
+                        Some(*inv),
+                    );
                     self.lane_joints[l] = idx;
                 }
                 _ => {

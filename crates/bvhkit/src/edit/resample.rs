@@ -73,7 +73,9 @@ pub fn to_fps(bvh: &Bvh, fps: f64) -> Result<Bvh> {
     let mut r = Resampler::new(bvh.skeleton());
     let n_out = r.n_out_frames(m.n_frames(), m.frame_time(), frame_time);
     let n = m.n_channels();
-    let mut values = vec![0.0; n_out * n];
+    // Fresh pages, advised to be huge ones: a large output is written
+    // with far fewer page faults.
+    let mut values = crate::buffer::zeroed(n_out * n);
     if n > 0 {
         for (k, out) in values.chunks_exact_mut(n).enumerate() {
             r.frame(m, k, m.frame_time(), frame_time, out);

@@ -673,7 +673,7 @@ impl MixLanes {
         let mut huge = false;
         for (h, x) in self.half.iter_mut().zip(a.into_iter().chain(b)) {
             let x = 0.5 * x;
-            huge |= !(x.abs() < super::REDUCE_LIMIT);
+            huge |= x.abs() >= super::REDUCE_LIMIT || x.is_nan();
             h[l] = x;
         }
         self.huge |= huge;
@@ -700,7 +700,7 @@ impl MixLanes {
             // lanes give its bits. NaN stays NaN.
             for h in &mut self.half {
                 for x in &mut h[..self.n] {
-                    if !(x.abs() < super::REDUCE_LIMIT) {
+                    if x.abs() >= super::REDUCE_LIMIT || x.is_nan() {
                         *x %= 360.0;
                     }
                 }
@@ -788,9 +788,10 @@ fn euler3_quat_lane(s: [f64; 3], c: [f64; 3], e: f64) -> [f64; 4] {
     ]
 }
 
-/// SLERP as [`slerp_one`] does it (shortest arc, the same `θ`, the
-/// normalised linear blend where `sin θ < 1e-12`), with one sine and
-/// cosine instead of two sines: `sin((1-t)θ) = sin θ cos tθ - cos θ sin tθ`,
+/// SLERP as [`slerp_one`] does it (shortest arc, the same `θ`, the linear
+/// blend where `sin θ < 1e-12`, left unnormalised: the lanes' matrix step
+/// normalises every quaternion, as `quat_to_euler_near` does), with one
+/// sine and cosine instead of two sines: `sin((1-t)θ) = sin θ cos tθ - cos θ sin tθ`,
 /// so the weights are `sin tθ / sin θ` and `cos tθ - cos θ · sin tθ / sin θ`
 /// (`cos θ = (|q0 + q1|² - |q0 - q1|²) / 4`). For `t` in `[0, 1]`.
 #[inline(always)]
@@ -812,15 +813,10 @@ fn slerp_lane(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
     let far = x > std::f64::consts::FRAC_PI_4;
     let (sr, cr) = sin_cos_kernel(select(far, (PIO2_HI - x) + PIO2_LO, x));
     let (sin_x, cos_x) = (select(far, cr, sr), select(far, sr, cr));
+    // (Nearly) the same rotation: the linear blend (normalised later).
     let small = sin_theta < 1e-12;
-    let mut n = 0.0;
-    for i in 0..4 {
-        let v = q0[i] * (1.0 - t) + q1[i] * t;
-        n += v * v;
-    }
-    let n = n.sqrt();
-    let w1 = select(small, t / n, sin_x / sin_theta);
-    let w0 = select(small, (1.0 - t) / n, cos_x - cos_theta * w1);
+    let w1 = select(small, t, sin_x / sin_theta);
+    let w0 = select(small, 1.0 - t, cos_x - cos_theta * w1);
     [
         q0[0] * w0 + q1[0] * w1,
         q0[1] * w0 + q1[1] * w1,

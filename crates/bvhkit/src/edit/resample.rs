@@ -32,7 +32,7 @@ use super::same_rate;
 use crate::bvh::Bvh;
 use crate::error::{Error, Result};
 use crate::motion::Motion;
-use crate::rotation::{EulerBatch, RotationOrder, slerp_slice};
+use crate::rotation::{MixLanes, RotationOrder};
 use crate::skeleton::Skeleton;
 
 /// Output times within this fraction of an input frame copy that frame.
@@ -73,7 +73,9 @@ pub fn to_fps(bvh: &Bvh, fps: f64) -> Result<Bvh> {
     let mut r = Resampler::new(bvh.skeleton());
     let n_out = r.n_out_frames(m.n_frames(), m.frame_time(), frame_time);
     let n = m.n_channels();
-    let mut values = vec![0.0; n_out * n];
+    // Fresh pages, advised to be huge ones: a large output is written
+    // with far fewer page faults.
+    let mut values = crate::buffer::zeroed(n_out * n);
     if n > 0 {
         for (k, out) in values.chunks_exact_mut(n).enumerate() {
             r.frame(m, k, m.frame_time(), frame_time, out);
@@ -83,19 +85,29 @@ pub fn to_fps(bvh: &Bvh, fps: f64) -> Result<Bvh> {
     Bvh::new(bvh.skeleton().clone(), motion)
 }
 
-/// The engine of [`to_fps`], with its per-frame buffers: the quaternions
-/// of the two input frames around the current output time are kept, so
-/// each input frame's rotations are built once.
+/// The engine of [`to_fps`], with its per-frame buffers (nothing is
+/// allocated per frame).
+///
+/// An output frame that lands on an input frame is a copy and computes
+/// nothing. An output frame between two input frames turns its joints with
+/// three rotation channels in one pass on SIMD lanes, one lane per joint
+/// (the half-angle sines and cosines of both input frames, their
+/// quaternions, the SLERP and the continuous Euler extraction, with no
+/// branch on the rotation order; `rotation::batch`'s lane kernel, which
+/// the mixes share); one- and two-channel rotations and positions are
+/// interpolated channel by channel.
 #[derive(Clone, Debug)]
 pub struct Resampler {
-    joints: Vec<(JointChannels, Option<RotationOrder>)>,
-    qa: Vec<DQuat>,
-    qb: Vec<DQuat>,
-    /// The SLERPs of an output frame (one batch, [`slerp_slice`]) and
-    /// their Euler extraction (one batch, [`EulerBatch`]).
-    q: Vec<DQuat>,
-    euler: EulerBatch,
-    cached: Option<usize>,
+    /// The joints with three rotation channels (a rotation order): their
+    /// channel indices in listed order and the order.
+    rot3: Vec<([usize; 3], RotationOrder)>,
+    /// The rotation channels of the joints with one or two, each along
+    /// its shortest arc.
+    arc: Vec<usize>,
+    /// The position channels, linear.
+    linear: Vec<usize>,
+    /// One lane per `rot3` joint.
+    lanes: MixLanes,
     previous: Vec<f64>,
     have_previous: bool,
 }
@@ -103,20 +115,19 @@ pub struct Resampler {
 impl Resampler {
     /// Buffers for `skeleton`.
     pub fn new(skeleton: &Skeleton) -> Resampler {
-        let joints: Vec<_> = skeleton
-            .joints()
-            .iter()
-            .map(JointChannels::of)
-            .filter(|j| j.n_rot > 0 || j.n_pos > 0)
-            .map(|j| (j, j.rotation_order()))
-            .collect();
+        let (mut rot3, mut arc, mut linear) = (vec![], vec![], vec![]);
+        for j in skeleton.joints().iter().map(JointChannels::of) {
+            match j.rotation_order() {
+                Some(order) => rot3.push((j.rot_index, order)),
+                None => arc.extend_from_slice(&j.rot_index[..j.n_rot as usize]),
+            }
+            linear.extend_from_slice(&j.pos_index[..j.n_pos as usize]);
+        }
         Resampler {
-            qa: vec![DQuat::IDENTITY; joints.len()],
-            qb: vec![DQuat::IDENTITY; joints.len()],
-            q: vec![DQuat::IDENTITY; joints.len()],
-            euler: EulerBatch::new(),
-            joints,
-            cached: None,
+            lanes: MixLanes::with_capacity(rot3.len()),
+            rot3,
+            arc,
+            linear,
             previous: vec![0.0; skeleton.n_channels()],
             have_previous: false,
         }
@@ -139,8 +150,8 @@ impl Resampler {
 
     /// Output frame `k` of `motion` resampled from `frame_time` to
     /// `new_frame_time` seconds per frame, into `out`. Frames are best made
-    /// in order (the input rotations and the previous output frame, for
-    /// Euler continuity, are kept between calls).
+    /// in order: the Euler angles are written closest to the previous call's
+    /// output frame (the first call's, to the input frame before it).
     ///
     /// # Panics
     /// When `out` does not hold one value per channel, or `k` is past the
@@ -172,71 +183,35 @@ impl Resampler {
         if u == 0.0 {
             out.copy_from_slice(motion.frame(i0));
         } else {
-            self.load(motion, i0);
             self.between(motion.frame(i0), motion.frame(i0 + 1), u, out);
         }
         self.previous.copy_from_slice(out);
         self.have_previous = true;
     }
 
-    /// Makes `qa`, `qb` the rotations of frames `i0` and `i0 + 1`.
-    fn load(&mut self, motion: &Motion, i0: usize) {
-        if self.cached == Some(i0) {
+    /// Interpolates between frames `a` and `b` at fraction `u`: positions,
+    /// then the one- and two-channel rotations one channel at a time, then
+    /// the three-channel joints on the lanes.
+    fn between(&mut self, a: &[f64], b: &[f64], u: f64, out: &mut [f64]) {
+        for &c in &self.linear {
+            out[c] = a[c] + u * (b[c] - a[c]);
+        }
+        for &c in &self.arc {
+            out[c] = a[c] + u * unwrap_deg(b[c] - a[c], 0.0);
+        }
+        if self.rot3.is_empty() {
             return;
         }
-        if self.cached == Some(i0.wrapping_sub(1)) {
-            std::mem::swap(&mut self.qa, &mut self.qb);
-        } else {
-            let a = motion.frame(i0);
-            for (q, (j, order)) in self.qa.iter_mut().zip(&self.joints) {
-                if order.is_some() {
-                    *q = j.rotation(a);
-                }
-            }
-        }
-        let b = motion.frame(i0 + 1);
-        for (q, (j, order)) in self.qb.iter_mut().zip(&self.joints) {
-            if order.is_some() {
-                *q = j.rotation(b);
-            }
-        }
-        self.cached = Some(i0);
-    }
-
-    /// Interpolates between frames `a` and `b` at fraction `u`, using the
-    /// cached rotations: the SLERPs of every joint (those without three
-    /// rotation channels hold the identity, which costs little) and the
-    /// Euler extractions run as batches.
-    fn between(&mut self, a: &[f64], b: &[f64], u: f64, out: &mut [f64]) {
         let near: &[f64] = if self.have_previous { &self.previous } else { a };
-        slerp_slice(&self.qa, &self.qb, u, &mut self.q);
-        self.euler.clear();
-        for (idx, (j, order)) in self.joints.iter().enumerate() {
-            for k in 0..j.n_pos as usize {
-                let c = j.pos_index[k];
-                out[c] = a[c] + u * (b[c] - a[c]);
-            }
-            match order {
-                Some(order) => {
-                    self.euler.push_quat(self.q[idx], *order, Some(j.angles(near)));
-                }
-                None => {
-                    for k in 0..j.n_rot as usize {
-                        let c = j.rot_index[k];
-                        let d = unwrap_deg(b[c] - a[c], 0.0);
-                        out[c] = a[c] + u * d;
-                    }
-                }
-            }
+        self.lanes.clear();
+        for &(idx, order) in &self.rot3 {
+            let (ja, jb, jn) = (idx.map(|c| a[c]), idx.map(|c| b[c]), idx.map(|c| near[c]));
+            self.lanes.push(order, ja, jb, jn, None);
         }
-        self.euler.solve();
-        let mut e = 0;
-        for (j, order) in &self.joints {
-            if order.is_some() {
-                for (&c, v) in j.rot_index.iter().zip(self.euler.angles(e)) {
-                    out[c] = v;
-                }
-                e += 1;
+        self.lanes.solve(u, false);
+        for (l, (idx, _)) in self.rot3.iter().enumerate() {
+            for (&c, v) in idx.iter().zip(self.lanes.angles(l)) {
+                out[c] = v;
             }
         }
     }
@@ -277,6 +252,7 @@ pub fn slerp(q0: DQuat, q1: DQuat, u: f64) -> DQuat {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rotation::{EulerBatch, euler_to_mat3, slerp_slice};
 
     #[test]
     fn integer_ratios_within_a_hundredth_of_a_percent() {
@@ -284,6 +260,277 @@ mod tests {
         assert_eq!(integer_ratio(2.0), Some(2));
         assert_eq!(integer_ratio(2.4), None);
         assert_eq!(integer_ratio(0.5), None);
+    }
+
+    /// The per-frame engine as it was before the batched rotations: every
+    /// joint's rotation built one channel at a time
+    /// ([`JointChannels::rotation`]), SLERPs of every joint, joints walked
+    /// one by one. Kept as the reference the fast path must match bit for
+    /// bit.
+    struct Reference {
+        joints: Vec<(JointChannels, Option<RotationOrder>)>,
+        qa: Vec<DQuat>,
+        qb: Vec<DQuat>,
+        q: Vec<DQuat>,
+        euler: EulerBatch,
+        cached: Option<usize>,
+        previous: Vec<f64>,
+        have_previous: bool,
+    }
+
+    impl Reference {
+        fn new(skeleton: &Skeleton) -> Reference {
+            let joints: Vec<_> = skeleton
+                .joints()
+                .iter()
+                .map(JointChannels::of)
+                .filter(|j| j.n_rot > 0 || j.n_pos > 0)
+                .map(|j| (j, j.rotation_order()))
+                .collect();
+            Reference {
+                qa: vec![DQuat::IDENTITY; joints.len()],
+                qb: vec![DQuat::IDENTITY; joints.len()],
+                q: vec![DQuat::IDENTITY; joints.len()],
+                euler: EulerBatch::new(),
+                joints,
+                cached: None,
+                previous: vec![0.0; skeleton.n_channels()],
+                have_previous: false,
+            }
+        }
+
+        fn frame(&mut self, motion: &Motion, k: usize, ft: f64, new_ft: f64, out: &mut [f64]) {
+            let ratio = new_ft / ft;
+            let (i0, u) = match integer_ratio(ratio) {
+                Some(step) => (k * step, 0.0),
+                None => {
+                    let s = k as f64 * ratio;
+                    let i0 = s.floor();
+                    let u = s - i0;
+                    if u < ON_FRAME {
+                        (i0 as usize, 0.0)
+                    } else if u > 1.0 - ON_FRAME {
+                        (i0 as usize + 1, 0.0)
+                    } else {
+                        (i0 as usize, u)
+                    }
+                }
+            };
+            if u == 0.0 {
+                out.copy_from_slice(motion.frame(i0));
+            } else {
+                self.load(motion, i0);
+                self.between(motion.frame(i0), motion.frame(i0 + 1), u, out);
+            }
+            self.previous.copy_from_slice(out);
+            self.have_previous = true;
+        }
+
+        fn load(&mut self, motion: &Motion, i0: usize) {
+            if self.cached == Some(i0) {
+                return;
+            }
+            if self.cached == Some(i0.wrapping_sub(1)) {
+                std::mem::swap(&mut self.qa, &mut self.qb);
+            } else {
+                let a = motion.frame(i0);
+                for (q, (j, order)) in self.qa.iter_mut().zip(&self.joints) {
+                    if order.is_some() {
+                        *q = j.rotation(a);
+                    }
+                }
+            }
+            let b = motion.frame(i0 + 1);
+            for (q, (j, order)) in self.qb.iter_mut().zip(&self.joints) {
+                if order.is_some() {
+                    *q = j.rotation(b);
+                }
+            }
+            self.cached = Some(i0);
+        }
+
+        fn between(&mut self, a: &[f64], b: &[f64], u: f64, out: &mut [f64]) {
+            let near: &[f64] = if self.have_previous { &self.previous } else { a };
+            slerp_slice(&self.qa, &self.qb, u, &mut self.q);
+            self.euler.clear();
+            for (idx, (j, order)) in self.joints.iter().enumerate() {
+                for k in 0..j.n_pos as usize {
+                    let c = j.pos_index[k];
+                    out[c] = a[c] + u * (b[c] - a[c]);
+                }
+                match order {
+                    Some(order) => {
+                        self.euler.push_quat(self.q[idx], *order, Some(j.angles(near)));
+                    }
+                    None => {
+                        for k in 0..j.n_rot as usize {
+                            let c = j.rot_index[k];
+                            let d = unwrap_deg(b[c] - a[c], 0.0);
+                            out[c] = a[c] + u * d;
+                        }
+                    }
+                }
+            }
+            self.euler.solve();
+            let mut e = 0;
+            for (j, order) in &self.joints {
+                if order.is_some() {
+                    for (&c, v) in j.rot_index.iter().zip(self.euler.angles(e)) {
+                        out[c] = v;
+                    }
+                    e += 1;
+                }
+            }
+        }
+    }
+
+    /// Every output frame of `bvh` at `fps`, made in `order` by the
+    /// reference engine (`reference`) or by [`Resampler`].
+    fn frames_of(bvh: &Bvh, fps: f64, order: &[usize], reference: bool) -> Vec<Vec<f64>> {
+        let m = bvh.motion();
+        let (mut r, mut fast) = (Reference::new(bvh.skeleton()), Resampler::new(bvh.skeleton()));
+        let mut frames = vec![vec![0.0; m.n_channels()]; order.len()];
+        for &k in order {
+            if reference {
+                r.frame(m, k, m.frame_time(), 1.0 / fps, &mut frames[k]);
+            } else {
+                fast.frame(m, k, m.frame_time(), 1.0 / fps, &mut frames[k]);
+            }
+        }
+        frames
+    }
+
+    /// Checks output frame `got` against the reference's `want`: the
+    /// channels of joints with three rotation channels within 1e-9
+    /// degrees, or, where the middle angle is within 1e-4 degrees of ±90°
+    /// (gimbal lock: only the sum or difference of the first and third
+    /// angles is defined, and it is ill-conditioned there), the same
+    /// rotation within 1e-12 and the same middle angle within 1e-9; every
+    /// other channel bit for bit. Returns the number of three-channel
+    /// rotations compared and of those at gimbal lock.
+    fn compare(bvh: &Bvh, got: &[f64], want: &[f64], what: &str) -> (usize, usize) {
+        let (mut n, mut locked) = (0, 0);
+        for j in bvh.skeleton().joints().iter().map(JointChannels::of) {
+            for &c in &j.pos_index[..j.n_pos as usize] {
+                assert_eq!(got[c].to_bits(), want[c].to_bits(), "{what}: channel {c}");
+            }
+            if j.rotation_order().is_none() {
+                for &c in &j.rot_index[..j.n_rot as usize] {
+                    assert_eq!(got[c].to_bits(), want[c].to_bits(), "{what}: channel {c}");
+                }
+                continue;
+            }
+            let (g, w) = (j.angles(got), j.angles(want));
+            if (w[1].abs() - 90.0).abs() < 1e-4 {
+                let axes = j.rotation_axes();
+                let (mg, mw) = (euler_to_mat3(axes, &g), euler_to_mat3(axes, &w));
+                let d =
+                    (0..3).map(|i| (mg.col(i) - mw.col(i)).abs().max_element()).fold(0.0, f64::max);
+                assert!(d < 1e-12 && (g[1] - w[1]).abs() < 1e-9, "{what}: {g:?} vs {w:?}");
+                locked += 1;
+            } else {
+                for k in 0..3 {
+                    assert!((g[k] - w[k]).abs() <= 1e-9, "{what}: {g:?} vs {w:?}");
+                }
+            }
+            n += 1;
+        }
+        (n, locked)
+    }
+
+    /// Rates relative to a clip's own: up and down, rational and not, and
+    /// whole multiples of the frame time (every output frame a copy).
+    const RATES: [f64; 6] = [2.5, 1.0 / 2.5, 50.0 / 120.0, 1.37, 3.0, 0.5];
+
+    #[test]
+    fn lanes_match_the_per_frame_reference_on_the_corpus() {
+        let test = "resample::lanes_match_the_per_frame_reference_on_the_corpus";
+        if bvhkit_testdata::corpus_or_skip(test).is_none() {
+            return;
+        }
+        let (mut compared, mut locked) = (0usize, 0usize);
+        for path in bvhkit_testdata::corpus_files() {
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let bytes = std::fs::read(&path).unwrap();
+            // Malformed files that the lenient reader still refuses are no clips.
+            let Ok((bvh, _)) = crate::ReadOptions::new().lenient(true).parse(&bytes) else {
+                continue;
+            };
+            let m = bvh.motion();
+            for rate in RATES {
+                let fps = m.fps() * rate;
+                let whole = to_fps(&bvh, fps).unwrap();
+                let n_out = whole.motion().n_frames();
+                let order: Vec<usize> = (0..n_out).collect();
+                let want = frames_of(&bvh, fps, &order, true);
+                for (k, w) in want.iter().enumerate() {
+                    let what = format!("{name} at x{rate}: output frame {k}");
+                    let (n, l) = compare(&bvh, whole.motion().frame(k), w, &what);
+                    compared += n;
+                    locked += l;
+                }
+            }
+        }
+        assert!(compared > 1_000_000, "{compared} rotations compared");
+        eprintln!("resample lanes: {compared} rotations compared ({locked} at gimbal lock)");
+    }
+
+    /// Joints of every kind: positions on non-root joints and between
+    /// rotation channels, one and two rotation channels, a joint without
+    /// channels; angles wandering past ±180.
+    fn odd_channels() -> Bvh {
+        let mut text = String::from(
+            "HIERARCHY
+ROOT R { OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Yrotation Xrotation Zrotation
+  JOINT A { OFFSET 0 1 0 CHANNELS 1 Zrotation
+    JOINT B { OFFSET 0 1 0 CHANNELS 2 Xrotation Yrotation
+      JOINT C { OFFSET 0 1 0 CHANNELS 5 Zrotation Yposition Xrotation Zposition Yrotation
+        JOINT D { OFFSET 0 1 0 CHANNELS 0
+          JOINT E { OFFSET 1 0 0 CHANNELS 4 Xposition Zrotation Yrotation Xrotation
+            End Site { OFFSET 0 1 0 } } } } } } }
+MOTION
+Frames: 40
+Frame Time: 0.04
+",
+        );
+        let mut x: u64 = 7;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for f in 0..40 {
+            let t = f as f64;
+            let row: Vec<String> = (0..18)
+                .map(|c| format!("{}", 47.0 * t * (c as f64 - 8.5) / 8.5 + 90.0 * next()))
+                .collect();
+            text.push_str(&row.join(" "));
+            text.push('\n');
+        }
+        Bvh::parse(&text).unwrap()
+    }
+
+    #[test]
+    fn lanes_match_the_per_frame_reference_on_odd_channels() {
+        let bvh = odd_channels();
+        let fps = bvh.motion().fps();
+        for rate in RATES.into_iter().chain([1.9, 0.77]) {
+            let whole = to_fps(&bvh, fps * rate).unwrap();
+            let n_out = whole.motion().n_frames();
+            // In order, and backwards (each frame next to the one after it).
+            let forwards: Vec<usize> = (0..n_out).collect();
+            let backwards: Vec<usize> = (0..n_out).rev().collect();
+            for order in [forwards, backwards] {
+                let want = frames_of(&bvh, fps * rate, &order, true);
+                let got = frames_of(&bvh, fps * rate, &order, false);
+                for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                    compare(&bvh, g, w, &format!("x{rate} frame {k} (from {})", order[0]));
+                    if order[0] == 0 {
+                        let bits = |f: &[f64]| f.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(bits(whole.motion().frame(k)), bits(g), "x{rate} frame {k}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

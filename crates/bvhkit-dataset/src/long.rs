@@ -702,8 +702,9 @@ mod tests {
     #[test]
     fn hybrid_runs_decode_to_their_values() {
         for bw in [1u8, 3, 7, 8, 13] {
-            let values: Vec<u32> =
-                (0..1234u32).map(|i| (i * 2654435761u32.wrapping_mul(i + 1)) % (1 << bw)).collect();
+            let values: Vec<u32> = (0..1234u32)
+                .map(|i| i.wrapping_mul(2654435761).wrapping_add(i >> 3) % (1 << bw))
+                .collect();
             let mut b = Vec::new();
             bit_packed(&mut b, &values, bw);
             assert_eq!(decode_hybrid(&b, bw, values.len()), values, "bit width {bw}");

@@ -31,6 +31,7 @@
 #![deny(missing_docs)]
 
 mod features;
+mod long;
 pub mod npy;
 mod npz;
 mod parquet;
@@ -58,6 +59,9 @@ pub enum Error {
     /// A clip lacks features the writer's options ask for (it was computed
     /// with other options).
     Missing(&'static str),
+    /// A clip's arrays do not hold a value per frame and joint, or a parent
+    /// index names no joint (what is wrong is named).
+    Inconsistent(&'static str),
 }
 
 impl std::fmt::Display for Error {
@@ -68,6 +72,9 @@ impl std::fmt::Display for Error {
             Error::Arrow(e) => write!(f, "arrow: {e}"),
             Error::Zip(e) => write!(f, "npz: {e}"),
             Error::TooLarge(what) => write!(f, "clip too large: {what} overflow"),
+            Error::Inconsistent(what) => {
+                write!(f, "the clip's {what} do not match its joints and frames")
+            }
             Error::Missing(what) => {
                 write!(
                     f,

@@ -24,6 +24,7 @@ use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
 
 use crate::features::{Clip, Dtype, Layout, Options};
+use crate::long::{self, LongColumn};
 use crate::{Error, Result};
 
 /// The key of the JSON document in the motion table's key-value metadata
@@ -141,6 +142,9 @@ pub struct ParquetWriter<W: Write + Send> {
     skeletons: SkeletonTable,
     row_groups: usize,
     max_group_rows: usize,
+    /// Long-table chunks are encoded by [`crate::long`] (uncompressed
+    /// files); otherwise, and for the wide table, by the Arrow writer.
+    direct: bool,
 }
 
 impl<W: Write + Send> ParquetWriter<W> {
@@ -172,6 +176,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             skeletons: SkeletonTable::default(),
             row_groups: 0,
             max_group_rows: ROW_GROUP_ROWS,
+            direct: options.layout == Layout::Long && compression == Compression::UNCOMPRESSED,
         })
     }
 
@@ -213,6 +218,17 @@ impl<W: Write + Send> ParquetWriter<W> {
         if self.options.contacts.is_some() && clip.contacts.is_none() {
             return Err(Error::Missing("contacts"));
         }
+        check_lengths(&clip, &self.options)?;
+        if self.direct {
+            let group_frames = (self.max_group_rows / nj).max(1);
+            let mut start = 0;
+            while start < clip.n_frames {
+                let end = (start + group_frames).min(clip.n_frames);
+                self.write_group_long(&clip, start..end)?;
+                start = end;
+            }
+            return Ok(());
+        }
         let per_frame = match self.options.layout {
             Layout::Long => nj,
             Layout::Wide => 1,
@@ -230,6 +246,43 @@ impl<W: Write + Send> ParquetWriter<W> {
             start = end;
         }
         Ok(())
+    }
+
+    /// One row group of the long table: frames `frames` of `clip`, every
+    /// column chunk encoded by [`crate::long`] on its own task, then copied
+    /// to the file in schema order.
+    fn write_group_long(&mut self, clip: &Clip, frames: Range<usize>) -> Result<()> {
+        let nj = clip.joints.len();
+        let o = &self.options;
+        let descr = self.file.schema_descr();
+        let columns = self
+            .schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| Ok((descr.column(i), long_column(clip, o, f.name())?)))
+            .collect::<Result<Vec<_>>>()?;
+        let chunks = columns
+            .par_iter()
+            .with_max_len(1)
+            .map(|(d, c)| long::encode(d, c, frames.clone(), nj))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let mut rg = self.file.next_row_group()?;
+        for (chunk, close) in chunks {
+            rg.append_column(&chunk, close)?;
+        }
+        rg.close()?;
+        self.row_groups += 1;
+        Ok(())
+    }
+
+    /// Encodes the long table with the `parquet` crate's Arrow writer, as
+    /// the wide table and compressed files are (the reference the direct
+    /// encoding is tested against).
+    #[cfg(test)]
+    pub(crate) fn with_arrow_encoder(mut self) -> Self {
+        self.direct = false;
+        self
     }
 
     /// One row group: frames `frames` of the clip, every column on its own
@@ -277,6 +330,62 @@ impl<W: Write + Send> ParquetWriter<W> {
     pub fn finish(self) -> Result<(W, SkeletonTable)> {
         let w = self.file.into_inner()?;
         Ok((w, self.skeletons))
+    }
+}
+
+/// Column `name` of the long table for [`long::encode`].
+fn long_column<'a>(clip: &'a Clip, o: &Options, name: &str) -> Result<LongColumn<'a>> {
+    let axis = |n: &str| usize::from(n.as_bytes()[1] - b'x');
+    Ok(match name {
+        "clip" => LongColumn::Clip(&clip.name),
+        "frame" => LongColumn::Frame,
+        "joint" => LongColumn::Joint(&clip.joints),
+        "parent" => LongColumn::Parent(&clip.joints, &clip.parents),
+        "px" | "py" | "pz" => LongColumn::Floats(&clip.positions[axis(name)], o.dtype),
+        "vx" | "vy" | "vz" => {
+            let v = clip.velocities.as_ref().ok_or(Error::Missing("velocities"))?;
+            LongColumn::Floats(&v[axis(name)], o.dtype)
+        }
+        "contact" => LongColumn::Bools(clip.contacts.as_ref().ok_or(Error::Missing("contacts"))?),
+        rotation => {
+            let k = o
+                .rotations
+                .columns()
+                .iter()
+                .position(|c| *c == rotation)
+                .expect("every column of the schema is built");
+            LongColumn::Floats(&clip.rotations[k], o.dtype)
+        }
+    })
+}
+
+/// That the clip's arrays hold a value per frame and joint, and its parents
+/// name joints (a clip's fields are public; [`Clip::compute`] makes them
+/// consistent).
+fn check_lengths(clip: &Clip, o: &Options) -> Result<()> {
+    let nj = clip.joints.len();
+    let rows = clip.rows();
+    let mut bad = None;
+    if clip.parents.len() != nj || clip.parents.iter().any(|p| *p >= nj as i32) {
+        bad = Some("parents");
+    }
+    if clip.positions.iter().any(|c| c.len() != rows) {
+        bad = Some("positions");
+    }
+    if clip.rotations.len() != o.rotations.columns().len()
+        || clip.rotations.iter().any(|c| c.len() != rows)
+    {
+        bad = Some("rotations");
+    }
+    if o.velocities && clip.velocities.as_ref().is_some_and(|v| v.iter().any(|c| c.len() != rows)) {
+        bad = Some("velocities");
+    }
+    if o.contacts.is_some() && clip.contacts.as_ref().is_some_and(|c| c.len() != rows) {
+        bad = Some("contacts");
+    }
+    match bad {
+        Some(what) => Err(Error::Inconsistent(what)),
+        None => Ok(()),
     }
 }
 
@@ -521,4 +630,150 @@ impl SkeletonTable {
 #[must_use]
 pub fn skeleton_path(out: &std::path::Path) -> std::path::PathBuf {
     out.with_extension("skeleton.parquet")
+}
+
+#[cfg(test)]
+mod tests {
+    //! The long table's directly encoded chunks against the `parquet`
+    //! crate's Arrow writer (the reference): the same rows and the same
+    //! chunk metadata, on the corpus and on synthetic clips of several
+    //! pages, with every option.
+
+    use arrow_array::RecordBatch;
+    use bvhkit::Bvh;
+    use parquet::arrow::arrow_reader::{
+        ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
+    };
+    use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
+
+    use super::*;
+    use crate::features::{Contacts, Rotations};
+
+    fn write(clips: &[(String, Bvh)], o: &Options, group_rows: usize, direct: bool) -> Vec<u8> {
+        let mut w = ParquetWriter::new(Vec::new(), o).unwrap().with_row_group_rows(group_rows);
+        if !direct {
+            w = w.with_arrow_encoder();
+        }
+        assert_eq!(w.direct, direct);
+        for (name, bvh) in clips {
+            w.write_clip(Clip::compute(name, bvh, o)).unwrap();
+        }
+        w.finish().unwrap().0
+    }
+
+    fn read(bytes: &[u8], selection: Option<RowSelection>) -> (Vec<RecordBatch>, ParquetMetaData) {
+        let options = ArrowReaderOptions::new().with_offset_index_policy(PageIndexPolicy::Required);
+        let mut b = ParquetRecordBatchReaderBuilder::try_new_with_options(
+            bytes::Bytes::from(bytes.to_vec()),
+            options,
+        )
+        .unwrap();
+        if let Some(s) = selection {
+            b = b.with_row_selection(s);
+        }
+        let meta = b.metadata().as_ref().clone();
+        (b.build().unwrap().map(|r| r.unwrap()).collect(), meta)
+    }
+
+    fn same(direct: &[u8], arrow: &[u8], what: &str) {
+        let (a, ma) = read(direct, None);
+        let (b, mb) = read(arrow, None);
+        let schema = a[0].schema();
+        let a = arrow_select_concat(&a);
+        let b = arrow_select_concat(&b);
+        assert_eq!(a.schema(), b.schema(), "{what}");
+        for (f, (x, y)) in schema.fields().iter().zip(a.columns().iter().zip(b.columns())) {
+            assert_eq!(x.to_data(), y.to_data(), "{what}: column {}", f.name());
+        }
+        assert_eq!(ma.num_row_groups(), mb.num_row_groups(), "{what}");
+        for (g, (ga, gb)) in ma.row_groups().iter().zip(mb.row_groups()).enumerate() {
+            assert_eq!(ga.num_rows(), gb.num_rows());
+            for (ca, cb) in ga.columns().iter().zip(gb.columns()) {
+                let at = format!("{what}: row group {g}, column {}", ca.column_path());
+                assert_eq!(ca.statistics(), cb.statistics(), "{at}");
+                assert_eq!(ca.num_values(), cb.num_values(), "{at}");
+                assert_eq!(ca.compression(), cb.compression(), "{at}");
+                assert_eq!(ca.encodings_mask(), cb.encodings_mask(), "{at}");
+                assert_eq!(
+                    ca.dictionary_page_offset().is_some(),
+                    cb.dictionary_page_offset().is_some(),
+                    "{at}"
+                );
+                // Both list the same page encodings (the page counts differ:
+                // 65,536 rows a page here).
+                assert_eq!(ca.page_encoding_stats_mask(), cb.page_encoding_stats_mask(), "{at}");
+                assert!(ca.page_encoding_stats_mask().is_some(), "{at}");
+                assert!(ca.offset_index_offset().is_some(), "{at}: an offset index");
+            }
+        }
+        // The offset index finds rows: a selection in the middle of a page
+        // of a later row group reads what the whole file holds there.
+        let rows = a.num_rows();
+        let from = rows * 2 / 3 + 7;
+        let n = (rows - from).min(70_000);
+        let selection = RowSelection::from(vec![RowSelector::skip(from), RowSelector::select(n)]);
+        let (part, _) = read(direct, Some(selection));
+        let part = arrow_select_concat(&part);
+        assert_eq!(part.num_rows(), n);
+        for (x, y) in part.columns().iter().zip(a.columns()) {
+            assert_eq!(x.to_data(), y.slice(from, n).to_data(), "{what}: rows {from}..");
+        }
+    }
+
+    fn arrow_select_concat(b: &[RecordBatch]) -> RecordBatch {
+        arrow_select::concat::concat_batches(&b[0].schema(), b).unwrap()
+    }
+
+    #[test]
+    fn direct_long_chunks_equal_the_arrow_writers_on_the_corpus() {
+        if bvhkit_testdata::corpus_or_skip("direct_long_chunks").is_none() {
+            return;
+        }
+        let clips: Vec<(String, Bvh)> = bvhkit_testdata::corpus_files()
+            .iter()
+            .filter_map(|p| {
+                let text = std::fs::read(p).ok()?;
+                let (bvh, _) = bvhkit::ReadOptions::new().lenient(true).parse(&text).ok()?;
+                Some((p.file_name()?.to_string_lossy().into_owned(), bvh))
+            })
+            .collect();
+        assert!(clips.len() >= 40, "{} corpus clips", clips.len());
+        let o = Options::default();
+        same(
+            &write(&clips, &o, ROW_GROUP_ROWS, true),
+            &write(&clips, &o, ROW_GROUP_ROWS, false),
+            "corpus",
+        );
+    }
+
+    #[test]
+    fn direct_long_chunks_equal_the_arrow_writers_with_every_option() {
+        // Names past the statistics' 64 bytes (truncated, the maximum
+        // incremented), one clip of several pages and row groups.
+        let long = "ü".repeat(40);
+        let clips: Vec<(String, Bvh)> = [(3, 20, 700), (5, 7, 1), (11, 60, 1500)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(seed, joints, frames))| {
+                let name = if i == 0 { long.clone() } else { format!("c{i}") };
+                (name, Bvh::parse(bvhkit_testdata::synth_text(seed, joints, frames)).unwrap())
+            })
+            .collect();
+        for dtype in [Dtype::F64, Dtype::F32] {
+            for rotations in [Rotations::Quat, Rotations::SixD] {
+                let o = Options {
+                    dtype,
+                    rotations,
+                    velocities: true,
+                    contacts: Some(Contacts::default()),
+                    root_relative: rotations == Rotations::SixD,
+                    ..Options::default()
+                };
+                let what = format!("{dtype:?} {rotations:?}");
+                for group in [ROW_GROUP_ROWS, 50_000] {
+                    same(&write(&clips, &o, group, true), &write(&clips, &o, group, false), &what);
+                }
+            }
+        }
+    }
 }

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 
@@ -43,6 +44,21 @@ def test_long_table_equals_bvh_positions_and_rotations(
         for i in range(pf.num_row_groups)
     ]
     assert names_in_order == sorted(names_in_order)
+    # The names are dictionary-encoded chunks (a dictionary page, then
+    # RLE_DICTIONARY data pages), read back as text or, when asked, as a
+    # dictionary column with the same values.
+    md = pf.metadata
+    names = [md.schema.column(i).name for i in range(md.num_columns)]
+    for g in range(md.num_row_groups):
+        for c in ("clip", "joint", "parent"):
+            col = md.row_group(g).column(names.index(c))
+            assert col.has_dictionary_page and "RLE_DICTIONARY" in col.encodings, (g, c)
+        px = md.row_group(g).column(names.index("px"))
+        assert not px.has_dictionary_page and px.encodings == ("PLAIN", "RLE"), g
+    as_dict = pq.read_table(out, columns=["joint", "parent"], read_dictionary=["joint", "parent"])
+    assert as_dict.schema.field("joint").type == pa.dictionary(pa.int32(), pa.string())
+    for c in ("joint", "parent"):
+        assert as_dict.column(c).to_pylist() == table.column(c).to_pylist(), c
     checked = 0
     for path in sorted(corpus_dir.glob("*.bvh")):
         rows = clips == path.name

@@ -1,5 +1,6 @@
 use std::io::Read;
 
+use self::private::Buffer;
 use super::header::{HeaderParser, HeaderState, Stop};
 use super::scan::{RowStats, scan};
 use super::{lines_are_frames, row_layout_message};
@@ -12,6 +13,111 @@ const MAX_HEADER: usize = 64 * 1024 * 1024;
 /// How much motion text a lenient reader holds back, when the first motion
 /// line does not hold one frame, to see whether every line is a frame.
 pub(crate) const LOOKAHEAD: usize = 16 * 1024 * 1024;
+
+/// Where a [`FrameReader`] gets its bytes: any [`Read`] (read in chunks into
+/// a buffer of the reader's own), or bytes already in memory
+/// ([`SliceSource`], scanned in place, never copied).
+///
+/// The trait is sealed: it is implemented for every `R: Read` and for
+/// [`SliceSource`], and nothing else.
+pub trait FrameSource: private::Sealed {}
+
+impl<R: Read> FrameSource for R {}
+impl FrameSource for SliceSource<'_> {}
+
+/// Bytes in memory (a file read whole or memory-mapped) as the source of a
+/// [`FrameReader`] ([`ReadOptions::frame_reader_slice`]): the reader scans
+/// them where they are, a window of 256 KiB at a time, so the bytes are
+/// never copied and the reader's own memory stays as small as with any
+/// other source.
+///
+/// [`ReadOptions::frame_reader_slice`]: crate::ReadOptions::frame_reader_slice
+#[derive(Debug)]
+pub struct SliceSource<'a> {
+    data: &'a [u8],
+    /// The window not yet consumed: `data[start..end]`.
+    start: usize,
+    end: usize,
+}
+
+impl<'a> SliceSource<'a> {
+    pub(crate) fn new(data: &'a [u8]) -> SliceSource<'a> {
+        SliceSource { data, start: 0, end: 0 }
+    }
+}
+
+mod private {
+    use super::{CHUNK, Read, Result, SliceSource};
+
+    /// The bytes a [`super::FrameReader`] has read from a `Read` and not
+    /// consumed yet: `bytes[..filled]`. The vector only grows (its tail is
+    /// read into), so reading costs no clearing of memory.
+    #[derive(Debug, Default)]
+    pub struct Buffer {
+        bytes: Vec<u8>,
+        filled: usize,
+    }
+
+    /// The window of input a [`super::FrameReader`] scans: the bytes it
+    /// holds unconsumed, which its [`Buffer`] holds for a `Read` and the
+    /// source itself points at for bytes in memory.
+    pub trait Sealed {
+        /// Makes more bytes visible in the window, if there is any input
+        /// left; returns how many were added (0 at the end).
+        fn more(&mut self, buf: &mut Buffer) -> Result<usize>;
+        /// The unconsumed bytes seen so far.
+        fn window<'s>(&'s self, buf: &'s Buffer) -> &'s [u8];
+        /// Drops the first `n` bytes of the window.
+        fn consume(&mut self, buf: &mut Buffer, n: usize);
+    }
+
+    impl<R: Read> Sealed for R {
+        /// Reads up to one chunk after the bytes held.
+        fn more(&mut self, buf: &mut Buffer) -> Result<usize> {
+            let want = buf.filled + CHUNK;
+            if buf.bytes.len() < want {
+                buf.bytes.resize(want, 0);
+            }
+            loop {
+                match self.read(&mut buf.bytes[buf.filled..want]) {
+                    Ok(n) => {
+                        buf.filled += n;
+                        return Ok(n);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+
+        fn window<'s>(&'s self, buf: &'s Buffer) -> &'s [u8] {
+            &buf.bytes[..buf.filled]
+        }
+
+        fn consume(&mut self, buf: &mut Buffer, n: usize) {
+            buf.bytes.copy_within(n..buf.filled, 0);
+            buf.filled -= n;
+        }
+    }
+
+    impl Sealed for SliceSource<'_> {
+        /// Widens the window by up to one chunk.
+        fn more(&mut self, _: &mut Buffer) -> Result<usize> {
+            let end = self.data.len().min(self.end + CHUNK);
+            let added = end - self.end;
+            self.end = end;
+            Ok(added)
+        }
+
+        fn window<'s>(&'s self, _: &'s Buffer) -> &'s [u8] {
+            &self.data[self.start..self.end]
+        }
+
+        fn consume(&mut self, _: &mut Buffer, n: usize) {
+            self.start += n;
+        }
+    }
+}
 
 /// How the motion values make frames.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -74,8 +180,9 @@ pub struct FrameReader<R> {
     frames_declared: Option<u64>,
     frames_declared_pos: Option<Position>,
     warnings: Vec<Warning>,
-    /// Unscanned bytes; `buf[0]` is byte `buf_base` of the input.
-    buf: Vec<u8>,
+    /// Unscanned bytes read from a `Read` (see [`FrameSource`]); the
+    /// window's first byte is byte `buf_base` of the input.
+    buf: Buffer,
     buf_base: usize,
     eof: bool,
     /// Scanned values not yet handed out, from `pending_start`.
@@ -98,11 +205,14 @@ pub struct FrameReader<R> {
     /// Offset of the first motion byte not yet handed out in a frame, as
     /// far as an undecided layout knows (the lookahead counts from here).
     held_from: usize,
+    /// An error met by [`FrameReader::read_frames`] after it had frames to
+    /// hand out: returned by the next call.
+    deferred: Option<Error>,
 }
 
-impl<R: Read> FrameReader<R> {
+impl<R: FrameSource> FrameReader<R> {
     pub(crate) fn new(mut rdr: R, lenient: bool) -> Result<FrameReader<R>> {
-        let mut buf = Vec::new();
+        let mut buf = Buffer::default();
         let mut eof = false;
         let mut state = None;
         let header = loop {
@@ -110,22 +220,25 @@ impl<R: Read> FrameReader<R> {
             // read again from its checkpoint: the bytes read twice then
             // never outnumber the bytes of the header.
             let resume_at = state.as_ref().map_or(0, HeaderState::checkpoint);
-            let want = buf.len() + (buf.len() - resume_at.min(buf.len()));
+            let have = rdr.window(&buf).len();
+            let want = have + (have - resume_at.min(have));
             while !eof {
-                let got = read_some(&mut rdr, &mut buf)?;
+                let got = rdr.more(&mut buf)?;
                 eof = got == 0;
-                if buf.len() >= want || buf.len() > MAX_HEADER {
+                let have = rdr.window(&buf).len();
+                if have >= want || have > MAX_HEADER {
                     break;
                 }
             }
+            let window = rdr.window(&buf);
             let mut parser = match state.take() {
-                None => HeaderParser::new(&buf, eof, lenient),
-                Some(st) => HeaderParser::resume(&buf, eof, st),
+                None => HeaderParser::new(window, eof, lenient),
+                Some(st) => HeaderParser::resume(window, eof, st),
             };
             match parser.parse() {
                 Ok(h) => break h,
                 Err(Stop::Fatal(e)) => return Err(e),
-                Err(Stop::NeedMore) if buf.len() > MAX_HEADER => {
+                Err(Stop::NeedMore) if window.len() > MAX_HEADER => {
                     return Err(Error::new(
                         ErrorKind::Hierarchy {
                             message: format!(
@@ -133,16 +246,17 @@ impl<R: Read> FrameReader<R> {
                                 MAX_HEADER >> 20
                             ),
                         },
-                        Some(Position::at(&buf, buf.len())),
+                        Some(Position::at(window, window.len())),
                     ));
                 }
                 Err(Stop::NeedMore) => state = Some(parser.into_state()),
             }
         };
-        let start = Position::at(&buf, header.data_start);
-        let frames_declared_pos = header.frames_declared.map(|(_, at)| Position::at(&buf, at));
-        let last_cr = header.data_start > 0 && buf[header.data_start - 1] == b'\r';
-        buf.drain(..header.data_start);
+        let window = rdr.window(&buf);
+        let start = Position::at(window, header.data_start);
+        let frames_declared_pos = header.frames_declared.map(|(_, at)| Position::at(window, at));
+        let last_cr = header.data_start > 0 && window[header.data_start - 1] == b'\r';
+        rdr.consume(&mut buf, header.data_start);
         Ok(FrameReader {
             rdr,
             lenient,
@@ -173,6 +287,7 @@ impl<R: Read> FrameReader<R> {
             last_row_pos: None,
             layout: if lenient { Layout::Undecided } else { Layout::Stream },
             held_from: header.data_start,
+            deferred: None,
         })
     }
 
@@ -268,7 +383,7 @@ impl<R: Read> FrameReader<R> {
                 self.pending.drain(..self.pending_start);
                 self.pending_start = 0;
             }
-            if self.buf.is_empty() && self.eof {
+            if self.eof && self.rdr.window(&self.buf).is_empty() {
                 if self.layout == Layout::Undecided {
                     self.layout = Layout::Stream;
                     if lines_are_frames(&self.stats, self.frames_declared, c) {
@@ -288,9 +403,9 @@ impl<R: Read> FrameReader<R> {
                 continue;
             }
             if !self.eof {
-                let got = read_some(&mut self.rdr, &mut self.buf)?;
+                let got = self.rdr.more(&mut self.buf)?;
                 self.eof = got == 0;
-                if !self.eof && self.buf.len() < CHUNK / 2 {
+                if !self.eof && self.rdr.window(&self.buf).len() < CHUNK / 2 {
                     continue;
                 }
             }
@@ -298,12 +413,82 @@ impl<R: Read> FrameReader<R> {
         }
     }
 
+    /// Appends up to `max` frames' values to `out` (frame after frame, one
+    /// frame's values per channel) and returns how many frames it added; 0
+    /// at the end (or when `max` is 0). The frames are those
+    /// [`FrameReader::read_frame`] hands out, but runs of them are copied
+    /// in one piece.
+    ///
+    /// # Errors
+    /// As [`FrameReader::read_frame`]. Frames before a bad one are handed
+    /// out first: a call that meets an error after adding frames returns
+    /// them, and the next call returns the error.
+    ///
+    /// # Example
+    /// ```
+    /// let text = "HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 2 Xposition Zrotation }
+    /// MOTION
+    /// Frames: 3
+    /// Frame Time: 0.5
+    /// 1 2
+    /// 3 4
+    /// 5 6
+    /// ";
+    /// let mut rdr = bvhkit::ReadOptions::new().frame_reader_slice(text.as_bytes())?;
+    /// let mut batch = Vec::new();
+    /// assert_eq!(rdr.read_frames(&mut batch, 2)?, 2);
+    /// assert_eq!(rdr.read_frames(&mut batch, 2)?, 1);
+    /// assert_eq!(rdr.read_frames(&mut batch, 2)?, 0);
+    /// assert_eq!(batch, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    /// # Ok::<(), bvhkit::Error>(())
+    /// ```
+    pub fn read_frames(&mut self, out: &mut Vec<f64>, max: usize) -> Result<usize> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
+        let c = self.skeleton.n_channels();
+        let mut n = 0;
+        while n < max {
+            if c > 0 && matches!(self.layout, Layout::Stream | Layout::StreamPastLookahead) {
+                let whole = (self.pending.len() - self.pending_start) / c;
+                let take = whole.min(max - n);
+                if take > 0 {
+                    let at = self.pending_start;
+                    out.extend_from_slice(&self.pending[at..at + take * c]);
+                    self.pending_start += take * c;
+                    self.frames_read += take as u64;
+                    n += take;
+                    continue;
+                }
+            }
+            let at = out.len();
+            out.resize(at + c, 0.0);
+            match self.read_frame(&mut out[at..]) {
+                Ok(true) => n += 1,
+                Ok(false) => {
+                    out.truncate(at);
+                    break;
+                }
+                Err(e) => {
+                    out.truncate(at);
+                    if n == 0 {
+                        return Err(e);
+                    }
+                    self.deferred = Some(e);
+                    break;
+                }
+            }
+        }
+        Ok(n)
+    }
+
     fn scan_buffer(&mut self, c: usize) -> Result<()> {
         let before_irregular = self.stats.first_irregular.is_some();
+        let window = self.rdr.window(&self.buf);
         let used =
-            scan(&self.buf, self.buf_base, c as u64, &mut self.pending, &mut self.stats, self.eof)
+            scan(window, self.buf_base, c as u64, &mut self.pending, &mut self.stats, self.eof)
                 .map_err(|bad| {
-                    let tok = self.buf[bad.start - self.buf_base..bad.end - self.buf_base].to_vec();
+                    let tok = window[bad.start - self.buf_base..bad.end - self.buf_base].to_vec();
                     let pos = self.track_to(bad.start);
                     Error::new(
                         ErrorKind::BadNumber {
@@ -325,7 +510,8 @@ impl<R: Read> FrameReader<R> {
                 .filter(|&o| o >= self.buf_base)
         {
             let rel = off - self.buf_base;
-            let tok = self.buf[rel..crate::number::token_end(&self.buf, rel)].to_vec();
+            let window = self.rdr.window(&self.buf);
+            let tok = window[rel..crate::number::token_end(window, rel)].to_vec();
             return Err(Error::new(
                 ErrorKind::Syntax {
                     expected: "no motion values (the skeleton has no channels)".into(),
@@ -467,13 +653,13 @@ impl<R: Read> FrameReader<R> {
         if self.empty_frames_left.is_none() {
             // Count the lines left: a frame with no channels is an empty line.
             loop {
-                if !self.buf.is_empty() {
+                if !self.rdr.window(&self.buf).is_empty() {
                     self.scan_buffer(0)?;
                 }
-                if self.eof && self.buf.is_empty() {
+                if self.eof && self.rdr.window(&self.buf).is_empty() {
                     break;
                 }
-                let got = read_some(&mut self.rdr, &mut self.buf)?;
+                let got = self.rdr.more(&mut self.buf)?;
                 self.eof = got == 0;
             }
             let lines = self.stats.line_ends().saturating_sub(1);
@@ -504,8 +690,8 @@ impl<R: Read> FrameReader<R> {
         targets: &[Option<usize>; 2],
         found: &mut [Option<Position>; 2],
     ) {
-        let Some(&last) = self.buf[..used].last() else { return };
-        let piece = &self.buf[..used];
+        let piece = &self.rdr.window(&self.buf)[..used];
+        let Some(&last) = piece.last() else { return };
         let ends_now = self.stats.lf + self.stats.cr - self.stats.crlf;
         // A `\r\n` split between the previous piece and this one counts
         // once (the scan saw only the `\n`).
@@ -531,14 +717,14 @@ impl<R: Read> FrameReader<R> {
             };
             *f = Some(Position { line, column, byte: t as u64 });
         }
-        self.buf.drain(..used);
+        self.rdr.consume(&mut self.buf, used);
         self.buf_base += used;
     }
 
     /// The position of absolute offset `abs` (which must be in `buf`).
     fn track_to(&self, abs: usize) -> Position {
         let (mut line, mut column, mut last_cr) = (self.line, self.column, self.last_cr);
-        for &b in &self.buf[..abs - self.buf_base] {
+        for &b in &self.rdr.window(&self.buf)[..abs - self.buf_base] {
             match b {
                 b'\n' if last_cr => last_cr = false,
                 b'\n' | b'\r' => {
@@ -572,25 +758,6 @@ fn line_ends(b: &[u8]) -> u64 {
         cr = x == b'\r';
     }
     n
-}
-
-/// Appends up to one chunk from `rdr` to `buf`; returns the bytes read.
-fn read_some<R: Read>(rdr: &mut R, buf: &mut Vec<u8>) -> Result<usize> {
-    let old = buf.len();
-    buf.resize(old + CHUNK, 0);
-    loop {
-        match rdr.read(&mut buf[old..]) {
-            Ok(n) => {
-                buf.truncate(old + n);
-                return Ok(n);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                buf.truncate(old);
-                return Err(e.into());
-            }
-        }
-    }
 }
 
 #[cfg(test)]

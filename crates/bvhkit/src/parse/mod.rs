@@ -67,7 +67,9 @@ impl ReadOptions {
     }
 
     /// Parse motion values on all cores when the input is large (default:
-    /// `true`; no effect without the `parallel` feature).
+    /// `true`; no effect without the `parallel` feature). A
+    /// [`FrameReader`] over bytes in memory ([`ReadOptions::frame_reader_slice`])
+    /// scans each window of a megabyte in two halves on rayon's pool.
     pub fn parallel(&mut self, yes: bool) -> &mut ReadOptions {
         self.parallel = yes;
         self
@@ -125,7 +127,7 @@ impl ReadOptions {
     /// # Errors
     /// When the header (hierarchy and motion header) cannot be read.
     pub fn frame_reader<R: std::io::Read>(&self, rdr: R) -> Result<FrameReader<R>> {
-        FrameReader::new(rdr, self.lenient)
+        FrameReader::new(rdr, self.lenient, self.parallel)
     }
 
     /// Starts streaming a BVH text that is already in memory (read whole,
@@ -152,7 +154,7 @@ impl ReadOptions {
     /// # Ok::<(), bvhkit::Error>(())
     /// ```
     pub fn frame_reader_slice<'a>(&self, bytes: &'a [u8]) -> Result<FrameReader<SliceSource<'a>>> {
-        FrameReader::new(SliceSource::new(bytes), self.lenient)
+        FrameReader::new(SliceSource::new(bytes), self.lenient, self.parallel)
     }
 }
 

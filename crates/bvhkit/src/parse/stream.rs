@@ -2,12 +2,15 @@ use std::io::Read;
 
 use self::private::Buffer;
 use super::header::{HeaderParser, HeaderState, Stop};
-use super::scan::{RowStats, scan};
+use super::scan::{RowStats, scan_window};
 use super::{lines_are_frames, row_layout_message};
 use crate::error::{Error, ErrorKind, Position, Result, Warning, WarningKind, describe_token};
 use crate::skeleton::Skeleton;
 
 const CHUNK: usize = 256 * 1024;
+/// How far a [`SliceSource`]'s window widens at a time: large enough that
+/// scanning it on two threads pays.
+const SLICE_STEP: usize = 1024 * 1024;
 /// Largest hierarchy the streaming reader buffers.
 const MAX_HEADER: usize = 64 * 1024 * 1024;
 /// How much motion text a lenient reader holds back, when the first motion
@@ -47,7 +50,7 @@ impl<'a> SliceSource<'a> {
 }
 
 mod private {
-    use super::{CHUNK, Read, Result, SliceSource};
+    use super::{CHUNK, Read, Result, SLICE_STEP, SliceSource};
 
     /// The bytes a [`super::FrameReader`] has read from a `Read` and not
     /// consumed yet: `bytes[..filled]`. The vector only grows (its tail is
@@ -103,7 +106,7 @@ mod private {
     impl Sealed for SliceSource<'_> {
         /// Widens the window by up to one chunk.
         fn more(&mut self, _: &mut Buffer) -> Result<usize> {
-            let end = self.data.len().min(self.end + CHUNK);
+            let end = self.data.len().min(self.end + SLICE_STEP);
             let added = end - self.end;
             self.end = end;
             Ok(added)
@@ -175,6 +178,8 @@ enum Layout {
 pub struct FrameReader<R> {
     rdr: R,
     lenient: bool,
+    /// Whether a large window may be scanned on two threads.
+    parallel: bool,
     skeleton: Skeleton,
     frame_time: f64,
     frames_declared: Option<u64>,
@@ -187,6 +192,9 @@ pub struct FrameReader<R> {
     eof: bool,
     /// Scanned values not yet handed out, from `pending_start`.
     pending: Vec<f64>,
+    /// The second half of a window scanned on two threads, until it joins
+    /// `pending`.
+    spare: Vec<f64>,
     pending_start: usize,
     stats: RowStats,
     frames_read: u64,
@@ -211,7 +219,7 @@ pub struct FrameReader<R> {
 }
 
 impl<R: FrameSource> FrameReader<R> {
-    pub(crate) fn new(mut rdr: R, lenient: bool) -> Result<FrameReader<R>> {
+    pub(crate) fn new(mut rdr: R, lenient: bool, parallel: bool) -> Result<FrameReader<R>> {
         let mut buf = Buffer::default();
         let mut eof = false;
         let mut state = None;
@@ -260,6 +268,7 @@ impl<R: FrameSource> FrameReader<R> {
         Ok(FrameReader {
             rdr,
             lenient,
+            parallel,
             frame_time: header.frame_time,
             frames_declared: header.frames_declared.map(|(n, _)| n),
             frames_declared_pos,
@@ -269,6 +278,7 @@ impl<R: FrameSource> FrameReader<R> {
             buf_base: header.data_start,
             eof,
             pending: Vec::new(),
+            spare: Vec::new(),
             pending_start: 0,
             // Line lengths are kept while a lenient reader decides the layout.
             stats: {
@@ -449,17 +459,34 @@ impl<R: FrameSource> FrameReader<R> {
         let c = self.skeleton.n_channels();
         let mut n = 0;
         while n < max {
-            if c > 0 && matches!(self.layout, Layout::Stream | Layout::StreamPastLookahead) {
-                let whole = (self.pending.len() - self.pending_start) / c;
-                let take = whole.min(max - n);
-                if take > 0 {
-                    let at = self.pending_start;
-                    out.extend_from_slice(&self.pending[at..at + take * c]);
-                    self.pending_start += take * c;
-                    self.frames_read += take as u64;
-                    n += take;
-                    continue;
+            // Frames that need no decision: every whole frame of a stream,
+            // and, while the layout is undecided, the lines of one frame
+            // before the first that is not (as `read_frame` hands them out).
+            let ready = match self.layout {
+                _ if c == 0 => 0,
+                Layout::Stream | Layout::StreamPastLookahead => {
+                    (self.pending.len() - self.pending_start) / c
                 }
+                Layout::Undecided => {
+                    usize::try_from(self.regular_rows().saturating_sub(self.frames_read))
+                        .unwrap_or(usize::MAX)
+                }
+                Layout::Lines => 0,
+            };
+            let take = ready.min(max - n);
+            if take > 0 {
+                let at = self.pending_start;
+                out.extend_from_slice(&self.pending[at..at + take * c]);
+                self.pending_start += take * c;
+                self.frames_read += take as u64;
+                n += take;
+                if self.layout == Layout::Undecided
+                    && self.frames_read == self.stats.rows
+                    && let Some((start, _)) = self.stats.last
+                {
+                    self.held_from = start;
+                }
+                continue;
             }
             let at = out.len();
             out.resize(at + c, 0.0);
@@ -485,19 +512,24 @@ impl<R: FrameSource> FrameReader<R> {
     fn scan_buffer(&mut self, c: usize) -> Result<()> {
         let before_irregular = self.stats.first_irregular.is_some();
         let window = self.rdr.window(&self.buf);
-        let used =
-            scan(window, self.buf_base, c as u64, &mut self.pending, &mut self.stats, self.eof)
-                .map_err(|bad| {
-                    let tok = window[bad.start - self.buf_base..bad.end - self.buf_base].to_vec();
-                    let pos = self.track_to(bad.start);
-                    Error::new(
-                        ErrorKind::BadNumber {
-                            context: "motion value",
-                            found: describe_token(&tok),
-                        },
-                        Some(pos),
-                    )
-                })?;
+        let used = scan_window(
+            window,
+            self.buf_base,
+            c as u64,
+            &mut self.pending,
+            &mut self.spare,
+            &mut self.stats,
+            self.eof,
+            self.parallel,
+        )
+        .map_err(|bad| {
+            let tok = window[bad.start - self.buf_base..bad.end - self.buf_base].to_vec();
+            let pos = self.track_to(bad.start);
+            Error::new(
+                ErrorKind::BadNumber { context: "motion value", found: describe_token(&tok) },
+                Some(pos),
+            )
+        })?;
         // With no channels, any value is an error: report the first one while
         // its bytes are still in the buffer (its line may not have ended yet).
         if c == 0
@@ -822,6 +854,137 @@ mod tests {
             s.push('\n');
         }
         s.into_bytes()
+    }
+
+    /// What a reader over `text` gives: frames (as bits), then the
+    /// warnings, or the error. Through `frame_reader` in reads of `step`
+    /// bytes, frame by frame, or (`step == 0`) through `frame_reader_slice`
+    /// in batches of `batch` frames, parallel or not.
+    fn outcome(text: &[u8], lenient: bool, step: usize, batch: usize, parallel: bool) -> Outcome {
+        let mut opts = ReadOptions::new();
+        opts.lenient(lenient).parallel(parallel);
+        let mut frames = Vec::new();
+        let end = |warnings: &[crate::Warning], e: Option<crate::Error>| {
+            let mut w: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+            w.extend(e.map(|e| format!("error: {e}")));
+            w
+        };
+        if step > 0 {
+            let mut r = match opts.frame_reader(Trickle(text, step)) {
+                Ok(r) => r,
+                Err(e) => return Outcome { frames, end: vec![format!("header: {e}")] },
+            };
+            let mut frame = vec![0.0; r.skeleton().n_channels()];
+            loop {
+                match r.read_frame(&mut frame) {
+                    Ok(true) => frames.extend(frame.iter().map(|v| v.to_bits())),
+                    Ok(false) => return Outcome { frames, end: end(r.warnings(), None) },
+                    Err(e) => return Outcome { frames, end: end(r.warnings(), Some(e)) },
+                }
+            }
+        }
+        let mut r = match opts.frame_reader_slice(text) {
+            Ok(r) => r,
+            Err(e) => return Outcome { frames, end: vec![format!("header: {e}")] },
+        };
+        let mut values = Vec::new();
+        loop {
+            match r.read_frames(&mut values, batch) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    frames.extend(values.iter().map(|v| v.to_bits()));
+                    return Outcome { frames, end: end(r.warnings(), Some(e)) };
+                }
+            }
+        }
+        frames.extend(values.iter().map(|v| v.to_bits()));
+        Outcome { frames, end: end(r.warnings(), None) }
+    }
+
+    #[derive(Debug, PartialEq)]
+    struct Outcome {
+        frames: Vec<u64>,
+        end: Vec<String>,
+    }
+
+    /// Asserts that two outcomes agree: the same warnings or error, and the
+    /// same frames, except that before an error one reader may have handed
+    /// out fewer frames than the other (each stops at the window it was
+    /// scanning), so the shorter is a prefix of the longer.
+    #[track_caller]
+    fn assert_agree(a: &Outcome, b: &Outcome, what: &str) {
+        assert_eq!(a.end, b.end, "{what}");
+        let error = a.end.last().is_some_and(|l| l.starts_with("error"));
+        if error {
+            let n = a.frames.len().min(b.frames.len());
+            assert!(a.frames[..n] == b.frames[..n], "{what}: frames differ");
+        } else {
+            assert_eq!(a.frames.len(), b.frames.len(), "{what}: frame counts");
+            assert!(a.frames == b.frames, "{what}: frames differ");
+        }
+    }
+
+    /// `lines` lines of motion for 3 channels, about 3 MB: several
+    /// windows, each scanned in two halves; `edit` changes line `k`.
+    fn big(lines: usize, eol: &str, edit: impl Fn(usize) -> Option<String>) -> Vec<u8> {
+        let mut s = format!(
+            "HIERARCHY{eol}ROOT A{eol}{{{eol}OFFSET 0 0 0{eol}CHANNELS 3 Xposition Zrotation Yrotation{eol}}}{eol}MOTION{eol}Frames: {lines}{eol}Frame Time: 0.01{eol}"
+        );
+        for k in 0..lines {
+            match edit(k) {
+                Some(line) => s.push_str(&line),
+                None => s.push_str(&format!("{k}.25 -{}.5 {}", k % 360, k % 7)),
+            }
+            s.push_str(eol);
+        }
+        s.into_bytes()
+    }
+
+    /// The reader that scans bytes in place, with large windows scanned in
+    /// two halves on two threads, gives what the reader of a `Read` gives:
+    /// the same frames, warnings and errors (at the same line and column),
+    /// whether the problem sits in a window's first half, its second half
+    /// or at the cut, in batches of any size.
+    #[test]
+    fn scanning_in_place_in_two_halves_changes_nothing() {
+        let lines = 150_000;
+        // A line at about every tenth of the file, and around the first
+        // window's middle and end (windows are about 1 MiB; lines about 20
+        // bytes).
+        let spots = [lines * 3 / 10 + 3, 26_000, 26_300, 52_000, 53_000, lines * 7 / 10, lines - 1];
+        type Edit = Box<dyn Fn(usize, usize) -> Option<String>>;
+        let cases: Vec<(&str, Edit)> = vec![
+            ("regular", Box::new(|_, _| None)),
+            ("one long line", Box::new(|k, at| (k == at).then(|| "1 2 3 4".to_string()))),
+            ("one short line", Box::new(|k, at| (k == at).then(|| "1 2".to_string()))),
+            ("a bad token", Box::new(|k, at| (k == at).then(|| "1 2x 3".to_string()))),
+            ("a control byte", Box::new(|k, at| (k == at).then(|| "1 \x01 3".to_string()))),
+            ("a frame over two lines", Box::new(|k, at| (k == at).then(|| "1 2\n3".to_string()))),
+            // Every line from here on holds 2 values: lines are frames only
+            // if there are as many as declared, which there are.
+            ("short lines from here", Box::new(|k, at| (k >= at).then(|| format!("{k} 1")))),
+            ("an empty line", Box::new(|k, at| (k == at).then(String::new))),
+        ];
+        let mut checked = 0;
+        for eol in ["\n", "\r\n"] {
+            for (name, edit) in &cases {
+                let at_list = if *name == "regular" { &spots[..1] } else { &spots[..] };
+                for &at in at_list {
+                    let text = big(lines, eol, |k| edit(k, at));
+                    for lenient in [false, true] {
+                        let what = format!("{name} at line {at}, {eol:?}, lenient {lenient}");
+                        let read = outcome(&text, lenient, 256 * 1024, 0, true);
+                        for (batch, parallel) in [(4096, true), (1, false)] {
+                            let sliced = outcome(&text, lenient, 0, batch, parallel);
+                            assert_agree(&read, &sliced, &format!("{what}, batch {batch}"));
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
     }
 
     #[test]

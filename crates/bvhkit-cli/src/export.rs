@@ -18,7 +18,7 @@ use bvhkit_render::units::UnitGuess;
 use clap::ValueEnum;
 
 use crate::PosMode;
-use crate::io::{Dest, Input, Output, located_warning};
+use crate::io::{Dest, Input, Output, Streamed, located_warning};
 use crate::range::FrameRange;
 
 /// The long help of `bvh positions` (`bvh positions --help`).
@@ -385,9 +385,15 @@ struct NpySink {
     k: usize,
     frames: usize,
     header_len: usize,
+    /// Frames converted to little-endian bytes, written out about a
+    /// megabyte at a time.
+    bytes: Vec<u8>,
     /// The sidecar's fields, completed at the end.
     sidecar: serde_json::Map<String, serde_json::Value>,
 }
+
+/// How many bytes of frames [`NpySink`] gathers before writing them.
+const NPY_WRITE: usize = 1 << 20;
 
 fn npy_header(dtype: Dtype, frames: usize, joints: usize, k: usize) -> Vec<u8> {
     let descr = match dtype {
@@ -450,6 +456,7 @@ impl NpySink {
             k: layout.components.len(),
             frames: 0,
             header_len: header.len(),
+            bytes: Vec::with_capacity(NPY_WRITE + (1 << 16)),
             sidecar,
         })
     }
@@ -457,11 +464,24 @@ impl NpySink {
 
 impl Sink for NpySink {
     fn frame(&mut self, _index: usize, values: &[f64]) -> Result<()> {
-        for &v in values {
-            match self.dtype {
-                Dtype::F32 => self.w.write_all(&(v as f32).to_le_bytes())?,
-                Dtype::F64 => self.w.write_all(&v.to_le_bytes())?,
+        let at = self.bytes.len();
+        match self.dtype {
+            Dtype::F32 => {
+                self.bytes.resize(at + 4 * values.len(), 0);
+                for (b, &v) in self.bytes[at..].chunks_exact_mut(4).zip(values) {
+                    b.copy_from_slice(&(v as f32).to_le_bytes());
+                }
             }
+            Dtype::F64 => {
+                self.bytes.resize(at + 8 * values.len(), 0);
+                for (b, &v) in self.bytes[at..].chunks_exact_mut(8).zip(values) {
+                    b.copy_from_slice(&v.to_le_bytes());
+                }
+            }
+        }
+        if self.bytes.len() >= NPY_WRITE {
+            self.w.write_all(&self.bytes)?;
+            self.bytes.clear();
         }
         self.frames += 1;
         Ok(())
@@ -480,8 +500,19 @@ impl Sink for NpySink {
     }
 
     fn finish(self: Box<Self>) -> Result<()> {
-        let NpySink { mut out, mut w, path, dtype, joints, k, frames, header_len, mut sidecar } =
-            *self;
+        let NpySink {
+            mut out,
+            mut w,
+            path,
+            dtype,
+            joints,
+            k,
+            frames,
+            header_len,
+            bytes,
+            mut sidecar,
+        } = *self;
+        w.write_all(&bytes)?;
         let header = npy_header(dtype, frames, joints, k);
         debug_assert_eq!(header.len(), header_len);
         w.seek(SeekFrom::Start(0))?;
@@ -588,7 +619,7 @@ fn stream(
     command: &str,
     settings: Vec<(&'static str, serde_json::Value)>,
     make_layout: impl FnOnce(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
-    mut per_frame: impl FnMut(&Skeleton, &[f64], &[usize], &mut Vec<f64>) -> Option<f64>,
+    per_frame: impl FnMut(&Skeleton, &[f64], &[usize], &mut Vec<f64>) -> Option<f64>,
 ) -> Result<Vec<String>> {
     let inputs = std::slice::from_ref(input);
     if let Some(out) = out {
@@ -616,101 +647,135 @@ fn stream(
         }
         None => crate::clip::source_up_given(c.up),
     };
-    let source: Box<dyn std::io::Read + Send + '_> = match &whole {
-        Some(bytes) => Box::new(std::io::Cursor::new(&bytes[..])),
-        None => input.open()?,
+    // A regular file is scanned in place (mapped, or read whole when
+    // small); standard input and pipes are read a chunk at a time.
+    let source = match whole {
+        Some(bytes) => Streamed::Bytes(bytes),
+        None => input.open_stream()?,
     };
-    let reader = BufReader::with_capacity(1 << 16, source);
-    let mut rdr = ReadOptions::new()
-        .lenient(!c.strict)
-        .frame_reader(reader)
-        .map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
-    // The frames as read, converted to Y up per frame when asked (a FrameMap streams).
-    let mut to_y_up = from.map(|a| crate::clip::to_y_up(rdr.skeleton(), a));
-    let skeleton = match &to_y_up {
-        Some(map) => map.output_skeleton().clone(),
-        None => rdr.skeleton().clone(),
-    };
-    let (sel, names) = select(&skeleton, &c.joints)?;
-    let range = c.frames.unwrap_or("..".parse()?);
-    let first = range.first();
-    let layout = make_layout(&skeleton, &sel, names, rdr.frame_time());
-    let mut meta = Meta::new(&skeleton, &sel, input, first);
-    meta.settings = settings;
-    // The up axis the output was converted from (null: the file's own axes).
-    meta.settings.push(("up_converted_from", from.map(|a| a.name()).into()));
-    let mut sink = open_sink(c, out, format, layout, meta)?;
-    // The NPY sidecar's unit guess: bvhkit::units' one guess, from the
-    // size of every frame read (one number per frame is kept).
-    let guess_units = format == Format::Npy;
-    let fk = Kinematics::new(&skeleton, c.position_channels.into());
-    let mut scratch = fk.scratch();
-    let mut pose = vec![DVec3::ZERO; if guess_units { skeleton.len() } else { 0 }];
-    let mut sizes = Vec::new();
-    let mut frame = vec![0.0; skeleton.n_channels()];
-    let mut values = Vec::new();
-    let mut f = 0usize;
-    let mut written = 0usize;
-    let n_raw = rdr.skeleton().n_channels();
-    // A thread reads and parses batches of frames while this one computes
-    // and writes the batch before (two cores, constant memory); the frames
-    // are handled one at a time, in order, as before.
-    let read = crate::io::read_batches(&mut rdr, |frames, batch| {
-        for k in 0..frames {
-            if range.past(f) {
-                return Ok(false);
-            }
-            let raw = &batch[k * n_raw..(k + 1) * n_raw];
-            let frame: &[f64] = match to_y_up.as_mut() {
-                Some(map) => {
-                    map.map(raw, &mut frame);
-                    &frame
-                }
-                None => raw,
-            };
-            let mut size = None;
-            if range.contains(f) {
-                values.clear();
-                size = per_frame(&skeleton, frame, &sel, &mut values);
-                sink.frame(f, &values)?;
-                written += 1;
-            }
-            if guess_units {
-                sizes.push(size.unwrap_or_else(|| {
-                    fk.positions_with(frame, &mut scratch, &mut pose);
-                    bvhkit::units::pose_size(&pose)
-                }));
-            }
-            f += 1;
+    let mut opts = ReadOptions::new();
+    opts.lenient(!c.strict);
+    let located = |e: bvhkit::Error| anyhow::anyhow!(crate::io::located(input, &e));
+    let run = Run { c, input, out, format, from, notes };
+    match source {
+        Streamed::Bytes(bytes) => {
+            let rdr = opts.frame_reader_slice(&bytes).map_err(located)?;
+            run.frames(rdr, settings, make_layout, per_frame)
         }
-        Ok(!range.past(f))
-    })?;
-    read.map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
-    if guess_units {
-        sink.units(if sizes.is_empty() {
-            let rest = bvhkit::units::rest_pose(&skeleton, c.position_channels.into());
-            UnitGuess::of_positions(skeleton.len(), &rest)
-        } else {
-            UnitGuess::of_pose_sizes(sizes)
-        });
+        Streamed::Reader(r) => {
+            let rdr = opts.frame_reader(BufReader::with_capacity(1 << 16, r)).map_err(located)?;
+            run.frames(rdr, settings, make_layout, per_frame)
+        }
     }
-    sink.finish()?;
-    let mut lines: Vec<String> = rdr
-        .warnings()
-        .iter()
-        .map(|w| crate::text::escape(&located_warning(input, w)).into_owned())
-        .chain(notes.iter().map(|n| crate::text::escape(n).into_owned()))
-        .collect();
-    if written == 0 && f > 0 {
-        lines.push(
-            crate::text::escape(&format!(
-                "bvh: warning: {}: the frame range selects none of the {f} frames read",
-                input.display()
-            ))
-            .into_owned(),
-        );
+}
+
+/// What [`stream`] has decided before reading frames.
+struct Run<'a> {
+    c: &'a Common,
+    input: &'a Input,
+    out: Option<&'a Path>,
+    format: Format,
+    from: Option<bvhkit::edit::axes::SignedAxis>,
+    notes: Vec<String>,
+}
+
+impl Run<'_> {
+    /// Reads, computes and writes every frame of `rdr` ([`stream`]).
+    fn frames<S: bvhkit::FrameSource + Send>(
+        self,
+        mut rdr: bvhkit::FrameReader<S>,
+        settings: Vec<(&'static str, serde_json::Value)>,
+        make_layout: impl FnOnce(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
+        mut per_frame: impl FnMut(&Skeleton, &[f64], &[usize], &mut Vec<f64>) -> Option<f64>,
+    ) -> Result<Vec<String>> {
+        let Run { c, input, out, format, from, notes } = self;
+        // The frames as read, converted to Y up per frame when asked (a FrameMap streams).
+        let mut to_y_up = from.map(|a| crate::clip::to_y_up(rdr.skeleton(), a));
+        let skeleton = match &to_y_up {
+            Some(map) => map.output_skeleton().clone(),
+            None => rdr.skeleton().clone(),
+        };
+        let (sel, names) = select(&skeleton, &c.joints)?;
+        let range = c.frames.unwrap_or("..".parse()?);
+        let first = range.first();
+        let layout = make_layout(&skeleton, &sel, names, rdr.frame_time());
+        let mut meta = Meta::new(&skeleton, &sel, input, first);
+        meta.settings = settings;
+        // The up axis the output was converted from (null: the file's own axes).
+        meta.settings.push(("up_converted_from", from.map(|a| a.name()).into()));
+        let mut sink = open_sink(c, out, format, layout, meta)?;
+        // The NPY sidecar's unit guess: bvhkit::units' one guess, from the
+        // size of every frame read (one number per frame is kept).
+        let guess_units = format == Format::Npy;
+        let fk = Kinematics::new(&skeleton, c.position_channels.into());
+        let mut scratch = fk.scratch();
+        let mut pose = vec![DVec3::ZERO; if guess_units { skeleton.len() } else { 0 }];
+        let mut sizes = Vec::new();
+        let mut frame = vec![0.0; skeleton.n_channels()];
+        let mut values = Vec::new();
+        let mut f = 0usize;
+        let mut written = 0usize;
+        let n_raw = rdr.skeleton().n_channels();
+        // A thread reads and parses batches of frames while this one computes
+        // and writes the batch before (two cores, constant memory); the frames
+        // are handled one at a time, in order, as before.
+        let read = crate::io::read_batches(&mut rdr, |frames, batch| {
+            for k in 0..frames {
+                if range.past(f) {
+                    return Ok(false);
+                }
+                let raw = &batch[k * n_raw..(k + 1) * n_raw];
+                let frame: &[f64] = match to_y_up.as_mut() {
+                    Some(map) => {
+                        map.map(raw, &mut frame);
+                        &frame
+                    }
+                    None => raw,
+                };
+                let mut size = None;
+                if range.contains(f) {
+                    values.clear();
+                    size = per_frame(&skeleton, frame, &sel, &mut values);
+                    sink.frame(f, &values)?;
+                    written += 1;
+                }
+                if guess_units {
+                    sizes.push(size.unwrap_or_else(|| {
+                        fk.positions_with(frame, &mut scratch, &mut pose);
+                        bvhkit::units::pose_size(&pose)
+                    }));
+                }
+                f += 1;
+            }
+            Ok(!range.past(f))
+        })?;
+        read.map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
+        if guess_units {
+            sink.units(if sizes.is_empty() {
+                let rest = bvhkit::units::rest_pose(&skeleton, c.position_channels.into());
+                UnitGuess::of_positions(skeleton.len(), &rest)
+            } else {
+                UnitGuess::of_pose_sizes(sizes)
+            });
+        }
+        sink.finish()?;
+        let mut lines: Vec<String> = rdr
+            .warnings()
+            .iter()
+            .map(|w| crate::text::escape(&located_warning(input, w)).into_owned())
+            .chain(notes.iter().map(|n| crate::text::escape(n).into_owned()))
+            .collect();
+        if written == 0 && f > 0 {
+            lines.push(
+                crate::text::escape(&format!(
+                    "bvh: warning: {}: the frame range selects none of the {f} frames read",
+                    input.display()
+                ))
+                .into_owned(),
+            );
+        }
+        Ok(lines)
     }
-    Ok(lines)
 }
 
 /// Whether `-o` names a folder: it ends in `/` or is an existing folder.

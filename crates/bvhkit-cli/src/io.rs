@@ -132,6 +132,44 @@ impl Input {
             Input::File(p) => Box::new(File::open(p).with_context(|| format!("{}", p.display()))?),
         })
     }
+
+    /// The input for a streaming reader: a regular file's bytes in memory
+    /// when that costs no more than constant memory (mapped from 1 MiB on,
+    /// read whole below), which `ReadOptions::frame_reader_slice` scans in
+    /// place; anything else (standard input, a pipe, a device, a file the
+    /// system refuses to map) as a reader, read a chunk at a time.
+    pub(crate) fn open_stream(&self) -> Result<Streamed> {
+        let p = match self {
+            Input::Stdin => return Ok(Streamed::Reader(Box::new(std::io::stdin()))),
+            Input::File(p) => p,
+        };
+        let name = || p.display().to_string();
+        let file = File::open(p).with_context(name)?;
+        let meta = file.metadata().with_context(name)?;
+        if meta.is_dir() {
+            bail!("{}: is a directory", p.display());
+        }
+        let len = meta.len();
+        if meta.is_file() && len > 0 {
+            if len < MAP_AT_LEAST {
+                let mut buf = Vec::with_capacity(len as usize);
+                file.take(len).read_to_end(&mut buf).with_context(name)?;
+                return Ok(Streamed::Bytes(Bytes::Owned(buf)));
+            }
+            if let Some(map) = map_regular(&file, len) {
+                return Ok(Streamed::Bytes(Bytes::Mapped(map)));
+            }
+        }
+        Ok(Streamed::Reader(Box::new(file)))
+    }
+}
+
+/// An input ready for a streaming reader ([`Input::open_stream`]).
+pub(crate) enum Streamed {
+    /// A regular file in memory: mapped, or read whole when small.
+    Bytes(Bytes),
+    /// Anything else, read as it comes.
+    Reader(Box<dyn Read + Send>),
 }
 
 /// Reads (or maps) the file at `p`; `limit` bounds what is read from a file
@@ -145,22 +183,10 @@ fn read_file(p: &Path, limit: u64) -> Result<Bytes> {
     }
     if meta.is_file() && meta.len() > 0 {
         let len = meta.len();
-        if len >= MAP_AT_LEAST && usize::try_from(len).is_ok() {
-            // SAFETY: the mapping is read-only and private to this process.
-            // Another process may still change or truncate the file while it
-            // is mapped: changed bytes are read as whatever they are (the
-            // parser accepts any bytes), and a page past a truncated end
-            // raises SIGBUS, which ends the process before it writes
-            // anything (outputs are committed only after a successful
-            // read; see ARCHITECTURE.md, "The one `unsafe` in the CLI").
-            #[allow(unsafe_code)]
-            let map = unsafe {
-                memmap2::MmapOptions::new().len(len as usize).populate().map_copy_read_only(&file)
-            };
-            if let Ok(map) = map {
-                return Ok(Bytes::Mapped(map));
-            }
-            // Not mappable (some network and FUSE file systems): read instead.
+        if len >= MAP_AT_LEAST
+            && let Some(map) = map_regular(&file, len)
+        {
+            return Ok(Bytes::Mapped(map));
         }
         // Small or not mappable: read it, up to its size when opened (a file that grows
         // meanwhile is read as it was).
@@ -170,6 +196,23 @@ fn read_file(p: &Path, limit: u64) -> Result<Bytes> {
         return Ok(Bytes::Owned(buf));
     }
     read_limited(file, &name(), limit).map(Bytes::Owned)
+}
+
+/// Maps the regular file `file` of `len` bytes read-only, pre-faulted;
+/// `None` where the system refuses (some network and FUSE file systems),
+/// and the caller reads instead.
+fn map_regular(file: &File, len: u64) -> Option<memmap2::Mmap> {
+    let len = usize::try_from(len).ok()?;
+    // SAFETY: the mapping is read-only and private to this process.
+    // Another process may still change or truncate the file while it is
+    // mapped: changed bytes are read as whatever they are (the parser
+    // accepts any bytes), and a page past a truncated end raises SIGBUS,
+    // which ends the process before it commits any output file (outputs
+    // are committed only after a complete run; see ARCHITECTURE.md, "One
+    // `unsafe` block in the CLI").
+    #[allow(unsafe_code)]
+    let map = unsafe { memmap2::MmapOptions::new().len(len).populate().map_copy_read_only(file) };
+    map.ok()
 }
 
 /// Refuses a path that is not a regular file (a device, a FIFO), for readers
@@ -736,7 +779,7 @@ pub(crate) const BATCH_VALUES: usize = 256 * 1024;
 /// `each` returns whether it wants more frames; the reading stops when it
 /// says no or fails. The outer error is `each`'s, the inner one the
 /// reader's (a bad frame: the batches before it were handed out first).
-pub(crate) fn read_batches<R: Read + Send>(
+pub(crate) fn read_batches<R: bvhkit::FrameSource + Send>(
     rdr: &mut bvhkit::FrameReader<R>,
     mut each: impl FnMut(usize, &[f64]) -> Result<bool>,
 ) -> Result<Result<(), bvhkit::Error>> {
@@ -747,22 +790,19 @@ pub(crate) fn read_batches<R: Read + Send>(
     let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<f64>>(4);
     std::thread::scope(|scope| {
         let reader = scope.spawn(move || -> Result<(), bvhkit::Error> {
-            let mut frame = vec![0.0; width];
             loop {
                 let mut batch = empty_rx.try_recv().unwrap_or_default();
                 batch.clear();
                 let mut n = 0;
                 let mut end = false;
                 while n < per_batch {
-                    match rdr.read_frame(&mut frame) {
-                        Ok(true) => {
-                            batch.extend_from_slice(&frame);
-                            n += 1;
-                        }
-                        Ok(false) => {
+                    // Runs of frames are copied from the parsed values in one piece.
+                    match rdr.read_frames(&mut batch, per_batch - n) {
+                        Ok(0) => {
                             end = true;
                             break;
                         }
+                        Ok(k) => n += k,
                         Err(e) => {
                             if n > 0 {
                                 let _ = full_tx.send((n, batch));

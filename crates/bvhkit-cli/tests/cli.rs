@@ -2440,3 +2440,98 @@ fn positions_and_rotations_do_not_depend_on_the_thread_count_nor_the_batches() {
     let want = [m.x_axis.x, m.x_axis.y, m.x_axis.z, m.y_axis.x, m.y_axis.y, m.y_axis.z];
     assert_eq!(got, want, "{row}");
 }
+
+/// `bvh positions` scans a regular file of 1 MiB or more in place (mapped)
+/// and reads standard input a chunk at a time: both give the same NPY bytes
+/// (which the library's forward kinematics gives too), the same warnings and
+/// the same error at the same line and column, and an error leaves no file.
+#[test]
+fn positions_of_a_mapped_file_and_of_standard_input_agree() {
+    let lines = 120_000; // about 2.6 MB: mapped, several windows
+    let text = |edit: &dyn Fn(usize) -> Option<String>| {
+        let mut s = String::from(
+            "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\nJOINT Leg\n{\nOFFSET 0 -10 0\nCHANNELS 3 Zrotation Xrotation Yrotation\nEnd Site\n{\nOFFSET 0 -10 0\n}\n}\n}\nMOTION\n",
+        );
+        s.push_str(&format!("Frames: {lines}\nFrame Time: 0.01\n"));
+        for k in 0..lines {
+            match edit(k) {
+                Some(l) => s.push_str(&l),
+                None => s.push_str(&format!(
+                    "{}.5 90 -{}.25 {} 12.5 -{} {} 3 {}.75",
+                    k % 100,
+                    k % 9,
+                    k % 360,
+                    k % 180,
+                    k % 45,
+                    k % 30
+                )),
+            }
+            s.push('\n');
+        }
+        s.into_bytes()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let at = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let via_stdin = |input: &[u8], out: &str| {
+        let mut child = bvh()
+            .args(["positions", "-", "-o", out])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        let input = input.to_vec();
+        let feeder = std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+        let o = child.wait_with_output().unwrap();
+        feeder.join().unwrap();
+        o
+    };
+    // Well-formed: the same array, and the library's positions.
+    let good = text(&|_| None);
+    assert!(good.len() > 2 << 20);
+    std::fs::write(at("good.bvh"), &good).unwrap();
+    run_ok(&["positions", &at("good.bvh"), "-o", &at("mapped.npy")]);
+    let o = via_stdin(&good, &at("piped.npy"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mapped = std::fs::read(at("mapped.npy")).unwrap();
+    assert!(mapped == std::fs::read(at("piped.npy")).unwrap(), "mapped and piped NPY differ");
+    let (model, _) = bvhkit::ReadOptions::new().parse(&good).unwrap();
+    let fk = bvhkit::Kinematics::new(model.skeleton(), bvhkit::PositionChannels::Replace);
+    let expected: Vec<u8> = fk
+        .positions_all(model.motion())
+        .iter()
+        .flat_map(|p| p.to_array())
+        .flat_map(|v| (v as f32).to_le_bytes())
+        .collect();
+    assert!(mapped.ends_with(&expected) && mapped.len() - expected.len() < 256);
+
+    // A bad token in the middle of the file, and a short last frame (a
+    // warning): the same message, located the same, from both.
+    let header_lines = 18; // motion line k is line header_lines + k + 1
+    for (k, line, expect) in [
+        (70_001, "1 2 3 4 5 x6 7 8 9", format!(":{}:11: ", header_lines + 70_001 + 1)),
+        (lines - 1, "1 2 3", format!(":{}:1: ", header_lines + lines)),
+    ] {
+        let bad = text(&|i| (i == k).then(|| line.to_string()));
+        std::fs::write(at("bad.bvh"), &bad).unwrap();
+        let m = run(&["positions", &at("bad.bvh"), "-o", &at("bad-mapped.npy")]);
+        let p = via_stdin(&bad, &at("bad-piped.npy"));
+        let (me, pe) = (stderr(&m), stderr(&p));
+        assert!(me.contains(&format!("bad.bvh{expect}")), "{me}");
+        assert!(pe.contains(&format!("<stdin>{expect}")), "{pe}");
+        assert_eq!(me.replace(&at("bad.bvh"), "<stdin>"), pe);
+        assert_eq!(m.status.code(), p.status.code());
+        if m.status.success() {
+            assert!(
+                std::fs::read(at("bad-mapped.npy")).unwrap()
+                    == std::fs::read(at("bad-piped.npy")).unwrap()
+            );
+        } else {
+            assert_eq!(m.status.code(), Some(2));
+            assert!(!dir.path().join("bad-mapped.npy").exists());
+            assert!(!dir.path().join("bad-piped.npy").exists());
+        }
+    }
+}

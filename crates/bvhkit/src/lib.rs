@@ -69,7 +69,7 @@ pub use crate::channel::Channel;
 pub use crate::error::{Error, ErrorKind, Position, Result, Warning, WarningKind};
 pub use crate::kinematics::{FkScratch, Kinematics, PositionChannels, position_channel_ambiguity};
 pub use crate::motion::Motion;
-pub use crate::parse::{DEFAULT_FRAME_TIME, FrameReader, ReadOptions};
+pub use crate::parse::{DEFAULT_FRAME_TIME, FrameReader, FrameSource, ReadOptions, SliceSource};
 pub use crate::skeleton::{Joint, JointId, JointKind, Skeleton, SkeletonBuilder};
 pub use crate::write::{LineEnding, Precision, WriteOptions};
 pub use glam;

@@ -36,6 +36,21 @@ fn hostile_inputs_match_their_expectations() {
                 }
             }
         };
+        // So does the one that scans the bytes in place.
+        let sliced = match ReadOptions::new().frame_reader_slice(&input) {
+            Err(e) => Some(e.to_string()),
+            Ok(mut r) => {
+                let mut batch = Vec::new();
+                loop {
+                    match r.read_frames(&mut batch, 5) {
+                        Ok(0) => break None,
+                        Ok(_) => {}
+                        Err(e) => break Some(e.to_string()),
+                    }
+                }
+            }
+        };
+        assert_eq!(sliced, streamed, "{}", f.display());
         if let Err(e) = ReadOptions::new().parse(&input) {
             assert_eq!(streamed.as_deref(), Some(e.to_string().as_str()), "{}", f.display());
         }

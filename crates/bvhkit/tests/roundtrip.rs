@@ -281,7 +281,23 @@ fn streaming_looks_ahead_a_bounded_way_for_lines_that_are_frames() {
         n += 1;
     }
     assert_eq!(n, 1_000_000);
+    // Scanned in place, in batches: the same frames and warnings.
+    let mut s = ReadOptions::new().lenient(true).frame_reader_slice(&big).unwrap();
+    let (mut batch, mut m) = (Vec::new(), 0);
+    loop {
+        match s.read_frames(&mut batch, 4096).unwrap() {
+            0 => break,
+            k => m += k,
+        }
+    }
+    assert_eq!(m, n);
+    assert_eq!(batch.len(), 3 * n);
+    // Values 2,999,997 to 2,999,999 of the stream: line 1,499,998's second
+    // value, then both of the last line's.
+    assert_eq!(batch[batch.len() - 3..], [-1_499_998.0, 1_499_999.5, -1_499_999.0]);
+    let sw: Vec<String> = s.warnings().iter().map(|w| w.to_string()).collect();
     let w: Vec<String> = r.warnings().iter().map(|w| w.to_string()).collect();
+    assert_eq!(sw, w);
     assert_eq!(w.len(), 2, "{w:?}");
     assert!(w[0].contains("values were read as one stream"), "{w:?}");
     assert!(w[0].contains("streaming decides within the first 16 MiB of motion"), "{w:?}");

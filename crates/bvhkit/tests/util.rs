@@ -96,6 +96,24 @@ pub(crate) fn assert_streaming_agrees(input: &[u8], what: &str) -> usize {
     let sw: Vec<String> = r.warnings().iter().map(|w| w.to_string()).collect();
     let pw: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
     assert_eq!(sw, pw, "{what}: streaming warnings");
+    // Scanned in place (`frame_reader_slice`, its large windows in two
+    // halves on two threads), taken in batches of an odd size: the same.
+    let mut r = opts.frame_reader_slice(input).unwrap_or_else(|e| panic!("{what}: slice: {e}"));
+    assert_eq!(r.skeleton(), bvh.skeleton(), "{what}: slice");
+    let mut batch = Vec::new();
+    let mut n = 0;
+    loop {
+        let got = r.read_frames(&mut batch, 97).unwrap_or_else(|e| panic!("{what}: slice: {e}"));
+        if got == 0 {
+            break;
+        }
+        n += got;
+    }
+    assert_eq!(n, bvh.motion().n_frames(), "{what}: slice frames");
+    let bits = |f: &[f64]| f.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert!(bits(&batch) == bits(bvh.motion().values()), "{what}: slice values differ");
+    let sw: Vec<String> = r.warnings().iter().map(|w| w.to_string()).collect();
+    assert_eq!(sw, pw, "{what}: slice warnings");
     i
 }
 

@@ -14,7 +14,7 @@ pub use self::header::DEFAULT_FRAME_TIME;
 use self::header::{Header, HeaderParser, Stop};
 pub(crate) use self::scan::worker_count;
 use self::scan::{RowStats, line_lengths, scan_all};
-pub use self::stream::FrameReader;
+pub use self::stream::{FrameReader, FrameSource, SliceSource};
 
 /// How to read BVH text.
 ///
@@ -67,7 +67,9 @@ impl ReadOptions {
     }
 
     /// Parse motion values on all cores when the input is large (default:
-    /// `true`; no effect without the `parallel` feature).
+    /// `true`; no effect without the `parallel` feature). A
+    /// [`FrameReader`] over bytes in memory ([`ReadOptions::frame_reader_slice`])
+    /// scans each window of a megabyte in two halves on rayon's pool.
     pub fn parallel(&mut self, yes: bool) -> &mut ReadOptions {
         self.parallel = yes;
         self
@@ -125,7 +127,34 @@ impl ReadOptions {
     /// # Errors
     /// When the header (hierarchy and motion header) cannot be read.
     pub fn frame_reader<R: std::io::Read>(&self, rdr: R) -> Result<FrameReader<R>> {
-        FrameReader::new(rdr, self.lenient)
+        FrameReader::new(rdr, self.lenient, self.parallel)
+    }
+
+    /// Starts streaming a BVH text that is already in memory (read whole,
+    /// or a memory-mapped file), frame by frame; see [`FrameReader`]. The
+    /// same frames, warnings and errors as [`ReadOptions::frame_reader`]
+    /// over the same bytes, but the bytes are scanned where they are,
+    /// never copied: the reader's own memory stays constant (a window of
+    /// 256 KiB of values at a time).
+    ///
+    /// # Errors
+    /// When the header (hierarchy and motion header) cannot be read.
+    ///
+    /// # Example
+    /// ```
+    /// let text = b"HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 1 Xrotation }
+    /// MOTION Frames: 2 Frame Time: 0.1
+    /// 10
+    /// 20
+    /// ";
+    /// let mut rdr = bvhkit::ReadOptions::new().frame_reader_slice(text)?;
+    /// let mut frame = [0.0];
+    /// assert!(rdr.read_frame(&mut frame)?);
+    /// assert_eq!(frame, [10.0]);
+    /// # Ok::<(), bvhkit::Error>(())
+    /// ```
+    pub fn frame_reader_slice<'a>(&self, bytes: &'a [u8]) -> Result<FrameReader<SliceSource<'a>>> {
+        FrameReader::new(SliceSource::new(bytes), self.lenient, self.parallel)
     }
 }
 

@@ -227,6 +227,76 @@ pub(crate) fn scan(
     scan_with(data, base, channels, out, stats, last, FAST)
 }
 
+/// [`scan`] of a window of a stream, cut in two at a line end and scanned
+/// on two threads when it is large (`parallel`, and rayon's pool has two
+/// threads or more): the same values in `out`, the same statistics and the
+/// same first bad token as one [`scan`]. `spare` holds the second half's
+/// values meanwhile (a buffer the caller keeps, so a window allocates
+/// nothing).
+///
+/// The second half starts a line, so it is scanned with statistics of its
+/// own and merged after the first. One thing it cannot know is whether
+/// line lengths must be recorded from its first line on (`stats.lens`
+/// records them from the first irregular line): when the first half turns
+/// out to hold one, the second half is scanned again after it, in order.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scan_window(
+    data: &[u8],
+    base: usize,
+    channels: u64,
+    out: &mut Vec<f64>,
+    spare: &mut Vec<f64>,
+    stats: &mut RowStats,
+    last: bool,
+    parallel: bool,
+) -> Result<usize, BadToken> {
+    const MIN_HALF: usize = 128 * 1024;
+    let recording = stats.lens.is_some();
+    if !parallel
+        || worker_count() < 2
+        || data.len() < 2 * MIN_HALF
+        || (recording && stats.irregular > 0)
+    {
+        return scan(data, base, channels, out, stats, last);
+    }
+    let mid = data.len() / 2;
+    let cut = match data[mid..].iter().position(|&b| b == b'\n') {
+        Some(k) if mid + k + 1 < data.len() => mid + k + 1,
+        _ => return scan(data, base, channels, out, stats, last),
+    };
+    let (a, b) = data.split_at(cut);
+    spare.clear();
+    let mut b_stats = RowStats { lens: recording.then(Vec::new), ..RowStats::default() };
+    let (ra, rb) = join(
+        || scan(a, base, channels, out, stats, false),
+        || scan(b, base + cut, channels, spare, &mut b_stats, last),
+    );
+    // The first half ends with a line end, so it has no cut token to leave.
+    let used_a = ra?;
+    debug_assert_eq!(used_a, cut);
+    if recording && stats.irregular > 0 {
+        return scan(b, base + cut, channels, out, stats, last).map(|used| cut + used);
+    }
+    let used_b = rb?;
+    out.extend_from_slice(spare);
+    let (cur_start, cur_len) = (b_stats.cur_start, b_stats.cur_len);
+    *stats = std::mem::take(stats).merge(b_stats);
+    // The line still open at the end of the window is the second half's.
+    stats.cur_start = cur_start;
+    stats.cur_len = cur_len;
+    Ok(cut + used_b)
+}
+
+#[cfg(feature = "parallel")]
+fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+    rayon::join(a, b)
+}
+
+#[cfg(not(feature = "parallel"))]
+fn join<A, B>(a: impl FnOnce() -> A, b: impl FnOnce() -> B) -> (A, B) {
+    (a(), b())
+}
+
 /// The two hot kernels of [`scan`]: the token mask of a 64-byte block and
 /// the number fast path. Both builds give the same results bit for bit;
 /// the tests run both.

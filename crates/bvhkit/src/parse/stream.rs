@@ -1,17 +1,126 @@
 use std::io::Read;
 
+use self::private::Buffer;
 use super::header::{HeaderParser, HeaderState, Stop};
-use super::scan::{RowStats, scan};
+use super::scan::{RowStats, scan_window};
 use super::{lines_are_frames, row_layout_message};
 use crate::error::{Error, ErrorKind, Position, Result, Warning, WarningKind, describe_token};
 use crate::skeleton::Skeleton;
 
 const CHUNK: usize = 256 * 1024;
+/// How far a [`SliceSource`]'s window widens at a time: large enough that
+/// scanning it on two threads pays.
+const SLICE_STEP: usize = 1024 * 1024;
 /// Largest hierarchy the streaming reader buffers.
 const MAX_HEADER: usize = 64 * 1024 * 1024;
 /// How much motion text a lenient reader holds back, when the first motion
 /// line does not hold one frame, to see whether every line is a frame.
 pub(crate) const LOOKAHEAD: usize = 16 * 1024 * 1024;
+
+/// Where a [`FrameReader`] gets its bytes: any [`Read`] (read in chunks into
+/// a buffer of the reader's own), or bytes already in memory
+/// ([`SliceSource`], scanned in place, never copied).
+///
+/// The trait is sealed: it is implemented for every `R: Read` and for
+/// [`SliceSource`], and nothing else.
+pub trait FrameSource: private::Sealed {}
+
+impl<R: Read> FrameSource for R {}
+impl FrameSource for SliceSource<'_> {}
+
+/// Bytes in memory (a file read whole or memory-mapped) as the source of a
+/// [`FrameReader`] ([`ReadOptions::frame_reader_slice`]): the reader scans
+/// them where they are, a window of 256 KiB at a time, so the bytes are
+/// never copied and the reader's own memory stays as small as with any
+/// other source.
+///
+/// [`ReadOptions::frame_reader_slice`]: crate::ReadOptions::frame_reader_slice
+#[derive(Debug)]
+pub struct SliceSource<'a> {
+    data: &'a [u8],
+    /// The window not yet consumed: `data[start..end]`.
+    start: usize,
+    end: usize,
+}
+
+impl<'a> SliceSource<'a> {
+    pub(crate) fn new(data: &'a [u8]) -> SliceSource<'a> {
+        SliceSource { data, start: 0, end: 0 }
+    }
+}
+
+mod private {
+    use super::{CHUNK, Read, Result, SLICE_STEP, SliceSource};
+
+    /// The bytes a [`super::FrameReader`] has read from a `Read` and not
+    /// consumed yet: `bytes[..filled]`. The vector only grows (its tail is
+    /// read into), so reading costs no clearing of memory.
+    #[derive(Debug, Default)]
+    pub struct Buffer {
+        bytes: Vec<u8>,
+        filled: usize,
+    }
+
+    /// The window of input a [`super::FrameReader`] scans: the bytes it
+    /// holds unconsumed, which its [`Buffer`] holds for a `Read` and the
+    /// source itself points at for bytes in memory.
+    pub trait Sealed {
+        /// Makes more bytes visible in the window, if there is any input
+        /// left; returns how many were added (0 at the end).
+        fn more(&mut self, buf: &mut Buffer) -> Result<usize>;
+        /// The unconsumed bytes seen so far.
+        fn window<'s>(&'s self, buf: &'s Buffer) -> &'s [u8];
+        /// Drops the first `n` bytes of the window.
+        fn consume(&mut self, buf: &mut Buffer, n: usize);
+    }
+
+    impl<R: Read> Sealed for R {
+        /// Reads up to one chunk after the bytes held.
+        fn more(&mut self, buf: &mut Buffer) -> Result<usize> {
+            let want = buf.filled + CHUNK;
+            if buf.bytes.len() < want {
+                buf.bytes.resize(want, 0);
+            }
+            loop {
+                match self.read(&mut buf.bytes[buf.filled..want]) {
+                    Ok(n) => {
+                        buf.filled += n;
+                        return Ok(n);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+
+        fn window<'s>(&'s self, buf: &'s Buffer) -> &'s [u8] {
+            &buf.bytes[..buf.filled]
+        }
+
+        fn consume(&mut self, buf: &mut Buffer, n: usize) {
+            buf.bytes.copy_within(n..buf.filled, 0);
+            buf.filled -= n;
+        }
+    }
+
+    impl Sealed for SliceSource<'_> {
+        /// Widens the window by up to one chunk.
+        fn more(&mut self, _: &mut Buffer) -> Result<usize> {
+            let end = self.data.len().min(self.end + SLICE_STEP);
+            let added = end - self.end;
+            self.end = end;
+            Ok(added)
+        }
+
+        fn window<'s>(&'s self, _: &'s Buffer) -> &'s [u8] {
+            &self.data[self.start..self.end]
+        }
+
+        fn consume(&mut self, _: &mut Buffer, n: usize) {
+            self.start += n;
+        }
+    }
+}
 
 /// How the motion values make frames.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,17 +178,23 @@ enum Layout {
 pub struct FrameReader<R> {
     rdr: R,
     lenient: bool,
+    /// Whether a large window may be scanned on two threads.
+    parallel: bool,
     skeleton: Skeleton,
     frame_time: f64,
     frames_declared: Option<u64>,
     frames_declared_pos: Option<Position>,
     warnings: Vec<Warning>,
-    /// Unscanned bytes; `buf[0]` is byte `buf_base` of the input.
-    buf: Vec<u8>,
+    /// Unscanned bytes read from a `Read` (see [`FrameSource`]); the
+    /// window's first byte is byte `buf_base` of the input.
+    buf: Buffer,
     buf_base: usize,
     eof: bool,
     /// Scanned values not yet handed out, from `pending_start`.
     pending: Vec<f64>,
+    /// The second half of a window scanned on two threads, until it joins
+    /// `pending`.
+    spare: Vec<f64>,
     pending_start: usize,
     stats: RowStats,
     frames_read: u64,
@@ -98,11 +213,14 @@ pub struct FrameReader<R> {
     /// Offset of the first motion byte not yet handed out in a frame, as
     /// far as an undecided layout knows (the lookahead counts from here).
     held_from: usize,
+    /// An error met by [`FrameReader::read_frames`] after it had frames to
+    /// hand out: returned by the next call.
+    deferred: Option<Error>,
 }
 
-impl<R: Read> FrameReader<R> {
-    pub(crate) fn new(mut rdr: R, lenient: bool) -> Result<FrameReader<R>> {
-        let mut buf = Vec::new();
+impl<R: FrameSource> FrameReader<R> {
+    pub(crate) fn new(mut rdr: R, lenient: bool, parallel: bool) -> Result<FrameReader<R>> {
+        let mut buf = Buffer::default();
         let mut eof = false;
         let mut state = None;
         let header = loop {
@@ -110,22 +228,25 @@ impl<R: Read> FrameReader<R> {
             // read again from its checkpoint: the bytes read twice then
             // never outnumber the bytes of the header.
             let resume_at = state.as_ref().map_or(0, HeaderState::checkpoint);
-            let want = buf.len() + (buf.len() - resume_at.min(buf.len()));
+            let have = rdr.window(&buf).len();
+            let want = have + (have - resume_at.min(have));
             while !eof {
-                let got = read_some(&mut rdr, &mut buf)?;
+                let got = rdr.more(&mut buf)?;
                 eof = got == 0;
-                if buf.len() >= want || buf.len() > MAX_HEADER {
+                let have = rdr.window(&buf).len();
+                if have >= want || have > MAX_HEADER {
                     break;
                 }
             }
+            let window = rdr.window(&buf);
             let mut parser = match state.take() {
-                None => HeaderParser::new(&buf, eof, lenient),
-                Some(st) => HeaderParser::resume(&buf, eof, st),
+                None => HeaderParser::new(window, eof, lenient),
+                Some(st) => HeaderParser::resume(window, eof, st),
             };
             match parser.parse() {
                 Ok(h) => break h,
                 Err(Stop::Fatal(e)) => return Err(e),
-                Err(Stop::NeedMore) if buf.len() > MAX_HEADER => {
+                Err(Stop::NeedMore) if window.len() > MAX_HEADER => {
                     return Err(Error::new(
                         ErrorKind::Hierarchy {
                             message: format!(
@@ -133,19 +254,21 @@ impl<R: Read> FrameReader<R> {
                                 MAX_HEADER >> 20
                             ),
                         },
-                        Some(Position::at(&buf, buf.len())),
+                        Some(Position::at(window, window.len())),
                     ));
                 }
                 Err(Stop::NeedMore) => state = Some(parser.into_state()),
             }
         };
-        let start = Position::at(&buf, header.data_start);
-        let frames_declared_pos = header.frames_declared.map(|(_, at)| Position::at(&buf, at));
-        let last_cr = header.data_start > 0 && buf[header.data_start - 1] == b'\r';
-        buf.drain(..header.data_start);
+        let window = rdr.window(&buf);
+        let start = Position::at(window, header.data_start);
+        let frames_declared_pos = header.frames_declared.map(|(_, at)| Position::at(window, at));
+        let last_cr = header.data_start > 0 && window[header.data_start - 1] == b'\r';
+        rdr.consume(&mut buf, header.data_start);
         Ok(FrameReader {
             rdr,
             lenient,
+            parallel,
             frame_time: header.frame_time,
             frames_declared: header.frames_declared.map(|(n, _)| n),
             frames_declared_pos,
@@ -155,6 +278,7 @@ impl<R: Read> FrameReader<R> {
             buf_base: header.data_start,
             eof,
             pending: Vec::new(),
+            spare: Vec::new(),
             pending_start: 0,
             // Line lengths are kept while a lenient reader decides the layout.
             stats: {
@@ -173,6 +297,7 @@ impl<R: Read> FrameReader<R> {
             last_row_pos: None,
             layout: if lenient { Layout::Undecided } else { Layout::Stream },
             held_from: header.data_start,
+            deferred: None,
         })
     }
 
@@ -268,7 +393,7 @@ impl<R: Read> FrameReader<R> {
                 self.pending.drain(..self.pending_start);
                 self.pending_start = 0;
             }
-            if self.buf.is_empty() && self.eof {
+            if self.eof && self.rdr.window(&self.buf).is_empty() {
                 if self.layout == Layout::Undecided {
                     self.layout = Layout::Stream;
                     if lines_are_frames(&self.stats, self.frames_declared, c) {
@@ -288,9 +413,9 @@ impl<R: Read> FrameReader<R> {
                 continue;
             }
             if !self.eof {
-                let got = read_some(&mut self.rdr, &mut self.buf)?;
+                let got = self.rdr.more(&mut self.buf)?;
                 self.eof = got == 0;
-                if !self.eof && self.buf.len() < CHUNK / 2 {
+                if !self.eof && self.rdr.window(&self.buf).len() < CHUNK / 2 {
                     continue;
                 }
             }
@@ -298,21 +423,113 @@ impl<R: Read> FrameReader<R> {
         }
     }
 
+    /// Appends up to `max` frames' values to `out` (frame after frame, one
+    /// frame's values per channel) and returns how many frames it added; 0
+    /// at the end (or when `max` is 0). The frames are those
+    /// [`FrameReader::read_frame`] hands out, but runs of them are copied
+    /// in one piece.
+    ///
+    /// # Errors
+    /// As [`FrameReader::read_frame`]. Frames before a bad one are handed
+    /// out first: a call that meets an error after adding frames returns
+    /// them, and the next call returns the error.
+    ///
+    /// # Example
+    /// ```
+    /// let text = "HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 2 Xposition Zrotation }
+    /// MOTION
+    /// Frames: 3
+    /// Frame Time: 0.5
+    /// 1 2
+    /// 3 4
+    /// 5 6
+    /// ";
+    /// let mut rdr = bvhkit::ReadOptions::new().frame_reader_slice(text.as_bytes())?;
+    /// let mut batch = Vec::new();
+    /// assert_eq!(rdr.read_frames(&mut batch, 2)?, 2);
+    /// assert_eq!(rdr.read_frames(&mut batch, 2)?, 1);
+    /// assert_eq!(rdr.read_frames(&mut batch, 2)?, 0);
+    /// assert_eq!(batch, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    /// # Ok::<(), bvhkit::Error>(())
+    /// ```
+    pub fn read_frames(&mut self, out: &mut Vec<f64>, max: usize) -> Result<usize> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
+        let c = self.skeleton.n_channels();
+        let mut n = 0;
+        while n < max {
+            // Frames that need no decision: every whole frame of a stream,
+            // and, while the layout is undecided, the lines of one frame
+            // before the first that is not (as `read_frame` hands them out).
+            let ready = match self.layout {
+                _ if c == 0 => 0,
+                Layout::Stream | Layout::StreamPastLookahead => {
+                    (self.pending.len() - self.pending_start) / c
+                }
+                Layout::Undecided => {
+                    usize::try_from(self.regular_rows().saturating_sub(self.frames_read))
+                        .unwrap_or(usize::MAX)
+                }
+                Layout::Lines => 0,
+            };
+            let take = ready.min(max - n);
+            if take > 0 {
+                let at = self.pending_start;
+                out.extend_from_slice(&self.pending[at..at + take * c]);
+                self.pending_start += take * c;
+                self.frames_read += take as u64;
+                n += take;
+                if self.layout == Layout::Undecided
+                    && self.frames_read == self.stats.rows
+                    && let Some((start, _)) = self.stats.last
+                {
+                    self.held_from = start;
+                }
+                continue;
+            }
+            let at = out.len();
+            out.resize(at + c, 0.0);
+            match self.read_frame(&mut out[at..]) {
+                Ok(true) => n += 1,
+                Ok(false) => {
+                    out.truncate(at);
+                    break;
+                }
+                Err(e) => {
+                    out.truncate(at);
+                    if n == 0 {
+                        return Err(e);
+                    }
+                    self.deferred = Some(e);
+                    break;
+                }
+            }
+        }
+        Ok(n)
+    }
+
     fn scan_buffer(&mut self, c: usize) -> Result<()> {
         let before_irregular = self.stats.first_irregular.is_some();
-        let used =
-            scan(&self.buf, self.buf_base, c as u64, &mut self.pending, &mut self.stats, self.eof)
-                .map_err(|bad| {
-                    let tok = self.buf[bad.start - self.buf_base..bad.end - self.buf_base].to_vec();
-                    let pos = self.track_to(bad.start);
-                    Error::new(
-                        ErrorKind::BadNumber {
-                            context: "motion value",
-                            found: describe_token(&tok),
-                        },
-                        Some(pos),
-                    )
-                })?;
+        let window = self.rdr.window(&self.buf);
+        let used = scan_window(
+            window,
+            self.buf_base,
+            c as u64,
+            &mut self.pending,
+            &mut self.spare,
+            &mut self.stats,
+            self.eof,
+            self.parallel,
+        )
+        .map_err(|bad| {
+            let tok = window[bad.start - self.buf_base..bad.end - self.buf_base].to_vec();
+            let pos = self.track_to(bad.start);
+            Error::new(
+                ErrorKind::BadNumber { context: "motion value", found: describe_token(&tok) },
+                Some(pos),
+            )
+        })?;
         // With no channels, any value is an error: report the first one while
         // its bytes are still in the buffer (its line may not have ended yet).
         if c == 0
@@ -325,7 +542,8 @@ impl<R: Read> FrameReader<R> {
                 .filter(|&o| o >= self.buf_base)
         {
             let rel = off - self.buf_base;
-            let tok = self.buf[rel..crate::number::token_end(&self.buf, rel)].to_vec();
+            let window = self.rdr.window(&self.buf);
+            let tok = window[rel..crate::number::token_end(window, rel)].to_vec();
             return Err(Error::new(
                 ErrorKind::Syntax {
                     expected: "no motion values (the skeleton has no channels)".into(),
@@ -467,13 +685,13 @@ impl<R: Read> FrameReader<R> {
         if self.empty_frames_left.is_none() {
             // Count the lines left: a frame with no channels is an empty line.
             loop {
-                if !self.buf.is_empty() {
+                if !self.rdr.window(&self.buf).is_empty() {
                     self.scan_buffer(0)?;
                 }
-                if self.eof && self.buf.is_empty() {
+                if self.eof && self.rdr.window(&self.buf).is_empty() {
                     break;
                 }
-                let got = read_some(&mut self.rdr, &mut self.buf)?;
+                let got = self.rdr.more(&mut self.buf)?;
                 self.eof = got == 0;
             }
             let lines = self.stats.line_ends().saturating_sub(1);
@@ -504,8 +722,8 @@ impl<R: Read> FrameReader<R> {
         targets: &[Option<usize>; 2],
         found: &mut [Option<Position>; 2],
     ) {
-        let Some(&last) = self.buf[..used].last() else { return };
-        let piece = &self.buf[..used];
+        let piece = &self.rdr.window(&self.buf)[..used];
+        let Some(&last) = piece.last() else { return };
         let ends_now = self.stats.lf + self.stats.cr - self.stats.crlf;
         // A `\r\n` split between the previous piece and this one counts
         // once (the scan saw only the `\n`).
@@ -531,14 +749,14 @@ impl<R: Read> FrameReader<R> {
             };
             *f = Some(Position { line, column, byte: t as u64 });
         }
-        self.buf.drain(..used);
+        self.rdr.consume(&mut self.buf, used);
         self.buf_base += used;
     }
 
     /// The position of absolute offset `abs` (which must be in `buf`).
     fn track_to(&self, abs: usize) -> Position {
         let (mut line, mut column, mut last_cr) = (self.line, self.column, self.last_cr);
-        for &b in &self.buf[..abs - self.buf_base] {
+        for &b in &self.rdr.window(&self.buf)[..abs - self.buf_base] {
             match b {
                 b'\n' if last_cr => last_cr = false,
                 b'\n' | b'\r' => {
@@ -572,25 +790,6 @@ fn line_ends(b: &[u8]) -> u64 {
         cr = x == b'\r';
     }
     n
-}
-
-/// Appends up to one chunk from `rdr` to `buf`; returns the bytes read.
-fn read_some<R: Read>(rdr: &mut R, buf: &mut Vec<u8>) -> Result<usize> {
-    let old = buf.len();
-    buf.resize(old + CHUNK, 0);
-    loop {
-        match rdr.read(&mut buf[old..]) {
-            Ok(n) => {
-                buf.truncate(old + n);
-                return Ok(n);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                buf.truncate(old);
-                return Err(e.into());
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -655,6 +854,137 @@ mod tests {
             s.push('\n');
         }
         s.into_bytes()
+    }
+
+    /// What a reader over `text` gives: frames (as bits), then the
+    /// warnings, or the error. Through `frame_reader` in reads of `step`
+    /// bytes, frame by frame, or (`step == 0`) through `frame_reader_slice`
+    /// in batches of `batch` frames, parallel or not.
+    fn outcome(text: &[u8], lenient: bool, step: usize, batch: usize, parallel: bool) -> Outcome {
+        let mut opts = ReadOptions::new();
+        opts.lenient(lenient).parallel(parallel);
+        let mut frames = Vec::new();
+        let end = |warnings: &[crate::Warning], e: Option<crate::Error>| {
+            let mut w: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+            w.extend(e.map(|e| format!("error: {e}")));
+            w
+        };
+        if step > 0 {
+            let mut r = match opts.frame_reader(Trickle(text, step)) {
+                Ok(r) => r,
+                Err(e) => return Outcome { frames, end: vec![format!("header: {e}")] },
+            };
+            let mut frame = vec![0.0; r.skeleton().n_channels()];
+            loop {
+                match r.read_frame(&mut frame) {
+                    Ok(true) => frames.extend(frame.iter().map(|v| v.to_bits())),
+                    Ok(false) => return Outcome { frames, end: end(r.warnings(), None) },
+                    Err(e) => return Outcome { frames, end: end(r.warnings(), Some(e)) },
+                }
+            }
+        }
+        let mut r = match opts.frame_reader_slice(text) {
+            Ok(r) => r,
+            Err(e) => return Outcome { frames, end: vec![format!("header: {e}")] },
+        };
+        let mut values = Vec::new();
+        loop {
+            match r.read_frames(&mut values, batch) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    frames.extend(values.iter().map(|v| v.to_bits()));
+                    return Outcome { frames, end: end(r.warnings(), Some(e)) };
+                }
+            }
+        }
+        frames.extend(values.iter().map(|v| v.to_bits()));
+        Outcome { frames, end: end(r.warnings(), None) }
+    }
+
+    #[derive(Debug, PartialEq)]
+    struct Outcome {
+        frames: Vec<u64>,
+        end: Vec<String>,
+    }
+
+    /// Asserts that two outcomes agree: the same warnings or error, and the
+    /// same frames, except that before an error one reader may have handed
+    /// out fewer frames than the other (each stops at the window it was
+    /// scanning), so the shorter is a prefix of the longer.
+    #[track_caller]
+    fn assert_agree(a: &Outcome, b: &Outcome, what: &str) {
+        assert_eq!(a.end, b.end, "{what}");
+        let error = a.end.last().is_some_and(|l| l.starts_with("error"));
+        if error {
+            let n = a.frames.len().min(b.frames.len());
+            assert!(a.frames[..n] == b.frames[..n], "{what}: frames differ");
+        } else {
+            assert_eq!(a.frames.len(), b.frames.len(), "{what}: frame counts");
+            assert!(a.frames == b.frames, "{what}: frames differ");
+        }
+    }
+
+    /// `lines` lines of motion for 3 channels, about 3 MB: several
+    /// windows, each scanned in two halves; `edit` changes line `k`.
+    fn big(lines: usize, eol: &str, edit: impl Fn(usize) -> Option<String>) -> Vec<u8> {
+        let mut s = format!(
+            "HIERARCHY{eol}ROOT A{eol}{{{eol}OFFSET 0 0 0{eol}CHANNELS 3 Xposition Zrotation Yrotation{eol}}}{eol}MOTION{eol}Frames: {lines}{eol}Frame Time: 0.01{eol}"
+        );
+        for k in 0..lines {
+            match edit(k) {
+                Some(line) => s.push_str(&line),
+                None => s.push_str(&format!("{k}.25 -{}.5 {}", k % 360, k % 7)),
+            }
+            s.push_str(eol);
+        }
+        s.into_bytes()
+    }
+
+    /// The reader that scans bytes in place, with large windows scanned in
+    /// two halves on two threads, gives what the reader of a `Read` gives:
+    /// the same frames, warnings and errors (at the same line and column),
+    /// whether the problem sits in a window's first half, its second half
+    /// or at the cut, in batches of any size.
+    #[test]
+    fn scanning_in_place_in_two_halves_changes_nothing() {
+        let lines = 150_000;
+        // A line at about every tenth of the file, and around the first
+        // window's middle and end (windows are about 1 MiB; lines about 20
+        // bytes).
+        let spots = [lines * 3 / 10 + 3, 26_000, 26_300, 52_000, 53_000, lines * 7 / 10, lines - 1];
+        type Edit = Box<dyn Fn(usize, usize) -> Option<String>>;
+        let cases: Vec<(&str, Edit)> = vec![
+            ("regular", Box::new(|_, _| None)),
+            ("one long line", Box::new(|k, at| (k == at).then(|| "1 2 3 4".to_string()))),
+            ("one short line", Box::new(|k, at| (k == at).then(|| "1 2".to_string()))),
+            ("a bad token", Box::new(|k, at| (k == at).then(|| "1 2x 3".to_string()))),
+            ("a control byte", Box::new(|k, at| (k == at).then(|| "1 \x01 3".to_string()))),
+            ("a frame over two lines", Box::new(|k, at| (k == at).then(|| "1 2\n3".to_string()))),
+            // Every line from here on holds 2 values: lines are frames only
+            // if there are as many as declared, which there are.
+            ("short lines from here", Box::new(|k, at| (k >= at).then(|| format!("{k} 1")))),
+            ("an empty line", Box::new(|k, at| (k == at).then(String::new))),
+        ];
+        let mut checked = 0;
+        for eol in ["\n", "\r\n"] {
+            for (name, edit) in &cases {
+                let at_list = if *name == "regular" { &spots[..1] } else { &spots[..] };
+                for &at in at_list {
+                    let text = big(lines, eol, |k| edit(k, at));
+                    for lenient in [false, true] {
+                        let what = format!("{name} at line {at}, {eol:?}, lenient {lenient}");
+                        let read = outcome(&text, lenient, 256 * 1024, 0, true);
+                        for (batch, parallel) in [(4096, true), (1, false)] {
+                            let sliced = outcome(&text, lenient, 0, batch, parallel);
+                            assert_agree(&read, &sliced, &format!("{what}, batch {batch}"));
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
     }
 
     #[test]

@@ -13,13 +13,18 @@
 //! Position channels, offsets and names are kept bit for bit.
 
 use super::pose::JointChannels;
-use super::{FrameMap, rebuild_skeleton};
+use super::{FrameMap, SplitFrameMap, rebuild_skeleton};
 use crate::channel::Channel;
 use crate::error::{Error, Result};
 use crate::rotation::{EulerBatch, RotationOrder, euler_to_quat_sin_cos, sin_cos_deg_slice};
 use crate::skeleton::{JointId, Skeleton};
 
 /// A [`FrameMap`] that changes rotation orders (see the module docs).
+///
+/// Each joint's angles depend only on its own previous output angles, so
+/// [`SplitFrameMap::map_many`] maps a run of frames on rayon's pool in
+/// groups of joints, each group through every frame in order: the same
+/// bits as one frame at a time, with no guessing.
 ///
 /// # Example
 /// ```
@@ -38,16 +43,68 @@ use crate::skeleton::{JointId, Skeleton};
 pub struct OrderMap {
     skeleton: Skeleton,
     /// (input layout, output layout) of the joints that change.
-    changed: Vec<(JointChannels, JointChannels, RotationOrder)>,
-    previous: Vec<f64>,
+    changed: Vec<Changed>,
+    /// Each changed joint's angles in the previous output frame (listing
+    /// order of its new channels); meaningless while `first`.
+    previous: Vec<[f64; 3]>,
     first: bool,
-    /// Per frame: the half angles of the changed joints' channels, their
-    /// sines and cosines (one batch, [`sin_cos_deg_slice`]) and the Euler
-    /// extraction in the new orders (one batch, [`EulerBatch`]).
+    /// Per group of joints mapped together: its buffers (the first for
+    /// [`FrameMap::map`]).
+    scratch: Vec<Scratch>,
+}
+
+type Changed = (JointChannels, JointChannels, RotationOrder);
+
+/// The buffers of one group of joints: per frame, the half angles of the
+/// joints' channels, their sines and cosines (one batch,
+/// [`sin_cos_deg_slice`]) and the Euler extraction in the new orders (one
+/// batch, [`EulerBatch`]); for a run of frames, the angles written.
+#[derive(Clone, Debug, Default)]
+struct Scratch {
     half: Vec<f64>,
     sin: Vec<f64>,
     cos: Vec<f64>,
     euler: EulerBatch,
+    angles: Vec<f64>,
+}
+
+/// Changed joints per group in [`SplitFrameMap::map_many`], at least (a
+/// group's per-frame batches should fill a few SIMD lanes).
+const GROUP_JOINTS: usize = 8;
+
+/// Frames of a run below which [`SplitFrameMap::map_many`] is not worth
+/// starting tasks for.
+const MANY_FRAMES: usize = 64;
+
+/// One frame of the joints `changed`: their new angles, closest to
+/// `previous` (unless `first`), into `previous`.
+fn solve_frame(
+    changed: &[Changed],
+    previous: &mut [[f64; 3]],
+    first: bool,
+    s: &mut Scratch,
+    input: &[f64],
+) {
+    let n = 3 * changed.len();
+    s.half.clear();
+    for (from, _, _) in changed {
+        for &c in &from.rot_index {
+            s.half.push(0.5 * input[c]);
+        }
+    }
+    s.sin.resize(n, 0.0);
+    s.cos.resize(n, 0.0);
+    sin_cos_deg_slice(&s.half, &mut s.sin, &mut s.cos);
+    s.euler.clear();
+    for (k, ((from, _, order), near)) in changed.iter().zip(previous.iter()).enumerate() {
+        let p = 3 * k;
+        let q = euler_to_quat_sin_cos(&from.rot_axes, &s.sin[p..p + 3], &s.cos[p..p + 3]);
+        s.euler.push_quat(q, *order, (!first).then_some(*near));
+    }
+    s.euler.solve();
+    for (k, near) in previous.iter_mut().enumerate() {
+        *near = s.euler.angles(k);
+    }
 }
 
 impl OrderMap {
@@ -105,16 +162,12 @@ impl OrderMap {
                 (JointChannels::of(skeleton.joint(id)), JointChannels::of(out.joint(id)), order)
             })
             .collect();
-        let n = 3 * changed.len();
         Ok(OrderMap {
-            previous: vec![0.0; out.n_channels()],
+            previous: vec![[0.0; 3]; changed.len()],
             skeleton: out,
             changed,
             first: true,
-            half: vec![0.0; n],
-            sin: vec![0.0; n],
-            cos: vec![0.0; n],
-            euler: EulerBatch::new(),
+            scratch: vec![Scratch::default()],
         })
     }
 }
@@ -140,28 +193,80 @@ impl FrameMap for OrderMap {
     /// 1e-9 degrees), the extractions of the frame in one batch.
     fn map(&mut self, input: &[f64], output: &mut [f64]) {
         output.copy_from_slice(input);
-        let mut m = 0;
-        for (from, _, _) in &self.changed {
-            for &c in &from.rot_index {
-                self.half[m] = 0.5 * input[c];
-                m += 1;
-            }
-        }
-        sin_cos_deg_slice(&self.half, &mut self.sin, &mut self.cos);
-        self.euler.clear();
-        for (n, (from, to, order)) in self.changed.iter().enumerate() {
-            let p = 3 * n;
-            let q = euler_to_quat_sin_cos(&from.rot_axes, &self.sin[p..p + 3], &self.cos[p..p + 3]);
-            let near = (!self.first).then(|| to.angles(&self.previous));
-            self.euler.push_quat(q, *order, near);
-        }
-        self.euler.solve();
-        for (n, (_, to, _)) in self.changed.iter().enumerate() {
-            for (&c, v) in to.rot_index.iter().zip(self.euler.angles(n)) {
+        solve_frame(&self.changed, &mut self.previous, self.first, &mut self.scratch[0], input);
+        for ((_, to, _), angles) in self.changed.iter().zip(&self.previous) {
+            for (&c, &v) in to.rot_index.iter().zip(angles) {
                 output[c] = v;
             }
         }
-        self.previous.copy_from_slice(output);
         self.first = false;
+    }
+}
+
+impl SplitFrameMap for OrderMap {
+    /// Groups of joints on rayon's pool (with the `parallel` feature), each
+    /// through every frame of the run in order; the angles of each group
+    /// are then put in place. `false` (nothing done) for short runs, few
+    /// joints or one thread.
+    fn map_many(&mut self, frames: usize, input: &[f64], output: &mut [f64]) -> bool {
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            let groups = (2 * rayon::current_num_threads()).min(self.changed.len() / GROUP_JOINTS);
+            if frames < MANY_FRAMES || groups < 2 || rayon::current_num_threads() < 2 {
+                return false;
+            }
+            let width = self.skeleton.n_channels();
+            assert!(
+                input.len() == frames * width && output.len() == frames * width,
+                "frames must hold one value per channel"
+            );
+            let per = self.changed.len().div_ceil(groups);
+            let groups = self.changed.len().div_ceil(per);
+            self.scratch.resize_with(groups.max(1), Scratch::default);
+            let first = self.first;
+            self.changed
+                .par_chunks(per)
+                .zip(self.previous.par_chunks_mut(per))
+                .zip(self.scratch.par_iter_mut())
+                .for_each(|((changed, previous), s)| {
+                    let mut angles = std::mem::take(&mut s.angles);
+                    angles.clear();
+                    angles.reserve(frames * 3 * changed.len());
+                    for f in 0..frames {
+                        let frame = &input[f * width..(f + 1) * width];
+                        solve_frame(changed, previous, first && f == 0, s, frame);
+                        angles.extend(previous.iter().flatten());
+                    }
+                    s.angles = angles;
+                });
+            // Every frame: the input, the groups' angles in their places.
+            let changed = &self.changed;
+            let scratch = &self.scratch[..groups];
+            const PIECE: usize = 256;
+            output.par_chunks_mut(PIECE * width).enumerate().for_each(|(p, out)| {
+                out.copy_from_slice(&input[p * PIECE * width..][..out.len()]);
+                for (g, s) in scratch.iter().enumerate() {
+                    let joints = &changed[g * per..((g + 1) * per).min(changed.len())];
+                    let stride = 3 * joints.len();
+                    for (k, frame) in out.chunks_exact_mut(width).enumerate() {
+                        let f = p * PIECE + k;
+                        let a = &s.angles[f * stride..(f + 1) * stride];
+                        for ((_, to, _), v) in joints.iter().zip(a.chunks_exact(3)) {
+                            for (&c, &x) in to.rot_index.iter().zip(v) {
+                                frame[c] = x;
+                            }
+                        }
+                    }
+                }
+            });
+            self.first = false;
+            true
+        }
+        #[cfg(not(feature = "parallel"))]
+        {
+            let _ = (frames, input, output);
+            false
+        }
     }
 }

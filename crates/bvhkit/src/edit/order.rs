@@ -16,6 +16,8 @@ use super::pose::JointChannels;
 use super::{FrameMap, SplitFrameMap, rebuild_skeleton};
 use crate::channel::Channel;
 use crate::error::{Error, Result};
+use glam::DQuat;
+
 use crate::rotation::{EulerBatch, RotationOrder, euler_to_quat_sin_cos, sin_cos_deg_slice};
 use crate::skeleton::{JointId, Skeleton};
 
@@ -42,18 +44,29 @@ use crate::skeleton::{JointId, Skeleton};
 #[derive(Clone, Debug)]
 pub struct OrderMap {
     skeleton: Skeleton,
-    /// (input layout, output layout) of the joints that change.
+    rewrite: Rewrite,
+}
+
+/// The joints whose three rotation channels are written again each frame,
+/// closest to their previous output angles: [`OrderMap`]'s, and
+/// [`super::axes::AxesMap`]'s conjugated joints. Each joint's angles depend
+/// only on its own previous angles, so a run of frames can be mapped in
+/// groups of joints, each group through every frame in order.
+#[derive(Clone, Debug)]
+pub(crate) struct Rewrite {
+    /// The joints: input layout, output layout, output order, and the
+    /// quaternion `c` that the rotation is conjugated by (`c·R·c⁻¹`), if any.
     changed: Vec<Changed>,
     /// Each changed joint's angles in the previous output frame (listing
     /// order of its new channels); meaningless while `first`.
     previous: Vec<[f64; 3]>,
     first: bool,
-    /// Per group of joints mapped together: its buffers (the first for
-    /// [`FrameMap::map`]).
+    /// Per group of joints mapped together: its buffers (the first for one
+    /// frame at a time).
     scratch: Vec<Scratch>,
 }
 
-type Changed = (JointChannels, JointChannels, RotationOrder);
+type Changed = (JointChannels, JointChannels, RotationOrder, Option<DQuat>);
 
 /// The buffers of one group of joints: per frame, the half angles of the
 /// joints' channels, their sines and cosines (one batch,
@@ -87,7 +100,7 @@ fn solve_frame(
 ) {
     let n = 3 * changed.len();
     s.half.clear();
-    for (from, _, _) in changed {
+    for (from, _, _, _) in changed {
         for &c in &from.rot_index {
             s.half.push(0.5 * input[c]);
         }
@@ -96,9 +109,13 @@ fn solve_frame(
     s.cos.resize(n, 0.0);
     sin_cos_deg_slice(&s.half, &mut s.sin, &mut s.cos);
     s.euler.clear();
-    for (k, ((from, _, order), near)) in changed.iter().zip(previous.iter()).enumerate() {
+    for (k, ((from, _, order, c), near)) in changed.iter().zip(previous.iter()).enumerate() {
         let p = 3 * k;
         let q = euler_to_quat_sin_cos(&from.rot_axes, &s.sin[p..p + 3], &s.cos[p..p + 3]);
+        let q = match c {
+            Some(c) => *c * q * c.conjugate(),
+            None => q,
+        };
         s.euler.push_quat(q, *order, (!first).then_some(*near));
     }
     s.euler.solve();
@@ -159,16 +176,15 @@ impl OrderMap {
         let changed: Vec<_> = ids
             .iter()
             .map(|&id| {
-                (JointChannels::of(skeleton.joint(id)), JointChannels::of(out.joint(id)), order)
+                (
+                    JointChannels::of(skeleton.joint(id)),
+                    JointChannels::of(out.joint(id)),
+                    order,
+                    None,
+                )
             })
             .collect();
-        Ok(OrderMap {
-            previous: vec![[0.0; 3]; changed.len()],
-            skeleton: out,
-            changed,
-            first: true,
-            scratch: vec![Scratch::default()],
-        })
+        Ok(OrderMap { skeleton: out, rewrite: Rewrite::new(changed) })
     }
 }
 
@@ -193,38 +209,85 @@ impl FrameMap for OrderMap {
     /// 1e-9 degrees), the extractions of the frame in one batch.
     fn map(&mut self, input: &[f64], output: &mut [f64]) {
         output.copy_from_slice(input);
+        self.rewrite.map(input, output);
+    }
+}
+
+impl SplitFrameMap for OrderMap {
+    /// [`Rewrite::map_many`] after copying the frames.
+    fn map_many(&mut self, frames: usize, input: &[f64], output: &mut [f64]) -> bool {
+        if !self.rewrite.many_pays(frames) {
+            return false;
+        }
+        output.copy_from_slice(input);
+        self.rewrite.map_many(frames, input, output, self.skeleton.n_channels());
+        true
+    }
+}
+
+impl Rewrite {
+    /// Rewrites `changed`, from the first frame on.
+    pub(crate) fn new(changed: Vec<Changed>) -> Rewrite {
+        Rewrite {
+            previous: vec![[0.0; 3]; changed.len()],
+            changed,
+            first: true,
+            scratch: vec![Scratch::default()],
+        }
+    }
+
+    /// Writes the rotation channels of the changed joints of one frame
+    /// into `output` (the other channels are the caller's).
+    pub(crate) fn map(&mut self, input: &[f64], output: &mut [f64]) {
         solve_frame(&self.changed, &mut self.previous, self.first, &mut self.scratch[0], input);
-        for ((_, to, _), angles) in self.changed.iter().zip(&self.previous) {
+        for ((_, to, _, _), angles) in self.changed.iter().zip(&self.previous) {
             for (&c, &v) in to.rot_index.iter().zip(angles) {
                 output[c] = v;
             }
         }
         self.first = false;
     }
-}
 
-impl SplitFrameMap for OrderMap {
-    /// Groups of joints on rayon's pool (with the `parallel` feature), each
-    /// through every frame of the run in order; the angles of each group
-    /// are then put in place. `false` (nothing done) for short runs, few
-    /// joints or one thread.
-    fn map_many(&mut self, frames: usize, input: &[f64], output: &mut [f64]) -> bool {
+    /// Whether [`Rewrite::map_many`] runs in parallel for a run of
+    /// `frames` frames (enough frames, joints and threads).
+    pub(crate) fn many_pays(&self, frames: usize) -> bool {
+        #[cfg(feature = "parallel")]
+        {
+            frames >= MANY_FRAMES
+                && rayon::current_num_threads() >= 2
+                && self.changed.len() >= 2 * GROUP_JOINTS
+        }
+        #[cfg(not(feature = "parallel"))]
+        {
+            let _ = frames;
+            false
+        }
+    }
+
+    /// [`Rewrite::map`] of `frames` frames of `width` values, the same
+    /// bits: groups of joints on rayon's pool (with the `parallel`
+    /// feature), each through every frame of the run in order; the angles
+    /// of each group are then put in place.
+    pub(crate) fn map_many(
+        &mut self,
+        frames: usize,
+        input: &[f64],
+        output: &mut [f64],
+        width: usize,
+    ) {
+        assert!(
+            input.len() >= frames * width && output.len() == frames * width,
+            "frames must hold one value per channel"
+        );
         #[cfg(feature = "parallel")]
         {
             use rayon::prelude::*;
             let groups = (2 * rayon::current_num_threads()).min(self.changed.len() / GROUP_JOINTS);
-            if frames < MANY_FRAMES || groups < 2 || rayon::current_num_threads() < 2 {
-                return false;
-            }
-            let width = self.skeleton.n_channels();
-            assert!(
-                input.len() == frames * width && output.len() == frames * width,
-                "frames must hold one value per channel"
-            );
-            let per = self.changed.len().div_ceil(groups);
+            let per = self.changed.len().div_ceil(groups.max(1)).max(1);
             let groups = self.changed.len().div_ceil(per);
             self.scratch.resize_with(groups.max(1), Scratch::default);
             let first = self.first;
+            let n_in = input.len() / frames.max(1);
             self.changed
                 .par_chunks(per)
                 .zip(self.previous.par_chunks_mut(per))
@@ -234,25 +297,24 @@ impl SplitFrameMap for OrderMap {
                     angles.clear();
                     angles.reserve(frames * 3 * changed.len());
                     for f in 0..frames {
-                        let frame = &input[f * width..(f + 1) * width];
+                        let frame = &input[f * n_in..(f + 1) * n_in];
                         solve_frame(changed, previous, first && f == 0, s, frame);
                         angles.extend(previous.iter().flatten());
                     }
                     s.angles = angles;
                 });
-            // Every frame: the input, the groups' angles in their places.
+            // Every frame: the groups' angles in their places.
             let changed = &self.changed;
             let scratch = &self.scratch[..groups];
             const PIECE: usize = 256;
-            output.par_chunks_mut(PIECE * width).enumerate().for_each(|(p, out)| {
-                out.copy_from_slice(&input[p * PIECE * width..][..out.len()]);
+            output.par_chunks_mut(PIECE * width.max(1)).enumerate().for_each(|(p, out)| {
                 for (g, s) in scratch.iter().enumerate() {
                     let joints = &changed[g * per..((g + 1) * per).min(changed.len())];
                     let stride = 3 * joints.len();
                     for (k, frame) in out.chunks_exact_mut(width).enumerate() {
                         let f = p * PIECE + k;
                         let a = &s.angles[f * stride..(f + 1) * stride];
-                        for ((_, to, _), v) in joints.iter().zip(a.chunks_exact(3)) {
+                        for ((_, to, _, _), v) in joints.iter().zip(a.chunks_exact(3)) {
                             for (&c, &x) in to.rot_index.iter().zip(v) {
                                 frame[c] = x;
                             }
@@ -261,12 +323,13 @@ impl SplitFrameMap for OrderMap {
                 }
             });
             self.first = false;
-            true
         }
         #[cfg(not(feature = "parallel"))]
         {
-            let _ = (frames, input, output);
-            false
+            let n_in = input.len() / frames.max(1);
+            for f in 0..frames {
+                self.map(&input[f * n_in..(f + 1) * n_in], &mut output[f * width..(f + 1) * width]);
+            }
         }
     }
 }

@@ -355,7 +355,7 @@ impl AxesMap {
             .filter_map(|p| p.conjugate.as_ref())
             .map(|j| {
                 let order = j.rotation_order().expect("three rotation channels");
-                (j.clone(), j.clone(), order, Some(cq))
+                (*j, *j, order, Some(cq))
             })
             .collect();
         AxesMap { skeleton: out, c, plans, rewrite: super::order::Rewrite::new(changed) }

@@ -643,7 +643,7 @@ enum Stage {
     Order(OrderMap),
     Axes(AxesMap),
     Scale(ScaleMap),
-    Layout(LayoutMap),
+    Layout(Box<LayoutMap>),
     Mirror(Box<Mirror>),
 }
 
@@ -653,7 +653,7 @@ impl Stage {
             Stage::Order(m) => m,
             Stage::Axes(m) => m,
             Stage::Scale(m) => m,
-            Stage::Layout(m) => m,
+            Stage::Layout(m) => &**m,
             Stage::Mirror(m) => &**m,
         }
     }
@@ -718,7 +718,7 @@ fn frame_map(args: &Args, t: &Transform, skel: &Skeleton, mode: PositionChannels
                 LayoutPositions::Keep => Positions::Keep,
                 LayoutPositions::None => Positions::None,
             };
-            Stage::Layout(LayoutMap::new(skel, o, p, mode)?)
+            Stage::Layout(Box::new(LayoutMap::new(skel, o, p, mode)?))
         }
         Transform::Scale(f) => Stage::Scale(ScaleMap::new(skel, f)?),
         Transform::Up(to) => {

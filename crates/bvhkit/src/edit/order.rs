@@ -214,7 +214,8 @@ impl FrameMap for OrderMap {
 }
 
 impl SplitFrameMap for OrderMap {
-    /// [`Rewrite::map_many`] after copying the frames.
+    /// The frames copied, then the changed joints in groups on rayon's
+    /// pool, each group through every frame in order (no guesses).
     fn map_many(&mut self, frames: usize, input: &[f64], output: &mut [f64]) -> bool {
         if !self.rewrite.many_pays(frames) {
             return false;

@@ -7,8 +7,9 @@
 //! runs them either as a stream (every transform works frame by frame:
 //! `FrameReader` in, frames written as they come, constant memory) or on
 //! the whole clip (when one of them needs it: `--reverse`, `--fps`,
-//! `--height`, `--up` without `--source-up`, and the mirror, root-motion,
-//! joint and rest-pose transforms).
+//! `--height`, `--up` without `--source-up`, the root-motion, joint and
+//! rest-pose transforms, and the mirror on standard input or when its
+//! plane comes from the first frame).
 
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow, bail};
 use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, detect_up};
 use bvhkit::edit::layout::{LayoutMap, Positions};
+use bvhkit::edit::mirror::{Mirror, MirrorOptions};
 use bvhkit::edit::order::OrderMap;
 use bvhkit::edit::scale::{ScaleMap, factor_to_height};
 use bvhkit::edit::{
@@ -58,8 +60,9 @@ const TRANSFORMS: [&str; 19] = [
 #[command(after_help = "Transforms are applied in the order given and may repeat, e.g.
   bvh edit take.bvh -o clip.bvh --frames 100..400 --fps 30 --up y --units m
 Per-frame transforms stream in constant memory; --reverse, --fps, --height,
---up without --source-up, --mirror, the root-motion, joint and rest-pose
-transforms need the whole clip in memory.")]
+--up without --source-up, the root-motion, joint and rest-pose transforms
+need the whole clip in memory, and so does --mirror on standard input or
+when the plane comes from the first frame (the rest pose lies down).")]
 pub(crate) struct Args {
     /// Files to edit; directories are walked for *.bvh; `-` reads standard input.
     #[arg(required = true, value_name = "IN")]
@@ -211,10 +214,12 @@ impl Transform {
     fn whole_clip(&self, source_up: Option<SignedAxis>) -> bool {
         match self {
             Transform::Reverse | Transform::Fps(_) | Transform::Height(_) => true,
-            // The edit-b transforms work on the whole clip (the mirror plane
-            // may come from the first frame; root motion from all of them).
-            Transform::Mirror
-            | Transform::InPlaceRoot
+            // The edit-b transforms work on the whole clip (root motion
+            // from all of its frames). The mirror streams when its plane
+            // comes from the rest pose (`edit_stream` falls back to the
+            // whole clip when it needs the first frame, and standard
+            // input, which cannot be read twice, takes the whole clip).
+            Transform::InPlaceRoot
             | Transform::RootToOrigin
             | Transform::ExtractRoot(_)
             | Transform::Rename(_)
@@ -368,15 +373,55 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
         bail!("several inputs cannot all go to standard output");
     }
     let stream = !plan.iter().any(|t| t.whole_clip(args.source_up));
+    let mirror = plan.contains(&Transform::Mirror);
     let results = par_map(&inputs, args.threads, |input| -> Result<Vec<String>> {
         let out = target(&args.output, input, &inputs)?;
-        if stream {
-            edit_stream(args, plan, input, &out)
+        if stream && !(mirror && matches!(input, Input::Stdin)) {
+            match edit_stream(args, plan, input, &out) {
+                Err(e) if e.is::<NeedsWholeClip>() => edit_whole(args, plan, input, &out),
+                r => r,
+            }
         } else {
             edit_whole(args, plan, input, &out)
         }
     })?;
     Ok(crate::io::report(results))
+}
+
+/// Why [`edit_stream`] gave up before reading a frame: a mirror whose
+/// plane comes from the first frame ([`bvhkit::edit::mirror::Mirror::rest_pose_decides`]).
+#[derive(Debug)]
+struct NeedsWholeClip;
+
+impl std::fmt::Display for NeedsWholeClip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("this mirror needs the whole clip")
+    }
+}
+
+impl std::error::Error for NeedsWholeClip {}
+
+/// The mirror of `bvh`'s skeleton, with a note naming the name pairs it
+/// did not swap.
+fn mirror_of(bvh: &Bvh, input: &Input, notes: &mut Vec<String>) -> Result<Mirror> {
+    let m = Mirror::new(bvh, &MirrorOptions::default())
+        .map_err(|e| anyhow!("{}: {e}", input.display()))?;
+    if !m.rejected().is_empty() {
+        let names = bvh.skeleton().display_names();
+        let list: Vec<String> = m
+            .rejected()
+            .iter()
+            .map(|(l, r, why)| format!("{}|{} ({why})", names[l.index()], names[r.index()]))
+            .collect();
+        notes.push(format!(
+            "{}: --mirror: {} pairs, {} name pairs not swapped: {}",
+            input.display(),
+            m.pairs().len(),
+            list.len(),
+            list.join(", ")
+        ));
+    }
+    Ok(m)
 }
 
 fn check_values(t: &Transform) -> Result<()> {
@@ -512,29 +557,11 @@ fn edit_b(
     input: &Input,
     notes: &mut Vec<String>,
 ) -> Result<Option<Bvh>> {
-    use bvhkit::edit::{joints, mirror, rest, root};
+    use bvhkit::edit::{joints, rest, root};
     let mode: PositionChannels = args.position_channels.into();
     let at = |e: bvhkit::Error| anyhow!("{}: {e}", input.display());
     Ok(Some(match t {
-        Transform::Mirror => {
-            let m = mirror::Mirror::new(bvh, &mirror::MirrorOptions::default()).map_err(at)?;
-            if !m.rejected().is_empty() {
-                let names = bvh.skeleton().display_names();
-                let list: Vec<String> = m
-                    .rejected()
-                    .iter()
-                    .map(|(l, r, why)| format!("{}|{} ({why})", names[l.index()], names[r.index()]))
-                    .collect();
-                notes.push(format!(
-                    "{}: --mirror: {} pairs, {} name pairs not swapped: {}",
-                    input.display(),
-                    m.pairs().len(),
-                    list.len(),
-                    list.join(", ")
-                ));
-            }
-            m.apply(bvh).map_err(at)?
-        }
+        Transform::Mirror => mirror_of(bvh, input, notes)?.apply(bvh).map_err(at)?,
         Transform::InPlaceRoot => {
             let up = up_for_root(args, bvh, input, notes);
             root::in_place(bvh, up).map_err(at)?
@@ -616,7 +643,8 @@ enum Stage {
     Order(OrderMap),
     Axes(AxesMap),
     Scale(ScaleMap),
-    Layout(LayoutMap),
+    Layout(Box<LayoutMap>),
+    Mirror(Box<Mirror>),
 }
 
 impl Stage {
@@ -625,7 +653,8 @@ impl Stage {
             Stage::Order(m) => m,
             Stage::Axes(m) => m,
             Stage::Scale(m) => m,
-            Stage::Layout(m) => m,
+            Stage::Layout(m) => &**m,
+            Stage::Mirror(m) => &**m,
         }
     }
 
@@ -655,6 +684,7 @@ impl FrameMap for Stage {
             Stage::Axes(m) => m.map(input, output),
             Stage::Scale(m) => m.map(input, output),
             Stage::Layout(m) => m.map(input, output),
+            Stage::Mirror(m) => m.map(input, output),
         }
     }
 }
@@ -663,6 +693,16 @@ impl SplitFrameMap for Stage {
     fn absorb(&mut self, earlier: &Self) {
         if let (Stage::Layout(m), Stage::Layout(e)) = (self, earlier) {
             m.absorb(e);
+        }
+    }
+
+    fn map_many(&mut self, frames: usize, input: &[f64], output: &mut [f64]) -> bool {
+        match self {
+            Stage::Order(m) => m.map_many(frames, input, output),
+            Stage::Axes(m) => m.map_many(frames, input, output),
+            Stage::Scale(m) => m.map_many(frames, input, output),
+            Stage::Layout(m) => m.map_many(frames, input, output),
+            Stage::Mirror(m) => m.map_many(frames, input, output),
         }
     }
 }
@@ -678,7 +718,7 @@ fn frame_map(args: &Args, t: &Transform, skel: &Skeleton, mode: PositionChannels
                 LayoutPositions::Keep => Positions::Keep,
                 LayoutPositions::None => Positions::None,
             };
-            Stage::Layout(LayoutMap::new(skel, o, p, mode)?)
+            Stage::Layout(Box::new(LayoutMap::new(skel, o, p, mode)?))
         }
         Transform::Scale(f) => Stage::Scale(ScaleMap::new(skel, f)?),
         Transform::Up(to) => {
@@ -738,6 +778,19 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
                     Vec::new(),
                 )
             }
+            Transform::Mirror => {
+                // The pairs and planes need only the skeleton when the rest
+                // pose decides the plane.
+                let rest = Bvh::new(
+                    skel.clone(),
+                    Motion::with_frames(frame_time, 0, skel.n_channels(), Vec::new())?,
+                )?;
+                let m = mirror_of(&rest, input, &mut notes)?;
+                if !m.rest_pose_decides() {
+                    return Err(NeedsWholeClip.into());
+                }
+                Step::Map(Box::new(ChunkedMap::new(Stage::Mirror(Box::new(m)))), Vec::new())
+            }
             _ => Step::Map(Box::new(ChunkedMap::new(frame_map(args, t, &skel, mode)?)), Vec::new()),
         });
         if let Some(Step::Map(m, _)) = steps.last() {
@@ -756,23 +809,41 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
     let n_in = rdr.skeleton().n_channels();
     let n_width = skel.n_channels();
     let mut n_out = 0usize;
-    {
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, body.as_file_mut());
-        let mut pieces: Vec<Vec<u8>> = Vec::new();
+    std::thread::scope(|scope| -> Result<()> {
+        // A thread of its own writes each batch's formatted pieces while
+        // this one maps and formats the next (the buffers come back to be
+        // reused).
+        let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(1);
+        let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<Vec<u8>>>();
+        let file = body.as_file_mut();
+        let writer = scope.spawn(move || -> std::io::Result<()> {
+            for pieces in full_rx {
+                for p in &pieces {
+                    file.write_all(p)?;
+                }
+                let _ = empty_tx.send(pieces);
+            }
+            Ok(())
+        });
         let mut a: Vec<f64> = Vec::new();
         let read = crate::io::read_batches(&mut rdr, |frames, batch| {
             let left = run_steps(&mut steps, frames, batch, n_in, &mut a);
             let values = if left.in_batch { batch } else { &a[..] };
+            let mut pieces = empty_rx.try_recv().unwrap_or_default();
             format_frames(&opts, values, left.count, n_width, &mut pieces)?;
-            for p in &pieces {
-                w.write_all(p)?;
+            if full_tx.send(pieces).is_err() {
+                bail!("the writing thread stopped");
             }
             n_out += left.count;
             Ok(left.more)
-        })?;
-        read.map_err(|e| anyhow!(located(input, &e)))?;
-        w.flush()?;
-    }
+        });
+        drop(full_tx);
+        let written = writer.join().map_err(|_| anyhow!("the writing thread panicked"))?;
+        // The writer's own error first (a full disk stops the mapping too).
+        written?;
+        let read = read?;
+        read.map_err(|e| anyhow!(located(input, &e)))
+    })?;
     notes.extend(rdr.take_warnings().iter().map(|w| located_warning(input, w)));
     for step in &steps {
         if let Step::Map(m, _) = step {
@@ -783,11 +854,24 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
     opts.write_header(&skel, n_out, frame_time, &mut header)?;
     let file = body.as_file_mut();
     file.rewind()?;
-    write_atomic(out, |w| {
-        w.write_all(&header)?;
-        std::io::copy(file, w)?;
-        Ok(())
-    })
+    (|| -> Result<()> {
+        let mut dest = crate::io::open_output(out)?;
+        match dest.atomic_file() {
+            // File to file: the kernel copies (`copy_file_range`), no
+            // round trip through this process.
+            Some(f) => {
+                f.write_all(&header)?;
+                std::io::copy(file, f)?;
+            }
+            None => {
+                let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut dest);
+                w.write_all(&header)?;
+                std::io::copy(file, &mut w)?;
+                w.flush()?;
+            }
+        }
+        dest.finish()
+    })()
     .with_context(|| format!("{}: writing {}", input.display(), shown(out)))?;
     Ok(notes)
 }

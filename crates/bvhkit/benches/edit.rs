@@ -8,7 +8,9 @@
 //! Resampling goes to 2.5 times the rate (a time step of 0.4 frames), so
 //! four output frames in five are interpolated (SLERP and Euler extraction
 //! per joint) and one in five is a copy; the throughput counts every output
-//! joint rotation.
+//! joint rotation. The mirror (`mirror_joint_rotations`) counts a joint
+//! rotation read and written per joint and frame, as the rotation order
+//! does.
 
 #[allow(dead_code)]
 mod common;
@@ -16,6 +18,7 @@ mod common;
 use std::hint::black_box;
 
 use bvhkit::Bvh;
+use bvhkit::edit::mirror::{Mirror, MirrorOptions};
 use bvhkit::edit::order::OrderMap;
 use bvhkit::edit::scale::ScaleMap;
 use bvhkit::edit::{FrameMap, resample};
@@ -59,6 +62,20 @@ fn bench(c: &mut Criterion, name: &str, bvh: &Bvh) {
         b.iter(|| {
             for frame in black_box(motion).frames() {
                 scale.map(frame, &mut buf);
+            }
+            buf[0]
+        })
+    });
+    let mut mirror = Mirror::new(bvh, &MirrorOptions::default()).expect("mirror");
+    eprintln!(
+        "edit/{name}: mirror: {} pairs, every joint by sign flips: {}",
+        mirror.pairs().len(),
+        mirror.is_sign_flip()
+    );
+    g.bench_function("mirror_joint_rotations", |b| {
+        b.iter(|| {
+            for frame in black_box(motion).frames() {
+                mirror.map(frame, &mut buf);
             }
             buf[0]
         })

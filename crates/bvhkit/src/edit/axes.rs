@@ -281,10 +281,9 @@ struct JointPlan {
 pub struct AxesMap {
     skeleton: Skeleton,
     c: DMat3,
-    cq: DQuat,
     plans: Vec<JointPlan>,
-    previous: Vec<f64>,
-    first: bool,
+    /// The joints whose rotation `C·R·Cᵀ` is extracted again.
+    rewrite: super::order::Rewrite,
 }
 
 impl AxesMap {
@@ -350,14 +349,16 @@ impl AxesMap {
             Ok((offset, out_ch))
         })
         .expect("an axis change keeps every joint's channel count and kinds");
-        AxesMap {
-            previous: vec![0.0; out.n_channels()],
-            skeleton: out,
-            c,
-            cq: DQuat::from_mat3(&c),
-            plans,
-            first: true,
-        }
+        let cq = DQuat::from_mat3(&c);
+        let changed = plans
+            .iter()
+            .filter_map(|p| p.conjugate.as_ref())
+            .map(|j| {
+                let order = j.rotation_order().expect("three rotation channels");
+                (*j, *j, order, Some(cq))
+            })
+            .collect();
+        AxesMap { skeleton: out, c, plans, rewrite: super::order::Rewrite::new(changed) }
     }
 
     /// The rotation applied to the world (`C`).
@@ -379,20 +380,42 @@ impl FrameMap for AxesMap {
         &self.skeleton
     }
 
+    /// The exact moves, then the conjugated joints' rotations
+    /// `C·R·Cᵀ` (the product of their channels from the frame's sines in
+    /// one batch) written in their order as
+    /// [`JointChannels::write_rotation`] writes three channels (within 1e-9
+    /// degrees), the extractions of the frame in one batch.
     fn map(&mut self, input: &[f64], output: &mut [f64]) {
+        self.moves(input, output);
+        // Same channel indices in and out: the layout is kept.
+        self.rewrite.map(input, output);
+    }
+}
+
+impl AxesMap {
+    fn moves(&self, input: &[f64], output: &mut [f64]) {
         for plan in &self.plans {
             for &(o, i, s) in &plan.moves {
                 output[o] = s * input[i];
             }
-            if let Some(j) = &plan.conjugate {
-                // Same channel indices in and out: the layout is kept.
-                let q = self.cq * j.rotation(input) * self.cq.conjugate();
-                let near = (!self.first).then(|| j.angles(&self.previous));
-                j.write_rotation(q, near, output);
-            }
         }
-        self.previous.copy_from_slice(output);
-        self.first = false;
+    }
+}
+
+impl super::SplitFrameMap for AxesMap {
+    /// The exact moves of every frame, then the conjugated joints in
+    /// groups on rayon's pool, each group through every frame in order
+    /// (no guesses; the same bits as one frame at a time).
+    fn map_many(&mut self, frames: usize, input: &[f64], output: &mut [f64]) -> bool {
+        if !self.rewrite.many_pays(frames) {
+            return false;
+        }
+        let (n_in, n_out) = (input.len() / frames.max(1), self.skeleton.n_channels());
+        for (i, o) in input.chunks_exact(n_in).zip(output.chunks_exact_mut(n_out)) {
+            self.moves(i, o);
+        }
+        self.rewrite.map_many(frames, input, output, n_out);
+        true
     }
 }
 

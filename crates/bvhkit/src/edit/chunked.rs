@@ -19,6 +19,17 @@ pub trait SplitFrameMap: FrameMap + Clone + Send + Sync {
     fn absorb(&mut self, earlier: &Self) {
         let _ = earlier;
     }
+
+    /// Maps `frames` frames (`input` and `output` hold them one after the
+    /// other) exactly as [`FrameMap::map`] one frame at a time in order
+    /// would, when the map has a better way than [`ChunkedMap`]'s guesses
+    /// (for instance on several threads over joints whose state from
+    /// frame to frame is their own); returns `false`, having done nothing,
+    /// otherwise. The default returns `false`.
+    fn map_many(&mut self, frames: usize, input: &[f64], output: &mut [f64]) -> bool {
+        let _ = (frames, input, output);
+        false
+    }
 }
 
 /// Frames before a part that a fresh copy maps to guess the state there:
@@ -111,6 +122,9 @@ impl<M: SplitFrameMap> ChunkedMap<M> {
         assert_eq!(n_in, self.n_in, "input frames must keep one length");
         let n_out = self.n_out;
         assert_eq!(output.len(), frames * n_out, "output must hold one frame per input frame");
+        if n_out > 0 && self.current.map_many(frames, input, output) {
+            return;
+        }
         let part = (PART_VALUES / n_in.max(n_out).max(1)).max(WARM_FRAMES + 1);
         if frames <= part || n_out == 0 || !cfg!(feature = "parallel") {
             run(&mut self.current, n_in, n_out, input, output, 0..frames);

@@ -39,7 +39,7 @@
 
 use std::collections::HashMap;
 
-use glam::{DMat3, DVec3};
+use glam::{DMat3, DQuat, DVec3};
 
 use crate::bvh::Bvh;
 use crate::channel::Channel;
@@ -48,7 +48,10 @@ use crate::edit::local::{JointSpec, build};
 use crate::edit::rest_positions;
 use crate::error::{Error, Result};
 use crate::motion::Motion;
-use crate::rotation::{Axis, RotationOrder, euler_to_mat3, mat3_to_euler, mat3_to_euler_near};
+use crate::rotation::{
+    Axis, EulerBatch, RotationOrder, euler_to_mat3, euler_to_quat_sin_cos, mat3_to_euler,
+    mat3_to_euler_near, sin_cos_deg_slice,
+};
 use crate::skeleton::{JointId, Skeleton};
 
 /// Which side of the body a name marker denotes.
@@ -248,6 +251,40 @@ pub struct Mirror {
     slow: Vec<Slow>,
     /// The previous output frame of [`FrameMap::map`], empty before the first.
     last: Vec<f64>,
+    /// The batches of [`FrameMap::map`]'s slow joints.
+    scratch: SlowScratch,
+    /// Whether the world axis came from the options or the rest pose.
+    rest_decides: bool,
+}
+
+/// Per frame, for the joints that go through rotations: the half angles
+/// of their partners' channels, their sines and cosines (one batch,
+/// [`sin_cos_deg_slice`]) and the Euler extraction (one batch,
+/// [`EulerBatch`]).
+#[derive(Clone, Debug, Default)]
+struct SlowScratch {
+    half: Vec<f64>,
+    sin: Vec<f64>,
+    cos: Vec<f64>,
+    euler: EulerBatch,
+}
+
+/// The quaternion of `S(left)·R·S(right)`, `R` the rotation of `q` and
+/// `S(a)` the reflection of axis `a`, by sign flips and a permutation of
+/// its components (no matrix): conjugating by `S(a)` keeps the component
+/// along `a` and negates the two others; `S(l)·S(r)` for `l ≠ r` is the
+/// half turn about the third axis, the quaternion `(0, e_c)`.
+fn reflect_quat(q: DQuat, left: Axis, right: Axis) -> DQuat {
+    let mut v = [-q.x, -q.y, -q.z];
+    v[left.index()] = -v[left.index()];
+    let c = DQuat::from_xyzw(v[0], v[1], v[2], q.w);
+    if left == right {
+        return c;
+    }
+    let third = 3 - left.index() - right.index();
+    let mut e = [0.0; 3];
+    e[third] = 1.0;
+    c * DQuat::from_xyzw(e[0], e[1], e[2], 0.0)
 }
 
 fn reflect(v: DVec3, axis: Axis) -> DVec3 {
@@ -433,8 +470,9 @@ impl Mirror {
             best
         };
         let horizontal: Vec<Axis> = Axis::ALL.into_iter().filter(|&a| a != options.up).collect();
+        let rest_decides = options.world_axis.is_some() || spread(&rest, &Axis::ALL) != options.up;
         let world_axis = options.world_axis.unwrap_or_else(|| {
-            if spread(&rest, &Axis::ALL) != options.up || bvh.motion().n_frames() == 0 {
+            if rest_decides || bvh.motion().n_frames() == 0 {
                 spread(&rest, &horizontal)
             } else {
                 let fk = crate::Kinematics::new(skeleton, crate::PositionChannels::Replace);
@@ -601,12 +639,24 @@ impl Mirror {
             sign,
             slow,
             last: Vec::new(),
+            scratch: SlowScratch::default(),
+            rest_decides,
         })
     }
 
     /// The normal of the world mirror plane `Sw` (through the origin).
     pub fn world_axis(&self) -> Axis {
         self.world_axis
+    }
+
+    /// Whether the world mirror plane came from the options or from the
+    /// rest pose alone, not from the clip's first frame (which decides
+    /// only when the rest pose's pairs lie furthest apart along the up
+    /// axis). Then the mirror made for the skeleton alone (a clip without
+    /// frames) is the one made for every clip of it, so a stream can be
+    /// mirrored before its frames are read.
+    pub fn rest_pose_decides(&self) -> bool {
+        self.rest_decides
     }
 
     /// The normal of the rest mirror plane of the first root's frame.
@@ -667,7 +717,11 @@ impl Mirror {
         &self.skeleton
     }
 
-    /// Mirrors one frame of the source skeleton into `dst`.
+    /// Mirrors one frame of the source skeleton into `dst`, one joint at
+    /// a time through rotation matrices (the plain form of what
+    /// [`FrameMap::map`] and [`Mirror::apply`] do with the frame's sines in
+    /// one batch and the rotations as quaternions; they agree within
+    /// 1e-9 degrees).
     ///
     /// `previous` is the previous *mirrored* frame, used only by pairs whose
     /// rotation orders differ, to pick the Euler angles closest to it (no
@@ -697,6 +751,49 @@ impl Mirror {
         }
     }
 
+    /// [`Mirror::apply_frame`] with the slow joints' sines and cosines in
+    /// one batch, their mirrored rotations as quaternions
+    /// (`reflect_quat`) and their Euler angles in one [`EulerBatch`].
+    fn mirror_frame(
+        &self,
+        s: &mut SlowScratch,
+        src: &[f64],
+        previous: Option<&[f64]>,
+        dst: &mut [f64],
+    ) {
+        assert!(
+            src.len() == self.src.len() && dst.len() == self.src.len(),
+            "frames must hold one value per channel"
+        );
+        for ((d, &i), &k) in dst.iter_mut().zip(&self.src).zip(&self.sign) {
+            *d = k * src[i as usize];
+        }
+        if self.slow.is_empty() {
+            return;
+        }
+        let n = 3 * self.slow.len();
+        s.half.clear();
+        for j in &self.slow {
+            s.half.extend(j.partner_slots.map(|c| 0.5 * src[c]));
+        }
+        s.sin.resize(n, 0.0);
+        s.cos.resize(n, 0.0);
+        sin_cos_deg_slice(&s.half, &mut s.sin, &mut s.cos);
+        s.euler.clear();
+        for (k, j) in self.slow.iter().enumerate() {
+            let p = 3 * k;
+            let q = euler_to_quat_sin_cos(&j.partner_axes, &s.sin[p..p + 3], &s.cos[p..p + 3]);
+            let near = previous.map(|p| j.rot_slots.map(|c| p[c]));
+            s.euler.push_quat(reflect_quat(q, j.left, j.right), j.order, near);
+        }
+        s.euler.solve();
+        for (k, j) in self.slow.iter().enumerate() {
+            for (slot, v) in j.rot_slots.iter().zip(s.euler.angles(k)) {
+                dst[*slot] = v;
+            }
+        }
+    }
+
     /// Mirrors a whole clip of the source skeleton.
     ///
     /// # Errors
@@ -710,10 +807,11 @@ impl Mirror {
         let m = bvh.motion();
         let nc = m.n_channels();
         let mut values = vec![0.0; m.values().len()];
+        let mut scratch = SlowScratch::default();
         for f in 0..m.n_frames() {
             let (done, rest) = values.split_at_mut(f * nc);
             let previous = if f == 0 { None } else { Some(&done[(f - 1) * nc..]) };
-            self.apply_frame(m.frame(f), previous, &mut rest[..nc]);
+            self.mirror_frame(&mut scratch, m.frame(f), previous, &mut rest[..nc]);
         }
         Bvh::new(
             self.skeleton.clone(),
@@ -730,13 +828,21 @@ impl FrameMap for Mirror {
     }
 
     fn map(&mut self, input: &[f64], output: &mut [f64]) {
-        let last = std::mem::take(&mut self.last);
-        self.apply_frame(input, (!last.is_empty()).then_some(&last[..]), output);
-        self.last = last;
-        self.last.clear();
-        self.last.extend_from_slice(output);
+        let mut s = std::mem::take(&mut self.scratch);
+        self.mirror_frame(&mut s, input, (!self.last.is_empty()).then_some(&self.last[..]), output);
+        self.scratch = s;
+        if !self.slow.is_empty() {
+            // Only the slow joints read the previous frame.
+            self.last.clear();
+            self.last.extend_from_slice(output);
+        }
     }
 }
+
+/// The state carried from frame to frame is the previous output frame
+/// (of the joints that go through rotations), so [`super::ChunkedMap`]
+/// can map runs of frames on several threads.
+impl super::SplitFrameMap for Mirror {}
 
 /// Mirrors `bvh` with [`MirrorOptions::default`] (pairs found by name and
 /// confirmed by the rest pose); see [`Mirror`].

@@ -92,8 +92,6 @@ pub mod scale;
 pub use chunked::{ChunkedMap, SplitFrameMap};
 pub use pose::{JointChannels, Pose, PoseLayout};
 
-impl SplitFrameMap for order::OrderMap {}
-impl SplitFrameMap for axes::AxesMap {}
 impl SplitFrameMap for scale::ScaleMap {}
 
 /// A transform that works one frame at a time.

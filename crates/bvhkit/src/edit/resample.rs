@@ -164,22 +164,7 @@ impl Resampler {
         new_frame_time: f64,
         out: &mut [f64],
     ) {
-        let ratio = new_frame_time / frame_time;
-        let (i0, u) = match integer_ratio(ratio) {
-            Some(step) => (k * step, 0.0),
-            None => {
-                let s = k as f64 * ratio;
-                let i0 = s.floor();
-                let u = s - i0;
-                if u < ON_FRAME {
-                    (i0 as usize, 0.0)
-                } else if u > 1.0 - ON_FRAME {
-                    (i0 as usize + 1, 0.0)
-                } else {
-                    (i0 as usize, u)
-                }
-            }
-        };
+        let (i0, u) = position(k, frame_time, new_frame_time);
         if u == 0.0 {
             out.copy_from_slice(motion.frame(i0));
         } else {
@@ -218,6 +203,29 @@ impl Resampler {
 }
 
 /// `Some(n)` when `ratio` is within 0.01% of the whole number `n >= 1`.
+/// Where output frame `k` falls on the input frames: the input frame
+/// before it and the fraction `u` of the way to the next one, `u = 0` when
+/// it falls on an input frame (within [`ON_FRAME`]; every frame when the
+/// new frame time is a whole multiple of the old one).
+fn position(k: usize, frame_time: f64, new_frame_time: f64) -> (usize, f64) {
+    let ratio = new_frame_time / frame_time;
+    match integer_ratio(ratio) {
+        Some(step) => (k * step, 0.0),
+        None => {
+            let s = k as f64 * ratio;
+            let i0 = s.floor();
+            let u = s - i0;
+            if u < ON_FRAME {
+                (i0 as usize, 0.0)
+            } else if u > 1.0 - ON_FRAME {
+                (i0 as usize + 1, 0.0)
+            } else {
+                (i0 as usize, u)
+            }
+        }
+    }
+}
+
 fn integer_ratio(ratio: f64) -> Option<usize> {
     let n = ratio.round();
     ((1.0..1e15).contains(&n) && (ratio - n).abs() <= 1e-4 * ratio).then_some(n as usize)
@@ -300,22 +308,7 @@ mod tests {
         }
 
         fn frame(&mut self, motion: &Motion, k: usize, ft: f64, new_ft: f64, out: &mut [f64]) {
-            let ratio = new_ft / ft;
-            let (i0, u) = match integer_ratio(ratio) {
-                Some(step) => (k * step, 0.0),
-                None => {
-                    let s = k as f64 * ratio;
-                    let i0 = s.floor();
-                    let u = s - i0;
-                    if u < ON_FRAME {
-                        (i0 as usize, 0.0)
-                    } else if u > 1.0 - ON_FRAME {
-                        (i0 as usize + 1, 0.0)
-                    } else {
-                        (i0 as usize, u)
-                    }
-                }
-            };
+            let (i0, u) = position(k, ft, new_ft);
             if u == 0.0 {
                 out.copy_from_slice(motion.frame(i0));
             } else {

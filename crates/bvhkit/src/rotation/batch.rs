@@ -199,9 +199,11 @@ fn sin_quarter(x: f64) -> f64 {
     select(far, c, s)
 }
 
-/// One SLERP of [`slerp_slice`], for `t` in `[0, 1]`.
+/// The shortest arc from `q0` to `q1`: `q1` or `-q1`, whichever is nearer
+/// `q0`, with `|q0 - q1|²` and `|q0 + q1|²` for the angle between them
+/// (shared by [`slerp_one`] and [`slerp_lane`]).
 #[inline(always)]
-fn slerp_one(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
+fn shortest_arc(q0: [f64; 4], q1: [f64; 4]) -> ([f64; 4], f64, f64) {
     let d = q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3];
     let sign = select(d < 0.0, -1.0, 1.0);
     let q1 = [q1[0] * sign, q1[1] * sign, q1[2] * sign, q1[3] * sign];
@@ -210,6 +212,13 @@ fn slerp_one(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
         aa += (q0[i] - q1[i]) * (q0[i] - q1[i]);
         bb += (q0[i] + q1[i]) * (q0[i] + q1[i]);
     }
+    (q1, aa, bb)
+}
+
+/// One SLERP of [`slerp_slice`], for `t` in `[0, 1]`.
+#[inline(always)]
+fn slerp_one(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
+    let (q1, aa, bb) = shortest_arc(q0, q1);
     // a = |q0 - q1| = 2 sin(θ/2), b = |q0 + q1| = 2 cos(θ/2), sin θ = a·b/2.
     let (a, b) = (aa.sqrt(), bb.sqrt());
     let theta = 2.0 * atan2(a, b);
@@ -796,14 +805,7 @@ fn euler3_quat_lane(s: [f64; 3], c: [f64; 3], e: f64) -> [f64; 4] {
 /// (`cos θ = (|q0 + q1|² - |q0 - q1|²) / 4`). For `t` in `[0, 1]`.
 #[inline(always)]
 fn slerp_lane(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
-    let d = q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3];
-    let sign = select(d < 0.0, -1.0, 1.0);
-    let q1 = [q1[0] * sign, q1[1] * sign, q1[2] * sign, q1[3] * sign];
-    let (mut aa, mut bb) = (0.0, 0.0);
-    for i in 0..4 {
-        aa += (q0[i] - q1[i]) * (q0[i] - q1[i]);
-        bb += (q0[i] + q1[i]) * (q0[i] + q1[i]);
-    }
+    let (q1, aa, bb) = shortest_arc(q0, q1);
     let (a, b) = (aa.sqrt(), bb.sqrt());
     let theta = 2.0 * atan2(a, b);
     let sin_theta = 0.5 * a * b;

@@ -333,6 +333,15 @@ impl<W: Write + Send> ParquetWriter<W> {
     }
 }
 
+/// Which of a clip's rotation arrays holds the rotation column `name`.
+fn rotation_index(o: &Options, name: &str) -> usize {
+    o.rotations
+        .columns()
+        .iter()
+        .position(|c| *c == name)
+        .expect("every column of the schema is built")
+}
+
 /// Column `name` of the long table for [`long::encode`].
 fn long_column<'a>(clip: &'a Clip, o: &Options, name: &str) -> Result<LongColumn<'a>> {
     let axis = |n: &str| usize::from(n.as_bytes()[1] - b'x');
@@ -347,15 +356,7 @@ fn long_column<'a>(clip: &'a Clip, o: &Options, name: &str) -> Result<LongColumn
             LongColumn::Floats(&v[axis(name)], o.dtype)
         }
         "contact" => LongColumn::Bools(clip.contacts.as_ref().ok_or(Error::Missing("contacts"))?),
-        rotation => {
-            let k = o
-                .rotations
-                .columns()
-                .iter()
-                .position(|c| *c == rotation)
-                .expect("every column of the schema is built");
-            LongColumn::Floats(&clip.rotations[k], o.dtype)
-        }
+        rotation => LongColumn::Floats(&clip.rotations[rotation_index(o, rotation)], o.dtype),
     })
 }
 
@@ -466,15 +467,7 @@ impl Columns<'_> {
                 let values = Arc::new(BooleanArray::from(c[f.start * nj..f.end * nj].to_vec()));
                 list_of(values, nj, n, DataType::Boolean)?
             }
-            rotation => {
-                let k = o
-                    .rotations
-                    .columns()
-                    .iter()
-                    .position(|c| *c == rotation)
-                    .expect("every column of the schema is built");
-                floats(&clip.rotations[k][rows], o.dtype)
-            }
+            rotation => floats(&clip.rotations[rotation_index(o, rotation)][rows], o.dtype),
         };
         Ok(array)
     }

@@ -82,15 +82,7 @@ const PIO2_LO: f64 = 6.123_233_995_736_766_035_87e-17;
 /// ```
 #[inline(always)]
 pub fn atan2(y: f64, x: f64) -> f64 {
-    let (a, b) = (y.abs(), x.abs());
-    // Infinities become directions: (∞, finite) → (1, 0), (∞, ∞) → (1, 1).
-    let inf = a == f64::INFINITY || b == f64::INFINITY;
-    let a = select(inf, select(a == f64::INFINITY, 1.0, 0.0), a);
-    let b = select(inf, select(b == f64::INFINITY, 1.0, 0.0), b);
-    // Keep 39·|x| and the sums below finite and tiny inputs normal.
-    let mx = select(a > b, a, b);
-    let scale = select(mx > 1e300, 2f64.powi(-200), select(mx < 1e-270, 2f64.powi(200), 1.0));
-    let (a, b) = (a * scale, b * scale);
+    let (a, b) = atan2_operands(y, x);
     // The interval of r = a / b, from fdlibm's bounds 7/16, 11/16, 19/16,
     // 39/16 (a misplaced boundary case only picks a neighbouring centre,
     // whose reduction is as accurate there).
@@ -113,6 +105,29 @@ pub fn atan2(y: f64, x: f64) -> f64 {
         0.0,
         select(c11, ATAN_LO[0], select(c19, ATAN_LO[1], select(c39, ATAN_LO[2], ATAN_LO[3]))),
     );
+    atan2_finish(y, x, num, den, hi, lo)
+}
+
+/// [`atan2`]'s operands: `|y|` and `|x|` with infinities made directions
+/// ((∞, finite) → (1, 0), (∞, ∞) → (1, 1)) and both scaled by a power of two
+/// so that 39·|x| and the reduction's sums stay finite and tiny inputs
+/// normal.
+#[inline(always)]
+fn atan2_operands(y: f64, x: f64) -> (f64, f64) {
+    let (a, b) = (y.abs(), x.abs());
+    let inf = a == f64::INFINITY || b == f64::INFINITY;
+    let a = select(inf, select(a == f64::INFINITY, 1.0, 0.0), a);
+    let b = select(inf, select(b == f64::INFINITY, 1.0, 0.0), b);
+    let mx = select(a > b, a, b);
+    let scale = select(mx > 1e300, 2f64.powi(-200), select(mx < 1e-270, 2f64.powi(200), 1.0));
+    (a * scale, b * scale)
+}
+
+/// [`atan2`] after its reduction: `atan t + atan m` for `t = num / den`
+/// (fdlibm's polynomial; `hi`, `lo` the two parts of `atan m`), placed in
+/// `y` and `x`'s quadrant.
+#[inline(always)]
+fn atan2_finish(y: f64, x: f64, num: f64, den: f64, hi: f64, lo: f64) -> f64 {
     // Only (0, 0) gives a zero denominator (t = 0 then).
     let t = num / select(den == 0.0, 1.0, den);
     let z = t * t;
@@ -1001,16 +1016,11 @@ mod tests {
     }
 
     /// [`atan2`] as it was written before its reduction took the centre
-    /// `m` (five-way picks of each coefficient): the reference the new
-    /// form must give bit for bit.
+    /// `m` (five-way picks of each coefficient; the operands and the
+    /// polynomial are unchanged and shared): the reference the new
+    /// reduction must give bit for bit.
     fn atan2_five_way(y: f64, x: f64) -> f64 {
-        let (a, b) = (y.abs(), x.abs());
-        let inf = a == f64::INFINITY || b == f64::INFINITY;
-        let a = select(inf, select(a == f64::INFINITY, 1.0, 0.0), a);
-        let b = select(inf, select(b == f64::INFINITY, 1.0, 0.0), b);
-        let mx = select(a > b, a, b);
-        let scale = select(mx > 1e300, 2f64.powi(-200), select(mx < 1e-270, 2f64.powi(200), 1.0));
-        let (a, b) = (a * scale, b * scale);
+        let (a, b) = atan2_operands(y, x);
         let k = 16.0 * a;
         let (c7, c11, c19, c39) = (k <= 7.0 * b, k <= 11.0 * b, k <= 19.0 * b, k <= 39.0 * b);
         let pick = |v: [f64; 5]| {
@@ -1024,15 +1034,7 @@ mod tests {
         let lo = pick([0.0, ATAN_LO[0], ATAN_LO[1], ATAN_LO[2], ATAN_LO[3]]);
         let num = pa * a + pb * b;
         let den = qa * a + qb * b;
-        let t = num / select(den == 0.0, 1.0, den);
-        let z = t * t;
-        let w = z * z;
-        let s1 = z * (AT[0] + w * (AT[2] + w * (AT[4] + w * (AT[6] + w * (AT[8] + w * AT[10])))));
-        let s2 = w * (AT[1] + w * (AT[3] + w * (AT[5] + w * (AT[7] + w * AT[9]))));
-        let at = hi - ((t * (s1 + s2) - lo) - t);
-        let mirror = x < 0.0 || (x.is_sign_negative() && x == 0.0 && y == 0.0);
-        let r = select(mirror, PI_HI - (at - PI_LO), at);
-        r.copysign(y)
+        atan2_finish(y, x, num, den, hi, lo)
     }
 
     /// The centre-based reduction gives the five-way form's bits: random

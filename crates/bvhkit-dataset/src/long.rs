@@ -246,6 +246,11 @@ pub(crate) fn encode<'a>(
         rep_level_encoding: Encoding::RLE,
         statistics: None,
     };
+    // A data page whose body is `buf`, as built.
+    let bytes_page = |buf: Vec<u8>, n: usize, encoding: Encoding| -> (Page, Part<'a>) {
+        let buf = Bytes::from(buf);
+        (data_page(buf.clone(), n, encoding), Part::Bytes(buf))
+    };
     let mut page_starts = Vec::new();
     let (dictionary, statistics) = match column {
         LongColumn::Clip(name) => {
@@ -256,12 +261,8 @@ pub(crate) fn encode<'a>(
                 let mut buf = vec![0u8]; // bit width 0: a one-entry dictionary
                 rle_run(&mut buf, 0, n, 0);
                 page_starts.push(p);
-                let buf = Bytes::from(buf);
-                push_page(
-                    &mut parts,
-                    data_page(buf.clone(), n, Encoding::RLE_DICTIONARY),
-                    Part::Bytes(buf),
-                )?;
+                let (page, body) = bytes_page(buf, n, Encoding::RLE_DICTIONARY);
+                push_page(&mut parts, page, body)?;
             }
             (true, string_stats(descr, [*name].into_iter(), 0))
         }
@@ -305,12 +306,8 @@ pub(crate) fn encode<'a>(
                 buf.push(bw);
                 bit_packed(&mut buf, &indices, bw);
                 page_starts.push(p);
-                let buf = Bytes::from(buf);
-                push_page(
-                    &mut parts,
-                    data_page(buf.clone(), n, Encoding::RLE_DICTIONARY),
-                    Part::Bytes(buf),
-                )?;
+                let (page, body) = bytes_page(buf, n, Encoding::RLE_DICTIONARY);
+                push_page(&mut parts, page, body)?;
             }
             let stats = match parents {
                 None => string_stats(descr, values.iter().copied(), 0),
@@ -330,12 +327,8 @@ pub(crate) fn encode<'a>(
                     buf.extend_from_slice(&((r / joints) as i32).to_le_bytes());
                 }
                 page_starts.push(p);
-                let buf = Bytes::from(buf);
-                push_page(
-                    &mut parts,
-                    data_page(buf.clone(), n, Encoding::PLAIN),
-                    Part::Bytes(buf),
-                )?;
+                let (page, body) = bytes_page(buf, n, Encoding::PLAIN);
+                push_page(&mut parts, page, body)?;
             }
             let (lo, hi) = (frames.start as i32, frames.end as i32 - 1);
             let signed = descr.sort_order().is_signed();
@@ -382,12 +375,8 @@ pub(crate) fn encode<'a>(
                     buf[i / 8] |= u8::from(*b) << (i % 8);
                 }
                 page_starts.push(p);
-                let buf = Bytes::from(buf);
-                push_page(
-                    &mut parts,
-                    data_page(buf.clone(), n, Encoding::PLAIN),
-                    Part::Bytes(buf),
-                )?;
+                let (page, body) = bytes_page(buf, n, Encoding::PLAIN);
+                push_page(&mut parts, page, body)?;
             }
             let any = |x: bool| v.contains(&x);
             let min = if any(false) { Some(false) } else { v.first().copied() };

@@ -854,25 +854,8 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
     opts.write_header(&skel, n_out, frame_time, &mut header)?;
     let file = body.as_file_mut();
     file.rewind()?;
-    (|| -> Result<()> {
-        let mut dest = crate::io::open_output(out)?;
-        match dest.atomic_file() {
-            // File to file: the kernel copies (`copy_file_range`), no
-            // round trip through this process.
-            Some(f) => {
-                f.write_all(&header)?;
-                std::io::copy(file, f)?;
-            }
-            None => {
-                let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut dest);
-                w.write_all(&header)?;
-                std::io::copy(file, &mut w)?;
-                w.flush()?;
-            }
-        }
-        dest.finish()
-    })()
-    .with_context(|| format!("{}: writing {}", input.display(), shown(out)))?;
+    crate::io::write_atomic_with_body(out, &header, file)
+        .with_context(|| format!("{}: writing {}", input.display(), shown(out)))?;
     Ok(notes)
 }
 

@@ -709,6 +709,27 @@ pub(crate) fn write_atomic(
     out.finish()
 }
 
+/// [`write_atomic`] of `head` followed by the rest of `body` (from its
+/// position to its end): into a regular file, the kernel copies file to
+/// file (`copy_file_range`), with no round trip of the body through this
+/// process; other outputs get it through a buffer.
+pub(crate) fn write_atomic_with_body(path: &Path, head: &[u8], body: &mut File) -> Result<()> {
+    let mut out = open_output(path)?;
+    match out.atomic_file() {
+        Some(f) => {
+            f.write_all(head)?;
+            std::io::copy(body, f)?;
+        }
+        None => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut out);
+            w.write_all(head)?;
+            std::io::copy(body, &mut w)?;
+            w.flush()?;
+        }
+    }
+    out.finish()
+}
+
 /// What writes one output's bytes (see [`write_atomic_all`]).
 pub(crate) type WriteFn<'a> = dyn FnMut(&mut dyn Write) -> Result<()> + 'a;
 

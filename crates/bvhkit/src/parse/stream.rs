@@ -30,7 +30,7 @@ impl FrameSource for SliceSource<'_> {}
 
 /// Bytes in memory (a file read whole or memory-mapped) as the source of a
 /// [`FrameReader`] ([`ReadOptions::frame_reader_slice`]): the reader scans
-/// them where they are, a window of 256 KiB at a time, so the bytes are
+/// them where they are, widening the window 1 MiB at a time, so the bytes are
 /// never copied and the reader's own memory stays as small as with any
 /// other source.
 ///

@@ -74,12 +74,11 @@ pub fn to_fps(bvh: &Bvh, fps: f64) -> Result<Bvh> {
     let n_out = r.n_out_frames(m.n_frames(), m.frame_time(), frame_time);
     let n = m.n_channels();
     // Fresh pages, advised to be huge ones: a large output is written
-    // with far fewer page faults.
-    let mut values = crate::buffer::zeroed(n_out * n);
+    // with far fewer page faults. Every value is written once (no zeros
+    // first).
+    let mut values = crate::buffer::with_capacity(n_out * n);
     if n > 0 {
-        for (k, out) in values.chunks_exact_mut(n).enumerate() {
-            r.frame(m, k, m.frame_time(), frame_time, out);
-        }
+        r.fill(m, n_out, m.frame_time(), frame_time, &mut values);
     }
     let motion = Motion::with_frames(frame_time, n_out, n, values)?;
     Bvh::new(bvh.skeleton().clone(), motion)
@@ -98,6 +97,16 @@ pub fn to_fps(bvh: &Bvh, fps: f64) -> Result<Bvh> {
 /// interpolated channel by channel.
 #[derive(Clone, Debug)]
 pub struct Resampler {
+    plan: Plan,
+    /// One lane per `rot3` joint.
+    lanes: MixLanes,
+    previous: Vec<f64>,
+    have_previous: bool,
+}
+
+/// Which channels are interpolated how.
+#[derive(Clone, Debug)]
+struct Plan {
     /// The joints with three rotation channels (a rotation order): their
     /// channel indices in listed order and the order.
     rot3: Vec<([usize; 3], RotationOrder)>,
@@ -106,10 +115,6 @@ pub struct Resampler {
     arc: Vec<usize>,
     /// The position channels, linear.
     linear: Vec<usize>,
-    /// One lane per `rot3` joint.
-    lanes: MixLanes,
-    previous: Vec<f64>,
-    have_previous: bool,
 }
 
 impl Resampler {
@@ -125,9 +130,7 @@ impl Resampler {
         }
         Resampler {
             lanes: MixLanes::with_capacity(rot3.len()),
-            rot3,
-            arc,
-            linear,
+            plan: Plan { rot3, arc, linear },
             previous: vec![0.0; skeleton.n_channels()],
             have_previous: false,
         }
@@ -168,36 +171,78 @@ impl Resampler {
         if u == 0.0 {
             out.copy_from_slice(motion.frame(i0));
         } else {
-            self.between(motion.frame(i0), motion.frame(i0 + 1), u, out);
+            let (a, b) = (motion.frame(i0), motion.frame(i0 + 1));
+            let near = if self.have_previous { &self.previous[..] } else { a };
+            between(&self.plan, &mut self.lanes, a, b, u, near, out);
         }
         self.previous.copy_from_slice(out);
         self.have_previous = true;
     }
 
-    /// Interpolates between frames `a` and `b` at fraction `u`: positions,
-    /// then the one- and two-channel rotations one channel at a time, then
-    /// the three-channel joints on the lanes.
-    fn between(&mut self, a: &[f64], b: &[f64], u: f64, out: &mut [f64]) {
-        for &c in &self.linear {
-            out[c] = a[c] + u * (b[c] - a[c]);
-        }
-        for &c in &self.arc {
-            out[c] = a[c] + u * unwrap_deg(b[c] - a[c], 0.0);
-        }
-        if self.rot3.is_empty() {
-            return;
-        }
-        let near: &[f64] = if self.have_previous { &self.previous } else { a };
-        self.lanes.clear();
-        for &(idx, order) in &self.rot3 {
-            let (ja, jb, jn) = (idx.map(|c| a[c]), idx.map(|c| b[c]), idx.map(|c| near[c]));
-            self.lanes.push(order, ja, jb, jn, None);
-        }
-        self.lanes.solve(u, false);
-        for (l, (idx, _)) in self.rot3.iter().enumerate() {
-            for (&c, v) in idx.iter().zip(self.lanes.angles(l)) {
-                out[c] = v;
+    /// Output frames `0..n_out` appended to `values`, in order, each next
+    /// to the one before it (the first, to its input frame): what
+    /// [`Resampler::frame`] makes for `k = 0, 1, ...` from a fresh
+    /// resampler, without keeping a copy of the previous frame.
+    fn fill(
+        &mut self,
+        motion: &Motion,
+        n_out: usize,
+        frame_time: f64,
+        new_frame_time: f64,
+        values: &mut Vec<f64>,
+    ) {
+        let n = motion.n_channels();
+        for k in 0..n_out {
+            let (i0, u) = position(k, frame_time, new_frame_time);
+            let start = values.len();
+            if u == 0.0 {
+                values.extend_from_slice(motion.frame(i0));
+                continue;
             }
+            let (a, b) = (motion.frame(i0), motion.frame(i0 + 1));
+            values.resize(start + n, 0.0);
+            let (done, out) = values.split_at_mut(start);
+            let near = if k > 0 { &done[start - n..] } else { a };
+            between(&self.plan, &mut self.lanes, a, b, u, near, out);
+        }
+        if n_out > 0 {
+            self.previous.copy_from_slice(&values[values.len() - n..]);
+            self.have_previous = true;
+        }
+    }
+}
+
+/// Interpolates between frames `a` and `b` at fraction `u` into `out`,
+/// the three-channel joints' Euler angles closest to `near`'s: positions,
+/// then the one- and two-channel rotations one channel at a time, then
+/// the three-channel joints on the lanes.
+fn between(
+    plan: &Plan,
+    lanes: &mut MixLanes,
+    a: &[f64],
+    b: &[f64],
+    u: f64,
+    near: &[f64],
+    out: &mut [f64],
+) {
+    for &c in &plan.linear {
+        out[c] = a[c] + u * (b[c] - a[c]);
+    }
+    for &c in &plan.arc {
+        out[c] = a[c] + u * unwrap_deg(b[c] - a[c], 0.0);
+    }
+    if plan.rot3.is_empty() {
+        return;
+    }
+    lanes.clear();
+    for &(idx, order) in &plan.rot3 {
+        let (ja, jb, jn) = (idx.map(|c| a[c]), idx.map(|c| b[c]), idx.map(|c| near[c]));
+        lanes.push(order, ja, jb, jn, None);
+    }
+    lanes.solve(u, false);
+    for (l, (idx, _)) in plan.rot3.iter().enumerate() {
+        for (&c, v) in idx.iter().zip(lanes.angles(l)) {
+            out[c] = v;
         }
     }
 }

@@ -14,8 +14,8 @@
 use glam::{DMat3, DQuat};
 
 use super::{
-    GIMBAL_LOCK_EPSILON, RotationOrder, near_deg, principal_deg, select, sin_cos_deg_reduced,
-    sin_cos_kernel,
+    GIMBAL_LOCK_EPSILON, RotationOrder, distance_sq, near_deg, principal_deg, select,
+    sin_cos_deg_reduced, sin_cos_kernel,
 };
 
 // fdlibm `s_atan.c`: atan of the interval centres 0.5, 1, 1.5 and infinity
@@ -83,6 +83,22 @@ const PIO2_LO: f64 = 6.123_233_995_736_766_035_87e-17;
 #[inline(always)]
 pub fn atan2(y: f64, x: f64) -> f64 {
     let (a, b) = atan2_operands(y, x);
+    atan2_of(y, x, a, b)
+}
+
+/// [`atan2`] of a pair that the lanes of [`MixLanes`] make: unit vectors
+/// within rounding (a rotation matrix's rows and columns, a quaternion's
+/// `|q0 - q1|` and `|q0 + q1|`), or NaN. [`atan2_operands`] leaves such a
+/// pair as it is (no infinity; the larger magnitude far from both scaling
+/// limits, 1e300 and 1e-270), so this is [`atan2`]'s bits without it.
+#[inline(always)]
+fn atan2_unit(y: f64, x: f64) -> f64 {
+    atan2_of(y, x, y.abs(), x.abs())
+}
+
+/// [`atan2`] from its operands `a` and `b` ([`atan2_operands`]).
+#[inline(always)]
+fn atan2_of(y: f64, x: f64, a: f64, b: f64) -> f64 {
     // The interval of r = a / b, from fdlibm's bounds 7/16, 11/16, 19/16,
     // 39/16 (a misplaced boundary case only picks a neighbouring centre,
     // whose reduction is as accurate there).
@@ -582,6 +598,20 @@ fn matrix_of(m: [f64; 9], q: [f64; 4], is_quat: bool) -> [f64; 9] {
 /// ([`near_deg`], or [`principal_deg`] without a previous frame).
 #[inline(always)]
 fn extract(r: [f64; 9], e: f64, previous: [f64; 3], has_near: bool) -> [f64; 3] {
+    let (rad, locked) = extract_rad_lane::<false>(r, e);
+    let near = near_deg(rad, locked, e, previous);
+    let principal = principal_deg(rad);
+    std::array::from_fn(|k| select(has_near, near[k], principal[k]))
+}
+
+/// [`extract`]'s principal angles in radians and whether the matrix is in
+/// gimbal lock, before the continuity choice. With `UNIT` (a rotation
+/// matrix the lanes made from a normalised quaternion, whose pairs are
+/// unit vectors within rounding) its `atan2`s are [`atan2_unit`]: the same
+/// bits.
+#[inline(always)]
+fn extract_rad_lane<const UNIT: bool>(r: [f64; 9], e: f64) -> ([f64; 3], bool) {
+    let atan2 = |y: f64, x: f64| if UNIT { atan2_unit(y, x) } else { atan2(y, x) };
     let [r_ii, r_ij, r_ik, r_ji, r_jj, r_jk, r_ki, r_kj, r_kk] = r;
     let cos_b = (r_ii * r_ii + r_ij * r_ij).sqrt();
     let (yb, xb) = (e * r_ik, cos_b);
@@ -595,10 +625,7 @@ fn extract(r: [f64; 9], e: f64, previous: [f64; 3], has_near: bool) -> [f64; 3] 
     let xc = ca * r_jj + e * sa * r_kj;
     let (ya, xa) = (select(locked, e * r_kj, ya), select(locked, r_jj, xa));
     let (yc, xc) = (select(locked, 0.0, yc), select(locked, 1.0, xc));
-    let rad = [atan2(ya, xa), atan2(yb, xb), atan2(yc, xc)];
-    let near = near_deg(rad, locked, e, previous);
-    let principal = principal_deg(rad);
-    std::array::from_fn(|k| select(has_near, near[k], principal[k]))
+    ([atan2(ya, xa), atan2(yb, xb), atan2(yc, xc)], locked)
 }
 
 /// The whole rotation mix of one frame for the joints with three rotation
@@ -623,16 +650,20 @@ fn extract(r: [f64; 9], e: f64, previous: [f64; 3], has_near: bool) -> [f64; 3] 
 /// [`euler_to_quat`](super::euler_to_quat), [`slerp_slice`] and
 /// [`quat_to_euler_near`](super::quat_to_euler_near) one joint at a time
 /// within rounding (tested against that scalar path on the corpus).
+///
+/// Where the two frames' quaternions are already known (a resample reuses
+/// each input frame's for several output frames), [`QuatLanes`] computes
+/// them once and [`MixLanes::push_near`] with [`MixLanes::solve_quats`]
+/// mixes them: the same operations from the quaternions on, so the same
+/// bits as [`MixLanes::push`] and [`MixLanes::solve`] of the angles.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MixLanes {
     /// Lanes in use this frame.
     n: usize,
-    /// Whether a half angle of this frame is beyond the limit of the exact
-    /// reduction (then [`MixLanes::solve`] reduces it first).
-    huge: bool,
-    /// Half angles (degrees) of the first frame's three angles then the
-    /// second's, listing order.
-    half: [Vec<f64>; 6],
+    /// The first frame's three angles then the second's (degrees, listing
+    /// order), as pushed (an angle beyond the exact reduction's limit is
+    /// reduced in place by [`MixLanes::solve`]).
+    ang: [Vec<f64>; 6],
     /// The order's parity `e` per lane.
     parity: Vec<f64>,
     /// The previous output frame's angles (listing order).
@@ -641,11 +672,192 @@ pub(crate) struct MixLanes {
     inv: [Vec<f64>; 4],
     /// The angles after [`MixLanes::solve`].
     out: [Vec<f64>; 3],
+    /// Per lane, 1 where the fast continuity choice could not decide (see
+    /// [`near_deg_fast`]) and the lane is solved again with [`near_deg`].
+    redo: Vec<f64>,
 }
 
 /// Lanes per SIMD step (eight with AVX-512): the lane count is padded up
 /// to a multiple of this, so that no lane runs in a scalar remainder loop.
 const STEP: usize = 8;
+
+/// `2 ·` [`REDUCE_LIMIT`](super::REDUCE_LIMIT): an angle whose half is
+/// beyond the exact reduction's limit (or NaN) has at least these bits
+/// once its sign is cleared.
+const HUGE_BITS: u64 = (2.0 * super::REDUCE_LIMIT).to_bits();
+
+/// Whether any of `angles` has a half angle beyond the exact reduction's
+/// limit, or is NaN (one pass without branches, on SIMD lanes).
+#[inline(always)]
+fn any_huge(angles: &[f64]) -> bool {
+    let mut any = 0u64;
+    for x in angles {
+        any |= ((x.to_bits() & !(1 << 63)) >= HUGE_BITS) as u64;
+    }
+    any != 0
+}
+
+/// Reduces in place every angle of `angles` whose half is beyond the exact
+/// reduction's limit, so that the lanes' `sin_cos_deg_reduced(0.5 · x)`
+/// gives [`sin_cos_deg`](super::sin_cos_deg)'s bits of the half angle:
+/// `x` becomes `2 · ((0.5 · x) % 360)` (an exact remainder, then an exact
+/// doubling that the lanes' halving undoes; NaN stays NaN).
+#[cold]
+fn reduce_huge(angles: &mut [f64]) {
+    for x in angles {
+        if (x.to_bits() & !(1 << 63)) >= HUGE_BITS {
+            *x = 2.0 * ((0.5 * *x) % 360.0);
+        }
+    }
+}
+
+/// The quaternions of many joints' three rotation channels, one lane per
+/// joint, in the order's own axes (`(e·q_i, e·q_j, e·q_k, w)`, as
+/// [`MixLanes`] keeps them): the half-angle sines and cosines
+/// (`sin_cos_deg`'s bits) and the closed-form product, in one pass on SIMD
+/// lanes. The input of [`MixLanes::solve_quats`], lane `l` here going with
+/// lane `l` there.
+///
+/// Use: [`QuatLanes::with_capacity`] once, then per frame
+/// [`QuatLanes::clear`], one [`QuatLanes::push`] per joint (in the order
+/// of the mixer's lanes) and [`QuatLanes::solve`]. A frame's lanes can be
+/// kept and mixed with several others.
+#[derive(Clone, Debug, Default)]
+#[cfg_attr(not(test), allow(dead_code))] // for the resampler
+pub(crate) struct QuatLanes {
+    /// Lanes in use.
+    n: usize,
+    /// The three angles (degrees, listing order), as pushed.
+    ang: [Vec<f64>; 3],
+    /// The order's parity per lane.
+    parity: Vec<f64>,
+    /// The quaternions after [`QuatLanes::solve`], in the order's axes.
+    q: [Vec<f64>; 4],
+}
+
+#[cfg_attr(not(test), allow(dead_code))] // for the resampler
+impl QuatLanes {
+    /// Buffers for up to `n` lanes.
+    pub(crate) fn with_capacity(n: usize) -> QuatLanes {
+        let cap = n.div_ceil(STEP) * STEP;
+        let v = || vec![0.0; cap];
+        QuatLanes {
+            n: 0,
+            ang: std::array::from_fn(|_| v()),
+            parity: vec![1.0; cap],
+            q: [v(), v(), v(), vec![1.0; cap]],
+        }
+    }
+
+    /// Empties the lanes.
+    #[inline]
+    pub(crate) fn clear(&mut self) {
+        self.n = 0;
+    }
+
+    /// Lanes in use.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Adds a lane: a joint of `order` whose angles (degrees, listing
+    /// order) are `angles`. Returns the lane.
+    ///
+    /// # Panics
+    /// When every lane of the capacity is taken.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, order: RotationOrder, angles: [f64; 3]) -> usize {
+        let l = self.n;
+        for (v, x) in self.ang.iter_mut().zip(angles) {
+            v[l] = x;
+        }
+        self.parity[l] = PERMUTATIONS[order as usize].3;
+        self.n = l + 1;
+        l
+    }
+
+    /// Computes the quaternion of every lane.
+    pub(crate) fn solve(&mut self) {
+        let n = self.n.div_ceil(STEP) * STEP;
+        if self.ang.iter().any(|a| any_huge(&a[..n])) {
+            for a in &mut self.ang {
+                reduce_huge(&mut a[..n]);
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F, as checked just above.
+            #[allow(unsafe_code)]
+            unsafe {
+                quat_lanes_avx512(self);
+            }
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, as checked just above.
+            #[allow(unsafe_code)]
+            unsafe {
+                quat_lanes_avx2(self);
+            }
+            return;
+        }
+        quat_lanes(self);
+    }
+
+    /// The quaternion of lane `l` after [`QuatLanes::solve`], in its
+    /// order's axes: `(e·q_i, e·q_j, e·q_k, w)`.
+    #[inline]
+    pub(crate) fn quat(&self, l: usize) -> [f64; 4] {
+        assert!(l < self.n, "lane {l} of {}", self.n);
+        [self.q[0][l], self.q[1][l], self.q[2][l], self.q[3][l]]
+    }
+}
+
+/// [`QuatLanes::solve`]'s loop over the lanes in use, padded to a multiple
+/// of [`STEP`].
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))] // for the resampler
+fn quat_lanes(m: &mut QuatLanes) {
+    let n = m.n.div_ceil(STEP) * STEP;
+    let [a0, a1, a2] = &m.ang;
+    let (a0, a1, a2) = (&a0[..n], &a1[..n], &a2[..n]);
+    let e = &m.parity[..n];
+    let [q0, q1, q2, q3] = &mut m.q;
+    let (q0, q1, q2, q3) = (&mut q0[..n], &mut q1[..n], &mut q2[..n], &mut q3[..n]);
+    for l in 0..n {
+        let q = quat_of([a0[l], a1[l], a2[l]], e[l]);
+        q0[l] = q[0];
+        q1[l] = q[1];
+        q2[l] = q[2];
+        q3[l] = q[3];
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[cfg_attr(not(test), allow(dead_code))] // for the resampler
+fn quat_lanes_avx2(m: &mut QuatLanes) {
+    quat_lanes(m);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[cfg_attr(not(test), allow(dead_code))] // for the resampler
+fn quat_lanes_avx512(m: &mut QuatLanes) {
+    quat_lanes(m);
+}
+
+/// Where [`MixLanes::solve`] and [`MixLanes::solve_quats`] take each
+/// lane's two quaternions from.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// From the lanes' own angles.
+    Angles,
+    /// From two [`QuatLanes`].
+    Quats(&'a QuatLanes, &'a QuatLanes),
+}
 
 impl MixLanes {
     /// Buffers for up to `n` lanes per frame.
@@ -654,12 +866,12 @@ impl MixLanes {
         let v = || vec![0.0; cap];
         MixLanes {
             n: 0,
-            huge: false,
-            half: std::array::from_fn(|_| v()),
+            ang: std::array::from_fn(|_| v()),
             parity: vec![1.0; cap],
             near: std::array::from_fn(|_| v()),
             inv: [v(), v(), v(), vec![1.0; cap]],
             out: std::array::from_fn(|_| v()),
+            redo: v(),
         }
     }
 
@@ -667,7 +879,6 @@ impl MixLanes {
     #[inline]
     pub(crate) fn clear(&mut self) {
         self.n = 0;
-        self.huge = false;
     }
 
     /// Lanes in use.
@@ -692,15 +903,29 @@ impl MixLanes {
         near: [f64; 3],
         inv: Option<DQuat>,
     ) -> usize {
+        let l = self.push_near(order, near, inv);
+        for (v, x) in self.ang.iter_mut().zip(a.into_iter().chain(b)) {
+            v[l] = x;
+        }
+        l
+    }
+
+    /// Adds a lane whose two quaternions come from the [`QuatLanes`] given
+    /// to [`MixLanes::solve_quats`] (their lane of the same index): a joint
+    /// of `order`, `near` and `inv` as for [`MixLanes::push`]. Returns the
+    /// lane.
+    ///
+    /// # Panics
+    /// When every lane of the capacity is taken.
+    #[inline(always)]
+    pub(crate) fn push_near(
+        &mut self,
+        order: RotationOrder,
+        near: [f64; 3],
+        inv: Option<DQuat>,
+    ) -> usize {
         let l = self.n;
         let (i, j, k, e) = PERMUTATIONS[order as usize];
-        let mut huge = false;
-        for (h, x) in self.half.iter_mut().zip(a.into_iter().chain(b)) {
-            let x = 0.5 * x;
-            huge |= x.abs() >= super::REDUCE_LIMIT || x.is_nan();
-            h[l] = x;
-        }
-        self.huge |= huge;
         self.parity[l] = e;
         for (v, x) in self.near.iter_mut().zip(near) {
             v[l] = x;
@@ -718,48 +943,111 @@ impl MixLanes {
     /// Mixes every lane at weight `t` (in `[0, 1]`): the SLERP of the two
     /// frames' rotations or, with `layered`, `q_a · slerp(1, inv · q_b, t)`.
     pub(crate) fn solve(&mut self, t: f64, layered: bool) {
-        debug_assert!((0.0..=1.0).contains(&t), "MixLanes::solve takes t in [0, 1]");
-        if self.huge {
+        let n = self.n.div_ceil(STEP) * STEP;
+        if self.ang.iter().any(|a| any_huge(&a[..n])) {
             // As `sin_cos_deg` does: `% 360` (exact) first, so that the
             // lanes give its bits. NaN stays NaN.
-            for h in &mut self.half {
-                for x in &mut h[..self.n] {
-                    if x.abs() >= super::REDUCE_LIMIT || x.is_nan() {
-                        *x %= 360.0;
-                    }
-                }
+            for a in &mut self.ang {
+                reduce_huge(&mut a[..n]);
             }
         }
+        self.run(Source::Angles, t, layered);
+    }
+
+    /// [`MixLanes::solve`] with each lane's two quaternions taken from `a`
+    /// and `b` (lane `l` of each, computed by [`QuatLanes::solve`]) instead
+    /// of its angles: the same bits as [`MixLanes::solve`] of the angles
+    /// the quaternions were made from.
+    ///
+    /// # Panics
+    /// When `a` or `b` has fewer lanes than this.
+    #[cfg_attr(not(test), allow(dead_code))] // for the resampler
+    pub(crate) fn solve_quats(&mut self, a: &QuatLanes, b: &QuatLanes, t: f64, layered: bool) {
+        assert!(
+            a.len() >= self.n && b.len() >= self.n,
+            "quaternion lanes {} and {} for {} lanes",
+            a.len(),
+            b.len(),
+            self.n
+        );
+        self.run(Source::Quats(a, b), t, layered);
+    }
+
+    fn run(&mut self, src: Source<'_>, t: f64, layered: bool) {
+        debug_assert!((0.0..=1.0).contains(&t), "MixLanes::solve takes t in [0, 1]");
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU supports AVX-512F, as checked just above.
             #[allow(unsafe_code)]
             unsafe {
                 if layered {
-                    mix_lanes_avx512::<true>(self, t);
+                    mix_lanes_avx512::<true>(self, src, t);
                 } else {
-                    mix_lanes_avx512::<false>(self, t);
+                    mix_lanes_avx512::<false>(self, src, t);
                 }
             }
-            return;
-        }
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        } else if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2, as checked just above.
             #[allow(unsafe_code)]
             unsafe {
                 if layered {
-                    mix_lanes_avx2::<true>(self, t);
+                    mix_lanes_avx2::<true>(self, src, t);
                 } else {
-                    mix_lanes_avx2::<false>(self, t);
+                    mix_lanes_avx2::<false>(self, src, t);
                 }
             }
+        } else if layered {
+            mix_lanes::<true>(self, src, t);
+        } else {
+            mix_lanes::<false>(self, src, t);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        if layered {
+            mix_lanes::<true>(self, src, t);
+        } else {
+            mix_lanes::<false>(self, src, t);
+        }
+        self.redo_undecided(src, t, layered);
+    }
+
+    /// Solves again, one at a time with [`near_deg`], the lanes whose fast
+    /// continuity choice could not decide (rare: an angle half a turn from
+    /// the previous one, within rounding, in the solution taken or in a
+    /// close call between the two).
+    fn redo_undecided(&mut self, src: Source<'_>, t: f64, layered: bool) {
+        let n = self.n;
+        if self.redo[..n].iter().fold(0, |acc, r| acc | r.to_bits()) == 0 {
             return;
         }
-        if layered {
-            mix_lanes::<true>(self, t);
-        } else {
-            mix_lanes::<false>(self, t);
+        for l in 0..n {
+            if self.redo[l] != 0.0 {
+                let (qa, qb) = self.quats(src, l);
+                let (angles, _) = mix_one::<true>(
+                    qa,
+                    qb,
+                    self.parity[l],
+                    [self.inv[0][l], self.inv[1][l], self.inv[2][l], self.inv[3][l]],
+                    [self.near[0][l], self.near[1][l], self.near[2][l]],
+                    t,
+                    layered,
+                );
+                for (o, v) in self.out.iter_mut().zip(angles) {
+                    o[l] = v;
+                }
+            }
+        }
+    }
+
+    /// Lane `l`'s two quaternions, as the lane pass computes them.
+    #[inline(always)]
+    fn quats(&self, src: Source<'_>, l: usize) -> ([f64; 4], [f64; 4]) {
+        match src {
+            Source::Angles => {
+                let a = &self.ang;
+                let e = self.parity[l];
+                (quat_of([a[0][l], a[1][l], a[2][l]], e), quat_of([a[3][l], a[4][l], a[5][l]], e))
+            }
+            Source::Quats(qa, qb) => (qa.quat_any(l), qb.quat_any(l)),
         }
     }
 
@@ -770,18 +1058,26 @@ impl MixLanes {
     }
 }
 
+impl QuatLanes {
+    /// Lane `l`'s quaternion, padding lanes included.
+    #[inline(always)]
+    fn quat_any(&self, l: usize) -> [f64; 4] {
+        [self.q[0][l], self.q[1][l], self.q[2][l], self.q[3][l]]
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn mix_lanes_avx2<const LAYERED: bool>(m: &mut MixLanes, t: f64) {
-    mix_lanes::<LAYERED>(m, t);
+fn mix_lanes_avx2<const LAYERED: bool>(m: &mut MixLanes, src: Source<'_>, t: f64) {
+    mix_lanes::<LAYERED>(m, src, t);
 }
 
 /// [`mix_lanes`] on eight lanes (AVX-512F; no FMA, so the same bits as the
 /// AVX2 and SSE2 loops: every operation rounds as in the scalar code).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn mix_lanes_avx512<const LAYERED: bool>(m: &mut MixLanes, t: f64) {
-    mix_lanes::<LAYERED>(m, t);
+fn mix_lanes_avx512<const LAYERED: bool>(m: &mut MixLanes, src: Source<'_>, t: f64) {
+    mix_lanes::<LAYERED>(m, src, t);
 }
 
 /// The Hamilton product `a · b` of quaternions `[x, y, z, w]`.
@@ -812,6 +1108,18 @@ fn euler3_quat_lane(s: [f64; 3], c: [f64; 3], e: f64) -> [f64; 4] {
     ]
 }
 
+/// The quaternion (in the order's axes) of a joint's three angles `x`
+/// (degrees, listing order, each below twice the exact reduction's limit)
+/// in an order of parity `e`: the half angles' sines and cosines, then
+/// the closed-form product.
+#[inline(always)]
+fn quat_of(x: [f64; 3], e: f64) -> [f64; 4] {
+    let (s0, c0) = sin_cos_deg_reduced(0.5 * x[0]);
+    let (s1, c1) = sin_cos_deg_reduced(0.5 * x[1]);
+    let (s2, c2) = sin_cos_deg_reduced(0.5 * x[2]);
+    euler3_quat_lane([s0, s1, s2], [c0, c1, c2], e)
+}
+
 /// SLERP as [`slerp_one`] does it (shortest arc, the same `θ`, the linear
 /// blend where `sin θ < 1e-12`, left unnormalised: the lanes' matrix step
 /// normalises every quaternion, as `quat_to_euler_near` does), with one
@@ -819,10 +1127,11 @@ fn euler3_quat_lane(s: [f64; 3], c: [f64; 3], e: f64) -> [f64; 4] {
 /// so the weights are `sin tθ / sin θ` and `cos tθ - cos θ · sin tθ / sin θ`
 /// (`cos θ = (|q0 + q1|² - |q0 - q1|²) / 4`). For `t` in `[0, 1]`.
 #[inline(always)]
-fn slerp_lane(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
+fn slerp_lane<const UNIT: bool>(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
     let (q1, aa, bb) = shortest_arc(q0, q1);
     let (a, b) = (aa.sqrt(), bb.sqrt());
-    let theta = 2.0 * atan2(a, b);
+    // a² + b² = 2|q0|² + 2|q1|²: unit quaternions make a pair of length 2.
+    let theta = 2.0 * if UNIT { atan2_unit(a, b) } else { atan2(a, b) };
     let sin_theta = 0.5 * a * b;
     let cos_theta = 0.25 * (bb - aa);
     // tθ in [0, π/2]: the kernel on [0, π/4], or of π/2 - tθ beyond.
@@ -842,14 +1151,105 @@ fn slerp_lane(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
     ]
 }
 
+/// `1 / 360`, rounded.
+const INV_360: f64 = 1.0 / 360.0;
+
+/// [`unwrap_deg`](super::unwrap_deg) by a multiplication by `1 / 360`
+/// instead of a division, with whether the result may differ from it:
+/// `x + 360·r` with `r` the integer nearest `(target - x) · (1/360)`, which
+/// is `unwrap_deg`'s `round_half_away((target - x) / 360)` (and so the
+/// same bits) unless the product is within `1e-7` of a half-integer (`tie`)
+/// or not below `2^24` (`far`, NaN included). Below `2^24` the product is
+/// within `3·2^-53·2^24 < 6e-9` of the quotient, so the two round alike
+/// when neither flag is set.
+#[inline(always)]
+fn unwrap_deg_fast(x: f64, target: f64) -> (f64, bool, bool) {
+    // Adding 1.5·2^52 rounds to an integer below 2^51.
+    const MAGIC: f64 = 6_755_399_441_055_744.0;
+    let q = (target - x) * INV_360;
+    let r = (q + MAGIC) - MAGIC;
+    let far = !(q.abs() < 16_777_216.0);
+    let tie = !((q - r).abs() < 0.5 - 1e-7);
+    // The sign of round_half_away's zero (that of the quotient, which is
+    // that of q), for the sign of x + 0.
+    (x + 360.0 * r.copysign(q), tie, far)
+}
+
+/// [`near_deg`] with [`unwrap_deg_fast`] instead of its seven divisions,
+/// and whether the lane must be solved again with [`near_deg`] itself:
+/// when an unwrapping is far, when one of the solution taken is a tie, or
+/// when one of the other's is and the two distances are too close to be
+/// sure which is smaller (a tie puts its candidate half a turn, within
+/// `360 · 1e-7` and rounding, from its target either way, so either
+/// rounding moves the distance by less than `720 · 4e-5 < 0.03`; the
+/// margin is that of three, plus the sums' rounding). Otherwise the same
+/// bits as [`near_deg`]: the same candidates, distances and choice.
+#[inline(always)]
+fn near_deg_fast(rad: [f64; 3], locked: bool, e: f64, previous_deg: [f64; 3]) -> ([f64; 3], bool) {
+    let (a, b, c) = (rad[0].to_degrees(), rad[1].to_degrees(), rad[2].to_degrees());
+    let [pa, pb, pc] = previous_deg;
+    let sigma = select(b >= 0.0, 1.0, -1.0);
+    let (locked_first, t_lf, f_lf) = unwrap_deg_fast(a - e * sigma * pc, pa);
+    let (f0, t_f0, f_f0) = unwrap_deg_fast(a, pa);
+    let (f1, t_f1, f_f1) = unwrap_deg_fast(b, pb);
+    let (f2, t_f2, f_f2) = unwrap_deg_fast(c, pc);
+    let (s0, t_s0, f_s0) = unwrap_deg_fast(a + 180.0, pa);
+    let (s1, t_s1, f_s1) = unwrap_deg_fast(180.0 - b, pb);
+    let (s2, t_s2, f_s2) = unwrap_deg_fast(c + 180.0, pc);
+    let (first, second) = ([f0, f1, f2], [s0, s1, s2]);
+    let (d1, d2) = (distance_sq(first, previous_deg), distance_sq(second, previous_deg));
+    let take_second = d2 < d1;
+    let far = f_lf | f_f0 | f_f1 | f_f2 | f_s0 | f_s1 | f_s2;
+    let (t_first, t_second) = (t_f0 | t_f1 | t_f2, t_s0 | t_s1 | t_s2);
+    let close = !((d2 - d1).abs() > 0.25 + 1e-14 * (d1 + d2));
+    let undecided = far
+        | (locked & (t_lf | t_f1))
+        | (!locked & ((take_second & t_second) | (!take_second & t_first)))
+        | (!locked & (t_first | t_second) & close);
+    let angles = [
+        select(locked, locked_first, select(take_second, second[0], first[0])),
+        select(locked, first[1], select(take_second, second[1], first[1])),
+        select(locked, pc, select(take_second, second[2], first[2])),
+    ];
+    (angles, undecided)
+}
+
+/// One lane's mix from its two quaternions (order axes): the SLERP (or the
+/// layer), the matrix, the extraction and the continuity choice:
+/// [`near_deg_fast`] (and whether it decided), or with `EXACT`,
+/// [`near_deg`].
+#[inline(always)]
+fn mix_one<const EXACT: bool>(
+    qa: [f64; 4],
+    qb: [f64; 4],
+    e: f64,
+    inv: [f64; 4],
+    near: [f64; 3],
+    t: f64,
+    layered: bool,
+) -> ([f64; 3], bool) {
+    let q = if layered {
+        let delta = quat_mul(inv, qb);
+        quat_mul(qa, slerp_lane::<true>([0.0, 0.0, 0.0, 1.0], delta, t))
+    } else {
+        slerp_lane::<true>(qa, qb, t)
+    };
+    let r = matrix_of([0.0; 9], q, true);
+    let (rad, locked) = extract_rad_lane::<true>(r, e);
+    if EXACT {
+        (near_deg(rad, locked, e, near), false)
+    } else {
+        near_deg_fast(rad, locked, e, near)
+    }
+}
+
 /// [`MixLanes::solve`]'s loop: one lane per iteration, no branch, over the
 /// lanes in use padded to a multiple of [`STEP`] (the padding lanes hold
-/// earlier frames' finite values; their results are not read).
+/// earlier frames' finite values; their results are not read). Each lane's
+/// quaternions come from its angles or from `src`'s [`QuatLanes`].
 #[inline(always)]
-fn mix_lanes<const LAYERED: bool>(m: &mut MixLanes, t: f64) {
+fn mix_lanes<const LAYERED: bool>(m: &mut MixLanes, src: Source<'_>, t: f64) {
     let n = m.n.div_ceil(STEP) * STEP;
-    let [h0, h1, h2, h3, h4, h5] = &m.half;
-    let (h0, h1, h2, h3, h4, h5) = (&h0[..n], &h1[..n], &h2[..n], &h3[..n], &h4[..n], &h5[..n]);
     let e = &m.parity[..n];
     let [p0, p1, p2] = &m.near;
     let (p0, p1, p2) = (&p0[..n], &p1[..n], &p2[..n]);
@@ -857,26 +1257,36 @@ fn mix_lanes<const LAYERED: bool>(m: &mut MixLanes, t: f64) {
     let (i0, i1, i2, i3) = (&i0[..n], &i1[..n], &i2[..n], &i3[..n]);
     let [o0, o1, o2] = &mut m.out;
     let (o0, o1, o2) = (&mut o0[..n], &mut o1[..n], &mut o2[..n]);
-    for l in 0..n {
-        let (s0, c0) = sin_cos_deg_reduced(h0[l]);
-        let (s1, c1) = sin_cos_deg_reduced(h1[l]);
-        let (s2, c2) = sin_cos_deg_reduced(h2[l]);
-        let (s3, c3) = sin_cos_deg_reduced(h3[l]);
-        let (s4, c4) = sin_cos_deg_reduced(h4[l]);
-        let (s5, c5) = sin_cos_deg_reduced(h5[l]);
-        let qa = euler3_quat_lane([s0, s1, s2], [c0, c1, c2], e[l]);
-        let qb = euler3_quat_lane([s3, s4, s5], [c3, c4, c5], e[l]);
-        let q = if LAYERED {
-            let delta = quat_mul([i0[l], i1[l], i2[l], i3[l]], qb);
-            quat_mul(qa, slerp_lane([0.0, 0.0, 0.0, 1.0], delta, t))
-        } else {
-            slerp_lane(qa, qb, t)
-        };
-        let r = matrix_of([0.0; 9], q, true);
-        let [a, b, c] = extract(r, e[l], [p0[l], p1[l], p2[l]], true);
+    let redo = &mut m.redo[..n];
+    let mut lane = |l: usize, qa: [f64; 4], qb: [f64; 4]| {
+        let inv = [i0[l], i1[l], i2[l], i3[l]];
+        let ([a, b, c], undecided) =
+            mix_one::<false>(qa, qb, e[l], inv, [p0[l], p1[l], p2[l]], t, LAYERED);
         o0[l] = a;
         o1[l] = b;
         o2[l] = c;
+        redo[l] = select(undecided, 1.0, 0.0);
+    };
+    match src {
+        Source::Angles => {
+            let [h0, h1, h2, h3, h4, h5] = &m.ang;
+            let (h0, h1, h2) = (&h0[..n], &h1[..n], &h2[..n]);
+            let (h3, h4, h5) = (&h3[..n], &h4[..n], &h5[..n]);
+            for l in 0..n {
+                let qa = quat_of([h0[l], h1[l], h2[l]], e[l]);
+                let qb = quat_of([h3[l], h4[l], h5[l]], e[l]);
+                lane(l, qa, qb);
+            }
+        }
+        Source::Quats(a, b) => {
+            let [a0, a1, a2, a3] = &a.q;
+            let (a0, a1, a2, a3) = (&a0[..n], &a1[..n], &a2[..n], &a3[..n]);
+            let [b0, b1, b2, b3] = &b.q;
+            let (b0, b1, b2, b3) = (&b0[..n], &b1[..n], &b2[..n], &b3[..n]);
+            for l in 0..n {
+                lane(l, [a0[l], a1[l], a2[l], a3[l]], [b0[l], b1[l], b2[l], b3[l]]);
+            }
+        }
     }
 }
 
@@ -1108,10 +1518,7 @@ mod tests {
             }
             lanes.solve(t, layered);
             let best = lanes.out.clone();
-            mix_lanes::<false>(&mut lanes, t);
-            if layered {
-                mix_lanes::<true>(&mut lanes, t);
-            }
+            mix_lanes_plain(&mut lanes, t, layered);
             assert_eq!(lanes.out, best, "plain loop");
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx2") {
@@ -1119,11 +1526,12 @@ mod tests {
                 // SAFETY: the CPU supports AVX2, as checked just above.
                 unsafe {
                     if layered {
-                        mix_lanes_avx2::<true>(&mut lanes, t);
+                        mix_lanes_avx2::<true>(&mut lanes, Source::Angles, t);
                     } else {
-                        mix_lanes_avx2::<false>(&mut lanes, t);
+                        mix_lanes_avx2::<false>(&mut lanes, Source::Angles, t);
                     }
                 }
+                lanes.redo_undecided(Source::Angles, t, layered);
                 assert_eq!(lanes.out, best, "AVX2 loop");
             }
             for (l, (order, a, b, near, inv)) in cases.into_iter().enumerate() {
@@ -1147,6 +1555,288 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The plain (SSE2) lane loop, then the undecided lanes again, as
+    /// [`MixLanes::solve`] runs them.
+    fn mix_lanes_plain(lanes: &mut MixLanes, t: f64, layered: bool) {
+        if layered {
+            mix_lanes::<true>(lanes, Source::Angles, t);
+        } else {
+            mix_lanes::<false>(lanes, Source::Angles, t);
+        }
+        lanes.redo_undecided(Source::Angles, t, layered);
+    }
+
+    /// The lane pass as it was before its continuity choice took
+    /// [`near_deg_fast`]: one lane at a time, each half angle's sine and
+    /// cosine by the scalar `sin_cos_deg` (which reduces huge angles
+    /// itself), the closed-form quaternion, the SLERP or layer, the
+    /// extraction with the general [`atan2`] and [`near_deg`]'s seven
+    /// divisions.
+    fn lane_reference(
+        order: RotationOrder,
+        a: [f64; 3],
+        b: [f64; 3],
+        near: [f64; 3],
+        inv: Option<DQuat>,
+        t: f64,
+    ) -> [f64; 3] {
+        use crate::rotation::sin_cos_deg;
+        let (i, j, k, e) = PERMUTATIONS[order as usize];
+        let quat = |x: [f64; 3]| {
+            let sc = x.map(|x| sin_cos_deg(0.5 * x));
+            euler3_quat_lane(sc.map(|p| p.0), sc.map(|p| p.1), e)
+        };
+        let (qa, qb) = (quat(a), quat(b));
+        let q = match inv {
+            Some(q) => {
+                let v = [q.x, q.y, q.z];
+                let delta = quat_mul([e * v[i], e * v[j], e * v[k], q.w], qb);
+                quat_mul(qa, slerp_lane::<false>([0.0, 0.0, 0.0, 1.0], delta, t))
+            }
+            None => slerp_lane::<false>(qa, qb, t),
+        };
+        let r = matrix_of([0.0; 9], q, true);
+        let (rad, locked) = extract_rad_lane::<false>(r, e);
+        near_deg(rad, locked, e, near)
+    }
+
+    /// Angles that make the continuity choice hard: half and whole turns
+    /// from each other, exact quarter turns, huge ones and ordinary ones.
+    fn hard_angle(rng: &mut Rng) -> f64 {
+        match rng.next() % 12 {
+            0 => 180.0,
+            1 => -180.0,
+            2 => 90.0,
+            3 => -90.0,
+            4 => 0.0,
+            5 => 540.0,
+            6 => 1e20 * rng.unit(),
+            7 => 180.0 + 1e-9 * rng.unit(),
+            8 => (rng.next() % 9) as f64 * 45.0 - 180.0,
+            _ => 400.0 * rng.unit(),
+        }
+    }
+
+    /// The fast continuity choice is [`near_deg`]'s, bit for bit, wherever
+    /// it says it decided, on random principal extractions next to random,
+    /// half-turn and whole-turn previous angles (ties included); and it
+    /// decides nearly everywhere on ordinary motion.
+    #[test]
+    fn fast_continuity_choice_is_near_deg_where_it_decides() {
+        let mut rng = Rng(31337);
+        let (mut decided, mut total) = (0usize, 0usize);
+        for n in 0..2_000_000u64 {
+            let e = if n % 2 == 0 { 1.0 } else { -1.0 };
+            let deg = [hard_angle(&mut rng) % 360.0, rng.unit() * 90.0, hard_angle(&mut rng)];
+            let deg = [
+                crate::rotation::canonical_deg(deg[0].clamp(-180.0, 180.0)),
+                match n % 5 {
+                    0 => 90.0,
+                    1 => -90.0,
+                    _ => deg[1],
+                },
+                crate::rotation::canonical_deg(deg[2].clamp(-180.0, 180.0)),
+            ];
+            let rad = deg.map(f64::to_radians);
+            let locked = n % 11 == 0;
+            let prev = match n % 6 {
+                0 => deg,
+                1 => [deg[0] + 180.0, deg[1] - 180.0, deg[2] + 180.0],
+                2 => [deg[0] - 180.0, 180.0 - deg[1], deg[2] + 540.0],
+                3 => [hard_angle(&mut rng), hard_angle(&mut rng), hard_angle(&mut rng)],
+                4 => [deg[0] + 0.1 * rng.unit(), deg[1] + 0.1 * rng.unit(), deg[2] + 180.0],
+                _ => [1e9 * rng.unit(), 1e7 * rng.unit(), 360.0 * rng.unit()],
+            };
+            let (got, undecided) = near_deg_fast(rad, locked, e, prev);
+            let want = near_deg(rad, locked, e, prev);
+            total += 1;
+            if !undecided {
+                decided += 1;
+                assert_eq!(
+                    got.map(f64::to_bits),
+                    want.map(f64::to_bits),
+                    "{rad:?} locked {locked} e {e} near {prev:?}: {got:?} vs {want:?}"
+                );
+            }
+        }
+        eprintln!("fast continuity choice: {decided} of {total} decided");
+        assert!(decided > total / 2, "{decided} of {total} decided");
+        // Ordinary motion: small steps from the previous frame.
+        let mut undecided = 0;
+        for _ in 0..100_000 {
+            let deg = [rng.unit() * 180.0, rng.unit() * 89.0, rng.unit() * 180.0];
+            let prev = deg.map(|d| d + 2.0 * rng.unit());
+            let rad = deg.map(f64::to_radians);
+            let (got, u) = near_deg_fast(rad, false, 1.0, prev);
+            undecided += u as usize;
+            if !u {
+                assert_eq!(
+                    got.map(f64::to_bits),
+                    near_deg(rad, false, 1.0, prev).map(f64::to_bits)
+                );
+            }
+        }
+        assert_eq!(undecided, 0, "undecided on ordinary motion");
+    }
+
+    /// Random and hard cases, many of them undecided by the fast choice:
+    /// the lane pass (whichever instruction set) gives the reference
+    /// lane's bits, for blends and layers; and [`QuatLanes`] with
+    /// [`MixLanes::solve_quats`] give those same bits.
+    #[test]
+    fn mix_lanes_are_the_reference_lane_bit_for_bit() {
+        use crate::rotation::euler_to_quat;
+        let mut rng = Rng(4711);
+        let n = 997;
+        let mut lanes = MixLanes::with_capacity(n);
+        let mut by_quats = MixLanes::with_capacity(n);
+        let (mut qa, mut qb) = (QuatLanes::with_capacity(n), QuatLanes::with_capacity(n));
+        let mut redone = 0;
+        for round in 0..60 {
+            let layered = round % 3 == 2;
+            let t = [0.0, 1.0, 0.5, 1e-9, 0.3, 0.999, 0.25][round % 7];
+            lanes.clear();
+            by_quats.clear();
+            qa.clear();
+            qb.clear();
+            let mut cases = Vec::new();
+            for k in 0..n {
+                let order = RotationOrder::ALL[(rng.next() % 6) as usize];
+                let a = [hard_angle(&mut rng), hard_angle(&mut rng), hard_angle(&mut rng)];
+                let b = match k % 5 {
+                    0 => a,
+                    1 => [a[0] + 360.0, a[1], a[2] - 720.0],
+                    _ => [hard_angle(&mut rng), hard_angle(&mut rng), hard_angle(&mut rng)],
+                };
+                let near = match k % 4 {
+                    0 => a.map(|x| x % 1000.0),
+                    1 => a.map(|x| (x + 180.0) % 1000.0),
+                    _ => [hard_angle(&mut rng) % 1e4, hard_angle(&mut rng), hard_angle(&mut rng)],
+                };
+                let inv = layered.then(|| {
+                    let r = [hard_angle(&mut rng), hard_angle(&mut rng), hard_angle(&mut rng)];
+                    euler_to_quat(&order.axes(), &r).inverse()
+                });
+                assert_eq!(lanes.push(order, a, b, near, inv), k);
+                assert_eq!(by_quats.push_near(order, near, inv), k);
+                assert_eq!((qa.push(order, a), qb.push(order, b)), (k, k));
+                cases.push((order, a, b, near, inv));
+            }
+            lanes.solve(t, layered);
+            qa.solve();
+            qb.solve();
+            by_quats.solve_quats(&qa, &qb, t, layered);
+            redone += lanes.redo[..n].iter().filter(|&&r| r != 0.0).count();
+            for (l, &(order, a, b, near, inv)) in cases.iter().enumerate() {
+                let want = lane_reference(order, a, b, near, inv, t).map(f64::to_bits);
+                let what = format!("{order} {a:?} {b:?} near {near:?} t {t} inv {inv:?}");
+                assert_eq!(lanes.angles(l).map(f64::to_bits), want, "{what}");
+                assert_eq!(by_quats.angles(l).map(f64::to_bits), want, "quats: {what}");
+                // The quaternion lanes hold the rotation in the order's axes.
+                let (i, j, k, e) = PERMUTATIONS[order as usize];
+                let q = euler_to_quat(&order.axes(), &a);
+                let v = [q.x, q.y, q.z];
+                let want_q = DQuat::from_xyzw(e * v[i], e * v[j], e * v[k], q.w);
+                let got_q = DQuat::from_array(qa.quat(l));
+                assert!(
+                    got_q.abs_diff_eq(want_q, 1e-14) || got_q.abs_diff_eq(-want_q, 1e-14),
+                    "{order} {a:?}: {got_q:?} vs {want_q:?}"
+                );
+            }
+            mix_lanes_plain(&mut lanes, t, layered);
+            for (l, &(order, a, b, near, inv)) in cases.iter().enumerate() {
+                let want = lane_reference(order, a, b, near, inv, t).map(f64::to_bits);
+                assert_eq!(lanes.angles(l).map(f64::to_bits), want, "plain loop");
+            }
+        }
+        eprintln!("mix lanes: {redone} lanes solved again");
+        assert!(redone > 100, "only {redone} lanes exercised the exact choice");
+    }
+
+    /// Every frame of every corpus file mixed with the same file reversed,
+    /// each frame next to the output frame before it: the lanes (from
+    /// angles, and from [`QuatLanes`]) give the reference lane's bits.
+    #[test]
+    fn mix_lanes_are_the_reference_lane_on_the_corpus() {
+        let test = "rotation::batch::mix_lanes_are_the_reference_lane_on_the_corpus";
+        if bvhkit_testdata::corpus_or_skip(test).is_none() {
+            return;
+        }
+        let (mut compared, mut redone) = (0usize, 0usize);
+        for path in bvhkit_testdata::corpus_files() {
+            let bytes = std::fs::read(&path).unwrap();
+            let Ok((bvh, _)) = crate::ReadOptions::new().lenient(true).parse(&bytes) else {
+                continue;
+            };
+            let joints: Vec<_> = bvh
+                .skeleton()
+                .joints()
+                .iter()
+                .map(crate::edit::JointChannels::of)
+                .filter_map(|j| Some((j.rot_index, j.rotation_order()?)))
+                .collect();
+            let m = bvh.motion();
+            let frames = m.n_frames();
+            if joints.is_empty() || frames == 0 {
+                continue;
+            }
+            let n = joints.len();
+            let mut lanes = MixLanes::with_capacity(n);
+            let mut by_quats = MixLanes::with_capacity(n);
+            let (mut qa, mut qb) = (QuatLanes::with_capacity(n), QuatLanes::with_capacity(n));
+            let inv_frame = m.frame(frames / 2);
+            for (t, layered) in [(0.3, false), (0.5, false), (0.7, true)] {
+                let mut prev = m.frame(0).to_vec();
+                for k in 0..frames {
+                    let (fa, fb) = (m.frame(k), m.frame(frames - 1 - k));
+                    lanes.clear();
+                    by_quats.clear();
+                    qa.clear();
+                    qb.clear();
+                    let mut cases = Vec::with_capacity(n);
+                    for &(idx, order) in &joints {
+                        let (a, b, near) =
+                            (idx.map(|c| fa[c]), idx.map(|c| fb[c]), idx.map(|c| prev[c]));
+                        let inv = layered.then(|| {
+                            crate::rotation::euler_to_quat(
+                                &order.axes(),
+                                &idx.map(|c| inv_frame[c]),
+                            )
+                            .inverse()
+                        });
+                        lanes.push(order, a, b, near, inv);
+                        by_quats.push_near(order, near, inv);
+                        qa.push(order, a);
+                        qb.push(order, b);
+                        cases.push((order, a, b, near, inv));
+                    }
+                    lanes.solve(t, layered);
+                    qa.solve();
+                    qb.solve();
+                    by_quats.solve_quats(&qa, &qb, t, layered);
+                    redone += lanes.redo[..n].iter().filter(|&&r| r != 0.0).count();
+                    for (l, &(order, a, b, near, inv)) in cases.iter().enumerate() {
+                        let want = lane_reference(order, a, b, near, inv, t);
+                        let got = lanes.angles(l);
+                        assert_eq!(
+                            got.map(f64::to_bits),
+                            want.map(f64::to_bits),
+                            "{}",
+                            path.display()
+                        );
+                        assert_eq!(by_quats.angles(l).map(f64::to_bits), want.map(f64::to_bits));
+                        for (&c, v) in joints[l].0.iter().zip(got) {
+                            prev[c] = v;
+                        }
+                    }
+                    compared += n;
+                }
+            }
+        }
+        eprintln!("mix lanes on the corpus: {compared} lanes compared, {redone} solved again");
+        assert!(compared > 1_000_000, "{compared} lanes compared");
     }
 
     /// `sin_quarter` against libm's `sin` on `[0, π/2]`.

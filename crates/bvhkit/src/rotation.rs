@@ -65,8 +65,8 @@ use glam::{DMat3, DQuat, DVec3, EulerRot};
 use std::fmt;
 
 mod batch;
-pub(crate) use batch::MixLanes;
 pub use batch::{EulerBatch, atan2, atan2_slice, slerp_slice};
+pub(crate) use batch::{MixLanes, QuatLanes};
 
 /// Below this value of `cos(middle angle)` a matrix is treated as being in
 /// gimbal lock by the Euler extraction.

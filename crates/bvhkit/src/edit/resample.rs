@@ -32,7 +32,7 @@ use super::same_rate;
 use crate::bvh::Bvh;
 use crate::error::{Error, Result};
 use crate::motion::Motion;
-use crate::rotation::{MixLanes, RotationOrder};
+use crate::rotation::{MixLanes, QuatLanes, RotationOrder};
 use crate::skeleton::Skeleton;
 
 /// Output times within this fraction of an input frame copy that frame.
@@ -88,20 +88,72 @@ pub fn to_fps(bvh: &Bvh, fps: f64) -> Result<Bvh> {
 /// allocated per frame).
 ///
 /// An output frame that lands on an input frame is a copy and computes
-/// nothing. An output frame between two input frames turns its joints with
-/// three rotation channels in one pass on SIMD lanes, one lane per joint
-/// (the half-angle sines and cosines of both input frames, their
-/// quaternions, the SLERP and the continuous Euler extraction, with no
-/// branch on the rotation order; `rotation::batch`'s lane kernel, which
+/// nothing. The joints with three rotation channels of an input frame are
+/// turned into quaternions once, in one pass on SIMD lanes (one lane per
+/// joint: half-angle sines and cosines, closed-form quaternions in each
+/// order's axes), when output time first falls next to that frame; the two
+/// frames around the output time are kept while it stays between them. An
+/// output frame between two input frames then runs the SLERP and the
+/// continuous Euler extraction of those joints in one more pass, with no
+/// branch on the rotation order (`rotation::batch`'s lane kernel, which
 /// the mixes share); one- and two-channel rotations and positions are
 /// interpolated channel by channel.
 #[derive(Clone, Debug)]
 pub struct Resampler {
+    turn: Turn,
+    previous: Vec<f64>,
+    have_previous: bool,
+}
+
+/// What interpolates a frame: the plan, the lanes and the kept pair.
+#[derive(Clone, Debug)]
+struct Turn {
     plan: Plan,
     /// One lane per `rot3` joint.
     lanes: MixLanes,
-    previous: Vec<f64>,
-    have_previous: bool,
+    /// The quaternion lanes of the two input frames around the output time.
+    pair: Pair,
+}
+
+/// The quaternion lanes of input frames `at` and `at + 1`.
+#[derive(Clone, Debug)]
+struct Pair {
+    a: QuatLanes,
+    b: QuatLanes,
+    at: Option<usize>,
+}
+
+impl Pair {
+    /// Makes `a` and `b` the lanes of `motion`'s frames `i0` and `i0 + 1`,
+    /// computing only those it does not hold yet (output time moving on by
+    /// one input frame, forwards or backwards, makes one frame's lanes).
+    fn load(&mut self, rot3: &[([usize; 3], RotationOrder)], motion: &Motion, i0: usize) {
+        match self.at {
+            Some(at) if at == i0 => return,
+            Some(at) if at + 1 == i0 => {
+                std::mem::swap(&mut self.a, &mut self.b);
+                quat_lanes(&mut self.b, rot3, motion.frame(i0 + 1));
+            }
+            Some(at) if at == i0 + 1 => {
+                std::mem::swap(&mut self.a, &mut self.b);
+                quat_lanes(&mut self.a, rot3, motion.frame(i0));
+            }
+            _ => {
+                quat_lanes(&mut self.a, rot3, motion.frame(i0));
+                quat_lanes(&mut self.b, rot3, motion.frame(i0 + 1));
+            }
+        }
+        self.at = Some(i0);
+    }
+}
+
+/// `q` made the quaternion lanes of the `rot3` joints of `frame`.
+fn quat_lanes(q: &mut QuatLanes, rot3: &[([usize; 3], RotationOrder)], frame: &[f64]) {
+    q.clear();
+    for &(idx, order) in rot3 {
+        q.push(order, idx.map(|c| frame[c]));
+    }
+    q.solve();
 }
 
 /// Which channels are interpolated how.
@@ -128,9 +180,13 @@ impl Resampler {
             }
             linear.extend_from_slice(&j.pos_index[..j.n_pos as usize]);
         }
+        let quats = || QuatLanes::with_capacity(rot3.len());
         Resampler {
-            lanes: MixLanes::with_capacity(rot3.len()),
-            plan: Plan { rot3, arc, linear },
+            turn: Turn {
+                lanes: MixLanes::with_capacity(rot3.len()),
+                pair: Pair { a: quats(), b: quats(), at: None },
+                plan: Plan { rot3, arc, linear },
+            },
             previous: vec![0.0; skeleton.n_channels()],
             have_previous: false,
         }
@@ -171,9 +227,9 @@ impl Resampler {
         if u == 0.0 {
             out.copy_from_slice(motion.frame(i0));
         } else {
-            let (a, b) = (motion.frame(i0), motion.frame(i0 + 1));
+            let a = motion.frame(i0);
             let near = if self.have_previous { &self.previous[..] } else { a };
-            between(&self.plan, &mut self.lanes, a, b, u, near, out);
+            self.turn.between(motion, i0, u, near, out);
         }
         self.previous.copy_from_slice(out);
         self.have_previous = true;
@@ -199,11 +255,10 @@ impl Resampler {
                 values.extend_from_slice(motion.frame(i0));
                 continue;
             }
-            let (a, b) = (motion.frame(i0), motion.frame(i0 + 1));
             values.resize(start + n, 0.0);
             let (done, out) = values.split_at_mut(start);
-            let near = if k > 0 { &done[start - n..] } else { a };
-            between(&self.plan, &mut self.lanes, a, b, u, near, out);
+            let near = if k > 0 { &done[start - n..] } else { motion.frame(i0) };
+            self.turn.between(motion, i0, u, near, out);
         }
         if n_out > 0 {
             self.previous.copy_from_slice(&values[values.len() - n..]);
@@ -212,37 +267,35 @@ impl Resampler {
     }
 }
 
-/// Interpolates between frames `a` and `b` at fraction `u` into `out`,
-/// the three-channel joints' Euler angles closest to `near`'s: positions,
-/// then the one- and two-channel rotations one channel at a time, then
-/// the three-channel joints on the lanes.
-fn between(
-    plan: &Plan,
-    lanes: &mut MixLanes,
-    a: &[f64],
-    b: &[f64],
-    u: f64,
-    near: &[f64],
-    out: &mut [f64],
-) {
-    for &c in &plan.linear {
-        out[c] = a[c] + u * (b[c] - a[c]);
-    }
-    for &c in &plan.arc {
-        out[c] = a[c] + u * unwrap_deg(b[c] - a[c], 0.0);
-    }
-    if plan.rot3.is_empty() {
-        return;
-    }
-    lanes.clear();
-    for &(idx, order) in &plan.rot3 {
-        let (ja, jb, jn) = (idx.map(|c| a[c]), idx.map(|c| b[c]), idx.map(|c| near[c]));
-        lanes.push(order, ja, jb, jn, None);
-    }
-    lanes.solve(u, false);
-    for (l, (idx, _)) in plan.rot3.iter().enumerate() {
-        for (&c, v) in idx.iter().zip(lanes.angles(l)) {
-            out[c] = v;
+impl Turn {
+    /// Interpolates between `motion`'s frames `i0` and `i0 + 1` at fraction
+    /// `u` into `out`, the three-channel joints' Euler angles closest to
+    /// `near`'s: positions, then the one- and two-channel rotations one
+    /// channel at a time, then the three-channel joints on the lanes, from
+    /// the two frames' quaternion lanes.
+    fn between(&mut self, motion: &Motion, i0: usize, u: f64, near: &[f64], out: &mut [f64]) {
+        let (a, b) = (motion.frame(i0), motion.frame(i0 + 1));
+        let plan = &self.plan;
+        for &c in &plan.linear {
+            out[c] = a[c] + u * (b[c] - a[c]);
+        }
+        for &c in &plan.arc {
+            out[c] = a[c] + u * unwrap_deg(b[c] - a[c], 0.0);
+        }
+        if plan.rot3.is_empty() {
+            return;
+        }
+        self.pair.load(&plan.rot3, motion, i0);
+        let lanes = &mut self.lanes;
+        lanes.clear();
+        for &(idx, order) in &plan.rot3 {
+            lanes.push_near(order, idx.map(|c| near[c]), None);
+        }
+        lanes.solve_quats(&self.pair.a, &self.pair.b, u, false);
+        for (l, (idx, _)) in plan.rot3.iter().enumerate() {
+            for (&c, v) in idx.iter().zip(lanes.angles(l)) {
+                out[c] = v;
+            }
         }
     }
 }
@@ -419,6 +472,143 @@ mod tests {
                     e += 1;
                 }
             }
+        }
+    }
+
+    /// The lane engine as it was before the quaternion pairs: every
+    /// interpolated output frame pushes both input frames' angles and runs
+    /// [`MixLanes::solve`] (the sines and quaternions of both frames, then
+    /// the SLERP and the extraction). Kept as the reference the quaternion
+    /// pairs must match bit for bit.
+    struct AngleLanes {
+        plan: Plan,
+        lanes: MixLanes,
+        previous: Vec<f64>,
+        have_previous: bool,
+    }
+
+    impl AngleLanes {
+        fn new(skeleton: &Skeleton) -> AngleLanes {
+            let r = Resampler::new(skeleton);
+            AngleLanes {
+                lanes: MixLanes::with_capacity(r.turn.plan.rot3.len()),
+                plan: r.turn.plan,
+                previous: r.previous,
+                have_previous: false,
+            }
+        }
+
+        fn frame(&mut self, motion: &Motion, k: usize, ft: f64, new_ft: f64, out: &mut [f64]) {
+            let (i0, u) = position(k, ft, new_ft);
+            if u == 0.0 {
+                out.copy_from_slice(motion.frame(i0));
+            } else {
+                let (a, b) = (motion.frame(i0), motion.frame(i0 + 1));
+                let near: &[f64] = if self.have_previous { &self.previous } else { a };
+                for &c in &self.plan.linear {
+                    out[c] = a[c] + u * (b[c] - a[c]);
+                }
+                for &c in &self.plan.arc {
+                    out[c] = a[c] + u * unwrap_deg(b[c] - a[c], 0.0);
+                }
+                self.lanes.clear();
+                for &(idx, order) in &self.plan.rot3 {
+                    let (ja, jb, jn) = (idx.map(|c| a[c]), idx.map(|c| b[c]), idx.map(|c| near[c]));
+                    self.lanes.push(order, ja, jb, jn, None);
+                }
+                if !self.plan.rot3.is_empty() {
+                    self.lanes.solve(u, false);
+                }
+                for (l, (idx, _)) in self.plan.rot3.iter().enumerate() {
+                    for (&c, v) in idx.iter().zip(self.lanes.angles(l)) {
+                        out[c] = v;
+                    }
+                }
+            }
+            self.previous.copy_from_slice(out);
+            self.have_previous = true;
+        }
+    }
+
+    /// The output frames `order` of `bvh` at `fps` by [`AngleLanes`] and
+    /// by [`Resampler::frame`], made in that order, and checked to be the
+    /// same bits; with `whole`, also the frames of [`to_fps`] (for `order`
+    /// `0, 1, ...`). Returns the number of values compared.
+    fn same_bits_as_angle_lanes(
+        bvh: &Bvh,
+        fps: f64,
+        order: &[usize],
+        whole: Option<&Bvh>,
+    ) -> usize {
+        let m = bvh.motion();
+        let (ft, new_ft) = (m.frame_time(), 1.0 / fps);
+        let mut reference = AngleLanes::new(bvh.skeleton());
+        let mut fast = Resampler::new(bvh.skeleton());
+        let (mut want, mut got) = (vec![0.0; m.n_channels()], vec![0.0; m.n_channels()]);
+        let bits = |f: &[f64]| f.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        for &k in order {
+            reference.frame(m, k, ft, new_ft, &mut want);
+            fast.frame(m, k, ft, new_ft, &mut got);
+            assert_eq!(bits(&got), bits(&want), "output frame {k} at {fps} fps");
+            if let Some(whole) = whole {
+                assert_eq!(bits(whole.motion().frame(k)), bits(&want), "to_fps frame {k}");
+            }
+        }
+        order.len() * m.n_channels()
+    }
+
+    /// Output frames in order, backwards, and in jumps (each jump far from
+    /// the frame before it, so that no input frame's lanes are kept).
+    fn orders(n_out: usize) -> [Vec<usize>; 3] {
+        let gcd = |mut a: usize, mut b: usize| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        // A stride of about a third of the clip, prime to its length: every
+        // frame once.
+        let stride = (n_out / 3..n_out).find(|&s| gcd(s, n_out) == 1).unwrap_or(1);
+        let jumps = (0..n_out).map(|k| k * stride % n_out).collect();
+        [(0..n_out).collect(), (0..n_out).rev().collect(), jumps]
+    }
+
+    #[test]
+    fn quaternion_pairs_are_the_angle_lanes_bit_for_bit_on_the_corpus() {
+        let test = "resample::quaternion_pairs_are_the_angle_lanes_bit_for_bit_on_the_corpus";
+        if bvhkit_testdata::corpus_or_skip(test).is_none() {
+            return;
+        }
+        let mut compared = 0usize;
+        for path in bvhkit_testdata::corpus_files() {
+            let bytes = std::fs::read(&path).unwrap();
+            let Ok((bvh, _)) = crate::ReadOptions::new().lenient(true).parse(&bytes) else {
+                continue;
+            };
+            let m = bvh.motion();
+            for rate in RATES {
+                let fps = m.fps() * rate;
+                let whole = to_fps(&bvh, fps).unwrap();
+                let [forwards, backwards, jumps] = orders(whole.motion().n_frames());
+                compared += same_bits_as_angle_lanes(&bvh, fps, &forwards, Some(&whole));
+                compared += same_bits_as_angle_lanes(&bvh, fps, &backwards, None);
+                compared += same_bits_as_angle_lanes(&bvh, fps, &jumps, None);
+            }
+        }
+        assert!(compared > 10_000_000, "{compared} values compared");
+        eprintln!("resample quaternion pairs: {compared} values compared");
+    }
+
+    #[test]
+    fn quaternion_pairs_are_the_angle_lanes_bit_for_bit_on_odd_channels() {
+        let bvh = odd_channels();
+        let fps = bvh.motion().fps();
+        for rate in RATES.into_iter().chain([1.9, 0.77]) {
+            let whole = to_fps(&bvh, fps * rate).unwrap();
+            let [forwards, backwards, jumps] = orders(whole.motion().n_frames());
+            same_bits_as_angle_lanes(&bvh, fps * rate, &forwards, Some(&whole));
+            same_bits_as_angle_lanes(&bvh, fps * rate, &backwards, None);
+            same_bits_as_angle_lanes(&bvh, fps * rate, &jumps, None);
         }
     }
 

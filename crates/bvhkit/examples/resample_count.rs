@@ -4,16 +4,17 @@
 //!
 //! ```text
 //! cargo build --release -p bvhkit --example resample_count
-//! valgrind --tool=callgrind target/release/examples/resample_count KERNEL [FILE [REPEATS]]
+//! valgrind --tool=callgrind target/release/examples/resample_count KERNEL [FILE [REPEATS [RATE]]]
 //! ```
 //!
 //! KERNEL is `none` (the set-up alone: subtract its count), `resample` or
 //! `fk` (forward kinematics of every input frame, the bench's baseline);
 //! FILE a BVH file, or `synthetic` (or nothing) for a 100-joint clip of
 //! random angles (2,000 frames); REPEATS (default 1) runs the kernel that
-//! many times, for wall-clock comparisons of whole processes. Prints the
-//! joint-frames the kernel covered (output joint rotations for `resample`,
-//! joint positions for `fk`), to divide the difference by.
+//! many times, for wall-clock comparisons of whole processes; RATE (default
+//! 2.5) is the new rate over the clip's. Prints the joint-frames the kernel
+//! covered (output joint rotations for `resample`, joint positions for
+//! `fk`), to divide the difference by.
 
 use bvhkit::edit::resample;
 use bvhkit::{Bvh, Kinematics, PositionChannels, ReadOptions};
@@ -54,7 +55,8 @@ fn main() {
     let skel = bvh.skeleton();
     let motion = bvh.motion();
     let rotating = skel.joints().iter().filter(|j| j.rotation_axes().count() > 0).count();
-    let fps = motion.fps() * 2.5;
+    let rate: f64 = args.get(4).map_or(2.5, |r| r.parse().expect("RATE"));
+    let fps = motion.fps() * rate;
     let (mut covered, mut acc) = (0usize, 0.0);
     match kernel {
         "none" => {}

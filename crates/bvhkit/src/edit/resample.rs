@@ -127,7 +127,7 @@ impl Pair {
     /// Makes `a` and `b` the lanes of `motion`'s frames `i0` and `i0 + 1`,
     /// computing only those it does not hold yet (output time moving on by
     /// one input frame, forwards or backwards, makes one frame's lanes).
-    fn load(&mut self, rot3: &[([usize; 3], RotationOrder)], motion: &Motion, i0: usize) {
+    fn load(&mut self, rot3: &Rot3, motion: &Motion, i0: usize) {
         match self.at {
             Some(at) if at == i0 => return,
             Some(at) if at + 1 == i0 => {
@@ -148,20 +148,42 @@ impl Pair {
 }
 
 /// `q` made the quaternion lanes of the `rot3` joints of `frame`.
-fn quat_lanes(q: &mut QuatLanes, rot3: &[([usize; 3], RotationOrder)], frame: &[f64]) {
+fn quat_lanes(q: &mut QuatLanes, rot3: &Rot3, frame: &[f64]) {
     q.clear();
-    for &(idx, order) in rot3 {
+    for &(c, order) in &rot3.adjacent {
+        let v = &frame[c..c + 3];
+        q.push(order, [v[0], v[1], v[2]]);
+    }
+    for &(idx, order) in &rot3.apart {
         q.push(order, idx.map(|c| frame[c]));
     }
     q.solve();
 }
 
+/// The joints with three rotation channels (a rotation order), one lane
+/// each: first those whose three channels are adjacent (nearly every
+/// joint), by their first channel, then the others by their three channel
+/// indices in listed order; each with its order.
+#[derive(Clone, Debug, Default)]
+struct Rot3 {
+    adjacent: Vec<(usize, RotationOrder)>,
+    apart: Vec<([usize; 3], RotationOrder)>,
+}
+
+impl Rot3 {
+    fn len(&self) -> usize {
+        self.adjacent.len() + self.apart.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// Which channels are interpolated how.
 #[derive(Clone, Debug)]
 struct Plan {
-    /// The joints with three rotation channels (a rotation order): their
-    /// channel indices in listed order and the order.
-    rot3: Vec<([usize; 3], RotationOrder)>,
+    rot3: Rot3,
     /// The rotation channels of the joints with one or two, each along
     /// its shortest arc.
     arc: Vec<usize>,
@@ -172,10 +194,17 @@ struct Plan {
 impl Resampler {
     /// Buffers for `skeleton`.
     pub fn new(skeleton: &Skeleton) -> Resampler {
-        let (mut rot3, mut arc, mut linear) = (vec![], vec![], vec![]);
+        let (mut rot3, mut arc, mut linear) = (Rot3::default(), vec![], vec![]);
         for j in skeleton.joints().iter().map(JointChannels::of) {
             match j.rotation_order() {
-                Some(order) => rot3.push((j.rot_index, order)),
+                Some(order) => {
+                    let [c, d, e] = j.rot_index;
+                    if d == c + 1 && e == c + 2 {
+                        rot3.adjacent.push((c, order));
+                    } else {
+                        rot3.apart.push((j.rot_index, order));
+                    }
+                }
                 None => arc.extend_from_slice(&j.rot_index[..j.n_rot as usize]),
             }
             linear.extend_from_slice(&j.pos_index[..j.n_pos as usize]);
@@ -282,18 +311,27 @@ impl Turn {
         for &c in &plan.arc {
             out[c] = a[c] + u * unwrap_deg(b[c] - a[c], 0.0);
         }
-        if plan.rot3.is_empty() {
+        let rot3 = &plan.rot3;
+        if rot3.is_empty() {
             return;
         }
-        self.pair.load(&plan.rot3, motion, i0);
+        self.pair.load(rot3, motion, i0);
         let lanes = &mut self.lanes;
         lanes.clear();
-        for &(idx, order) in &plan.rot3 {
+        for &(c, order) in &rot3.adjacent {
+            let v = &near[c..c + 3];
+            lanes.push_near(order, [v[0], v[1], v[2]], None);
+        }
+        for &(idx, order) in &rot3.apart {
             lanes.push_near(order, idx.map(|c| near[c]), None);
         }
         lanes.solve_quats(&self.pair.a, &self.pair.b, u, false);
-        for (l, (idx, _)) in plan.rot3.iter().enumerate() {
-            for (&c, v) in idx.iter().zip(lanes.angles(l)) {
+        for (l, &(c, _)) in rot3.adjacent.iter().enumerate() {
+            out[c..c + 3].copy_from_slice(&lanes.angles(l));
+        }
+        let n = rot3.adjacent.len();
+        for (l, (idx, _)) in rot3.apart.iter().enumerate() {
+            for (&c, v) in idx.iter().zip(lanes.angles(n + l)) {
                 out[c] = v;
             }
         }
@@ -482,6 +520,7 @@ mod tests {
     /// pairs must match bit for bit.
     struct AngleLanes {
         plan: Plan,
+        rot3: Vec<([usize; 3], RotationOrder)>,
         lanes: MixLanes,
         previous: Vec<f64>,
         have_previous: bool,
@@ -490,8 +529,15 @@ mod tests {
     impl AngleLanes {
         fn new(skeleton: &Skeleton) -> AngleLanes {
             let r = Resampler::new(skeleton);
+            let rot3: Vec<_> = skeleton
+                .joints()
+                .iter()
+                .map(JointChannels::of)
+                .filter_map(|j| Some((j.rot_index, j.rotation_order()?)))
+                .collect();
             AngleLanes {
-                lanes: MixLanes::with_capacity(r.turn.plan.rot3.len()),
+                lanes: MixLanes::with_capacity(rot3.len()),
+                rot3,
                 plan: r.turn.plan,
                 previous: r.previous,
                 have_previous: false,
@@ -512,14 +558,14 @@ mod tests {
                     out[c] = a[c] + u * unwrap_deg(b[c] - a[c], 0.0);
                 }
                 self.lanes.clear();
-                for &(idx, order) in &self.plan.rot3 {
+                for &(idx, order) in &self.rot3 {
                     let (ja, jb, jn) = (idx.map(|c| a[c]), idx.map(|c| b[c]), idx.map(|c| near[c]));
                     self.lanes.push(order, ja, jb, jn, None);
                 }
-                if !self.plan.rot3.is_empty() {
+                if !self.rot3.is_empty() {
                     self.lanes.solve(u, false);
                 }
-                for (l, (idx, _)) in self.plan.rot3.iter().enumerate() {
+                for (l, (idx, _)) in self.rot3.iter().enumerate() {
                     for (&c, v) in idx.iter().zip(self.lanes.angles(l)) {
                         out[c] = v;
                     }

@@ -66,7 +66,7 @@ use std::fmt;
 
 mod batch;
 pub use batch::{EulerBatch, atan2, atan2_slice, slerp_slice};
-pub(crate) use batch::{MixLanes, QuatLanes};
+pub(crate) use batch::{MixLanes, QuatLanes, parity_of};
 
 /// Below this value of `cos(middle angle)` a matrix is treated as being in
 /// gimbal lock by the Euler extraction.
@@ -710,11 +710,12 @@ pub(crate) fn round_half_away(x: f64) -> f64 {
     select(small, r.copysign(x), x)
 }
 
-/// `c ? a : b` with bit operations, so that SIMD lanes can take it.
+/// `c ? a : b` (both already computed), so that SIMD lanes can take it: a
+/// blend or a masked move there (no branch: the compiler turns a choice
+/// between two values into a select).
 #[inline(always)]
 fn select(c: bool, a: f64, b: f64) -> f64 {
-    let m = (c as u64).wrapping_neg();
-    f64::from_bits((a.to_bits() & m) | (b.to_bits() & !m))
+    if c { a } else { b }
 }
 
 #[inline(always)]

@@ -4,7 +4,7 @@
 use glam::DQuat;
 
 use crate::edit::JointChannels;
-use crate::rotation::{MixLanes, RotationOrder, slerp_slice};
+use crate::rotation::{MixLanes, RotationOrder, parity_of, slerp_slice};
 use crate::skeleton::{JointId, Skeleton};
 
 /// Mixes frames of one skeleton, joint by joint (see [`Mixer::blend`] and
@@ -38,7 +38,19 @@ pub struct Mixer {
     /// SLERP and Euler extraction in one pass), and each lane's joint
     /// (index into `joints`).
     lanes: MixLanes,
-    lane_joints: Vec<usize>,
+    lane_rot: Vec<[usize; 3]>,
+    /// The joint lists of a weight strictly between 0 and 1, made once:
+    /// every channel of the joints outside the mask (kept), the position
+    /// channels of the mixed joints, the mixed joints with three rotation
+    /// channels (their joint, channels and order, and the channels and
+    /// order parities again as [`MixLanes::gather`] takes them) and the
+    /// other mixed joints with rotation channels.
+    kept: Vec<usize>,
+    mixed_pos: Vec<usize>,
+    mixed_lanes: Vec<(usize, [usize; 3], RotationOrder)>,
+    mixed_rot: Vec<[usize; 3]>,
+    mixed_parity: Vec<f64>,
+    mixed_other: Vec<usize>,
     /// Per frame, the other mixed joints (one or two rotation channels, or
     /// a repeated axis; every joint for a weight outside `[0, 1]`): the
     /// joint, the two SLERP ends, the SLERP (one batch, [`slerp_slice`])
@@ -90,11 +102,34 @@ impl Mixer {
             .collect();
         let n = joints.len();
         let n_lanes = joints.iter().filter(|mj| mj.order.is_some()).count();
+        let (mut kept, mut mixed_pos, mut mixed_lanes, mut mixed_other) =
+            (vec![], vec![], vec![], vec![]);
+        for (idx, mj) in joints.iter().enumerate() {
+            let j = &mj.channels;
+            let (rot, pos) = (&j.rot_index[..j.n_rot as usize], &j.pos_index[..j.n_pos as usize]);
+            if mj.mask == 0.0 {
+                kept.extend_from_slice(rot);
+                kept.extend_from_slice(pos);
+                continue;
+            }
+            mixed_pos.extend_from_slice(pos);
+            match mj.order {
+                Some(order) => mixed_lanes.push((idx, j.rot_index, order)),
+                None if !rot.is_empty() => mixed_other.push(idx),
+                None => {}
+            }
+        }
         Mixer {
             joints,
             n_channels: skeleton.n_channels(),
             lanes: MixLanes::with_capacity(n_lanes),
-            lane_joints: vec![0; n_lanes],
+            lane_rot: vec![[0; 3]; n_lanes],
+            mixed_rot: mixed_lanes.iter().map(|m| m.1).collect(),
+            mixed_parity: mixed_lanes.iter().map(|m| parity_of(m.2)).collect(),
+            kept,
+            mixed_pos,
+            mixed_lanes,
+            mixed_other,
             slots: Vec::with_capacity(n),
             q0: Vec::with_capacity(n),
             q1: Vec::with_capacity(n),
@@ -126,9 +161,8 @@ impl Mixer {
     fn write_rotations(&mut self, t: f64, layered: bool, near: &[f64], out: &mut [f64]) -> bool {
         if self.lanes.len() > 0 {
             self.lanes.solve(t, layered);
-            for (l, &idx) in self.lane_joints[..self.lanes.len()].iter().enumerate() {
-                let j = &self.joints[idx].channels;
-                for (&c, v) in j.rot_index.iter().zip(self.lanes.angles(l)) {
+            for (l, rot) in self.lane_rot[..self.lanes.len()].iter().enumerate() {
+                for (&c, v) in rot.iter().zip(self.lanes.angles(l)) {
                     out[c] = v;
                 }
             }
@@ -169,6 +203,9 @@ impl Mixer {
     pub fn blend(&mut self, a: &[f64], b: &[f64], w: f64, near: &[f64], out: &mut [f64]) -> bool {
         self.check(a, b, near, out);
         self.start();
+        if w > 0.0 && w < 1.0 {
+            return self.blend_between(a, b, w, near, out);
+        }
         // The lanes take weights in [0, 1]; any other weight (an
         // extrapolation) goes through the scalar SLERP.
         let on_lanes = (0.0..=1.0).contains(&w);
@@ -195,7 +232,7 @@ impl Mixer {
                             [near[r0], near[r1], near[r2]],
                             None,
                         );
-                        self.lane_joints[l] = idx;
+                        self.lane_rot[l] = j.rot_index;
                     }
                     _ if j.n_rot > 0 => {
                         self.q0.push(j.rotation(a));
@@ -205,6 +242,35 @@ impl Mixer {
                     _ => {}
                 }
             }
+        }
+        self.write_rotations(w, false, near, out)
+    }
+
+    /// [`Mixer::blend`] at a weight strictly between 0 and 1, where the
+    /// joints taken from `a`, the ones mixed and how are known beforehand:
+    /// the same operations as the joint-by-joint loop, from the lists made
+    /// once ([`Mixer::new`]).
+    fn blend_between(
+        &mut self,
+        a: &[f64],
+        b: &[f64],
+        w: f64,
+        near: &[f64],
+        out: &mut [f64],
+    ) -> bool {
+        for &c in &self.kept {
+            out[c] = a[c];
+        }
+        for &c in &self.mixed_pos {
+            out[c] = a[c] + w * (b[c] - a[c]);
+        }
+        self.lanes.gather(&self.mixed_rot, &self.mixed_parity, a, b, near);
+        self.lane_rot[..self.mixed_rot.len()].copy_from_slice(&self.mixed_rot);
+        for &idx in &self.mixed_other {
+            let j = &self.joints[idx].channels;
+            self.q0.push(j.rotation(a));
+            self.q1.push(j.rotation(b));
+            self.slots.push(idx);
         }
         self.write_rotations(w, false, near, out)
     }
@@ -250,6 +316,9 @@ impl Mixer {
         self.check(base, add, near, out);
         assert_eq!(reference.inverse.len(), self.joints.len(), "reference of another layout");
         self.start();
+        if w > 0.0 && w <= 1.0 {
+            return self.layer_between(base, add, reference, w, near, out);
+        }
         let r = &reference.frame;
         let on_lanes = (0.0..=1.0).contains(&w);
         for (idx, (mj, inv)) in self.joints.iter().zip(&reference.inverse).enumerate() {
@@ -284,7 +353,7 @@ impl Mixer {
                         [near[r0], near[r1], near[r2]],
                         Some(*inv),
                     );
-                    self.lane_joints[l] = idx;
+                    self.lane_rot[l] = j.rot_index;
                 }
                 _ => {
                     self.q0.push(DQuat::IDENTITY);
@@ -293,6 +362,60 @@ impl Mixer {
                     self.slots.push(idx);
                 }
             }
+        }
+        self.write_rotations(w, true, near, out)
+    }
+
+    /// [`Mixer::layer`] at a weight in `(0, 1]`, from the joint lists made
+    /// once ([`Mixer::new`]): the same operations as the joint-by-joint
+    /// loop.
+    fn layer_between(
+        &mut self,
+        base: &[f64],
+        add: &[f64],
+        reference: &Reference,
+        w: f64,
+        near: &[f64],
+        out: &mut [f64],
+    ) -> bool {
+        let r = &reference.frame;
+        let same = |c: usize| add[c].to_bits() == r[c].to_bits();
+        for &c in &self.kept {
+            out[c] = base[c];
+        }
+        for &c in &self.mixed_pos {
+            out[c] = if same(c) { base[c] } else { base[c] + w * (add[c] - r[c]) };
+        }
+        for &(idx, rot, order) in &self.mixed_lanes {
+            let [r0, r1, r2] = rot;
+            if same(r0) && same(r1) && same(r2) {
+                for c in rot {
+                    out[c] = base[c];
+                }
+                continue;
+            }
+            let l = self.lanes.push(
+                order,
+                [base[r0], base[r1], base[r2]],
+                [add[r0], add[r1], add[r2]],
+                [near[r0], near[r1], near[r2]],
+                Some(reference.inverse[idx]),
+            );
+            self.lane_rot[l] = rot;
+        }
+        for &idx in &self.mixed_other {
+            let j = &self.joints[idx].channels;
+            let rot = &j.rot_index[..j.n_rot as usize];
+            if rot.iter().all(|&c| same(c)) {
+                for &c in rot {
+                    out[c] = base[c];
+                }
+                continue;
+            }
+            self.q0.push(DQuat::IDENTITY);
+            self.q1.push(reference.inverse[idx] * j.rotation(add));
+            self.base.push(j.rotation(base));
+            self.slots.push(idx);
         }
         self.write_rotations(w, true, near, out)
     }

@@ -83,22 +83,25 @@ const PIO2_LO: f64 = 6.123_233_995_736_766_035_87e-17;
 #[inline(always)]
 pub fn atan2(y: f64, x: f64) -> f64 {
     let (a, b) = atan2_operands(y, x);
-    atan2_of(y, x, a, b)
+    atan2_of::<false>(y, x, a, b)
 }
 
 /// [`atan2`] of a pair that the lanes of [`MixLanes`] make: unit vectors
 /// within rounding (a rotation matrix's rows and columns, a quaternion's
 /// `|q0 - q1|` and `|q0 + q1|`), or NaN. [`atan2_operands`] leaves such a
 /// pair as it is (no infinity; the larger magnitude far from both scaling
-/// limits, 1e300 and 1e-270), so this is [`atan2`]'s bits without it.
+/// limits, 1e300 and 1e-270), and is never (±0, ±0), the one pair with a
+/// zero denominator or a mirror at `x = -0` ([`atan2_finish`]), so this is
+/// [`atan2`]'s bits without those steps.
 #[inline(always)]
 fn atan2_unit(y: f64, x: f64) -> f64 {
-    atan2_of(y, x, y.abs(), x.abs())
+    atan2_of::<true>(y, x, y.abs(), x.abs())
 }
 
-/// [`atan2`] from its operands `a` and `b` ([`atan2_operands`]).
+/// [`atan2`] from its operands `a` and `b` ([`atan2_operands`]); `UNIT`
+/// as for [`atan2_finish`].
 #[inline(always)]
-fn atan2_of(y: f64, x: f64, a: f64, b: f64) -> f64 {
+fn atan2_of<const UNIT: bool>(y: f64, x: f64, a: f64, b: f64) -> f64 {
     // The interval of r = a / b, from fdlibm's bounds 7/16, 11/16, 19/16,
     // 39/16 (a misplaced boundary case only picks a neighbouring centre,
     // whose reduction is as accurate there).
@@ -121,7 +124,7 @@ fn atan2_of(y: f64, x: f64, a: f64, b: f64) -> f64 {
         0.0,
         select(c11, ATAN_LO[0], select(c19, ATAN_LO[1], select(c39, ATAN_LO[2], ATAN_LO[3]))),
     );
-    atan2_finish(y, x, num, den, hi, lo)
+    atan2_finish::<UNIT>(y, x, num, den, hi, lo)
 }
 
 /// [`atan2`]'s operands: `|y|` and `|x|` with infinities made directions
@@ -141,11 +144,13 @@ fn atan2_operands(y: f64, x: f64) -> (f64, f64) {
 
 /// [`atan2`] after its reduction: `atan t + atan m` for `t = num / den`
 /// (fdlibm's polynomial; `hi`, `lo` the two parts of `atan m`), placed in
-/// `y` and `x`'s quadrant.
+/// `y` and `x`'s quadrant. With `UNIT`, for a pair other than (±0, ±0)
+/// (which [`atan2_unit`]'s never is): no zero denominator to guard, and
+/// `x = -0` mirrors nothing (then `y ≠ 0`: ±π/2 as it is).
 #[inline(always)]
-fn atan2_finish(y: f64, x: f64, num: f64, den: f64, hi: f64, lo: f64) -> f64 {
+fn atan2_finish<const UNIT: bool>(y: f64, x: f64, num: f64, den: f64, hi: f64, lo: f64) -> f64 {
     // Only (0, 0) gives a zero denominator (t = 0 then).
-    let t = num / select(den == 0.0, 1.0, den);
+    let t = if UNIT { num / den } else { num / select(den == 0.0, 1.0, den) };
     let z = t * t;
     let w = z * z;
     let s1 = z * (AT[0] + w * (AT[2] + w * (AT[4] + w * (AT[6] + w * (AT[8] + w * AT[10])))));
@@ -153,7 +158,7 @@ fn atan2_finish(y: f64, x: f64, num: f64, den: f64, hi: f64, lo: f64) -> f64 {
     let at = hi - ((t * (s1 + s2) - lo) - t);
     // The quadrant: x < 0 mirrors the angle about π/2, and so does x = -0
     // with y = ±0 (±π); x = -0 with any other y is ±π/2 as it is.
-    let mirror = x < 0.0 || (x.is_sign_negative() && x == 0.0 && y == 0.0);
+    let mirror = x < 0.0 || (!UNIT && x.is_sign_negative() && x == 0.0 && y == 0.0);
     let r = select(mirror, PI_HI - (at - PI_LO), at);
     r.copysign(y)
 }
@@ -611,7 +616,6 @@ fn extract(r: [f64; 9], e: f64, previous: [f64; 3], has_near: bool) -> [f64; 3] 
 /// bits.
 #[inline(always)]
 fn extract_rad_lane<const UNIT: bool>(r: [f64; 9], e: f64) -> ([f64; 3], bool) {
-    let atan2 = |y: f64, x: f64| if UNIT { atan2_unit(y, x) } else { atan2(y, x) };
     let [r_ii, r_ij, r_ik, r_ji, r_jj, r_jk, r_ki, r_kj, r_kk] = r;
     let cos_b = (r_ii * r_ii + r_ij * r_ij).sqrt();
     let (yb, xb) = (e * r_ik, cos_b);
@@ -625,7 +629,14 @@ fn extract_rad_lane<const UNIT: bool>(r: [f64; 9], e: f64) -> ([f64; 3], bool) {
     let xc = ca * r_jj + e * sa * r_kj;
     let (ya, xa) = (select(locked, e * r_kj, ya), select(locked, r_jj, xa));
     let (yc, xc) = (select(locked, 0.0, yc), select(locked, 1.0, xc));
-    ([atan2(ya, xa), atan2(yb, xb), atan2(yc, xc)], locked)
+    ([atan2_if::<UNIT>(ya, xa), atan2_if::<UNIT>(yb, xb), atan2_if::<UNIT>(yc, xc)], locked)
+}
+
+/// [`atan2_unit`] with `UNIT`, else [`atan2`] (a function rather than a
+/// closure, so that it is compiled with its caller's target features).
+#[inline(always)]
+fn atan2_if<const UNIT: bool>(y: f64, x: f64) -> f64 {
+    if UNIT { atan2_unit(y, x) } else { atan2(y, x) }
 }
 
 /// The whole rotation mix of one frame for the joints with three rotation
@@ -677,6 +688,12 @@ pub(crate) struct MixLanes {
     redo: Vec<f64>,
 }
 
+/// The parity `e` of `order` (1 for an even permutation of XYZ, else -1),
+/// as [`MixLanes::gather`] takes it.
+pub(crate) fn parity_of(order: RotationOrder) -> f64 {
+    PERMUTATIONS[order as usize].3
+}
+
 /// Lanes per SIMD step (eight with AVX-512): the lane count is padded up
 /// to a multiple of this, so that no lane runs in a scalar remainder loop.
 const STEP: usize = 8;
@@ -686,15 +703,18 @@ const STEP: usize = 8;
 /// once its sign is cleared.
 const HUGE_BITS: u64 = (2.0 * super::REDUCE_LIMIT).to_bits();
 
-/// Whether any of `angles` has a half angle beyond the exact reduction's
-/// limit, or is NaN (one pass without branches, on SIMD lanes).
+/// Whether the half of angle `x` is beyond the exact reduction's limit,
+/// or `x` is NaN.
 #[inline(always)]
+fn is_huge(x: f64) -> bool {
+    (x.to_bits() & !(1 << 63)) >= HUGE_BITS
+}
+
+/// Whether any of `angles` [`is_huge`].
+#[inline(always)]
+#[cfg_attr(not(test), allow(dead_code))] // for the resampler
 fn any_huge(angles: &[f64]) -> bool {
-    let mut any = 0u64;
-    for x in angles {
-        any |= ((x.to_bits() & !(1 << 63)) >= HUGE_BITS) as u64;
-    }
-    any != 0
+    angles.iter().fold(false, |any, &x| any | is_huge(x))
 }
 
 /// Reduces in place every angle of `angles` whose half is beyond the exact
@@ -910,6 +930,40 @@ impl MixLanes {
         l
     }
 
+    /// Sets the lanes to one per entry of `rot` (a joint's three rotation
+    /// channels, listing order) with its order's parity `parity` (see
+    /// [`parity_of`]): the angles of frames `a` and `b` and of the previous
+    /// output frame `near` at those channels, no layer. The same lanes as
+    /// [`MixLanes::clear`] and one [`MixLanes::push`] per joint, in one
+    /// loop.
+    ///
+    /// # Panics
+    /// When `rot` and `parity` differ in length, hold more joints than the
+    /// capacity, or name a channel outside a frame.
+    pub(crate) fn gather(
+        &mut self,
+        rot: &[[usize; 3]],
+        parity: &[f64],
+        a: &[f64],
+        b: &[f64],
+        near: &[f64],
+    ) {
+        let n = rot.len();
+        assert!(parity.len() == n && n <= self.parity.len(), "{n} lanes");
+        let [a0, a1, a2, b0, b1, b2] = &mut self.ang;
+        let (a0, a1, a2) = (&mut a0[..n], &mut a1[..n], &mut a2[..n]);
+        let (b0, b1, b2) = (&mut b0[..n], &mut b1[..n], &mut b2[..n]);
+        let [p0, p1, p2] = &mut self.near;
+        let (p0, p1, p2) = (&mut p0[..n], &mut p1[..n], &mut p2[..n]);
+        for (l, &[r0, r1, r2]) in rot.iter().enumerate() {
+            (a0[l], a1[l], a2[l]) = (a[r0], a[r1], a[r2]);
+            (b0[l], b1[l], b2[l]) = (b[r0], b[r1], b[r2]);
+            (p0[l], p1[l], p2[l]) = (near[r0], near[r1], near[r2]);
+        }
+        self.parity[..n].copy_from_slice(parity);
+        self.n = n;
+    }
+
     /// Adds a lane whose two quaternions come from the [`QuatLanes`] given
     /// to [`MixLanes::solve_quats`] (their lane of the same index): a joint
     /// of `order`, `near` and `inv` as for [`MixLanes::push`]. Returns the
@@ -942,15 +996,12 @@ impl MixLanes {
 
     /// Mixes every lane at weight `t` (in `[0, 1]`): the SLERP of the two
     /// frames' rotations or, with `layered`, `q_a · slerp(1, inv · q_b, t)`.
+    ///
+    /// A lane with an angle beyond the exact reduction's limit (or NaN) is
+    /// flagged by the pass and solved again one by one after its angles
+    /// are reduced as `sin_cos_deg` reduces them (`% 360`, exact), so that
+    /// it gets that function's bits.
     pub(crate) fn solve(&mut self, t: f64, layered: bool) {
-        let n = self.n.div_ceil(STEP) * STEP;
-        if self.ang.iter().any(|a| any_huge(&a[..n])) {
-            // As `sin_cos_deg` does: `% 360` (exact) first, so that the
-            // lanes give its bits. NaN stays NaN.
-            for a in &mut self.ang {
-                reduce_huge(&mut a[..n]);
-            }
-        }
         self.run(Source::Angles, t, layered);
     }
 
@@ -1013,7 +1064,8 @@ impl MixLanes {
     /// Solves again, one at a time with [`near_deg`], the lanes whose fast
     /// continuity choice could not decide (rare: an angle half a turn from
     /// the previous one, within rounding, in the solution taken or in a
-    /// close call between the two).
+    /// close call between the two), and those with a huge angle, reduced
+    /// first.
     fn redo_undecided(&mut self, src: Source<'_>, t: f64, layered: bool) {
         let n = self.n;
         if self.redo[..n].iter().fold(0, |acc, r| acc | r.to_bits()) == 0 {
@@ -1021,6 +1073,11 @@ impl MixLanes {
         }
         for l in 0..n {
             if self.redo[l] != 0.0 {
+                if let Source::Angles = src {
+                    for a in &mut self.ang {
+                        reduce_huge(&mut a[l..l + 1]);
+                    }
+                }
                 let (qa, qb) = self.quats(src, l);
                 let (angles, _) = mix_one::<true>(
                     qa,
@@ -1131,7 +1188,7 @@ fn slerp_lane<const UNIT: bool>(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] 
     let (q1, aa, bb) = shortest_arc(q0, q1);
     let (a, b) = (aa.sqrt(), bb.sqrt());
     // a² + b² = 2|q0|² + 2|q1|²: unit quaternions make a pair of length 2.
-    let theta = 2.0 * if UNIT { atan2_unit(a, b) } else { atan2(a, b) };
+    let theta = 2.0 * atan2_if::<UNIT>(a, b);
     let sin_theta = 0.5 * a * b;
     let cos_theta = 0.25 * (bb - aa);
     // tθ in [0, π/2]: the kernel on [0, π/4], or of π/2 - tθ beyond.
@@ -1163,6 +1220,8 @@ const INV_360: f64 = 1.0 / 360.0;
 /// within `3·2^-53·2^24 < 6e-9` of the quotient, so the two round alike
 /// when neither flag is set.
 #[inline(always)]
+// `!(a < b)` on purpose: NaN must set the flags.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn unwrap_deg_fast(x: f64, target: f64) -> (f64, bool, bool) {
     // Adding 1.5·2^52 rounds to an integer below 2^51.
     const MAGIC: f64 = 6_755_399_441_055_744.0;
@@ -1185,6 +1244,8 @@ fn unwrap_deg_fast(x: f64, target: f64) -> (f64, bool, bool) {
 /// margin is that of three, plus the sums' rounding). Otherwise the same
 /// bits as [`near_deg`]: the same candidates, distances and choice.
 #[inline(always)]
+// `!(a > b)` on purpose: NaN distances are a close call.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn near_deg_fast(rad: [f64; 3], locked: bool, e: f64, previous_deg: [f64; 3]) -> ([f64; 3], bool) {
     let (a, b, c) = (rad[0].to_degrees(), rad[1].to_degrees(), rad[2].to_degrees());
     let [pa, pb, pc] = previous_deg;
@@ -1258,15 +1319,21 @@ fn mix_lanes<const LAYERED: bool>(m: &mut MixLanes, src: Source<'_>, t: f64) {
     let [o0, o1, o2] = &mut m.out;
     let (o0, o1, o2) = (&mut o0[..n], &mut o1[..n], &mut o2[..n]);
     let redo = &mut m.redo[..n];
-    let mut lane = |l: usize, qa: [f64; 4], qb: [f64; 4]| {
-        let inv = [i0[l], i1[l], i2[l], i3[l]];
-        let ([a, b, c], undecided) =
-            mix_one::<false>(qa, qb, e[l], inv, [p0[l], p1[l], p2[l]], t, LAYERED);
-        o0[l] = a;
-        o1[l] = b;
-        o2[l] = c;
-        redo[l] = select(undecided, 1.0, 0.0);
-    };
+    // One lane from its two quaternions (a macro, not a closure: a
+    // closure is a function of its own, compiled without the caller's
+    // target features).
+    macro_rules! lane {
+        ($l:expr, $qa:expr, $qb:expr, $huge:expr) => {{
+            let l = $l;
+            let inv = [i0[l], i1[l], i2[l], i3[l]];
+            let ([a, b, c], undecided) =
+                mix_one::<false>($qa, $qb, e[l], inv, [p0[l], p1[l], p2[l]], t, LAYERED);
+            o0[l] = a;
+            o1[l] = b;
+            o2[l] = c;
+            redo[l] = select(undecided | $huge, 1.0, 0.0);
+        }};
+    }
     match src {
         Source::Angles => {
             let [h0, h1, h2, h3, h4, h5] = &m.ang;
@@ -1275,7 +1342,13 @@ fn mix_lanes<const LAYERED: bool>(m: &mut MixLanes, src: Source<'_>, t: f64) {
             for l in 0..n {
                 let qa = quat_of([h0[l], h1[l], h2[l]], e[l]);
                 let qb = quat_of([h3[l], h4[l], h5[l]], e[l]);
-                lane(l, qa, qb);
+                let huge = is_huge(h0[l])
+                    | is_huge(h1[l])
+                    | is_huge(h2[l])
+                    | is_huge(h3[l])
+                    | is_huge(h4[l])
+                    | is_huge(h5[l]);
+                lane!(l, qa, qb, huge);
             }
         }
         Source::Quats(a, b) => {
@@ -1284,7 +1357,7 @@ fn mix_lanes<const LAYERED: bool>(m: &mut MixLanes, src: Source<'_>, t: f64) {
             let [b0, b1, b2, b3] = &b.q;
             let (b0, b1, b2, b3) = (&b0[..n], &b1[..n], &b2[..n], &b3[..n]);
             for l in 0..n {
-                lane(l, [a0[l], a1[l], a2[l], a3[l]], [b0[l], b1[l], b2[l], b3[l]]);
+                lane!(l, [a0[l], a1[l], a2[l], a3[l]], [b0[l], b1[l], b2[l], b3[l]], false);
             }
         }
     }
@@ -1444,7 +1517,7 @@ mod tests {
         let lo = pick([0.0, ATAN_LO[0], ATAN_LO[1], ATAN_LO[2], ATAN_LO[3]]);
         let num = pa * a + pb * b;
         let den = qa * a + qb * b;
-        atan2_finish(y, x, num, den, hi, lo)
+        atan2_finish::<false>(y, x, num, den, hi, lo)
     }
 
     /// The centre-based reduction gives the five-way form's bits: random

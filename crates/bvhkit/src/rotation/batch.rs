@@ -712,7 +712,6 @@ fn is_huge(x: f64) -> bool {
 
 /// Whether any of `angles` [`is_huge`].
 #[inline(always)]
-#[cfg_attr(not(test), allow(dead_code))] // for the resampler
 fn any_huge(angles: &[f64]) -> bool {
     angles.iter().fold(false, |any, &x| any | is_huge(x))
 }
@@ -743,7 +742,6 @@ fn reduce_huge(angles: &mut [f64]) {
 /// of the mixer's lanes) and [`QuatLanes::solve`]. A frame's lanes can be
 /// kept and mixed with several others.
 #[derive(Clone, Debug, Default)]
-#[cfg_attr(not(test), allow(dead_code))] // for the resampler
 pub(crate) struct QuatLanes {
     /// Lanes in use.
     n: usize,
@@ -755,7 +753,6 @@ pub(crate) struct QuatLanes {
     q: [Vec<f64>; 4],
 }
 
-#[cfg_attr(not(test), allow(dead_code))] // for the resampler
 impl QuatLanes {
     /// Buffers for up to `n` lanes.
     pub(crate) fn with_capacity(n: usize) -> QuatLanes {
@@ -828,7 +825,7 @@ impl QuatLanes {
 
     /// The quaternion of lane `l` after [`QuatLanes::solve`], in its
     /// order's axes: `(e·q_i, e·q_j, e·q_k, w)`.
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn quat(&self, l: usize) -> [f64; 4] {
         assert!(l < self.n, "lane {l} of {}", self.n);
         [self.q[0][l], self.q[1][l], self.q[2][l], self.q[3][l]]
@@ -838,7 +835,6 @@ impl QuatLanes {
 /// [`QuatLanes::solve`]'s loop over the lanes in use, padded to a multiple
 /// of [`STEP`].
 #[inline(always)]
-#[cfg_attr(not(test), allow(dead_code))] // for the resampler
 fn quat_lanes(m: &mut QuatLanes) {
     let n = m.n.div_ceil(STEP) * STEP;
     let [a0, a1, a2] = &m.ang;
@@ -857,14 +853,12 @@ fn quat_lanes(m: &mut QuatLanes) {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-#[cfg_attr(not(test), allow(dead_code))] // for the resampler
 fn quat_lanes_avx2(m: &mut QuatLanes) {
     quat_lanes(m);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-#[cfg_attr(not(test), allow(dead_code))] // for the resampler
 fn quat_lanes_avx512(m: &mut QuatLanes) {
     quat_lanes(m);
 }
@@ -1012,7 +1006,6 @@ impl MixLanes {
     ///
     /// # Panics
     /// When `a` or `b` has fewer lanes than this.
-    #[cfg_attr(not(test), allow(dead_code))] // for the resampler
     pub(crate) fn solve_quats(&mut self, a: &QuatLanes, b: &QuatLanes, t: f64, layered: bool) {
         assert!(
             a.len() >= self.n && b.len() >= self.n,
@@ -1026,39 +1019,35 @@ impl MixLanes {
 
     fn run(&mut self, src: Source<'_>, t: f64, layered: bool) {
         debug_assert!((0.0..=1.0).contains(&t), "MixLanes::solve takes t in [0, 1]");
+        if layered {
+            self.pass::<true>(src, t);
+        } else {
+            self.pass::<false>(src, t);
+        }
+        self.redo_undecided(src, t, layered);
+    }
+
+    /// The lane pass on the widest SIMD the CPU has (the same bits on each).
+    fn pass<const LAYERED: bool>(&mut self, src: Source<'_>, t: f64) {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU supports AVX-512F, as checked just above.
             #[allow(unsafe_code)]
             unsafe {
-                if layered {
-                    mix_lanes_avx512::<true>(self, src, t);
-                } else {
-                    mix_lanes_avx512::<false>(self, src, t);
-                }
+                mix_lanes_avx512::<LAYERED>(self, src, t);
             }
-        } else if std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2, as checked just above.
             #[allow(unsafe_code)]
             unsafe {
-                if layered {
-                    mix_lanes_avx2::<true>(self, src, t);
-                } else {
-                    mix_lanes_avx2::<false>(self, src, t);
-                }
+                mix_lanes_avx2::<LAYERED>(self, src, t);
             }
-        } else if layered {
-            mix_lanes::<true>(self, src, t);
-        } else {
-            mix_lanes::<false>(self, src, t);
+            return;
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        if layered {
-            mix_lanes::<true>(self, src, t);
-        } else {
-            mix_lanes::<false>(self, src, t);
-        }
-        self.redo_undecided(src, t, layered);
+        mix_lanes::<LAYERED>(self, src, t);
     }
 
     /// Solves again, one at a time with [`near_deg`], the lanes whose fast

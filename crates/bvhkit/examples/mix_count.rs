@@ -13,43 +13,17 @@
 //! wall-clock comparisons of whole processes. Prints the joint-frames the
 //! kernel covered, to divide the difference by.
 
+use bvhkit::JointId;
 use bvhkit::edit::frames;
 use bvhkit::mix::Mixer;
 use bvhkit::mix::weights::{Curve, fade};
-use bvhkit::{Bvh, JointId, Kinematics, PositionChannels, ReadOptions};
 
-fn synthetic(joints: usize, frames: usize) -> Bvh {
-    let mut text = String::from(
-        "HIERARCHY\nROOT J0\n{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n",
-    );
-    for k in 1..joints {
-        text +=
-            &format!("JOINT J{k}\n{{\nOFFSET 1 2 3\nCHANNELS 3 Zrotation Xrotation Yrotation\n");
-    }
-    text += "End Site\n{\nOFFSET 0 1 0\n}\n";
-    text += &"}\n".repeat(joints);
-    let c = 3 * joints + 3;
-    text += &format!("MOTION\nFrames: {frames}\nFrame Time: 0.008333\n");
-    let mut x: u64 = 0x1234_5678;
-    for _ in 0..frames {
-        for _ in 0..c {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            text += &format!("{} ", ((x >> 11) as f64 / (1u64 << 53) as f64) * 360.0 - 180.0);
-        }
-        text += "\n";
-    }
-    Bvh::parse(text).expect("synthetic clip")
-}
+mod common;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let kernel = args.get(1).map(String::as_str).unwrap_or("blend");
-    let a = match args.get(2).map(String::as_str) {
-        Some("synthetic") | None => synthetic(100, 2_000),
-        Some(path) => {
-            ReadOptions::new().lenient(true).read_path(std::path::Path::new(path)).expect("read").0
-        }
-    };
+    let a = common::clip(args.get(2).map(String::as_str));
     let repeats: usize = args.get(3).map_or(1, |r| r.parse().expect("REPEATS"));
     let b = frames::reverse(&a).expect("reverse");
     let skel = a.skeleton();
@@ -64,13 +38,7 @@ fn main() {
         match kernel {
             "none" => {}
             "fk" => {
-                let fk = Kinematics::new(skel, PositionChannels::Replace);
-                let mut scratch = fk.scratch();
-                let mut pos = vec![bvhkit::glam::DVec3::ZERO; skel.len()];
-                for frame in am.frames() {
-                    fk.positions_with(frame, &mut scratch, &mut pos);
-                    acc += pos[pos.len() - 1].x;
-                }
+                acc += common::fk_every_frame(&a);
                 println!("{} joint-frames", n * skel.len());
             }
             "crossfade" | "blend" | "masked" => {

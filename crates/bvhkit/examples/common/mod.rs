@@ -1,0 +1,58 @@
+//! What the instruction-counting examples (`mix_count`, `resample_count`)
+//! share: their clip (a file, or a synthetic one) and the forward
+//! kinematics baseline.
+
+use bvhkit::{Bvh, Kinematics, PositionChannels, ReadOptions};
+
+/// A `joints`-joint chain (a six-channel root, then three rotation
+/// channels per joint, ZXY) with `frames` frames of random angles in
+/// [-180, 180).
+fn synthetic(joints: usize, frames: usize) -> Bvh {
+    let mut text = String::from(
+        "HIERARCHY\nROOT J0\n{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n",
+    );
+    for k in 1..joints {
+        text +=
+            &format!("JOINT J{k}\n{{\nOFFSET 1 2 3\nCHANNELS 3 Zrotation Xrotation Yrotation\n");
+    }
+    text += "End Site\n{\nOFFSET 0 1 0\n}\n";
+    text += &"}\n".repeat(joints);
+    let c = 3 * joints + 3;
+    text += &format!("MOTION\nFrames: {frames}\nFrame Time: 0.008333\n");
+    let mut x: u64 = 0x1234_5678;
+    for _ in 0..frames {
+        for _ in 0..c {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            text += &format!("{} ", ((x >> 11) as f64 / (1u64 << 53) as f64) * 360.0 - 180.0);
+        }
+        text += "\n";
+    }
+    Bvh::parse(text).expect("synthetic clip")
+}
+
+/// The clip the FILE argument names: a BVH file read leniently, or for
+/// `synthetic` (or no argument) a 100-joint clip of 2,000 frames.
+pub(crate) fn clip(arg: Option<&str>) -> Bvh {
+    match arg {
+        Some("synthetic") | None => synthetic(100, 2_000),
+        Some(path) => {
+            ReadOptions::new().lenient(true).read_path(std::path::Path::new(path)).expect("read").0
+        }
+    }
+}
+
+/// World positions of every joint of every frame of `bvh` (the benches'
+/// baseline); returns a value of the result, so that none of it is
+/// optimised away.
+pub(crate) fn fk_every_frame(bvh: &Bvh) -> f64 {
+    let skel = bvh.skeleton();
+    let fk = Kinematics::new(skel, PositionChannels::Replace);
+    let mut scratch = fk.scratch();
+    let mut pos = vec![bvhkit::glam::DVec3::ZERO; skel.len()];
+    let mut acc = 0.0;
+    for frame in std::hint::black_box(bvh.motion()).frames() {
+        fk.positions_with(frame, &mut scratch, &mut pos);
+        acc += pos[pos.len() - 1].x;
+    }
+    acc
+}

@@ -185,6 +185,14 @@ fn parse_order(s: &str) -> Result<RotationOrder, String> {
 /// Where exported frames go.
 trait Sink {
     fn frame(&mut self, index: usize, values: &[f64]) -> Result<()>;
+    /// Frames `first..first + n`, their values one after the other.
+    fn frames(&mut self, first: usize, n: usize, values: &[f64]) -> Result<()> {
+        let w = values.len() / n.max(1);
+        for k in 0..n {
+            self.frame(first + k, &values[k * w..(k + 1) * w])?;
+        }
+        Ok(())
+    }
     /// The skeleton's unit guess, known once the first frame is read.
     fn units(&mut self, _guess: UnitGuess) {}
     fn finish(self: Box<Self>) -> Result<()>;
@@ -385,9 +393,10 @@ struct NpySink {
     k: usize,
     frames: usize,
     header_len: usize,
-    /// Frames converted to little-endian bytes, written out about a
-    /// megabyte at a time.
+    /// Frames converted to little-endian bytes (the first `filled`),
+    /// written out about a megabyte at a time.
     bytes: Vec<u8>,
+    filled: usize,
     /// The sidecar's fields, completed at the end.
     sidecar: serde_json::Map<String, serde_json::Value>,
 }
@@ -456,34 +465,55 @@ impl NpySink {
             k: layout.components.len(),
             frames: 0,
             header_len: header.len(),
-            bytes: Vec::with_capacity(NPY_WRITE + (1 << 16)),
+            // Zeroed once (a fresh mapping), then overwritten.
+            bytes: vec![0; 2 * NPY_WRITE],
+            filled: 0,
             sidecar,
         })
     }
 }
 
+impl NpySink {
+    /// Appends `values` as little-endian bytes of the element type, writing
+    /// out about a megabyte at a time.
+    fn push(&mut self, values: &[f64]) -> Result<()> {
+        // Pieces that fit the write buffer's spare room.
+        let per = NPY_WRITE / 8;
+        for values in values.chunks(per) {
+            let at = self.filled;
+            match self.dtype {
+                Dtype::F32 => {
+                    self.filled += 4 * values.len();
+                    for (b, &v) in self.bytes[at..self.filled].chunks_exact_mut(4).zip(values) {
+                        b.copy_from_slice(&(v as f32).to_le_bytes());
+                    }
+                }
+                Dtype::F64 => {
+                    self.filled += 8 * values.len();
+                    for (b, &v) in self.bytes[at..self.filled].chunks_exact_mut(8).zip(values) {
+                        b.copy_from_slice(&v.to_le_bytes());
+                    }
+                }
+            }
+            if self.filled >= NPY_WRITE {
+                self.w.write_all(&self.bytes[..self.filled])?;
+                self.filled = 0;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Sink for NpySink {
     fn frame(&mut self, _index: usize, values: &[f64]) -> Result<()> {
-        let at = self.bytes.len();
-        match self.dtype {
-            Dtype::F32 => {
-                self.bytes.resize(at + 4 * values.len(), 0);
-                for (b, &v) in self.bytes[at..].chunks_exact_mut(4).zip(values) {
-                    b.copy_from_slice(&(v as f32).to_le_bytes());
-                }
-            }
-            Dtype::F64 => {
-                self.bytes.resize(at + 8 * values.len(), 0);
-                for (b, &v) in self.bytes[at..].chunks_exact_mut(8).zip(values) {
-                    b.copy_from_slice(&v.to_le_bytes());
-                }
-            }
-        }
-        if self.bytes.len() >= NPY_WRITE {
-            self.w.write_all(&self.bytes)?;
-            self.bytes.clear();
-        }
+        self.push(values)?;
         self.frames += 1;
+        Ok(())
+    }
+
+    fn frames(&mut self, _first: usize, n: usize, values: &[f64]) -> Result<()> {
+        self.push(values)?;
+        self.frames += n;
         Ok(())
     }
 
@@ -510,9 +540,10 @@ impl Sink for NpySink {
             frames,
             header_len,
             bytes,
+            filled,
             mut sidecar,
         } = *self;
-        w.write_all(&bytes)?;
+        w.write_all(&bytes[..filled])?;
         let header = npy_header(dtype, frames, joints, k);
         debug_assert_eq!(header.len(), header_len);
         w.seek(SeekFrom::Start(0))?;
@@ -607,19 +638,17 @@ fn select(skeleton: &Skeleton, wanted: &[String]) -> Result<(Vec<usize>, Vec<Str
 }
 
 /// Streams `input` frame by frame into `out` (standard output when `None`),
-/// calling `per_frame(frame_values, out)` for the frames in range; returns
-/// the warnings to print. `per_frame` returns the frame's
-/// [`bvhkit::units::pose_size`] when it computed every joint's world
-/// position on the way (`positions`), so the NPY sidecar's unit guess does
-/// not run forward kinematics a second time for that frame.
-fn stream(
+/// computing each frame in range with the [`FrameWork`] that `make_work`
+/// builds for the skeleton and the selected joints; returns the warnings to
+/// print.
+fn stream<W: FrameWork>(
     c: &Common,
     input: &Input,
     out: Option<&Path>,
     command: &str,
     settings: Vec<(&'static str, serde_json::Value)>,
     make_layout: impl FnOnce(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
-    per_frame: impl FnMut(&Skeleton, &[f64], &[usize], &mut Vec<f64>) -> Option<f64>,
+    make_work: impl FnOnce(&Skeleton, &[usize]) -> W,
 ) -> Result<Vec<String>> {
     let inputs = std::slice::from_ref(input);
     if let Some(out) = out {
@@ -660,11 +689,11 @@ fn stream(
     match source {
         Streamed::Bytes(bytes) => {
             let rdr = opts.frame_reader_slice(&bytes).map_err(located)?;
-            run.frames(rdr, settings, make_layout, per_frame)
+            run.frames(rdr, settings, make_layout, make_work)
         }
         Streamed::Reader(r) => {
             let rdr = opts.frame_reader(BufReader::with_capacity(1 << 16, r)).map_err(located)?;
-            run.frames(rdr, settings, make_layout, per_frame)
+            run.frames(rdr, settings, make_layout, make_work)
         }
     }
 }
@@ -679,17 +708,80 @@ struct Run<'a> {
     notes: Vec<String>,
 }
 
+/// The computation of one frame's values for `bvh positions` and `bvh
+/// rotations`, built once the skeleton and the selected joints are known.
+/// Frames whose values do not depend on the frames before them
+/// ([`FrameWork::in_order`] false) are computed in pieces of a batch on
+/// rayon's pool, each piece with a [`FrameWork::State`] of its own, into
+/// disjoint parts of one buffer that is then written in order: the output
+/// is the same whatever the thread count and the cut.
+trait FrameWork: Sync {
+    /// Buffers (and, for in-order work, what a frame leaves for the next).
+    type State: Send;
+    /// Whether a frame's values depend on the frames computed before it
+    /// (then every frame is computed on the calling thread, in order, with
+    /// one state kept from batch to batch).
+    fn in_order(&self) -> bool;
+    /// A fresh state.
+    fn state(&self) -> Self::State;
+    /// The values of `frame` (one per channel of the skeleton) for the
+    /// selected joints, into `out` (joints × components); returns the
+    /// frame's [`bvhkit::units::pose_size`] when it computed every joint's
+    /// world position on the way, so that the NPY sidecar's unit guess does
+    /// not run forward kinematics again for that frame.
+    fn frame(&self, state: &mut Self::State, frame: &[f64], out: &mut [f64]) -> Option<f64>;
+    /// [`FrameWork::frame`] for `n` frames one after the other, their
+    /// values one after the other into `out`; returns whether it wrote each
+    /// frame's size into `sizes` (when `sizes` is not empty).
+    fn frames(
+        &self,
+        state: &mut Self::State,
+        frames: &[f64],
+        n: usize,
+        out: &mut [f64],
+        sizes: &mut [f64],
+    ) -> bool {
+        let (w_in, w_out) = (frames.len() / n.max(1), out.len() / n.max(1));
+        let mut sized = true;
+        for k in 0..n {
+            let size = self.frame(
+                state,
+                &frames[k * w_in..(k + 1) * w_in],
+                &mut out[k * w_out..(k + 1) * w_out],
+            );
+            match (size, sizes.get_mut(k)) {
+                (Some(v), Some(s)) => *s = v,
+                _ => sized = false,
+            }
+        }
+        sized
+    }
+}
+
+/// What a piece of a batch computes with: the work's state and, for the
+/// unit guess of frames the work does not size, forward kinematics buffers.
+struct PieceState<S> {
+    work: S,
+    fk: Option<(bvhkit::FkScratch, Vec<DVec3>)>,
+}
+
+/// Frames per piece of a batch, at least (a piece of the synthetic file's
+/// 65 joints is then about a tenth of a millisecond of work or more).
+const MIN_PIECE_FRAMES: usize = 32;
+
 impl Run<'_> {
     /// Reads, computes and writes every frame of `rdr` ([`stream`]).
-    fn frames<S: bvhkit::FrameSource + Send>(
+    fn frames<S: bvhkit::FrameSource + Send, W: FrameWork>(
         self,
         mut rdr: bvhkit::FrameReader<S>,
         settings: Vec<(&'static str, serde_json::Value)>,
         make_layout: impl FnOnce(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
-        mut per_frame: impl FnMut(&Skeleton, &[f64], &[usize], &mut Vec<f64>) -> Option<f64>,
+        make_work: impl FnOnce(&Skeleton, &[usize]) -> W,
     ) -> Result<Vec<String>> {
         let Run { c, input, out, format, from, notes } = self;
-        // The frames as read, converted to Y up per frame when asked (a FrameMap streams).
+        // The frames as read, converted to Y up per frame when asked (a
+        // FrameMap streams; it keeps Euler angles continuous, so it maps
+        // every frame in order on this thread).
         let mut to_y_up = from.map(|a| crate::clip::to_y_up(rdr.skeleton(), a));
         let skeleton = match &to_y_up {
             Some(map) => map.output_skeleton().clone(),
@@ -699,54 +791,121 @@ impl Run<'_> {
         let range = c.frames.unwrap_or("..".parse()?);
         let first = range.first();
         let layout = make_layout(&skeleton, &sel, names, rdr.frame_time());
+        let width = sel.len() * layout.components.len();
         let mut meta = Meta::new(&skeleton, &sel, input, first);
         meta.settings = settings;
         // The up axis the output was converted from (null: the file's own axes).
         meta.settings.push(("up_converted_from", from.map(|a| a.name()).into()));
         let mut sink = open_sink(c, out, format, layout, meta)?;
+        let work = make_work(&skeleton, &sel);
         // The NPY sidecar's unit guess: bvhkit::units' one guess, from the
         // size of every frame read (one number per frame is kept).
         let guess_units = format == Format::Npy;
         let fk = Kinematics::new(&skeleton, c.position_channels.into());
-        let mut scratch = fk.scratch();
-        let mut pose = vec![DVec3::ZERO; if guess_units { skeleton.len() } else { 0 }];
+        let new_state = || PieceState {
+            work: work.state(),
+            fk: guess_units.then(|| (fk.scratch(), vec![DVec3::ZERO; skeleton.len()])),
+        };
+        let mut states: Vec<PieceState<W::State>> = Vec::new();
         let mut sizes = Vec::new();
-        let mut frame = vec![0.0; skeleton.n_channels()];
+        let (n_raw, n_out) = (rdr.skeleton().n_channels(), skeleton.n_channels());
+        let mut mapped = Vec::new();
         let mut values = Vec::new();
+        let mut batch_sizes = Vec::new();
         let mut f = 0usize;
         let mut written = 0usize;
-        let n_raw = rdr.skeleton().n_channels();
-        // A thread reads and parses batches of frames while this one computes
-        // and writes the batch before (two cores, constant memory); the frames
-        // are handled one at a time, in order, as before.
+        // A thread reads and parses batches of frames while this one
+        // computes the batch before on rayon's pool, in pieces, and writes it.
         let read = crate::io::read_batches(&mut rdr, |frames, batch| {
-            for k in 0..frames {
-                if range.past(f) {
-                    return Ok(false);
-                }
-                let raw = &batch[k * n_raw..(k + 1) * n_raw];
-                let frame: &[f64] = match to_y_up.as_mut() {
-                    Some(map) => {
-                        map.map(raw, &mut frame);
-                        &frame
+            // The frames of this batch before the end of the range.
+            let n = (0..frames).take_while(|&k| !range.past(f + k)).count();
+            let frames_in: &[f64] = match to_y_up.as_mut() {
+                Some(map) => {
+                    mapped.resize(n * n_out, 0.0);
+                    for k in 0..n {
+                        map.map(
+                            &batch[k * n_raw..(k + 1) * n_raw],
+                            &mut mapped[k * n_out..(k + 1) * n_out],
+                        );
                     }
-                    None => raw,
-                };
-                let mut size = None;
-                if range.contains(f) {
-                    values.clear();
-                    size = per_frame(&skeleton, frame, &sel, &mut values);
-                    sink.frame(f, &values)?;
-                    written += 1;
+                    &mapped
                 }
-                if guess_units {
-                    sizes.push(size.unwrap_or_else(|| {
-                        fk.positions_with(frame, &mut scratch, &mut pose);
-                        bvhkit::units::pose_size(&pose)
-                    }));
-                }
-                f += 1;
+                None => &batch[..n * n_raw],
+            };
+            // The frames in range: batch frames lo..n (none of them is past it).
+            let (lo, hi) = (first.saturating_sub(f).min(n), n);
+            // Both buffers only grow: every value in use is overwritten.
+            let n_values = (hi - lo) * width;
+            let n_sizes = if guess_units { n } else { 0 };
+            if values.len() < n_values {
+                values.resize(n_values, 0.0);
             }
+            if batch_sizes.len() < n_sizes {
+                batch_sizes.resize(n_sizes, 0.0);
+            }
+            let pieces = if work.in_order() {
+                1
+            } else {
+                (rayon::current_num_threads() * 4).min(n.div_ceil(MIN_PIECE_FRAMES)).max(1)
+            };
+            while states.len() < pieces {
+                states.push(new_state());
+            }
+            // Cut frames 0..n into pieces with their parts of the buffers.
+            let per = n.div_ceil(pieces).max(1);
+            let mut parts = Vec::with_capacity(pieces);
+            let (mut vals, mut szs): (&mut [f64], &mut [f64]) =
+                (&mut values[..n_values], &mut batch_sizes[..n_sizes]);
+            for (p, state) in states.iter_mut().enumerate().take(pieces) {
+                let (a, b) = ((p * per).min(n), ((p + 1) * per).min(n));
+                let in_range = b.clamp(lo, hi) - a.clamp(lo, hi);
+                let (v, rest) = std::mem::take(&mut vals).split_at_mut(in_range * width);
+                vals = rest;
+                let (s, rest) =
+                    std::mem::take(&mut szs).split_at_mut(if guess_units { b - a } else { 0 });
+                szs = rest;
+                parts.push((a..b, v, s, state));
+            }
+            let compute = |(frames, vals, szs, state): &mut (
+                std::ops::Range<usize>,
+                &mut [f64],
+                &mut [f64],
+                &mut PieceState<W::State>,
+            )| {
+                // The piece's frames in range, then the sizes still missing.
+                let (a, b) = (frames.start, frames.end);
+                let (ra, rb) = (a.clamp(lo, hi), b.clamp(lo, hi));
+                let sized = rb > ra
+                    && work.frames(
+                        &mut state.work,
+                        &frames_in[ra * n_out..rb * n_out],
+                        rb - ra,
+                        vals,
+                        if guess_units { &mut szs[ra - a..rb - a] } else { &mut [] },
+                    );
+                if guess_units {
+                    for k in a..b {
+                        if sized && (ra..rb).contains(&k) {
+                            continue;
+                        }
+                        let (scratch, pose) = state.fk.as_mut().expect("made for NPY");
+                        fk.positions_with(&frames_in[k * n_out..(k + 1) * n_out], scratch, pose);
+                        szs[k - a] = bvhkit::units::pose_size(pose);
+                    }
+                }
+            };
+            if pieces == 1 {
+                parts.iter_mut().for_each(compute);
+            } else {
+                use rayon::prelude::*;
+                parts.par_iter_mut().for_each(compute);
+            }
+            if hi > lo {
+                sink.frames(f + lo, hi - lo, &values[..n_values])?;
+                written += hi - lo;
+            }
+            sizes.extend_from_slice(&batch_sizes[..n_sizes]);
+            f += n;
             Ok(!range.past(f))
         })?;
         read.map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
@@ -869,10 +1028,83 @@ pub(crate) fn run_positions(a: PositionsArgs) -> Result<ExitCode> {
     export_all(c, |input, out| positions_one(c, input, out))
 }
 
+/// `bvh positions`' frame: every joint's world position, the selected ones
+/// written.
+struct Positions {
+    fk: Kinematics,
+    sel: Vec<usize>,
+}
+
+impl FrameWork for Positions {
+    /// Buffers of one frame, and of runs of frames on lanes.
+    type State = (bvhkit::FkScratch, Vec<DVec3>, bvhkit::FkLanes, Vec<DVec3>);
+
+    fn in_order(&self) -> bool {
+        false
+    }
+
+    fn state(&self) -> Self::State {
+        let n = self.fk.len();
+        (self.fk.scratch(), vec![DVec3::ZERO; n], self.fk.lanes_scratch(), Vec::new())
+    }
+
+    fn frame(
+        &self,
+        (scratch, pos, ..): &mut Self::State,
+        frame: &[f64],
+        out: &mut [f64],
+    ) -> Option<f64> {
+        self.fk.positions_with(frame, scratch, pos);
+        self.select(pos, out)
+    }
+
+    /// Runs of frames on SIMD lanes ([`Kinematics::positions_many`], the
+    /// same bits as frame by frame), [`POSITIONS_RUN`] frames at a time.
+    fn frames(
+        &self,
+        (.., lanes, pos): &mut Self::State,
+        frames: &[f64],
+        n: usize,
+        out: &mut [f64],
+        sizes: &mut [f64],
+    ) -> bool {
+        let (joints, w_in, w_out) = (self.fk.len(), frames.len() / n.max(1), self.sel.len() * 3);
+        for start in (0..n).step_by(POSITIONS_RUN) {
+            let m = POSITIONS_RUN.min(n - start);
+            pos.resize(m * joints, DVec3::ZERO);
+            self.fk.positions_many(&frames[start * w_in..(start + m) * w_in], lanes, pos);
+            for k in 0..m {
+                let size = self.select(
+                    &pos[k * joints..(k + 1) * joints],
+                    &mut out[(start + k) * w_out..(start + k + 1) * w_out],
+                );
+                if let (Some(s), Some(v)) = (sizes.get_mut(start + k), size) {
+                    *s = v;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Frames per call of [`Kinematics::positions_many`] in `bvh positions`
+/// (their positions stay in the cache until they are copied out).
+const POSITIONS_RUN: usize = 64;
+
+impl Positions {
+    /// The selected joints' positions of one frame into `out`, and the
+    /// frame's size.
+    fn select(&self, pos: &[DVec3], out: &mut [f64]) -> Option<f64> {
+        for (o, &i) in out.chunks_exact_mut(3).zip(&self.sel) {
+            o.copy_from_slice(&pos[i].to_array());
+        }
+        // Every joint's position, as the unit guess computes it (same
+        // skeleton, same position-channel rule).
+        Some(bvhkit::units::pose_size(pos))
+    }
+}
+
 fn positions_one(c: &Common, input: &Input, out: Option<&Path>) -> Result<Vec<String>> {
-    let mut fk: Option<Kinematics> = None;
-    let mut scratch = None;
-    let mut pos = Vec::new();
     let settings = vec![
         ("command", "positions".into()),
         ("position_channels", format!("{:?}", c.position_channels).to_lowercase().into()),
@@ -889,17 +1121,9 @@ fn positions_one(c: &Common, input: &Input, out: Option<&Path>) -> Result<Vec<St
             components: vec!["x", "y", "z"],
             frame_time,
         },
-        |skel, frame, sel, out| {
-            let fk = fk.get_or_insert_with(|| Kinematics::new(skel, c.position_channels.into()));
-            let scratch = scratch.get_or_insert_with(|| fk.scratch());
-            pos.resize(fk.len(), DVec3::ZERO);
-            fk.positions_with(frame, scratch, &mut pos);
-            for &i in sel {
-                out.extend_from_slice(&pos[i].to_array());
-            }
-            // Every joint's position, as the unit guess computes it (same
-            // skeleton, same position-channel rule).
-            Some(bvhkit::units::pose_size(&pos))
+        |skel, sel| Positions {
+            fk: Kinematics::new(skel, c.position_channels.into()),
+            sel: sel.to_vec(),
         },
     )
 }
@@ -908,18 +1132,74 @@ pub(crate) fn run_rotations(a: RotationsArgs) -> Result<ExitCode> {
     export_all(&a.common, |input, out| rotations_one(&a, input, out))
 }
 
+/// `bvh rotations`' frame: local or world rotations of the selected joints
+/// in one representation.
+struct Rotations {
+    fk: Kinematics,
+    skeleton: Skeleton,
+    sel: Vec<usize>,
+    /// Each joint's Euler order.
+    orders: Vec<RotationOrder>,
+    space: Space,
+    repr: RotationRepr,
+    continuous: bool,
+}
+
+/// [`Rotations`]' buffers, and each joint's previous output (`--continuous`).
+struct RotationsState {
+    scratch: bvhkit::FkScratch,
+    xf: Vec<DAffine3>,
+    prev: Vec<f64>,
+    have_prev: bool,
+}
+
+impl FrameWork for Rotations {
+    type State = RotationsState;
+
+    /// `--continuous` chooses each frame's angles and signs near the
+    /// previous frame's.
+    fn in_order(&self) -> bool {
+        self.continuous
+    }
+
+    fn state(&self) -> RotationsState {
+        RotationsState {
+            scratch: self.fk.scratch(),
+            xf: vec![DAffine3::IDENTITY; self.fk.len()],
+            prev: vec![0.0; self.fk.len() * self.repr.width()],
+            have_prev: false,
+        }
+    }
+
+    fn frame(&self, st: &mut RotationsState, frame: &[f64], out: &mut [f64]) -> Option<f64> {
+        let width = self.repr.width();
+        // The frame's sines and cosines in one batch.
+        match self.space {
+            Space::Local => self.fk.local_with(frame, &mut st.scratch, &mut st.xf),
+            Space::World => self.fk.world_with(frame, &mut st.scratch, &mut st.xf),
+        }
+        for (o, &i) in out.chunks_exact_mut(width).zip(&self.sel) {
+            let j = &self.skeleton.joints()[i];
+            let order = self.orders[i];
+            // Local angles in the joint's own order are the file's values, exactly.
+            let exact =
+                (self.space == Space::Local).then(|| j.euler_angles(frame, order)).flatten();
+            let slot = &mut st.prev[i * width..(i + 1) * width];
+            let mut value = [0.0; 9];
+            let previous = (self.continuous && st.have_prev).then_some(&*slot);
+            mat3_to_repr(st.xf[i].matrix3, self.repr, order, exact, previous, &mut value);
+            slot.copy_from_slice(&value[..width]);
+            o.copy_from_slice(&value[..width]);
+        }
+        st.have_prev = true;
+        None
+    }
+}
+
 fn rotations_one(a: &RotationsArgs, input: &Input, out: Option<&Path>) -> Result<Vec<String>> {
     let c = &a.common;
-    let mut fk: Option<Kinematics> = None;
-    let mut scratch = None;
-    let mut xf: Vec<DAffine3> = Vec::new();
-    let mut orders: Vec<RotationOrder> = Vec::new();
-    // Each joint's previous output, for --continuous.
-    let mut prev: Vec<f64> = Vec::new();
-    let mut have_prev = false;
     let (repr, space, continuous, fixed_order) = (a.repr, a.space, a.continuous, a.order);
     let rrepr = RotationRepr::from(repr);
-    let width = rrepr.width();
     let name = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
     let settings = vec![
         ("command", "rotations".into()),
@@ -934,6 +1214,8 @@ fn rotations_one(a: &RotationsArgs, input: &Input, out: Option<&Path>) -> Result
         ("continuous", continuous.into()),
         ("position_channels", name(&c.position_channels).into()),
     ];
+    let order_of =
+        |j: &bvhkit::Joint| fixed_order.or(j.rotation_order()).unwrap_or(RotationOrder::ZXY);
     stream(
         c,
         input,
@@ -942,50 +1224,19 @@ fn rotations_one(a: &RotationsArgs, input: &Input, out: Option<&Path>) -> Result
         settings,
         |skel, sel, names, frame_time| {
             let labels = (repr == Repr::Euler).then(|| {
-                sel.iter()
-                    .map(|&i| {
-                        fixed_order
-                            .or(skel.joints()[i].rotation_order())
-                            .unwrap_or(RotationOrder::ZXY)
-                            .name()
-                            .to_string()
-                    })
-                    .collect()
+                sel.iter().map(|&i| order_of(&skel.joints()[i]).name().to_string()).collect()
             });
             let components = rrepr.components().to_vec();
             Layout { joints: names, labels, components, frame_time }
         },
-        |skel, frame, sel, out| {
-            let fk = fk.get_or_insert_with(|| Kinematics::new(skel, c.position_channels.into()));
-            if xf.len() != fk.len() {
-                xf.resize(fk.len(), DAffine3::IDENTITY);
-                orders = skel
-                    .joints()
-                    .iter()
-                    .map(|j| fixed_order.or(j.rotation_order()).unwrap_or(RotationOrder::ZXY))
-                    .collect();
-                prev = vec![0.0; fk.len() * width];
-            }
-            // The frame's sines and cosines in one batch.
-            let scratch = scratch.get_or_insert_with(|| fk.scratch());
-            match space {
-                Space::Local => fk.local_with(frame, scratch, &mut xf),
-                Space::World => fk.world_with(frame, scratch, &mut xf),
-            }
-            for &i in sel {
-                let j = &skel.joints()[i];
-                // Local angles in the joint's own order are the file's values, exactly.
-                let exact =
-                    (space == Space::Local).then(|| j.euler_angles(frame, orders[i])).flatten();
-                let slot = &mut prev[i * width..(i + 1) * width];
-                let mut value = [0.0; 9];
-                let previous = (continuous && have_prev).then_some(&*slot);
-                mat3_to_repr(xf[i].matrix3, rrepr, orders[i], exact, previous, &mut value);
-                slot.copy_from_slice(&value[..width]);
-                out.extend_from_slice(&value[..width]);
-            }
-            have_prev = true;
-            None
+        |skel, sel| Rotations {
+            fk: Kinematics::new(skel, c.position_channels.into()),
+            skeleton: skel.clone(),
+            sel: sel.to_vec(),
+            orders: skel.joints().iter().map(order_of).collect(),
+            space,
+            repr: rrepr,
+            continuous,
         },
     )
 }

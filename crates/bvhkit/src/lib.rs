@@ -67,7 +67,9 @@ mod write;
 pub use crate::bvh::Bvh;
 pub use crate::channel::Channel;
 pub use crate::error::{Error, ErrorKind, Position, Result, Warning, WarningKind};
-pub use crate::kinematics::{FkScratch, Kinematics, PositionChannels, position_channel_ambiguity};
+pub use crate::kinematics::{
+    FkLanes, FkScratch, Kinematics, PositionChannels, position_channel_ambiguity,
+};
 pub use crate::motion::Motion;
 pub use crate::parse::{DEFAULT_FRAME_TIME, FrameReader, FrameSource, ReadOptions, SliceSource};
 pub use crate::skeleton::{Joint, JointId, JointKind, Skeleton, SkeletonBuilder};

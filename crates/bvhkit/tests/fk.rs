@@ -170,3 +170,84 @@ fn world_transforms_agree_with_positions() {
         }
     }
 }
+
+/// Bit for bit, component by component.
+fn same_bits(a: &[DVec3], b: &[DVec3]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(a, b)| {
+            a.to_array().iter().zip(b.to_array()).all(|(x, y)| x.to_bits() == y.to_bits())
+        })
+}
+
+/// `positions_many` (eight frames on SIMD lanes) gives `positions_with`'s
+/// bits frame by frame, on every corpus file in both position-channel
+/// readings, for runs of every length around the lane count (spare lanes),
+/// and on odd channel layouts (position channels on inner joints, one and
+/// two rotation channels, huge angles).
+#[test]
+fn positions_many_is_positions_with_bit_for_bit() {
+    let check = |name: &str, bvh: &Bvh| {
+        for mode in [PositionChannels::Replace, PositionChannels::Add] {
+            let fk = Kinematics::new(bvh.skeleton(), mode);
+            let (n, nc) = (fk.len(), bvh.skeleton().n_channels());
+            let frames = bvh.motion().n_frames();
+            let mut scratch = fk.scratch();
+            let mut want = vec![DVec3::ZERO; frames * n];
+            for f in 0..frames {
+                fk.positions_with(
+                    bvh.motion().frame(f),
+                    &mut scratch,
+                    &mut want[f * n..(f + 1) * n],
+                );
+            }
+            let mut lanes = fk.lanes_scratch();
+            let mut got = vec![DVec3::ZERO; frames * n];
+            fk.positions_many(bvh.motion().values(), &mut lanes, &mut got);
+            assert!(same_bits(&got, &want), "{name} {mode:?}: all frames at once");
+            // Runs of 1 to 17 frames from a few starts, the scratch reused.
+            for len in 1..=17.min(frames) {
+                for start in [0, (frames - len) / 2, frames - len] {
+                    let vals = &bvh.motion().values()[start * nc..(start + len) * nc];
+                    let mut got = vec![DVec3::ZERO; len * n];
+                    fk.positions_many(vals, &mut lanes, &mut got);
+                    assert!(
+                        same_bits(&got, &want[start * n..(start + len) * n]),
+                        "{name} {mode:?}: frames {start}..{}",
+                        start + len
+                    );
+                }
+            }
+        }
+    };
+    let mut files = 0;
+    for path in corpus_files() {
+        let bvh = ReadOptions::new().lenient(true).parse(&std::fs::read(&path).unwrap()).unwrap().0;
+        if bvh.motion().n_frames() > 0 {
+            check(&stem(&path), &bvh);
+            files += 1;
+        }
+    }
+    assert!(files >= 36, "only {files} corpus files with frames");
+    let text =
+        std::fs::read_to_string(crate::util::data_dir("quirks").join("odd_channel_layouts.bvh"))
+            .unwrap();
+    let bvh = Bvh::parse(&text).unwrap();
+    check("odd_channel_layouts", &bvh);
+    // The same skeleton with 11 frames of large and huge values (past the
+    // exact quarter-turn reduction, so some lanes take the slow path).
+    let nc = bvh.skeleton().n_channels();
+    let head = &text[..text.find("MOTION").unwrap()];
+    let mut more = format!("{head}MOTION\nFrames: 11\nFrame Time: 0.1\n");
+    for f in 0..11 {
+        let row: Vec<String> = (0..nc)
+            .map(|c| match (f + c) % 5 {
+                0 => format!("{}", 1e300 * if c % 2 == 0 { 1.0 } else { -1.0 }),
+                1 => format!("{}", 123456.789 * (f as f64 - 5.0)),
+                _ => format!("{}", (f * 37 + c * 11) as f64 * 1.25 - 90.0),
+            })
+            .collect();
+        more.push_str(&row.join(" "));
+        more.push('\n');
+    }
+    check("odd_channel_layouts, large angles", &Bvh::parse(&more).unwrap());
+}

@@ -1,8 +1,10 @@
 //! `bvh export IN... -o OUT.parquet` / `-o OUT.npz`: many files into one
 //! dataset through `bvhkit-dataset` (docs/datasets.md).
 //!
-//! Files are read, parsed and turned into features a few at a time on all
-//! cores while the previous few are written, in input order; a file that
+//! Files are read and parsed a few at a time on all cores while the
+//! previous few are written, in input order (a Parquet table's features
+//! are computed as it is written, a row group at a time; an NPZ's with the
+//! parse); a file that
 //! cannot be read or parsed is reported and skipped, and the batch goes on.
 //! Both outputs (the table and `OUT.skeleton.parquet`, or the NPZ) are
 //! anonymous files put in place only when the whole batch is written.
@@ -98,9 +100,29 @@ pub(crate) struct DatasetArgs {
 
 /// What one file turned into.
 struct Done {
-    clip: Clip,
+    item: Item,
     lines: Vec<String>,
     bytes: u64,
+}
+
+/// A file ready to be written: parsed (a Parquet table computes its
+/// features as it writes, a row group at a time), or computed whole (NPZ).
+enum Item {
+    Parsed(String, bvhkit::Bvh),
+    Computed(Clip),
+}
+
+impl Item {
+    /// Frames and joint rows.
+    fn counts(&self) -> (usize, usize) {
+        match self {
+            Item::Parsed(_, bvh) => {
+                let nf = bvh.motion().n_frames();
+                (nf, nf * bvh.skeleton().len())
+            }
+            Item::Computed(clip) => (clip.n_frames, clip.rows()),
+        }
+    }
 }
 
 /// The clip name of an input: its path relative to the folder it was found
@@ -209,7 +231,11 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
             Input::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
             Input::Stdin => 0,
         };
-        Ok(Done { clip: Clip::compute(&name, &bvh, &options), lines, bytes })
+        let item = match kind {
+            Kind::Parquet => Item::Parsed(name, bvh),
+            Kind::Npz => Item::Computed(Clip::compute(&name, &bvh, &options)),
+        };
+        Ok(Done { item, lines, bytes })
     };
     // A window of files is computed on all cores while the previous one is
     // written (its columns are encoded in parallel too).
@@ -224,12 +250,17 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                         bar.suspend(|| eprintln!("{}", crate::text::escape(l)));
                     }
                     stats.clips += 1;
-                    stats.frames += done.clip.n_frames;
-                    stats.rows += done.clip.rows();
+                    let (frames, rows) = done.item.counts();
+                    stats.frames += frames;
+                    stats.rows += rows;
                     stats.bytes += done.bytes;
-                    match sink {
-                        Sink::Parquet(w) => w.write_clip(done.clip)?,
-                        Sink::Npz(w) => w.write_clip(&done.clip)?,
+                    match (&mut *sink, done.item) {
+                        (Sink::Parquet(w), Item::Parsed(name, bvh)) => w.write_bvh(&name, &bvh)?,
+                        (Sink::Parquet(w), Item::Computed(clip)) => w.write_clip(clip)?,
+                        (Sink::Npz(w), Item::Computed(clip)) => w.write_clip(&clip)?,
+                        (Sink::Npz(w), Item::Parsed(name, bvh)) => {
+                            w.write_clip(&Clip::compute(&name, &bvh, &options))?;
+                        }
                     }
                 }
                 Err(e) => {

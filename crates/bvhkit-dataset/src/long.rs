@@ -48,9 +48,9 @@ pub(crate) enum LongColumn<'a> {
     Joint(&'a [String]),
     /// The parent names (null for roots), every frame.
     Parent(&'a [String], &'a [i32]),
-    /// Numbers by row.
+    /// Numbers, one per row of the range encoded.
     Floats(&'a [f64], Dtype),
-    /// Flags by row.
+    /// Flags, one per row of the range encoded.
     Bools(&'a [bool]),
 }
 
@@ -197,7 +197,8 @@ fn le_bytes(x: f64, d: Dtype) -> [u8; 8] {
 
 /// Encodes `column` for the frames `frames` of a clip of `joints` joints as
 /// the column chunk described by `descr`: the chunk's bytes (offsets from 0)
-/// and its metadata, for `SerializedRowGroupWriter::append_column`.
+/// and its metadata, for `SerializedRowGroupWriter::append_column`. Number
+/// and flag columns hold the values of those frames' rows only.
 pub(crate) fn encode<'a>(
     descr: &ColumnDescPtr,
     column: &LongColumn<'a>,
@@ -336,8 +337,8 @@ pub(crate) fn encode<'a>(
                 .with_backwards_compatible_min_max(signed);
             (false, Statistics::Int32(s))
         }
-        LongColumn::Floats(values, d) => {
-            let v = &values[first_row..first_row + rows];
+        LongColumn::Floats(v, d) => {
+            check_rows(v.len(), rows)?;
             for p in (0..rows).step_by(PAGE_ROWS) {
                 let n = PAGE_ROWS.min(rows - p);
                 let body = Part::Floats(&v[p..p + n], *d);
@@ -366,8 +367,8 @@ pub(crate) fn encode<'a>(
             };
             (false, s)
         }
-        LongColumn::Bools(values) => {
-            let v = &values[first_row..first_row + rows];
+        LongColumn::Bools(v) => {
+            check_rows(v.len(), rows)?;
             for p in (0..rows).step_by(PAGE_ROWS) {
                 let n = PAGE_ROWS.min(rows - p);
                 let mut buf = vec![0u8; n.div_ceil(8)];
@@ -438,6 +439,15 @@ pub(crate) fn encode<'a>(
         }),
     };
     Ok((Chunk { parts, len }, close))
+}
+
+/// That a column holds a value per row of the range encoded.
+fn check_rows(values: usize, rows: usize) -> PqResult<()> {
+    if values == rows {
+        Ok(())
+    } else {
+        Err(ParquetError::General(format!("{values} values for {rows} rows")))
+    }
 }
 
 /// Zero bytes standing in for a page's body while its header is made.

@@ -6,7 +6,7 @@
 use bvhkit::edit::JointChannels;
 use bvhkit::glam::{DMat3, DVec3};
 use bvhkit::rotation::{
-    RotationOrder, RotationRepr, apply_axis_rotation, mat3_to_repr, sin_cos_deg_slice,
+    RotationOrder, RotationRepr, apply_axis_rotation, mat3_to_quat_slice, mat3_to_repr,
 };
 use bvhkit::units::{UnitGuess, pose_size, rest_pose};
 use bvhkit::{Bvh, Kinematics, Motion, PositionChannels, Skeleton};
@@ -175,7 +175,6 @@ pub(crate) struct Kernel {
     roots: Option<Vec<usize>>,
     repr: RotationRepr,
     width: usize,
-    nch: usize,
 }
 
 impl Kernel {
@@ -187,7 +186,7 @@ impl Kernel {
         let channels = skeleton.joints().iter().map(JointChannels::of).collect();
         let roots = (relative && options.root_relative).then(|| roots(&parents(skeleton)));
         let repr = options.rotations.repr();
-        Kernel { fk, channels, roots, repr, width: repr.width(), nch: skeleton.n_channels() }
+        Kernel { fk, channels, roots, repr, width: repr.width() }
     }
 
     /// Columns written: `px py pz` and the rotation's components.
@@ -231,16 +230,17 @@ impl Kernel {
     fn frames(&self, motion: &Motion, first: usize, out: &mut [&mut [f64]], size: &mut [f64]) {
         let nj = self.fk.len();
         let width = self.width;
+        let quat = self.repr == RotationRepr::Quat;
         let mut scratch = self.fk.scratch();
         let mut pos = vec![DVec3::ZERO; nj];
-        let (mut sin, mut cos) = (vec![0.0; self.nch], vec![0.0; self.nch]);
+        let mut mats = vec![DMat3::IDENTITY; if quat { nj } else { 0 }];
         let mut value = [0.0; 9];
         for (k, s) in size.iter_mut().enumerate() {
             let frame = motion.frame(first + k);
             self.fk.positions_with(frame, &mut scratch, &mut pos);
-            // The frame's sines and cosines in one batch (the same
-            // bits as `sin_cos_deg` one at a time).
-            sin_cos_deg_slice(frame, &mut sin, &mut cos);
+            // The frame's sines and cosines, as forward kinematics computed
+            // them (`sin_cos_deg_slice`: the same bits as `sin_cos_deg`).
+            let (sin, cos) = scratch.sin_cos();
             *s = pose_size(&pos);
             let base = k * nj;
             for j in 0..nj {
@@ -261,10 +261,24 @@ impl Kernel {
                     let ch = jc.rot_index[r];
                     apply_axis_rotation(&mut m, jc.rot_axes[r], sin[ch], cos[ch]);
                 }
+                if quat {
+                    mats[j] = m;
+                    continue;
+                }
                 mat3_to_repr(m, self.repr, RotationOrder::ZXY, None, None, &mut value);
                 for (c, v) in value[..width].iter().enumerate() {
                     out[3 + c][base + j] = *v;
                 }
+            }
+            if quat {
+                // The frame's quaternions in one pass on SIMD lanes
+                // (`mat3_to_repr`'s bits).
+                let [x, y, z, w] = &mut out[3..7] else { unreachable!("four components") };
+                let row = base..base + nj;
+                mat3_to_quat_slice(
+                    &mats,
+                    [&mut x[row.clone()], &mut y[row.clone()], &mut z[row.clone()], &mut w[row]],
+                );
             }
         }
     }

@@ -324,8 +324,15 @@ pub(crate) fn encode<'a>(
             for p in (0..rows).step_by(PAGE_ROWS) {
                 let n = PAGE_ROWS.min(rows - p);
                 let mut buf = Vec::with_capacity(n * 4);
-                for r in first_row + p..first_row + p + n {
-                    buf.extend_from_slice(&((r / joints) as i32).to_le_bytes());
+                // Row `r` is in frame `r / joints`: counted, not divided.
+                let (mut f, mut j) = ((first_row + p) / joints, (first_row + p) % joints);
+                for _ in 0..n {
+                    buf.extend_from_slice(&(f as i32).to_le_bytes());
+                    j += 1;
+                    if j == joints {
+                        j = 0;
+                        f += 1;
+                    }
                 }
                 page_starts.push(p);
                 let (page, body) = bytes_page(buf, n, Encoding::PLAIN);
@@ -519,6 +526,18 @@ fn bit_packed(out: &mut Vec<u8>, values: &[u32], bw: u8) {
             continue;
         }
         let packed = &mut out[start..];
+        if bw <= 8 {
+            // Eight values of at most eight bits fill `bw` bytes of a u64.
+            let w = usize::from(bw);
+            for (g, dst) in packed.chunks_exact_mut(w).enumerate() {
+                let mut acc = 0u64;
+                for (i, v) in run[g * 8..run.len().min(g * 8 + 8)].iter().enumerate() {
+                    acc |= u64::from(*v) << (i * w);
+                }
+                dst.copy_from_slice(&acc.to_le_bytes()[..w]);
+            }
+            continue;
+        }
         let (mut acc, mut n, mut at) = (0u64, 0u32, 0usize);
         for v in run.iter().copied().chain(std::iter::repeat_n(0, groups * 8 - run.len())) {
             acc |= u64::from(v) << n;
@@ -721,7 +740,7 @@ mod tests {
 
     #[test]
     fn hybrid_runs_decode_to_their_values() {
-        for bw in [1u8, 3, 7, 8, 13] {
+        for bw in [1u8, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 20] {
             let values: Vec<u32> = (0..1234u32)
                 .map(|i| i.wrapping_mul(2654435761).wrapping_add(i >> 3) % (1 << bw))
                 .collect();

@@ -323,16 +323,18 @@ pub(crate) fn encode<'a>(
         LongColumn::Frame => {
             for p in (0..rows).step_by(PAGE_ROWS) {
                 let n = PAGE_ROWS.min(rows - p);
-                let mut buf = Vec::with_capacity(n * 4);
-                // Row `r` is in frame `r / joints`: counted, not divided.
-                let (mut f, mut j) = ((first_row + p) / joints, (first_row + p) % joints);
-                for _ in 0..n {
-                    buf.extend_from_slice(&(f as i32).to_le_bytes());
-                    j += 1;
-                    if j == joints {
-                        j = 0;
-                        f += 1;
+                // Row `r` is in frame `r / joints`: runs of one frame's
+                // rows filled with its number.
+                let mut buf = vec![0u8; n * 4];
+                let (mut f, mut at) = ((first_row + p) / joints, 0);
+                let mut run = joints - (first_row + p) % joints;
+                while at < n {
+                    let end = n.min(at + run);
+                    let b = (f as i32).to_le_bytes();
+                    for o in buf[at * 4..end * 4].chunks_exact_mut(4) {
+                        o.copy_from_slice(&b);
                     }
+                    (f, at, run) = (f + 1, end, joints);
                 }
                 page_starts.push(p);
                 let (page, body) = bytes_page(buf, n, Encoding::PLAIN);
@@ -633,23 +635,24 @@ fn truncate_and_increment_utf8(data: &str, length: usize) -> Option<Vec<u8>> {
 /// when an extreme is a zero.
 fn f64_min_max(v: &[f64]) -> (Option<f64>, Option<f64>, u64) {
     const L: usize = 8;
-    let (mut lo, mut hi, mut nans) = ([f64::INFINITY; L], [f64::NEG_INFINITY; L], [0u64; L]);
+    let (mut lo, mut hi, mut nan) = ([f64::INFINITY; L], [f64::NEG_INFINITY; L], [false; L]);
     let lanes = v.chunks_exact(L);
     let rest = lanes.remainder();
     for c in lanes {
         for k in 0..L {
             let x = c[k];
-            nans[k] += u64::from(x.is_nan());
+            nan[k] |= x.is_nan();
             lo[k] = if x < lo[k] { x } else { lo[k] };
             hi[k] = if x > hi[k] { x } else { hi[k] };
         }
     }
     for &x in rest {
-        nans[0] += u64::from(x.is_nan());
+        nan[0] |= x.is_nan();
         lo[0] = if x < lo[0] { x } else { lo[0] };
         hi[0] = if x > hi[0] { x } else { hi[0] };
     }
-    let nans: u64 = nans.iter().sum();
+    // NaNs are rare: counted in a second pass only when there is one.
+    let nans = if nan.contains(&true) { v.iter().filter(|x| x.is_nan()).count() as u64 } else { 0 };
     if v.is_empty() {
         return (None, None, 0);
     }

@@ -293,20 +293,25 @@ impl<W: Write + Send> ParquetWriter<W> {
             i32::try_from(nj).map_err(|_| Error::TooLarge("joints".into()))?;
             let kernel = Kernel::new(skeleton, &o, true);
             let group_frames = (self.max_group_rows / nj).clamp(1, nf);
+            let groups: Vec<Range<usize>> =
+                (0..nf).step_by(group_frames).map(|f| f..(f + group_frames).min(nf)).collect();
             let mut bufs = std::mem::take(&mut self.buffers);
-            for set in &mut bufs {
+            // The second set only when there is a second group; a column
+            // that grows is made anew (zeros from the allocator: its pages
+            // are first touched when the features are written, never
+            // cleared a second time).
+            for set in bufs.iter_mut().take(groups.len().min(2)) {
                 set.resize_with(kernel.columns(), Vec::new);
                 for c in set.iter_mut() {
                     if c.len() < group_frames * nj {
-                        c.resize(group_frames * nj, 0.0);
+                        *c = Vec::new();
+                        *c = vec![0.0; group_frames * nj];
                     }
                 }
             }
             // Group `g` is computed into `bufs[g % 2]` while group `g - 1`
             // is written from the other.
             let names = self.schema.fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
-            let groups: Vec<Range<usize>> =
-                (0..nf).step_by(group_frames).map(|f| f..(f + group_frames).min(nf)).collect();
             for g in 0..=groups.len() {
                 let [a, b] = &mut bufs;
                 let (cur, prev) = if g % 2 == 0 { (a, b) } else { (b, a) };

@@ -1,8 +1,10 @@
 //! `bvh export IN... -o OUT.parquet` / `-o OUT.npz`: many files into one
 //! dataset through `bvhkit-dataset` (docs/datasets.md).
 //!
-//! Files are read, parsed and turned into features a few at a time on all
-//! cores while the previous few are written, in input order; a file that
+//! Files are read and parsed a few at a time on all cores while the
+//! previous few are written, in input order (a Parquet table's features
+//! are computed as it is written, a row group at a time; an NPZ's with the
+//! parse); a file that
 //! cannot be read or parsed is reported and skipped, and the batch goes on.
 //! Both outputs (the table and `OUT.skeleton.parquet`, or the NPZ) are
 //! anonymous files put in place only when the whole batch is written.
@@ -98,9 +100,29 @@ pub(crate) struct DatasetArgs {
 
 /// What one file turned into.
 struct Done {
-    clip: Clip,
+    item: Item,
     lines: Vec<String>,
     bytes: u64,
+}
+
+/// A file ready to be written: parsed (a Parquet table computes its
+/// features as it writes, a row group at a time), or computed whole (NPZ).
+enum Item {
+    Parsed(String, bvhkit::Bvh),
+    Computed(Clip),
+}
+
+impl Item {
+    /// Frames and joint rows.
+    fn counts(&self) -> (usize, usize) {
+        match self {
+            Item::Parsed(_, bvh) => {
+                let nf = bvh.motion().n_frames();
+                (nf, nf * bvh.skeleton().len())
+            }
+            Item::Computed(clip) => (clip.n_frames, clip.rows()),
+        }
+    }
 }
 
 /// The clip name of an input: its path relative to the folder it was found
@@ -143,8 +165,72 @@ fn options(d: &DatasetArgs, position_channels: crate::PosMode) -> Result<Options
 
 /// Where the outputs go while they are written.
 enum Sink {
-    Parquet(Box<ParquetWriter<BufWriter<std::fs::File>>>),
-    Npz(Box<NpzWriter<BufWriter<std::fs::File>>>),
+    Parquet(Box<ParquetWriter<BufWriter<WriteBehind>>>),
+    Npz(Box<NpzWriter<BufWriter<WriteBehind>>>),
+}
+
+/// Bytes written between two requests to start writing back
+/// ([`WriteBehind`]).
+const WRITE_BEHIND: u64 = 8 << 20;
+
+/// The output file, written through, asking the kernel to start writing
+/// back every [`WRITE_BEHIND`] bytes as they are written (Linux:
+/// `posix_fadvise(POSIX_FADV_DONTNEED)` on the range just written, which
+/// starts its writeback without waiting and drops none of it before it is
+/// on disk), so that the sync before the file is put in place waits for
+/// the last few megabytes instead of the whole dataset. Elsewhere, a plain
+/// file.
+pub(crate) struct WriteBehind {
+    file: std::fs::File,
+    /// The file's offset (it is written from its start).
+    at: u64,
+    /// The end of what was written.
+    end: u64,
+    /// Where the writeback not yet asked for starts.
+    started: u64,
+}
+
+impl WriteBehind {
+    fn new(file: std::fs::File) -> WriteBehind {
+        WriteBehind { file, at: 0, end: 0, started: 0 }
+    }
+
+    /// Starts writing back the bytes written since the last time (advice
+    /// only: an error changes nothing written, so it is ignored).
+    fn start_writeback(&mut self) {
+        #[cfg(target_os = "linux")]
+        {
+            let len = std::num::NonZeroU64::new(self.end - self.started);
+            let advice = rustix::fs::Advice::DontNeed;
+            let _ = rustix::fs::fadvise(&self.file, self.started, len, advice);
+        }
+        self.started = self.end;
+    }
+}
+
+impl std::io::Seek for WriteBehind {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        // A writer that moves back (the NPZ's headers) writes in place:
+        // those bytes are written back with the rest by the final sync.
+        self.at = self.file.seek(pos)?;
+        Ok(self.at)
+    }
+}
+
+impl Write for WriteBehind {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.at += n as u64;
+        self.end = self.end.max(self.at);
+        if self.end - self.started >= WRITE_BEHIND {
+            self.start_writeback();
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
 }
 
 /// The shared flags of `bvh export` that a dataset uses.
@@ -184,7 +270,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let mut main = AtomicFile::create(&target)?;
-    let file = main.file().try_clone()?;
+    let file = WriteBehind::new(main.file().try_clone()?);
     let w = BufWriter::with_capacity(1 << 20, file);
     let mut sink = match kind {
         Kind::Parquet => Sink::Parquet(Box::new(ParquetWriter::new(w, &options)?)),
@@ -209,7 +295,11 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
             Input::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
             Input::Stdin => 0,
         };
-        Ok(Done { clip: Clip::compute(&name, &bvh, &options), lines, bytes })
+        let item = match kind {
+            Kind::Parquet => Item::Parsed(name, bvh),
+            Kind::Npz => Item::Computed(Clip::compute(&name, &bvh, &options)),
+        };
+        Ok(Done { item, lines, bytes })
     };
     // A window of files is computed on all cores while the previous one is
     // written (its columns are encoded in parallel too).
@@ -224,12 +314,17 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                         bar.suspend(|| eprintln!("{}", crate::text::escape(l)));
                     }
                     stats.clips += 1;
-                    stats.frames += done.clip.n_frames;
-                    stats.rows += done.clip.rows();
+                    let (frames, rows) = done.item.counts();
+                    stats.frames += frames;
+                    stats.rows += rows;
                     stats.bytes += done.bytes;
-                    match sink {
-                        Sink::Parquet(w) => w.write_clip(done.clip)?,
-                        Sink::Npz(w) => w.write_clip(&done.clip)?,
+                    match (&mut *sink, done.item) {
+                        (Sink::Parquet(w), Item::Parsed(name, bvh)) => w.write_bvh(&name, &bvh)?,
+                        (Sink::Parquet(w), Item::Computed(clip)) => w.write_clip(clip)?,
+                        (Sink::Npz(w), Item::Computed(clip)) => w.write_clip(&clip)?,
+                        (Sink::Npz(w), Item::Parsed(name, bvh)) => {
+                            w.write_clip(&Clip::compute(&name, &bvh, &options))?;
+                        }
                     }
                 }
                 Err(e) => {
@@ -272,11 +367,21 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
             let (mut w, skeletons) = (*w).finish()?;
             w.flush()?;
             drop(w);
-            let mut sk = AtomicFile::create(&skeleton_target)?;
-            let f = sk.file().try_clone()?;
-            skeletons.write(BufWriter::new(f))?.flush()?;
-            main.commit()?;
-            sk.commit()?;
+            // The table's last bytes reach the disk on another thread while
+            // the skeleton table is written (`commit` syncs again: nothing
+            // is left then).
+            let table = main.file().try_clone()?;
+            let synced = std::thread::scope(|s| -> Result<()> {
+                let sync = s.spawn(move || table.sync_all());
+                let mut sk = AtomicFile::create(&skeleton_target)?;
+                let f = sk.file().try_clone()?;
+                skeletons.write(BufWriter::new(f))?.flush()?;
+                sync.join().map_err(|_| anyhow::anyhow!("the sync thread panicked"))??;
+                main.commit()?;
+                sk.commit()?;
+                Ok(())
+            });
+            synced?;
             written.push(skeleton_path(out).display().to_string());
         }
         Sink::Npz(w) => {

@@ -6,10 +6,10 @@
 use bvhkit::edit::JointChannels;
 use bvhkit::glam::{DMat3, DVec3};
 use bvhkit::rotation::{
-    RotationOrder, RotationRepr, apply_axis_rotation, mat3_to_repr, sin_cos_deg_slice,
+    RotationOrder, RotationRepr, apply_axis_rotation, mat3_to_quat_slice, mat3_to_repr,
 };
 use bvhkit::units::{UnitGuess, pose_size, rest_pose};
-use bvhkit::{Bvh, Kinematics, PositionChannels};
+use bvhkit::{Bvh, Kinematics, Motion, PositionChannels, Skeleton};
 use rayon::prelude::*;
 
 /// Element type of the exported numbers.
@@ -164,6 +164,150 @@ pub struct Clip {
 /// Frames per parallel work item.
 const CHUNK_FRAMES: usize = 512;
 
+/// The per-frame features of one skeleton: world positions and local
+/// rotations, written a range of frames at a time into caller-owned
+/// columns. [`Clip::compute`] runs it over a whole clip; the Parquet writer
+/// runs it a row group at a time into buffers it reuses.
+pub(crate) struct Kernel {
+    fk: Kinematics,
+    channels: Vec<JointChannels>,
+    /// Each joint's root, when positions are to be root-relative.
+    roots: Option<Vec<usize>>,
+    repr: RotationRepr,
+    width: usize,
+}
+
+impl Kernel {
+    /// The kernel of `skeleton` under `options`; positions are made
+    /// root-relative here only when `relative` (a clip with velocities
+    /// needs its world positions first).
+    pub(crate) fn new(skeleton: &Skeleton, options: &Options, relative: bool) -> Kernel {
+        let fk = Kinematics::new(skeleton, options.position_channels);
+        let channels = skeleton.joints().iter().map(JointChannels::of).collect();
+        let roots = (relative && options.root_relative).then(|| roots(&parents(skeleton)));
+        let repr = options.rotations.repr();
+        Kernel { fk, channels, roots, repr, width: repr.width() }
+    }
+
+    /// Columns written: `px py pz` and the rotation's components.
+    pub(crate) fn columns(&self) -> usize {
+        3 + self.width
+    }
+
+    /// Frames `first..first + sizes.len()` of `motion`: each column's rows
+    /// (frame-major, `sizes.len() × joints` values) into `out` (one slice
+    /// per column, [`Kernel::columns`] of them), each frame's
+    /// [`pose_size`] into `sizes`. Frames are split over rayon's current
+    /// pool; the values do not depend on how.
+    pub(crate) fn run(
+        &self,
+        motion: &Motion,
+        first: usize,
+        out: &mut [&mut [f64]],
+        sizes: &mut [f64],
+    ) {
+        let nj = self.fk.len();
+        let ncols = self.columns();
+        assert_eq!(out.len(), ncols, "one slice per column");
+        assert!(out.iter().all(|c| c.len() == sizes.len() * nj), "a value per frame and joint");
+        if nj == 0 || sizes.is_empty() {
+            return;
+        }
+        let per = CHUNK_FRAMES * nj;
+        let mut tasks: Vec<(Vec<&mut [f64]>, &mut [f64])> =
+            sizes.chunks_mut(CHUNK_FRAMES).map(|s| (Vec::with_capacity(ncols), s)).collect();
+        for c in out.iter_mut() {
+            for (t, s) in tasks.iter_mut().zip(c.chunks_mut(per)) {
+                t.0.push(s);
+            }
+        }
+        tasks.into_par_iter().enumerate().for_each(|(ci, (mut out, size))| {
+            self.frames(motion, first + ci * CHUNK_FRAMES, &mut out, size);
+        });
+    }
+
+    /// [`Kernel::run`]'s work on one thread.
+    fn frames(&self, motion: &Motion, first: usize, out: &mut [&mut [f64]], size: &mut [f64]) {
+        let nj = self.fk.len();
+        let width = self.width;
+        let quat = self.repr == RotationRepr::Quat;
+        let mut scratch = self.fk.scratch();
+        let mut pos = vec![DVec3::ZERO; nj];
+        let mut mats = vec![DMat3::IDENTITY; if quat { nj } else { 0 }];
+        let mut value = [0.0; 9];
+        for (k, s) in size.iter_mut().enumerate() {
+            let frame = motion.frame(first + k);
+            self.fk.positions_with(frame, &mut scratch, &mut pos);
+            // The frame's sines and cosines, as forward kinematics computed
+            // them (`sin_cos_deg_slice`: the same bits as `sin_cos_deg`).
+            let (sin, cos) = scratch.sin_cos();
+            *s = pose_size(&pos);
+            let base = k * nj;
+            for j in 0..nj {
+                let p = match &self.roots {
+                    // Every joint minus its root, roots kept.
+                    Some(r) if r[j] != j => pos[j] - pos[r[j]],
+                    _ => pos[j],
+                };
+                out[0][base + j] = p.x;
+                out[1][base + j] = p.y;
+                out[2][base + j] = p.z;
+                // The local rotation as `Kinematics::local` builds
+                // it: the identity right-multiplied by each
+                // rotation channel in listed order.
+                let jc = &self.channels[j];
+                let mut m = DMat3::IDENTITY;
+                for r in 0..jc.n_rot as usize {
+                    let ch = jc.rot_index[r];
+                    apply_axis_rotation(&mut m, jc.rot_axes[r], sin[ch], cos[ch]);
+                }
+                if quat {
+                    mats[j] = m;
+                    continue;
+                }
+                mat3_to_repr(m, self.repr, RotationOrder::ZXY, None, None, &mut value);
+                for (c, v) in value[..width].iter().enumerate() {
+                    out[3 + c][base + j] = *v;
+                }
+            }
+            if quat {
+                // The frame's quaternions in one pass on SIMD lanes
+                // (`mat3_to_repr`'s bits).
+                let [x, y, z, w] = &mut out[3..7] else { unreachable!("four components") };
+                let row = base..base + nj;
+                mat3_to_quat_slice(
+                    &mats,
+                    [&mut x[row.clone()], &mut y[row.clone()], &mut z[row.clone()], &mut w[row]],
+                );
+            }
+        }
+    }
+}
+
+/// Each joint's parent index, -1 for roots.
+pub(crate) fn parents(skeleton: &Skeleton) -> Vec<i32> {
+    skeleton.joints().iter().map(|j| j.parent().map_or(-1, |p| p.index() as i32)).collect()
+}
+
+/// Each joint's root.
+fn roots(parents: &[i32]) -> Vec<usize> {
+    let mut root = vec![0usize; parents.len()];
+    for j in 0..parents.len() {
+        root[j] = if parents[j] < 0 { j } else { root[parents[j] as usize] };
+    }
+    root
+}
+
+/// The unit guess of a clip from its frames' pose sizes (the rest pose for
+/// a clip without frames).
+pub(crate) fn unit_guess(skeleton: &Skeleton, options: &Options, sizes: Vec<f64>) -> UnitGuess {
+    if sizes.is_empty() {
+        UnitGuess::of_positions(skeleton.len(), &rest_pose(skeleton, options.position_channels))
+    } else {
+        UnitGuess::of_pose_sizes(sizes)
+    }
+}
+
 impl Clip {
     /// Computes the features of `bvh` (a whole parsed file) under `name`.
     ///
@@ -175,67 +319,17 @@ impl Clip {
     pub fn compute(name: &str, bvh: &Bvh, options: &Options) -> Clip {
         let skeleton = bvh.skeleton();
         let motion = bvh.motion();
-        let fk = Kinematics::new(skeleton, options.position_channels);
-        let channels: Vec<JointChannels> =
-            skeleton.joints().iter().map(JointChannels::of).collect();
-        let nj = fk.len();
-        let nch = skeleton.n_channels();
+        let kernel = Kernel::new(skeleton, options, false);
+        let nj = skeleton.len();
         let nf = motion.n_frames();
         let rows = nf * nj;
-        let repr = options.rotations.repr();
-        let width = repr.width();
-        let ncols = 3 + width;
-        let mut cols: Vec<Vec<f64>> = (0..ncols).map(|_| vec![0.0; rows]).collect();
+        let mut cols: Vec<Vec<f64>> = (0..kernel.columns()).map(|_| vec![0.0; rows]).collect();
         let mut sizes = vec![0.0; nf];
-        if nj > 0 && nf > 0 {
-            let per = CHUNK_FRAMES * nj;
-            let mut tasks: Vec<(Vec<&mut [f64]>, &mut [f64])> =
-                sizes.chunks_mut(CHUNK_FRAMES).map(|s| (Vec::with_capacity(ncols), s)).collect();
-            for c in &mut cols {
-                for (t, s) in tasks.iter_mut().zip(c.chunks_mut(per)) {
-                    t.0.push(s);
-                }
-            }
-            tasks.into_par_iter().enumerate().for_each(|(ci, (mut out, size))| {
-                let mut scratch = fk.scratch();
-                let mut pos = vec![DVec3::ZERO; nj];
-                let (mut sin, mut cos) = (vec![0.0; nch], vec![0.0; nch]);
-                let mut value = [0.0; 9];
-                for (k, s) in size.iter_mut().enumerate() {
-                    let frame = motion.frame(ci * CHUNK_FRAMES + k);
-                    fk.positions_with(frame, &mut scratch, &mut pos);
-                    // The frame's sines and cosines in one batch (the same
-                    // bits as `sin_cos_deg` one at a time).
-                    sin_cos_deg_slice(frame, &mut sin, &mut cos);
-                    *s = pose_size(&pos);
-                    let base = k * nj;
-                    for j in 0..nj {
-                        let p = pos[j];
-                        out[0][base + j] = p.x;
-                        out[1][base + j] = p.y;
-                        out[2][base + j] = p.z;
-                        // The local rotation as `Kinematics::local` builds
-                        // it: the identity right-multiplied by each
-                        // rotation channel in listed order.
-                        let jc = &channels[j];
-                        let mut m = DMat3::IDENTITY;
-                        for r in 0..jc.n_rot as usize {
-                            let ch = jc.rot_index[r];
-                            apply_axis_rotation(&mut m, jc.rot_axes[r], sin[ch], cos[ch]);
-                        }
-                        mat3_to_repr(m, repr, RotationOrder::ZXY, None, None, &mut value);
-                        for (c, v) in value[..width].iter().enumerate() {
-                            out[3 + c][base + j] = *v;
-                        }
-                    }
-                }
-            });
+        {
+            let mut out: Vec<&mut [f64]> = cols.iter_mut().map(Vec::as_mut_slice).collect();
+            kernel.run(motion, 0, &mut out, &mut sizes);
         }
-        let units = if nf == 0 {
-            UnitGuess::of_positions(nj, &rest_pose(skeleton, options.position_channels))
-        } else {
-            UnitGuess::of_pose_sizes(sizes)
-        };
+        let units = unit_guess(skeleton, options, if nf == 0 { Vec::new() } else { sizes });
         let rotations = cols.split_off(3);
         let mut it = cols.into_iter();
         let positions = [it.next().unwrap(), it.next().unwrap(), it.next().unwrap()];
@@ -246,8 +340,7 @@ impl Clip {
             _ => None,
         };
         let joints = skeleton.display_names();
-        let parents: Vec<i32> =
-            skeleton.joints().iter().map(|j| j.parent().map_or(-1, |p| p.index() as i32)).collect();
+        let parents = parents(skeleton);
         let mut positions = positions;
         if options.root_relative {
             root_relative(&mut positions, &parents, nj);
@@ -333,10 +426,7 @@ fn contacts(
 
 /// Every joint minus its root, roots kept.
 fn root_relative(p: &mut [Vec<f64>; 3], parents: &[i32], nj: usize) {
-    let mut root = vec![0usize; nj];
-    for j in 0..nj {
-        root[j] = if parents[j] < 0 { j } else { root[parents[j] as usize] };
-    }
+    let root = roots(parents);
     for c in p.iter_mut() {
         c.par_chunks_mut(nj.max(1)).for_each(|f| {
             for j in 0..nj {

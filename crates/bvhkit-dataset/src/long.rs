@@ -48,9 +48,9 @@ pub(crate) enum LongColumn<'a> {
     Joint(&'a [String]),
     /// The parent names (null for roots), every frame.
     Parent(&'a [String], &'a [i32]),
-    /// Numbers by row.
+    /// Numbers, one per row of the range encoded.
     Floats(&'a [f64], Dtype),
-    /// Flags by row.
+    /// Flags, one per row of the range encoded.
     Bools(&'a [bool]),
 }
 
@@ -197,7 +197,8 @@ fn le_bytes(x: f64, d: Dtype) -> [u8; 8] {
 
 /// Encodes `column` for the frames `frames` of a clip of `joints` joints as
 /// the column chunk described by `descr`: the chunk's bytes (offsets from 0)
-/// and its metadata, for `SerializedRowGroupWriter::append_column`.
+/// and its metadata, for `SerializedRowGroupWriter::append_column`. Number
+/// and flag columns hold the values of those frames' rows only.
 pub(crate) fn encode<'a>(
     descr: &ColumnDescPtr,
     column: &LongColumn<'a>,
@@ -322,9 +323,18 @@ pub(crate) fn encode<'a>(
         LongColumn::Frame => {
             for p in (0..rows).step_by(PAGE_ROWS) {
                 let n = PAGE_ROWS.min(rows - p);
-                let mut buf = Vec::with_capacity(n * 4);
-                for r in first_row + p..first_row + p + n {
-                    buf.extend_from_slice(&((r / joints) as i32).to_le_bytes());
+                // Row `r` is in frame `r / joints`: runs of one frame's
+                // rows filled with its number.
+                let mut buf = vec![0u8; n * 4];
+                let (mut f, mut at) = ((first_row + p) / joints, 0);
+                let mut run = joints - (first_row + p) % joints;
+                while at < n {
+                    let end = n.min(at + run);
+                    let b = (f as i32).to_le_bytes();
+                    for o in buf[at * 4..end * 4].chunks_exact_mut(4) {
+                        o.copy_from_slice(&b);
+                    }
+                    (f, at, run) = (f + 1, end, joints);
                 }
                 page_starts.push(p);
                 let (page, body) = bytes_page(buf, n, Encoding::PLAIN);
@@ -336,8 +346,8 @@ pub(crate) fn encode<'a>(
                 .with_backwards_compatible_min_max(signed);
             (false, Statistics::Int32(s))
         }
-        LongColumn::Floats(values, d) => {
-            let v = &values[first_row..first_row + rows];
+        LongColumn::Floats(v, d) => {
+            check_rows(v.len(), rows)?;
             for p in (0..rows).step_by(PAGE_ROWS) {
                 let n = PAGE_ROWS.min(rows - p);
                 let body = Part::Floats(&v[p..p + n], *d);
@@ -366,8 +376,8 @@ pub(crate) fn encode<'a>(
             };
             (false, s)
         }
-        LongColumn::Bools(values) => {
-            let v = &values[first_row..first_row + rows];
+        LongColumn::Bools(v) => {
+            check_rows(v.len(), rows)?;
             for p in (0..rows).step_by(PAGE_ROWS) {
                 let n = PAGE_ROWS.min(rows - p);
                 let mut buf = vec![0u8; n.div_ceil(8)];
@@ -440,6 +450,15 @@ pub(crate) fn encode<'a>(
     Ok((Chunk { parts, len }, close))
 }
 
+/// That a column holds a value per row of the range encoded.
+fn check_rows(values: usize, rows: usize) -> PqResult<()> {
+    if values == rows {
+        Ok(())
+    } else {
+        Err(ParquetError::General(format!("{values} values for {rows} rows")))
+    }
+}
+
 /// Zero bytes standing in for a page's body while its header is made.
 fn zeros(n: usize) -> Bytes {
     static ZEROS: [u8; PAGE_ROWS * 8] = [0; PAGE_ROWS * 8];
@@ -509,6 +528,18 @@ fn bit_packed(out: &mut Vec<u8>, values: &[u32], bw: u8) {
             continue;
         }
         let packed = &mut out[start..];
+        if bw <= 8 {
+            // Eight values of at most eight bits fill `bw` bytes of a u64.
+            let w = usize::from(bw);
+            for (g, dst) in packed.chunks_exact_mut(w).enumerate() {
+                let mut acc = 0u64;
+                for (i, v) in run[g * 8..run.len().min(g * 8 + 8)].iter().enumerate() {
+                    acc |= u64::from(*v) << (i * w);
+                }
+                dst.copy_from_slice(&acc.to_le_bytes()[..w]);
+            }
+            continue;
+        }
         let (mut acc, mut n, mut at) = (0u64, 0u32, 0usize);
         for v in run.iter().copied().chain(std::iter::repeat_n(0, groups * 8 - run.len())) {
             acc |= u64::from(v) << n;
@@ -604,23 +635,24 @@ fn truncate_and_increment_utf8(data: &str, length: usize) -> Option<Vec<u8>> {
 /// when an extreme is a zero.
 fn f64_min_max(v: &[f64]) -> (Option<f64>, Option<f64>, u64) {
     const L: usize = 8;
-    let (mut lo, mut hi, mut nans) = ([f64::INFINITY; L], [f64::NEG_INFINITY; L], [0u64; L]);
+    let (mut lo, mut hi, mut nan) = ([f64::INFINITY; L], [f64::NEG_INFINITY; L], [false; L]);
     let lanes = v.chunks_exact(L);
     let rest = lanes.remainder();
     for c in lanes {
         for k in 0..L {
             let x = c[k];
-            nans[k] += u64::from(x.is_nan());
+            nan[k] |= x.is_nan();
             lo[k] = if x < lo[k] { x } else { lo[k] };
             hi[k] = if x > hi[k] { x } else { hi[k] };
         }
     }
     for &x in rest {
-        nans[0] += u64::from(x.is_nan());
+        nan[0] |= x.is_nan();
         lo[0] = if x < lo[0] { x } else { lo[0] };
         hi[0] = if x > hi[0] { x } else { hi[0] };
     }
-    let nans: u64 = nans.iter().sum();
+    // NaNs are rare: counted in a second pass only when there is one.
+    let nans = if nan.contains(&true) { v.iter().filter(|x| x.is_nan()).count() as u64 } else { 0 };
     if v.is_empty() {
         return (None, None, 0);
     }
@@ -711,7 +743,7 @@ mod tests {
 
     #[test]
     fn hybrid_runs_decode_to_their_values() {
-        for bw in [1u8, 3, 7, 8, 13] {
+        for bw in [1u8, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 20] {
             let values: Vec<u32> = (0..1234u32)
                 .map(|i| i.wrapping_mul(2654435761).wrapping_add(i >> 3) % (1 << bw))
                 .collect();

@@ -23,7 +23,10 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
 
-use crate::features::{Clip, Dtype, Layout, Options};
+use bvhkit::Bvh;
+use bvhkit::units::UnitGuess;
+
+use crate::features::{self, Clip, Dtype, Kernel, Layout, Options};
 use crate::long::{self, LongColumn};
 use crate::{Error, Result};
 
@@ -145,6 +148,9 @@ pub struct ParquetWriter<W: Write + Send> {
     /// Long-table chunks are encoded by [`crate::long`] (uncompressed
     /// files); otherwise, and for the wide table, by the Arrow writer.
     direct: bool,
+    /// [`ParquetWriter::write_bvh`]'s two sets of row-group columns (one
+    /// computed while the other is written), kept from clip to clip.
+    buffers: [Vec<Vec<f64>>; 2],
 }
 
 impl<W: Write + Send> ParquetWriter<W> {
@@ -177,6 +183,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             row_groups: 0,
             max_group_rows: ROW_GROUP_ROWS,
             direct: options.layout == Layout::Long && compression == Compression::UNCOMPRESSED,
+            buffers: Default::default(),
         })
     }
 
@@ -224,7 +231,15 @@ impl<W: Write + Send> ParquetWriter<W> {
             let mut start = 0;
             while start < clip.n_frames {
                 let end = (start + group_frames).min(clip.n_frames);
-                self.write_group_long(&clip, start..end)?;
+                let rows = start * nj..end * nj;
+                let columns = self
+                    .schema
+                    .fields()
+                    .iter()
+                    .map(|f| long_column(&clip, &self.options, f.name(), rows.clone()))
+                    .collect::<Result<Vec<_>>>()?;
+                write_group_long(&mut self.file, &columns, start..end, nj)?;
+                self.row_groups += 1;
                 start = end;
             }
             return Ok(());
@@ -248,31 +263,112 @@ impl<W: Write + Send> ParquetWriter<W> {
         Ok(())
     }
 
-    /// One row group of the long table: frames `frames` of `clip`, every
-    /// column chunk encoded by [`crate::long`] on its own task, then copied
-    /// to the file in schema order.
-    fn write_group_long(&mut self, clip: &Clip, frames: Range<usize>) -> Result<()> {
-        let nj = clip.joints.len();
-        let o = &self.options;
-        let descr = self.file.schema_descr();
-        let columns = self
-            .schema
-            .fields()
-            .iter()
-            .enumerate()
-            .map(|(i, f)| Ok((descr.column(i), long_column(clip, o, f.name())?)))
-            .collect::<Result<Vec<_>>>()?;
-        let chunks = columns
-            .par_iter()
-            .with_max_len(1)
-            .map(|(d, c)| long::encode(d, c, frames.clone(), nj))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        let mut rg = self.file.next_row_group()?;
-        for (chunk, close) in chunks {
-            rg.append_column(&chunk, close)?;
+    /// Writes the clip of `bvh` under `name`: the same rows, row groups and
+    /// skeleton as [`ParquetWriter::write_clip`] of
+    /// [`Clip::compute`]`(name, bvh, options)`.
+    ///
+    /// The long table without velocities or contacts (the features that
+    /// need the whole clip) is computed a row group at a time, into two
+    /// sets of buffers the writer keeps from clip to clip: the features of
+    /// a row group are computed on rayon's current pool while the one
+    /// before is encoded and written, and no array as long as the clip is
+    /// made. Otherwise the whole clip is computed first.
+    ///
+    /// # Errors
+    /// As for [`ParquetWriter::write_clip`].
+    pub fn write_bvh(&mut self, name: &str, bvh: &Bvh) -> Result<()> {
+        let o = self.options.clone();
+        if !self.direct || o.velocities || o.contacts.is_some() {
+            return self.write_clip(Clip::compute(name, bvh, &o));
         }
-        rg.close()?;
-        self.row_groups += 1;
+        let skeleton = bvh.skeleton();
+        let motion = bvh.motion();
+        let nj = skeleton.len();
+        let nf = motion.n_frames();
+        let joints = skeleton.display_names();
+        let parents = features::parents(skeleton);
+        let mut sizes = vec![0.0; nf];
+        if nj > 0 && nf > 0 {
+            i32::try_from(nf).map_err(|_| Error::TooLarge("frames".into()))?;
+            i32::try_from(nj).map_err(|_| Error::TooLarge("joints".into()))?;
+            let kernel = Kernel::new(skeleton, &o, true);
+            let group_frames = (self.max_group_rows / nj).clamp(1, nf);
+            let groups: Vec<Range<usize>> =
+                (0..nf).step_by(group_frames).map(|f| f..(f + group_frames).min(nf)).collect();
+            let mut bufs = std::mem::take(&mut self.buffers);
+            // The second set only when there is a second group; a column
+            // that grows is made anew (zeros from the allocator: its pages
+            // are first touched when the features are written, never
+            // cleared a second time).
+            for set in bufs.iter_mut().take(groups.len().min(2)) {
+                set.resize_with(kernel.columns(), Vec::new);
+                for c in set.iter_mut() {
+                    if c.len() < group_frames * nj {
+                        *c = Vec::new();
+                        *c = vec![0.0; group_frames * nj];
+                    }
+                }
+            }
+            // Group `g` is computed into `bufs[g % 2]` while group `g - 1`
+            // is written from the other.
+            let names = self.schema.fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
+            for g in 0..=groups.len() {
+                let [a, b] = &mut bufs;
+                let (cur, prev) = if g % 2 == 0 { (a, b) } else { (b, a) };
+                let file = &mut self.file;
+                let write = || -> Result<()> {
+                    let Some(frames) = g.checked_sub(1).map(|p| groups[p].clone()) else {
+                        return Ok(());
+                    };
+                    let rows = frames.len() * nj;
+                    let columns = names
+                        .iter()
+                        .map(|n| {
+                            Ok(match n.as_str() {
+                                "clip" => LongColumn::Clip(name),
+                                "frame" => LongColumn::Frame,
+                                "joint" => LongColumn::Joint(&joints),
+                                "parent" => LongColumn::Parent(&joints, &parents),
+                                "px" => LongColumn::Floats(&prev[0][..rows], o.dtype),
+                                "py" => LongColumn::Floats(&prev[1][..rows], o.dtype),
+                                "pz" => LongColumn::Floats(&prev[2][..rows], o.dtype),
+                                rotation => LongColumn::Floats(
+                                    &prev[3 + rotation_index(&o, rotation)][..rows],
+                                    o.dtype,
+                                ),
+                            })
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    write_group_long(file, &columns, frames, nj)
+                };
+                let compute = || {
+                    if let Some(frames) = groups.get(g) {
+                        let rows = frames.len() * nj;
+                        let mut out: Vec<&mut [f64]> =
+                            cur.iter_mut().map(|c| &mut c[..rows]).collect();
+                        kernel.run(motion, frames.start, &mut out, &mut sizes[frames.clone()]);
+                    }
+                };
+                let (written, ()) = rayon::join(write, compute);
+                written?;
+                if g > 0 {
+                    self.row_groups += 1;
+                }
+            }
+            self.buffers = bufs;
+        }
+        let units = features::unit_guess(skeleton, &o, sizes);
+        let offsets: Vec<[f64; 3]> =
+            skeleton.joints().iter().map(|j| j.offset().to_array()).collect();
+        self.skeletons.add_joints(
+            name,
+            &joints,
+            &parents,
+            &offsets,
+            motion.frame_time(),
+            nf,
+            &units,
+        );
         Ok(())
     }
 
@@ -333,6 +429,30 @@ impl<W: Write + Send> ParquetWriter<W> {
     }
 }
 
+/// One row group of the long table: the columns of frames `frames` of a
+/// clip of `nj` joints, every column chunk encoded by [`crate::long`] on its
+/// own task, then copied to the file in schema order.
+fn write_group_long<W: Write + Send>(
+    file: &mut SerializedFileWriter<W>,
+    columns: &[LongColumn<'_>],
+    frames: Range<usize>,
+    nj: usize,
+) -> Result<()> {
+    let descr = file.schema_descr();
+    let chunks = columns
+        .par_iter()
+        .enumerate()
+        .with_max_len(1)
+        .map(|(i, c)| long::encode(&descr.column(i), c, frames.clone(), nj))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let mut rg = file.next_row_group()?;
+    for (chunk, close) in chunks {
+        rg.append_column(&chunk, close)?;
+    }
+    rg.close()?;
+    Ok(())
+}
+
 /// Which of a clip's rotation arrays holds the rotation column `name`.
 fn rotation_index(o: &Options, name: &str) -> usize {
     o.rotations
@@ -342,21 +462,29 @@ fn rotation_index(o: &Options, name: &str) -> usize {
         .expect("every column of the schema is built")
 }
 
-/// Column `name` of the long table for [`long::encode`].
-fn long_column<'a>(clip: &'a Clip, o: &Options, name: &str) -> Result<LongColumn<'a>> {
+/// Column `name` of the long table for [`long::encode`]: the rows `rows`
+/// of `clip`.
+fn long_column<'a>(
+    clip: &'a Clip,
+    o: &Options,
+    name: &str,
+    rows: Range<usize>,
+) -> Result<LongColumn<'a>> {
     let axis = |n: &str| usize::from(n.as_bytes()[1] - b'x');
     Ok(match name {
         "clip" => LongColumn::Clip(&clip.name),
         "frame" => LongColumn::Frame,
         "joint" => LongColumn::Joint(&clip.joints),
         "parent" => LongColumn::Parent(&clip.joints, &clip.parents),
-        "px" | "py" | "pz" => LongColumn::Floats(&clip.positions[axis(name)], o.dtype),
+        "px" | "py" | "pz" => LongColumn::Floats(&clip.positions[axis(name)][rows], o.dtype),
         "vx" | "vy" | "vz" => {
             let v = clip.velocities.as_ref().ok_or(Error::Missing("velocities"))?;
-            LongColumn::Floats(&v[axis(name)], o.dtype)
+            LongColumn::Floats(&v[axis(name)][rows], o.dtype)
         }
-        "contact" => LongColumn::Bools(clip.contacts.as_ref().ok_or(Error::Missing("contacts"))?),
-        rotation => LongColumn::Floats(&clip.rotations[rotation_index(o, rotation)], o.dtype),
+        "contact" => {
+            LongColumn::Bools(&clip.contacts.as_ref().ok_or(Error::Missing("contacts"))?[rows])
+        }
+        rotation => LongColumn::Floats(&clip.rotations[rotation_index(o, rotation)][rows], o.dtype),
     })
 }
 
@@ -533,21 +661,45 @@ pub struct SkeletonTable {
 impl SkeletonTable {
     /// Adds `clip`'s joints.
     pub fn add(&mut self, clip: &Clip) {
-        for (j, name) in clip.joints.iter().enumerate() {
-            self.clip.push(clip.name.clone());
+        self.add_joints(
+            &clip.name,
+            &clip.joints,
+            &clip.parents,
+            &clip.offsets,
+            clip.frame_time,
+            clip.n_frames,
+            &clip.units,
+        );
+    }
+
+    /// Adds the joints of a clip given by its parts (as [`Clip`] holds
+    /// them).
+    #[allow(clippy::too_many_arguments)]
+    fn add_joints(
+        &mut self,
+        name: &str,
+        joints: &[String],
+        parents: &[i32],
+        offsets: &[[f64; 3]],
+        frame_time: f64,
+        n_frames: usize,
+        units: &UnitGuess,
+    ) {
+        for (j, joint) in joints.iter().enumerate() {
+            self.clip.push(name.to_string());
             self.joint_index.push(j as i32);
-            self.joint.push(name.clone());
-            let p = clip.parents[j];
-            self.parent.push((p >= 0).then(|| clip.joints[p as usize].clone()));
+            self.joint.push(joint.clone());
+            let p = parents[j];
+            self.parent.push((p >= 0).then(|| joints[p as usize].clone()));
             self.parent_index.push(p);
             for c in 0..3 {
-                self.offsets[c].push(clip.offsets[j][c]);
+                self.offsets[c].push(offsets[j][c]);
             }
-            self.frame_time.push(clip.frame_time);
-            self.frames.push(clip.n_frames as i64);
-            self.units.push(clip.units.units.to_string());
-            self.metres_per_unit.push(clip.units.units.metres_per_unit());
-            self.size.push(clip.units.size);
+            self.frame_time.push(frame_time);
+            self.frames.push(n_frames as i64);
+            self.units.push(units.units.to_string());
+            self.metres_per_unit.push(units.units.metres_per_unit());
+            self.size.push(units.size);
         }
     }
 

@@ -486,3 +486,70 @@ fn rotations_are_kinematics_local_bit_for_bit_on_the_corpus() {
     }
     assert!(checked >= 30, "only {checked} corpus files");
 }
+
+/// `ParquetWriter::write_bvh` (the long table's features computed a row
+/// group at a time, each group while the one before is written) writes the
+/// bytes of `write_clip(Clip::compute(..))`, the motion table and the
+/// skeleton table: on synthetic clips of several row groups with every
+/// option it streams (root-relative, f32, 6D and matrix rotations) and those
+/// it computes whole (velocities, contacts, the wide layout), on one thread
+/// and two; and on the whole corpus with the default options.
+#[test]
+fn write_bvh_writes_the_bytes_of_write_clip() {
+    use bvhkit_dataset::ROW_GROUP_ROWS;
+    let synth: Vec<(String, Bvh)> = [(3, 20, 700), (5, 7, 1), (9, 33, 0), (11, 60, 1200)]
+        .iter()
+        .map(|&(seed, joints, frames)| {
+            let bvh = Bvh::parse(bvhkit_testdata::synth_text(seed, joints, frames)).unwrap();
+            (format!("synth{seed}"), bvh)
+        })
+        .collect();
+    let write = |clips: &[(String, Bvh)], o: &Options, group_rows, threads, streamed| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut w = ParquetWriter::new(Vec::new(), o).unwrap().with_row_group_rows(group_rows);
+            for (name, bvh) in clips {
+                if streamed {
+                    w.write_bvh(name, bvh).unwrap();
+                } else {
+                    w.write_clip(Clip::compute(name, bvh, o)).unwrap();
+                }
+            }
+            let (bytes, skeletons) = w.finish().unwrap();
+            (bytes, skeletons.write(Vec::new()).unwrap())
+        })
+    };
+    let same = |clips: &[(String, Bvh)], o: &Options, group_rows: usize, threads: usize| {
+        let (a, sa) = write(clips, o, group_rows, threads, false);
+        let (b, sb) = write(clips, o, group_rows, threads, true);
+        let what = format!("{o:?}, {group_rows} rows a group, {threads} threads");
+        assert!(a == b, "{what}: motion table");
+        assert!(sa == sb, "{what}: skeleton table");
+    };
+    let options = [
+        Options::default(),
+        Options {
+            dtype: Dtype::F32,
+            rotations: Rotations::SixD,
+            root_relative: true,
+            ..Options::default()
+        },
+        Options { rotations: Rotations::Matrix, root_relative: true, ..Options::default() },
+        Options { velocities: true, contacts: Some(Contacts::default()), ..Options::default() },
+        Options { layout: Layout::Wide, ..Options::default() },
+    ];
+    for o in &options {
+        for (group_rows, threads) in [(ROW_GROUP_ROWS, 2), (5_000, 1), (5_000, 2)] {
+            same(&synth, o, group_rows, threads);
+        }
+    }
+    if corpus_or_skip("write_bvh_writes_the_bytes_of_write_clip (corpus)").is_none() {
+        return;
+    }
+    let corpus: Vec<(String, Bvh)> = corpus_files()
+        .iter()
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), parse(p)))
+        .collect();
+    assert!(corpus.len() >= 40, "{} corpus clips", corpus.len());
+    same(&corpus, &Options::default(), ROW_GROUP_ROWS, 2);
+}

@@ -57,6 +57,20 @@ pub struct FkScratch {
     cos: Vec<f64>,
 }
 
+impl FkScratch {
+    /// The sines and cosines of the frame's channels (every channel, in
+    /// degrees through [`sin_cos_deg_slice`], so the same bits as
+    /// [`crate::rotation::sin_cos_deg`]) that the last call to
+    /// [`Kinematics::positions_with`], [`Kinematics::world_with`] or
+    /// [`Kinematics::local_with`] with this scratch computed: a caller that
+    /// needs them for the same frame (its local rotations, say) takes them
+    /// here instead of computing them again. Zeros before any call.
+    #[must_use]
+    pub fn sin_cos(&self) -> (&[f64], &[f64]) {
+        (&self.sin, &self.cos)
+    }
+}
+
 /// A skeleton compiled for forward kinematics.
 ///
 /// Build it once per skeleton; every call then fills a caller-owned buffer

@@ -65,8 +65,10 @@ use glam::{DMat3, DQuat, DVec3, EulerRot};
 use std::fmt;
 
 mod batch;
+mod quat;
 pub use batch::{EulerBatch, atan2, atan2_slice, slerp_slice};
 pub(crate) use batch::{MixLanes, QuatLanes, parity_of};
+pub use quat::mat3_to_quat_slice;
 
 /// Below this value of `cos(middle angle)` a matrix is treated as being in
 /// gimbal lock by the Euler extraction.

@@ -5,11 +5,12 @@
 //! raw arguments: `ArgMatches::indices_of` reports a repeated flag without
 //! a value only once), and
 //! runs them either as a stream (every transform works frame by frame:
-//! `FrameReader` in, frames written as they come, constant memory) or on
-//! the whole clip (when one of them needs it: `--reverse`, `--fps`,
-//! `--height`, `--up` without `--source-up`, the root-motion, joint and
-//! rest-pose transforms, and the mirror on standard input or when its
-//! plane comes from the first frame).
+//! `FrameReader` over a mapped file or a pipe in, frames written as they
+//! come, constant memory) or on the whole clip (when one of them needs it:
+//! `--reverse`, `--fps`, `--height`, `--up` and the root-motion transforms
+//! without `--source-up`; the transforms that look at frames first, root
+//! motion, `--rest-pose FRAME` and the mirror, on standard input or a pipe;
+//! and the mirror when its plane comes from the first frame).
 
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
@@ -17,9 +18,12 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
 use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, detect_up};
+use bvhkit::edit::joints::RemoveJoints;
 use bvhkit::edit::layout::{LayoutMap, Positions};
 use bvhkit::edit::mirror::{Mirror, MirrorOptions};
 use bvhkit::edit::order::OrderMap;
+use bvhkit::edit::rest::RestMap;
+use bvhkit::edit::root::{CarrierSearch, Extract, InPlace, ToOrigin};
 use bvhkit::edit::scale::{ScaleMap, factor_to_height};
 use bvhkit::edit::{
     ChunkedMap, FrameMap, SplitFrameMap, frames, map_frames, map_frames_chunked, resample,
@@ -30,7 +34,7 @@ use bvhkit::{Bvh, Motion, PositionChannels, ReadOptions, Skeleton, WriteOptions}
 use clap::{ArgAction, ArgMatches, CommandFactory};
 
 use crate::PosMode;
-use crate::io::{Input, expand, load, located, located_warning, par_map, write_atomic};
+use crate::io::{Input, Streamed, expand, load, located, located_warning, par_map, write_atomic};
 use crate::range::FrameRange;
 
 /// The transform flags, in the order `--help` lists them.
@@ -59,10 +63,13 @@ const TRANSFORMS: [&str; 19] = [
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Transforms are applied in the order given and may repeat, e.g.
   bvh edit take.bvh -o clip.bvh --frames 100..400 --fps 30 --up y --units m
-Per-frame transforms stream in constant memory; --reverse, --fps, --height,
---up without --source-up, the root-motion, joint and rest-pose transforms
-need the whole clip in memory, and so does --mirror on standard input or
-when the plane comes from the first frame (the rest pose lies down).")]
+Every other transform streams in constant memory from a memory-mapped file;
+--reverse, --fps and --height need the whole clip in memory, and so do --up
+and the root-motion transforms without --source-up (detecting the up axis
+samples the whole clip). The root-motion transforms, --rest-pose FRAME and
+--mirror (when its plane comes from the first frame) look at frames before
+streaming: from a regular file they read it twice, from standard input or a
+pipe they load the whole clip.")]
 pub(crate) struct Args {
     /// Files to edit; directories are walked for *.bvh; `-` reads standard input.
     #[arg(required = true, value_name = "IN")]
@@ -214,20 +221,28 @@ impl Transform {
     fn whole_clip(&self, source_up: Option<SignedAxis>) -> bool {
         match self {
             Transform::Reverse | Transform::Fps(_) | Transform::Height(_) => true,
-            // The edit-b transforms work on the whole clip (root motion
-            // from all of its frames). The mirror streams when its plane
-            // comes from the rest pose (`edit_stream` falls back to the
-            // whole clip when it needs the first frame, and standard
-            // input, which cannot be read twice, takes the whole clip).
+            // Detecting the up axis samples frames spread over the whole clip.
+            Transform::Up(_)
+            | Transform::InPlaceRoot
+            | Transform::RootToOrigin
+            | Transform::ExtractRoot(_) => source_up.is_none(),
+            _ => false,
+        }
+    }
+
+    /// Whether a stream may need to look at frames first (a first pass
+    /// over a mapped file, stopping as soon as they decide): the
+    /// root-motion transforms (the carrier, the first frame),
+    /// `--rest-pose FRAME` and the mirror (whose plane may come from the
+    /// first frame, when the whole clip takes over). Standard input and
+    /// pipes, read once, take the whole clip instead.
+    fn looks_ahead(&self) -> bool {
+        match self {
             Transform::InPlaceRoot
             | Transform::RootToOrigin
             | Transform::ExtractRoot(_)
-            | Transform::Rename(_)
-            | Transform::RemoveJoints(_)
-            | Transform::StripEndSites
-            | Transform::AddEndSites
-            | Transform::RestPose(_) => true,
-            Transform::Up(_) => source_up.is_none(),
+            | Transform::Mirror => true,
+            Transform::RestPose(spec) => spec.parse::<usize>().is_ok(),
             _ => false,
         }
     }
@@ -373,10 +388,16 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
         bail!("several inputs cannot all go to standard output");
     }
     let stream = !plan.iter().any(|t| t.whole_clip(args.source_up));
-    let mirror = plan.contains(&Transform::Mirror);
+    let looks_ahead = plan.iter().any(Transform::looks_ahead);
     let results = par_map(&inputs, args.threads, |input| -> Result<Vec<String>> {
         let out = target(&args.output, input, &inputs)?;
-        if stream && !(mirror && matches!(input, Input::Stdin)) {
+        // A transform that looks at frames first reads the input twice: a
+        // regular file only (never standard input, a pipe or a FIFO).
+        let rereadable = match input {
+            Input::File(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file()),
+            Input::Stdin => false,
+        };
+        if stream && (rereadable || !looks_ahead) {
             match edit_stream(args, plan, input, &out) {
                 Err(e) if e.is::<NeedsWholeClip>() => edit_whole(args, plan, input, &out),
                 r => r,
@@ -388,14 +409,19 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
     Ok(crate::io::report(results))
 }
 
-/// Why [`edit_stream`] gave up before reading a frame: a mirror whose
-/// plane comes from the first frame ([`bvhkit::edit::mirror::Mirror::rest_pose_decides`]).
+/// Why [`edit_stream`] gave up, having written nothing: a mirror whose
+/// plane comes from the first frame
+/// ([`bvhkit::edit::mirror::Mirror::rest_pose_decides`]); a transform that
+/// must look at frames first on an input that cannot be read twice (a
+/// pipe, a file the system refuses to map); or a transform that failed on
+/// a frame (`--rest-pose` past the last frame, a carrier that cannot hold
+/// its root motion), whose error the whole-clip path gives with its frame.
 #[derive(Debug)]
 struct NeedsWholeClip;
 
 impl std::fmt::Display for NeedsWholeClip {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("this mirror needs the whole clip")
+        f.write_str("this edit needs the whole clip")
     }
 }
 
@@ -575,29 +601,11 @@ fn edit_b(
             root::extract(bvh, up, name).map_err(at)?
         }
         Transform::Rename(spec) => {
-            let path = Path::new(spec);
-            if path.is_file() {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("reading rename map {}", path.display()))?;
-                let map = joints::parse_rename_map(&text)
-                    .map_err(|e| anyhow!("{}: {e}", path.display()))?;
-                joints::rename_map(bvh, &map).map_err(at)?
-            } else if let Some((from, to)) = spec.split_once('=') {
-                joints::rename_pattern(bvh, from, to).map_err(at)?
-            } else {
-                bail!("--rename {spec}: not a map file, nor a FROM=TO pattern");
-            }
+            Bvh::new(renamed(spec, bvh.skeleton(), input)?, bvh.motion().clone())?
         }
         Transform::RemoveJoints(list) => {
-            let names: Vec<&str> =
-                list.split(',').map(str::trim).filter(|n| !n.is_empty()).collect();
-            let (out, error) = joints::remove_joints(bvh, &names, mode).map_err(at)?;
-            if error > 1e-9 * bvhkit::edit::rest_height(bvh.skeleton()) {
-                notes.push(format!(
-                    "{}: --remove-joints: the remaining joints' channels cannot hold all of the removed motion: largest world position error {error}",
-                    input.display()
-                ));
-            }
+            let (out, error) = joints::remove_joints(bvh, &joint_list(list), mode).map_err(at)?;
+            notes.extend(lossy_note("--remove-joints", error, bvh.skeleton(), input));
             out
         }
         Transform::StripEndSites => joints::strip_end_sites(bvh).map_err(at)?,
@@ -606,19 +614,55 @@ fn edit_b(
             let (out, error) = if let Ok(frame) = spec.parse::<usize>() {
                 rest::from_frame(bvh, frame, mode).map_err(at)?
             } else {
-                let other = Bvh::from_path(spec).map_err(|e| anyhow!("--rest-pose: {e}"))?;
-                rest::from_skeleton(bvh, other.skeleton(), mode).map_err(at)?
+                rest::from_skeleton(bvh, other_skeleton(spec)?.skeleton(), mode).map_err(at)?
             };
-            if error > 1e-9 * bvhkit::edit::rest_height(bvh.skeleton()) {
-                notes.push(format!(
-                    "{}: --rest-pose: some joints' channels cannot hold the compensation: largest world position error {error}",
-                    input.display()
-                ));
-            }
+            notes.extend(lossy_note("--rest-pose", error, bvh.skeleton(), input));
             out
         }
         _ => return Ok(None),
     }))
+}
+
+/// `--rename SPEC` of `skel`: a map file, or a `FROM=TO` pattern. Frames
+/// are unchanged (the channels keep their order).
+fn renamed(spec: &str, skel: &Skeleton, input: &Input) -> Result<Skeleton> {
+    use bvhkit::edit::joints;
+    let at = |e: bvhkit::Error| anyhow!("{}: {e}", input.display());
+    let path = Path::new(spec);
+    if path.is_file() {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading rename map {}", path.display()))?;
+        let map =
+            joints::parse_rename_map(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        joints::rename_map_skeleton(skel, &map).map_err(at)
+    } else if let Some((from, to)) = spec.split_once('=') {
+        joints::rename_pattern_skeleton(skel, from, to).map_err(at)
+    } else {
+        bail!("--rename {spec}: not a map file, nor a FROM=TO pattern");
+    }
+}
+
+/// The names of `--remove-joints A,B`.
+fn joint_list(list: &str) -> Vec<&str> {
+    list.split(',').map(str::trim).filter(|n| !n.is_empty()).collect()
+}
+
+/// The file of `--rest-pose FILE`.
+fn other_skeleton(spec: &str) -> Result<Bvh> {
+    Bvh::from_path(spec).map_err(|e| anyhow!("--rest-pose: {e}"))
+}
+
+/// The note of a transform whose channels could not hold all of the world
+/// motion (`error` against the size of `skel`, its input skeleton).
+fn lossy_note(flag: &str, error: f64, skel: &Skeleton, input: &Input) -> Option<String> {
+    let what = if flag == "--remove-joints" {
+        "the remaining joints' channels cannot hold all of the removed motion"
+    } else {
+        "some joints' channels cannot hold the compensation"
+    };
+    (error > 1e-9 * bvhkit::edit::rest_height(skel)).then(|| {
+        format!("{}: {flag}: {what}: largest world position error {error}", input.display())
+    })
 }
 
 fn source_up(args: &Args, bvh: &Bvh, input: &Input, notes: &mut Vec<String>) -> Result<SignedAxis> {
@@ -645,6 +689,13 @@ enum Stage {
     Scale(ScaleMap),
     Layout(Box<LayoutMap>),
     Mirror(Box<Mirror>),
+    /// With its input skeleton (its size scales the note's tolerance).
+    Remove(Box<RemoveJoints>, Box<Skeleton>),
+    /// With its input skeleton.
+    Rest(Box<RestMap>, Box<Skeleton>),
+    InPlace(Box<InPlace>),
+    ToOrigin(Box<ToOrigin>),
+    Extract(Box<Extract>),
 }
 
 impl Stage {
@@ -655,6 +706,11 @@ impl Stage {
             Stage::Scale(m) => m,
             Stage::Layout(m) => &**m,
             Stage::Mirror(m) => &**m,
+            Stage::Remove(m, _) => &**m,
+            Stage::Rest(m, _) => &**m,
+            Stage::InPlace(m) => &**m,
+            Stage::ToOrigin(m) => &**m,
+            Stage::Extract(m) => &**m,
         }
     }
 
@@ -668,7 +724,21 @@ impl Stage {
                     m.max_position_error()
                 )
             }),
+            Stage::Remove(m, skel) => {
+                lossy_note("--remove-joints", m.max_position_error(), skel, input)
+            }
+            Stage::Rest(m, skel) => lossy_note("--rest-pose", m.max_position_error(), skel, input),
             _ => None,
+        }
+    }
+
+    /// Whether a frame failed (the whole clip gives the error, naming it).
+    fn failed(&self) -> bool {
+        match self {
+            Stage::InPlace(m) => m.failed(),
+            Stage::ToOrigin(m) => m.failed(),
+            Stage::Extract(m) => m.failed(),
+            _ => false,
         }
     }
 }
@@ -685,14 +755,25 @@ impl FrameMap for Stage {
             Stage::Scale(m) => m.map(input, output),
             Stage::Layout(m) => m.map(input, output),
             Stage::Mirror(m) => m.map(input, output),
+            Stage::Remove(m, _) => m.map(input, output),
+            Stage::Rest(m, _) => m.map(input, output),
+            Stage::InPlace(m) => m.map(input, output),
+            Stage::ToOrigin(m) => m.map(input, output),
+            Stage::Extract(m) => m.map(input, output),
         }
     }
 }
 
 impl SplitFrameMap for Stage {
     fn absorb(&mut self, earlier: &Self) {
-        if let (Stage::Layout(m), Stage::Layout(e)) = (self, earlier) {
-            m.absorb(e);
+        match (self, earlier) {
+            (Stage::Layout(m), Stage::Layout(e)) => m.absorb(e),
+            (Stage::Remove(m, _), Stage::Remove(e, _)) => m.absorb(e),
+            (Stage::Rest(m, _), Stage::Rest(e, _)) => m.absorb(e),
+            (Stage::InPlace(m), Stage::InPlace(e)) => m.absorb(e),
+            (Stage::ToOrigin(m), Stage::ToOrigin(e)) => m.absorb(e),
+            (Stage::Extract(m), Stage::Extract(e)) => m.absorb(e),
+            _ => {}
         }
     }
 
@@ -703,6 +784,11 @@ impl SplitFrameMap for Stage {
             Stage::Scale(m) => m.map_many(frames, input, output),
             Stage::Layout(m) => m.map_many(frames, input, output),
             Stage::Mirror(m) => m.map_many(frames, input, output),
+            Stage::Remove(m, _) => m.map_many(frames, input, output),
+            Stage::Rest(m, _) => m.map_many(frames, input, output),
+            Stage::InPlace(m) => m.map_many(frames, input, output),
+            Stage::ToOrigin(m) => m.map_many(frames, input, output),
+            Stage::Extract(m) => m.map_many(frames, input, output),
         }
     }
 }
@@ -730,6 +816,7 @@ fn frame_map(args: &Args, t: &Transform, skel: &Skeleton, mode: PositionChannels
 }
 
 /// One step of the streamed pipeline.
+#[derive(Clone)]
 enum Step {
     Range(FrameRange, usize),
     Every(usize, usize),
@@ -744,27 +831,124 @@ const FORMAT_VALUES: usize = 16 * 1024;
 /// to a temporary file as they come, and the output is the header (which
 /// needs the frame count) followed by that file, written atomically.
 ///
-/// Three stages overlap: a thread reads and parses batches of frames
-/// ([`crate::io::read_batches`]); this thread runs the plan on each batch,
-/// every map on rayon's pool through [`ChunkedMap`] (the output of one
-/// frame at a time, whatever the cutting), then formats the batch's
-/// frames in pieces on the pool and writes them in order.
+/// A regular file is mapped (or read whole when small) and scanned in
+/// place ([`Input::open_stream`]); standard input and pipes are read a
+/// chunk at a time. Three stages overlap: a thread reads and parses
+/// batches of frames ([`crate::io::read_batches`]); this thread runs the
+/// plan on each batch, every map on rayon's pool through [`ChunkedMap`]
+/// (the output of one frame at a time, whatever the cutting), then formats
+/// the batch's frames in pieces on the pool and writes them in order.
 fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Result<Vec<String>> {
-    let mut rdr = ReadOptions::new()
-        .lenient(!args.strict)
-        .frame_reader(input.open()?)
-        .map_err(|e| anyhow!(located(input, &e)))?;
+    let mut opts = ReadOptions::new();
+    opts.lenient(!args.strict);
+    let located = |e: bvhkit::Error| anyhow!(located(input, &e));
+    match input.open_stream()? {
+        Streamed::Bytes(bytes) => {
+            let rdr = opts.frame_reader_slice(&bytes).map_err(located)?;
+            stream_frames(
+                args,
+                plan,
+                input,
+                out,
+                rdr,
+                Some(Lookahead { opts: &opts, bytes: &bytes }),
+            )
+        }
+        Streamed::Reader(r) => {
+            let rdr = opts.frame_reader(r).map_err(located)?;
+            stream_frames(args, plan, input, out, rdr, None)
+        }
+    }
+}
+
+/// An input that can be read again from the start: the bytes of a mapped
+/// (or small, read) regular file.
+#[derive(Clone, Copy)]
+struct Lookahead<'a> {
+    opts: &'a ReadOptions,
+    bytes: &'a [u8],
+}
+
+impl Lookahead<'_> {
+    /// Reads the frames again from the start through `steps` (a copy: the
+    /// stream's own steps are not moved on), handing each frame they leave
+    /// (of `width` values) to `each` until it says it has seen enough, the
+    /// steps keep no later frame, or the frames end. Reading stops there:
+    /// most clips decide in their first batch.
+    fn frames(
+        &self,
+        steps: &[Step],
+        n_in: usize,
+        width: usize,
+        mut each: impl FnMut(&[f64]) -> bool,
+    ) -> Result<(), bvhkit::Error> {
+        let mut rdr = self.opts.frame_reader_slice(self.bytes)?;
+        let mut steps = steps.to_vec();
+        let per_batch = (crate::io::BATCH_VALUES / n_in.max(1)).max(1);
+        let (mut batch, mut a) = (Vec::new(), Vec::new());
+        loop {
+            batch.clear();
+            let n = rdr.read_frames(&mut batch, per_batch)?;
+            if n == 0 {
+                return Ok(());
+            }
+            let left = run_steps(&mut steps, n, &batch, n_in, &mut a);
+            let values = if left.in_batch { &batch[..] } else { &a[..] };
+            for k in 0..left.count {
+                if each(&values[k * width..(k + 1) * width]) {
+                    return Ok(());
+                }
+            }
+            if !left.more {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// [`edit_stream`] on a reader; `again` reads the input again from the
+/// start for the transforms that look at frames first (`None`: they need
+/// the whole clip).
+fn stream_frames<R: bvhkit::FrameSource + Send>(
+    args: &Args,
+    plan: &[Transform],
+    input: &Input,
+    out: &Path,
+    mut rdr: bvhkit::FrameReader<R>,
+    again: Option<Lookahead<'_>>,
+) -> Result<Vec<String>> {
     let mode: PositionChannels = args.position_channels.into();
+    let at = |e: bvhkit::Error| anyhow!("{}: {e}", input.display());
+    let located = |e: bvhkit::Error| anyhow!(located(input, &e));
     let mut skel = rdr.skeleton().clone();
     let mut frame_time = rdr.frame_time();
+    let n_in = rdr.skeleton().n_channels();
     let mut notes = Vec::new();
-    let mut steps = Vec::with_capacity(plan.len());
+    let mut steps: Vec<Step> = Vec::with_capacity(plan.len());
     for t in plan {
-        steps.push(match *t {
-            Transform::Frames(r) => Step::Range(r, 0),
+        let stage = match t {
+            Transform::Frames(r) => {
+                steps.push(Step::Range(*r, 0));
+                continue;
+            }
             Transform::Every(n) => {
-                frame_time *= n as f64;
-                Step::Every(n, 0)
+                frame_time *= *n as f64;
+                steps.push(Step::Every(*n, 0));
+                continue;
+            }
+            // Names and End Sites: only the skeleton changes; the
+            // channels keep their order, so the frames are copied.
+            Transform::Rename(spec) => {
+                skel = renamed(spec, &skel, input)?;
+                continue;
+            }
+            Transform::StripEndSites => {
+                skel = bvhkit::edit::joints::strip_end_sites_skeleton(&skel).map_err(at)?;
+                continue;
+            }
+            Transform::AddEndSites => {
+                skel = bvhkit::edit::joints::add_end_sites_skeleton(&skel).map_err(at)?;
+                continue;
             }
             Transform::Units(u) => {
                 // The guess needs only the skeleton's rest pose.
@@ -772,11 +956,8 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
                     skel.clone(),
                     Motion::with_frames(frame_time, 0, skel.n_channels(), Vec::new())?,
                 )?;
-                let f = units_factor(args, &rest, u, input, &mut notes)?;
-                Step::Map(
-                    Box::new(ChunkedMap::new(Stage::Scale(ScaleMap::new(&skel, f)?))),
-                    Vec::new(),
-                )
+                let f = units_factor(args, &rest, *u, input, &mut notes)?;
+                Stage::Scale(ScaleMap::new(&skel, f)?)
             }
             Transform::Mirror => {
                 // The pairs and planes need only the skeleton when the rest
@@ -789,13 +970,69 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
                 if !m.rest_pose_decides() {
                     return Err(NeedsWholeClip.into());
                 }
-                Step::Map(Box::new(ChunkedMap::new(Stage::Mirror(Box::new(m)))), Vec::new())
+                Stage::Mirror(Box::new(m))
             }
-            _ => Step::Map(Box::new(ChunkedMap::new(frame_map(args, t, &skel, mode)?)), Vec::new()),
-        });
-        if let Some(Step::Map(m, _)) = steps.last() {
-            skel = m.get().output_skeleton().clone();
-        }
+            Transform::RemoveJoints(list) => Stage::Remove(
+                Box::new(RemoveJoints::new(&skel, &joint_list(list), mode).map_err(at)?),
+                Box::new(skel.clone()),
+            ),
+            Transform::RestPose(spec) => {
+                let map = match spec.parse::<usize>() {
+                    Ok(frame) => {
+                        let Some(again) = again else { return Err(NeedsWholeClip.into()) };
+                        // That frame as it reaches this step.
+                        let mut k = 0;
+                        let mut pose = None;
+                        again
+                            .frames(&steps, n_in, skel.n_channels(), |f| {
+                                if k == frame {
+                                    pose = Some(f.to_vec());
+                                }
+                                k += 1;
+                                pose.is_some()
+                            })
+                            .map_err(located)?;
+                        // Past the last frame: the whole clip says so.
+                        let Some(pose) = pose else { return Err(NeedsWholeClip.into()) };
+                        RestMap::from_frame(&skel, &pose, mode)
+                    }
+                    Err(_) => RestMap::from_skeleton(&skel, other_skeleton(spec)?.skeleton(), mode)
+                        .map_err(at)?,
+                };
+                Stage::Rest(Box::new(map), Box::new(skel.clone()))
+            }
+            Transform::InPlaceRoot | Transform::RootToOrigin | Transform::ExtractRoot(_) => {
+                let (Some(again), Some(up)) = (again, args.source_up) else {
+                    return Err(NeedsWholeClip.into());
+                };
+                // The carrier and the first frame as they reach this step:
+                // read until they are decided.
+                let mut search = CarrierSearch::new(&skel);
+                again
+                    .frames(&steps, n_in, skel.n_channels(), |f| search.push(f))
+                    .map_err(located)?;
+                let carrier = search
+                    .carrier()
+                    .context("the skeleton has no joints")
+                    .map_err(|e| anyhow!("{}: {e}", input.display()))?;
+                let first = search.first_frame();
+                match t {
+                    Transform::InPlaceRoot => Stage::InPlace(Box::new(
+                        InPlace::new(&skel, carrier, first, up).map_err(at)?,
+                    )),
+                    Transform::RootToOrigin => Stage::ToOrigin(Box::new(
+                        ToOrigin::new(&skel, carrier, first, up).map_err(at)?,
+                    )),
+                    Transform::ExtractRoot(name) => Stage::Extract(Box::new(
+                        Extract::new(&skel, carrier, first, up, name).map_err(at)?,
+                    )),
+                    _ => unreachable!("a root-motion transform"),
+                }
+            }
+            _ => frame_map(args, t, &skel, mode)?,
+        };
+        skel = stage.output_skeleton().clone();
+        steps.push(Step::Map(Box::new(ChunkedMap::new(stage)), Vec::new()));
     }
     // The frames go to a temporary file next to the output (or in the
     // system's temporary folder for standard output).
@@ -806,7 +1043,6 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
     };
     let mut body = crate::io::temp_in(&dir)?;
     let opts = WriteOptions::new();
-    let n_in = rdr.skeleton().n_channels();
     let n_width = skel.n_channels();
     let mut n_out = 0usize;
     std::thread::scope(|scope| -> Result<()> {
@@ -842,8 +1078,11 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
         // The writer's own error first (a full disk stops the mapping too).
         written?;
         let read = read?;
-        read.map_err(|e| anyhow!(located(input, &e)))
+        read.map_err(located)
     })?;
+    if steps.iter().any(|s| matches!(s, Step::Map(m, _) if m.get().failed())) {
+        return Err(NeedsWholeClip.into());
+    }
     notes.extend(rdr.take_warnings().iter().map(|w| located_warning(input, w)));
     for step in &steps {
         if let Step::Map(m, _) = step {

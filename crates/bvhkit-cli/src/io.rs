@@ -125,14 +125,6 @@ impl Input {
         }
     }
 
-    /// A reader over the input, for streaming.
-    pub(crate) fn open(&self) -> Result<Box<dyn Read + Send>> {
-        Ok(match self {
-            Input::Stdin => Box::new(std::io::stdin()),
-            Input::File(p) => Box::new(File::open(p).with_context(|| format!("{}", p.display()))?),
-        })
-    }
-
     /// The input for a streaming reader: a regular file's bytes in memory
     /// when that costs no more than constant memory (mapped from 1 MiB on,
     /// read whole below), which `ReadOptions::frame_reader_slice` scans in

@@ -2267,6 +2267,8 @@ mod stream;
 mod edit;
 #[path = "cli/edit_b.rs"]
 mod edit_b;
+#[path = "cli/edit_stream.rs"]
+mod edit_stream;
 #[path = "cli/mix.rs"]
 mod mix;
 #[path = "cli/outputs.rs"]

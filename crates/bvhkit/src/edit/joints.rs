@@ -21,15 +21,15 @@
 
 use std::collections::{HashMap, HashSet};
 
-use glam::{DAffine3, DQuat};
+use glam::{DAffine3, DQuat, DVec3};
 
-use super::local::{JointSpec, build, max_position_error};
+use super::local::{JointSpec, build};
 use super::pose::JointChannels;
+use super::{FrameMap, SplitFrameMap};
 use crate::bvh::Bvh;
 use crate::error::{Error, Result};
-use crate::kinematics::{Kinematics, PositionChannels};
-use crate::motion::Motion;
-use crate::skeleton::{JointId, JointKind};
+use crate::kinematics::{FkScratch, Kinematics, PositionChannels};
+use crate::skeleton::{JointId, JointKind, Skeleton};
 
 fn check_name(name: &str) -> Result<()> {
     if name.is_empty()
@@ -49,8 +49,20 @@ fn check_name(name: &str) -> Result<()> {
 ///
 /// # Errors
 /// When a new name is invalid or collides with another joint's.
-pub fn rename_with(bvh: &Bvh, mut f: impl FnMut(&str) -> Option<String>) -> Result<Bvh> {
-    let s = bvh.skeleton();
+pub fn rename_with(bvh: &Bvh, f: impl FnMut(&str) -> Option<String>) -> Result<Bvh> {
+    Bvh::new(rename_skeleton_with(bvh.skeleton(), f)?, bvh.motion().clone())
+}
+
+/// [`rename_with`] on a skeleton alone: the channels and their order are
+/// unchanged, so every frame of the clip is kept as it is (a stream copies
+/// its frames).
+///
+/// # Errors
+/// As [`rename_with`].
+pub fn rename_skeleton_with(
+    s: &Skeleton,
+    mut f: impl FnMut(&str) -> Option<String>,
+) -> Result<Skeleton> {
     let mut specs: Vec<JointSpec> = s.joints().iter().map(JointSpec::of).collect();
     let before: HashSet<&str> =
         s.joints().iter().filter(|j| !j.is_end_site()).map(|j| j.name()).collect();
@@ -73,7 +85,7 @@ pub fn rename_with(bvh: &Bvh, mut f: impl FnMut(&str) -> Option<String>) -> Resu
             )));
         }
     }
-    Bvh::new(build(&specs)?, bvh.motion().clone())
+    build(&specs)
 }
 
 /// Renames joints by a map from old to new names.
@@ -92,12 +104,20 @@ pub fn rename_with(bvh: &Bvh, mut f: impl FnMut(&str) -> Option<String>) -> Resu
 /// # Ok::<(), bvhkit::Error>(())
 /// ```
 pub fn rename_map(bvh: &Bvh, map: &HashMap<String, String>) -> Result<Bvh> {
+    Bvh::new(rename_map_skeleton(bvh.skeleton(), map)?, bvh.motion().clone())
+}
+
+/// [`rename_map`] on a skeleton alone (frames are unchanged).
+///
+/// # Errors
+/// As [`rename_map`].
+pub fn rename_map_skeleton(s: &Skeleton, map: &HashMap<String, String>) -> Result<Skeleton> {
     for old in map.keys() {
-        if bvh.skeleton().find(old).is_none() {
+        if s.find(old).is_none() {
             return Err(Error::invalid(format!("rename: no joint named {old:?}")));
         }
     }
-    rename_with(bvh, |n| map.get(n).cloned())
+    rename_skeleton_with(s, |n| map.get(n).cloned())
 }
 
 /// Renames joints by replacing every occurrence of `from` in their names
@@ -106,10 +126,18 @@ pub fn rename_map(bvh: &Bvh, map: &HashMap<String, String>) -> Result<Bvh> {
 /// # Errors
 /// As [`rename_with`], and when `from` is empty.
 pub fn rename_pattern(bvh: &Bvh, from: &str, to: &str) -> Result<Bvh> {
+    Bvh::new(rename_pattern_skeleton(bvh.skeleton(), from, to)?, bvh.motion().clone())
+}
+
+/// [`rename_pattern`] on a skeleton alone (frames are unchanged).
+///
+/// # Errors
+/// As [`rename_pattern`].
+pub fn rename_pattern_skeleton(s: &Skeleton, from: &str, to: &str) -> Result<Skeleton> {
     if from.is_empty() {
         return Err(Error::invalid("rename: the pattern to replace is empty"));
     }
-    rename_with(bvh, |n| n.contains(from).then(|| n.replace(from, to)))
+    rename_skeleton_with(s, |n| n.contains(from).then(|| n.replace(from, to)))
 }
 
 /// Reads a rename map: one `OLD<TAB>NEW` or `OLD = NEW` per line (split at
@@ -137,10 +165,18 @@ pub fn parse_rename_map(text: &str) -> Result<HashMap<String, String>> {
 
 /// Removes every End Site; motion values are unchanged.
 pub fn strip_end_sites(bvh: &Bvh) -> Result<Bvh> {
-    let s = bvh.skeleton();
+    Bvh::new(strip_end_sites_skeleton(bvh.skeleton())?, bvh.motion().clone())
+}
+
+/// [`strip_end_sites`] on a skeleton alone: End Sites have no channels, so
+/// every frame is kept as it is.
+///
+/// # Errors
+/// None in practice (the skeleton is rebuilt from a valid one).
+pub fn strip_end_sites_skeleton(s: &Skeleton) -> Result<Skeleton> {
     let keep: Vec<bool> = s.joints().iter().map(|j| !j.is_end_site()).collect();
-    let (specs, _) = kept_specs(bvh, &keep);
-    Bvh::new(build(&specs)?, bvh.motion().clone())
+    let (specs, _) = kept_specs(s, &keep);
+    build(&specs)
 }
 
 /// Adds an End Site under every joint that has no children, continuing its
@@ -161,7 +197,15 @@ pub fn strip_end_sites(bvh: &Bvh) -> Result<Bvh> {
 /// # Ok::<(), bvhkit::Error>(())
 /// ```
 pub fn add_end_sites(bvh: &Bvh) -> Result<Bvh> {
-    let s = bvh.skeleton();
+    Bvh::new(add_end_sites_skeleton(bvh.skeleton())?, bvh.motion().clone())
+}
+
+/// [`add_end_sites`] on a skeleton alone: End Sites have no channels, so
+/// every frame is kept as it is.
+///
+/// # Errors
+/// None in practice (the skeleton is rebuilt from a valid one).
+pub fn add_end_sites_skeleton(s: &Skeleton) -> Result<Skeleton> {
     let mut specs = Vec::with_capacity(s.len() * 2);
     let mut index = vec![0; s.len()];
     for (i, j) in s.joints().iter().enumerate() {
@@ -179,13 +223,12 @@ pub fn add_end_sites(bvh: &Bvh) -> Result<Bvh> {
             });
         }
     }
-    Bvh::new(build(&specs)?, bvh.motion().clone())
+    build(&specs)
 }
 
 /// Specs of the kept joints, parents mapped to the nearest kept ancestor,
 /// and for each kept joint its old index.
-fn kept_specs(bvh: &Bvh, keep: &[bool]) -> (Vec<JointSpec>, Vec<usize>) {
-    let s = bvh.skeleton();
+fn kept_specs(s: &Skeleton, keep: &[bool]) -> (Vec<JointSpec>, Vec<usize>) {
     let mut new_index = vec![usize::MAX; s.len()];
     let mut specs = Vec::new();
     let mut old = Vec::new();
@@ -220,6 +263,8 @@ fn kept_specs(bvh: &Bvh, keep: &[bool]) -> (Vec<JointSpec>, Vec<usize>) {
 /// largest distance, over all frames and kept joints, between a kept
 /// joint's world position before and after (0 when exact).
 ///
+/// This is [`RemoveJoints`] mapped over every frame.
+///
 /// # Errors
 /// When a name is not a joint's, or a removed root leaves an End Site
 /// without a parent.
@@ -240,74 +285,193 @@ fn kept_specs(bvh: &Bvh, keep: &[bool]) -> (Vec<JointSpec>, Vec<usize>) {
 /// # Ok::<(), bvhkit::Error>(())
 /// ```
 pub fn remove_joints(bvh: &Bvh, names: &[&str], mode: PositionChannels) -> Result<(Bvh, f64)> {
-    let s = bvh.skeleton();
-    let mut keep = vec![true; s.len()];
-    for name in names {
-        let id = s
-            .find(name)
-            .ok_or_else(|| Error::invalid(format!("remove: no joint named {name:?}")))?;
-        keep[id.index()] = false;
-    }
-    let (specs, old) = kept_specs(bvh, &keep);
-    if specs.iter().any(|sp| sp.parent.is_none() && sp.kind == JointKind::EndSite) {
-        return Err(Error::invalid("remove: an End Site would be left without a parent"));
-    }
-    let skeleton = build(&specs)?;
-    let fk = Kinematics::new(s, mode);
-    let nc = skeleton.n_channels();
-    let n_frames = bvh.motion().n_frames();
-    let mut values = vec![0.0; n_frames * nc];
-    let mut local = vec![DAffine3::IDENTITY; s.len()];
-    // For each kept joint directly under removed ones: the removed chain,
-    // top first, and whether it turns.
-    let chains: Vec<(usize, Vec<usize>, bool)> = old
-        .iter()
-        .enumerate()
-        .filter_map(|(k, &o)| {
-            let mut chain = Vec::new();
-            let mut p = s.joints()[o].parent();
-            while let Some(q) = p.filter(|q| !keep[q.index()]) {
-                chain.push(q.index());
-                p = s.joint(q).parent();
-            }
-            chain.reverse();
-            let turns = chain.iter().any(|&c| s.joints()[c].rotation_axes().next().is_some());
-            (!chain.is_empty()).then_some((k, chain, turns))
+    let map = RemoveJoints::new(bvh.skeleton(), names, mode)?;
+    let (out, map) = super::map_frames_chunked(bvh, map)?;
+    Ok((out, map.max_position_error()))
+}
+
+/// One kept joint directly under removed ones.
+#[derive(Clone, Debug)]
+struct Fold {
+    /// Its index in the output skeleton.
+    new: usize,
+    /// Its index in the input skeleton.
+    old: usize,
+    /// The removed joints above it, top first.
+    chain: Vec<usize>,
+    /// Whether one of them has rotation channels.
+    turns: bool,
+    /// Its channels in the output skeleton.
+    channels: JointChannels,
+}
+
+/// [`remove_joints`] one frame at a time: a [`FrameMap`] (and
+/// [`SplitFrameMap`]) from the input skeleton to the skeleton without the
+/// removed joints, so a stream removes joints in constant memory with the
+/// same bits as the whole clip. The state carried from frame to frame is
+/// the previous output frame's angles of the joints that take the folded
+/// rotations (Euler continuity); the largest world-position error over the
+/// frames mapped is kept as a statistic ([`RemoveJoints::max_position_error`]).
+///
+/// # Example
+/// ```
+/// use bvhkit::{Bvh, PositionChannels};
+/// use bvhkit::edit::{FrameMap, joints::RemoveJoints};
+/// let bvh = Bvh::parse("HIERARCHY ROOT Hips { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+///     JOINT Spine { OFFSET 0 5 0 CHANNELS 3 Zrotation Xrotation Yrotation
+///     JOINT Head { OFFSET 0 5 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site { OFFSET 0 2 0 } } } }
+///     MOTION Frames: 1 Frame Time: 0.1
+///     0 0 0 0 0 30 0 0 0")?;
+/// let mut map = RemoveJoints::new(bvh.skeleton(), &["Spine"], PositionChannels::Replace)?;
+/// let mut out = [0.0; 6];
+/// map.map(bvh.motion().frame(0), &mut out);
+/// // Head takes Spine's 30 degrees about Y; it cannot follow the turned bone's
+/// // offset (no position channels), but here the bone lies along Y.
+/// assert!((out[5] - 30.0).abs() < 1e-9);
+/// assert!(map.max_position_error() < 1e-9);
+/// # Ok::<(), bvhkit::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct RemoveJoints {
+    output: Skeleton,
+    mode: PositionChannels,
+    /// Channel ranges copied from input to output frames.
+    copies: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+    folds: Vec<Fold>,
+    /// For every output joint, the input joint it was.
+    old: Vec<usize>,
+    fk: Kinematics,
+    fk_new: Kinematics,
+    scratch: FkScratch,
+    scratch_new: FkScratch,
+    local: Vec<DAffine3>,
+    positions: Vec<DVec3>,
+    positions_new: Vec<DVec3>,
+    /// The previous output frame's angles of each fold's joint (`None`
+    /// before the first frame).
+    near: Option<Vec<[f64; 3]>>,
+    error: f64,
+}
+
+impl RemoveJoints {
+    /// The map that removes the joints named in `names` from `skeleton`.
+    ///
+    /// # Errors
+    /// As [`remove_joints`].
+    pub fn new(
+        skeleton: &Skeleton,
+        names: &[&str],
+        mode: PositionChannels,
+    ) -> Result<RemoveJoints> {
+        let s = skeleton;
+        let mut keep = vec![true; s.len()];
+        for name in names {
+            let id = s
+                .find(name)
+                .ok_or_else(|| Error::invalid(format!("remove: no joint named {name:?}")))?;
+            keep[id.index()] = false;
+        }
+        let (specs, old) = kept_specs(s, &keep);
+        if specs.iter().any(|sp| sp.parent.is_none() && sp.kind == JointKind::EndSite) {
+            return Err(Error::invalid("remove: an End Site would be left without a parent"));
+        }
+        let output = build(&specs)?;
+        let copies = old
+            .iter()
+            .enumerate()
+            .map(|(k, &o)| (s.joints()[o].channel_range(), output.joints()[k].channel_range()))
+            .filter(|(a, _)| !a.is_empty())
+            .collect();
+        let folds = old
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &o)| {
+                let mut chain = Vec::new();
+                let mut p = s.joints()[o].parent();
+                while let Some(q) = p.filter(|q| !keep[q.index()]) {
+                    chain.push(q.index());
+                    p = s.joint(q).parent();
+                }
+                chain.reverse();
+                let turns = chain.iter().any(|&c| s.joints()[c].rotation_axes().next().is_some());
+                let j = &output.joints()[k];
+                (!chain.is_empty() && !j.channels().is_empty()).then(|| Fold {
+                    new: k,
+                    old: o,
+                    chain,
+                    turns,
+                    channels: JointChannels::of(j),
+                })
+            })
+            .collect();
+        let fk = Kinematics::new(s, mode);
+        let fk_new = Kinematics::new(&output, mode);
+        Ok(RemoveJoints {
+            mode,
+            copies,
+            folds,
+            scratch: fk.scratch(),
+            scratch_new: fk_new.scratch(),
+            local: vec![DAffine3::IDENTITY; s.len()],
+            positions: vec![DVec3::ZERO; s.len()],
+            positions_new: vec![DVec3::ZERO; output.len()],
+            old,
+            fk,
+            fk_new,
+            output,
+            near: None,
+            error: 0.0,
         })
-        .collect();
-    for f in 0..n_frames {
-        let src = bvh.motion().frame(f);
-        let (done, rest) = values.split_at_mut(f * nc);
-        let dst = &mut rest[..nc];
-        for (k, &o) in old.iter().enumerate() {
-            let (a, b) = (s.joints()[o].channel_range(), skeleton.joints()[k].channel_range());
-            dst[b].copy_from_slice(&src[a]);
+    }
+
+    /// The largest distance, over the frames mapped so far and the kept
+    /// joints, between a kept joint's world position before and after (0
+    /// when exact).
+    pub fn max_position_error(&self) -> f64 {
+        self.error
+    }
+}
+
+impl FrameMap for RemoveJoints {
+    fn output_skeleton(&self) -> &Skeleton {
+        &self.output
+    }
+
+    fn map(&mut self, src: &[f64], dst: &mut [f64]) {
+        for (a, b) in &self.copies {
+            dst[b.clone()].copy_from_slice(&src[a.clone()]);
         }
-        if chains.is_empty() {
-            continue;
+        if !self.folds.is_empty() {
+            self.fk.local(src, &mut self.local);
+            let first = self.near.is_none();
+            let near = self.near.get_or_insert_with(|| vec![[0.0; 3]; self.folds.len()]);
+            for (fold, near) in self.folds.iter().zip(near.iter_mut()) {
+                let jc = &fold.channels;
+                let mut l = DAffine3::IDENTITY;
+                for &c in &fold.chain {
+                    l *= self.local[c];
+                }
+                l *= self.local[fold.old];
+                if fold.turns {
+                    // The first frame's reference is its own (copied) angles.
+                    let n = if first { jc.angles(dst) } else { *near };
+                    jc.write_rotation(DQuat::from_mat3(&l.matrix3), Some(n), dst);
+                }
+                jc.write_translation(l.translation, self.mode, dst);
+                *near = jc.angles(dst);
+            }
+            debug_assert!(self.folds.iter().all(|f| f.new < self.output.len()));
         }
-        fk.local(src, &mut local);
-        for (k, chain, turns) in &chains {
-            let j = &skeleton.joints()[*k];
-            if j.channels().is_empty() {
-                continue;
-            }
-            let jc = JointChannels::of(j);
-            let mut l = DAffine3::IDENTITY;
-            for &c in chain {
-                l *= local[c];
-            }
-            l *= local[old[*k]];
-            if *turns {
-                let near = if f == 0 { jc.angles(dst) } else { jc.angles(&done[(f - 1) * nc..]) };
-                jc.write_rotation(DQuat::from_mat3(&l.matrix3), Some(near), dst);
-            }
-            jc.write_translation(l.translation, mode, dst);
+        self.fk.positions_with(src, &mut self.scratch, &mut self.positions);
+        self.fk_new.positions_with(dst, &mut self.scratch_new, &mut self.positions_new);
+        for (j, &o) in self.old.iter().enumerate() {
+            self.error = self.error.max((self.positions_new[j] - self.positions[o]).length());
         }
     }
-    let motion = Motion::with_frames(bvh.motion().frame_time(), n_frames, nc, values)?;
-    let out = Bvh::new(skeleton, motion)?;
-    let map: Vec<Option<usize>> = old.iter().map(|&o| Some(o)).collect();
-    let error = max_position_error((s, bvh.motion()), (out.skeleton(), out.motion()), &map, mode);
-    Ok((out, error))
+}
+
+impl SplitFrameMap for RemoveJoints {
+    fn absorb(&mut self, earlier: &Self) {
+        self.error = self.error.max(earlier.error);
+    }
 }

@@ -1,12 +1,10 @@
 //! Shared pieces of the structural transforms: rebuilding a skeleton whose
-//! joints come and go, and measuring how far world positions moved.
+//! joints come and go.
 
 use glam::DVec3;
 
 use crate::channel::Channel;
 use crate::error::Result;
-use crate::kinematics::{Kinematics, PositionChannels};
-use crate::motion::Motion;
 use crate::skeleton::{Joint, JointKind, Skeleton, SkeletonBuilder};
 
 /// One joint of a skeleton being rebuilt.
@@ -45,31 +43,4 @@ pub(crate) fn build(specs: &[JointSpec]) -> Result<Skeleton> {
         ids.push(id);
     }
     Ok(b.build())
-}
-
-/// The largest distance, over all frames, between the world position of
-/// every joint of `new` and the joint `map[j]` of `old` (`None`: not
-/// compared). Both motions must have the same number of frames.
-pub(crate) fn max_position_error(
-    old: (&Skeleton, &Motion),
-    new: (&Skeleton, &Motion),
-    map: &[Option<usize>],
-    mode: PositionChannels,
-) -> f64 {
-    let fk_old = Kinematics::new(old.0, mode);
-    let fk_new = Kinematics::new(new.0, mode);
-    let (mut so, mut sn) = (fk_old.scratch(), fk_new.scratch());
-    let mut po = vec![DVec3::ZERO; old.0.len()];
-    let mut pn = vec![DVec3::ZERO; new.0.len()];
-    let mut worst: f64 = 0.0;
-    for f in 0..new.1.n_frames() {
-        fk_old.positions_with(old.1.frame(f), &mut so, &mut po);
-        fk_new.positions_with(new.1.frame(f), &mut sn, &mut pn);
-        for (j, m) in map.iter().enumerate() {
-            if let Some(o) = m {
-                worst = worst.max((pn[j] - po[*o]).length());
-            }
-        }
-    }
-    worst
 }

@@ -28,69 +28,190 @@
 
 use glam::{DAffine3, DMat3, DQuat, DVec3};
 
-use super::local::max_position_error;
 use super::pose::JointChannels;
-use super::rebuild_skeleton;
+use super::{FrameMap, SplitFrameMap, rebuild_skeleton};
 use crate::bvh::Bvh;
 use crate::error::{Error, Result};
-use crate::kinematics::{Kinematics, PositionChannels};
-use crate::motion::Motion;
+use crate::kinematics::{FkScratch, Kinematics, PositionChannels};
 use crate::skeleton::{JointId, Skeleton};
 
 /// Makes the rest pose the one given by `rest` (one world rotation per
 /// joint, see the module documentation). Returns the new clip and the
 /// largest world-position error (0 up to rounding where channels allow).
 ///
+/// This is [`RestMap`] mapped over every frame.
+///
 /// # Errors
 /// When `rest` does not hold one rotation per joint.
 pub fn with_rotations(bvh: &Bvh, rest: &[DMat3], mode: PositionChannels) -> Result<(Bvh, f64)> {
-    let s = bvh.skeleton();
-    if rest.len() != s.len() {
-        return Err(Error::invalid("rest pose: one rotation per joint is needed"));
-    }
-    // A joint that cannot turn keeps its parent's rest rotation.
-    let mut g: Vec<DMat3> = Vec::with_capacity(s.len());
-    for (i, j) in s.joints().iter().enumerate() {
-        let parent = j.parent().map_or(DMat3::IDENTITY, |p| g[p.index()]);
-        g.push(if j.rotation_axes().next().is_none() { parent } else { rest[i] });
-    }
-    let gp = |id: JointId| s.joint(id).parent().map_or(DMat3::IDENTITY, |p| g[p.index()]);
-    let skeleton: Skeleton = rebuild_skeleton(s, |id, j| {
-        let offset = if j.parent().is_some() { gp(id) * j.offset() } else { j.offset() };
-        Ok((offset, j.channels().to_vec()))
-    })?;
-    let fk = Kinematics::new(s, mode);
-    let nc = s.n_channels();
-    let n_frames = bvh.motion().n_frames();
-    let mut values = bvh.motion().values().to_vec();
-    let mut local = vec![DAffine3::IDENTITY; s.len()];
-    let channels: Vec<JointChannels> = skeleton.joints().iter().map(JointChannels::of).collect();
-    for f in 0..n_frames {
-        fk.local(bvh.motion().frame(f), &mut local);
-        let (done, rest) = values.split_at_mut(f * nc);
-        let dst = &mut rest[..nc];
+    let map = RestMap::new(bvh.skeleton(), rest, mode)?;
+    let (out, map) = super::map_frames_chunked(bvh, map)?;
+    Ok((out, map.max_position_error()))
+}
+
+/// A new rest pose one frame at a time: a [`FrameMap`] (and
+/// [`SplitFrameMap`]) from the input skeleton to the one with the new
+/// offsets, so a stream changes the rest pose in constant memory with the
+/// same bits as [`with_rotations`]. The state carried from frame to frame
+/// is the previous output frame's angles (Euler continuity); the largest
+/// world-position error over the frames mapped is kept as a statistic.
+///
+/// # Example
+/// ```
+/// use bvhkit::{Bvh, PositionChannels};
+/// use bvhkit::edit::{FrameMap, rest::RestMap};
+/// let bvh = Bvh::parse("HIERARCHY ROOT Hips { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+///     JOINT Arm { OFFSET 5 0 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site { OFFSET 5 0 0 } } }
+///     MOTION Frames: 2 Frame Time: 0.1
+///     0 0 0 -90 0 0
+///     0 0 0 -45 0 0")?;
+/// // Frame 0's pose (the arm hanging down) as the rest pose.
+/// let mut map = RestMap::from_frame(bvh.skeleton(), bvh.motion().frame(0), PositionChannels::Replace);
+/// let mut out = [0.0; 6];
+/// map.map(bvh.motion().frame(1), &mut out);
+/// assert!((out[3] - 45.0).abs() < 1e-9);
+/// # Ok::<(), bvhkit::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct RestMap {
+    output: Skeleton,
+    mode: PositionChannels,
+    /// Per joint: its rest rotation `G(j)` and its parent's.
+    g: Vec<DMat3>,
+    g_parent: Vec<DMat3>,
+    has_parent: Vec<bool>,
+    channels: Vec<JointChannels>,
+    fk: Kinematics,
+    fk_new: Kinematics,
+    scratch: FkScratch,
+    scratch_new: FkScratch,
+    local: Vec<DAffine3>,
+    positions: Vec<DVec3>,
+    positions_new: Vec<DVec3>,
+    /// The previous output frame's angles per joint (`None` before the
+    /// first frame).
+    near: Option<Vec<[f64; 3]>>,
+    error: f64,
+}
+
+impl RestMap {
+    /// The map that makes `rest` (one world rotation per joint) the rest
+    /// pose of `skeleton`.
+    ///
+    /// # Errors
+    /// When `rest` does not hold one rotation per joint.
+    pub fn new(skeleton: &Skeleton, rest: &[DMat3], mode: PositionChannels) -> Result<RestMap> {
+        let s = skeleton;
+        if rest.len() != s.len() {
+            return Err(Error::invalid("rest pose: one rotation per joint is needed"));
+        }
+        // A joint that cannot turn keeps its parent's rest rotation.
+        let mut g: Vec<DMat3> = Vec::with_capacity(s.len());
         for (i, j) in s.joints().iter().enumerate() {
-            if j.channels().is_empty() {
+            let parent = j.parent().map_or(DMat3::IDENTITY, |p| g[p.index()]);
+            g.push(if j.rotation_axes().next().is_none() { parent } else { rest[i] });
+        }
+        let g_parent: Vec<DMat3> = s
+            .joints()
+            .iter()
+            .map(|j| j.parent().map_or(DMat3::IDENTITY, |p| g[p.index()]))
+            .collect();
+        let output: Skeleton = rebuild_skeleton(s, |id, j| {
+            let offset =
+                if j.parent().is_some() { g_parent[id.index()] * j.offset() } else { j.offset() };
+            Ok((offset, j.channels().to_vec()))
+        })?;
+        let channels: Vec<JointChannels> = output.joints().iter().map(JointChannels::of).collect();
+        let fk = Kinematics::new(s, mode);
+        let fk_new = Kinematics::new(&output, mode);
+        Ok(RestMap {
+            mode,
+            has_parent: s.joints().iter().map(|j| j.parent().is_some()).collect(),
+            g,
+            g_parent,
+            channels,
+            scratch: fk.scratch(),
+            scratch_new: fk_new.scratch(),
+            local: vec![DAffine3::IDENTITY; s.len()],
+            positions: vec![DVec3::ZERO; s.len()],
+            positions_new: vec![DVec3::ZERO; s.len()],
+            fk,
+            fk_new,
+            output,
+            near: None,
+            error: 0.0,
+        })
+    }
+
+    /// The map that makes the pose of `frame` (a frame of `skeleton`) its
+    /// rest pose ([`from_frame`]).
+    pub fn from_frame(skeleton: &Skeleton, frame: &[f64], mode: PositionChannels) -> RestMap {
+        let fk = Kinematics::new(skeleton, mode);
+        let mut world = vec![DAffine3::IDENTITY; skeleton.len()];
+        fk.world(frame, &mut world);
+        let rest: Vec<DMat3> = world.iter().map(|w| w.matrix3).collect();
+        RestMap::new(skeleton, &rest, mode).expect("one rotation per joint")
+    }
+
+    /// The map that makes the rest pose of `other` that of `skeleton`
+    /// ([`from_skeleton`]).
+    ///
+    /// # Errors
+    /// As [`from_skeleton`].
+    pub fn from_skeleton(
+        skeleton: &Skeleton,
+        other: &Skeleton,
+        mode: PositionChannels,
+    ) -> Result<RestMap> {
+        RestMap::new(skeleton, &rest_towards(skeleton, other)?, mode)
+    }
+
+    /// The largest world-position error over the frames mapped so far (0 up
+    /// to rounding where channels allow).
+    pub fn max_position_error(&self) -> f64 {
+        self.error
+    }
+}
+
+impl FrameMap for RestMap {
+    fn output_skeleton(&self) -> &Skeleton {
+        &self.output
+    }
+
+    fn map(&mut self, src: &[f64], dst: &mut [f64]) {
+        dst.copy_from_slice(src);
+        self.fk.local(src, &mut self.local);
+        let first = self.near.is_none();
+        let near = self.near.get_or_insert_with(|| vec![[0.0; 3]; self.channels.len()]);
+        for (i, jc) in self.channels.iter().enumerate() {
+            if self.output.joints()[i].channels().is_empty() {
                 continue;
             }
-            let id = JointId::new(i);
-            let jc = &channels[i];
-            let r = gp(id) * local[i].matrix3 * g[i].transpose();
-            let near = if f == 0 { jc.angles(dst) } else { jc.angles(&done[(f - 1) * nc..]) };
-            jc.write_rotation(DQuat::from_mat3(&r), Some(near), dst);
-            let t = if j.parent().is_some() {
-                gp(id) * local[i].translation
+            let gp = self.g_parent[i];
+            let r = gp * self.local[i].matrix3 * self.g[i].transpose();
+            // The first frame's reference is its own angles.
+            let n = if first { jc.angles(dst) } else { near[i] };
+            jc.write_rotation(DQuat::from_mat3(&r), Some(n), dst);
+            let t = if self.has_parent[i] {
+                gp * self.local[i].translation
             } else {
-                local[i].translation
+                self.local[i].translation
             };
-            jc.write_translation(t, mode, dst);
+            jc.write_translation(t, self.mode, dst);
+            near[i] = jc.angles(dst);
+        }
+        self.fk.positions_with(src, &mut self.scratch, &mut self.positions);
+        self.fk_new.positions_with(dst, &mut self.scratch_new, &mut self.positions_new);
+        for (a, b) in self.positions_new.iter().zip(&self.positions) {
+            self.error = self.error.max((*a - *b).length());
         }
     }
-    let motion = Motion::with_frames(bvh.motion().frame_time(), n_frames, nc, values)?;
-    let out = Bvh::new(skeleton, motion)?;
-    let map: Vec<Option<usize>> = (0..s.len()).map(Some).collect();
-    let error = max_position_error((s, bvh.motion()), (out.skeleton(), out.motion()), &map, mode);
-    Ok((out, error))
+}
+
+impl SplitFrameMap for RestMap {
+    fn absorb(&mut self, earlier: &Self) {
+        self.error = self.error.max(earlier.error);
+    }
 }
 
 /// Makes frame `frame` the rest pose; see the module documentation.
@@ -121,11 +242,9 @@ pub fn from_frame(bvh: &Bvh, frame: usize, mode: PositionChannels) -> Result<(Bv
             "rest pose: frame {frame} is not in the clip (0..{n})"
         )));
     }
-    let fk = Kinematics::new(bvh.skeleton(), mode);
-    let mut world = vec![DAffine3::IDENTITY; bvh.skeleton().len()];
-    fk.world(bvh.motion().frame(frame), &mut world);
-    let rest: Vec<DMat3> = world.iter().map(|w| w.matrix3).collect();
-    with_rotations(bvh, &rest, mode)
+    let map = RestMap::from_frame(bvh.skeleton(), bvh.motion().frame(frame), mode);
+    let (out, map) = super::map_frames_chunked(bvh, map)?;
+    Ok((out, map.max_position_error()))
 }
 
 /// The rotation that turns the directions `ours` onto `theirs`: the shortest
@@ -161,7 +280,11 @@ pub(crate) fn align(ours: &[DVec3], theirs: &[DVec3]) -> DMat3 {
 /// # Errors
 /// When a joint of `bvh` has no joint of the same name in `other`.
 pub fn from_skeleton(bvh: &Bvh, other: &Skeleton, mode: PositionChannels) -> Result<(Bvh, f64)> {
-    let s = bvh.skeleton();
+    with_rotations(bvh, &rest_towards(bvh.skeleton(), other)?, mode)
+}
+
+/// The rest rotations that turn `s`'s bones onto `other`'s directions.
+fn rest_towards(s: &Skeleton, other: &Skeleton) -> Result<Vec<DMat3>> {
     let names = s.display_names();
     let other_names = other.display_names();
     let index: std::collections::HashMap<&str, usize> =
@@ -185,5 +308,5 @@ pub fn from_skeleton(bvh: &Bvh, other: &Skeleton, mode: PositionChannels) -> Res
         }
         rest.push(align(&ours, &theirs));
     }
-    with_rotations(bvh, &rest, mode)
+    Ok(rest)
 }

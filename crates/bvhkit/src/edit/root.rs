@@ -35,6 +35,7 @@ use super::axes::SignedAxis;
 use super::local::{JointSpec, build};
 use super::mirror::{Mirror, MirrorOptions};
 use super::pose::JointChannels;
+use super::{FrameMap, SplitFrameMap};
 use crate::bvh::Bvh;
 use crate::channel::Channel;
 use crate::error::{Error, Result};
@@ -60,24 +61,114 @@ use crate::skeleton::{JointId, JointKind, Skeleton};
 /// # Ok::<(), bvhkit::Error>(())
 /// ```
 pub fn carrier(bvh: &Bvh) -> Option<JointId> {
-    let s = bvh.skeleton();
-    let m = bvh.motion();
-    let moving = |id: JointId| {
-        let j = s.joint(id);
-        j.channels().iter().enumerate().any(|(k, c)| {
-            let ch = j.first_channel() + k;
-            c.is_position() && m.frames().any(|f| f[ch] != m.frame(0)[ch])
-        })
-    };
-    let with_pos = |id: &JointId| s.joint(*id).channels().iter().any(|c| c.is_position());
-    let mut ids: Vec<JointId> = s.ids().collect();
-    ids.sort_by_key(|id| s.joint(*id).depth());
-    if m.n_frames() > 0
-        && let Some(id) = ids.iter().copied().filter(with_pos).find(|&id| moving(id))
-    {
-        return Some(id);
+    let mut search = CarrierSearch::new(bvh.skeleton());
+    for f in bvh.motion().frames() {
+        if search.push(f) {
+            break;
+        }
     }
-    ids.iter().copied().find(with_pos).or_else(|| s.roots().next())
+    search.carrier()
+}
+
+/// [`carrier`] decided frame by frame, for a stream: push the clip's frames
+/// in order until [`CarrierSearch::push`] says the carrier is decided (the
+/// topmost joint with position channels moved; in almost every clip
+/// within its first frames), or until the last frame (when the topmost
+/// candidate has not moved yet, as Bandai Namco's still `joint_Root`).
+/// [`CarrierSearch::carrier`] then gives what [`carrier`] gives on the
+/// whole clip. The first frame is kept ([`CarrierSearch::first_frame`]),
+/// which the root-motion maps need.
+///
+/// # Example
+/// ```
+/// use bvhkit::Bvh;
+/// use bvhkit::edit::root::CarrierSearch;
+/// let bvh = Bvh::parse("HIERARCHY ROOT joint_Root { OFFSET 0 0 0 CHANNELS 3 Xposition Yposition Zposition
+///     JOINT Hips { OFFSET 0 90 0 CHANNELS 3 Xposition Yposition Zposition End Site { OFFSET 0 10 0 } } }
+///     MOTION Frames: 2 Frame Time: 0.1
+///     0 0 0 0 90 0
+///     0 0 0 5 90 0")?;
+/// let mut search = CarrierSearch::new(bvh.skeleton());
+/// // joint_Root may still move later: not decided before the end.
+/// assert!(!search.push(bvh.motion().frame(0)));
+/// assert!(!search.push(bvh.motion().frame(1)));
+/// assert_eq!(search.carrier().map(|j| j.index()), Some(1));
+/// # Ok::<(), bvhkit::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct CarrierSearch {
+    /// Joints with position channels, topmost first (then in file order),
+    /// with their position channel indices.
+    candidates: Vec<(JointId, Vec<usize>)>,
+    /// Whether each candidate's position channels took a second value.
+    moved: Vec<bool>,
+    first: Option<Vec<f64>>,
+    /// The first root, for a skeleton without position channels.
+    root: Option<JointId>,
+}
+
+impl CarrierSearch {
+    /// A search over frames of `skeleton`.
+    pub fn new(skeleton: &Skeleton) -> CarrierSearch {
+        let mut ids: Vec<JointId> = skeleton.ids().collect();
+        ids.sort_by_key(|id| skeleton.joint(*id).depth());
+        let candidates: Vec<(JointId, Vec<usize>)> = ids
+            .into_iter()
+            .filter_map(|id| {
+                let j = skeleton.joint(id);
+                let pos: Vec<usize> = j
+                    .channels()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.is_position())
+                    .map(|(k, _)| j.first_channel() + k)
+                    .collect();
+                (!pos.is_empty()).then_some((id, pos))
+            })
+            .collect();
+        CarrierSearch {
+            moved: vec![false; candidates.len()],
+            candidates,
+            first: None,
+            root: skeleton.roots().next(),
+        }
+    }
+
+    /// Takes the next frame; returns whether the carrier is decided (no
+    /// later frame can change it).
+    pub fn push(&mut self, frame: &[f64]) -> bool {
+        let first = self.first.get_or_insert_with(|| frame.to_vec());
+        for (k, (_, channels)) in self.candidates.iter().enumerate() {
+            // `!=`, as the whole-clip rule: a NaN differs even from itself
+            // (so a NaN in the first frame moves).
+            if !self.moved[k] && channels.iter().any(|&ch| frame[ch] != first[ch]) {
+                self.moved[k] = true;
+            }
+        }
+        self.decided()
+    }
+
+    /// Whether the frames so far decide the carrier: the topmost candidate
+    /// moved, or there is no candidate.
+    pub fn decided(&self) -> bool {
+        self.candidates.is_empty() || self.moved.first() == Some(&true)
+    }
+
+    /// The carrier of the frames pushed so far, taken as the whole clip
+    /// ([`carrier`]'s rule).
+    pub fn carrier(&self) -> Option<JointId> {
+        if self.first.is_some()
+            && let Some(k) = self.moved.iter().position(|&m| m)
+        {
+            return Some(self.candidates[k].0);
+        }
+        self.candidates.first().map(|c| c.0).or(self.root)
+    }
+
+    /// The first frame pushed.
+    pub fn first_frame(&self) -> Option<&[f64]> {
+        self.first.as_deref()
+    }
 }
 
 pub(crate) fn horizontal(v: DVec3, up: SignedAxis) -> DVec3 {
@@ -93,6 +184,7 @@ fn target_forward(up: SignedAxis) -> DVec3 {
 
 /// What every root-motion transform needs: the carrier, FK, the pairs.
 /// Also used by `crate::mix` (alignment of clips, loops).
+#[derive(Clone, Debug)]
 pub(crate) struct Setup {
     pub(crate) carrier: usize,
     pub(crate) fk: Kinematics,
@@ -104,6 +196,24 @@ impl Setup {
     pub(crate) fn new(bvh: &Bvh) -> Result<Setup> {
         let carrier = carrier(bvh).ok_or_else(|| Error::invalid("the skeleton has no joints"))?;
         Setup::with_carrier(bvh, carrier)
+    }
+
+    /// The same for a stream: the skeleton, the carrier (from a
+    /// [`CarrierSearch`]) and the clip's first frame (`None` for a clip
+    /// without frames), which is all [`Setup::with_carrier`] reads of a
+    /// clip (the mirror pairs may need the first frame).
+    pub(crate) fn for_stream(
+        skeleton: &Skeleton,
+        carrier: JointId,
+        first: Option<&[f64]>,
+    ) -> Result<Setup> {
+        let nc = skeleton.n_channels();
+        let (n, values) = match first {
+            Some(f) => (1, f.to_vec()),
+            None => (0, Vec::new()),
+        };
+        let clip = Bvh::new(skeleton.clone(), Motion::with_frames(1.0, n, nc, values)?)?;
+        Setup::with_carrier(&clip, carrier)
     }
 
     /// The same, with the carrier given (for a clip that must move the
@@ -187,35 +297,111 @@ fn put_world(
 /// # Ok::<(), bvhkit::Error>(())
 /// ```
 pub fn in_place(bvh: &Bvh, up: SignedAxis) -> Result<Bvh> {
-    let setup = Setup::new(bvh)?;
-    let s = bvh.skeleton();
-    let c = setup.carrier;
-    let jc = JointChannels::of(s.joint(JointId::new(c)));
+    let carrier = carrier(bvh).ok_or_else(|| Error::invalid("the skeleton has no joints"))?;
+    let first = (bvh.motion().n_frames() > 0).then(|| bvh.motion().frame(0));
+    let mut map = InPlace::new(bvh.skeleton(), carrier, first, up)?;
     let mut out = bvh.clone();
-    let nc = s.n_channels();
-    let mut world = vec![DAffine3::IDENTITY; s.len()];
-    let mut start = DVec3::ZERO;
+    let nc = bvh.skeleton().n_channels();
     for f in 0..bvh.motion().n_frames() {
-        setup.fk.world(bvh.motion().frame(f), &mut world);
-        let p = world[c].translation;
-        if f == 0 {
-            start = p;
-        }
-        let mut target = start;
-        target[up.axis().index()] = p[up.axis().index()];
-        let parent =
-            s.joint(JointId::new(c)).parent().map_or(DAffine3::IDENTITY, |q| world[q.index()]);
-        let t = parent.inverse().transform_point3(target);
         let frame = &mut out.motion_mut().values_mut()[f * nc..(f + 1) * nc];
-        let miss = jc.write_translation(t, PositionChannels::Replace, frame);
-        if miss > 1e-9 * setup.height {
+        if let Err(miss) = map.hold(bvh.motion().frame(f), frame) {
             return Err(Error::invalid(format!(
                 "joint {:?} carries the root motion but its position channels cannot hold it in place (off by {miss} in frame {f})",
-                s.joint(JointId::new(c)).name()
+                bvh.skeleton().joint(carrier).name()
             )));
         }
     }
     Ok(out)
+}
+
+/// [`in_place`] one frame at a time, for a stream: a [`FrameMap`] built
+/// from the skeleton, the carrier ([`CarrierSearch`]) and the first frame
+/// (the position held). It keeps no state from frame to frame. A frame
+/// whose carrier cannot be held is written as far as it goes and counted
+/// ([`InPlace::failed`]); [`in_place`] on the whole clip names it.
+#[derive(Clone, Debug)]
+pub struct InPlace {
+    setup: Setup,
+    output: Skeleton,
+    jc: JointChannels,
+    parent: Option<usize>,
+    start: DVec3,
+    up: SignedAxis,
+    world: Vec<DAffine3>,
+    failed: bool,
+}
+
+impl InPlace {
+    /// The map for clips of `skeleton` whose carrier is `carrier` and whose
+    /// first frame is `first` (`None`: a clip without frames).
+    ///
+    /// # Errors
+    /// When `first` does not fit the skeleton.
+    pub fn new(
+        skeleton: &Skeleton,
+        carrier: JointId,
+        first: Option<&[f64]>,
+        up: SignedAxis,
+    ) -> Result<InPlace> {
+        let setup = Setup::for_stream(skeleton, carrier, first)?;
+        let mut world = vec![DAffine3::IDENTITY; skeleton.len()];
+        let c = setup.carrier;
+        let start = match first {
+            Some(f) => {
+                setup.fk.world(f, &mut world);
+                world[c].translation
+            }
+            None => DVec3::ZERO,
+        };
+        let joint = skeleton.joint(JointId::new(c));
+        Ok(InPlace {
+            output: skeleton.clone(),
+            jc: JointChannels::of(joint),
+            parent: joint.parent().map(|p| p.index()),
+            start,
+            up,
+            world,
+            setup,
+            failed: false,
+        })
+    }
+
+    /// Whether a frame's carrier could not be held in place.
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
+    /// Maps one frame; `Err` with how far off the carrier stays when its
+    /// channels cannot hold it.
+    fn hold(&mut self, src: &[f64], dst: &mut [f64]) -> std::result::Result<(), f64> {
+        dst.copy_from_slice(src);
+        self.setup.fk.world(src, &mut self.world);
+        let p = self.world[self.setup.carrier].translation;
+        let mut target = self.start;
+        target[self.up.axis().index()] = p[self.up.axis().index()];
+        let parent = self.parent.map_or(DAffine3::IDENTITY, |q| self.world[q]);
+        let t = parent.inverse().transform_point3(target);
+        let miss = self.jc.write_translation(t, PositionChannels::Replace, dst);
+        if miss > 1e-9 * self.setup.height { Err(miss) } else { Ok(()) }
+    }
+}
+
+impl FrameMap for InPlace {
+    fn output_skeleton(&self) -> &Skeleton {
+        &self.output
+    }
+
+    fn map(&mut self, input: &[f64], output: &mut [f64]) {
+        if self.hold(input, output).is_err() {
+            self.failed = true;
+        }
+    }
+}
+
+impl SplitFrameMap for InPlace {
+    fn absorb(&mut self, earlier: &Self) {
+        self.failed |= earlier.failed;
+    }
 }
 
 /// Moves and turns the whole clip about the up axis so that the first
@@ -225,18 +411,135 @@ pub fn in_place(bvh: &Bvh, up: SignedAxis) -> Result<Bvh> {
 /// # Errors
 /// When the carrier's channels cannot hold a full transform.
 pub fn to_origin(bvh: &Bvh, up: SignedAxis) -> Result<Bvh> {
-    let setup = Setup::new(bvh)?;
-    let c = setup.carrier;
-    let mut g = DAffine3::IDENTITY;
-    move_carrier(bvh, &setup, |f, world| {
-        if f == 0 {
-            let yaw = yaw_between(setup.facing(world, up), target_forward(up), up.vector());
-            let turn = DQuat::from_axis_angle(up.vector(), yaw);
-            let shift = -horizontal(world[c].translation, up);
-            g = DAffine3::from_quat(turn) * DAffine3::from_translation(shift);
+    let carrier = carrier(bvh).ok_or_else(|| Error::invalid("the skeleton has no joints"))?;
+    let first = (bvh.motion().n_frames() > 0).then(|| bvh.motion().frame(0));
+    let mut map = ToOrigin::new(bvh.skeleton(), carrier, first, up)?;
+    let mut out = bvh.clone();
+    let nc = bvh.skeleton().n_channels();
+    for f in 0..bvh.motion().n_frames() {
+        let frame = &mut out.motion_mut().values_mut()[f * nc..(f + 1) * nc];
+        map.apply(bvh.motion().frame(f), frame)?;
+    }
+    Ok(out)
+}
+
+/// [`to_origin`] one frame at a time, for a stream: a [`FrameMap`] built
+/// from the skeleton, the carrier ([`CarrierSearch`]) and the first frame
+/// (which decides the move). The state carried from frame to frame is the
+/// carrier's previous output angles (Euler continuity). A frame whose
+/// carrier cannot hold its new transform is counted
+/// ([`ToOrigin::failed`]); [`to_origin`] on the whole clip says why.
+#[derive(Clone, Debug)]
+pub struct ToOrigin {
+    output: Skeleton,
+    fk: Kinematics,
+    mover: Mover,
+    g: DAffine3,
+    near: Option<[f64; 3]>,
+    world: Vec<DAffine3>,
+    failed: bool,
+}
+
+impl ToOrigin {
+    /// The map for clips of `skeleton` whose carrier is `carrier` and whose
+    /// first frame is `first` (`None`: a clip without frames).
+    ///
+    /// # Errors
+    /// When `first` does not fit the skeleton.
+    pub fn new(
+        skeleton: &Skeleton,
+        carrier: JointId,
+        first: Option<&[f64]>,
+        up: SignedAxis,
+    ) -> Result<ToOrigin> {
+        let setup = Setup::for_stream(skeleton, carrier, first)?;
+        let c = setup.carrier;
+        let mut world = vec![DAffine3::IDENTITY; skeleton.len()];
+        let g = match first {
+            Some(f) => {
+                setup.fk.world(f, &mut world);
+                let yaw = yaw_between(setup.facing(&world, up), target_forward(up), up.vector());
+                let turn = DQuat::from_axis_angle(up.vector(), yaw);
+                let shift = -horizontal(world[c].translation, up);
+                DAffine3::from_quat(turn) * DAffine3::from_translation(shift)
+            }
+            None => DAffine3::IDENTITY,
+        };
+        Ok(ToOrigin {
+            output: skeleton.clone(),
+            mover: Mover::new(skeleton, &setup),
+            fk: setup.fk,
+            g,
+            near: None,
+            world,
+            failed: false,
+        })
+    }
+
+    /// Whether a frame's carrier could not hold its new transform.
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
+    fn apply(&mut self, src: &[f64], dst: &mut [f64]) -> Result<()> {
+        dst.copy_from_slice(src);
+        self.fk.world(src, &mut self.world);
+        let near = self.near.unwrap_or_else(|| self.mover.jc.angles(src));
+        let done = self.mover.put(&self.world, self.g, near, dst);
+        self.near = Some(self.mover.jc.angles(dst));
+        done
+    }
+}
+
+impl FrameMap for ToOrigin {
+    fn output_skeleton(&self) -> &Skeleton {
+        &self.output
+    }
+
+    fn map(&mut self, input: &[f64], output: &mut [f64]) {
+        if self.apply(input, output).is_err() {
+            self.failed = true;
         }
-        g
-    })
+    }
+}
+
+impl SplitFrameMap for ToOrigin {
+    fn absorb(&mut self, earlier: &Self) {
+        self.failed |= earlier.failed;
+    }
+}
+
+/// The carrier rewritten to a new world transform: the one rule that
+/// [`move_carrier`] and [`ToOrigin`] share.
+#[derive(Clone, Debug)]
+struct Mover {
+    c: usize,
+    jc: JointChannels,
+    name: String,
+    parent: Option<usize>,
+    tolerance: f64,
+}
+
+impl Mover {
+    fn new(skeleton: &Skeleton, setup: &Setup) -> Mover {
+        let joint = skeleton.joint(JointId::new(setup.carrier));
+        Mover {
+            c: setup.carrier,
+            jc: JointChannels::of(joint),
+            name: joint.name().to_string(),
+            parent: joint.parent().map(|p| p.index()),
+            tolerance: 1e-9 * setup.height.max(1.0),
+        }
+    }
+
+    /// Writes into `out` (a copy of the input frame whose world transforms
+    /// are `world`) the carrier's channels that make its world transform
+    /// `g · W`, angles closest to `near`.
+    fn put(&self, world: &[DAffine3], g: DAffine3, near: [f64; 3], out: &mut [f64]) -> Result<()> {
+        let parent = self.parent.map_or(DAffine3::IDENTITY, |q| world[q]);
+        let target = g * world[self.c];
+        put_world(&self.jc, &self.name, parent, target, near, out, self.tolerance)
+    }
 }
 
 /// Moves the carrier (and so everything below it) of every frame `f` by
@@ -255,24 +558,20 @@ pub(crate) fn move_carrier(
     mut g: impl FnMut(usize, &[DAffine3]) -> DAffine3,
 ) -> Result<Bvh> {
     let s = bvh.skeleton();
-    let c = setup.carrier;
-    let joint = s.joint(JointId::new(c));
-    let jc = JointChannels::of(joint);
+    let mover = Mover::new(s, setup);
     let mut out = bvh.clone();
     let nc = s.n_channels();
     let mut world = vec![DAffine3::IDENTITY; s.len()];
     for f in 0..bvh.motion().n_frames() {
         setup.fk.world(bvh.motion().frame(f), &mut world);
         let gf = g(f, &world);
-        let parent = joint.parent().map_or(DAffine3::IDENTITY, |q| world[q.index()]);
         let near = if f == 0 {
-            jc.angles(bvh.motion().frame(0))
+            mover.jc.angles(bvh.motion().frame(0))
         } else {
-            jc.angles(&out.motion().values()[(f - 1) * nc..f * nc])
+            mover.jc.angles(&out.motion().values()[(f - 1) * nc..f * nc])
         };
         let frame = &mut out.motion_mut().values_mut()[f * nc..(f + 1) * nc];
-        let target = gf * world[c];
-        put_world(&jc, joint.name(), parent, target, near, frame, 1e-9 * setup.height.max(1.0))?;
+        mover.put(&world, gf, near, frame)?;
     }
     Ok(out)
 }
@@ -303,112 +602,215 @@ pub(crate) fn move_carrier(
 /// # Ok::<(), bvhkit::Error>(())
 /// ```
 pub fn extract(bvh: &Bvh, up: SignedAxis, name: &str) -> Result<Bvh> {
-    let setup = Setup::new(bvh)?;
-    let s = bvh.skeleton();
-    if s.find(name).is_some() {
-        return Err(Error::invalid(format!("a joint is already called {name:?}")));
-    }
-    let c = setup.carrier;
-    let mut top = c;
-    while let Some(p) = s.joint(JointId::new(top)).parent() {
-        top = p.index();
-    }
-    let top_joint = s.joint(JointId::new(top));
-    let holds = |j: &crate::skeleton::Joint| {
-        j.rotation_axes().count() == 3
-            && Axis::ALL
-                .iter()
-                .filter(|&&a| a != up.axis())
-                .all(|a| j.channels().iter().any(|ch| ch.is_position() && ch.axis() == *a))
-    };
-    // The joints whose channels take the compensation: the old root, or
-    // when it cannot, every joint hanging from the chain above the carrier.
-    let mut chain = vec![false; s.len()];
-    let mut a = s.joint(JointId::new(c)).parent();
-    while let Some(p) = a {
-        chain[p.index()] = true;
-        a = s.joint(p).parent();
-    }
-    let rewrite: Vec<usize> = if holds(top_joint) {
-        vec![top]
-    } else {
-        (0..s.len())
-            .filter(|&j| {
-                let jj = s.joint(JointId::new(j));
-                !chain[j]
-                    && !jj.is_end_site()
-                    && (j == top || jj.parent().is_some_and(|p| chain[p.index()]))
-            })
-            .collect()
-    };
-    // The new skeleton: the new root just before the old top root.
-    let rot = match up.axis() {
-        Axis::X => Channel::Xrotation,
-        Axis::Y => Channel::Yrotation,
-        Axis::Z => Channel::Zrotation,
-    };
-    let mut specs = Vec::with_capacity(s.len() + 1);
-    let shift = |i: usize| if i >= top { i + 1 } else { i };
-    for (i, j) in s.joints().iter().enumerate() {
-        if i == top {
-            specs.push(JointSpec {
-                name: name.to_string(),
-                kind: JointKind::Root,
-                parent: None,
-                offset: DVec3::ZERO,
-                channels: vec![Channel::Xposition, Channel::Yposition, Channel::Zposition, rot],
-            });
-        }
-        let mut spec = JointSpec::of(j);
-        spec.parent = match j.parent() {
-            Some(p) => Some(shift(p.index())),
-            None if i == top => Some(top),
-            None => None,
-        };
-        if i == top {
-            spec.kind = JointKind::Joint;
-        }
-        specs.push(spec);
-    }
-    let skeleton: Skeleton = build(&specs)?;
-    let root_first = top_joint.first_channel();
-    let nc_old = s.n_channels();
-    let nc = skeleton.n_channels();
+    let carrier = carrier(bvh).ok_or_else(|| Error::invalid("the skeleton has no joints"))?;
+    let first = (bvh.motion().n_frames() > 0).then(|| bvh.motion().frame(0));
+    let mut map = Extract::new(bvh.skeleton(), carrier, first, up, name)?;
+    let nc = map.output.n_channels();
     let n_frames = bvh.motion().n_frames();
     let mut values = vec![0.0; n_frames * nc];
-    let jcs: Vec<JointChannels> = rewrite
-        .iter()
-        .map(|&r| JointChannels::of(skeleton.joint(JointId::new(shift(r)))))
-        .collect();
-    let mut world = vec![DAffine3::IDENTITY; s.len()];
-    let mut yaw_prev = 0.0;
-    let target = target_forward(up);
-    for f in 0..n_frames {
-        let src = bvh.motion().frame(f);
-        let (done, rest) = values.split_at_mut(f * nc);
-        let dst = &mut rest[..nc];
+    for (src, dst) in bvh.motion().frames().zip(values.chunks_exact_mut(nc.max(1))) {
+        map.apply(src, dst)?;
+    }
+    let motion = Motion::with_frames(bvh.motion().frame_time(), n_frames, nc, values)?;
+    Bvh::new(map.output, motion)
+}
+
+/// [`extract`] one frame at a time, for a stream: a [`FrameMap`] from the
+/// skeleton to the one with the new root, built from the carrier
+/// ([`CarrierSearch`]) and the first frame (the left/right pairs that give
+/// the heading may need it). The state carried from frame to frame is
+/// the previous output frame's heading and rewritten angles (continuity).
+/// A frame whose rewritten joints cannot hold their transforms is counted
+/// ([`Extract::failed`]); [`extract`] on the whole clip says why.
+#[derive(Clone, Debug)]
+pub struct Extract {
+    setup: Setup,
+    up: SignedAxis,
+    output: Skeleton,
+    /// The old top root's first channel, and the old channel count.
+    root_first: usize,
+    nc_old: usize,
+    /// The joints rewritten (input indices), their channels in the output
+    /// skeleton, their names and input parents.
+    rewrite: Vec<usize>,
+    channels: Vec<JointChannels>,
+    names: Vec<String>,
+    parents: Vec<Option<usize>>,
+    world: Vec<DAffine3>,
+    /// The previous output frame's heading and rewritten joints' angles
+    /// (`None` before the first frame).
+    prev: Option<(f64, Vec<[f64; 3]>)>,
+    failed: bool,
+}
+
+impl Extract {
+    /// The map for clips of `skeleton` whose carrier is `carrier` and whose
+    /// first frame is `first` (`None`: a clip without frames); the new root
+    /// is called `name`.
+    ///
+    /// # Errors
+    /// When a joint is already called `name`, or `first` does not fit.
+    pub fn new(
+        skeleton: &Skeleton,
+        carrier: JointId,
+        first: Option<&[f64]>,
+        up: SignedAxis,
+        name: &str,
+    ) -> Result<Extract> {
+        let setup = Setup::for_stream(skeleton, carrier, first)?;
+        let s = skeleton;
+        if s.find(name).is_some() {
+            return Err(Error::invalid(format!("a joint is already called {name:?}")));
+        }
+        let c = setup.carrier;
+        let mut top = c;
+        while let Some(p) = s.joint(JointId::new(top)).parent() {
+            top = p.index();
+        }
+        let top_joint = s.joint(JointId::new(top));
+        let holds = |j: &crate::skeleton::Joint| {
+            j.rotation_axes().count() == 3
+                && Axis::ALL
+                    .iter()
+                    .filter(|&&a| a != up.axis())
+                    .all(|a| j.channels().iter().any(|ch| ch.is_position() && ch.axis() == *a))
+        };
+        // The joints whose channels take the compensation: the old root, or
+        // when it cannot, every joint hanging from the chain above the carrier.
+        let mut chain = vec![false; s.len()];
+        let mut a = s.joint(JointId::new(c)).parent();
+        while let Some(p) = a {
+            chain[p.index()] = true;
+            a = s.joint(p).parent();
+        }
+        let rewrite: Vec<usize> = if holds(top_joint) {
+            vec![top]
+        } else {
+            (0..s.len())
+                .filter(|&j| {
+                    let jj = s.joint(JointId::new(j));
+                    !chain[j]
+                        && !jj.is_end_site()
+                        && (j == top || jj.parent().is_some_and(|p| chain[p.index()]))
+                })
+                .collect()
+        };
+        // The new skeleton: the new root just before the old top root.
+        let rot = match up.axis() {
+            Axis::X => Channel::Xrotation,
+            Axis::Y => Channel::Yrotation,
+            Axis::Z => Channel::Zrotation,
+        };
+        let mut specs = Vec::with_capacity(s.len() + 1);
+        let shift = |i: usize| if i >= top { i + 1 } else { i };
+        for (i, j) in s.joints().iter().enumerate() {
+            if i == top {
+                specs.push(JointSpec {
+                    name: name.to_string(),
+                    kind: JointKind::Root,
+                    parent: None,
+                    offset: DVec3::ZERO,
+                    channels: vec![Channel::Xposition, Channel::Yposition, Channel::Zposition, rot],
+                });
+            }
+            let mut spec = JointSpec::of(j);
+            spec.parent = match j.parent() {
+                Some(p) => Some(shift(p.index())),
+                None if i == top => Some(top),
+                None => None,
+            };
+            if i == top {
+                spec.kind = JointKind::Joint;
+            }
+            specs.push(spec);
+        }
+        let output: Skeleton = build(&specs)?;
+        let channels = rewrite
+            .iter()
+            .map(|&r| JointChannels::of(output.joint(JointId::new(shift(r)))))
+            .collect();
+        Ok(Extract {
+            up,
+            root_first: top_joint.first_channel(),
+            nc_old: s.n_channels(),
+            channels,
+            names: rewrite.iter().map(|&r| s.joint(JointId::new(r)).name().to_string()).collect(),
+            parents: rewrite
+                .iter()
+                .map(|&r| s.joint(JointId::new(r)).parent().map(|p| p.index()))
+                .collect(),
+            rewrite,
+            output,
+            world: vec![DAffine3::IDENTITY; s.len()],
+            setup,
+            prev: None,
+            failed: false,
+        })
+    }
+
+    /// Whether a frame's rewritten joints could not hold their transforms.
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
+    fn apply(&mut self, src: &[f64], dst: &mut [f64]) -> Result<()> {
+        let (root_first, up) = (self.root_first, self.up);
+        let c = self.setup.carrier;
         dst[..root_first].copy_from_slice(&src[..root_first]);
-        dst[root_first + 4..].copy_from_slice(&src[root_first..nc_old]);
-        setup.fk.world(src, &mut world);
+        dst[root_first + 4..].copy_from_slice(&src[root_first..self.nc_old]);
+        self.setup.fk.world(src, &mut self.world);
+        let world = &self.world;
         let ground = horizontal(world[c].translation, up);
-        let mut yaw = yaw_between(target, setup.facing(&world, up), up.vector()).to_degrees();
+        let yaw_prev = self.prev.as_ref().map_or(0.0, |p| p.0);
+        let mut yaw =
+            yaw_between(target_forward(up), self.setup.facing(world, up), up.vector()).to_degrees();
         yaw += 360.0 * ((yaw_prev - yaw) / 360.0).round();
-        yaw_prev = yaw;
         dst[root_first..root_first + 3].copy_from_slice(&ground.to_array());
         // A rotation channel turns about the positive axis.
         dst[root_first + 3] = yaw * up.sign();
         let n_world = DAffine3::from_translation(ground)
             * DAffine3::from_quat(DQuat::from_axis_angle(up.vector(), yaw.to_radians()));
-        for (&r, jc) in rewrite.iter().zip(&jcs) {
-            let parent = match s.joint(JointId::new(r)).parent() {
-                Some(p) => n_world * world[p.index()],
+        let tolerance = 1e-9 * self.setup.height.max(1.0);
+        let mut angles = match self.prev.take() {
+            Some((_, a)) => a,
+            None => self.channels.iter().map(|jc| jc.angles(dst)).collect(),
+        };
+        let mut done = Ok(());
+        for (k, &r) in self.rewrite.iter().enumerate() {
+            let jc = &self.channels[k];
+            let parent = match self.parents[k] {
+                Some(p) => n_world * world[p],
                 None => n_world,
             };
-            let near = if f == 0 { jc.angles(dst) } else { jc.angles(&done[(f - 1) * nc..]) };
-            let name = s.joint(JointId::new(r)).name();
-            put_world(jc, name, parent, world[r], near, dst, 1e-9 * setup.height.max(1.0))?;
+            if let Err(e) =
+                put_world(jc, &self.names[k], parent, world[r], angles[k], dst, tolerance)
+            {
+                done = Err(e);
+                break;
+            }
+        }
+        for (a, jc) in angles.iter_mut().zip(&self.channels) {
+            *a = jc.angles(dst);
+        }
+        self.prev = Some((yaw, angles));
+        done
+    }
+}
+
+impl FrameMap for Extract {
+    fn output_skeleton(&self) -> &Skeleton {
+        &self.output
+    }
+
+    fn map(&mut self, input: &[f64], output: &mut [f64]) {
+        if self.apply(input, output).is_err() {
+            self.failed = true;
         }
     }
-    let motion = Motion::with_frames(bvh.motion().frame_time(), n_frames, nc, values)?;
-    Bvh::new(skeleton, motion)
+}
+
+impl SplitFrameMap for Extract {
+    fn absorb(&mut self, earlier: &Self) {
+        self.failed |= earlier.failed;
+    }
 }

@@ -209,6 +209,12 @@ pub struct FrameReader<R> {
     ends_counted: u64,
     first_irregular_pos: Option<Position>,
     last_row_pos: Option<Position>,
+    /// The start (absolute offset) and position of the line still open
+    /// at the end of the last piece scanned: when a piece ends inside a
+    /// line (a window of a mapped file cut before the last line's end),
+    /// its start is consumed before the line is counted as a row, and the
+    /// row's position comes from here.
+    open_line_pos: Option<(usize, Position)>,
     layout: Layout,
     /// Offset of the first motion byte not yet handed out in a frame, as
     /// far as an undecided layout knows (the lookahead counts from here).
@@ -295,6 +301,7 @@ impl<R: FrameSource> FrameReader<R> {
             ends_counted: 0,
             first_irregular_pos: None,
             last_row_pos: None,
+            open_line_pos: None,
             layout: if lenient { Layout::Undecided } else { Layout::Stream },
             held_from: header.data_start,
             deferred: None,
@@ -557,13 +564,31 @@ impl<R: FrameSource> FrameReader<R> {
         let targets = [
             if new_irregular { self.stats.first_irregular.map(|t| t.0) } else { None },
             self.stats.last.map(|t| t.0).filter(|&o| o >= self.buf_base),
+            self.stats.open_line_start().filter(|&o| o >= self.buf_base),
         ];
-        let mut found = [None, None];
+        let mut found = [None, None, None];
         self.advance(used, &targets, &mut found);
+        // The line open at the end of the piece before, if a row that
+        // started there ended in this piece.
+        let open_before = self.open_line_pos;
+        if let (Some(o), Some(p)) = (targets[2], found[2]) {
+            self.open_line_pos = Some((o, p));
+        }
         if let Some(p) = found[0] {
+            self.first_irregular_pos = Some(p);
+        } else if new_irregular
+            && let (Some((start, _, _)), Some((open, p))) =
+                (self.stats.first_irregular, open_before)
+            && start == open
+        {
             self.first_irregular_pos = Some(p);
         }
         if let Some(p) = found[1] {
+            self.last_row_pos = Some(p);
+        } else if let (Some((start, _)), Some((open, p))) = (self.stats.last, open_before)
+            && start == open
+        {
+            // The last row began in an earlier piece, as the line then open.
             self.last_row_pos = Some(p);
         }
         if new_irregular && !self.lenient {
@@ -719,8 +744,8 @@ impl<R: FrameSource> FrameReader<R> {
     fn advance(
         &mut self,
         used: usize,
-        targets: &[Option<usize>; 2],
-        found: &mut [Option<Position>; 2],
+        targets: &[Option<usize>; 3],
+        found: &mut [Option<Position>; 3],
     ) {
         let piece = &self.rdr.window(&self.buf)[..used];
         let Some(&last) = piece.last() else { return };

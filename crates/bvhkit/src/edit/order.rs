@@ -91,6 +91,10 @@ pub(crate) struct Changed {
     /// (listing order).
     pub(crate) to: RotationOrder,
     pub(crate) out: [usize; 3],
+    /// A half turn about this axis after the input rotation (`q·(0, e_c)`,
+    /// a signed permutation of the quaternion's components: exact), for
+    /// the mirror's `S(l)·R·S(r) = (S(l)·R·S(l))·S(l)·S(r)`.
+    pub(crate) post: Option<Axis>,
 }
 
 impl Changed {
@@ -118,6 +122,7 @@ impl Changed {
             sign: [1.0; 3],
             to: to.rotation_order().expect("three rotation channels"),
             out: to.rot_index,
+            post: None,
         }
     }
 
@@ -135,6 +140,7 @@ impl Changed {
             sign: [a.1, b.1, c.1],
             to: j.rotation_order().expect("three rotation channels"),
             out: j.rot_index,
+            post: None,
         }
     }
 }
@@ -417,7 +423,7 @@ const STEP: usize = 8;
 /// continuity choice (`near_deg`, the one rule) next to the lane's
 /// previous angles, which the results replace.
 #[derive(Clone, Debug, Default)]
-struct Lanes {
+pub(crate) struct Lanes {
     /// Lanes in use.
     n: usize,
     /// Per lane: the input order's parity, the output order's parity, the
@@ -427,6 +433,10 @@ struct Lanes {
     e_out: Vec<f64>,
     g: Vec<f64>,
     pick: [Vec<f64>; 3],
+    /// 1 where a half turn follows, about the output order's axis number
+    /// `turn` (0, 1 or 2).
+    post: Vec<f64>,
+    turn: Vec<f64>,
     /// This frame's half angles (degrees), factor order.
     half: [Vec<f64>; 3],
     /// Whether a half angle of this frame is beyond the exact reduction.
@@ -437,7 +447,8 @@ struct Lanes {
 }
 
 impl Lanes {
-    fn new(joints: &[Changed]) -> Lanes {
+    /// Lanes for `joints`, every previous angle 0.
+    pub(crate) fn new(joints: &[Changed]) -> Lanes {
         let n = joints.len();
         let cap = n.div_ceil(STEP).max(1) * STEP;
         let mut l = Lanes {
@@ -446,6 +457,8 @@ impl Lanes {
             e_out: vec![1.0; cap],
             g: vec![1.0; cap],
             pick: [vec![0.0; cap], vec![1.0; cap], vec![2.0; cap]],
+            post: vec![0.0; cap],
+            turn: vec![0.0; cap],
             half: std::array::from_fn(|_| vec![0.0; cap]),
             huge: false,
             near: std::array::from_fn(|_| vec![0.0; cap]),
@@ -459,16 +472,22 @@ impl Lanes {
             for (m, a) in to.iter().enumerate() {
                 l.pick[m][k] = from.iter().position(|b| b == a).unwrap_or(m) as f64;
             }
+            if let Some(c) = c.post {
+                l.post[k] = 1.0;
+                l.turn[k] = to.iter().position(|&b| b == c).unwrap_or(0) as f64;
+            }
         }
         l
     }
 
-    /// The previous output angles of lane `k`.
-    fn near(&self, k: usize) -> [f64; 3] {
+    /// The previous output angles of lane `k` (after [`Lanes::solve`]:
+    /// this frame's).
+    pub(crate) fn near(&self, k: usize) -> [f64; 3] {
         [self.near[0][k], self.near[1][k], self.near[2][k]]
     }
 
-    fn set_near(&mut self, k: usize, a: [f64; 3]) {
+    /// Sets the previous output angles of lane `k`.
+    pub(crate) fn set_near(&mut self, k: usize, a: [f64; 3]) {
         for (v, x) in self.near.iter_mut().zip(a) {
             v[k] = x;
         }
@@ -476,7 +495,7 @@ impl Lanes {
 
     /// The half angles of `joints` (this group's) in `frame`.
     #[inline]
-    fn load(&mut self, joints: &[Changed], frame: &[f64]) {
+    pub(crate) fn load(&mut self, joints: &[Changed], frame: &[f64]) {
         let mut huge = false;
         for (k, c) in joints.iter().enumerate() {
             for m in 0..3 {
@@ -503,7 +522,7 @@ impl Lanes {
 
     /// This frame's angles of every lane, closest to the previous ones
     /// (the principal solutions when `first`).
-    fn solve(&mut self, first: bool) {
+    pub(crate) fn solve(&mut self, first: bool) {
         if self.huge {
             // As `sin_cos_deg` does: `% 360` (exact) first, so that the
             // lanes give its bits. NaN stays NaN.
@@ -565,6 +584,7 @@ fn lanes_loop(l: &mut Lanes, first: bool) {
     let (e_in, e_out, g) = (&l.e_in[..n], &l.e_out[..n], &l.g[..n]);
     let [k0, k1, k2] = &l.pick;
     let (k0, k1, k2) = (&k0[..n], &k1[..n], &k2[..n]);
+    let (post, turn) = (&l.post[..n], &l.turn[..n]);
     let [h0, h1, h2] = &l.half;
     let (h0, h1, h2) = (&h0[..n], &h1[..n], &h2[..n]);
     let [p0, p1, p2] = &mut l.near;
@@ -576,11 +596,29 @@ fn lanes_loop(l: &mut Lanes, first: bool) {
         let v = euler3_quat_lane([sa, sb, sc], [ca, cb, cc], e_in[t]);
         let pick = |k: f64| select(k == 0.0, v[0], select(k == 1.0, v[1], v[2]));
         let q = [g[t] * pick(k0[t]), g[t] * pick(k1[t]), g[t] * pick(k2[t]), v[3]];
+        let q = half_turn(q, post[t] != 0.0, turn[t], e_out[t]);
         let [a, b, c] = extract(quat_matrix(q), e_out[t], [p0[t], p1[t], p2[t]], has_near);
         p0[t] = a;
         p1[t] = b;
         p2[t] = c;
     }
+}
+
+/// `q·(0, e·u_m)` when `on` (else `q`), `q` in an order's axes and `u_m`
+/// its axis number `m`, `e` its parity (the image of a unit axis in those
+/// axes): `q·(0, u) = (w·u + v × u, -v·u)`, a signed permutation of the
+/// components, so exact.
+#[inline(always)]
+fn half_turn(q: [f64; 4], on: bool, m: f64, e: f64) -> [f64; 4] {
+    let [x, y, z, w] = q;
+    let (m0, m1) = (m == 0.0, m == 1.0);
+    let u = [
+        select(m0, w, select(m1, -z, y)),
+        select(m0, z, select(m1, w, -x)),
+        select(m0, -y, select(m1, x, w)),
+        -select(m0, x, select(m1, y, z)),
+    ];
+    std::array::from_fn(|k| select(on, e * u[k], q[k]))
 }
 
 // The three functions below are `rotation::batch`'s lane steps
@@ -716,6 +754,7 @@ mod tests {
                     sign: std::array::from_fn(|_| if rng.next() % 3 == 0 { -1.0 } else { 1.0 }),
                     to: RotationOrder::ALL[(rng.next() % 6) as usize],
                     out: [3 * k, 3 * k + 1, 3 * k + 2],
+                    post: (rng.next() % 3 == 0).then(|| Axis::ALL[(rng.next() % 3) as usize]),
                 })
                 .collect();
             let near: Vec<[f64; 3]> =
@@ -748,6 +787,14 @@ mod tests {
                     (s[m], co[m]) = sin_cos_deg(0.5 * (c.sign[m] * frame[c.src[m].unwrap()]));
                 }
                 let q = euler3_to_quat_sin_cos(c.from, s, co);
+                // The half turn: q·(0, e_c) = (w·e_c + v × e_c, -v_c), written out.
+                let (v, w) = ([q.x, q.y, q.z], q.w);
+                let q = match c.post {
+                    None => q,
+                    Some(Axis::X) => DQuat::from_xyzw(w, v[2], -v[1], -v[0]),
+                    Some(Axis::Y) => DQuat::from_xyzw(-v[2], w, v[0], -v[1]),
+                    Some(Axis::Z) => DQuat::from_xyzw(v[1], -v[0], w, -v[2]),
+                };
                 batch.push_quat(q, c.to, (!first).then_some(p));
             }
             batch.solve();

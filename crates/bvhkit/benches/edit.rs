@@ -14,8 +14,8 @@
 //! the mirror's rotation path (`mirror_rotations`, counting the joints
 //! that go through rotations per frame): the corpus's Bandai Namco clip,
 //! whose rest pose keeps bones along X (its hips' own frames reflect Y,
-//! the chest's Z, while the world reflects X), and the synthetic skeleton
-//! in the usual layout with every right-side joint's channels in another
+//! the chest's Z, while the world reflects X), and the synthetic humanoid
+//! (52 joints) in the usual layout with every right-side joint's channels in another
 //! order than its partner's (every paired joint then goes through
 //! rotations). The synthetic skeleton as it is has no mirrorable pair
 //! (its random six-channel joints differ between sides), so its
@@ -121,13 +121,14 @@ fn bench_mirror_rotations(c: &mut Criterion, name: &str, bvh: &Bvh) {
     g.finish();
 }
 
-/// The synthetic skeleton in the usual layout (root six channels, joints
-/// three, ZXY: its random six-channel joints would leave no pair
-/// mirrorable), then every right-side joint's rotation channels in the
+/// The synthetic humanoid with fingers ([`bvhkit_testdata::SIZED_JOINTS`]
+/// joints, no extra chains, which would leave no pair in mirrored places)
+/// in the usual layout (root six channels, joints three, ZXY: its random
+/// six-channel joints would leave no pair mirrorable), then every right-side joint's rotation channels in the
 /// next order of [`RotationOrder::ALL`] (the world motion kept).
 fn synthetic_reordered() -> Bvh {
     use bvhkit::edit::layout::{LayoutMap, Positions};
-    let bvh = common::synth_fk(100, 20_000);
+    let bvh = common::synth_fk(bvhkit_testdata::SIZED_JOINTS, 20_000);
     let mut layout = LayoutMap::new(
         bvh.skeleton(),
         RotationOrder::ZXY,

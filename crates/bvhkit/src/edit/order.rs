@@ -108,8 +108,8 @@ impl Changed {
         let mut axes = [Axis::X; 3];
         axes[..n].copy_from_slice(from.rotation_axes());
         let mut src = [None; 3];
-        for k in 0..n {
-            src[k] = Some(from.rot_index[k]);
+        for (s, &i) in src.iter_mut().zip(&from.rot_index[..n]) {
+            *s = Some(i);
         }
         // Complete with the axes not listed, as factors of angle 0.
         let mut missing = Axis::ALL.into_iter().filter(|a| !from.rotation_axes().contains(a));
@@ -349,7 +349,7 @@ impl Rewrite {
         width: usize,
     ) {
         assert!(
-            output.len() == frames * width && input.len() % frames.max(1) == 0,
+            output.len() == frames * width && input.len().is_multiple_of(frames.max(1)),
             "frames must hold one value per channel"
         );
         #[cfg(feature = "parallel")]
@@ -503,7 +503,7 @@ impl Lanes {
                     Some(i) => 0.5 * (c.sign[m] * frame[i]),
                     None => 0.0,
                 };
-                huge |= !(x.abs() < REDUCE_LIMIT);
+                huge |= x.abs() >= REDUCE_LIMIT || x.is_nan();
                 self.half[m][k] = x;
             }
         }
@@ -528,7 +528,7 @@ impl Lanes {
             // lanes give its bits. NaN stays NaN.
             for h in &mut self.half {
                 for x in &mut h[..self.n] {
-                    if !(x.abs() < REDUCE_LIMIT) {
+                    if x.abs() >= REDUCE_LIMIT || x.is_nan() {
                         *x %= 360.0;
                     }
                 }
@@ -751,10 +751,13 @@ mod tests {
                 .map(|k| Changed {
                     from: RotationOrder::ALL[(rng.next() % 6) as usize],
                     src: [Some(3 * k), Some(3 * k + 1), Some(3 * k + 2)],
-                    sign: std::array::from_fn(|_| if rng.next() % 3 == 0 { -1.0 } else { 1.0 }),
+                    sign: std::array::from_fn(|_| {
+                        if rng.next().is_multiple_of(3) { -1.0 } else { 1.0 }
+                    }),
                     to: RotationOrder::ALL[(rng.next() % 6) as usize],
                     out: [3 * k, 3 * k + 1, 3 * k + 2],
-                    post: (rng.next() % 3 == 0).then(|| Axis::ALL[(rng.next() % 3) as usize]),
+                    post: (rng.next().is_multiple_of(3))
+                        .then(|| Axis::ALL[(rng.next() % 3) as usize]),
                 })
                 .collect();
             let near: Vec<[f64; 3]> =
@@ -772,7 +775,7 @@ mod tests {
             if plain.huge {
                 for h in &mut plain.half {
                     for x in &mut h[..n] {
-                        if !(x.abs() < REDUCE_LIMIT) {
+                        if x.abs() >= REDUCE_LIMIT || x.is_nan() {
                             *x %= 360.0;
                         }
                     }

@@ -67,7 +67,7 @@ use std::fmt;
 mod batch;
 mod quat;
 pub use batch::{EulerBatch, atan2, atan2_slice, slerp_slice};
-pub(crate) use batch::{MixLanes, QuatLanes, parity_of};
+pub(crate) use batch::{MixLanes, QuatLanes, euler3_quat_lane, extract as extract_lane, parity_of, quat_matrix};
 pub use quat::mat3_to_quat_slice;
 
 /// Below this value of `cos(middle angle)` a matrix is treated as being in
@@ -363,12 +363,12 @@ fn reduced_slice_avx2(angles: &[f64], sin: &mut [f64], cos: &mut [f64]) {
 
 /// Angles (degrees) below which [`sin_cos_deg_reduced`] counts quarter
 /// turns exactly: `|angle / 90| < 2^51`.
-const REDUCE_LIMIT: f64 = 2_251_799_813_685_248.0 * 90.0;
+pub(crate) const REDUCE_LIMIT: f64 = 2_251_799_813_685_248.0 * 90.0;
 
 /// [`sin_cos_deg`] for `|angle_deg| < REDUCE_LIMIT` (and NaN), without a
 /// branch or a library call.
 #[inline(always)]
-fn sin_cos_deg_reduced(angle_deg: f64) -> (f64, f64) {
+pub(crate) fn sin_cos_deg_reduced(angle_deg: f64) -> (f64, f64) {
     // Adding 1.5·2^52 rounds angle/90 to an integer q (|q| < 2^51) and
     // leaves q in the low bits of the sum.
     const MAGIC: f64 = 6_755_399_441_055_744.0;
@@ -683,7 +683,7 @@ pub fn mat3_to_euler(m: DMat3, order: RotationOrder) -> [f64; 3] {
 /// The principal extraction `rad` (radians, from [`extract_rad`]) in
 /// degrees, first and third angles in `(-180, 180]`.
 #[inline(always)]
-fn principal_deg([a, b, c]: [f64; 3]) -> [f64; 3] {
+pub(crate) fn principal_deg([a, b, c]: [f64; 3]) -> [f64; 3] {
     [canonical_deg(a.to_degrees()), b.to_degrees(), canonical_deg(c.to_degrees())]
 }
 
@@ -716,7 +716,7 @@ pub(crate) fn round_half_away(x: f64) -> f64 {
 /// blend or a masked move there (no branch: the compiler turns a choice
 /// between two values into a select).
 #[inline(always)]
-fn select(c: bool, a: f64, b: f64) -> f64 {
+pub(crate) fn select(c: bool, a: f64, b: f64) -> f64 {
     if c { a } else { b }
 }
 
@@ -762,7 +762,7 @@ pub fn mat3_to_euler_near(m: DMat3, order: RotationOrder, previous_deg: [f64; 3]
 /// Written with selects only, so that [`EulerBatch`] runs it on SIMD lanes
 /// (the one implementation of the rule for both).
 #[inline(always)]
-fn near_deg(rad: [f64; 3], locked: bool, e: f64, previous_deg: [f64; 3]) -> [f64; 3] {
+pub(crate) fn near_deg(rad: [f64; 3], locked: bool, e: f64, previous_deg: [f64; 3]) -> [f64; 3] {
     let (a, b, c) = (rad[0].to_degrees(), rad[1].to_degrees(), rad[2].to_degrees());
     let [pa, pb, pc] = previous_deg;
     // At the lock R = Ri(a + e·σ·c)·Rj(b), σ = sign(sin b), and c = 0 here:

@@ -19,7 +19,11 @@
 //!   axes to itself (up to sign) the angles just change sign, exactly;
 //!   otherwise the rotation `C·R·Cᵀ` is written back as Euler angles in the
 //!   joint's order, closest to the previous output frame (the first frame:
-//!   the principal solution), continuous and within rounding;
+//!   the principal solution), continuous and within rounding. Since `C`
+//!   permutes the axes, `C·Ra(θ)·Cᵀ = Rb(±θ)` with `b` the image of `a`: the
+//!   conjugated rotation is exactly the product of the same angles, signed,
+//!   about the image axes (an Euler product in another order), so only its
+//!   extraction in the joint's order rounds;
 //! - one or two rotation channels are renamed to the axes they map to, with
 //!   the sign of `C` (exact), unless `C` maps each to itself.
 //!
@@ -28,7 +32,7 @@
 
 use std::fmt;
 
-use glam::{DMat3, DQuat, DVec3};
+use glam::{DMat3, DVec3};
 
 use super::pose::JointChannels;
 use super::{FrameMap, rebuild_skeleton, rest_positions};
@@ -349,14 +353,10 @@ impl AxesMap {
             Ok((offset, out_ch))
         })
         .expect("an axis change keeps every joint's channel count and kinds");
-        let cq = DQuat::from_mat3(&c);
         let changed = plans
             .iter()
             .filter_map(|p| p.conjugate.as_ref())
-            .map(|j| {
-                let order = j.rotation_order().expect("three rotation channels");
-                (*j, *j, order, Some(cq))
-            })
+            .map(|j| super::order::Changed::conjugated(j, map_axis))
             .collect();
         AxesMap { skeleton: out, c, plans, rewrite: super::order::Rewrite::new(changed) }
     }
@@ -381,8 +381,8 @@ impl FrameMap for AxesMap {
     }
 
     /// The exact moves, then the conjugated joints' rotations
-    /// `C·R·Cᵀ` (the product of their channels from the frame's sines in
-    /// one batch) written in their order as
+    /// `C·R·Cᵀ` (the product of their signed angles about the image axes)
+    /// written in their order as
     /// [`JointChannels::write_rotation`] writes three channels (within 1e-9
     /// degrees), the extractions of the frame in one batch.
     fn map(&mut self, input: &[f64], output: &mut [f64]) {

@@ -4,29 +4,37 @@
 //! Every joint that is not an End Site gets its position channels (when
 //! [`Positions`] gives it any) as `Xposition Yposition Zposition`, then
 //! `order`'s three rotation channels: with [`Positions::Root`], the usual
-//! "root six, joints three". Each frame's local rotation and translation
-//! are rebuilt from the old channels ([`super::PoseLayout`]) and written
-//! into the new ones; a channel that exists in both layouts with the same
-//! rotation axes is copied bit for bit. Rotations are always kept exactly
-//! (three channels hold any rotation). A translation is kept exactly when
-//! its joint keeps or gains position channels; when a joint loses position
+//! "root six, joints three". A channel that exists in both layouts (for
+//! rotation channels: with the same rotation axes in the same order) is
+//! copied bit for bit; a new position channel holds the `OFFSET` component
+//! (0 with [`PositionChannels::Add`]); a joint without rotation channels
+//! gets three zeros; every other joint's local rotation (the product of
+//! its old channels) is written in `order`, closest to the previous output
+//! frame (the first frame: the principal solution), as [`super::order`]
+//! writes it (the same lane kernel, on rayon's pool over groups of joints
+//! for a run of frames). Rotations are always kept (three channels hold
+//! any rotation), within rounding. A translation is kept exactly when its
+//! joint keeps or gains position channels; when a joint loses position
 //! channels, its translation falls back to the `OFFSET` and the world
 //! motion changes: [`LayoutMap::max_position_error`] reports the largest
-//! world position difference over the frames mapped so far (measured with
-//! [`crate::Kinematics`] on the old and new frames). Names and offsets are
-//! kept bit for bit.
+//! world position difference over the frames mapped so far. Rotations
+//! being kept, that difference is, for each joint that lost its channels
+//! and everything below it, the sum of the lost translations
+//! (`OFFSET` minus the old translation) turned by the old world rotation
+//! of each one's parent ([`crate::Kinematics::subset`] over the ancestors
+//! of those joints only); the tests compare it with world positions by
+//! 4x4 matrices. Names and offsets are kept bit for bit.
 
-use glam::DVec3;
+use glam::{DAffine3, DVec3};
 
-use super::pose::PoseLayout;
+use super::order::{Changed, Rewrite, rotation_channel};
+use super::pose::JointChannels;
 use super::{FrameMap, rebuild_skeleton};
 use crate::channel::Channel;
 use crate::error::Result;
-use crate::kinematics::{FkScratch, PositionChannels};
+use crate::kinematics::{FkScratch, Kinematics, PositionChannels};
 use crate::rotation::RotationOrder;
-use crate::skeleton::Skeleton;
-
-use super::order::rotation_channel;
+use crate::skeleton::{JointId, Skeleton};
 
 /// Which joints get position channels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,17 +69,121 @@ pub enum Positions {
 #[derive(Clone, Debug)]
 pub struct LayoutMap {
     skeleton: Skeleton,
-    from: PoseLayout,
-    to: PoseLayout,
-    /// For each joint, for each output channel: the input channel to copy,
-    /// if it can be copied bit for bit.
-    copy: Vec<Option<usize>>,
-    pose: super::Pose,
-    previous: Vec<f64>,
-    first: bool,
-    lossy: bool,
-    fk: Option<(FkScratch, FkScratch, Vec<DVec3>, Vec<DVec3>)>,
+    /// The output frame's values that no input value feeds (new position
+    /// channels, the rotation channels of joints that had none); every
+    /// other value is written each frame.
+    base: Vec<f64>,
+    /// (output channel, input channel) pairs copied bit for bit.
+    copy: Vec<(usize, usize)>,
+    /// The joints whose rotation axes change.
+    rewrite: Rewrite,
+    /// The joints that lose their position channels, when some do, and
+    /// the buffers of one frame at a time.
+    lost: Option<Lost>,
+    scratch: Option<LostScratch>,
     max_error: f64,
+}
+
+/// What [`LayoutMap`] needs to measure the world position error of the
+/// joints that lose their position channels.
+#[derive(Clone, Debug)]
+struct Lost {
+    /// The ancestors of those joints (their parents and up), compiled on a
+    /// compact frame gathered by `gather`.
+    fk: Kinematics,
+    gather: Vec<usize>,
+    joints: Vec<LostJoint>,
+    mode: PositionChannels,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct LostJoint {
+    /// The joint's input channels (its old translation).
+    channels: JointChannels,
+    /// Its parent's index in the compact program, if any.
+    parent: Option<usize>,
+    /// The nearest joint above it that loses its channels too (an index
+    /// into [`Lost::joints`]), whose difference it carries.
+    above: Option<usize>,
+}
+
+/// Buffers of one [`Lost::error`] caller.
+#[derive(Clone, Debug)]
+struct LostScratch {
+    compact: Vec<f64>,
+    fk: FkScratch,
+    world: Vec<DAffine3>,
+    diff: Vec<DVec3>,
+}
+
+impl Lost {
+    fn new(skeleton: &Skeleton, lost: &[usize], mode: PositionChannels) -> Lost {
+        let parents: Vec<Option<usize>> =
+            skeleton.joints().iter().map(|j| j.parent().map(|p| p.index())).collect();
+        let mut keep = vec![false; skeleton.len()];
+        for &j in lost {
+            let mut p = parents[j];
+            while let Some(i) = p {
+                keep[i] = true;
+                p = parents[i];
+            }
+        }
+        let kept: Vec<usize> = (0..skeleton.len()).filter(|&i| keep[i]).collect();
+        let (fk, gather) = Kinematics::new(skeleton, mode).subset(&kept);
+        let joints = lost
+            .iter()
+            .map(|&j| {
+                let mut above = None;
+                let mut p = parents[j];
+                while let Some(i) = p {
+                    if let Some(k) = lost.iter().position(|&l| l == i) {
+                        above = Some(k);
+                        break;
+                    }
+                    p = parents[i];
+                }
+                LostJoint {
+                    channels: JointChannels::of(skeleton.joint(JointId::new(j))),
+                    parent: parents[j].and_then(|p| kept.iter().position(|&k| k == p)),
+                    above,
+                }
+            })
+            .collect();
+        Lost { fk, gather, joints, mode }
+    }
+
+    fn scratch(&self) -> LostScratch {
+        LostScratch {
+            compact: vec![0.0; self.gather.len()],
+            fk: self.fk.scratch(),
+            world: vec![DAffine3::IDENTITY; self.fk.len()],
+            diff: vec![DVec3::ZERO; self.joints.len()],
+        }
+    }
+
+    /// The largest world position difference in the input frame `frame`
+    /// when the lost joints' translations fall back to their `OFFSET`s.
+    fn error(&self, frame: &[f64], s: &mut LostScratch) -> f64 {
+        for (c, &g) in s.compact.iter_mut().zip(&self.gather) {
+            *c = frame[g];
+        }
+        self.fk.world_with(&s.compact, &mut s.fk, &mut s.world);
+        let mut worst: f64 = 0.0;
+        for (k, j) in self.joints.iter().enumerate() {
+            let lost = j.channels.offset - j.channels.translation(frame, self.mode);
+            let turned = match j.parent {
+                Some(p) => s.world[p].matrix3 * lost,
+                None => lost,
+            };
+            let d = match j.above {
+                Some(a) => s.diff[a] + turned,
+                None => turned,
+            };
+            s.diff[k] = d;
+            worst = worst.max(d.length());
+        }
+        worst
+    }
 }
 
 impl LayoutMap {
@@ -86,8 +198,8 @@ impl LayoutMap {
         positions: Positions,
         mode: PositionChannels,
     ) -> Result<LayoutMap> {
-        let mut lossy = false;
-        let out = rebuild_skeleton(skeleton, |_, j| {
+        let mut lost = Vec::new();
+        let out = rebuild_skeleton(skeleton, |id, j| {
             if j.is_end_site() {
                 return Ok((j.offset(), Vec::new()));
             }
@@ -104,43 +216,43 @@ impl LayoutMap {
             }
             ch.extend(order.axes().map(rotation_channel));
             // Losing a channel whose value differs from what the OFFSET gives
-            // changes the motion; checked per frame below.
-            lossy |= had && !gets;
+            // changes the motion; measured per frame.
+            if had && !gets {
+                lost.push(id.index());
+            }
             Ok((j.offset(), ch))
         })?;
-        let mut copy = vec![None; out.n_channels()];
+        let mut base = vec![0.0; out.n_channels()];
+        let mut copy = Vec::new();
+        let mut changed = Vec::new();
         for (ji, jo) in skeleton.joints().iter().zip(out.joints()) {
-            let same_rot = ji.rotation_axes().eq(jo.rotation_axes());
-            for (k, c) in jo.channels().iter().enumerate() {
-                if c.is_rotation() && !same_rot {
-                    continue;
-                }
-                if let Some(pos) = ji.channels().iter().position(|x| x == c) {
-                    copy[jo.first_channel() + k] = Some(ji.first_channel() + pos);
+            let (ci, co) = (JointChannels::of(ji), JointChannels::of(jo));
+            for k in 0..co.n_pos as usize {
+                let (o, a) = (co.pos_index[k], co.pos_axes[k]);
+                match ci.pos_axes[..ci.n_pos as usize].iter().position(|&b| b == a) {
+                    Some(i) => copy.push((o, ci.pos_index[i])),
+                    None if mode == PositionChannels::Replace => base[o] = co.offset[a.index()],
+                    None => base[o] = 0.0,
                 }
             }
+            if co.n_rot == 0 || ci.n_rot == 0 {
+                // No rotation in: the identity, three zeros out.
+                continue;
+            }
+            if ci.rotation_axes() == co.rotation_axes() {
+                copy.extend(co.rot_index.iter().copied().zip(ci.rot_index));
+            } else {
+                changed.push(Changed::new(&ci, &co));
+            }
         }
-        let from = PoseLayout::new(skeleton, mode);
-        let to = PoseLayout::new(&out, mode);
-        let fk = lossy.then(|| {
-            let n = skeleton.len();
-            (
-                from.kinematics().scratch(),
-                to.kinematics().scratch(),
-                vec![DVec3::ZERO; n],
-                vec![DVec3::ZERO; n],
-            )
-        });
+        let lost = (!lost.is_empty()).then(|| Lost::new(skeleton, &lost, mode));
         Ok(LayoutMap {
-            pose: from.pose(),
-            previous: vec![0.0; out.n_channels()],
+            scratch: lost.as_ref().map(Lost::scratch),
+            lost,
             skeleton: out,
-            from,
-            to,
+            base,
             copy,
-            first: true,
-            lossy,
-            fk,
+            rewrite: Rewrite::new(changed),
             max_error: 0.0,
         })
     }
@@ -148,13 +260,22 @@ impl LayoutMap {
     /// Whether the new layout drops position channels, so that the world
     /// motion may change.
     pub fn is_lossy(&self) -> bool {
-        self.lossy
+        self.lost.is_some()
     }
 
     /// The largest distance between a joint's world position before and
     /// after, over every frame mapped so far (0 when nothing changed).
     pub fn max_position_error(&self) -> f64 {
         self.max_error
+    }
+
+    /// The base values and the copies of one frame.
+    #[inline]
+    fn fill(&self, input: &[f64], output: &mut [f64]) {
+        output.copy_from_slice(&self.base);
+        for &(o, i) in &self.copy {
+            output[o] = input[i];
+        }
     }
 }
 
@@ -164,25 +285,11 @@ impl FrameMap for LayoutMap {
     }
 
     fn map(&mut self, input: &[f64], output: &mut [f64]) {
-        self.from.read(input, &mut self.pose);
-        // The layouts have the same joints, so the pose fits both. The
-        // first frame's angles are the principal solutions.
-        let near = (!self.first).then_some(&self.previous[..]);
-        self.to.write(&self.pose, near, output);
-        for (o, c) in output.iter_mut().zip(&self.copy) {
-            if let Some(c) = c {
-                *o = input[*c];
-            }
+        self.fill(input, output);
+        self.rewrite.map(input, output);
+        if let (Some(lost), Some(s)) = (&self.lost, &mut self.scratch) {
+            self.max_error = self.max_error.max(lost.error(input, s));
         }
-        if let Some((si, so, pi, po)) = &mut self.fk {
-            self.from.kinematics().positions_with(input, si, pi);
-            self.to.kinematics().positions_with(output, so, po);
-            for (a, b) in pi.iter().zip(po.iter()) {
-                self.max_error = self.max_error.max(a.distance(*b));
-            }
-        }
-        self.previous.copy_from_slice(output);
-        self.first = false;
     }
 }
 
@@ -190,5 +297,41 @@ impl super::SplitFrameMap for LayoutMap {
     /// The largest world position error of both copies.
     fn absorb(&mut self, earlier: &Self) {
         self.max_error = self.max_error.max(earlier.max_error);
+    }
+
+    /// The copies and errors of every frame on rayon's pool, then the
+    /// joints whose axes change in groups, each through every frame in
+    /// order (no guesses; the same bits as one frame at a time).
+    fn map_many(&mut self, frames: usize, input: &[f64], output: &mut [f64]) -> bool {
+        if !self.rewrite.many_pays(frames) {
+            return false;
+        }
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            const PIECE: usize = 256;
+            let (n_in, n_out) = (input.len() / frames.max(1), self.skeleton.n_channels());
+            let this = &*self;
+            let worst = input
+                .par_chunks(PIECE * n_in.max(1))
+                .zip(output.par_chunks_mut(PIECE * n_out.max(1)))
+                .map(|(i, o)| {
+                    let mut s = this.lost.as_ref().map(Lost::scratch);
+                    let mut worst: f64 = 0.0;
+                    for (fi, fo) in i.chunks_exact(n_in).zip(o.chunks_exact_mut(n_out)) {
+                        this.fill(fi, fo);
+                        if let (Some(lost), Some(s)) = (&this.lost, &mut s) {
+                            worst = worst.max(lost.error(fi, s));
+                        }
+                    }
+                    worst
+                })
+                .reduce(|| 0.0, f64::max);
+            self.max_error = self.max_error.max(worst);
+            self.rewrite.map_many(frames, input, output, n_out);
+        }
+        #[cfg(not(feature = "parallel"))]
+        let _ = (input, output);
+        true
     }
 }

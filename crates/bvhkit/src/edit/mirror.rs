@@ -39,19 +39,17 @@
 
 use std::collections::HashMap;
 
-use glam::{DMat3, DQuat, DVec3};
+use glam::{DMat3, DVec3};
 
 use crate::bvh::Bvh;
 use crate::channel::Channel;
 use crate::edit::FrameMap;
 use crate::edit::local::{JointSpec, build};
+use crate::edit::order::{Changed, Lanes};
 use crate::edit::rest_positions;
 use crate::error::{Error, Result};
 use crate::motion::Motion;
-use crate::rotation::{
-    Axis, EulerBatch, RotationOrder, euler_to_mat3, euler_to_quat_sin_cos, mat3_to_euler,
-    mat3_to_euler_near, sin_cos_deg_slice,
-};
+use crate::rotation::{Axis, RotationOrder, euler_to_mat3, mat3_to_euler, mat3_to_euler_near};
 use crate::skeleton::{JointId, Skeleton};
 
 /// Which side of the body a name marker denotes.
@@ -249,6 +247,8 @@ pub struct Mirror {
     src: Vec<u32>,
     sign: Vec<f64>,
     slow: Vec<Slow>,
+    /// The slow joints as lanes of the rotation kernel.
+    lanes: Vec<Changed>,
     /// The previous output frame of [`FrameMap::map`], empty before the first.
     last: Vec<f64>,
     /// The batches of [`FrameMap::map`]'s slow joints.
@@ -257,34 +257,34 @@ pub struct Mirror {
     rest_decides: bool,
 }
 
-/// Per frame, for the joints that go through rotations: the half angles
-/// of their partners' channels, their sines and cosines (one batch,
-/// [`sin_cos_deg_slice`]) and the Euler extraction (one batch,
-/// [`EulerBatch`]).
+/// Per frame, for the joints that go through rotations: one lane each of
+/// [`super::order`]'s rotation kernel (the partner's angles signed by the
+/// reflection `S(left)`, their product in closed form, the half turn
+/// `S(left)·S(right)` after it, the extraction in the joint's own order
+/// next to the previous frame's angles).
 #[derive(Clone, Debug, Default)]
 struct SlowScratch {
-    half: Vec<f64>,
-    sin: Vec<f64>,
-    cos: Vec<f64>,
-    euler: EulerBatch,
+    lanes: Option<Lanes>,
 }
 
-/// The quaternion of `S(left)·R·S(right)`, `R` the rotation of `q` and
-/// `S(a)` the reflection of axis `a`, by sign flips and a permutation of
-/// its components (no matrix): conjugating by `S(a)` keeps the component
-/// along `a` and negates the two others; `S(l)·S(r)` for `l ≠ r` is the
-/// half turn about the third axis, the quaternion `(0, e_c)`.
-fn reflect_quat(q: DQuat, left: Axis, right: Axis) -> DQuat {
-    let mut v = [-q.x, -q.y, -q.z];
-    v[left.index()] = -v[left.index()];
-    let c = DQuat::from_xyzw(v[0], v[1], v[2], q.w);
-    if left == right {
-        return c;
+impl Slow {
+    /// The joint as a lane of the rotation kernel: `S(l)·R·S(r) =
+    /// (S(l)·R·S(l))·(S(l)·S(r))`; conjugating by `S(l)` keeps a rotation
+    /// about `l` and negates the others, and `S(l)·S(r)` is the half turn
+    /// about the third axis when `l ≠ r`.
+    fn lane(&self) -> Changed {
+        let axes = self.partner_axes;
+        let sign = axes.map(|a| if a == self.left { 1.0 } else { -1.0 });
+        let third = Axis::ALL.into_iter().find(|&a| a != self.left && a != self.right);
+        Changed {
+            from: RotationOrder::from_axes(&axes).expect("three rotation axes"),
+            src: self.partner_slots.map(Some),
+            sign,
+            to: self.order,
+            out: self.rot_slots,
+            post: if self.left == self.right { None } else { third },
+        }
     }
-    let third = 3 - left.index() - right.index();
-    let mut e = [0.0; 3];
-    e[third] = 1.0;
-    c * DQuat::from_xyzw(e[0], e[1], e[2], 0.0)
 }
 
 fn reflect(v: DVec3, axis: Axis) -> DVec3 {
@@ -637,6 +637,7 @@ impl Mirror {
             source: skeleton.clone(),
             src,
             sign,
+            lanes: slow.iter().map(Slow::lane).collect(),
             slow,
             last: Vec::new(),
             scratch: SlowScratch::default(),
@@ -706,6 +707,13 @@ impl Mirror {
         self.slow.is_empty()
     }
 
+    /// How many joints go through rotations (a partner listing its
+    /// rotation channels in another order, or a joint whose own frame
+    /// reflects another axis than its parent's) rather than sign flips.
+    pub fn rotated_joints(&self) -> usize {
+        self.slow.len()
+    }
+
     /// Candidate pairs that were dropped, with the reason.
     pub fn rejected(&self) -> &[(JointId, JointId, String)] {
         &self.rejected
@@ -751,9 +759,10 @@ impl Mirror {
         }
     }
 
-    /// [`Mirror::apply_frame`] with the slow joints' sines and cosines in
-    /// one batch, their mirrored rotations as quaternions
-    /// (`reflect_quat`) and their Euler angles in one [`EulerBatch`].
+    /// [`Mirror::apply_frame`] with the slow joints in one pass of the
+    /// rotation lanes ([`Slow::lane`]): exact sign flips and permutations
+    /// of their partners' quaternions, their Euler angles extracted as
+    /// [`crate::rotation::EulerBatch`] does.
     fn mirror_frame(
         &self,
         s: &mut SlowScratch,
@@ -771,25 +780,17 @@ impl Mirror {
         if self.slow.is_empty() {
             return;
         }
-        let n = 3 * self.slow.len();
-        s.half.clear();
-        for j in &self.slow {
-            s.half.extend(j.partner_slots.map(|c| 0.5 * src[c]));
+        let lanes = s.lanes.get_or_insert_with(|| Lanes::new(&self.lanes));
+        lanes.load(&self.lanes, src);
+        if let Some(p) = previous {
+            for (k, j) in self.lanes.iter().enumerate() {
+                lanes.set_near(k, j.out.map(|c| p[c]));
+            }
         }
-        s.sin.resize(n, 0.0);
-        s.cos.resize(n, 0.0);
-        sin_cos_deg_slice(&s.half, &mut s.sin, &mut s.cos);
-        s.euler.clear();
-        for (k, j) in self.slow.iter().enumerate() {
-            let p = 3 * k;
-            let q = euler_to_quat_sin_cos(&j.partner_axes, &s.sin[p..p + 3], &s.cos[p..p + 3]);
-            let near = previous.map(|p| j.rot_slots.map(|c| p[c]));
-            s.euler.push_quat(reflect_quat(q, j.left, j.right), j.order, near);
-        }
-        s.euler.solve();
-        for (k, j) in self.slow.iter().enumerate() {
-            for (slot, v) in j.rot_slots.iter().zip(s.euler.angles(k)) {
-                dst[*slot] = v;
+        lanes.solve(previous.is_none());
+        for (k, j) in self.lanes.iter().enumerate() {
+            for (&slot, v) in j.out.iter().zip(lanes.near(k)) {
+                dst[slot] = v;
             }
         }
     }

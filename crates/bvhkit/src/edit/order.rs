@@ -16,9 +16,10 @@ use super::pose::JointChannels;
 use super::{FrameMap, SplitFrameMap, rebuild_skeleton};
 use crate::channel::Channel;
 use crate::error::{Error, Result};
-use glam::DQuat;
-
-use crate::rotation::{EulerBatch, RotationOrder, euler_to_quat_sin_cos, sin_cos_deg_slice};
+use crate::rotation::{
+    Axis, REDUCE_LIMIT, RotationOrder, euler3_quat_lane, extract_lane, quat_matrix, select,
+    sin_cos_deg_reduced,
+};
 use crate::skeleton::{JointId, Skeleton};
 
 /// A [`FrameMap`] that changes rotation orders (see the module docs).
@@ -47,82 +48,118 @@ pub struct OrderMap {
     rewrite: Rewrite,
 }
 
-/// The joints whose three rotation channels are written again each frame,
-/// closest to their previous output angles: [`OrderMap`]'s, and
-/// [`super::axes::AxesMap`]'s conjugated joints. Each joint's angles depend
-/// only on its own previous angles, so a run of frames can be mapped in
-/// groups of joints, each group through every frame in order.
+/// The joints whose rotation channels are written again each frame,
+/// closest to their previous output angles: [`OrderMap`]'s,
+/// [`super::axes::AxesMap`]'s conjugated joints and
+/// [`super::layout::LayoutMap`]'s joints whose rotation axes change. Each
+/// joint's angles depend only on its own previous angles, so a run of
+/// frames can be mapped in groups of joints, each group through every
+/// frame in order.
+///
+/// Every frame of a group is one pass of [`Lanes`] (one SIMD lane per
+/// joint, no branch on the orders): the half-angle sines and cosines, the
+/// input rotation's quaternion in closed form, its components moved to the
+/// output order's axes (a signed permutation, exact), and
+/// [`EulerBatch`](crate::rotation::EulerBatch)'s extraction and continuity
+/// choice, with its bits (tested).
 #[derive(Clone, Debug)]
 pub(crate) struct Rewrite {
-    /// The joints: input layout, output layout, output order, and the
-    /// quaternion `c` that the rotation is conjugated by (`c·R·c⁻¹`), if any.
     changed: Vec<Changed>,
-    /// Each changed joint's angles in the previous output frame (listing
-    /// order of its new channels); meaningless while `first`.
-    previous: Vec<[f64; 3]>,
+    /// Per group of joints mapped together: its lanes (the first for one
+    /// frame at a time) and, for a run of frames, the angles written. The
+    /// lanes keep each joint's previous output angles.
+    groups: Vec<Group>,
+    /// Joints per group (the last may have fewer).
+    per: usize,
     first: bool,
-    /// Per group of joints mapped together: its buffers (the first for one
-    /// frame at a time).
-    scratch: Vec<Scratch>,
 }
 
-type Changed = (JointChannels, JointChannels, RotationOrder, Option<DQuat>);
+/// One joint of a [`Rewrite`]: its input rotation as a product of three
+/// rotations about distinct axes, and where its output angles go.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Changed {
+    /// The axes of the input rotation's factors, in product order (an
+    /// input with fewer than three rotation channels is completed with
+    /// factors of angle 0, which are exactly the identity).
+    pub(crate) from: RotationOrder,
+    /// Per factor: the frame index of its angle (`None`: 0) and the sign
+    /// the angle is taken with (`-1` where a conjugation turns an axis
+    /// over).
+    pub(crate) src: [Option<usize>; 3],
+    pub(crate) sign: [f64; 3],
+    /// The output order, and the frame index of each output angle
+    /// (listing order).
+    pub(crate) to: RotationOrder,
+    pub(crate) out: [usize; 3],
+    /// A half turn about this axis after the input rotation (`q·(0, e_c)`,
+    /// a signed permutation of the quaternion's components: exact), for
+    /// the mirror's `S(l)·R·S(r) = (S(l)·R·S(l))·S(l)·S(r)`.
+    pub(crate) post: Option<Axis>,
+}
 
-/// The buffers of one group of joints: per frame, the half angles of the
-/// joints' channels, their sines and cosines (one batch,
-/// [`sin_cos_deg_slice`]) and the Euler extraction in the new orders (one
-/// batch, [`EulerBatch`]); for a run of frames, the angles written.
+impl Changed {
+    /// The rotation of `from`'s channels (any number, distinct axes, as a
+    /// skeleton has them) written into `to`'s three rotation channels.
+    ///
+    /// # Panics
+    /// When `to` does not have three rotation channels.
+    pub(crate) fn new(from: &JointChannels, to: &JointChannels) -> Changed {
+        let n = from.n_rot as usize;
+        let mut axes = [Axis::X; 3];
+        axes[..n].copy_from_slice(from.rotation_axes());
+        let mut src = [None; 3];
+        for (s, &i) in src.iter_mut().zip(&from.rot_index[..n]) {
+            *s = Some(i);
+        }
+        // Complete with the axes not listed, as factors of angle 0.
+        let mut missing = Axis::ALL.into_iter().filter(|a| !from.rotation_axes().contains(a));
+        for a in axes.iter_mut().skip(n) {
+            *a = missing.next().unwrap_or(Axis::X);
+        }
+        Changed {
+            from: RotationOrder::from_axes(&axes).expect("distinct rotation axes"),
+            src,
+            sign: [1.0; 3],
+            to: to.rotation_order().expect("three rotation channels"),
+            out: to.rot_index,
+            post: None,
+        }
+    }
+
+    /// A joint with three rotation channels conjugated by a signed
+    /// permutation `C` of the axes (`image(a)` is the axis `C` sends `a`
+    /// to, and the sign): `C·Ra(θ)·Cᵀ = Rb(±θ)`, so the conjugated
+    /// rotation is the product of the same angles, signed, about the image
+    /// axes, exactly; it is written back in the joint's own order.
+    pub(crate) fn conjugated(j: &JointChannels, image: impl Fn(Axis) -> (Axis, f64)) -> Changed {
+        let axes = j.rotation_axes();
+        let (a, b, c) = (image(axes[0]), image(axes[1]), image(axes[2]));
+        Changed {
+            from: RotationOrder::from_axes(&[a.0, b.0, c.0]).expect("a permutation of the axes"),
+            src: [Some(j.rot_index[0]), Some(j.rot_index[1]), Some(j.rot_index[2])],
+            sign: [a.1, b.1, c.1],
+            to: j.rotation_order().expect("three rotation channels"),
+            out: j.rot_index,
+            post: None,
+        }
+    }
+}
+
+/// A group of joints of a [`Rewrite`]: its lanes, and the angles of a run
+/// of frames (`3 · joints` per frame, listing order per joint).
 #[derive(Clone, Debug, Default)]
-struct Scratch {
-    half: Vec<f64>,
-    sin: Vec<f64>,
-    cos: Vec<f64>,
-    euler: EulerBatch,
+struct Group {
+    lanes: Lanes,
     angles: Vec<f64>,
 }
 
 /// Changed joints per group in [`SplitFrameMap::map_many`], at least (a
-/// group's per-frame batches should fill a few SIMD lanes).
+/// group's lanes should fill a few SIMD steps).
 const GROUP_JOINTS: usize = 8;
 
 /// Frames of a run below which [`SplitFrameMap::map_many`] is not worth
 /// starting tasks for.
 const MANY_FRAMES: usize = 64;
-
-/// One frame of the joints `changed`: their new angles, closest to
-/// `previous` (unless `first`), into `previous`.
-fn solve_frame(
-    changed: &[Changed],
-    previous: &mut [[f64; 3]],
-    first: bool,
-    s: &mut Scratch,
-    input: &[f64],
-) {
-    let n = 3 * changed.len();
-    s.half.clear();
-    for (from, _, _, _) in changed {
-        for &c in &from.rot_index {
-            s.half.push(0.5 * input[c]);
-        }
-    }
-    s.sin.resize(n, 0.0);
-    s.cos.resize(n, 0.0);
-    sin_cos_deg_slice(&s.half, &mut s.sin, &mut s.cos);
-    s.euler.clear();
-    for (k, ((from, _, order, c), near)) in changed.iter().zip(previous.iter()).enumerate() {
-        let p = 3 * k;
-        let q = euler_to_quat_sin_cos(&from.rot_axes, &s.sin[p..p + 3], &s.cos[p..p + 3]);
-        let q = match c {
-            Some(c) => *c * q * c.conjugate(),
-            None => q,
-        };
-        s.euler.push_quat(q, *order, (!first).then_some(*near));
-    }
-    s.euler.solve();
-    for (k, near) in previous.iter_mut().enumerate() {
-        *near = s.euler.angles(k);
-    }
-}
 
 impl OrderMap {
     /// Every joint with three rotation channels to `order`.
@@ -176,11 +213,9 @@ impl OrderMap {
         let changed: Vec<_> = ids
             .iter()
             .map(|&id| {
-                (
-                    JointChannels::of(skeleton.joint(id)),
-                    JointChannels::of(out.joint(id)),
-                    order,
-                    None,
+                Changed::new(
+                    &JointChannels::of(skeleton.joint(id)),
+                    &JointChannels::of(out.joint(id)),
                 )
             })
             .collect();
@@ -229,21 +264,57 @@ impl SplitFrameMap for OrderMap {
 impl Rewrite {
     /// Rewrites `changed`, from the first frame on.
     pub(crate) fn new(changed: Vec<Changed>) -> Rewrite {
-        Rewrite {
-            previous: vec![[0.0; 3]; changed.len()],
-            changed,
-            first: true,
-            scratch: vec![Scratch::default()],
+        let mut r = Rewrite { changed, groups: Vec::new(), per: 0, first: true };
+        r.regroup(1);
+        r
+    }
+
+    /// Cuts the joints into `groups` groups (at least one), each with its
+    /// lanes, carrying every joint's previous angles over.
+    fn regroup(&mut self, groups: usize) {
+        let n = self.changed.len();
+        // Whole SIMD steps per group, so that padding is only at the end.
+        let per = n.div_ceil(groups.max(1)).div_ceil(STEP).max(1) * STEP;
+        if per == self.per {
+            return;
+        }
+        let previous: Vec<[f64; 3]> = if self.first {
+            Vec::new()
+        } else {
+            (0..n).map(|k| self.groups[k / self.per].lanes.near(k % self.per)).collect()
+        };
+        self.per = per;
+        self.groups = self
+            .changed
+            .chunks(per)
+            .enumerate()
+            .map(|(g, joints)| {
+                let mut lanes = Lanes::new(joints);
+                if !previous.is_empty() {
+                    for k in 0..joints.len() {
+                        lanes.set_near(k, previous[g * per + k]);
+                    }
+                }
+                Group { lanes, angles: Vec::new() }
+            })
+            .collect();
+        if self.groups.is_empty() {
+            self.groups.push(Group::default());
         }
     }
 
     /// Writes the rotation channels of the changed joints of one frame
     /// into `output` (the other channels are the caller's).
     pub(crate) fn map(&mut self, input: &[f64], output: &mut [f64]) {
-        solve_frame(&self.changed, &mut self.previous, self.first, &mut self.scratch[0], input);
-        for ((_, to, _, _), angles) in self.changed.iter().zip(&self.previous) {
-            for (&c, &v) in to.rot_index.iter().zip(angles) {
-                output[c] = v;
+        let first = self.first;
+        for (g, joints) in self.groups.iter_mut().zip(self.changed.chunks(self.per)) {
+            g.lanes.load(joints, input);
+            g.lanes.solve(first);
+            for (k, c) in joints.iter().enumerate() {
+                let a = g.lanes.near(k);
+                for (&o, v) in c.out.iter().zip(a) {
+                    output[o] = v;
+                }
             }
         }
         self.first = false;
@@ -265,10 +336,11 @@ impl Rewrite {
         }
     }
 
-    /// [`Rewrite::map`] of `frames` frames of `width` values, the same
-    /// bits: groups of joints on rayon's pool (with the `parallel`
-    /// feature), each through every frame of the run in order; the angles
-    /// of each group are then put in place.
+    /// [`Rewrite::map`] of `frames` frames (`input` holds them one after
+    /// the other) into `output`'s frames of `width` values, the same bits:
+    /// groups of joints on rayon's pool (with the `parallel` feature), each
+    /// through every frame of the run in order; the angles of each group
+    /// are then put in place.
     pub(crate) fn map_many(
         &mut self,
         frames: usize,
@@ -277,47 +349,43 @@ impl Rewrite {
         width: usize,
     ) {
         assert!(
-            input.len() >= frames * width && output.len() == frames * width,
+            output.len() == frames * width && input.len().is_multiple_of(frames.max(1)),
             "frames must hold one value per channel"
         );
         #[cfg(feature = "parallel")]
         {
             use rayon::prelude::*;
-            let groups = (2 * rayon::current_num_threads()).min(self.changed.len() / GROUP_JOINTS);
-            let per = self.changed.len().div_ceil(groups.max(1)).max(1);
-            let groups = self.changed.len().div_ceil(per);
-            self.scratch.resize_with(groups.max(1), Scratch::default);
+            if frames == 0 {
+                return;
+            }
+            let threads = rayon::current_num_threads();
+            self.regroup(threads.min(self.changed.len() / GROUP_JOINTS).max(1));
             let first = self.first;
-            let n_in = input.len() / frames.max(1);
-            self.changed
-                .par_chunks(per)
-                .zip(self.previous.par_chunks_mut(per))
-                .zip(self.scratch.par_iter_mut())
-                .for_each(|((changed, previous), s)| {
-                    let mut angles = std::mem::take(&mut s.angles);
-                    angles.clear();
-                    angles.reserve(frames * 3 * changed.len());
-                    for f in 0..frames {
-                        let frame = &input[f * n_in..(f + 1) * n_in];
-                        solve_frame(changed, previous, first && f == 0, s, frame);
-                        angles.extend(previous.iter().flatten());
-                    }
-                    s.angles = angles;
-                });
+            let n_in = input.len() / frames;
+            let per = self.per;
+            self.groups.par_iter_mut().zip(self.changed.par_chunks(per)).for_each(|(g, joints)| {
+                let stride = 3 * joints.len();
+                g.angles.clear();
+                g.angles.resize(frames * stride, 0.0);
+                for (f, a) in g.angles.chunks_exact_mut(stride).enumerate() {
+                    g.lanes.load(joints, &input[f * n_in..(f + 1) * n_in]);
+                    g.lanes.solve(first && f == 0);
+                    g.lanes.store(a);
+                }
+            });
             // Every frame: the groups' angles in their places.
             let changed = &self.changed;
-            let scratch = &self.scratch[..groups];
+            let groups = &self.groups;
             const PIECE: usize = 256;
             output.par_chunks_mut(PIECE * width.max(1)).enumerate().for_each(|(p, out)| {
-                for (g, s) in scratch.iter().enumerate() {
-                    let joints = &changed[g * per..((g + 1) * per).min(changed.len())];
+                for (g, joints) in groups.iter().zip(changed.chunks(per)) {
                     let stride = 3 * joints.len();
                     for (k, frame) in out.chunks_exact_mut(width).enumerate() {
                         let f = p * PIECE + k;
-                        let a = &s.angles[f * stride..(f + 1) * stride];
-                        for ((_, to, _, _), v) in joints.iter().zip(a.chunks_exact(3)) {
-                            for (&c, &x) in to.rot_index.iter().zip(v) {
-                                frame[c] = x;
+                        let a = &g.angles[f * stride..(f + 1) * stride];
+                        for (c, v) in joints.iter().zip(a.chunks_exact(3)) {
+                            for (&o, &x) in c.out.iter().zip(v) {
+                                frame[o] = x;
                             }
                         }
                     }
@@ -332,5 +400,592 @@ impl Rewrite {
                 self.map(&input[f * n_in..(f + 1) * n_in], &mut output[f * width..(f + 1) * width]);
             }
         }
+    }
+}
+
+/// Lanes per SIMD step (eight with AVX-512): a group's lane count is
+/// padded up to a multiple of this, so that no lane runs in a scalar
+/// remainder loop.
+const STEP: usize = 8;
+
+/// The per-frame kernel of a [`Rewrite`]: one lane per joint, structure of
+/// arrays, one loop without branches (the orders are data, not code), run
+/// on AVX-512F or AVX2 lanes where the CPU has them (no FMA, so every
+/// operation rounds as in the plain loop: the same bits everywhere).
+///
+/// Per lane: the half-angle sines and cosines of the three input angles
+/// ([`sin_cos_deg`](crate::rotation::sin_cos_deg)'s reduction and kernel,
+/// its bits), the quaternion of their product in closed form, kept in the
+/// input order's axes `(e·q_i, e·q_j, e·q_k, w)` (`e` the order's parity),
+/// its vector part moved to the output order's axes (each component is
+/// one of the three, times `±1`: exact), then
+/// [`EulerBatch`](crate::rotation::EulerBatch)'s matrix, extraction and
+/// continuity choice (`near_deg`, the one rule) next to the lane's
+/// previous angles, which the results replace.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Lanes {
+    /// Lanes in use.
+    n: usize,
+    /// Per lane: the input order's parity, the output order's parity, the
+    /// product of both, and for each output axis the input factor it is
+    /// (0, 1 or 2, as `f64` so that the selects run on the lanes).
+    e_in: Vec<f64>,
+    e_out: Vec<f64>,
+    g: Vec<f64>,
+    pick: [Vec<f64>; 3],
+    /// 1 where a half turn follows, about the output order's axis number
+    /// `turn` (0, 1 or 2).
+    post: Vec<f64>,
+    turn: Vec<f64>,
+    /// This frame's half angles (degrees), factor order.
+    half: [Vec<f64>; 3],
+    /// Whether a half angle of this frame is beyond the exact reduction.
+    huge: bool,
+    /// The previous output angles, then (after [`Lanes::solve`]) this
+    /// frame's.
+    near: [Vec<f64>; 3],
+}
+
+impl Lanes {
+    /// Lanes for `joints`, every previous angle 0.
+    pub(crate) fn new(joints: &[Changed]) -> Lanes {
+        let n = joints.len();
+        let cap = n.div_ceil(STEP).max(1) * STEP;
+        let mut l = Lanes {
+            n,
+            e_in: vec![1.0; cap],
+            e_out: vec![1.0; cap],
+            g: vec![1.0; cap],
+            pick: [vec![0.0; cap], vec![1.0; cap], vec![2.0; cap]],
+            post: vec![0.0; cap],
+            turn: vec![0.0; cap],
+            half: std::array::from_fn(|_| vec![0.0; cap]),
+            huge: false,
+            near: std::array::from_fn(|_| vec![0.0; cap]),
+        };
+        for (k, c) in joints.iter().enumerate() {
+            let (from, to) = (c.from.axes(), c.to.axes());
+            let (e_in, e_out) = (parity(c.from), parity(c.to));
+            l.e_in[k] = e_in;
+            l.e_out[k] = e_out;
+            l.g[k] = e_in * e_out;
+            for (m, a) in to.iter().enumerate() {
+                l.pick[m][k] = from.iter().position(|b| b == a).unwrap_or(m) as f64;
+            }
+            if let Some(c) = c.post {
+                l.post[k] = 1.0;
+                l.turn[k] = to.iter().position(|&b| b == c).unwrap_or(0) as f64;
+            }
+        }
+        l
+    }
+
+    /// The previous output angles of lane `k` (after [`Lanes::solve`]:
+    /// this frame's).
+    pub(crate) fn near(&self, k: usize) -> [f64; 3] {
+        [self.near[0][k], self.near[1][k], self.near[2][k]]
+    }
+
+    /// Sets the previous output angles of lane `k`.
+    pub(crate) fn set_near(&mut self, k: usize, a: [f64; 3]) {
+        for (v, x) in self.near.iter_mut().zip(a) {
+            v[k] = x;
+        }
+    }
+
+    /// The half angles of `joints` (this group's) in `frame`.
+    #[inline]
+    pub(crate) fn load(&mut self, joints: &[Changed], frame: &[f64]) {
+        let mut huge = false;
+        for (k, c) in joints.iter().enumerate() {
+            for m in 0..3 {
+                let x = match c.src[m] {
+                    Some(i) => 0.5 * (c.sign[m] * frame[i]),
+                    None => 0.0,
+                };
+                huge |= x.abs() >= REDUCE_LIMIT || x.is_nan();
+                self.half[m][k] = x;
+            }
+        }
+        self.huge = huge;
+    }
+
+    /// The lanes' angles, listing order per lane, into `out` (`3 · n`).
+    #[inline]
+    fn store(&self, out: &mut [f64]) {
+        for (k, a) in out.chunks_exact_mut(3).enumerate() {
+            a[0] = self.near[0][k];
+            a[1] = self.near[1][k];
+            a[2] = self.near[2][k];
+        }
+    }
+
+    /// This frame's angles of every lane, closest to the previous ones
+    /// (the principal solutions when `first`).
+    pub(crate) fn solve(&mut self, first: bool) {
+        if self.huge {
+            // As `sin_cos_deg` does: `% 360` (exact) first, so that the
+            // lanes give its bits. NaN stays NaN.
+            for h in &mut self.half {
+                for x in &mut h[..self.n] {
+                    if x.abs() >= REDUCE_LIMIT || x.is_nan() {
+                        *x %= 360.0;
+                    }
+                }
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F, as checked just above.
+            #[allow(unsafe_code)]
+            unsafe {
+                lanes_avx512(self, first);
+            }
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, as checked just above.
+            #[allow(unsafe_code)]
+            unsafe {
+                lanes_avx2(self, first);
+            }
+            return;
+        }
+        lanes_loop(self, first);
+    }
+}
+
+/// The parity `e` of an order: `1` for XYZ, YZX, ZXY, else `-1`.
+fn parity(order: RotationOrder) -> f64 {
+    let [a, b, _] = order.axes();
+    if b.index() == (a.index() + 1) % 3 { 1.0 } else { -1.0 }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn lanes_avx2(l: &mut Lanes, first: bool) {
+    lanes_loop(l, first);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn lanes_avx512(l: &mut Lanes, first: bool) {
+    lanes_loop(l, first);
+}
+
+/// [`Lanes::solve`]'s loop over the lanes in use padded to a multiple of
+/// [`STEP`] (the padding lanes hold finite values; their results are not
+/// read).
+#[inline(always)]
+fn lanes_loop(l: &mut Lanes, first: bool) {
+    let n = l.n.div_ceil(STEP) * STEP;
+    let has_near = !first;
+    let (e_in, e_out, g) = (&l.e_in[..n], &l.e_out[..n], &l.g[..n]);
+    let [k0, k1, k2] = &l.pick;
+    let (k0, k1, k2) = (&k0[..n], &k1[..n], &k2[..n]);
+    let (post, turn) = (&l.post[..n], &l.turn[..n]);
+    let [h0, h1, h2] = &l.half;
+    let (h0, h1, h2) = (&h0[..n], &h1[..n], &h2[..n]);
+    let [p0, p1, p2] = &mut l.near;
+    let (p0, p1, p2) = (&mut p0[..n], &mut p1[..n], &mut p2[..n]);
+    for t in 0..n {
+        let (sa, ca) = sin_cos_deg_reduced(h0[t]);
+        let (sb, cb) = sin_cos_deg_reduced(h1[t]);
+        let (sc, cc) = sin_cos_deg_reduced(h2[t]);
+        let v = euler3_quat_lane([sa, sb, sc], [ca, cb, cc], e_in[t]);
+        let pick = |k: f64| select(k == 0.0, v[0], select(k == 1.0, v[1], v[2]));
+        let q = [g[t] * pick(k0[t]), g[t] * pick(k1[t]), g[t] * pick(k2[t]), v[3]];
+        let q = half_turn(q, post[t] != 0.0, turn[t], e_out[t]);
+        let [a, b, c] = extract_lane(quat_matrix(q), e_out[t], [p0[t], p1[t], p2[t]], has_near);
+        p0[t] = a;
+        p1[t] = b;
+        p2[t] = c;
+    }
+}
+
+/// `q·(0, e·u_m)` when `on` (else `q`), `q` in an order's axes and `u_m`
+/// its axis number `m`, `e` its parity (the image of a unit axis in those
+/// axes): `q·(0, u) = (w·u + v × u, -v·u)`, a signed permutation of the
+/// components, so exact.
+#[inline(always)]
+fn half_turn(q: [f64; 4], on: bool, m: f64, e: f64) -> [f64; 4] {
+    let [x, y, z, w] = q;
+    let (m0, m1) = (m == 0.0, m == 1.0);
+    let u = [
+        select(m0, w, select(m1, -z, y)),
+        select(m0, z, select(m1, w, -x)),
+        select(m0, -y, select(m1, x, w)),
+        -select(m0, x, select(m1, y, z)),
+    ];
+    std::array::from_fn(|k| select(on, e * u[k], q[k]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Bvh;
+    use crate::edit::axes::{Axes, AxesMap, SignedAxis};
+    use crate::edit::{ChunkedMap, map_frames};
+    use crate::rotation::{
+        EulerBatch, euler_to_quat, euler3_to_quat_sin_cos, quat_to_euler, quat_to_euler_near,
+        sin_cos_deg,
+    };
+    use glam::{DMat3, DQuat};
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        /// Uniform in [-1, 1).
+        fn unit(&mut self) -> f64 {
+            (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        }
+        /// An angle: anywhere, on a multiple of 90 (exact gimbal lock in
+        /// the middle), near one, wrapped far, or huge.
+        fn angle(&mut self) -> f64 {
+            match self.next() % 8 {
+                0 => 90.0 * ((self.next() % 9) as f64 - 4.0),
+                1 => 90.0 * ((self.next() % 5) as f64 - 2.0) + self.unit() * 1e-7,
+                2 => self.unit() * 5000.0,
+                3 => self.unit() * 1e18,
+                _ => self.unit() * 200.0,
+            }
+        }
+    }
+
+    /// The lanes give, joint by joint, the bits of the public path they
+    /// copy: the half-angle sines of `sin_cos_deg`, the closed-form
+    /// quaternion of `euler3_to_quat_sin_cos`, `EulerBatch::push_quat` in
+    /// the output order and its `solve`; and the dispatched loop (AVX-512
+    /// or AVX2 here) gives the plain loop's bits. Every pair of orders,
+    /// signed angles, first frames and frames with previous angles, exact
+    /// gimbal locks and huge angles.
+    #[test]
+    fn lanes_give_the_euler_batch_bits() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut compared = 0;
+        for round in 0..4000 {
+            let n = 1 + (rng.next() % 37) as usize;
+            let width = 3 * n;
+            let frame: Vec<f64> = (0..width).map(|_| rng.angle()).collect();
+            let joints: Vec<Changed> = (0..n)
+                .map(|k| Changed {
+                    from: RotationOrder::ALL[(rng.next() % 6) as usize],
+                    src: [Some(3 * k), Some(3 * k + 1), Some(3 * k + 2)],
+                    sign: std::array::from_fn(|_| {
+                        if rng.next().is_multiple_of(3) { -1.0 } else { 1.0 }
+                    }),
+                    to: RotationOrder::ALL[(rng.next() % 6) as usize],
+                    out: [3 * k, 3 * k + 1, 3 * k + 2],
+                    post: (rng.next().is_multiple_of(3))
+                        .then(|| Axis::ALL[(rng.next() % 3) as usize]),
+                })
+                .collect();
+            let near: Vec<[f64; 3]> =
+                (0..n).map(|_| std::array::from_fn(|_| rng.angle())).collect();
+            let first = round % 5 == 0;
+            let mut lanes = Lanes::new(&joints);
+            let mut plain = Lanes::new(&joints);
+            for (k, &p) in near.iter().enumerate() {
+                lanes.set_near(k, p);
+                plain.set_near(k, p);
+            }
+            lanes.load(&joints, &frame);
+            lanes.solve(first);
+            plain.load(&joints, &frame);
+            if plain.huge {
+                for h in &mut plain.half {
+                    for x in &mut h[..n] {
+                        if x.abs() >= REDUCE_LIMIT || x.is_nan() {
+                            *x %= 360.0;
+                        }
+                    }
+                }
+            }
+            lanes_loop(&mut plain, first);
+            let mut batch = EulerBatch::new();
+            for (c, &p) in joints.iter().zip(&near) {
+                let mut s = [0.0; 3];
+                let mut co = [0.0; 3];
+                for m in 0..3 {
+                    (s[m], co[m]) = sin_cos_deg(0.5 * (c.sign[m] * frame[c.src[m].unwrap()]));
+                }
+                let q = euler3_to_quat_sin_cos(c.from, s, co);
+                // The half turn: q·(0, e_c) = (w·e_c + v × e_c, -v_c), written out.
+                let (v, w) = ([q.x, q.y, q.z], q.w);
+                let q = match c.post {
+                    None => q,
+                    Some(Axis::X) => DQuat::from_xyzw(w, v[2], -v[1], -v[0]),
+                    Some(Axis::Y) => DQuat::from_xyzw(-v[2], w, v[0], -v[1]),
+                    Some(Axis::Z) => DQuat::from_xyzw(v[1], -v[0], w, -v[2]),
+                };
+                batch.push_quat(q, c.to, (!first).then_some(p));
+            }
+            batch.solve();
+            for k in 0..n {
+                let (got, want) = (lanes.near(k), batch.angles(k));
+                assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{got:?} vs {want:?}");
+                assert_eq!(got.map(f64::to_bits), plain.near(k).map(f64::to_bits));
+                compared += 1;
+            }
+        }
+        assert!(compared > 50_000, "{compared}");
+    }
+
+    /// The plain path the lanes replace, kept here as the reference: each
+    /// joint's rotation from its channels (`euler_to_quat`), conjugated by
+    /// `c` if any, written in the output order by `quat_to_euler_near`
+    /// next to the reference's own previous output (`quat_to_euler` for
+    /// the first frame).
+    fn reference(
+        joints: &[(JointChannels, JointChannels)],
+        c: Option<DQuat>,
+        bvh: &Bvh,
+    ) -> Vec<Vec<[f64; 3]>> {
+        let mut previous: Vec<Option<[f64; 3]>> = vec![None; joints.len()];
+        (0..bvh.motion().n_frames())
+            .map(|f| {
+                let frame = bvh.motion().frame(f);
+                joints
+                    .iter()
+                    .zip(&mut previous)
+                    .map(|((from, to), p)| {
+                        let q = from.rotation(frame);
+                        let q = c.map_or(q, |c| c * q * c.conjugate());
+                        let order = to.rotation_order().unwrap();
+                        let a = match p {
+                            Some(p) => quat_to_euler_near(q, order, *p),
+                            None => quat_to_euler(q, order),
+                        };
+                        *p = Some(a);
+                        a
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Angles within 1e-9 degrees, or at gimbal lock (where only a sum of
+    /// the first and third is defined) the same rotation within 1e-12 and
+    /// the same middle angle. Returns whether it was a lock.
+    fn close(order: RotationOrder, got: [f64; 3], want: [f64; 3], what: &str) -> bool {
+        if (want[1].abs() - 90.0).abs() < 1e-4 {
+            let (g, w) = (euler_to_quat(&order.axes(), &got), euler_to_quat(&order.axes(), &want));
+            let (mg, mw) = (DMat3::from_quat(g), DMat3::from_quat(w));
+            let d = (0..3).map(|i| (mg.col(i) - mw.col(i)).abs().max_element()).fold(0.0, f64::max);
+            assert!(d < 1e-12 && (got[1] - want[1]).abs() < 1e-9, "{what}: {got:?} vs {want:?}");
+            return true;
+        }
+        for k in 0..3 {
+            assert!((got[k] - want[k]).abs() <= 1e-9, "{what}: {got:?} vs {want:?}");
+        }
+        false
+    }
+
+    /// `map` one frame at a time and `ChunkedMap` (which takes
+    /// `map_many` for enough joints and frames) give the same bits.
+    fn one_and_many<M: SplitFrameMap>(bvh: &Bvh, map: M, what: &str) -> Bvh {
+        let one = map_frames(bvh, &mut map.clone()).unwrap();
+        let m = bvh.motion();
+        let mut chunked = ChunkedMap::new(map);
+        let mut out = vec![0.0; one.motion().values().len()];
+        let n_out = one.skeleton().n_channels();
+        // Two runs, so that the second continues the first.
+        let half = m.n_frames() / 2;
+        let (a, b) = out.split_at_mut(half * n_out);
+        chunked.map(half, &m.values()[..half * m.n_channels()], a);
+        chunked.map(m.n_frames() - half, &m.values()[half * m.n_channels()..], b);
+        let same = out.iter().zip(one.motion().values()).all(|(x, y)| x.to_bits() == y.to_bits());
+        assert!(same, "{what}: map_many and map differ");
+        one
+    }
+
+    fn compare_all(
+        bvh: &Bvh,
+        out: &Bvh,
+        joints: &[(JointChannels, JointChannels)],
+        want: &[Vec<[f64; 3]>],
+        what: &str,
+    ) -> (usize, usize) {
+        let (mut n, mut locked) = (0, 0);
+        for (f, w) in want.iter().enumerate() {
+            let frame = out.motion().frame(f);
+            for ((_, to), w) in joints.iter().zip(w) {
+                let what = format!("{what}, frame {f}, channels {:?}", to.rot_index);
+                locked +=
+                    usize::from(close(to.rotation_order().unwrap(), to.angles(frame), *w, &what));
+                n += 1;
+            }
+        }
+        let _ = bvh;
+        (n, locked)
+    }
+
+    /// On every corpus file: `OrderMap` to every order and `AxesMap`
+    /// between Y up and each other up axis give the plain path's angles
+    /// (within 1e-9 degrees), and the same bits one frame at a time and
+    /// through `map_many`.
+    #[test]
+    fn rewrites_match_the_plain_path_on_the_corpus() {
+        let test = "order::rewrites_match_the_plain_path_on_the_corpus";
+        if bvhkit_testdata::corpus_or_skip(test).is_none() {
+            return;
+        }
+        let (mut compared, mut locked) = (0usize, 0usize);
+        for path in bvhkit_testdata::corpus_files() {
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let bytes = std::fs::read(&path).unwrap();
+            let Ok((bvh, _)) = crate::ReadOptions::new().lenient(true).parse(&bytes) else {
+                continue;
+            };
+            let skel = bvh.skeleton();
+            for order in RotationOrder::ALL {
+                let map = OrderMap::all(skel, order);
+                let joints: Vec<(JointChannels, JointChannels)> = skel
+                    .joints()
+                    .iter()
+                    .zip(map.output_skeleton().joints())
+                    .filter(|(j, _)| j.rotation_order().is_some_and(|o| o != order))
+                    .map(|(a, b)| (JointChannels::of(a), JointChannels::of(b)))
+                    .collect();
+                let out = one_and_many(&bvh, map, &format!("{name} to {order}"));
+                let want = reference(&joints, None, &bvh);
+                let (n, l) = compare_all(&bvh, &out, &joints, &want, &format!("{name} to {order}"));
+                compared += n;
+                locked += l;
+            }
+            for up in [SignedAxis::PosZ, SignedAxis::NegX, SignedAxis::NegY] {
+                let to = Axes::with_up(up);
+                let map = AxesMap::new(skel, Axes::BVH, to);
+                let c = DQuat::from_mat3(&map.matrix());
+                // The joints with three rotation channels whose axes C moves.
+                let cm = map.matrix();
+                let joints: Vec<(JointChannels, JointChannels)> = skel
+                    .joints()
+                    .iter()
+                    .map(JointChannels::of)
+                    .filter(|j| {
+                        j.rotation_order().is_some()
+                            && j.rotation_axes()
+                                .iter()
+                                .any(|a| (cm * a.unit_vector())[a.index()].abs() != 1.0)
+                    })
+                    .map(|j| (j, j))
+                    .collect();
+                let what = format!("{name} to {to}");
+                let out = one_and_many(&bvh, map, &what);
+                let want = reference(&joints, Some(c), &bvh);
+                let (n, l) = compare_all(&bvh, &out, &joints, &want, &what);
+                compared += n;
+                locked += l;
+            }
+        }
+        assert!(compared > 1_000_000, "{compared} rotations compared");
+        eprintln!("order and axes lanes: {compared} rotations compared ({locked} at gimbal lock)");
+    }
+
+    /// On every corpus file: `LayoutMap` (every position choice, two
+    /// orders) against the plain path it replaces, kept here: the frame
+    /// read into a pose and written back with `PoseLayout` (angles within
+    /// 1e-9 degrees of its `quat_to_euler_near`, every other channel bit
+    /// for bit), and the largest world position error within 1e-9 of
+    /// height of the one measured by forward kinematics on the old and new
+    /// frames; one frame at a time and `map_many` the same bits.
+    #[test]
+    fn layout_matches_the_plain_path_on_the_corpus() {
+        use crate::PositionChannels;
+        use crate::edit::PoseLayout;
+        use crate::edit::layout::{LayoutMap, Positions};
+        use glam::DVec3;
+        let test = "order::layout_matches_the_plain_path_on_the_corpus";
+        if bvhkit_testdata::corpus_or_skip(test).is_none() {
+            return;
+        }
+        let (mut compared, mut lossy) = (0usize, 0usize);
+        for path in bvhkit_testdata::corpus_files() {
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let bytes = std::fs::read(&path).unwrap();
+            let Ok((bvh, _)) = crate::ReadOptions::new().lenient(true).parse(&bytes) else {
+                continue;
+            };
+            let skel = bvh.skeleton();
+            let height = {
+                let p = crate::edit::rest_positions(skel);
+                let lo = p.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+                let hi = p.iter().map(|p| p.y).fold(f64::NEG_INFINITY, f64::max);
+                (hi - lo).max(1.0)
+            };
+            let cases = [
+                (RotationOrder::ZXY, Positions::Root, PositionChannels::Replace),
+                (RotationOrder::XYZ, Positions::None, PositionChannels::Replace),
+                (RotationOrder::YXZ, Positions::All, PositionChannels::Add),
+                (RotationOrder::ZYX, Positions::Keep, PositionChannels::Replace),
+            ];
+            for (order, positions, mode) in cases {
+                let what = format!("{name} to {order} {positions:?} {mode:?}");
+                let map = LayoutMap::new(skel, order, positions, mode).unwrap();
+                let out_skel = map.output_skeleton().clone();
+                let mut one = map.clone();
+                let out = map_frames(&bvh, &mut one).unwrap();
+                one_and_many(&bvh, map, &what);
+                // The plain path.
+                let (from, to) = (PoseLayout::new(skel, mode), PoseLayout::new(&out_skel, mode));
+                let mut pose = from.pose();
+                let mut want = vec![0.0; out_skel.n_channels()];
+                let mut previous: Option<Vec<f64>> = None;
+                let (mut pi, mut po) =
+                    (vec![DVec3::ZERO; skel.len()], vec![DVec3::ZERO; skel.len()]);
+                let mut worst: f64 = 0.0;
+                for f in 0..bvh.motion().n_frames() {
+                    let input = bvh.motion().frame(f);
+                    from.read(input, &mut pose);
+                    to.write(&pose, previous.as_deref(), &mut want);
+                    let got = out.motion().frame(f);
+                    for (ji, jo) in skel.joints().iter().zip(out_skel.joints()) {
+                        let (ci, co) = (JointChannels::of(ji), JointChannels::of(jo));
+                        for &c in &co.pos_index[..co.n_pos as usize] {
+                            // A kept channel is copied; a new one holds what the pose gives.
+                            let same = ci.pos_index[..ci.n_pos as usize]
+                                .iter()
+                                .zip(&ci.pos_axes)
+                                .find(|(_, a)| jo.channels()[c - jo.first_channel()].axis() == **a);
+                            match same {
+                                Some((&i, _)) => assert_eq!(got[c].to_bits(), input[i].to_bits()),
+                                None => assert_eq!(got[c], want[c], "{what}"),
+                            }
+                        }
+                        if co.n_rot == 3 && ci.rotation_axes() == co.rotation_axes() {
+                            for (&o, &i) in co.rot_index.iter().zip(&ci.rot_index) {
+                                assert_eq!(got[o].to_bits(), input[i].to_bits(), "{what}");
+                            }
+                        } else if co.n_rot == 3 {
+                            let w = co.angles(&want);
+                            let what = format!("{what}, frame {f}, {}", ji.name());
+                            close(co.rotation_order().unwrap(), co.angles(got), w, &what);
+                            compared += 1;
+                        }
+                    }
+                    from.kinematics().positions(input, &mut pi);
+                    to.kinematics().positions(got, &mut po);
+                    worst = pi.iter().zip(&po).map(|(a, b)| a.distance(*b)).fold(worst, f64::max);
+                    previous = Some(want.clone());
+                }
+                if one.is_lossy() {
+                    lossy += 1;
+                    let e = one.max_position_error();
+                    assert!((e - worst).abs() <= 1e-9 * height.max(e), "{what}: {e} vs {worst}");
+                } else {
+                    assert_eq!(one.max_position_error(), 0.0, "{what}");
+                    assert!(worst <= 1e-9 * height, "{what}: {worst}");
+                }
+            }
+        }
+        assert!(compared > 500_000 && lossy > 10, "{compared} rotations, {lossy} lossy");
+        eprintln!("layout lanes: {compared} rotations compared, {lossy} lossy layouts");
     }
 }

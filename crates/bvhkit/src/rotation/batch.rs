@@ -567,11 +567,19 @@ fn solve_loop(b: &mut EulerBatch) {
 }
 
 /// The matrix of an entry in the order's axes: `m` as pushed, or that of
-/// the quaternion `q` (normalised, by one division and four products;
-/// zero or non-finite: the identity) with glam's `DMat3::from_quat`
-/// formula.
+/// the quaternion `q` ([`quat_matrix`]).
 #[inline(always)]
 fn matrix_of(m: [f64; 9], q: [f64; 4], is_quat: bool) -> [f64; 9] {
+    let from_q = quat_matrix(q);
+    std::array::from_fn(|k| select(is_quat, from_q[k], m[k]))
+}
+
+/// The matrix of the quaternion `q` (normalised, by one division and four
+/// products; zero or non-finite: the identity) with glam's
+/// `DMat3::from_quat` formula, row-major, in the quaternion's axes (a lane
+/// step shared with `edit::order`'s lanes).
+#[inline(always)]
+pub(crate) fn quat_matrix(q: [f64; 4]) -> [f64; 9] {
     let len = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
     let ok = len > 0.0 && len.is_finite();
     let inv = 1.0 / select(ok, len, 1.0);
@@ -582,7 +590,7 @@ fn matrix_of(m: [f64; 9], q: [f64; 4], is_quat: bool) -> [f64; 9] {
     let (xx, xy, xz) = (x * x2, x * y2, x * z2);
     let (yy, yz, zz) = (y * y2, y * z2, z * z2);
     let (wx, wy, wz) = (w * x2, w * y2, w * z2);
-    let from_q = [
+    [
         1.0 - (yy + zz),
         xy - wz,
         xz + wy,
@@ -592,8 +600,7 @@ fn matrix_of(m: [f64; 9], q: [f64; 4], is_quat: bool) -> [f64; 9] {
         xz - wy,
         yz + wx,
         1.0 - (xx + yy),
-    ];
-    std::array::from_fn(|k| select(is_quat, from_q[k], m[k]))
+    ]
 }
 
 /// [`extract_rad`](super::extract_rad) of the matrix `r` in its order's
@@ -602,7 +609,7 @@ fn matrix_of(m: [f64; 9], q: [f64; 4], is_quat: bool) -> [f64; 9] {
 /// and selects for its branches, then the continuity choice
 /// ([`near_deg`], or [`principal_deg`] without a previous frame).
 #[inline(always)]
-fn extract(r: [f64; 9], e: f64, previous: [f64; 3], has_near: bool) -> [f64; 3] {
+pub(crate) fn extract(r: [f64; 9], e: f64, previous: [f64; 3], has_near: bool) -> [f64; 3] {
     let (rad, locked) = extract_rad_lane::<false>(r, e);
     let near = near_deg(rad, locked, e, previous);
     let principal = principal_deg(rad);
@@ -1142,7 +1149,7 @@ fn quat_mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
 /// [`euler3_to_quat_sin_cos`](super::euler3_to_quat_sin_cos) in the
 /// order's axes: `(e·q_i, e·q_j, e·q_k, w)`, the same products.
 #[inline(always)]
-fn euler3_quat_lane(s: [f64; 3], c: [f64; 3], e: f64) -> [f64; 4] {
+pub(crate) fn euler3_quat_lane(s: [f64; 3], c: [f64; 3], e: f64) -> [f64; 4] {
     let [sa, sb, sc] = s;
     let [ca, cb, cc] = c;
     let (cacb, sasb, sacb, casb) = (ca * cb, sa * sb, sa * cb, ca * sb);

@@ -758,6 +758,10 @@ trait FrameWork: Sync {
     }
 }
 
+/// A piece of a batch: its frames, its parts of the value and size
+/// buffers, and the state it computes with.
+type Piece<'a, S> = (std::ops::Range<usize>, &'a mut [f64], &'a mut [f64], &'a mut PieceState<S>);
+
 /// What a piece of a batch computes with: the work's state and, for the
 /// unit guess of frames the work does not size, forward kinematics buffers.
 struct PieceState<S> {
@@ -866,12 +870,7 @@ impl Run<'_> {
                 szs = rest;
                 parts.push((a..b, v, s, state));
             }
-            let compute = |(frames, vals, szs, state): &mut (
-                std::ops::Range<usize>,
-                &mut [f64],
-                &mut [f64],
-                &mut PieceState<W::State>,
-            )| {
+            let compute = |(frames, vals, szs, state): &mut Piece<'_, W::State>| {
                 // The piece's frames in range, then the sizes still missing.
                 let (a, b) = (frames.start, frames.end);
                 let (ra, rb) = (a.clamp(lo, hi), b.clamp(lo, hi));

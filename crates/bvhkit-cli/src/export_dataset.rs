@@ -109,7 +109,7 @@ struct Done {
 /// features as it writes, a row group at a time), or computed whole (NPZ).
 enum Item {
     Parsed(String, bvhkit::Bvh),
-    Computed(Clip),
+    Computed(Box<Clip>),
 }
 
 impl Item {
@@ -297,7 +297,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
         };
         let item = match kind {
             Kind::Parquet => Item::Parsed(name, bvh),
-            Kind::Npz => Item::Computed(Clip::compute(&name, &bvh, &options)),
+            Kind::Npz => Item::Computed(Box::new(Clip::compute(&name, &bvh, &options))),
         };
         Ok(Done { item, lines, bytes })
     };
@@ -320,7 +320,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                     stats.bytes += done.bytes;
                     match (&mut *sink, done.item) {
                         (Sink::Parquet(w), Item::Parsed(name, bvh)) => w.write_bvh(&name, &bvh)?,
-                        (Sink::Parquet(w), Item::Computed(clip)) => w.write_clip(clip)?,
+                        (Sink::Parquet(w), Item::Computed(clip)) => w.write_clip(*clip)?,
                         (Sink::Npz(w), Item::Computed(clip)) => w.write_clip(&clip)?,
                         (Sink::Npz(w), Item::Parsed(name, bvh)) => {
                             w.write_clip(&Clip::compute(&name, &bvh, &options))?;

@@ -692,8 +692,8 @@ impl SkeletonTable {
             let p = parents[j];
             self.parent.push((p >= 0).then(|| joints[p as usize].clone()));
             self.parent_index.push(p);
-            for c in 0..3 {
-                self.offsets[c].push(offsets[j][c]);
+            for (column, &v) in self.offsets.iter_mut().zip(&offsets[j]) {
+                column.push(v);
             }
             self.frame_time.push(frame_time);
             self.frames.push(n_frames as i64);

@@ -67,7 +67,9 @@ use std::fmt;
 mod batch;
 mod quat;
 pub use batch::{EulerBatch, atan2, atan2_slice, slerp_slice};
-pub(crate) use batch::{MixLanes, QuatLanes, euler3_quat_lane, extract as extract_lane, parity_of, quat_matrix};
+pub(crate) use batch::{
+    MixLanes, QuatLanes, euler3_quat_lane, extract as extract_lane, parity_of, quat_matrix,
+};
 pub use quat::mat3_to_quat_slice;
 
 /// Below this value of `cos(middle angle)` a matrix is treated as being in

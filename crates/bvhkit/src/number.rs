@@ -345,10 +345,11 @@ fn digits8(n: u32) -> u64 {
 }
 
 /// Writes [`write_shortest`]'s text of the usual motion value, a decimal of
-/// at most six places below 2^32 in magnitude (and zero), at the start of
-/// `dst` (at least [`SHORT_ROOM`] bytes; bytes past the text are
-/// scratch) and returns its length; `None` for any other value (including
-/// non-finite ones).
+/// at most six places below 2^32 in magnitude (and zero), or of seven to
+/// nine places below 2^22 ([`nine_places_into`]), at the start of `dst`
+/// (at least [`SHORT_ROOM`] bytes; bytes past the text are scratch) and
+/// returns its length; `None` for any other value (including non-finite
+/// ones).
 ///
 /// With m = round(|v| · 10^6), m / 10^6 (both exact, one correctly rounded
 /// division) is what the text of m · 10^-6 reads back to; when that is
@@ -369,7 +370,7 @@ pub(crate) fn short_decimal_into(dst: &mut [u8], v: f64) -> Option<usize> {
     // Signed conversions: one instruction each on x86-64 (m < 2^53).
     let m = (a * 1e6 + 0.5) as i64;
     if m as f64 / 1e6 != a {
-        return None;
+        return nine_places_into(dst, v);
     }
     let m = m as u64;
     let dst = dst.get_mut(..SHORT_ROOM)?;
@@ -402,6 +403,45 @@ pub(crate) fn short_decimal_into(dst: &mut [u8], v: f64) -> Option<usize> {
         dst[p + 1..p + 9].copy_from_slice(&(d | ASCII_ZEROS).to_le_bytes());
         p += 1 + places;
     }
+    Some(p)
+}
+
+/// [`short_decimal_into`] for a decimal of seven to nine places below 2^22
+/// in magnitude (what `bvh edit` writes for the angles it computes, see
+/// `edit::order::snap_angle`), by the same argument with 10^9: m =
+/// round(|v| · 10^9) is below 2^53, so m and m / 10^9 are exact and
+/// correctly rounded; below 2^22 an ulp is under 10^-9, so at most one
+/// decimal of nine places (or fewer) reads back to `v`. `None` for any
+/// other value.
+#[inline(never)]
+fn nine_places_into(dst: &mut [u8], v: f64) -> Option<usize> {
+    let a = v.abs();
+    if !(a < 4_194_304.0) {
+        return None;
+    }
+    let m = (a * 1e9 + 0.5) as i64;
+    if m as f64 / 1e9 != a {
+        return None;
+    }
+    let m = m as u64;
+    let dst = dst.get_mut(..SHORT_ROOM)?;
+    dst[0] = b'-';
+    let mut p = usize::from(v.is_sign_negative());
+    // q < 2^22 has at most seven digits; r has nine places, not all zero
+    // (else the six-place path had taken it).
+    let (q, r) = ((m / 1_000_000_000) as u32, (m % 1_000_000_000) as u32);
+    let d = digits8(q);
+    let lead = if q == 0 { 7 } else { (d.trailing_zeros() / 8) as usize };
+    let text = (d | ASCII_ZEROS) >> (8 * lead);
+    dst[p..p + 8].copy_from_slice(&text.to_le_bytes());
+    p += 8 - lead;
+    dst[p] = b'.';
+    dst[p + 1] = b'0' + (r / 100_000_000) as u8;
+    // The last eight places; trailing zero digits are the high zero bytes.
+    let d = digits8(r % 100_000_000);
+    let places = 8 - (d.leading_zeros() / 8) as usize;
+    dst[p + 2..p + 10].copy_from_slice(&(d | ASCII_ZEROS).to_le_bytes());
+    p += 2 + places;
     Some(p)
 }
 
@@ -540,6 +580,15 @@ mod tests {
             999_999_999.25,
             1_000_000_000.0,
             4_000_000_000.000_001,
+            0.000_000_001,
+            -0.000_000_01,
+            0.100_000_001,
+            179.999_999_999,
+            -359.123_456_789,
+            4_194_303.999_999_999,
+            4_194_303.5,
+            4_194_304.000_000_1,
+            1_000_000.000_000_001,
             0.000_01,
             0.1,
             10.0,
@@ -555,7 +604,16 @@ mod tests {
                     let s = format!("{}", digits as f64 / 10f64.powi(places as i32));
                     s.parse::<f64>().unwrap() * if r & 1 == 0 { 1.0 } else { -1.0 }
                 }
-                3 => f64::from_bits(next()),
+                3 => match r >> 62 {
+                    0 | 1 => f64::from_bits(next()),
+                    // Angles at nine places, as `bvh edit` writes them.
+                    2 => {
+                        let a = (next() >> 11) as f64 / (1u64 << 53) as f64 * 720.0 - 360.0;
+                        (a * 1e9).round() / 1e9
+                    }
+                    // Decimals of seven to nine places just below 2^22.
+                    _ => (4_194_304e9 - (next() % 100_000) as f64) / 1e9,
+                },
                 4 => (next() >> 11) as f64 / (1u64 << 53) as f64 * 360.0 - 180.0,
                 _ => ((next() % 2_000_000_000) as f64 - 1e9) / 10f64.powi((r >> 8) as i32 % 8),
             };

@@ -416,7 +416,7 @@ pub(crate) fn short_decimal_into(dst: &mut [u8], v: f64) -> Option<usize> {
 #[inline(never)]
 fn nine_places_into(dst: &mut [u8], v: f64) -> Option<usize> {
     let a = v.abs();
-    if !(a < 4_194_304.0) {
+    if a.is_nan() || a >= 4_194_304.0 {
         return None;
     }
     let m = (a * 1e9 + 0.5) as i64;

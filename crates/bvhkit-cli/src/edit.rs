@@ -12,6 +12,7 @@
 //! motion, `--rest-pose FRAME` and the mirror, on standard input or a pipe;
 //! and the mirror when its plane comes from the first frame).
 
+use std::collections::HashMap;
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,7 +35,9 @@ use bvhkit::{Bvh, Motion, PositionChannels, ReadOptions, Skeleton, WriteOptions}
 use clap::{ArgAction, ArgMatches, CommandFactory};
 
 use crate::PosMode;
-use crate::io::{Input, Streamed, expand, load, located, located_warning, par_map, write_atomic};
+use crate::io::{
+    Input, Streamed, expand_rel, load, located, located_warning, par_map, write_atomic,
+};
 use crate::range::FrameRange;
 
 /// The transform flags, in the order `--help` lists them.
@@ -376,21 +379,24 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
 }
 
 fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
-    let inputs = expand(&args.files)?;
-    if inputs.is_empty() {
+    let found = expand_rel(&args.files)?;
+    if found.is_empty() {
         bail!("no input file");
     }
     for t in plan {
         check_values(t)?;
     }
-    let several = inputs.len() > 1;
-    if several && args.output.as_os_str() == "-" {
-        bail!("several inputs cannot all go to standard output");
-    }
+    let targets = targets(&args.output, &args.files, &found)?;
+    let inputs: Vec<Input> = found.into_iter().map(|(i, _)| i).collect();
     let stream = !plan.iter().any(|t| t.whole_clip(args.source_up));
     let looks_ahead = plan.iter().any(Transform::looks_ahead);
     let results = par_map(&inputs, args.threads, |input| -> Result<Vec<String>> {
-        let out = target(&args.output, input, &inputs)?;
+        let out = &targets[input];
+        if let Some(dir) =
+            out.parent().filter(|d| !d.as_os_str().is_empty() && out != Path::new("-"))
+        {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
         // A transform that looks at frames first reads the input twice: a
         // regular file only (never standard input, a pipe or a FIFO).
         let rereadable = match input {
@@ -398,12 +404,12 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
             Input::Stdin => false,
         };
         if stream && (rereadable || !looks_ahead) {
-            match edit_stream(args, plan, input, &out) {
-                Err(e) if e.is::<NeedsWholeClip>() => edit_whole(args, plan, input, &out),
+            match edit_stream(args, plan, input, out) {
+                Err(e) if e.is::<NeedsWholeClip>() => edit_whole(args, plan, input, out),
                 r => r,
             }
         } else {
-            edit_whole(args, plan, input, &out)
+            edit_whole(args, plan, input, out)
         }
     })?;
     Ok(crate::io::report(results))
@@ -466,20 +472,40 @@ fn check_values(t: &Transform) -> Result<()> {
     }
 }
 
-/// Where `input` is written: `-o` itself for one input, `-o`/NAME for several.
-fn target(output: &Path, input: &Input, inputs: &[Input]) -> Result<PathBuf> {
-    let several = inputs.len() > 1;
-    let out = match (several, input) {
-        (false, _) => output.to_path_buf(),
-        (true, Input::File(p)) => {
-            std::fs::create_dir_all(output)
-                .with_context(|| format!("creating {}", output.display()))?;
-            output.join(p.file_name().unwrap_or(p.as_os_str()))
-        }
-        (true, Input::Stdin) => bail!("standard input among several inputs has no output name"),
-    };
-    crate::io::refuse_overwriting_input(&out, inputs)?;
-    Ok(out)
+/// Where each input is written: `-o` itself for one file named directly
+/// (unless `-o` is a directory or ends with `/`), else under the folder
+/// `-o` at the path the input has below the folder argument it was found
+/// in (its file name when named directly), as `bvh fmt` does. Two inputs
+/// on one output, or an output that is an input, are refused before
+/// anything is read.
+fn targets(
+    output: &Path,
+    args: &[PathBuf],
+    found: &[(Input, PathBuf)],
+) -> Result<HashMap<Input, PathBuf>> {
+    let any_dir = args.iter().any(|a| a.as_os_str() != "-" && a.is_dir());
+    let single = found.len() == 1 && !any_dir;
+    let is_stdout = output.as_os_str() == "-";
+    let as_dir = output.is_dir() || output.as_os_str().to_string_lossy().ends_with('/');
+    if !single && is_stdout {
+        bail!("several inputs cannot all go to standard output; use -o DIR");
+    }
+    if !single && output.exists() && !output.is_dir() {
+        bail!("{}: several inputs need -o to name a directory, not a file", output.display());
+    }
+    let mut pairs = Vec::with_capacity(found.len());
+    for (input, rel) in found {
+        let out = match input {
+            _ if single && (is_stdout || !as_dir) => output.to_path_buf(),
+            Input::Stdin => {
+                bail!("standard input cannot be written under a directory; use -o FILE or -o -")
+            }
+            Input::File(_) => output.join(rel),
+        };
+        pairs.push((input, out));
+    }
+    crate::io::check_targets(pairs.iter().map(|(i, o)| (*i, o.as_path())))?;
+    Ok(pairs.into_iter().map(|(i, o)| (i.clone(), o)).collect())
 }
 
 fn units_factor(

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use bvhkit::{Bvh, LineEnding, Precision, Warning, WarningKind, WriteOptions};
 
-use crate::io::{Input, load, located_warning, par_map, refuse_overwriting_input, write_atomic};
+use crate::io::{Input, load, located_warning, par_map, write_atomic};
 use crate::text::escape;
 
 /// The long help of `bvh fmt` (`bvh fmt --help`).
@@ -117,22 +117,7 @@ fn plan(args: &Args) -> Result<Vec<Job>> {
         jobs.push(Job { input, target });
     }
     if !args.in_place {
-        // Two inputs landing on one output would silently lose one of them.
-        let mut seen: HashMap<&Path, &Input> = HashMap::new();
-        for job in &jobs {
-            if let Some(first) = seen.insert(&job.target, &job.input) {
-                bail!(
-                    "{} and {} would both be written to {}; nothing was written",
-                    first.display(),
-                    job.input.display(),
-                    job.target.display()
-                );
-            }
-        }
-        let inputs: Vec<Input> = jobs.iter().map(|j| j.input.clone()).collect();
-        for job in &jobs {
-            refuse_overwriting_input(&job.target, &inputs)?;
-        }
+        crate::io::check_targets(jobs.iter().map(|j| (&j.input, j.target.as_path())))?;
     }
     Ok(jobs)
 }

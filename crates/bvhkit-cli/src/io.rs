@@ -80,7 +80,7 @@ pub(crate) fn show_size(n: u64) -> String {
 }
 
 /// One input: a file or standard input.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Input {
     Stdin,
     File(PathBuf),
@@ -898,6 +898,30 @@ impl LoadError {
             LoadError::Parse(e) => located(input, e),
         }
     }
+}
+
+/// Refuses a plan of `(input, output)` pairs in which two inputs would be
+/// written to one output (one would be silently lost) or an output names
+/// an input; nothing has been written when it fails.
+pub(crate) fn check_targets<'a>(
+    pairs: impl IntoIterator<Item = (&'a Input, &'a Path)> + Clone,
+) -> Result<()> {
+    let mut seen: std::collections::HashMap<&Path, &Input> = std::collections::HashMap::new();
+    for (input, target) in pairs.clone() {
+        if let Some(first) = seen.insert(target, input) {
+            anyhow::bail!(
+                "{} and {} would both be written to {}; nothing was written",
+                first.display(),
+                input.display(),
+                target.display()
+            );
+        }
+    }
+    let inputs: Vec<Input> = pairs.clone().into_iter().map(|(i, _)| i.clone()).collect();
+    for (_, target) in pairs {
+        refuse_overwriting_input(target, &inputs)?;
+    }
+    Ok(())
 }
 
 /// Refuses to write `output` when it is one of `inputs`: compared as files

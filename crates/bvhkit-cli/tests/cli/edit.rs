@@ -273,3 +273,68 @@ fn edit_on_the_corpus_does_not_depend_on_the_thread_count() {
     }
     assert!(n >= 25, "only {n} corpus files compared");
 }
+
+/// `bvh edit DIR -o OUT` recreates DIR's folders under OUT, as `bvh fmt`
+/// does (files of one name in two folders both kept), and two inputs that
+/// would land on one output are refused before anything is written.
+#[test]
+fn edit_directories_keep_their_folders_and_never_collide() {
+    let src = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(src.path().join("a/deep")).unwrap();
+    std::fs::create_dir_all(src.path().join("b")).unwrap();
+    let text = bvhkit_testdata::synth_text(3, 4, 5);
+    for f in ["a/x.bvh", "b/x.bvh", "a/deep/y.bvh"] {
+        std::fs::write(src.path().join(f), &text).unwrap();
+    }
+    let d = src.path().to_str().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().join("o");
+    run_ok(&["edit", d, "-o", o.to_str().unwrap(), "--scale", "2"]);
+    let want = {
+        let dir = tempfile::tempdir().unwrap();
+        let one = dir.path().join("one.bvh");
+        run_ok(&[
+            "edit",
+            src.path().join("a/x.bvh").to_str().unwrap(),
+            "-o",
+            one.to_str().unwrap(),
+            "--scale",
+            "2",
+        ]);
+        std::fs::read(one).unwrap()
+    };
+    for f in ["a/x.bvh", "b/x.bvh", "a/deep/y.bvh"] {
+        assert_eq!(std::fs::read(o.join(f)).unwrap(), want, "{f}");
+    }
+    // A folder holding one file is still a folder: its file goes under -o.
+    let o2 = out.path().join("o2");
+    run_ok(&[
+        "edit",
+        src.path().join("b").to_str().unwrap(),
+        "-o",
+        o2.to_str().unwrap(),
+        "--scale",
+        "2",
+    ]);
+    assert_eq!(std::fs::read(o2.join("x.bvh")).unwrap(), want);
+
+    // a/x.bvh and b/x.bvh named directly would both be OUT/x.bvh.
+    let o3 = out.path().join("o3");
+    let r = run(&[
+        "edit",
+        src.path().join("a/x.bvh").to_str().unwrap(),
+        src.path().join("b/x.bvh").to_str().unwrap(),
+        "-o",
+        o3.to_str().unwrap(),
+        "--scale",
+        "2",
+    ]);
+    assert_eq!(r.status.code(), Some(2));
+    let e = stderr(&r);
+    assert!(e.contains("would both be written to"), "{e}");
+    assert!(!o3.exists(), "nothing written");
+    // Several inputs cannot go to standard output.
+    let r = run(&["edit", d, "-o", "-", "--scale", "2"]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(stderr(&r).contains("standard output"), "{}", stderr(&r));
+}

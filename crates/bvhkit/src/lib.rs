@@ -75,3 +75,22 @@ pub use crate::parse::{DEFAULT_FRAME_TIME, FrameReader, FrameSource, ReadOptions
 pub use crate::skeleton::{Joint, JointId, JointKind, Skeleton, SkeletonBuilder};
 pub use crate::write::{LineEnding, Precision, WriteOptions};
 pub use glam;
+
+/// The corpus for unit tests (integration tests have `bvhkit_testdata`'s,
+/// whose `Bvh` is another crate's type in a unit test).
+#[cfg(test)]
+pub(crate) mod test_corpus {
+    /// Every corpus file the lenient reader accepts (malformed ones it
+    /// still refuses are no clips), with its file stem, read one at a time;
+    /// `None` after a visible skip (a failure in CI) where the corpus is
+    /// absent.
+    pub(crate) fn clips(test: &str) -> Option<impl Iterator<Item = (String, crate::Bvh)>> {
+        bvhkit_testdata::corpus_or_skip(test)?;
+        Some(bvhkit_testdata::corpus_files().into_iter().filter_map(|path| {
+            let name = path.file_stem()?.to_string_lossy().into_owned();
+            let bytes = std::fs::read(&path).unwrap();
+            let (bvh, _) = crate::ReadOptions::new().lenient(true).parse(&bytes).ok()?;
+            Some((name, bvh))
+        }))
+    }
+}

@@ -861,16 +861,11 @@ mod tests {
     #[test]
     fn rewrites_match_the_plain_path_on_the_corpus() {
         let test = "order::rewrites_match_the_plain_path_on_the_corpus";
-        if bvhkit_testdata::corpus_or_skip(test).is_none() {
+        let Some(clips) = crate::test_corpus::clips(test) else {
             return;
-        }
+        };
         let (mut compared, mut locked) = (0usize, 0usize);
-        for path in bvhkit_testdata::corpus_files() {
-            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-            let bytes = std::fs::read(&path).unwrap();
-            let Ok((bvh, _)) = crate::ReadOptions::new().lenient(true).parse(&bytes) else {
-                continue;
-            };
+        for (name, bvh) in clips {
             let skel = bvh.skeleton();
             for order in RotationOrder::ALL {
                 let map = OrderMap::all(skel, order);
@@ -931,16 +926,11 @@ mod tests {
         use crate::edit::layout::{LayoutMap, Positions};
         use glam::DVec3;
         let test = "order::layout_matches_the_plain_path_on_the_corpus";
-        if bvhkit_testdata::corpus_or_skip(test).is_none() {
+        let Some(clips) = crate::test_corpus::clips(test) else {
             return;
-        }
+        };
         let (mut compared, mut lossy) = (0usize, 0usize);
-        for path in bvhkit_testdata::corpus_files() {
-            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-            let bytes = std::fs::read(&path).unwrap();
-            let Ok((bvh, _)) = crate::ReadOptions::new().lenient(true).parse(&bytes) else {
-                continue;
-            };
+        for (name, bvh) in clips {
             let skel = bvh.skeleton();
             let height = {
                 let p = crate::edit::rest_positions(skel);

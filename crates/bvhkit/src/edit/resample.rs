@@ -622,15 +622,11 @@ mod tests {
     #[test]
     fn quaternion_pairs_are_the_angle_lanes_bit_for_bit_on_the_corpus() {
         let test = "resample::quaternion_pairs_are_the_angle_lanes_bit_for_bit_on_the_corpus";
-        if bvhkit_testdata::corpus_or_skip(test).is_none() {
+        let Some(clips) = crate::test_corpus::clips(test) else {
             return;
-        }
+        };
         let mut compared = 0usize;
-        for path in bvhkit_testdata::corpus_files() {
-            let bytes = std::fs::read(&path).unwrap();
-            let Ok((bvh, _)) = crate::ReadOptions::new().lenient(true).parse(&bytes) else {
-                continue;
-            };
+        for (_, bvh) in clips {
             let m = bvh.motion();
             for rate in RATES {
                 let fps = m.fps() * rate;
@@ -719,17 +715,11 @@ mod tests {
     #[test]
     fn lanes_match_the_per_frame_reference_on_the_corpus() {
         let test = "resample::lanes_match_the_per_frame_reference_on_the_corpus";
-        if bvhkit_testdata::corpus_or_skip(test).is_none() {
+        let Some(clips) = crate::test_corpus::clips(test) else {
             return;
-        }
+        };
         let (mut compared, mut locked) = (0usize, 0usize);
-        for path in bvhkit_testdata::corpus_files() {
-            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-            let bytes = std::fs::read(&path).unwrap();
-            // Malformed files that the lenient reader still refuses are no clips.
-            let Ok((bvh, _)) = crate::ReadOptions::new().lenient(true).parse(&bytes) else {
-                continue;
-            };
+        for (name, bvh) in clips {
             let m = bvh.motion();
             for rate in RATES {
                 let fps = m.fps() * rate;

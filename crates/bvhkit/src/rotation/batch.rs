@@ -1830,15 +1830,11 @@ mod tests {
     #[test]
     fn mix_lanes_are_the_reference_lane_on_the_corpus() {
         let test = "rotation::batch::mix_lanes_are_the_reference_lane_on_the_corpus";
-        if bvhkit_testdata::corpus_or_skip(test).is_none() {
+        let Some(clips) = crate::test_corpus::clips(test) else {
             return;
-        }
+        };
         let (mut compared, mut redone) = (0usize, 0usize);
-        for path in bvhkit_testdata::corpus_files() {
-            let bytes = std::fs::read(&path).unwrap();
-            let Ok((bvh, _)) = crate::ReadOptions::new().lenient(true).parse(&bytes) else {
-                continue;
-            };
+        for (name, bvh) in clips {
             let joints: Vec<_> = bvh
                 .skeleton()
                 .joints()
@@ -1889,12 +1885,7 @@ mod tests {
                     for (l, &(order, a, b, near, inv)) in cases.iter().enumerate() {
                         let want = lane_reference(order, a, b, near, inv, t);
                         let got = lanes.angles(l);
-                        assert_eq!(
-                            got.map(f64::to_bits),
-                            want.map(f64::to_bits),
-                            "{}",
-                            path.display()
-                        );
+                        assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{}", name);
                         assert_eq!(by_quats.angles(l).map(f64::to_bits), want.map(f64::to_bits));
                         for (&c, v) in joints[l].0.iter().zip(got) {
                             prev[c] = v;

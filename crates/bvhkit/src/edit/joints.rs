@@ -21,14 +21,14 @@
 
 use std::collections::{HashMap, HashSet};
 
-use glam::{DAffine3, DQuat, DVec3};
+use glam::{DAffine3, DQuat};
 
-use super::local::{JointSpec, build};
+use super::local::{JointSpec, WorldError, build};
 use super::pose::JointChannels;
 use super::{FrameMap, SplitFrameMap};
 use crate::bvh::Bvh;
 use crate::error::{Error, Result};
-use crate::kinematics::{FkScratch, Kinematics, PositionChannels};
+use crate::kinematics::{Kinematics, PositionChannels};
 use crate::skeleton::{JointId, JointKind, Skeleton};
 
 fn check_name(name: &str) -> Result<()> {
@@ -338,19 +338,14 @@ pub struct RemoveJoints {
     /// Channel ranges copied from input to output frames.
     copies: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
     folds: Vec<Fold>,
-    /// For every output joint, the input joint it was.
-    old: Vec<usize>,
     fk: Kinematics,
-    fk_new: Kinematics,
-    scratch: FkScratch,
-    scratch_new: FkScratch,
     local: Vec<DAffine3>,
-    positions: Vec<DVec3>,
-    positions_new: Vec<DVec3>,
+    /// World positions before and after, each output joint against the
+    /// input joint it was.
+    check: WorldError,
     /// The previous output frame's angles of each fold's joint (`None`
     /// before the first frame).
     near: Option<Vec<[f64; 3]>>,
-    error: f64,
 }
 
 impl RemoveJoints {
@@ -404,23 +399,15 @@ impl RemoveJoints {
                 })
             })
             .collect();
-        let fk = Kinematics::new(s, mode);
-        let fk_new = Kinematics::new(&output, mode);
         Ok(RemoveJoints {
             mode,
             copies,
             folds,
-            scratch: fk.scratch(),
-            scratch_new: fk_new.scratch(),
+            fk: Kinematics::new(s, mode),
             local: vec![DAffine3::IDENTITY; s.len()],
-            positions: vec![DVec3::ZERO; s.len()],
-            positions_new: vec![DVec3::ZERO; output.len()],
-            old,
-            fk,
-            fk_new,
+            check: WorldError::new(s, &output, mode, old),
             output,
             near: None,
-            error: 0.0,
         })
     }
 
@@ -428,7 +415,7 @@ impl RemoveJoints {
     /// joints, between a kept joint's world position before and after (0
     /// when exact).
     pub fn max_position_error(&self) -> f64 {
-        self.error
+        self.check.max
     }
 }
 
@@ -462,16 +449,12 @@ impl FrameMap for RemoveJoints {
             }
             debug_assert!(self.folds.iter().all(|f| f.new < self.output.len()));
         }
-        self.fk.positions_with(src, &mut self.scratch, &mut self.positions);
-        self.fk_new.positions_with(dst, &mut self.scratch_new, &mut self.positions_new);
-        for (j, &o) in self.old.iter().enumerate() {
-            self.error = self.error.max((self.positions_new[j] - self.positions[o]).length());
-        }
+        self.check.measure(src, dst);
     }
 }
 
 impl SplitFrameMap for RemoveJoints {
     fn absorb(&mut self, earlier: &Self) {
-        self.error = self.error.max(earlier.error);
+        self.check.max = self.check.max.max(earlier.check.max);
     }
 }

@@ -44,3 +44,52 @@ pub(crate) fn build(specs: &[JointSpec]) -> Result<Skeleton> {
     }
     Ok(b.build())
 }
+
+/// The largest distance between a joint's world position before and after
+/// a per-frame map, over the frames it was shown: forward kinematics of the
+/// input and output skeletons with their own reused buffers. `old[j]` is the
+/// input joint that output joint `j` was (the identity when they match).
+#[derive(Clone, Debug)]
+pub(crate) struct WorldError {
+    fk: crate::Kinematics,
+    fk_new: crate::Kinematics,
+    scratch: crate::kinematics::FkScratch,
+    scratch_new: crate::kinematics::FkScratch,
+    positions: Vec<DVec3>,
+    positions_new: Vec<DVec3>,
+    old: Vec<usize>,
+    /// The largest distance so far.
+    pub(crate) max: f64,
+}
+
+impl WorldError {
+    /// For frames of `input` mapped to frames of `output`.
+    pub(crate) fn new(
+        input: &Skeleton,
+        output: &Skeleton,
+        mode: crate::PositionChannels,
+        old: Vec<usize>,
+    ) -> WorldError {
+        let fk = crate::Kinematics::new(input, mode);
+        let fk_new = crate::Kinematics::new(output, mode);
+        WorldError {
+            scratch: fk.scratch(),
+            scratch_new: fk_new.scratch(),
+            positions: vec![DVec3::ZERO; input.len()],
+            positions_new: vec![DVec3::ZERO; output.len()],
+            old,
+            fk,
+            fk_new,
+            max: 0.0,
+        }
+    }
+
+    /// Measures one input frame `src` against its output frame `dst`.
+    pub(crate) fn measure(&mut self, src: &[f64], dst: &[f64]) {
+        self.fk.positions_with(src, &mut self.scratch, &mut self.positions);
+        self.fk_new.positions_with(dst, &mut self.scratch_new, &mut self.positions_new);
+        for (j, &o) in self.old.iter().enumerate() {
+            self.max = self.max.max((self.positions_new[j] - self.positions[o]).length());
+        }
+    }
+}

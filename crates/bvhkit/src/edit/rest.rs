@@ -28,11 +28,12 @@
 
 use glam::{DAffine3, DMat3, DQuat, DVec3};
 
+use super::local::WorldError;
 use super::pose::JointChannels;
 use super::{FrameMap, SplitFrameMap, rebuild_skeleton};
 use crate::bvh::Bvh;
 use crate::error::{Error, Result};
-use crate::kinematics::{FkScratch, Kinematics, PositionChannels};
+use crate::kinematics::{Kinematics, PositionChannels};
 use crate::skeleton::{JointId, Skeleton};
 
 /// Makes the rest pose the one given by `rest` (one world rotation per
@@ -82,16 +83,12 @@ pub struct RestMap {
     has_parent: Vec<bool>,
     channels: Vec<JointChannels>,
     fk: Kinematics,
-    fk_new: Kinematics,
-    scratch: FkScratch,
-    scratch_new: FkScratch,
     local: Vec<DAffine3>,
-    positions: Vec<DVec3>,
-    positions_new: Vec<DVec3>,
+    /// World positions before and after.
+    check: WorldError,
     /// The previous output frame's angles per joint (`None` before the
     /// first frame).
     near: Option<Vec<[f64; 3]>>,
-    error: f64,
 }
 
 impl RestMap {
@@ -122,24 +119,17 @@ impl RestMap {
             Ok((offset, j.channels().to_vec()))
         })?;
         let channels: Vec<JointChannels> = output.joints().iter().map(JointChannels::of).collect();
-        let fk = Kinematics::new(s, mode);
-        let fk_new = Kinematics::new(&output, mode);
         Ok(RestMap {
             mode,
             has_parent: s.joints().iter().map(|j| j.parent().is_some()).collect(),
             g,
             g_parent,
             channels,
-            scratch: fk.scratch(),
-            scratch_new: fk_new.scratch(),
+            fk: Kinematics::new(s, mode),
             local: vec![DAffine3::IDENTITY; s.len()],
-            positions: vec![DVec3::ZERO; s.len()],
-            positions_new: vec![DVec3::ZERO; s.len()],
-            fk,
-            fk_new,
+            check: WorldError::new(s, &output, mode, (0..s.len()).collect()),
             output,
             near: None,
-            error: 0.0,
         })
     }
 
@@ -169,7 +159,7 @@ impl RestMap {
     /// The largest world-position error over the frames mapped so far (0 up
     /// to rounding where channels allow).
     pub fn max_position_error(&self) -> f64 {
-        self.error
+        self.check.max
     }
 }
 
@@ -200,17 +190,13 @@ impl FrameMap for RestMap {
             jc.write_translation(t, self.mode, dst);
             near[i] = jc.angles(dst);
         }
-        self.fk.positions_with(src, &mut self.scratch, &mut self.positions);
-        self.fk_new.positions_with(dst, &mut self.scratch_new, &mut self.positions_new);
-        for (a, b) in self.positions_new.iter().zip(&self.positions) {
-            self.error = self.error.max((*a - *b).length());
-        }
+        self.check.measure(src, dst);
     }
 }
 
 impl SplitFrameMap for RestMap {
     fn absorb(&mut self, earlier: &Self) {
-        self.error = self.error.max(earlier.error);
+        self.check.max = self.check.max.max(earlier.check.max);
     }
 }
 

@@ -386,23 +386,33 @@ impl InPlace {
     }
 }
 
-impl FrameMap for InPlace {
-    fn output_skeleton(&self) -> &Skeleton {
-        &self.output
-    }
+/// `FrameMap` and `SplitFrameMap` for a root-motion map whose per-frame
+/// step (`$step`) can fail on a frame (the carrier cannot hold the motion):
+/// the failure is remembered in `failed` (the whole-clip functions report
+/// it), and runs mapped in parts on the pool pass it on.
+macro_rules! carrier_map {
+    ($map:ty, $step:ident) => {
+        impl FrameMap for $map {
+            fn output_skeleton(&self) -> &Skeleton {
+                &self.output
+            }
 
-    fn map(&mut self, input: &[f64], output: &mut [f64]) {
-        if self.hold(input, output).is_err() {
-            self.failed = true;
+            fn map(&mut self, input: &[f64], output: &mut [f64]) {
+                if self.$step(input, output).is_err() {
+                    self.failed = true;
+                }
+            }
         }
-    }
+
+        impl SplitFrameMap for $map {
+            fn absorb(&mut self, earlier: &Self) {
+                self.failed |= earlier.failed;
+            }
+        }
+    };
 }
 
-impl SplitFrameMap for InPlace {
-    fn absorb(&mut self, earlier: &Self) {
-        self.failed |= earlier.failed;
-    }
-}
+carrier_map!(InPlace, hold);
 
 /// Moves and turns the whole clip about the up axis so that the first
 /// frame's carrier is above the origin and the character faces +Z (for Y
@@ -491,23 +501,7 @@ impl ToOrigin {
     }
 }
 
-impl FrameMap for ToOrigin {
-    fn output_skeleton(&self) -> &Skeleton {
-        &self.output
-    }
-
-    fn map(&mut self, input: &[f64], output: &mut [f64]) {
-        if self.apply(input, output).is_err() {
-            self.failed = true;
-        }
-    }
-}
-
-impl SplitFrameMap for ToOrigin {
-    fn absorb(&mut self, earlier: &Self) {
-        self.failed |= earlier.failed;
-    }
-}
+carrier_map!(ToOrigin, apply);
 
 /// The carrier rewritten to a new world transform: the one rule that
 /// [`move_carrier`] and [`ToOrigin`] share.
@@ -797,20 +791,4 @@ impl Extract {
     }
 }
 
-impl FrameMap for Extract {
-    fn output_skeleton(&self) -> &Skeleton {
-        &self.output
-    }
-
-    fn map(&mut self, input: &[f64], output: &mut [f64]) {
-        if self.apply(input, output).is_err() {
-            self.failed = true;
-        }
-    }
-}
-
-impl SplitFrameMap for Extract {
-    fn absorb(&mut self, earlier: &Self) {
-        self.failed |= earlier.failed;
-    }
-}
+carrier_map!(Extract, apply);

@@ -701,6 +701,57 @@ pub(crate) fn parity_of(order: RotationOrder) -> f64 {
     PERMUTATIONS[order as usize].3
 }
 
+/// The quaternion `q` in the axes of `order`, as the lanes keep
+/// quaternions: `(e·q_i, e·q_j, e·q_k, w)` (a layer's reference inverse,
+/// as [`MixLanes::push`] and [`MixLanes::gather_layer`] take it).
+pub(crate) fn lane_quat(q: DQuat, order: RotationOrder) -> [f64; 4] {
+    let (i, j, k, e) = PERMUTATIONS[order as usize];
+    let v = [q.x, q.y, q.z];
+    [e * v[i], e * v[j], e * v[k], q.w]
+}
+
+/// Whether every entry of `rot` is three adjacent channels `[c, c + 1,
+/// c + 2]` (the usual layout: a joint's rotation channels listed
+/// together), so that [`read3`] and [`write3`] can take them as one slice.
+pub(crate) fn adjacent(rot: &[[usize; 3]]) -> bool {
+    rot.iter().all(|&[r0, r1, r2]| r1 == r0.wrapping_add(1) && r2 == r0.wrapping_add(2))
+}
+
+/// The values of `frame` at a joint's three rotation channels `r`; with
+/// `ADJACENT` (`r` is `[c, c + 1, c + 2]`, see [`adjacent`]) as one slice.
+#[inline(always)]
+pub(crate) fn read3<const ADJACENT: bool>(frame: &[f64], r: [usize; 3]) -> [f64; 3] {
+    if ADJACENT {
+        let s = &frame[r[0]..r[0] + 3];
+        [s[0], s[1], s[2]]
+    } else {
+        r.map(|c| frame[c])
+    }
+}
+
+/// Writes `v` into `frame` at a joint's three rotation channels `r`, as
+/// [`read3`] reads them.
+#[inline(always)]
+pub(crate) fn write3<const ADJACENT: bool>(frame: &mut [f64], r: [usize; 3], v: [f64; 3]) {
+    if ADJACENT {
+        frame[r[0]..r[0] + 3].copy_from_slice(&v);
+    } else {
+        for (c, x) in r.into_iter().zip(v) {
+            frame[c] = x;
+        }
+    }
+}
+
+/// The frames [`MixLanes::gather_layer`] reads: the base, the layer, the
+/// layer's reference frame and the previous output frame.
+#[derive(Clone, Copy)]
+pub(crate) struct LayerFrames<'a> {
+    pub(crate) base: &'a [f64],
+    pub(crate) add: &'a [f64],
+    pub(crate) reference: &'a [f64],
+    pub(crate) near: &'a [f64],
+}
+
 /// Lanes per SIMD step (eight with AVX-512): the lane count is padded up
 /// to a multiple of this, so that no lane runs in a scalar remainder loop.
 const STEP: usize = 8;
@@ -938,10 +989,14 @@ impl MixLanes {
     /// [`MixLanes::clear`] and one [`MixLanes::push`] per joint, in one
     /// loop.
     ///
+    /// With `ADJACENT`, every entry of `rot` must be `[c, c + 1, c + 2]`
+    /// (see [`adjacent`]): each frame's three values are then read as one
+    /// slice (one bounds check instead of three).
+    ///
     /// # Panics
     /// When `rot` and `parity` differ in length, hold more joints than the
     /// capacity, or name a channel outside a frame.
-    pub(crate) fn gather(
+    pub(crate) fn gather<const ADJACENT: bool>(
         &mut self,
         rot: &[[usize; 3]],
         parity: &[f64],
@@ -956,10 +1011,10 @@ impl MixLanes {
         let (b0, b1, b2) = (&mut b0[..n], &mut b1[..n], &mut b2[..n]);
         let [p0, p1, p2] = &mut self.near;
         let (p0, p1, p2) = (&mut p0[..n], &mut p1[..n], &mut p2[..n]);
-        for (l, &[r0, r1, r2]) in rot.iter().enumerate() {
-            (a0[l], a1[l], a2[l]) = (a[r0], a[r1], a[r2]);
-            (b0[l], b1[l], b2[l]) = (b[r0], b[r1], b[r2]);
-            (p0[l], p1[l], p2[l]) = (near[r0], near[r1], near[r2]);
+        for (l, &r) in rot.iter().enumerate() {
+            [a0[l], a1[l], a2[l]] = read3::<ADJACENT>(a, r);
+            [b0[l], b1[l], b2[l]] = read3::<ADJACENT>(b, r);
+            [p0[l], p1[l], p2[l]] = read3::<ADJACENT>(near, r);
         }
         self.parity[..n].copy_from_slice(parity);
         self.n = n;
@@ -980,19 +1035,85 @@ impl MixLanes {
         inv: Option<DQuat>,
     ) -> usize {
         let l = self.n;
-        let (i, j, k, e) = PERMUTATIONS[order as usize];
-        self.parity[l] = e;
+        self.parity[l] = parity_of(order);
         for (v, x) in self.near.iter_mut().zip(near) {
             v[l] = x;
         }
         if let Some(q) = inv {
-            let v = [q.x, q.y, q.z];
-            for (dst, x) in self.inv.iter_mut().zip([e * v[i], e * v[j], e * v[k], q.w]) {
+            for (dst, x) in self.inv.iter_mut().zip(lane_quat(q, order)) {
                 dst[l] = x;
             }
         }
         self.n = l + 1;
         l
+    }
+
+    /// The lanes of a layer's frame: for each entry `s` of `rot` (a
+    /// joint's three rotation channels, listing order, with its order's
+    /// parity `parity[s]` and its reference rotation's inverse
+    /// `inv[joint[s]]` in lane form, [`lane_quat`]), the channels of
+    /// `base` copied into `out` where `add` holds `reference`'s bits at all
+    /// three (the layer changes nothing there), else a lane of `base`'s,
+    /// `add`'s and `near`'s angles, its channels in `lane_rot`. The same
+    /// lanes as [`MixLanes::clear`] and one [`MixLanes::push`] per changed
+    /// joint, in one loop.
+    ///
+    /// # Panics
+    /// When `rot`, `parity` and `joint` differ in length, hold more joints
+    /// than the capacity or `lane_rot`, or name a channel outside a frame
+    /// or a joint outside `inv`.
+    ///
+    /// `ADJACENT` as for [`MixLanes::gather`].
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn gather_layer<const ADJACENT: bool>(
+        &mut self,
+        rot: &[[usize; 3]],
+        parity: &[f64],
+        joint: &[usize],
+        inv: &[[f64; 4]],
+        frames: LayerFrames<'_>,
+        out: &mut [f64],
+        lane_rot: &mut [[usize; 3]],
+    ) {
+        let LayerFrames { base, add, reference, near } = frames;
+        let n = rot.len();
+        assert!(
+            parity.len() == n && joint.len() == n && n <= self.parity.len() && n <= lane_rot.len(),
+            "{n} lanes"
+        );
+        let [a0, a1, a2, b0, b1, b2] = &mut self.ang;
+        let (a0, a1, a2) = (&mut a0[..n], &mut a1[..n], &mut a2[..n]);
+        let (b0, b1, b2) = (&mut b0[..n], &mut b1[..n], &mut b2[..n]);
+        let [p0, p1, p2] = &mut self.near;
+        let (p0, p1, p2) = (&mut p0[..n], &mut p1[..n], &mut p2[..n]);
+        let [i0, i1, i2, i3] = &mut self.inv;
+        let (i0, i1, i2, i3) = (&mut i0[..n], &mut i1[..n], &mut i2[..n], &mut i3[..n]);
+        let e = &mut self.parity[..n];
+        let lane_rot = &mut lane_rot[..n];
+        let mut l = 0;
+        for s in 0..n {
+            let r = rot[s];
+            let [x0, x1, x2] = read3::<ADJACENT>(add, r);
+            let [y0, y1, y2] = read3::<ADJACENT>(reference, r);
+            let from_base = read3::<ADJACENT>(base, r);
+            if (x0.to_bits() == y0.to_bits())
+                & (x1.to_bits() == y1.to_bits())
+                & (x2.to_bits() == y2.to_bits())
+            {
+                write3::<ADJACENT>(out, r, from_base);
+                continue;
+            }
+            // l <= s < n: tells the compiler the lane writes are in bounds.
+            let l_ = l.min(s);
+            [a0[l_], a1[l_], a2[l_]] = from_base;
+            [b0[l_], b1[l_], b2[l_]] = [x0, x1, x2];
+            [p0[l_], p1[l_], p2[l_]] = read3::<ADJACENT>(near, r);
+            [i0[l_], i1[l_], i2[l_], i3[l_]] = inv[joint[s]];
+            e[l_] = parity[s];
+            lane_rot[l_] = r;
+            l = l_ + 1;
+        }
+        self.n = l;
     }
 
     /// Mixes every lane at weight `t` (in `[0, 1]`): the SLERP of the two

@@ -639,6 +639,62 @@ fn extract_rad_lane<const UNIT: bool>(r: [f64; 9], e: f64) -> ([f64; 3], bool) {
     ([atan2_if::<UNIT>(ya, xa), atan2_if::<UNIT>(yb, xb), atan2_if::<UNIT>(yc, xc)], locked)
 }
 
+/// The matrix of the quaternion `q` scaled by `n = |q|²`, with `n`
+/// (zero or non-finite `n`: the identity and 1): glam's `DMat3::from_quat`
+/// formula without the normalisation (`n·R`, each element a quadratic form
+/// of `q`: no square root, no division), row-major, in the quaternion's
+/// axes. The mixes' matrix step: [`extract_rad_mix`] needs no more.
+#[inline(always)]
+fn quat_matrix_scaled(q: [f64; 4]) -> ([f64; 9], f64) {
+    let [x, y, z, w] = q;
+    let (xx, yy, zz, ww) = (x * x, y * y, z * z, w * w);
+    let n = (xx + yy) + (zz + ww);
+    let ok = n > 0.0 && n.is_finite();
+    let (x2, y2, z2) = (x + x, y + y, z + z);
+    let (xy, xz, yz) = (x * y2, x * z2, y * z2);
+    let (wx, wy, wz) = (w * x2, w * y2, w * z2);
+    let m = [
+        (ww + xx) - (yy + zz),
+        xy - wz,
+        xz + wy,
+        xy + wz,
+        (ww + yy) - (xx + zz),
+        yz - wx,
+        xz - wy,
+        yz + wx,
+        (ww + zz) - (xx + yy),
+    ];
+    const I: [f64; 9] = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+    (std::array::from_fn(|k| select(ok, m[k], I[k])), select(ok, n, 1.0))
+}
+
+/// [`extract_rad_lane`] of `n·R` ([`quat_matrix_scaled`]: `R` a rotation
+/// matrix in its order's axes, `n > 0`): the same angles within rounding,
+/// with one square root and one division fewer. Every `atan2` takes a pair
+/// whose scale does not matter, so `n` stays in; the gimbal-lock test
+/// compares `cos b` with `n ·` [`GIMBAL_LOCK_EPSILON`]; and the third
+/// angle's pair, linear in the first angle's sine and cosine, is made from
+/// that angle's pair `(y_a, x_a)` unnormalised (both of its parts scale
+/// by `|(y_a, x_a)|`, which changes no `atan2`). With `UNIT` the `atan2`s
+/// are [`atan2_unit`] (pairs of magnitude at least about `1e-12 n`: the
+/// same bits as [`atan2`]).
+#[inline(always)]
+fn extract_rad_mix<const UNIT: bool>(r: [f64; 9], n: f64, e: f64) -> ([f64; 3], bool) {
+    let [r_ii, r_ij, r_ik, r_ji, r_jj, r_jk, r_ki, r_kj, r_kk] = r;
+    let cos_b = (r_ii * r_ii + r_ij * r_ij).sqrt();
+    let (yb, xb) = (e * r_ik, cos_b);
+    let locked = cos_b < GIMBAL_LOCK_EPSILON * n;
+    let (ya, xa) = (-e * r_jk, r_kk);
+    // (0, 0) only where locked (cos b = |(y_a, x_a)| / n): then unused.
+    let some = (ya != 0.0) | (xa != 0.0);
+    let (sa, ca) = (select(some, ya, 0.0), select(some, xa, 1.0));
+    let yc = e * (ca * r_ji + e * sa * r_ki);
+    let xc = ca * r_jj + e * sa * r_kj;
+    let (ya, xa) = (select(locked, e * r_kj, ya), select(locked, r_jj, xa));
+    let (yc, xc) = (select(locked, 0.0, yc), select(locked, 1.0, xc));
+    ([atan2_if::<UNIT>(ya, xa), atan2_if::<UNIT>(yb, xb), atan2_if::<UNIT>(yc, xc)], locked)
+}
+
 /// [`atan2_unit`] with `UNIT`, else [`atan2`] (a function rather than a
 /// closure, so that it is compiled with its caller's target features).
 #[inline(always)]
@@ -1412,8 +1468,8 @@ fn mix_one<const EXACT: bool>(
     } else {
         slerp_lane::<true>(qa, qb, t)
     };
-    let r = matrix_of([0.0; 9], q, true);
-    let (rad, locked) = extract_rad_lane::<true>(r, e);
+    let (r, n) = quat_matrix_scaled(q);
+    let (rad, locked) = extract_rad_mix::<true>(r, n, e);
     if EXACT {
         (near_deg(rad, locked, e, near), false)
     } else {
@@ -1787,8 +1843,8 @@ mod tests {
             }
             None => slerp_lane::<false>(qa, qb, t),
         };
-        let r = matrix_of([0.0; 9], q, true);
-        let (rad, locked) = extract_rad_lane::<false>(r, e);
+        let (r, n) = quat_matrix_scaled(q);
+        let (rad, locked) = extract_rad_mix::<false>(r, n, e);
         near_deg(rad, locked, e, near)
     }
 

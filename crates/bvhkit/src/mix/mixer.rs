@@ -282,16 +282,19 @@ impl Mixer {
         near: &[f64],
         out: &mut [f64],
     ) -> bool {
+        // The lanes first: they read most of both frames in channel order,
+        // which brings them into the cache in the order the hardware
+        // prefetcher follows; the scattered position channels then hit.
+        if self.adjacent {
+            self.lanes.gather::<true>(&self.mixed_rot, &self.mixed_parity, a, b, near);
+        } else {
+            self.lanes.gather::<false>(&self.mixed_rot, &self.mixed_parity, a, b, near);
+        }
         for &c in &self.kept {
             out[c] = a[c];
         }
         for &c in &self.mixed_pos {
             out[c] = a[c] + w * (b[c] - a[c]);
-        }
-        if self.adjacent {
-            self.lanes.gather::<true>(&self.mixed_rot, &self.mixed_parity, a, b, near);
-        } else {
-            self.lanes.gather::<false>(&self.mixed_rot, &self.mixed_parity, a, b, near);
         }
         for &idx in &self.mixed_other {
             let j = &self.joints[idx].channels;
@@ -412,12 +415,6 @@ impl Mixer {
     ) -> bool {
         let r = &reference.frame;
         let same = |c: usize| add[c].to_bits() == r[c].to_bits();
-        for &c in &self.kept {
-            out[c] = base[c];
-        }
-        for &c in &self.mixed_pos {
-            out[c] = if same(c) { base[c] } else { base[c] + w * (add[c] - r[c]) };
-        }
         let frames = LayerFrames { base, add, reference: r, near };
         let (rot, parity, joint) = (&self.mixed_rot, &self.mixed_parity, &self.mixed_joint);
         let inv = &reference.lane_inverse;
@@ -441,6 +438,13 @@ impl Mixer {
                 out,
                 &mut self.lane_rot,
             );
+        }
+        // After the lanes, as in `blend_between`.
+        for &c in &self.kept {
+            out[c] = base[c];
+        }
+        for &c in &self.mixed_pos {
+            out[c] = if same(c) { base[c] } else { base[c] + w * (add[c] - r[c]) };
         }
         for &idx in &self.mixed_other {
             let j = &self.joints[idx].channels;

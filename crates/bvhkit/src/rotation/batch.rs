@@ -1350,20 +1350,22 @@ fn quat_of(x: [f64; 3], e: f64) -> [f64; 4] {
     euler3_quat_lane([s0, s1, s2], [c0, c1, c2], e)
 }
 
-/// SLERP as [`slerp_one`] does it (shortest arc, the same `θ`, the linear
-/// blend where `sin θ < 1e-12`, left unnormalised: the lanes' matrix step
-/// normalises every quaternion, as `quat_to_euler_near` does), with one
-/// sine and cosine instead of two sines: `sin((1-t)θ) = sin θ cos tθ - cos θ sin tθ`,
-/// so the weights are `sin tθ / sin θ` and `cos tθ - cos θ · sin tθ / sin θ`
-/// (`cos θ = (|q0 + q1|² - |q0 - q1|²) / 4`). For `t` in `[0, 1]`.
+/// SLERP as [`slerp_one`] does it (shortest arc, the same `θ` within
+/// rounding, the linear blend where `sin θ < 1e-12`, left unnormalised:
+/// the lanes' matrix step takes any scale), with one sine and cosine
+/// instead of two sines: `sin((1-t)θ) = sin θ cos tθ - cos θ sin tθ`, so
+/// the weights are `sin tθ / sin θ` and `cos tθ - cos θ · sin tθ / sin θ`
+/// (`sin θ = |q0 - q1| |q0 + q1| / 2` by one square root of the product of
+/// the squares, `cos θ = (|q0 + q1|² - |q0 - q1|²) / 4`, and `θ` the
+/// `atan2` of the two). For `t` in `[0, 1]`.
 #[inline(always)]
 fn slerp_lane<const UNIT: bool>(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
     let (q1, aa, bb) = shortest_arc(q0, q1);
-    let (a, b) = (aa.sqrt(), bb.sqrt());
-    // a² + b² = 2|q0|² + 2|q1|²: unit quaternions make a pair of length 2.
-    let theta = 2.0 * atan2_if::<UNIT>(a, b);
-    let sin_theta = 0.5 * a * b;
+    // |q0 - q1| = 2 sin(θ/2), |q0 + q1| = 2 cos(θ/2): θ from its sine and
+    // cosine, a unit pair for unit quaternions (one square root).
+    let sin_theta = 0.5 * (aa * bb).sqrt();
     let cos_theta = 0.25 * (bb - aa);
+    let theta = atan2_if::<UNIT>(sin_theta, cos_theta);
     // tθ in [0, π/2]: the kernel on [0, π/4], or of π/2 - tθ beyond.
     let x = t * theta;
     let far = x > std::f64::consts::FRAC_PI_4;
@@ -1409,7 +1411,8 @@ fn unwrap_deg_fast(x: f64, target: f64) -> (f64, bool, bool) {
 
 /// [`near_deg`] with [`unwrap_deg_fast`] instead of its seven divisions,
 /// and whether the lane must be solved again with [`near_deg`] itself:
-/// when an unwrapping is far, when one of the solution taken is a tie, or
+/// in gimbal lock (`locked`), when an unwrapping is far, when one of the
+/// solution taken is a tie, or
 /// when one of the other's is and the two distances are too close to be
 /// sure which is smaller (a tie puts its candidate half a turn, within
 /// `360 · 1e-7` and rounding, from its target either way, so either
@@ -1419,11 +1422,9 @@ fn unwrap_deg_fast(x: f64, target: f64) -> (f64, bool, bool) {
 #[inline(always)]
 // `!(a > b)` on purpose: NaN distances are a close call.
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
-fn near_deg_fast(rad: [f64; 3], locked: bool, e: f64, previous_deg: [f64; 3]) -> ([f64; 3], bool) {
+fn near_deg_fast(rad: [f64; 3], locked: bool, previous_deg: [f64; 3]) -> ([f64; 3], bool) {
     let (a, b, c) = (rad[0].to_degrees(), rad[1].to_degrees(), rad[2].to_degrees());
     let [pa, pb, pc] = previous_deg;
-    let sigma = select(b >= 0.0, 1.0, -1.0);
-    let (locked_first, t_lf, f_lf) = unwrap_deg_fast(a - e * sigma * pc, pa);
     let (f0, t_f0, f_f0) = unwrap_deg_fast(a, pa);
     let (f1, t_f1, f_f1) = unwrap_deg_fast(b, pb);
     let (f2, t_f2, f_f2) = unwrap_deg_fast(c, pc);
@@ -1433,17 +1434,20 @@ fn near_deg_fast(rad: [f64; 3], locked: bool, e: f64, previous_deg: [f64; 3]) ->
     let (first, second) = ([f0, f1, f2], [s0, s1, s2]);
     let (d1, d2) = (distance_sq(first, previous_deg), distance_sq(second, previous_deg));
     let take_second = d2 < d1;
-    let far = f_lf | f_f0 | f_f1 | f_f2 | f_s0 | f_s1 | f_s2;
+    let far = f_f0 | f_f1 | f_f2 | f_s0 | f_s1 | f_s2;
     let (t_first, t_second) = (t_f0 | t_f1 | t_f2, t_s0 | t_s1 | t_s2);
     let close = !((d2 - d1).abs() > 0.25 + 1e-14 * (d1 + d2));
+    // Gimbal lock (rare: a middle angle within about 6e-11 degrees of a
+    // quarter turn) is left to `near_deg` too.
     let undecided = far
-        | (locked & (t_lf | t_f1))
-        | (!locked & ((take_second & t_second) | (!take_second & t_first)))
-        | (!locked & (t_first | t_second) & close);
+        | locked
+        | (take_second & t_second)
+        | (!take_second & t_first)
+        | ((t_first | t_second) & close);
     let angles = [
-        select(locked, locked_first, select(take_second, second[0], first[0])),
-        select(locked, first[1], select(take_second, second[1], first[1])),
-        select(locked, pc, select(take_second, second[2], first[2])),
+        select(take_second, second[0], first[0]),
+        select(take_second, second[1], first[1]),
+        select(take_second, second[2], first[2]),
     ];
     (angles, undecided)
 }
@@ -1470,11 +1474,7 @@ fn mix_one<const EXACT: bool>(
     };
     let (r, n) = quat_matrix_scaled(q);
     let (rad, locked) = extract_rad_mix::<true>(r, n, e);
-    if EXACT {
-        (near_deg(rad, locked, e, near), false)
-    } else {
-        near_deg_fast(rad, locked, e, near)
-    }
+    if EXACT { (near_deg(rad, locked, e, near), false) } else { near_deg_fast(rad, locked, near) }
 }
 
 /// [`MixLanes::solve`]'s loop: one lane per iteration, no branch, over the
@@ -1895,7 +1895,7 @@ mod tests {
                 4 => [deg[0] + 0.1 * rng.unit(), deg[1] + 0.1 * rng.unit(), deg[2] + 180.0],
                 _ => [1e9 * rng.unit(), 1e7 * rng.unit(), 360.0 * rng.unit()],
             };
-            let (got, undecided) = near_deg_fast(rad, locked, e, prev);
+            let (got, undecided) = near_deg_fast(rad, locked, prev);
             let want = near_deg(rad, locked, e, prev);
             total += 1;
             if !undecided {
@@ -1915,7 +1915,7 @@ mod tests {
             let deg = [rng.unit() * 180.0, rng.unit() * 89.0, rng.unit() * 180.0];
             let prev = deg.map(|d| d + 2.0 * rng.unit());
             let rad = deg.map(f64::to_radians);
-            let (got, u) = near_deg_fast(rad, false, 1.0, prev);
+            let (got, u) = near_deg_fast(rad, false, prev);
             undecided += u as usize;
             if !u {
                 assert_eq!(

@@ -98,6 +98,34 @@ fn atan2_unit(y: f64, x: f64) -> f64 {
     atan2_of::<true>(y, x, y.abs(), x.abs())
 }
 
+/// `atan2(y, x)` for the pairs the mix lanes make (finite, not both
+/// zero, the larger magnitude between about `1e-250` and `1e250`: a
+/// SLERP's sine and cosine, a rotation matrix's entries), within 3 ulp
+/// of libm's: an octant reduction instead of [`atan2`]'s five intervals
+/// (fewer selects): `p / q` with `p = min(|y|, |x|)`, `q = max(|y|, |x|)`,
+/// about 0 up to 7/16, else about 1 (fdlibm's `(r - 1) / (r + 1)`, as
+/// `(p - q) / (q + p)`), so `|t| <= 7/16` for fdlibm's polynomial; then
+/// `π/2 -` that where `|y| > |x|`, and the quadrant.
+#[inline(always)]
+fn atan2_mix(y: f64, x: f64) -> f64 {
+    let (a, b) = (y.abs(), x.abs());
+    let swap = a > b;
+    let (p, q) = (select(swap, b, a), select(swap, a, b));
+    let one = 16.0 * p > 7.0 * q;
+    let num = select(one, p - q, p);
+    let den = select(one, q + p, q);
+    let (hi, lo) = (select(one, ATAN_HI[1], 0.0), select(one, ATAN_LO[1], 0.0));
+    let t = num / den;
+    let z = t * t;
+    let w = z * z;
+    let s1 = z * (AT[0] + w * (AT[2] + w * (AT[4] + w * (AT[6] + w * (AT[8] + w * AT[10])))));
+    let s2 = w * (AT[1] + w * (AT[3] + w * (AT[5] + w * (AT[7] + w * AT[9]))));
+    let at = hi - ((t * (s1 + s2) - lo) - t);
+    let at = select(swap, PIO2_HI - (at - PIO2_LO), at);
+    let r = select(x < 0.0, PI_HI - (at - PI_LO), at);
+    r.copysign(y)
+}
+
 /// [`atan2`] from its operands `a` and `b` ([`atan2_operands`]); `UNIT`
 /// as for [`atan2_finish`].
 #[inline(always)]
@@ -675,11 +703,10 @@ fn quat_matrix_scaled(q: [f64; 4]) -> ([f64; 9], f64) {
 /// compares `cos b` with `n ·` [`GIMBAL_LOCK_EPSILON`]; and the third
 /// angle's pair, linear in the first angle's sine and cosine, is made from
 /// that angle's pair `(y_a, x_a)` unnormalised (both of its parts scale
-/// by `|(y_a, x_a)|`, which changes no `atan2`). With `UNIT` the `atan2`s
-/// are [`atan2_unit`] (pairs of magnitude at least about `1e-12 n`: the
-/// same bits as [`atan2`]).
+/// by `|(y_a, x_a)|`, which changes no `atan2`). Its `atan2`s are
+/// [`atan2_mix`] (pairs of magnitude at least about `1e-12 n`).
 #[inline(always)]
-fn extract_rad_mix<const UNIT: bool>(r: [f64; 9], n: f64, e: f64) -> ([f64; 3], bool) {
+fn extract_rad_mix(r: [f64; 9], n: f64, e: f64) -> ([f64; 3], bool) {
     let [r_ii, r_ij, r_ik, r_ji, r_jj, r_jk, r_ki, r_kj, r_kk] = r;
     let cos_b = (r_ii * r_ii + r_ij * r_ij).sqrt();
     let (yb, xb) = (e * r_ik, cos_b);
@@ -692,7 +719,7 @@ fn extract_rad_mix<const UNIT: bool>(r: [f64; 9], n: f64, e: f64) -> ([f64; 3], 
     let xc = ca * r_jj + e * sa * r_kj;
     let (ya, xa) = (select(locked, e * r_kj, ya), select(locked, r_jj, xa));
     let (yc, xc) = (select(locked, 0.0, yc), select(locked, 1.0, xc));
-    ([atan2_if::<UNIT>(ya, xa), atan2_if::<UNIT>(yb, xb), atan2_if::<UNIT>(yc, xc)], locked)
+    ([atan2_mix(ya, xa), atan2_mix(yb, xb), atan2_mix(yc, xc)], locked)
 }
 
 /// [`atan2_unit`] with `UNIT`, else [`atan2`] (a function rather than a
@@ -1359,13 +1386,13 @@ fn quat_of(x: [f64; 3], e: f64) -> [f64; 4] {
 /// the squares, `cos θ = (|q0 + q1|² - |q0 - q1|²) / 4`, and `θ` the
 /// `atan2` of the two). For `t` in `[0, 1]`.
 #[inline(always)]
-fn slerp_lane<const UNIT: bool>(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
+fn slerp_lane(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
     let (q1, aa, bb) = shortest_arc(q0, q1);
     // |q0 - q1| = 2 sin(θ/2), |q0 + q1| = 2 cos(θ/2): θ from its sine and
     // cosine, a unit pair for unit quaternions (one square root).
     let sin_theta = 0.5 * (aa * bb).sqrt();
     let cos_theta = 0.25 * (bb - aa);
-    let theta = atan2_if::<UNIT>(sin_theta, cos_theta);
+    let theta = atan2_mix(sin_theta, cos_theta);
     // tθ in [0, π/2]: the kernel on [0, π/4], or of π/2 - tθ beyond.
     let x = t * theta;
     let far = x > std::f64::consts::FRAC_PI_4;
@@ -1468,12 +1495,12 @@ fn mix_one<const EXACT: bool>(
 ) -> ([f64; 3], bool) {
     let q = if layered {
         let delta = quat_mul(inv, qb);
-        quat_mul(qa, slerp_lane::<true>([0.0, 0.0, 0.0, 1.0], delta, t))
+        quat_mul(qa, slerp_lane([0.0, 0.0, 0.0, 1.0], delta, t))
     } else {
-        slerp_lane::<true>(qa, qb, t)
+        slerp_lane(qa, qb, t)
     };
     let (r, n) = quat_matrix_scaled(q);
-    let (rad, locked) = extract_rad_mix::<true>(r, n, e);
+    let (rad, locked) = extract_rad_mix(r, n, e);
     if EXACT { (near_deg(rad, locked, e, near), false) } else { near_deg_fast(rad, locked, near) }
 }
 
@@ -1564,6 +1591,69 @@ mod tests {
         /// Uniform in [-1, 1).
         fn unit(&mut self) -> f64 {
             (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        }
+    }
+
+    /// The mix lanes' `atan2` is within 3 ulp of `f64::atan2` on the
+    /// pairs the lanes make (every quadrant, magnitudes from 1e-13 to 4,
+    /// ratios across the reduction's boundaries, axes and signed zeros),
+    /// and plain, AVX2 and AVX-512 loops give it the same bits.
+    #[test]
+    fn mix_atan2_is_within_three_ulps_of_libm() {
+        let mut rng = Rng(8080);
+        let mut worst = 0;
+        let mut pairs = Vec::new();
+        for n in 0..2_000_000u32 {
+            let scale = [1.0, 4.0, 1e-3, 1e-9, 1e-13][(n % 5) as usize];
+            let (y, x) = match n % 7 {
+                // Near the boundaries 7/16 and 1 of |y| / |x| (and of its
+                // inverse), and the axes.
+                0 => (7.0 / 16.0 * (1.0 + 1e-12 * rng.unit()), 1.0),
+                1 => (1.0 + 1e-15 * rng.unit(), 1.0),
+                2 => (1.0, 7.0 / 16.0 * (1.0 + 1e-12 * rng.unit())),
+                3 => ([0.0, -0.0, 1.0][(n % 3) as usize], [1.0, -1.0, 0.5][(n / 3 % 3) as usize]),
+                _ => (rng.unit(), rng.unit()),
+            };
+            let signs = rng.next();
+            let y = if signs & 1 == 0 { y } else { -y } * scale;
+            let x = if signs & 2 == 0 { x } else { -x } * scale;
+            if y == 0.0 && x == 0.0 {
+                continue;
+            }
+            let (got, want) = (atan2_mix(y, x), y.atan2(x));
+            assert!(got.is_sign_negative() == want.is_sign_negative(), "({y}, {x}): {got}");
+            let u = ulps(got, want);
+            assert!(u <= 3, "({y:e}, {x:e}): {got} vs {want}, {u} ulp");
+            worst = worst.max(u);
+            if n < 4096 {
+                pairs.push((y, x, got));
+            }
+        }
+        eprintln!("mix atan2: worst {worst} ulp");
+        // The loop on SIMD lanes gives the scalar bits.
+        #[inline(always)]
+        fn lanes(p: &[(f64, f64, f64)], out: &mut [f64]) {
+            for (o, &(y, x, _)) in out.iter_mut().zip(p) {
+                *o = atan2_mix(y, x);
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f")]
+        fn lanes_avx512(p: &[(f64, f64, f64)], out: &mut [f64]) {
+            lanes(p, out);
+        }
+        let mut out = vec![0.0; pairs.len()];
+        lanes(&pairs, &mut out);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F, as checked just above.
+            #[allow(unsafe_code)]
+            unsafe {
+                lanes_avx512(&pairs, &mut out);
+            }
+        }
+        for (&(y, x, want), got) in pairs.iter().zip(out) {
+            assert_eq!(got.to_bits(), want.to_bits(), "({y}, {x})");
         }
     }
 
@@ -1839,12 +1929,12 @@ mod tests {
             Some(q) => {
                 let v = [q.x, q.y, q.z];
                 let delta = quat_mul([e * v[i], e * v[j], e * v[k], q.w], qb);
-                quat_mul(qa, slerp_lane::<false>([0.0, 0.0, 0.0, 1.0], delta, t))
+                quat_mul(qa, slerp_lane([0.0, 0.0, 0.0, 1.0], delta, t))
             }
-            None => slerp_lane::<false>(qa, qb, t),
+            None => slerp_lane(qa, qb, t),
         };
         let (r, n) = quat_matrix_scaled(q);
-        let (rad, locked) = extract_rad_mix::<false>(r, n, e);
+        let (rad, locked) = extract_rad_mix(r, n, e);
         near_deg(rad, locked, e, near)
     }
 

@@ -487,8 +487,9 @@ fn copy_joint(j: &JointChannels, src: &[f64], out: &mut [f64]) {
 /// channels `rot[l]` (`ADJACENT` as for `rotation::write3`).
 #[inline]
 fn write_lanes<const ADJACENT: bool>(lanes: &MixLanes, rot: &[[usize; 3]], out: &mut [f64]) {
-    for (l, &r) in rot.iter().enumerate() {
-        write3::<ADJACENT>(out, r, lanes.angles(l));
+    let [x, y, z] = lanes.all_angles();
+    for (((&r, &x), &y), &z) in rot.iter().zip(x).zip(y).zip(z) {
+        write3::<ADJACENT>(out, r, [x, y, z]);
     }
 }
 

@@ -1313,6 +1313,14 @@ impl MixLanes {
     pub(crate) fn angles(&self, l: usize) -> [f64; 3] {
         [self.out[0][l], self.out[1][l], self.out[2][l]]
     }
+
+    /// The mixed angles of every lane in use: the first, second and third
+    /// angles, one slice each ([`MixLanes::angles`] of every lane at once).
+    #[inline]
+    pub(crate) fn all_angles(&self) -> [&[f64]; 3] {
+        let n = self.n;
+        [&self.out[0][..n], &self.out[1][..n], &self.out[2][..n]]
+    }
 }
 
 impl QuatLanes {

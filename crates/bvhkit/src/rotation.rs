@@ -68,7 +68,8 @@ mod batch;
 mod quat;
 pub use batch::{EulerBatch, atan2, atan2_slice, slerp_slice};
 pub(crate) use batch::{
-    MixLanes, QuatLanes, euler3_quat_lane, extract as extract_lane, parity_of, quat_matrix,
+    LayerFrames, MixLanes, QuatLanes, adjacent, euler3_quat_lane, extract as extract_lane,
+    lane_quat, parity_of, quat_matrix, write3,
 };
 pub use quat::mat3_to_quat_slice;
 

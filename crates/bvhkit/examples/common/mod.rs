@@ -30,11 +30,38 @@ fn synthetic(joints: usize, frames: usize) -> Bvh {
     Bvh::parse(text).expect("synthetic clip")
 }
 
-/// The clip the FILE argument names: a BVH file read leniently, or for
-/// `synthetic` (or no argument) a 100-joint clip of 2,000 frames.
+/// The benches' synthetic clip (`benches/common`'s `synth_fk`): the
+/// 100-joint skeleton of `bvhkit_testdata::synth_text(5, 100, 0)` (a
+/// humanoid with fingers, mixed rotation orders, position channels on a
+/// few joints) with `frames` frames of random values in [-180, 180) on
+/// every channel.
+fn bench_synthetic(frames: usize) -> Bvh {
+    let (skel, _) = Bvh::parse(bvhkit_testdata::synth_text(5, 100, 0))
+        .expect("synthetic skeleton")
+        .into_parts();
+    let c = skel.n_channels();
+    let mut x: u64 = 0x1234_5678;
+    let values = (0..c * frames)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 11) as f64 / (1u64 << 53) as f64) * 360.0 - 180.0
+        })
+        .collect();
+    let motion = bvhkit::Motion::new(1.0 / 120.0, c, values).expect("motion");
+    Bvh::new(skel, motion).expect("bvh")
+}
+
+/// The clip the FILE argument names: a BVH file read leniently; for
+/// `synthetic` (or no argument) a 100-joint chain of 2,000 frames; for
+/// `bench` or `bench:FRAMES` the benches' synthetic clip with 2,000 (or
+/// FRAMES) frames (20,000 in the benches).
 pub(crate) fn clip(arg: Option<&str>) -> Bvh {
     match arg {
         Some("synthetic") | None => synthetic(100, 2_000),
+        Some("bench") => bench_synthetic(2_000),
+        Some(b) if b.starts_with("bench:") => {
+            bench_synthetic(b["bench:".len()..].parse().expect("bench:FRAMES"))
+        }
         Some(path) => {
             ReadOptions::new().lenient(true).read_path(std::path::Path::new(path)).expect("read").0
         }

@@ -4,7 +4,9 @@
 use glam::DQuat;
 
 use crate::edit::JointChannels;
-use crate::rotation::{MixLanes, RotationOrder, parity_of, slerp_slice};
+use crate::rotation::{
+    LayerFrames, MixLanes, RotationOrder, adjacent, lane_quat, parity_of, slerp_slice, write3,
+};
 use crate::skeleton::{JointId, Skeleton};
 
 /// Mixes frames of one skeleton, joint by joint (see [`Mixer::blend`] and
@@ -39,17 +41,20 @@ pub struct Mixer {
     /// (index into `joints`).
     lanes: MixLanes,
     lane_rot: Vec<[usize; 3]>,
+    /// Whether every joint's three rotation channels are adjacent (then
+    /// they are read and written as one slice: `rotation::adjacent`).
+    adjacent: bool,
     /// The joint lists of a weight strictly between 0 and 1, made once:
     /// every channel of the joints outside the mask (kept), the position
     /// channels of the mixed joints, the mixed joints with three rotation
-    /// channels (their joint, channels and order, and the channels and
-    /// order parities again as [`MixLanes::gather`] takes them) and the
-    /// other mixed joints with rotation channels.
+    /// channels (their channels, order parities and joints, as
+    /// [`MixLanes::gather`] and [`MixLanes::gather_layer`] take them) and
+    /// the other mixed joints with rotation channels.
     kept: Vec<usize>,
     mixed_pos: Vec<usize>,
-    mixed_lanes: Vec<(usize, [usize; 3], RotationOrder)>,
     mixed_rot: Vec<[usize; 3]>,
     mixed_parity: Vec<f64>,
+    mixed_joint: Vec<usize>,
     mixed_other: Vec<usize>,
     /// Per frame, the other mixed joints (one or two rotation channels, or
     /// a repeated axis; every joint for a weight outside `[0, 1]`): the
@@ -75,6 +80,10 @@ struct MixJoint {
 pub struct Reference {
     frame: Vec<f64>,
     inverse: Vec<DQuat>,
+    /// Per joint with three rotation channels, `inverse` in its order's
+    /// axes as the lanes take it (`rotation::lane_quat`); the identity for
+    /// the other joints.
+    lane_inverse: Vec<[f64; 4]>,
 }
 
 impl Mixer {
@@ -119,16 +128,19 @@ impl Mixer {
                 None => {}
             }
         }
+        let all_rot: Vec<[usize; 3]> =
+            joints.iter().filter(|mj| mj.order.is_some()).map(|mj| mj.channels.rot_index).collect();
         Mixer {
+            adjacent: adjacent(&all_rot),
             joints,
             n_channels: skeleton.n_channels(),
             lanes: MixLanes::with_capacity(n_lanes),
             lane_rot: vec![[0; 3]; n_lanes],
             mixed_rot: mixed_lanes.iter().map(|m| m.1).collect(),
             mixed_parity: mixed_lanes.iter().map(|m| parity_of(m.2)).collect(),
+            mixed_joint: mixed_lanes.iter().map(|m| m.0).collect(),
             kept,
             mixed_pos,
-            mixed_lanes,
             mixed_other,
             slots: Vec::with_capacity(n),
             q0: Vec::with_capacity(n),
@@ -158,13 +170,25 @@ impl Mixer {
     /// `base ·` in front for a layer) and one by one
     /// ([`JointChannels::write_rotation`]). Returns whether every rotation
     /// was written exactly.
-    fn write_rotations(&mut self, t: f64, layered: bool, near: &[f64], out: &mut [f64]) -> bool {
-        if self.lanes.len() > 0 {
+    /// With `all_mixed`, the lanes are the mixed joints with three
+    /// rotation channels in their order ([`MixLanes::gather`]), else those
+    /// of `lane_rot`.
+    fn write_rotations(
+        &mut self,
+        t: f64,
+        layered: bool,
+        near: &[f64],
+        out: &mut [f64],
+        all_mixed: bool,
+    ) -> bool {
+        let n = self.lanes.len();
+        if n > 0 {
             self.lanes.solve(t, layered);
-            for (l, rot) in self.lane_rot[..self.lanes.len()].iter().enumerate() {
-                for (&c, v) in rot.iter().zip(self.lanes.angles(l)) {
-                    out[c] = v;
-                }
+            let rot = if all_mixed { &self.mixed_rot[..n] } else { &self.lane_rot[..n] };
+            if self.adjacent {
+                write_lanes::<true>(&self.lanes, rot, out);
+            } else {
+                write_lanes::<false>(&self.lanes, rot, out);
             }
         }
         let n = self.slots.len();
@@ -243,7 +267,7 @@ impl Mixer {
                 }
             }
         }
-        self.write_rotations(w, false, near, out)
+        self.write_rotations(w, false, near, out, false)
     }
 
     /// [`Mixer::blend`] at a weight strictly between 0 and 1, where the
@@ -258,21 +282,27 @@ impl Mixer {
         near: &[f64],
         out: &mut [f64],
     ) -> bool {
+        // The lanes first: they read most of both frames in channel order,
+        // which brings them into the cache in the order the hardware
+        // prefetcher follows; the scattered position channels then hit.
+        if self.adjacent {
+            self.lanes.gather::<true>(&self.mixed_rot, &self.mixed_parity, a, b, near);
+        } else {
+            self.lanes.gather::<false>(&self.mixed_rot, &self.mixed_parity, a, b, near);
+        }
         for &c in &self.kept {
             out[c] = a[c];
         }
         for &c in &self.mixed_pos {
             out[c] = a[c] + w * (b[c] - a[c]);
         }
-        self.lanes.gather(&self.mixed_rot, &self.mixed_parity, a, b, near);
-        self.lane_rot[..self.mixed_rot.len()].copy_from_slice(&self.mixed_rot);
         for &idx in &self.mixed_other {
             let j = &self.joints[idx].channels;
             self.q0.push(j.rotation(a));
             self.q1.push(j.rotation(b));
             self.slots.push(idx);
         }
-        self.write_rotations(w, false, near, out)
+        self.write_rotations(w, false, near, out, true)
     }
 
     /// The reference pose of a layer: `frame` (of this mixer's layout).
@@ -281,10 +311,15 @@ impl Mixer {
     /// When `frame` does not hold one value per channel.
     pub fn reference(&self, frame: &[f64]) -> Reference {
         assert_eq!(frame.len(), self.n_channels, "frame must hold one value per channel");
-        Reference {
-            frame: frame.to_vec(),
-            inverse: self.joints.iter().map(|mj| mj.channels.rotation(frame).inverse()).collect(),
-        }
+        let inverse: Vec<DQuat> =
+            self.joints.iter().map(|mj| mj.channels.rotation(frame).inverse()).collect();
+        let lane_inverse = self
+            .joints
+            .iter()
+            .zip(&inverse)
+            .map(|(mj, &q)| mj.order.map_or([0.0, 0.0, 0.0, 1.0], |order| lane_quat(q, order)))
+            .collect();
+        Reference { frame: frame.to_vec(), inverse, lane_inverse }
     }
 
     /// Adds frame `add`'s change since `reference` on top of frame `base`,
@@ -363,7 +398,7 @@ impl Mixer {
                 }
             }
         }
-        self.write_rotations(w, true, near, out)
+        self.write_rotations(w, true, near, out, false)
     }
 
     /// [`Mixer::layer`] at a weight in `(0, 1]`, from the joint lists made
@@ -380,28 +415,36 @@ impl Mixer {
     ) -> bool {
         let r = &reference.frame;
         let same = |c: usize| add[c].to_bits() == r[c].to_bits();
+        let frames = LayerFrames { base, add, reference: r, near };
+        let (rot, parity, joint) = (&self.mixed_rot, &self.mixed_parity, &self.mixed_joint);
+        let inv = &reference.lane_inverse;
+        if self.adjacent {
+            self.lanes.gather_layer::<true>(
+                rot,
+                parity,
+                joint,
+                inv,
+                frames,
+                out,
+                &mut self.lane_rot,
+            );
+        } else {
+            self.lanes.gather_layer::<false>(
+                rot,
+                parity,
+                joint,
+                inv,
+                frames,
+                out,
+                &mut self.lane_rot,
+            );
+        }
+        // After the lanes, as in `blend_between`.
         for &c in &self.kept {
             out[c] = base[c];
         }
         for &c in &self.mixed_pos {
             out[c] = if same(c) { base[c] } else { base[c] + w * (add[c] - r[c]) };
-        }
-        for &(idx, rot, order) in &self.mixed_lanes {
-            let [r0, r1, r2] = rot;
-            if same(r0) && same(r1) && same(r2) {
-                for c in rot {
-                    out[c] = base[c];
-                }
-                continue;
-            }
-            let l = self.lanes.push(
-                order,
-                [base[r0], base[r1], base[r2]],
-                [add[r0], add[r1], add[r2]],
-                [near[r0], near[r1], near[r2]],
-                Some(reference.inverse[idx]),
-            );
-            self.lane_rot[l] = rot;
         }
         for &idx in &self.mixed_other {
             let j = &self.joints[idx].channels;
@@ -417,7 +460,7 @@ impl Mixer {
             self.base.push(j.rotation(base));
             self.slots.push(idx);
         }
-        self.write_rotations(w, true, near, out)
+        self.write_rotations(w, true, near, out, false)
     }
 
     fn check(&self, a: &[f64], b: &[f64], near: &[f64], out: &[f64]) {
@@ -437,5 +480,93 @@ fn copy_joint(j: &JointChannels, src: &[f64], out: &mut [f64]) {
     }
     for &c in &j.pos_index[..j.n_pos as usize] {
         out[c] = src[c];
+    }
+}
+
+/// Writes the angles of every lane `l` of `lanes` into `out` at the
+/// channels `rot[l]` (`ADJACENT` as for `rotation::write3`).
+#[inline]
+fn write_lanes<const ADJACENT: bool>(lanes: &MixLanes, rot: &[[usize; 3]], out: &mut [f64]) {
+    let [x, y, z] = lanes.all_angles();
+    for (((&r, &x), &y), &z) in rot.iter().zip(x).zip(y).zip(z) {
+        write3::<ADJACENT>(out, r, [x, y, z]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Bvh;
+
+    /// A two-joint skeleton whose channels are listed as `root` and
+    /// `child` say, with `frames` rows of `values` (one per channel).
+    fn clip(root: &str, child: &str, frames: &[Vec<f64>]) -> Bvh {
+        let mut text = format!(
+            "HIERARCHY\nROOT A\n{{\nOFFSET 0 0 0\nCHANNELS 6 {root}\nJOINT B\n{{\nOFFSET 0 1 0\n\
+             CHANNELS 6 {child}\nEnd Site\n{{\nOFFSET 0 1 0\n}}\n}}\n}}\nMOTION\nFrames: {}\n\
+             Frame Time: 0.1\n",
+            frames.len()
+        );
+        for f in frames {
+            let row: Vec<String> = f.iter().map(|v| format!("{v:?}")).collect();
+            text += &(row.join(" ") + "\n");
+        }
+        Bvh::parse(text).unwrap()
+    }
+
+    /// Rotation channels that are not listed together (positions between
+    /// them) take the general path (`adjacent` false); it mixes and layers
+    /// every joint to the same bits as the same joints listed with their
+    /// rotation channels together, at any weight, with unchanged layer
+    /// joints copied.
+    #[test]
+    fn interleaved_channels_mix_as_adjacent_ones_do() {
+        let together = ["Xposition Yposition Zposition Zrotation Xrotation Yrotation"; 2];
+        let apart = [
+            "Zrotation Xposition Xrotation Yposition Yrotation Zposition",
+            "Xposition Zrotation Yposition Xrotation Zposition Yrotation",
+        ];
+        // Channel k of `apart`'s joint is channel perm[j][k] of `together`'s.
+        let perm = [[3, 0, 4, 1, 5, 2], [0, 3, 1, 4, 2, 5]];
+        let mut x: u64 = 99;
+        let mut frames = Vec::new();
+        for _ in 0..40 {
+            let f: Vec<f64> = (0..12)
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    ((x >> 11) as f64 / (1u64 << 53) as f64) * 720.0 - 360.0
+                })
+                .collect();
+            frames.push(f);
+        }
+        // Frame 1's child equals the reference frame 0 (a layer copies it).
+        let (f0, f1) = frames.split_at_mut(1);
+        f1[0][6..].copy_from_slice(&f0[0][6..]);
+        let to_apart = |f: &[f64]| -> Vec<f64> {
+            (0..12).map(|c| f[6 * (c / 6) + perm[c / 6][c % 6]]).collect()
+        };
+        let a = clip(together[0], together[1], &frames);
+        let b = clip(apart[0], apart[1], &frames.iter().map(|f| to_apart(f)).collect::<Vec<_>>());
+        let (mut ma, mut mb) = (Mixer::new(a.skeleton(), None), Mixer::new(b.skeleton(), None));
+        assert!(ma.adjacent && !mb.adjacent);
+        let (ra, rb) = (ma.reference(a.motion().frame(0)), mb.reference(b.motion().frame(0)));
+        let (mut oa, mut ob) = (vec![0.0; 12], vec![0.0; 12]);
+        for k in 0..39 {
+            let (a0, a1) = (a.motion().frame(k), a.motion().frame(k + 1));
+            let (b0, b1) = (b.motion().frame(k), b.motion().frame(k + 1));
+            for w in [0.0, 0.25, 0.5, 1.0, 1.5] {
+                assert_eq!(ma.blend(a0, a1, w, a0, &mut oa), mb.blend(b0, b1, w, b0, &mut ob));
+                assert_eq!(to_apart(&oa), ob, "blend frame {k} w {w}");
+                assert_eq!(
+                    ma.layer(a0, a1, &ra, w, a0, &mut oa),
+                    mb.layer(b0, b1, &rb, w, b0, &mut ob)
+                );
+                assert_eq!(to_apart(&oa), ob, "layer frame {k} w {w}");
+                if k == 0 {
+                    // The child's channels equal the reference's: the base's.
+                    assert_eq!(oa[6..], a0[6..], "unchanged layer joint, w {w}");
+                }
+            }
+        }
     }
 }

@@ -324,6 +324,25 @@ fn write_motion(out: &mut String, rng: &mut Rng, nodes: &[Node], channels: usize
     }
 }
 
+/// The skeleton of [`synth_text`]`(5, joints, 0)` with `frames` frames of
+/// random values in [-180, 180) on every channel (a fixed generator, so
+/// the same clip every time), made directly without going through text:
+/// the benches' synthetic clip.
+pub fn random_angles_clip(joints: usize, frames: usize) -> bvhkit::Bvh {
+    let (skel, _) =
+        bvhkit::Bvh::parse(synth_text(5, joints, 0)).expect("synthetic skeleton").into_parts();
+    let c = skel.n_channels();
+    let mut x: u64 = 0x1234_5678;
+    let values = (0..c * frames)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 11) as f64 / (1u64 << 53) as f64) * 360.0 - 180.0
+        })
+        .collect();
+    let motion = bvhkit::Motion::new(1.0 / 120.0, c, values).expect("motion");
+    bvhkit::Bvh::new(skel, motion).expect("bvh")
+}
+
 /// A BVH text with `joints` joints (`ROOT`/`JOINT`, at least 1; End Sites
 /// come on top, one per leaf) and `frames` frames, the same for the same
 /// arguments.

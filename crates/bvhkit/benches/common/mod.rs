@@ -96,18 +96,7 @@ pub(crate) fn configure(g: &mut BenchmarkGroup<'_, WallTime>) {
 /// A synthetic skeleton of `joints` joints with `frames` frames of random
 /// angles in [-180, 180) (made directly, without going through text).
 pub(crate) fn synth_fk(joints: usize, frames: usize) -> Bvh {
-    let skel = Bvh::parse(bvhkit_testdata::synth_text(5, joints, 0)).expect("synthetic skeleton");
-    let (skel, _) = skel.into_parts();
-    let c = skel.n_channels();
-    let mut x: u64 = 0x1234_5678;
-    let values = (0..c * frames)
-        .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((x >> 11) as f64 / (1u64 << 53) as f64) * 360.0 - 180.0
-        })
-        .collect();
-    let motion = bvhkit::Motion::new(1.0 / 120.0, c, values).expect("motion");
-    Bvh::new(skel, motion).expect("bvh")
+    bvhkit_testdata::random_angles_clip(joints, frames)
 }
 
 /// Frames for the synthetic FK input: `$BVHKIT_FK_FRAMES`, default 100,000.

@@ -36,19 +36,7 @@ fn synthetic(joints: usize, frames: usize) -> Bvh {
 /// few joints) with `frames` frames of random values in [-180, 180) on
 /// every channel.
 fn bench_synthetic(frames: usize) -> Bvh {
-    let (skel, _) = Bvh::parse(bvhkit_testdata::synth_text(5, 100, 0))
-        .expect("synthetic skeleton")
-        .into_parts();
-    let c = skel.n_channels();
-    let mut x: u64 = 0x1234_5678;
-    let values = (0..c * frames)
-        .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((x >> 11) as f64 / (1u64 << 53) as f64) * 360.0 - 180.0
-        })
-        .collect();
-    let motion = bvhkit::Motion::new(1.0 / 120.0, c, values).expect("motion");
-    Bvh::new(skel, motion).expect("bvh")
+    bvhkit_testdata::random_angles_clip(100, frames)
 }
 
 /// The clip the FILE argument names: a BVH file read leniently; for

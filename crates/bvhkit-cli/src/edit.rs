@@ -487,7 +487,7 @@ fn targets(
     let any_dir = args.iter().any(|a| a.as_os_str() != "-" && a.is_dir());
     let single = found.len() == 1 && !any_dir;
     let is_stdout = output.as_os_str() == "-";
-    let as_dir = output.is_dir() || output.as_os_str().to_string_lossy().ends_with('/');
+    let as_dir = crate::io::names_folder(output);
     if !single && is_stdout {
         bail!("several inputs cannot all go to standard output; use -o DIR");
     }

@@ -936,12 +936,6 @@ impl Run<'_> {
     }
 }
 
-/// Whether `-o` names a folder: it ends in `/` or is an existing folder.
-fn names_folder(o: &Path) -> bool {
-    let s = o.as_os_str().as_encoded_bytes();
-    s.ends_with(b"/") || (cfg!(windows) && s.ends_with(b"\\")) || o.is_dir()
-}
-
 /// The extension of `format`'s files.
 fn extension(format: Format) -> &'static str {
     match format {
@@ -960,7 +954,7 @@ fn export_all(
     one: impl Fn(&Input, Option<&Path>) -> Result<Vec<String>> + Sync + Send,
 ) -> Result<ExitCode> {
     let inputs = crate::io::expand_rel(&c.files)?;
-    let to_folder = c.output.as_deref().is_some_and(names_folder);
+    let to_folder = c.output.as_deref().is_some_and(crate::io::names_folder);
     if inputs.len() == 1 && !to_folder {
         for l in one(&inputs[0].0, c.output.as_deref())? {
             eprintln!("{l}");
@@ -975,45 +969,19 @@ fn export_all(
         ),
     };
     let ext = extension(c.format.unwrap_or(Format::Csv));
-    let mut targets: HashMap<PathBuf, PathBuf> = HashMap::new();
-    let mut taken: HashMap<PathBuf, &Input> = HashMap::new();
+    let mut pairs: Vec<(&Input, PathBuf)> = Vec::with_capacity(inputs.len());
     for (input, rel) in &inputs {
-        let Input::File(p) = input else {
+        if *input == Input::Stdin {
             bail!("standard input (-) cannot be one of several inputs to an output folder");
-        };
-        let t = dir.join(rel).with_extension(ext);
-        if let Some(other) = taken.insert(t.clone(), input) {
-            bail!(
-                "{} and {} would both be written to {}",
-                other.display(),
-                input.display(),
-                t.display()
-            );
         }
-        targets.insert(p.clone(), t);
+        pairs.push((input, dir.join(rel).with_extension(ext)));
     }
-    let list: Vec<Input> = inputs.into_iter().map(|(i, _)| i).collect();
-    // No output may be one of the inputs (each is also checked against its
-    // own input when written): by device and inode, in one pass.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
-        let ids: HashMap<(u64, u64), &PathBuf> =
-            targets.keys().filter_map(|p| Some((id(p)?, p))).collect();
-        for t in targets.values() {
-            if let Some(p) = id(t).and_then(|i| ids.get(&i)) {
-                bail!(
-                    "{}: the output is the input {}; refusing to overwrite it",
-                    t.display(),
-                    p.display()
-                );
-            }
-        }
-    }
+    // No two inputs on one output, and no output that is an input.
+    crate::io::check_targets(pairs.iter().map(|(i, t)| (*i, t.as_path())))?;
+    let targets: HashMap<&Input, PathBuf> = pairs.into_iter().collect();
+    let list: Vec<Input> = inputs.iter().map(|(i, _)| i.clone()).collect();
     let results = crate::io::par_map(&list, c.threads, |input| -> Result<Vec<String>> {
-        let Input::File(p) = input else { unreachable!("refused above") };
-        let t = &targets[p];
+        let t = &targets[input];
         if let Some(d) = t.parent() {
             std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
         }

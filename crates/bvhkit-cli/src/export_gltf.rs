@@ -85,12 +85,6 @@ pub(crate) struct Args {
     dataset: crate::export_dataset::DatasetArgs,
 }
 
-/// Whether `-o` names a folder: it ends in `/` or is an existing folder.
-fn names_folder(o: &Path) -> bool {
-    let s = o.as_os_str().as_encoded_bytes();
-    s.ends_with(b"/") || (cfg!(windows) && s.ends_with(b"\\")) || o.is_dir()
-}
-
 /// The format an output file's extension asks for.
 fn format_of(out: &Path) -> Result<Format> {
     let ext = out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
@@ -123,14 +117,14 @@ pub(crate) fn run(a: Args) -> Result<ExitCode> {
     let inputs = expand_rel(&a.files)?;
     let all: Vec<Input> = inputs.iter().map(|(i, _)| i.clone()).collect();
     let mut jobs: Vec<(Input, PathBuf, Format)> = Vec::new();
-    if inputs.len() == 1 && !names_folder(&a.output) {
+    if inputs.len() == 1 && !crate::io::names_folder(&a.output) {
         let f = format_of(&a.output)?;
         if a.format.is_some_and(|g| g != f) {
             bail!("--format disagrees with the extension of {}", a.output.display());
         }
         jobs.push((inputs[0].0.clone(), a.output.clone(), f));
     } else {
-        if !names_folder(&a.output) {
+        if !crate::io::names_folder(&a.output) {
             bail!(
                 "{}: several inputs need -o OUTDIR/, a folder that gets one file per input",
                 a.output.display()
@@ -138,23 +132,20 @@ pub(crate) fn run(a: Args) -> Result<ExitCode> {
         }
         let f = a.format.unwrap_or(Format::Glb);
         let ext = if f == Format::Glb { "glb" } else { "gltf" };
-        let mut seen = std::collections::HashSet::new();
         for (input, rel) in inputs {
             if input == Input::Stdin {
                 bail!("standard input (-) cannot be one of several inputs to an output folder");
             }
             let t = a.output.join(rel).with_extension(ext);
-            if !seen.insert(t.clone()) {
-                bail!("two inputs would both be written to {}", t.display());
-            }
             jobs.push((input, t, f));
         }
     }
     if a.output.as_os_str() == "-" {
         bail!("glTF export needs an output file (-o OUT.glb), not standard output");
     }
+    // No two inputs on one output, and no output that is an input.
+    crate::io::check_targets(jobs.iter().map(|(i, t, _)| (i, t.as_path())))?;
     for (_, t, f) in &jobs {
-        refuse_overwriting_input(t, &all)?;
         if *f == Format::Gltf && a.bin_file {
             refuse_overwriting_input(&t.with_extension("bin"), &all)?;
         }

@@ -100,7 +100,7 @@ fn plan(args: &Args) -> Result<Vec<Job>> {
                 }
                 o.clone()
             }
-            (Some(o), false, _) if single && !o.is_dir() && !ends_with_separator(o) => {
+            (Some(o), false, _) if single && !crate::io::names_folder(o) => {
                 check_extension(o)?;
                 o.clone()
             }
@@ -120,11 +120,6 @@ fn plan(args: &Args) -> Result<Vec<Job>> {
         crate::io::check_targets(jobs.iter().map(|j| (&j.input, j.target.as_path())))?;
     }
     Ok(jobs)
-}
-
-/// Whether `p` is spelled as a directory (`out/`).
-fn ends_with_separator(p: &Path) -> bool {
-    p.as_os_str().to_string_lossy().ends_with(std::path::is_separator)
 }
 
 /// A file output of `bvh fmt` is BVH: `.bvh` (any case) or no extension.

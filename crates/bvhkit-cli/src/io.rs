@@ -902,7 +902,9 @@ impl LoadError {
 
 /// Refuses a plan of `(input, output)` pairs in which two inputs would be
 /// written to one output (one would be silently lost) or an output names
-/// an input; nothing has been written when it fails.
+/// an input; nothing has been written when it fails. Inputs and outputs are
+/// compared by device and inode in one pass (each path looked at once),
+/// so a folder of many files costs no more than its length.
 pub(crate) fn check_targets<'a>(
     pairs: impl IntoIterator<Item = (&'a Input, &'a Path)> + Clone,
 ) -> Result<()> {
@@ -917,11 +919,51 @@ pub(crate) fn check_targets<'a>(
             );
         }
     }
-    let inputs: Vec<Input> = pairs.clone().into_iter().map(|(i, _)| i.clone()).collect();
-    for (_, target) in pairs {
-        refuse_overwriting_input(target, &inputs)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        let ids: std::collections::HashMap<(u64, u64), &Path> = pairs
+            .clone()
+            .into_iter()
+            .filter_map(|(i, _)| match i {
+                Input::File(p) => Some((id(p)?, p.as_path())),
+                Input::Stdin => None,
+            })
+            .collect();
+        for (_, target) in pairs {
+            if target.as_os_str() != "-"
+                && let Some(p) = id(target).and_then(|i| ids.get(&i))
+            {
+                return Err(overwrite_refusal(target, p));
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let inputs: Vec<Input> = pairs.clone().into_iter().map(|(i, _)| i.clone()).collect();
+        for (_, target) in pairs {
+            refuse_overwriting_input(target, &inputs)?;
+        }
     }
     Ok(())
+}
+
+/// The error for an output that is the input `input`.
+fn overwrite_refusal(output: &Path, input: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{}: the output is the input {}; refusing to overwrite it (choose another -o; \
+         `bvh fmt --in-place` rewrites BVH files in place)",
+        output.display(),
+        input.display()
+    )
+}
+
+/// Whether `-o` names a folder: it ends in `/` (or `\` on Windows) or is an
+/// existing folder.
+pub(crate) fn names_folder(o: &Path) -> bool {
+    let s = o.as_os_str().as_encoded_bytes();
+    s.ends_with(b"/") || (cfg!(windows) && s.ends_with(b"\\")) || o.is_dir()
 }
 
 /// Refuses to write `output` when it is one of `inputs`: compared as files
@@ -947,12 +989,7 @@ pub(crate) fn refuse_overwriting_input(output: &Path, inputs: &[Input]) -> Resul
         if let Input::File(p) = input
             && same(p)
         {
-            bail!(
-                "{}: the output is the input {}; refusing to overwrite it (choose another -o; \
-                 `bvh fmt --in-place` rewrites BVH files in place)",
-                output.display(),
-                p.display()
-            );
+            return Err(overwrite_refusal(output, p));
         }
     }
     Ok(())

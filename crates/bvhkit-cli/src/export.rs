@@ -4,7 +4,6 @@
 //! in parallel.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,7 +17,7 @@ use bvhkit_render::units::UnitGuess;
 use clap::ValueEnum;
 
 use crate::PosMode;
-use crate::io::{Dest, Input, Output, Streamed, located_warning};
+use crate::io::{Dest, Input, Output, Streamed, WriteBehind, located_warning};
 use crate::range::FrameRange;
 
 /// The long help of `bvh positions` (`bvh positions --help`).
@@ -182,8 +181,8 @@ fn parse_order(s: &str) -> Result<RotationOrder, String> {
         .ok_or_else(|| format!("'{s}' is not a rotation order (XYZ, XZY, YXZ, YZX, ZXY, ZYX)"))
 }
 
-/// Where exported frames go.
-trait Sink {
+/// Where exported frames go (on a writing thread of their own).
+trait Sink: Send {
     fn frame(&mut self, index: usize, values: &[f64]) -> Result<()>;
     /// Frames `first..first + n`, their values one after the other.
     fn frames(&mut self, first: usize, n: usize, values: &[f64]) -> Result<()> {
@@ -368,7 +367,7 @@ impl<W: Done> Sink for JsonSink<W> {
 
 /// A writer that can be completed: flushed and, for a regular file, put in
 /// place of its target.
-trait Done: Write {
+trait Done: Write + Send {
     fn done(self) -> Result<()>;
 }
 
@@ -385,7 +384,7 @@ impl Done for BufWriter<Output> {
 /// JSON sidecar (see [`sidecar_path`]) next to a regular file.
 struct NpySink {
     out: Output,
-    w: BufWriter<File>,
+    w: BufWriter<WriteBehind>,
     /// Where the array goes when it is a regular file (the sidecar goes beside it).
     path: Option<PathBuf>,
     dtype: Dtype,
@@ -428,9 +427,11 @@ impl NpySink {
             _ => None,
         };
         let mut out = crate::io::open_output(out_path)?;
+        // A regular file's writeback starts as the array is written, so the
+        // sync before it is put in place waits for the last megabytes only.
         let file = match out.atomic_file() {
-            Some(f) => f.try_clone()?,
-            None => tempfile::tempfile().context("creating a temporary file")?,
+            Some(a) => a.write_behind()?,
+            None => WriteBehind::new(tempfile::tempfile().context("creating a temporary file")?),
         };
         let mut w = BufWriter::with_capacity(1 << 16, file);
         let header = npy_header(dtype, 0, layout.joints.len(), layout.components.len());
@@ -549,7 +550,7 @@ impl Sink for NpySink {
         w.seek(SeekFrom::Start(0))?;
         w.write_all(&header)?;
         w.flush()?;
-        let mut file = w.into_inner().map_err(|e| e.into_error())?;
+        let mut file = w.into_inner().map_err(|e| e.into_error())?.into_inner();
         if out.atomic_file().is_none() {
             // Not a regular file: copy the finished array out.
             file.seek(SeekFrom::Start(0))?;
@@ -800,7 +801,7 @@ impl Run<'_> {
         meta.settings = settings;
         // The up axis the output was converted from (null: the file's own axes).
         meta.settings.push(("up_converted_from", from.map(|a| a.name()).into()));
-        let mut sink = open_sink(c, out, format, layout, meta)?;
+        let sink = open_sink(c, out, format, layout, meta)?;
         let work = make_work(&skeleton, &sel);
         // The NPY sidecar's unit guess: bvhkit::units' one guess, from the
         // size of every frame read (one number per frame is kept).
@@ -814,98 +815,123 @@ impl Run<'_> {
         let mut sizes = Vec::new();
         let (n_raw, n_out) = (rdr.skeleton().n_channels(), skeleton.n_channels());
         let mut mapped = Vec::new();
-        let mut values = Vec::new();
         let mut batch_sizes = Vec::new();
         let mut f = 0usize;
         let mut written = 0usize;
         // A thread reads and parses batches of frames while this one
-        // computes the batch before on rayon's pool, in pieces, and writes it.
-        let read = crate::io::read_batches(&mut rdr, |frames, batch| {
-            // The frames of this batch before the end of the range.
-            let n = (0..frames).take_while(|&k| !range.past(f + k)).count();
-            let frames_in: &[f64] = match to_y_up.as_mut() {
-                Some(map) => {
-                    mapped.resize(n * n_out, 0.0);
-                    for k in 0..n {
-                        map.map(
-                            &batch[k * n_raw..(k + 1) * n_raw],
-                            &mut mapped[k * n_out..(k + 1) * n_out],
-                        );
-                    }
-                    &mapped
+        // computes the batch before on rayon's pool, in pieces, and a third
+        // writes the batch before that: batches of values in order, their
+        // buffers sent back to be filled again.
+        let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(usize, usize, Vec<f64>)>(2);
+        let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<f64>>();
+        let (read, mut sink) = std::thread::scope(|scope| -> Result<_> {
+            let writer = scope.spawn(move || -> Result<Box<dyn Sink>> {
+                let mut sink = sink;
+                for (first, n, values) in full_rx {
+                    sink.frames(first, n, &values)?;
+                    let _ = free_tx.send(values);
                 }
-                None => &batch[..n * n_raw],
-            };
-            // The frames in range: batch frames lo..n (none of them is past it).
-            let (lo, hi) = (first.saturating_sub(f).min(n), n);
-            // Both buffers only grow: every value in use is overwritten.
-            let n_values = (hi - lo) * width;
-            let n_sizes = if guess_units { n } else { 0 };
-            if values.len() < n_values {
-                values.resize(n_values, 0.0);
-            }
-            if batch_sizes.len() < n_sizes {
-                batch_sizes.resize(n_sizes, 0.0);
-            }
-            let pieces = if work.in_order() {
-                1
-            } else {
-                (rayon::current_num_threads() * 4).min(n.div_ceil(MIN_PIECE_FRAMES)).max(1)
-            };
-            while states.len() < pieces {
-                states.push(new_state());
-            }
-            // Cut frames 0..n into pieces with their parts of the buffers.
-            let per = n.div_ceil(pieces).max(1);
-            let mut parts = Vec::with_capacity(pieces);
-            let (mut vals, mut szs): (&mut [f64], &mut [f64]) =
-                (&mut values[..n_values], &mut batch_sizes[..n_sizes]);
-            for (p, state) in states.iter_mut().enumerate().take(pieces) {
-                let (a, b) = ((p * per).min(n), ((p + 1) * per).min(n));
-                let in_range = b.clamp(lo, hi) - a.clamp(lo, hi);
-                let (v, rest) = std::mem::take(&mut vals).split_at_mut(in_range * width);
-                vals = rest;
-                let (s, rest) =
-                    std::mem::take(&mut szs).split_at_mut(if guess_units { b - a } else { 0 });
-                szs = rest;
-                parts.push((a..b, v, s, state));
-            }
-            let compute = |(frames, vals, szs, state): &mut Piece<'_, W::State>| {
-                // The piece's frames in range, then the sizes still missing.
-                let (a, b) = (frames.start, frames.end);
-                let (ra, rb) = (a.clamp(lo, hi), b.clamp(lo, hi));
-                let sized = rb > ra
-                    && work.frames(
-                        &mut state.work,
-                        &frames_in[ra * n_out..rb * n_out],
-                        rb - ra,
-                        vals,
-                        if guess_units { &mut szs[ra - a..rb - a] } else { &mut [] },
-                    );
-                if guess_units {
-                    for k in a..b {
-                        if sized && (ra..rb).contains(&k) {
-                            continue;
+                Ok(sink)
+            });
+            let read = crate::io::read_batches(&mut rdr, |frames, batch| {
+                // The frames of this batch before the end of the range.
+                let n = (0..frames).take_while(|&k| !range.past(f + k)).count();
+                let frames_in: &[f64] = match to_y_up.as_mut() {
+                    Some(map) => {
+                        mapped.resize(n * n_out, 0.0);
+                        for k in 0..n {
+                            map.map(
+                                &batch[k * n_raw..(k + 1) * n_raw],
+                                &mut mapped[k * n_out..(k + 1) * n_out],
+                            );
                         }
-                        let (scratch, pose) = state.fk.as_mut().expect("made for NPY");
-                        fk.positions_with(&frames_in[k * n_out..(k + 1) * n_out], scratch, pose);
-                        szs[k - a] = bvhkit::units::pose_size(pose);
+                        &mapped
                     }
+                    None => &batch[..n * n_raw],
+                };
+                // The frames in range: batch frames lo..n (none of them is past it).
+                let (lo, hi) = (first.saturating_sub(f).min(n), n);
+                // A buffer back from the writer (or a new one) holds the
+                // values; every value in use is overwritten. The sizes'
+                // buffer only grows.
+                let n_values = (hi - lo) * width;
+                let n_sizes = if guess_units { n } else { 0 };
+                let mut values = free_rx.try_recv().unwrap_or_default();
+                values.resize(n_values, 0.0);
+                if batch_sizes.len() < n_sizes {
+                    batch_sizes.resize(n_sizes, 0.0);
                 }
-            };
-            if pieces == 1 {
-                parts.iter_mut().for_each(compute);
-            } else {
-                use rayon::prelude::*;
-                parts.par_iter_mut().for_each(compute);
-            }
-            if hi > lo {
-                sink.frames(f + lo, hi - lo, &values[..n_values])?;
-                written += hi - lo;
-            }
-            sizes.extend_from_slice(&batch_sizes[..n_sizes]);
-            f += n;
-            Ok(!range.past(f))
+                let pieces = if work.in_order() {
+                    1
+                } else {
+                    (rayon::current_num_threads() * 4).min(n.div_ceil(MIN_PIECE_FRAMES)).max(1)
+                };
+                while states.len() < pieces {
+                    states.push(new_state());
+                }
+                // Cut frames 0..n into pieces with their parts of the buffers.
+                let per = n.div_ceil(pieces).max(1);
+                let mut parts = Vec::with_capacity(pieces);
+                let (mut vals, mut szs): (&mut [f64], &mut [f64]) =
+                    (&mut values[..], &mut batch_sizes[..n_sizes]);
+                for (p, state) in states.iter_mut().enumerate().take(pieces) {
+                    let (a, b) = ((p * per).min(n), ((p + 1) * per).min(n));
+                    let in_range = b.clamp(lo, hi) - a.clamp(lo, hi);
+                    let (v, rest) = std::mem::take(&mut vals).split_at_mut(in_range * width);
+                    vals = rest;
+                    let (s, rest) =
+                        std::mem::take(&mut szs).split_at_mut(if guess_units { b - a } else { 0 });
+                    szs = rest;
+                    parts.push((a..b, v, s, state));
+                }
+                let compute = |(frames, vals, szs, state): &mut Piece<'_, W::State>| {
+                    // The piece's frames in range, then the sizes still missing.
+                    let (a, b) = (frames.start, frames.end);
+                    let (ra, rb) = (a.clamp(lo, hi), b.clamp(lo, hi));
+                    let sized = rb > ra
+                        && work.frames(
+                            &mut state.work,
+                            &frames_in[ra * n_out..rb * n_out],
+                            rb - ra,
+                            vals,
+                            if guess_units { &mut szs[ra - a..rb - a] } else { &mut [] },
+                        );
+                    if guess_units {
+                        for k in a..b {
+                            if sized && (ra..rb).contains(&k) {
+                                continue;
+                            }
+                            let (scratch, pose) = state.fk.as_mut().expect("made for NPY");
+                            fk.positions_with(
+                                &frames_in[k * n_out..(k + 1) * n_out],
+                                scratch,
+                                pose,
+                            );
+                            szs[k - a] = bvhkit::units::pose_size(pose);
+                        }
+                    }
+                };
+                if pieces == 1 {
+                    parts.iter_mut().for_each(compute);
+                } else {
+                    use rayon::prelude::*;
+                    parts.par_iter_mut().for_each(compute);
+                }
+                if hi > lo {
+                    if full_tx.send((f + lo, hi - lo, values)).is_err() {
+                        bail!("the writing thread stopped");
+                    }
+                    written += hi - lo;
+                }
+                sizes.extend_from_slice(&batch_sizes[..n_sizes]);
+                f += n;
+                Ok(!range.past(f))
+            });
+            drop(full_tx);
+            let sink = writer.join().map_err(|_| anyhow::anyhow!("the writing thread panicked"))?;
+            // The writer's own error first (a full disk stops the reading too).
+            let sink = sink?;
+            Ok((read?, sink))
         })?;
         read.map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
         if guess_units {

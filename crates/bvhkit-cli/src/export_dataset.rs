@@ -18,7 +18,9 @@ use anyhow::{Context, Result, bail};
 use bvhkit_dataset::{Clip, Contacts, NpzWriter, Options, ParquetWriter, skeleton_path};
 use rayon::prelude::*;
 
-use crate::io::{AtomicFile, Dest, Input, destination, expand_rel, load, located_warning};
+use crate::io::{
+    AtomicFile, Dest, Input, WriteBehind, destination, expand_rel, load, located_warning,
+};
 
 /// Whether `out` asks for a dataset (`.parquet` or `.npz`).
 pub(crate) fn handles(out: &Path) -> bool {
@@ -169,70 +171,6 @@ enum Sink {
     Npz(Box<NpzWriter<BufWriter<WriteBehind>>>),
 }
 
-/// Bytes written between two requests to start writing back
-/// ([`WriteBehind`]).
-const WRITE_BEHIND: u64 = 8 << 20;
-
-/// The output file, written through, asking the kernel to start writing
-/// back every [`WRITE_BEHIND`] bytes as they are written (Linux:
-/// `posix_fadvise(POSIX_FADV_DONTNEED)` on the range just written, which
-/// starts its writeback without waiting and drops none of it before it is
-/// on disk), so that the sync before the file is put in place waits for
-/// the last few megabytes instead of the whole dataset. Elsewhere, a plain
-/// file.
-pub(crate) struct WriteBehind {
-    file: std::fs::File,
-    /// The file's offset (it is written from its start).
-    at: u64,
-    /// The end of what was written.
-    end: u64,
-    /// Where the writeback not yet asked for starts.
-    started: u64,
-}
-
-impl WriteBehind {
-    fn new(file: std::fs::File) -> WriteBehind {
-        WriteBehind { file, at: 0, end: 0, started: 0 }
-    }
-
-    /// Starts writing back the bytes written since the last time (advice
-    /// only: an error changes nothing written, so it is ignored).
-    fn start_writeback(&mut self) {
-        #[cfg(target_os = "linux")]
-        {
-            let len = std::num::NonZeroU64::new(self.end - self.started);
-            let advice = rustix::fs::Advice::DontNeed;
-            let _ = rustix::fs::fadvise(&self.file, self.started, len, advice);
-        }
-        self.started = self.end;
-    }
-}
-
-impl std::io::Seek for WriteBehind {
-    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
-        // A writer that moves back (the NPZ's headers) writes in place:
-        // those bytes are written back with the rest by the final sync.
-        self.at = self.file.seek(pos)?;
-        Ok(self.at)
-    }
-}
-
-impl Write for WriteBehind {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.file.write(buf)?;
-        self.at += n as u64;
-        self.end = self.end.max(self.at);
-        if self.end - self.started >= WRITE_BEHIND {
-            self.start_writeback();
-        }
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.file.flush()
-    }
-}
-
 /// The shared flags of `bvh export` that a dataset uses.
 pub(crate) struct Common<'a> {
     pub(crate) files: &'a [PathBuf],
@@ -270,7 +208,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let mut main = AtomicFile::create(&target)?;
-    let file = WriteBehind::new(main.file().try_clone()?);
+    let file = main.write_behind()?;
     let w = BufWriter::with_capacity(1 << 20, file);
     let mut sink = match kind {
         Kind::Parquet => Sink::Parquet(Box::new(ParquetWriter::new(w, &options)?)),

@@ -445,9 +445,110 @@ fn refuse_hard_link(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
 /// some file systems), a named temporary file is used, removed on error.
 pub(crate) struct AtomicFile {
     file: File,
+    /// What has been written through [`AtomicFile`]'s own `Write` (the
+    /// writeback started as it goes, see [`WriteBehind`]).
+    written: Writeback,
     target: PathBuf,
     /// The named temporary file of the fallback; `None` when anonymous.
     named: Option<tempfile::TempPath>,
+}
+
+/// Bytes written between two requests to start writing back
+/// ([`WriteBehind`]).
+const WRITE_BEHIND: u64 = 8 << 20;
+
+/// Where a file's writeback has been asked for: the file's offset, the end
+/// of what was written, and where the writeback not yet asked for starts.
+#[derive(Default)]
+struct Writeback {
+    at: u64,
+    end: u64,
+    started: u64,
+}
+
+impl Writeback {
+    /// Records `n` bytes written at the offset, and starts writing back
+    /// once [`WRITE_BEHIND`] bytes wait.
+    fn wrote(&mut self, file: &File, n: usize) {
+        self.at += n as u64;
+        self.end = self.end.max(self.at);
+        if self.end - self.started >= WRITE_BEHIND {
+            self.start(file);
+        }
+    }
+
+    /// Starts writing back the bytes written since the last time (advice
+    /// only: an error changes nothing written, so it is ignored).
+    fn start(&mut self, file: &File) {
+        #[cfg(target_os = "linux")]
+        {
+            let len = std::num::NonZeroU64::new(self.end - self.started);
+            let advice = rustix::fs::Advice::DontNeed;
+            let _ = rustix::fs::fadvise(file, self.started, len, advice);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = file;
+        self.started = self.end;
+    }
+}
+
+/// An output file written through, asking the kernel to start writing back
+/// every [`WRITE_BEHIND`] bytes as they are written (Linux:
+/// `posix_fadvise(POSIX_FADV_DONTNEED)` on the range just written, which
+/// starts its writeback without waiting and drops none of it before it is
+/// on disk), so that the sync before the file is put in place
+/// ([`AtomicFile::commit`]) waits for the last few megabytes instead of the
+/// whole output. Elsewhere, a plain file. [`AtomicFile`]'s own `Write`
+/// does the same; this is for a writer that needs the file itself (to
+/// seek, or on another thread): [`AtomicFile::write_behind`].
+pub(crate) struct WriteBehind {
+    file: File,
+    written: Writeback,
+}
+
+impl WriteBehind {
+    /// Writes into `file` from its start.
+    pub(crate) fn new(file: File) -> WriteBehind {
+        WriteBehind { file, written: Writeback::default() }
+    }
+
+    /// The file.
+    pub(crate) fn into_inner(self) -> File {
+        self.file
+    }
+}
+
+impl std::io::Seek for WriteBehind {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        // A writer that moves back (a header patched at the end) writes in
+        // place: those bytes are written back with the rest by the sync.
+        self.written.at = self.file.seek(pos)?;
+        Ok(self.written.at)
+    }
+}
+
+impl Write for WriteBehind {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.written.wrote(&self.file, n);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.written.wrote(&self.file, n);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
 }
 
 impl AtomicFile {
@@ -462,16 +563,25 @@ impl AtomicFile {
         let dir = folder_of(target);
         #[cfg(target_os = "linux")]
         if anonymous && let Some(file) = anonymous_in(dir) {
-            return Ok(AtomicFile { file, target: target.to_path_buf(), named: None });
+            let written = Writeback::default();
+            return Ok(AtomicFile { file, written, target: target.to_path_buf(), named: None });
         }
         let _ = anonymous;
         let (file, path) = temp_in(dir)?.into_parts();
-        Ok(AtomicFile { file, target: target.to_path_buf(), named: Some(path) })
+        let written = Writeback::default();
+        Ok(AtomicFile { file, written, target: target.to_path_buf(), named: Some(path) })
     }
 
     /// The file to write (and seek) into.
     pub(crate) fn file(&mut self) -> &mut File {
         &mut self.file
+    }
+
+    /// A [`WriteBehind`] writer of the file (a handle of its own, sharing
+    /// the file's offset: write through one or the other, not both).
+    pub(crate) fn write_behind(&self) -> Result<WriteBehind> {
+        let file = self.file.try_clone().context("opening the output file again")?;
+        Ok(WriteBehind::new(file))
     }
 
     /// Syncs the file, gives it the owner and mode of the file it replaces
@@ -485,7 +595,7 @@ impl AtomicFile {
     /// synced and has a temporary name beside the target (removed if the
     /// [`Staged`] is dropped unpublished).
     fn stage(self) -> Result<Staged> {
-        let AtomicFile { file, target, named } = self;
+        let AtomicFile { file, target, named, .. } = self;
         let what = || format!("writing {}", target.display());
         file.sync_all().with_context(what)?;
         keep_owner_and_mode(&file, &target).with_context(what)?;
@@ -643,9 +753,9 @@ pub(crate) fn open_output(path: &Path) -> Result<Output> {
 
 impl Output {
     /// Whether the output can seek (a regular file being replaced).
-    pub(crate) fn atomic_file(&mut self) -> Option<&mut File> {
+    pub(crate) fn atomic_file(&mut self) -> Option<&mut AtomicFile> {
         match self {
-            Output::Atomic(a) => Some(a.file()),
+            Output::Atomic(a) => Some(a),
             _ => None,
         }
     }
@@ -665,7 +775,7 @@ impl Write for Output {
         match self {
             Output::Stdout(s) => s.write(buf),
             Output::Through(f) => f.write(buf),
-            Output::Atomic(a) => a.file.write(buf),
+            Output::Atomic(a) => a.write(buf),
         }
     }
 
@@ -673,7 +783,7 @@ impl Write for Output {
         match self {
             Output::Stdout(s) => s.write_all(buf),
             Output::Through(f) => f.write_all(buf),
-            Output::Atomic(a) => a.file.write_all(buf),
+            Output::Atomic(a) => a.write_all(buf),
         }
     }
 
@@ -681,7 +791,7 @@ impl Write for Output {
         match self {
             Output::Stdout(s) => s.flush(),
             Output::Through(f) => f.flush(),
-            Output::Atomic(a) => a.file.flush(),
+            Output::Atomic(a) => a.flush(),
         }
     }
 }
@@ -708,7 +818,8 @@ pub(crate) fn write_atomic(
 pub(crate) fn write_atomic_with_body(path: &Path, head: &[u8], body: &mut File) -> Result<()> {
     let mut out = open_output(path)?;
     match out.atomic_file() {
-        Some(f) => {
+        Some(a) => {
+            let f = a.file();
             f.write_all(head)?;
             std::io::copy(body, f)?;
         }

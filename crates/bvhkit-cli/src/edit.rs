@@ -13,7 +13,7 @@
 //! and the mirror when its plane comes from the first frame).
 
 use std::collections::HashMap;
-use std::io::{Seek, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -36,7 +36,8 @@ use clap::{ArgAction, ArgMatches, CommandFactory};
 
 use crate::PosMode;
 use crate::io::{
-    Input, Streamed, expand_rel, load, located, located_warning, par_map, write_atomic,
+    Dest, Input, Streamed, WriteBehind, expand_rel, load, located, located_warning, par_map,
+    write_atomic,
 };
 use crate::range::FrameRange;
 
@@ -1061,16 +1062,33 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
         skel = stage.output_skeleton().clone();
         steps.push(Step::Map(Box::new(ChunkedMap::new(stage)), Vec::new()));
     }
-    // The frames go to a temporary file next to the output (or in the
-    // system's temporary folder for standard output).
-    let dir = match out.parent() {
-        _ if out.as_os_str() == "-" => std::env::temp_dir(),
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let mut body = crate::io::temp_in(&dir)?;
     let opts = WriteOptions::new();
     let n_width = skel.n_channels();
+    // A regular file is written in place: the frames after room for the
+    // header, sized for the frame count the frame steps should leave of
+    // `Frames:`; the header fills that room at the end when its size came
+    // out right, else the output is made again from the header and those
+    // frames, file to file. Standard output, FIFOs and devices get the
+    // header and then the frames from an anonymous temporary file (it has
+    // no name, so a crash or `kill -9` leaves nothing behind, as the
+    // output's own temporary file does).
+    let mut room = Vec::new();
+    let expected = expected_frames(&steps, rdr.frames_declared());
+    opts.write_header(&skel, expected, frame_time, &mut room)?;
+    let (mut atomic, mut body) = match crate::io::destination(out)? {
+        Dest::Replace(target) => {
+            let atomic = crate::io::AtomicFile::create(&target)?;
+            let mut body = atomic.write_behind()?;
+            body.seek(SeekFrom::Start(room.len() as u64))?;
+            (Some(atomic), body)
+        }
+        _ => {
+            let dir = std::env::temp_dir();
+            let file = tempfile::tempfile_in(&dir)
+                .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+            (None, WriteBehind::new(file))
+        }
+    };
     let mut n_out = 0usize;
     std::thread::scope(|scope| -> Result<()> {
         // A thread of its own writes each batch's formatted pieces while
@@ -1078,7 +1096,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
         // reused).
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(1);
         let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<Vec<u8>>>();
-        let file = body.as_file_mut();
+        let file = &mut body;
         let writer = scope.spawn(move || -> std::io::Result<()> {
             for pieces in full_rx {
                 for p in &pieces {
@@ -1118,11 +1136,43 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
     }
     let mut header = Vec::new();
     opts.write_header(&skel, n_out, frame_time, &mut header)?;
-    let file = body.as_file_mut();
-    file.rewind()?;
-    crate::io::write_atomic_with_body(out, &header, file)
-        .with_context(|| format!("{}: writing {}", input.display(), shown(out)))?;
+    let mut file = body.into_inner();
+    let finished = match atomic.take() {
+        Some(atomic) if header.len() == room.len() => file
+            .rewind()
+            .and_then(|()| file.write_all(&header))
+            .map_err(anyhow::Error::from)
+            .and_then(|()| {
+                drop(file);
+                atomic.commit()
+            }),
+        // The room was not the header's size: the frames follow it.
+        Some(_) => file
+            .seek(SeekFrom::Start(room.len() as u64))
+            .map_err(anyhow::Error::from)
+            .and_then(|_| crate::io::write_atomic_with_body(out, &header, &mut file)),
+        None => file
+            .rewind()
+            .map_err(anyhow::Error::from)
+            .and_then(|()| crate::io::write_atomic_with_body(out, &header, &mut file)),
+    };
+    finished.with_context(|| format!("{}: writing {}", input.display(), shown(out)))?;
     Ok(notes)
+}
+
+/// The frames `steps` should leave of the `declared` input frames, to size
+/// the header's room before any frame is read (a wrong guess costs a copy
+/// of the frames, never a wrong output).
+fn expected_frames(steps: &[Step], declared: Option<u64>) -> usize {
+    let mut n = declared.map_or(0, |d| usize::try_from(d).unwrap_or(usize::MAX));
+    for step in steps {
+        n = match step {
+            Step::Range(r, _) => r.count_in(n),
+            Step::Every(e, _) => n.div_ceil((*e).max(1)),
+            Step::Map(..) => n,
+        };
+    }
+    n
 }
 
 /// Runs the steps on one batch of `frames` input frames of `n_in` values.

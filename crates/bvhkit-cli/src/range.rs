@@ -91,6 +91,11 @@ impl FrameRange {
     pub(crate) fn past(self, f: usize) -> bool {
         self.end.is_some_and(|e| f >= e)
     }
+
+    /// How many of the frames `0..n` the range holds.
+    pub(crate) fn count_in(self, n: usize) -> usize {
+        self.end.unwrap_or(n).min(n).saturating_sub(self.first())
+    }
 }
 
 impl std::fmt::Display for FrameRange {

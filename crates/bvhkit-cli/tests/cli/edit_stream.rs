@@ -2,7 +2,7 @@
 //! (and chains of them) writes the same bytes and says the same notes when
 //! it streams from a mapped or read file as when the whole clip is loaded
 //! (`--reverse --reverse`, the identity, makes the command load it).
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use bvhkit::Bvh;
@@ -258,4 +258,61 @@ fn edit_reports_bad_input_on_the_mapped_path_with_its_position() {
         assert!(stderr(&o).contains(&want), "{flags:?}: wanted {want} in {}", stderr(&o));
         assert!(!out.exists(), "{flags:?}: a failed edit left an output");
     }
+}
+
+/// A streamed edit's frames go to a file without a name in the output's
+/// folder until the output is complete, so nothing is left behind when it
+/// is killed (`kill -9`) halfway: the file is seen open in that folder
+/// (`/proc/PID/fd`) while the folder lists no name at all.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_killed_streaming_edit_leaves_nothing_behind() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("out");
+    std::fs::create_dir(&folder).unwrap();
+    let folder = folder.canonicalize().unwrap();
+    let mut child = bvh()
+        .args(["edit", "-", "-o"])
+        .arg(folder.join("x.bvh"))
+        .args(["--scale", "2"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input
+        .write_all(
+            b"HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition \
+              Zrotation Xrotation Yrotation\nEnd Site\n{\nOFFSET 0 1 0\n}\n}\nMOTION\n\
+              Frames: 100000\nFrame Time: 0.01\n",
+        )
+        .unwrap();
+    for k in 0..1000 {
+        writeln!(input, "{k} 1 2 3 4 5").unwrap();
+    }
+    input.flush().unwrap();
+    // The command is waiting for more frames, its temporary file open.
+    let fds = format!("/proc/{}/fd", child.id());
+    let start = std::time::Instant::now();
+    let open_there = loop {
+        let open: Vec<PathBuf> = std::fs::read_dir(&fds)
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .filter(|t| t.starts_with(&folder))
+            .collect();
+        if !open.is_empty() {
+            break open;
+        }
+        assert!(start.elapsed().as_secs() < 30, "no file opened in {}", folder.display());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let names = || -> Vec<_> {
+        std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().file_name()).collect()
+    };
+    assert!(names().is_empty(), "named while written: {:?} (open: {open_there:?})", names());
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(names().is_empty(), "left behind: {:?}", names());
 }

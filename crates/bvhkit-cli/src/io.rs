@@ -12,7 +12,7 @@
 //! hard links is refused unless `--break-links` is given (see [`destination`]).
 
 use std::fs::File;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -577,6 +577,25 @@ impl AtomicFile {
         &mut self.file
     }
 
+    /// A path by which another program (ffmpeg) opens this very file: on
+    /// Linux the anonymous file's `/proc/PID/fd/N` (not `/proc/self`, which
+    /// would be the other program's), else its temporary name.
+    pub(crate) fn path_for_programs(&self) -> PathBuf {
+        #[cfg(target_os = "linux")]
+        if self.named.is_none() {
+            use std::os::fd::AsRawFd;
+            return PathBuf::from(format!(
+                "/proc/{}/fd/{}",
+                std::process::id(),
+                self.file.as_raw_fd()
+            ));
+        }
+        match &self.named {
+            Some(p) => p.to_path_buf(),
+            None => unreachable!("only Linux makes anonymous files"),
+        }
+    }
+
     /// A [`WriteBehind`] writer of the file (a handle of its own, sharing
     /// the file's offset: write through one or the other, not both).
     pub(crate) fn write_behind(&self) -> Result<WriteBehind> {
@@ -641,37 +660,31 @@ fn keep_owner_and_mode(file: &File, target: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Puts a complete file that another program wrote under a temporary name
-/// (ffmpeg needs a path) at `out`, as [`open_output`] would: a regular file
-/// (at the end of any links) is replaced in one rename, keeping its owner and
-/// mode; anything else is written through.
-pub(crate) fn persist_named(tmp: tempfile::NamedTempFile, out: &Path) -> Result<()> {
+/// Has another program that needs a path (ffmpeg) write `out`, as
+/// [`open_output`] would: `write` gets the path of a fresh [`AtomicFile`]
+/// (on Linux, the anonymous file's `/proc/PID/fd/N` name, which another
+/// process of the same user opens as that very file; else its temporary
+/// name) and writes it whole. A regular file (at the end of any links) is
+/// then put in place, keeping its owner and mode; anything else gets a copy.
+/// Nothing is left behind if either process is killed: the file has no name.
+pub(crate) fn write_by_program(out: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     match destination(out)? {
         Dest::Replace(target) => {
-            tmp.as_file().sync_all()?;
-            keep_owner_and_mode(tmp.as_file(), &target)?;
-            tmp.persist(&target)
-                .map_err(|e| e.error)
-                .with_context(|| format!("writing {}", target.display()))?;
+            let file = AtomicFile::create(&target)?;
+            write(&file.path_for_programs())?;
+            file.commit()
         }
         _ => {
+            // Written in the system's temporary folder, never committed.
+            let mut file = AtomicFile::create(&std::env::temp_dir().join("bvh-output"))?;
+            write(&file.path_for_programs())?;
             let mut o = open_output(out)?;
-            let mut f = tmp.reopen()?;
-            std::io::copy(&mut f, &mut o).with_context(|| format!("writing {}", out.display()))?;
-            o.finish()?;
+            let f = file.file();
+            f.rewind()?;
+            std::io::copy(f, &mut o).with_context(|| format!("writing {}", out.display()))?;
+            o.finish()
         }
     }
-    Ok(())
-}
-
-/// Where a program that needs a path should write a temporary file for
-/// `out`: beside the file it will replace, or the system's temporary folder
-/// when `out` is written through.
-pub(crate) fn temp_folder_for(out: &Path) -> Result<PathBuf> {
-    Ok(match destination(out)? {
-        Dest::Replace(target) => folder_of(&target).to_path_buf(),
-        _ => std::env::temp_dir(),
-    })
 }
 
 fn folder_of(path: &Path) -> &Path {
@@ -877,12 +890,7 @@ fn temp_builder(suffix: &str) -> tempfile::Builder<'_, '_> {
 /// A named temporary file in `dir` (so that renaming it over a target there
 /// is atomic), readable by others like a file made by `File::create`.
 pub(crate) fn temp_in(dir: &Path) -> Result<tempfile::NamedTempFile> {
-    temp_with_suffix(dir, ".tmp")
-}
-
-/// [`temp_in`] with a chosen suffix (ffmpeg picks its format from it).
-pub(crate) fn temp_with_suffix(dir: &Path, suffix: &str) -> Result<tempfile::NamedTempFile> {
-    let mut b = temp_builder(suffix);
+    let mut b = temp_builder(".tmp");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -156,12 +156,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             write_atomic(out, |w| Ok(w.write_all(&bytes)?))?;
         }
         _ => {
-            // ffmpeg writes a temporary file next to OUT (or the file a link
-            // names), renamed when complete; a FIFO or device gets a copy.
-            let dir = crate::io::temp_folder_for(out)?;
-            let tmp = crate::io::temp_with_suffix(&dir, ".mp4")?;
-            raster::render_mp4(&refs, &opts, &anim, tmp.path())?;
-            crate::io::persist_named(tmp, out)?;
+            // ffmpeg writes the output's anonymous temporary file, put in
+            // place when complete; a FIFO or device gets a copy.
+            crate::io::write_by_program(out, |path| {
+                Ok(raster::render_mp4(&refs, &opts, &anim, path)?)
+            })?;
         }
     }
     Ok(loaded.exit_code())

@@ -1400,6 +1400,17 @@ fn render_mp4_of_a_corpus_file() {
         .unwrap();
     assert!(probe.status.success(), "{}", String::from_utf8_lossy(&probe.stderr));
     assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "h264,160,120,45");
+    // ffmpeg wrote the output's anonymous temporary file: no other name.
+    let names: Vec<_> =
+        std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["kick.mp4"]);
+    // Through a symbolic link: the file it names is replaced, the link kept.
+    let link = out.path().join("link.mp4");
+    std::os::unix::fs::symlink(&mp4, &link).unwrap();
+    let before = std::fs::read(&mp4).unwrap();
+    run_ok(&["render", kick.to_str().unwrap(), "-o", link.to_str().unwrap(), "--size", "96x64"]);
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_ne!(std::fs::read(&mp4).unwrap(), before);
 }
 
 /// Waits for `child` at most `secs` seconds; kills it and fails past that.

@@ -46,6 +46,8 @@ pub fn render_mp4_with(
         .arg(format!("{:.6}", animator.fps))
         .args(["-i", "-", "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"])
         .args(["-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart"])
+        // MP4 whatever `out`'s name says (it may be a temporary file's).
+        .args(["-f", "mp4"])
         .arg(out)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())

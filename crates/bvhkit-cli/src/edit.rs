@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
-use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, detect_up};
+use bvhkit::edit::axes::{
+    Axes, AxesMap, SignedAxis, UpAxis, detect_up, detect_up_sampled, sampled_frames,
+};
 use bvhkit::edit::joints::RemoveJoints;
 use bvhkit::edit::layout::{LayoutMap, Positions};
 use bvhkit::edit::mirror::{Mirror, MirrorOptions};
@@ -30,7 +32,7 @@ use bvhkit::edit::{
     ChunkedMap, FrameMap, SplitFrameMap, frames, map_frames, map_frames_chunked, resample,
 };
 use bvhkit::rotation::RotationOrder;
-use bvhkit::units::{UnitGuess, Units};
+use bvhkit::units::{FrameSizes, UnitGuess, Units};
 use bvhkit::{Bvh, Motion, PositionChannels, ReadOptions, Skeleton, WriteOptions};
 use clap::{ArgAction, ArgMatches, CommandFactory};
 
@@ -67,13 +69,15 @@ const TRANSFORMS: [&str; 19] = [
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Transforms are applied in the order given and may repeat, e.g.
   bvh edit take.bvh -o clip.bvh --frames 100..400 --fps 30 --up y --units m
-Every other transform streams in constant memory from a memory-mapped file;
---reverse, --fps and --height need the whole clip in memory, and so do --up
-and the root-motion transforms without --source-up (detecting the up axis
-samples the whole clip). The root-motion transforms, --rest-pose FRAME and
---mirror (when its plane comes from the first frame) look at frames before
-streaming: from a regular file they read it twice, from standard input or a
-pipe they load the whole clip.")]
+Every transform but --reverse, --fps and --height (which need the whole clip
+in memory) streams in constant memory from a memory-mapped file. Some look at
+frames before streaming, reading a regular file twice: --up and the
+root-motion transforms without --source-up (the up axis is detected on frames
+spread over the clip), --units without --source-units (the unit is guessed
+from every frame's size), the root-motion transforms (the carrier),
+--rest-pose FRAME and --mirror (when its plane comes from the first frame);
+from standard input or a pipe, which cannot be read twice, they load the
+whole clip.")]
 pub(crate) struct Args {
     /// Files to edit; directories are walked for *.bvh; `-` reads standard input.
     #[arg(required = true, value_name = "IN")]
@@ -112,7 +116,7 @@ pub(crate) struct Args {
     /// (Blender's axis conversion: offsets, positions and rotations turned together).
     #[arg(long, value_name = "AXIS", action = ArgAction::Append, value_parser = parse_axis, allow_hyphen_values = true)]
     up: Vec<SignedAxis>,
-    /// The input's up axis for --up, instead of detecting it (which needs the whole clip).
+    /// The input's up axis for --up and root motion, instead of detecting it (a first pass over the clip).
     #[arg(long, value_name = "AXIS", value_parser = parse_axis, allow_hyphen_values = true)]
     source_up: Option<SignedAxis>,
     /// Multiply offsets and position channels by F.
@@ -121,7 +125,7 @@ pub(crate) struct Args {
     /// Convert lengths to UNIT (m, cm, mm, in, cmu) from --source-units or the guessed unit.
     #[arg(long, value_name = "UNIT", action = ArgAction::Append, value_parser = parse_units)]
     units: Vec<Units>,
-    /// The input's length unit for --units, instead of guessing it from the skeleton's size.
+    /// The input's length unit for --units, instead of guessing it from the figure's size (a first pass over the clip).
     #[arg(long, value_name = "UNIT", value_parser = parse_units)]
     source_units: Option<Units>,
     /// Scale so that the skeleton is H units tall along its up axis (whole clip).
@@ -223,30 +227,27 @@ enum Transform {
 
 impl Transform {
     /// Whether the transform needs the whole clip in memory.
-    fn whole_clip(&self, source_up: Option<SignedAxis>) -> bool {
-        match self {
-            Transform::Reverse | Transform::Fps(_) | Transform::Height(_) => true,
-            // Detecting the up axis samples frames spread over the whole clip.
-            Transform::Up(_)
-            | Transform::InPlaceRoot
-            | Transform::RootToOrigin
-            | Transform::ExtractRoot(_) => source_up.is_none(),
-            _ => false,
-        }
+    fn whole_clip(&self) -> bool {
+        matches!(self, Transform::Reverse | Transform::Fps(_) | Transform::Height(_))
     }
 
     /// Whether a stream may need to look at frames first (a first pass
-    /// over a mapped file, stopping as soon as they decide): the
-    /// root-motion transforms (the carrier, the first frame),
-    /// `--rest-pose FRAME` and the mirror (whose plane may come from the
-    /// first frame, when the whole clip takes over). Standard input and
-    /// pipes, read once, take the whole clip instead.
-    fn looks_ahead(&self) -> bool {
+    /// over a mapped file): the root-motion transforms (the carrier, the
+    /// first frame, and the up axis unless `--source-up` gives it), `--up`
+    /// without `--source-up` (the up axis, detected on frames spread over
+    /// the clip: a whole pass), `--units` without `--source-units` (the
+    /// unit guess, from every frame's size: a whole pass), `--rest-pose FRAME` and the mirror (whose
+    /// plane may come from the first frame, when the whole clip takes
+    /// over). Standard input and pipes, read once, take the whole clip
+    /// instead.
+    fn looks_ahead(&self, source_up: Option<SignedAxis>, source_units: Option<Units>) -> bool {
         match self {
             Transform::InPlaceRoot
             | Transform::RootToOrigin
             | Transform::ExtractRoot(_)
             | Transform::Mirror => true,
+            Transform::Up(_) => source_up.is_none(),
+            Transform::Units(_) => source_units.is_none(),
             Transform::RestPose(spec) => spec.parse::<usize>().is_ok(),
             _ => false,
         }
@@ -390,8 +391,8 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
     }
     let targets = targets(&args.output, &args.files, &found)?;
     let inputs: Vec<Input> = found.into_iter().map(|(i, _)| i).collect();
-    let stream = !plan.iter().any(|t| t.whole_clip(args.source_up));
-    let looks_ahead = plan.iter().any(Transform::looks_ahead);
+    let stream = !plan.iter().any(Transform::whole_clip);
+    let looks_ahead = plan.iter().any(|t| t.looks_ahead(args.source_up, args.source_units));
     let results = par_map(&inputs, args.threads, |input| -> Result<Vec<String>> {
         let out = &targets[input];
         if let Some(dir) =
@@ -512,7 +513,7 @@ fn targets(
 
 fn units_factor(
     args: &Args,
-    bvh: &Bvh,
+    guess: impl FnOnce() -> Result<UnitGuess>,
     to: Units,
     input: &Input,
     notes: &mut Vec<String>,
@@ -520,7 +521,7 @@ fn units_factor(
     let from = match args.source_units {
         Some(u) => u,
         None => {
-            let guess = UnitGuess::of_bvh(bvh, args.position_channels.into());
+            let guess = guess()?;
             notes.push(format!("{}: units guessed: {}", input.display(), guess.label()));
             guess.units
         }
@@ -560,7 +561,8 @@ fn edit_whole(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Res
                 map_frames(&bvh, &mut ScaleMap::new(bvh.skeleton(), f)?)?
             }
             Transform::Units(u) => {
-                let f = units_factor(args, &bvh, u, input, &mut notes)?;
+                let guess = || Ok(UnitGuess::of_bvh(&bvh, mode));
+                let f = units_factor(args, guess, u, input, &mut notes)?;
                 map_frames(&bvh, &mut ScaleMap::new(bvh.skeleton(), f)?)?
             }
             Transform::Up(to) => {
@@ -589,7 +591,12 @@ fn up_for_root(args: &Args, bvh: &Bvh, input: &Input, notes: &mut Vec<String>) -
     if let Some(a) = args.source_up {
         return a;
     }
-    let up = detect_up(bvh);
+    root_up(detect_up(bvh), input, notes)
+}
+
+/// The up axis root motion uses when `up` was detected: its axis, else Y
+/// (said).
+fn root_up(up: UpAxis, input: &Input, notes: &mut Vec<String>) -> SignedAxis {
     match up.axis {
         Some(a) => a,
         None => {
@@ -697,7 +704,12 @@ fn source_up(args: &Args, bvh: &Bvh, input: &Input, notes: &mut Vec<String>) -> 
     if let Some(a) = args.source_up {
         return Ok(a);
     }
-    let up = detect_up(bvh);
+    detected_up(detect_up(bvh), input, notes)
+}
+
+/// The up axis `--up` converts from when `up` was detected (said), else an
+/// error asking for `--source-up`.
+fn detected_up(up: UpAxis, input: &Input, notes: &mut Vec<String>) -> Result<SignedAxis> {
     match up.axis {
         Some(a) => {
             notes.push(format!("{}: up axis detected: {up}", input.display()));
@@ -835,10 +847,6 @@ fn frame_map(args: &Args, t: &Transform, skel: &Skeleton, mode: PositionChannels
             Stage::Layout(Box::new(LayoutMap::new(skel, o, p, mode)?))
         }
         Transform::Scale(f) => Stage::Scale(ScaleMap::new(skel, f)?),
-        Transform::Up(to) => {
-            let from = args.source_up.context("--up without --source-up needs the whole clip")?;
-            Stage::Axes(AxesMap::new(skel, Axes::with_up(from), Axes::with_up(to)))
-        }
         _ => bail!("internal error: {t:?} is not a per-frame transform"),
     })
 }
@@ -898,6 +906,36 @@ struct Lookahead<'a> {
 }
 
 impl Lookahead<'_> {
+    /// [`detect_up`] of the frames as they leave `steps` (frames of `n_in`
+    /// values in, of `skel`'s channels out), in one pass that keeps only the
+    /// sampled frames ([`detect_up_sampled`]); `None` when the number of
+    /// frames differs from the one `declared` promised through the steps,
+    /// on which the sample was chosen (the whole clip then decides).
+    fn detect_up(
+        &self,
+        steps: &[Step],
+        n_in: usize,
+        skel: &Skeleton,
+        declared: Option<u64>,
+    ) -> Result<Option<UpAxis>, bvhkit::Error> {
+        let n = expected_frames(steps, declared);
+        let wanted = sampled_frames(n);
+        let mut kept: Vec<Vec<f64>> = Vec::with_capacity(wanted.len());
+        let mut k = 0usize;
+        self.frames(steps, n_in, skel.n_channels(), |f| {
+            if wanted.get(kept.len()) == Some(&k) {
+                kept.push(f.to_vec());
+            }
+            k += 1;
+            false
+        })?;
+        if k != n || kept.len() != wanted.len() {
+            return Ok(None);
+        }
+        let frames: Vec<&[f64]> = kept.iter().map(Vec::as_slice).collect();
+        Ok(Some(detect_up_sampled(skel, &frames)))
+    }
+
     /// Reads the frames again from the start through `steps` (a copy: the
     /// stream's own steps are not moved on), handing each frame they leave
     /// (of `width` values) to `each` until it says it has seen enough, the
@@ -951,9 +989,18 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
     let mut skel = rdr.skeleton().clone();
     let mut frame_time = rdr.frame_time();
     let n_in = rdr.skeleton().n_channels();
-    let mut notes = Vec::new();
+    let declared = rdr.frames_declared();
+    // Each transform's notes, said after the reader's warnings in the order
+    // of the plan (the whole clip's order): those of its set-up, then its
+    // map's. `step_of[k]` is the transform of step `k`.
+    let mut notes_of: Vec<Vec<String>> = vec![Vec::new(); plan.len()];
     let mut steps: Vec<Step> = Vec::with_capacity(plan.len());
-    for t in plan {
+    let mut step_of: Vec<usize> = Vec::with_capacity(plan.len());
+    for (i, t) in plan.iter().enumerate() {
+        let notes = &mut notes_of[i];
+        while step_of.len() < steps.len() {
+            step_of.push(i - 1);
+        }
         let stage = match t {
             Transform::Frames(r) => {
                 steps.push(Step::Range(*r, 0));
@@ -979,12 +1026,20 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 continue;
             }
             Transform::Units(u) => {
-                // The guess needs only the skeleton's rest pose.
-                let rest = Bvh::new(
-                    skel.clone(),
-                    Motion::with_frames(frame_time, 0, skel.n_channels(), Vec::new())?,
-                )?;
-                let f = units_factor(args, &rest, *u, input, &mut notes)?;
+                // The guess, the whole clip's (the median size of the frames
+                // as they reach this step), needs a first pass.
+                let guess = || -> Result<UnitGuess> {
+                    let Some(again) = again else { return Err(NeedsWholeClip.into()) };
+                    let mut sizes = FrameSizes::new(&skel, mode);
+                    again
+                        .frames(&steps, n_in, skel.n_channels(), |f| {
+                            sizes.push(f);
+                            false
+                        })
+                        .map_err(located)?;
+                    Ok(sizes.guess())
+                };
+                let f = units_factor(args, guess, *u, input, notes)?;
                 Stage::Scale(ScaleMap::new(&skel, f)?)
             }
             Transform::Mirror => {
@@ -994,7 +1049,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                     skel.clone(),
                     Motion::with_frames(frame_time, 0, skel.n_channels(), Vec::new())?,
                 )?;
-                let m = mirror_of(&rest, input, &mut notes)?;
+                let m = mirror_of(&rest, input, notes)?;
                 if !m.rest_pose_decides() {
                     return Err(NeedsWholeClip.into());
                 }
@@ -1029,9 +1084,27 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 };
                 Stage::Rest(Box::new(map), Box::new(skel.clone()))
             }
+            Transform::Up(to) => {
+                let from = match args.source_up {
+                    Some(a) => a,
+                    None => {
+                        let Some(again) = again else { return Err(NeedsWholeClip.into()) };
+                        let up = again.detect_up(&steps, n_in, &skel, declared).map_err(located)?;
+                        let Some(up) = up else { return Err(NeedsWholeClip.into()) };
+                        detected_up(up, input, notes)?
+                    }
+                };
+                Stage::Axes(AxesMap::new(&skel, Axes::with_up(from), Axes::with_up(*to)))
+            }
             Transform::InPlaceRoot | Transform::RootToOrigin | Transform::ExtractRoot(_) => {
-                let (Some(again), Some(up)) = (again, args.source_up) else {
-                    return Err(NeedsWholeClip.into());
+                let Some(again) = again else { return Err(NeedsWholeClip.into()) };
+                let up = match args.source_up {
+                    Some(a) => a,
+                    None => {
+                        let up = again.detect_up(&steps, n_in, &skel, declared).map_err(located)?;
+                        let Some(up) = up else { return Err(NeedsWholeClip.into()) };
+                        root_up(up, input, notes)
+                    }
                 };
                 // The carrier and the first frame as they reach this step:
                 // read until they are decided.
@@ -1128,10 +1201,17 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
     if steps.iter().any(|s| matches!(s, Step::Map(m, _) if m.get().failed())) {
         return Err(NeedsWholeClip.into());
     }
-    notes.extend(rdr.take_warnings().iter().map(|w| located_warning(input, w)));
-    for step in &steps {
-        if let Step::Map(m, _) = step {
-            notes.extend(m.get().note(input));
+    while step_of.len() < steps.len() {
+        step_of.push(plan.len() - 1);
+    }
+    let mut notes: Vec<String> =
+        rdr.take_warnings().iter().map(|w| located_warning(input, w)).collect();
+    for (i, mut set_up) in notes_of.into_iter().enumerate() {
+        notes.append(&mut set_up);
+        for (step, _) in steps.iter().zip(&step_of).filter(|&(_, &of)| of == i) {
+            if let Step::Map(m, _) = step {
+                notes.extend(m.get().note(input));
+            }
         }
     }
     let mut header = Vec::new();

@@ -176,6 +176,47 @@ pub fn pose_size(points: &[DVec3]) -> f64 {
     (hi - lo).max_element()
 }
 
+/// [`UnitGuess::of_bvh`] of frames met one at a time, for a caller that
+/// streams them: each frame's world positions are computed and only its
+/// [`pose_size`] is kept (one number per frame).
+#[derive(Clone, Debug)]
+pub struct FrameSizes {
+    fk: Kinematics,
+    scratch: crate::FkScratch,
+    pose: Vec<DVec3>,
+    sizes: Vec<f64>,
+    /// The rest pose, for a motion without frames.
+    rest: Vec<DVec3>,
+}
+
+impl FrameSizes {
+    /// For frames of `skeleton` (its channels), position channels read as `mode`.
+    #[must_use]
+    pub fn new(skeleton: &Skeleton, mode: PositionChannels) -> FrameSizes {
+        let fk = Kinematics::new(skeleton, mode);
+        let scratch = fk.scratch();
+        let pose = vec![DVec3::ZERO; skeleton.len()];
+        let rest = rest_pose(skeleton, mode);
+        FrameSizes { fk, scratch, pose, sizes: Vec::new(), rest }
+    }
+
+    /// Adds a frame.
+    pub fn push(&mut self, frame: &[f64]) {
+        self.fk.positions_with(frame, &mut self.scratch, &mut self.pose);
+        self.sizes.push(pose_size(&self.pose));
+    }
+
+    /// The guess: of the frames' sizes, or of the rest pose when there
+    /// were none.
+    #[must_use]
+    pub fn guess(self) -> UnitGuess {
+        if self.sizes.is_empty() {
+            return UnitGuess::of_positions(self.rest.len(), &self.rest);
+        }
+        UnitGuess::of_size(median_size(self.sizes))
+    }
+}
+
 /// The size of a motion: the median [`pose_size`] of its frames (the lower
 /// middle one for an even count), frames that are a single point left
 /// out; 0 when every frame is a point or there are none.
@@ -244,21 +285,12 @@ impl UnitGuess {
     /// or of its [`rest_pose`] when it has no frames.
     #[must_use]
     pub fn of_bvh(bvh: &Bvh, mode: PositionChannels) -> UnitGuess {
-        let s = bvh.skeleton();
         let m = bvh.motion();
-        if m.n_frames() == 0 {
-            return UnitGuess::of_positions(s.len(), &rest_pose(s, mode));
+        let mut sizes = FrameSizes::new(bvh.skeleton(), mode);
+        for f in 0..m.n_frames() {
+            sizes.push(m.frame(f));
         }
-        let fk = Kinematics::new(s, mode);
-        let mut scratch = fk.scratch();
-        let mut pose = vec![DVec3::ZERO; s.len()];
-        let sizes = (0..m.n_frames())
-            .map(|f| {
-                fk.positions_with(m.frame(f), &mut scratch, &mut pose);
-                pose_size(&pose)
-            })
-            .collect();
-        UnitGuess::of_size(median_size(sizes))
+        sizes.guess()
     }
 
     /// Metres per file unit for display: the guessed unit's size when it

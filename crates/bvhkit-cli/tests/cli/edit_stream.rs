@@ -98,12 +98,19 @@ fn plans(input: &Path, bvh: Option<&Bvh>) -> Vec<Vec<String>> {
         vec!["--scale", "2", "--extract-root", "--strip-end-sites", "--source-up", "y"],
         vec!["--every", "3", "--rest-pose", "1", "--in-place-root", "--source-up", "y"],
         vec!["--in-place-root", "--root-to-origin", "--extract-root", "--source-up", "y"],
+        // The up axis detected on frames spread over the clip, in a first pass.
+        vec!["--up", "y"],
+        vec!["--up", "z"],
+        vec!["--frames", "3..", "--every", "2", "--up", "y"],
+        vec!["--scale", "2", "--up", "y", "--in-place-root"],
+        vec!["--units", "m", "--extract-root", "--up", "y"],
     ];
     let remove = bvh.and_then(joint_to_remove);
     if let Some(j) = &remove {
         plans.push(vec!["--remove-joints", j]);
         plans.push(vec!["--frames", "1..", "--remove-joints", j, "--rest-pose", "0"]);
         plans.push(vec!["--remove-joints", j, "--root-to-origin", "--order", "yxz"]);
+        plans.push(vec!["--remove-joints", j, "--up", "y", "--root-to-origin"]);
     }
     plans.into_iter().map(|p| p.into_iter().map(String::from).collect()).collect()
 }

@@ -515,7 +515,28 @@ impl fmt::Display for UpAxis {
 /// # Ok::<(), bvhkit::Error>(())
 /// ```
 pub fn detect_up(bvh: &Bvh) -> UpAxis {
-    let skel = bvh.skeleton();
+    let motion = bvh.motion();
+    let frames: Vec<&[f64]> =
+        sampled_frames(motion.n_frames()).into_iter().map(|f| motion.frame(f)).collect();
+    detect_up_sampled(bvh.skeleton(), &frames)
+}
+
+/// The frames [`detect_up`] looks at in a clip of `n` frames: all of them
+/// up to [`FRAMES_SAMPLED`], else that many spread evenly from the first to
+/// the last.
+pub fn sampled_frames(n: usize) -> Vec<usize> {
+    if n <= FRAMES_SAMPLED {
+        (0..n).collect()
+    } else {
+        (0..FRAMES_SAMPLED).map(|k| k * (n - 1) / (FRAMES_SAMPLED - 1)).collect()
+    }
+}
+
+/// [`detect_up`] from the sampled frames alone, `frames[k]` being frame
+/// `sampled_frames(n)[k]` of a clip of `n` frames on `skel`: the same
+/// answer, for a caller that streams the clip (it reads the frames once,
+/// keeping those, and needs `n`).
+pub fn detect_up_sampled(skel: &Skeleton, frames: &[&[f64]]) -> UpAxis {
     let named = |needle: &str| {
         skel.joints()
             .iter()
@@ -574,18 +595,12 @@ pub fn detect_up(bvh: &Bvh) -> UpAxis {
         (ok.then_some(up), body)
     };
     // The motion decides when most sampled frames agree; else the rest pose.
-    let n = bvh.motion().n_frames();
-    let sampled: Vec<usize> = if n <= FRAMES_SAMPLED {
-        (0..n).collect()
-    } else {
-        (0..FRAMES_SAMPLED).map(|k| k * (n - 1) / (FRAMES_SAMPLED - 1)).collect()
-    };
     let mut votes = [0usize; 6];
     let fk = Kinematics::new(skel, PositionChannels::Replace);
     let mut p = vec![DVec3::ZERO; skel.len()];
     let mut scratch = fk.scratch();
-    for (k, &f) in sampled.iter().enumerate() {
-        fk.positions_with(bvh.motion().frame(f), &mut scratch, &mut p);
+    for (k, frame) in frames.iter().enumerate() {
+        fk.positions_with(frame, &mut scratch, &mut p);
         let (axis, v) = decide(&p);
         if k == 0 {
             result.head_minus_feet = v;
@@ -595,9 +610,9 @@ pub fn detect_up(bvh: &Bvh) -> UpAxis {
         }
     }
     let (best, &count) = votes.iter().enumerate().max_by_key(|&(_, c)| *c).unwrap_or((0, &0));
-    if count >= 2 && count * 5 >= sampled.len() * 3 {
+    if count >= 2 && count * 5 >= frames.len() * 3 {
         result.axis = Some(SignedAxis::ALL[best]);
-        result.source = Evidence::Frames { agreeing: count, sampled: sampled.len() };
+        result.source = Evidence::Frames { agreeing: count, sampled: frames.len() };
         return result;
     }
     let (axis, v) = decide(&rest_positions(skel));

@@ -444,10 +444,9 @@ fn refuse_hard_link(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
 /// between those two calls). Where `O_TMPFILE` is refused (other systems,
 /// some file systems), a named temporary file is used, removed on error.
 pub(crate) struct AtomicFile {
-    file: File,
-    /// What has been written through [`AtomicFile`]'s own `Write` (the
-    /// writeback started as it goes, see [`WriteBehind`]).
-    written: Writeback,
+    /// The file, written through [`Output`] with its writeback started as
+    /// it goes.
+    out: WriteBehind,
     target: PathBuf,
     /// The named temporary file of the fallback; `None` when anonymous.
     named: Option<tempfile::TempPath>,
@@ -498,9 +497,9 @@ impl Writeback {
 /// starts its writeback without waiting and drops none of it before it is
 /// on disk), so that the sync before the file is put in place
 /// ([`AtomicFile::commit`]) waits for the last few megabytes instead of the
-/// whole output. Elsewhere, a plain file. [`AtomicFile`]'s own `Write`
-/// does the same; this is for a writer that needs the file itself (to
-/// seek, or on another thread): [`AtomicFile::write_behind`].
+/// whole output. Elsewhere, a plain file. [`AtomicFile`] writes through
+/// one; [`AtomicFile::write_behind`] makes another, for a writer that
+/// needs the file itself (to seek, or on another thread).
 pub(crate) struct WriteBehind {
     file: File,
     written: Writeback,
@@ -539,18 +538,6 @@ impl Write for WriteBehind {
     }
 }
 
-impl Write for AtomicFile {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.file.write(buf)?;
-        self.written.wrote(&self.file, n);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.file.flush()
-    }
-}
-
 impl AtomicFile {
     /// Starts replacing the regular file `target` (which may not exist yet).
     pub(crate) fn create(target: &Path) -> Result<AtomicFile> {
@@ -563,18 +550,21 @@ impl AtomicFile {
         let dir = folder_of(target);
         #[cfg(target_os = "linux")]
         if anonymous && let Some(file) = anonymous_in(dir) {
-            let written = Writeback::default();
-            return Ok(AtomicFile { file, written, target: target.to_path_buf(), named: None });
+            let out = WriteBehind::new(file);
+            return Ok(AtomicFile { out, target: target.to_path_buf(), named: None });
         }
         let _ = anonymous;
         let (file, path) = temp_in(dir)?.into_parts();
-        let written = Writeback::default();
-        Ok(AtomicFile { file, written, target: target.to_path_buf(), named: Some(path) })
+        Ok(AtomicFile {
+            out: WriteBehind::new(file),
+            target: target.to_path_buf(),
+            named: Some(path),
+        })
     }
 
     /// The file to write (and seek) into.
     pub(crate) fn file(&mut self) -> &mut File {
-        &mut self.file
+        &mut self.out.file
     }
 
     /// A path by which another program (ffmpeg) opens this very file: on
@@ -587,7 +577,7 @@ impl AtomicFile {
             return PathBuf::from(format!(
                 "/proc/{}/fd/{}",
                 std::process::id(),
-                self.file.as_raw_fd()
+                self.out.file.as_raw_fd()
             ));
         }
         match &self.named {
@@ -599,7 +589,7 @@ impl AtomicFile {
     /// A [`WriteBehind`] writer of the file (a handle of its own, sharing
     /// the file's offset: write through one or the other, not both).
     pub(crate) fn write_behind(&self) -> Result<WriteBehind> {
-        let file = self.file.try_clone().context("opening the output file again")?;
+        let file = self.out.file.try_clone().context("opening the output file again")?;
         Ok(WriteBehind::new(file))
     }
 
@@ -614,7 +604,8 @@ impl AtomicFile {
     /// synced and has a temporary name beside the target (removed if the
     /// [`Staged`] is dropped unpublished).
     fn stage(self) -> Result<Staged> {
-        let AtomicFile { file, target, named, .. } = self;
+        let AtomicFile { out, target, named } = self;
+        let file = out.into_inner();
         let what = || format!("writing {}", target.display());
         file.sync_all().with_context(what)?;
         keep_owner_and_mode(&file, &target).with_context(what)?;
@@ -788,7 +779,7 @@ impl Write for Output {
         match self {
             Output::Stdout(s) => s.write(buf),
             Output::Through(f) => f.write(buf),
-            Output::Atomic(a) => a.write(buf),
+            Output::Atomic(a) => a.out.write(buf),
         }
     }
 
@@ -796,7 +787,7 @@ impl Write for Output {
         match self {
             Output::Stdout(s) => s.write_all(buf),
             Output::Through(f) => f.write_all(buf),
-            Output::Atomic(a) => a.write_all(buf),
+            Output::Atomic(a) => a.out.write_all(buf),
         }
     }
 
@@ -804,7 +795,7 @@ impl Write for Output {
         match self {
             Output::Stdout(s) => s.flush(),
             Output::Through(f) => f.flush(),
-            Output::Atomic(a) => a.flush(),
+            Output::Atomic(a) => a.out.flush(),
         }
     }
 }

@@ -5,7 +5,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, detect_up};
+use bvhkit::edit::axes::{
+    Axes, AxesMap, SignedAxis, UpAxis, detect_up, detect_up_sampled, sampled_frames,
+};
 use bvhkit::edit::map_frames;
 use bvhkit::{Bvh, PositionChannels, Skeleton};
 use bvhkit_render::Clip;
@@ -40,22 +42,54 @@ pub(crate) fn parse_up(s: &str) -> Result<Up, String> {
 /// note to print when the axis was detected (`what` names the input).
 pub(crate) fn source_up(bvh: &Bvh, up: Up, what: &str) -> (Option<SignedAxis>, Option<String>) {
     match up {
-        Up::Keep => (None, None),
-        Up::From(_) => (source_up_given(up), None),
-        Up::Auto => {
-            let found = detect_up(bvh);
-            match found.axis {
-                Some(a) if a != SignedAxis::PosY => {
-                    let note = format!(
-                        "bvh: note: {what}: detected up axis {found}; converted to Y up \
-                         (--up keep keeps the file's axes, --up AXIS names its up axis)"
-                    );
-                    (Some(a), Some(note))
-                }
-                _ => (None, None),
-            }
-        }
+        Up::Auto => detected_source_up(detect_up(bvh), what),
+        _ => (source_up_given(up), None),
     }
+}
+
+/// [`source_up`] under `auto` of an axis detected (the note says so).
+pub(crate) fn detected_source_up(
+    found: UpAxis,
+    what: &str,
+) -> (Option<SignedAxis>, Option<String>) {
+    match found.axis {
+        Some(a) if a != SignedAxis::PosY => {
+            let note = format!(
+                "bvh: note: {what}: detected up axis {found}; converted to Y up \
+                 (--up keep keeps the file's axes, --up AXIS names its up axis)"
+            );
+            (Some(a), Some(note))
+        }
+        _ => (None, None),
+    }
+}
+
+/// [`detect_up`] of a clip of `skeleton` read once from start to end by
+/// `pass`, which hands each frame to the closure it is given (a `true`
+/// from that closure would stop it; this one never says so): only the
+/// frames [`sampled_frames`] names for the `expected` count are kept, and
+/// the answer is `detect_up`'s on the whole clip. `None` when the pass
+/// met another number of frames (the caller then loads the whole clip).
+pub(crate) fn detect_up_in_one_pass<E>(
+    skeleton: &Skeleton,
+    expected: usize,
+    pass: impl FnOnce(&mut dyn FnMut(&[f64]) -> bool) -> Result<(), E>,
+) -> Result<Option<UpAxis>, E> {
+    let wanted = sampled_frames(expected);
+    let mut kept: Vec<Vec<f64>> = Vec::with_capacity(wanted.len());
+    let mut k = 0usize;
+    pass(&mut |f: &[f64]| {
+        if wanted.get(kept.len()) == Some(&k) {
+            kept.push(f.to_vec());
+        }
+        k += 1;
+        false
+    })?;
+    if k != expected || kept.len() != wanted.len() {
+        return Ok(None);
+    }
+    let frames: Vec<&[f64]> = kept.iter().map(Vec::as_slice).collect();
+    Ok(Some(detect_up_sampled(skeleton, &frames)))
 }
 
 /// [`source_up`] without a file: the axis given (`None` for `keep`, `y`

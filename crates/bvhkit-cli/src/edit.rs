@@ -18,9 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
-use bvhkit::edit::axes::{
-    Axes, AxesMap, SignedAxis, UpAxis, detect_up, detect_up_sampled, sampled_frames,
-};
+use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, UpAxis, detect_up};
 use bvhkit::edit::joints::RemoveJoints;
 use bvhkit::edit::layout::{LayoutMap, Positions};
 use bvhkit::edit::mirror::{Mirror, MirrorOptions};
@@ -919,21 +917,9 @@ impl Lookahead<'_> {
         declared: Option<u64>,
     ) -> Result<Option<UpAxis>, bvhkit::Error> {
         let n = expected_frames(steps, declared);
-        let wanted = sampled_frames(n);
-        let mut kept: Vec<Vec<f64>> = Vec::with_capacity(wanted.len());
-        let mut k = 0usize;
-        self.frames(steps, n_in, skel.n_channels(), |f| {
-            if wanted.get(kept.len()) == Some(&k) {
-                kept.push(f.to_vec());
-            }
-            k += 1;
-            false
-        })?;
-        if k != n || kept.len() != wanted.len() {
-            return Ok(None);
-        }
-        let frames: Vec<&[f64]> = kept.iter().map(Vec::as_slice).collect();
-        Ok(Some(detect_up_sampled(skel, &frames)))
+        crate::clip::detect_up_in_one_pass(skel, n, |each| {
+            self.frames(steps, n_in, skel.n_channels(), each)
+        })
     }
 
     /// Reads the frames again from the start through `steps` (a copy: the

@@ -661,31 +661,53 @@ fn stream<W: FrameWork>(
     {
         crate::io::refuse_overwriting_input(&sidecar_path(out), inputs)?;
     }
-    // `--up auto` detects the up axis on the whole file, read first; an
-    // axis given (or `keep`) streams.
-    let whole = if c.up == crate::clip::Up::Auto { Some(input.read()?) } else { None };
-    let mut notes = Vec::new();
-    let from = match &whole {
-        Some(bytes) => {
-            let (bvh, _) = ReadOptions::new()
-                .lenient(!c.strict)
-                .parse(bytes)
-                .map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
-            let (from, note) = crate::clip::source_up(&bvh, c.up, &input.display());
-            notes.extend(note);
-            from
-        }
-        None => crate::clip::source_up_given(c.up),
-    };
-    // A regular file is scanned in place (mapped, or read whole when
-    // small); standard input and pipes are read a chunk at a time.
-    let source = match whole {
-        Some(bytes) => Streamed::Bytes(bytes),
-        None => input.open_stream()?,
-    };
     let mut opts = ReadOptions::new();
     opts.lenient(!c.strict);
     let located = |e: bvhkit::Error| anyhow::anyhow!(crate::io::located(input, &e));
+    // A regular file is scanned in place (mapped, or read whole when
+    // small); standard input and pipes are read a chunk at a time.
+    let mut source = input.open_stream()?;
+    // `--up auto` detects the up axis on frames spread over the clip: a
+    // first pass over a regular file keeps only those; standard input and
+    // pipes (and a file holding another number of frames than `Frames:`
+    // says, on which the sample was chosen) are read whole first.
+    let mut notes = Vec::new();
+    let from = if c.up == crate::clip::Up::Auto {
+        let found = match &source {
+            Streamed::Bytes(bytes) => {
+                let mut rdr = opts.frame_reader_slice(bytes).map_err(located)?;
+                let skeleton = rdr.skeleton().clone();
+                let expected =
+                    rdr.frames_declared().map_or(0, |d| usize::try_from(d).unwrap_or(usize::MAX));
+                let mut frame = vec![0.0; skeleton.n_channels()];
+                crate::clip::detect_up_in_one_pass(&skeleton, expected, |each| {
+                    while rdr.read_frame(&mut frame)? {
+                        if each(&frame) {
+                            break;
+                        }
+                    }
+                    Ok(())
+                })
+                .map_err(located)?
+            }
+            Streamed::Reader(_) => None,
+        };
+        let found = match found {
+            Some(found) => found,
+            None => {
+                let bytes = input.read()?;
+                let (bvh, _) = opts.parse(&bytes).map_err(located)?;
+                let found = bvhkit::edit::axes::detect_up(&bvh);
+                source = Streamed::Bytes(bytes);
+                found
+            }
+        };
+        let (from, note) = crate::clip::detected_source_up(found, &input.display());
+        notes.extend(note);
+        from
+    } else {
+        crate::clip::source_up_given(c.up)
+    };
     let run = Run { c, input, out, format, from, notes };
     match source {
         Streamed::Bytes(bytes) => {

@@ -669,13 +669,15 @@ fn extract_rad_lane<const UNIT: bool>(r: [f64; 9], e: f64) -> ([f64; 3], bool) {
     ([atan2_if::<UNIT>(ya, xa), atan2_if::<UNIT>(yb, xb), atan2_if::<UNIT>(yc, xc)], locked)
 }
 
-/// The matrix of the quaternion `q` scaled by `n = |q|²`, with `n`
-/// (zero or non-finite `n`: the identity and 1): glam's `DMat3::from_quat`
+/// The matrix of the quaternion `q` scaled by `n = |q|²`, with `n` and
+/// whether `n` is positive and finite (otherwise, with `SAFE`, the
+/// identity and 1; without, whatever the formula gives: the lane pass
+/// sends such a lane to the exact path): glam's `DMat3::from_quat`
 /// formula without the normalisation (`n·R`, each element a quadratic form
 /// of `q`: no square root, no division), row-major, in the quaternion's
 /// axes. The mixes' matrix step: [`extract_rad_mix`] needs no more.
 #[inline(always)]
-fn quat_matrix_scaled(q: [f64; 4]) -> ([f64; 9], f64) {
+fn quat_matrix_scaled<const SAFE: bool>(q: [f64; 4]) -> ([f64; 9], f64, bool) {
     let [x, y, z, w] = q;
     let (xx, yy, zz, ww) = (x * x, y * y, z * z, w * w);
     let n = (xx + yy) + (zz + ww);
@@ -694,8 +696,11 @@ fn quat_matrix_scaled(q: [f64; 4]) -> ([f64; 9], f64) {
         yz + wx,
         (ww + zz) - (xx + yy),
     ];
+    if !SAFE {
+        return (m, n, ok);
+    }
     const I: [f64; 9] = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
-    (std::array::from_fn(|k| select(ok, m[k], I[k])), select(ok, n, 1.0))
+    (std::array::from_fn(|k| select(ok, m[k], I[k])), select(ok, n, 1.0), ok)
 }
 
 /// [`extract_rad_lane`] of `n·R` ([`quat_matrix_scaled`]: `R` a rotation
@@ -1612,9 +1617,14 @@ fn mix_one<const EXACT: bool>(
     } else {
         slerp_lane(qa, qb, t)
     };
-    let (r, n) = quat_matrix_scaled(q);
+    let (r, n, ok) = quat_matrix_scaled::<EXACT>(q);
     let (rad, locked) = extract_rad_mix::<EXACT>(r, n, e);
-    if EXACT { (near_deg(rad, locked, e, near), false) } else { near_deg_fast(rad, locked, near) }
+    if EXACT {
+        (near_deg(rad, locked, e, near), false)
+    } else {
+        let (angles, undecided) = near_deg_fast(rad, locked, near);
+        (angles, undecided | !ok)
+    }
 }
 
 /// [`MixLanes::solve`]'s loop: one lane per iteration, no branch, over the
@@ -2048,7 +2058,7 @@ mod tests {
             }
             None => slerp_lane(qa, qb, t),
         };
-        let (r, n) = quat_matrix_scaled(q);
+        let (r, n, _) = quat_matrix_scaled::<true>(q);
         let (rad, locked) = extract_rad_mix::<true>(r, n, e);
         near_deg(rad, locked, e, near)
     }

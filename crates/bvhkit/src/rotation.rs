@@ -381,16 +381,16 @@ pub(crate) fn sin_cos_deg_reduced(angle_deg: f64) -> (f64, f64) {
     // Exact: 90·q is exact and within 45 of angle_deg (Sterbenz).
     let reduced = angle_deg - 90.0 * quarter_turns;
     let (s, c) = sin_cos_kernel(reduced * (std::f64::consts::PI / 180.0));
-    // The quadrant with bit operations, so that SIMD lanes can take it:
-    // q mod 4 = 0: (s, c); 1: (c, -s); 2: (-s, -c); 3: (-c, s).
-    let swap = (q & 1).wrapping_neg();
-    let (sb, cb) = (s.to_bits(), c.to_bits());
-    let s = (sb & !swap) | (cb & swap);
-    let c = (cb & !swap) | (sb & swap);
+    // The quadrant with selects and sign bits, so that SIMD lanes can take
+    // it: q mod 4 = 0: (s, c); 1: (c, -s); 2: (-s, -c); 3: (-c, s). An odd
+    // q is tested by its lowest bit moved to the sign (a blend on SIMD
+    // lanes reads the sign bit alone: no compare).
+    let odd = ((q << 63) as i64) < 0;
+    let (s, c) = (select(odd, c, s), select(odd, s, c));
     let negate_sin = (q & 2) << 62;
     let negate_cos = (q.wrapping_add(1) & 2) << 62;
     // Adding 0.0 turns -0.0 into +0.0 so exact results are exactly 0.0.
-    (f64::from_bits(s ^ negate_sin) + 0.0, f64::from_bits(c ^ negate_cos) + 0.0)
+    (f64::from_bits(s.to_bits() ^ negate_sin) + 0.0, f64::from_bits(c.to_bits() ^ negate_cos) + 0.0)
 }
 
 /// [`sin_cos_deg`] of a huge or infinite angle: `%` (an exact remainder)

@@ -84,6 +84,12 @@ pub struct Reference {
     /// axes as the lanes take it (`rotation::lane_quat`); the identity for
     /// the other joints.
     lane_inverse: Vec<[f64; 4]>,
+    /// The same for the mixer's mixed joints with three rotation channels
+    /// (`mixed`, the mixer's list when it made this reference), by lane
+    /// and component: a frame where the layer changes every such joint
+    /// copies them into the lanes in one go.
+    mixed: Vec<usize>,
+    lane_inv: [Vec<f64>; 4],
 }
 
 impl Mixer {
@@ -313,13 +319,15 @@ impl Mixer {
         assert_eq!(frame.len(), self.n_channels, "frame must hold one value per channel");
         let inverse: Vec<DQuat> =
             self.joints.iter().map(|mj| mj.channels.rotation(frame).inverse()).collect();
-        let lane_inverse = self
+        let lane_inverse: Vec<[f64; 4]> = self
             .joints
             .iter()
             .zip(&inverse)
             .map(|(mj, &q)| mj.order.map_or([0.0, 0.0, 0.0, 1.0], |order| lane_quat(q, order)))
             .collect();
-        Reference { frame: frame.to_vec(), inverse, lane_inverse }
+        let mixed = self.mixed_joint.clone();
+        let lane_inv = std::array::from_fn(|k| mixed.iter().map(|&j| lane_inverse[j][k]).collect());
+        Reference { frame: frame.to_vec(), inverse, lane_inverse, mixed, lane_inv }
     }
 
     /// Adds frame `add`'s change since `reference` on top of frame `base`,
@@ -418,27 +426,33 @@ impl Mixer {
         let frames = LayerFrames { base, add, reference: r, near };
         let (rot, parity, joint) = (&self.mixed_rot, &self.mixed_parity, &self.mixed_joint);
         let inv = &reference.lane_inverse;
-        if self.adjacent {
+        // The reference's inverses by lane, when it was made for these
+        // mixed joints.
+        let [v0, v1, v2, v3] = &reference.lane_inv;
+        let by_lane = (reference.mixed == *joint).then_some([&v0[..], &v1[..], &v2[..], &v3[..]]);
+        let all_mixed = if self.adjacent {
             self.lanes.gather_layer::<true>(
                 rot,
                 parity,
                 joint,
                 inv,
+                by_lane,
                 frames,
                 out,
                 &mut self.lane_rot,
-            );
+            )
         } else {
             self.lanes.gather_layer::<false>(
                 rot,
                 parity,
                 joint,
                 inv,
+                by_lane,
                 frames,
                 out,
                 &mut self.lane_rot,
-            );
-        }
+            )
+        };
         // After the lanes, as in `blend_between`.
         for &c in &self.kept {
             out[c] = base[c];
@@ -460,7 +474,7 @@ impl Mixer {
             self.base.push(j.rotation(base));
             self.slots.push(idx);
         }
-        self.write_rotations(w, true, near, out, false)
+        self.write_rotations(w, true, near, out, all_mixed)
     }
 
     fn check(&self, a: &[f64], b: &[f64], near: &[f64], out: &[f64]) {

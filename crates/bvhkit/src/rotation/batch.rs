@@ -111,7 +111,9 @@ fn atan2_mix(y: f64, x: f64) -> f64 {
     let (a, b) = (y.abs(), x.abs());
     let swap = a > b;
     let (p, q) = (select(swap, b, a), select(swap, a, b));
-    let one = 16.0 * p > 7.0 * q;
+    // p > 7/16 q: the same test as fdlibm's 16 p > 7 q (scaling by 16 is
+    // exact at these magnitudes), one product fewer.
+    let one = p > 0.4375 * q;
     let num = select(one, p - q, p);
     let den = select(one, q + p, q);
     let (hi, lo) = (select(one, ATAN_HI[1], 0.0), select(one, ATAN_LO[1], 0.0));
@@ -667,13 +669,15 @@ fn extract_rad_lane<const UNIT: bool>(r: [f64; 9], e: f64) -> ([f64; 3], bool) {
     ([atan2_if::<UNIT>(ya, xa), atan2_if::<UNIT>(yb, xb), atan2_if::<UNIT>(yc, xc)], locked)
 }
 
-/// The matrix of the quaternion `q` scaled by `n = |q|²`, with `n`
-/// (zero or non-finite `n`: the identity and 1): glam's `DMat3::from_quat`
+/// The matrix of the quaternion `q` scaled by `n = |q|²`, with `n` and
+/// whether `n` is positive and finite (otherwise, with `SAFE`, the
+/// identity and 1; without, whatever the formula gives: the lane pass
+/// sends such a lane to the exact path): glam's `DMat3::from_quat`
 /// formula without the normalisation (`n·R`, each element a quadratic form
 /// of `q`: no square root, no division), row-major, in the quaternion's
 /// axes. The mixes' matrix step: [`extract_rad_mix`] needs no more.
 #[inline(always)]
-fn quat_matrix_scaled(q: [f64; 4]) -> ([f64; 9], f64) {
+fn quat_matrix_scaled<const SAFE: bool>(q: [f64; 4]) -> ([f64; 9], f64, bool) {
     let [x, y, z, w] = q;
     let (xx, yy, zz, ww) = (x * x, y * y, z * z, w * w);
     let n = (xx + yy) + (zz + ww);
@@ -692,8 +696,11 @@ fn quat_matrix_scaled(q: [f64; 4]) -> ([f64; 9], f64) {
         yz + wx,
         (ww + zz) - (xx + yy),
     ];
+    if !SAFE {
+        return (m, n, ok);
+    }
     const I: [f64; 9] = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
-    (std::array::from_fn(|k| select(ok, m[k], I[k])), select(ok, n, 1.0))
+    (std::array::from_fn(|k| select(ok, m[k], I[k])), select(ok, n, 1.0), ok)
 }
 
 /// [`extract_rad_lane`] of `n·R` ([`quat_matrix_scaled`]: `R` a rotation
@@ -705,20 +712,36 @@ fn quat_matrix_scaled(q: [f64; 4]) -> ([f64; 9], f64) {
 /// that angle's pair `(y_a, x_a)` unnormalised (both of its parts scale
 /// by `|(y_a, x_a)|`, which changes no `atan2`). Its `atan2`s are
 /// [`atan2_mix`] (pairs of magnitude at least about `1e-12 n`).
+///
+/// Without `LOCKED`, the angles of a matrix in gimbal lock are left as
+/// they come (the lane pass sends such a lane to the exact path, which
+/// takes `LOCKED`): the same angles elsewhere, with six selects fewer.
 #[inline(always)]
-fn extract_rad_mix(r: [f64; 9], n: f64, e: f64) -> ([f64; 3], bool) {
+fn extract_rad_mix<const LOCKED: bool>(r: [f64; 9], n: f64, e: f64) -> ([f64; 3], bool) {
     let [r_ii, r_ij, r_ik, r_ji, r_jj, r_jk, r_ki, r_kj, r_kk] = r;
     let cos_b = (r_ii * r_ii + r_ij * r_ij).sqrt();
     let (yb, xb) = (e * r_ik, cos_b);
     let locked = cos_b < GIMBAL_LOCK_EPSILON * n;
     let (ya, xa) = (-e * r_jk, r_kk);
     // (0, 0) only where locked (cos b = |(y_a, x_a)| / n): then unused.
-    let some = (ya != 0.0) | (xa != 0.0);
-    let (sa, ca) = (select(some, ya, 0.0), select(some, xa, 1.0));
+    let (sa, ca) = if LOCKED {
+        let some = (ya != 0.0) | (xa != 0.0);
+        (select(some, ya, 0.0), select(some, xa, 1.0))
+    } else {
+        (ya, xa)
+    };
     let yc = e * (ca * r_ji + e * sa * r_ki);
     let xc = ca * r_jj + e * sa * r_kj;
-    let (ya, xa) = (select(locked, e * r_kj, ya), select(locked, r_jj, xa));
-    let (yc, xc) = (select(locked, 0.0, yc), select(locked, 1.0, xc));
+    let (ya, xa, yc, xc) = if LOCKED {
+        (
+            select(locked, e * r_kj, ya),
+            select(locked, r_jj, xa),
+            select(locked, 0.0, yc),
+            select(locked, 1.0, xc),
+        )
+    } else {
+        (ya, xa, yc, xc)
+    };
     ([atan2_mix(ya, xa), atan2_mix(yb, xb), atan2_mix(yc, xc)], locked)
 }
 
@@ -1078,7 +1101,8 @@ impl MixLanes {
     ///
     /// # Panics
     /// When `rot` and `parity` differ in length, hold more joints than the
-    /// capacity, or name a channel outside a frame.
+    /// capacity, or name a channel outside a frame, or when `b` or `near`
+    /// is shorter than `a`.
     pub(crate) fn gather<const ADJACENT: bool>(
         &mut self,
         rot: &[[usize; 3]],
@@ -1089,6 +1113,10 @@ impl MixLanes {
     ) {
         let n = rot.len();
         assert!(parity.len() == n && n <= self.parity.len(), "{n} lanes");
+        // One length for the three frames: a channel's bounds check on
+        // `a` covers `b` and `near`.
+        let len = a.len();
+        let (a, b, near) = (&a[..len], &b[..len], &near[..len]);
         let [a0, a1, a2, b0, b1, b2] = &mut self.ang;
         let (a0, a1, a2) = (&mut a0[..n], &mut a1[..n], &mut a2[..n]);
         let (b0, b1, b2) = (&mut b0[..n], &mut b1[..n], &mut b2[..n]);
@@ -1139,12 +1167,19 @@ impl MixLanes {
     /// three (the layer changes nothing there), else a lane of `base`'s,
     /// `add`'s and `near`'s angles, its channels in `lane_rot`. The same
     /// lanes as [`MixLanes::clear`] and one [`MixLanes::push`] per changed
-    /// joint, in one loop.
+    /// joint. Returns whether every entry is a lane (lane `s` is entry
+    /// `s`; `lane_rot` is then left as it was).
+    ///
+    /// Up to the first entry the layer leaves unchanged, lane `s` is entry
+    /// `s`: those lanes' parities, and their inverses from `by_lane` (the
+    /// inverses of the entries by component, when given), are copied as
+    /// slices.
     ///
     /// # Panics
     /// When `rot`, `parity` and `joint` differ in length, hold more joints
     /// than the capacity or `lane_rot`, or name a channel outside a frame
-    /// or a joint outside `inv`.
+    /// or a joint outside `inv`, or when a frame is shorter than `add` or a
+    /// slice of `by_lane` shorter than `rot`.
     ///
     /// `ADJACENT` as for [`MixLanes::gather`].
     #[allow(clippy::too_many_arguments)]
@@ -1154,11 +1189,16 @@ impl MixLanes {
         parity: &[f64],
         joint: &[usize],
         inv: &[[f64; 4]],
+        by_lane: Option<[&[f64]; 4]>,
         frames: LayerFrames<'_>,
         out: &mut [f64],
         lane_rot: &mut [[usize; 3]],
-    ) {
+    ) -> bool {
         let LayerFrames { base, add, reference, near } = frames;
+        // One length for the frames (as in `gather`).
+        let len = add.len();
+        let (base, reference, near, out) =
+            (&base[..len], &reference[..len], &near[..len], &mut out[..len]);
         let n = rot.len();
         assert!(
             parity.len() == n && joint.len() == n && n <= self.parity.len() && n <= lane_rot.len(),
@@ -1173,23 +1213,56 @@ impl MixLanes {
         let (i0, i1, i2, i3) = (&mut i0[..n], &mut i1[..n], &mut i2[..n], &mut i3[..n]);
         let e = &mut self.parity[..n];
         let lane_rot = &mut lane_rot[..n];
-        let mut l = 0;
-        for s in 0..n {
+        let unchanged = |x: [f64; 3], y: [f64; 3]| {
+            (x[0].to_bits() == y[0].to_bits())
+                & (x[1].to_bits() == y[1].to_bits())
+                & (x[2].to_bits() == y[2].to_bits())
+        };
+        // Lane s is entry s up to the first unchanged entry, `first`.
+        let mut first = n;
+        for (s, &r) in rot.iter().enumerate() {
+            let x = read3::<ADJACENT>(add, r);
+            if unchanged(x, read3::<ADJACENT>(reference, r)) {
+                first = s;
+                break;
+            }
+            [a0[s], a1[s], a2[s]] = read3::<ADJACENT>(base, r);
+            [b0[s], b1[s], b2[s]] = x;
+            [p0[s], p1[s], p2[s]] = read3::<ADJACENT>(near, r);
+        }
+        e[..first].copy_from_slice(&parity[..first]);
+        match by_lane {
+            Some([v0, v1, v2, v3]) => {
+                i0[..first].copy_from_slice(&v0[..first]);
+                i1[..first].copy_from_slice(&v1[..first]);
+                i2[..first].copy_from_slice(&v2[..first]);
+                i3[..first].copy_from_slice(&v3[..first]);
+            }
+            None => {
+                for s in 0..first {
+                    [i0[s], i1[s], i2[s], i3[s]] = inv[joint[s]];
+                }
+            }
+        }
+        if first == n {
+            self.n = n;
+            return true;
+        }
+        lane_rot[..first].copy_from_slice(&rot[..first]);
+        // From there, the changed entries only.
+        let mut l = first;
+        for s in first..n {
             let r = rot[s];
-            let [x0, x1, x2] = read3::<ADJACENT>(add, r);
-            let [y0, y1, y2] = read3::<ADJACENT>(reference, r);
+            let x = read3::<ADJACENT>(add, r);
             let from_base = read3::<ADJACENT>(base, r);
-            if (x0.to_bits() == y0.to_bits())
-                & (x1.to_bits() == y1.to_bits())
-                & (x2.to_bits() == y2.to_bits())
-            {
+            if unchanged(x, read3::<ADJACENT>(reference, r)) {
                 write3::<ADJACENT>(out, r, from_base);
                 continue;
             }
             // l <= s < n: tells the compiler the lane writes are in bounds.
             let l_ = l.min(s);
             [a0[l_], a1[l_], a2[l_]] = from_base;
-            [b0[l_], b1[l_], b2[l_]] = [x0, x1, x2];
+            [b0[l_], b1[l_], b2[l_]] = x;
             [p0[l_], p1[l_], p2[l_]] = read3::<ADJACENT>(near, r);
             [i0[l_], i1[l_], i2[l_], i3[l_]] = inv[joint[s]];
             e[l_] = parity[s];
@@ -1197,6 +1270,7 @@ impl MixLanes {
             l = l_ + 1;
         }
         self.n = l;
+        false
     }
 
     /// Mixes every lane at weight `t` (in `[0, 1]`): the SLERP of the two
@@ -1258,7 +1332,7 @@ impl MixLanes {
             }
             return;
         }
-        mix_lanes::<LAYERED>(self, src, t);
+        mix_lanes::<LAYERED, STEP>(self, src, t);
     }
 
     /// Solves again, one at a time with [`near_deg`], the lanes whose fast
@@ -1334,7 +1408,8 @@ impl QuatLanes {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn mix_lanes_avx2<const LAYERED: bool>(m: &mut MixLanes, src: Source<'_>, t: f64) {
-    mix_lanes::<LAYERED>(m, src, t);
+    // Four lanes per step: padding to four is enough.
+    mix_lanes::<LAYERED, 4>(m, src, t);
 }
 
 /// [`mix_lanes`] on eight lanes (AVX-512F; no FMA, so the same bits as the
@@ -1342,7 +1417,7 @@ fn mix_lanes_avx2<const LAYERED: bool>(m: &mut MixLanes, src: Source<'_>, t: f64
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn mix_lanes_avx512<const LAYERED: bool>(m: &mut MixLanes, src: Source<'_>, t: f64) {
-    mix_lanes::<LAYERED>(m, src, t);
+    mix_lanes::<LAYERED, STEP>(m, src, t);
 }
 
 /// The Hamilton product `a · b` of quaternions `[x, y, z, w]`.
@@ -1396,6 +1471,37 @@ fn quat_of(x: [f64; 3], e: f64) -> [f64; 4] {
 #[inline(always)]
 fn slerp_lane(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
     let (q1, aa, bb) = shortest_arc(q0, q1);
+    let (w0, w1) = slerp_weights(aa, bb, t);
+    [
+        q0[0] * w0 + q1[0] * w1,
+        q0[1] * w0 + q1[1] * w1,
+        q0[2] * w0 + q1[2] * w1,
+        q0[3] * w0 + q1[3] * w1,
+    ]
+}
+
+/// [`slerp_lane`] from the identity `(0, 0, 0, 1)` to `q` (a layer's
+/// change since its reference), the same bits with the identity's
+/// products left out: [`shortest_arc`]'s dot product is `q`'s `w` (its
+/// zero terms change no sign that matters), each `(0 ∓ q_i)²` is `q_i²`,
+/// and `±q_i · w1` is `q_i · (±w1)`; the sign of zero that `0 · w0` gives
+/// the sums is kept.
+#[inline(always)]
+fn slerp_from_identity(q: [f64; 4], t: f64) -> [f64; 4] {
+    let [x, y, z, w] = q;
+    let sign = select(w < 0.0, -1.0, 1.0);
+    let w = w * sign;
+    let v = (x * x + y * y) + z * z;
+    let (aa, bb) = (v + (1.0 - w) * (1.0 - w), v + (1.0 + w) * (1.0 + w));
+    let (w0, w1) = slerp_weights(aa, bb, t);
+    let (zero, w1s) = (0.0 * w0, w1 * sign);
+    [zero + x * w1s, zero + y * w1s, zero + z * w1s, w0 + w * w1]
+}
+
+/// [`slerp_lane`]'s weights `(w0, w1)` from `|q0 - q1|²` and `|q0 + q1|²`
+/// (after the shortest arc).
+#[inline(always)]
+fn slerp_weights(aa: f64, bb: f64, t: f64) -> (f64, f64) {
     // |q0 - q1| = 2 sin(θ/2), |q0 + q1| = 2 cos(θ/2): θ from its sine and
     // cosine, a unit pair for unit quaternions (one square root).
     let sin_theta = 0.5 * (aa * bb).sqrt();
@@ -1410,66 +1516,70 @@ fn slerp_lane(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
     let small = sin_theta < 1e-12;
     let w1 = select(small, t, sin_x / sin_theta);
     let w0 = select(small, 1.0 - t, cos_x - cos_theta * w1);
-    [
-        q0[0] * w0 + q1[0] * w1,
-        q0[1] * w0 + q1[1] * w1,
-        q0[2] * w0 + q1[2] * w1,
-        q0[3] * w0 + q1[3] * w1,
-    ]
+    (w0, w1)
 }
 
 /// `1 / 360`, rounded.
 const INV_360: f64 = 1.0 / 360.0;
 
+/// Previous angles (degrees) below which [`near_deg_fast`]'s quotients
+/// are below `2^24`: `|target - x| <= |target| + 360` for its candidates
+/// `x` (in `[-180, 360]`), and `(2^32 + 360) / 360 < 1.2e7`.
+const FAR_DEG: f64 = 4_294_967_296.0;
+
 /// [`unwrap_deg`](super::unwrap_deg) by a multiplication by `1 / 360`
 /// instead of a division, with whether the result may differ from it:
 /// `x + 360·r` with `r` the integer nearest `(target - x) · (1/360)`, which
 /// is `unwrap_deg`'s `round_half_away((target - x) / 360)` (and so the
-/// same bits) unless the product is within `1e-7` of a half-integer (`tie`)
-/// or not below `2^24` (`far`, NaN included). Below `2^24` the product is
-/// within `3·2^-53·2^24 < 6e-9` of the quotient, so the two round alike
-/// when neither flag is set.
+/// same bits) unless the product is within `1e-7` of a half-integer
+/// (`tie`, NaN included), for a product below `2^24` (the caller's check,
+/// [`FAR_DEG`]): there it is within `3·2^-53·2^24 < 6e-9` of the quotient,
+/// so the two round alike when `tie` is not set. With `SIGNED_ZERO`, `r`
+/// takes the sign of the quotient (that of round_half_away's zero), which
+/// only matters where `x` may be `-0`.
 #[inline(always)]
-// `!(a < b)` on purpose: NaN must set the flags.
+// `!(a < b)` on purpose: NaN must set the flag.
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
-fn unwrap_deg_fast(x: f64, target: f64) -> (f64, bool, bool) {
+fn unwrap_deg_fast<const SIGNED_ZERO: bool>(x: f64, target: f64) -> (f64, bool) {
     // Adding 1.5·2^52 rounds to an integer below 2^51.
     const MAGIC: f64 = 6_755_399_441_055_744.0;
     let q = (target - x) * INV_360;
     let r = (q + MAGIC) - MAGIC;
-    let far = !(q.abs() < 16_777_216.0);
     let tie = !((q - r).abs() < 0.5 - 1e-7);
-    // The sign of round_half_away's zero (that of the quotient, which is
-    // that of q), for the sign of x + 0.
-    (x + 360.0 * r.copysign(q), tie, far)
+    let r = if SIGNED_ZERO { r.copysign(q) } else { r };
+    (x + 360.0 * r, tie)
 }
 
 /// [`near_deg`] with [`unwrap_deg_fast`] instead of its seven divisions,
-/// and whether the lane must be solved again with [`near_deg`] itself:
-/// in gimbal lock (`locked`), when an unwrapping is far, when one of the
-/// solution taken is a tie, or
+/// for principal angles `rad` (`|rad[k]| <= π`), and whether the lane must
+/// be solved again with [`near_deg`] itself: in gimbal lock (`locked`),
+/// for a previous angle beyond [`FAR_DEG`] (NaN included), when an
+/// unwrapping of the solution taken is a tie, or
 /// when one of the other's is and the two distances are too close to be
 /// sure which is smaller (a tie puts its candidate half a turn, within
 /// `360 · 1e-7` and rounding, from its target either way, so either
 /// rounding moves the distance by less than `720 · 4e-5 < 0.03`; the
 /// margin is that of three, plus the sums' rounding). Otherwise the same
-/// bits as [`near_deg`]: the same candidates, distances and choice.
+/// bits as [`near_deg`]: the same candidates, distances and choice (the
+/// second solution's candidates `a + 180`, `180 - b`, `c + 180` are never
+/// `-0`, so their unwrapping needs no signed zero).
 #[inline(always)]
 // `!(a > b)` on purpose: NaN distances are a close call.
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn near_deg_fast(rad: [f64; 3], locked: bool, previous_deg: [f64; 3]) -> ([f64; 3], bool) {
     let (a, b, c) = (rad[0].to_degrees(), rad[1].to_degrees(), rad[2].to_degrees());
     let [pa, pb, pc] = previous_deg;
-    let (f0, t_f0, f_f0) = unwrap_deg_fast(a, pa);
-    let (f1, t_f1, f_f1) = unwrap_deg_fast(b, pb);
-    let (f2, t_f2, f_f2) = unwrap_deg_fast(c, pc);
-    let (s0, t_s0, f_s0) = unwrap_deg_fast(a + 180.0, pa);
-    let (s1, t_s1, f_s1) = unwrap_deg_fast(180.0 - b, pb);
-    let (s2, t_s2, f_s2) = unwrap_deg_fast(c + 180.0, pc);
+    let (f0, t_f0) = unwrap_deg_fast::<true>(a, pa);
+    let (f1, t_f1) = unwrap_deg_fast::<true>(b, pb);
+    let (f2, t_f2) = unwrap_deg_fast::<true>(c, pc);
+    let (s0, t_s0) = unwrap_deg_fast::<false>(a + 180.0, pa);
+    let (s1, t_s1) = unwrap_deg_fast::<false>(180.0 - b, pb);
+    let (s2, t_s2) = unwrap_deg_fast::<false>(c + 180.0, pc);
     let (first, second) = ([f0, f1, f2], [s0, s1, s2]);
     let (d1, d2) = (distance_sq(first, previous_deg), distance_sq(second, previous_deg));
     let take_second = d2 < d1;
-    let far = f_f0 | f_f1 | f_f2 | f_s0 | f_s1 | f_s2;
+    // Each |p| is at most the sum (NaN and infinities carried).
+    let far = !((pa.abs() + pb.abs()) + pc.abs() < FAR_DEG);
     let (t_first, t_second) = (t_f0 | t_f1 | t_f2, t_s0 | t_s1 | t_s2);
     let close = !((d2 - d1).abs() > 0.25 + 1e-14 * (d1 + d2));
     // Gimbal lock (rare: a middle angle within about 6e-11 degrees of a
@@ -1503,22 +1613,29 @@ fn mix_one<const EXACT: bool>(
 ) -> ([f64; 3], bool) {
     let q = if layered {
         let delta = quat_mul(inv, qb);
-        quat_mul(qa, slerp_lane([0.0, 0.0, 0.0, 1.0], delta, t))
+        quat_mul(qa, slerp_from_identity(delta, t))
     } else {
         slerp_lane(qa, qb, t)
     };
-    let (r, n) = quat_matrix_scaled(q);
-    let (rad, locked) = extract_rad_mix(r, n, e);
-    if EXACT { (near_deg(rad, locked, e, near), false) } else { near_deg_fast(rad, locked, near) }
+    let (r, n, ok) = quat_matrix_scaled::<EXACT>(q);
+    let (rad, locked) = extract_rad_mix::<EXACT>(r, n, e);
+    if EXACT {
+        (near_deg(rad, locked, e, near), false)
+    } else {
+        let (angles, undecided) = near_deg_fast(rad, locked, near);
+        (angles, undecided | !ok)
+    }
 }
 
 /// [`MixLanes::solve`]'s loop: one lane per iteration, no branch, over the
-/// lanes in use padded to a multiple of [`STEP`] (the padding lanes hold
-/// earlier frames' finite values; their results are not read). Each lane's
-/// quaternions come from its angles or from `src`'s [`QuatLanes`].
+/// lanes in use padded to a multiple of `PAD` (at most [`STEP`]; the SIMD
+/// width the loop is compiled for, so that no lane runs in a scalar
+/// remainder loop; the padding lanes hold earlier frames' finite values,
+/// their results are not read). Each lane's quaternions come from its
+/// angles or from `src`'s [`QuatLanes`].
 #[inline(always)]
-fn mix_lanes<const LAYERED: bool>(m: &mut MixLanes, src: Source<'_>, t: f64) {
-    let n = m.n.div_ceil(STEP) * STEP;
+fn mix_lanes<const LAYERED: bool, const PAD: usize>(m: &mut MixLanes, src: Source<'_>, t: f64) {
+    let n = m.n.div_ceil(PAD) * PAD;
     let e = &m.parity[..n];
     let [p0, p1, p2] = &m.near;
     let (p0, p1, p2) = (&p0[..n], &p1[..n], &p2[..n]);
@@ -1905,9 +2022,9 @@ mod tests {
     /// [`MixLanes::solve`] runs them.
     fn mix_lanes_plain(lanes: &mut MixLanes, t: f64, layered: bool) {
         if layered {
-            mix_lanes::<true>(lanes, Source::Angles, t);
+            mix_lanes::<true, STEP>(lanes, Source::Angles, t);
         } else {
-            mix_lanes::<false>(lanes, Source::Angles, t);
+            mix_lanes::<false, STEP>(lanes, Source::Angles, t);
         }
         lanes.redo_undecided(Source::Angles, t, layered);
     }
@@ -1941,8 +2058,8 @@ mod tests {
             }
             None => slerp_lane(qa, qb, t),
         };
-        let (r, n) = quat_matrix_scaled(q);
-        let (rad, locked) = extract_rad_mix(r, n, e);
+        let (r, n, _) = quat_matrix_scaled::<true>(q);
+        let (rad, locked) = extract_rad_mix::<true>(r, n, e);
         near_deg(rad, locked, e, near)
     }
 

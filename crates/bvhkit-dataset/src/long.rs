@@ -78,6 +78,22 @@ impl Part<'_> {
     }
 }
 
+/// A part of a [`Prepared`] chunk: bytes, or the PLAIN body of rows
+/// `range` of the column's values, read when the chunk is made.
+enum Spec {
+    Bytes(Bytes),
+    Values(Range<usize>, Dtype),
+}
+
+impl Spec {
+    fn len(&self) -> usize {
+        match self {
+            Spec::Bytes(b) => b.len(),
+            Spec::Values(r, d) => r.len() * width(*d),
+        }
+    }
+}
+
 fn width(d: Dtype) -> usize {
     match d {
         Dtype::F64 => 8,
@@ -205,13 +221,59 @@ pub(crate) fn encode<'a>(
     frames: Range<usize>,
     joints: usize,
 ) -> PqResult<(Chunk<'a>, ColumnCloseResult)> {
+    let values = match column {
+        LongColumn::Floats(v, _) => *v,
+        _ => &[],
+    };
+    Ok(prepare(descr, column, frames, joints)?.chunk(values))
+}
+
+/// A column chunk encoded but for the bodies of its number pages, which
+/// [`Prepared::chunk`] reads from the column's values: all a chunk's
+/// encoding costs (statistics, the string columns' pages, page headers),
+/// done where the values are computed, while the chunk itself is made just
+/// before it is copied to the file.
+pub(crate) struct Prepared {
+    parts: Vec<Spec>,
+    len: u64,
+    rows: usize,
+    close: ColumnCloseResult,
+}
+
+impl Prepared {
+    /// The chunk, its number pages read from `values` (the values
+    /// [`prepare`] was given; empty for the other columns).
+    ///
+    /// # Panics
+    /// When `values` is shorter than the rows of a number column.
+    pub(crate) fn chunk(self, values: &[f64]) -> (Chunk<'_>, ColumnCloseResult) {
+        let parts = self
+            .parts
+            .into_iter()
+            .map(|p| match p {
+                Spec::Bytes(b) => Part::Bytes(b),
+                Spec::Values(r, d) => Part::Floats(&values[r], d),
+            })
+            .collect();
+        debug_assert!(values.is_empty() || values.len() == self.rows);
+        (Chunk { parts, len: self.len }, self.close)
+    }
+}
+
+/// [`encode`] but for the bodies of the number pages ([`Prepared`]).
+pub(crate) fn prepare(
+    descr: &ColumnDescPtr,
+    column: &LongColumn<'_>,
+    frames: Range<usize>,
+    joints: usize,
+) -> PqResult<Prepared> {
     let rows = frames.len() * joints;
     let first_row = frames.start * joints;
-    let mut parts: Vec<Part<'a>> = Vec::new();
+    let mut parts: Vec<Spec> = Vec::new();
     let mut locations = Vec::new();
     let mut offset = 0u64;
     let mut data_pages = 0i32;
-    let mut push_page = |parts: &mut Vec<Part<'a>>, page: Page, body: Part<'a>| -> PqResult<()> {
+    let mut push_page = |parts: &mut Vec<Spec>, page: Page, body: Spec| -> PqResult<()> {
         let is_data = page.is_data_page();
         let header = header(page)?;
         let size = header.len() + body.len();
@@ -219,12 +281,12 @@ pub(crate) fn encode<'a>(
             locations.push((offset, size, 0));
             data_pages += 1;
         }
-        parts.push(Part::Bytes(header.into()));
+        parts.push(Spec::Bytes(header.into()));
         parts.push(body);
         offset += size as u64;
         Ok(())
     };
-    let dict_page = |values: &[&str]| -> (Page, Part<'a>) {
+    let dict_page = |values: &[&str]| -> (Page, Spec) {
         let mut buf = Vec::new();
         for v in values {
             buf.extend_from_slice(&(v.len() as u32).to_le_bytes());
@@ -237,7 +299,7 @@ pub(crate) fn encode<'a>(
             encoding: Encoding::PLAIN,
             is_sorted: false,
         };
-        (page, Part::Bytes(buf))
+        (page, Spec::Bytes(buf))
     };
     let data_page = |buf: Bytes, n: usize, encoding: Encoding| Page::DataPage {
         buf,
@@ -248,9 +310,9 @@ pub(crate) fn encode<'a>(
         statistics: None,
     };
     // A data page whose body is `buf`, as built.
-    let bytes_page = |buf: Vec<u8>, n: usize, encoding: Encoding| -> (Page, Part<'a>) {
+    let bytes_page = |buf: Vec<u8>, n: usize, encoding: Encoding| -> (Page, Spec) {
         let buf = Bytes::from(buf);
-        (data_page(buf.clone(), n, encoding), Part::Bytes(buf))
+        (data_page(buf.clone(), n, encoding), Spec::Bytes(buf))
     };
     let mut page_starts = Vec::new();
     let (dictionary, statistics) = match column {
@@ -350,7 +412,7 @@ pub(crate) fn encode<'a>(
             check_rows(v.len(), rows)?;
             for p in (0..rows).step_by(PAGE_ROWS) {
                 let n = PAGE_ROWS.min(rows - p);
-                let body = Part::Floats(&v[p..p + n], *d);
+                let body = Spec::Values(p..p + n, *d);
                 let page = data_page(zeros(body.len()), n, Encoding::PLAIN);
                 page_starts.push(p);
                 push_page(&mut parts, page, body)?;
@@ -447,7 +509,7 @@ pub(crate) fn encode<'a>(
             unencoded_byte_array_data_bytes: None,
         }),
     };
-    Ok((Chunk { parts, len }, close))
+    Ok(Prepared { parts, len, rows, close })
 }
 
 /// That a column holds a value per row of the range encoded.

@@ -338,36 +338,38 @@ pub(crate) fn prepare(
             let (page, body) = dict_page(&values);
             push_page(&mut parts, page, body)?;
             let bw = bits(names.len().saturating_sub(1) as u64);
-            let mut indices = Vec::with_capacity(PAGE_ROWS);
-            let mut levels = Vec::with_capacity(PAGE_ROWS);
+            // One frame's dictionary indices (the non-null ones for
+            // `parent`) and definition levels: the pages repeat them, and
+            // pack each run of them once per phase (`Periodic`).
+            let (pattern, levels): (Vec<u32>, Vec<u32>) = match parents {
+                None => ((0..joints as u32).collect(), Vec::new()),
+                Some(par) => (
+                    par.iter().filter(|p| **p >= 0).map(|p| *p as u32).collect(),
+                    par.iter().map(|p| u32::from(*p >= 0)).collect(),
+                ),
+            };
+            // Non-null rows among the first `j` joints of a frame.
+            let mut before = vec![0usize; joints + 1];
+            for j in 0..joints {
+                let used = parents.is_none_or(|par| par[j] >= 0);
+                before[j + 1] = before[j] + usize::from(used);
+            }
+            let used_before = |r: usize| (r / joints) * pattern.len() + before[r % joints];
+            let mut indices = Periodic::new(&pattern, bw);
+            let mut defined = Periodic::new(&levels, 1);
             for p in (0..rows).step_by(PAGE_ROWS) {
                 let n = PAGE_ROWS.min(rows - p);
-                indices.clear();
-                levels.clear();
-                let mut j = (first_row + p) % joints;
-                for _ in 0..n {
-                    match parents {
-                        None => indices.push(j as u32),
-                        Some(par) if par[j] >= 0 => {
-                            indices.push(par[j] as u32);
-                            levels.push(1);
-                        }
-                        Some(_) => levels.push(0),
-                    }
-                    j += 1;
-                    if j == joints {
-                        j = 0;
-                    }
-                }
+                let (r0, r1) = (first_row + p, first_row + p + n);
                 let mut buf = Vec::with_capacity(8 + n * usize::from(bw) / 8 + n / 64);
                 if parents.is_some() {
                     let mut l = Vec::with_capacity(n / 8 + 8);
-                    bit_packed(&mut l, &levels, 1);
+                    defined.pack(&mut l, r0 % joints, n);
                     buf.extend_from_slice(&(l.len() as u32).to_le_bytes());
                     buf.extend_from_slice(&l);
                 }
                 buf.push(bw);
-                bit_packed(&mut buf, &indices, bw);
+                let phase = before[r0 % joints];
+                indices.pack(&mut buf, phase, used_before(r1) - used_before(r0));
                 page_starts.push(p);
                 let (page, body) = bytes_page(buf, n, Encoding::RLE_DICTIONARY);
                 push_page(&mut parts, page, body)?;
@@ -574,6 +576,49 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
 fn rle_run(out: &mut Vec<u8>, value: u32, count: usize, bw: u8) {
     varint(out, (count as u64) << 1);
     out.extend_from_slice(&value.to_le_bytes()[..usize::from(bw).div_ceil(8)]);
+}
+
+/// [`bit_packed`] of a sequence that repeats `pattern`: each full run
+/// packed once per phase of the pattern, then copied.
+struct Periodic<'p> {
+    pattern: &'p [u32],
+    bw: u8,
+    /// The bytes of the full run starting at each phase, once packed.
+    runs: Vec<Option<Vec<u8>>>,
+    values: Vec<u32>,
+}
+
+impl<'p> Periodic<'p> {
+    fn new(pattern: &'p [u32], bw: u8) -> Periodic<'p> {
+        Periodic { pattern, bw, runs: vec![None; pattern.len()], values: Vec::new() }
+    }
+
+    /// [`bit_packed`] of `pattern[(phase + i) % pattern.len()]` for `i` in
+    /// `0..n` (the same bytes: its runs are packed one by one).
+    fn pack(&mut self, out: &mut Vec<u8>, phase: usize, n: usize) {
+        const RUN: usize = 63 * 8;
+        let p = self.pattern.len();
+        let mut at = 0;
+        while at < n {
+            let len = RUN.min(n - at);
+            let ph = (phase + at) % p;
+            if len == RUN
+                && let Some(bytes) = &self.runs[ph]
+            {
+                out.extend_from_slice(bytes);
+                at += len;
+                continue;
+            }
+            self.values.clear();
+            self.values.extend((0..len).map(|i| self.pattern[(ph + i) % p]));
+            let start = out.len();
+            bit_packed(out, &self.values, self.bw);
+            if len == RUN {
+                self.runs[ph] = Some(out[start..].to_vec());
+            }
+            at += len;
+        }
+    }
 }
 
 /// `values` as bit-packed runs of the hybrid encoding, at most 63 groups of
@@ -819,6 +864,26 @@ mod tests {
         let mut b = Vec::new();
         rle_run(&mut b, 0, 9, 0);
         assert_eq!(b, [18], "a run of a one-entry dictionary has no value bytes");
+    }
+
+    #[test]
+    fn periodic_runs_are_the_bytes_of_the_values() {
+        for (pattern, bw) in
+            [(vec![0u32, 1, 2, 3, 4, 5, 6], 3u8), (vec![1, 0, 1, 1], 1), (vec![5], 3)]
+        {
+            let mut periodic = Periodic::new(&pattern, bw);
+            for (phase, n) in
+                [(0, 0), (0, 504), (3, 1500), (1, 2017), (0, 5000), (2, 503), (3, 505)]
+            {
+                let phase = phase % pattern.len();
+                let values: Vec<u32> =
+                    (0..n).map(|i| pattern[(phase + i) % pattern.len()]).collect();
+                let (mut want, mut got) = (Vec::new(), Vec::new());
+                bit_packed(&mut want, &values, bw);
+                periodic.pack(&mut got, phase, n);
+                assert_eq!(got, want, "{pattern:?} from {phase}, {n} values");
+            }
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use bvhkit::rotation::{
     RotationOrder, RotationRepr, apply_axis_rotation, mat3_to_quat_slice, mat3_to_repr,
 };
 use bvhkit::units::{UnitGuess, pose_size, rest_pose};
-use bvhkit::{Bvh, Kinematics, Motion, PositionChannels, Skeleton};
+use bvhkit::{Bvh, FkLanes, Kinematics, Motion, PositionChannels, Skeleton};
 use rayon::prelude::*;
 
 /// Element type of the exported numbers.
@@ -226,57 +226,67 @@ impl Kernel {
         });
     }
 
-    /// [`Kernel::run`]'s work on one thread.
+    /// [`Kernel::run`]'s work on one thread: world positions
+    /// [`FkLanes::LANES`] frames at a time on SIMD lanes
+    /// ([`Kinematics::positions_many`], the bits of `positions_with`), then
+    /// each frame's local rotations from the sines and cosines it computed.
     fn frames(&self, motion: &Motion, first: usize, out: &mut [&mut [f64]], size: &mut [f64]) {
+        const L: usize = FkLanes::LANES;
         let nj = self.fk.len();
+        let nc = motion.n_channels();
         let width = self.width;
         let quat = self.repr == RotationRepr::Quat;
-        let mut scratch = self.fk.scratch();
-        let mut pos = vec![DVec3::ZERO; nj];
-        let mut mats = vec![DMat3::IDENTITY; if quat { nj } else { 0 }];
+        let mut lanes = self.fk.lanes_scratch();
+        let mut pos = vec![DVec3::ZERO; L * nj];
+        let mut mats = vec![DMat3::IDENTITY; if quat { L * nj } else { 0 }];
         let mut value = [0.0; 9];
-        for (k, s) in size.iter_mut().enumerate() {
-            let frame = motion.frame(first + k);
-            self.fk.positions_with(frame, &mut scratch, &mut pos);
-            // The frame's sines and cosines, as forward kinematics computed
+        let n = size.len();
+        for g in (0..n).step_by(L) {
+            let used = L.min(n - g);
+            let frames = &motion.values()[(first + g) * nc..(first + g + used) * nc];
+            self.fk.positions_many(frames, &mut lanes, &mut pos[..used * nj]);
+            // The frames' sines and cosines, as forward kinematics computed
             // them (`sin_cos_deg_slice`: the same bits as `sin_cos_deg`).
-            let (sin, cos) = scratch.sin_cos();
-            *s = pose_size(&pos);
-            let base = k * nj;
-            for j in 0..nj {
-                let p = match &self.roots {
-                    // Every joint minus its root, roots kept.
-                    Some(r) if r[j] != j => pos[j] - pos[r[j]],
-                    _ => pos[j],
-                };
-                out[0][base + j] = p.x;
-                out[1][base + j] = p.y;
-                out[2][base + j] = p.z;
-                // The local rotation as `Kinematics::local` builds
-                // it: the identity right-multiplied by each
-                // rotation channel in listed order.
-                let jc = &self.channels[j];
-                let mut m = DMat3::IDENTITY;
-                for r in 0..jc.n_rot as usize {
-                    let ch = jc.rot_index[r];
-                    apply_axis_rotation(&mut m, jc.rot_axes[r], sin[ch], cos[ch]);
-                }
-                if quat {
-                    mats[j] = m;
-                    continue;
-                }
-                mat3_to_repr(m, self.repr, RotationOrder::ZXY, None, None, &mut value);
-                for (c, v) in value[..width].iter().enumerate() {
-                    out[3 + c][base + j] = *v;
+            let (sin, cos) = lanes.sin_cos();
+            for l in 0..used {
+                let pos = &pos[l * nj..(l + 1) * nj];
+                size[g + l] = pose_size(pos);
+                let base = (g + l) * nj;
+                for j in 0..nj {
+                    let p = match &self.roots {
+                        // Every joint minus its root, roots kept.
+                        Some(r) if r[j] != j => pos[j] - pos[r[j]],
+                        _ => pos[j],
+                    };
+                    out[0][base + j] = p.x;
+                    out[1][base + j] = p.y;
+                    out[2][base + j] = p.z;
+                    // The local rotation as `Kinematics::local` builds
+                    // it: the identity right-multiplied by each
+                    // rotation channel in listed order.
+                    let jc = &self.channels[j];
+                    let mut m = DMat3::IDENTITY;
+                    for r in 0..jc.n_rot as usize {
+                        let ch = jc.rot_index[r] * L + l;
+                        apply_axis_rotation(&mut m, jc.rot_axes[r], sin[ch], cos[ch]);
+                    }
+                    if quat {
+                        mats[l * nj + j] = m;
+                        continue;
+                    }
+                    mat3_to_repr(m, self.repr, RotationOrder::ZXY, None, None, &mut value);
+                    for (c, v) in value[..width].iter().enumerate() {
+                        out[3 + c][base + j] = *v;
+                    }
                 }
             }
             if quat {
-                // The frame's quaternions in one pass on SIMD lanes
+                // The frames' quaternions in one pass on SIMD lanes
                 // (`mat3_to_repr`'s bits).
                 let [x, y, z, w] = &mut out[3..7] else { unreachable!("four components") };
-                let row = base..base + nj;
+                let row = g * nj..(g + used) * nj;
                 mat3_to_quat_slice(
-                    &mats,
+                    &mats[..used * nj],
                     [&mut x[row.clone()], &mut y[row.clone()], &mut z[row.clone()], &mut w[row]],
                 );
             }

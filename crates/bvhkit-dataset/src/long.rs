@@ -78,6 +78,22 @@ impl Part<'_> {
     }
 }
 
+/// A part of a [`Prepared`] chunk: bytes, or the PLAIN body of rows
+/// `range` of the column's values, read when the chunk is made.
+enum Spec {
+    Bytes(Bytes),
+    Values(Range<usize>, Dtype),
+}
+
+impl Spec {
+    fn len(&self) -> usize {
+        match self {
+            Spec::Bytes(b) => b.len(),
+            Spec::Values(r, d) => r.len() * width(*d),
+        }
+    }
+}
+
 fn width(d: Dtype) -> usize {
     match d {
         Dtype::F64 => 8,
@@ -205,13 +221,59 @@ pub(crate) fn encode<'a>(
     frames: Range<usize>,
     joints: usize,
 ) -> PqResult<(Chunk<'a>, ColumnCloseResult)> {
+    let values = match column {
+        LongColumn::Floats(v, _) => *v,
+        _ => &[],
+    };
+    Ok(prepare(descr, column, frames, joints)?.chunk(values))
+}
+
+/// A column chunk encoded but for the bodies of its number pages, which
+/// [`Prepared::chunk`] reads from the column's values: all a chunk's
+/// encoding costs (statistics, the string columns' pages, page headers),
+/// done where the values are computed, while the chunk itself is made just
+/// before it is copied to the file.
+pub(crate) struct Prepared {
+    parts: Vec<Spec>,
+    len: u64,
+    rows: usize,
+    close: ColumnCloseResult,
+}
+
+impl Prepared {
+    /// The chunk, its number pages read from `values` (the values
+    /// [`prepare`] was given; empty for the other columns).
+    ///
+    /// # Panics
+    /// When `values` is shorter than the rows of a number column.
+    pub(crate) fn chunk(self, values: &[f64]) -> (Chunk<'_>, ColumnCloseResult) {
+        let parts = self
+            .parts
+            .into_iter()
+            .map(|p| match p {
+                Spec::Bytes(b) => Part::Bytes(b),
+                Spec::Values(r, d) => Part::Floats(&values[r], d),
+            })
+            .collect();
+        debug_assert!(values.is_empty() || values.len() == self.rows);
+        (Chunk { parts, len: self.len }, self.close)
+    }
+}
+
+/// [`encode`] but for the bodies of the number pages ([`Prepared`]).
+pub(crate) fn prepare(
+    descr: &ColumnDescPtr,
+    column: &LongColumn<'_>,
+    frames: Range<usize>,
+    joints: usize,
+) -> PqResult<Prepared> {
     let rows = frames.len() * joints;
     let first_row = frames.start * joints;
-    let mut parts: Vec<Part<'a>> = Vec::new();
+    let mut parts: Vec<Spec> = Vec::new();
     let mut locations = Vec::new();
     let mut offset = 0u64;
     let mut data_pages = 0i32;
-    let mut push_page = |parts: &mut Vec<Part<'a>>, page: Page, body: Part<'a>| -> PqResult<()> {
+    let mut push_page = |parts: &mut Vec<Spec>, page: Page, body: Spec| -> PqResult<()> {
         let is_data = page.is_data_page();
         let header = header(page)?;
         let size = header.len() + body.len();
@@ -219,12 +281,12 @@ pub(crate) fn encode<'a>(
             locations.push((offset, size, 0));
             data_pages += 1;
         }
-        parts.push(Part::Bytes(header.into()));
+        parts.push(Spec::Bytes(header.into()));
         parts.push(body);
         offset += size as u64;
         Ok(())
     };
-    let dict_page = |values: &[&str]| -> (Page, Part<'a>) {
+    let dict_page = |values: &[&str]| -> (Page, Spec) {
         let mut buf = Vec::new();
         for v in values {
             buf.extend_from_slice(&(v.len() as u32).to_le_bytes());
@@ -237,7 +299,7 @@ pub(crate) fn encode<'a>(
             encoding: Encoding::PLAIN,
             is_sorted: false,
         };
-        (page, Part::Bytes(buf))
+        (page, Spec::Bytes(buf))
     };
     let data_page = |buf: Bytes, n: usize, encoding: Encoding| Page::DataPage {
         buf,
@@ -248,9 +310,9 @@ pub(crate) fn encode<'a>(
         statistics: None,
     };
     // A data page whose body is `buf`, as built.
-    let bytes_page = |buf: Vec<u8>, n: usize, encoding: Encoding| -> (Page, Part<'a>) {
+    let bytes_page = |buf: Vec<u8>, n: usize, encoding: Encoding| -> (Page, Spec) {
         let buf = Bytes::from(buf);
-        (data_page(buf.clone(), n, encoding), Part::Bytes(buf))
+        (data_page(buf.clone(), n, encoding), Spec::Bytes(buf))
     };
     let mut page_starts = Vec::new();
     let (dictionary, statistics) = match column {
@@ -276,36 +338,38 @@ pub(crate) fn encode<'a>(
             let (page, body) = dict_page(&values);
             push_page(&mut parts, page, body)?;
             let bw = bits(names.len().saturating_sub(1) as u64);
-            let mut indices = Vec::with_capacity(PAGE_ROWS);
-            let mut levels = Vec::with_capacity(PAGE_ROWS);
+            // One frame's dictionary indices (the non-null ones for
+            // `parent`) and definition levels: the pages repeat them, and
+            // pack each run of them once per phase (`Periodic`).
+            let (pattern, levels): (Vec<u32>, Vec<u32>) = match parents {
+                None => ((0..joints as u32).collect(), Vec::new()),
+                Some(par) => (
+                    par.iter().filter(|p| **p >= 0).map(|p| *p as u32).collect(),
+                    par.iter().map(|p| u32::from(*p >= 0)).collect(),
+                ),
+            };
+            // Non-null rows among the first `j` joints of a frame.
+            let mut before = vec![0usize; joints + 1];
+            for j in 0..joints {
+                let used = parents.is_none_or(|par| par[j] >= 0);
+                before[j + 1] = before[j] + usize::from(used);
+            }
+            let used_before = |r: usize| (r / joints) * pattern.len() + before[r % joints];
+            let mut indices = Periodic::new(&pattern, bw);
+            let mut defined = Periodic::new(&levels, 1);
             for p in (0..rows).step_by(PAGE_ROWS) {
                 let n = PAGE_ROWS.min(rows - p);
-                indices.clear();
-                levels.clear();
-                let mut j = (first_row + p) % joints;
-                for _ in 0..n {
-                    match parents {
-                        None => indices.push(j as u32),
-                        Some(par) if par[j] >= 0 => {
-                            indices.push(par[j] as u32);
-                            levels.push(1);
-                        }
-                        Some(_) => levels.push(0),
-                    }
-                    j += 1;
-                    if j == joints {
-                        j = 0;
-                    }
-                }
+                let (r0, r1) = (first_row + p, first_row + p + n);
                 let mut buf = Vec::with_capacity(8 + n * usize::from(bw) / 8 + n / 64);
                 if parents.is_some() {
                     let mut l = Vec::with_capacity(n / 8 + 8);
-                    bit_packed(&mut l, &levels, 1);
+                    defined.pack(&mut l, r0 % joints, n);
                     buf.extend_from_slice(&(l.len() as u32).to_le_bytes());
                     buf.extend_from_slice(&l);
                 }
                 buf.push(bw);
-                bit_packed(&mut buf, &indices, bw);
+                let phase = before[r0 % joints];
+                indices.pack(&mut buf, phase, used_before(r1) - used_before(r0));
                 page_starts.push(p);
                 let (page, body) = bytes_page(buf, n, Encoding::RLE_DICTIONARY);
                 push_page(&mut parts, page, body)?;
@@ -350,7 +414,7 @@ pub(crate) fn encode<'a>(
             check_rows(v.len(), rows)?;
             for p in (0..rows).step_by(PAGE_ROWS) {
                 let n = PAGE_ROWS.min(rows - p);
-                let body = Part::Floats(&v[p..p + n], *d);
+                let body = Spec::Values(p..p + n, *d);
                 let page = data_page(zeros(body.len()), n, Encoding::PLAIN);
                 page_starts.push(p);
                 push_page(&mut parts, page, body)?;
@@ -447,7 +511,7 @@ pub(crate) fn encode<'a>(
             unencoded_byte_array_data_bytes: None,
         }),
     };
-    Ok((Chunk { parts, len }, close))
+    Ok(Prepared { parts, len, rows, close })
 }
 
 /// That a column holds a value per row of the range encoded.
@@ -512,6 +576,49 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
 fn rle_run(out: &mut Vec<u8>, value: u32, count: usize, bw: u8) {
     varint(out, (count as u64) << 1);
     out.extend_from_slice(&value.to_le_bytes()[..usize::from(bw).div_ceil(8)]);
+}
+
+/// [`bit_packed`] of a sequence that repeats `pattern`: each full run
+/// packed once per phase of the pattern, then copied.
+struct Periodic<'p> {
+    pattern: &'p [u32],
+    bw: u8,
+    /// The bytes of the full run starting at each phase, once packed.
+    runs: Vec<Option<Vec<u8>>>,
+    values: Vec<u32>,
+}
+
+impl<'p> Periodic<'p> {
+    fn new(pattern: &'p [u32], bw: u8) -> Periodic<'p> {
+        Periodic { pattern, bw, runs: vec![None; pattern.len()], values: Vec::new() }
+    }
+
+    /// [`bit_packed`] of `pattern[(phase + i) % pattern.len()]` for `i` in
+    /// `0..n` (the same bytes: its runs are packed one by one).
+    fn pack(&mut self, out: &mut Vec<u8>, phase: usize, n: usize) {
+        const RUN: usize = 63 * 8;
+        let p = self.pattern.len();
+        let mut at = 0;
+        while at < n {
+            let len = RUN.min(n - at);
+            let ph = (phase + at) % p;
+            if len == RUN
+                && let Some(bytes) = &self.runs[ph]
+            {
+                out.extend_from_slice(bytes);
+                at += len;
+                continue;
+            }
+            self.values.clear();
+            self.values.extend((0..len).map(|i| self.pattern[(ph + i) % p]));
+            let start = out.len();
+            bit_packed(out, &self.values, self.bw);
+            if len == RUN {
+                self.runs[ph] = Some(out[start..].to_vec());
+            }
+            at += len;
+        }
+    }
 }
 
 /// `values` as bit-packed runs of the hybrid encoding, at most 63 groups of
@@ -757,6 +864,26 @@ mod tests {
         let mut b = Vec::new();
         rle_run(&mut b, 0, 9, 0);
         assert_eq!(b, [18], "a run of a one-entry dictionary has no value bytes");
+    }
+
+    #[test]
+    fn periodic_runs_are_the_bytes_of_the_values() {
+        for (pattern, bw) in
+            [(vec![0u32, 1, 2, 3, 4, 5, 6], 3u8), (vec![1, 0, 1, 1], 1), (vec![5], 3)]
+        {
+            let mut periodic = Periodic::new(&pattern, bw);
+            for (phase, n) in
+                [(0, 0), (0, 504), (3, 1500), (1, 2017), (0, 5000), (2, 503), (3, 505)]
+            {
+                let phase = phase % pattern.len();
+                let values: Vec<u32> =
+                    (0..n).map(|i| pattern[(phase + i) % pattern.len()]).collect();
+                let (mut want, mut got) = (Vec::new(), Vec::new());
+                bit_packed(&mut want, &values, bw);
+                periodic.pack(&mut got, phase, n);
+                assert_eq!(got, want, "{pattern:?} from {phase}, {n} values");
+            }
+        }
     }
 
     #[test]

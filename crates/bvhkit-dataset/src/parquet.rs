@@ -270,9 +270,10 @@ impl<W: Write + Send> ParquetWriter<W> {
     /// The long table without velocities or contacts (the features that
     /// need the whole clip) is computed a row group at a time, into two
     /// sets of buffers the writer keeps from clip to clip: the features of
-    /// a row group are computed on rayon's current pool while the one
-    /// before is encoded and written, and no array as long as the clip is
-    /// made. Otherwise the whole clip is computed first.
+    /// a row group are computed and encoded (all but the bodies of its
+    /// number pages) on rayon's current pool while the one before is copied
+    /// to the file, and no array as long as the clip is made. Otherwise the
+    /// whole clip is computed first.
     ///
     /// # Errors
     /// As for [`ParquetWriter::write_clip`].
@@ -309,48 +310,70 @@ impl<W: Write + Send> ParquetWriter<W> {
                     }
                 }
             }
-            // Group `g` is computed into `bufs[g % 2]` while group `g - 1`
-            // is written from the other.
+            // Group `g` is computed into `bufs[g % 2]`, and encoded but for
+            // its number pages' bodies (statistics, the string columns'
+            // pages, headers: `long::prepare`), while group `g - 1` is
+            // copied to the file from the other set.
             let names = self.schema.fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
+            // The column of each field: a number column's index in a set,
+            // or `None`.
+            let index = |n: &str| match n {
+                "clip" | "frame" | "joint" | "parent" => None,
+                "px" => Some(0),
+                "py" => Some(1),
+                "pz" => Some(2),
+                rotation => Some(3 + rotation_index(&o, rotation)),
+            };
+            let descr = self.file.schema_descr();
+            let descrs = (0..names.len()).map(|i| descr.column(i)).collect::<Vec<_>>();
+            let mut prepared: Vec<long::Prepared> = Vec::new();
             for g in 0..=groups.len() {
                 let [a, b] = &mut bufs;
                 let (cur, prev) = if g % 2 == 0 { (a, b) } else { (b, a) };
                 let file = &mut self.file;
+                let ready = std::mem::take(&mut prepared);
                 let write = || -> Result<()> {
-                    let Some(frames) = g.checked_sub(1).map(|p| groups[p].clone()) else {
+                    if g == 0 {
                         return Ok(());
-                    };
+                    }
+                    let rows = groups[g - 1].len() * nj;
+                    let mut rg = file.next_row_group()?;
+                    for (n, p) in names.iter().zip(ready) {
+                        let values = index(n).map_or(&[][..], |c| &prev[c][..rows]);
+                        let (chunk, close) = p.chunk(values);
+                        rg.append_column(&chunk, close)?;
+                    }
+                    rg.close()?;
+                    Ok(())
+                };
+                let compute = || -> Result<Vec<long::Prepared>> {
+                    let Some(frames) = groups.get(g) else { return Ok(Vec::new()) };
                     let rows = frames.len() * nj;
-                    let columns = names
-                        .iter()
-                        .map(|n| {
-                            Ok(match n.as_str() {
+                    let mut out: Vec<&mut [f64]> = cur.iter_mut().map(|c| &mut c[..rows]).collect();
+                    kernel.run(motion, frames.start, &mut out, &mut sizes[frames.clone()]);
+                    let cur = &*cur;
+                    names
+                        .par_iter()
+                        .enumerate()
+                        .with_max_len(1)
+                        .map(|(i, n)| {
+                            let column = match n.as_str() {
                                 "clip" => LongColumn::Clip(name),
                                 "frame" => LongColumn::Frame,
                                 "joint" => LongColumn::Joint(&joints),
                                 "parent" => LongColumn::Parent(&joints, &parents),
-                                "px" => LongColumn::Floats(&prev[0][..rows], o.dtype),
-                                "py" => LongColumn::Floats(&prev[1][..rows], o.dtype),
-                                "pz" => LongColumn::Floats(&prev[2][..rows], o.dtype),
-                                rotation => LongColumn::Floats(
-                                    &prev[3 + rotation_index(&o, rotation)][..rows],
+                                n => LongColumn::Floats(
+                                    &cur[index(n).expect("a number column")][..rows],
                                     o.dtype,
                                 ),
-                            })
+                            };
+                            Ok(long::prepare(&descrs[i], &column, frames.clone(), nj)?)
                         })
-                        .collect::<Result<Vec<_>>>()?;
-                    write_group_long(file, &columns, frames, nj)
+                        .collect()
                 };
-                let compute = || {
-                    if let Some(frames) = groups.get(g) {
-                        let rows = frames.len() * nj;
-                        let mut out: Vec<&mut [f64]> =
-                            cur.iter_mut().map(|c| &mut c[..rows]).collect();
-                        kernel.run(motion, frames.start, &mut out, &mut sizes[frames.clone()]);
-                    }
-                };
-                let (written, ()) = rayon::join(write, compute);
+                let (written, next) = rayon::join(write, compute);
                 written?;
+                prepared = next?;
                 if g > 0 {
                     self.row_groups += 1;
                 }

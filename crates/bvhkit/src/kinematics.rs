@@ -524,6 +524,27 @@ pub struct FkLanes {
     parent_of_some: Vec<bool>,
 }
 
+impl FkLanes {
+    /// Frames [`Kinematics::positions_many`] computes at a time, one per
+    /// SIMD lane.
+    pub const LANES: usize = LANES;
+
+    /// The sines and cosines of the last group of [`FkLanes::LANES`] frames
+    /// that the last call to [`Kinematics::positions_many`] with this
+    /// scratch computed (every channel, through [`sin_cos_deg_slice`]: the
+    /// same bits as [`crate::rotation::sin_cos_deg`]), channel-major:
+    /// channel `ch` of the group's frame `l` at `ch * LANES + l` (lanes past
+    /// the frames of a short last group repeat its last frame). A caller
+    /// that needs them for the same frames (their local rotations, say)
+    /// takes them here instead of computing them again, as
+    /// [`FkScratch::sin_cos`] hands them out for one frame. Zeros before
+    /// any call.
+    #[must_use]
+    pub fn sin_cos(&self) -> (&[f64], &[f64]) {
+        (&self.sin, &self.cos)
+    }
+}
+
 impl Kinematics {
     /// Buffers for [`Kinematics::positions_many`].
     pub fn lanes_scratch(&self) -> FkLanes {

@@ -3,7 +3,8 @@
 //! implementation that multiplies 4x4 matrices exactly as the format texts
 //! describe.
 use bvhkit::glam::{DMat4, DVec3};
-use bvhkit::{Bvh, Channel, Kinematics, PositionChannels, ReadOptions};
+use bvhkit::rotation::sin_cos_deg;
+use bvhkit::{Bvh, Channel, FkLanes, Kinematics, PositionChannels, ReadOptions};
 
 use crate::util::{corpus_dir, corpus_files, stem};
 
@@ -215,6 +216,19 @@ fn positions_many_is_positions_with_bit_for_bit() {
                         "{name} {mode:?}: frames {start}..{}",
                         start + len
                     );
+                    // The last group's sines and cosines, lane by lane
+                    // (spare lanes repeat the last frame): `sin_cos_deg`'s.
+                    let (sin, cos) = lanes.sin_cos();
+                    let w = FkLanes::LANES;
+                    let first = (len - 1) / w * w;
+                    for l in 0..w {
+                        let f = start + first + l.min(len - 1 - first);
+                        for (ch, &a) in bvh.motion().frame(f).iter().enumerate() {
+                            let (s, c) = sin_cos_deg(a);
+                            let got = (sin[ch * w + l].to_bits(), cos[ch * w + l].to_bits());
+                            assert_eq!(got, (s.to_bits(), c.to_bits()), "{name}: frame {f}");
+                        }
+                    }
                 }
             }
         }

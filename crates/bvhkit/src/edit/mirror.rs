@@ -833,9 +833,16 @@ impl FrameMap for Mirror {
         self.mirror_frame(&mut s, input, (!self.last.is_empty()).then_some(&self.last[..]), output);
         self.scratch = s;
         if !self.slow.is_empty() {
-            // Only the slow joints read the previous frame.
-            self.last.clear();
-            self.last.extend_from_slice(output);
+            // Only the slow joints read the previous frame: after the first
+            // frame, only their channels are kept up to date.
+            if self.last.len() == output.len() {
+                for &c in self.lanes.iter().flat_map(|j| &j.out) {
+                    self.last[c] = output[c];
+                }
+            } else {
+                self.last.clear();
+                self.last.extend_from_slice(output);
+            }
         }
     }
 }

@@ -885,7 +885,7 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
                 input,
                 out,
                 rdr,
-                Some(Lookahead { opts: &opts, bytes: &bytes }),
+                Some(Lookahead { opts: &opts, bytes: &bytes, input }),
             )
         }
         Streamed::Reader(r) => {
@@ -901,6 +901,8 @@ fn edit_stream(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Re
 struct Lookahead<'a> {
     opts: &'a ReadOptions,
     bytes: &'a [u8],
+    /// The input, to name in errors.
+    input: &'a Input,
 }
 
 impl Lookahead<'_> {
@@ -915,7 +917,7 @@ impl Lookahead<'_> {
         n_in: usize,
         skel: &Skeleton,
         declared: Option<u64>,
-    ) -> Result<Option<UpAxis>, bvhkit::Error> {
+    ) -> Result<Option<UpAxis>> {
         let n = expected_frames(steps, declared);
         crate::clip::detect_up_in_one_pass(skel, n, |each| {
             self.frames(steps, n_in, skel.n_channels(), each)
@@ -926,35 +928,31 @@ impl Lookahead<'_> {
     /// stream's own steps are not moved on), handing each frame they leave
     /// (of `width` values) to `each` until it says it has seen enough, the
     /// steps keep no later frame, or the frames end. Reading stops there:
-    /// most clips decide in their first batch.
+    /// most clips decide in their first batch. A reading thread parses the
+    /// batches while this one runs the steps and `each` on the one before
+    /// ([`crate::io::read_batches`]).
     fn frames(
         &self,
         steps: &[Step],
         n_in: usize,
         width: usize,
         mut each: impl FnMut(&[f64]) -> bool,
-    ) -> Result<(), bvhkit::Error> {
-        let mut rdr = self.opts.frame_reader_slice(self.bytes)?;
+    ) -> Result<()> {
+        let located = |e: bvhkit::Error| anyhow!(located(self.input, &e));
+        let mut rdr = self.opts.frame_reader_slice(self.bytes).map_err(located)?;
         let mut steps = steps.to_vec();
-        let per_batch = (crate::io::BATCH_VALUES / n_in.max(1)).max(1);
-        let (mut batch, mut a) = (Vec::new(), Vec::new());
-        loop {
-            batch.clear();
-            let n = rdr.read_frames(&mut batch, per_batch)?;
-            if n == 0 {
-                return Ok(());
-            }
-            let left = run_steps(&mut steps, n, &batch, n_in, &mut a);
-            let values = if left.in_batch { &batch[..] } else { &a[..] };
+        let mut a = Vec::new();
+        let read = crate::io::read_batches(&mut rdr, |n, batch| {
+            let left = run_steps(&mut steps, n, batch, n_in, &mut a);
+            let values = if left.in_batch { batch } else { &a[..] };
             for k in 0..left.count {
                 if each(&values[k * width..(k + 1) * width]) {
-                    return Ok(());
+                    return Ok(false);
                 }
             }
-            if !left.more {
-                return Ok(());
-            }
-        }
+            Ok(left.more)
+        })?;
+        read.map_err(located)
     }
 }
 
@@ -1017,12 +1015,10 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 let guess = || -> Result<UnitGuess> {
                     let Some(again) = again else { return Err(NeedsWholeClip.into()) };
                     let mut sizes = FrameSizes::new(&skel, mode);
-                    again
-                        .frames(&steps, n_in, skel.n_channels(), |f| {
-                            sizes.push(f);
-                            false
-                        })
-                        .map_err(located)?;
+                    again.frames(&steps, n_in, skel.n_channels(), |f| {
+                        sizes.push(f);
+                        false
+                    })?;
                     Ok(sizes.guess())
                 };
                 let f = units_factor(args, guess, *u, input, notes)?;
@@ -1052,15 +1048,13 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                         // That frame as it reaches this step.
                         let mut k = 0;
                         let mut pose = None;
-                        again
-                            .frames(&steps, n_in, skel.n_channels(), |f| {
-                                if k == frame {
-                                    pose = Some(f.to_vec());
-                                }
-                                k += 1;
-                                pose.is_some()
-                            })
-                            .map_err(located)?;
+                        again.frames(&steps, n_in, skel.n_channels(), |f| {
+                            if k == frame {
+                                pose = Some(f.to_vec());
+                            }
+                            k += 1;
+                            pose.is_some()
+                        })?;
                         // Past the last frame: the whole clip says so.
                         let Some(pose) = pose else { return Err(NeedsWholeClip.into()) };
                         RestMap::from_frame(&skel, &pose, mode)
@@ -1075,7 +1069,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                     Some(a) => a,
                     None => {
                         let Some(again) = again else { return Err(NeedsWholeClip.into()) };
-                        let up = again.detect_up(&steps, n_in, &skel, declared).map_err(located)?;
+                        let up = again.detect_up(&steps, n_in, &skel, declared)?;
                         let Some(up) = up else { return Err(NeedsWholeClip.into()) };
                         detected_up(up, input, notes)?
                     }
@@ -1087,7 +1081,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 let up = match args.source_up {
                     Some(a) => a,
                     None => {
-                        let up = again.detect_up(&steps, n_in, &skel, declared).map_err(located)?;
+                        let up = again.detect_up(&steps, n_in, &skel, declared)?;
                         let Some(up) = up else { return Err(NeedsWholeClip.into()) };
                         root_up(up, input, notes)
                     }
@@ -1095,9 +1089,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 // The carrier and the first frame as they reach this step:
                 // read until they are decided.
                 let mut search = CarrierSearch::new(&skel);
-                again
-                    .frames(&steps, n_in, skel.n_channels(), |f| search.push(f))
-                    .map_err(located)?;
+                again.frames(&steps, n_in, skel.n_channels(), |f| search.push(f))?;
                 let carrier = search
                     .carrier()
                     .context("the skeleton has no joints")

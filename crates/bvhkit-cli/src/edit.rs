@@ -908,7 +908,7 @@ struct Lookahead<'a> {
 impl Lookahead<'_> {
     /// [`detect_up`] of the frames as they leave `steps` (frames of `n_in`
     /// values in, of `skel`'s channels out), in one pass that keeps only the
-    /// sampled frames ([`detect_up_sampled`]); `None` when the number of
+    /// sampled frames (`crate::clip::detect_up_in_one_pass`); `None` when the number of
     /// frames differs from the one `declared` promised through the steps,
     /// on which the sample was chosen (the whole clip then decides).
     fn detect_up(

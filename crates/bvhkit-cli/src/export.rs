@@ -557,13 +557,21 @@ impl Sink for NpySink {
             std::io::copy(&mut file, &mut out)?;
         }
         drop(file);
-        out.finish()?;
         sidecar.insert("shape".to_string(), serde_json::json!([frames, joints, k]));
-        if let Some(p) = path {
-            let text = serde_json::to_string_pretty(&serde_json::Value::Object(sidecar))?;
-            crate::io::write_atomic(&sidecar_path(&p), |w| Ok(writeln!(w, "{text}")?))?;
-        }
-        Ok(())
+        let text = serde_json::to_string_pretty(&serde_json::Value::Object(sidecar))?;
+        // The array is synced on a thread of its own while the sidecar is
+        // written and synced; then both are put in place, the array first.
+        let (array, side) = std::thread::scope(|s| {
+            let array = s.spawn(move || out.stage());
+            let side = path
+                .as_deref()
+                .map(|p| crate::io::write_staged(&sidecar_path(p), |w| Ok(writeln!(w, "{text}")?)));
+            (array.join(), side)
+        });
+        let array = array.map_err(|_| anyhow::anyhow!("the syncing thread panicked"))??;
+        let side = side.transpose()?.flatten();
+        array.map_or(Ok(()), crate::io::Staged::publish)?;
+        side.map_or(Ok(()), crate::io::Staged::publish)
     }
 }
 

@@ -619,14 +619,14 @@ impl AtomicFile {
 
 /// A complete file under a temporary name beside its target, waiting for
 /// its rename; dropped unpublished, the temporary name is removed.
-struct Staged {
+pub(crate) struct Staged {
     named: tempfile::TempPath,
     target: PathBuf,
 }
 
 impl Staged {
     /// Renames the file over its target.
-    fn publish(self) -> Result<()> {
+    pub(crate) fn publish(self) -> Result<()> {
         let Staged { named, target } = self;
         named
             .persist(&target)
@@ -764,6 +764,16 @@ impl Output {
         }
     }
 
+    /// Flushes and, for a regular file, syncs it and gives it its
+    /// temporary name without putting it in place ([`Staged::publish`]
+    /// does); anything else is finished.
+    pub(crate) fn stage(self) -> Result<Option<Staged>> {
+        match self {
+            Output::Atomic(a) => Ok(Some(a.stage()?)),
+            other => other.finish().map(|()| None),
+        }
+    }
+
     /// Flushes and, for a regular file, puts it in place.
     pub(crate) fn finish(self) -> Result<()> {
         match self {
@@ -806,13 +816,22 @@ pub(crate) fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
+    write_staged(path, write)?.map_or(Ok(()), Staged::publish)
+}
+
+/// [`write_atomic`] up to the rename: a regular file comes back synced
+/// under its temporary name ([`Staged`]), anything else finished.
+pub(crate) fn write_staged(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<Option<Staged>> {
     let mut out = open_output(path)?;
     {
         let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
         write(&mut w)?;
         w.flush()?;
     }
-    out.finish()
+    out.stage()
 }
 
 /// [`write_atomic`] of `head` followed by the rest of `body` (from its
@@ -861,13 +880,7 @@ pub(crate) fn write_atomic_all(outputs: &mut [(&Path, &mut WriteFn<'_>)]) -> Res
     }
     let mut staged = Vec::with_capacity(written.len());
     for out in written {
-        match out {
-            Output::Atomic(a) => staged.push(Some(a.stage()?)),
-            other => {
-                other.finish()?;
-                staged.push(None);
-            }
-        }
+        staged.push(out.stage()?);
     }
     staged.into_iter().flatten().try_for_each(Staged::publish)
 }

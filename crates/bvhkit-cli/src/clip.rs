@@ -64,6 +64,12 @@ pub(crate) fn detected_source_up(
     }
 }
 
+/// The frame count `Frames:` declares (`declared`, none: 0), as a count of
+/// frames to expect.
+pub(crate) fn frame_count(declared: Option<u64>) -> usize {
+    declared.map_or(0, |d| usize::try_from(d).unwrap_or(usize::MAX))
+}
+
 /// [`detect_up`] of a clip of `skeleton` read once from start to end by
 /// `pass`, which hands each frame to the closure it is given (a `true`
 /// from that closure would stop it; this one never says so): only the

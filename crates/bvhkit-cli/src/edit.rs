@@ -976,15 +976,12 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
     let declared = rdr.frames_declared();
     // Each transform's notes, said after the reader's warnings in the order
     // of the plan (the whole clip's order): those of its set-up, then its
-    // map's. `step_of[k]` is the transform of step `k`.
+    // map's. `map_of[k]` is the transform of the `k`th map step.
     let mut notes_of: Vec<Vec<String>> = vec![Vec::new(); plan.len()];
     let mut steps: Vec<Step> = Vec::with_capacity(plan.len());
-    let mut step_of: Vec<usize> = Vec::with_capacity(plan.len());
+    let mut map_of: Vec<usize> = Vec::with_capacity(plan.len());
     for (i, t) in plan.iter().enumerate() {
         let notes = &mut notes_of[i];
-        while step_of.len() < steps.len() {
-            step_of.push(i - 1);
-        }
         let stage = match t {
             Transform::Frames(r) => {
                 steps.push(Step::Range(*r, 0));
@@ -1112,6 +1109,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
         };
         skel = stage.output_skeleton().clone();
         steps.push(Step::Map(Box::new(ChunkedMap::new(stage)), Vec::new()));
+        map_of.push(i);
     }
     let opts = WriteOptions::new();
     let n_width = skel.n_channels();
@@ -1124,9 +1122,9 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
     // no name, so a crash or `kill -9` leaves nothing behind, as the
     // output's own temporary file does).
     let mut room = Vec::new();
-    let expected = expected_frames(&steps, rdr.frames_declared());
+    let expected = expected_frames(&steps, declared);
     opts.write_header(&skel, expected, frame_time, &mut room)?;
-    let (mut atomic, mut body) = match crate::io::destination(out)? {
+    let (atomic, mut body) = match crate::io::destination(out)? {
         Dest::Replace(target) => {
             let atomic = crate::io::AtomicFile::create(&target)?;
             let mut body = atomic.write_behind()?;
@@ -1179,23 +1177,20 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
     if steps.iter().any(|s| matches!(s, Step::Map(m, _) if m.get().failed())) {
         return Err(NeedsWholeClip.into());
     }
-    while step_of.len() < steps.len() {
-        step_of.push(plan.len() - 1);
+    let maps = steps.iter().filter_map(|s| if let Step::Map(m, _) = s { Some(m) } else { None });
+    for (m, &i) in maps.zip(&map_of) {
+        notes_of[i].extend(m.get().note(input));
     }
     let mut notes: Vec<String> =
         rdr.take_warnings().iter().map(|w| located_warning(input, w)).collect();
-    for (i, mut set_up) in notes_of.into_iter().enumerate() {
-        notes.append(&mut set_up);
-        for (step, _) in steps.iter().zip(&step_of).filter(|&(_, &of)| of == i) {
-            if let Step::Map(m, _) = step {
-                notes.extend(m.get().note(input));
-            }
-        }
-    }
+    notes.extend(notes_of.into_iter().flatten());
     let mut header = Vec::new();
     opts.write_header(&skel, n_out, frame_time, &mut header)?;
     let mut file = body.into_inner();
-    let finished = match atomic.take() {
+    // Where the frames start: after the room, or at the start of the
+    // anonymous file.
+    let frames_at = if atomic.is_some() { room.len() as u64 } else { 0 };
+    let finished = match atomic {
         Some(atomic) if header.len() == room.len() => file
             .rewind()
             .and_then(|()| file.write_all(&header))
@@ -1204,15 +1199,11 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 drop(file);
                 atomic.commit()
             }),
-        // The room was not the header's size: the frames follow it.
-        Some(_) => file
-            .seek(SeekFrom::Start(room.len() as u64))
+        // No room, or not the header's size: header and frames are copied.
+        _ => file
+            .seek(SeekFrom::Start(frames_at))
             .map_err(anyhow::Error::from)
             .and_then(|_| crate::io::write_atomic_with_body(out, &header, &mut file)),
-        None => file
-            .rewind()
-            .map_err(anyhow::Error::from)
-            .and_then(|()| crate::io::write_atomic_with_body(out, &header, &mut file)),
     };
     finished.with_context(|| format!("{}: writing {}", input.display(), shown(out)))?;
     Ok(notes)
@@ -1222,7 +1213,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
 /// the header's room before any frame is read (a wrong guess costs a copy
 /// of the frames, never a wrong output).
 fn expected_frames(steps: &[Step], declared: Option<u64>) -> usize {
-    let mut n = declared.map_or(0, |d| usize::try_from(d).unwrap_or(usize::MAX));
+    let mut n = crate::clip::frame_count(declared);
     for step in steps {
         n = match step {
             Step::Range(r, _) => r.count_in(n),

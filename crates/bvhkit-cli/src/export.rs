@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use bvhkit::edit::FrameMap;
+use bvhkit::edit::axes::UpAxis;
 use bvhkit::glam::{DAffine3, DVec3};
 use bvhkit::rotation::{RotationOrder, RotationRepr, mat3_to_repr};
 use bvhkit::{Kinematics, ReadOptions, Skeleton};
@@ -675,41 +676,17 @@ fn stream<W: FrameWork>(
     // A regular file is scanned in place (mapped, or read whole when
     // small); standard input and pipes are read a chunk at a time.
     let mut source = input.open_stream()?;
-    // `--up auto` detects the up axis on frames spread over the clip: a
-    // first pass over a regular file keeps only those; standard input and
-    // pipes (and a file holding another number of frames than `Frames:`
-    // says, on which the sample was chosen) are read whole first.
+    // `--up auto` detects the up axis on frames spread over the clip, in a
+    // first pass that keeps only those ([`detect_up_of`]); standard input
+    // and pipes, which cannot be read twice, are read into memory first.
     let mut notes = Vec::new();
     let from = if c.up == crate::clip::Up::Auto {
-        let found = match &source {
-            Streamed::Bytes(bytes) => {
-                let mut rdr = opts.frame_reader_slice(bytes).map_err(located)?;
-                let skeleton = rdr.skeleton().clone();
-                let expected =
-                    rdr.frames_declared().map_or(0, |d| usize::try_from(d).unwrap_or(usize::MAX));
-                let mut frame = vec![0.0; skeleton.n_channels()];
-                crate::clip::detect_up_in_one_pass(&skeleton, expected, |each| {
-                    while rdr.read_frame(&mut frame)? {
-                        if each(&frame) {
-                            break;
-                        }
-                    }
-                    Ok(())
-                })
-                .map_err(located)?
-            }
-            Streamed::Reader(_) => None,
+        let bytes = match source {
+            Streamed::Bytes(bytes) => bytes,
+            Streamed::Reader(_) => input.read()?,
         };
-        let found = match found {
-            Some(found) => found,
-            None => {
-                let bytes = input.read()?;
-                let (bvh, _) = opts.parse(&bytes).map_err(located)?;
-                let found = bvhkit::edit::axes::detect_up(&bvh);
-                source = Streamed::Bytes(bytes);
-                found
-            }
-        };
+        let found = detect_up_of(&opts, &bytes).map_err(located)?;
+        source = Streamed::Bytes(bytes);
         let (from, note) = crate::clip::detected_source_up(found, &input.display());
         notes.extend(note);
         from
@@ -726,6 +703,28 @@ fn stream<W: FrameWork>(
             let rdr = opts.frame_reader(BufReader::with_capacity(1 << 16, r)).map_err(located)?;
             run.frames(rdr, settings, make_layout, make_work)
         }
+    }
+}
+
+/// [`bvhkit::edit::axes::detect_up`] of the text `bytes`, in one pass that
+/// keeps only the sampled frames; the whole clip is parsed only when the
+/// file holds another frame count than `Frames:` says.
+fn detect_up_of(opts: &ReadOptions, bytes: &[u8]) -> Result<UpAxis, bvhkit::Error> {
+    let mut rdr = opts.frame_reader_slice(bytes)?;
+    let skeleton = rdr.skeleton().clone();
+    let expected = crate::clip::frame_count(rdr.frames_declared());
+    let mut frame = vec![0.0; skeleton.n_channels()];
+    let found = crate::clip::detect_up_in_one_pass(&skeleton, expected, |each| {
+        while rdr.read_frame(&mut frame)? {
+            if each(&frame) {
+                break;
+            }
+        }
+        Ok::<(), bvhkit::Error>(())
+    })?;
+    match found {
+        Some(found) => Ok(found),
+        None => Ok(bvhkit::edit::axes::detect_up(&opts.parse(bytes)?.0)),
     }
 }
 

@@ -705,7 +705,7 @@ fn link_anonymous(file: &File, dir: &Path) -> Result<tempfile::TempPath> {
 
         use rustix::fs::{AtFlags, CWD, linkat};
         let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
-        let linked = temp_builder(".tmp").make_in(dir, |name| {
+        let linked = temp_builder().make_in(dir, |name| {
             linkat(CWD, proc_path.as_str(), CWD, name, AtFlags::SYMLINK_FOLLOW)
                 .or_else(|_| linkat(file, "", CWD, name, AtFlags::EMPTY_PATH))
                 .map_err(std::io::Error::from)
@@ -885,16 +885,17 @@ pub(crate) fn write_atomic_all(outputs: &mut [(&Path, &mut WriteFn<'_>)]) -> Res
     staged.into_iter().flatten().try_for_each(Staged::publish)
 }
 
-fn temp_builder(suffix: &str) -> tempfile::Builder<'_, '_> {
+/// Names of this tool's temporary files: `.bvh-XXXXXX.tmp`.
+fn temp_builder() -> tempfile::Builder<'static, 'static> {
     let mut b = tempfile::Builder::new();
-    b.prefix(".bvh-").suffix(suffix);
+    b.prefix(".bvh-").suffix(".tmp");
     b
 }
 
 /// A named temporary file in `dir` (so that renaming it over a target there
 /// is atomic), readable by others like a file made by `File::create`.
 pub(crate) fn temp_in(dir: &Path) -> Result<tempfile::NamedTempFile> {
-    let mut b = temp_builder(".tmp");
+    let mut b = temp_builder();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -106,7 +106,7 @@ pub(crate) struct Common {
     #[arg(long)]
     strict: bool,
     /// Convert the output to Y up from this up axis (x, y, z, -x, -y, -z, as `bvh edit --up y
-    /// --source-up AXIS`), or `auto` to detect it (reads the whole file first); default `keep`:
+    /// --source-up AXIS`), or `auto` to detect it (a first pass over the file; standard input is read into memory); default `keep`:
     /// the file's own numbers.
     #[arg(long, value_name = "AXIS", default_value = "keep", allow_hyphen_values = true, value_parser = crate::clip::parse_up)]
     up: crate::clip::Up,

@@ -79,7 +79,7 @@ pub(crate) fn frame_count(declared: Option<u64>) -> usize {
 pub(crate) fn detect_up_in_one_pass<E>(
     skeleton: &Skeleton,
     expected: usize,
-    pass: impl FnOnce(&mut dyn FnMut(&[f64]) -> bool) -> Result<(), E>,
+    pass: impl FnOnce(&mut (dyn FnMut(&[f64]) -> bool + Send)) -> Result<(), E>,
 ) -> Result<Option<UpAxis>, E> {
     let wanted = sampled_frames(expected);
     let mut kept: Vec<Vec<f64>> = Vec::with_capacity(wanted.len());

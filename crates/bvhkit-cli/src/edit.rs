@@ -936,7 +936,7 @@ impl Lookahead<'_> {
         steps: &[Step],
         n_in: usize,
         width: usize,
-        mut each: impl FnMut(&[f64]) -> bool,
+        mut each: impl FnMut(&[f64]) -> bool + Send,
     ) -> Result<()> {
         let located = |e: bvhkit::Error| anyhow!(located(self.input, &e));
         let mut rdr = self.opts.frame_reader_slice(self.bytes).map_err(located)?;
@@ -1145,6 +1145,8 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
         // reused).
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(1);
         let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<Vec<u8>>>();
+        // Shared with the pool's workers, where the batches are mapped.
+        let empty_rx = std::sync::Mutex::new(empty_rx);
         let file = &mut body;
         let writer = scope.spawn(move || -> std::io::Result<()> {
             for pieces in full_rx {
@@ -1159,7 +1161,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
         let read = crate::io::read_batches(&mut rdr, |frames, batch| {
             let left = run_steps(&mut steps, frames, batch, n_in, &mut a);
             let values = if left.in_batch { batch } else { &a[..] };
-            let mut pieces = empty_rx.try_recv().unwrap_or_default();
+            let mut pieces = crate::io::take_free(&empty_rx);
             format_frames(&opts, values, left.count, n_width, &mut pieces)?;
             if full_tx.send(pieces).is_err() {
                 bail!("the writing thread stopped");

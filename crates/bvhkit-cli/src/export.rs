@@ -853,6 +853,8 @@ impl Run<'_> {
         // buffers sent back to be filled again.
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(usize, usize, Vec<f64>)>(2);
         let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<f64>>();
+        // Shared with the pool's workers, where the batches are computed.
+        let free_rx = std::sync::Mutex::new(free_rx);
         let (read, mut sink) = std::thread::scope(|scope| -> Result<_> {
             let writer = scope.spawn(move || -> Result<Box<dyn Sink>> {
                 let mut sink = sink;
@@ -885,7 +887,7 @@ impl Run<'_> {
                 // buffer only grows.
                 let n_values = (hi - lo) * width;
                 let n_sizes = if guess_units { n } else { 0 };
-                let mut values = free_rx.try_recv().unwrap_or_default();
+                let mut values = crate::io::take_free(&free_rx);
                 values.resize(n_values, 0.0);
                 if batch_sizes.len() < n_sizes {
                     batch_sizes.resize(n_sizes, 0.0);

@@ -148,7 +148,7 @@ impl Input {
                 file.take(len).read_to_end(&mut buf).with_context(name)?;
                 return Ok(Streamed::Bytes(Bytes::Owned(buf)));
             }
-            if let Some(map) = map_regular(&file, len) {
+            if let Some(map) = map_regular(&file, len, false) {
                 return Ok(Streamed::Bytes(Bytes::Mapped(map)));
             }
         }
@@ -176,7 +176,7 @@ fn read_file(p: &Path, limit: u64) -> Result<Bytes> {
     if meta.is_file() && meta.len() > 0 {
         let len = meta.len();
         if len >= MAP_AT_LEAST
-            && let Some(map) = map_regular(&file, len)
+            && let Some(map) = map_regular(&file, len, true)
         {
             return Ok(Bytes::Mapped(map));
         }
@@ -190,10 +190,14 @@ fn read_file(p: &Path, limit: u64) -> Result<Bytes> {
     read_limited(file, &name(), limit).map(Bytes::Owned)
 }
 
-/// Maps the regular file `file` of `len` bytes read-only, pre-faulted;
-/// `None` where the system refuses (some network and FUSE file systems),
-/// and the caller reads instead.
-fn map_regular(file: &File, len: u64) -> Option<memmap2::Mmap> {
+/// Maps the regular file `file` of `len` bytes read-only, pre-faulted when
+/// `populate` (a whole-file parse, whose threads then find every page
+/// mapped); else the pages are mapped as a streaming reader first touches
+/// them, on the threads that scan them, while the work on earlier frames
+/// goes on, instead of all before the first frame. `None` where the system
+/// refuses (some network and FUSE file systems), and the caller reads
+/// instead.
+fn map_regular(file: &File, len: u64, populate: bool) -> Option<memmap2::Mmap> {
     let len = usize::try_from(len).ok()?;
     // SAFETY: the mapping is read-only and private to this process.
     // Another process may still change or truncate the file while it is
@@ -203,8 +207,20 @@ fn map_regular(file: &File, len: u64) -> Option<memmap2::Mmap> {
     // are committed only after a complete run; see ARCHITECTURE.md, "One
     // `unsafe` block in the CLI").
     #[allow(unsafe_code)]
-    let map = unsafe { memmap2::MmapOptions::new().len(len).populate().map_copy_read_only(file) };
-    map.ok()
+    let map = unsafe {
+        let mut o = memmap2::MmapOptions::new();
+        o.len(len);
+        if populate {
+            o.populate();
+        }
+        o.map_copy_read_only(file)
+    };
+    let map = map.ok()?;
+    if !populate {
+        // Read in order: the kernel maps pages ahead of each fault.
+        let _ = map.advise(memmap2::Advice::Sequential);
+    }
+    Some(map)
 }
 
 /// Refuses a path that is not a regular file (a device, a FIFO), for readers
@@ -903,85 +919,78 @@ pub(crate) fn temp_in(dir: &Path) -> Result<tempfile::NamedTempFile> {
     }
     b.tempfile_in(dir).with_context(|| format!("creating a temporary file in {}", dir.display()))
 }
-/// Formats a `bvhkit` error for a file as `FILE:LINE:COL: message`.
-/// Values per batch of frames handed from the reading thread (about 2 MiB).
+/// Values per batch of frames (about 2 MiB).
 pub(crate) const BATCH_VALUES: usize = 256 * 1024;
 
-/// Reads the frames of `rdr` on a thread of its own, in batches of whole
-/// frames (about [`BATCH_VALUES`] values each), and hands each batch to
-/// `each(frames, values)` on this thread, in order, while the next batch is
-/// read and parsed: the parse and the work on its frames use two cores, in
-/// constant memory (at most four batches exist at a time).
+/// Reads the frames of `rdr` in batches of whole frames (about
+/// [`BATCH_VALUES`] values each) and hands each batch to `each(frames,
+/// values)`, in order, while the next batch is read and parsed: both run on
+/// rayon's pool (`rayon::join`, the whole loop on a worker of the pool), so
+/// the parse, its halves and the work on the frames share the cores by
+/// work stealing, with no thread of their own to wake, in constant memory
+/// (two batches exist at a time).
 ///
 /// `each` returns whether it wants more frames; the reading stops when it
 /// says no or fails. The outer error is `each`'s, the inner one the
 /// reader's (a bad frame: the batches before it were handed out first).
 pub(crate) fn read_batches<R: bvhkit::FrameSource + Send>(
     rdr: &mut bvhkit::FrameReader<R>,
-    mut each: impl FnMut(usize, &[f64]) -> Result<bool>,
+    mut each: impl FnMut(usize, &[f64]) -> Result<bool> + Send,
 ) -> Result<Result<(), bvhkit::Error>> {
     let width = rdr.skeleton().n_channels();
     // Frames without channels still count: batches carry their number.
-    let per_batch = (BATCH_VALUES / width.max(1)).max(1);
-    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(usize, Vec<f64>)>(2);
-    let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<f64>>(4);
-    std::thread::scope(|scope| {
-        let reader = scope.spawn(move || -> Result<(), bvhkit::Error> {
-            loop {
-                let mut batch = empty_rx.try_recv().unwrap_or_default();
-                batch.clear();
-                let mut n = 0;
-                let mut end = false;
-                while n < per_batch {
-                    // Runs of frames are copied from the parsed values in one piece.
-                    match rdr.read_frames(&mut batch, per_batch - n) {
-                        Ok(0) => {
-                            end = true;
-                            break;
-                        }
-                        Ok(k) => n += k,
-                        Err(e) => {
-                            if n > 0 {
-                                let _ = full_tx.send((n, batch));
-                            }
-                            return Err(e);
-                        }
-                    }
-                }
-                if n > 0 && full_tx.send((n, batch)).is_err() {
-                    return Ok(()); // the consumer stopped
-                }
-                if end {
-                    return Ok(());
-                }
-            }
-        });
-        let mut outcome = Ok(());
-        let mut stopped = false;
-        for (n, batch) in full_rx.iter() {
-            match each(n, &batch) {
-                Ok(true) => {
-                    let _ = empty_tx.try_send(batch);
-                }
-                Ok(false) => {
-                    stopped = true;
-                    break;
-                }
-                Err(e) => {
-                    outcome = Err(e);
-                    break;
-                }
+    let per_batch = (BATCH_VALUES / width.max(1)).max(2);
+    // One batch into `batch`: its frame count, whether the frames ended,
+    // and the reader's error (after the frames before it).
+    let read = |rdr: &mut bvhkit::FrameReader<R>, batch: &mut Vec<f64>| {
+        batch.clear();
+        let mut n = 0;
+        // A batch is the frames of one window of input (`read_window`: the
+        // buffer they were parsed into, not a copy) when they make half a
+        // batch or more, else of as many windows as that takes; at most
+        // two batches' worth.
+        while n < per_batch / 2 {
+            match rdr.read_window(batch, 2 * per_batch - n) {
+                Ok(0) => return (n, true, None),
+                Ok(k) => n += k,
+                Err(e) => return (n, true, Some(e)),
             }
         }
-        // Dropping the receiver stops the reader at its next batch.
-        drop(full_rx);
-        let read = reader.join().map_err(|_| anyhow::anyhow!("the reading thread panicked"))?;
-        // Frames past where the consumer stopped are not its business,
-        // nor their errors (the reader may have run ahead into one).
-        outcome.map(|()| if stopped { Ok(()) } else { read })
+        (n, false, None)
+    };
+    rayon::scope(|_| {
+        let (mut cur, mut next) = (Vec::new(), Vec::new());
+        let (mut n, mut end, mut failed) = read(rdr, &mut cur);
+        while n > 0 {
+            let (after, wants) = if end {
+                ((0, true, None), each(n, &cur))
+            } else {
+                rayon::join(|| read(rdr, &mut next), || each(n, &cur))
+            };
+            match wants {
+                Ok(true) => {}
+                // Frames past where the consumer stopped are not its
+                // business, nor their errors (the reading may have run
+                // ahead into one).
+                Ok(false) => return Ok(Ok(())),
+                Err(e) => return Err(e),
+            }
+            if failed.is_some() {
+                break;
+            }
+            std::mem::swap(&mut cur, &mut next);
+            (n, end, failed) = after;
+        }
+        Ok(failed.map_or(Ok(()), Err))
     })
 }
 
+/// A buffer sent back to be reused, or a new one.
+pub(crate) fn take_free<T: Default>(free: &std::sync::Mutex<std::sync::mpsc::Receiver<T>>) -> T {
+    free.lock().ok().and_then(|rx| rx.try_recv().ok()).unwrap_or_default()
+}
+
+/// Formats a `bvhkit` error for a file as `FILE:LINE:COL: message`.
 pub(crate) fn located(input: &Input, err: &bvhkit::Error) -> String {
     match err.position() {
         Some(p) => format!("{}:{}:{}: {}", input.display(), p.line, p.column, err.message()),

@@ -170,6 +170,47 @@ impl fmt::Display for Units {
 /// points; 0 for no points.
 #[must_use]
 pub fn pose_size(points: &[DVec3]) -> f64 {
+    finite_pose_size(points).unwrap_or_else(|| pose_size_of_finite(points))
+}
+
+/// [`pose_size`] when every point is finite (`None` otherwise, and for
+/// rare finite points whose sum overflows): the bounding box from two
+/// points at a time, six coordinates of running minima and maxima that the
+/// compiler keeps in SIMD registers, and a running sum that a non-finite
+/// coordinate turns non-finite. The same minima and maxima as point by
+/// point, so the same size.
+fn finite_pose_size(points: &[DVec3]) -> Option<f64> {
+    if points.is_empty() {
+        return Some(0.0);
+    }
+    let mut lo = [f64::INFINITY; 6];
+    let mut hi = [f64::NEG_INFINITY; 6];
+    let mut sum = [0.0f64; 6];
+    let mut step = |v: [f64; 6]| {
+        for i in 0..6 {
+            lo[i] = if v[i] < lo[i] { v[i] } else { lo[i] };
+            hi[i] = if v[i] > hi[i] { v[i] } else { hi[i] };
+            sum[i] += v[i];
+        }
+    };
+    let mut pairs = points.chunks_exact(2);
+    for c in &mut pairs {
+        step([c[0].x, c[0].y, c[0].z, c[1].x, c[1].y, c[1].z]);
+    }
+    if let [p] = pairs.remainder() {
+        // The last point twice: the same box.
+        step([p.x, p.y, p.z, p.x, p.y, p.z]);
+    }
+    if !sum.iter().all(|s| s.is_finite()) {
+        return None;
+    }
+    // Coordinate i of the six is axis i % 3.
+    let extent = |axis: usize| hi[axis].max(hi[axis + 3]) - lo[axis].min(lo[axis + 3]);
+    Some(extent(0).max(extent(1)).max(extent(2)))
+}
+
+/// [`pose_size`] of the finite points among `points`.
+fn pose_size_of_finite(points: &[DVec3]) -> f64 {
     let mut it = points.iter().filter(|p| p.is_finite());
     let Some(first) = it.next() else { return 0.0 };
     let (lo, hi) = it.fold((*first, *first), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
@@ -365,6 +406,22 @@ mod tests {
         let pts = [DVec3::ZERO, DVec3::new(0.2, 1.6, 0.1), DVec3::new(-0.8, 1.4, 0.0), DVec3::NAN];
         assert!((pose_size(&pts) - 1.6).abs() < 1e-12);
         assert_eq!(pose_size(&[]), 0.0);
+        // Four points at a time and the rest one by one give the box of all
+        // points, the point-by-point answer; a non-finite point is skipped.
+        let many: Vec<DVec3> = (0..11)
+            .map(|k| {
+                let k = f64::from(k);
+                DVec3::new((k * 1.7).sin() * 3.0, k * 0.25 - 1.0, (k * 0.9).cos())
+            })
+            .collect();
+        for n in 0..=many.len() {
+            let pts = &many[..n];
+            assert_eq!(pose_size(pts).to_bits(), pose_size_of_finite(pts).to_bits(), "{n} points");
+            let mut with_nan = pts.to_vec();
+            with_nan.insert(n / 2, DVec3::new(f64::NAN, 1e9, 0.0));
+            with_nan.push(DVec3::new(f64::INFINITY, 0.0, -1e9));
+            assert_eq!(pose_size(&with_nan).to_bits(), pose_size_of_finite(pts).to_bits());
+        }
         assert_eq!(pose_size(&[DVec3::NAN]), 0.0);
         // Two joints per frame: heights 170, 100 (a crouch), 0 (a point),
         // 180, and one far-away frame of height 175: the median of

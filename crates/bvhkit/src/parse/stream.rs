@@ -10,7 +10,7 @@ use crate::skeleton::Skeleton;
 const CHUNK: usize = 256 * 1024;
 /// How far a [`SliceSource`]'s window widens at a time: large enough that
 /// scanning it on two threads pays.
-const SLICE_STEP: usize = 1024 * 1024;
+const SLICE_STEP: usize = 2 * 1024 * 1024;
 /// Largest hierarchy the streaming reader buffers.
 const MAX_HEADER: usize = 64 * 1024 * 1024;
 /// How much motion text a lenient reader holds back, when the first motion
@@ -30,7 +30,7 @@ impl FrameSource for SliceSource<'_> {}
 
 /// Bytes in memory (a file read whole or memory-mapped) as the source of a
 /// [`FrameReader`] ([`ReadOptions::frame_reader_slice`]): the reader scans
-/// them where they are, widening the window 1 MiB at a time, so the bytes are
+/// them where they are, widening the window 2 MiB at a time, so the bytes are
 /// never copied and the reader's own memory stays as small as with any
 /// other source.
 ///
@@ -460,6 +460,29 @@ impl<R: FrameSource> FrameReader<R> {
     /// # Ok::<(), bvhkit::Error>(())
     /// ```
     pub fn read_frames(&mut self, out: &mut Vec<f64>, max: usize) -> Result<usize> {
+        self.read_frames_in(out, max, false)
+    }
+
+    /// [`FrameReader::read_frames`], but returns as soon as it has added
+    /// frames and would have to scan more input for the next one: the
+    /// frames ready (at most `max`), scanning at most one more window of
+    /// input when none are. Called with an empty `out`, the buffer those
+    /// frames were parsed into becomes `out` when all of them fit in `max`
+    /// (they are not copied), so a caller that hands each window's frames
+    /// on as a batch costs no copy of the values.
+    ///
+    /// # Errors
+    /// As [`FrameReader::read_frames`].
+    pub fn read_window(&mut self, out: &mut Vec<f64>, max: usize) -> Result<usize> {
+        self.read_frames_in(out, max, true)
+    }
+
+    fn read_frames_in(
+        &mut self,
+        out: &mut Vec<f64>,
+        max: usize,
+        one_window: bool,
+    ) -> Result<usize> {
         if let Some(e) = self.deferred.take() {
             return Err(e);
         }
@@ -483,8 +506,26 @@ impl<R: FrameSource> FrameReader<R> {
             let take = ready.min(max - n);
             if take > 0 {
                 let at = self.pending_start;
-                out.extend_from_slice(&self.pending[at..at + take * c]);
-                self.pending_start += take * c;
+                if take == ready
+                    && n == 1
+                    && at == c
+                    && out.len() == c
+                    && same_bits(out, &self.pending[..c])
+                {
+                    // The frame just handed out was the first of a freshly
+                    // scanned window, and every frame ready goes too: the
+                    // window's values become `out` (no copy) and only the
+                    // values after those frames stay pending.
+                    let end = at + take * c;
+                    std::mem::swap(out, &mut self.pending);
+                    self.pending.clear();
+                    self.pending.extend_from_slice(&out[end..]);
+                    out.truncate(end);
+                    self.pending_start = 0;
+                } else {
+                    out.extend_from_slice(&self.pending[at..at + take * c]);
+                    self.pending_start += take * c;
+                }
                 self.frames_read += take as u64;
                 n += take;
                 if self.layout == Layout::Undecided
@@ -494,6 +535,10 @@ impl<R: FrameSource> FrameReader<R> {
                     self.held_from = start;
                 }
                 continue;
+            }
+            // The next frame needs more input (or a decision).
+            if one_window && n > 0 {
+                break;
             }
             let at = out.len();
             out.resize(at + c, 0.0);
@@ -802,6 +847,11 @@ impl<R: FrameSource> FrameReader<R> {
 }
 
 /// Characters in `b`: bytes that do not continue a UTF-8 sequence.
+/// Whether `a` and `b` hold the same values, bit for bit.
+fn same_bits(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
 fn chars(b: &[u8]) -> u64 {
     b.iter().map(|&x| u64::from(x & 0xC0 != 0x80)).sum()
 }

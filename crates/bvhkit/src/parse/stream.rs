@@ -977,6 +977,40 @@ mod tests {
         Outcome { frames, end: end(r.warnings(), None) }
     }
 
+    /// [`outcome`] of a mapped text read by [`FrameReader::read_window`],
+    /// up to `max` frames at a time, each call into an empty buffer (where
+    /// the window's own buffer is handed over when it all fits) that is
+    /// then appended to the frames so far.
+    fn outcome_windows(text: &[u8], lenient: bool, max: usize) -> (Outcome, usize) {
+        let mut opts = ReadOptions::new();
+        opts.lenient(lenient);
+        let mut r = match opts.frame_reader_slice(text) {
+            Ok(r) => r,
+            Err(e) => {
+                return (Outcome { frames: Vec::new(), end: vec![format!("header: {e}")] }, 0);
+            }
+        };
+        let mut frames = Vec::new();
+        let mut window = Vec::with_capacity(1);
+        // Calls that handed a buffer over (`window` came back another one).
+        let mut handed_over = 0;
+        let error = loop {
+            window.clear();
+            let before = window.as_ptr();
+            let got = r.read_window(&mut window, max);
+            handed_over += usize::from(window.as_ptr() != before);
+            frames.extend(window.iter().map(|v| v.to_bits()));
+            match got {
+                Ok(0) => break None,
+                Ok(k) => assert_eq!(k * r.skeleton().n_channels(), window.len()),
+                Err(e) => break Some(e),
+            }
+        };
+        let mut end: Vec<String> = r.warnings().iter().map(|w| w.to_string()).collect();
+        end.extend(error.map(|e| format!("error: {e}")));
+        (Outcome { frames, end }, handed_over)
+    }
+
     #[derive(Debug, PartialEq)]
     struct Outcome {
         frames: Vec<u64>,
@@ -1025,9 +1059,10 @@ mod tests {
     fn scanning_in_place_in_two_halves_changes_nothing() {
         let lines = 150_000;
         // A line at about every tenth of the file, and around the first
-        // window's middle and end (windows are about 1 MiB; lines about 20
+        // window's middle and end (windows are about 2 MiB; lines about 20
         // bytes).
-        let spots = [lines * 3 / 10 + 3, 26_000, 26_300, 52_000, 53_000, lines * 7 / 10, lines - 1];
+        let spots =
+            [lines * 3 / 10 + 3, 52_000, 52_600, 104_000, 105_000, lines * 7 / 10, lines - 1];
         type Edit = Box<dyn Fn(usize, usize) -> Option<String>>;
         let cases: Vec<(&str, Edit)> = vec![
             ("regular", Box::new(|_, _| None)),
@@ -1054,12 +1089,39 @@ mod tests {
                             let sliced = outcome(&text, lenient, 0, batch, parallel);
                             assert_agree(&read, &sliced, &format!("{what}, batch {batch}"));
                         }
+                        // Window by window: every window handed over whole,
+                        // or a few frames at a time.
+                        for max in [1 << 30, 7] {
+                            let (windows, handed_over) = outcome_windows(&text, lenient, max);
+                            assert_agree(&read, &windows, &format!("{what}, windows of {max}"));
+                            if *name == "regular" && max > lines {
+                                // The window's own buffer, not a copy.
+                                assert!(handed_over >= 1, "{what}: {handed_over} handed over");
+                            }
+                        }
                         checked += 1;
                     }
                 }
             }
         }
         assert!(checked > 100, "{checked}");
+    }
+
+    /// A mapped text of several windows read window by window: each
+    /// window's buffer is handed over (no copy), and the frames are those
+    /// of the reader of a `Read`.
+    #[test]
+    fn windows_are_handed_over_whole() {
+        let lines = 500_000;
+        let text = big(lines, "\n", |_| None);
+        for lenient in [false, true] {
+            let read = outcome(&text, lenient, 256 * 1024, 0, true);
+            let (windows, handed_over) = outcome_windows(&text, lenient, 1 << 30);
+            assert_agree(&read, &windows, &format!("lenient {lenient}"));
+            assert_eq!(windows.frames.len(), 3 * lines);
+            // About 9 MB in windows of 2 MiB.
+            assert!(handed_over >= 4, "lenient {lenient}: {handed_over} handed over");
+        }
     }
 
     #[test]

@@ -560,17 +560,26 @@ impl Sink for NpySink {
         drop(file);
         sidecar.insert("shape".to_string(), serde_json::json!([frames, joints, k]));
         let text = serde_json::to_string_pretty(&serde_json::Value::Object(sidecar))?;
-        // The array is synced on a thread of its own while the sidecar is
-        // written and synced; then both are put in place, the array first.
-        let (array, side) = std::thread::scope(|s| {
-            let array = s.spawn(move || out.stage());
-            let side = path
-                .as_deref()
-                .map(|p| crate::io::write_staged(&sidecar_path(p), |w| Ok(writeln!(w, "{text}")?)));
-            (array.join(), side)
-        });
-        let array = array.map_err(|_| anyhow::anyhow!("the syncing thread panicked"))??;
-        let side = side.transpose()?.flatten();
+        // The sidecar is written first and its writeback started, so that
+        // the array's sync commits the new blocks of both files in one
+        // journal transaction (the sidecar's own sync then finds its blocks
+        // committed and waits for its few bytes alone); then both are put in
+        // place, the array first.
+        let side = path
+            .as_deref()
+            .map(|p| -> Result<crate::io::Output> {
+                let mut side = crate::io::open_output(&sidecar_path(p))?;
+                {
+                    let mut w = BufWriter::new(&mut side);
+                    writeln!(w, "{text}")?;
+                    w.flush()?;
+                }
+                side.start_writeback();
+                Ok(side)
+            })
+            .transpose()?;
+        let array = out.stage()?;
+        let side = side.map(crate::io::Output::stage).transpose()?.flatten();
         array.map_or(Ok(()), crate::io::Staged::publish)?;
         side.map_or(Ok(()), crate::io::Staged::publish)
     }

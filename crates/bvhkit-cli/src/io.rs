@@ -531,6 +531,11 @@ impl WriteBehind {
     pub(crate) fn into_inner(self) -> File {
         self.file
     }
+
+    /// Starts writing back whatever was written and not yet started.
+    pub(crate) fn write_back_now(&mut self) {
+        self.written.start(&self.file);
+    }
 }
 
 impl std::io::Seek for WriteBehind {
@@ -790,6 +795,15 @@ impl Output {
         }
     }
 
+    /// For a regular file being replaced, starts writing back what was
+    /// written (the blocks are allocated now, in the file system's running
+    /// transaction, so that a sync of another file commits them too).
+    pub(crate) fn start_writeback(&mut self) {
+        if let Output::Atomic(a) = self {
+            a.out.write_back_now();
+        }
+    }
+
     /// Flushes and, for a regular file, puts it in place.
     pub(crate) fn finish(self) -> Result<()> {
         match self {
@@ -837,7 +851,7 @@ pub(crate) fn write_atomic(
 
 /// [`write_atomic`] up to the rename: a regular file comes back synced
 /// under its temporary name ([`Staged`]), anything else finished.
-pub(crate) fn write_staged(
+fn write_staged(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<Option<Staged>> {

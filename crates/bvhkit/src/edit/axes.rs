@@ -386,35 +386,39 @@ impl FrameMap for AxesMap {
     /// [`JointChannels::write_rotation`] writes three channels (within 1e-9
     /// degrees), the extractions of the frame in one batch.
     fn map(&mut self, input: &[f64], output: &mut [f64]) {
-        self.moves(input, output);
+        moves(&self.plans, input, output);
         // Same channel indices in and out: the layout is kept.
         self.rewrite.map(input, output);
     }
 }
 
-impl AxesMap {
-    fn moves(&self, input: &[f64], output: &mut [f64]) {
-        for plan in &self.plans {
-            for &(o, i, s) in &plan.moves {
-                output[o] = s * input[i];
-            }
+/// The exact moves of one frame (every channel but the conjugated joints'
+/// rotations).
+fn moves(plans: &[JointPlan], input: &[f64], output: &mut [f64]) {
+    for plan in plans {
+        for &(o, i, s) in &plan.moves {
+            output[o] = s * input[i];
         }
     }
 }
 
 impl super::SplitFrameMap for AxesMap {
-    /// The exact moves of every frame, then the conjugated joints in
-    /// groups on rayon's pool, each group through every frame in order
-    /// (no guesses; the same bits as one frame at a time).
+    /// The conjugated joints in groups on rayon's pool, each group through
+    /// every frame in order (no guesses; the same bits as one frame at a
+    /// time), then the exact moves of every frame and the angles put in
+    /// place, in pieces of frames on the pool.
     fn map_many(&mut self, frames: usize, input: &[f64], output: &mut [f64]) -> bool {
         if !self.rewrite.many_pays(frames) {
             return false;
         }
         let (n_in, n_out) = (input.len() / frames.max(1), self.skeleton.n_channels());
-        for (i, o) in input.chunks_exact(n_in).zip(output.chunks_exact_mut(n_out)) {
-            self.moves(i, o);
-        }
-        self.rewrite.map_many(frames, input, output, n_out);
+        let plans = &self.plans;
+        self.rewrite.map_many(frames, input, output, n_out, |i, o| {
+            for (i, o) in i.chunks_exact(n_in).zip(o.chunks_exact_mut(n_out)) {
+                moves(plans, i, o);
+            }
+            0.0
+        });
         true
     }
 }

@@ -150,10 +150,15 @@ impl Changed {
 #[derive(Clone, Debug, Default)]
 struct Group {
     lanes: Lanes,
-    angles: Vec<f64>,
-    /// Where the angles go in an output frame: `3 · joints` channel
-    /// indices, listing order per joint (as `angles` holds them).
-    outs: Vec<usize>,
+    /// The first output channel of the group's block of columns (0 for
+    /// the first group, else the lowest rotation channel of its first
+    /// joint): group `g`'s block ends where group `g + 1`'s begins.
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    lo: usize,
+    /// Where the angles go in an output frame, from `lo`: `3 · joints`
+    /// channel indices minus `lo`, per lane.
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    outs: Vec<[usize; 3]>,
 }
 
 /// Changed joints per group in [`SplitFrameMap::map_many`], at least (a
@@ -253,16 +258,15 @@ impl FrameMap for OrderMap {
 
 impl SplitFrameMap for OrderMap {
     /// The changed joints in groups on rayon's pool, each group through
-    /// every frame in order (no guesses), then the frames copied and the
-    /// angles put in place, in pieces of frames on the pool.
+    /// every frame in order (no guesses), copying its block of columns of
+    /// each frame and putting its angles in place.
     fn map_many(&mut self, frames: usize, input: &[f64], output: &mut [f64]) -> bool {
         if !self.rewrite.many_pays(frames) {
             return false;
         }
         let width = self.skeleton.n_channels();
-        self.rewrite.map_many(frames, input, output, width, |i, o| {
-            o.copy_from_slice(i);
-            0.0
+        self.rewrite.map_many(frames, input, output, width, |c, i, o| {
+            o.copy_from_slice(&i[c]);
         });
         true
     }
@@ -302,13 +306,25 @@ impl Rewrite {
                         lanes.set_near(k, previous[g * per + k]);
                     }
                 }
-                let outs = joints.iter().flat_map(|c| c.out).collect();
-                Group { lanes, angles: Vec::new(), outs }
+                let lo = if g == 0 { 0 } else { joints[0].out.into_iter().min().unwrap_or(0) };
+                let outs = joints.iter().map(|c| c.out.map(|o| o.wrapping_sub(lo))).collect();
+                Group { lanes, lo, outs }
             })
             .collect();
         if self.groups.is_empty() {
             self.groups.push(Group::default());
         }
+    }
+
+    /// Whether every group's output channels lie in its block of columns
+    /// (joints in file order, as every map makes them): then a run's
+    /// groups can write their blocks of each frame side by side.
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    fn blocks_hold_their_joints(&self) -> bool {
+        let his = self.groups.iter().skip(1).map(|g| g.lo).chain([usize::MAX]);
+        self.groups.iter().zip(his).all(|(g, hi)| {
+            hi.checked_sub(g.lo).is_some_and(|w| g.outs.iter().flatten().all(|&o| o < w))
+        })
     }
 
     /// Writes the rotation channels of the changed joints of one frame
@@ -346,11 +362,11 @@ impl Rewrite {
     /// [`Rewrite::map`] of `frames` frames (`input` holds them one after
     /// the other) into `output`'s frames of `width` values, the same bits:
     /// groups of joints on rayon's pool (with the `parallel` feature), each
-    /// through every frame of the run in order; then, in pieces of frames
-    /// on the pool, `fill` makes the output frames of a piece from its
-    /// input frames (every channel but the rewritten ones, which it may
-    /// leave as they are) and the groups' angles are put in place.
-    /// Returns the largest value `fill` returned (0 without pieces).
+    /// through every frame of the run in order, each writing its own block
+    /// of columns of every output frame: `fill(columns, input frame,
+    /// block)` first makes the block's channels (all but the rewritten
+    /// ones, which it may leave as they are), then the group's angles go
+    /// in place.
     pub(crate) fn map_many<F>(
         &mut self,
         frames: usize,
@@ -358,16 +374,15 @@ impl Rewrite {
         output: &mut [f64],
         width: usize,
         fill: F,
-    ) -> f64
-    where
-        F: Fn(&[f64], &mut [f64]) -> f64 + Sync,
+    ) where
+        F: Fn(std::ops::Range<usize>, &[f64], &mut [f64]) + Sync,
     {
         assert!(
             output.len() == frames * width && input.len().is_multiple_of(frames.max(1)),
             "frames must hold one value per channel"
         );
         if frames == 0 {
-            return 0.0;
+            return;
         }
         let n_in = input.len() / frames;
         #[cfg(feature = "parallel")]
@@ -375,52 +390,42 @@ impl Rewrite {
             use rayon::prelude::*;
             let threads = rayon::current_num_threads();
             self.regroup(threads.min(self.changed.len() / GROUP_JOINTS).max(1));
+            if !self.blocks_hold_their_joints() {
+                self.regroup(1);
+            }
             let first = self.first;
-            let per = self.per;
-            self.groups.par_iter_mut().zip(self.changed.par_chunks(per)).for_each(|(g, joints)| {
-                let stride = 3 * joints.len();
-                // Every value is written below: no need to clear.
-                g.angles.resize(frames * stride, 0.0);
-                for (f, a) in g.angles.chunks_exact_mut(stride).enumerate() {
-                    g.lanes.load(&input[f * n_in..(f + 1) * n_in]);
+            // Every output frame cut into the groups' blocks.
+            let n = self.groups.len();
+            let mut blocks: Vec<Vec<&mut [f64]>> =
+                (0..n).map(|_| Vec::with_capacity(frames)).collect();
+            let bounds: Vec<usize> =
+                self.groups.iter().skip(1).map(|g| g.lo.min(width)).chain([width]).collect();
+            for frame in output.chunks_exact_mut(width.max(1)) {
+                let (mut rest, mut at) = (frame, 0);
+                for (b, &hi) in blocks.iter_mut().zip(&bounds) {
+                    let (head, tail) = rest.split_at_mut(hi.max(at) - at);
+                    b.push(head);
+                    (rest, at) = (tail, hi.max(at));
+                }
+            }
+            let fill = &fill;
+            self.groups.par_iter_mut().zip(blocks).zip(bounds).for_each(|((g, blocks), hi)| {
+                let lo = g.lo.min(hi);
+                for (f, block) in blocks.into_iter().enumerate() {
+                    let frame = &input[f * n_in..(f + 1) * n_in];
+                    fill(lo..hi, frame, block);
+                    g.lanes.load(frame);
                     g.lanes.solve(first && f == 0);
-                    g.lanes.store(a);
+                    g.lanes.place(&g.outs, block);
                 }
             });
             self.first = false;
-            // Every piece of frames: filled, then the groups' angles in
-            // their places.
-            let groups = &self.groups;
-            const PIECE: usize = 256;
-            output
-                .par_chunks_mut(PIECE * width.max(1))
-                .zip(input.par_chunks(PIECE * n_in.max(1)))
-                .enumerate()
-                .map(|(p, (out, inp))| {
-                    let worst = fill(inp, out);
-                    for g in groups {
-                        let stride = g.outs.len();
-                        if stride == 0 {
-                            continue;
-                        }
-                        let angles = &g.angles[p * PIECE * stride..];
-                        for (frame, a) in out.chunks_exact_mut(width).zip(angles.chunks(stride)) {
-                            for (&o, &x) in g.outs.iter().zip(a) {
-                                frame[o] = x;
-                            }
-                        }
-                    }
-                    worst
-                })
-                .reduce(|| 0.0, f64::max)
         }
         #[cfg(not(feature = "parallel"))]
-        {
-            let worst = fill(input, output);
-            for f in 0..frames {
-                self.map(&input[f * n_in..(f + 1) * n_in], &mut output[f * width..(f + 1) * width]);
-            }
-            worst
+        for (f, out) in output.chunks_exact_mut(width.max(1)).enumerate() {
+            let frame = &input[f * n_in..(f + 1) * n_in];
+            fill(0..width, frame, out);
+            self.map(frame, out);
         }
     }
 }
@@ -615,15 +620,16 @@ impl Lanes {
         }
     }
 
-    /// The lanes' angles as written ([`snap_angle`]), listing order per
-    /// lane, into `out` (`3 · n`).
+    /// The lanes' angles as written ([`snap_angle`]) into `block`, lane
+    /// `k`'s at `outs[k]`.
     #[inline]
-    fn store(&self, out: &mut [f64]) {
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    fn place(&self, outs: &[[usize; 3]], block: &mut [f64]) {
         let [s0, s1, s2] = &self.snapped;
-        for (k, a) in out.chunks_exact_mut(3).enumerate() {
-            a[0] = s0[k];
-            a[1] = s1[k];
-            a[2] = s2[k];
+        for (k, o) in outs.iter().enumerate() {
+            block[o[0]] = s0[k];
+            block[o[1]] = s1[k];
+            block[o[2]] = s2[k];
         }
     }
 

@@ -285,7 +285,8 @@ struct JointPlan {
 pub struct AxesMap {
     skeleton: Skeleton,
     c: DMat3,
-    plans: Vec<JointPlan>,
+    /// Every joint's moves (see [`JointPlan`]), by output channel.
+    moves: Vec<(usize, usize, f64)>,
     /// The joints whose rotation `C·R·Cᵀ` is extracted again.
     rewrite: super::order::Rewrite,
 }
@@ -358,7 +359,9 @@ impl AxesMap {
             .filter_map(|p| p.conjugate.as_ref())
             .map(|j| super::order::Changed::conjugated(j, map_axis))
             .collect();
-        AxesMap { skeleton: out, c, plans, rewrite: super::order::Rewrite::new(changed) }
+        let mut moves: Vec<_> = plans.into_iter().flat_map(|p| p.moves).collect();
+        moves.sort_by_key(|m| m.0);
+        AxesMap { skeleton: out, c, moves, rewrite: super::order::Rewrite::new(changed) }
     }
 
     /// The rotation applied to the world (`C`).
@@ -386,35 +389,46 @@ impl FrameMap for AxesMap {
     /// [`JointChannels::write_rotation`] writes three channels (within 1e-9
     /// degrees), the extractions of the frame in one batch.
     fn map(&mut self, input: &[f64], output: &mut [f64]) {
-        self.moves(input, output);
+        moves(&self.moves, input, output);
         // Same channel indices in and out: the layout is kept.
         self.rewrite.map(input, output);
     }
 }
 
-impl AxesMap {
-    fn moves(&self, input: &[f64], output: &mut [f64]) {
-        for plan in &self.plans {
-            for &(o, i, s) in &plan.moves {
-                output[o] = s * input[i];
-            }
-        }
+/// The exact moves of one frame (every channel but the conjugated joints'
+/// rotations) into `output`, which holds the output channels `columns` of
+/// the frame (`moves` by output channel).
+fn moves_in(
+    moves: &[(usize, usize, f64)],
+    columns: std::ops::Range<usize>,
+    input: &[f64],
+    output: &mut [f64],
+) {
+    let from = moves.partition_point(|m| m.0 < columns.start);
+    for &(o, i, s) in moves[from..].iter().take_while(|m| m.0 < columns.end) {
+        output[o - columns.start] = s * input[i];
+    }
+}
+
+/// [`moves_in`] of a whole frame.
+fn moves(moves: &[(usize, usize, f64)], input: &[f64], output: &mut [f64]) {
+    for &(o, i, s) in moves {
+        output[o] = s * input[i];
     }
 }
 
 impl super::SplitFrameMap for AxesMap {
-    /// The exact moves of every frame, then the conjugated joints in
-    /// groups on rayon's pool, each group through every frame in order
-    /// (no guesses; the same bits as one frame at a time).
+    /// The conjugated joints in groups on rayon's pool, each group through
+    /// every frame in order (no guesses; the same bits as one frame at a
+    /// time), making the exact moves of its block of columns of each frame
+    /// and putting its angles in place.
     fn map_many(&mut self, frames: usize, input: &[f64], output: &mut [f64]) -> bool {
         if !self.rewrite.many_pays(frames) {
             return false;
         }
-        let (n_in, n_out) = (input.len() / frames.max(1), self.skeleton.n_channels());
-        for (i, o) in input.chunks_exact(n_in).zip(output.chunks_exact_mut(n_out)) {
-            self.moves(i, o);
-        }
-        self.rewrite.map_many(frames, input, output, n_out);
+        let n_out = self.skeleton.n_channels();
+        let moves = &self.moves;
+        self.rewrite.map_many(frames, input, output, n_out, |c, i, o| moves_in(moves, c, i, o));
         true
     }
 }

@@ -73,7 +73,8 @@ pub struct LayoutMap {
     /// channels, the rotation channels of joints that had none); every
     /// other value is written each frame.
     base: Vec<f64>,
-    /// (output channel, input channel) pairs copied bit for bit.
+    /// (output channel, input channel) pairs copied bit for bit, by
+    /// output channel.
     copy: Vec<(usize, usize)>,
     /// The joints whose rotation axes change.
     rewrite: Rewrite,
@@ -245,6 +246,7 @@ impl LayoutMap {
                 changed.push(Changed::new(&ci, &co));
             }
         }
+        copy.sort_unstable();
         let lost = (!lost.is_empty()).then(|| Lost::new(skeleton, &lost, mode));
         Ok(LayoutMap {
             scratch: lost.as_ref().map(Lost::scratch),
@@ -268,14 +270,15 @@ impl LayoutMap {
     pub fn max_position_error(&self) -> f64 {
         self.max_error
     }
+}
 
-    /// The base values and the copies of one frame.
-    #[inline]
-    fn fill(&self, input: &[f64], output: &mut [f64]) {
-        output.copy_from_slice(&self.base);
-        for &(o, i) in &self.copy {
-            output[o] = input[i];
-        }
+/// One output frame's base values and copies (every channel but the
+/// rewritten rotations).
+#[inline]
+fn fill(base: &[f64], copy: &[(usize, usize)], input: &[f64], output: &mut [f64]) {
+    output.copy_from_slice(base);
+    for &(o, i) in copy {
+        output[o] = input[i];
     }
 }
 
@@ -285,7 +288,7 @@ impl FrameMap for LayoutMap {
     }
 
     fn map(&mut self, input: &[f64], output: &mut [f64]) {
-        self.fill(input, output);
+        fill(&self.base, &self.copy, input, output);
         self.rewrite.map(input, output);
         if let (Some(lost), Some(s)) = (&self.lost, &mut self.scratch) {
             self.max_error = self.max_error.max(lost.error(input, s));
@@ -299,39 +302,38 @@ impl super::SplitFrameMap for LayoutMap {
         self.max_error = self.max_error.max(earlier.max_error);
     }
 
-    /// The copies and errors of every frame on rayon's pool, then the
-    /// joints whose axes change in groups, each through every frame in
-    /// order (no guesses; the same bits as one frame at a time).
+    /// The errors of every frame in pieces of frames on rayon's pool; the
+    /// joints whose axes change in groups on the pool, each through every
+    /// frame in order (no guesses; the same bits as one frame at a time),
+    /// making the base values and copies of its block of columns of each
+    /// frame and putting its angles in place.
     fn map_many(&mut self, frames: usize, input: &[f64], output: &mut [f64]) -> bool {
         if !self.rewrite.many_pays(frames) {
             return false;
         }
         #[cfg(feature = "parallel")]
-        {
+        if let Some(lost) = &self.lost {
             use rayon::prelude::*;
             const PIECE: usize = 256;
-            let (n_in, n_out) = (input.len() / frames.max(1), self.skeleton.n_channels());
-            let this = &*self;
+            let n_in = input.len() / frames.max(1);
             let worst = input
                 .par_chunks(PIECE * n_in.max(1))
-                .zip(output.par_chunks_mut(PIECE * n_out.max(1)))
-                .map(|(i, o)| {
-                    let mut s = this.lost.as_ref().map(Lost::scratch);
-                    let mut worst: f64 = 0.0;
-                    for (fi, fo) in i.chunks_exact(n_in).zip(o.chunks_exact_mut(n_out)) {
-                        this.fill(fi, fo);
-                        if let (Some(lost), Some(s)) = (&this.lost, &mut s) {
-                            worst = worst.max(lost.error(fi, s));
-                        }
-                    }
-                    worst
+                .map(|i| {
+                    let mut s = lost.scratch();
+                    i.chunks_exact(n_in).map(|f| lost.error(f, &mut s)).fold(0.0, f64::max)
                 })
                 .reduce(|| 0.0, f64::max);
             self.max_error = self.max_error.max(worst);
-            self.rewrite.map_many(frames, input, output, n_out);
         }
-        #[cfg(not(feature = "parallel"))]
-        let _ = (input, output);
+        let n_out = self.skeleton.n_channels();
+        let (base, copy) = (&self.base, &self.copy);
+        self.rewrite.map_many(frames, input, output, n_out, |c, i, o| {
+            o.copy_from_slice(&base[c.clone()]);
+            let from = copy.partition_point(|m| m.0 < c.start);
+            for &(out, inp) in copy[from..].iter().take_while(|m| m.0 < c.end) {
+                o[out - c.start] = i[inp];
+            }
+        });
         true
     }
 }

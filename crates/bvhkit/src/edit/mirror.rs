@@ -781,7 +781,7 @@ impl Mirror {
             return;
         }
         let lanes = s.lanes.get_or_insert_with(|| Lanes::new(&self.lanes));
-        lanes.load(&self.lanes, src);
+        lanes.load(src);
         if let Some(p) = previous {
             for (k, j) in self.lanes.iter().enumerate() {
                 lanes.set_near(k, j.out.map(|c| p[c]));

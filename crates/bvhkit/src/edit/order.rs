@@ -17,8 +17,8 @@ use super::{FrameMap, SplitFrameMap, rebuild_skeleton};
 use crate::channel::Channel;
 use crate::error::{Error, Result};
 use crate::rotation::{
-    Axis, REDUCE_LIMIT, RotationOrder, euler3_quat_lane, extract_lane, quat_matrix, select,
-    sin_cos_deg_reduced,
+    Axis, REDUCE_LIMIT, RotationOrder, euler3_quat_lane, extract_unit, extract_unit_fast,
+    quat_matrix, select, sin_cos_deg_reduced,
 };
 use crate::skeleton::{JointId, Skeleton};
 
@@ -150,7 +150,15 @@ impl Changed {
 #[derive(Clone, Debug, Default)]
 struct Group {
     lanes: Lanes,
-    angles: Vec<f64>,
+    /// The first output channel of the group's block of columns (0 for
+    /// the first group, else the lowest rotation channel of its first
+    /// joint): group `g`'s block ends where group `g + 1`'s begins.
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    lo: usize,
+    /// Where the angles go in an output frame, from `lo`: `3 · joints`
+    /// channel indices minus `lo`, per lane.
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    outs: Vec<[usize; 3]>,
 }
 
 /// Changed joints per group in [`SplitFrameMap::map_many`], at least (a
@@ -249,14 +257,17 @@ impl FrameMap for OrderMap {
 }
 
 impl SplitFrameMap for OrderMap {
-    /// The frames copied, then the changed joints in groups on rayon's
-    /// pool, each group through every frame in order (no guesses).
+    /// The changed joints in groups on rayon's pool, each group through
+    /// every frame in order (no guesses), copying its block of columns of
+    /// each frame and putting its angles in place.
     fn map_many(&mut self, frames: usize, input: &[f64], output: &mut [f64]) -> bool {
         if !self.rewrite.many_pays(frames) {
             return false;
         }
-        output.copy_from_slice(input);
-        self.rewrite.map_many(frames, input, output, self.skeleton.n_channels());
+        let width = self.skeleton.n_channels();
+        self.rewrite.map_many(frames, input, output, width, |c, i, o| {
+            o.copy_from_slice(&i[c]);
+        });
         true
     }
 }
@@ -295,7 +306,9 @@ impl Rewrite {
                         lanes.set_near(k, previous[g * per + k]);
                     }
                 }
-                Group { lanes, angles: Vec::new() }
+                let lo = if g == 0 { 0 } else { joints[0].out.into_iter().min().unwrap_or(0) };
+                let outs = joints.iter().map(|c| c.out.map(|o| o.wrapping_sub(lo))).collect();
+                Group { lanes, lo, outs }
             })
             .collect();
         if self.groups.is_empty() {
@@ -303,17 +316,27 @@ impl Rewrite {
         }
     }
 
+    /// Whether every group's output channels lie in its block of columns
+    /// (joints in file order, as every map makes them): then a run's
+    /// groups can write their blocks of each frame side by side.
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    fn blocks_hold_their_joints(&self) -> bool {
+        let his = self.groups.iter().skip(1).map(|g| g.lo).chain([usize::MAX]);
+        self.groups.iter().zip(his).all(|(g, hi)| {
+            hi.checked_sub(g.lo).is_some_and(|w| g.outs.iter().flatten().all(|&o| o < w))
+        })
+    }
+
     /// Writes the rotation channels of the changed joints of one frame
     /// into `output` (the other channels are the caller's).
     pub(crate) fn map(&mut self, input: &[f64], output: &mut [f64]) {
         let first = self.first;
         for (g, joints) in self.groups.iter_mut().zip(self.changed.chunks(self.per)) {
-            g.lanes.load(joints, input);
+            g.lanes.load(input);
             g.lanes.solve(first);
             for (k, c) in joints.iter().enumerate() {
-                let a = g.lanes.near(k);
-                for (&o, v) in c.out.iter().zip(a) {
-                    output[o] = snap_angle(v);
+                for (&o, v) in c.out.iter().zip(g.lanes.snapped(k)) {
+                    output[o] = v;
                 }
             }
         }
@@ -339,66 +362,70 @@ impl Rewrite {
     /// [`Rewrite::map`] of `frames` frames (`input` holds them one after
     /// the other) into `output`'s frames of `width` values, the same bits:
     /// groups of joints on rayon's pool (with the `parallel` feature), each
-    /// through every frame of the run in order; the angles of each group
-    /// are then put in place.
-    pub(crate) fn map_many(
+    /// through every frame of the run in order, each writing its own block
+    /// of columns of every output frame: `fill(columns, input frame,
+    /// block)` first makes the block's channels (all but the rewritten
+    /// ones, which it may leave as they are), then the group's angles go
+    /// in place.
+    pub(crate) fn map_many<F>(
         &mut self,
         frames: usize,
         input: &[f64],
         output: &mut [f64],
         width: usize,
-    ) {
+        fill: F,
+    ) where
+        F: Fn(std::ops::Range<usize>, &[f64], &mut [f64]) + Sync,
+    {
         assert!(
             output.len() == frames * width && input.len().is_multiple_of(frames.max(1)),
             "frames must hold one value per channel"
         );
+        if frames == 0 {
+            return;
+        }
+        let n_in = input.len() / frames;
         #[cfg(feature = "parallel")]
         {
             use rayon::prelude::*;
-            if frames == 0 {
-                return;
-            }
             let threads = rayon::current_num_threads();
             self.regroup(threads.min(self.changed.len() / GROUP_JOINTS).max(1));
+            if !self.blocks_hold_their_joints() {
+                self.regroup(1);
+            }
             let first = self.first;
-            let n_in = input.len() / frames;
-            let per = self.per;
-            self.groups.par_iter_mut().zip(self.changed.par_chunks(per)).for_each(|(g, joints)| {
-                let stride = 3 * joints.len();
-                g.angles.clear();
-                g.angles.resize(frames * stride, 0.0);
-                for (f, a) in g.angles.chunks_exact_mut(stride).enumerate() {
-                    g.lanes.load(joints, &input[f * n_in..(f + 1) * n_in]);
-                    g.lanes.solve(first && f == 0);
-                    g.lanes.store(a);
+            // Every output frame cut into the groups' blocks.
+            let n = self.groups.len();
+            let mut blocks: Vec<Vec<&mut [f64]>> =
+                (0..n).map(|_| Vec::with_capacity(frames)).collect();
+            let bounds: Vec<usize> =
+                self.groups.iter().skip(1).map(|g| g.lo.min(width)).chain([width]).collect();
+            for frame in output.chunks_exact_mut(width.max(1)) {
+                let (mut rest, mut at) = (frame, 0);
+                for (b, &hi) in blocks.iter_mut().zip(&bounds) {
+                    let (head, tail) = rest.split_at_mut(hi.max(at) - at);
+                    b.push(head);
+                    (rest, at) = (tail, hi.max(at));
                 }
-            });
-            // Every frame: the groups' angles in their places.
-            let changed = &self.changed;
-            let groups = &self.groups;
-            const PIECE: usize = 256;
-            output.par_chunks_mut(PIECE * width.max(1)).enumerate().for_each(|(p, out)| {
-                for (g, joints) in groups.iter().zip(changed.chunks(per)) {
-                    let stride = 3 * joints.len();
-                    for (k, frame) in out.chunks_exact_mut(width).enumerate() {
-                        let f = p * PIECE + k;
-                        let a = &g.angles[f * stride..(f + 1) * stride];
-                        for (c, v) in joints.iter().zip(a.chunks_exact(3)) {
-                            for (&o, &x) in c.out.iter().zip(v) {
-                                frame[o] = snap_angle(x);
-                            }
-                        }
-                    }
+            }
+            let fill = &fill;
+            self.groups.par_iter_mut().zip(blocks).zip(bounds).for_each(|((g, blocks), hi)| {
+                let lo = g.lo.min(hi);
+                for (f, block) in blocks.into_iter().enumerate() {
+                    let frame = &input[f * n_in..(f + 1) * n_in];
+                    fill(lo..hi, frame, block);
+                    g.lanes.load(frame);
+                    g.lanes.solve(first && f == 0);
+                    g.lanes.place(&g.outs, block);
                 }
             });
             self.first = false;
         }
         #[cfg(not(feature = "parallel"))]
-        {
-            let n_in = input.len() / frames.max(1);
-            for f in 0..frames {
-                self.map(&input[f * n_in..(f + 1) * n_in], &mut output[f * width..(f + 1) * width]);
-            }
+        for (f, out) in output.chunks_exact_mut(width.max(1)).enumerate() {
+            let frame = &input[f * n_in..(f + 1) * n_in];
+            fill(0..width, frame, out);
+            self.map(frame, out);
         }
     }
 }
@@ -446,12 +473,26 @@ const STEP: usize = 8;
 /// its vector part moved to the output order's axes (each component is
 /// one of the three, times `±1`: exact), then
 /// [`EulerBatch`](crate::rotation::EulerBatch)'s matrix, extraction and
-/// continuity choice (`near_deg`, the one rule) next to the lane's
-/// previous angles, which the results replace.
+/// continuity choice next to the lane's previous angles, which the results
+/// replace, and the angles as they are written ([`snap_angle`]). After the
+/// first frame the continuity choice is `near_deg_fast` (a multiplication
+/// by 1/360 instead of `near_deg`'s divisions, and no gimbal-lock selects
+/// in the extraction), which flags the lanes it cannot be sure to decide
+/// as `near_deg` does (and those in gimbal lock): they are solved again
+/// one by one with `near_deg` itself, so the lanes keep `EulerBatch`'s
+/// bits.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Lanes {
     /// Lanes in use.
     n: usize,
+    /// Per lane in use: the frame index of each factor's angle (for a
+    /// factor without a channel, any index of the frame) ...
+    src: Vec<[usize; 3]>,
+    /// ... and half the sign it is taken with (0 for a factor without a
+    /// channel: its angle is 0).
+    half_sign: Vec<[f64; 3]>,
+    /// Whether a factor of some lane has no channel.
+    any_absent: bool,
     /// Per lane: the input order's parity, the output order's parity, the
     /// product of both, and for each output axis the input factor it is
     /// (0, 1 or 2, as `f64` so that the selects run on the lanes).
@@ -463,13 +504,20 @@ pub(crate) struct Lanes {
     /// `turn` (0, 1 or 2).
     post: Vec<f64>,
     turn: Vec<f64>,
+    /// Whether any lane has a half turn.
+    any_post: bool,
     /// This frame's half angles (degrees), factor order.
     half: [Vec<f64>; 3],
-    /// Whether a half angle of this frame is beyond the exact reduction.
-    huge: bool,
     /// The previous output angles, then (after [`Lanes::solve`]) this
     /// frame's.
     near: [Vec<f64>; 3],
+    /// [`Lanes::solve`]'s angles before they become `near`.
+    out: [Vec<f64>; 3],
+    /// This frame's angles as written ([`snap_angle`]).
+    snapped: [Vec<f64>; 3],
+    /// 1 for a lane the pass could not decide, or with a half angle beyond
+    /// the exact reduction (solved again).
+    redo: Vec<f64>,
 }
 
 impl Lanes {
@@ -477,17 +525,24 @@ impl Lanes {
     pub(crate) fn new(joints: &[Changed]) -> Lanes {
         let n = joints.len();
         let cap = n.div_ceil(STEP).max(1) * STEP;
+        let lanes = || vec![0.0; cap];
         let mut l = Lanes {
             n,
+            src: Vec::with_capacity(n),
+            half_sign: Vec::with_capacity(n),
+            any_absent: false,
             e_in: vec![1.0; cap],
             e_out: vec![1.0; cap],
             g: vec![1.0; cap],
-            pick: [vec![0.0; cap], vec![1.0; cap], vec![2.0; cap]],
-            post: vec![0.0; cap],
-            turn: vec![0.0; cap],
-            half: std::array::from_fn(|_| vec![0.0; cap]),
-            huge: false,
-            near: std::array::from_fn(|_| vec![0.0; cap]),
+            pick: [lanes(), vec![1.0; cap], vec![2.0; cap]],
+            post: lanes(),
+            turn: lanes(),
+            any_post: false,
+            half: std::array::from_fn(|_| lanes()),
+            near: std::array::from_fn(|_| lanes()),
+            out: std::array::from_fn(|_| lanes()),
+            snapped: std::array::from_fn(|_| lanes()),
+            redo: lanes(),
         };
         for (k, c) in joints.iter().enumerate() {
             let (from, to) = (c.from.axes(), c.to.axes());
@@ -501,7 +556,16 @@ impl Lanes {
             if let Some(c) = c.post {
                 l.post[k] = 1.0;
                 l.turn[k] = to.iter().position(|&b| b == c).unwrap_or(0) as f64;
+                l.any_post = true;
             }
+            let any = c.src.iter().flatten().next().copied().unwrap_or(0);
+            l.src.push(c.src.map(|i| i.unwrap_or(any)));
+            // 0.5 · (s · x) and (0.5 · s) · x round alike (s = ±1): the
+            // same half angle.
+            l.half_sign.push(std::array::from_fn(|m| {
+                if c.src[m].is_some() { 0.5 * c.sign[m] } else { 0.0 }
+            }));
+            l.any_absent |= c.src.contains(&None);
         }
         l
     }
@@ -512,6 +576,12 @@ impl Lanes {
         [self.near[0][k], self.near[1][k], self.near[2][k]]
     }
 
+    /// This frame's angles of lane `k` as written ([`snap_angle`] of
+    /// [`Lanes::near`]), after [`Lanes::solve`].
+    fn snapped(&self, k: usize) -> [f64; 3] {
+        [self.snapped[0][k], self.snapped[1][k], self.snapped[2][k]]
+    }
+
     /// Sets the previous output angles of lane `k`.
     pub(crate) fn set_near(&mut self, k: usize, a: [f64; 3]) {
         for (v, x) in self.near.iter_mut().zip(a) {
@@ -519,67 +589,116 @@ impl Lanes {
         }
     }
 
-    /// The half angles of `joints` (this group's) in `frame`.
+    /// The half angles of the lanes' joints in `frame` (a frame of the
+    /// skeleton the joints given to [`Lanes::new`] index).
     #[inline]
-    pub(crate) fn load(&mut self, joints: &[Changed], frame: &[f64]) {
-        let mut huge = false;
-        for (k, c) in joints.iter().enumerate() {
-            for m in 0..3 {
-                let x = match c.src[m] {
-                    Some(i) => 0.5 * (c.sign[m] * frame[i]),
-                    None => 0.0,
-                };
-                huge |= x.abs() >= REDUCE_LIMIT || x.is_nan();
-                self.half[m][k] = x;
-            }
+    pub(crate) fn load(&mut self, frame: &[f64]) {
+        if self.any_absent {
+            self.load_of::<true>(frame);
+        } else {
+            self.load_of::<false>(frame);
         }
-        self.huge = huge;
     }
 
-    /// The lanes' angles, listing order per lane, into `out` (`3 · n`).
+    /// [`Lanes::load`]; `ABSENT` when a factor may have no channel (its
+    /// half angle is then 0).
+    #[inline(always)]
+    fn load_of<const ABSENT: bool>(&mut self, frame: &[f64]) {
+        let n = self.n;
+        let (src, half_sign) = (&self.src[..n], &self.half_sign[..n]);
+        let [h0, h1, h2] = &mut self.half;
+        let (h0, h1, h2) = (&mut h0[..n], &mut h1[..n], &mut h2[..n]);
+        let half = |i: usize, s: f64| {
+            let x = s * frame[i];
+            if ABSENT { select(s != 0.0, x, 0.0) } else { x }
+        };
+        for k in 0..n {
+            let (i, s) = (src[k], half_sign[k]);
+            h0[k] = half(i[0], s[0]);
+            h1[k] = half(i[1], s[1]);
+            h2[k] = half(i[2], s[2]);
+        }
+    }
+
+    /// The lanes' angles as written ([`snap_angle`]) into `block`, lane
+    /// `k`'s at `outs[k]`.
     #[inline]
-    fn store(&self, out: &mut [f64]) {
-        for (k, a) in out.chunks_exact_mut(3).enumerate() {
-            a[0] = self.near[0][k];
-            a[1] = self.near[1][k];
-            a[2] = self.near[2][k];
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    fn place(&self, outs: &[[usize; 3]], block: &mut [f64]) {
+        let [s0, s1, s2] = &self.snapped;
+        for (k, o) in outs.iter().enumerate() {
+            block[o[0]] = s0[k];
+            block[o[1]] = s1[k];
+            block[o[2]] = s2[k];
         }
     }
 
     /// This frame's angles of every lane, closest to the previous ones
-    /// (the principal solutions when `first`).
+    /// (the principal solutions when `first`), on the widest SIMD lanes
+    /// the CPU has.
     pub(crate) fn solve(&mut self, first: bool) {
-        if self.huge {
-            // As `sin_cos_deg` does: `% 360` (exact) first, so that the
-            // lanes give its bits. NaN stays NaN.
+        self.run(first, true);
+    }
+
+    /// [`Lanes::solve`], on SIMD lanes when `simd`, else in the plain loop
+    /// (the same bits).
+    fn run(&mut self, first: bool, simd: bool) {
+        match (first, self.any_post) {
+            (true, true) => pass::<true, true>(self, simd),
+            (true, false) => pass::<true, false>(self, simd),
+            (false, true) => pass::<false, true>(self, simd),
+            (false, false) => pass::<false, false>(self, simd),
+        }
+        self.redo_flagged(first);
+        std::mem::swap(&mut self.near, &mut self.out);
+    }
+
+    /// Solves again, one by one, the lanes the pass flagged: with
+    /// `near_deg` (or without a previous frame when `first`), after
+    /// reducing a huge half angle as `sin_cos_deg` does (`% 360`, exact;
+    /// NaN stays NaN), so that the lane gets its bits.
+    #[cold]
+    fn redo_flagged_lanes(&mut self, first: bool) {
+        let n = self.n;
+        for t in 0..n {
+            if self.redo[t] == 0.0 {
+                continue;
+            }
             for h in &mut self.half {
-                for x in &mut h[..self.n] {
-                    if x.abs() >= REDUCE_LIMIT || x.is_nan() {
-                        *x %= 360.0;
-                    }
+                if is_huge_half(h[t]) {
+                    h[t] %= 360.0;
                 }
             }
-        }
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU supports AVX-512F, as checked just above.
-            #[allow(unsafe_code)]
-            unsafe {
-                lanes_avx512(self, first);
+            let d = self.data(n);
+            let q = if self.any_post {
+                lane_quat_of::<true>(&d, t)
+            } else {
+                lane_quat_of::<false>(&d, t)
+            };
+            let previous = [self.near[0][t], self.near[1][t], self.near[2][t]];
+            let a = extract_unit(quat_matrix(q), self.e_out[t], previous, !first);
+            for ((o, s), x) in self.out.iter_mut().zip(&mut self.snapped).zip(a) {
+                o[t] = x;
+                s[t] = snap_angle(x);
             }
-            return;
         }
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2, as checked just above.
-            #[allow(unsafe_code)]
-            unsafe {
-                lanes_avx2(self, first);
-            }
-            return;
-        }
-        lanes_loop(self, first);
     }
+
+    /// [`Lanes::redo_flagged_lanes`] when a lane is flagged.
+    #[inline]
+    fn redo_flagged(&mut self, first: bool) {
+        if self.redo[..self.n].iter().fold(0, |acc, r| acc | r.to_bits()) != 0 {
+            self.redo_flagged_lanes(first);
+        }
+    }
+}
+
+/// Whether a half angle is beyond the exact reduction's limit, or NaN (its
+/// magnitude's bits at least the limit's).
+#[inline(always)]
+fn is_huge_half(x: f64) -> bool {
+    const LIMIT: u64 = REDUCE_LIMIT.to_bits();
+    x.to_bits() & !(1 << 63) >= LIMIT
 }
 
 /// The parity `e` of an order: `1` for XYZ, YZX, ZXY, else `-1`.
@@ -588,46 +707,137 @@ fn parity(order: RotationOrder) -> f64 {
     if b.index() == (a.index() + 1) % 3 { 1.0 } else { -1.0 }
 }
 
+/// [`lanes_loop`] on the widest SIMD lanes the CPU has (when `simd`).
+fn pass<const FIRST: bool, const POST: bool>(l: &mut Lanes, simd: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if simd && std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU supports AVX-512F, as checked just above.
+        #[allow(unsafe_code)]
+        unsafe {
+            lanes_avx512::<FIRST, POST>(l);
+        }
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if simd && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, as checked just above.
+        #[allow(unsafe_code)]
+        unsafe {
+            lanes_avx2::<FIRST, POST>(l);
+        }
+        return;
+    }
+    let _ = simd;
+    lanes_loop::<FIRST, POST>(l);
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn lanes_avx2(l: &mut Lanes, first: bool) {
-    lanes_loop(l, first);
+fn lanes_avx2<const FIRST: bool, const POST: bool>(l: &mut Lanes) {
+    lanes_loop::<FIRST, POST>(l);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn lanes_avx512(l: &mut Lanes, first: bool) {
-    lanes_loop(l, first);
+fn lanes_avx512<const FIRST: bool, const POST: bool>(l: &mut Lanes) {
+    lanes_loop::<FIRST, POST>(l);
+}
+
+/// Lane `t`'s quaternion in its output order's axes: the half-angle sines
+/// and cosines, the closed-form product in the input order's axes, the
+/// signed permutation to the output order's, and (with `POST`) the half
+/// turn.
+#[inline(always)]
+fn lane_quat_of<const POST: bool>(l: &LaneData<'_>, t: usize) -> [f64; 4] {
+    let (sa, ca) = sin_cos_deg_reduced(l.h0[t]);
+    let (sb, cb) = sin_cos_deg_reduced(l.h1[t]);
+    let (sc, cc) = sin_cos_deg_reduced(l.h2[t]);
+    let v = euler3_quat_lane([sa, sb, sc], [ca, cb, cc], l.e_in[t]);
+    let pick = |k: f64| select(k == 0.0, v[0], select(k == 1.0, v[1], v[2]));
+    let g = l.g[t];
+    let q = [g * pick(l.k0[t]), g * pick(l.k1[t]), g * pick(l.k2[t]), v[3]];
+    if POST { half_turn(q, l.post[t] != 0.0, l.turn[t], l.e_out[t]) } else { q }
+}
+
+/// The inputs of [`lane_quat_of`] of `n` lanes, as slices of one length
+/// (so that the loops over them have no bounds checks).
+struct LaneData<'a> {
+    h0: &'a [f64],
+    h1: &'a [f64],
+    h2: &'a [f64],
+    e_in: &'a [f64],
+    e_out: &'a [f64],
+    g: &'a [f64],
+    k0: &'a [f64],
+    k1: &'a [f64],
+    k2: &'a [f64],
+    post: &'a [f64],
+    turn: &'a [f64],
+}
+
+impl Lanes {
+    /// The first `n` lanes' inputs.
+    #[inline(always)]
+    fn data(&self, n: usize) -> LaneData<'_> {
+        let [h0, h1, h2] = &self.half;
+        let [k0, k1, k2] = &self.pick;
+        LaneData {
+            h0: &h0[..n],
+            h1: &h1[..n],
+            h2: &h2[..n],
+            e_in: &self.e_in[..n],
+            e_out: &self.e_out[..n],
+            g: &self.g[..n],
+            k0: &k0[..n],
+            k1: &k1[..n],
+            k2: &k2[..n],
+            post: &self.post[..n],
+            turn: &self.turn[..n],
+        }
+    }
 }
 
 /// [`Lanes::solve`]'s loop over the lanes in use padded to a multiple of
 /// [`STEP`] (the padding lanes hold finite values; their results are not
-/// read).
+/// read): the first frame's principal angles (`FIRST`), else
+/// [`extract_unit_fast`]'s with its flag in `redo`; `POST` when a lane
+/// has a half turn.
 #[inline(always)]
-fn lanes_loop(l: &mut Lanes, first: bool) {
+fn lanes_loop<const FIRST: bool, const POST: bool>(l: &mut Lanes) {
     let n = l.n.div_ceil(STEP) * STEP;
-    let has_near = !first;
-    let (e_in, e_out, g) = (&l.e_in[..n], &l.e_out[..n], &l.g[..n]);
-    let [k0, k1, k2] = &l.pick;
-    let (k0, k1, k2) = (&k0[..n], &k1[..n], &k2[..n]);
-    let (post, turn) = (&l.post[..n], &l.turn[..n]);
-    let [h0, h1, h2] = &l.half;
-    let (h0, h1, h2) = (&h0[..n], &h1[..n], &h2[..n]);
-    let [p0, p1, p2] = &mut l.near;
-    let (p0, p1, p2) = (&mut p0[..n], &mut p1[..n], &mut p2[..n]);
-    for t in 0..n {
-        let (sa, ca) = sin_cos_deg_reduced(h0[t]);
-        let (sb, cb) = sin_cos_deg_reduced(h1[t]);
-        let (sc, cc) = sin_cos_deg_reduced(h2[t]);
-        let v = euler3_quat_lane([sa, sb, sc], [ca, cb, cc], e_in[t]);
-        let pick = |k: f64| select(k == 0.0, v[0], select(k == 1.0, v[1], v[2]));
-        let q = [g[t] * pick(k0[t]), g[t] * pick(k1[t]), g[t] * pick(k2[t]), v[3]];
-        let q = half_turn(q, post[t] != 0.0, turn[t], e_out[t]);
-        let [a, b, c] = extract_lane(quat_matrix(q), e_out[t], [p0[t], p1[t], p2[t]], has_near);
-        p0[t] = a;
-        p1[t] = b;
-        p2[t] = c;
+    let mut out = std::mem::take(&mut l.out);
+    let mut snapped = std::mem::take(&mut l.snapped);
+    let mut redo = std::mem::take(&mut l.redo);
+    {
+        let [o0, o1, o2] = &mut out;
+        let (o0, o1, o2) = (&mut o0[..n], &mut o1[..n], &mut o2[..n]);
+        let [s0, s1, s2] = &mut snapped;
+        let (s0, s1, s2) = (&mut s0[..n], &mut s1[..n], &mut s2[..n]);
+        let redo = &mut redo[..n];
+        let d = l.data(n);
+        let [p0, p1, p2] = &l.near;
+        let (p0, p1, p2) = (&p0[..n], &p1[..n], &p2[..n]);
+        for t in 0..n {
+            let r = quat_matrix(lane_quat_of::<POST>(&d, t));
+            let previous = [p0[t], p1[t], p2[t]];
+            let ([a, b, c], undecided) = if FIRST {
+                (extract_unit(r, d.e_out[t], previous, false), false)
+            } else {
+                extract_unit_fast(r, d.e_out[t], previous)
+            };
+            let huge = is_huge_half(d.h0[t]) | is_huge_half(d.h1[t]) | is_huge_half(d.h2[t]);
+            o0[t] = a;
+            o1[t] = b;
+            o2[t] = c;
+            s0[t] = snap_angle(a);
+            s1[t] = snap_angle(b);
+            s2[t] = snap_angle(c);
+            redo[t] = select(undecided | huge, 1.0, 0.0);
+        }
     }
+    l.out = out;
+    l.snapped = snapped;
+    l.redo = redo;
 }
 
 /// `q·(0, e·u_m)` when `on` (else `q`), `q` in an order's axes and `u_m`
@@ -721,19 +931,10 @@ mod tests {
                 lanes.set_near(k, p);
                 plain.set_near(k, p);
             }
-            lanes.load(&joints, &frame);
+            lanes.load(&frame);
             lanes.solve(first);
-            plain.load(&joints, &frame);
-            if plain.huge {
-                for h in &mut plain.half {
-                    for x in &mut h[..n] {
-                        if x.abs() >= REDUCE_LIMIT || x.is_nan() {
-                            *x %= 360.0;
-                        }
-                    }
-                }
-            }
-            lanes_loop(&mut plain, first);
+            plain.load(&frame);
+            plain.run(first, false);
             let mut batch = EulerBatch::new();
             for (c, &p) in joints.iter().zip(&near) {
                 let mut s = [0.0; 3];

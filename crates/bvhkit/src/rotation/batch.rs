@@ -640,32 +640,79 @@ pub(crate) fn quat_matrix(q: [f64; 4]) -> [f64; 9] {
 /// ([`near_deg`], or [`principal_deg`] without a previous frame).
 #[inline(always)]
 pub(crate) fn extract(r: [f64; 9], e: f64, previous: [f64; 3], has_near: bool) -> [f64; 3] {
-    let (rad, locked) = extract_rad_lane::<false>(r, e);
+    extract_of::<false>(r, e, previous, has_near)
+}
+
+/// [`extract`] of a matrix [`quat_matrix`] made (a rotation matrix within
+/// rounding, so every `atan2` pair is a unit vector within rounding, or
+/// at gimbal lock the fixed `(0, 1)`): its `atan2`s are [`atan2_unit`],
+/// the same bits.
+#[inline(always)]
+pub(crate) fn extract_unit(r: [f64; 9], e: f64, previous: [f64; 3], has_near: bool) -> [f64; 3] {
+    extract_of::<true>(r, e, previous, has_near)
+}
+
+#[inline(always)]
+fn extract_of<const UNIT: bool>(
+    r: [f64; 9],
+    e: f64,
+    previous: [f64; 3],
+    has_near: bool,
+) -> [f64; 3] {
+    let (rad, locked) = extract_rad_lane::<UNIT, true>(r, e);
     let near = near_deg(rad, locked, e, previous);
     let principal = principal_deg(rad);
     std::array::from_fn(|k| select(has_near, near[k], principal[k]))
+}
+
+/// [`extract_unit`] next to `previous` with [`near_deg_fast`]'s
+/// continuity choice, and without the extraction's gimbal-lock selects:
+/// its angles, and whether they may differ from [`extract_unit`]'s (then
+/// the lane must be solved again by [`extract_unit`]: a matrix in gimbal
+/// lock, or a choice [`near_deg_fast`] could not be sure of). Unflagged,
+/// the same bits.
+#[inline(always)]
+pub(crate) fn extract_unit_fast(r: [f64; 9], e: f64, previous: [f64; 3]) -> ([f64; 3], bool) {
+    let (rad, locked) = extract_rad_lane::<true, false>(r, e);
+    near_deg_fast(rad, locked, previous)
 }
 
 /// [`extract`]'s principal angles in radians and whether the matrix is in
 /// gimbal lock, before the continuity choice. With `UNIT` (a rotation
 /// matrix the lanes made from a normalised quaternion, whose pairs are
 /// unit vectors within rounding) its `atan2`s are [`atan2_unit`]: the same
-/// bits.
+/// bits. Without `LOCKED`, the angles of a matrix in gimbal lock are left
+/// as they come (a caller that flags `locked` lanes and solves them again
+/// with `LOCKED`): the same angles elsewhere, without seven of its selects.
 #[inline(always)]
-fn extract_rad_lane<const UNIT: bool>(r: [f64; 9], e: f64) -> ([f64; 3], bool) {
+fn extract_rad_lane<const UNIT: bool, const LOCKED: bool>(r: [f64; 9], e: f64) -> ([f64; 3], bool) {
     let [r_ii, r_ij, r_ik, r_ji, r_jj, r_jk, r_ki, r_kj, r_kk] = r;
     let cos_b = (r_ii * r_ii + r_ij * r_ij).sqrt();
     let (yb, xb) = (e * r_ik, cos_b);
     let locked = cos_b < GIMBAL_LOCK_EPSILON;
     let (ya, xa) = (-e * r_jk, r_kk);
     let ra = (ya * ya + xa * xa).sqrt();
-    let some = ra > 0.0;
-    let inv = 1.0 / select(some, ra, 1.0);
-    let (sa, ca) = (select(some, ya * inv, 0.0), select(some, xa * inv, 1.0));
+    // ra = 0 only in gimbal lock (where, without LOCKED, nothing is used).
+    let (sa, ca) = if LOCKED {
+        let some = ra > 0.0;
+        let inv = 1.0 / select(some, ra, 1.0);
+        (select(some, ya * inv, 0.0), select(some, xa * inv, 1.0))
+    } else {
+        let inv = 1.0 / ra;
+        (ya * inv, xa * inv)
+    };
     let yc = e * (ca * r_ji + e * sa * r_ki);
     let xc = ca * r_jj + e * sa * r_kj;
-    let (ya, xa) = (select(locked, e * r_kj, ya), select(locked, r_jj, xa));
-    let (yc, xc) = (select(locked, 0.0, yc), select(locked, 1.0, xc));
+    let (ya, xa, yc, xc) = if LOCKED {
+        (
+            select(locked, e * r_kj, ya),
+            select(locked, r_jj, xa),
+            select(locked, 0.0, yc),
+            select(locked, 1.0, xc),
+        )
+    } else {
+        (ya, xa, yc, xc)
+    };
     ([atan2_if::<UNIT>(ya, xa), atan2_if::<UNIT>(yb, xb), atan2_if::<UNIT>(yc, xc)], locked)
 }
 
@@ -1566,7 +1613,11 @@ fn unwrap_deg_fast<const SIGNED_ZERO: bool>(x: f64, target: f64) -> (f64, bool) 
 #[inline(always)]
 // `!(a > b)` on purpose: NaN distances are a close call.
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
-fn near_deg_fast(rad: [f64; 3], locked: bool, previous_deg: [f64; 3]) -> ([f64; 3], bool) {
+pub(crate) fn near_deg_fast(
+    rad: [f64; 3],
+    locked: bool,
+    previous_deg: [f64; 3],
+) -> ([f64; 3], bool) {
     let (a, b, c) = (rad[0].to_degrees(), rad[1].to_degrees(), rad[2].to_degrees());
     let [pa, pb, pc] = previous_deg;
     let (f0, t_f0) = unwrap_deg_fast::<true>(a, pa);

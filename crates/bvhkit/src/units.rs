@@ -325,13 +325,50 @@ impl UnitGuess {
     /// positions of its frames (computed one frame at a time, not kept),
     /// or of its [`rest_pose`] when it has no frames.
     #[must_use]
+    ///
+    /// The frames' sizes are computed on rayon's pool (with the `parallel`
+    /// feature), runs of frames on SIMD lanes (`Kinematics::positions_many`,
+    /// the bits of `positions_with`): the sizes, so the guess, are those of
+    /// one frame at a time.
     pub fn of_bvh(bvh: &Bvh, mode: PositionChannels) -> UnitGuess {
         let m = bvh.motion();
-        let mut sizes = FrameSizes::new(bvh.skeleton(), mode);
-        for f in 0..m.n_frames() {
-            sizes.push(m.frame(f));
+        let n = m.n_frames();
+        if n == 0 {
+            return FrameSizes::new(bvh.skeleton(), mode).guess();
         }
-        sizes.guess()
+        let fk = Kinematics::new(bvh.skeleton(), mode);
+        let (joints, width) = (fk.len(), m.n_channels());
+        // Frames per run of `positions_many`, runs per piece of work.
+        const RUN: usize = 64;
+        const PIECE: usize = 4 * RUN;
+        let work =
+            |first: usize, sizes: &mut [f64], (lanes, pose): &mut (crate::FkLanes, Vec<DVec3>)| {
+                for (r, out) in sizes.chunks_mut(RUN).enumerate() {
+                    let f = first + r * RUN;
+                    pose.resize(out.len() * joints, DVec3::ZERO);
+                    fk.positions_many(&m.values()[f * width..(f + out.len()) * width], lanes, pose);
+                    for (s, p) in out.iter_mut().zip(pose.chunks_exact(joints.max(1))) {
+                        *s = pose_size(p);
+                    }
+                }
+            };
+        let mut sizes = vec![0.0; n];
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            sizes.par_chunks_mut(PIECE).enumerate().for_each_init(
+                || (fk.lanes_scratch(), Vec::new()),
+                |state, (k, out)| work(k * PIECE, out, state),
+            );
+        }
+        #[cfg(not(feature = "parallel"))]
+        {
+            let mut state = (fk.lanes_scratch(), Vec::new());
+            for (k, out) in sizes.chunks_mut(PIECE).enumerate() {
+                work(k * PIECE, out, &mut state);
+            }
+        }
+        UnitGuess::of_size(median_size(sizes))
     }
 
     /// Metres per file unit for display: the guessed unit's size when it

@@ -265,3 +265,29 @@ fn positions_many_is_positions_with_bit_for_bit() {
     }
     check("odd_channel_layouts, large angles", &Bvh::parse(&more).unwrap());
 }
+
+/// `UnitGuess::of_bvh` (frame sizes on the pool, runs of frames on SIMD
+/// lanes) is the guess of the frames met one at a time (`FrameSizes`,
+/// which streaming callers use), size bit for bit, on every corpus file
+/// that parses, in both readings of position channels.
+#[test]
+fn the_unit_guess_of_a_whole_clip_is_the_one_of_its_frames_one_by_one() {
+    use bvhkit::units::{FrameSizes, UnitGuess};
+    let mut checked = 0;
+    for path in corpus_files() {
+        let Ok((bvh, _)) = ReadOptions::new().read_path(&path) else { continue };
+        for mode in [PositionChannels::Replace, PositionChannels::Add] {
+            let mut one_by_one = FrameSizes::new(bvh.skeleton(), mode);
+            for f in bvh.motion().frames() {
+                one_by_one.push(f);
+            }
+            let (a, b) = (UnitGuess::of_bvh(&bvh, mode), one_by_one.guess());
+            assert_eq!(a.size.to_bits(), b.size.to_bits(), "{} {mode:?}", stem(&path));
+            assert_eq!(a.units, b.units, "{} {mode:?}", stem(&path));
+            checked += 1;
+        }
+    }
+    if corpus_dir().is_some() {
+        assert!(checked >= 72, "{checked}");
+    }
+}

@@ -703,17 +703,31 @@ fn extract_rad_lane<const UNIT: bool, const LOCKED: bool>(r: [f64; 9], e: f64) -
     };
     let yc = e * (ca * r_ji + e * sa * r_ki);
     let xc = ca * r_jj + e * sa * r_kj;
-    let (ya, xa, yc, xc) = if LOCKED {
-        (
-            select(locked, e * r_kj, ya),
-            select(locked, r_jj, xa),
-            select(locked, 0.0, yc),
-            select(locked, 1.0, xc),
-        )
-    } else {
-        (ya, xa, yc, xc)
-    };
+    let [ya, xa, yc, xc] = locked_pairs::<LOCKED>(locked, [ya, xa, yc, xc], e, r_kj, r_jj);
     ([atan2_if::<UNIT>(ya, xa), atan2_if::<UNIT>(yb, xb), atan2_if::<UNIT>(yc, xc)], locked)
+}
+
+/// The first and third angles' `atan2` pairs `[y_a, x_a, y_c, x_c]`, with
+/// `LOCKED` those of gimbal lock where `locked` (the whole turn about the
+/// first axis, `(e·r_kj, r_jj)`, none about the third).
+#[inline(always)]
+fn locked_pairs<const LOCKED: bool>(
+    locked: bool,
+    pairs: [f64; 4],
+    e: f64,
+    r_kj: f64,
+    r_jj: f64,
+) -> [f64; 4] {
+    if !LOCKED {
+        return pairs;
+    }
+    let [ya, xa, yc, xc] = pairs;
+    [
+        select(locked, e * r_kj, ya),
+        select(locked, r_jj, xa),
+        select(locked, 0.0, yc),
+        select(locked, 1.0, xc),
+    ]
 }
 
 /// The matrix of the quaternion `q` scaled by `n = |q|²`, with `n` and
@@ -779,16 +793,7 @@ fn extract_rad_mix<const LOCKED: bool>(r: [f64; 9], n: f64, e: f64) -> ([f64; 3]
     };
     let yc = e * (ca * r_ji + e * sa * r_ki);
     let xc = ca * r_jj + e * sa * r_kj;
-    let (ya, xa, yc, xc) = if LOCKED {
-        (
-            select(locked, e * r_kj, ya),
-            select(locked, r_jj, xa),
-            select(locked, 0.0, yc),
-            select(locked, 1.0, xc),
-        )
-    } else {
-        (ya, xa, yc, xc)
-    };
+    let [ya, xa, yc, xc] = locked_pairs::<LOCKED>(locked, [ya, xa, yc, xc], e, r_kj, r_jj);
     ([atan2_mix(ya, xa), atan2_mix(yb, xb), atan2_mix(yc, xc)], locked)
 }
 

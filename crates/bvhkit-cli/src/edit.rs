@@ -71,8 +71,10 @@ Every transform but --reverse, --fps and --height (which need the whole clip
 in memory) streams in constant memory from a memory-mapped file. Some look at
 frames before streaming, reading a regular file twice: --up and the
 root-motion transforms without --source-up (the up axis is detected on frames
-spread over the clip), --units without --source-units (the unit is guessed
-from every frame's size), the root-motion transforms (the carrier),
+spread over the clip; behind --frames and --every alone, only those frames'
+lines are read first, and the stream checks them), --units without
+--source-units (the unit is guessed from every frame's size), the root-motion
+transforms (the carrier),
 --rest-pose FRAME and --mirror (when its plane comes from the first frame);
 from standard input or a pipe, which cannot be read twice, they load the
 whole clip.")]
@@ -233,7 +235,8 @@ impl Transform {
     /// over a mapped file): the root-motion transforms (the carrier, the
     /// first frame, and the up axis unless `--source-up` gives it), `--up`
     /// without `--source-up` (the up axis, detected on frames spread over
-    /// the clip: a whole pass), `--units` without `--source-units` (the
+    /// the clip: their lines alone behind frame steps only, else a whole
+    /// pass), `--units` without `--source-units` (the
     /// unit guess, from every frame's size: a whole pass), `--rest-pose FRAME` and the mirror (whose
     /// plane may come from the first frame, when the whole clip takes
     /// over). Standard input and pipes, read once, take the whole clip
@@ -907,21 +910,74 @@ struct Lookahead<'a> {
 
 impl Lookahead<'_> {
     /// [`detect_up`] of the frames as they leave `steps` (frames of `n_in`
-    /// values in, of `skel`'s channels out), in one pass that keeps only the
-    /// sampled frames (`crate::clip::detect_up_in_one_pass`); `None` when the number of
+    /// values in, of `skel`'s channels out); `None` when the number of
     /// frames differs from the one `declared` promised through the steps,
     /// on which the sample was chosen (the whole clip then decides).
+    ///
+    /// When `steps` are frame steps only (`--frames`, `--every`) and no
+    /// later step can stop the reading (`later_stops`: a later `--frames`
+    /// with an end), the sampled frames are read from their own lines
+    /// alone ([`Lookahead::sampled_up`]) and `checks` gets what the real
+    /// pass must confirm; otherwise (or when the lines are not the frames)
+    /// in one pass over the whole motion that keeps only the sampled frames
+    /// (`crate::clip::detect_up_in_one_pass`).
     fn detect_up(
         &self,
         steps: &[Step],
         n_in: usize,
         skel: &Skeleton,
         declared: Option<u64>,
+        later_stops: bool,
+        checks: &mut Vec<SampleCheck>,
     ) -> Result<Option<UpAxis>> {
+        if !later_stops && let Some((up, check)) = self.sampled_up(steps, n_in, skel, declared)? {
+            checks.push(check);
+            return Ok(Some(up));
+        }
         let n = expected_frames(steps, declared);
         crate::clip::detect_up_in_one_pass(skel, n, |each| {
             self.frames(steps, n_in, skel.n_channels(), each)
         })
+    }
+
+    /// [`detect_up`] of the frames [`bvhkit::edit::axes::sampled_frames`]
+    /// names among the `declared` frames as they leave `steps`, which must
+    /// be frame steps only: the input frames they come from, found by
+    /// index arithmetic, are read from their lines alone
+    /// ([`ReadOptions::sample_frames`], no other frame is parsed), with
+    /// the [`SampleCheck`] that the real pass must pass for the answer to
+    /// be the whole clip's. `None` when a step is a map or the motion's
+    /// lines are visibly not its frames.
+    fn sampled_up(
+        &self,
+        steps: &[Step],
+        n_in: usize,
+        skel: &Skeleton,
+        declared: Option<u64>,
+    ) -> Result<Option<(UpAxis, SampleCheck)>> {
+        let expected = expected_frames(steps, declared);
+        let wanted = bvhkit::edit::axes::sampled_frames(expected);
+        let Some(frames) = input_frames(steps, &wanted) else { return Ok(None) };
+        if skel.n_channels() != n_in {
+            return Ok(None);
+        }
+        let located = |e: bvhkit::Error| anyhow!(located(self.input, &e));
+        let Some(values) = self.opts.sample_frames(self.bytes, &frames).map_err(located)? else {
+            return Ok(None);
+        };
+        let sampled: Vec<&[f64]> = values.chunks_exact(n_in.max(1)).collect();
+        let up = bvhkit::edit::axes::detect_up_sampled(skel, &sampled[..frames.len()]);
+        let check = SampleCheck {
+            frames,
+            values,
+            width: n_in,
+            prefix: steps.to_vec(),
+            expected,
+            read: 0,
+            met: 0,
+            same: true,
+        };
+        Ok(Some((up, check)))
     }
 
     /// Reads the frames again from the start through `steps` (a copy: the
@@ -956,6 +1012,94 @@ impl Lookahead<'_> {
     }
 }
 
+/// The input frames a first pass read from their lines alone
+/// ([`Lookahead::sampled_up`]), to be compared with the frames the real
+/// pass reads: the answer they gave is the whole clip's only when they are
+/// the very frames the reader hands out, and the frame steps before the
+/// transform left the number of frames the sample was chosen on.
+#[derive(Clone)]
+struct SampleCheck {
+    /// Input frame numbers, ascending.
+    frames: Vec<usize>,
+    /// Their values as the first pass read them, `width` each.
+    values: Vec<f64>,
+    width: usize,
+    /// The frame steps before the transform (not yet moved on).
+    prefix: Vec<Step>,
+    /// The frames `prefix` was expected to leave.
+    expected: usize,
+    /// Input frames the real pass has read.
+    read: usize,
+    /// Sampled frames met so far.
+    met: usize,
+    /// Whether every frame met had the first pass's bits.
+    same: bool,
+}
+
+impl SampleCheck {
+    /// Compares the sampled frames among the next batch of `frames` input
+    /// frames (`batch`, `width` values each).
+    fn batch(&mut self, frames: usize, batch: &[f64]) {
+        let end = self.read + frames;
+        while let Some(&f) = self.frames.get(self.met).filter(|&&f| f < end) {
+            let w = self.width;
+            let got = &batch[(f - self.read) * w..][..w];
+            let first = &self.values[self.met * w..][..w];
+            self.same &= got.iter().zip(first).all(|(a, b)| a.to_bits() == b.to_bits());
+            self.met += 1;
+        }
+        self.read = end;
+    }
+
+    /// Whether the first pass's answer is the whole clip's, once the real
+    /// pass is over (`ended`: it read to the end of the input, rather than
+    /// stopping where a frame range was past): every sampled frame was met
+    /// with the same bits, and the frame steps left the expected number of
+    /// frames (counted on the frames read, which is all of them when the
+    /// reading ended, or when a frame range of the steps themselves was
+    /// past).
+    fn holds(&self, ended: bool) -> bool {
+        self.same
+            && self.met == self.frames.len()
+            && (ended || steps_past(&self.prefix, self.read))
+            && frames_after(&self.prefix, self.read) == self.expected
+    }
+}
+
+/// The input frames that frame steps (`--frames`, `--every`) turn into
+/// their output frames `wanted` (ascending, so are they); `None` when a
+/// step is a map (which could change the values) or the numbers overflow.
+fn input_frames(steps: &[Step], wanted: &[usize]) -> Option<Vec<usize>> {
+    wanted
+        .iter()
+        .map(|&k| {
+            steps.iter().rev().try_fold(k, |k, step| match step {
+                Step::Range(r, _) => k.checked_add(r.first()),
+                Step::Every(n, _) => k.checked_mul(*n),
+                Step::Map(..) => None,
+            })
+        })
+        .collect()
+}
+
+/// Whether frame steps that have met `n` input frames are past a frame
+/// range of theirs, so that no later input frame can leave them.
+fn steps_past(steps: &[Step], mut n: usize) -> bool {
+    for step in steps {
+        match step {
+            Step::Range(r, _) => {
+                if n > 0 && r.past(n - 1) {
+                    return true;
+                }
+                n = r.count_in(n);
+            }
+            Step::Every(e, _) => n = n.div_ceil((*e).max(1)),
+            Step::Map(..) => {}
+        }
+    }
+    false
+}
+
 /// [`edit_stream`] on a reader; `again` reads the input again from the
 /// start for the transforms that look at frames first (`None`: they need
 /// the whole clip).
@@ -980,6 +1124,8 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
     let mut notes_of: Vec<Vec<String>> = vec![Vec::new(); plan.len()];
     let mut steps: Vec<Step> = Vec::with_capacity(plan.len());
     let mut map_of: Vec<usize> = Vec::with_capacity(plan.len());
+    // What the real pass must confirm of frames read from their lines alone.
+    let mut checks: Vec<SampleCheck> = Vec::new();
     for (i, t) in plan.iter().enumerate() {
         let notes = &mut notes_of[i];
         let stage = match t {
@@ -1066,7 +1212,15 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                     Some(a) => a,
                     None => {
                         let Some(again) = again else { return Err(NeedsWholeClip.into()) };
-                        let up = again.detect_up(&steps, n_in, &skel, declared)?;
+                        let later_stops = stops_reading(&plan[i + 1..]);
+                        let up = again.detect_up(
+                            &steps,
+                            n_in,
+                            &skel,
+                            declared,
+                            later_stops,
+                            &mut checks,
+                        )?;
                         let Some(up) = up else { return Err(NeedsWholeClip.into()) };
                         detected_up(up, input, notes)?
                     }
@@ -1078,7 +1232,15 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 let up = match args.source_up {
                     Some(a) => a,
                     None => {
-                        let up = again.detect_up(&steps, n_in, &skel, declared)?;
+                        let later_stops = stops_reading(&plan[i + 1..]);
+                        let up = again.detect_up(
+                            &steps,
+                            n_in,
+                            &skel,
+                            declared,
+                            later_stops,
+                            &mut checks,
+                        )?;
                         let Some(up) = up else { return Err(NeedsWholeClip.into()) };
                         root_up(up, input, notes)
                     }
@@ -1139,6 +1301,8 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
         }
     };
     let mut n_out = 0usize;
+    // Whether the reading went on to the end (no frame range stopped it).
+    let mut ended = true;
     std::thread::scope(|scope| -> Result<()> {
         // A thread of its own writes each batch's formatted pieces while
         // this one maps and formats the next (the buffers come back to be
@@ -1159,7 +1323,11 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
         });
         let mut a: Vec<f64> = Vec::new();
         let read = crate::io::read_batches(&mut rdr, |frames, batch| {
+            for c in &mut checks {
+                c.batch(frames, batch);
+            }
             let left = run_steps(&mut steps, frames, batch, n_in, &mut a);
+            ended = left.more;
             let values = if left.in_batch { batch } else { &a[..] };
             let mut pieces = crate::io::take_free(&empty_rx);
             format_frames(&opts, values, left.count, n_width, &mut pieces)?;
@@ -1177,6 +1345,11 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
         read.map_err(located)
     })?;
     if steps.iter().any(|s| matches!(s, Step::Map(m, _) if m.get().failed())) {
+        return Err(NeedsWholeClip.into());
+    }
+    // Frames read from their lines alone that were not the reader's (or a
+    // count other than the sample's): the whole clip decides.
+    if !checks.iter().all(|c| c.holds(ended)) {
         return Err(NeedsWholeClip.into());
     }
     let maps = steps.iter().filter_map(|s| if let Step::Map(m, _) = s { Some(m) } else { None });
@@ -1211,11 +1384,21 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
     Ok(notes)
 }
 
+/// Whether one of `plan`'s transforms can stop the reading before the end
+/// of the input (a frame range with an end).
+fn stops_reading(plan: &[Transform]) -> bool {
+    plan.iter().any(|t| matches!(t, Transform::Frames(r) if r.is_bounded()))
+}
+
 /// The frames `steps` should leave of the `declared` input frames, to size
 /// the header's room before any frame is read (a wrong guess costs a copy
 /// of the frames, never a wrong output).
 fn expected_frames(steps: &[Step], declared: Option<u64>) -> usize {
-    let mut n = crate::clip::frame_count(declared);
+    frames_after(steps, crate::clip::frame_count(declared))
+}
+
+/// The frames `steps` leave of `n` input frames.
+fn frames_after(steps: &[Step], mut n: usize) -> usize {
     for step in steps {
         n = match step {
             Step::Range(r, _) => r.count_in(n),
@@ -1340,6 +1523,68 @@ mod tests {
             ["bvh", "edit", "in.bvh", "-o", "out.bvh"].iter().chain(args).map(Into::into).collect();
         let m = crate::Cli::command().try_get_matches_from(&raw)?;
         transforms(m.subcommand_matches("edit").context("edit")?, &raw)
+    }
+
+    /// A check of input frames `frames` (one value each, the frame's
+    /// number) behind the frame steps `prefix`, expecting `expected`
+    /// frames out of them.
+    fn check(frames: &[usize], prefix: Vec<Step>, expected: usize) -> SampleCheck {
+        SampleCheck {
+            frames: frames.to_vec(),
+            values: frames.iter().map(|&f| f as f64).collect(),
+            width: 1,
+            prefix,
+            expected,
+            read: 0,
+            met: 0,
+            same: true,
+        }
+    }
+
+    /// `check` after a pass over input frames `0..n` (frame `f` holding
+    /// `f`, but `bad`'s bits changed) in batches of `batch` frames.
+    fn passed(mut check: SampleCheck, n: usize, batch: usize, bad: Option<usize>) -> SampleCheck {
+        let values: Vec<f64> =
+            (0..n).map(|f| if Some(f) == bad { -(f as f64) - 0.5 } else { f as f64 }).collect();
+        for b in values.chunks(batch) {
+            check.batch(b.len(), b);
+        }
+        check
+    }
+
+    #[test]
+    fn sampled_frames_are_confirmed_by_the_pass_or_refused() {
+        let r = |s: &str| Step::Range(s.parse().unwrap(), 0);
+        // Output frame k of `--frames 10.. --every 3` is input 10 + 3k.
+        let steps = vec![r("10.."), Step::Every(3, 0)];
+        assert_eq!(input_frames(&steps, &[0, 1, 5]), Some(vec![10, 13, 25]));
+        assert_eq!(input_frames(&[Step::Every(2, 0), r("4..")], &[0, 1]), Some(vec![8, 10]));
+        assert_eq!(input_frames(&[Step::Every(usize::MAX, 0)], &[2]), None);
+        // 100 input frames leave 30 of those steps; the sample is chosen on 30.
+        assert_eq!(frames_after(&steps, 100), 30);
+        let wanted = input_frames(&steps, &bvhkit::edit::axes::sampled_frames(30)).unwrap();
+        let fresh = || check(&wanted, steps.clone(), 30);
+        for batch in [1, 7, 100] {
+            assert!(passed(fresh(), 100, batch, None).holds(true));
+            // One sampled frame's bits differ: refused; another frame's: fine.
+            assert!(!passed(fresh(), 100, batch, Some(wanted[4])).holds(true));
+            assert!(passed(fresh(), 100, batch, Some(wanted[4] + 1)).holds(true));
+        }
+        // Another count of frames, or a sampled frame never met; but 98
+        // input frames leave the same 30 frames of the steps.
+        assert!(!passed(fresh(), 101, 10, None).holds(true));
+        assert!(!passed(fresh(), 97, 10, None).holds(true));
+        assert!(passed(fresh(), 98, 10, None).holds(true));
+        assert!(!passed(fresh(), 90, 10, None).holds(true));
+        // Reading that stopped early: fine when a range of the steps was
+        // past (nothing later can leave them), not otherwise.
+        let bounded = vec![r("10..40"), Step::Every(3, 0)];
+        let wanted = input_frames(&bounded, &bvhkit::edit::axes::sampled_frames(10)).unwrap();
+        assert!(passed(check(&wanted, bounded.clone(), 10), 50, 25, None).holds(false));
+        assert!(passed(check(&wanted, bounded.clone(), 10), 41, 41, None).holds(false));
+        assert!(!passed(check(&wanted, bounded, 10), 40, 40, None).holds(false));
+        let wanted = input_frames(&steps, &bvhkit::edit::axes::sampled_frames(30)).unwrap();
+        assert!(!passed(check(&wanted, steps, 30), 100, 100, None).holds(false));
     }
 
     #[test]

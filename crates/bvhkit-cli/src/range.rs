@@ -92,6 +92,11 @@ impl FrameRange {
         self.end.is_some_and(|e| f >= e)
     }
 
+    /// Whether the range ends (so that reading can stop once it is past).
+    pub(crate) fn is_bounded(self) -> bool {
+        self.end.is_some()
+    }
+
     /// How many of the frames `0..n` the range holds.
     pub(crate) fn count_in(self, n: usize) -> usize {
         self.end.unwrap_or(n).min(n).saturating_sub(self.first())

@@ -104,6 +104,14 @@ fn plans(input: &Path, bvh: Option<&Bvh>) -> Vec<Vec<String>> {
         vec!["--frames", "3..", "--every", "2", "--up", "y"],
         vec!["--scale", "2", "--up", "y", "--in-place-root"],
         vec!["--units", "m", "--extract-root", "--up", "y"],
+        // Detected from the sampled frames' lines alone, through frame
+        // steps; and with a later range that stops the reading (a whole
+        // first pass then).
+        vec!["--every", "3", "--up", "z"],
+        vec!["--frames", "2..40", "--in-place-root"],
+        vec!["--frames", "1..", "--every", "2", "--frames", "..30", "--extract-root"],
+        vec!["--up", "z", "--frames", "..5"],
+        vec!["--in-place-root", "--frames", "3..9", "--up", "x"],
     ];
     let remove = bvh.and_then(joint_to_remove);
     if let Some(j) = &remove {
@@ -213,6 +221,61 @@ fn edit_streams_a_clip_whose_top_joint_stands_still_with_the_same_carrier() {
     let m = held.motion();
     assert!(m.frames().all(|f| f[6] == 0.0), "Hips' X channel is not held in place");
     assert_eq!(m.frame(39_999)[0..6], bvh.motion().frame(39_999)[0..6]);
+}
+
+/// A Y-up clip of 20 frames whose lines are not all frames: line 3 holds
+/// a value too few and line 7 one too many, so the reader takes frames 4
+/// to 6 one value later than their lines: those frames lie on their backs
+/// (the root's X rotation becomes 90) while their lines stand upright. The
+/// up axis is detected on frames 0, 1, 2, 4, 5, 6, 8, ... (none of them
+/// line 3 or 7), so reading the sampled lines alone sees 15 upright
+/// frames where the clip has 12.
+fn shifted_lines_text() -> String {
+    let mut t = String::from(
+        "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 90 0\n\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+         \tJOINT Head\n\t{\n\t\tOFFSET 0 60 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+         \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 10 0\n\t\t}\n\t}\n\
+         \tJOINT LeftFoot\n\t{\n\t\tOFFSET 10 -85 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+         \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 0 10\n\t\t}\n\t}\n\
+         \tJOINT RightFoot\n\t{\n\t\tOFFSET -10 -85 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+         \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 0 10\n\t\t}\n\t}\n}\n\
+         MOTION\nFrames: 20\nFrame Time: 0.04\n",
+    );
+    let upright = "0 90 0 0 0 0 1 2 3 4 5 6 7 8 9";
+    for line in 0..20 {
+        t.push_str(match line {
+            3 => "0 90 0 0 0 0 1 2 3 4 5 6 7 8",
+            // Upright as a line (a turn about Y), on its back one value on.
+            4..=6 => "0 90 0 0 0 90 0 0 0 0 0 0 0 0 0",
+            7 => "0 0 90 0 0 0 1 2 3 4 5 6 7 8 9 10",
+            _ => upright,
+        });
+        t.push('\n');
+    }
+    t
+}
+
+#[test]
+fn frames_read_from_their_lines_alone_are_checked_against_the_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("shifted.bvh");
+    std::fs::write(&input, shifted_lines_text()).unwrap();
+    let bvh = bvhkit::ReadOptions::new().lenient(true).read_path(&input).unwrap().0;
+    assert_eq!(bvh.motion().frame(4)[4], 90.0, "frame 4 is not shifted");
+    for flags in [
+        vec!["--up", "z"],
+        vec!["--in-place-root"],
+        vec!["--every", "1", "--up", "y"],
+        vec!["--root-to-origin", "--up", "x"],
+    ] {
+        let flags: Vec<String> = flags.into_iter().map(String::from).collect();
+        // The notes say what the whole clip detects (the streamed edit
+        // gave up after its pass and loaded the whole clip), bytes the same.
+        assert!(same_streamed_and_whole(&input, dir.path(), &flags, 2), "{flags:?} failed");
+    }
+    let out = dir.path().join("out.bvh");
+    let o = edit(2, &input, &out, &["--up".into(), "z".into()]);
+    assert!(stderr(&o).contains("in 12 of 15 frames"), "{}", stderr(&o));
 }
 
 #[test]

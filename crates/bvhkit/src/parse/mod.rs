@@ -1,6 +1,7 @@
 //! Reading BVH text: [`ReadOptions`] and the streaming [`FrameReader`].
 
 mod header;
+mod sample;
 mod scan;
 mod stream;
 

@@ -984,8 +984,8 @@ impl Lookahead<'_> {
     /// stream's own steps are not moved on), handing each frame they leave
     /// (of `width` values) to `each` until it says it has seen enough, the
     /// steps keep no later frame, or the frames end. Reading stops there:
-    /// most clips decide in their first batch. A reading thread parses the
-    /// batches while this one runs the steps and `each` on the one before
+    /// most clips decide in their first batch. The next batch is parsed
+    /// while the steps and `each` run on the one before
     /// ([`crate::io::read_batches`]).
     fn frames(
         &self,
@@ -994,6 +994,20 @@ impl Lookahead<'_> {
         width: usize,
         mut each: impl FnMut(&[f64]) -> bool + Send,
     ) -> Result<()> {
+        self.batches(steps, n_in, |count, values| {
+            (0..count).any(|k| each(&values[k * width..(k + 1) * width]))
+        })
+    }
+
+    /// [`Lookahead::frames`] a batch at a time: `each(count, values)` gets
+    /// the frames of each batch that `steps` leave, one after the other,
+    /// and says whether it has seen enough.
+    fn batches(
+        &self,
+        steps: &[Step],
+        n_in: usize,
+        mut each: impl FnMut(usize, &[f64]) -> bool + Send,
+    ) -> Result<()> {
         let located = |e: bvhkit::Error| anyhow!(located(self.input, &e));
         let mut rdr = self.opts.frame_reader_slice(self.bytes).map_err(located)?;
         let mut steps = steps.to_vec();
@@ -1001,10 +1015,8 @@ impl Lookahead<'_> {
         let read = crate::io::read_batches(&mut rdr, |n, batch| {
             let left = run_steps(&mut steps, n, batch, n_in, &mut a);
             let values = if left.in_batch { batch } else { &a[..] };
-            for k in 0..left.count {
-                if each(&values[k * width..(k + 1) * width]) {
-                    return Ok(false);
-                }
+            if each(left.count, values) {
+                return Ok(false);
             }
             Ok(left.more)
         })?;
@@ -1158,8 +1170,12 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 let guess = || -> Result<UnitGuess> {
                     let Some(again) = again else { return Err(NeedsWholeClip.into()) };
                     let mut sizes = FrameSizes::new(&skel, mode);
-                    again.frames(&steps, n_in, skel.n_channels(), |f| {
-                        sizes.push(f);
+                    // Each batch's frames measured eight at a time on SIMD
+                    // lanes while the next batch is parsed
+                    // (`crate::io::read_batches`).
+                    let w = skel.n_channels();
+                    again.batches(&steps, n_in, |count, values| {
+                        sizes.push_many(count, &values[..count * w]);
                         false
                     })?;
                     Ok(sizes.guess())

@@ -324,9 +324,15 @@ pub struct InPlace {
     setup: Setup,
     output: Skeleton,
     jc: JointChannels,
-    parent: Option<usize>,
+    /// Forward kinematics of the carrier and its ancestors only (root
+    /// first, the carrier last), on the frame's channels `gather` picks
+    /// into `compact`: their world transforms are the whole skeleton's.
+    chain: Kinematics,
+    gather: Vec<usize>,
+    compact: Vec<f64>,
     start: DVec3,
     up: SignedAxis,
+    /// The chain's world transforms.
     world: Vec<DAffine3>,
     failed: bool,
 }
@@ -344,26 +350,29 @@ impl InPlace {
         up: SignedAxis,
     ) -> Result<InPlace> {
         let setup = Setup::for_stream(skeleton, carrier, first)?;
-        let mut world = vec![DAffine3::IDENTITY; skeleton.len()];
         let c = setup.carrier;
-        let start = match first {
-            Some(f) => {
-                setup.fk.world(f, &mut world);
-                world[c].translation
-            }
-            None => DVec3::ZERO,
-        };
-        let joint = skeleton.joint(JointId::new(c));
-        Ok(InPlace {
+        let mut ancestors = vec![c];
+        while let Some(p) = skeleton.joint(JointId::new(ancestors[ancestors.len() - 1])).parent() {
+            ancestors.push(p.index());
+        }
+        ancestors.reverse();
+        let (chain, gather) = setup.fk.subset(&ancestors);
+        let mut map = InPlace {
             output: skeleton.clone(),
-            jc: JointChannels::of(joint),
-            parent: joint.parent().map(|p| p.index()),
-            start,
+            jc: JointChannels::of(skeleton.joint(JointId::new(c))),
+            compact: vec![0.0; gather.len()],
+            world: vec![DAffine3::IDENTITY; ancestors.len()],
+            chain,
+            gather,
+            start: DVec3::ZERO,
             up,
-            world,
             setup,
             failed: false,
-        })
+        };
+        if let Some(f) = first {
+            map.start = map.carrier_world(f).1.translation;
+        }
+        Ok(map)
     }
 
     /// Whether a frame's carrier could not be held in place.
@@ -371,15 +380,26 @@ impl InPlace {
         self.failed
     }
 
+    /// The world transforms of the carrier's parent (the identity for a
+    /// root) and of the carrier in `frame`.
+    fn carrier_world(&mut self, frame: &[f64]) -> (DAffine3, DAffine3) {
+        for (v, &c) in self.compact.iter_mut().zip(&self.gather) {
+            *v = frame[c];
+        }
+        self.chain.world(&self.compact, &mut self.world);
+        let n = self.world.len();
+        let parent = if n > 1 { self.world[n - 2] } else { DAffine3::IDENTITY };
+        (parent, self.world[n - 1])
+    }
+
     /// Maps one frame; `Err` with how far off the carrier stays when its
     /// channels cannot hold it.
     fn hold(&mut self, src: &[f64], dst: &mut [f64]) -> std::result::Result<(), f64> {
         dst.copy_from_slice(src);
-        self.setup.fk.world(src, &mut self.world);
-        let p = self.world[self.setup.carrier].translation;
+        let (parent, carrier) = self.carrier_world(src);
+        let p = carrier.translation;
         let mut target = self.start;
         target[self.up.axis().index()] = p[self.up.axis().index()];
-        let parent = self.parent.map_or(DAffine3::IDENTITY, |q| self.world[q]);
         let t = parent.inverse().transform_point3(target);
         let miss = self.jc.write_translation(t, PositionChannels::Replace, dst);
         if miss > 1e-9 * self.setup.height { Err(miss) } else { Ok(()) }

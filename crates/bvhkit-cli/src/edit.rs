@@ -1112,6 +1112,24 @@ fn steps_past(steps: &[Step], mut n: usize) -> bool {
     false
 }
 
+/// The up axis a transform detects from the frames as they leave `steps`
+/// ([`Lookahead::detect_up`]; `later` are the transforms after it, whose
+/// frame ranges may stop the reading early): [`NeedsWholeClip`] without a
+/// mapped input or when the sample cannot decide.
+fn up_of(
+    again: Option<Lookahead<'_>>,
+    steps: &[Step],
+    n_in: usize,
+    skel: &Skeleton,
+    declared: Option<u64>,
+    later: &[Transform],
+    checks: &mut Vec<SampleCheck>,
+) -> Result<UpAxis> {
+    let Some(again) = again else { return Err(NeedsWholeClip.into()) };
+    let up = again.detect_up(steps, n_in, skel, declared, stops_reading(later), checks)?;
+    up.ok_or_else(|| NeedsWholeClip.into())
+}
+
 /// [`edit_stream`] on a reader; `again` reads the input again from the
 /// start for the transforms that look at frames first (`None`: they need
 /// the whole clip).
@@ -1227,17 +1245,8 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 let from = match args.source_up {
                     Some(a) => a,
                     None => {
-                        let Some(again) = again else { return Err(NeedsWholeClip.into()) };
-                        let later_stops = stops_reading(&plan[i + 1..]);
-                        let up = again.detect_up(
-                            &steps,
-                            n_in,
-                            &skel,
-                            declared,
-                            later_stops,
-                            &mut checks,
-                        )?;
-                        let Some(up) = up else { return Err(NeedsWholeClip.into()) };
+                        let later = &plan[i + 1..];
+                        let up = up_of(again, &steps, n_in, &skel, declared, later, &mut checks)?;
                         detected_up(up, input, notes)?
                     }
                 };
@@ -1248,16 +1257,9 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 let up = match args.source_up {
                     Some(a) => a,
                     None => {
-                        let later_stops = stops_reading(&plan[i + 1..]);
-                        let up = again.detect_up(
-                            &steps,
-                            n_in,
-                            &skel,
-                            declared,
-                            later_stops,
-                            &mut checks,
-                        )?;
-                        let Some(up) = up else { return Err(NeedsWholeClip.into()) };
+                        let later = &plan[i + 1..];
+                        let up =
+                            up_of(Some(again), &steps, n_in, &skel, declared, later, &mut checks)?;
                         root_up(up, input, notes)
                     }
                 };

@@ -280,11 +280,9 @@ impl FrameSizes {
             return;
         }
         let lanes = self.lanes.get_or_insert_with(|| self.fk.lanes_scratch());
-        for run in frames.chunks(SIZES_RUN * w) {
-            self.run.resize(run.len() / w * joints, DVec3::ZERO);
-            self.fk.positions_many(run, lanes, &mut self.run);
-            self.sizes.extend(self.run.chunks_exact(joints).map(pose_size));
-        }
+        let at = self.sizes.len();
+        self.sizes.resize(at + n, 0.0);
+        measure(&self.fk, lanes, &mut self.run, frames, w, &mut self.sizes[at..]);
     }
 
     /// The guess: of the frames' sizes, or of the rest pose when there
@@ -298,10 +296,32 @@ impl FrameSizes {
     }
 }
 
-/// Frames per call of [`Kinematics::positions_many`] in
-/// [`FrameSizes::push_many`] (their positions stay in the cache until they
-/// are measured).
+/// Frames per call of [`Kinematics::positions_many`] in [`measure`]
+/// (their positions stay in the cache until they are measured).
 const SIZES_RUN: usize = 64;
+
+/// The [`pose_size`] of each frame of `frames` (`width` values each, as
+/// many frames as `sizes` has room for) into `sizes`, the positions
+/// computed [`SIZES_RUN`] frames at a time on SIMD lanes into `run`:
+/// [`FrameSizes::push_many`] and [`UnitGuess::of_bvh`]. `width` and the
+/// skeleton's joints are not zero.
+fn measure(
+    fk: &Kinematics,
+    lanes: &mut crate::FkLanes,
+    run: &mut Vec<DVec3>,
+    frames: &[f64],
+    width: usize,
+    sizes: &mut [f64],
+) {
+    let joints = fk.len();
+    for (frames, out) in frames.chunks(SIZES_RUN * width).zip(sizes.chunks_mut(SIZES_RUN)) {
+        run.resize(out.len() * joints, DVec3::ZERO);
+        fk.positions_many(frames, lanes, run);
+        for (s, p) in out.iter_mut().zip(run.chunks_exact(joints)) {
+            *s = pose_size(p);
+        }
+    }
+}
 
 /// The size of a motion: the median [`pose_size`] of its frames (the lower
 /// middle one for an even count), frames that are a single point left
@@ -367,50 +387,47 @@ impl UnitGuess {
     }
 
     /// The guess for `bvh`: [`UnitGuess::of_positions`] of the world
-    /// positions of its frames (computed one frame at a time, not kept),
-    /// or of its [`rest_pose`] when it has no frames.
-    #[must_use]
+    /// positions of its frames (not kept: one size per frame), or of its
+    /// [`rest_pose`] when it has no frames.
     ///
     /// The frames' sizes are computed on rayon's pool (with the `parallel`
-    /// feature), runs of frames on SIMD lanes (`Kinematics::positions_many`,
-    /// the bits of `positions_with`): the sizes, so the guess, are those of
-    /// one frame at a time.
+    /// feature), runs of frames on SIMD lanes as [`FrameSizes::push_many`]
+    /// measures them (`Kinematics::positions_many`, the bits of
+    /// `positions_with`): the sizes, so the guess, are those of one frame
+    /// at a time.
+    #[must_use]
     pub fn of_bvh(bvh: &Bvh, mode: PositionChannels) -> UnitGuess {
         let m = bvh.motion();
-        let n = m.n_frames();
-        if n == 0 {
-            return FrameSizes::new(bvh.skeleton(), mode).guess();
-        }
+        let (n, width) = (m.n_frames(), m.n_channels());
         let fk = Kinematics::new(bvh.skeleton(), mode);
-        let (joints, width) = (fk.len(), m.n_channels());
-        // Frames per run of `positions_many`, runs per piece of work.
-        const RUN: usize = 64;
-        const PIECE: usize = 4 * RUN;
-        let work =
-            |first: usize, sizes: &mut [f64], (lanes, pose): &mut (crate::FkLanes, Vec<DVec3>)| {
-                for (r, out) in sizes.chunks_mut(RUN).enumerate() {
-                    let f = first + r * RUN;
-                    pose.resize(out.len() * joints, DVec3::ZERO);
-                    fk.positions_many(&m.values()[f * width..(f + out.len()) * width], lanes, pose);
-                    for (s, p) in out.iter_mut().zip(pose.chunks_exact(joints.max(1))) {
-                        *s = pose_size(p);
-                    }
-                }
-            };
+        if n == 0 || width == 0 || fk.is_empty() {
+            let mut sizes = FrameSizes::new(bvh.skeleton(), mode);
+            for f in 0..n {
+                sizes.push(m.frame(f));
+            }
+            return sizes.guess();
+        }
+        // Frames per piece of work: four runs of `measure`.
+        const PIECE: usize = 4 * SIZES_RUN;
+        let work = |k: usize, out: &mut [f64], (lanes, run): &mut (crate::FkLanes, Vec<DVec3>)| {
+            let f = k * PIECE;
+            let frames = &m.values()[f * width..(f + out.len()) * width];
+            measure(&fk, lanes, run, frames, width, out);
+        };
         let mut sizes = vec![0.0; n];
         #[cfg(feature = "parallel")]
         {
             use rayon::prelude::*;
             sizes.par_chunks_mut(PIECE).enumerate().for_each_init(
                 || (fk.lanes_scratch(), Vec::new()),
-                |state, (k, out)| work(k * PIECE, out, state),
+                |st, (k, out)| work(k, out, st),
             );
         }
         #[cfg(not(feature = "parallel"))]
         {
-            let mut state = (fk.lanes_scratch(), Vec::new());
+            let mut st = (fk.lanes_scratch(), Vec::new());
             for (k, out) in sizes.chunks_mut(PIECE).enumerate() {
-                work(k * PIECE, out, &mut state);
+                work(k, out, &mut st);
             }
         }
         UnitGuess::of_size(median_size(sizes))
@@ -530,8 +547,9 @@ mod tests {
         let pts = [DVec3::ZERO, DVec3::new(0.2, 1.6, 0.1), DVec3::new(-0.8, 1.4, 0.0), DVec3::NAN];
         assert!((pose_size(&pts) - 1.6).abs() < 1e-12);
         assert_eq!(pose_size(&[]), 0.0);
-        // Four points at a time and the rest one by one give the box of all
-        // points, the point-by-point answer; a non-finite point is skipped.
+        // Two points at a time (the last one repeated when the count is
+        // odd) give the box of all points, the point-by-point answer; a
+        // non-finite point is skipped.
         let many: Vec<DVec3> = (0..11)
             .map(|k| {
                 let k = f64::from(k);

@@ -567,16 +567,7 @@ impl Sink for NpySink {
         // place, the array first.
         let side = path
             .as_deref()
-            .map(|p| -> Result<crate::io::Output> {
-                let mut side = crate::io::open_output(&sidecar_path(p))?;
-                {
-                    let mut w = BufWriter::new(&mut side);
-                    writeln!(w, "{text}")?;
-                    w.flush()?;
-                }
-                side.start_writeback();
-                Ok(side)
-            })
+            .map(|p| crate::io::write_unsynced(&sidecar_path(p), |w| Ok(writeln!(w, "{text}")?)))
             .transpose()?;
         let array = out.stage()?;
         let side = side.map(crate::io::Output::stage).transpose()?.flatten();
@@ -856,10 +847,10 @@ impl Run<'_> {
         let mut batch_sizes = Vec::new();
         let mut f = 0usize;
         let mut written = 0usize;
-        // A thread reads and parses batches of frames while this one
-        // computes the batch before on rayon's pool, in pieces, and a third
-        // writes the batch before that: batches of values in order, their
-        // buffers sent back to be filled again.
+        // The next batch of frames is parsed while the batch before is
+        // computed, in pieces, both on rayon's pool (`read_batches`), and a
+        // thread of its own writes the batch before that: batches of values
+        // in order, their buffers sent back to be filled again.
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(usize, usize, Vec<f64>)>(2);
         let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<f64>>();
         // Shared with the pool's workers, where the batches are computed.

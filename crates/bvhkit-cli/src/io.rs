@@ -855,13 +855,25 @@ fn write_staged(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<Option<Staged>> {
+    write_unsynced(path, write)?.stage()
+}
+
+/// The output `path` opened and written by `write`, its writeback started
+/// ([`Output::start_writeback`]), not yet synced: [`Output::stage`] or
+/// [`Output::finish`] it. A caller that syncs another file first lets that
+/// sync commit this one's blocks too.
+pub(crate) fn write_unsynced(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<Output> {
     let mut out = open_output(path)?;
     {
         let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
         write(&mut w)?;
         w.flush()?;
     }
-    out.stage()
+    out.start_writeback();
+    Ok(out)
 }
 
 /// [`write_atomic`] of `head` followed by the rest of `body` (from its
@@ -933,6 +945,7 @@ pub(crate) fn temp_in(dir: &Path) -> Result<tempfile::NamedTempFile> {
     }
     b.tempfile_in(dir).with_context(|| format!("creating a temporary file in {}", dir.display()))
 }
+
 /// Values per batch of frames (about 2 MiB).
 pub(crate) const BATCH_VALUES: usize = 256 * 1024;
 

@@ -846,12 +846,12 @@ impl<R: FrameSource> FrameReader<R> {
     }
 }
 
-/// Characters in `b`: bytes that do not continue a UTF-8 sequence.
 /// Whether `a` and `b` hold the same values, bit for bit.
 fn same_bits(a: &[f64], b: &[f64]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
 }
 
+/// Characters in `b`: bytes that do not continue a UTF-8 sequence.
 fn chars(b: &[u8]) -> u64 {
     b.iter().map(|&x| u64::from(x & 0xC0 != 0x80)).sum()
 }

@@ -1071,10 +1071,8 @@ impl SampleCheck {
     /// reading ended, or when a frame range of the steps themselves was
     /// past).
     fn holds(&self, ended: bool) -> bool {
-        self.same
-            && self.met == self.frames.len()
-            && (ended || steps_past(&self.prefix, self.read))
-            && frames_after(&self.prefix, self.read) == self.expected
+        let (left, past) = through_steps(&self.prefix, self.read);
+        self.same && self.met == self.frames.len() && (ended || past) && left == self.expected
     }
 }
 
@@ -1092,24 +1090,6 @@ fn input_frames(steps: &[Step], wanted: &[usize]) -> Option<Vec<usize>> {
             })
         })
         .collect()
-}
-
-/// Whether frame steps that have met `n` input frames are past a frame
-/// range of theirs, so that no later input frame can leave them.
-fn steps_past(steps: &[Step], mut n: usize) -> bool {
-    for step in steps {
-        match step {
-            Step::Range(r, _) => {
-                if n > 0 && r.past(n - 1) {
-                    return true;
-                }
-                n = r.count_in(n);
-            }
-            Step::Every(e, _) => n = n.div_ceil((*e).max(1)),
-            Step::Map(..) => {}
-        }
-    }
-    false
 }
 
 /// The up axis a transform detects from the frames as they leave `steps`
@@ -1412,19 +1392,25 @@ fn stops_reading(plan: &[Transform]) -> bool {
 /// the header's room before any frame is read (a wrong guess costs a copy
 /// of the frames, never a wrong output).
 fn expected_frames(steps: &[Step], declared: Option<u64>) -> usize {
-    frames_after(steps, crate::clip::frame_count(declared))
+    through_steps(steps, crate::clip::frame_count(declared)).0
 }
 
-/// The frames `steps` leave of `n` input frames.
-fn frames_after(steps: &[Step], mut n: usize) -> usize {
+/// The frames `steps` leave of `n` input frames, and whether a frame range
+/// among them is past once they have met those frames (so that no later
+/// input frame can leave them).
+fn through_steps(steps: &[Step], mut n: usize) -> (usize, bool) {
+    let mut past = false;
     for step in steps {
         n = match step {
-            Step::Range(r, _) => r.count_in(n),
+            Step::Range(r, _) => {
+                past |= n > 0 && r.past(n - 1);
+                r.count_in(n)
+            }
             Step::Every(e, _) => n.div_ceil((*e).max(1)),
             Step::Map(..) => n,
         };
     }
-    n
+    (n, past)
 }
 
 /// Runs the steps on one batch of `frames` input frames of `n_in` values.
@@ -1579,7 +1565,7 @@ mod tests {
         assert_eq!(input_frames(&[Step::Every(2, 0), r("4..")], &[0, 1]), Some(vec![8, 10]));
         assert_eq!(input_frames(&[Step::Every(usize::MAX, 0)], &[2]), None);
         // 100 input frames leave 30 of those steps; the sample is chosen on 30.
-        assert_eq!(frames_after(&steps, 100), 30);
+        assert_eq!(through_steps(&steps, 100), (30, false));
         let wanted = input_frames(&steps, &bvhkit::edit::axes::sampled_frames(30)).unwrap();
         let fresh = || check(&wanted, steps.clone(), 30);
         for batch in [1, 7, 100] {

@@ -18,7 +18,7 @@ use crate::channel::Channel;
 use crate::error::{Error, Result};
 use crate::rotation::{
     Axis, REDUCE_LIMIT, RotationOrder, euler3_quat_lane, extract_unit, extract_unit_fast,
-    quat_matrix, select, sin_cos_deg_reduced,
+    parity_of, quat_matrix, select, sin_cos_deg_reduced,
 };
 use crate::skeleton::{JointId, Skeleton};
 
@@ -546,7 +546,7 @@ impl Lanes {
         };
         for (k, c) in joints.iter().enumerate() {
             let (from, to) = (c.from.axes(), c.to.axes());
-            let (e_in, e_out) = (parity(c.from), parity(c.to));
+            let (e_in, e_out) = (parity_of(c.from), parity_of(c.to));
             l.e_in[k] = e_in;
             l.e_out[k] = e_out;
             l.g[k] = e_in * e_out;
@@ -699,12 +699,6 @@ impl Lanes {
 fn is_huge_half(x: f64) -> bool {
     const LIMIT: u64 = REDUCE_LIMIT.to_bits();
     x.to_bits() & !(1 << 63) >= LIMIT
-}
-
-/// The parity `e` of an order: `1` for XYZ, YZX, ZXY, else `-1`.
-fn parity(order: RotationOrder) -> f64 {
-    let [a, b, _] = order.axes();
-    if b.index() == (a.index() + 1) % 3 { 1.0 } else { -1.0 }
 }
 
 /// [`lanes_loop`] on the widest SIMD lanes the CPU has (when `simd`).

@@ -46,10 +46,8 @@ fn run<M: SplitFrameMap>(bvh: &Bvh, map: M, many: bool) -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let kernel = args.get(1).map(String::as_str).unwrap_or("order");
-    let bvh = common::clip(args.get(2).map(String::as_str));
-    let repeats: usize = args.get(3).map_or(1, |r| r.parse().expect("REPEATS"));
+    let common::Args { kernel, bvh, repeats, .. } = common::args("order");
+    let kernel = kernel.as_str();
     let skel = bvh.skeleton();
     let (name, many) = match kernel.strip_suffix("-many") {
         Some(k) => (k, true),

@@ -21,10 +21,8 @@ use bvhkit::mix::weights::{Curve, fade};
 mod common;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let kernel = args.get(1).map(String::as_str).unwrap_or("blend");
-    let a = common::clip(args.get(2).map(String::as_str));
-    let repeats: usize = args.get(3).map_or(1, |r| r.parse().expect("REPEATS"));
+    let common::Args { kernel, bvh: a, repeats, .. } = common::args("blend");
+    let kernel = kernel.as_str();
     let b = frames::reverse(&a).expect("reverse");
     let skel = a.skeleton();
     let n = a.motion().n_frames();

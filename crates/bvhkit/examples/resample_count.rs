@@ -21,14 +21,12 @@ use bvhkit::edit::resample;
 mod common;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let kernel = args.get(1).map(String::as_str).unwrap_or("resample");
-    let bvh = common::clip(args.get(2).map(String::as_str));
-    let repeats: usize = args.get(3).map_or(1, |r| r.parse().expect("REPEATS"));
+    let common::Args { kernel, bvh, repeats, more } = common::args("resample");
+    let kernel = kernel.as_str();
     let skel = bvh.skeleton();
     let motion = bvh.motion();
     let rotating = skel.joints().iter().filter(|j| j.rotation_axes().count() > 0).count();
-    let rate: f64 = args.get(4).map_or(2.5, |r| r.parse().expect("RATE"));
+    let rate: f64 = more.first().map_or(2.5, |r| r.parse().expect("RATE"));
     let fps = motion.fps() * rate;
     let (mut covered, mut acc) = (0usize, 0.0);
     match kernel {

@@ -1,6 +1,6 @@
-//! What the instruction-counting examples (`mix_count`, `resample_count`)
-//! share: their clip (a file, or a synthetic one) and the forward
-//! kinematics baseline.
+//! What the instruction-counting examples (`mix_count`, `resample_count`,
+//! `edit_count`) share: their command line, their clip (a file, or a
+//! synthetic one) and the forward kinematics baseline.
 
 use bvhkit::{Bvh, Kinematics, PositionChannels, ReadOptions};
 
@@ -37,6 +37,30 @@ fn synthetic(joints: usize, frames: usize) -> Bvh {
 /// every channel.
 fn bench_synthetic(frames: usize) -> Bvh {
     bvhkit_testdata::random_angles_clip(100, frames)
+}
+
+/// The command line of a counting example, `[KERNEL [FILE [REPEATS
+/// [MORE...]]]]`.
+pub(crate) struct Args {
+    /// The kernel to run (the example's default when not given).
+    pub(crate) kernel: String,
+    /// The clip FILE names ([`clip`]).
+    pub(crate) bvh: Bvh,
+    /// How many times to run the kernel (1 when not given).
+    pub(crate) repeats: usize,
+    /// The arguments after REPEATS (`resample_count`'s RATE; the others
+    /// take none).
+    #[allow(dead_code)]
+    pub(crate) more: Vec<String>,
+}
+
+/// This process's [`Args`], with `kernel` the default kernel.
+pub(crate) fn args(kernel: &str) -> Args {
+    let mut args = std::env::args().skip(1);
+    let kernel = args.next().unwrap_or_else(|| kernel.to_string());
+    let bvh = clip(args.next().as_deref());
+    let repeats = args.next().map_or(1, |r| r.parse().expect("REPEATS"));
+    Args { kernel, bvh, repeats, more: args.collect() }
 }
 
 /// The clip the FILE argument names: a BVH file read leniently; for

@@ -523,17 +523,22 @@ fn units_factor(
         Some(u) => u,
         None => {
             let guess = guess()?;
-            notes.push(format!("{}: units guessed: {}", input.display(), guess.label()));
+            notes.push(guessed_note(&guess, input));
             guess.units
         }
     };
-    match (from.metres_per_unit(), to.metres_per_unit()) {
-        (Some(a), Some(b)) => Ok(a / b),
-        _ => bail!(
-            "{}: the skeleton's unit cannot be guessed from its size; give --source-units or use --scale",
-            input.display()
-        ),
-    }
+    units_between(from, to)
+        .with_context(|| format!("{}: the skeleton's unit cannot be guessed from its size; give --source-units or use --scale", input.display()))
+}
+
+/// The factor from `from` to `to`; `None` when either has no size.
+fn units_between(from: Units, to: Units) -> Option<f64> {
+    Some(from.metres_per_unit()? / to.metres_per_unit()?)
+}
+
+/// What `--units` says of the unit it guessed.
+fn guessed_note(guess: &UnitGuess, input: &Input) -> String {
+    format!("{}: units guessed: {}", input.display(), guess.label())
 }
 
 /// Runs the plan on the whole clip.
@@ -728,6 +733,10 @@ enum Stage {
     Order(OrderMap),
     Axes(AxesMap),
     Scale(ScaleMap),
+    /// `--units` from a unit guessed on sampled frames
+    /// ([`Lookahead::sampled_units`]), with what the whole clip must
+    /// confirm.
+    Units(ScaleMap, Box<GuessCheck>),
     Layout(Box<LayoutMap>),
     Mirror(Box<Mirror>),
     /// With its input skeleton (its size scales the note's tolerance).
@@ -744,7 +753,7 @@ impl Stage {
         match self {
             Stage::Order(m) => m,
             Stage::Axes(m) => m,
-            Stage::Scale(m) => m,
+            Stage::Scale(m) | Stage::Units(m, _) => m,
             Stage::Layout(m) => &**m,
             Stage::Mirror(m) => &**m,
             Stage::Remove(m, _) => &**m,
@@ -769,13 +778,16 @@ impl Stage {
                 lossy_note("--remove-joints", m.max_position_error(), skel, input)
             }
             Stage::Rest(m, skel) => lossy_note("--rest-pose", m.max_position_error(), skel, input),
+            Stage::Units(_, check) => Some(guessed_note(&check.sizes.guess(), input)),
             _ => None,
         }
     }
 
-    /// Whether a frame failed (the whole clip gives the error, naming it).
+    /// Whether a frame failed (the whole clip gives the error, naming it),
+    /// or the whole clip did not confirm a guess made on a sample.
     fn failed(&self) -> bool {
         match self {
+            Stage::Units(_, check) => check.sizes.guess().units != check.sampled,
             Stage::InPlace(m) => m.failed(),
             Stage::ToOrigin(m) => m.failed(),
             Stage::Extract(m) => m.failed(),
@@ -794,6 +806,10 @@ impl FrameMap for Stage {
             Stage::Order(m) => m.map(input, output),
             Stage::Axes(m) => m.map(input, output),
             Stage::Scale(m) => m.map(input, output),
+            Stage::Units(m, check) => {
+                m.map(input, output);
+                check.sizes.push(input);
+            }
             Stage::Layout(m) => m.map(input, output),
             Stage::Mirror(m) => m.map(input, output),
             Stage::Remove(m, _) => m.map(input, output),
@@ -823,6 +839,25 @@ impl SplitFrameMap for Stage {
             Stage::Order(m) => m.map_many(frames, input, output),
             Stage::Axes(m) => m.map_many(frames, input, output),
             Stage::Scale(m) => m.map_many(frames, input, output),
+            Stage::Units(m, check) => {
+                // The frames measured while they are scaled; the whole run
+                // is mapped here (never cut by `ChunkedMap`, whose copies
+                // would measure their parts apart).
+                let (scaled, ()) = rayon::join(
+                    || m.map_many(frames, input, output),
+                    || check.sizes.push_many(frames, input),
+                );
+                if !scaled {
+                    let n = input.len() / frames.max(1);
+                    let m_out = output.len() / frames.max(1);
+                    for (i, o) in
+                        input.chunks_exact(n.max(1)).zip(output.chunks_exact_mut(m_out.max(1)))
+                    {
+                        m.map(i, o);
+                    }
+                }
+                true
+            }
             Stage::Layout(m) => m.map_many(frames, input, output),
             Stage::Mirror(m) => m.map_many(frames, input, output),
             Stage::Remove(m, _) => m.map_many(frames, input, output),
@@ -832,6 +867,15 @@ impl SplitFrameMap for Stage {
             Stage::Extract(m) => m.map_many(frames, input, output),
         }
     }
+}
+
+/// A unit guessed on sampled frames, and the sizes of every frame the
+/// real pass maps: the guess holds when the sizes of the whole clip (as it
+/// reaches the step) give the same unit ([`Stage::failed`] otherwise).
+#[derive(Clone, Debug)]
+struct GuessCheck {
+    sizes: FrameSizes,
+    sampled: Units,
 }
 
 /// The [`FrameMap`] of a per-frame transform.
@@ -955,14 +999,8 @@ impl Lookahead<'_> {
         skel: &Skeleton,
         declared: Option<u64>,
     ) -> Result<Option<(UpAxis, SampleCheck)>> {
-        let expected = expected_frames(steps, declared);
-        let wanted = bvhkit::edit::axes::sampled_frames(expected);
-        let Some(frames) = input_frames(steps, &wanted) else { return Ok(None) };
-        if skel.n_channels() != n_in {
-            return Ok(None);
-        }
-        let located = |e: bvhkit::Error| anyhow!(located(self.input, &e));
-        let Some(values) = self.opts.sample_frames(self.bytes, &frames).map_err(located)? else {
+        let Some(Sample { frames, values, expected }) = self.sample(steps, n_in, skel, declared)?
+        else {
             return Ok(None);
         };
         let sampled: Vec<&[f64]> = values.chunks_exact(n_in.max(1)).collect();
@@ -978,6 +1016,56 @@ impl Lookahead<'_> {
             same: true,
         };
         Ok(Some((up, check)))
+    }
+
+    /// The unit [`FrameSizes`] guesses from the frames
+    /// [`bvhkit::edit::axes::sampled_frames`] names among the `declared`
+    /// frames as they leave `steps` (frame steps only), read from their
+    /// lines alone as [`Lookahead::sampled_up`] reads them. A guess only:
+    /// the real pass measures every frame and must confirm it
+    /// ([`GuessCheck`]). `None` when the frames cannot be sampled.
+    fn sampled_units(
+        &self,
+        steps: &[Step],
+        n_in: usize,
+        skel: &Skeleton,
+        declared: Option<u64>,
+        mode: PositionChannels,
+    ) -> Result<Option<Units>> {
+        let Some(Sample { values, .. }) = self.sample(steps, n_in, skel, declared)? else {
+            return Ok(None);
+        };
+        let mut sizes = FrameSizes::new(skel, mode);
+        for frame in values.chunks_exact(n_in) {
+            sizes.push(frame);
+        }
+        Ok(Some(sizes.guess().units))
+    }
+
+    /// The input frames that become the sampled frames
+    /// ([`bvhkit::edit::axes::sampled_frames`] of the frames `steps` should
+    /// leave of the `declared` ones), their values read from their lines
+    /// alone, and that expected count; `None` when a step is a map, the
+    /// frames have no values, or the motion's lines are visibly not its
+    /// frames.
+    fn sample(
+        &self,
+        steps: &[Step],
+        n_in: usize,
+        skel: &Skeleton,
+        declared: Option<u64>,
+    ) -> Result<Option<Sample>> {
+        let expected = expected_frames(steps, declared);
+        let wanted = bvhkit::edit::axes::sampled_frames(expected);
+        let Some(frames) = input_frames(steps, &wanted) else { return Ok(None) };
+        if skel.n_channels() != n_in || n_in == 0 {
+            return Ok(None);
+        }
+        let located = |e: bvhkit::Error| anyhow!(located(self.input, &e));
+        let Some(values) = self.opts.sample_frames(self.bytes, &frames).map_err(located)? else {
+            return Ok(None);
+        };
+        Ok(Some(Sample { frames, values, expected }))
     }
 
     /// Reads the frames again from the start through `steps` (a copy: the
@@ -1022,6 +1110,17 @@ impl Lookahead<'_> {
         })?;
         read.map_err(located)
     }
+}
+
+/// Frames read from their lines alone ([`Lookahead::sample`]).
+struct Sample {
+    /// Input frame numbers, ascending.
+    frames: Vec<usize>,
+    /// Their values, one frame after the other.
+    values: Vec<f64>,
+    /// The frames the steps were expected to leave, on which the sample
+    /// was chosen.
+    expected: usize,
 }
 
 /// The input frames a first pass read from their lines alone
@@ -1164,22 +1263,37 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
             }
             Transform::Units(u) => {
                 // The guess, the whole clip's (the median size of the frames
-                // as they reach this step), needs a first pass.
-                let guess = || -> Result<UnitGuess> {
-                    let Some(again) = again else { return Err(NeedsWholeClip.into()) };
-                    let mut sizes = FrameSizes::new(&skel, mode);
-                    // Each batch's frames measured eight at a time on SIMD
-                    // lanes while the next batch is parsed
-                    // (`crate::io::read_batches`).
-                    let w = skel.n_channels();
-                    again.batches(&steps, n_in, |count, values| {
-                        sizes.push_many(count, &values[..count * w]);
-                        false
-                    })?;
-                    Ok(sizes.guess())
-                };
-                let f = units_factor(args, guess, *u, input, notes)?;
-                Stage::Scale(ScaleMap::new(&skel, f)?)
+                // as they reach this step), is made on sampled frames when
+                // they can be read from their own lines and the real pass
+                // will meet every frame that reaches this step, to measure
+                // them and confirm it.
+                if args.source_units.is_none()
+                    && !stops_reading(&plan[i + 1..])
+                    && let Some(again) = again
+                    && let Some(sampled) =
+                        again.sampled_units(&steps, n_in, &skel, declared, mode)?
+                    && let Some(f) = units_between(sampled, *u)
+                {
+                    let check = GuessCheck { sizes: FrameSizes::new(&skel, mode), sampled };
+                    Stage::Units(ScaleMap::new(&skel, f)?, Box::new(check))
+                } else {
+                    // Otherwise a first pass over every frame.
+                    let guess = || -> Result<UnitGuess> {
+                        let Some(again) = again else { return Err(NeedsWholeClip.into()) };
+                        let mut sizes = FrameSizes::new(&skel, mode);
+                        // Each batch's frames measured eight at a time on SIMD
+                        // lanes while the next batch is parsed
+                        // (`crate::io::read_batches`).
+                        let w = skel.n_channels();
+                        again.batches(&steps, n_in, |count, values| {
+                            sizes.push_many(count, &values[..count * w]);
+                            false
+                        })?;
+                        Ok(sizes.guess())
+                    };
+                    let f = units_factor(args, guess, *u, input, notes)?;
+                    Stage::Scale(ScaleMap::new(&skel, f)?)
+                }
             }
             Transform::Mirror => {
                 // The pairs and planes need only the skeleton when the rest

@@ -230,10 +230,6 @@ pub struct FrameSizes {
     rest: Vec<DVec3>,
     /// Values per frame.
     channels: usize,
-    /// The lanes of [`FrameSizes::push_many`], made when first needed, and
-    /// the positions of its runs of frames.
-    lanes: Option<crate::FkLanes>,
-    run: Vec<DVec3>,
 }
 
 impl FrameSizes {
@@ -245,16 +241,7 @@ impl FrameSizes {
         let pose = vec![DVec3::ZERO; skeleton.len()];
         let rest = rest_pose(skeleton, mode);
         let channels = skeleton.n_channels();
-        FrameSizes {
-            fk,
-            scratch,
-            pose,
-            sizes: Vec::new(),
-            rest,
-            channels,
-            lanes: None,
-            run: Vec::new(),
-        }
+        FrameSizes { fk, scratch, pose, sizes: Vec::new(), rest, channels }
     }
 
     /// Adds a frame.
@@ -266,7 +253,8 @@ impl FrameSizes {
     /// Adds `n` frames, which `frames` holds one after the other: the
     /// sizes [`FrameSizes::push`] keeps frame by frame, the positions
     /// computed eight frames at a time ([`Kinematics::positions_many`], the
-    /// same bits in about half the instructions), 64 frames per call.
+    /// same bits in about half the instructions), in pieces of frames on
+    /// rayon's pool (with the `parallel` feature).
     ///
     /// # Panics
     /// When `frames` does not hold `n` frames of the skeleton's channels.
@@ -279,26 +267,66 @@ impl FrameSizes {
             }
             return;
         }
-        let lanes = self.lanes.get_or_insert_with(|| self.fk.lanes_scratch());
         let at = self.sizes.len();
         self.sizes.resize(at + n, 0.0);
-        measure(&self.fk, lanes, &mut self.run, frames, w, &mut self.sizes[at..]);
+        measure_all(&self.fk, frames, w, &mut self.sizes[at..]);
+    }
+
+    /// The frames added so far.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// Whether no frame was added.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.sizes.is_empty()
     }
 
     /// The guess: of the frames' sizes, or of the rest pose when there
     /// were none.
     #[must_use]
-    pub fn guess(self) -> UnitGuess {
+    pub fn guess(&self) -> UnitGuess {
         if self.sizes.is_empty() {
             return UnitGuess::of_positions(self.rest.len(), &self.rest);
         }
-        UnitGuess::of_size(median_size(self.sizes))
+        UnitGuess::of_size(median_size(self.sizes.clone()))
     }
 }
 
 /// Frames per call of [`Kinematics::positions_many`] in [`measure`]
 /// (their positions stay in the cache until they are measured).
 const SIZES_RUN: usize = 64;
+
+/// Frames per piece of work of [`measure_all`]: four runs of [`measure`].
+const SIZES_PIECE: usize = 4 * SIZES_RUN;
+
+/// [`measure`] of every frame of `frames` (`width` values each, as many
+/// frames as `sizes` has room for), in pieces of [`SIZES_PIECE`] frames on
+/// rayon's pool (with the `parallel` feature), each worker with lanes of
+/// its own: the sizes of one frame at a time, whatever the cutting.
+fn measure_all(fk: &Kinematics, frames: &[f64], width: usize, sizes: &mut [f64]) {
+    let work = |k: usize, out: &mut [f64], (lanes, run): &mut (crate::FkLanes, Vec<DVec3>)| {
+        let f = k * SIZES_PIECE;
+        measure(fk, lanes, run, &frames[f * width..(f + out.len()) * width], width, out);
+    };
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        sizes
+            .par_chunks_mut(SIZES_PIECE)
+            .enumerate()
+            .for_each_init(|| (fk.lanes_scratch(), Vec::new()), |st, (k, out)| work(k, out, st));
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        let mut st = (fk.lanes_scratch(), Vec::new());
+        for (k, out) in sizes.chunks_mut(SIZES_PIECE).enumerate() {
+            work(k, out, &mut st);
+        }
+    }
+}
 
 /// The [`pose_size`] of each frame of `frames` (`width` values each, as
 /// many frames as `sizes` has room for) into `sizes`, the positions
@@ -407,29 +435,8 @@ impl UnitGuess {
             }
             return sizes.guess();
         }
-        // Frames per piece of work: four runs of `measure`.
-        const PIECE: usize = 4 * SIZES_RUN;
-        let work = |k: usize, out: &mut [f64], (lanes, run): &mut (crate::FkLanes, Vec<DVec3>)| {
-            let f = k * PIECE;
-            let frames = &m.values()[f * width..(f + out.len()) * width];
-            measure(&fk, lanes, run, frames, width, out);
-        };
         let mut sizes = vec![0.0; n];
-        #[cfg(feature = "parallel")]
-        {
-            use rayon::prelude::*;
-            sizes.par_chunks_mut(PIECE).enumerate().for_each_init(
-                || (fk.lanes_scratch(), Vec::new()),
-                |st, (k, out)| work(k, out, st),
-            );
-        }
-        #[cfg(not(feature = "parallel"))]
-        {
-            let mut st = (fk.lanes_scratch(), Vec::new());
-            for (k, out) in sizes.chunks_mut(PIECE).enumerate() {
-                work(k, out, &mut st);
-            }
-        }
+        measure_all(&fk, &m.values()[..n * width], width, &mut sizes);
         UnitGuess::of_size(median_size(sizes))
     }
 

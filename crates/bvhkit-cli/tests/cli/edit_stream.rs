@@ -111,6 +111,13 @@ fn plans(input: &Path, bvh: Option<&Bvh>) -> Vec<Vec<String>> {
         vec!["--frames", "2..40", "--in-place-root"],
         vec!["--frames", "1..", "--every", "2", "--frames", "..30", "--extract-root"],
         vec!["--up", "z", "--frames", "..5"],
+        // The unit guessed on the sampled frames' lines, confirmed by the
+        // sizes of every frame; after a map, and with a later range that
+        // stops the reading (a whole first pass then).
+        vec!["--units", "m"],
+        vec!["--every", "2", "--frames", "1..", "--units", "mm"],
+        vec!["--mirror", "--units", "m"],
+        vec!["--units", "in", "--frames", "..6"],
         vec!["--in-place-root", "--frames", "3..9", "--up", "x"],
     ];
     let remove = bvh.and_then(joint_to_remove);
@@ -276,6 +283,42 @@ fn frames_read_from_their_lines_alone_are_checked_against_the_stream() {
     let out = dir.path().join("out.bvh");
     let o = edit(2, &input, &out, &["--up".into(), "z".into()]);
     assert!(stderr(&o).contains("in 12 of 15 frames"), "{}", stderr(&o));
+}
+
+/// A clip of 57 frames whose figure (a head on position channels above
+/// the hips) is 1.7 units tall in every fourth frame and 170.1 in the
+/// others: the 15 frames sampled for the unit guess (0, 4, ..., 56) are
+/// all small, so they guess metres where the whole clip, 42 of its 57
+/// frames tall, is in centimetres.
+fn small_sampled_frames_text() -> String {
+    let mut t = String::from(
+        "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+         \tJOINT Head\n\t{\n\t\tOFFSET 0 50 0\n\t\tCHANNELS 3 Xposition Yposition Zposition\n\
+         \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 0.1 0\n\t\t}\n\t}\n}\n\
+         MOTION\nFrames: 57\nFrame Time: 0.04\n",
+    );
+    for f in 0..57 {
+        let head = if f % 4 == 0 { "1.6" } else { "170" };
+        t.push_str(&format!("0 0 0 0 0 0 0 {head} 0\n"));
+    }
+    t
+}
+
+#[test]
+fn a_unit_guessed_on_sampled_frames_is_checked_against_every_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("sizes.bvh");
+    std::fs::write(&input, small_sampled_frames_text()).unwrap();
+    let flags: Vec<String> = ["--units", "m"].into_iter().map(String::from).collect();
+    // The streamed edit's guess (metres, of the sample) is not the whole
+    // clip's: it gives up after its pass, and the whole clip decides.
+    assert!(same_streamed_and_whole(&input, dir.path(), &flags, 2));
+    let out = dir.path().join("out.bvh");
+    let o = edit(2, &input, &out, &flags);
+    assert!(stderr(&o).contains("units guessed: centimetres (size 170.1000"), "{}", stderr(&o));
+    let edited = Bvh::from_path(&out).unwrap();
+    assert_eq!(edited.motion().frame(1)[7], 1.7, "170 cm is 1.7 m");
+    assert_eq!(edited.skeleton().joints()[1].offset().y, 0.5);
 }
 
 #[test]

@@ -92,8 +92,6 @@ pub mod scale;
 pub use chunked::{ChunkedMap, SplitFrameMap};
 pub use pose::{JointChannels, Pose, PoseLayout};
 
-impl SplitFrameMap for scale::ScaleMap {}
-
 /// A transform that works one frame at a time.
 ///
 /// It is built for one input skeleton (usually by a `new` function of the

@@ -84,6 +84,43 @@ impl FrameMap for ScaleMap {
     }
 }
 
+/// Frames per piece of [`ScaleMap`]'s `map_many` on rayon's pool.
+const PIECE_FRAMES: usize = 256;
+
+impl super::SplitFrameMap for ScaleMap {
+    /// Every frame on its own (the map keeps nothing from frame to frame),
+    /// in pieces of frames on rayon's pool: the bits of [`FrameMap::map`].
+    fn map_many(&mut self, frames: usize, input: &[f64], output: &mut [f64]) -> bool {
+        let n = self.skeleton.n_channels();
+        if n == 0 || input.len() != frames * n || output.len() != frames * n {
+            return false;
+        }
+        let scale = |input: &[f64], output: &mut [f64]| {
+            output.copy_from_slice(input);
+            for (i, o) in input.chunks_exact(n).zip(output.chunks_exact_mut(n)) {
+                for &k in &self.positions {
+                    o[k] = i[k] * self.factor;
+                }
+            }
+        };
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            let piece = PIECE_FRAMES * n;
+            input
+                .par_chunks(piece)
+                .zip(output.par_chunks_mut(piece))
+                .for_each(|(i, o)| scale(i, o));
+        }
+        #[cfg(not(feature = "parallel"))]
+        {
+            let _ = PIECE_FRAMES;
+            scale(input, output);
+        }
+        true
+    }
+}
+
 /// The height of a skeleton in file units: the extent of its joints along
 /// its up axis, in the rest pose (offsets only) when the up axis was found
 /// there, else in the first frame of `bvh`. The up axis is the detected one
@@ -118,4 +155,35 @@ pub fn factor_to_height(bvh: &Bvh, target: f64) -> Result<f64> {
         return Err(Error::invalid("the skeleton has no height to scale"));
     }
     Ok(target / h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edit::SplitFrameMap;
+
+    /// `map_many` over many pieces gives the bits of `map` frame by frame.
+    #[test]
+    fn many_frames_at_once_are_frames_one_by_one() {
+        let text = "HIERARCHY ROOT A { OFFSET 0 90 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+            JOINT B { OFFSET 0 10 0 CHANNELS 4 Zrotation Xposition Xrotation Yrotation End Site { OFFSET 0 5 0 } } }
+            MOTION Frames: 1 Frame Time: 0.1 0 0 0 0 0 0 0 0 0 0";
+        let bvh = Bvh::parse(text).unwrap();
+        let n = bvh.skeleton().n_channels();
+        let frames = 3 * PIECE_FRAMES + 17;
+        let input: Vec<f64> = (0..frames * n).map(|k| (k as f64 * 0.731).sin() * 123.456).collect();
+        let mut map = ScaleMap::new(bvh.skeleton(), 0.0254).unwrap();
+        let mut one = vec![0.0; frames * n];
+        for (i, o) in input.chunks_exact(n).zip(one.chunks_exact_mut(n)) {
+            map.map(i, o);
+        }
+        let mut many = vec![f64::NAN; frames * n];
+        assert!(map.map_many(frames, &input, &mut many));
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&many), bits(&one));
+        // The rotations are kept, the positions scaled.
+        assert_eq!(many[3], input[3]);
+        assert_eq!(many[7], input[7] * 0.0254);
+        assert!(!map.map_many(2, &input[..n], &mut many[..n]), "a frame count that does not fit");
+    }
 }

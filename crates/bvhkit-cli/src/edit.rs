@@ -125,7 +125,7 @@ pub(crate) struct Args {
     /// Convert lengths to UNIT (m, cm, mm, in, cmu) from --source-units or the guessed unit.
     #[arg(long, value_name = "UNIT", action = ArgAction::Append, value_parser = parse_units)]
     units: Vec<Units>,
-    /// The input's length unit for --units, instead of guessing it from the figure's size (a first pass over the clip).
+    /// The input's length unit for --units, instead of guessing it from the figure's size (the median size of every frame).
     #[arg(long, value_name = "UNIT", value_parser = parse_units)]
     source_units: Option<Units>,
     /// Scale so that the skeleton is H units tall along its up axis (whole clip).
@@ -236,8 +236,10 @@ impl Transform {
     /// first frame, and the up axis unless `--source-up` gives it), `--up`
     /// without `--source-up` (the up axis, detected on frames spread over
     /// the clip: their lines alone behind frame steps only, else a whole
-    /// pass), `--units` without `--source-units` (the
-    /// unit guess, from every frame's size: a whole pass), `--rest-pose FRAME` and the mirror (whose
+    /// pass), `--units` without `--source-units` (the unit guess, from
+    /// every frame's size: on the sampled frames' lines behind frame steps
+    /// only, confirmed by the stream, else a whole pass), `--rest-pose
+    /// FRAME` and the mirror (whose
     /// plane may come from the first frame, when the whole clip takes
     /// over). Standard input and pipes, read once, take the whole clip
     /// instead.

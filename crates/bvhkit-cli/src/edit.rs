@@ -73,8 +73,9 @@ frames before streaming, reading a regular file twice: --up and the
 root-motion transforms without --source-up (the up axis is detected on frames
 spread over the clip; behind --frames and --every alone, only those frames'
 lines are read first, and the stream checks them), --units without
---source-units (the unit is guessed from every frame's size), the root-motion
-transforms (the carrier),
+--source-units (the unit is guessed from every frame's size: behind --frames
+and --every alone, on the same sampled lines first, and the stream measures
+every frame to confirm it), the root-motion transforms (the carrier),
 --rest-pose FRAME and --mirror (when its plane comes from the first frame);
 from standard input or a pipe, which cannot be read twice, they load the
 whole clip.")]

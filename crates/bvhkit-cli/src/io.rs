@@ -470,7 +470,7 @@ pub(crate) struct AtomicFile {
 
 /// Bytes written between two requests to start writing back
 /// ([`WriteBehind`]).
-const WRITE_BEHIND: u64 = 8 << 20;
+const WRITE_BEHIND: u64 = 2 << 20;
 
 /// Where a file's writeback has been asked for: the file's offset, the end
 /// of what was written, and where the writeback not yet asked for starts.

@@ -87,27 +87,34 @@ fn sample(bytes: &[u8], header: &Header, frames: &[usize]) -> Option<Vec<f64>> {
     // it holds a value (the reader takes a first frame there).
     let first_end = memchr::memchr(b'\n', data).unwrap_or(data.len());
     let skip = usize::from(data[..first_end].iter().all(|&b| is_space(b)));
-    // The chosen lines, as ranges of `bytes`, and the count of lines.
-    let mut picked: Vec<(usize, usize)> = Vec::with_capacity(frames.len());
-    let mut wanted = frames.iter().peekable();
-    let mut pick = |line: usize, from: usize, to: usize| {
-        if let Some(frame) = line.checked_sub(skip) {
-            while wanted.next_if_eq(&&frame).is_some() {
-                picked.push((start + from, start + to));
-            }
-        }
-    };
-    let mut line = 0;
-    let mut from = 0;
-    for nl in memchr::memchr_iter(b'\n', data) {
-        pick(line, from, nl);
-        line += 1;
-        from = nl + 1;
-    }
-    pick(line, from, data.len());
-    let lines = line + 1 - skip;
-    if lines as u64 != declared || picked.len() != frames.len() {
+    // The line ends of each piece of the motion, counted (on the pool for
+    // a large text); line `k` starts after the `k`th line end.
+    let counts = piece_line_ends(data);
+    let ends: usize = counts.iter().sum();
+    let lines = ends + 1 - skip;
+    if lines as u64 != declared {
         return None;
+    }
+    // The chosen lines, as ranges of `bytes`.
+    let mut picked: Vec<(usize, usize)> = Vec::with_capacity(frames.len());
+    for &frame in frames {
+        let line = frame.checked_add(skip).filter(|&l| l <= ends)?;
+        let from = match line {
+            0 => 0,
+            // After the `line`th line end: found in its piece.
+            _ => {
+                let (mut piece, mut before) = (0, 0);
+                while before + counts[piece] < line {
+                    before += counts[piece];
+                    piece += 1;
+                }
+                let at = piece * LINE_PIECE;
+                let chunk = &data[at..data.len().min(at + LINE_PIECE)];
+                at + memchr::memchr_iter(b'\n', chunk).nth(line - before - 1)? + 1
+            }
+        };
+        let to = memchr::memchr(b'\n', &data[from..]).map_or(data.len(), |i| from + i);
+        picked.push((start + from, start + to));
     }
     let mut out = Vec::with_capacity(frames.len() * channels);
     for (from, to) in picked {
@@ -116,6 +123,23 @@ fn sample(bytes: &[u8], header: &Header, frames: &[usize]) -> Option<Vec<f64>> {
         }
     }
     Some(out)
+}
+
+/// Bytes per piece of the motion whose line ends are counted apart
+/// ([`piece_line_ends`]).
+const LINE_PIECE: usize = 256 << 10;
+
+/// The number of line ends (`\n`) in each [`LINE_PIECE`] of `data`, on
+/// rayon's pool (with the `parallel` feature) when there are several: a
+/// chosen line is then looked for in its own piece only.
+fn piece_line_ends(data: &[u8]) -> Vec<usize> {
+    let count = |piece: &[u8]| memchr::memchr_iter(b'\n', piece).count();
+    #[cfg(feature = "parallel")]
+    if data.len() > 2 * LINE_PIECE {
+        use rayon::prelude::*;
+        return data.par_chunks(LINE_PIECE).map(count).collect();
+    }
+    data.chunks(LINE_PIECE).map(count).collect()
 }
 
 /// Appends the values of the line `bytes[from..to]` (its `\n` excluded) to
@@ -175,6 +199,38 @@ mod tests {
             assert_eq!(bits, want, "{}", String::from_utf8_lossy(text));
         }
         got
+    }
+
+    /// A motion of several pieces ([`LINE_PIECE`]), counted on the pool,
+    /// its lines of varying lengths crossing the pieces' edges: every
+    /// chosen line found, including the first and last of each piece.
+    #[test]
+    fn lines_are_found_across_pieces() {
+        let mut body = String::new();
+        let mut ends = Vec::new();
+        let mut k = 0u64;
+        while body.len() < 5 * LINE_PIECE + 1000 {
+            k += 1;
+            // Lines of 7 to 60 bytes.
+            let pad = "0".repeat((k * 7919 % 40) as usize);
+            body.push_str(&format!("\n{k}.5{pad}1 -{} {}", k % 97, k * 3));
+            ends.push(body.len());
+        }
+        let n = k as usize;
+        let text = file(n, &body);
+        assert!(piece_line_ends(&body.as_bytes()[1..]).len() > 2, "several pieces");
+        // The frames whose lines meet each piece edge, and some others.
+        let mut frames = vec![0, 1, n / 2, n - 2, n - 1];
+        for edge in (1..=5).map(|p| p * LINE_PIECE) {
+            let f = ends.partition_point(|&e| e < edge);
+            frames.extend([f.saturating_sub(1), f, (f + 1).min(n - 1)]);
+        }
+        frames.sort_unstable();
+        assert!(sampled(&text, &frames).is_some());
+        assert!(sampled(&text, &(0..n).step_by(997).collect::<Vec<_>>()).is_some());
+        // One line more than declared: no answer.
+        assert_eq!(sampled(&file(n - 1, &body), &[0]), None);
+        assert_eq!(sampled(&text, &[n]), None, "a frame past the last line");
     }
 
     #[test]

@@ -40,6 +40,7 @@ use crate::io::{
     write_atomic,
 };
 use crate::range::FrameRange;
+use crate::sample::{FrameSteps, Sample, SampleCheck};
 
 /// The transform flags, in the order `--help` lists them.
 const TRANSFORMS: [&str; 19] = [
@@ -975,7 +976,7 @@ impl Lookahead<'_> {
         skel: &Skeleton,
         declared: Option<u64>,
         later_stops: bool,
-        checks: &mut Vec<SampleCheck>,
+        checks: &mut Vec<SampleCheck<Vec<Step>>>,
     ) -> Result<Option<UpAxis>> {
         if !later_stops && let Some((up, check)) = self.sampled_up(steps, n_in, skel, declared)? {
             checks.push(check);
@@ -1001,24 +1002,12 @@ impl Lookahead<'_> {
         n_in: usize,
         skel: &Skeleton,
         declared: Option<u64>,
-    ) -> Result<Option<(UpAxis, SampleCheck)>> {
-        let Some(Sample { frames, values, expected }) = self.sample(steps, n_in, skel, declared)?
-        else {
+    ) -> Result<Option<(UpAxis, SampleCheck<Vec<Step>>)>> {
+        let Some(sample) = self.sample(steps, n_in, skel, declared)? else {
             return Ok(None);
         };
-        let sampled: Vec<&[f64]> = values.chunks_exact(n_in.max(1)).collect();
-        let up = bvhkit::edit::axes::detect_up_sampled(skel, &sampled[..frames.len()]);
-        let check = SampleCheck {
-            frames,
-            values,
-            width: n_in,
-            prefix: steps.to_vec(),
-            expected,
-            read: 0,
-            met: 0,
-            same: true,
-        };
-        Ok(Some((up, check)))
+        let up = sample.up(skel);
+        Ok(Some((up, sample.check(steps.to_vec()))))
     }
 
     /// The unit [`FrameSizes`] guesses from the frames
@@ -1035,11 +1024,11 @@ impl Lookahead<'_> {
         declared: Option<u64>,
         mode: PositionChannels,
     ) -> Result<Option<Units>> {
-        let Some(Sample { values, .. }) = self.sample(steps, n_in, skel, declared)? else {
+        let Some(sample) = self.sample(steps, n_in, skel, declared)? else {
             return Ok(None);
         };
         let mut sizes = FrameSizes::new(skel, mode);
-        for frame in values.chunks_exact(n_in) {
+        for frame in sample.values() {
             sizes.push(frame);
         }
         Ok(Some(sizes.guess().units))
@@ -1047,10 +1036,10 @@ impl Lookahead<'_> {
 
     /// The input frames that become the sampled frames
     /// ([`bvhkit::edit::axes::sampled_frames`] of the frames `steps` should
-    /// leave of the `declared` ones), their values read from their lines
-    /// alone, and that expected count; `None` when a step is a map, the
-    /// frames have no values, or the motion's lines are visibly not its
-    /// frames.
+    /// leave of the `declared` ones), read from their lines alone
+    /// ([`Sample::read`]), chosen for that expected count; `None` when a
+    /// step is a map, the frames have no values, or the motion's lines are
+    /// visibly not its frames.
     fn sample(
         &self,
         steps: &[Step],
@@ -1061,14 +1050,10 @@ impl Lookahead<'_> {
         let expected = expected_frames(steps, declared);
         let wanted = bvhkit::edit::axes::sampled_frames(expected);
         let Some(frames) = input_frames(steps, &wanted) else { return Ok(None) };
-        if skel.n_channels() != n_in || n_in == 0 {
+        if skel.n_channels() != n_in {
             return Ok(None);
         }
-        let located = |e: bvhkit::Error| anyhow!(located(self.input, &e));
-        let Some(values) = self.opts.sample_frames(self.bytes, &frames).map_err(located)? else {
-            return Ok(None);
-        };
-        Ok(Some(Sample { frames, values, expected }))
+        Sample::read(self.opts, self.bytes, self.input, frames, n_in, expected)
     }
 
     /// Reads the frames again from the start through `steps` (a copy: the
@@ -1115,66 +1100,11 @@ impl Lookahead<'_> {
     }
 }
 
-/// Frames read from their lines alone ([`Lookahead::sample`]).
-struct Sample {
-    /// Input frame numbers, ascending.
-    frames: Vec<usize>,
-    /// Their values, one frame after the other.
-    values: Vec<f64>,
-    /// The frames the steps were expected to leave, on which the sample
-    /// was chosen.
-    expected: usize,
-}
-
-/// The input frames a first pass read from their lines alone
-/// ([`Lookahead::sampled_up`]), to be compared with the frames the real
-/// pass reads: the answer they gave is the whole clip's only when they are
-/// the very frames the reader hands out, and the frame steps before the
-/// transform left the number of frames the sample was chosen on.
-#[derive(Clone)]
-struct SampleCheck {
-    /// Input frame numbers, ascending.
-    frames: Vec<usize>,
-    /// Their values as the first pass read them, `width` each.
-    values: Vec<f64>,
-    width: usize,
-    /// The frame steps before the transform (not yet moved on).
-    prefix: Vec<Step>,
-    /// The frames `prefix` was expected to leave.
-    expected: usize,
-    /// Input frames the real pass has read.
-    read: usize,
-    /// Sampled frames met so far.
-    met: usize,
-    /// Whether every frame met had the first pass's bits.
-    same: bool,
-}
-
-impl SampleCheck {
-    /// Compares the sampled frames among the next batch of `frames` input
-    /// frames (`batch`, `width` values each).
-    fn batch(&mut self, frames: usize, batch: &[f64]) {
-        let end = self.read + frames;
-        while let Some(&f) = self.frames.get(self.met).filter(|&&f| f < end) {
-            let w = self.width;
-            let got = &batch[(f - self.read) * w..][..w];
-            let first = &self.values[self.met * w..][..w];
-            self.same &= got.iter().zip(first).all(|(a, b)| a.to_bits() == b.to_bits());
-            self.met += 1;
-        }
-        self.read = end;
-    }
-
-    /// Whether the first pass's answer is the whole clip's, once the real
-    /// pass is over (`ended`: it read to the end of the input, rather than
-    /// stopping where a frame range was past): every sampled frame was met
-    /// with the same bits, and the frame steps left the expected number of
-    /// frames (counted on the frames read, which is all of them when the
-    /// reading ended, or when a frame range of the steps themselves was
-    /// past).
-    fn holds(&self, ended: bool) -> bool {
-        let (left, past) = through_steps(&self.prefix, self.read);
-        self.same && self.met == self.frames.len() && (ended || past) && left == self.expected
+/// `bvh edit`'s frame steps before a transform that sampled frames: the
+/// [`SampleCheck`] counts the frames they leave.
+impl FrameSteps for Vec<Step> {
+    fn through(&self, n: usize) -> (usize, bool) {
+        through_steps(self, n)
     }
 }
 
@@ -1205,7 +1135,7 @@ fn up_of(
     skel: &Skeleton,
     declared: Option<u64>,
     later: &[Transform],
-    checks: &mut Vec<SampleCheck>,
+    checks: &mut Vec<SampleCheck<Vec<Step>>>,
 ) -> Result<UpAxis> {
     let Some(again) = again else { return Err(NeedsWholeClip.into()) };
     let up = again.detect_up(steps, n_in, skel, declared, stops_reading(later), checks)?;
@@ -1237,7 +1167,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
     let mut steps: Vec<Step> = Vec::with_capacity(plan.len());
     let mut map_of: Vec<usize> = Vec::with_capacity(plan.len());
     // What the real pass must confirm of frames read from their lines alone.
-    let mut checks: Vec<SampleCheck> = Vec::new();
+    let mut checks: Vec<SampleCheck<Vec<Step>>> = Vec::new();
     for (i, t) in plan.iter().enumerate() {
         let notes = &mut notes_of[i];
         let stage = match t {
@@ -1649,32 +1579,25 @@ mod tests {
     /// A check of input frames `frames` (one value each, the frame's
     /// number) behind the frame steps `prefix`, expecting `expected`
     /// frames out of them.
-    fn check(frames: &[usize], prefix: Vec<Step>, expected: usize) -> SampleCheck {
-        SampleCheck {
-            frames: frames.to_vec(),
-            values: frames.iter().map(|&f| f as f64).collect(),
-            width: 1,
-            prefix,
-            expected,
-            read: 0,
-            met: 0,
-            same: true,
-        }
+    fn check(frames: &[usize], prefix: Vec<Step>, expected: usize) -> SampleCheck<Vec<Step>> {
+        let values = frames.iter().map(|&f| f as f64).collect();
+        Sample::new(frames.to_vec(), values, 1, expected).check(prefix)
     }
 
     /// `check` after a pass over input frames `0..n` (frame `f` holding
-    /// `f`, but `bad`'s bits changed) in batches of `batch` frames.
-    fn passed(mut check: SampleCheck, n: usize, batch: usize, bad: Option<usize>) -> SampleCheck {
-        let values: Vec<f64> =
-            (0..n).map(|f| if Some(f) == bad { -(f as f64) - 0.5 } else { f as f64 }).collect();
+    /// `f`) in batches of `batch` frames.
+    fn passed(mut check: SampleCheck<Vec<Step>>, n: usize, batch: usize) -> SampleCheck<Vec<Step>> {
+        let values: Vec<f64> = (0..n).map(|f| f as f64).collect();
         for b in values.chunks(batch) {
             check.batch(b.len(), b);
         }
         check
     }
 
+    /// The frame steps' part of the check (its bits and counts are
+    /// `crate::sample`'s tests).
     #[test]
-    fn sampled_frames_are_confirmed_by_the_pass_or_refused() {
+    fn sampled_frames_behind_frame_steps_are_confirmed_by_the_pass_or_refused() {
         let r = |s: &str| Step::Range(s.parse().unwrap(), 0);
         // Output frame k of `--frames 10.. --every 3` is input 10 + 3k.
         let steps = vec![r("10.."), Step::Every(3, 0)];
@@ -1686,26 +1609,23 @@ mod tests {
         let wanted = input_frames(&steps, &bvhkit::edit::axes::sampled_frames(30)).unwrap();
         let fresh = || check(&wanted, steps.clone(), 30);
         for batch in [1, 7, 100] {
-            assert!(passed(fresh(), 100, batch, None).holds(true));
-            // One sampled frame's bits differ: refused; another frame's: fine.
-            assert!(!passed(fresh(), 100, batch, Some(wanted[4])).holds(true));
-            assert!(passed(fresh(), 100, batch, Some(wanted[4] + 1)).holds(true));
+            assert!(passed(fresh(), 100, batch).holds(true));
         }
         // Another count of frames, or a sampled frame never met; but 98
         // input frames leave the same 30 frames of the steps.
-        assert!(!passed(fresh(), 101, 10, None).holds(true));
-        assert!(!passed(fresh(), 97, 10, None).holds(true));
-        assert!(passed(fresh(), 98, 10, None).holds(true));
-        assert!(!passed(fresh(), 90, 10, None).holds(true));
+        assert!(!passed(fresh(), 101, 10).holds(true));
+        assert!(!passed(fresh(), 97, 10).holds(true));
+        assert!(passed(fresh(), 98, 10).holds(true));
+        assert!(!passed(fresh(), 90, 10).holds(true));
         // Reading that stopped early: fine when a range of the steps was
         // past (nothing later can leave them), not otherwise.
         let bounded = vec![r("10..40"), Step::Every(3, 0)];
         let wanted = input_frames(&bounded, &bvhkit::edit::axes::sampled_frames(10)).unwrap();
-        assert!(passed(check(&wanted, bounded.clone(), 10), 50, 25, None).holds(false));
-        assert!(passed(check(&wanted, bounded.clone(), 10), 41, 41, None).holds(false));
-        assert!(!passed(check(&wanted, bounded, 10), 40, 40, None).holds(false));
+        assert!(passed(check(&wanted, bounded.clone(), 10), 50, 25).holds(false));
+        assert!(passed(check(&wanted, bounded.clone(), 10), 41, 41).holds(false));
+        assert!(!passed(check(&wanted, bounded, 10), 40, 40).holds(false));
         let wanted = input_frames(&steps, &bvhkit::edit::axes::sampled_frames(30)).unwrap();
-        assert!(!passed(check(&wanted, steps, 30), 100, 100, None).holds(false));
+        assert!(!passed(check(&wanted, steps, 30), 100, 100).holds(false));
     }
 
     #[test]

@@ -20,6 +20,7 @@ use clap::ValueEnum;
 use crate::PosMode;
 use crate::io::{Dest, Input, Output, Streamed, WriteBehind, located_warning};
 use crate::range::FrameRange;
+use crate::sample::{Sample, SampleCheck};
 
 /// The long help of `bvh positions` (`bvh positions --help`).
 pub(crate) const POSITIONS_ABOUT: &str = "\
@@ -106,8 +107,9 @@ pub(crate) struct Common {
     #[arg(long)]
     strict: bool,
     /// Convert the output to Y up from this up axis (x, y, z, -x, -y, -z, as `bvh edit --up y
-    /// --source-up AXIS`), or `auto` to detect it (a first pass over the file; standard input is read into memory); default `keep`:
-    /// the file's own numbers.
+    /// --source-up AXIS`), or `auto` to detect it (on frames spread over the clip: from a file into a
+    /// file, read from their own lines and checked as the file is read, else in a first pass over
+    /// the file; standard input is read into memory); default `keep`: the file's own numbers.
     #[arg(long, value_name = "AXIS", default_value = "keep", allow_hyphen_values = true, value_parser = crate::clip::parse_up)]
     up: crate::clip::Up,
     /// Number of files processed at once (default: all cores).
@@ -657,8 +659,8 @@ fn stream<W: FrameWork>(
     out: Option<&Path>,
     command: &str,
     settings: Vec<(&'static str, serde_json::Value)>,
-    make_layout: impl FnOnce(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
-    make_work: impl FnOnce(&Skeleton, &[usize]) -> W,
+    make_layout: impl Fn(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
+    make_work: impl Fn(&Skeleton, &[usize]) -> W,
 ) -> Result<Vec<String>> {
     let inputs = std::slice::from_ref(input);
     if let Some(out) = out {
@@ -676,9 +678,26 @@ fn stream<W: FrameWork>(
     // A regular file is scanned in place (mapped, or read whole when
     // small); standard input and pipes are read a chunk at a time.
     let mut source = input.open_stream()?;
-    // `--up auto` detects the up axis on frames spread over the clip, in a
-    // first pass that keeps only those ([`detect_up_of`]); standard input
-    // and pipes, which cannot be read twice, are read into memory first.
+    // `--up auto` detects the up axis on frames spread over the clip. Into
+    // a regular file, from a mapped one, they are read from their lines
+    // alone and the export checks them as it reads every frame
+    // ([`sampled_up`]); where it cannot confirm them ([`Unconfirmed`]), its
+    // output is not put in place and the exact path below runs.
+    if c.up == crate::clip::Up::Auto
+        && let Streamed::Bytes(bytes) = &source
+        && let Some(out) = out
+        && let Some((run, rdr)) = sampled_up(c, &opts, bytes, input, out, format)?
+    {
+        // Unconfirmed, or failed: the exact path decides (and gives its
+        // own error, in its own order: a bad frame before an unknown
+        // `--joints` name).
+        if let Ok(lines) = run.frames(rdr, settings.clone(), &make_layout, &make_work) {
+            return Ok(lines);
+        }
+    }
+    // Otherwise in a first pass that keeps only those frames
+    // ([`detect_up_of`]); standard input and pipes, which cannot be read
+    // twice, are read into memory first.
     let mut notes = Vec::new();
     let from = if c.up == crate::clip::Up::Auto {
         let bytes = match source {
@@ -693,7 +712,7 @@ fn stream<W: FrameWork>(
     } else {
         crate::clip::source_up_given(c.up)
     };
-    let run = Run { c, input, out, format, from, notes };
+    let run = Run { c, input, out, format, from, notes, check: None };
     match source {
         Streamed::Bytes(bytes) => {
             let rdr = opts.frame_reader_slice(&bytes).map_err(located)?;
@@ -705,6 +724,60 @@ fn stream<W: FrameWork>(
         }
     }
 }
+
+/// The export of `--up auto` from the mapped file `bytes` into the file
+/// `out`, and the reader of its frames: the up axis detected on the frames
+/// [`bvhkit::edit::axes::sampled_frames`] names, read from their own lines
+/// ([`Sample::of_clip`]), with the [`SampleCheck`] its pass must confirm
+/// before the output is put in place ([`Unconfirmed`] otherwise). `None`
+/// where the exact path must decide at once: an output that cannot be
+/// taken back (standard output, a FIFO, a device), a frame range that stops
+/// the reading before the frames `Frames:` declares (their count would be
+/// unknown), or lines that are visibly not the frames.
+fn sampled_up<'a, 'b>(
+    c: &'a Common,
+    opts: &ReadOptions,
+    bytes: &'b [u8],
+    input: &'a Input,
+    out: &'a Path,
+    format: Format,
+) -> Result<Option<(Run<'a>, bvhkit::FrameReader<bvhkit::SliceSource<'b>>)>> {
+    // Refused destinations (a folder, a file with other links) are the
+    // exact path's errors.
+    if !crate::io::destination(out).is_ok_and(|d| matches!(d, Dest::Replace(_))) {
+        return Ok(None);
+    }
+    let located = |e: bvhkit::Error| anyhow::anyhow!(crate::io::located(input, &e));
+    let rdr = opts.frame_reader_slice(bytes).map_err(located)?;
+    let declared = rdr.frames_declared();
+    // The real pass stops once the range is past (`Run::frames`).
+    if c.frames.is_some_and(|r| r.past(crate::clip::frame_count(declared))) {
+        return Ok(None);
+    }
+    let skeleton = rdr.skeleton();
+    let Some(sample) = Sample::of_clip(opts, bytes, input, skeleton.n_channels(), declared)? else {
+        return Ok(None);
+    };
+    let (from, note) = crate::clip::detected_source_up(sample.up(skeleton), &input.display());
+    let notes = note.into_iter().collect();
+    let check = Some(sample.check(()));
+    Ok(Some((Run { c, input, out: Some(out), format, from, notes, check }, rdr)))
+}
+
+/// Why an export of `--up auto` on sampled frames ([`sampled_up`]) was not
+/// put in place: the frames its pass read were not those the sample read
+/// from their lines, or not as many as `Frames:` declares, or the pass did
+/// not reach the end; the exact path decides.
+#[derive(Debug)]
+struct Unconfirmed;
+
+impl std::fmt::Display for Unconfirmed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the frames sampled for the up axis were not the file's")
+    }
+}
+
+impl std::error::Error for Unconfirmed {}
 
 /// [`bvhkit::edit::axes::detect_up`] of the text `bytes`, in one pass that
 /// keeps only the sampled frames; the whole clip is parsed only when the
@@ -736,6 +809,9 @@ struct Run<'a> {
     format: Format,
     from: Option<bvhkit::edit::axes::SignedAxis>,
     notes: Vec<String>,
+    /// What the pass must confirm of the frames `from` was detected on
+    /// before the output is put in place ([`sampled_up`]).
+    check: Option<SampleCheck<()>>,
 }
 
 /// The computation of one frame's values for `bvh positions` and `bvh
@@ -812,7 +888,7 @@ impl Run<'_> {
         make_layout: impl FnOnce(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
         make_work: impl FnOnce(&Skeleton, &[usize]) -> W,
     ) -> Result<Vec<String>> {
-        let Run { c, input, out, format, from, notes } = self;
+        let Run { c, input, out, format, from, notes, mut check } = self;
         // The frames as read, converted to Y up per frame when asked (a
         // FrameMap streams; it keeps Euler angles continuous, so it maps
         // every frame in order on this thread).
@@ -847,6 +923,8 @@ impl Run<'_> {
         let mut batch_sizes = Vec::new();
         let mut f = 0usize;
         let mut written = 0usize;
+        // Whether the reading went on to the end (no frame range stopped it).
+        let mut ended = true;
         // The next batch of frames is parsed while the batch before is
         // computed, in pieces, both on rayon's pool (`read_batches`), and a
         // thread of its own writes the batch before that: batches of values
@@ -865,6 +943,9 @@ impl Run<'_> {
                 Ok(sink)
             });
             let read = crate::io::read_batches(&mut rdr, |frames, batch| {
+                if let Some(check) = check.as_mut() {
+                    check.batch(frames, batch);
+                }
                 // The frames of this batch before the end of the range.
                 let n = (0..frames).take_while(|&k| !range.past(f + k)).count();
                 let frames_in: &[f64] = match to_y_up.as_mut() {
@@ -956,7 +1037,8 @@ impl Run<'_> {
                 }
                 sizes.extend_from_slice(&batch_sizes[..n_sizes]);
                 f += n;
-                Ok(!range.past(f))
+                ended = !range.past(f);
+                Ok(ended)
             });
             drop(full_tx);
             let sink = writer.join().map_err(|_| anyhow::anyhow!("the writing thread panicked"))?;
@@ -964,6 +1046,12 @@ impl Run<'_> {
             let sink = sink?;
             Ok((read?, sink))
         })?;
+        // Sampled frames the pass did not confirm, or a reading that did not
+        // reach the end (a bad frame, a frame range): the output, dropped,
+        // is not put in place.
+        if check.is_some_and(|ch| read.is_err() || !ch.holds(ended)) {
+            return Err(Unconfirmed.into());
+        }
         read.map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
         if guess_units {
             sink.units(if sizes.is_empty() {

@@ -21,6 +21,7 @@ mod range;
 mod record;
 mod render;
 mod retarget;
+mod sample;
 mod serve;
 mod text;
 mod view;

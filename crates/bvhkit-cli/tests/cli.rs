@@ -2313,6 +2313,8 @@ fn view_skips_a_file_it_cannot_load() {
 mod retarget;
 #[path = "cli/up.rs"]
 mod up;
+#[path = "cli/up_sampled.rs"]
+mod up_sampled;
 
 /// The NPY sidecar's unit guess takes each frame's size from the positions
 /// already computed for the array (one forward kinematics per frame), also

@@ -790,7 +790,8 @@ fn temp_builder() -> tempfile::Builder<'static, 'static> {
 }
 
 /// A named temporary file in `dir` (so that renaming it over a target there
-/// is atomic), readable by others like a file made by `File::create`.
+/// is atomic), with the mode of a file made by `File::create`: 0666 less
+/// the umask (not tempfile's 0600).
 ///
 /// # Errors
 /// When the file cannot be made (the message names the folder).
@@ -799,7 +800,7 @@ fn temp_in(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        b.permissions(std::fs::Permissions::from_mode(0o644));
+        b.permissions(std::fs::Permissions::from_mode(0o666));
     }
     b.tempfile_in(dir).map_err(failed(|| format!("creating a temporary file in {}", dir.display())))
 }

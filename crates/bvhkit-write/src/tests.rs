@@ -119,6 +119,12 @@ fn new_files_get_the_umask_mode_and_old_ones_keep_mode_and_owner() {
     put(&fresh, b"new").unwrap();
     assert_eq!(mode(&fresh), mode(&plain), "the umask's mode");
     assert_ne!(mode(&plain) & 0o044, 0, "a umask that keeps reading for others shows it");
+    // The named temporary file where O_TMPFILE is refused: the same mode.
+    let named = dir.path().join("named.bvh");
+    let mut a = AtomicFile::create_as(&named, false).unwrap();
+    a.file().write_all(b"new").unwrap();
+    a.commit().unwrap();
+    assert_eq!(mode(&named), mode(&plain), "the umask's mode, O_TMPFILE refused");
 
     let old = dir.path().join("old.bvh");
     std::fs::write(&old, "old").unwrap();

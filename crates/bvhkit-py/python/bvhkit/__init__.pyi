@@ -504,9 +504,10 @@ class Bvh:
     def write(self, path: _Path, break_links: bool = False) -> None:
         """Writes the canonical text to ``path``, as the ``bvh`` command writes.
 
-        The file is written under no name in its folder and put in place
-        whole: ``path`` is always the old file or the complete new one, and
-        nothing is left behind if the process is killed. A symbolic link is
+        The file is written under no name in its folder (Linux; elsewhere
+        a temporary name) and put in place whole: ``path`` is always the old
+        file or the complete new one, and nothing is left behind if the
+        process is killed. A symbolic link is
         followed (its target is replaced, the link stays); a device or FIFO
         is written into, never replaced; an existing file keeps its mode
         (and owner, where allowed), a new one gets the umask's mode.

@@ -3,7 +3,9 @@
 //! Reading: regular files of 1 MiB or more are memory-mapped (see the
 //! `unsafe` invariant in ARCHITECTURE.md), smaller ones are read; pipes,
 //! devices and standard input are read up to `--max-size` bytes and refused
-//! beyond it. Writing: [`write_atomic`] / [`AtomicFile`] write a regular file
+//! beyond it. Writing (the crate `bvhkit-write`, which the Python package
+//! and the desktop player share; thin wrappers here add `--break-links` and
+//! anyhow errors): [`write_atomic`] / [`AtomicFile`] write a regular file
 //! through an anonymous temporary file (Linux `O_TMPFILE`) that gets a name
 //! only once it is complete, so the target is always the old file or the
 //! whole new one, and nothing stays behind after a crash or `kill -9`;
@@ -12,7 +14,7 @@
 //! hard links is refused unless `--break-links` is given (see [`destination`]).
 
 use std::fs::File;
-use std::io::{IsTerminal, Read, Seek, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -374,576 +376,144 @@ pub(crate) fn par_map<T: Send>(
     Ok(out)
 }
 
-/// Where an output path leads.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Dest {
-    /// This process's standard output (`-`, `/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`).
-    Stdout,
-    /// Something that is written through, never replaced: a device, a FIFO,
-    /// a socket, or a `/proc` name such as `/dev/fd/63` (what `>(cmd)` gives).
-    Through(PathBuf),
-    /// A regular file, existing or not, at the end of any symbolic links: it
-    /// is replaced atomically.
-    Replace(PathBuf),
+// Outputs: `bvhkit-write`, with the CLI's `--break-links` and anyhow errors.
+// The thin types below give the other modules anyhow results where they
+// return them straight (`commit`, `finish`, `publish` as a function's value).
+
+pub(crate) use bvhkit_write::{Dest, WriteBehind};
+
+/// What writes one output's bytes (see [`write_atomic_all`]).
+pub(crate) type WriteFn<'a> = bvhkit_write::WriteFn<'a, anyhow::Error>;
+
+/// How the CLI opens outputs: `--break-links` ([`set_break_links`]), and
+/// the refusal of a hard-linked output names it.
+fn output_options() -> bvhkit_write::Options<'static> {
+    bvhkit_write::Options::new()
+        .break_links(BREAK_LINKS.load(Ordering::Relaxed))
+        .break_links_hint("pass --break-links")
 }
 
-/// Finds where `path` leads. Symbolic links are followed (so a link is never
-/// replaced by a regular file: its target is), up to 40 of them. A regular
-/// file with more than one hard link is refused unless `--break-links` was
-/// given ([`set_break_links`]): replacing it by a rename would give this name
-/// the new contents and silently leave the other names with the old ones,
-/// and writing into it in place could leave it half-written.
+/// Where an output path leads ([`bvhkit_write::Options::destination`]): a
+/// regular file with other hard links is refused unless `--break-links`.
 pub(crate) fn destination(path: &Path) -> Result<Dest> {
-    let s = path.as_os_str();
-    if s == "-" || s == "/dev/stdout" || s == "/dev/fd/1" || s == "/proc/self/fd/1" {
-        return Ok(Dest::Stdout);
-    }
-    let mut p = path.to_path_buf();
-    for _ in 0..40 {
-        // Resolve the folder part (it exists when the file can be written).
-        if let (Some(parent), Some(name)) = (p.parent(), p.file_name())
-            && !parent.as_os_str().is_empty()
-            && let Ok(dir) = std::fs::canonicalize(parent)
-        {
-            p = dir.join(name);
-        }
-        if p.starts_with("/proc") {
-            return Ok(Dest::Through(p));
-        }
-        match std::fs::symlink_metadata(&p) {
-            Ok(m) if m.file_type().is_symlink() => {
-                let t = std::fs::read_link(&p).with_context(|| format!("{}", p.display()))?;
-                p = match p.parent() {
-                    Some(d) if t.is_relative() => d.join(t),
-                    _ => t,
-                };
-            }
-            Ok(m) if m.is_dir() => bail!("{}: is a directory", path.display()),
-            Ok(m) if !m.is_file() => return Ok(Dest::Through(p)),
-            Ok(m) => {
-                refuse_hard_link(path, &m)?;
-                return Ok(Dest::Replace(p));
-            }
-            Err(_) => return Ok(Dest::Replace(p)),
-        }
-    }
-    bail!("{}: too many levels of symbolic links", path.display())
+    Ok(output_options().destination(path)?)
 }
 
-/// Refuses to replace a regular file that has other hard links, naming the
-/// link count, unless `--break-links` was given.
-fn refuse_hard_link(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let links = meta.nlink();
-        if links > 1 && !BREAK_LINKS.load(Ordering::Relaxed) {
-            bail!(
-                "{}: has {links} hard links; replacing it would leave the other {} with the old \
-                 contents (write elsewhere, or pass --break-links to replace this name only)",
-                path.display(),
-                if links == 2 { "name".to_string() } else { format!("{} names", links - 1) }
-            );
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = (path, meta);
-    Ok(())
-}
-
-/// A file being written that replaces its target only when complete.
-///
-/// On Linux it is an anonymous file (`O_TMPFILE`) in the target's folder:
-/// it has no name while it is written, so a crash or `kill -9` leaves
-/// nothing behind. [`AtomicFile::commit`] links it to a fresh temporary name
-/// and renames that over the target (the one moment a name exists is
-/// between those two calls). Where `O_TMPFILE` is refused (other systems,
-/// some file systems), a named temporary file is used, removed on error.
-pub(crate) struct AtomicFile {
-    /// The file, written through [`Output`] with its writeback started as
-    /// it goes.
-    out: WriteBehind,
-    target: PathBuf,
-    /// The named temporary file of the fallback; `None` when anonymous.
-    named: Option<tempfile::TempPath>,
-}
-
-/// Bytes written between two requests to start writing back
-/// ([`WriteBehind`]).
-const WRITE_BEHIND: u64 = 2 << 20;
-
-/// Where a file's writeback has been asked for: the file's offset, the end
-/// of what was written, and where the writeback not yet asked for starts.
-#[derive(Default)]
-struct Writeback {
-    at: u64,
-    end: u64,
-    started: u64,
-}
-
-impl Writeback {
-    /// Records `n` bytes written at the offset, and starts writing back
-    /// once [`WRITE_BEHIND`] bytes wait.
-    fn wrote(&mut self, file: &File, n: usize) {
-        self.at += n as u64;
-        self.end = self.end.max(self.at);
-        if self.end - self.started >= WRITE_BEHIND {
-            self.start(file);
-        }
-    }
-
-    /// Starts writing back the bytes written since the last time (advice
-    /// only: an error changes nothing written, so it is ignored).
-    fn start(&mut self, file: &File) {
-        #[cfg(target_os = "linux")]
-        {
-            let len = std::num::NonZeroU64::new(self.end - self.started);
-            let advice = rustix::fs::Advice::DontNeed;
-            let _ = rustix::fs::fadvise(file, self.started, len, advice);
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = file;
-        self.started = self.end;
-    }
-}
-
-/// An output file written through, asking the kernel to start writing back
-/// every [`WRITE_BEHIND`] bytes as they are written (Linux:
-/// `posix_fadvise(POSIX_FADV_DONTNEED)` on the range just written, which
-/// starts its writeback without waiting and drops none of it before it is
-/// on disk), so that the sync before the file is put in place
-/// ([`AtomicFile::commit`]) waits for the last few megabytes instead of the
-/// whole output. Elsewhere, a plain file. [`AtomicFile`] writes through
-/// one; [`AtomicFile::write_behind`] makes another, for a writer that
-/// needs the file itself (to seek, or on another thread).
-pub(crate) struct WriteBehind {
-    file: File,
-    written: Writeback,
-}
-
-impl WriteBehind {
-    /// Writes into `file` from its start.
-    pub(crate) fn new(file: File) -> WriteBehind {
-        WriteBehind { file, written: Writeback::default() }
-    }
-
-    /// The file.
-    pub(crate) fn into_inner(self) -> File {
-        self.file
-    }
-
-    /// Starts writing back whatever was written and not yet started.
-    pub(crate) fn write_back_now(&mut self) {
-        self.written.start(&self.file);
-    }
-}
-
-impl std::io::Seek for WriteBehind {
-    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
-        // A writer that moves back (a header patched at the end) writes in
-        // place: those bytes are written back with the rest by the sync.
-        self.written.at = self.file.seek(pos)?;
-        Ok(self.written.at)
-    }
-}
-
-impl Write for WriteBehind {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.file.write(buf)?;
-        self.written.wrote(&self.file, n);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.file.flush()
-    }
-}
+/// A file being written that replaces its target only when complete
+/// ([`bvhkit_write::AtomicFile`]).
+pub(crate) struct AtomicFile(bvhkit_write::AtomicFile);
 
 impl AtomicFile {
     /// Starts replacing the regular file `target` (which may not exist yet).
     pub(crate) fn create(target: &Path) -> Result<AtomicFile> {
-        Self::create_as(target, true)
-    }
-
-    /// [`AtomicFile::create`], choosing whether to try `O_TMPFILE` (tests use
-    /// `false` to check the fallback).
-    pub(crate) fn create_as(target: &Path, anonymous: bool) -> Result<AtomicFile> {
-        let dir = folder_of(target);
-        #[cfg(target_os = "linux")]
-        if anonymous && let Some(file) = anonymous_in(dir) {
-            let out = WriteBehind::new(file);
-            return Ok(AtomicFile { out, target: target.to_path_buf(), named: None });
-        }
-        let _ = anonymous;
-        let (file, path) = temp_in(dir)?.into_parts();
-        Ok(AtomicFile {
-            out: WriteBehind::new(file),
-            target: target.to_path_buf(),
-            named: Some(path),
-        })
+        Ok(AtomicFile(bvhkit_write::AtomicFile::create(target)?))
     }
 
     /// The file to write (and seek) into.
     pub(crate) fn file(&mut self) -> &mut File {
-        &mut self.out.file
+        self.0.file()
     }
 
-    /// A path by which another program (ffmpeg) opens this very file: on
-    /// Linux the anonymous file's `/proc/PID/fd/N` (not `/proc/self`, which
-    /// would be the other program's), else its temporary name.
-    pub(crate) fn path_for_programs(&self) -> PathBuf {
-        #[cfg(target_os = "linux")]
-        if self.named.is_none() {
-            use std::os::fd::AsRawFd;
-            return PathBuf::from(format!(
-                "/proc/{}/fd/{}",
-                std::process::id(),
-                self.out.file.as_raw_fd()
-            ));
-        }
-        match &self.named {
-            Some(p) => p.to_path_buf(),
-            None => unreachable!("only Linux makes anonymous files"),
-        }
-    }
-
-    /// A [`WriteBehind`] writer of the file (a handle of its own, sharing
-    /// the file's offset: write through one or the other, not both).
+    /// A [`WriteBehind`] writer of the file (sharing its offset).
     pub(crate) fn write_behind(&self) -> Result<WriteBehind> {
-        let file = self.out.file.try_clone().context("opening the output file again")?;
-        Ok(WriteBehind::new(file))
+        Ok(self.0.write_behind()?)
     }
 
-    /// Syncs the file, gives it the owner and mode of the file it replaces
-    /// (best effort: changing the owner needs privileges), and puts it in
-    /// place of the target in one rename.
+    /// Syncs the file, gives it the replaced file's owner and mode, and
+    /// renames it over the target.
     pub(crate) fn commit(self) -> Result<()> {
-        self.stage()?.publish()
-    }
-
-    /// Everything [`AtomicFile::commit`] does but the rename: the file is
-    /// synced and has a temporary name beside the target (removed if the
-    /// [`Staged`] is dropped unpublished).
-    fn stage(self) -> Result<Staged> {
-        let AtomicFile { out, target, named } = self;
-        let file = out.into_inner();
-        let what = || format!("writing {}", target.display());
-        file.sync_all().with_context(what)?;
-        keep_owner_and_mode(&file, &target).with_context(what)?;
-        let named = match named {
-            Some(p) => p,
-            None => link_anonymous(&file, folder_of(&target)).with_context(what)?,
-        };
-        Ok(Staged { named, target })
+        Ok(self.0.commit()?)
     }
 }
 
-/// A complete file under a temporary name beside its target, waiting for
-/// its rename; dropped unpublished, the temporary name is removed.
-pub(crate) struct Staged {
-    named: tempfile::TempPath,
-    target: PathBuf,
-}
+/// A complete file under a temporary name beside its target
+/// ([`bvhkit_write::Staged`]).
+pub(crate) struct Staged(bvhkit_write::Staged);
 
 impl Staged {
     /// Renames the file over its target.
     pub(crate) fn publish(self) -> Result<()> {
-        let Staged { named, target } = self;
-        named
-            .persist(&target)
-            .map_err(|e| e.error)
-            .with_context(|| format!("writing {}", target.display()))?;
-        Ok(())
+        Ok(self.0.publish()?)
     }
 }
 
-/// Gives `file` the owner (best effort: it needs privileges) and mode of
-/// the file at `target`, if there is one.
-fn keep_owner_and_mode(file: &File, target: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    if let Ok(old) = std::fs::metadata(target) {
-        use std::os::unix::fs::{MetadataExt, PermissionsExt};
-        // The owner first: changing it clears set-user-ID bits.
-        let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
-        file.set_permissions(std::fs::Permissions::from_mode(old.mode() & 0o7777))?;
-    }
-    #[cfg(not(unix))]
-    let _ = (file, target);
-    Ok(())
-}
-
-/// Has another program that needs a path (ffmpeg) write `out`, as
-/// [`open_output`] would: `write` gets the path of a fresh [`AtomicFile`]
-/// (on Linux, the anonymous file's `/proc/PID/fd/N` name, which another
-/// process of the same user opens as that very file; else its temporary
-/// name) and writes it whole. A regular file (at the end of any links) is
-/// then put in place, keeping its owner and mode; anything else gets a copy.
-/// Nothing is left behind if either process is killed: the file has no name.
-pub(crate) fn write_by_program(out: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    match destination(out)? {
-        Dest::Replace(target) => {
-            let file = AtomicFile::create(&target)?;
-            write(&file.path_for_programs())?;
-            file.commit()
-        }
-        _ => {
-            // Written in the system's temporary folder, never committed.
-            let mut file = AtomicFile::create(&std::env::temp_dir().join("bvh-output"))?;
-            write(&file.path_for_programs())?;
-            let mut o = open_output(out)?;
-            let f = file.file();
-            f.rewind()?;
-            std::io::copy(f, &mut o).with_context(|| format!("writing {}", out.display()))?;
-            o.finish()
-        }
-    }
-}
-
-fn folder_of(path: &Path) -> &Path {
-    match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    }
-}
-
-/// An anonymous writable file in `dir`, if the system and file system allow.
-#[cfg(target_os = "linux")]
-fn anonymous_in(dir: &Path) -> Option<File> {
-    use rustix::fs::{CWD, Mode, OFlags, openat};
-    // Mode 0666 less the umask, as for `File::create`.
-    let fd = openat(CWD, dir, OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, Mode::from(0o666))
-        .ok()?;
-    Some(File::from(fd))
-}
-
-/// Gives the anonymous `file` a fresh temporary name in `dir` (through
-/// `/proc/self/fd/N`, else `AT_EMPTY_PATH`, which needs a capability); where
-/// neither works, copies it into a named temporary file.
-fn link_anonymous(file: &File, dir: &Path) -> Result<tempfile::TempPath> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-
-        use rustix::fs::{AtFlags, CWD, linkat};
-        let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
-        let linked = temp_builder().make_in(dir, |name| {
-            linkat(CWD, proc_path.as_str(), CWD, name, AtFlags::SYMLINK_FOLLOW)
-                .or_else(|_| linkat(file, "", CWD, name, AtFlags::EMPTY_PATH))
-                .map_err(std::io::Error::from)
-        });
-        if let Ok(t) = linked {
-            return Ok(t.into_temp_path());
-        }
-    }
-    let mut tmp = temp_in(dir)?;
-    let mut src = file.try_clone()?;
-    std::io::Seek::seek(&mut src, std::io::SeekFrom::Start(0))?;
-    std::io::copy(&mut src, tmp.as_file_mut())?;
-    tmp.as_file().sync_all()?;
-    #[cfg(unix)]
-    tmp.as_file().set_permissions(file.metadata()?.permissions())?;
-    Ok(tmp.into_temp_path())
-}
-
-/// An output being written: see [`open_output`].
-pub(crate) enum Output {
-    /// Standard output.
-    Stdout(std::io::Stdout),
-    /// A device, FIFO or `/proc` name, written through.
-    Through(File),
-    /// A regular file, replaced when complete.
-    Atomic(AtomicFile),
-}
-
-/// Opens `path` for writing: `-` (and `/dev/stdout`) is standard output,
-/// devices, FIFOs and `/proc` names are written through, and a regular file
-/// (at the end of any symbolic links) is replaced atomically by
-/// [`Output::finish`]; until then the old file is untouched.
-pub(crate) fn open_output(path: &Path) -> Result<Output> {
-    Ok(match destination(path)? {
-        Dest::Stdout => Output::Stdout(std::io::stdout()),
-        Dest::Through(p) => {
-            let regular = std::fs::metadata(&p).is_ok_and(|m| m.is_file());
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .create(regular)
-                .truncate(regular)
-                .open(&p)
-                .with_context(|| format!("opening {}", p.display()))?;
-            Output::Through(f)
-        }
-        Dest::Replace(p) => Output::Atomic(AtomicFile::create(&p)?),
-    })
-}
+/// An output being written ([`bvhkit_write::Output`]): see [`open_output`].
+pub(crate) struct Output(bvhkit_write::Output);
 
 impl Output {
     /// Whether the output can seek (a regular file being replaced).
-    pub(crate) fn atomic_file(&mut self) -> Option<&mut AtomicFile> {
-        match self {
-            Output::Atomic(a) => Some(a),
-            _ => None,
-        }
+    pub(crate) fn atomic_file(&mut self) -> Option<&mut bvhkit_write::AtomicFile> {
+        self.0.atomic_file()
     }
 
-    /// Flushes and, for a regular file, syncs it and gives it its
-    /// temporary name without putting it in place ([`Staged::publish`]
-    /// does); anything else is finished.
+    /// Flushes and, for a regular file, syncs it and gives it its temporary
+    /// name without putting it in place ([`Staged::publish`] does).
     pub(crate) fn stage(self) -> Result<Option<Staged>> {
-        match self {
-            Output::Atomic(a) => Ok(Some(a.stage()?)),
-            other => other.finish().map(|()| None),
-        }
-    }
-
-    /// For a regular file being replaced, starts writing back what was
-    /// written (the blocks are allocated now, in the file system's running
-    /// transaction, so that a sync of another file commits them too).
-    pub(crate) fn start_writeback(&mut self) {
-        if let Output::Atomic(a) = self {
-            a.out.write_back_now();
-        }
+        Ok(self.0.stage()?.map(Staged))
     }
 
     /// Flushes and, for a regular file, puts it in place.
     pub(crate) fn finish(self) -> Result<()> {
-        match self {
-            Output::Stdout(mut s) => s.flush().map_err(Into::into),
-            Output::Through(mut f) => f.flush().map_err(Into::into),
-            Output::Atomic(a) => a.commit(),
-        }
+        Ok(self.0.finish()?)
     }
 }
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Output::Stdout(s) => s.write(buf),
-            Output::Through(f) => f.write(buf),
-            Output::Atomic(a) => a.out.write(buf),
-        }
+        self.0.write(buf)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        match self {
-            Output::Stdout(s) => s.write_all(buf),
-            Output::Through(f) => f.write_all(buf),
-            Output::Atomic(a) => a.out.write_all(buf),
-        }
+        self.0.write_all(buf)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Output::Stdout(s) => s.flush(),
-            Output::Through(f) => f.flush(),
-            Output::Atomic(a) => a.out.flush(),
-        }
+        self.0.flush()
     }
 }
 
-/// Writes to `path` without ever leaving a half-written file: see
-/// [`open_output`]. `-` writes to standard output.
+/// Opens `path` for writing ([`bvhkit_write::Options::open_output`]): `-`
+/// is standard output, devices and FIFOs are written through, a regular
+/// file is replaced atomically by [`Output::finish`].
+pub(crate) fn open_output(path: &Path) -> Result<Output> {
+    Ok(Output(output_options().open_output(path)?))
+}
+
+/// Writes to `path` without ever leaving a half-written file
+/// ([`bvhkit_write::Options::write_atomic`]). `-` writes to standard output.
 pub(crate) fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
-    write_staged(path, write)?.map_or(Ok(()), Staged::publish)
+    output_options().write_atomic(path, write)
 }
 
-/// [`write_atomic`] up to the rename: a regular file comes back synced
-/// under its temporary name ([`Staged`]), anything else finished.
-fn write_staged(
-    path: &Path,
-    write: impl FnOnce(&mut dyn Write) -> Result<()>,
-) -> Result<Option<Staged>> {
-    write_unsynced(path, write)?.stage()
-}
-
-/// The output `path` opened and written by `write`, its writeback started
-/// ([`Output::start_writeback`]), not yet synced: [`Output::stage`] or
-/// [`Output::finish`] it. A caller that syncs another file first lets that
-/// sync commit this one's blocks too.
+/// The output `path` opened and written by `write`, its writeback started,
+/// not yet synced ([`bvhkit_write::Options::write_unsynced`]).
 pub(crate) fn write_unsynced(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<Output> {
-    let mut out = open_output(path)?;
-    {
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-        write(&mut w)?;
-        w.flush()?;
-    }
-    out.start_writeback();
-    Ok(out)
+    output_options().write_unsynced(path, write).map(Output)
 }
 
-/// [`write_atomic`] of `head` followed by the rest of `body` (from its
-/// position to its end): into a regular file, the kernel copies file to
-/// file (`copy_file_range`), with no round trip of the body through this
-/// process; other outputs get it through a buffer.
+/// [`write_atomic`] of `head` followed by the rest of `body`
+/// ([`bvhkit_write::Options::write_atomic_with_body`]).
 pub(crate) fn write_atomic_with_body(path: &Path, head: &[u8], body: &mut File) -> Result<()> {
-    let mut out = open_output(path)?;
-    match out.atomic_file() {
-        Some(a) => {
-            let f = a.file();
-            f.write_all(head)?;
-            std::io::copy(body, f)?;
-        }
-        None => {
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut out);
-            w.write_all(head)?;
-            std::io::copy(body, &mut w)?;
-            w.flush()?;
-        }
-    }
-    out.finish()
+    Ok(output_options().write_atomic_with_body(path, head, body)?)
 }
 
-/// What writes one output's bytes (see [`write_atomic_all`]).
-pub(crate) type WriteFn<'a> = dyn FnMut(&mut dyn Write) -> Result<()> + 'a;
-
-/// Writes outputs that belong together (a `.gltf` and the `.bin` it names)
-/// so that a reader never sees one without its partner: every output is
-/// written completely into its temporary file first, then all are synced
-/// and named, then renamed into place in the order given (the file that is
-/// referred to first). Any failure before the renames removes every
-/// temporary file and leaves every target as it was; outputs written
-/// through (devices, FIFOs) cannot be held back and get their bytes as they
-/// are written.
+/// Writes outputs that belong together, renamed into place in the order
+/// given only when all are complete
+/// ([`bvhkit_write::Options::write_atomic_all`]).
 pub(crate) fn write_atomic_all(outputs: &mut [(&Path, &mut WriteFn<'_>)]) -> Result<()> {
-    let mut written = Vec::with_capacity(outputs.len());
-    for (path, write) in outputs.iter_mut() {
-        let mut out = open_output(path)?;
-        {
-            let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-            write(&mut w)?;
-            w.flush()?;
-        }
-        written.push(out);
-    }
-    let mut staged = Vec::with_capacity(written.len());
-    for out in written {
-        staged.push(out.stage()?);
-    }
-    staged.into_iter().flatten().try_for_each(Staged::publish)
+    output_options().write_atomic_all(outputs)
 }
 
-/// Names of this tool's temporary files: `.bvh-XXXXXX.tmp`.
-fn temp_builder() -> tempfile::Builder<'static, 'static> {
-    let mut b = tempfile::Builder::new();
-    b.prefix(".bvh-").suffix(".tmp");
-    b
-}
-
-/// A named temporary file in `dir` (so that renaming it over a target there
-/// is atomic), readable by others like a file made by `File::create`.
-pub(crate) fn temp_in(dir: &Path) -> Result<tempfile::NamedTempFile> {
-    let mut b = temp_builder();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        b.permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    b.tempfile_in(dir).with_context(|| format!("creating a temporary file in {}", dir.display()))
+/// Has another program that needs a path (ffmpeg) write `out`
+/// ([`bvhkit_write::Options::write_by_program`]).
+pub(crate) fn write_by_program(out: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    output_options().write_by_program(out, write)
 }
 
 /// Values per batch of frames (about 2 MiB).
@@ -1254,157 +824,5 @@ mod tests {
             assert!(status.starts_with(b"Name:"));
             assert!(read_file(Path::new("/proc/self/status"), 10).is_err());
         }
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn destinations() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path().canonicalize().unwrap();
-        assert_eq!(destination(Path::new("-")).unwrap(), Dest::Stdout);
-        assert_eq!(destination(Path::new("/dev/stdout")).unwrap(), Dest::Stdout);
-        assert_eq!(destination(Path::new("/dev/null")).unwrap(), Dest::Through("/dev/null".into()));
-        assert!(
-            matches!(destination(Path::new("/dev/fd/2")).unwrap(), Dest::Through(p) if p.starts_with("/proc"))
-        );
-        let new = d.join("new.bvh");
-        assert_eq!(destination(&new).unwrap(), Dest::Replace(new.clone()));
-        std::fs::write(&new, "x").unwrap();
-        assert_eq!(destination(&new).unwrap(), Dest::Replace(new.clone()));
-        let link = d.join("link.bvh");
-        std::os::unix::fs::symlink("new.bvh", &link).unwrap();
-        assert_eq!(destination(&link).unwrap(), Dest::Replace(new.clone()));
-        let to_null = d.join("null.bvh");
-        std::os::unix::fs::symlink("/dev/null", &to_null).unwrap();
-        assert_eq!(destination(&to_null).unwrap(), Dest::Through("/dev/null".into()));
-        assert!(destination(&d).unwrap_err().to_string().ends_with("is a directory"));
-        let selfish = d.join("self.bvh");
-        std::os::unix::fs::symlink("self.bvh", &selfish).unwrap();
-        assert!(destination(&selfish).unwrap_err().to_string().contains("too many levels"));
-    }
-
-    use bvhkit_testdata::file_names as names;
-
-    #[test]
-    fn atomic_files_replace_only_when_committed() {
-        for anonymous in [true, false] {
-            let dir = tempfile::tempdir().unwrap();
-            let target = dir.path().join("out.bvh");
-            std::fs::write(&target, "old").unwrap();
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
-            }
-            // Abandoned: the old file stays, and nothing else.
-            let mut a = AtomicFile::create_as(&target, anonymous).unwrap();
-            a.file().write_all(b"half").unwrap();
-            let during = names(dir.path());
-            drop(a);
-            assert_eq!(std::fs::read_to_string(&target).unwrap(), "old");
-            assert_eq!(names(dir.path()), ["out.bvh"]);
-            // On Linux the file being written has no name at all.
-            #[cfg(target_os = "linux")]
-            assert_eq!(during.len(), if anonymous { 1 } else { 2 }, "{during:?}");
-            let _ = during;
-            // Committed: the new content, the old mode, no temporary file.
-            let mut a = AtomicFile::create_as(&target, anonymous).unwrap();
-            a.file().write_all(b"new").unwrap();
-            a.commit().unwrap();
-            assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
-            assert_eq!(names(dir.path()), ["out.bvh"]);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                let mode = std::fs::metadata(&target).unwrap().permissions().mode();
-                assert_eq!(mode & 0o7777, 0o600);
-            }
-            // A new file.
-            let fresh = dir.path().join("fresh.csv");
-            write_atomic(&fresh, |w| Ok(w.write_all(b"a,b\n")?)).unwrap();
-            assert_eq!(std::fs::read_to_string(&fresh).unwrap(), "a,b\n");
-            // A failing writer leaves nothing.
-            let failed = dir.path().join("failed.csv");
-            assert!(
-                write_atomic(&failed, |w| {
-                    w.write_all(b"partial")?;
-                    bail!("stop")
-                })
-                .is_err()
-            );
-            assert_eq!(names(dir.path()), ["fresh.csv", "out.bvh"]);
-        }
-    }
-
-    #[test]
-    fn pairs_are_published_together_or_not_at_all() {
-        let dir = tempfile::tempdir().unwrap();
-        let (bin, gltf) = (dir.path().join("a.bin"), dir.path().join("a.gltf"));
-        std::fs::write(&bin, "old bin").unwrap();
-        std::fs::write(&gltf, "old gltf").unwrap();
-        let pair = |fail_bin: bool, fail_gltf: bool| {
-            let mut b = |w: &mut dyn Write| {
-                w.write_all(b"new bin")?;
-                if fail_bin { bail!("injected bin failure") } else { Ok(()) }
-            };
-            let mut g = |w: &mut dyn Write| {
-                w.write_all(b"new gltf")?;
-                if fail_gltf { bail!("injected gltf failure") } else { Ok(()) }
-            };
-            write_atomic_all(&mut [(bin.as_path(), &mut b), (gltf.as_path(), &mut g)])
-        };
-        // A failure in either file, the second one after the first is complete:
-        // the old pair stays as it was, and no temporary file is left.
-        for (fail_bin, fail_gltf) in [(true, false), (false, true)] {
-            let e = pair(fail_bin, fail_gltf).unwrap_err().to_string();
-            assert!(e.starts_with("injected"), "{e}");
-            assert_eq!(std::fs::read_to_string(&bin).unwrap(), "old bin");
-            assert_eq!(std::fs::read_to_string(&gltf).unwrap(), "old gltf");
-            assert_eq!(names(dir.path()), ["a.bin", "a.gltf"]);
-        }
-        pair(false, false).unwrap();
-        assert_eq!(std::fs::read_to_string(&bin).unwrap(), "new bin");
-        assert_eq!(std::fs::read_to_string(&gltf).unwrap(), "new gltf");
-        assert_eq!(names(dir.path()), ["a.bin", "a.gltf"]);
-        // The second target cannot be opened (its folder is missing): nothing appears.
-        let lonely = dir.path().join("b.bin");
-        let missing = dir.path().join("no/such/folder/b.gltf");
-        let mut b = |w: &mut dyn Write| Ok(w.write_all(b"bin")?);
-        let mut g = |w: &mut dyn Write| Ok(w.write_all(b"gltf")?);
-        assert!(
-            write_atomic_all(&mut [(lonely.as_path(), &mut b), (missing.as_path(), &mut g)])
-                .is_err()
-        );
-        assert_eq!(names(dir.path()), ["a.bin", "a.gltf"]);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn hard_linked_outputs_are_refused_unless_asked() {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (dir.path().join("a.bvh"), dir.path().join("b.bvh"));
-        std::fs::write(&a, "shared").unwrap();
-        std::fs::hard_link(&a, &b).unwrap();
-        let e = destination(&b).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            format!(
-                "{}: has 2 hard links; replacing it would leave the other name with the old \
-                 contents (write elsewhere, or pass --break-links to replace this name only)",
-                b.display()
-            )
-        );
-        // Through a symbolic link too: the file at its end is what counts.
-        let link = dir.path().join("link.bvh");
-        std::os::unix::fs::symlink("a.bvh", &link).unwrap();
-        assert!(destination(&link).unwrap_err().to_string().contains("has 2 hard links"));
-        assert!(write_atomic(&b, |w| Ok(w.write_all(b"new")?)).is_err());
-        assert_eq!(std::fs::read_to_string(&a).unwrap(), "shared");
-        std::fs::hard_link(&a, dir.path().join("c.bvh")).unwrap();
-        assert!(destination(&a).unwrap_err().to_string().contains("the other 2 names"));
-        // A new file, or a file with one link, is fine.
-        assert!(destination(&dir.path().join("new.bvh")).is_ok());
-        std::fs::write(dir.path().join("one.bvh"), "x").unwrap();
-        assert!(destination(&dir.path().join("one.bvh")).is_ok());
     }
 }

@@ -1,7 +1,6 @@
 //! `bvhkit.Bvh`: a parsed file, its arrays, forward kinematics and writing.
 
 use std::ffi::CString;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use std::collections::HashMap;
@@ -482,27 +481,20 @@ impl PyBvh {
         Ok(PyBytes::new(py, &bytes))
     }
 
-    /// Writes the canonical text to `path` through a temporary file in the
-    /// same folder and a rename: never a half-written file.
-    fn write(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        let io_err = |e: std::io::Error| errors::to_py(py, bvhkit::Error::from(e).with_path(&path));
-        let bytes = py.detach(|| self.bvh.to_bytes()).map_err(|e| errors::to_py(py, e))?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        py.detach(|| -> std::io::Result<()> {
-            let tmp =
-                tempfile::Builder::new().prefix(".bvhkit-").suffix(".tmp").tempfile_in(&dir)?;
-            let mut w = BufWriter::new(tmp.as_file());
-            w.write_all(&bytes)?;
-            w.flush()?;
-            drop(w);
-            tmp.as_file().sync_all()?;
-            tmp.persist(&path).map_err(|e| e.error)?;
-            Ok(())
+    /// Writes the canonical text to `path` as every bvhkit output is
+    /// written (`bvhkit-write`): never a half-written file, nothing left
+    /// behind, links followed, devices and FIFOs written through, the mode
+    /// of a new file from the umask and of an old one kept; a file with
+    /// other hard links is refused unless `break_links`.
+    #[pyo3(signature = (path, break_links = false))]
+    fn write(&self, py: Python<'_>, path: PathBuf, break_links: bool) -> PyResult<()> {
+        let outputs = bvhkit_write::Options::new()
+            .break_links(break_links)
+            .break_links_hint("pass break_links=True");
+        py.detach(|| {
+            outputs.write_atomic(&path, |w| self.bvh.write(w).map_err(errors::WriteError::Core))
         })
-        .map_err(io_err)
+        .map_err(|e| errors::write_error(py, e, &path))
     }
 
     fn __len__(&self) -> usize {

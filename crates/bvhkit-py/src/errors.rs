@@ -48,6 +48,51 @@ pub(crate) fn to_py(py: Python<'_>, e: bvhkit::Error) -> PyErr {
     }
 }
 
+/// Why `Bvh.write` failed: the core's writer (a value it cannot write, or
+/// the I/O under it) or the output file (`bvhkit-write`).
+pub(crate) enum WriteError {
+    Core(bvhkit::Error),
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for WriteError {
+    fn from(e: std::io::Error) -> WriteError {
+        WriteError::Io(e)
+    }
+}
+
+/// The Python exception of a failed `Bvh.write(path)`: `OSError(errno,
+/// message, path)` (its errno's subclass) for I/O and refusals, whose
+/// message is the OS's, with what failed where `bvhkit-write` says it, or
+/// the refusal's; `ParseError` for a value the writer cannot write.
+pub(crate) fn write_error(py: Python<'_>, e: WriteError, path: &std::path::Path) -> PyErr {
+    let io = match e {
+        WriteError::Io(io) => io,
+        WriteError::Core(e) => match e.kind() {
+            bvhkit::ErrorKind::Io(io) => match io.raw_os_error() {
+                Some(errno) => std::io::Error::from_raw_os_error(errno),
+                None => std::io::Error::new(io.kind(), e.to_string()),
+            },
+            _ => return to_py(py, e),
+        },
+    };
+    let file = path.display().to_string();
+    let Some(errno) = bvhkit_write::os_error_code(&io) else {
+        // No number (not Linux): pyo3 picks the subclass from the kind.
+        return PyErr::from(io);
+    };
+    let message = if io.raw_os_error().is_some() {
+        os_message(&io)
+    } else {
+        // What failed and the OS message (`creating a temporary file in DIR:
+        // No such file or directory`), or a refusal, which names the path
+        // first: the exception shows the path last.
+        let text = io.to_string().replace(&format!(" (os error {errno})"), "");
+        text.strip_prefix(&format!("{file}: ")).map_or(text.clone(), str::to_string)
+    };
+    PyOSError::new_err((errno, message, file))
+}
+
 /// The OS message of an I/O error without Rust's " (os error N)" suffix.
 fn os_message(e: &std::io::Error) -> String {
     let s = e.to_string();

@@ -655,7 +655,7 @@ fn save_shot(
     let sidecar = sidecar.ok_or("no frame was drawn")?;
     let json = serde_json::to_string_pretty(sidecar).map_err(|e| e.to_string())?;
     let side = shot::sidecar_path(path);
-    std::fs::write(&side, json).map_err(|e| format!("{}: {e}", side.display()))
+    shot::write_file(&side, |w| w.write_all(json.as_bytes()))
 }
 
 struct JointTree<'a> {

@@ -14,7 +14,7 @@
 //! ```
 //! `x`/`y`/`depth` are `null` for a joint behind the camera.
 
-use std::io::BufWriter;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use bvhkit_render::{Camera, Clip, Rgba, Stage, figure_color};
@@ -95,23 +95,43 @@ pub fn sidecar(
     })
 }
 
-/// Writes 8-bit RGBA pixels (row by row, top to bottom) as a PNG.
+/// Writes 8-bit RGBA pixels (row by row, top to bottom) as a PNG, never
+/// half a file (through `bvhkit-write`).
 ///
 /// # Errors
 /// When the file cannot be written or `rgba` is not `width * height * 4`
 /// bytes long.
 pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), String> {
-    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     if rgba.len() != width as usize * height as usize * 4 {
-        return Err(err(&"pixel buffer does not match the image size"));
+        return Err(format!("{}: pixel buffer does not match the image size", path.display()));
     }
-    let file = std::fs::File::create(path).map_err(|e| err(&e))?;
-    let mut enc = png::Encoder::new(BufWriter::new(file), width, height);
-    enc.set_color(png::ColorType::Rgba);
-    enc.set_depth(png::BitDepth::Eight);
-    let mut w = enc.write_header().map_err(|e| err(&e))?;
-    w.write_image_data(rgba).map_err(|e| err(&e))?;
-    w.finish().map_err(|e| err(&e))
+    write_file(path, |w| {
+        let mut enc = png::Encoder::new(w, width, height);
+        enc.set_color(png::ColorType::Rgba);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut w = enc.write_header().map_err(std::io::Error::other)?;
+        w.write_image_data(rgba).map_err(std::io::Error::other)?;
+        w.finish().map_err(std::io::Error::other)
+    })
+}
+
+/// Writes what `write` writes to `path` as every bvhkit output is written
+/// (`bvhkit-write`): into a file with no name that is put in place whole,
+/// so a crash leaves the old file or nothing, never half a file; a link is
+/// followed, an old file keeps its mode.
+///
+/// # Errors
+/// `write`'s, or when the file cannot be written; the message names `path`.
+pub(crate) fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), String> {
+    // The crate's own errors name the path; `write`'s get it here.
+    let named =
+        |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    bvhkit_write::Options::new()
+        .write_atomic(path, |w| write(w).map_err(named))
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -167,5 +187,22 @@ mod tests {
         assert_eq!((info.width, info.height), (2, 3));
         assert_eq!(&buf[..info.buffer_size()], &px[..]);
         assert!(write_png(&p, 5, 5, &px).is_err());
+        // Written again as every bvhkit output: the old file's mode stays, a
+        // link is followed, and no temporary file is left beside it.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+            let link = dir.path().join("link.png");
+            std::os::unix::fs::symlink("s.png", &link).unwrap();
+            write_png(&link, 1, 1, &px[..4]).unwrap();
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+            assert_eq!(mode & 0o7777, 0o640);
+            assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+            assert_eq!(bvhkit_testdata::file_names(dir.path()), ["link.png", "s.png"]);
+            let missing = dir.path().join("no/such/s.png");
+            let e = write_png(&missing, 1, 1, &px[..4]).unwrap_err();
+            assert!(e.contains(&dir.path().join("no/such").display().to_string()), "{e}");
+        }
     }
 }

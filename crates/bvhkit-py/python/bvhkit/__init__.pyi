@@ -501,8 +501,23 @@ class Bvh:
         """
     def to_bytes(self) -> bytes:
         """The canonical BVH text: reads back to the same values, bit for bit."""
-    def write(self, path: _Path) -> None:
-        """Writes the canonical text through a temporary file and a rename."""
+    def write(self, path: _Path, break_links: bool = False) -> None:
+        """Writes the canonical text to ``path``, as the ``bvh`` command writes.
+
+        The file is written under no name in its folder (Linux; elsewhere
+        a temporary name) and put in place whole: ``path`` is always the old
+        file or the complete new one, and nothing is left behind if the
+        process is killed. A symbolic link is
+        followed (its target is replaced, the link stays); a device or FIFO
+        is written into, never replaced; an existing file keeps its mode
+        (and owner, where allowed), a new one gets the umask's mode.
+
+        A file with other hard links is refused (``OSError``): replacing it
+        would leave its other names with the old contents. Write to another
+        path, or pass ``break_links=True`` to replace this name only.
+        Failures raise ``OSError`` subclasses with ``filename``
+        (``FileNotFoundError`` for a missing folder, ...).
+        """
     def __len__(self) -> int: ...
 
 def read(path: _Path, strict: bool = False, warn: bool = False) -> Bvh:

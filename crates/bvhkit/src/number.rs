@@ -319,8 +319,9 @@ pub(crate) fn write_shortest(out: &mut Vec<u8>, v: f64) {
 }
 
 /// Bytes of room [`short_decimal_into`] needs after its start: the longest
-/// text it writes (sign, ten integer digits, point, six places: 18 bytes)
-/// plus the slack of its 8-byte stores.
+/// texts it writes (sign, ten integer digits, point and six places, or
+/// sign, seven integer digits, point and nine places: 18 bytes) plus the
+/// slack of its 8-byte stores.
 pub(crate) const SHORT_ROOM: usize = 24;
 
 /// `'0'` in every byte.
@@ -345,42 +346,61 @@ fn digits8(n: u32) -> u64 {
 }
 
 /// Writes [`write_shortest`]'s text of the usual motion value, a decimal of
-/// at most six places below 2^32 in magnitude (and zero), or of seven to
-/// nine places below 2^22 ([`nine_places_into`]), at the start of `dst`
-/// (at least [`SHORT_ROOM`] bytes; bytes past the text are scratch) and
-/// returns its length; `None` for any other value (including non-finite
-/// ones).
+/// at most nine places below 2^22 in magnitude (zero included) or of at
+/// most six places below 2^32, at the start of `dst` (at least
+/// [`SHORT_ROOM`] bytes; bytes past the text are scratch) and returns its
+/// length; `None` for any other value (including non-finite ones).
 ///
-/// With m = round(|v| · 10^6), m / 10^6 (both exact, one correctly rounded
-/// division) is what the text of m · 10^-6 reads back to; when that is
-/// |v|, the text with trailing zeros dropped is the shortest that reads
-/// back: below 2^32 an ulp is under 10^-6, so no other decimal of six
-/// places reads back to `v`, and one of fewer places would be such a
-/// decimal. Any integer m that passes the check is that decimal, so m may
-/// be rounded loosely (`+ 0.5` and truncation); a value it misses goes to
-/// `ryu`, which gives the same digits. Tests compare the two on millions
-/// of values and on every value of the corpus.
+/// With k places (9 below 2^22, 6 above) and m = round(|v| · 10^k), m and
+/// m / 10^k are exact and correctly rounded (m < 2^52), so m / 10^k is what
+/// the text of m · 10^-k reads back to; when that is |v|, the text with
+/// trailing zeros dropped is `ryu`'s, the shortest that reads back (the
+/// closest of those as short). An ulp of |v| is under 10^-k (2^-31 below
+/// 2^22, 2^-21 below 2^32), so no other decimal of k places or fewer reads
+/// back to `v`. Another decimal that does and has no more significant
+/// digits therefore ends below 10^-k, so it starts lower than m · 10^-k:
+/// it lies below 10^e <= m · 10^-k (e the position of the leading digit of
+/// m · 10^-k, so e >= -k). Then 10^e, between the two, reads back to `v`
+/// too and, having at most k places, is m · 10^-k itself, whose one digit
+/// no other decimal undercuts. Below 2^22 the test with 10^9 thus decides
+/// the decimals of six places or fewer as well (their m is a multiple of
+/// 1000: the same digits, the zeros dropped, and the point for an
+/// integer), so it is the only test made there. Any integer m that passes
+/// the check is that decimal, so m may be rounded loosely (its product
+/// with 10^k is rounded first; the decimal nearest to `v` is still found:
+/// the two roundings move m by under one half); a value it misses would go
+/// to `ryu`, which gives the same digits. Tests compare the two on
+/// millions of values, at the edges of both ranges and on every value of
+/// the corpus.
 #[inline(always)]
 pub(crate) fn short_decimal_into(dst: &mut [u8], v: f64) -> Option<usize> {
     let a = v.abs();
-    // Also refuses NaN (and infinities).
+    let dst: &mut [u8; SHORT_ROOM] = dst.get_mut(..SHORT_ROOM)?.try_into().ok()?;
+    if a < 4_194_304.0 {
+        let t = round_below_2_52(a * 1e9);
+        if integer_part(t) / 1e9 != a {
+            return None;
+        }
+        dst[0] = b'-';
+        let p = usize::from(v.is_sign_negative());
+        return Some(nine_places_text(dst, p, integer_bits(t)));
+    }
     if a.is_nan() || a >= 4_294_967_296.0 {
         return None;
     }
-    // Signed conversions: one instruction each on x86-64 (m < 2^53).
-    let m = (a * 1e6 + 0.5) as i64;
-    if m as f64 / 1e6 != a {
-        return nine_places_into(dst, v);
+    let t = round_below_2_52(a * 1e6);
+    if integer_part(t) / 1e6 != a {
+        return None;
     }
-    let m = m as u64;
-    let dst = dst.get_mut(..SHORT_ROOM)?;
+    let m = integer_bits(t);
     dst[0] = b'-';
     let mut p = usize::from(v.is_sign_negative());
+    // q >= 2^22 has seven to ten digits.
     let (q, r) = (m / 1_000_000, (m % 1_000_000) as u32);
     if q < 100_000_000 {
         let d = digits8(q as u32);
-        // Leading zero digits are the low zero bytes; keep at least one digit.
-        let lead = if q == 0 { 7 } else { (d.trailing_zeros() / 8) as usize };
+        // Leading zero digits are the low zero bytes.
+        let lead = (d.trailing_zeros() / 8) as usize;
         let text = (d | ASCII_ZEROS) >> (8 * lead);
         dst[p..p + 8].copy_from_slice(&text.to_le_bytes());
         p += 8 - lead;
@@ -406,43 +426,113 @@ pub(crate) fn short_decimal_into(dst: &mut [u8], v: f64) -> Option<usize> {
     Some(p)
 }
 
-/// [`short_decimal_into`] for a decimal of seven to nine places below 2^22
-/// in magnitude (what `bvh edit` writes for the angles it computes, see
-/// `edit::order::snap_angle`), by the same argument with 10^9: m =
-/// round(|v| · 10^9) is below 2^53, so m and m / 10^9 are exact and
-/// correctly rounded; below 2^22 an ulp is under 10^-9, so at most one
-/// decimal of nine places (or fewer) reads back to `v`. `None` for any
-/// other value.
-#[inline(never)]
-fn nine_places_into(dst: &mut [u8], v: f64) -> Option<usize> {
-    let a = v.abs();
-    if a.is_nan() || a >= 4_194_304.0 {
-        return None;
+/// `x` (`0 <= x < 2^52`) rounded to an integer, as `2^52 +` that integer:
+/// one addition, which rounds to the nearest integer as the ulp there is 1.
+/// (No float-to-integer conversion, with its checks for NaN and range,
+/// and none back: the integer as an `f64` is [`integer_part`]'s, exact.)
+#[inline(always)]
+fn round_below_2_52(x: f64) -> f64 {
+    debug_assert!((0.0..4_503_599_627_370_496.0).contains(&x));
+    x + 4_503_599_627_370_496.0
+}
+
+/// The integer `t - 2^52` of `t` from [`round_below_2_52`], as an `f64`
+/// (exact: `2^52 <= t < 2^53`).
+#[inline(always)]
+fn integer_part(t: f64) -> f64 {
+    t - 4_503_599_627_370_496.0
+}
+
+/// The integer `t - 2^52` of `t` from [`round_below_2_52`], from its
+/// mantissa bits.
+#[inline(always)]
+fn integer_bits(t: f64) -> u64 {
+    t.to_bits() & ((1 << 52) - 1)
+}
+
+/// Writes m · 10^-9 (m < 2^22 · 10^9) at `dst[p..]` the way
+/// [`short_decimal_into`] writes it (at least one integer digit, the point
+/// and the places up to the last that is not zero, neither for an integer)
+/// and returns the end of the text.
+///
+/// m is split once by 10^8 into an eight-digit high part (the seven
+/// integer digits and the first place) and the eight last places, both
+/// converted at once ([`digits16`]); the integer digits with the point
+/// after them are one 8-byte store shifted past the leading zeros, the
+/// nine places one byte and one 8-byte store.
+#[inline(always)]
+fn nine_places_text(dst: &mut [u8; SHORT_ROOM], p: usize, m: u64) -> usize {
+    debug_assert!(p <= 1 && m < 4_194_304_000_000_000);
+    let (hi, lo) = digits16((m / 100_000_000) as u32, (m % 100_000_000) as u32);
+    // Leading zero digits are the low zero bytes; keep the last integer
+    // digit (byte 6) whatever it is.
+    let lead = ((hi.trailing_zeros() / 8) as usize).min(6);
+    let int_point = ((hi | ASCII_ZEROS) & 0x00ff_ffff_ffff_ffff) | (u64::from(b'.') << 56);
+    dst[p..p + 8].copy_from_slice(&(int_point >> (8 * lead)).to_le_bytes());
+    let p = p + 8 - lead;
+    // The nine places: the high part's last digit, then the low part, whose
+    // trailing zero digits are its high zero bytes.
+    let first = (hi >> 56) as u8;
+    dst[p] = first | b'0';
+    dst[p + 1..p + 9].copy_from_slice(&(lo | ASCII_ZEROS).to_le_bytes());
+    let places =
+        if lo != 0 { 9 - (lo.leading_zeros() / 8) as usize } else { usize::from(first != 0) };
+    // No places: no point either.
+    p + places - usize::from(places == 0)
+}
+
+/// The digits of `hi` and `lo` (both below 10^8) as [`digits8`] gives
+/// them: SSE2 on x86-64 (both numbers in one register), else `digits8`
+/// twice.
+#[inline(always)]
+fn digits16(hi: u32, lo: u32) -> (u64, u64) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        // SAFETY: the build enables SSE2 for every target CPU (the cfg):
+        // every x86-64 CPU has it.
+        #[allow(unsafe_code)]
+        unsafe {
+            digits16_sse2(hi, lo)
+        }
     }
-    let m = (a * 1e9 + 0.5) as i64;
-    if m as f64 / 1e9 != a {
-        return None;
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    {
+        (digits8(hi), digits8(lo))
     }
-    let m = m as u64;
-    let dst = dst.get_mut(..SHORT_ROOM)?;
-    dst[0] = b'-';
-    let mut p = usize::from(v.is_sign_negative());
-    // q < 2^22 has at most seven digits; r has nine places, not all zero
-    // (else the six-place path had taken it).
-    let (q, r) = ((m / 1_000_000_000) as u32, (m % 1_000_000_000) as u32);
-    let d = digits8(q);
-    let lead = if q == 0 { 7 } else { (d.trailing_zeros() / 8) as usize };
-    let text = (d | ASCII_ZEROS) >> (8 * lead);
-    dst[p..p + 8].copy_from_slice(&text.to_le_bytes());
-    p += 8 - lead;
-    dst[p] = b'.';
-    dst[p + 1] = b'0' + (r / 100_000_000) as u8;
-    // The last eight places; trailing zero digits are the high zero bytes.
-    let d = digits8(r % 100_000_000);
-    let places = 8 - (d.leading_zeros() / 8) as usize;
-    dst[p + 2..p + 10].copy_from_slice(&(d | ASCII_ZEROS).to_le_bytes());
-    p += 2 + places;
-    Some(p)
+}
+
+/// [`digits8`] of `hi` and `lo` at once, in the two halves of one SSE2
+/// register, by the same three splits: 4 + 4 digits by the exact
+/// multiplication `n · 0xd1b7_1759 >> 45` (`n / 10^4` for every `n < 2^32`),
+/// then 2 + 2 and 1 + 1 in 16-bit lanes by high halves of products
+/// (`(x · 5243 >> 16) >> 3` is `x / 100` for `x < 10^4`, `x · 6554 >> 16`
+/// is `x / 10` for `x < 100`). A test compares it with `digits8`.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "sse2")]
+#[inline]
+fn digits16_sse2(hi: u32, lo: u32) -> (u64, u64) {
+    use std::arch::x86_64::{
+        _mm_cvtsi128_si64, _mm_mul_epu32, _mm_mulhi_epu16, _mm_mullo_epi16, _mm_or_si128,
+        _mm_set_epi64x, _mm_set1_epi16, _mm_set1_epi32, _mm_slli_epi16, _mm_slli_epi32,
+        _mm_slli_epi64, _mm_srli_epi16, _mm_srli_epi64, _mm_srli_si128, _mm_sub_epi16,
+        _mm_sub_epi32,
+    };
+    let n = _mm_set_epi64x(i64::from(lo), i64::from(hi));
+    // Per 64-bit lane: n / 10^4 in the low half, n % 10^4 in the high one.
+    let q = _mm_srli_epi64(_mm_mul_epu32(n, _mm_set1_epi32(0xd1b7_1759_u32 as i32)), 45);
+    let r = _mm_sub_epi32(n, _mm_mul_epu32(q, _mm_set1_epi32(10_000)));
+    let x = _mm_or_si128(q, _mm_slli_epi64(r, 32));
+    // Per 32-bit lane (below 10^4, so its high 16 bits are zero): x / 100
+    // in the low half, x % 100 in the high one.
+    let q = _mm_srli_epi16(_mm_mulhi_epu16(x, _mm_set1_epi16(5243)), 3);
+    let r = _mm_sub_epi16(x, _mm_mullo_epi16(q, _mm_set1_epi16(100)));
+    let x = _mm_or_si128(q, _mm_slli_epi32(r, 16));
+    // Per 16-bit lane (below 100): the tens in the low byte, the units in
+    // the high one.
+    let q = _mm_mulhi_epu16(x, _mm_set1_epi16(6554));
+    let r = _mm_sub_epi16(x, _mm_mullo_epi16(q, _mm_set1_epi16(10)));
+    let d = _mm_or_si128(q, _mm_slli_epi16(r, 8));
+    (_mm_cvtsi128_si64(d) as u64, _mm_cvtsi128_si64(_mm_srli_si128(d, 8)) as u64)
 }
 
 /// Appends `values` separated by one space, each as [`write_shortest`]
@@ -454,35 +544,41 @@ pub(crate) fn write_shortest_row(out: &mut Vec<u8>, values: &[f64]) -> Option<us
     // Room for every value (its separator and SHORT_ROOM bytes), refilled
     // after one of the rare texts that are longer.
     out.resize(p + values.len() * (SHORT_ROOM + 1), 0);
-    for (i, &v) in values.iter().enumerate() {
-        if i > 0 {
-            out[p] = b' ';
-            p += 1;
-        }
-        match short_decimal_into(&mut out[p..], v) {
-            Some(n) => p += n,
-            None => {
-                if !v.is_finite() {
-                    out.truncate(p);
-                    return Some(i);
-                }
-                // `ryu` prints values from 1e-5 to 1e16 positionally (with a
-                // margin here): such texts of up to SHORT_ROOM bytes go into
-                // the value's room as they are; others are laid out.
-                let mut buf = ryu::Buffer::new();
-                let text = buf.format_finite(v).as_bytes();
-                let text = text.strip_suffix(b".0").unwrap_or(text);
-                if text.len() <= SHORT_ROOM && (1e-4..1e15).contains(&v.abs()) {
-                    out[p..p + text.len()].copy_from_slice(text);
-                    p += text.len();
-                } else {
-                    out.truncate(p);
-                    write_shortest_ryu(out, v);
-                    p = out.len();
-                    out.resize(p + (values.len() - i) * (SHORT_ROOM + 1), 0);
-                }
+    let mut i = 0;
+    loop {
+        // The values the fast path takes, into the room as a slice (its
+        // start and length stay in registers), up to one it does not.
+        let room = &mut out[..];
+        while let Some(&v) = values.get(i) {
+            if i > 0 {
+                room[p] = b' ';
+                p += 1;
             }
+            let Some(n) = short_decimal_into(&mut room[p..], v) else { break };
+            p += n;
+            i += 1;
         }
+        let Some(&v) = values.get(i) else { break };
+        if !v.is_finite() {
+            out.truncate(p);
+            return Some(i);
+        }
+        // `ryu` prints values from 1e-5 to 1e16 positionally (with a margin
+        // here): such texts of up to SHORT_ROOM bytes go into the value's
+        // room as they are; others are laid out.
+        let mut buf = ryu::Buffer::new();
+        let text = buf.format_finite(v).as_bytes();
+        let text = text.strip_suffix(b".0").unwrap_or(text);
+        if text.len() <= SHORT_ROOM && (1e-4..1e15).contains(&v.abs()) {
+            out[p..p + text.len()].copy_from_slice(text);
+            p += text.len();
+        } else {
+            out.truncate(p);
+            write_shortest_ryu(out, v);
+            p = out.len();
+            out.resize(p + (values.len() - i) * (SHORT_ROOM + 1), 0);
+        }
+        i += 1;
     }
     out.truncate(p);
     None
@@ -640,6 +736,132 @@ mod tests {
             }
         }
         assert!(taken > 1_000_000, "the fast path took {taken} values");
+    }
+
+    /// The values at the edges of the nine-place and six-place tests:
+    /// integers, the last values below 2^22 and 2^32 and the first above,
+    /// decimals of one to nine places (six to nine places: trailing zeros
+    /// the nine-place test drops) around every digit count of the integer
+    /// part, and both zeros. Each prints what `ryu` prints, and every
+    /// decimal of at most nine places below 2^22 (of at most six below
+    /// 2^32) takes the fast path.
+    #[test]
+    fn the_edges_of_the_fast_path_write_what_ryu_writes() {
+        let below = |v: f64| f64::from_bits(v.to_bits() - 1);
+        let above = |v: f64| f64::from_bits(v.to_bits() + 1);
+        let mut values = vec![0.0, -0.0];
+        for edge in [4_194_304.0, 4_294_967_296.0] {
+            values.extend([below(edge), edge, above(edge), below(below(edge))]);
+        }
+        let ints = [
+            0u64,
+            1,
+            9,
+            10,
+            99,
+            100,
+            999,
+            1_000,
+            9_999,
+            10_000,
+            99_999,
+            100_000,
+            999_999,
+            1_000_000,
+            4_194_303,
+            4_194_304,
+            4_194_305,
+            9_999_999,
+            10_000_000,
+            99_999_999,
+            100_000_000,
+            999_999_999,
+            1_000_000_000,
+            4_294_967_295,
+            4_294_967_296,
+        ];
+        let fractions = [
+            "",
+            "0",
+            "1",
+            "5",
+            "05",
+            "001",
+            "000001",
+            "100000",
+            "123456",
+            "999999",
+            "0000001",
+            "1000000",
+            "1234567",
+            "00000001",
+            "10000000",
+            "12345678",
+            "99999999",
+            "000000001",
+            "100000000",
+            "123456789",
+            "999999999",
+            "000000010",
+            "000001000",
+            "120000000",
+        ];
+        let mut decimals = Vec::new();
+        for int in ints {
+            for frac in fractions {
+                let text = if frac.is_empty() { int.to_string() } else { format!("{int}.{frac}") };
+                decimals.push(text);
+            }
+        }
+        for text in &decimals {
+            let v: f64 = text.parse().unwrap();
+            values.extend([v, -v]);
+        }
+        for v in values {
+            let mut want = Vec::new();
+            write_shortest_ryu(&mut want, v);
+            let mut row = Vec::new();
+            assert_eq!(write_shortest_row(&mut row, &[v, v]), None);
+            assert_eq!(row, [&want[..], b" ", &want[..]].concat(), "{v:e}");
+            let mut fast = [0u8; SHORT_ROOM];
+            if let Some(n) = short_decimal_into(&mut fast, v) {
+                assert_eq!(fast[..n], want[..], "{v:e}");
+            }
+        }
+        for text in &decimals {
+            let v: f64 = text.parse().unwrap();
+            let places = text.split_once('.').map_or(0, |(_, f)| f.len());
+            if v < 4_194_304.0 || (v < 4_294_967_296.0 && places <= 6) {
+                for v in [v, -v] {
+                    let mut fast = [0u8; SHORT_ROOM];
+                    assert!(short_decimal_into(&mut fast, v).is_some(), "{text}");
+                }
+            }
+        }
+    }
+
+    /// Both numbers' digits in one SSE2 register are `digits8`'s.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[test]
+    fn sse2_digits_are_digits8s() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut edges = vec![0u32, 1, 9, 10, 99, 100, 9_999, 10_000, 10_001, 99_999_999];
+        edges.extend((0..8).map(|k| 10u32.pow(k) - 1));
+        edges.extend((0..8).map(|k| 10u32.pow(k)));
+        for i in 0..2_000_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (hi, lo) = if (i as usize) < edges.len() * edges.len() {
+                (edges[i as usize % edges.len()], edges[i as usize / edges.len()])
+            } else {
+                ((x % 100_000_000) as u32, ((x >> 32) % 100_000_000) as u32)
+            };
+            // SAFETY: the build enables SSE2 for every target CPU (the cfg).
+            #[allow(unsafe_code)]
+            let got = unsafe { digits16_sse2(hi, lo) };
+            assert_eq!(got, (digits8(hi), digits8(lo)), "{hi} {lo}");
+        }
     }
 
     /// Every value of the corpus (motion, offsets, frame times), printed by

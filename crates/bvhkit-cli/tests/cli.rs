@@ -42,6 +42,22 @@ fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
 }
 
+/// The hierarchy and motion header of a Y-up figure of 15 channels (a
+/// root with its position, a head above it and two feet below), for
+/// `frames` frames of up-axis tests to follow.
+fn standing_figure_header(frames: usize) -> String {
+    format!(
+        "HIERARCHY\nROOT Hips\n{{\n\tOFFSET 0 90 0\n\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+         \tJOINT Head\n\t{{\n\t\tOFFSET 0 60 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+         \t\tEnd Site\n\t\t{{\n\t\t\tOFFSET 0 10 0\n\t\t}}\n\t}}\n\
+         \tJOINT LeftFoot\n\t{{\n\t\tOFFSET 10 -85 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+         \t\tEnd Site\n\t\t{{\n\t\t\tOFFSET 0 0 10\n\t\t}}\n\t}}\n\
+         \tJOINT RightFoot\n\t{{\n\t\tOFFSET -10 -85 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+         \t\tEnd Site\n\t\t{{\n\t\t\tOFFSET 0 0 10\n\t\t}}\n\t}}\n}}\n\
+         MOTION\nFrames: {frames}\nFrame Time: 0.04\n"
+    )
+}
+
 #[test]
 fn info_text_and_json() {
     let o = run_ok(&["info", &fx("two_roots.bvh")]);

@@ -7,7 +7,7 @@ use std::process::Output;
 
 use bvhkit::Bvh;
 
-use super::{bvh, corpus, run, stderr};
+use super::{bvh, corpus, run, standing_figure_header, stderr};
 
 /// `bvh edit INPUT -o OUT FLAGS` with `RAYON_NUM_THREADS=threads`.
 fn edit(threads: usize, input: &Path, out: &Path, flags: &[String]) -> Output {
@@ -238,16 +238,7 @@ fn edit_streams_a_clip_whose_top_joint_stands_still_with_the_same_carrier() {
 /// line 3 or 7), so reading the sampled lines alone sees 15 upright
 /// frames where the clip has 12.
 fn shifted_lines_text() -> String {
-    let mut t = String::from(
-        "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 90 0\n\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
-         \tJOINT Head\n\t{\n\t\tOFFSET 0 60 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
-         \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 10 0\n\t\t}\n\t}\n\
-         \tJOINT LeftFoot\n\t{\n\t\tOFFSET 10 -85 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
-         \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 0 10\n\t\t}\n\t}\n\
-         \tJOINT RightFoot\n\t{\n\t\tOFFSET -10 -85 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
-         \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 0 10\n\t\t}\n\t}\n}\n\
-         MOTION\nFrames: 20\nFrame Time: 0.04\n",
-    );
+    let mut t = standing_figure_header(20);
     let upright = "0 90 0 0 0 0 1 2 3 4 5 6 7 8 9";
     for line in 0..20 {
         t.push_str(match line {

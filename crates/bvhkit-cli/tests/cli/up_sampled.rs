@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::{Output, Stdio};
 
-use super::{bvh, corpus, stderr};
+use super::{bvh, corpus, standing_figure_header, stderr};
 
 /// `bvh COMMAND INPUT -o OUT --up auto ARGS`, with `input` on standard
 /// input when `INPUT` is `-`.
@@ -97,16 +97,7 @@ fn sampled_up_axis_exports_equal_the_exact_paths_on_the_corpus() {
 /// 14, 16, 17, 19: their lines say Y up in all 15, the clip says Z up in
 /// 11 of them.
 fn shifted_z_lines_text() -> String {
-    let mut t = String::from(
-        "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 90 0\n\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
-         \tJOINT Head\n\t{\n\t\tOFFSET 0 60 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
-         \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 10 0\n\t\t}\n\t}\n\
-         \tJOINT LeftFoot\n\t{\n\t\tOFFSET 10 -85 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
-         \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 0 10\n\t\t}\n\t}\n\
-         \tJOINT RightFoot\n\t{\n\t\tOFFSET -10 -85 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
-         \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 0 10\n\t\t}\n\t}\n}\n\
-         MOTION\nFrames: 20\nFrame Time: 0.04\n",
-    );
+    let mut t = standing_figure_header(20);
     for line in 0..20 {
         t.push_str(match line {
             3 => "0 90 0 0 0 0 1 2 3 4 5 6 7 8",

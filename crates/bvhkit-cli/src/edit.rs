@@ -1385,7 +1385,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
         drop(full_tx);
         let written = writer.join().map_err(|_| anyhow!("the writing thread panicked"))?;
         // The writer's own error first (a full disk stops the mapping too).
-        written?;
+        written.with_context(|| format!("{}: writing {}", input.display(), shown(out)))?;
         let read = read?;
         read.map_err(located)
     })?;

@@ -889,6 +889,11 @@ impl Run<'_> {
         make_work: impl FnOnce(&Skeleton, &[usize]) -> W,
     ) -> Result<Vec<String>> {
         let Run { c, input, out, format, from, notes, mut check } = self;
+        // What a failed write says: the input and the output.
+        let writing = || {
+            let to = out.map_or_else(|| "standard output".to_string(), |o| o.display().to_string());
+            format!("{}: writing {to}", input.display())
+        };
         // The frames as read, converted to Y up per frame when asked (a
         // FrameMap streams; it keeps Euler angles continuous, so it maps
         // every frame in order on this thread).
@@ -1043,7 +1048,7 @@ impl Run<'_> {
             drop(full_tx);
             let sink = writer.join().map_err(|_| anyhow::anyhow!("the writing thread panicked"))?;
             // The writer's own error first (a full disk stops the reading too).
-            let sink = sink?;
+            let sink = sink.with_context(writing)?;
             Ok((read?, sink))
         })?;
         // Sampled frames the pass did not confirm, or a reading that did not
@@ -1061,7 +1066,7 @@ impl Run<'_> {
                 UnitGuess::of_pose_sizes(sizes)
             });
         }
-        sink.finish()?;
+        sink.finish().with_context(writing)?;
         let mut lines: Vec<String> = rdr
             .warnings()
             .iter()

@@ -226,8 +226,8 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
         let (bvh, warnings) = load(input, c.strict).map_err(|e| e.describe(input))?;
         let mut lines: Vec<String> = warnings.iter().map(|w| located_warning(input, w)).collect();
         let name = if *input == Input::Stdin { "-".to_string() } else { clip_name(rel) };
-        let (bvh, note) =
-            crate::clip::upright(bvh, c.up, &input.display()).map_err(|e| format!("{e:#}"))?;
+        let (bvh, note) = crate::clip::upright(bvh, c.up, &input.display())
+            .map_err(|e| crate::text::error_chain(&e))?;
         lines.extend(note);
         let bytes = match input {
             Input::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
@@ -291,17 +291,20 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
         }
         Ok(())
     };
+    // What a failed write says: the output.
+    let writing = || format!("writing {}", out.display());
     match &pool {
-        Some(p) => p.install(&mut work)?,
-        None => work()?,
+        Some(p) => p.install(&mut work),
+        None => work(),
     }
+    .with_context(writing)?;
     bar.finish_and_clear();
     if stats.clips == 0 {
         bail!("no input could be exported; {} not written", out.display());
     }
     let mut written = vec![out.display().to_string()];
-    match sink {
-        Sink::Parquet(w) => {
+    let finished = match sink {
+        Sink::Parquet(w) => (|| -> Result<()> {
             let (mut w, skeletons) = (*w).finish()?;
             w.flush()?;
             drop(w);
@@ -321,12 +324,14 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
             });
             synced?;
             written.push(skeleton_path(out).display().to_string());
-        }
-        Sink::Npz(w) => {
+            Ok(())
+        })(),
+        Sink::Npz(w) => (|| -> Result<()> {
             (*w).finish()?.flush()?;
-            main.commit()?;
-        }
-    }
+            main.commit()
+        })(),
+    };
+    finished.with_context(writing)?;
     let secs = start.elapsed().as_secs_f64();
     let mb = stats.bytes as f64 / 1e6;
     eprintln!(

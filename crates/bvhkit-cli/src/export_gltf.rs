@@ -161,7 +161,7 @@ pub(crate) fn run(a: Args) -> Result<ExitCode> {
             Ok(lines) => lines.iter().for_each(|l| eprintln!("{}", crate::text::escape(l))),
             Err(e) => {
                 failed = true;
-                eprintln!("bvh: error: {}", crate::text::escape(&format!("{e:#}")));
+                eprintln!("bvh: error: {}", crate::text::escape(&crate::text::error_chain(&e)));
             }
         }
     }

@@ -624,7 +624,7 @@ pub(crate) enum LoadError {
 impl LoadError {
     pub(crate) fn describe(&self, input: &Input) -> String {
         match self {
-            LoadError::Io(e) => format!("{e:#}"),
+            LoadError::Io(e) => crate::text::error_chain(e),
             LoadError::Parse(e) => located(input, e),
         }
     }
@@ -743,7 +743,7 @@ pub(crate) fn report(results: Vec<Result<Vec<String>>>) -> std::process::ExitCod
                     return std::process::ExitCode::SUCCESS;
                 }
                 failed = true;
-                eprintln!("bvh: error: {}", crate::text::escape(&format!("{e:#}")));
+                eprintln!("bvh: error: {}", crate::text::escape(&crate::text::error_chain(&e)));
             }
         }
     }

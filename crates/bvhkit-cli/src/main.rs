@@ -142,7 +142,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("bvh: error: {}", text::escape(&format!("{err:#}")));
+            eprintln!("bvh: error: {}", text::escape(&crate::text::error_chain(&err)));
             ExitCode::from(2)
         }
     }

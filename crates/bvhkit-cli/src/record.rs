@@ -497,7 +497,7 @@ fn watch_signals(shared: Shared, output: PathBuf) -> Result<()> {
             let code = match session.finish(&output) {
                 Ok(()) => 0,
                 Err(e) => {
-                    eprintln!("bvh: error: {}", escape(&format!("{e:#}")));
+                    eprintln!("bvh: error: {}", escape(&crate::text::error_chain(&e)));
                     2
                 }
             };

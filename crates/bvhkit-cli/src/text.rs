@@ -39,6 +39,43 @@ pub(crate) fn escape(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// An error and its causes as one line, `what: why: why`, as anyhow's
+/// `{:#}` writes it, but without saying anything twice: a cause whose text
+/// the line already ends with is left out, and a cause that starts with
+/// what the line ends with (from a `: ` on) adds only the rest. Errors
+/// that print their source and also return it from `source()` (the
+/// core's I/O errors, `bvhkit-write`'s) would otherwise say "No space
+/// left on device" twice, and a context naming the output over an error
+/// naming it too, "writing x.bvh: writing x.bvh".
+pub(crate) fn error_chain(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.is_empty() {
+            line = text;
+            continue;
+        }
+        if line.ends_with(&text) {
+            continue;
+        }
+        // The longest end of the line, from a segment's start, that the
+        // cause starts with.
+        let starts = std::iter::once(0).chain(line.match_indices(": ").map(|(i, _)| i + 2));
+        let overlap = starts.map(|i| &line[i..]).find(|end| text.starts_with(end));
+        match overlap {
+            Some(end) => {
+                let rest = text[end.len()..].to_string();
+                line.push_str(&rest);
+            }
+            None => {
+                line.push_str(": ");
+                line.push_str(&text);
+            }
+        }
+    }
+    line
+}
+
 /// JSON text with the unsafe characters serde leaves as they are (DEL, C1
 /// controls, bidirectional controls; serde escapes those below U+0020 in strings)
 /// written as `\uXXXX` escapes. Outside strings JSON is ASCII, so this
@@ -63,6 +100,26 @@ pub(crate) fn escape_json(json: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cause_already_said_is_said_once() {
+        let os = || std::io::Error::from_raw_os_error(28);
+        let said = os().to_string();
+        // The core's I/O error shows its source and returns it.
+        let core = anyhow::Error::from(bvhkit::Error::from(os())).context("a.bvh: writing b.bvh");
+        assert_eq!(error_chain(&core), format!("a.bvh: writing b.bvh: {said}"));
+        assert_eq!(format!("{core:#}"), format!("a.bvh: writing b.bvh: {said}: {said}"));
+        // Causes that add something are all kept, in order.
+        let plain = anyhow::Error::from(os()).context("writing b.bvh").context("a.bvh");
+        assert_eq!(error_chain(&plain), format!("a.bvh: writing b.bvh: {said}"));
+        // A context naming the output over an error that names it too.
+        let named = anyhow::Error::from(std::io::Error::other(format!("writing b.bvh: {said}")))
+            .context("a.bvh: writing b.bvh");
+        assert_eq!(error_chain(&named), format!("a.bvh: writing b.bvh: {said}"));
+        // Overlaps count from a segment's start only: "xb" does not end in "b: c"'s "b".
+        let partial = anyhow::Error::from(std::io::Error::other("b: c")).context("a: xb");
+        assert_eq!(error_chain(&partial), "a: xb: b: c");
+    }
 
     #[test]
     fn plain_text_is_borrowed_unchanged() {

@@ -83,7 +83,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     // The drawing commands' one up-axis rule (crate::clip::upright), notes on stderr.
     let up = args.up;
     opts.prepare = Some(bvhkit_view::load::Prepare(std::sync::Arc::new(move |bvh, what: &str| {
-        let (bvh, note) = crate::clip::upright(bvh, up, what).map_err(|e| format!("{e:#}"))?;
+        let (bvh, note) =
+            crate::clip::upright(bvh, up, what).map_err(|e| crate::text::error_chain(&e))?;
         if let Some(note) = note {
             eprintln!("{}", crate::text::escape(&note));
         }

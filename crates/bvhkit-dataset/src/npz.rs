@@ -26,14 +26,60 @@ use crate::{Result, npy};
 ///
 /// The float arrays have the export's dtype.
 pub struct NpzWriter<W: Write + Seek> {
-    zip: ZipWriter<W>,
+    zip: ZipWriter<Sticky<W>>,
     dtype: Dtype,
+}
+
+/// The archive's writer, which keeps its first error: every write after
+/// it is thrown away without one (the position still counted), so that
+/// the archive, dropped after a failure (a full disk), does not fail again
+/// and print its own complaint to standard error; the write that failed
+/// and [`NpzWriter::finish`] report the error.
+struct Sticky<W> {
+    inner: W,
+    failed: bool,
+    /// The position, as the archive sees it.
+    pos: u64,
+}
+
+impl<W: Write> Write for Sticky<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.failed {
+            self.pos += buf.len() as u64;
+            return Ok(buf.len());
+        }
+        let n = self.inner.write(buf).inspect_err(|_| self.failed = true)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.failed {
+            return Ok(());
+        }
+        self.inner.flush().inspect_err(|_| self.failed = true)
+    }
+}
+
+impl<W: Seek> Seek for Sticky<W> {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        if self.failed {
+            self.pos = match pos {
+                std::io::SeekFrom::Start(p) => p,
+                std::io::SeekFrom::Current(d) => self.pos.saturating_add_signed(d),
+                std::io::SeekFrom::End(_) => self.pos,
+            };
+            return Ok(self.pos);
+        }
+        self.pos = self.inner.seek(pos).inspect_err(|_| self.failed = true)?;
+        Ok(self.pos)
+    }
 }
 
 impl<W: Write + Seek> NpzWriter<W> {
     /// Starts an archive on `w`.
     pub fn new(w: W, dtype: Dtype) -> NpzWriter<W> {
-        NpzWriter { zip: ZipWriter::new(w), dtype }
+        NpzWriter { zip: ZipWriter::new(Sticky { inner: w, failed: false, pos: 0 }), dtype }
     }
 
     fn start(&mut self, clip: &str, array: &str, bytes: usize) -> Result<()> {
@@ -140,6 +186,12 @@ impl<W: Write + Seek> NpzWriter<W> {
     /// # Errors
     /// When writing fails.
     pub fn finish(self) -> Result<W> {
-        Ok(self.zip.finish()?)
+        let sticky = self.zip.finish()?;
+        if sticky.failed {
+            // A write failed and its error was returned then: the archive
+            // is incomplete.
+            return Err(std::io::Error::other("an earlier write of the archive failed").into());
+        }
+        Ok(sticky.inner)
     }
 }

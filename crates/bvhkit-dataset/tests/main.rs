@@ -286,6 +286,52 @@ fn wide_table_holds_the_long_tables_values_and_clips_are_row_groups() {
     assert_eq!(f64s(&sk, "frame_time")[0], clips[0].motion().frame_time());
 }
 
+/// A `Cursor` that refuses every byte past `room` (a disk that fills up).
+struct Filling {
+    bytes: std::io::Cursor<Vec<u8>>,
+    room: u64,
+}
+
+impl std::io::Write for Filling {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.position() + buf.len() as u64 > self.room {
+            return Err(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        }
+        self.bytes.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl std::io::Seek for Filling {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.bytes.seek(pos)
+    }
+}
+
+/// An archive whose disk fills up reports it, at the write that failed or
+/// at `finish`, whichever comes first, whatever the room left; never a
+/// complete archive.
+#[test]
+fn npz_on_a_full_disk_fails() {
+    let bvh = Bvh::parse(bvhkit_testdata::synth_text(3, 5, 40)).unwrap();
+    let clip = Clip::compute("walk.bvh", &bvh, &Options::default());
+    // With room enough, the whole archive.
+    let w = Filling { bytes: std::io::Cursor::new(Vec::new()), room: u64::MAX };
+    let mut npz = NpzWriter::new(w, Dtype::F32);
+    npz.write_clip(&clip).unwrap();
+    let size = npz.finish().unwrap().bytes.into_inner().len() as u64;
+    // Less room than that, down to none, at a few hundred points.
+    for room in (0..size).step_by((size / 300).max(1) as usize).chain([size - 1]) {
+        let w = Filling { bytes: std::io::Cursor::new(Vec::new()), room };
+        let mut npz = NpzWriter::new(w, Dtype::F32);
+        let failed = npz.write_clip(&clip).is_err() || npz.finish().is_err();
+        assert!(failed, "{room} of {size} bytes of room");
+    }
+}
+
 #[test]
 fn npz_arrays_are_numpy_files_with_the_clip_values() {
     let bvh = Bvh::parse(bvhkit_testdata::synth_text(7, 5, 12)).unwrap();

@@ -174,3 +174,42 @@ fn concat_takes_a_folders_clips_in_natural_order() {
     assert!(stderr(&o).contains("concat needs at least two clips; found 1"), "{}", stderr(&o));
     assert!(!d.join("one.bvh").exists());
 }
+
+/// A full disk (`/dev/full`, behind a link with the output's name, which
+/// the commands write through): every writing command names the output
+/// and says the system's reason once, exits 2, and nothing else speaks on
+/// standard error (the NPZ archive does not complain again when dropped).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_is_said_once_naming_the_output() {
+    if !Path::new("/dev/full").exists() {
+        bvhkit_testdata::skip("a_full_disk_is_said_once_naming_the_output", "no /dev/full");
+        return;
+    }
+    let (tmp, s) = scratch();
+    let input = fixture("crlf.bvh");
+    let input = input.to_str().unwrap();
+    // (Datasets refuse devices: a full disk under a dataset is in the
+    // dataset crate's tests.)
+    let cases: [(&str, &[&str]); 7] = [
+        ("o.bvh", &["fmt", input]),
+        ("e.bvh", &["edit", input, "--order", "zxy"]),
+        ("r.bvh", &["edit", input, "--reverse"]),
+        ("p.csv", &["positions", input]),
+        ("p.npy", &["positions", input]),
+        ("x.glb", &["export", input]),
+        ("c.bvh", &["concat", input, input]),
+    ];
+    for (name, args) in cases {
+        std::os::unix::fs::symlink("/dev/full", tmp.path().join(name)).unwrap();
+        let out = s(name);
+        let o = run(&[args, &["-o", &out]].concat());
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("bvh: error:")).collect();
+        assert_eq!(errors.len(), 1, "{name}: {err}");
+        assert_eq!(errors[0].matches(&format!("writing {out}")).count(), 1, "{name}: {err}");
+        assert_eq!(err.matches("No space left on device").count(), 1, "{name}: {err}");
+        assert!(err.lines().all(|l| l.starts_with("bvh: ") || l.contains(" → ")), "{name}: {err}");
+    }
+}

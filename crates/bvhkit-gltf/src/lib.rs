@@ -446,6 +446,16 @@ fn bounds_of(values: &[f32], n: usize) -> (serde_json::Value, serde_json::Value)
     (serde_json::json!(lo), serde_json::json!(hi))
 }
 
+/// Frames per piece of the animation computed on rayon's pool.
+const PIECE_FRAMES: usize = 512;
+
+/// Writes `values` little-endian at the start of `out`.
+fn put(out: &mut [u8], values: &[f32]) {
+    for (o, v) in out.chunks_exact_mut(4).zip(values) {
+        o.copy_from_slice(&v.to_le_bytes());
+    }
+}
+
 fn finite32(v: DVec3, joint: &str, frame: Option<usize>) -> Result<[f32; 3], Error> {
     let a = [v.x as f32, v.y as f32, v.z as f32];
     if a.iter().all(|x| x.is_finite()) {
@@ -626,36 +636,138 @@ fn animate(
         }
     }
     b.buffer.resize(end, 0);
-    let buf = &mut b.buffer;
-    let mut put = |at: usize, values: &[f32]| {
-        for (k, v) in values.iter().enumerate() {
-            buf[at + 4 * k..at + 4 * k + 4].copy_from_slice(&v.to_le_bytes());
+    // The frames are computed in pieces on rayon's pool, each piece writing
+    // its frames of every track (the tracks are joint by joint, so a
+    // piece's part of a track is one run of bytes), with each rotation's
+    // quaternion as it comes and, per joint and frame, on which side of
+    // the frame before's it lies (the sign of their dot product). A pass
+    // over each rotation track then makes the quaternions sign-continuous
+    // in frame order, as one frame after the other would (`q` is turned
+    // to `-q` when its dot product with the quaternion written before it
+    // is negative; negating is exact, in f64 and in f32 alike).
+    let tracks: Vec<(usize, usize, usize)> = (0..n)
+        .flat_map(|i| {
+            let t = translated[i].then_some((tra_at[i], 12, i));
+            let r = rotated[i].then_some((rot_at[i], 16, i));
+            t.into_iter().chain(r)
+        })
+        .collect();
+    let pieces = n_frames.div_ceil(PIECE_FRAMES);
+    let mut parts: Vec<Vec<&mut [u8]>> = (0..pieces).map(|_| Vec::new()).collect();
+    {
+        let mut rest = &mut b.buffer[..];
+        let mut at = 0;
+        for &(start, stride, _) in &tracks {
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - at);
+            let (track, tail) = tail.split_at_mut(stride * n_frames);
+            rest = tail;
+            at = start + stride * n_frames;
+            for (k, chunk) in track.chunks_mut(stride * PIECE_FRAMES).enumerate() {
+                parts[k].push(chunk);
+            }
         }
+    }
+    let n_rot = rotated.iter().filter(|r| **r).count();
+    // Per piece: the sides (+1, -1, 0 for a zero or NaN dot product), frame
+    // by frame, rotated joint by rotated joint; and the first joint and
+    // frame that is not finite.
+    let computed: Vec<(Vec<i8>, Option<Error>)> = {
+        use rayon::prelude::*;
+        parts
+            .into_par_iter()
+            .enumerate()
+            .map(|(k, mut out)| {
+                let first = k * PIECE_FRAMES;
+                let last = (first + PIECE_FRAMES).min(n_frames);
+                let mut sides = Vec::with_capacity((last - first) * n_rot);
+                let mut scratch = fk.scratch();
+                let mut local = vec![DAffine3::IDENTITY; n];
+                let mut prev = vec![DQuat::IDENTITY; n];
+                // The frame before the piece, for the sides of its first.
+                if first > 0 {
+                    fk.local_with(motion.frame(first - 1), &mut scratch, &mut local);
+                    for i in (0..n).filter(|&i| rotated[i]) {
+                        prev[i] = DQuat::from_mat3(&local[i].matrix3).normalize();
+                    }
+                }
+                for f in first..last {
+                    fk.local_with(motion.frame(f), &mut scratch, &mut local);
+                    let mut track = out.iter_mut();
+                    for i in 0..n {
+                        let (t, r) =
+                            (translated[i].then(|| track.next()), rotated[i].then(|| track.next()));
+                        if let Some(Some(slot)) = r {
+                            let q = DQuat::from_mat3(&local[i].matrix3).normalize();
+                            let d = q.dot(prev[i]);
+                            sides.push(if f == 0 {
+                                1
+                            } else if d < 0.0 {
+                                -1
+                            } else if d > 0.0 {
+                                1
+                            } else {
+                                0
+                            });
+                            prev[i] = q;
+                            let a = [q.x as f32, q.y as f32, q.z as f32, q.w as f32];
+                            if !a.iter().all(|x| x.is_finite()) {
+                                return (
+                                    sides,
+                                    Some(Error::NotFinite {
+                                        joint: names[i].clone(),
+                                        frame: Some(f),
+                                    }),
+                                );
+                            }
+                            put(&mut slot[16 * (f - first)..], &a);
+                        }
+                        if let Some(Some(slot)) = t {
+                            match finite32(local[i].translation * factor, &names[i], Some(f)) {
+                                Ok(v) => put(&mut slot[12 * (f - first)..], &v),
+                                Err(e) => return (sides, Some(e)),
+                            }
+                        }
+                    }
+                }
+                (sides, None)
+            })
+            .collect()
     };
-    let mut prev = vec![DQuat::IDENTITY; n];
-    let mut local = vec![DAffine3::IDENTITY; n];
-    // The frame's sines in one batch: the same bits as `Kinematics::local`.
-    let mut scratch = fk.scratch();
-    for (f, frame) in motion.frames().enumerate() {
-        fk.local_with(frame, &mut scratch, &mut local);
-        for i in 0..n {
-            if rotated[i] {
-                let mut q = DQuat::from_mat3(&local[i].matrix3).normalize();
-                if f > 0 && q.dot(prev[i]) < 0.0 {
-                    q = -q;
-                }
-                prev[i] = q;
-                let a = [q.x as f32, q.y as f32, q.z as f32, q.w as f32];
-                if !a.iter().all(|x| x.is_finite()) {
-                    return Err(Error::NotFinite { joint: names[i].clone(), frame: Some(f) });
-                }
-                put(rot_at[i] + 16 * f, &a);
-            }
-            if translated[i] {
-                let t = finite32(local[i].translation * factor, &names[i], Some(f))?;
-                put(tra_at[i] + 12 * f, &t);
-            }
+    // The first failure in frame order.
+    let mut all_sides = Vec::with_capacity(n_frames * n_rot);
+    for (sides, failed) in computed {
+        if let Some(e) = failed {
+            return Err(e);
         }
+        all_sides.extend_from_slice(&sides);
+    }
+    // Sign continuity, each rotation track on its own.
+    {
+        use rayon::prelude::*;
+        let mut rest = &mut b.buffer[..];
+        let mut at = 0;
+        let mut rot_tracks: Vec<(usize, &mut [u8])> = Vec::with_capacity(n_rot);
+        for (r, &(start, stride, _)) in tracks.iter().filter(|t| t.1 == 16).enumerate() {
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - at);
+            let (track, tail) = tail.split_at_mut(stride * n_frames);
+            rest = tail;
+            at = start + stride * n_frames;
+            rot_tracks.push((r, track));
+        }
+        rot_tracks.into_par_iter().for_each(|(r, track)| {
+            let mut sign = 1i8;
+            for (f, q) in track.chunks_exact_mut(16).enumerate() {
+                let side = all_sides[f * n_rot + r];
+                // Turned when its dot product with the one written before
+                // (this side times that one's sign) is negative.
+                sign = if side * sign < 0 { -1 } else { 1 };
+                if sign < 0 {
+                    for x in q.chunks_exact_mut(4) {
+                        x[3] ^= 0x80;
+                    }
+                }
+            }
+        });
     }
     let mut anim = json::Animation {
         name: Some(name.to_string()),

@@ -94,6 +94,67 @@ fn rotations_are_the_channel_product_with_continuous_signs() {
     assert!(q[4 * 2 + 3] < 0.0, "frame 2 was flipped to stay near frame 1");
 }
 
+/// A clip long enough to be computed in several pieces, turning 7° a frame
+/// about Z (its quaternion's sign must be carried across the pieces' edges)
+/// with a wobble about X and Y: every frame's quaternion is the reference's
+/// with the reference's sign, chosen frame after frame by the dot product
+/// with the one before. And a value that is not finite in two pieces: the
+/// first is the one reported.
+#[test]
+fn long_clips_keep_continuous_signs_across_pieces() {
+    let frames = 3 * 512 + 17;
+    let mut text = ONE_JOINT.replace("Frames: 5", &format!("Frames: {frames}"));
+    let motion_at = text.find("10 20 30 30 45 60").unwrap();
+    text.truncate(motion_at);
+    // About Z 200° at frame 512 and 184° at 1024, where a matrix's
+    // quaternion has w < 0 next to a frame whose own is on the same side:
+    // a piece that started from the identity instead of the frame before
+    // would choose the other sign there.
+    let angles = |f: usize| {
+        (7.0 * f as f64 - 3384.0, 10.0 * (f as f64 * 0.05).sin(), 3.0 * (f as f64 * 0.02).cos())
+    };
+    for f in 0..frames {
+        let (z, x, y) = angles(f);
+        text.push_str(&format!("1 2 3 {z} {x} {y}\n"));
+    }
+    let bvh = Bvh::parse(&text).unwrap();
+    let opts = ExportOptions { scale: Scale::Factor(1.0), mesh: false, ..Default::default() };
+    let x = export(&bvh, &opts).unwrap();
+    let (_, q) = track(&x, 0, Property::Rotation);
+    let (zax, xax, yax) = ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]);
+    let mut prev: Option<[f64; 4]> = None;
+    let mut negative_w = Vec::new();
+    for f in 0..frames {
+        let (z, xa, y) = angles(f);
+        let mut want = mul(mul(axis_quat(zax, z), axis_quat(xax, xa)), axis_quat(yax, y));
+        if let Some(p) = prev
+            && (0..4).map(|k| p[k] * want[k]).sum::<f64>() < 0.0
+        {
+            want = want.map(|v| -v);
+        }
+        prev = Some(want);
+        if want[3] < 0.0 {
+            negative_w.push(f);
+        }
+        let got = &q[4 * f..4 * f + 4];
+        let err: f64 = (0..4).map(|k| (f64::from(got[k]) - want[k]).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-6, "frame {f}: {got:?} vs {want:?}");
+    }
+    // The continuous quaternions run through both signs of w in every
+    // piece (a rotation matrix alone gives one sign), so a sign lost at a
+    // piece's edge would show.
+    for piece in 0..3 {
+        assert!(negative_w.iter().any(|f| f / 512 == piece), "piece {piece} never has w < 0");
+    }
+    // Not finite in the second and the third piece: the second's is said.
+    let line = |f: usize| format!("1 2 3 {} ", angles(f).0);
+    let bad = text
+        .replace(&line(700), &line(700).replacen('1', "1e39", 1))
+        .replace(&line(1100), &line(1100).replacen('1', "1e39", 1));
+    let bvh = Bvh::parse(&bad).unwrap();
+    assert!(matches!(export(&bvh, &opts), Err(Error::NotFinite { frame: Some(700), .. })));
+}
+
 #[test]
 fn times_translations_names_and_rest_pose() {
     let bvh = Bvh::parse(ONE_JOINT).unwrap();

@@ -531,7 +531,10 @@ impl AtomicFile {
     fn create_as(target: &Path, anonymous: bool) -> io::Result<AtomicFile> {
         let dir = folder_of(target);
         #[cfg(target_os = "linux")]
-        if anonymous && let Some(file) = anonymous_in(dir) {
+        if anonymous
+            && let Some(file) = anonymous_in(dir)
+                .map_err(failed(|| format!("creating a temporary file in {}", dir.display())))?
+        {
             let out = WriteBehind::new(file);
             return Ok(AtomicFile { out, target: target.to_path_buf(), named: None });
         }
@@ -650,14 +653,22 @@ fn folder_of(path: &Path) -> &Path {
     }
 }
 
-/// An anonymous writable file in `dir`, if the system and file system allow.
+/// An anonymous writable file in `dir`; `None` where the system or the
+/// file system does not make them (`EOPNOTSUPP`, or `EISDIR` and `EINVAL`
+/// from kernels without `O_TMPFILE`), for a named temporary file instead.
+/// Any other failure (no such folder, not a folder, no permission, a full
+/// or read-only disk) would fail a named file too, and is the error: the
+/// system's own, without the random name a named file would have tried.
 #[cfg(target_os = "linux")]
-fn anonymous_in(dir: &Path) -> Option<File> {
+fn anonymous_in(dir: &Path) -> io::Result<Option<File>> {
     use rustix::fs::{CWD, Mode, OFlags, openat};
+    use rustix::io::Errno;
     // Mode 0666 less the umask, as for `File::create`.
-    let fd = openat(CWD, dir, OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, Mode::from(0o666))
-        .ok()?;
-    Some(File::from(fd))
+    match openat(CWD, dir, OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, Mode::from(0o666)) {
+        Ok(fd) => Ok(Some(File::from(fd))),
+        Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Gives the anonymous `file` a fresh temporary name in `dir` (through

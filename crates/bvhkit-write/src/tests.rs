@@ -333,3 +333,23 @@ fn hard_linked_outputs_are_refused_unless_asked() {
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "shared");
     assert_eq!(names(dir.path()), ["a.bvh", "b.bvh", "c.bvh", "link.bvh", "one.bvh"]);
 }
+
+/// A folder that cannot hold the output (a file stands where it should
+/// be): the system's reason, naming the folder, with its error number,
+/// and not the random name of a temporary file it never made.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_folder_that_is_a_file_is_said_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("walk.bvh");
+    std::fs::write(&file, "x").unwrap();
+    let e = opts().write_atomic(&file.join("out.bvh"), |w| w.write_all(b"new")).unwrap_err();
+    let shown = e.to_string();
+    assert_eq!(os_error_code(&e), Some(20), "{shown}");
+    assert!(
+        shown.starts_with(&format!("creating a temporary file in {}: ", file.display())),
+        "{shown}"
+    );
+    assert!(!shown.contains(".bvh-") && !shown.contains("at path"), "{shown}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+}

@@ -139,7 +139,12 @@ fn new_files_get_the_umask_mode_and_old_ones_keep_mode_and_owner() {
     if root {
         assert_eq!((m.uid(), m.gid()), (12345, 23456));
     } else {
-        eprintln!("SKIPPED owner kept: not root");
+        // The harness swallows `eprintln!` of a passing test: this one is
+        // seen, and fails in CI, where the tests run as root.
+        bvhkit_testdata::skip(
+            "new_files_get_the_umask_mode_and_old_ones_keep_mode_and_owner (owner kept)",
+            "not root: only root may give a file another owner",
+        );
     }
     assert_eq!(std::fs::read(&old).unwrap(), b"new");
 }

@@ -847,20 +847,18 @@ impl SplitFrameMap for Stage {
                 // The frames measured while they are scaled; the whole run
                 // is mapped here (never cut by `ChunkedMap`, whose copies
                 // would measure their parts apart).
+                // `ScaleMap::map_many` declines only frames without channels
+                // (or lengths that do not fit, which `ChunkedMap` rules out):
+                // those are mapped, and measured, one by one through `map`.
+                if m.output_skeleton().n_channels() == 0 {
+                    return false;
+                }
                 let (scaled, ()) = rayon::join(
                     || m.map_many(frames, input, output),
                     || check.sizes.push_many(frames, input),
                 );
-                if !scaled {
-                    let n = input.len() / frames.max(1);
-                    let m_out = output.len() / frames.max(1);
-                    for (i, o) in
-                        input.chunks_exact(n.max(1)).zip(output.chunks_exact_mut(m_out.max(1)))
-                    {
-                        m.map(i, o);
-                    }
-                }
-                true
+                debug_assert!(scaled, "ScaleMap maps any run of whole frames");
+                scaled
             }
             Stage::Layout(m) => m.map_many(frames, input, output),
             Stage::Mirror(m) => m.map_many(frames, input, output),

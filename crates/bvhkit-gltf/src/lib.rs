@@ -446,6 +446,26 @@ fn bounds_of(values: &[f32], n: usize) -> (serde_json::Value, serde_json::Value)
     (serde_json::json!(lo), serde_json::json!(hi))
 }
 
+/// The bytes of each track of `buffer`, tracks given as (start, bytes per
+/// frame) in buffer order, `n_frames` frames each.
+fn track_bytes<'a>(
+    buffer: &'a mut [u8],
+    tracks: &[(usize, usize)],
+    n_frames: usize,
+) -> Vec<&'a mut [u8]> {
+    let mut rest = buffer;
+    let mut at = 0;
+    let mut out = Vec::with_capacity(tracks.len());
+    for &(start, stride) in tracks {
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - at);
+        let (track, tail) = tail.split_at_mut(stride * n_frames);
+        rest = tail;
+        at = start + stride * n_frames;
+        out.push(track);
+    }
+    out
+}
+
 /// Frames per piece of the animation computed on rayon's pool.
 const PIECE_FRAMES: usize = 512;
 
@@ -645,26 +665,21 @@ fn animate(
     // in frame order, as one frame after the other would (`q` is turned
     // to `-q` when its dot product with the quaternion written before it
     // is negative; negating is exact, in f64 and in f32 alike).
-    let tracks: Vec<(usize, usize, usize)> = (0..n)
+    // (start, bytes per frame) of every track, in buffer order.
+    let tracks: Vec<(usize, usize)> = (0..n)
         .flat_map(|i| {
-            let t = translated[i].then_some((tra_at[i], 12, i));
-            let r = rotated[i].then_some((rot_at[i], 16, i));
+            let t = translated[i].then_some((tra_at[i], 12));
+            let r = rotated[i].then_some((rot_at[i], 16));
             t.into_iter().chain(r)
         })
         .collect();
     let pieces = n_frames.div_ceil(PIECE_FRAMES);
     let mut parts: Vec<Vec<&mut [u8]>> = (0..pieces).map(|_| Vec::new()).collect();
+    for (track, &(_, stride)) in
+        track_bytes(&mut b.buffer, &tracks, n_frames).into_iter().zip(&tracks)
     {
-        let mut rest = &mut b.buffer[..];
-        let mut at = 0;
-        for &(start, stride, _) in &tracks {
-            let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - at);
-            let (track, tail) = tail.split_at_mut(stride * n_frames);
-            rest = tail;
-            at = start + stride * n_frames;
-            for (k, chunk) in track.chunks_mut(stride * PIECE_FRAMES).enumerate() {
-                parts[k].push(chunk);
-            }
+        for (k, chunk) in track.chunks_mut(stride * PIECE_FRAMES).enumerate() {
+            parts[k].push(chunk);
         }
     }
     let n_rot = rotated.iter().filter(|r| **r).count();
@@ -744,17 +759,9 @@ fn animate(
     // Sign continuity, each rotation track on its own.
     {
         use rayon::prelude::*;
-        let mut rest = &mut b.buffer[..];
-        let mut at = 0;
-        let mut rot_tracks: Vec<(usize, &mut [u8])> = Vec::with_capacity(n_rot);
-        for (r, &(start, stride, _)) in tracks.iter().filter(|t| t.1 == 16).enumerate() {
-            let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - at);
-            let (track, tail) = tail.split_at_mut(stride * n_frames);
-            rest = tail;
-            at = start + stride * n_frames;
-            rot_tracks.push((r, track));
-        }
-        rot_tracks.into_par_iter().for_each(|(r, track)| {
+        let rot_tracks: Vec<(usize, usize)> = tracks.into_iter().filter(|t| t.1 == 16).collect();
+        let rot_bytes = track_bytes(&mut b.buffer, &rot_tracks, n_frames);
+        rot_bytes.into_par_iter().enumerate().for_each(|(r, track)| {
             let mut sign = 1i8;
             for (f, q) in track.chunks_exact_mut(16).enumerate() {
                 let side = all_sides[f * n_rot + r];

@@ -1412,11 +1412,11 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
         Some(atomic) if header.len() == room.len() => file
             .rewind()
             .and_then(|()| file.write_all(&header))
-            .map_err(anyhow::Error::from)
             .and_then(|()| {
                 drop(file);
                 atomic.commit()
-            }),
+            })
+            .map_err(anyhow::Error::from),
         // No room, or not the header's size: header and frames are copied.
         _ => file
             .seek(SeekFrom::Start(frames_at))

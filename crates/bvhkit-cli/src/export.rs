@@ -376,7 +376,7 @@ trait Done: Write + Send {
 
 impl Done for BufWriter<Output> {
     fn done(self) -> Result<()> {
-        self.into_inner().map_err(|e| e.into_error())?.finish()
+        Ok(self.into_inner().map_err(|e| e.into_error())?.finish()?)
     }
 }
 
@@ -574,7 +574,8 @@ impl Sink for NpySink {
         let array = out.stage()?;
         let side = side.map(crate::io::Output::stage).transpose()?.flatten();
         array.map_or(Ok(()), crate::io::Staged::publish)?;
-        side.map_or(Ok(()), crate::io::Staged::publish)
+        side.map_or(Ok(()), crate::io::Staged::publish)?;
+        Ok(())
     }
 }
 

@@ -328,7 +328,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
         })(),
         Sink::Npz(w) => (|| -> Result<()> {
             (*w).finish()?.flush()?;
-            main.commit()
+            Ok(main.commit()?)
         })(),
     };
     finished.with_context(writing)?;

@@ -377,10 +377,8 @@ pub(crate) fn par_map<T: Send>(
 }
 
 // Outputs: `bvhkit-write`, with the CLI's `--break-links` and anyhow errors.
-// The thin types below give the other modules anyhow results where they
-// return them straight (`commit`, `finish`, `publish` as a function's value).
 
-pub(crate) use bvhkit_write::{Dest, WriteBehind};
+pub(crate) use bvhkit_write::{AtomicFile, Dest, Output, Staged, WriteBehind};
 
 /// What writes one output's bytes (see [`write_atomic_all`]).
 pub(crate) type WriteFn<'a> = bvhkit_write::WriteFn<'a, anyhow::Error>;
@@ -399,84 +397,11 @@ pub(crate) fn destination(path: &Path) -> Result<Dest> {
     Ok(output_options().destination(path)?)
 }
 
-/// A file being written that replaces its target only when complete
-/// ([`bvhkit_write::AtomicFile`]).
-pub(crate) struct AtomicFile(bvhkit_write::AtomicFile);
-
-impl AtomicFile {
-    /// Starts replacing the regular file `target` (which may not exist yet).
-    pub(crate) fn create(target: &Path) -> Result<AtomicFile> {
-        Ok(AtomicFile(bvhkit_write::AtomicFile::create(target)?))
-    }
-
-    /// The file to write (and seek) into.
-    pub(crate) fn file(&mut self) -> &mut File {
-        self.0.file()
-    }
-
-    /// A [`WriteBehind`] writer of the file (sharing its offset).
-    pub(crate) fn write_behind(&self) -> Result<WriteBehind> {
-        Ok(self.0.write_behind()?)
-    }
-
-    /// Syncs the file, gives it the replaced file's owner and mode, and
-    /// renames it over the target.
-    pub(crate) fn commit(self) -> Result<()> {
-        Ok(self.0.commit()?)
-    }
-}
-
-/// A complete file under a temporary name beside its target
-/// ([`bvhkit_write::Staged`]).
-pub(crate) struct Staged(bvhkit_write::Staged);
-
-impl Staged {
-    /// Renames the file over its target.
-    pub(crate) fn publish(self) -> Result<()> {
-        Ok(self.0.publish()?)
-    }
-}
-
-/// An output being written ([`bvhkit_write::Output`]): see [`open_output`].
-pub(crate) struct Output(bvhkit_write::Output);
-
-impl Output {
-    /// Whether the output can seek (a regular file being replaced).
-    pub(crate) fn atomic_file(&mut self) -> Option<&mut bvhkit_write::AtomicFile> {
-        self.0.atomic_file()
-    }
-
-    /// Flushes and, for a regular file, syncs it and gives it its temporary
-    /// name without putting it in place ([`Staged::publish`] does).
-    pub(crate) fn stage(self) -> Result<Option<Staged>> {
-        Ok(self.0.stage()?.map(Staged))
-    }
-
-    /// Flushes and, for a regular file, puts it in place.
-    pub(crate) fn finish(self) -> Result<()> {
-        Ok(self.0.finish()?)
-    }
-}
-
-impl Write for Output {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.write(buf)
-    }
-
-    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.0.write_all(buf)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.0.flush()
-    }
-}
-
 /// Opens `path` for writing ([`bvhkit_write::Options::open_output`]): `-`
 /// is standard output, devices and FIFOs are written through, a regular
 /// file is replaced atomically by [`Output::finish`].
 pub(crate) fn open_output(path: &Path) -> Result<Output> {
-    Ok(Output(output_options().open_output(path)?))
+    Ok(output_options().open_output(path)?)
 }
 
 /// Writes to `path` without ever leaving a half-written file
@@ -494,7 +419,7 @@ pub(crate) fn write_unsynced(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<Output> {
-    output_options().write_unsynced(path, write).map(Output)
+    output_options().write_unsynced(path, write)
 }
 
 /// [`write_atomic`] of `head` followed by the rest of `body`

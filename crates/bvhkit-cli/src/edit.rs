@@ -193,14 +193,7 @@ fn parse_axis(s: &str) -> Result<SignedAxis, String> {
 }
 
 fn parse_units(s: &str) -> Result<Units, String> {
-    let all =
-        [Units::Metres, Units::Centimetres, Units::Millimetres, Units::Inches, Units::CmuScale];
-    all.into_iter()
-        .find(|u| {
-            u.symbol().eq_ignore_ascii_case(s)
-                || u.to_string().split(' ').next().is_some_and(|w| w.eq_ignore_ascii_case(s))
-        })
-        .ok_or_else(|| format!("'{s}' is not a unit (m, cm, mm, in, cmu)"))
+    Units::from_name(s).ok_or_else(|| format!("'{s}' is not a unit (m, cm, mm, in, cmu)"))
 }
 
 /// One transform, as given on the command line.

@@ -7,6 +7,7 @@ mod blend;
 mod check;
 mod clip;
 mod concat;
+mod diff;
 mod edit;
 mod export;
 mod export_dataset;
@@ -15,6 +16,7 @@ mod fmt;
 mod info;
 mod io;
 mod layer;
+mod lint;
 #[path = "loop.rs"]
 mod loop_cmd;
 mod range;
@@ -77,6 +79,12 @@ enum Command {
     /// Retarget motion onto another skeleton (other names, proportions and rest pose).
     #[command(long_about = retarget::LONG_ABOUT)]
     Retarget(Box<retarget::Args>),
+    /// Measure motion quality: foot skating, jitter, spikes, pops, wraps, far joints, ground.
+    #[command(long_about = lint::LONG_ABOUT)]
+    Lint(Box<lint::Args>),
+    /// Compare two clips: MPJPE, root-aligned and PA-MPJPE, rotation error, worst frames and joints.
+    #[command(long_about = diff::LONG_ABOUT)]
+    Diff(diff::Args),
     /// World positions of every joint (CSV, JSON or NPY), streamed frame by frame.
     #[command(long_about = export::POSITIONS_ABOUT)]
     Positions(export::PositionsArgs),
@@ -159,6 +167,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Layer(a) => layer::run(a),
         Command::Loop(a) => loop_cmd::run(a),
         Command::Retarget(a) => retarget::run(*a),
+        Command::Lint(a) => lint::run(*a),
+        Command::Diff(a) => diff::run(a),
         Command::Positions(a) => export::run_positions(a),
         Command::Rotations(a) => export::run_rotations(a),
         Command::Export(a) => export_gltf::run(a),

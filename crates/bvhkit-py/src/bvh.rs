@@ -750,6 +750,41 @@ impl PyBvh {
         self.edited(py, |b| Ok(edit::rest::from_frame(b, frame, mode)?.0))
     }
 
+    /// The motion-quality metrics and findings of this clip, as ``bvh lint
+    /// --json`` gives them: a dict with ``units``, ``up_axis``, ``fps``,
+    /// ``feet``, ``ground`` (m), ``metrics`` and ``findings``; see
+    /// ``docs/quality.md``. ``units`` (``"m"``, ``"cm"``, ...) and ``up``
+    /// override the guesses; ``feet`` names the foot joints; ``ground`` is
+    /// ``"contacts"``, ``"lowest"`` or a height in metres; ``loop=True``
+    /// measures the seam; ``thresholds`` sets any threshold of
+    /// ``bvh lint`` by its option name with underscores (``spike_k=30``).
+    #[pyo3(signature = (units = None, up = None, feet = None, ground = None, r#loop = false, position_channels = "replace", **thresholds))]
+    #[allow(clippy::too_many_arguments)]
+    fn lint<'py>(
+        &self,
+        py: Python<'py>,
+        units: Option<&str>,
+        up: Option<&str>,
+        feet: Option<Vec<String>>,
+        ground: Option<&Bound<'py, PyAny>>,
+        r#loop: bool,
+        position_channels: &str,
+        thresholds: Option<&Bound<'py, pyo3::types::PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let options = crate::quality::options(
+            units,
+            up,
+            feet,
+            ground,
+            r#loop,
+            position_channels,
+            thresholds,
+            &self.bvh,
+        )?;
+        let report = py.detach(|| bvhkit::quality::lint(&self.bvh, &options));
+        crate::quality::report_dict(py, &report)
+    }
+
     // The blend family (`bvhkit::mix`) and retarget: methods returning a new
     // `Bvh` with a `report`; the argument conversion is in `mix.rs`.
 
@@ -880,11 +915,5 @@ pub(crate) fn signed_axis(s: &str) -> PyResult<SignedAxis> {
 
 /// A unit by symbol or first word of its name (as `bvh edit --units`).
 fn units(s: &str) -> PyResult<Units> {
-    [Units::Metres, Units::Centimetres, Units::Millimetres, Units::Inches, Units::CmuScale]
-        .into_iter()
-        .find(|u| {
-            u.symbol().eq_ignore_ascii_case(s)
-                || u.to_string().split(' ').next().is_some_and(|w| w.eq_ignore_ascii_case(s))
-        })
-        .ok_or_else(|| bad_arg(format!("{s:?} is not a unit (m, cm, mm, in, cmu)")))
+    Units::from_name(s).ok_or_else(|| bad_arg(format!("{s:?} is not a unit (m, cm, mm, in, cmu)")))
 }

@@ -19,6 +19,7 @@ mod bvh;
 mod errors;
 mod many;
 mod mix;
+mod quality;
 
 use crate::bvh::{PyBvh, PyReadWarning};
 use crate::errors::{BvhWarning, ParseError};
@@ -142,6 +143,32 @@ fn concat(
     mix::concat_clips(py, &clips, crossfade, linear, keep_position, up)
 }
 
+/// How far clip ``b`` is from clip ``a``, as ``bvh diff A B --json``: a
+/// dict with ``mpjpe``, ``mpjpe_root``, ``pa_mpjpe`` (m), ``rotation_deg``,
+/// ``joints`` (per pair), ``per_frame`` (a NumPy array, m), ``worst_frames``
+/// and ``notes``. ``map``: ``None`` (by name), ``"auto"`` (the retarget name
+/// families), a map file's path or a dict ``{a_joint: b_joint}``; ``units``
+/// sets both clips' unit (each is guessed otherwise).
+///
+/// Example:
+///
+///     >>> walk = bvhkit.read("samples/walk.bvh")
+///     >>> bvhkit.diff(walk, walk)["mpjpe"]
+///     0.0
+#[pyfunction]
+#[pyo3(signature = (a, b, map = None, units = None, position_channels = "replace", worst = 10))]
+fn diff<'py>(
+    py: Python<'py>,
+    a: PyRef<'py, PyBvh>,
+    b: PyRef<'py, PyBvh>,
+    map: Option<&Bound<'py, PyAny>>,
+    units: Option<&str>,
+    position_channels: &str,
+    worst: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    quality::diff(py, &a, &b, map, units, position_channels, worst)
+}
+
 /// The native module; `bvhkit/__init__.py` re-exports it.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -150,6 +177,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(read_many, m)?)?;
     m.add_function(wrap_pyfunction!(concat, m)?)?;
+    m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_class::<PyBvh>()?;
     m.add_class::<PyReadWarning>()?;
     m.add("ParseError", py.get_type::<ParseError>())?;

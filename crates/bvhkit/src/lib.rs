@@ -58,6 +58,7 @@ pub mod mix;
 mod motion;
 mod number;
 mod parse;
+pub mod quality;
 pub mod retarget;
 pub mod rotation;
 mod skeleton;

@@ -105,6 +105,25 @@ impl Units {
     pub const KNOWN: [Units; 5] =
         [Units::Metres, Units::Centimetres, Units::Millimetres, Units::Inches, Units::CmuScale];
 
+    /// The unit of a symbol or the first word of its name, any case
+    /// (`m`, `cm`, `mm`, `in`, `cmu`, `metres`, ...), as the commands take
+    /// it; `None` for anything else (and for [`Units::Unknown`]).
+    ///
+    /// ```
+    /// use bvhkit::units::Units;
+    /// assert_eq!(Units::from_name("CM"), Some(Units::Centimetres));
+    /// assert_eq!(Units::from_name("inches"), Some(Units::Inches));
+    /// assert_eq!(Units::from_name("furlong"), None);
+    /// ```
+    pub fn from_name(s: &str) -> Option<Units> {
+        [Units::Metres, Units::Centimetres, Units::Millimetres, Units::Inches, Units::CmuScale]
+            .into_iter()
+            .find(|u| {
+                u.symbol().eq_ignore_ascii_case(s)
+                    || u.to_string().split(' ').next().is_some_and(|w| w.eq_ignore_ascii_case(s))
+            })
+    }
+
     /// Metres per unit, `None` for [`Units::Unknown`].
     #[must_use]
     pub fn metres_per_unit(self) -> Option<f64> {

@@ -12,6 +12,7 @@ mod mix_lanes;
 mod mix_layer;
 mod mix_loop;
 mod mix_util;
+mod quality;
 mod retarget;
 mod rotation_batch;
 mod roundtrip;

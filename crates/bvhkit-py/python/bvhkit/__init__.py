@@ -20,6 +20,7 @@ from ._native import (
     ReadWarning as ReadWarning,
     __version__ as __version__,
     concat as concat,
+    diff as diff,
     parse as parse,
     read as read,
     read_many as read_many,

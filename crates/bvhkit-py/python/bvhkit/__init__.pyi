@@ -15,7 +15,7 @@ Example::
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Literal, TypeAlias, final, overload
+from typing import Any, Literal, TypeAlias, final, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -383,7 +383,31 @@ class Bvh:
     # ``loop``, ``retarget``): new objects with a ``report``; errors are
     # ``ValueError`` with the core's message; the work runs with the GIL
     # released.
-    def concat(
+    def diff(
+    a: Bvh,
+    b: Bvh,
+    map: Literal["auto"] | _Path | dict[str, str] | None = None,
+    units: str | None = None,
+    position_channels: _PositionChannels = "replace",
+    worst: int = 10,
+) -> dict[str, Any]:
+    """How far clip ``b`` is from clip ``a`` (the reference), as ``bvh diff``.
+
+    A dict with ``mpjpe``, ``mpjpe_root`` (each clip's hips subtracted),
+    ``pa_mpjpe`` (after a per-frame Procrustes fit with scale), in metres;
+    ``rotation_deg`` (mean geodesic angle of the paired joints' channel
+    rotations); ``joints`` (per pair); ``per_frame`` (NumPy array);
+    ``worst_frames``, ``worst_joints`` and ``notes``. Joints pair by name,
+    else by the retarget name families, or by ``map``.
+
+    Example::
+
+        >>> walk = bvhkit.read("samples/walk.bvh")
+        >>> bvhkit.diff(walk, walk)["mpjpe"]
+        0.0
+    """
+
+def concat(
         self,
         *others: Bvh,
         crossfade: _Span | None = None,
@@ -498,6 +522,38 @@ class Bvh:
             >>> on_rig = walk.retarget(rig, map={"Hips": "pelvis", "LeftUpLeg": "LeftUpLeg"})
             >>> on_rig.joint_names == rig.joint_names
             True
+        """
+    def lint(
+        self,
+        units: str | None = None,
+        up: str | None = None,
+        feet: Sequence[str] | None = None,
+        ground: Literal["contacts", "lowest"] | float | None = None,
+        loop: bool = False,
+        position_channels: _PositionChannels = "replace",
+        **thresholds: float,
+    ) -> dict[str, Any]:
+        """The motion-quality metrics and findings, as ``bvh lint --json``.
+
+        A dict with ``units``, ``metres_per_unit``, ``up_axis``, ``fps``,
+        ``frames``, ``size`` (m), ``feet``, ``ground`` (m along the up
+        axis), ``metrics`` (``skate_ratio``, ``skate_ratio_kimodo``,
+        ``foot_slide``, ``jitter``, ``spikes``, ``pops``, ``euler_jumps``,
+        ... ; ``None`` where not measured), ``findings`` (each with
+        ``kind``, ``frames`` as ``[first, last]``, ``joints``, ``value``,
+        ``message``) and ``notes``. ``units``/``up`` override the guesses,
+        ``feet`` names the foot joints, ``ground`` is ``"contacts"``
+        (default), ``"lowest"`` or a height in metres, ``loop=True``
+        measures the seam. Thresholds by ``bvh lint``'s option names with
+        underscores (``spike_k=30``, ``contact_height=0.04``);
+        ``docs/quality.md`` gives every formula.
+
+        Example::
+
+            >>> walk = bvhkit.read("samples/walk.bvh")
+            >>> q = walk.lint()
+            >>> sorted(q["metrics"])[:3]
+            ['bone_stretch', 'euler_jumps', 'far_joints']
         """
     def to_bytes(self) -> bytes:
         """The canonical BVH text: reads back to the same values, bit for bit."""

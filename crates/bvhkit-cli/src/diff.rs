@@ -1,0 +1,168 @@
+//! `bvh diff`: how far one clip is from another (`bvhkit::quality::diff`).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use bvhkit::quality::{self, DiffOptions};
+use bvhkit::retarget::map::JointMap;
+use bvhkit::units::Units;
+use serde_json::json;
+
+use crate::PosMode;
+use crate::io::{Input, load};
+use crate::text::escape;
+
+/// The long help of `bvh diff` (`bvh diff --help`).
+pub(crate) const LONG_ABOUT: &str = "\
+Compare two clips joint by joint: MPJPE, root-aligned MPJPE, PA-MPJPE and \
+rotation error.
+
+A is the reference, B the clip compared with it. Both are measured in metres \
+(each clip's unit guessed from its size, or --units for both). Joints are \
+paired by name (End Sites as `bvh positions` names them), by the retarget \
+name families when no name is shared, or by --map (a retarget map file: \
+`A_JOINT = B_JOINT` per line; `auto` for the name families).
+
+MPJPE: the mean distance between paired joints over frames and pairs. \
+Root-aligned: each clip's hips subtracted in every frame first. PA-MPJPE: B's \
+joints fitted onto A's by a rotation, a uniform scale and a translation in \
+every frame (Procrustes) first. Rotation: the mean geodesic angle between \
+the paired joints' channel rotations (meaningful when both share a rest \
+pose). Where the frame rates differ, B is interpolated at A's frame times; \
+where the lengths differ, the common span is compared; both with a note.
+
+Examples:
+  bvh diff take.bvh cleaned.bvh
+  bvh diff gt.bvh pred.bvh --json
+  bvh diff cmu.bvh retargeted.bvh --map auto --worst 5";
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The reference clip.
+    a: PathBuf,
+    /// The clip compared with it.
+    b: PathBuf,
+    /// Joint pairs: a map file (`A_JOINT = B_JOINT` per line) or `auto` (the retarget name families).
+    #[arg(long, value_name = "FILE|auto")]
+    map: Option<String>,
+    /// Both files' length unit (m, cm, mm, in, cmu); default: each guessed from its figure's size.
+    #[arg(long, value_name = "UNIT", value_parser = crate::lint::parse_units)]
+    units: Option<Units>,
+    /// How many worst frames and joints to list.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    worst: u64,
+    /// One JSON object on standard output (with every joint and the per-frame errors).
+    #[arg(long)]
+    json: bool,
+    /// How position channels combine with OFFSET.
+    #[arg(long, value_name = "MODE", default_value = "replace")]
+    position_channels: PosMode,
+}
+
+fn input(p: &std::path::Path) -> Input {
+    if p.as_os_str() == "-" { Input::Stdin } else { Input::File(p.to_path_buf()) }
+}
+
+pub(crate) fn run(args: Args) -> Result<ExitCode> {
+    if args.a.as_os_str() == "-" && args.b.as_os_str() == "-" {
+        bail!("A and B cannot both be standard input");
+    }
+    let (ia, ib) = (input(&args.a), input(&args.b));
+    let (a, _) = load(&ia, false).map_err(|e| anyhow::anyhow!(e.describe(&ia)))?;
+    let (b, _) = load(&ib, false).map_err(|e| anyhow::anyhow!(e.describe(&ib)))?;
+    let pairs = match args.map.as_deref() {
+        None => None,
+        Some("auto") => Some(
+            JointMap::auto(a.skeleton(), b.skeleton())
+                .pairs()
+                .iter()
+                .map(|p| (p.source, p.target))
+                .collect(),
+        ),
+        Some(file) => {
+            let text = std::fs::read_to_string(file).with_context(|| format!("--map {file}"))?;
+            let map = JointMap::parse(&text, a.skeleton(), b.skeleton())
+                .map_err(|e| anyhow::anyhow!("--map {file}: {}", e.message()))?;
+            Some(map.pairs().iter().map(|p| (p.source, p.target)).collect())
+        }
+    };
+    let options = DiffOptions {
+        metres_per_unit: args.units.and_then(Units::metres_per_unit),
+        position_channels: args.position_channels.into(),
+        pairs,
+        worst: args.worst as usize,
+    };
+    let d = quality::diff(&a, &b, &options)
+        .map_err(|e| anyhow::anyhow!("{} and {}: {}", ia.display(), ib.display(), e.message()))?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let num = |v: f64| if v.is_finite() { json!(v) } else { serde_json::Value::Null };
+    if args.json {
+        let v = json!({
+            "a": ia.display(),
+            "b": ib.display(),
+            "frames": d.frames,
+            "fps": num(d.fps),
+            "pairs": d.joints.len(),
+            "mpjpe": num(d.mpjpe),
+            "mpjpe_root": num(d.mpjpe_root),
+            "pa_mpjpe": num(d.pa_mpjpe),
+            "rotation_deg": d.rotation_deg.map_or(serde_json::Value::Null, num),
+            "joints": d.joints.iter().map(|j| json!({
+                "a": j.a, "b": j.b, "mpjpe": num(j.mpjpe),
+                "rotation_deg": j.rotation_deg.map_or(serde_json::Value::Null, num),
+            })).collect::<Vec<_>>(),
+            "worst_frames": d.worst_frames.iter().map(|(f, e)| json!([f, num(*e)])).collect::<Vec<_>>(),
+            "worst_joints": d.worst_joints.iter().map(|&j| d.joints[j].a.clone()).collect::<Vec<_>>(),
+            "per_frame": d.per_frame.iter().map(|&e| num(e)).collect::<Vec<_>>(),
+            "notes": d.notes,
+        });
+        serde_json::to_writer(&mut out, &v)?;
+        writeln!(out)?;
+    } else {
+        let text = format!(
+            "{} vs {}: {} frames at {:.4} fps, {} joint pairs\n\
+             MPJPE {:.6} m, root-aligned {:.6} m, PA-MPJPE {:.6} m, rotation {}\n\
+             worst frames: {}\n\
+             worst joints: {}\n",
+            ia.display(),
+            ib.display(),
+            d.frames,
+            d.fps,
+            d.joints.len(),
+            d.mpjpe,
+            d.mpjpe_root,
+            d.pa_mpjpe,
+            d.rotation_deg
+                .map_or("n/a (no rotation channels paired)".into(), |r| format!("{r:.4}°")),
+            d.worst_frames
+                .iter()
+                .map(|(f, e)| format!("{f} ({e:.4} m)"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            d.worst_joints
+                .iter()
+                .map(|&j| {
+                    let jd = &d.joints[j];
+                    let name =
+                        if jd.a == jd.b { jd.a.clone() } else { format!("{} = {}", jd.a, jd.b) };
+                    match jd.rotation_deg {
+                        Some(r) => format!("{name} ({:.4} m, {r:.2}°)", jd.mpjpe),
+                        None => format!("{name} ({:.4} m)", jd.mpjpe),
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        for line in text.lines() {
+            writeln!(out, "{}", escape(line))?;
+        }
+        for n in &d.notes {
+            writeln!(out, "note: {}", escape(n))?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

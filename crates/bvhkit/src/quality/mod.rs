@@ -1,0 +1,974 @@
+//! Motion quality: the metrics an animator checks by eye (feet that slide,
+//! jitter, pops, joints far from the body, feet through the floor, Euler
+//! wraps), measured on a clip's world positions, and the distance between
+//! two clips ([`diff`]).
+//!
+//! [`lint`] computes every metric of one clip and lists what it finds as
+//! [`Finding`]s (a kind, a span of frames, the joints, a value); `bvh lint`
+//! prints them and `Bvh.lint` returns them in Python. Every metric works in
+//! metres (after the unit guess of [`crate::units`] or
+//! [`Options::metres_per_unit`]), along the up axis that
+//! [`crate::edit::axes::detect_up`] finds (or [`Options::up`]), at the
+//! file's frame rate. `docs/quality.md` in the repository gives each
+//! formula, its default threshold and where it comes from.
+//!
+//! The feet are the ankle, foot and toe joints that the retarget name
+//! families recognise ([`crate::retarget::names`]) and their End Sites, or
+//! the joints named in [`Options::feet`]. The ground is not `y = 0`: it is
+//! the height of the feet while they are in contact ([`Ground`]).
+//!
+//! # Example
+//! ```
+//! use bvhkit::{Bvh, quality};
+//! let bvh = Bvh::parse("HIERARCHY
+//! ROOT Hips { OFFSET 0 0.9 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+//!   JOINT LeftFoot { OFFSET 0.1 -0.85 0 CHANNELS 3 Zrotation Xrotation Yrotation
+//!     End Site { OFFSET 0 -0.05 0.1 } }
+//!   JOINT RightFoot { OFFSET -0.1 -0.85 0 CHANNELS 3 Zrotation Xrotation Yrotation
+//!     End Site { OFFSET 0 -0.05 0.1 } }
+//!   JOINT Head { OFFSET 0 0.8 0 CHANNELS 3 Zrotation Xrotation Yrotation
+//!     End Site { OFFSET 0 0.1 0 } } }
+//! MOTION
+//! Frames: 3
+//! Frame Time: 0.1
+//! 0 0.9 0 0 0 0 0 0 0 0 0 0 0 0 0
+//! 0 0.9 0 0 0 0 0 0 0 0 0 0 0 0 0
+//! 0 0.9 0 0 0 0 0 0 0 0 0 0 0 0 0
+//! ")?;
+//! let report = quality::lint(&bvh, &quality::Options::default());
+//! assert_eq!(report.feet.len(), 2);
+//! assert!((report.ground - 0.0).abs() < 1e-12);
+//! assert_eq!(report.metrics.foot_slide, Some(0.0));
+//! assert!(report.findings.is_empty());
+//! # Ok::<(), bvhkit::Error>(())
+//! ```
+
+mod diff;
+mod feet;
+mod stats;
+
+use std::fmt;
+
+use glam::DVec3;
+
+pub use self::diff::{Diff, DiffOptions, JointDiff, Similarity, diff, procrustes};
+pub use self::feet::Foot;
+
+use crate::edit::axes::{SignedAxis, detect_up};
+use crate::kinematics::{Kinematics, PositionChannels};
+use crate::retarget::names::{Bone, classify};
+use crate::rotation::euler_to_quat;
+use crate::units::{UnitGuess, Units};
+use crate::{Bvh, JointId};
+
+/// Where the ground is, along the up axis.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Ground {
+    /// From the feet in contact (the default): a first guess at the 10th
+    /// percentile of the lowest foot point's height over the clip, then the
+    /// median height of the feet's lowest points over the frames they are
+    /// in contact with that guess.
+    Contacts,
+    /// The lowest point of any joint over the whole clip, the floor that
+    /// HumanML3D-style data is normalised to (numbers comparable with
+    /// papers).
+    Lowest,
+    /// A given height in metres along the up axis.
+    Height(f64),
+}
+
+/// Thresholds and choices of [`lint`]; `Options::default()` gives the
+/// documented defaults (`docs/quality.md`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// Metres per file unit; `None` guesses the unit ([`UnitGuess::of_bvh`]).
+    pub metres_per_unit: Option<f64>,
+    /// The up axis; `None` detects it ([`detect_up`]), +Y when nothing is
+    /// found.
+    pub up: Option<SignedAxis>,
+    /// How position channels are read.
+    pub position_channels: PositionChannels,
+    /// The feet, by joint name (each joint one foot); `None` finds them by
+    /// the name families.
+    pub feet: Option<Vec<String>>,
+    /// The ground height.
+    pub ground: Ground,
+    /// A foot is in contact below this height above the ground (m).
+    pub contact_height: f64,
+    /// ... and below this horizontal speed (m/s).
+    pub contact_speed: f64,
+    /// `skate_ratio`: contact height (m), GMD's 0.05.
+    pub skate_height: f64,
+    /// `skate_ratio`: skating speed (m/s), GMD's 0.5.
+    pub skate_speed: f64,
+    /// `skate_ratio`: frames of the moving mean of the speed, GMD's 5.
+    pub skate_window: usize,
+    /// `skate_ratio_kimodo`: skating speed of the toes (m/s), 0.2.
+    pub kimodo_speed: f64,
+    /// Skating spans shorter than this (s) count in `skate_ratio` but are
+    /// no finding (a toe-off at 120 fps skates for a few frames).
+    pub skate_seconds: f64,
+    /// Spikes: an acceleration above median + `spike_k` × MAD of the
+    /// joint's accelerations over the clip ...
+    pub spike_k: f64,
+    /// ... and above this (m/s²).
+    pub spike_min: f64,
+    /// Pops: a one-frame step `pop_factor` times the steps around it ...
+    pub pop_factor: f64,
+    /// ... and longer than this (m).
+    pub pop_min: f64,
+    /// Euler jumps: a rotation channel changing by more than this in one
+    /// frame (degrees) while the rotation itself turns less than half of it.
+    pub euler_jump_deg: f64,
+    /// Gimbal lock: the middle Euler angle within this of ±90° (degrees).
+    pub gimbal_deg: f64,
+    /// Bone stretch: a bone whose length varies by more than this fraction.
+    pub stretch: f64,
+    /// Far joints: farther from the hips than this times the figure's size.
+    pub far_factor: f64,
+    /// Ground penetration: the feet this far below the ground (m).
+    pub penetration: f64,
+    /// Floating: no foot within this height of the ground (m) ...
+    pub float_height: f64,
+    /// ... for at least this long (s).
+    pub float_seconds: f64,
+    /// Frozen: a joint's channels held bit for bit this long (s) while they
+    /// move elsewhere in the clip.
+    pub frozen_seconds: f64,
+    /// Measure the seam from the last frame to the first (a loop).
+    pub seam: bool,
+    /// Seam: a pose or velocity jump this many times the clip's typical
+    /// step is a finding.
+    pub seam_factor: f64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            metres_per_unit: None,
+            up: None,
+            position_channels: PositionChannels::Replace,
+            feet: None,
+            ground: Ground::Contacts,
+            contact_height: 0.05,
+            contact_speed: 0.5,
+            skate_height: 0.05,
+            skate_speed: 0.5,
+            skate_window: 5,
+            kimodo_speed: 0.2,
+            skate_seconds: 0.15,
+            spike_k: 40.0,
+            spike_min: 150.0,
+            pop_factor: 4.0,
+            pop_min: 0.02,
+            euler_jump_deg: 90.0,
+            gimbal_deg: 1.0,
+            stretch: 0.01,
+            far_factor: 1.0,
+            penetration: 0.03,
+            float_height: 0.15,
+            float_seconds: 1.0,
+            frozen_seconds: 1.0,
+            seam: false,
+            seam_factor: 4.0,
+        }
+    }
+}
+
+/// What a finding is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// Non-finite channel values (NaN, infinite).
+    Nan,
+    /// A foot sliding while in contact (`skate_ratio`'s skating frames).
+    Skate,
+    /// A joint's acceleration far above its own in the clip.
+    Spike,
+    /// A joint (or the figure) moving far more in one frame than around it.
+    Pop,
+    /// A rotation channel jumping while the rotation does not (a wrap).
+    EulerJump,
+    /// The middle Euler angle near ±90°.
+    Gimbal,
+    /// A bone whose length changes.
+    BoneStretch,
+    /// A joint farther from the hips than the figure's size.
+    FarJoint,
+    /// The feet below the ground.
+    GroundPenetration,
+    /// No foot near the ground for a long time.
+    Floating,
+    /// A joint's channels held while they move elsewhere.
+    Frozen,
+    /// The loop seam jumps.
+    Seam,
+}
+
+impl Kind {
+    /// The name in the text and JSON output (`skate`, `euler_jump`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Nan => "nan",
+            Kind::Skate => "skate",
+            Kind::Spike => "spike",
+            Kind::Pop => "pop",
+            Kind::EulerJump => "euler_jump",
+            Kind::Gimbal => "gimbal",
+            Kind::BoneStretch => "bone_stretch",
+            Kind::FarJoint => "far_joint",
+            Kind::GroundPenetration => "ground_penetration",
+            Kind::Floating => "floating",
+            Kind::Frozen => "frozen",
+            Kind::Seam => "seam",
+        }
+    }
+
+    /// Every kind, in output order.
+    pub const ALL: [Kind; 12] = [
+        Kind::Nan,
+        Kind::Skate,
+        Kind::Spike,
+        Kind::Pop,
+        Kind::EulerJump,
+        Kind::Gimbal,
+        Kind::BoneStretch,
+        Kind::FarJoint,
+        Kind::GroundPenetration,
+        Kind::Floating,
+        Kind::Frozen,
+        Kind::Seam,
+    ];
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One thing [`lint`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    /// What it is.
+    pub kind: Kind,
+    /// The first and last frame it spans (inclusive).
+    pub frames: (usize, usize),
+    /// The joints concerned (indices into the skeleton, file order).
+    pub joints: Vec<usize>,
+    /// Its size, in the unit the message gives (m/s², m, degrees, ...).
+    pub value: f64,
+    /// A sentence for a person.
+    pub message: String,
+}
+
+/// The clip's metrics; `None` where a metric has nothing to measure (no
+/// feet found, fewer frames than it needs).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Metrics {
+    /// Fraction of frame steps in which a foot skates, as GMD's
+    /// `calculate_skating_ratio`.
+    pub skate_ratio: Option<f64>,
+    /// Fraction of the toes' contact steps in which they move faster than
+    /// [`Options::kimodo_speed`].
+    pub skate_ratio_kimodo: Option<f64>,
+    /// Mean horizontal speed of the feet while in contact by height (m/s).
+    pub foot_slide: Option<f64>,
+    /// Mean norm of the third finite difference of world positions times
+    /// fps³ (m/s³), over joints and frames.
+    pub jitter: Option<f64>,
+    /// Acceleration spikes found (joint-frames).
+    pub spikes: usize,
+    /// Pops found (joint-frame steps).
+    pub pops: usize,
+    /// Euler channel jumps found (joint-frame steps).
+    pub euler_jumps: usize,
+    /// Joint-frames near gimbal lock.
+    pub gimbal_frames: usize,
+    /// Steps where a joint's quaternion from its Euler channels changes
+    /// hemisphere (a naive Euler-to-quaternion conversion's sign flips).
+    pub quat_flips: usize,
+    /// Largest relative change of a bone's length over the clip.
+    pub bone_stretch: f64,
+    /// Joints ever farther from the hips than the figure's size.
+    pub far_joints: usize,
+    /// Deepest the feet go below the ground (m, 0 when never).
+    pub ground_penetration: Option<f64>,
+    /// Fraction of frames floating (no foot near the ground, long spans).
+    pub floating: Option<f64>,
+    /// Joints with frozen spans.
+    pub frozen: usize,
+    /// Non-finite channel values.
+    pub nan: usize,
+    /// Seam pose jump over the clip's median step (with [`Options::seam`]).
+    pub seam_pose: Option<f64>,
+    /// Seam velocity jump over the clip's median velocity change.
+    pub seam_velocity: Option<f64>,
+}
+
+impl Metrics {
+    /// Every metric as a name and a value (`None`: not measured), in a
+    /// fixed order: the JSON output's keys.
+    pub fn entries(&self) -> Vec<(&'static str, Option<f64>)> {
+        let n = |v: usize| Some(v as f64);
+        vec![
+            ("skate_ratio", self.skate_ratio),
+            ("skate_ratio_kimodo", self.skate_ratio_kimodo),
+            ("foot_slide", self.foot_slide),
+            ("jitter", self.jitter),
+            ("spikes", n(self.spikes)),
+            ("pops", n(self.pops)),
+            ("euler_jumps", n(self.euler_jumps)),
+            ("gimbal_frames", n(self.gimbal_frames)),
+            ("quat_flips", n(self.quat_flips)),
+            ("bone_stretch", Some(self.bone_stretch)),
+            ("far_joints", n(self.far_joints)),
+            ("ground_penetration", self.ground_penetration),
+            ("floating", self.floating),
+            ("frozen", n(self.frozen)),
+            ("nan", n(self.nan)),
+            ("seam_pose", self.seam_pose),
+            ("seam_velocity", self.seam_velocity),
+        ]
+    }
+}
+
+/// Per-frame curves behind the metrics, for plots (`bvh lint --html`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Series {
+    /// Per foot, per frame: the lowest point's height above the ground (m).
+    pub foot_height: Vec<Vec<f64>>,
+    /// Per foot, per frame step: the foot's horizontal speed (m/s).
+    pub foot_speed: Vec<Vec<f64>>,
+    /// Per foot, per frame: in contact (height and speed).
+    pub contact: Vec<Vec<bool>>,
+    /// Per frame: the largest ratio of a joint's acceleration to its spike
+    /// threshold (above 1 is a spike).
+    pub spike_ratio: Vec<f64>,
+    /// Per frame: mean jerk norm over joints (m/s³), at the first frame of
+    /// the four it spans.
+    pub jerk: Vec<f64>,
+}
+
+/// Everything [`lint`] measured of a clip.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// The unit the metres came from.
+    pub units: Units,
+    /// Metres per file unit used.
+    pub metres_per_unit: f64,
+    /// The up axis used.
+    pub up: SignedAxis,
+    /// Whether the up axis was detected (false: given, or +Y by default).
+    pub up_detected: bool,
+    /// Frames per second.
+    pub fps: f64,
+    /// Frames in the clip.
+    pub frames: usize,
+    /// Joint names, file order (End Sites named as `bvh positions` names
+    /// them).
+    pub joint_names: Vec<String>,
+    /// The feet measured.
+    pub feet: Vec<Foot>,
+    /// The ground height along the up axis (m).
+    pub ground: f64,
+    /// The figure's size (m): [`crate::units::motion_size`] of the clip.
+    pub size: f64,
+    /// The metrics.
+    pub metrics: Metrics,
+    /// What was found, by kind then first frame.
+    pub findings: Vec<Finding>,
+    /// Per-frame curves.
+    pub series: Series,
+    /// Remarks on what could not be measured and why.
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// The names of `joints`.
+    pub fn names(&self, joints: &[usize]) -> Vec<&str> {
+        joints.iter().map(|&j| self.joint_names[j].as_str()).collect()
+    }
+}
+
+/// World positions of a clip in metres with what was decided on the way.
+pub(crate) struct World {
+    pub(crate) pos: Vec<DVec3>,
+    pub(crate) n_joints: usize,
+    pub(crate) guess: UnitGuess,
+    pub(crate) mpu: f64,
+}
+
+/// World positions of every frame in metres, by [`Kinematics::positions_all`].
+pub(crate) fn world_metres(bvh: &Bvh, mode: PositionChannels, mpu: Option<f64>) -> World {
+    let fk = Kinematics::new(bvh.skeleton(), mode);
+    let mut pos = fk.positions_all(bvh.motion());
+    let n_joints = fk.len();
+    let guess = if pos.is_empty() {
+        UnitGuess::of_positions(n_joints, &crate::units::rest_pose(bvh.skeleton(), mode))
+    } else {
+        UnitGuess::of_positions(n_joints, &pos)
+    };
+    let mpu = mpu.unwrap_or_else(|| guess.metres_per_unit());
+    if mpu != 1.0 {
+        for p in &mut pos {
+            *p *= mpu;
+        }
+    }
+    World { pos, n_joints, guess, mpu }
+}
+
+/// Joint names as `bvh positions` names them (End Sites `Parent_End`).
+pub(crate) fn joint_names(bvh: &Bvh) -> Vec<String> {
+    bvh.skeleton().display_names()
+}
+
+/// Measures every metric of `bvh` (see the module documentation).
+pub fn lint(bvh: &Bvh, options: &Options) -> Report {
+    let skel = bvh.skeleton();
+    let motion = bvh.motion();
+    let n = motion.n_frames();
+    let fps = motion.fps();
+    let dt = motion.frame_time();
+    let mut notes = Vec::new();
+
+    let (up, up_detected) = match options.up {
+        Some(a) => (a, false),
+        None => match detect_up(bvh).axis {
+            Some(a) => (a, true),
+            None => {
+                notes.push("up axis not found (no head above hips above feet); +y assumed".into());
+                (SignedAxis::PosY, false)
+            }
+        },
+    };
+    let world = world_metres(bvh, options.position_channels, options.metres_per_unit);
+    let units = if options.metres_per_unit.is_some() { Units::Metres } else { world.guess.units };
+    if options.metres_per_unit.is_none() && units.metres_per_unit().is_none() {
+        notes.push(format!(
+            "unit unknown ({}); scaled to a {} m figure",
+            world.guess.label(),
+            crate::units::HUMAN_SIZE_M
+        ));
+    }
+    let nj = world.n_joints;
+    let pos = &world.pos;
+    let u = up.vector();
+    let size = world.guess.size * world.mpu;
+    let bones = classify(skel);
+    let names = joint_names(bvh);
+
+    let mut metrics = Metrics::default();
+    let mut findings = Vec::new();
+
+    // Non-finite values, by channel runs.
+    let width = motion.n_channels();
+    for c in 0..width {
+        let bad: Vec<bool> = (0..n).map(|f| !motion.frame(f)[c].is_finite()).collect();
+        let count = bad.iter().filter(|&&b| b).count();
+        if count == 0 {
+            continue;
+        }
+        metrics.nan += count;
+        let joint = skel.joints().iter().position(|j| j.channel_range().contains(&c)).unwrap_or(0);
+        for (a, b) in stats::runs(bad) {
+            findings.push(Finding {
+                kind: Kind::Nan,
+                frames: (a, b),
+                joints: vec![joint],
+                value: (b - a + 1) as f64,
+                message: format!(
+                    "{} {} is not a finite number in {} frame(s)",
+                    names[joint],
+                    skel.joints()[joint].channels()[c - skel.joints()[joint].first_channel()]
+                        .name(),
+                    b - a + 1
+                ),
+            });
+        }
+    }
+
+    // Feet, ground and contacts.
+    let feet = feet::find(skel, &bones, &names, options.feet.as_deref(), &mut notes);
+    let feet_data = feet::measure(&feet, pos, nj, n, fps, u, options);
+    let ground = feet_data.as_ref().map_or_else(
+        || match options.ground {
+            Ground::Height(h) => h,
+            Ground::Lowest => {
+                pos.iter().map(|p| p.dot(u)).filter(|h| h.is_finite()).fold(f64::INFINITY, f64::min)
+            }
+            Ground::Contacts => f64::NAN,
+        },
+        |d| d.ground,
+    );
+    let mut series = Series::default();
+    if let Some(d) = feet_data {
+        metrics.skate_ratio = d.skate_ratio;
+        metrics.skate_ratio_kimodo = d.skate_ratio_kimodo;
+        metrics.foot_slide = d.foot_slide;
+        metrics.ground_penetration = d.penetration_depth;
+        metrics.floating = d.floating;
+        findings.extend(d.findings);
+        series.foot_height = d.height;
+        series.foot_speed = d.speed;
+        series.contact = d.contact;
+    } else if !feet.is_empty() {
+        notes.push("too few frames to measure the feet".into());
+    }
+
+    // Per-joint smoothness: jitter, spikes, pops.
+    let smooth = smoothness(pos, nj, n, fps, options);
+    metrics.jitter = smooth.jitter;
+    metrics.spikes = smooth.spikes.len();
+    metrics.pops = smooth.pops.len();
+    series.spike_ratio = smooth.spike_ratio;
+    series.jerk = smooth.jerk;
+    findings.extend(group(Kind::Spike, &smooth.spikes, &names, "acceleration", "m/s²", 1));
+    findings.extend(group(Kind::Pop, &smooth.pops, &names, "one-frame step", "m", 1));
+
+    // Rotations: Euler jumps, gimbal lock, quaternion hemisphere flips.
+    rotations(bvh, &names, options, &mut metrics, &mut findings);
+
+    // Bones that stretch: joints under a parent that have position channels.
+    let hips = bones.iter().position(|b| *b == Some(Bone::Hips)).unwrap_or(0);
+    for (j, joint) in skel.joints().iter().enumerate() {
+        let Some(parent) = joint.parent() else { continue };
+        if !joint.channels().iter().any(|c| c.is_position()) || n == 0 {
+            continue;
+        }
+        let lens: Vec<f64> =
+            (0..n).map(|f| (pos[f * nj + j] - pos[f * nj + parent.index()]).length()).collect();
+        let finite = lens.iter().copied().filter(|l| l.is_finite());
+        let (lo, hi) =
+            finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), l| (a.min(l), b.max(l)));
+        let Some(med) = stats::quantile(&lens, 0.5) else { continue };
+        let base = med.max(size * 1e-3).max(f64::MIN_POSITIVE);
+        let rel = (hi - lo) / base;
+        metrics.bone_stretch = metrics.bone_stretch.max(rel);
+        if rel > options.stretch {
+            let (fa, fb) = (
+                lens.iter().position(|&l| l == lo).unwrap_or(0),
+                lens.iter().position(|&l| l == hi).unwrap_or(0),
+            );
+            findings.push(Finding {
+                kind: Kind::BoneStretch,
+                frames: (fa.min(fb), fa.max(fb)),
+                joints: vec![j],
+                value: rel,
+                message: format!(
+                    "bone {} to {} changes length by {:.1}% ({:.3} m to {:.3} m)",
+                    names[parent.index()],
+                    names[j],
+                    rel * 100.0,
+                    lo,
+                    hi
+                ),
+            });
+        }
+    }
+
+    // Joints far from the hips.
+    if n > 0 && size.is_finite() && size > 0.0 {
+        let limit = options.far_factor * size;
+        for j in 0..nj {
+            let far: Vec<bool> =
+                (0..n).map(|f| (pos[f * nj + j] - pos[f * nj + hips]).length() > limit).collect();
+            let spans = stats::runs(far);
+            if spans.is_empty() {
+                continue;
+            }
+            metrics.far_joints += 1;
+            for (a, b) in spans {
+                let worst = (a..=b)
+                    .map(|f| (pos[f * nj + j] - pos[f * nj + hips]).length())
+                    .fold(0.0, f64::max);
+                findings.push(Finding {
+                    kind: Kind::FarJoint,
+                    frames: (a, b),
+                    joints: vec![j],
+                    value: worst,
+                    message: format!(
+                        "{} is {:.2} m from {} (the figure is {:.2} m)",
+                        names[j], worst, names[hips], size
+                    ),
+                });
+            }
+        }
+    }
+
+    // Frozen joints: channels held bit for bit while they move elsewhere.
+    let min_run = ((options.frozen_seconds * fps).ceil() as usize).max(3);
+    for (j, joint) in skel.joints().iter().enumerate() {
+        let r = joint.channel_range();
+        if r.is_empty() || n < 2 {
+            continue;
+        }
+        let same: Vec<bool> = (1..n)
+            .map(|f| {
+                let (a, b) = (&motion.frame(f - 1)[r.clone()], &motion.frame(f)[r.clone()]);
+                a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            })
+            .collect();
+        if same.iter().all(|&s| s) {
+            continue;
+        }
+        let mut any = false;
+        for (a, b) in stats::runs(same) {
+            // Steps a..=b hold: frames a..=b+1 are equal.
+            let frames = b - a + 2;
+            if frames >= min_run {
+                any = true;
+                findings.push(Finding {
+                    kind: Kind::Frozen,
+                    frames: (a, b + 1),
+                    joints: vec![j],
+                    value: frames as f64 * dt,
+                    message: format!(
+                        "{} holds the same values for {} frames ({:.2} s)",
+                        names[j],
+                        frames,
+                        frames as f64 * dt
+                    ),
+                });
+            }
+        }
+        metrics.frozen += usize::from(any);
+    }
+
+    // The loop seam.
+    if options.seam {
+        seam(pos, nj, n, hips, u, options, &mut metrics, &mut findings);
+    }
+
+    findings.sort_by(|a, b| (a.kind, a.frames.0).cmp(&(b.kind, b.frames.0)));
+    Report {
+        units,
+        metres_per_unit: world.mpu,
+        up,
+        up_detected,
+        fps,
+        frames: n,
+        joint_names: names,
+        feet,
+        ground,
+        size,
+        metrics,
+        findings,
+        series,
+        notes,
+    }
+}
+
+/// Findings of one kind from (frame, joint, value, threshold) hits: hits
+/// at frames within `gap` of each other merge into one finding over all
+/// their joints.
+fn group(
+    kind: Kind,
+    hits: &[(usize, usize, f64, f64)],
+    names: &[String],
+    what: &str,
+    unit: &str,
+    gap: usize,
+) -> Vec<Finding> {
+    let mut hits = hits.to_vec();
+    hits.sort_by_key(|h| (h.0, h.1));
+    let mut out: Vec<Finding> = Vec::new();
+    let mut worst: Vec<(f64, f64, usize)> = Vec::new();
+    for &(f, j, v, t) in &hits {
+        match out.last_mut() {
+            Some(last) if f <= last.frames.1 + gap => {
+                last.frames.1 = last.frames.1.max(f);
+                if !last.joints.contains(&j) {
+                    last.joints.push(j);
+                }
+                let w = worst.last_mut().expect("one per finding");
+                if v > w.0 {
+                    *w = (v, t, j);
+                }
+                last.value = last.value.max(v);
+            }
+            _ => {
+                out.push(Finding {
+                    kind,
+                    frames: (f, f),
+                    joints: vec![j],
+                    value: v,
+                    message: String::new(),
+                });
+                worst.push((v, t, j));
+            }
+        }
+    }
+    for (fi, (v, t, j)) in out.iter_mut().zip(worst) {
+        fi.joints.sort_unstable();
+        let more = fi.joints.len() - 1;
+        fi.message = format!(
+            "{what} {v:.3} {unit} on {} (threshold {t:.3} {unit}){}",
+            names[j],
+            if more > 0 {
+                format!(" and {more} more joint(s) from {}", names[fi.joints[0]])
+            } else {
+                String::new()
+            }
+        );
+    }
+    out
+}
+
+struct Smoothness {
+    jitter: Option<f64>,
+    spikes: Vec<(usize, usize, f64, f64)>,
+    pops: Vec<(usize, usize, f64, f64)>,
+    spike_ratio: Vec<f64>,
+    jerk: Vec<f64>,
+}
+
+/// Per joint: the third difference (jitter), the second difference against
+/// the joint's own robust threshold (spikes), the step against the steps
+/// around it (pops).
+fn smoothness(pos: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoothness {
+    struct PerJoint {
+        jerk_sum: f64,
+        jerk_count: usize,
+        jerk: Vec<f64>,
+        spikes: Vec<(usize, usize, f64, f64)>,
+        ratio: Vec<f64>,
+        pops: Vec<(usize, usize, f64, f64)>,
+    }
+    let fps2 = fps * fps;
+    let fps3 = fps2 * fps;
+    let per_joint = |j: usize| -> PerJoint {
+        let p = |f: usize| pos[f * nj + j];
+        let mut r = PerJoint {
+            jerk_sum: 0.0,
+            jerk_count: 0,
+            jerk: vec![0.0; n.saturating_sub(3)],
+            spikes: Vec::new(),
+            ratio: vec![0.0; n],
+            pops: Vec::new(),
+        };
+        for f in 0..n.saturating_sub(3) {
+            let d3 = (p(f + 3) - 3.0 * p(f + 2) + 3.0 * p(f + 1) - p(f)).length() * fps3;
+            r.jerk[f] = d3;
+            if d3.is_finite() {
+                r.jerk_sum += d3;
+                r.jerk_count += 1;
+            }
+        }
+        if n >= 3 {
+            let acc: Vec<f64> =
+                (1..n - 1).map(|f| (p(f + 1) - 2.0 * p(f) + p(f - 1)).length() * fps2).collect();
+            if let Some((med, mad)) = stats::median_mad(&acc) {
+                let t = (med + o.spike_k * mad).max(o.spike_min);
+                for (i, &a) in acc.iter().enumerate() {
+                    r.ratio[i + 1] = a / t;
+                    if a > t {
+                        r.spikes.push((i + 1, j, a, t));
+                    }
+                }
+            }
+        }
+        if n >= 2 {
+            let step: Vec<f64> = (0..n - 1).map(|f| (p(f + 1) - p(f)).length()).collect();
+            for f in 0..step.len() {
+                let mut around: Vec<f64> = [f.wrapping_sub(3), f.wrapping_sub(2), f + 2, f + 3]
+                    .into_iter()
+                    .filter_map(|k| step.get(k).copied())
+                    .filter(|s| s.is_finite())
+                    .collect();
+                if around.is_empty() {
+                    continue;
+                }
+                let typical = stats::quantile_in_place(&mut around, 0.5).unwrap_or(0.0);
+                let t = (o.pop_factor * typical).max(o.pop_min);
+                if step[f] > t {
+                    r.pops.push((f + 1, j, step[f], t));
+                }
+            }
+        }
+        r
+    };
+    #[cfg(feature = "parallel")]
+    let all: Vec<PerJoint> = {
+        use rayon::prelude::*;
+        (0..nj).into_par_iter().map(per_joint).collect()
+    };
+    #[cfg(not(feature = "parallel"))]
+    let all: Vec<PerJoint> = (0..nj).map(per_joint).collect();
+
+    let (sum, count) = all.iter().fold((0.0, 0), |(s, c), r| (s + r.jerk_sum, c + r.jerk_count));
+    let mut spike_ratio = vec![0.0f64; n];
+    let mut jerk = vec![0.0f64; n.saturating_sub(3)];
+    for r in &all {
+        for (a, &b) in spike_ratio.iter_mut().zip(&r.ratio) {
+            *a = a.max(b);
+        }
+        for (a, &b) in jerk.iter_mut().zip(&r.jerk) {
+            *a += b / nj as f64;
+        }
+    }
+    Smoothness {
+        jitter: (count > 0).then(|| sum / count as f64),
+        spikes: all.iter().flat_map(|r| r.spikes.iter().copied()).collect(),
+        pops: all.iter().flat_map(|r| r.pops.iter().copied()).collect(),
+        spike_ratio,
+        jerk,
+    }
+}
+
+/// Euler jumps, gimbal lock and quaternion flips, from the channels.
+fn rotations(
+    bvh: &Bvh,
+    names: &[String],
+    o: &Options,
+    m: &mut Metrics,
+    findings: &mut Vec<Finding>,
+) {
+    let skel = bvh.skeleton();
+    let motion = bvh.motion();
+    let n = motion.n_frames();
+    let (sin_tol, _) = o.gimbal_deg.to_radians().sin_cos();
+    for (j, joint) in skel.joints().iter().enumerate() {
+        let rot: Vec<usize> = joint
+            .channels()
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.is_rotation())
+            .map(|(k, _)| joint.first_channel() + k)
+            .collect();
+        if rot.is_empty() {
+            continue;
+        }
+        let axes: Vec<_> = rot.iter().map(|&c| skel_channel(bvh, c).axis()).collect();
+        let angles = |f: usize| -> Vec<f64> { rot.iter().map(|&c| motion.frame(f)[c]).collect() };
+        let mut prev_q = None;
+        let mut jumps = Vec::new();
+        for f in 0..n {
+            let a = angles(f);
+            if a.iter().any(|x| !x.is_finite()) {
+                prev_q = None;
+                continue;
+            }
+            let q = euler_to_quat(&axes, &a);
+            if let Some(pq) = prev_q {
+                let pq: glam::DQuat = pq;
+                if pq.dot(q) < 0.0 {
+                    m.quat_flips += 1;
+                }
+                let b = angles(f - 1);
+                let delta = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+                if delta > o.euler_jump_deg {
+                    let turn = 2.0 * pq.dot(q).abs().min(1.0).acos().to_degrees();
+                    if turn < delta / 2.0 {
+                        jumps.push((f, j, delta, turn));
+                    }
+                }
+            }
+            prev_q = Some(q);
+        }
+        m.euler_jumps += jumps.len();
+        for (f, j, delta, turn) in jumps {
+            findings.push(Finding {
+                kind: Kind::EulerJump,
+                frames: (f - 1, f),
+                joints: vec![j],
+                value: delta,
+                message: format!(
+                    "{} rotation channel jumps {:.1}° while the joint turns {:.1}° (a wrap or an Euler flip)",
+                    names[j], delta, turn
+                ),
+            });
+        }
+        if rot.len() == 3 && axes[0] != axes[1] && axes[1] != axes[2] && axes[0] != axes[2] {
+            let near: Vec<bool> = (0..n)
+                .map(|f| motion.frame(f)[rot[1]].to_radians().cos().abs() < sin_tol)
+                .collect();
+            for (a, b) in stats::runs(near) {
+                m.gimbal_frames += b - a + 1;
+                findings.push(Finding {
+                    kind: Kind::Gimbal,
+                    frames: (a, b),
+                    joints: vec![j],
+                    value: motion.frame(a)[rot[1]],
+                    message: format!(
+                        "{} middle angle ({}rotation) within {}° of ±90° (gimbal lock) for {} frame(s)",
+                        names[j],
+                        axes[1].letter().to_ascii_uppercase(),
+                        o.gimbal_deg,
+                        b - a + 1
+                    ),
+                });
+            }
+        }
+    }
+}
+
+fn skel_channel(bvh: &Bvh, c: usize) -> crate::Channel {
+    let j = bvh
+        .skeleton()
+        .joints()
+        .iter()
+        .find(|j| j.channel_range().contains(&c))
+        .expect("channel of a joint");
+    j.channels()[c - j.first_channel()]
+}
+
+/// The loop seam: the last frame to the first against the clip's typical
+/// step, in place (the hips' horizontal travel removed).
+#[allow(clippy::too_many_arguments)]
+fn seam(
+    pos: &[DVec3],
+    nj: usize,
+    n: usize,
+    hips: usize,
+    u: DVec3,
+    o: &Options,
+    m: &mut Metrics,
+    findings: &mut Vec<Finding>,
+) {
+    if n < 4 || nj == 0 {
+        return;
+    }
+    let local = |f: usize, j: usize| {
+        let h = pos[f * nj + hips];
+        pos[f * nj + j] - (h - u * h.dot(u))
+    };
+    let pose_dist = |a: usize, b: usize| {
+        (0..nj).map(|j| (local(a, j) - local(b, j)).length()).sum::<f64>() / nj as f64
+    };
+    let vel_dist = |a0: usize, a1: usize, b0: usize, b1: usize| {
+        (0..nj)
+            .map(|j| ((local(a1, j) - local(a0, j)) - (local(b1, j) - local(b0, j))).length())
+            .sum::<f64>()
+            / nj as f64
+    };
+    let steps: Vec<f64> = (0..n - 1).map(|f| pose_dist(f, f + 1)).collect();
+    let dvel: Vec<f64> = (1..n - 1).map(|f| vel_dist(f, f + 1, f - 1, f)).collect();
+    let (Some(step), Some(dv)) = (stats::quantile(&steps, 0.5), stats::quantile(&dvel, 0.5)) else {
+        return;
+    };
+    let jump = pose_dist(n - 1, 0);
+    let vjump = vel_dist(0, 1, n - 2, n - 1);
+    let pose_ratio = jump / step.max(1e-9);
+    let vel_ratio = vjump / dv.max(1e-9);
+    m.seam_pose = Some(pose_ratio);
+    m.seam_velocity = Some(vel_ratio);
+    if pose_ratio > o.seam_factor || vel_ratio > o.seam_factor {
+        findings.push(Finding {
+            kind: Kind::Seam,
+            frames: (n - 1, n - 1),
+            joints: Vec::new(),
+            value: pose_ratio.max(vel_ratio),
+            message: format!(
+                "the seam from the last frame to the first moves {:.3} m ({:.1}x the median step) and changes velocity {:.1}x the median",
+                jump, pose_ratio, vel_ratio
+            ),
+        });
+    }
+}
+
+/// The hips joint of a skeleton as the quality metrics take it: the joint
+/// the name families call the hips, else the first root.
+pub fn hips_of(bvh: &Bvh) -> JointId {
+    let bones = classify(bvh.skeleton());
+    JointId::new(bones.iter().position(|b| *b == Some(Bone::Hips)).unwrap_or(0))
+}

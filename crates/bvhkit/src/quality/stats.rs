@@ -1,0 +1,85 @@
+//! Robust statistics of the quality metrics: quantiles, medians and the
+//! median absolute deviation over the finite values of a slice.
+
+/// The `q` quantile (0 to 1) of the finite values of `v`, by linear
+/// interpolation between the two nearest ranks (NumPy's default
+/// `np.quantile(v, q)`); `None` when no value is finite.
+pub(crate) fn quantile(v: &[f64], q: f64) -> Option<f64> {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    quantile_in_place(&mut s, q)
+}
+
+/// [`quantile`] of `s`, which holds finite values only and is reordered.
+pub(crate) fn quantile_in_place(s: &mut [f64], q: f64) -> Option<f64> {
+    if s.is_empty() {
+        return None;
+    }
+    let pos = q.clamp(0.0, 1.0) * (s.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let frac = pos - lo as f64;
+    let (_, &mut a, rest) = s.select_nth_unstable_by(lo, f64::total_cmp);
+    if frac == 0.0 || rest.is_empty() {
+        return Some(a);
+    }
+    let b = rest.iter().copied().fold(f64::INFINITY, f64::min);
+    Some(a + (b - a) * frac)
+}
+
+/// The median and the median absolute deviation (unscaled) of the finite
+/// values of `v`; `None` when no value is finite.
+pub(crate) fn median_mad(v: &[f64]) -> Option<(f64, f64)> {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    let med = quantile_in_place(&mut s, 0.5)?;
+    for x in &mut s {
+        *x = (*x - med).abs();
+    }
+    let mad = quantile_in_place(&mut s, 0.5)?;
+    Some((med, mad))
+}
+
+/// Runs of consecutive `true` values as `(first, last)` inclusive indices.
+pub(crate) fn runs(flags: impl IntoIterator<Item = bool>) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    let mut i = 0;
+    for flag in flags {
+        match (flag, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, i - 1));
+                start = None;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if let Some(s) = start {
+        out.push((s, i - 1));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate_as_numpy_does() {
+        // np.quantile([4, 1, 3, 2], [0, 0.1, 0.5, 1]) = [1, 1.3, 2.5, 4]
+        let v = [4.0, 1.0, 3.0, 2.0, f64::NAN];
+        assert_eq!(quantile(&v, 0.0), Some(1.0));
+        assert!((quantile(&v, 0.1).unwrap() - 1.3).abs() < 1e-12);
+        assert_eq!(quantile(&v, 0.5), Some(2.5));
+        assert_eq!(quantile(&v, 1.0), Some(4.0));
+        assert_eq!(quantile(&[f64::NAN], 0.5), None);
+        assert_eq!(median_mad(&[1.0, 2.0, 3.0, 4.0, 100.0]), Some((3.0, 1.0)));
+    }
+
+    #[test]
+    fn runs_are_inclusive_spans() {
+        let f = [false, true, true, false, true];
+        assert_eq!(runs(f), vec![(1, 2), (4, 4)]);
+        assert_eq!(runs([true; 3]), vec![(0, 2)]);
+        assert!(runs([false; 3]).is_empty());
+    }
+}

@@ -1,0 +1,357 @@
+//! The motion-quality metrics (`bvhkit::quality`): defects injected into
+//! corpus walks are found at their frame (±1) and joint, the clean clips
+//! have none there; `diff` of a clip with itself is 0 and a rigid move
+//! leaves PA-MPJPE at 0. The metrics against plain NumPy/SciPy references
+//! are in the Python package's tests (`test_quality.py`).
+use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis};
+use bvhkit::edit::map_frames;
+use bvhkit::quality::{self, DiffOptions, Finding, Kind, Options, Report};
+use bvhkit::retarget::names::{Bone, Limb, Side, classify};
+use bvhkit::{Bvh, ReadOptions};
+
+/// A corpus file, or `None` after a visible skip.
+fn clip(test: &str, name: &str) -> Option<Bvh> {
+    let path = bvhkit_testdata::corpus_file_or_skip(test, name)?;
+    let bytes = std::fs::read(path).unwrap();
+    Some(ReadOptions::new().lenient(true).parse(&bytes).unwrap().0)
+}
+
+/// The walks the injections go into: a CMU walk at 120 fps (cgspeed
+/// names), a style-transfer walk at 120 fps and Bandai Namco's kick at
+/// 30 fps (6 channels on every joint, a fixed top joint).
+const WALKS: [&str; 3] = [
+    "cmu_12_01_walk_cgspeed_pybvh.bvh",
+    "pymo_demo_av_8walk_meredith.bvh",
+    "bandai_namco_ds1_kick_6ch_every_joint.bvh",
+];
+
+fn near(f: &Finding, kind: Kind, frame: usize, slack: usize) -> bool {
+    f.kind == kind && f.frames.0 <= frame + slack && f.frames.1 + slack >= frame
+}
+
+fn found<'a>(r: &'a Report, kind: Kind, frame: usize, slack: usize) -> Vec<&'a Finding> {
+    r.findings.iter().filter(|f| near(f, kind, frame, slack)).collect()
+}
+
+fn joint(bvh: &Bvh, name: &str) -> usize {
+    bvh.skeleton().find(name).unwrap_or_else(|| panic!("no joint {name}")).index()
+}
+
+/// The joint that plays `bone` (the retarget name families), with three
+/// rotation channels, and its first rotation channel.
+fn rotating(bvh: &Bvh, bone: Bone) -> (usize, usize) {
+    let skel = bvh.skeleton();
+    let j = classify(skel)
+        .iter()
+        .position(|b| *b == Some(bone))
+        .filter(|&j| skel.joints()[j].channels().iter().filter(|c| c.is_rotation()).count() == 3)
+        .unwrap_or_else(|| panic!("no rotating joint for {bone}"));
+    let joint = &skel.joints()[j];
+    let k = joint.channels().iter().position(|c| c.is_rotation()).unwrap();
+    (j, joint.first_channel() + k)
+}
+
+fn set(bvh: &mut Bvh, frame: usize, channel: usize, f: impl Fn(f64) -> f64) {
+    let width = bvh.motion().n_channels();
+    let v = &mut bvh.motion_mut().values_mut()[frame * width + channel];
+    *v = f(*v);
+}
+
+#[test]
+fn a_spike_on_one_joint_is_found_at_its_frame_and_joint() {
+    for name in WALKS {
+        let Some(clean) = clip("quality spike", name) else { return };
+        let n = clean.motion().n_frames();
+        let k = n / 2 + 7;
+        let (forearm, c) = rotating(&clean, Bone::Limb(Side::Left, Limb::LowerArm));
+        let hand = clean.skeleton().children(bvhkit::JointId::new(forearm)).next().unwrap().index();
+        let before = quality::lint(&clean, &Options::default());
+        assert!(found(&before, Kind::Spike, k, 2).is_empty(), "{name}: clean clip spikes at {k}");
+        let mut bad = clean.clone();
+        // 30° more on each of its rotation channels in one frame (one of
+        // them may turn the forearm about its own bone).
+        for ch in c..c + 3 {
+            set(&mut bad, k, ch, |v| v + 30.0);
+        }
+        let after = quality::lint(&bad, &Options::default());
+        let hits = found(&after, Kind::Spike, k, 1);
+        assert_eq!(hits.len(), 1, "{name}: {:#?}", after.findings);
+        assert!(hits[0].joints.contains(&hand), "{name}: {:?}", after.names(&hits[0].joints));
+        assert!(!hits[0].joints.contains(&forearm), "{name}: the forearm itself does not move");
+        assert!(after.metrics.spikes > before.metrics.spikes);
+    }
+}
+
+#[test]
+fn a_one_frame_root_pop_is_found() {
+    for name in WALKS {
+        let Some(clean) = clip("quality pop", name) else { return };
+        let n = clean.motion().n_frames();
+        let k = n / 3 + 5;
+        let carrier = bvhkit::edit::root::carrier(&clean).unwrap().index();
+        let cj = &clean.skeleton().joints()[carrier];
+        let xc = cj.first_channel() + cj.channels().iter().position(|c| c.is_position()).unwrap();
+        let before = quality::lint(&clean, &Options::default());
+        assert!(found(&before, Kind::Pop, k, 2).is_empty(), "{name}: clean clip pops at {k}");
+        let mut bad = clean.clone();
+        // 10 cm in the file's unit.
+        let step = 0.10 / before.metres_per_unit;
+        set(&mut bad, k, xc, |v| v + step);
+        let after = quality::lint(&bad, &Options::default());
+        let hits = found(&after, Kind::Pop, k, 1);
+        assert!(!hits.is_empty(), "{name}: {:#?}", after.findings);
+        assert!(hits.iter().any(|h| h.joints.contains(&carrier)), "{name}");
+        // The whole figure moved: every joint under the carrier pops too.
+        assert!(hits.iter().map(|h| h.joints.len()).max().unwrap() > clean.skeleton().len() / 2);
+    }
+}
+
+#[test]
+fn a_360_degree_wrap_is_an_euler_jump_and_moves_nothing() {
+    for name in WALKS {
+        let Some(clean) = clip("quality wrap", name) else { return };
+        let n = clean.motion().n_frames();
+        let k = n / 4 + 3;
+        let (j, c) = rotating(&clean, Bone::Limb(Side::Right, Limb::UpperLeg));
+        let before = quality::lint(&clean, &Options::default());
+        assert!(
+            !before.findings.iter().any(|f| near(f, Kind::EulerJump, k, 1) && f.joints == [j]),
+            "{name}: clean clip wraps at {k}"
+        );
+        let mut bad = clean.clone();
+        for f in k..n {
+            set(&mut bad, f, c, |v| v + 360.0);
+        }
+        let after = quality::lint(&bad, &Options::default());
+        let hits: Vec<_> =
+            found(&after, Kind::EulerJump, k, 1).into_iter().filter(|f| f.joints == [j]).collect();
+        assert_eq!(hits.len(), 1, "{name}: {:#?}", after.findings);
+        assert_eq!(hits[0].frames, (k - 1, k));
+        assert!((hits[0].value - 360.0).abs() < 1e-6 || hits[0].value > 180.0);
+        // The positions did not change: no spike and no pop there.
+        assert_eq!(
+            found(&after, Kind::Spike, k, 1).len(),
+            found(&before, Kind::Spike, k, 1).len(),
+            "{name}"
+        );
+        let (ja, jb) = (after.metrics.jitter.unwrap(), before.metrics.jitter.unwrap());
+        assert!((ja - jb).abs() <= 1e-9 * jb, "{name}: jitter {ja} against {jb}");
+    }
+}
+
+#[test]
+fn a_nan_is_found_at_its_frame_and_channel_joint() {
+    for name in WALKS {
+        let Some(clean) = clip("quality nan", name) else { return };
+        let n = clean.motion().n_frames();
+        let k = n - 10;
+        let (j, c) = rotating(&clean, Bone::Head);
+        assert_eq!(quality::lint(&clean, &Options::default()).metrics.nan, 0);
+        let mut bad = clean.clone();
+        set(&mut bad, k, c, |_| f64::NAN);
+        let after = quality::lint(&bad, &Options::default());
+        assert_eq!(after.metrics.nan, 1, "{name}");
+        let hits: Vec<_> = after.findings.iter().filter(|f| f.kind == Kind::Nan).collect();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].frames, (k, k));
+        assert_eq!(hits[0].joints, [j]);
+        // The other metrics still measure the finite frames.
+        assert!(after.metrics.jitter.is_some_and(f64::is_finite), "{name}");
+        assert!(after.ground.is_finite(), "{name}");
+    }
+}
+
+#[test]
+fn a_foot_sliding_while_planted_is_skating() {
+    for name in WALKS {
+        let Some(clean) = clip("quality slide", name) else { return };
+        let before = quality::lint(&clean, &Options::default());
+        let n = clean.motion().n_frames();
+        // A span of about half a second where a foot is in contact.
+        let span = (clean.motion().fps() * 0.5).round() as usize;
+        let contact = &before.series.contact;
+        let start = (n / 4..n - span)
+            .find(|&f| contact.iter().any(|c| c[f..f + span].iter().all(|&x| x)))
+            .unwrap_or_else(|| panic!("{name}: no foot planted for {span} frames"));
+        // The whole figure slides at 1.5 m/s over the span, then stays moved.
+        let carrier = bvhkit::edit::root::carrier(&clean).unwrap().index();
+        let cj = &clean.skeleton().joints()[carrier];
+        let pos: Vec<usize> = cj
+            .channels()
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.is_position() && c.axis() != before.up.axis())
+            .map(|(k, _)| cj.first_channel() + k)
+            .collect();
+        let per_frame = 1.5 / clean.motion().fps() / before.metres_per_unit;
+        let mut bad = clean.clone();
+        for f in start..n {
+            let d = per_frame * ((f - start).min(span)) as f64;
+            set(&mut bad, f, pos[0], |v| v + d);
+        }
+        let after = quality::lint(&bad, &Options::default());
+        let hits: Vec<_> = after
+            .findings
+            .iter()
+            .filter(|f| f.kind == Kind::Skate && f.frames.0 <= start + span && f.frames.1 >= start)
+            .collect();
+        assert!(!hits.is_empty(), "{name}: {:#?}", after.findings);
+        let clean_hits = before
+            .findings
+            .iter()
+            .filter(|f| f.kind == Kind::Skate && f.frames.0 <= start + span && f.frames.1 >= start)
+            .count();
+        assert_eq!(clean_hits, 0, "{name}: the clean clip skates there already");
+        assert!(after.metrics.skate_ratio > before.metrics.skate_ratio, "{name}");
+        assert!(after.metrics.foot_slide.unwrap() > before.metrics.foot_slide.unwrap(), "{name}");
+    }
+}
+
+#[test]
+fn a_stretched_bone_is_found_on_its_joint() {
+    // Bandai Namco's file has position channels on every joint.
+    let Some(clean) = clip("quality stretch", "bandai_namco_ds1_kick_6ch_every_joint.bvh") else {
+        return;
+    };
+    let before = quality::lint(&clean, &Options::default());
+    let j = joint(&clean, "LowerArm_L");
+    assert!(!before.findings.iter().any(|f| f.kind == Kind::BoneStretch && f.joints == [j]));
+    let jt = &clean.skeleton().joints()[j];
+    let xc = jt.first_channel() + jt.channels().iter().position(|c| c.is_position()).unwrap();
+    let mut bad = clean.clone();
+    let n = clean.motion().n_frames();
+    let add = 0.05 / before.metres_per_unit;
+    for f in n / 2..n / 2 + 10 {
+        set(&mut bad, f, xc, |v| v + add);
+    }
+    let after = quality::lint(&bad, &Options::default());
+    let hits: Vec<_> =
+        after.findings.iter().filter(|f| f.kind == Kind::BoneStretch && f.joints == [j]).collect();
+    assert_eq!(hits.len(), 1, "{:#?}", after.findings);
+    assert!(
+        hits[0].frames.0 <= n / 2 + 10 && hits[0].frames.1 >= n / 2 - 1
+            || hits[0].frames.0 >= n / 2
+    );
+    assert!(after.metrics.bone_stretch > 0.1, "{}", after.metrics.bone_stretch);
+}
+
+#[test]
+fn a_root_joint_left_far_from_the_body_is_found() {
+    // Bandai Namco's `joint_Root` stands above the hips, which carry
+    // position channels: the retarget defect of a top joint left behind.
+    let Some(clean) = clip("quality far", "bandai_namco_ds1_kick_6ch_every_joint.bvh") else {
+        return;
+    };
+    let before = quality::lint(&clean, &Options::default());
+    assert_eq!(before.metrics.far_joints, 0, "{:#?}", before.findings);
+    let root = joint(&clean, "joint_Root");
+    let hips = quality::hips_of(&clean).index();
+    assert_ne!(root, hips);
+    let hj = &clean.skeleton().joints()[hips];
+    let xc = hj.first_channel() + hj.channels().iter().position(|c| c.is_position()).unwrap();
+    let n = clean.motion().n_frames();
+    let mut bad = clean.clone();
+    let push = 4.0 / before.metres_per_unit;
+    for f in n / 2..n {
+        set(&mut bad, f, xc, |v| v + push);
+    }
+    let after = quality::lint(&bad, &Options::default());
+    let hits: Vec<_> = after.findings.iter().filter(|f| f.kind == Kind::FarJoint).collect();
+    assert_eq!(hits.len(), 1, "{:#?}", after.findings);
+    assert_eq!(hits[0].joints, [root]);
+    assert_eq!(hits[0].frames, (n / 2, n - 1));
+    assert!(hits[0].value > 3.5, "{}", hits[0].value);
+}
+
+#[test]
+fn diff_of_a_clip_with_itself_is_zero_and_a_rigid_move_leaves_pa_at_zero() {
+    for name in WALKS {
+        let Some(a) = clip("quality diff", name) else { return };
+        let o = DiffOptions::default();
+        let d = quality::diff(&a, &a, &o).unwrap();
+        assert_eq!((d.mpjpe, d.mpjpe_root, d.pa_mpjpe), (0.0, 0.0, 0.0), "{name}");
+        assert_eq!(d.rotation_deg, Some(0.0), "{name}");
+        assert_eq!(d.joints.len(), a.skeleton().len());
+
+        // A rigid turn (Y up to Z up: a quarter turn about X) of the whole clip.
+        let up = bvhkit::edit::axes::detect_up(&a).axis.unwrap_or(SignedAxis::PosY);
+        let to = if up.axis() == bvhkit::rotation::Axis::Z {
+            SignedAxis::PosY
+        } else {
+            SignedAxis::PosZ
+        };
+        let mut map = AxesMap::new(a.skeleton(), Axes::with_up(up), Axes::with_up(to));
+        let b = map_frames(&a, &mut map).unwrap();
+        let d = quality::diff(&a, &b, &o).unwrap();
+        let size = quality::lint(&a, &Options::default()).size;
+        assert!(d.mpjpe > 0.05 * size, "{name}: {}", d.mpjpe);
+        assert!(d.pa_mpjpe < 1e-9 * size, "{name}: PA-MPJPE {}", d.pa_mpjpe);
+
+        // A translation of the top joint: MPJPE is its length, root-aligned
+        // and PA are 0.
+        let top = &a.skeleton().joints()[0];
+        let carrier = if top.channels().iter().any(|c| c.is_position()) {
+            0
+        } else {
+            bvhkit::edit::root::carrier(&a).unwrap().index()
+        };
+        let cj = &a.skeleton().joints()[carrier];
+        let pos: Vec<usize> = cj
+            .channels()
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.is_position())
+            .map(|(k, _)| cj.first_channel() + k)
+            .collect();
+        let mpu = quality::lint(&a, &Options::default()).metres_per_unit;
+        let mut b = a.clone();
+        for f in 0..a.motion().n_frames() {
+            set(&mut b, f, pos[0], |v| v + 0.3 / mpu);
+            set(&mut b, f, pos[2], |v| v - 0.4 / mpu);
+        }
+        let d = quality::diff(&a, &b, &DiffOptions { metres_per_unit: Some(mpu), ..o.clone() })
+            .unwrap();
+        assert!((d.mpjpe - 0.5).abs() < 1e-9, "{name}: {}", d.mpjpe);
+        assert!(d.mpjpe_root < 1e-9, "{name}: {}", d.mpjpe_root);
+        assert!(d.pa_mpjpe < 1e-9, "{name}: {}", d.pa_mpjpe);
+        assert_eq!(d.worst_frames.len(), 10.min(a.motion().n_frames()));
+    }
+}
+
+#[test]
+fn diff_resamples_another_rate_and_says_so() {
+    let Some(a) = clip("quality diff rate", "cmu_12_01_walk_cgspeed_pybvh.bvh") else { return };
+    let half = bvhkit::edit::frames::every(&a, 2).unwrap();
+    let d = quality::diff(&a, &half, &DiffOptions::default()).unwrap();
+    assert!(d.notes.iter().any(|n| n.contains("frame rates differ")), "{:?}", d.notes);
+    // B at A's even frames is A's; at odd ones it is the midpoint of two.
+    assert!(d.per_frame.iter().step_by(2).all(|&e| e < 1e-12), "{:?}", &d.per_frame[..6]);
+    assert!(d.mpjpe < 0.01, "{}", d.mpjpe);
+}
+
+#[test]
+fn lint_runs_on_every_corpus_file() {
+    let Some(clips) =
+        bvhkit_testdata::corpus_or_skip("quality corpus").map(|_| bvhkit_testdata::corpus_files())
+    else {
+        return;
+    };
+    for path in clips {
+        let bytes = std::fs::read(&path).unwrap();
+        let Ok((bvh, _)) = ReadOptions::new().lenient(true).parse(&bytes) else { continue };
+        let r = quality::lint(&bvh, &Options { seam: true, ..Options::default() });
+        assert_eq!(r.frames, bvh.motion().n_frames());
+        assert!(r.metres_per_unit.is_finite() && r.metres_per_unit > 0.0, "{}", path.display());
+        for (k, v) in r.metrics.entries() {
+            assert!(v.is_none_or(|v| v.is_finite() && v >= 0.0), "{}: {k} = {v:?}", path.display());
+        }
+        for f in &r.findings {
+            assert!(
+                f.frames.0 <= f.frames.1 && f.frames.1 < r.frames.max(1),
+                "{}: {f:?}",
+                path.display()
+            );
+            assert!(f.joints.iter().all(|&j| j < bvh.skeleton().len()));
+        }
+    }
+}

@@ -383,31 +383,7 @@ class Bvh:
     # ``loop``, ``retarget``): new objects with a ``report``; errors are
     # ``ValueError`` with the core's message; the work runs with the GIL
     # released.
-    def diff(
-    a: Bvh,
-    b: Bvh,
-    map: Literal["auto"] | _Path | dict[str, str] | None = None,
-    units: str | None = None,
-    position_channels: _PositionChannels = "replace",
-    worst: int = 10,
-) -> dict[str, Any]:
-    """How far clip ``b`` is from clip ``a`` (the reference), as ``bvh diff``.
-
-    A dict with ``mpjpe``, ``mpjpe_root`` (each clip's hips subtracted),
-    ``pa_mpjpe`` (after a per-frame Procrustes fit with scale), in metres;
-    ``rotation_deg`` (mean geodesic angle of the paired joints' channel
-    rotations); ``joints`` (per pair); ``per_frame`` (NumPy array);
-    ``worst_frames``, ``worst_joints`` and ``notes``. Joints pair by name,
-    else by the retarget name families, or by ``map``.
-
-    Example::
-
-        >>> walk = bvhkit.read("samples/walk.bvh")
-        >>> bvhkit.diff(walk, walk)["mpjpe"]
-        0.0
-    """
-
-def concat(
+    def concat(
         self,
         *others: Bvh,
         crossfade: _Span | None = None,
@@ -591,6 +567,30 @@ def read(path: _Path, strict: bool = False, warn: bool = False) -> Bvh:
         >>> bvh = bvhkit.read("samples/walk.bvh")
         >>> bvh.fps
         30.000030000029998
+    """
+
+def diff(
+    a: Bvh,
+    b: Bvh,
+    map: Literal["auto"] | _Path | dict[str, str] | None = None,
+    units: str | None = None,
+    position_channels: _PositionChannels = "replace",
+    worst: int = 10,
+) -> dict[str, Any]:
+    """How far clip ``b`` is from clip ``a`` (the reference), as ``bvh diff``.
+
+    A dict with ``mpjpe``, ``mpjpe_root`` (each clip's hips subtracted),
+    ``pa_mpjpe`` (after a per-frame Procrustes fit with scale), in metres;
+    ``rotation_deg`` (mean geodesic angle of the paired joints' channel
+    rotations); ``joints`` (per pair); ``per_frame`` (NumPy array);
+    ``worst_frames``, ``worst_joints`` and ``notes``. Joints pair by name,
+    else by the retarget name families, or by ``map``.
+
+    Example::
+
+        >>> walk = bvhkit.read("samples/walk.bvh")
+        >>> bvhkit.diff(walk, walk)["mpjpe"]
+        0.0
     """
 
 def concat(

@@ -747,7 +747,9 @@ fn smoothness(pos: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoo
             pops: Vec::new(),
         };
         for f in 0..n.saturating_sub(3) {
-            let d3 = (p(f + 3) - 3.0 * p(f + 2) + 3.0 * p(f + 1) - p(f)).length() * fps3;
+            // Nested first differences, as NumPy's `diff(p, n=3)` computes them.
+            let (a, b, c) = (p(f + 1) - p(f), p(f + 2) - p(f + 1), p(f + 3) - p(f + 2));
+            let d3 = ((c - b) - (b - a)).length() * fps3;
             r.jerk[f] = d3;
             if d3.is_finite() {
                 r.jerk_sum += d3;
@@ -756,7 +758,7 @@ fn smoothness(pos: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoo
         }
         if n >= 3 {
             let acc: Vec<f64> =
-                (1..n - 1).map(|f| (p(f + 1) - 2.0 * p(f) + p(f - 1)).length() * fps2).collect();
+                (1..n - 1).map(|f| ((p(f + 1) - p(f)) - (p(f) - p(f - 1))).length() * fps2).collect();
             if let Some((med, mad)) = stats::median_mad(&acc) {
                 let t = (med + o.spike_k * mad).max(o.spike_min);
                 for (i, &a) in acc.iter().enumerate() {

@@ -13,6 +13,7 @@ mod mix_layer;
 mod mix_loop;
 mod mix_util;
 mod quality;
+mod quality_oracle;
 mod retarget;
 mod rotation_batch;
 mod roundtrip;

@@ -56,7 +56,7 @@ pub use self::feet::Foot;
 
 use crate::edit::axes::{SignedAxis, detect_up};
 use crate::kinematics::{Kinematics, PositionChannels};
-use crate::retarget::names::{Bone, classify};
+use crate::retarget::names::{Bone, Limb, Side, classify};
 use crate::rotation::euler_to_quat;
 use crate::units::{UnitGuess, Units};
 use crate::{Bvh, JointId};
@@ -113,7 +113,8 @@ pub struct Options {
     pub spike_k: f64,
     /// ... and above this (m/s²).
     pub spike_min: f64,
-    /// Pops: a one-frame step `pop_factor` times the steps around it ...
+    /// Pops: a one-frame step `pop_factor` times the steps before and after
+    /// it (and twice the joint's 95th-percentile step) ...
     pub pop_factor: f64,
     /// ... and longer than this (m).
     pub pop_min: f64,
@@ -137,8 +138,8 @@ pub struct Options {
     pub frozen_seconds: f64,
     /// Measure the seam from the last frame to the first (a loop).
     pub seam: bool,
-    /// Seam: a pose or velocity jump this many times the clip's typical
-    /// step is a finding.
+    /// Seam: a pose or velocity jump this many times the clip's fast steps
+    /// (95th percentile) is a finding.
     pub seam_factor: f64,
 }
 
@@ -170,7 +171,7 @@ impl Default for Options {
             float_seconds: 1.0,
             frozen_seconds: 1.0,
             seam: false,
-            seam_factor: 4.0,
+            seam_factor: 2.0,
         }
     }
 }
@@ -299,9 +300,10 @@ pub struct Metrics {
     pub frozen: usize,
     /// Non-finite channel values.
     pub nan: usize,
-    /// Seam pose jump over the clip's median step (with [`Options::seam`]).
+    /// Seam pose jump over the clip's 95th-percentile step (with
+    /// [`Options::seam`]).
     pub seam_pose: Option<f64>,
-    /// Seam velocity jump over the clip's median velocity change.
+    /// Seam velocity jump over the clip's 95th-percentile velocity change.
     pub seam_velocity: Option<f64>,
 }
 
@@ -636,7 +638,9 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
 
     // The loop seam.
     if options.seam {
-        seam(pos, nj, n, hips, u, options, &mut metrics, &mut findings);
+        let leg = |side| bones.iter().position(|b| *b == Some(Bone::Limb(side, Limb::UpperLeg)));
+        let legs = leg(Side::Left).zip(leg(Side::Right));
+        seam(pos, nj, n, hips, legs, u, options, &mut metrics, &mut findings);
     }
 
     findings.sort_by(|a, b| (a.kind, a.frames.0).cmp(&(b.kind, b.frames.0)));
@@ -757,8 +761,9 @@ fn smoothness(pos: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoo
             }
         }
         if n >= 3 {
-            let acc: Vec<f64> =
-                (1..n - 1).map(|f| ((p(f + 1) - p(f)) - (p(f) - p(f - 1))).length() * fps2).collect();
+            let acc: Vec<f64> = (1..n - 1)
+                .map(|f| ((p(f + 1) - p(f)) - (p(f) - p(f - 1))).length() * fps2)
+                .collect();
             if let Some((med, mad)) = stats::median_mad(&acc) {
                 let t = (med + o.spike_k * mad).max(o.spike_min);
                 for (i, &a) in acc.iter().enumerate() {
@@ -771,17 +776,20 @@ fn smoothness(pos: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoo
         }
         if n >= 2 {
             let step: Vec<f64> = (0..n - 1).map(|f| (p(f + 1) - p(f)).length()).collect();
-            for f in 0..step.len() {
-                let mut around: Vec<f64> = [f.wrapping_sub(3), f.wrapping_sub(2), f + 2, f + 3]
-                    .into_iter()
-                    .filter_map(|k| step.get(k).copied())
-                    .filter(|s| s.is_finite())
-                    .collect();
-                if around.is_empty() {
+            // A step much longer than the steps both before and after it
+            // (skipping the neighbours a one-frame pop also lengthens); a
+            // motion that speeds up has long steps after, so it is no pop.
+            // ... and longer than the joint's fast steps (twice the 95th
+            // percentile of its steps over the clip), so that a kick at
+            // 15 fps, over in two frames, is no pop.
+            let fast = 2.0 * stats::quantile(&step, 0.95).unwrap_or(0.0);
+            for f in 3..step.len().saturating_sub(3) {
+                let side = |a: usize, b: usize| (step[a] + step[b]) / 2.0;
+                let typical = side(f - 3, f - 2).max(side(f + 2, f + 3));
+                if !typical.is_finite() {
                     continue;
                 }
-                let typical = stats::quantile_in_place(&mut around, 0.5).unwrap_or(0.0);
-                let t = (o.pop_factor * typical).max(o.pop_min);
+                let t = (o.pop_factor * typical).max(o.pop_min).max(fast);
                 if step[f] > t {
                     r.pops.push((f + 1, j, step[f], t));
                 }
@@ -922,6 +930,7 @@ fn seam(
     nj: usize,
     n: usize,
     hips: usize,
+    legs: Option<(usize, usize)>,
     u: DVec3,
     o: &Options,
     m: &mut Metrics,
@@ -930,9 +939,24 @@ fn seam(
     if n < 4 || nj == 0 {
         return;
     }
+    // In place and facing one way: the hips' horizontal travel removed and
+    // the figure turned about the up axis so that its pelvis line (right
+    // to left upper leg) points one way, since a loop that travels may
+    // also turn per cycle.
+    let (e1, e2) = u.any_orthonormal_pair();
+    let turn = |f: usize| -> glam::DQuat {
+        let Some((l, r)) = legs else { return glam::DQuat::IDENTITY };
+        let v = pos[f * nj + l] - pos[f * nj + r];
+        let (x, y) = (v.dot(e1), v.dot(e2));
+        if x.hypot(y) <= 1e-12 || !x.is_finite() || !y.is_finite() {
+            return glam::DQuat::IDENTITY;
+        }
+        glam::DQuat::from_axis_angle(u, -y.atan2(x))
+    };
+    let turns: Vec<glam::DQuat> = (0..n).map(turn).collect();
     let local = |f: usize, j: usize| {
         let h = pos[f * nj + hips];
-        pos[f * nj + j] - (h - u * h.dot(u))
+        turns[f] * (pos[f * nj + j] - (h - u * h.dot(u)))
     };
     let pose_dist = |a: usize, b: usize| {
         (0..nj).map(|j| (local(a, j) - local(b, j)).length()).sum::<f64>() / nj as f64
@@ -961,7 +985,7 @@ fn seam(
             joints: Vec::new(),
             value: pose_ratio.max(vel_ratio),
             message: format!(
-                "the seam from the last frame to the first moves {:.3} m ({:.1}x the median step) and changes velocity {:.1}x the median",
+                "the seam from the last frame to the first moves {:.3} m ({:.1}x the clip's 95th-percentile step) and changes velocity {:.1}x its 95th-percentile change",
                 jump, pose_ratio, vel_ratio
             ),
         });

@@ -1,0 +1,396 @@
+//! The quality metrics as the oracle of every command that makes motion:
+//! each output is linted against its input on corpus rigs with stated
+//! bounds (what an animator would see: feet that slide, pops, joints far
+//! from the body, a pelvis rolled over, a walk that veers). Bounds that
+//! fail today are written anyway and ignored with the reason and today's
+//! figure; the retarget/mix issue fixes them.
+use bvhkit::edit::{frames, mirror, resample};
+use bvhkit::glam::DVec3;
+use bvhkit::mix::Span;
+use bvhkit::mix::blend::{BlendOptions, blend};
+use bvhkit::mix::concat::{ConcatOptions, concat};
+use bvhkit::mix::layer::{LayerOptions, layer};
+use bvhkit::mix::looping::{LoopOptions, make_loop};
+use bvhkit::mix::weights::Weight;
+use bvhkit::quality::{self, Kind, Options, Report};
+use bvhkit::retarget::names::{Bone, Limb, Side, classify};
+use bvhkit::retarget::{self};
+use bvhkit::{Bvh, Kinematics, PositionChannels, ReadOptions};
+
+fn clip(test: &str, name: &str) -> Option<Bvh> {
+    let path = bvhkit_testdata::corpus_file_or_skip(test, name)?;
+    Some(ReadOptions::new().lenient(true).read_path(&path).unwrap().0)
+}
+
+/// Human clips of several tools, with motion.
+const HUMANS: [&str; 7] = [
+    "cmu_12_01_walk_cgspeed_pybvh.bvh",
+    "pymo_demo_av_8walk_meredith.bvh",
+    "bandai_namco_ds1_kick_6ch_every_joint.bvh",
+    "rokoko_jesse_dance_yxz_fingers.bvh",
+    "perception_neuron_axis_yxz_fingers_crlf.bvh",
+    "xia_style_angry_13_000.bvh",
+    "sfu_0005_jumprope_crlf_xyz.bvh",
+];
+
+fn lint(bvh: &Bvh) -> Report {
+    quality::lint(bvh, &Options::default())
+}
+
+/// Mean horizontal speed of the feet over their steps in contact by height
+/// (the `foot_slide` metric) inside `frames`.
+fn foot_slide_in(r: &Report, frames: std::ops::Range<usize>) -> Option<f64> {
+    let (mut sum, mut n) = (0.0, 0usize);
+    for (h, s) in r.series.foot_height.iter().zip(&r.series.foot_speed) {
+        for f in frames.clone() {
+            if f + 1 < h.len() && h[f] < 0.05 && h[f + 1] < 0.05 && s[f].is_finite() {
+                sum += s[f];
+                n += 1;
+            }
+        }
+    }
+    (n > 0).then(|| sum / n as f64)
+}
+
+fn count(r: &Report, kind: Kind) -> usize {
+    r.findings.iter().filter(|f| f.kind == kind).count()
+}
+
+/// World positions (file units) of joints at a frame.
+fn world(bvh: &Bvh, f: usize) -> Vec<DVec3> {
+    let fk = Kinematics::new(bvh.skeleton(), PositionChannels::Replace);
+    let mut out = vec![DVec3::ZERO; fk.len()];
+    fk.positions(bvh.motion().frame(f), &mut out);
+    out
+}
+
+/// The pelvis roll at a frame: the angle (degrees) of the line from the
+/// right upper leg to the left one above the horizontal plane.
+fn pelvis_roll(bvh: &Bvh, up: DVec3, f: usize) -> Option<f64> {
+    let bones = classify(bvh.skeleton());
+    let find = |b| bones.iter().position(|x| *x == Some(b));
+    let (l, r) = (
+        find(Bone::Limb(Side::Left, Limb::UpperLeg))?,
+        find(Bone::Limb(Side::Right, Limb::UpperLeg))?,
+    );
+    let p = world(bvh, f);
+    let v = p[l] - p[r];
+    let rise = v.dot(up);
+    let flat = (v - up * rise).length();
+    Some(rise.atan2(flat).to_degrees())
+}
+
+/// Heading (degrees about the up axis) of the hips' travel from frame `a`
+/// to frame `b`.
+fn travel_heading(bvh: &Bvh, r: &Report, a: usize, b: usize) -> Option<f64> {
+    let hips = quality::hips_of(bvh).index();
+    let up = r.up.vector();
+    let d = world(bvh, b)[hips] - world(bvh, a)[hips];
+    let d = d - up * d.dot(up);
+    if d.length() * r.metres_per_unit < 0.3 {
+        return None;
+    }
+    let (e1, e2) = up.any_orthonormal_pair();
+    Some(d.dot(e2).atan2(d.dot(e1)).to_degrees())
+}
+
+fn angle_between(a: f64, b: f64) -> f64 {
+    let d = (a - b).rem_euclid(360.0);
+    d.min(360.0 - d)
+}
+
+#[test]
+fn edits_keep_the_quality_of_their_input() {
+    for name in HUMANS {
+        let Some(src) = clip("oracle edit", name) else { return };
+        let q = lint(&src);
+        // Mirror: the same motion, sides swapped: every metric the same.
+        let m = mirror::mirror(&src).unwrap();
+        let qm = lint(&m);
+        assert_eq!(qm.metrics.far_joints, q.metrics.far_joints, "{name}");
+        let (sa, sb) = (q.metrics.skate_ratio.unwrap(), qm.metrics.skate_ratio.unwrap());
+        assert!((sa - sb).abs() <= 0.01, "{name}: mirror skate_ratio {sa} -> {sb}");
+        let (ja, jb) = (q.metrics.jitter.unwrap(), qm.metrics.jitter.unwrap());
+        assert!((ja - jb).abs() <= 0.01 * ja, "{name}: mirror jitter {ja} -> {jb}");
+        assert!(
+            (q.ground - qm.ground).abs() <= 0.005,
+            "{name}: ground {} -> {}",
+            q.ground,
+            qm.ground
+        );
+        // Resampling to twice the rate: no new pop or far joint, the feet on
+        // the same ground, sliding no more than before. (At half the rate a
+        // kick's foot covers in one step what took two and may read as a
+        // pop: the pop threshold follows the clip's own steps.)
+        let r = resample::to_fps(&src, src.motion().fps() * 2.0).unwrap();
+        let qr = lint(&r);
+        // A margin of two: a step just over the threshold may land on
+        // either side of it once interpolated (sfu: 0.025 m against 0.024).
+        assert!(
+            qr.metrics.pops <= q.metrics.pops + 2,
+            "{name}: resample pops {} -> {}",
+            q.metrics.pops,
+            qr.metrics.pops
+        );
+        assert!(qr.metrics.far_joints <= q.metrics.far_joints, "{name}");
+        assert!(
+            (q.ground - qr.ground).abs() <= 0.01,
+            "{name}: ground {} -> {}",
+            q.ground,
+            qr.ground
+        );
+        let (fa, fb) = (q.metrics.foot_slide.unwrap(), qr.metrics.foot_slide.unwrap());
+        assert!(fb <= fa * 1.2 + 0.02, "{name}: resample foot_slide {fa} -> {fb}");
+    }
+}
+
+/// The clip and another take of the same motion (the clip 10 frames
+/// later), of one length.
+fn two_takes(src: &Bvh) -> (Bvh, Bvh) {
+    let n = src.motion().n_frames();
+    (frames::range(src, 0..n - 10).unwrap(), frames::range(src, 10..n).unwrap())
+}
+
+#[test]
+fn blend_and_layer_add_no_far_joint_and_no_nan() {
+    for name in HUMANS {
+        let Some(src) = clip("oracle blend", name) else { return };
+        let (src, other) = two_takes(&src);
+        let (q, qo) = (lint(&src), lint(&other));
+        let (out, _) =
+            blend(&src, &other, &BlendOptions { weight: Weight::Constant(0.5), joints: None })
+                .unwrap();
+        let qb = lint(&out);
+        assert!(qb.metrics.far_joints <= q.metrics.far_joints.max(qo.metrics.far_joints), "{name}");
+        assert_eq!(qb.metrics.nan, 0);
+        let (out, _) = layer(
+            &src,
+            &other,
+            &LayerOptions { weight: Weight::Constant(0.5), joints: None, reference: 0 },
+        )
+        .unwrap();
+        let ql = lint(&out);
+        assert!(ql.metrics.far_joints <= q.metrics.far_joints.max(qo.metrics.far_joints), "{name}");
+        assert_eq!(ql.metrics.nan, 0);
+    }
+}
+
+#[test]
+#[ignore = "retarget/mix issue: blending Bandai Namco's kick with itself 10 frames later makes the body from the spine up jump 0.9 m to 1.4 m in one frame at 4 frames (70 joint-frame pops; the clip's own Euler channels wrap by 350 deg there); measured 2026-11-28"]
+fn blend_adds_no_pop() {
+    let mut bad = Vec::new();
+    for name in HUMANS {
+        let Some(src) = clip("oracle blend pops", name) else { return };
+        let (src, other) = two_takes(&src);
+        let (q, qo) = (lint(&src), lint(&other));
+        let (out, _) =
+            blend(&src, &other, &BlendOptions { weight: Weight::Constant(0.5), joints: None })
+                .unwrap();
+        let qb = lint(&out);
+        if qb.metrics.pops > q.metrics.pops + qo.metrics.pops {
+            bad.push(format!(
+                "{name}: blend pops {} + {} -> {}",
+                q.metrics.pops, qo.metrics.pops, qb.metrics.pops
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+/// Two halves of one clip joined with a 0.5 s crossfade.
+fn joined(src: &Bvh) -> (Bvh, usize, usize) {
+    let n = src.motion().n_frames();
+    let (a, b) = (frames::range(src, 0..n / 2).unwrap(), frames::range(src, n / 2..n).unwrap());
+    let opts = ConcatOptions { crossfade: Span::Seconds(0.5), ..ConcatOptions::default() };
+    let (out, report) = concat(&[("a", &a), ("b", &b)], &opts).unwrap();
+    let cf = report.seams[0].crossfade;
+    (out, n / 2 - cf, cf)
+}
+
+#[test]
+fn concat_crossfades_add_no_pop_and_keep_the_skeleton() {
+    for name in HUMANS {
+        let Some(src) = clip("oracle concat", name) else { return };
+        let q = lint(&src);
+        let (out, seam, cf) = joined(&src);
+        let qo = lint(&out);
+        // No joint far from the body, no NaN, no stretched bone.
+        assert!(qo.metrics.far_joints <= q.metrics.far_joints, "{name}");
+        assert_eq!(qo.metrics.nan, 0, "{name}");
+        assert!(qo.metrics.bone_stretch <= q.metrics.bone_stretch + 1e-9, "{name}");
+        // No pop inside the crossfade (the seam) that the source lacks.
+        let pops_in = |r: &Report, a: usize, b: usize| {
+            r.findings
+                .iter()
+                .filter(|f| f.kind == Kind::Pop && f.frames.1 >= a && f.frames.0 <= b)
+                .count()
+        };
+        let at_seam = pops_in(&qo, seam.saturating_sub(1), seam + cf + 1);
+        let src_there = pops_in(&q, seam.saturating_sub(1), seam + 2 * cf + 1);
+        assert!(
+            at_seam <= src_there,
+            "{name}: {at_seam} pop(s) at the seam (frames {seam}..{})",
+            seam + cf
+        );
+    }
+}
+
+#[test]
+#[ignore = "retarget/mix issue: planted feet slide through a concat crossfade (0.5 s window against the clip's own foot_slide: bandai 0.308 against 0.096 m/s, perception neuron 0.026 against 0.000 m/s; measured 2026-11-28)"]
+fn concat_crossfades_keep_planted_feet_planted() {
+    let mut bad = Vec::new();
+    for name in HUMANS {
+        let Some(src) = clip("oracle concat feet", name) else { return };
+        let q = lint(&src);
+        let (out, seam, cf) = joined(&src);
+        let qo = lint(&out);
+        let own = q.metrics.foot_slide.unwrap();
+        if let Some(window) = foot_slide_in(&qo, seam..seam + cf) {
+            // The issue's bound: no more than twice the clips' own slide.
+            if window > 2.0 * own + 0.02 {
+                bad.push(format!(
+                    "{name}: {window:.3} m/s in the crossfade, {own:.3} m/s in the clip"
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+#[ignore = "retarget/mix issue: concat takes the heading from one frame's root yaw, so two halves of one walk veer (second half's travel turned: cmu_12_01 33.9 deg, meredith 17.2 deg; measured 2026-11-28)"]
+fn concat_of_two_halves_of_a_walk_keeps_its_heading() {
+    let mut bad = Vec::new();
+    for name in ["cmu_12_01_walk_cgspeed_pybvh.bvh", "pymo_demo_av_8walk_meredith.bvh"] {
+        let Some(src) = clip("oracle concat heading", name) else { return };
+        let q = lint(&src);
+        let n = src.motion().n_frames();
+        let (out, seam, cf) = joined(&src);
+        let m = out.motion().n_frames();
+        // The second half's travel in the source and in the output.
+        let (Some(hs), Some(ho)) = (
+            travel_heading(&src, &q, n / 2 + cf, n - 1),
+            travel_heading(&out, &q, seam + 2 * cf, m - 1),
+        ) else {
+            continue;
+        };
+        let d = angle_between(hs, ho);
+        if d > 5.0 {
+            bad.push(format!("{name}: the second half turns {d:.1} deg"));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn loops_close_their_seam() {
+    for name in HUMANS {
+        let Some(src) = clip("oracle loop", name) else { return };
+        let Ok((out, _)) = make_loop(&src, &LoopOptions::default()) else { continue };
+        let q = lint(&src);
+        let r = quality::lint(&out, &Options { seam: true, ..Options::default() });
+        assert!(r.metrics.far_joints <= q.metrics.far_joints, "{name}");
+        assert_eq!(r.metrics.nan, 0);
+        let pose = r.metrics.seam_pose.unwrap();
+        assert!(pose <= 2.0, "{name}: the loop's seam jumps {pose:.1}x the clip's fast steps");
+    }
+}
+
+#[test]
+#[ignore = "retarget/mix issue: the loop's crossfade keeps the pose but not the velocity at the seam (velocity change at the seam over the clip's 95th percentile: meredith 3.4x, bandai 4.0x, rokoko 5.3x, perception neuron 11.4x, sfu 3.1x; measured 2026-11-28)"]
+fn loops_keep_the_velocity_at_their_seam() {
+    let mut bad = Vec::new();
+    for name in HUMANS {
+        let Some(src) = clip("oracle loop velocity", name) else { return };
+        let Ok((out, _)) = make_loop(&src, &LoopOptions::default()) else { continue };
+        let r = quality::lint(&out, &Options { seam: true, ..Options::default() });
+        if count(&r, Kind::Seam) > 0 {
+            bad.push(format!("{name}: seam velocity {:.1}x", r.metrics.seam_velocity.unwrap()));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+/// Retargets of a CMU walk onto the human rigs of the corpus.
+fn retargets(test: &str) -> Option<Vec<(String, Bvh, Bvh, Report, Report)>> {
+    let src = clip(test, "cmu_12_01_walk_cgspeed_pybvh.bvh")?;
+    let qs = lint(&src);
+    let mut out = Vec::new();
+    for name in HUMANS.iter().skip(1).chain(&[
+        "second_life_avatar_walk_poser_per_joint_orders.bvh",
+        "xsens_mvn_style_mpi_1space_yxz_crlf.bvh",
+    ]) {
+        let target = clip(test, name)?;
+        let (r, _) = retarget::retarget(&src, &target, &retarget::Options::default()).unwrap();
+        let qr = lint(&r);
+        out.push((name.to_string(), src.clone(), r, qs.clone(), qr));
+    }
+    Some(out)
+}
+
+#[test]
+fn retargets_add_no_pop_spike_or_nan() {
+    let Some(all) = retargets("oracle retarget") else { return };
+    for (name, _, _, qs, qr) in &all {
+        assert_eq!(qr.metrics.nan, 0, "{name}");
+        assert_eq!(qr.frames, qs.frames, "{name}");
+        assert!(
+            qr.metrics.pops <= qs.metrics.pops + 2,
+            "{name}: pops {} -> {}",
+            qs.metrics.pops,
+            qr.metrics.pops
+        );
+    }
+}
+
+#[test]
+#[ignore = "retarget/mix issue: feet skate more on some rigs (CMU 12_01 walk, skate_ratio 0.350 onto bandai 0.488, rokoko 0.417, xia 0.558; measured 2026-11-28)"]
+fn retargets_keep_the_feet_and_the_body_together() {
+    let Some(all) = retargets("oracle retarget feet") else { return };
+    let mut bad = Vec::new();
+    for (name, _, _, qs, qr) in &all {
+        if qr.metrics.far_joints > qs.metrics.far_joints {
+            let far: Vec<_> = qr
+                .findings
+                .iter()
+                .filter(|f| f.kind == Kind::FarJoint)
+                .map(|f| &f.message)
+                .collect();
+            bad.push(format!("{name}: far joints {far:?}"));
+        }
+        let (a, b) = (qs.metrics.skate_ratio.unwrap_or(0.0), qr.metrics.skate_ratio.unwrap_or(0.0));
+        if b > a + 0.05 {
+            bad.push(format!("{name}: skate_ratio {a:.3} -> {b:.3}"));
+        }
+        let (a, b) = (qs.metrics.foot_slide.unwrap_or(0.0), qr.metrics.foot_slide.unwrap_or(0.0));
+        if b > 2.0 * a + 0.05 {
+            bad.push(format!("{name}: foot_slide {a:.3} -> {b:.3} m/s"));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+#[ignore = "retarget/mix issue: the pelvis reference comes from a distant joint, so a rig whose spine lies along +X at rest (Rokoko) gets its pelvis rolled 74.8 deg more than the source's (measured 2026-11-28)"]
+fn retargets_keep_the_pelvis_level() {
+    let Some(all) = retargets("oracle retarget pelvis") else { return };
+    let mut bad = Vec::new();
+    for (name, src, out, qs, qr) in &all {
+        let n = src.motion().n_frames();
+        let mut worst = 0.0f64;
+        for f in (0..n).step_by((n / 20).max(1)) {
+            let (Some(a), Some(b)) =
+                (pelvis_roll(src, qs.up.vector(), f), pelvis_roll(out, qr.up.vector(), f))
+            else {
+                continue;
+            };
+            worst = worst.max((a - b).abs());
+        }
+        if worst > 10.0 {
+            bad.push(format!(
+                "{name}: the pelvis rolls {worst:.1} deg more or less than the source's"
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}

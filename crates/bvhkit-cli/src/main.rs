@@ -80,7 +80,7 @@ enum Command {
     #[command(long_about = retarget::LONG_ABOUT)]
     Retarget(Box<retarget::Args>),
     /// Measure motion quality: foot skating, jitter, spikes, pops, wraps, far joints, ground.
-    #[command(long_about = lint::LONG_ABOUT)]
+    #[command(long_about = lint::LONG_ABOUT, allow_negative_numbers = true)]
     Lint(Box<lint::Args>),
     /// Compare two clips: MPJPE, root-aligned and PA-MPJPE, rotation error, worst frames and joints.
     #[command(long_about = diff::LONG_ABOUT)]

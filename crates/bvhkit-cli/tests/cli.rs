@@ -2300,6 +2300,8 @@ mod edit_stream;
 mod mix;
 #[path = "cli/outputs.rs"]
 mod outputs;
+#[path = "cli/quality.rs"]
+mod quality;
 /// `bvh view` with a broken file beside a good one plays the good one,
 /// lists the broken one in the window (the sidecar's `errors`) and on
 /// stderr, and exits 1; with only the broken one it exits 2.

@@ -108,11 +108,13 @@ def reference_metrics(bvh: bvhkit.Bvh, q: dict) -> dict:
         contacts += int(on.sum())
         skates += int((on & (vel > 0.2)).sum())
     out["skate_ratio_kimodo"] = skates / contacts if contacts else None
-    # foot_slide: each foot's lowest point, its slowest point's speed.
+    # foot_slide: each foot's lowest point (each point from its own planted
+    # height), its slowest point's speed.
     speeds = []
     for f in q["feet"]:
         pts = p[:, [index[j] for j in f["joints"]]]  # frames x points x 3
-        low = pts[:, :, 1].min(axis=1)
+        q05 = np.quantile(pts[:, :, 1], 0.05, axis=0)  # each point's planted height
+        low = (pts[:, :, 1] - (q05 - q05.min())).min(axis=1)
         speed = (np.linalg.norm(pts[1:][..., [0, 2]] - pts[:-1][..., [0, 2]], axis=-1) * fps).min(
             axis=1
         )

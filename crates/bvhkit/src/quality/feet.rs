@@ -14,8 +14,10 @@ pub struct Foot {
     /// `left`, `right`, or the joint's name when the feet were given.
     pub name: String,
     /// The joints measured: the foot (ankle) joint and everything under it
-    /// (toes, End Sites). The foot's height is the lowest of them, its
-    /// speed the slowest (the point it rolls over).
+    /// (toes, End Sites). The foot's height is the lowest of them, each
+    /// measured from its own planted height (its 5th-percentile height over
+    /// the clip less the foot's lowest point's); its speed the slowest (the
+    /// point it rolls over).
     pub points: Vec<usize>,
     /// The point of `skate_ratio` (GMD measures SMPL's foot joint, the
     /// ball of the foot): the toe joint, else the foot joint.
@@ -106,10 +108,34 @@ pub(crate) fn measure(
     let h = |f: usize, j: usize| p(f, j).dot(u);
     let horiz = |v: DVec3| v - u * v.dot(u);
     let hspeed = |f: usize, j: usize| horiz(p(f + 1, j) - p(f, j)).length() * fps;
-    // Lowest point of each foot per frame, slowest point per step.
+    // Each point measured from its own planted height: its clearance is
+    // its 5th-percentile height minus the foot's lowest such height (an
+    // ankle stands about 8 cm above the floor when the heel is down, the
+    // toe tip about 0). A foot's height is the lowest of its points so
+    // measured: the heel at heel strike, the toe at toe-off.
+    let clearance: Vec<Vec<f64>> = feet
+        .iter()
+        .map(|foot| {
+            let q: Vec<f64> = foot
+                .points
+                .iter()
+                .map(|&j| {
+                    let hs: Vec<f64> = (0..n).map(|f| h(f, j)).collect();
+                    stats::quantile(&hs, 0.05).unwrap_or(f64::NAN)
+                })
+                .collect();
+            let base = q.iter().copied().filter(|x| x.is_finite()).fold(f64::INFINITY, f64::min);
+            q.iter()
+                .map(|x| if x.is_finite() && base.is_finite() { x - base } else { 0.0 })
+                .collect()
+        })
+        .collect();
     let low: Vec<Vec<f64>> = feet
         .iter()
-        .map(|foot| (0..n).map(|f| min_nan(foot.points.iter().map(|&j| h(f, j)))).collect())
+        .zip(&clearance)
+        .map(|(foot, c)| {
+            (0..n).map(|f| min_nan(foot.points.iter().zip(c).map(|(&j, &c)| h(f, j) - c))).collect()
+        })
         .collect();
     let speed: Vec<Vec<f64>> = feet
         .iter()

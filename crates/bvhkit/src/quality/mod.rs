@@ -65,9 +65,9 @@ use crate::{Bvh, JointId};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Ground {
     /// From the feet in contact (the default): a first guess at the 10th
-    /// percentile of the lowest foot point's height over the clip, then the
-    /// median height of the feet's lowest points over the frames they are
-    /// in contact with that guess.
+    /// percentile of the lowest foot point's height over the clip, then per
+    /// foot the median of its height over the steps it is in contact with
+    /// that guess; the lowest of these.
     Contacts,
     /// The lowest point of any joint over the whole clip, the floor that
     /// HumanML3D-style data is normalised to (numbers comparable with

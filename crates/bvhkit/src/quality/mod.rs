@@ -826,18 +826,15 @@ fn smoothness(pos: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoo
 }
 
 /// Euler jumps, gimbal lock and quaternion flips, from the channels.
-fn rotations(
-    bvh: &Bvh,
-    names: &[String],
-    o: &Options,
-    m: &mut Metrics,
-    findings: &mut Vec<Finding>,
-) {
+fn rotations(bvh: &Bvh, names: &[String], o: &Options, m: &mut Metrics, findings: &mut Vec<Finding>) {
     let skel = bvh.skeleton();
     let motion = bvh.motion();
     let n = motion.n_frames();
     let (sin_tol, _) = o.gimbal_deg.to_radians().sin_cos();
-    for (j, joint) in skel.joints().iter().enumerate() {
+    // Per joint: (quaternion flips, Euler jumps, gimbal frames, findings).
+    let per_joint = |j: usize| -> (usize, usize, usize, Vec<Finding>) {
+        let joint = &skel.joints()[j];
+        let mut out = (0, 0, 0, Vec::new());
         let rot: Vec<usize> = joint
             .channels()
             .iter()
@@ -846,55 +843,51 @@ fn rotations(
             .map(|(k, _)| joint.first_channel() + k)
             .collect();
         if rot.is_empty() {
-            continue;
+            return out;
         }
-        let axes: Vec<_> = rot.iter().map(|&c| skel_channel(bvh, c).axis()).collect();
-        let angles = |f: usize| -> Vec<f64> { rot.iter().map(|&c| motion.frame(f)[c]).collect() };
-        let mut prev_q = None;
-        let mut jumps = Vec::new();
+        let axes: Vec<_> = rot.iter().map(|&c| joint.channels()[c - joint.first_channel()].axis()).collect();
+        let mut a = vec![0.0; rot.len()];
+        let mut b = vec![0.0; rot.len()];
+        let mut prev_q: Option<glam::DQuat> = None;
         for f in 0..n {
-            let a = angles(f);
+            for (x, &c) in a.iter_mut().zip(&rot) {
+                *x = motion.frame(f)[c];
+            }
             if a.iter().any(|x| !x.is_finite()) {
                 prev_q = None;
                 continue;
             }
             let q = euler_to_quat(&axes, &a);
             if let Some(pq) = prev_q {
-                let pq: glam::DQuat = pq;
                 if pq.dot(q) < 0.0 {
-                    m.quat_flips += 1;
+                    out.0 += 1;
                 }
-                let b = angles(f - 1);
                 let delta = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
                 if delta > o.euler_jump_deg {
                     let turn = 2.0 * pq.dot(q).abs().min(1.0).acos().to_degrees();
                     if turn < delta / 2.0 {
-                        jumps.push((f, j, delta, turn));
+                        out.1 += 1;
+                        out.3.push(Finding {
+                            kind: Kind::EulerJump,
+                            frames: (f - 1, f),
+                            joints: vec![j],
+                            value: delta,
+                            message: format!(
+                                "{} rotation channel jumps {:.1}° while the joint turns {:.1}° (a wrap or an Euler flip)",
+                                names[j], delta, turn
+                            ),
+                        });
                     }
                 }
             }
+            std::mem::swap(&mut a, &mut b);
             prev_q = Some(q);
         }
-        m.euler_jumps += jumps.len();
-        for (f, j, delta, turn) in jumps {
-            findings.push(Finding {
-                kind: Kind::EulerJump,
-                frames: (f - 1, f),
-                joints: vec![j],
-                value: delta,
-                message: format!(
-                    "{} rotation channel jumps {:.1}° while the joint turns {:.1}° (a wrap or an Euler flip)",
-                    names[j], delta, turn
-                ),
-            });
-        }
         if rot.len() == 3 && axes[0] != axes[1] && axes[1] != axes[2] && axes[0] != axes[2] {
-            let near: Vec<bool> = (0..n)
-                .map(|f| motion.frame(f)[rot[1]].to_radians().cos().abs() < sin_tol)
-                .collect();
+            let near = (0..n).map(|f| motion.frame(f)[rot[1]].to_radians().cos().abs() < sin_tol);
             for (a, b) in stats::runs(near) {
-                m.gimbal_frames += b - a + 1;
-                findings.push(Finding {
+                out.2 += b - a + 1;
+                out.3.push(Finding {
                     kind: Kind::Gimbal,
                     frames: (a, b),
                     joints: vec![j],
@@ -909,17 +902,21 @@ fn rotations(
                 });
             }
         }
+        out
+    };
+    #[cfg(feature = "parallel")]
+    let all: Vec<_> = {
+        use rayon::prelude::*;
+        (0..skel.len()).into_par_iter().map(per_joint).collect()
+    };
+    #[cfg(not(feature = "parallel"))]
+    let all: Vec<_> = (0..skel.len()).map(per_joint).collect();
+    for (flips, jumps, gimbal, f) in all {
+        m.quat_flips += flips;
+        m.euler_jumps += jumps;
+        m.gimbal_frames += gimbal;
+        findings.extend(f);
     }
-}
-
-fn skel_channel(bvh: &Bvh, c: usize) -> crate::Channel {
-    let j = bvh
-        .skeleton()
-        .joints()
-        .iter()
-        .find(|j| j.channel_range().contains(&c))
-        .expect("channel of a joint");
-    j.channels()[c - j.first_channel()]
 }
 
 /// The loop seam: the last frame to the first against the clip's typical

@@ -826,7 +826,13 @@ fn smoothness(pos: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoo
 }
 
 /// Euler jumps, gimbal lock and quaternion flips, from the channels.
-fn rotations(bvh: &Bvh, names: &[String], o: &Options, m: &mut Metrics, findings: &mut Vec<Finding>) {
+fn rotations(
+    bvh: &Bvh,
+    names: &[String],
+    o: &Options,
+    m: &mut Metrics,
+    findings: &mut Vec<Finding>,
+) {
     let skel = bvh.skeleton();
     let motion = bvh.motion();
     let n = motion.n_frames();
@@ -845,7 +851,8 @@ fn rotations(bvh: &Bvh, names: &[String], o: &Options, m: &mut Metrics, findings
         if rot.is_empty() {
             return out;
         }
-        let axes: Vec<_> = rot.iter().map(|&c| joint.channels()[c - joint.first_channel()].axis()).collect();
+        let axes: Vec<_> =
+            rot.iter().map(|&c| joint.channels()[c - joint.first_channel()].axis()).collect();
         let mut a = vec![0.0; rot.len()];
         let mut b = vec![0.0; rot.len()];
         let mut prev_q: Option<glam::DQuat> = None;

@@ -564,7 +564,10 @@ fn edit_whole(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Res
             }
             Transform::Every(n) => frames::every(&bvh, n)?,
             Transform::Reverse => frames::reverse(&bvh)?,
-            Transform::Fps(f) => resample::to_fps(&bvh, f)?,
+            Transform::Fps(f) => resample::to_fps(&bvh, f).map_err(|e| {
+                let f = crate::text::num(f);
+                anyhow!("{}: --fps {f}: {}", input.display(), e.message())
+            })?,
             Transform::Height(h) => {
                 let f =
                     factor_to_height(&bvh, h).map_err(|e| anyhow!("{}: {}", input.display(), e))?;

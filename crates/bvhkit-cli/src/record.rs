@@ -861,13 +861,22 @@ impl Pacer {
     fn wait(&mut self, i: usize) {
         let Some(ft) = self.frame_time else { return };
         let start = *self.start.get_or_insert_with(Instant::now);
-        let due = start + Duration::from_secs_f64(i as f64 * ft);
+        // At most a day per frame and 2^64 frames: always a Duration, but
+        // a wait too long to represent is no reason to panic.
+        let Some(due) =
+            Duration::try_from_secs_f64(i as f64 * ft).ok().and_then(|d| start.checked_add(d))
+        else {
+            return;
+        };
         let now = Instant::now();
         if due > now {
             std::thread::sleep(due - now);
         }
     }
 }
+
+/// The longest wait between two frames `replay --realtime` paces (a day).
+const MAX_PACED_FRAME_TIME: f64 = 86_400.0;
 
 /// Receive buffer asked for on a UDP input socket (8 MiB).
 const RECV_BUFFER: usize = 8 << 20;
@@ -907,6 +916,16 @@ pub(crate) fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
     let frame_time = bvh.motion().frame_time();
     if a.realtime && !(frame_time.is_finite() && frame_time > 0.0) {
         bail!("{}: --realtime needs a positive Frame Time", a.input.display());
+    }
+    if a.realtime && frame_time / a.speed > MAX_PACED_FRAME_TIME {
+        bail!(
+            "{}: Frame Time {} s at --speed {} is {} s between frames; --realtime \
+             paces frames at most {MAX_PACED_FRAME_TIME} s (a day) apart",
+            a.input.display(),
+            crate::text::num(frame_time),
+            a.speed,
+            crate::text::num(frame_time / a.speed)
+        );
     }
     let mut pacer = Pacer { start: None, frame_time: a.realtime.then_some(frame_time / a.speed) };
     if let Some(output) = &a.output {

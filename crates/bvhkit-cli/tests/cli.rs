@@ -2661,3 +2661,5 @@ fn walkdir(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+#[path = "cli/extreme.rs"]
+mod extreme;

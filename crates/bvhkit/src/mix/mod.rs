@@ -58,7 +58,7 @@ use crate::bvh::Bvh;
 use crate::edit::axes::{SignedAxis, detect_up};
 use crate::edit::root::{self, Setup, horizontal, move_carrier, yaw_between};
 use crate::edit::{JointChannels, resample, same_rate};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, num};
 use crate::motion::Motion;
 use crate::skeleton::{JointId, JointKind, Skeleton};
 
@@ -289,7 +289,8 @@ impl fmt::Display for Prepared {
 /// and frame time.
 ///
 /// # Errors
-/// When the skeletons differ or the channels cannot be converted.
+/// When the skeletons differ, the channels cannot be converted, or the
+/// resampled clip would be too large ([`resample::output_frames`]).
 pub fn prepare(a: &Bvh, b: &Bvh, a_name: &str, b_name: &str) -> Result<(Bvh, Prepared)> {
     check_same_skeleton(a.skeleton(), b.skeleton(), a_name, b_name)?;
     let mut report = Prepared {
@@ -301,7 +302,17 @@ pub fn prepare(a: &Bvh, b: &Bvh, a_name: &str, b_name: &str) -> Result<(Bvh, Pre
     let mut b = if same_rate(fa, fb) {
         b.clone()
     } else {
-        let r = resample::to_fps(b, fa)?;
+        // Extreme Frame Times (1e300, 1e-300) are refused before anything
+        // is allocated, naming both files' Frame Times.
+        let r = resample::to_fps(b, fa).map_err(|e| {
+            Error::invalid(format!(
+                "{b_name} (Frame Time {}) cannot be resampled to the rate of {a_name} \
+                 (Frame Time {}): {}",
+                num(b.motion().frame_time()),
+                num(a.motion().frame_time()),
+                e.message()
+            ))
+        })?;
         report.resampled_from = Some(fb);
         report.frames_after = r.motion().n_frames();
         r

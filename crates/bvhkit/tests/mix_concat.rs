@@ -262,6 +262,15 @@ fn errors_name_the_problem() {
     assert_eq!(e.to_string(), "the crossfade (11 frames) is longer than a.bvh (10 frames)");
     let opts = ConcatOptions { crossfade: Span::Seconds(1.2), ..keep() };
     assert!(concat(&[("a.bvh", &a), ("b.bvh", &a)], &opts).is_err());
+    // A crossfade of seconds too long for a frame count is refused, not 0 frames.
+    for (s, shown) in [(1e308, "1e308s = about 1e309 frames"), (1e20, "1e20s = 1.000e21 frames")] {
+        let opts = ConcatOptions { crossfade: Span::Seconds(s), ..keep() };
+        let e = concat(&[("a.bvh", &a), ("b.bvh", &a)], &opts).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("the crossfade ({shown}) is longer than a.bvh (10 frames)")
+        );
+    }
     // A clip with an extreme Frame Time is refused before it is resampled.
     let ft = a.motion().frame_time();
     let shown = |t: f64| if t == ft { format!("{ft}") } else { format!("{t:e}") };

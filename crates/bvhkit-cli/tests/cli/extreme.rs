@@ -1,7 +1,7 @@
 //! Extreme rates, times and spans from the command line or a file: a
 //! clean error naming the option or file, the value and the limit, never
 //! a panic or an abort (they used to: "capacity overflow", terabyte
-//! allocations, a panicking pacer).
+//! allocations, a panicking pacer, a crossfade of 1e308 s made 0 frames).
 use std::path::Path;
 
 use super::{run, stderr};
@@ -73,6 +73,25 @@ fn extreme_frame_times_in_a_file_are_refused_by_every_command_that_resamples() {
     refused(
         &["replay", &slow, "--as", "sensors", "--to", "udp://127.0.0.1:9", "--realtime"],
         &["Frame Time 1e300 s", "at most 86400 s"],
+        &out,
+    );
+}
+
+#[test]
+fn a_crossfade_longer_than_any_clip_is_refused_not_made_zero_frames() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a.bvh");
+    std::fs::write(&a, clip("0.1", 10)).unwrap();
+    let out = tmp.path().join("out.bvh");
+    let (a, o) = (a.to_str().unwrap(), out.to_str().unwrap());
+    refused(
+        &["concat", a, a, "-o", o, "--crossfade", "1e308s"],
+        &["the crossfade (1e308s = about 1e309 frames) is longer than"],
+        &out,
+    );
+    refused(
+        &["loop", a, "-o", o, "--crossfade", "1e308s"],
+        &["the crossfade (1e308s = about 1e309 frames) is longer than half the clip (10 frames)"],
         &out,
     );
 }

@@ -148,7 +148,9 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     }
     if 2 * fade_n > n {
         return Err(Error::invalid(format!(
-            "the crossfade ({fade_n} frames) is longer than half the clip ({n} frames): a loop crossfades {fade_n} frames at each end"
+            "the crossfade ({}) is longer than half the clip ({n} frames): a loop crossfades \
+             it at each end",
+            opts.crossfade.describe(m.frame_time())
         )));
     }
     let (up, up_found) = up_axis(bvh, opts.up);

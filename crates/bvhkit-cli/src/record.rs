@@ -898,6 +898,16 @@ fn summary(out: &Path, s: &Stats, bad_lines: u64) -> String {
         format!("; {} pauses of over 10 s cut (the recording resumed at the next frame)", s.resumed)
     } else {
         String::new()
+    } + &if s.gaps_cut > 0 {
+        format!(
+            "; {} gaps not filled with held frames (over {} held frames per frame with a \
+             sample, plus {}; the recording went on at the next frame)",
+            s.gaps_cut,
+            Recorder::EMPTY_PER_SAMPLE_FRAME,
+            Recorder::MAX_EMPTY_FRAMES
+        )
+    } else {
+        String::new()
     }
 }
 

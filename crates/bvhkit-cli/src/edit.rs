@@ -1177,7 +1177,16 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 continue;
             }
             Transform::Every(n) => {
+                let before = frame_time;
                 frame_time *= *n as f64;
+                if !frame_time.is_finite() {
+                    bail!(
+                        "{}: --every {n}: every {n} frames of a Frame Time of {} s is more \
+                         seconds per frame than a number holds",
+                        input.display(),
+                        crate::text::num(before)
+                    );
+                }
                 steps.push(Step::Every(*n, 0));
                 continue;
             }

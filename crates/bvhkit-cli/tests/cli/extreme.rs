@@ -69,6 +69,12 @@ fn extreme_frame_times_in_a_file_are_refused_by_every_command_that_resamples() {
         refused(&["blend", first, second, "-o", &o, "--weight", "0.5"], &[culprit, limit], &out);
         refused(&["layer", first, second, "-o", &o], &[culprit, limit], &out);
     }
+    // Every 10th frame of a Frame Time of 1e308 s: streamed, and whole.
+    std::fs::write(p("huge.bvh"), clip("1e308", 10)).unwrap();
+    let huge = s("huge.bvh");
+    let every = "every 10 frames of a Frame Time of 1e308 s is more seconds per frame";
+    refused(&["edit", &huge, "-o", &o, "--every", "10"], &["--every 10: ", every], &out);
+    refused(&["edit", &huge, "-o", &o, "--every", "10", "--reverse"], &[every], &out);
     // Pacing one frame every 1e300 s: refused before anything is sent.
     refused(
         &["replay", &slow, "--as", "sensors", "--to", "udp://127.0.0.1:9", "--realtime"],

@@ -130,6 +130,15 @@ fn loop_crossfades_are_checked() {
         make_loop(&clip, &opts("6")).unwrap_err().to_string(),
         "the crossfade (6 frames) is longer than half the clip (10 frames): a loop crossfades it at each end"
     );
+    // A frame count whose double overflows.
+    for huge in [usize::MAX, usize::MAX / 2 + 1] {
+        assert_eq!(
+            make_loop(&clip, &opts(&huge.to_string())).unwrap_err().to_string(),
+            format!(
+                "the crossfade ({huge} frames) is longer than half the clip (10 frames): a loop crossfades it at each end"
+            )
+        );
+    }
     assert_eq!(
         make_loop(&clip, &opts("1e308s")).unwrap_err().to_string(),
         "the crossfade (1e308s = about 1e309 frames) is longer than half the clip (10 frames): a loop crossfades it at each end"

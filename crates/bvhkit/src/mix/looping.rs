@@ -146,7 +146,8 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     if fade_n == 0 {
         return Err(Error::invalid("a loop needs a crossfade of at least one frame"));
     }
-    if 2 * fade_n > n {
+    // 2·fade_n > n without the product, which overflows for a huge span.
+    if fade_n > n / 2 {
         return Err(Error::invalid(format!(
             "the crossfade ({}) is longer than half the clip ({n} frames): a loop crossfades \
              it at each end",

@@ -493,3 +493,46 @@ fn record_refuses_a_hard_linked_output_and_follows_symbolic_links() {
     assert!(std::fs::symlink_metadata(d.join("link.bvh")).unwrap().file_type().is_symlink());
     assert_eq!(Bvh::from_path(d.join("takes/real.bvh")).unwrap().motion().n_frames(), 1);
 }
+
+/// Through the command: one bad time stamp on both sensors in the middle
+/// of a 30 s take drops those two samples and nothing else (it used to end
+/// the take: 451 of 900 frames, exit 0), and samples 9.9 s apart make a
+/// bounded number of held frames (400 made 1.97 million at 500 fps).
+#[test]
+fn bad_time_stamps_and_sparse_samples_through_record() {
+    let dir = workdir("stamps");
+    let d = dir.path();
+    let mut csv = String::from("t,sensor,w,x,y,z\n");
+    for i in 0..3000 {
+        let t = if i == 1500 { "1e6".to_string() } else { format!("{}", i as f64 / 100.0) };
+        csv.push_str(&format!("{t},s-parent,1,0,0,0\n{t},s-child,1,0,0,0\n"));
+    }
+    std::fs::write(d.join("stamps.csv"), csv).unwrap();
+    let o = bvh()
+        .current_dir(d)
+        .args(["record", "--config", "two_sensors.toml", "--input", "stamps.csv", "-o", "a.bvh"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("a.bvh: 3000 frames; 5998 samples used, 2 dropped"), "{err}");
+    assert!(err.contains("out of order 0, too far ahead 2"), "{err}");
+    assert_eq!(Bvh::from_path(d.join("a.bvh")).unwrap().motion().n_frames(), 3000);
+    // 400 samples of one sensor 9.9 s apart at 100 fps: 990 frames a gap
+    // would be 396,000 frames; at most 101 per sample plus 10,000.
+    let mut csv = String::from("t,sensor,w,x,y,z\n");
+    for i in 0..400 {
+        csv.push_str(&format!("{},s-parent,1,0,0,0\n", i as f64 * 9.9));
+    }
+    std::fs::write(d.join("sparse.csv"), csv).unwrap();
+    let o = bvh()
+        .current_dir(d)
+        .args(["record", "--config", "two_sensors.toml", "--input", "sparse.csv", "-o", "b.bvh"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("gaps not filled with held frames"), "{err}");
+    let n = Bvh::from_path(d.join("b.bvh")).unwrap().motion().n_frames();
+    assert!((400 + 989 * 10..=400 * 101 + 10_000).contains(&n), "{n} frames");
+}

@@ -77,6 +77,9 @@ struct Pause {
     samples: Vec<Option<(DQuat, Option<DVec3>)>>,
     /// The samples in that frame.
     n: u64,
+    /// The samples on the pause's timeline so far, in that frame or later
+    /// (those later and before the pause is confirmed are dropped).
+    run: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -249,13 +252,16 @@ impl Recorder {
             // Where this sample falls on the pause's own timeline.
             let kp = ((s.t - pause.t) * rate).round();
             if (0.0..=max_gap + 1.0).contains(&kp) {
+                pause.run += 1;
                 if kp == 0.0 {
                     // The pause's first frame: the last sample of each sensor wins.
                     pause.n += 1;
                     pause.samples[slot] = Some((q, p));
                     return 0;
                 }
-                if pause.n + 1 < self.slots.len().max(2) as u64 {
+                if pause.run < self.slots.len().max(2) as u64 {
+                    // A later frame, but fewer samples in a row from that
+                    // far ahead than there are sensors (some may be off).
                     self.stats.too_far += 1;
                     return 0;
                 }
@@ -303,7 +309,7 @@ impl Recorder {
             }
             let mut samples = vec![None; self.slots.len()];
             samples[slot] = Some((q, p));
-            self.pause = Some(Pause { t: s.t, samples, n: 1 });
+            self.pause = Some(Pause { t: s.t, samples, n: 1, run: 1 });
             return emitted;
         }
         let mut k = k as u64;

@@ -431,3 +431,51 @@ fn held_frames_over_gaps_are_bounded_in_total() {
     let s = rec.stats();
     assert_eq!((s.frames, s.gaps_cut), (1999 * 50 + 1, 0), "{s:?}");
 }
+
+/// A pause after which only some of the sensors go on (the others were
+/// switched off) is still cut once as many samples in a row as there are
+/// sensors come from the new timeline, over several frames.
+#[test]
+fn a_pause_after_which_some_sensors_are_off_is_cut() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("four.bvh"),
+        "HIERARCHY ROOT J0 { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+         JOINT J1 { OFFSET 0 1 0 CHANNELS 3 Zrotation Xrotation Yrotation
+         JOINT J2 { OFFSET 0 1 0 CHANNELS 3 Zrotation Xrotation Yrotation
+         JOINT J3 { OFFSET 0 1 0 CHANNELS 3 Zrotation Xrotation Yrotation
+         End Site { OFFSET 0 1 0 } } } } }
+         MOTION Frames: 0 Frame Time: 0.01",
+    )
+    .unwrap();
+    let mut toml = "skeleton = \"four.bvh\"\nframe_rate = 100\n".to_string();
+    for j in 0..4 {
+        toml.push_str(&format!("[[bind]]\nsensor = \"s{j}\"\njoint = \"J{j}\"\n"));
+    }
+    let config = Config::parse(&toml, d).unwrap();
+    let z = |deg: f64| axis_angle([0.0, 0.0, 1.0], deg);
+    let names = ["s0", "s1", "s2", "s3"];
+    let mut samples = Vec::new();
+    for i in 0..10 {
+        for s in names {
+            samples.push((i as f64 / 100.0, s, z(1.0)));
+        }
+    }
+    // 60 s later, only s0 and s1 go on, for 20 frames.
+    for i in 0..20 {
+        for s in &names[..2] {
+            samples.push((60.0 + i as f64 / 100.0, *s, z(2.0)));
+        }
+    }
+    let mut rec = Recorder::new(&config);
+    let out = push_all(&mut rec, &samples);
+    let s = rec.stats();
+    // Two samples at the pause's frame 0, then s0's of frame 1 (dropped:
+    // the run is three of four), and s1's of frame 1, the fourth, confirms
+    // it: the 20 frames of the new timeline follow the 10 before, one
+    // sample short.
+    assert_eq!((s.resumed, s.too_far, s.samples), (1, 1, 40 + 39), "{s:?}");
+    assert_eq!(s.frames, 10 + 20, "{s:?}");
+    assert_eq!(out.len() as u64, s.frames * 12);
+}

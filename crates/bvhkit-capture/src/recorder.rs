@@ -298,12 +298,12 @@ impl Recorder {
             return emitted;
         }
         if k - self.current as f64 > max_gap + 1.0 {
-            // Dropped for now: one bad time stamp is dropped, but when as
-            // many samples in a row as there are bound sensors come from
-            // that far ahead and the next goes on from there, the source
-            // paused (a device put down, a network stall) and the pause is
-            // cut (above). A later far sample off this one's timeline
-            // starts a new pause; the old one's samples were bad.
+            // Kept aside for now: one bad time stamp is dropped, but when
+            // as many samples in a row as there are bound sensors come
+            // from that far ahead on one timeline, reaching a later frame,
+            // the source paused (a device put down, a network stall) and
+            // the pause is cut (above). A later far sample off this one's
+            // timeline starts a new pause; the old one's samples were bad.
             if let Some(old) = self.pause.take() {
                 self.stats.too_far += old.n;
             }

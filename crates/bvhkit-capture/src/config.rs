@@ -233,7 +233,8 @@ impl Config {
     /// to `base`.
     ///
     /// # Errors
-    /// On a TOML syntax error, an unknown or mistyped key, a skeleton that
+    /// On a TOML syntax error, an unknown or mistyped key, a `frame_rate`
+    /// not in (0, [`MAX_FRAME_RATE`]], a skeleton that
     /// cannot be read, an unknown joint, a joint bound twice, a joint whose
     /// rotation channels are not three distinct axes, or a bad quaternion
     /// or matrix.
@@ -244,6 +245,16 @@ impl Config {
             return Err(err(
                 "frame_rate",
                 format!("expected a positive number, found {}", raw.frame_rate),
+            ));
+        }
+        if raw.frame_rate > MAX_FRAME_RATE {
+            return Err(err(
+                "frame_rate",
+                if raw.frame_rate < 1e15 {
+                    format!("{} is above the maximum of {MAX_FRAME_RATE}", raw.frame_rate)
+                } else {
+                    format!("{:e} is above the maximum of {MAX_FRAME_RATE}", raw.frame_rate)
+                },
             ));
         }
         let sensor_frame = sensor_frame(raw.sensor_frame.as_ref())?;

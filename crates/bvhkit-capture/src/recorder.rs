@@ -46,6 +46,10 @@ pub struct Stats {
     /// stayed there (every bound sensor in a row), after which the recording
     /// went on at the next frame.
     pub resumed: u64,
+    /// Gaps not filled with held frames because the frames with no sample
+    /// at all would have passed their bound ([`Recorder::MAX_EMPTY_FRAMES`]):
+    /// the recording went on at the next frame, as after a pause.
+    pub gaps_cut: u64,
 }
 
 impl Stats {
@@ -61,6 +65,21 @@ struct Slot {
     position: Option<DVec3>,
     calibration: Option<DQuat>,
     fresh: bool,
+}
+
+/// Samples from too far ahead that may be the start of a pause.
+#[derive(Clone, Debug)]
+struct Pause {
+    /// The time of the first, the pause's frame 0.
+    t: f64,
+    /// The last sample of each sensor in that frame (orientation in BVH
+    /// axes, position).
+    samples: Vec<Option<(DQuat, Option<DVec3>)>>,
+    /// The samples in that frame.
+    n: u64,
+    /// The samples on the pause's timeline so far, in that frame or later
+    /// (those later and before the pause is confirmed are dropped).
+    run: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -120,8 +139,13 @@ pub struct Recorder {
     dirty: bool,
     /// Sensors with a sample in the frame being filled.
     fresh: usize,
-    /// Too-far samples in a row (reset by any accepted sample).
-    far_run: usize,
+    /// A pause not yet confirmed: samples from too far ahead, waiting for a
+    /// sample of a later frame on their own timeline.
+    pause: Option<Pause>,
+    /// Frames emitted with no sample at all (every sensor held), and with
+    /// at least one.
+    empty_frames: u64,
+    sample_frames: u64,
     previous: Vec<[f64; 3]>,
     started: Vec<bool>,
     world_rot: Vec<DQuat>,
@@ -139,6 +163,19 @@ impl Recorder {
 
     /// And never more than this many frames ahead, whatever the frame rate.
     pub const MAX_GAP_FRAMES: u64 = 10_000;
+
+    /// Frames with no sample at all (gaps filled with held sensors) may
+    /// number at most [`Recorder::EMPTY_PER_SAMPLE_FRAME`] times the frames
+    /// with a sample plus this many, over the whole recording; a gap past
+    /// that is cut (counted in [`Stats::gaps_cut`]), so the output stays
+    /// within 101 frames per sample plus this many however the time stamps
+    /// are spread.
+    pub const MAX_EMPTY_FRAMES: u64 = 10_000;
+
+    /// See [`Recorder::MAX_EMPTY_FRAMES`]: a sensor sending 10 samples a
+    /// second or more never has a gap cut, at any frame rate up to
+    /// [`crate::MAX_FRAME_RATE`].
+    pub const EMPTY_PER_SAMPLE_FRAME: u64 = 100;
 
     /// A recorder for `config`.
     pub fn new(config: &Config) -> Recorder {
@@ -164,7 +201,9 @@ impl Recorder {
             current: 0,
             dirty: false,
             fresh: 0,
-            far_run: 0,
+            pause: None,
+            empty_frames: 0,
+            sample_frames: 0,
             previous: vec![[0.0; 3]; n],
             started: vec![false; n],
             world_rot: vec![DQuat::IDENTITY; n],
@@ -203,46 +242,103 @@ impl Recorder {
             self.stats.unknown_sensor += 1;
             return 0;
         };
+        // `Config::to_bvh_axes`, with the axes' quaternion made once.
+        let q = rotate_axes(self.axes, q / len);
+        let p = s.p.map(DVec3::from_array);
+        let rate = self.config.frame_rate;
+        let max_gap = (Self::MAX_GAP_SECONDS * rate).min(Self::MAX_GAP_FRAMES as f64);
+        let mut emitted = 0;
+        if let Some(pause) = &mut self.pause {
+            // Where this sample falls on the pause's own timeline.
+            let kp = ((s.t - pause.t) * rate).round();
+            if (0.0..=max_gap + 1.0).contains(&kp) {
+                pause.run += 1;
+                if kp == 0.0 {
+                    // The pause's first frame: the last sample of each sensor wins.
+                    pause.n += 1;
+                    pause.samples[slot] = Some((q, p));
+                    return 0;
+                }
+                if pause.run < self.slots.len().max(2) as u64 {
+                    // A later frame, but fewer samples in a row from that
+                    // far ahead than there are sensors (some may be off).
+                    self.stats.too_far += 1;
+                    return 0;
+                }
+                // A later frame, after as many samples in a row from that
+                // far ahead as there are sensors: the source paused and
+                // went on. The pause is cut; its first frame is the next.
+                let pause = self.pause.take().expect("matched above");
+                self.stats.too_far += pause.n - pause.samples.iter().flatten().count() as u64;
+                self.stats.resumed += 1;
+                if self.dirty {
+                    self.emit(out);
+                    emitted += 1;
+                }
+                self.t0 = Some(pause.t - self.current as f64 / rate);
+                for (slot, sample) in pause.samples.into_iter().enumerate() {
+                    if let Some((q, p)) = sample {
+                        emitted += self.apply(slot, q, p, out);
+                    }
+                }
+            } else if kp < 0.0 {
+                // Before the pause: the far samples were bad time stamps if
+                // this one goes on from the frame being filled (below).
+                let k = ((s.t - self.t0.unwrap_or(s.t)) * rate).round();
+                if k >= self.current as f64 && k - self.current as f64 <= max_gap + 1.0 {
+                    let pause = self.pause.take().expect("matched above");
+                    self.stats.too_far += pause.n;
+                }
+            }
+        }
         let t0 = *self.t0.get_or_insert(s.t);
-        let k = ((s.t - t0) * self.config.frame_rate).round();
+        let k = ((s.t - t0) * rate).round();
         if k < self.current as f64 {
             self.stats.out_of_order += 1;
-            return 0;
+            return emitted;
         }
-        let max_gap =
-            (Self::MAX_GAP_SECONDS * self.config.frame_rate).min(Self::MAX_GAP_FRAMES as f64);
-        let mut k = k;
         if k - self.current as f64 > max_gap + 1.0 {
-            // One bad time stamp is dropped. But when as many samples in a
-            // row as there are bound sensors all come from that far ahead,
+            // Kept aside for now: one bad time stamp is dropped, but when
+            // as many samples in a row as there are bound sensors come
+            // from that far ahead on one timeline, reaching a later frame,
             // the source paused (a device put down, a network stall) and
-            // went on: the pause is cut and the recording resumes at the
-            // next frame, from this sample's time.
-            self.far_run += 1;
-            if self.far_run < self.slots.len().max(2) {
-                self.stats.too_far += 1;
-                return 0;
+            // the pause is cut (above). A later far sample off this one's
+            // timeline starts a new pause; the old one's samples were bad.
+            if let Some(old) = self.pause.take() {
+                self.stats.too_far += old.n;
             }
-            self.far_run = 0;
-            self.stats.resumed += 1;
-            let resume = if self.dirty { self.current + 1 } else { self.current };
-            self.t0 = Some(s.t - resume as f64 / self.config.frame_rate);
-            k = resume as f64;
+            let mut samples = vec![None; self.slots.len()];
+            samples[slot] = Some((q, p));
+            self.pause = Some(Pause { t: s.t, samples, n: 1, run: 1 });
+            return emitted;
         }
-        self.far_run = 0;
-        let k = k as u64;
-        let mut emitted = 0;
+        let mut k = k as u64;
+        let busy = u64::from(self.dirty);
+        let empty = k.saturating_sub(self.current + busy);
+        let budget = Self::EMPTY_PER_SAMPLE_FRAME * self.sample_frames + Self::MAX_EMPTY_FRAMES;
+        if empty > 0 && self.empty_frames + empty > budget {
+            // Held frames over gaps are bounded in total too: this gap is
+            // cut, and the recording goes on at the next frame.
+            self.stats.gaps_cut += 1;
+            k = self.current + busy;
+            self.t0 = Some(s.t - k as f64 / rate);
+        }
         while self.current < k {
             self.emit(out);
             emitted += 1;
         }
-        // `Config::to_bvh_axes`, with the axes' quaternion made once.
-        let q = rotate_axes(self.axes, q / len);
+        emitted + self.apply(slot, q, p, out)
+    }
+
+    /// Puts a sample (orientation in BVH axes, position) of sensor `slot`
+    /// in the frame being filled; emits the frame when every sensor has
+    /// reported. Returns the frames emitted (0 or 1).
+    fn apply(&mut self, slot: usize, q: DQuat, p: Option<DVec3>, out: &mut Vec<f64>) -> usize {
         let slot = &mut self.slots[slot];
         slot.calibration.get_or_insert(q);
         slot.orientation = Some(q);
-        if let Some(p) = s.p {
-            slot.position = Some(DVec3::from_array(p));
+        if let Some(p) = p {
+            slot.position = Some(p);
         }
         if !slot.fresh {
             slot.fresh = true;
@@ -254,14 +350,19 @@ impl Recorder {
             // Every sensor has reported: the frame is complete now, not when
             // the next frame's first sample arrives (one frame of latency less).
             self.emit(out);
-            emitted += 1;
+            1
+        } else {
+            0
         }
-        emitted
     }
 
     /// Emits the frame being filled, if any sample reached it; call at the
     /// end of the recording. Returns the number of frames appended (0 or 1).
+    /// Samples of a pause not confirmed by then are dropped as too far.
     pub fn finish(&mut self, out: &mut Vec<f64>) -> usize {
+        if let Some(pause) = self.pause.take() {
+            self.stats.too_far += pause.n;
+        }
         if self.dirty {
             self.emit(out);
             1
@@ -341,6 +442,11 @@ impl Recorder {
         }
         for slot in &mut self.slots {
             slot.fresh = false;
+        }
+        if self.fresh == 0 {
+            self.empty_frames += 1;
+        } else {
+            self.sample_frames += 1;
         }
         self.fresh = 0;
         self.current += 1;

@@ -64,6 +64,14 @@ fn bad_configs_name_the_key() {
             f.replace("frame_rate = 100", "frame_rate = 0"),
             "`frame_rate`: expected a positive number",
         ),
+        (
+            f.replace("frame_rate = 100", "frame_rate = 1000.5"),
+            "`frame_rate`: 1000.5 is above the maximum of 1000",
+        ),
+        (
+            f.replace("frame_rate = 100", "frame_rate = 1e300"),
+            "`frame_rate`: 1e300 is above the maximum of 1000",
+        ),
         (f.replace("two_joints.bvh", "missing.bvh"), "`skeleton`:"),
         (format!("{f}\ncolour = 3\n"), "unknown field `colour`"),
         (f.replace("frame_rate = 100", ""), "missing field `frame_rate`"),

@@ -341,17 +341,17 @@ fn a_long_pause_is_cut_and_the_recording_resumes() {
             (0.000, "s-child", z(10.0)),
             (0.010, "s-parent", z(20.0)),
             (0.010, "s-child", z(20.0)),
-            (60.000, "s-parent", z(30.0)), // far ahead: dropped, for now
-            (60.000, "s-child", z(30.0)),  // every sensor in a row: resume
-            (60.010, "s-parent", z(40.0)),
+            (60.000, "s-parent", z(30.0)), // far ahead: kept, for now
+            (60.000, "s-child", z(30.0)),  // every sensor in a row...
+            (60.010, "s-parent", z(40.0)), // ...and the source goes on: resume
             (60.010, "s-child", z(40.0)),
         ],
     );
     let s = rec.stats();
-    assert_eq!((s.frames, s.samples, s.too_far, s.resumed), (4, 7, 1, 1), "{s:?}");
+    assert_eq!((s.frames, s.samples, s.too_far, s.resumed), (4, 8, 0, 1), "{s:?}");
     let parent_z: Vec<f64> = out.chunks(6).map(|f| f[0]).collect();
-    // The dropped parent sample of the resumed frame is held from frame 1.
-    for (got, want) in parent_z.iter().zip([10.0, 20.0, 20.0, 40.0]) {
+    // The resumed frame is the pause's first, with the samples kept for it.
+    for (got, want) in parent_z.iter().zip([10.0, 20.0, 30.0, 40.0]) {
         assert!((got - want).abs() < 1e-9, "parent {parent_z:?}");
     }
     // One bad time stamp alone is dropped and changes nothing after it.
@@ -368,4 +368,114 @@ fn a_long_pause_is_cut_and_the_recording_resumes() {
     );
     let s = rec.stats();
     assert_eq!((s.frames, s.samples, s.too_far, s.resumed), (2, 4, 1, 0), "{s:?}");
+}
+
+/// Every sensor stamped far ahead once, in the middle of a take, is no
+/// pause: the samples after it go on from the frame being filled, so the
+/// bad ones are dropped and nothing else (this used to cut a "pause" and
+/// drop the rest of the take as out of order).
+#[test]
+fn one_bad_time_stamp_on_every_sensor_does_not_end_the_recording() {
+    let (_dir, config) = setup("ZXY", "");
+    let z = |d: f64| axis_angle([0.0, 0.0, 1.0], d);
+    let mut samples = Vec::new();
+    // 30 s at 100 fps, the two sensors of frame 1500 stamped 1e6.
+    for i in 0..3000 {
+        let t = if i == 1500 { 1e6 } else { i as f64 / 100.0 };
+        samples.push((t, "s-parent", z(i as f64 / 100.0)));
+        samples.push((t, "s-child", z(i as f64 / 100.0)));
+    }
+    let mut rec = Recorder::new(&config);
+    let out = push_all(&mut rec, &samples);
+    let s = rec.stats();
+    assert_eq!(
+        (s.frames, s.samples, s.too_far, s.out_of_order, s.resumed),
+        (3000, 5998, 2, 0, 0),
+        "{s:?}"
+    );
+    assert_eq!(out.len(), 3000 * 6);
+    // Frame 1500 held frame 1499's pose; frame 1501 is its own.
+    assert!((out[1500 * 6] - 14.99).abs() < 1e-9 && (out[1501 * 6] - 15.01).abs() < 1e-9);
+    // A bad stamp at the very end is dropped too (no sample confirms it).
+    let mut rec = Recorder::new(&config);
+    push_all(
+        &mut rec,
+        &[(0.0, "s-parent", z(1.0)), (0.0, "s-child", z(1.0)), (1e6, "s-parent", z(2.0))],
+    );
+    assert_eq!((rec.stats().frames, rec.stats().too_far), (1, 1));
+}
+
+/// Gaps are filled with held frames one at a time up to 10 s, and in total
+/// up to `EMPTY_PER_SAMPLE_FRAME` per frame with a sample plus
+/// `MAX_EMPTY_FRAMES`: 400 samples 9.9 s apart used to make 1.97 million
+/// frames.
+#[test]
+fn held_frames_over_gaps_are_bounded_in_total() {
+    let (_dir, config) = setup("ZXY", "");
+    let config = Config { frame_rate: 500.0, ..config };
+    let z = |d: f64| axis_angle([0.0, 0.0, 1.0], d);
+    let samples: Vec<_> = (0..400).map(|i| (i as f64 * 9.9, "s-parent", z(i as f64))).collect();
+    let mut rec = Recorder::new(&config);
+    let out = push_all(&mut rec, &samples);
+    let s = rec.stats();
+    assert_eq!(s.samples, 400, "{s:?}");
+    let max = 400 * (1 + Recorder::EMPTY_PER_SAMPLE_FRAME) + Recorder::MAX_EMPTY_FRAMES;
+    assert!(s.frames <= max && s.frames >= 400 + 2 * 4949, "{s:?}");
+    assert!(s.gaps_cut >= 380, "{s:?}");
+    assert_eq!(out.len() as u64, s.frames * 6);
+    // A sensor at 10 Hz recorded at 500 fps: 49 held frames after each
+    // sample, all filled.
+    let samples: Vec<_> = (0..2000).map(|i| (i as f64 * 0.1, "s-parent", z(i as f64))).collect();
+    let mut rec = Recorder::new(&config);
+    push_all(&mut rec, &samples);
+    let s = rec.stats();
+    assert_eq!((s.frames, s.gaps_cut), (1999 * 50 + 1, 0), "{s:?}");
+}
+
+/// A pause after which only some of the sensors go on (the others were
+/// switched off) is still cut once as many samples in a row as there are
+/// sensors come from the new timeline, over several frames.
+#[test]
+fn a_pause_after_which_some_sensors_are_off_is_cut() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("four.bvh"),
+        "HIERARCHY ROOT J0 { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+         JOINT J1 { OFFSET 0 1 0 CHANNELS 3 Zrotation Xrotation Yrotation
+         JOINT J2 { OFFSET 0 1 0 CHANNELS 3 Zrotation Xrotation Yrotation
+         JOINT J3 { OFFSET 0 1 0 CHANNELS 3 Zrotation Xrotation Yrotation
+         End Site { OFFSET 0 1 0 } } } } }
+         MOTION Frames: 0 Frame Time: 0.01",
+    )
+    .unwrap();
+    let mut toml = "skeleton = \"four.bvh\"\nframe_rate = 100\n".to_string();
+    for j in 0..4 {
+        toml.push_str(&format!("[[bind]]\nsensor = \"s{j}\"\njoint = \"J{j}\"\n"));
+    }
+    let config = Config::parse(&toml, d).unwrap();
+    let z = |deg: f64| axis_angle([0.0, 0.0, 1.0], deg);
+    let names = ["s0", "s1", "s2", "s3"];
+    let mut samples = Vec::new();
+    for i in 0..10 {
+        for s in names {
+            samples.push((i as f64 / 100.0, s, z(1.0)));
+        }
+    }
+    // 60 s later, only s0 and s1 go on, for 20 frames.
+    for i in 0..20 {
+        for s in &names[..2] {
+            samples.push((60.0 + i as f64 / 100.0, *s, z(2.0)));
+        }
+    }
+    let mut rec = Recorder::new(&config);
+    let out = push_all(&mut rec, &samples);
+    let s = rec.stats();
+    // Two samples at the pause's frame 0, then s0's of frame 1 (dropped:
+    // the run is three of four), and s1's of frame 1, the fourth, confirms
+    // it: the 20 frames of the new timeline follow the 10 before, one
+    // sample short.
+    assert_eq!((s.resumed, s.too_far, s.samples), (1, 1, 40 + 39), "{s:?}");
+    assert_eq!(s.frames, 10 + 20, "{s:?}");
+    assert_eq!(out.len() as u64, s.frames * 12);
 }

@@ -557,7 +557,10 @@ fn edit_whole(args: &Args, plan: &[Transform], input: &Input, out: &Path) -> Res
             }
             Transform::Every(n) => frames::every(&bvh, n)?,
             Transform::Reverse => frames::reverse(&bvh)?,
-            Transform::Fps(f) => resample::to_fps(&bvh, f)?,
+            Transform::Fps(f) => resample::to_fps(&bvh, f).map_err(|e| {
+                let f = crate::text::num(f);
+                anyhow!("{}: --fps {f}: {}", input.display(), e.message())
+            })?,
             Transform::Height(h) => {
                 let f =
                     factor_to_height(&bvh, h).map_err(|e| anyhow!("{}: {}", input.display(), e))?;
@@ -1167,7 +1170,16 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 continue;
             }
             Transform::Every(n) => {
+                let before = frame_time;
                 frame_time *= *n as f64;
+                if !frame_time.is_finite() {
+                    bail!(
+                        "{}: --every {n}: every {n} frames of a Frame Time of {} s is more \
+                         seconds per frame than a number holds",
+                        input.display(),
+                        crate::text::num(before)
+                    );
+                }
                 steps.push(Step::Every(*n, 0));
                 continue;
             }

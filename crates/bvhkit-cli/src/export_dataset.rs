@@ -198,13 +198,37 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
     let inputs = expand_rel(c.files)?;
     let all: Vec<Input> = inputs.iter().map(|(i, _)| i.clone()).collect();
     crate::io::refuse_overwriting_input(out, &all)?;
+    // The skeleton table goes beside the table itself (at the end of any
+    // symbolic links), under the rules of every output: a folder or a file
+    // with other hard links there is refused before anything is written.
     let skeleton_target = skeleton_path(&target);
-    if kind == Kind::Parquet {
+    let skeleton_target = if kind == Kind::Parquet {
         crate::io::refuse_overwriting_input(&skeleton_target, &all)?;
-    }
+        match destination(&skeleton_target)? {
+            Dest::Replace(p) => p,
+            _ => bail!(
+                "{}: the skeleton table is written to a regular file beside {}, not to a device",
+                skeleton_target.display(),
+                target.display()
+            ),
+        }
+    } else {
+        skeleton_target
+    };
     if let Some(dir) = target.parent()
         && !dir.as_os_str().is_empty()
+        && !dir.exists()
     {
+        // The folder of -o is made; but a symbolic link that leads to a
+        // missing folder is refused, as every other output refuses it.
+        if std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink()) {
+            bail!(
+                "{}: a symbolic link to {}, whose folder {} does not exist",
+                out.display(),
+                target.display(),
+                dir.display()
+            );
+        }
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let mut main = AtomicFile::create(&target)?;
@@ -318,12 +342,20 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                 let f = sk.file().try_clone()?;
                 skeletons.write(BufWriter::new(f))?.flush()?;
                 sync.join().map_err(|_| anyhow::anyhow!("the sync thread panicked"))??;
-                main.commit()?;
-                sk.commit()?;
+                // Both complete and synced under temporary names before
+                // either is put in place, then two renames back to back, the
+                // skeleton table (which the table names) first: nothing is
+                // written or synced between them, and a failure before them
+                // leaves both old files.
+                let (sk, table) = (sk.stage()?, main.stage()?);
+                sk.publish()?;
+                table.publish()?;
                 Ok(())
             });
             synced?;
-            written.push(skeleton_path(out).display().to_string());
+            // Where it is: beside the table's file, which -o may name
+            // through a symbolic link.
+            written.push(skeleton_target.display().to_string());
             Ok(())
         })(),
         Sink::Npz(w) => (|| -> Result<()> {

@@ -195,8 +195,21 @@ const AVATAR: &str = "Avatar00";
 
 /// The output BVH: header written at once, frames appended and flushed as
 /// they complete, the count patched at the end.
+///
+/// The take is written into an anonymous file in the output's folder
+/// (`io::AtomicFile`) that replaces the output when its first
+/// frame is written: until then an existing output is untouched, so a bad
+/// header, a source that sends nothing or a `kill -9` before the first
+/// frame loses no earlier take, and leaves no file behind. A recording
+/// that ends with no frame writes a new output (the header and `Frames: 0`)
+/// but leaves an existing one as it was.
 struct Take {
-    file: File,
+    /// The take until its first frame, not yet in place of the output.
+    pending: Option<io::AtomicFile>,
+    /// The take once in place of the output.
+    file: Option<File>,
+    /// The regular file replaced (at the end of any symbolic links).
+    target: PathBuf,
     count_at: u64,
     buf: Vec<u8>,
 }
@@ -216,10 +229,33 @@ impl Take {
             count_at as usize..count_at as usize + 1,
             format!("{:<COUNT_WIDTH$}", 0).into_bytes(),
         );
-        let mut file =
-            File::create(path).with_context(|| format!("{}: cannot create", path.display()))?;
-        file.write_all(&header)?;
-        Ok(Take { file, count_at, buf: Vec::with_capacity(4096) })
+        // A regular file with other hard links is refused (unless
+        // --break-links), as by every command that writes.
+        let target = match io::destination(path)? {
+            io::Dest::Replace(p) => p,
+            _ => bail!(
+                "{}: record writes a regular file whose frame count it patches at the end; \
+                 give -o FILE",
+                path.display()
+            ),
+        };
+        let mut pending = io::AtomicFile::create(&target)?;
+        pending.file().write_all(&header)?;
+        Ok(Take {
+            pending: Some(pending),
+            file: None,
+            target,
+            count_at,
+            buf: Vec::with_capacity(4096),
+        })
+    }
+
+    /// The take's file, put in place of the output first if it is not yet.
+    fn file(&mut self) -> Result<&mut File> {
+        if let Some(a) = self.pending.take() {
+            self.file = Some(a.commit_open()?);
+        }
+        self.file.as_mut().context("internal: the take has no file")
     }
 
     fn frames(&mut self, values: &[f64], n_channels: usize) -> Result<()> {
@@ -239,16 +275,33 @@ impl Take {
             self.buf.push(b'\n');
         }
         // One write per batch of frames, no user-space buffer: a frame is
-        // in the file (the kernel's page cache) when this returns.
-        self.file.write_all(&self.buf)?;
+        // in the file (the kernel's page cache) when this returns. The
+        // first batch goes into the anonymous file before it replaces the
+        // output, so the output is never a take without frames.
+        let buf = std::mem::take(&mut self.buf);
+        let wrote = match (&mut self.pending, &mut self.file) {
+            (Some(a), _) => a.file().write_all(&buf),
+            (None, Some(f)) => f.write_all(&buf),
+            (None, None) => Ok(()),
+        };
+        self.buf = buf;
+        wrote.with_context(|| format!("writing {}", self.target.display()))?;
+        self.file()?;
         Ok(())
     }
 
-    fn finish(mut self, frames: u64) -> Result<()> {
-        self.file.seek(SeekFrom::Start(self.count_at))?;
-        self.file.write_all(format!("{frames:<COUNT_WIDTH$}").as_bytes())?;
-        self.file.sync_all()?;
-        Ok(())
+    /// Patches the count and syncs. A take without frames replaces no
+    /// existing output (`false`: the output was left as it was).
+    fn finish(mut self, frames: u64) -> Result<bool> {
+        if self.pending.is_some() && std::fs::symlink_metadata(&self.target).is_ok() {
+            return Ok(false);
+        }
+        let count_at = self.count_at;
+        let file = self.file()?;
+        file.seek(SeekFrom::Start(count_at))?;
+        file.write_all(format!("{frames:<COUNT_WIDTH$}").as_bytes())?;
+        file.sync_all()?;
+        Ok(true)
     }
 }
 
@@ -328,8 +381,6 @@ struct Session {
     take: Take,
     bad_lines: u64,
     line_no: u64,
-    /// A bad CSV header ended the recording before any frame.
-    bad_header: bool,
     live: Option<Live>,
     latency: Option<Latency>,
 }
@@ -370,10 +421,7 @@ impl Session {
                 Ok(())
             }
             Ok(false) => Ok(()),
-            Err(e) if e.fatal => {
-                self.bad_header = true;
-                bail!("{}:{}", self.source, e)
-            }
+            Err(e) if e.fatal => bail!("{}:{}", self.source, e),
             Err(e) => {
                 self.warn(format!("{}:{}", e.line, e.column), &e.message);
                 Ok(())
@@ -452,7 +500,12 @@ impl Session {
         };
         self.emit(None)?;
         let take = self.take;
-        take.finish(self.written)?;
+        if !take.finish(self.written)? {
+            eprintln!(
+                "bvh: no frame recorded; {} left as it was",
+                escape(&output.display().to_string())
+            );
+        }
         if let Some(live) = self.live.take() {
             live.finish()?;
         }
@@ -649,7 +702,6 @@ pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
         take,
         bad_lines: 0,
         line_no: 0,
-        bad_header: false,
         live,
         latency: a.latency.then(Latency::new),
     };
@@ -683,11 +735,9 @@ pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
         }
     };
     if let Err(e) = result {
-        let remove = session.bad_header && session.written == 0;
+        // A take without frames was never put in place: dropping it leaves
+        // the output as it was (an earlier take) or absent.
         drop(session);
-        if remove {
-            let _ = std::fs::remove_file(&a.output);
-        }
         return Err(e);
     }
     session.finish(&a.output)?;
@@ -848,6 +898,16 @@ fn summary(out: &Path, s: &Stats, bad_lines: u64) -> String {
         format!("; {} pauses of over 10 s cut (the recording resumed at the next frame)", s.resumed)
     } else {
         String::new()
+    } + &if s.gaps_cut > 0 {
+        format!(
+            "; {} gaps not filled with held frames (over {} held frames per frame with a \
+             sample, plus {}; the recording went on at the next frame)",
+            s.gaps_cut,
+            Recorder::EMPTY_PER_SAMPLE_FRAME,
+            Recorder::MAX_EMPTY_FRAMES
+        )
+    } else {
+        String::new()
     }
 }
 
@@ -861,13 +921,22 @@ impl Pacer {
     fn wait(&mut self, i: usize) {
         let Some(ft) = self.frame_time else { return };
         let start = *self.start.get_or_insert_with(Instant::now);
-        let due = start + Duration::from_secs_f64(i as f64 * ft);
+        // At most a day per frame and 2^64 frames: always a Duration, but
+        // a wait too long to represent is no reason to panic.
+        let Some(due) =
+            Duration::try_from_secs_f64(i as f64 * ft).ok().and_then(|d| start.checked_add(d))
+        else {
+            return;
+        };
         let now = Instant::now();
         if due > now {
             std::thread::sleep(due - now);
         }
     }
 }
+
+/// The longest wait between two frames `replay --realtime` paces (a day).
+const MAX_PACED_FRAME_TIME: f64 = 86_400.0;
 
 /// Receive buffer asked for on a UDP input socket (8 MiB).
 const RECV_BUFFER: usize = 8 << 20;
@@ -907,6 +976,16 @@ pub(crate) fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
     let frame_time = bvh.motion().frame_time();
     if a.realtime && !(frame_time.is_finite() && frame_time > 0.0) {
         bail!("{}: --realtime needs a positive Frame Time", a.input.display());
+    }
+    if a.realtime && frame_time / a.speed > MAX_PACED_FRAME_TIME {
+        bail!(
+            "{}: Frame Time {} s at --speed {} is {} s between frames; --realtime \
+             paces frames at most {MAX_PACED_FRAME_TIME} s (a day) apart",
+            a.input.display(),
+            crate::text::num(frame_time),
+            a.speed,
+            crate::text::num(frame_time / a.speed)
+        );
     }
     let mut pacer = Pacer { start: None, frame_time: a.realtime.then_some(frame_time / a.speed) };
     if let Some(output) = &a.output {

@@ -5,9 +5,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow};
 use bvhkit::WriteOptions;
+use bvhkit::edit::FrameMap;
 use bvhkit::edit::axes::SignedAxis;
 use bvhkit::retarget::map::JointMap;
-use bvhkit::retarget::{Options, Reference, retarget};
+use bvhkit::retarget::{Options, Reference, Retarget};
 
 use crate::io::{Input, load, refuse_overwriting_input, write_atomic};
 
@@ -111,13 +112,37 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         target_up: args.target_up,
         mode: args.position_channels.into(),
     };
-    let (out, report) = retarget(&source, &target, &options)
+    let mut map = Retarget::new(&source, &target, &options)
         .map_err(|e| anyhow!("{} onto {}: {}", src_in.display(), tgt_in.display(), e.message()))?;
-    for line in report.summary(&src_in.display(), &tgt_in.display()) {
+    for line in map.report().summary(&src_in.display(), &tgt_in.display()) {
         eprintln!("{}", crate::text::escape(&line));
     }
+    // The output is mapped and written a batch of frames at a time (the
+    // frames of `retarget()`, bit for bit), never held whole: a target of
+    // very many channels costs time, not memory.
+    let skeleton = map.output_skeleton().clone();
+    let (m, nc) = (source.motion(), skeleton.n_channels());
     let opts = WriteOptions::new();
-    write_atomic(&args.output, |w| opts.write(&out, w).map_err(anyhow::Error::from))
-        .with_context(|| format!("writing {}", args.output.display()))?;
+    write_atomic(&args.output, |w| {
+        let mut text = Vec::with_capacity(BATCH_BYTES + (1 << 16));
+        opts.write_header(&skeleton, m.n_frames(), m.frame_time(), &mut text)?;
+        let mut frame = vec![0.0; nc];
+        for input in m.frames() {
+            if nc > 0 {
+                map.map(input, &mut frame);
+            }
+            opts.write_frame(&frame, &mut text)?;
+            if text.len() >= BATCH_BYTES {
+                w.write_all(&text)?;
+                text.clear();
+            }
+        }
+        w.write_all(&text)?;
+        Ok(())
+    })
+    .with_context(|| format!("writing {}", args.output.display()))?;
     Ok(ExitCode::SUCCESS)
 }
+
+/// How much text is formatted before it is written.
+const BATCH_BYTES: usize = 1 << 20;

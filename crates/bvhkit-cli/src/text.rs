@@ -97,6 +97,16 @@ pub(crate) fn escape_json(json: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `v` for a message: as `{}` shows it, but with an exponent where that
+/// would be a long run of zeros (`1e300`, `1e-300`, not 301 digits).
+pub(crate) fn num(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-6..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

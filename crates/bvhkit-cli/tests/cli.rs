@@ -2663,3 +2663,7 @@ fn walkdir(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+#[path = "cli/dataset_outputs.rs"]
+mod dataset_outputs;
+#[path = "cli/extreme.rs"]
+mod extreme;

@@ -369,3 +369,170 @@ fn live_view_receives_every_frame() {
     // Frame 4's time on the recording's clock.
     assert!(text.contains("\"seq\":5,\"time\":0.04"), "{text}");
 }
+
+/// The file names in `d`, sorted.
+fn names(d: &Path) -> Vec<String> {
+    bvhkit_testdata::file_names(d)
+}
+
+/// An existing take is the output until the new take's first frame is
+/// written: a bad header, a recording killed before its first frame, or
+/// one that ends with no frame leave it as it was (they used to truncate
+/// it, or remove it).
+#[test]
+fn an_existing_take_is_kept_until_the_first_frame() {
+    let dir = workdir("keep");
+    let d = dir.path();
+    let old = "the take of yesterday\n";
+    std::fs::write(d.join("take.bvh"), old).unwrap();
+    let before = names(d);
+    let record = |input: &str| {
+        bvh()
+            .current_dir(d)
+            .args(["record", "--config", "two_sensors.toml", "--input", input, "-o", "take.bvh"])
+            .output()
+            .unwrap()
+    };
+    // A bad header.
+    std::fs::write(d.join("bad.csv"), "time,sensor,w,x,y,z\n0,s-parent,1,0,0,0\n").unwrap();
+    let o = record("bad.csv");
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(d.join("take.bvh")).unwrap(), old);
+    // No sample at all: exit 0, the take left as it was, and said so.
+    std::fs::write(d.join("empty.csv"), "t,sensor,w,x,y,z\n").unwrap();
+    let o = record("empty.csv");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("no frame recorded; take.bvh left as it was"), "{err}");
+    assert_eq!(std::fs::read_to_string(d.join("take.bvh")).unwrap(), old);
+    // Killed while the first frame is being filled (one sensor of two).
+    let mut child = bvh()
+        .current_dir(d)
+        .args(["record", "--config", "two_sensors.toml", "--input", "-", "-o", "take.bvh"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"t,sensor,w,x,y,z\n0,s-parent,1,0,0,0\n").unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(std::fs::read_to_string(d.join("take.bvh")).unwrap(), old);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    drop(stdin);
+    assert_eq!(std::fs::read_to_string(d.join("take.bvh")).unwrap(), old);
+    let mut want = before.clone();
+    want.extend(["bad.csv".to_string(), "empty.csv".to_string()]);
+    want.sort();
+    assert_eq!(names(d), want, "nothing left behind");
+    // A recording with frames replaces it, keeping its mode.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let p = std::fs::Permissions::from_mode(0o640);
+        std::fs::set_permissions(d.join("take.bvh"), p).unwrap();
+    }
+    std::fs::write(d.join("in.csv"), "t,sensor,w,x,y,z\n0,s-parent,1,0,0,0\n0,s-child,1,0,0,0\n")
+        .unwrap();
+    let o = record("in.csv");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let take = Bvh::from_path(d.join("take.bvh")).unwrap();
+    assert_eq!(take.motion().n_frames(), 1);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(d.join("take.bvh")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+    }
+    // A new output with no frame is still written (header, Frames: 0).
+    let o = bvh()
+        .current_dir(d)
+        .args(["record", "--config", "two_sensors.toml", "--input", "empty.csv", "-o", "new.bvh"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(Bvh::from_path(d.join("new.bvh")).unwrap().motion().n_frames(), 0);
+}
+
+/// `record` follows the rule of every command that writes: an output with
+/// other hard links is refused unless --break-links, and a symbolic link
+/// is followed to the file it names.
+#[cfg(unix)]
+#[test]
+fn record_refuses_a_hard_linked_output_and_follows_symbolic_links() {
+    let dir = workdir("links");
+    let d = dir.path();
+    std::fs::write(d.join("take.bvh"), "old\n").unwrap();
+    std::fs::hard_link(d.join("take.bvh"), d.join("backup.bvh")).unwrap();
+    std::fs::write(d.join("in.csv"), "t,sensor,w,x,y,z\n0,s-parent,1,0,0,0\n0,s-child,1,0,0,0\n")
+        .unwrap();
+    let record = |out: &str, extra: &[&str]| {
+        bvh()
+            .current_dir(d)
+            .args(extra)
+            .args(["record", "--config", "two_sensors.toml", "--input", "in.csv", "-o", out])
+            .output()
+            .unwrap()
+    };
+    let o = record("take.bvh", &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("take.bvh: has 2 hard links"), "{err}");
+    assert!(err.contains("--break-links"), "{err}");
+    assert_eq!(std::fs::read_to_string(d.join("take.bvh")).unwrap(), "old\n");
+    let o = record("take.bvh", &["--break-links"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(Bvh::from_path(d.join("take.bvh")).unwrap().motion().n_frames(), 1);
+    assert_eq!(std::fs::read_to_string(d.join("backup.bvh")).unwrap(), "old\n");
+    // Through a symbolic link: the link stays, its target gets the take.
+    std::fs::create_dir(d.join("takes")).unwrap();
+    std::os::unix::fs::symlink("takes/real.bvh", d.join("link.bvh")).unwrap();
+    let o = record("link.bvh", &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::symlink_metadata(d.join("link.bvh")).unwrap().file_type().is_symlink());
+    assert_eq!(Bvh::from_path(d.join("takes/real.bvh")).unwrap().motion().n_frames(), 1);
+}
+
+/// Through the command: one bad time stamp on both sensors in the middle
+/// of a 30 s take drops those two samples and nothing else (it used to end
+/// the take: 451 of 900 frames, exit 0), and samples 9.9 s apart make a
+/// bounded number of held frames (400 made 1.97 million at 500 fps).
+#[test]
+fn bad_time_stamps_and_sparse_samples_through_record() {
+    let dir = workdir("stamps");
+    let d = dir.path();
+    let mut csv = String::from("t,sensor,w,x,y,z\n");
+    for i in 0..3000 {
+        let t = if i == 1500 { "1e6".to_string() } else { format!("{}", i as f64 / 100.0) };
+        csv.push_str(&format!("{t},s-parent,1,0,0,0\n{t},s-child,1,0,0,0\n"));
+    }
+    std::fs::write(d.join("stamps.csv"), csv).unwrap();
+    let o = bvh()
+        .current_dir(d)
+        .args(["record", "--config", "two_sensors.toml", "--input", "stamps.csv", "-o", "a.bvh"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("a.bvh: 3000 frames; 5998 samples used, 2 dropped"), "{err}");
+    assert!(err.contains("out of order 0, too far ahead 2"), "{err}");
+    assert_eq!(Bvh::from_path(d.join("a.bvh")).unwrap().motion().n_frames(), 3000);
+    // 400 samples of one sensor 9.9 s apart at 100 fps: 990 frames a gap
+    // would be 396,000 frames; at most 101 per sample plus 10,000.
+    let mut csv = String::from("t,sensor,w,x,y,z\n");
+    for i in 0..400 {
+        csv.push_str(&format!("{},s-parent,1,0,0,0\n", i as f64 * 9.9));
+    }
+    std::fs::write(d.join("sparse.csv"), csv).unwrap();
+    let o = bvh()
+        .current_dir(d)
+        .args(["record", "--config", "two_sensors.toml", "--input", "sparse.csv", "-o", "b.bvh"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("gaps not filled with held frames"), "{err}");
+    let n = Bvh::from_path(d.join("b.bvh")).unwrap().motion().n_frames();
+    assert!((400 + 989 * 10..=400 * 101 + 10_000).contains(&n), "{n} frames");
+}

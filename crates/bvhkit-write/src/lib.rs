@@ -594,10 +594,39 @@ impl AtomicFile {
         self.stage()?.publish()
     }
 
+    /// [`AtomicFile::commit`], then the file handed back open for reading
+    /// and writing at its end: for a file that goes on growing once it has
+    /// a name (a recording's take, which keeps the old file in place until
+    /// its first frame is written and then every frame as it is written).
+    ///
+    /// # Errors
+    /// Those of [`AtomicFile::commit`], or when the named file cannot be
+    /// opened again; the target is then as it was.
+    pub fn commit_open(self) -> io::Result<File> {
+        let staged = self.stage()?;
+        // The named file itself, opened by its temporary name before the
+        // rename (where the anonymous file could only be copied, the copy
+        // is what gets the name, so the handle must be the name's).
+        let what = || format!("writing {}", staged.target.display());
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&staged.named)
+            .map_err(failed(what))?;
+        file.seek(io::SeekFrom::End(0)).map_err(failed(what))?;
+        staged.publish()?;
+        Ok(file)
+    }
+
     /// Everything [`AtomicFile::commit`] does but the rename: the file is
     /// synced and has a temporary name beside the target (removed if the
-    /// [`Staged`] is dropped unpublished).
-    fn stage(self) -> io::Result<Staged> {
+    /// [`Staged`] is dropped unpublished). Outputs that belong together are
+    /// all staged first, then published back to back.
+    ///
+    /// # Errors
+    /// When the sync, the mode or the link fails; the target is then as it
+    /// was.
+    pub fn stage(self) -> io::Result<Staged> {
         let AtomicFile { out, target, named } = self;
         let file = out.into_inner();
         let what = || format!("writing {}", target.display());

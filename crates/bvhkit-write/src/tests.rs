@@ -105,6 +105,33 @@ fn atomic_files_replace_only_when_committed() {
     }
 }
 
+/// `commit_open`: the old file until the commit, then the new one, which
+/// goes on growing through the handle handed back (both with `O_TMPFILE`
+/// and with a named temporary file).
+#[test]
+fn a_file_committed_open_keeps_growing_under_its_name() {
+    for anonymous in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("take.bvh");
+        std::fs::write(&target, "old take").unwrap();
+        #[cfg(unix)]
+        set_mode(&target, 0o640);
+        let mut a = AtomicFile::create_as(&target, anonymous).unwrap();
+        a.file().write_all(b"header\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "old take");
+        let mut f = a.commit_open().unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "header\n");
+        assert_eq!(names(dir.path()), ["take.bvh"]);
+        #[cfg(unix)]
+        assert_eq!(mode(&target), 0o640);
+        f.write_all(b"frame 1\n").unwrap();
+        f.seek(io::SeekFrom::Start(0)).unwrap();
+        f.write_all(b"HEADER").unwrap();
+        drop(f);
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "HEADER\nframe 1\n");
+    }
+}
+
 /// A new file gets the mode `File::create` gives (0666 less the umask), not
 /// a temporary file's 0600; an existing one keeps its mode, and its owner
 /// when the process may give it (root).

@@ -507,3 +507,44 @@ fn frame_maps_compose_and_stream_like_whole_clips() {
     }
     assert_eq!(k, 40);
 }
+
+/// Extreme rates and Frame Times are refused with the count they would
+/// need and the limit, before anything is allocated (they used to panic
+/// with "capacity overflow" or abort asking for terabytes).
+#[test]
+fn resampling_to_extreme_rates_is_refused_before_allocating() {
+    let text = |ft: &str| {
+        format!(
+            "HIERARCHY ROOT A {{ OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation End Site {{ OFFSET 0 1 0 }} }}
+             MOTION Frames: 3 Frame Time: {ft}
+             0 0 0 0 0 0
+             1 0 0 10 0 0
+             2 0 0 20 0 0"
+        )
+    };
+    let bvh = Bvh::parse(text("0.1")).unwrap();
+    for (fps, shown) in
+        [(1e300, "1e300"), (1e12, "1000000000000"), (f64::MAX, "1.7976931348623157e308")]
+    {
+        let e = resample::to_fps(&bvh, fps).unwrap_err().to_string();
+        assert!(e.contains(&format!("to {shown} fps would make")), "{e}");
+        assert!(e.contains("at most 4294967295 frames and 536870912 values"), "{e}");
+    }
+    // Within the frame limit but not the value limit: 6 channels.
+    let e = resample::to_fps(&bvh, 1e9).unwrap_err().to_string();
+    assert!(e.contains("would make 2.0000e8 frames (1.2000e9 values)"), "{e}");
+    for fps in [f64::INFINITY, f64::NAN, 0.0, -30.0] {
+        let e = resample::to_fps(&bvh, fps).unwrap_err().to_string();
+        assert!(e.contains("must be finite and positive"), "{e}");
+    }
+    // A Frame Time of 1e300 in the file: 30 fps is 3e301 frames per frame.
+    let slow = Bvh::parse(text("1e300")).unwrap();
+    let e = resample::to_fps(&slow, 30.0).unwrap_err().to_string();
+    assert!(e.contains("(Frame Time 1e300) to 30 fps would make"), "{e}");
+    // 1e-300: downsampling to 30 fps keeps one frame, as it should.
+    let fast = Bvh::parse(text("1e-300")).unwrap();
+    assert_eq!(resample::to_fps(&fast, 30.0).unwrap().motion().n_frames(), 1);
+    // Within the limits it still works, to the last value the limit allows.
+    let n = resample::output_frames(bvh.motion(), 1e6).unwrap();
+    assert_eq!(n, 200_001);
+}

@@ -262,6 +262,29 @@ fn errors_name_the_problem() {
     assert_eq!(e.to_string(), "the crossfade (11 frames) is longer than a.bvh (10 frames)");
     let opts = ConcatOptions { crossfade: Span::Seconds(1.2), ..keep() };
     assert!(concat(&[("a.bvh", &a), ("b.bvh", &a)], &opts).is_err());
+    // A crossfade of seconds too long for a frame count is refused, not 0 frames.
+    for (s, shown) in [(1e308, "1e308s = about 1e309 frames"), (1e20, "1e20s = 1.000e21 frames")] {
+        let opts = ConcatOptions { crossfade: Span::Seconds(s), ..keep() };
+        let e = concat(&[("a.bvh", &a), ("b.bvh", &a)], &opts).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("the crossfade ({shown}) is longer than a.bvh (10 frames)")
+        );
+    }
+    // A clip with an extreme Frame Time is refused before it is resampled.
+    let ft = a.motion().frame_time();
+    let shown = |t: f64| if t == ft { format!("{ft}") } else { format!("{t:e}") };
+    for (y_time, x_time) in [(1e300, ft), (ft, 1e-300)] {
+        let (mut x, mut y) = (a.clone(), a.clone());
+        x.motion_mut().set_frame_time(x_time).unwrap();
+        y.motion_mut().set_frame_time(y_time).unwrap();
+        let (slow, fast) = (shown(y_time), shown(x_time));
+        let e = concat(&[("x.bvh", &x), ("y.bvh", &y)], &keep()).unwrap_err().to_string();
+        let start = format!(
+            "y.bvh (Frame Time {slow}) cannot be resampled to the rate of x.bvh (Frame Time {fast}): resampling"
+        );
+        assert!(e.starts_with(&start) && e.contains("at most 4294967295 frames"), "{e}");
+    }
     let empty = frames::range(&a, 0..0).unwrap();
     let e = concat(&[("a.bvh", &a), ("e.bvh", &empty)], &keep()).unwrap_err();
     assert_eq!(e.to_string(), "e.bvh has no frames");

@@ -352,3 +352,50 @@ fn nothing_to_map_is_an_error() {
     let e = retarget(&a, &b, &Options { map: Some(empty), ..Options::default() }).unwrap_err();
     assert!(e.to_string().contains("no joint"), "{e}");
 }
+
+/// A target of very many channels: the output, held in memory whole, is
+/// refused before it is allocated when it passes 4 GiB and its source
+/// (a 200,000-channel target used to abort at 4.4 GB).
+#[test]
+fn an_output_too_large_to_hold_is_refused_before_it_is_allocated() {
+    let humanoid = |extra: &str| {
+        format!(
+            "HIERARCHY ROOT Hips {{ OFFSET 0 40 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+            JOINT LeftUpLeg {{ OFFSET 5 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+              JOINT LeftLeg {{ OFFSET 0 -20 0 CHANNELS 3 Zrotation Xrotation Yrotation
+                JOINT LeftFoot {{ OFFSET 0 -20 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site {{ OFFSET 0 0 5 }} }} }} }}
+            JOINT RightUpLeg {{ OFFSET -5 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+              JOINT RightLeg {{ OFFSET 0 -20 0 CHANNELS 3 Zrotation Xrotation Yrotation
+                JOINT RightFoot {{ OFFSET 0 -20 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site {{ OFFSET 0 0 5 }} }} }} }}
+            JOINT Spine {{ OFFSET 0 10 0 CHANNELS 3 Zrotation Xrotation Yrotation
+              JOINT Head {{ OFFSET 0 30 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site {{ OFFSET 0 10 0 }} }} {extra} }} }}
+            MOTION Frames: 0 Frame Time: 0.1"
+        )
+    };
+    let (skel, _) = Bvh::parse(humanoid("")).unwrap().into_parts();
+    let nc = skel.n_channels();
+    let frames = 3000;
+    let motion = bvhkit::Motion::new(0.1, nc, vec![0.0; frames * nc]).unwrap();
+    let source = Bvh::new(skel, motion).unwrap();
+    // 33,330 more joints of six channels: about 200,000 channels.
+    let extra: String = (0..33_330)
+        .map(|i| {
+            format!(
+                "JOINT Prop{i} {{ OFFSET 0 1 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation End Site {{ OFFSET 0 1 0 }} }}\n"
+            )
+        })
+        .collect();
+    let target = Bvh::parse(humanoid(&extra)).unwrap();
+    let tc = target.skeleton().n_channels();
+    assert!(tc > 200_000, "{tc}");
+    let e = retarget(&source, &target, &Options::default()).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("retargeting {frames} frames onto a skeleton of {tc} channels")),
+        "{e}"
+    );
+    assert!(e.contains("a retarget's output has at most 536870912 values (4 GiB)"), "{e}");
+    // A few frames of it are made.
+    let short = bvhkit::edit::frames::range(&source, 0..10).unwrap();
+    let (out, _) = retarget(&short, &target, &Options::default()).unwrap();
+    assert_eq!(out.motion().values().len(), 10 * tc);
+}

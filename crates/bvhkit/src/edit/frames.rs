@@ -107,6 +107,15 @@ impl Selection {
     pub fn apply(&self, bvh: &Bvh) -> Result<Bvh> {
         let m = bvh.motion();
         let n = m.n_channels();
+        let ft = self.frame_time(m.frame_time());
+        if !ft.is_finite() {
+            return Err(Error::invalid(format!(
+                "every {} frames of a Frame Time of {} s is more seconds per frame than a \
+                 number holds",
+                self.step,
+                crate::error::num(m.frame_time())
+            )));
+        }
         let kept: Vec<usize> = (self.range.start.min(m.n_frames())
             ..self.range.end.min(m.n_frames()))
             .step_by(self.step)
@@ -115,7 +124,7 @@ impl Selection {
         for &i in &kept {
             values.extend_from_slice(m.frame(i));
         }
-        let motion = Motion::with_frames(self.frame_time(m.frame_time()), kept.len(), n, values)?;
+        let motion = Motion::with_frames(ft, kept.len(), n, values)?;
         Bvh::new(bvh.skeleton().clone(), motion)
     }
 }

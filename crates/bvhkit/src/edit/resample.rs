@@ -30,7 +30,7 @@ use glam::DQuat;
 use super::pose::{JointChannels, unwrap_deg};
 use super::same_rate;
 use crate::bvh::Bvh;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, num};
 use crate::motion::Motion;
 use crate::rotation::{MixLanes, QuatLanes, RotationOrder};
 use crate::skeleton::Skeleton;
@@ -38,10 +38,82 @@ use crate::skeleton::Skeleton;
 /// Output times within this fraction of an input frame copy that frame.
 const ON_FRAME: f64 = 1e-9;
 
+/// The most frames a resampled clip may have (`u32::MAX`, the largest
+/// frame number the command line takes).
+pub const MAX_FRAMES: usize = u32::MAX as usize;
+
+/// The most values (frames × channels) a resampled clip may hold: 2^29,
+/// 4 GiB of `f64` (the command line's default `--max-size` of input).
+pub const MAX_VALUES: usize = 1 << 29;
+
+/// How many frames [`to_fps`] makes of `motion` at `fps` frames per
+/// second, checked before anything is allocated.
+///
+/// # Errors
+/// When `fps` is not finite and positive, or the output would have more
+/// than [`MAX_FRAMES`] frames or [`MAX_VALUES`] values (an extreme rate,
+/// or an extreme `Frame Time` in the file); the message names the rates,
+/// the frames and values the output would need and the limit.
+///
+/// # Example
+/// ```
+/// use bvhkit::Bvh;
+/// use bvhkit::edit::resample;
+/// let bvh = Bvh::parse("HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 1 Xposition }
+///     MOTION Frames: 3 Frame Time: 0.5
+///     0
+///     1
+///     2")?;
+/// assert_eq!(resample::output_frames(bvh.motion(), 4.0)?, 5);
+/// let err = resample::output_frames(bvh.motion(), 1e300).unwrap_err();
+/// assert!(err.message().contains("at most 4294967295 frames"), "{err}");
+/// # Ok::<(), bvhkit::Error>(())
+/// ```
+pub fn output_frames(motion: &Motion, fps: f64) -> Result<usize> {
+    if !(fps.is_finite() && fps > 0.0) {
+        return Err(Error::invalid(format!(
+            "the frame rate must be finite and positive, found {}",
+            num(fps)
+        )));
+    }
+    let (n_in, ft) = (motion.n_frames(), motion.frame_time());
+    if n_in == 0 || same_rate(motion.fps(), fps) {
+        return Ok(n_in);
+    }
+    let new_ft = 1.0 / fps;
+    // The count in floating point first: a ratio of extreme rates gives an
+    // infinite or huge count, which must not reach an integer conversion.
+    let approx = (n_in - 1) as f64 / (new_ft / ft) + 1.0;
+    let n_channels = motion.n_channels();
+    let values = approx * n_channels as f64;
+    if !(approx <= MAX_FRAMES as f64 && values <= MAX_VALUES as f64) {
+        return Err(Error::invalid(format!(
+            "resampling {n_in} frames of {n_channels} channels from {} fps (Frame Time {}) \
+             to {} fps would make {approx:.4e} frames ({values:.4e} values); \
+             a resampled clip has at most {MAX_FRAMES} frames and {MAX_VALUES} values (4 GiB)",
+            num(motion.fps()),
+            num(ft),
+            num(fps)
+        )));
+    }
+    let n_out = Resampler::count(n_in, ft, new_ft);
+    if n_out > MAX_FRAMES || n_out.saturating_mul(n_channels) > MAX_VALUES {
+        return Err(Error::invalid(format!(
+            "resampling {n_in} frames of {n_channels} channels from {} fps to {} fps \
+             would make {n_out} frames; a resampled clip has at most {MAX_FRAMES} frames \
+             and {MAX_VALUES} values (4 GiB)",
+            num(motion.fps()),
+            num(fps)
+        )));
+    }
+    Ok(n_out)
+}
+
 /// Resamples `bvh` to `fps` frames per second (see the module docs).
 ///
 /// # Errors
-/// When `fps` is not finite and positive.
+/// When `fps` is not finite and positive, or the output would be too large
+/// ([`output_frames`]).
 ///
 /// # Example
 /// ```
@@ -62,16 +134,13 @@ const ON_FRAME: f64 = 1e-9;
 /// # Ok::<(), bvhkit::Error>(())
 /// ```
 pub fn to_fps(bvh: &Bvh, fps: f64) -> Result<Bvh> {
-    if !(fps.is_finite() && fps > 0.0) {
-        return Err(Error::invalid(format!("the frame rate must be positive, found {fps}")));
-    }
     let m = bvh.motion();
+    let n_out = output_frames(m, fps)?;
     if same_rate(m.fps(), fps) {
         return Ok(bvh.clone());
     }
     let frame_time = 1.0 / fps;
     let mut r = Resampler::new(bvh.skeleton());
-    let n_out = r.n_out_frames(m.n_frames(), m.frame_time(), frame_time);
     let n = m.n_channels();
     // Fresh pages, advised to be huge ones: a large output is written
     // with far fewer page faults. Every value is written once (no zeros
@@ -224,7 +293,12 @@ impl Resampler {
     /// How many output frames `n_frames` input frames give at
     /// `new_frame_time` seconds per frame: every output time up to the last
     /// input frame's time.
+    /// [`output_frames`] checks that count against the limits first.
     pub fn n_out_frames(&self, n_frames: usize, frame_time: f64, new_frame_time: f64) -> usize {
+        Resampler::count(n_frames, frame_time, new_frame_time)
+    }
+
+    fn count(n_frames: usize, frame_time: f64, new_frame_time: f64) -> usize {
         if n_frames == 0 {
             return 0;
         }

@@ -150,7 +150,8 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
         for (len, who) in [(prev_len, prev_name), (nb, name)] {
             if n_fade > len {
                 return Err(Error::invalid(format!(
-                    "the crossfade ({n_fade} frames) is longer than {who} ({len} frames)"
+                    "the crossfade ({}) is longer than {who} ({len} frames)",
+                    opts.crossfade.describe(ft)
                 )));
             }
         }

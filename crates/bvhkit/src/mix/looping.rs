@@ -146,9 +146,12 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     if fade_n == 0 {
         return Err(Error::invalid("a loop needs a crossfade of at least one frame"));
     }
-    if 2 * fade_n > n {
+    // 2·fade_n > n without the product, which overflows for a huge span.
+    if fade_n > n / 2 {
         return Err(Error::invalid(format!(
-            "the crossfade ({fade_n} frames) is longer than half the clip ({n} frames): a loop crossfades {fade_n} frames at each end"
+            "the crossfade ({}) is longer than half the clip ({n} frames): a loop crossfades \
+             it at each end",
+            opts.crossfade.describe(m.frame_time())
         )));
     }
     let (up, up_found) = up_axis(bvh, opts.up);

@@ -58,7 +58,7 @@ use crate::bvh::Bvh;
 use crate::edit::axes::{SignedAxis, detect_up};
 use crate::edit::root::{self, Setup, horizontal, move_carrier, yaw_between};
 use crate::edit::{JointChannels, resample, same_rate};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, num};
 use crate::motion::Motion;
 use crate::skeleton::{JointId, JointKind, Skeleton};
 
@@ -89,12 +89,48 @@ impl Span {
     /// assert_eq!(Span::Seconds(0.4).frames(1.0 / 30.0), 12);
     /// assert_eq!(Span::Frames(7).frames(0.1), 7);
     /// ```
+    ///
+    /// A span of seconds too long for a count of frames (`1e308s`, or any
+    /// span at an extreme `Frame Time`) saturates at [`Span::MAX_FRAMES`],
+    /// longer than any clip, so a check against a clip's length refuses it.
     pub fn frames(self, frame_time: f64) -> usize {
         match self {
             Span::Frames(n) => n,
             Span::Seconds(s) => {
                 let n = (s / frame_time).round();
-                if n.is_finite() && n > 0.0 { n.min(1e15) as usize } else { 0 }
+                // NaN (an undefined ratio) is no length; +inf saturates.
+                if n > 0.0 { n.min(Span::MAX_FRAMES as f64) as usize } else { 0 }
+            }
+        }
+    }
+
+    /// The most frames [`Span::frames`] gives for a span of seconds (10^15,
+    /// more than any clip holds, and twice it still fits in a `usize`).
+    pub const MAX_FRAMES: usize = 1_000_000_000_000_000;
+
+    /// The span as given with its length in frames at `frame_time`, for
+    /// messages: `12 frames`, `0.4s = 12 frames`, `1e300s = 1.000e301 frames`.
+    ///
+    /// # Example
+    /// ```
+    /// use bvhkit::mix::Span;
+    /// assert_eq!(Span::Seconds(0.4).describe(1.0 / 30.0), "0.4s = 12 frames");
+    /// assert_eq!(Span::Seconds(1e300).describe(0.1), "1e300s = 1.000e301 frames");
+    /// assert_eq!(Span::Seconds(1e308).describe(0.01), "1e308s = about 1e310 frames");
+    /// ```
+    pub fn describe(self, frame_time: f64) -> String {
+        match self {
+            Span::Frames(n) => format!("{n} frames"),
+            Span::Seconds(s) => {
+                let n = (s / frame_time).round();
+                if n < Span::MAX_FRAMES as f64 {
+                    format!("{}s = {n} frames", num(s))
+                } else if (s / frame_time).is_finite() {
+                    format!("{}s = {:.3e} frames", num(s), s / frame_time)
+                } else {
+                    // Beyond f64: the power of ten alone.
+                    format!("{}s = about 1e{:.0} frames", num(s), s.log10() - frame_time.log10())
+                }
             }
         }
     }
@@ -289,7 +325,8 @@ impl fmt::Display for Prepared {
 /// and frame time.
 ///
 /// # Errors
-/// When the skeletons differ or the channels cannot be converted.
+/// When the skeletons differ, the channels cannot be converted, or the
+/// resampled clip would be too large ([`resample::output_frames`]).
 pub fn prepare(a: &Bvh, b: &Bvh, a_name: &str, b_name: &str) -> Result<(Bvh, Prepared)> {
     check_same_skeleton(a.skeleton(), b.skeleton(), a_name, b_name)?;
     let mut report = Prepared {
@@ -301,7 +338,17 @@ pub fn prepare(a: &Bvh, b: &Bvh, a_name: &str, b_name: &str) -> Result<(Bvh, Pre
     let mut b = if same_rate(fa, fb) {
         b.clone()
     } else {
-        let r = resample::to_fps(b, fa)?;
+        // Extreme Frame Times (1e300, 1e-300) are refused before anything
+        // is allocated, naming both files' Frame Times.
+        let r = resample::to_fps(b, fa).map_err(|e| {
+            Error::invalid(format!(
+                "{b_name} (Frame Time {}) cannot be resampled to the rate of {a_name} \
+                 (Frame Time {}): {}",
+                num(b.motion().frame_time()),
+                num(a.motion().frame_time()),
+                e.message()
+            ))
+        })?;
         report.resampled_from = Some(fb);
         report.frames_after = r.motion().n_frames();
         r

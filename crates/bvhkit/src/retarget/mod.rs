@@ -1008,10 +1008,29 @@ impl FrameMap for Retarget {
 /// module documentation): the target's skeleton with one frame per source
 /// frame, at the source's frame time, and the report.
 ///
+/// The output is held in memory whole: it may have at most
+/// [`resample::MAX_VALUES`] values (4 GiB), or as many as the source where
+/// that is more.
+///
 /// # Errors
-/// As [`Retarget::new`].
+/// As [`Retarget::new`]; and when the output would pass that bound (a
+/// target of very many channels), before it is allocated.
+///
+/// [`resample::MAX_VALUES`]: crate::edit::resample::MAX_VALUES
 pub fn retarget(source: &Bvh, target: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
     let mut r = Retarget::new(source, target, options)?;
+    let max = crate::edit::resample::MAX_VALUES;
+    let (n, nc) = (source.motion().n_frames(), r.skeleton.n_channels());
+    let values = n.saturating_mul(nc);
+    if values > max && values > source.motion().values().len() {
+        return Err(Error::invalid(format!(
+            "retargeting {n} frames onto a skeleton of {nc} channels makes {values} values \
+             ({:.1} GiB), held in memory whole; a retarget's output has at most {max} values \
+             (4 GiB) or as many as its source ({})",
+            values as f64 * 8.0 / f64::from(1u32 << 30),
+            source.motion().values().len()
+        )));
+    }
     let out = crate::edit::map_frames(source, &mut r)?;
     Ok((out, r.report))
 }

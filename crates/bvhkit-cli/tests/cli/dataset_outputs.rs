@@ -1,0 +1,82 @@
+//! The Parquet table and its skeleton table are one output: both replaced
+//! or neither; through a symbolic link the messages name the files written;
+//! a dangling link to a missing folder is refused as for every output.
+use std::path::Path;
+
+use super::{fx, run, run_ok, stderr};
+
+fn bytes(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap()
+}
+
+#[test]
+fn a_parquet_pair_is_replaced_whole_or_not_at_all() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let out = d.join("x.parquet");
+    let skel = d.join("x.skeleton.parquet");
+    let o = out.to_str().unwrap();
+    run_ok(&["export", &fx("two_roots.bvh"), "-o", o]);
+    let (table, skeleton) = (bytes(&out), bytes(&skel));
+    // The skeleton table's place is taken by a folder: the export fails
+    // and the table is the old one (it used to be replaced before the
+    // skeleton table's rename failed, a new table beside the old skeleton).
+    std::fs::remove_file(&skel).unwrap();
+    std::fs::create_dir(&skel).unwrap();
+    std::fs::write(skel.join("keep"), "x").unwrap();
+    let r = run(&["export", &fx("crlf.bvh"), "-o", o]);
+    let err = stderr(&r);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("x.skeleton.parquet: is a directory"), "{err}");
+    assert_eq!(bytes(&out), table, "the table was replaced without its skeleton table");
+    // Hard-linked skeleton table: refused (unless --break-links), both kept.
+    std::fs::remove_dir_all(&skel).unwrap();
+    std::fs::write(&skel, &skeleton).unwrap();
+    #[cfg(unix)]
+    {
+        std::fs::hard_link(&skel, d.join("other.parquet")).unwrap();
+        let r = run(&["export", &fx("crlf.bvh"), "-o", o]);
+        let err = stderr(&r);
+        assert_eq!(r.status.code(), Some(2), "{err}");
+        assert!(err.contains("x.skeleton.parquet: has 2 hard links"), "{err}");
+        assert_eq!((bytes(&out), bytes(&skel)), (table.clone(), skeleton.clone()));
+    }
+    // And an export that succeeds replaces both.
+    std::fs::remove_file(&skel).unwrap();
+    run_ok(&["export", &fx("crlf.bvh"), "-o", o]);
+    assert_ne!(bytes(&out), table);
+    assert_ne!(bytes(&skel), skeleton);
+    let left = bvhkit_testdata::file_names(d);
+    assert!(left.iter().all(|n| !n.starts_with(".bvh-")), "temporary files left: {left:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn dataset_outputs_through_symbolic_links() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir(d.join("real")).unwrap();
+    // Through a link: the table and its skeleton table are written beside
+    // the link's target, and the message names where.
+    std::os::unix::fs::symlink("real/t.parquet", d.join("link.parquet")).unwrap();
+    let o =
+        run_ok(&["export", &fx("two_roots.bvh"), "-o", d.join("link.parquet").to_str().unwrap()]);
+    let err = stderr(&o);
+    assert!(d.join("real/t.parquet").is_file() && d.join("real/t.skeleton.parquet").is_file());
+    assert!(!d.join("link.skeleton.parquet").exists());
+    let real = d.canonicalize().unwrap().join("real/t.skeleton.parquet");
+    assert!(err.contains(&format!("and {}", real.display())), "{err}");
+    // A dangling link to a missing folder is refused; no folder is made.
+    for ext in ["parquet", "npz"] {
+        let link = d.join(format!("dangling.{ext}"));
+        std::os::unix::fs::symlink(format!("missing/sub/t.{ext}"), &link).unwrap();
+        let r = run(&["export", &fx("two_roots.bvh"), "-o", link.to_str().unwrap()]);
+        let err = stderr(&r);
+        assert_eq!(r.status.code(), Some(2), "{ext}: {err}");
+        assert!(err.contains("whose folder") && err.contains("does not exist"), "{ext}: {err}");
+        assert!(!d.join("missing").exists(), "{ext}: the link's missing folders were made");
+    }
+    // A plain -o in a new folder is still made.
+    run_ok(&["export", &fx("two_roots.bvh"), "-o", d.join("new/dir/t.npz").to_str().unwrap()]);
+    assert!(d.join("new/dir/t.npz").is_file());
+}

@@ -1,0 +1,103 @@
+//! Extreme rates, times and spans from the command line or a file: a
+//! clean error naming the option or file, the value and the limit, never
+//! a panic or an abort (they used to: "capacity overflow", terabyte
+//! allocations, a panicking pacer, a crossfade of 1e308 s made 0 frames).
+use std::path::Path;
+
+use super::{run, stderr};
+
+/// A two-joint clip of `frames` frames at `frame_time`.
+fn clip(frame_time: &str, frames: usize) -> String {
+    let mut s = format!(
+        "HIERARCHY\nROOT Hips\n{{\n\tOFFSET 0 0 0\n\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+         \tJOINT Spine\n\t{{\n\t\tOFFSET 0 10 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+         \t\tEnd Site\n\t\t{{\n\t\t\tOFFSET 0 10 0\n\t\t}}\n\t}}\n}}\n\
+         MOTION\nFrames: {frames}\nFrame Time: {frame_time}\n"
+    );
+    for i in 0..frames {
+        s.push_str(&format!("{i} 90 0 {} 0 0 0 {} 0\n", i * 3, i * 2));
+    }
+    s
+}
+
+/// Runs `bvh args`, which must fail with a message (not a panic: exit 2,
+/// not 101 or a signal) containing every one of `want`, and leave no `out`.
+#[track_caller]
+fn refused(args: &[&str], want: &[&str], out: &Path) {
+    let o = run(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "bvh {}: {err}", args.join(" "));
+    assert!(!err.contains("panicked"), "{err}");
+    for w in want {
+        assert!(err.contains(w), "bvh {}: {w:?} not in {err}", args.join(" "));
+    }
+    assert!(!out.exists(), "{} was written", out.display());
+}
+
+#[test]
+fn extreme_fps_is_refused_naming_the_option_and_the_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a.bvh");
+    std::fs::write(&a, clip("0.0083333", 100)).unwrap();
+    let out = tmp.path().join("out.bvh");
+    let (a, o) = (a.to_str().unwrap(), out.to_str().unwrap());
+    for (fps, shown) in [("1e300", "1e300"), ("1e9", "1000000000")] {
+        refused(
+            &["edit", a, "-o", o, "--fps", fps],
+            &[&format!("--fps {shown}: resampling 100 frames"), "a resampled clip has at most"],
+            &out,
+        );
+    }
+}
+
+#[test]
+fn extreme_frame_times_in_a_file_are_refused_by_every_command_that_resamples() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = |n: &str| tmp.path().join(n);
+    std::fs::write(p("slow.bvh"), clip("1e300", 10)).unwrap();
+    std::fs::write(p("fast.bvh"), clip("1e-300", 10)).unwrap();
+    std::fs::write(p("a.bvh"), clip("0.0333333", 10)).unwrap();
+    let out = p("out.bvh");
+    let s = |n: &str| p(n).to_str().unwrap().to_string();
+    let (slow, fast, a, o) = (s("slow.bvh"), s("fast.bvh"), s("a.bvh"), s("out.bvh"));
+    refused(&["edit", &slow, "-o", &o, "--fps", "30"], &["(Frame Time 1e300) to 30 fps"], &out);
+    let limit = "a resampled clip has at most 4294967295 frames";
+    for (first, second, culprit) in
+        [(&a, &slow, "(Frame Time 1e300)"), (&fast, &a, "(Frame Time 1e-300)")]
+    {
+        refused(&["concat", first, second, "-o", &o], &[culprit, limit], &out);
+        refused(&["blend", first, second, "-o", &o, "--weight", "0.5"], &[culprit, limit], &out);
+        refused(&["layer", first, second, "-o", &o], &[culprit, limit], &out);
+    }
+    // Every 10th frame of a Frame Time of 1e308 s: streamed, and whole.
+    std::fs::write(p("huge.bvh"), clip("1e308", 10)).unwrap();
+    let huge = s("huge.bvh");
+    let every = "every 10 frames of a Frame Time of 1e308 s is more seconds per frame";
+    refused(&["edit", &huge, "-o", &o, "--every", "10"], &["--every 10: ", every], &out);
+    refused(&["edit", &huge, "-o", &o, "--every", "10", "--reverse"], &[every], &out);
+    // Pacing one frame every 1e300 s: refused before anything is sent.
+    refused(
+        &["replay", &slow, "--as", "sensors", "--to", "udp://127.0.0.1:9", "--realtime"],
+        &["Frame Time 1e300 s", "at most 86400 s"],
+        &out,
+    );
+}
+
+#[test]
+fn a_crossfade_longer_than_any_clip_is_refused_not_made_zero_frames() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a.bvh");
+    std::fs::write(&a, clip("0.1", 10)).unwrap();
+    let out = tmp.path().join("out.bvh");
+    let (a, o) = (a.to_str().unwrap(), out.to_str().unwrap());
+    refused(
+        &["concat", a, a, "-o", o, "--crossfade", "1e308s"],
+        &["the crossfade (1e308s = about 1e309 frames) is longer than"],
+        &out,
+    );
+    refused(
+        &["loop", a, "-o", o, "--crossfade", "1e308s"],
+        &["the crossfade (1e308s = about 1e309 frames) is longer than half the clip (10 frames)"],
+        &out,
+    );
+}

@@ -122,3 +122,50 @@ fn worst_position_error(bvh: &Bvh, frames: &[f64]) -> f64 {
     }
     worst
 }
+
+/// The quality oracle on `record`: a take recorded from a clip's replayed
+/// sensor samples lints as its source (the same feet, ground, skating,
+/// pops, spikes and wraps) and `diff` puts it within 1e-6 of the figure.
+#[test]
+fn recorded_takes_lint_as_their_source() {
+    use bvhkit::quality::{self, DiffOptions, Options};
+    let test = "recorded_takes_lint_as_their_source";
+    let mut checked = 0;
+    for name in [
+        "cmu_12_01_walk_cgspeed_pybvh.bvh",
+        "pymo_demo_av_8walk_meredith.bvh",
+        "rokoko_jesse_dance_yxz_fingers.bvh",
+        "perception_neuron_axis_yxz_fingers_crlf.bvh",
+    ] {
+        let Some(path) = bvhkit_testdata::corpus_file_or_skip(test, name) else { return };
+        let bvh = Bvh::from_path(&path).unwrap();
+        let motion = bvh.motion();
+        let config = Config::bind_all(bvh.skeleton().clone(), path.clone(), motion.fps());
+        let mut csv = Vec::new();
+        replay_csv(&bvh, &config, &mut csv).unwrap();
+        let (frames, _) = record(&config, &String::from_utf8(csv).unwrap());
+        let take = Bvh::new(
+            bvh.skeleton().clone(),
+            bvhkit::Motion::new(motion.frame_time(), motion.n_channels(), frames).unwrap(),
+        )
+        .unwrap();
+        let (a, b) =
+            (quality::lint(&bvh, &Options::default()), quality::lint(&take, &Options::default()));
+        assert_eq!(a.units, b.units, "{name}");
+        assert!((a.ground - b.ground).abs() <= 1e-6, "{name}: ground {} -> {}", a.ground, b.ground);
+        assert_eq!(a.metrics.pops, b.metrics.pops, "{name}");
+        assert_eq!(a.metrics.far_joints, b.metrics.far_joints, "{name}");
+        assert!(
+            b.metrics.spikes <= a.metrics.spikes + 2,
+            "{name}: spikes {} -> {}",
+            a.metrics.spikes,
+            b.metrics.spikes
+        );
+        let (sa, sb) = (a.metrics.skate_ratio.unwrap(), b.metrics.skate_ratio.unwrap());
+        assert!((sa - sb).abs() <= 0.01, "{name}: skate_ratio {sa} -> {sb}");
+        let d = quality::diff(&bvh, &take, &DiffOptions::default()).unwrap();
+        assert!(d.mpjpe <= 1e-6 * a.size, "{name}: MPJPE {} m", d.mpjpe);
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
+}

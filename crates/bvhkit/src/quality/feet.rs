@@ -89,13 +89,12 @@ pub(crate) struct FeetData {
     pub(crate) contact: Vec<Vec<bool>>,
 }
 
-/// The feet's metrics over `n` frames of positions (metres, `nj` joints
-/// per frame), `u` the up axis; `None` without feet or with fewer than two
+/// The feet's metrics over `n` frames of joint-major positions (metres,
+/// `jm[j * n + f]`), `u` the up axis; `None` without feet or with fewer than two
 /// frames.
 pub(crate) fn measure(
     feet: &[Foot],
-    pos: &[DVec3],
-    nj: usize,
+    jm: &[DVec3],
     n: usize,
     fps: f64,
     u: DVec3,
@@ -104,7 +103,7 @@ pub(crate) fn measure(
     if feet.is_empty() || n < 2 {
         return None;
     }
-    let p = |f: usize, j: usize| pos[f * nj + j];
+    let p = |f: usize, j: usize| jm[j * n + f];
     let h = |f: usize, j: usize| p(f, j).dot(u);
     let horiz = |v: DVec3| v - u * v.dot(u);
     let hspeed = |f: usize, j: usize| horiz(p(f + 1, j) - p(f, j)).length() * fps;
@@ -146,10 +145,9 @@ pub(crate) fn measure(
 
     let ground = match o.ground {
         Ground::Height(g) => g,
-        Ground::Lowest => (0..n * nj)
-            .map(|i| pos[i].dot(u))
-            .filter(|x| x.is_finite())
-            .fold(f64::INFINITY, f64::min),
+        Ground::Lowest => {
+            jm.iter().map(|p| p.dot(u)).filter(|x| x.is_finite()).fold(f64::INFINITY, f64::min)
+        }
         Ground::Contacts => {
             let sole: Vec<f64> = (0..n).map(|f| min_nan(low.iter().map(|l| l[f]))).collect();
             let g0 = stats::quantile(&sole, 0.10)?;

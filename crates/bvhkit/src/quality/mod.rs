@@ -491,7 +491,11 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
 
     // Feet, ground and contacts.
     let feet = feet::find(skel, &bones, &names, options.feet.as_deref(), &mut notes);
-    let feet_data = feet::measure(&feet, pos, nj, n, fps, u, options);
+    // Joint-major positions (every frame of joint 0, then of joint 1, ...):
+    // the per-joint passes below read them contiguously instead of one
+    // point in each frame's row.
+    let jm = joint_major(pos, nj, n);
+    let feet_data = feet::measure(&feet, &jm, n, fps, u, options);
     let ground = feet_data.as_ref().map_or_else(
         || match options.ground {
             Ground::Height(h) => h,
@@ -518,7 +522,7 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
     }
 
     // Per-joint smoothness: jitter, spikes, pops.
-    let smooth = smoothness(pos, nj, n, fps, options);
+    let smooth = smoothness(&jm, nj, n, fps, options);
     metrics.jitter = smooth.jitter;
     metrics.spikes = smooth.spikes.len();
     metrics.pops = smooth.pops.len();
@@ -571,38 +575,38 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
     // Joints far from the hips.
     if n > 0 && size.is_finite() && size > 0.0 {
         let limit = options.far_factor * size;
-        for j in 0..nj {
-            let far: Vec<bool> =
-                (0..n).map(|f| (pos[f * nj + j] - pos[f * nj + hips]).length() > limit).collect();
-            let spans = stats::runs(far);
-            if spans.is_empty() {
-                continue;
-            }
-            metrics.far_joints += 1;
-            for (a, b) in spans {
-                let worst = (a..=b)
-                    .map(|f| (pos[f * nj + j] - pos[f * nj + hips]).length())
-                    .fold(0.0, f64::max);
-                findings.push(Finding {
-                    kind: Kind::FarJoint,
-                    frames: (a, b),
-                    joints: vec![j],
-                    value: worst,
-                    message: format!(
-                        "{} is {:.2} m from {} (the figure is {:.2} m)",
-                        names[j], worst, names[hips], size
-                    ),
-                });
-            }
+        let far_of = |j: usize| -> Vec<Finding> {
+            let (pj, ph) = (&jm[j * n..(j + 1) * n], &jm[hips * n..(hips + 1) * n]);
+            let dist = |f: usize| (pj[f] - ph[f]).length();
+            stats::runs((0..n).map(|f| dist(f) > limit))
+                .into_iter()
+                .map(|(a, b)| {
+                    let worst = (a..=b).map(dist).fold(0.0, f64::max);
+                    Finding {
+                        kind: Kind::FarJoint,
+                        frames: (a, b),
+                        joints: vec![j],
+                        value: worst,
+                        message: format!(
+                            "{} is {:.2} m from {} (the figure is {:.2} m)",
+                            names[j], worst, names[hips], size
+                        ),
+                    }
+                })
+                .collect()
+        };
+        for far in per_joint(nj, far_of) {
+            metrics.far_joints += usize::from(!far.is_empty());
+            findings.extend(far);
         }
     }
 
     // Frozen joints: channels held bit for bit while they move elsewhere.
     let min_run = ((options.frozen_seconds * fps).ceil() as usize).max(3);
-    for (j, joint) in skel.joints().iter().enumerate() {
-        let r = joint.channel_range();
+    let frozen_of = |j: usize| -> Vec<Finding> {
+        let r = skel.joints()[j].channel_range();
         if r.is_empty() || n < 2 {
-            continue;
+            return Vec::new();
         }
         let same: Vec<bool> = (1..n)
             .map(|f| {
@@ -611,15 +615,15 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
             })
             .collect();
         if same.iter().all(|&s| s) {
-            continue;
+            return Vec::new();
         }
-        let mut any = false;
-        for (a, b) in stats::runs(same) {
-            // Steps a..=b hold: frames a..=b+1 are equal.
-            let frames = b - a + 2;
-            if frames >= min_run {
-                any = true;
-                findings.push(Finding {
+        // Steps a..=b hold: frames a..=b+1 are equal.
+        stats::runs(same)
+            .into_iter()
+            .filter(|(a, b)| b - a + 2 >= min_run)
+            .map(|(a, b)| {
+                let frames = b - a + 2;
+                Finding {
                     kind: Kind::Frozen,
                     frames: (a, b + 1),
                     joints: vec![j],
@@ -630,10 +634,13 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
                         frames,
                         frames as f64 * dt
                     ),
-                });
-            }
-        }
-        metrics.frozen += usize::from(any);
+                }
+            })
+            .collect()
+    };
+    for frozen in per_joint(skel.len(), frozen_of) {
+        metrics.frozen += usize::from(!frozen.is_empty());
+        findings.extend(frozen);
     }
 
     // The loop seam.
@@ -659,6 +666,49 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
         findings,
         series,
         notes,
+    }
+}
+
+/// Positions `pos` (`n` frames of `nj` joints, frame-major) joint-major:
+/// `out[j * n + f] = pos[f * nj + j]`, copied a group of joints at a time
+/// (each group reads a few cache lines of every frame's row) on the pool.
+fn joint_major(pos: &[DVec3], nj: usize, n: usize) -> Vec<DVec3> {
+    const GROUP: usize = 8;
+    let mut out = vec![DVec3::ZERO; pos.len()];
+    if n == 0 || nj == 0 {
+        return out;
+    }
+    let copy = |(g, dst): (usize, &mut [DVec3])| {
+        let j0 = g * GROUP;
+        let width = dst.len() / n;
+        for f in 0..n {
+            let row = &pos[f * nj + j0..f * nj + j0 + width];
+            for (k, p) in row.iter().enumerate() {
+                dst[k * n + f] = *p;
+            }
+        }
+    };
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        out.par_chunks_mut(GROUP * n).enumerate().for_each(copy);
+    }
+    #[cfg(not(feature = "parallel"))]
+    out.chunks_mut(GROUP * n).enumerate().for_each(copy);
+    out
+}
+
+/// `f` of every joint index below `n`, on rayon's pool with the
+/// `parallel` feature, in joint order.
+fn per_joint<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        (0..n).into_par_iter().map(f).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        (0..n).map(f).collect()
     }
 }
 
@@ -729,7 +779,7 @@ struct Smoothness {
 /// Per joint: the third difference (jitter), the second difference against
 /// the joint's own robust threshold (spikes), the step against the steps
 /// around it (pops).
-fn smoothness(pos: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoothness {
+fn smoothness(jm: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoothness {
     struct PerJoint {
         jerk_sum: f64,
         jerk_count: usize,
@@ -741,7 +791,8 @@ fn smoothness(pos: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoo
     let fps2 = fps * fps;
     let fps3 = fps2 * fps;
     let per_joint = |j: usize| -> PerJoint {
-        let p = |f: usize| pos[f * nj + j];
+        let pj = &jm[j * n..(j + 1) * n];
+        let p = |f: usize| pj[f];
         let mut r = PerJoint {
             jerk_sum: 0.0,
             jerk_count: 0,
@@ -797,13 +848,7 @@ fn smoothness(pos: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoo
         }
         r
     };
-    #[cfg(feature = "parallel")]
-    let all: Vec<PerJoint> = {
-        use rayon::prelude::*;
-        (0..nj).into_par_iter().map(per_joint).collect()
-    };
-    #[cfg(not(feature = "parallel"))]
-    let all: Vec<PerJoint> = (0..nj).map(per_joint).collect();
+    let all: Vec<PerJoint> = self::per_joint(nj, per_joint);
 
     let (sum, count) = all.iter().fold((0.0, 0), |(s, c), r| (s + r.jerk_sum, c + r.jerk_count));
     let mut spike_ratio = vec![0.0f64; n];
@@ -836,7 +881,6 @@ fn rotations(
     let skel = bvh.skeleton();
     let motion = bvh.motion();
     let n = motion.n_frames();
-    let (sin_tol, _) = o.gimbal_deg.to_radians().sin_cos();
     // Per joint: (quaternion flips, Euler jumps, gimbal frames, findings).
     let per_joint = |j: usize| -> (usize, usize, usize, Vec<Finding>) {
         let joint = &skel.joints()[j];
@@ -855,43 +899,59 @@ fn rotations(
             rot.iter().map(|&c| joint.channels()[c - joint.first_channel()].axis()).collect();
         let mut a = vec![0.0; rot.len()];
         let mut b = vec![0.0; rot.len()];
+        // The previous frame's angles are in `b` when `have_prev`; its
+        // quaternion in `prev_q` when it was computed.
+        let mut have_prev = false;
         let mut prev_q: Option<glam::DQuat> = None;
         for f in 0..n {
             for (x, &c) in a.iter_mut().zip(&rot) {
                 *x = motion.frame(f)[c];
             }
             if a.iter().any(|x| !x.is_finite()) {
-                prev_q = None;
+                (have_prev, prev_q) = (false, None);
                 continue;
             }
-            let q = euler_to_quat(&axes, &a);
-            if let Some(pq) = prev_q {
-                if pq.dot(q) < 0.0 {
-                    out.0 += 1;
-                }
+            if have_prev {
+                // The quaternions are only needed where the angles move far:
+                // a factor `q(θ)` moves by at most |Δθ|/2 (chord), so the
+                // product can change hemisphere (a chord above √2) only when
+                // the angles move by more than 2√2 rad (162°) in all.
                 let delta = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
-                if delta > o.euler_jump_deg {
-                    let turn = 2.0 * pq.dot(q).abs().min(1.0).acos().to_degrees();
-                    if turn < delta / 2.0 {
-                        out.1 += 1;
-                        out.3.push(Finding {
-                            kind: Kind::EulerJump,
-                            frames: (f - 1, f),
-                            joints: vec![j],
-                            value: delta,
-                            message: format!(
-                                "{} rotation channel jumps {:.1}° while the joint turns {:.1}° (a wrap or an Euler flip)",
-                                names[j], delta, turn
-                            ),
-                        });
+                let total: f64 = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).sum();
+                if delta > o.euler_jump_deg || total.to_radians() > 2.0 * std::f64::consts::SQRT_2 {
+                    let q = euler_to_quat(&axes, &a);
+                    let pq = prev_q.unwrap_or_else(|| euler_to_quat(&axes, &b));
+                    if pq.dot(q) < 0.0 {
+                        out.0 += 1;
                     }
+                    if delta > o.euler_jump_deg {
+                        let turn = 2.0 * pq.dot(q).abs().min(1.0).acos().to_degrees();
+                        if turn < delta / 2.0 {
+                            out.1 += 1;
+                            out.3.push(Finding {
+                                kind: Kind::EulerJump,
+                                frames: (f - 1, f),
+                                joints: vec![j],
+                                value: delta,
+                                message: format!(
+                                    "{} rotation channel jumps {:.1}° while the joint turns {:.1}° (a wrap or an Euler flip)",
+                                    names[j], delta, turn
+                                ),
+                            });
+                        }
+                    }
+                    prev_q = Some(q);
+                } else {
+                    prev_q = None;
                 }
             }
+            have_prev = true;
             std::mem::swap(&mut a, &mut b);
-            prev_q = Some(q);
         }
         if rot.len() == 3 && axes[0] != axes[1] && axes[1] != axes[2] && axes[0] != axes[2] {
-            let near = (0..n).map(|f| motion.frame(f)[rot[1]].to_radians().cos().abs() < sin_tol);
+            // Within the tolerance of ±90° (mod 360): |θ mod 180 − 90| small.
+            let near = (0..n)
+                .map(|f| (motion.frame(f)[rot[1]].rem_euclid(180.0) - 90.0).abs() < o.gimbal_deg);
             for (a, b) in stats::runs(near) {
                 out.2 += b - a + 1;
                 out.3.push(Finding {
@@ -911,13 +971,7 @@ fn rotations(
         }
         out
     };
-    #[cfg(feature = "parallel")]
-    let all: Vec<_> = {
-        use rayon::prelude::*;
-        (0..skel.len()).into_par_iter().map(per_joint).collect()
-    };
-    #[cfg(not(feature = "parallel"))]
-    let all: Vec<_> = (0..skel.len()).map(per_joint).collect();
+    let all: Vec<_> = self::per_joint(skel.len(), per_joint);
     for (flips, jumps, gimbal, f) in all {
         m.quat_flips += flips;
         m.euler_jumps += jumps;

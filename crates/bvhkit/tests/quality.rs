@@ -29,7 +29,7 @@ fn near(f: &Finding, kind: Kind, frame: usize, slack: usize) -> bool {
     f.kind == kind && f.frames.0 <= frame + slack && f.frames.1 + slack >= frame
 }
 
-fn found<'a>(r: &'a Report, kind: Kind, frame: usize, slack: usize) -> Vec<&'a Finding> {
+fn found(r: &Report, kind: Kind, frame: usize, slack: usize) -> Vec<&Finding> {
     r.findings.iter().filter(|f| near(f, kind, frame, slack)).collect()
 }
 

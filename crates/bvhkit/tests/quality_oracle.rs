@@ -311,8 +311,11 @@ fn loops_keep_the_velocity_at_their_seam() {
     assert!(bad.is_empty(), "{bad:#?}");
 }
 
+/// A retarget: the target's name, the source, the output and their lints.
+type Retargeted = (String, Bvh, Bvh, Report, Report);
+
 /// Retargets of a CMU walk onto the human rigs of the corpus.
-fn retargets(test: &str) -> Option<Vec<(String, Bvh, Bvh, Report, Report)>> {
+fn retargets(test: &str) -> Option<Vec<Retargeted>> {
     let src = clip(test, "cmu_12_01_walk_cgspeed_pybvh.bvh")?;
     let qs = lint(&src);
     let mut out = Vec::new();

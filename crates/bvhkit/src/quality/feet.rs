@@ -185,9 +185,9 @@ pub(crate) fn measure(
     // foot_slide: mean speed of the feet over their steps in contact by height.
     let (mut sum, mut count) = (0.0, 0usize);
     for (hh, s) in height.iter().zip(&speed) {
-        for f in 0..n - 1 {
-            if on(hh, f, o.contact_height) && s[f].is_finite() {
-                sum += s[f];
+        for (f, &v) in s.iter().enumerate() {
+            if on(hh, f, o.contact_height) && v.is_finite() {
+                sum += v;
                 count += 1;
             }
         }

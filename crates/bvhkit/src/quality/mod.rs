@@ -650,7 +650,7 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
         seam(pos, nj, n, hips, legs, u, options, &mut metrics, &mut findings);
     }
 
-    findings.sort_by(|a, b| (a.kind, a.frames.0).cmp(&(b.kind, b.frames.0)));
+    findings.sort_by_key(|f| (f.kind, f.frames.0));
     Report {
         units,
         metres_per_unit: world.mpu,

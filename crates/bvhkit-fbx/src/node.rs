@@ -1,0 +1,274 @@
+//! The binary FBX record format (7.4: 32-bit offsets), written by hand.
+//!
+//! A file is the 27-byte header, a list of node records, a null record and
+//! the footer. A node record is its absolute end offset, its property
+//! count, the byte length of its property list (all `u32`), its name
+//! (`u8` length, bytes), the properties (a type code and the value, arrays
+//! as count, encoding 0 (uncompressed), byte length, values), its children
+//! and, when it has children (or no properties, or is one of the nodes the
+//! Autodesk SDK always closes so), a 13-byte null record.
+
+/// The FBX version written: 7.4.
+pub(crate) const VERSION: u32 = 7400;
+
+/// One node record with its properties already encoded.
+#[derive(Debug, Default)]
+pub(crate) struct Node {
+    name: &'static str,
+    props: Vec<u8>,
+    n_props: u32,
+    children: Vec<Node>,
+}
+
+impl Node {
+    pub(crate) fn new(name: &'static str) -> Node {
+        Node { name, ..Node::default() }
+    }
+
+    pub(crate) fn bool(mut self, v: bool) -> Node {
+        self.tag(b'C').push(if v { b'T' } else { b'F' });
+        self
+    }
+
+    pub(crate) fn i32(mut self, v: i32) -> Node {
+        self.tag(b'I').extend_from_slice(&v.to_le_bytes());
+        self
+    }
+
+    pub(crate) fn i64(mut self, v: i64) -> Node {
+        self.tag(b'L').extend_from_slice(&v.to_le_bytes());
+        self
+    }
+
+    pub(crate) fn f64(mut self, v: f64) -> Node {
+        self.tag(b'D').extend_from_slice(&v.to_le_bytes());
+        self
+    }
+
+    pub(crate) fn str(self, s: &str) -> Node {
+        self.bytes_prop(b'S', s.as_bytes())
+    }
+
+    /// A string property of raw bytes (`Name\0\x01Class`).
+    pub(crate) fn str_bytes(self, s: &[u8]) -> Node {
+        self.bytes_prop(b'S', s)
+    }
+
+    pub(crate) fn raw(self, b: &[u8]) -> Node {
+        self.bytes_prop(b'R', b)
+    }
+
+    fn bytes_prop(mut self, code: u8, b: &[u8]) -> Node {
+        let len = u32::try_from(b.len()).expect("a property under 4 GiB");
+        let p = self.tag(code);
+        p.extend_from_slice(&len.to_le_bytes());
+        p.extend_from_slice(b);
+        self
+    }
+
+    pub(crate) fn f64s(self, v: &[f64]) -> Node {
+        self.array(b'd', v.len(), 8, |out| {
+            v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
+        })
+    }
+
+    pub(crate) fn f32s(self, v: &[f32]) -> Node {
+        self.array(b'f', v.len(), 4, |out| {
+            v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
+        })
+    }
+
+    pub(crate) fn i64s(self, v: &[i64]) -> Node {
+        self.array(b'l', v.len(), 8, |out| {
+            v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
+        })
+    }
+
+    pub(crate) fn i32s(self, v: &[i32]) -> Node {
+        self.array(b'i', v.len(), 4, |out| {
+            v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
+        })
+    }
+
+    fn array(mut self, code: u8, n: usize, size: usize, put: impl FnOnce(&mut Vec<u8>)) -> Node {
+        let count = u32::try_from(n).expect("an array under 2^32 values");
+        let bytes = u32::try_from(n * size).expect("an array under 4 GiB");
+        let p = self.tag(code);
+        p.extend_from_slice(&count.to_le_bytes());
+        p.extend_from_slice(&0u32.to_le_bytes());
+        p.extend_from_slice(&bytes.to_le_bytes());
+        p.reserve(n * size);
+        put(p);
+        self
+    }
+
+    fn tag(&mut self, code: u8) -> &mut Vec<u8> {
+        self.n_props += 1;
+        self.props.push(code);
+        &mut self.props
+    }
+
+    /// Adds a child node.
+    pub(crate) fn child(mut self, c: Node) -> Node {
+        self.children.push(c);
+        self
+    }
+
+    /// Adds a child node in place.
+    pub(crate) fn push(&mut self, c: Node) {
+        self.children.push(c);
+    }
+
+    /// Appends the record to `out`, whose length is the file offset.
+    ///
+    /// # Panics
+    /// Beyond 4 GiB (7.4's offsets are 32-bit).
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.extend_from_slice(&[0; 12]);
+        out.push(u8::try_from(self.name.len()).expect("a short node name"));
+        out.extend_from_slice(self.name.as_bytes());
+        out.extend_from_slice(&self.props);
+        for c in &self.children {
+            c.write(out);
+        }
+        let sentinel = !self.children.is_empty()
+            || self.n_props == 0
+            || matches!(self.name, "AnimationStack" | "AnimationLayer");
+        if sentinel {
+            out.extend_from_slice(&[0; 13]);
+        }
+        let end = u32::try_from(out.len()).expect("binary FBX 7.4 files stay under 4 GiB");
+        out[start..start + 4].copy_from_slice(&end.to_le_bytes());
+        out[start + 4..start + 8].copy_from_slice(&self.n_props.to_le_bytes());
+        let plen = u32::try_from(self.props.len()).expect("properties under 4 GiB");
+        out[start + 8..start + 12].copy_from_slice(&plen.to_le_bytes());
+    }
+}
+
+/// The file's first bytes: magic, then the version.
+pub(crate) fn header(out: &mut Vec<u8>) {
+    out.extend_from_slice(b"Kaydara FBX Binary  \0\x1a\0");
+    out.extend_from_slice(&VERSION.to_le_bytes());
+}
+
+/// The 16 bytes that follow the top-level null record; readers take any
+/// value, the SDK writes one that goes with the `FileId` of the header
+/// extension and `CreationTime` (`FILE_ID`, `CREATION_TIME`).
+const FOOTER_ID: [u8; 16] = [
+    0xfa, 0xbc, 0xab, 0x09, 0xd0, 0xc8, 0xd4, 0x66, 0xb1, 0x76, 0xfb, 0x83, 0x1c, 0xf7, 0x26, 0x7e,
+];
+
+/// The `FileId` of the header that goes with [`FOOTER_ID`].
+pub(crate) const FILE_ID: [u8; 16] = [
+    0x28, 0xb3, 0x2a, 0xeb, 0xb6, 0x24, 0xcc, 0xc2, 0xbf, 0xc8, 0xb0, 0x2a, 0xa9, 0x2b, 0xfc, 0xf1,
+];
+
+/// The `CreationTime` that goes with [`FOOTER_ID`].
+pub(crate) const CREATION_TIME: &str = "1970-01-01 10:00:00:000";
+
+/// The top-level null record and the footer.
+pub(crate) fn footer(out: &mut Vec<u8>) {
+    out.extend_from_slice(&[0; 13]);
+    out.extend_from_slice(&FOOTER_ID);
+    out.extend_from_slice(&[0; 4]);
+    // Padding to a multiple of 16 bytes (a whole 16 when already there).
+    let pad = 16 - out.len() % 16;
+    out.extend(std::iter::repeat_n(0u8, pad));
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&[0; 120]);
+    out.extend_from_slice(&[
+        0xf8, 0x5a, 0x8c, 0x6a, 0xde, 0xf5, 0xd9, 0x7e, 0xec, 0xe9, 0x0c, 0xe3, 0x75, 0x8f, 0x29,
+        0x0b,
+    ]);
+}
+
+/// A `P` record of a `Properties70` block: name, type, label, flags and values.
+pub(crate) fn p(name: &str, type_: &str, label: &str, flags: &str) -> Node {
+    Node::new("P").str(name).str(type_).str(label).str(flags)
+}
+
+/// `P` of one integer (`int`, `enum`, `bool`).
+pub(crate) fn p_int(name: &str, type_: &str, label: &str, v: i32) -> Node {
+    p(name, type_, label, "").i32(v)
+}
+
+/// `P` of one double.
+pub(crate) fn p_f64(name: &str, type_: &str, label: &str, flags: &str, v: f64) -> Node {
+    p(name, type_, label, flags).f64(v)
+}
+
+/// `P` of three doubles (vectors, colours).
+pub(crate) fn p_vec3(name: &str, type_: &str, label: &str, flags: &str, v: [f64; 3]) -> Node {
+    p(name, type_, label, flags).f64(v[0]).f64(v[1]).f64(v[2])
+}
+
+/// `P` of a time in ticks.
+pub(crate) fn p_time(name: &str, v: i64) -> Node {
+    p(name, "KTime", "Time", "").i64(v)
+}
+
+/// `P` of a string.
+pub(crate) fn p_str(name: &str, v: &str) -> Node {
+    p(name, "KString", "", "").str(v)
+}
+
+/// An object's name as FBX stores it: `name\0\x01Class`.
+pub(crate) fn object_name(name: &str, class: &str) -> Vec<u8> {
+    let mut v = Vec::with_capacity(name.len() + class.len() + 2);
+    v.extend_from_slice(name.as_bytes());
+    v.extend_from_slice(b"\0\x01");
+    v.extend_from_slice(class.as_bytes());
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_knows_its_end_and_lengths() {
+        let mut out = vec![0u8; 27];
+        Node::new("Ab").i32(7).str("xy").write(&mut out);
+        // end offset, 2 properties, 5 + 7 bytes of properties, name.
+        assert_eq!(u32::from_le_bytes(out[27..31].try_into().unwrap()) as usize, out.len());
+        assert_eq!(u32::from_le_bytes(out[31..35].try_into().unwrap()), 2);
+        assert_eq!(u32::from_le_bytes(out[35..39].try_into().unwrap()), 5 + 7);
+        assert_eq!(&out[39..42], b"\x02Ab");
+        assert_eq!(&out[42..47], &[b'I', 7, 0, 0, 0]);
+        assert_eq!(&out[47..], &[b'S', 2, 0, 0, 0, b'x', b'y']);
+    }
+
+    #[test]
+    fn children_are_closed_by_a_null_record() {
+        let mut out = Vec::new();
+        Node::new("A").child(Node::new("B").bool(true)).write(&mut out);
+        // A: 13 + 1; B: 13 + 1 + 2; null record 13.
+        assert_eq!(out.len(), 14 + 16 + 13);
+        assert_eq!(u32::from_le_bytes(out[14..18].try_into().unwrap()), 30);
+        assert!(out[30..].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn arrays_are_uncompressed_with_their_byte_length() {
+        let mut out = Vec::new();
+        Node::new("K").i64s(&[1, 2]).write(&mut out);
+        let p = &out[14..];
+        assert_eq!(p[0], b'l');
+        assert_eq!(u32::from_le_bytes(p[1..5].try_into().unwrap()), 2);
+        assert_eq!(u32::from_le_bytes(p[5..9].try_into().unwrap()), 0);
+        assert_eq!(u32::from_le_bytes(p[9..13].try_into().unwrap()), 16);
+        assert_eq!(p.len(), 13 + 16);
+    }
+
+    #[test]
+    fn the_footer_ends_aligned_with_the_magic() {
+        let mut out = Vec::new();
+        header(&mut out);
+        footer(&mut out);
+        assert_eq!(&out[..23], b"Kaydara FBX Binary  \0\x1a\0");
+        // 27 + 13 + 16 + 4 = 60 bytes, padded to 64, then 4 + 120 + 16.
+        assert_eq!(out.len(), 64 + 140);
+        assert_eq!(out[out.len() - 16], 0xf8);
+    }
+}

@@ -40,9 +40,13 @@ fi
 if command -v npm >/dev/null; then
   echo "test: npm ci (crates/bvhkit-gltf/tests/js)"
   (cd crates/bvhkit-gltf/tests/js && npm ci --no-audit --no-fund >/dev/null)
+  # FBX2glTF (Autodesk FBX SDK) and the validator for the FBX export test,
+  # pinned by crates/bvhkit-fbx/tests/js/package-lock.json.
+  echo "test: npm ci (crates/bvhkit-fbx/tests/js)"
+  (cd crates/bvhkit-fbx/tests/js && npm ci --no-audit --no-fund >/dev/null)
 else
   complete=0
-  echo "test: MISSING node and npm (node 20 or newer); the glTF export test prints SKIPPED"
+  echo "test: MISSING node and npm (node 20 or newer); the glTF and FBX export tests print SKIPPED"
 fi
 
 for tool in rustfmt clippy-driver; do

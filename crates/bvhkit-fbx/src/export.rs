@@ -142,7 +142,16 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
     let keep: Vec<bool> =
         skeleton.joints().iter().map(|j| options.end_sites || !j.is_end_site()).collect();
     let anim_name = options.name.clone().unwrap_or_else(|| "motion".to_string());
-    let stop = if n_frames > 0 { frame_ticks(n_frames - 1, frame_time) } else { 0 };
+    // The last key's time; a single frame lasts one frame time (readers
+    // skip an animation of zero length).
+    let stop = match n_frames {
+        0 => 0,
+        1 => frame_ticks(
+            1,
+            if frame_time > 0.0 && frame_time.is_finite() { frame_time } else { 1.0 / 30.0 },
+        ),
+        n => frame_ticks(n - 1, frame_time),
+    };
     let fps = if frame_time > 0.0 && frame_time.is_finite() { 1.0 / frame_time } else { 30.0 };
 
     let mut ids = Ids(1_000_000_000);

@@ -196,3 +196,50 @@ fn every_corpus_file_comes_back() {
     );
     assert!(done >= 30, "only {done} corpus files read");
 }
+
+#[test]
+fn the_stated_unit_and_axes_are_what_ufbx_reads() {
+    use bvhkit::edit::axes::SignedAxis;
+    use bvhkit_fbx::{Scale, Up};
+    use ufbx::CoordinateAxis as A;
+    let bvh = Bvh::parse(FIXTURE).unwrap();
+    for (up, want) in [
+        (SignedAxis::PosZ, (A::PositiveX, A::PositiveZ, A::NegativeY)),
+        (SignedAxis::PosY, (A::PositiveX, A::PositiveY, A::PositiveZ)),
+        (SignedAxis::NegY, (A::PositiveX, A::NegativeY, A::NegativeZ)),
+        (SignedAxis::PosX, (A::NegativeY, A::PositiveX, A::PositiveZ)),
+    ] {
+        let options =
+            ExportOptions { up: Up::From(up), scale: Scale::Factor(0.0254), ..Default::default() };
+        let out = export(&bvh, &options).unwrap();
+        let scene = ufbx::load_memory(&out.bytes, ufbx::LoadOpts::default()).unwrap();
+        let a = scene.settings.axes;
+        assert_eq!((a.right, a.up, a.front), want, "{up:?}");
+        assert!((scene.settings.unit_meters - 0.0254).abs() < 1e-12);
+        let back = import(&out.bytes, &ImportOptions::default()).unwrap();
+        assert!((back.metres_per_unit - 0.0254).abs() < 1e-12);
+        // The numbers are the file's, whatever is stated.
+        compare("stated", &bvh, &back.bvh);
+    }
+}
+
+#[test]
+fn end_sites_can_be_left_out_and_keys_made_constant() {
+    let bvh = Bvh::parse(FIXTURE).unwrap();
+    let options = ExportOptions { end_sites: false, constant: true, ..Default::default() };
+    let out = export(&bvh, &options).unwrap();
+    let scene = ufbx::load_memory(&out.bytes, ufbx::LoadOpts::default()).unwrap();
+    assert_eq!(scene.nodes.iter().filter(|n| n.bone.is_some()).count(), 5);
+    let stack = &scene.anim_stacks[0];
+    let layer = &stack.layers[0];
+    let hips = ufbx::find_node(&scene, "Hips").unwrap();
+    let prop = ufbx::find_anim_prop(layer, &hips.element, "Lcl Rotation").unwrap();
+    let curve = prop.anim_value.curves[2].as_ref().unwrap();
+    assert!(curve.keyframes.iter().all(|k| k.interpolation == ufbx::Interpolation::ConstantPrev));
+    // Halfway between frames 0 and 1, a constant key holds frame 0's value.
+    let t = 0.5 * bvh.motion().frame_time();
+    assert_eq!(ufbx::evaluate_curve(curve, t, 0.0), 10.0);
+    let back = import(&out.bytes, &ImportOptions::default()).unwrap();
+    assert_eq!(back.bvh.skeleton().len(), 5);
+    assert!(back.bvh.skeleton().joints().iter().all(|j| !j.is_end_site()));
+}

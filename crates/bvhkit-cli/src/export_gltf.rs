@@ -35,7 +35,7 @@ stored in the extras; --up AXIS names the file's up axis instead, --up keep \
 OUTDIR/ and give one file per input (--format picks glb or gltf, glb by \
 default). The output may not be an input. See docs/gltf.md.
 
--o OUT.fbx writes binary FBX 7.4 instead (docs/fbx.md): one LimbNode per joint, End Sites as leaf bones, each joint's channel order as its FBX rotation order and one curve per channel holding the file's own values at its frame times; the numbers are the file's, with the guessed unit (or --scale, metres per unit) and the detected up axis (or --up) stated in the file's settings, never applied. No mesh is written.
+-o OUT.fbx writes binary FBX 7.4 instead (docs/fbx.md): one LimbNode per joint, End Sites as leaf bones, each joint's channel order as its FBX rotation order and one curve per channel holding the file's own values at its frame times; the numbers are the file's, with the guessed unit (or --scale, metres per unit) and the detected up axis (or --up) stated in the file's settings, never applied. A box per bone skinned to its joint is added (--no-mesh leaves it out).
 
 -o OUT.parquet or -o OUT.npz writes every input into one dataset for machine learning instead (docs/datasets.md): a Parquet table with one row per clip × frame × joint (clip, frame, joint, parent, px py pz world positions, qx qy qz qw local rotations; --layout wide for one row per frame), the skeletons beside it in OUT.skeleton.parquet, or an NPZ of per-clip arrays (CLIP/positions, CLIP/rotations, ...), in each file's own axes unless --up is given. Folders are walked; files are parsed on all cores and written in order; a file that cannot be read is reported and skipped (exit 1), and a summary ends the run.
 
@@ -255,6 +255,7 @@ fn fbx(
             crate::clip::Up::Keep => Up::Keep,
             crate::clip::Up::From(axis) => Up::From(axis),
         },
+        mesh: !a.no_mesh,
         name: Some(name),
         ..Default::default()
     };

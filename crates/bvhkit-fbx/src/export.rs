@@ -224,6 +224,101 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
         connections.push(oo(model, parent_id));
     }
 
+    // The mesh: a box along every bone, skinned to the bone's joint.
+    let mut mesh_objects = 0usize;
+    let mut mesh_model = None;
+    if options.mesh {
+        let boxes = bone_boxes(skeleton, &keep, &rest_world, size);
+        if !boxes.vertices.is_empty() {
+            mesh_objects = 1;
+            let (geometry, model, skin) = (ids.next(), ids.next(), ids.next());
+            mesh_model = Some(model);
+            let mesh_name = format!("{anim_name}_bones");
+            objects.push(
+                Node::new("Geometry")
+                    .i64(geometry)
+                    .str_bytes(&object_name(&mesh_name, "Geometry"))
+                    .str("Mesh")
+                    .child(Node::new("Vertices").f64s(&boxes.vertices))
+                    .child(Node::new("PolygonVertexIndex").i32s(&boxes.polygons))
+                    .child(Node::new("GeometryVersion").i32(124))
+                    .child(
+                        Node::new("LayerElementNormal")
+                            .i32(0)
+                            .child(Node::new("Version").i32(101))
+                            .child(Node::new("Name").str(""))
+                            .child(Node::new("MappingInformationType").str("ByPolygonVertex"))
+                            .child(Node::new("ReferenceInformationType").str("Direct"))
+                            .child(Node::new("Normals").f64s(&boxes.normals)),
+                    )
+                    .child(
+                        Node::new("Layer").i32(0).child(Node::new("Version").i32(100)).child(
+                            Node::new("LayerElement")
+                                .child(Node::new("Type").str("LayerElementNormal"))
+                                .child(Node::new("TypedIndex").i32(0)),
+                        ),
+                    ),
+            );
+            objects.push(
+                Node::new("Model")
+                    .i64(model)
+                    .str_bytes(&object_name(&mesh_name, "Model"))
+                    .str("Mesh")
+                    .child(Node::new("Version").i32(232))
+                    .child(
+                        Node::new("Properties70")
+                            .child(p_int("InheritType", "enum", "", 1))
+                            .child(p_int("DefaultAttributeIndex", "int", "Integer", 0)),
+                    )
+                    .child(Node::new("Shading").bool(true))
+                    .child(Node::new("Culling").str("CullingOff")),
+            );
+            connections.push(oo(geometry, model));
+            connections.push(oo(model, 0));
+            objects.push(
+                Node::new("Deformer")
+                    .i64(skin)
+                    .str_bytes(&object_name(&mesh_name, "Deformer"))
+                    .str("Skin")
+                    .child(Node::new("Version").i32(101))
+                    .child(Node::new("Link_DeformAcuracy").f64(50.0)),
+            );
+            connections.push(oo(skin, geometry));
+            for (j, vertices) in boxes.per_joint.iter().enumerate() {
+                // Every joint with bones below it gets a cluster, empty when
+                // its bones have no length, so that the skin's joints
+                // include each tree's root.
+                if !keep[j] || skeleton.joints()[j].is_end_site() {
+                    continue;
+                }
+                mesh_objects += 1;
+                let cluster = ids.next();
+                let t = rest_world[j];
+                let link = [
+                    1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, t.x, t.y, t.z, 1.0,
+                ];
+                let inverse = [
+                    1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, -t.x, -t.y, -t.z,
+                    1.0,
+                ];
+                objects.push(
+                    Node::new("Deformer")
+                        .i64(cluster)
+                        .str_bytes(&object_name(&names[j], "SubDeformer"))
+                        .str("Cluster")
+                        .child(Node::new("Version").i32(100))
+                        .child(Node::new("UserData").str("").str(""))
+                        .child(Node::new("Indexes").i32s(vertices))
+                        .child(Node::new("Weights").f64s(&vec![1.0; vertices.len()]))
+                        .child(Node::new("Transform").f64s(&inverse))
+                        .child(Node::new("TransformLink").f64s(&link)),
+                );
+                connections.push(oo(cluster, skin));
+                connections.push(oo(model_ids[j], cluster));
+            }
+        }
+    }
+
     // The bind pose: every model's rest world matrix (translations only).
     let pose_id = ids.next();
     let mut pose = Node::new("Pose")
@@ -232,7 +327,16 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
         .str("BindPose")
         .child(Node::new("Type").str("BindPose"))
         .child(Node::new("Version").i32(100))
-        .child(Node::new("NbPoseNodes").i32(n_models as i32));
+        .child(Node::new("NbPoseNodes").i32((n_models + usize::from(mesh_model.is_some())) as i32));
+    if let Some(m) = mesh_model {
+        let identity =
+            [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+        pose.push(
+            Node::new("PoseNode")
+                .child(Node::new("Node").i64(m))
+                .child(Node::new("Matrix").f64s(&identity)),
+        );
+    }
     for i in 0..skeleton.len() {
         if !keep[i] {
             continue;
@@ -450,6 +554,10 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
     let mut defs = Node::new("Definitions").child(Node::new("Version").i32(100));
     let mut types: Vec<(&'static str, usize)> =
         vec![("GlobalSettings", 1), ("Model", n_models), ("NodeAttribute", n_models), ("Pose", 1)];
+    if mesh_model.is_some() {
+        types[1].1 += 1;
+        types.extend([("Geometry", 1), ("Deformer", mesh_objects)]);
+    }
     if has_anim {
         types.extend([
             ("AnimationStack", 1),
@@ -489,6 +597,73 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
         names,
         renamed,
     })
+}
+
+/// The boxes of the mesh: vertices (x, y, z), polygons (FBX's
+/// `PolygonVertexIndex`: a polygon's last index as `!index`), normals by
+/// polygon vertex, and the vertices of each joint's boxes.
+struct Boxes {
+    vertices: Vec<f64>,
+    polygons: Vec<i32>,
+    normals: Vec<f64>,
+    per_joint: Vec<Vec<i32>>,
+}
+
+/// A box from every kept joint to each of its kept children (bones of no
+/// length left out), as wide as a tenth of the bone within 1% and 5% of
+/// the figure's size, in the rest pose.
+fn bone_boxes(skeleton: &Skeleton, keep: &[bool], rest: &[DVec3], size: f64) -> Boxes {
+    let mut b = Boxes {
+        vertices: Vec::new(),
+        polygons: Vec::new(),
+        normals: Vec::new(),
+        per_joint: vec![Vec::new(); skeleton.len()],
+    };
+    for (i, j) in skeleton.joints().iter().enumerate() {
+        let Some(p) = j.parent().map(|p| p.index()) else { continue };
+        if !keep[i] || !keep[p] {
+            continue;
+        }
+        let (a, c) = (rest[p], rest[i]);
+        let d = c - a;
+        let len = d.length();
+        if !len.is_finite() || len <= 1e-6 * size {
+            continue;
+        }
+        let w = (0.1 * len).clamp(0.01 * size, 0.05 * size);
+        let axis = d / len;
+        let u = axis.any_orthonormal_vector();
+        let v = axis.cross(u);
+        let base = (b.vertices.len() / 3) as i32;
+        // Corner (s, t, k): s along u, t along v (-1 or 1), k = 0 at the
+        // joint, 1 at the child; index k·4 + (s > 0)·2 + (t > 0).
+        for k in [0.0, 1.0] {
+            for s in [-1.0, 1.0] {
+                for t in [-1.0, 1.0] {
+                    let q = a + axis * (len * k) + u * (w * s) + v * (w * t);
+                    b.vertices.extend_from_slice(&q.to_array());
+                }
+            }
+        }
+        let at = |s: i32, t: i32, k: i32| base + k * 4 + i32::from(s > 0) * 2 + i32::from(t > 0);
+        // Six faces, counter-clockwise seen from outside.
+        let faces: [(DVec3, [i32; 4]); 6] = [
+            (u, [at(1, -1, 0), at(1, 1, 0), at(1, 1, 1), at(1, -1, 1)]),
+            (-u, [at(-1, -1, 0), at(-1, -1, 1), at(-1, 1, 1), at(-1, 1, 0)]),
+            (v, [at(-1, 1, 0), at(-1, 1, 1), at(1, 1, 1), at(1, 1, 0)]),
+            (-v, [at(-1, -1, 0), at(1, -1, 0), at(1, -1, 1), at(-1, -1, 1)]),
+            (axis, [at(-1, -1, 1), at(1, -1, 1), at(1, 1, 1), at(-1, 1, 1)]),
+            (-axis, [at(-1, -1, 0), at(-1, 1, 0), at(1, 1, 0), at(1, -1, 0)]),
+        ];
+        for (normal, quad) in faces {
+            b.polygons.extend_from_slice(&[quad[0], quad[1], quad[2], !quad[3]]);
+            for _ in 0..4 {
+                b.normals.extend_from_slice(&normal.to_array());
+            }
+        }
+        b.per_joint[p].extend(base..base + 8);
+    }
+    b
 }
 
 #[cfg(test)]

@@ -84,6 +84,10 @@ pub struct ExportOptions {
     pub up: Up,
     /// Write End Sites as leaf `LimbNode`s (named as `bvh positions` names them).
     pub end_sites: bool,
+    /// Add a mesh: a box along every bone, skinned to its joint (one
+    /// `Geometry`, a `Skin` and a `Cluster` per joint with bones), so that
+    /// any viewer shows the figure.
+    pub mesh: bool,
     /// Constant (stepped) keys instead of linear ones.
     pub constant: bool,
     /// Name of the animation stack and take; `"motion"` when `None`.
@@ -97,6 +101,7 @@ impl Default for ExportOptions {
             scale: Scale::Guess,
             up: Up::Detect,
             end_sites: true,
+            mesh: true,
             constant: false,
             name: None,
         }

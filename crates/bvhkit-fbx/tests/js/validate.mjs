@@ -1,6 +1,6 @@
 // Validates every .glb in the folder given as the argument with the Khronos
 // glTF-Validator and prints one JSON line per file: its name, error and
-// warning counts, and the first messages.
+// warning counts, the first messages and the codes of all errors and warnings.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import validator from 'gltf-validator';
@@ -18,5 +18,6 @@ for (const f of readdirSync(dir).filter((n) => n.endsWith('.glb')).sort()) {
     errors: report.issues.numErrors,
     warnings: report.issues.numWarnings,
     messages,
+    codes: [...new Set(report.issues.messages.filter((m) => m.severity <= 1).map((m) => m.code))],
   }));
 }

@@ -21,11 +21,12 @@ fn fbx_export_and_import_are_the_library_s() {
     };
     assert_eq!(std::fs::read(&fbx).unwrap(), export(&bvh, &options).unwrap().bytes);
 
-    // --scale and --up are stated as given.
-    run_ok(&["export", s, "-o", f, "--scale", "0.01", "--up", "keep"]);
+    // --scale and --up are stated as given; --no-mesh leaves the boxes out.
+    run_ok(&["export", s, "-o", f, "--scale", "0.01", "--up", "keep", "--no-mesh"]);
     let options = ExportOptions {
         scale: Scale::Factor(0.01),
         up: Up::Keep,
+        mesh: false,
         name: Some("fair_zombie_animated_drawings_xyz_yxz".into()),
         ..Default::default()
     };

@@ -133,6 +133,13 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
     if !(factor.is_finite() && factor > 0.0) {
         return Err(Error::Scale(factor));
     }
+    // Each channel's keys take 12 bytes a frame (an i64 time, an f32
+    // value); 7.4's offsets are 32-bit.
+    let curve_bytes = n_frames.saturating_mul(skeleton.n_channels()).saturating_mul(12);
+    let estimate = curve_bytes.saturating_add(skeleton.len().saturating_mul(4096));
+    if estimate > u32::MAX as usize {
+        return Err(Error::TooLarge(estimate));
+    }
     let (names, renamed) = fbx_names(skeleton);
     for (j, name) in skeleton.joints().iter().zip(&names) {
         if !j.offset().is_finite() {
@@ -587,10 +594,6 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
     }
     takes.write(&mut out);
     footer(&mut out);
-    let u32_max = u32::MAX as usize;
-    if out.len() > u32_max {
-        return Err(Error::TooLarge(out.len()));
-    }
     Ok(Export {
         bytes: out,
         applied: Applied { factor, guess, guessed, up, detected },

@@ -153,6 +153,36 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Import, Er
     if order.is_empty() {
         return Err(Error::NoSkeleton);
     }
+    for (n, parent) in &order {
+        if parent.is_none()
+            && let Some(p) = n.parent.as_deref()
+            && !p.is_root
+        {
+            let m = &p.node_to_world;
+            let identity = [
+                m.m00 - 1.0,
+                m.m11 - 1.0,
+                m.m22 - 1.0,
+                m.m01,
+                m.m02,
+                m.m10,
+                m.m12,
+                m.m20,
+                m.m21,
+                m.m03,
+                m.m13,
+                m.m23,
+            ]
+            .iter()
+            .all(|x| x.abs() < 1e-12);
+            if !identity {
+                let (a, b): (&str, &str) = (&n.element.name, &p.element.name);
+                notes.push(format!(
+                    "{a}: the transform of its parent {b} (not a bone) is not applied"
+                ));
+            }
+        }
+    }
     let has_children: Vec<bool> = {
         let mut v = vec![false; order.len()];
         for (_, p) in &order {

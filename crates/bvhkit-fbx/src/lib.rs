@@ -176,7 +176,7 @@ pub enum Error {
     },
     /// The scale factor is not a positive finite number.
     Scale(f64),
-    /// The file would pass 4 GiB, the limit of FBX 7.4.
+    /// The file would pass 4 GiB (about this many bytes), the limit of FBX 7.4.
     TooLarge(usize),
     /// The FBX reader's error.
     Read(String),

@@ -243,3 +243,31 @@ fn end_sites_can_be_left_out_and_keys_made_constant() {
     assert_eq!(back.bvh.skeleton().len(), 5);
     assert!(back.bvh.skeleton().joints().iter().all(|j| !j.is_end_site()));
 }
+
+#[test]
+fn a_given_rate_samples_the_curves() {
+    let bvh = Bvh::parse(FIXTURE.replace("Frame Time: 0.0083333", "Frame Time: 0.1")).unwrap();
+    let out = export(&bvh, &ExportOptions::default()).unwrap();
+    let back =
+        import(&out.bytes, &ImportOptions { fps: Some(20.0), ..Default::default() }).unwrap();
+    let m = back.bvh.motion();
+    assert_eq!(m.n_frames(), 5);
+    assert!((m.frame_time() - 0.05).abs() < 1e-15);
+    assert!(
+        back.notes.iter().any(|n| n.contains("sampled at 20 frames per second")),
+        "{:?}",
+        back.notes
+    );
+    let src = bvh.motion();
+    for (k, row) in (0..5).map(|k| (k, m.frame(k))) {
+        for (c, v) in row.iter().enumerate() {
+            let (i, w) = (k / 2, if k % 2 == 1 { 0.5 } else { 0.0 });
+            let a = f64::from(src.frame(i)[c] as f32);
+            let b = if w > 0.0 { f64::from(src.frame(i + 1)[c] as f32) } else { a };
+            assert!(
+                (v - (a + (b - a) * w)).abs() < 1e-4,
+                "frame {k}, channel {c}: {v} vs {a}..{b}"
+            );
+        }
+    }
+}

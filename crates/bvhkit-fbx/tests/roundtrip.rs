@@ -98,7 +98,14 @@ fn compare(name: &str, bvh: &Bvh, back: &Bvh) -> f64 {
 /// The world positions ufbx evaluates for the exported scene at a few
 /// frames, against bvhkit's FK; returns the largest error relative to size.
 fn ufbx_agrees(name: &str, bvh: &Bvh, fbx: &[u8], names: &[String]) -> f64 {
-    let scene = ufbx::load_memory(fbx, ufbx::LoadOpts::default()).expect("ufbx reads the export");
+    // ufbx's strict mode refuses what it would otherwise repair quietly.
+    let strict = ufbx::LoadOpts { strict: true, ..Default::default() };
+    let scene =
+        ufbx::load_memory(fbx, strict).unwrap_or_else(|e| panic!("{name}: ufbx (strict): {e:?}"));
+    let warnings: Vec<String> =
+        scene.metadata.warnings.iter().map(|w| w.description.to_string()).collect();
+    assert!(warnings.is_empty(), "{name}: ufbx warns: {warnings:?}");
+    assert_eq!((scene.metadata.ascii, scene.metadata.version), (false, 7400));
     let s = bvh.skeleton();
     let fk = Kinematics::new(s, PositionChannels::Replace);
     let size = UnitGuess::of_bvh(bvh, PositionChannels::Replace).size.max(1e-9);

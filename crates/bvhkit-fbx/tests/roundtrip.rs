@@ -278,3 +278,25 @@ fn a_given_rate_samples_the_curves() {
         }
     }
 }
+
+#[test]
+fn added_position_channels_come_back_as_translations() {
+    let bvh = Bvh::parse(FIXTURE).unwrap();
+    let options = ExportOptions { position_channels: PositionChannels::Add, ..Default::default() };
+    let out = export(&bvh, &options).unwrap();
+    let back = import(&out.bytes, &ImportOptions::default()).unwrap().bvh;
+    // The curves hold OFFSET + value: read with Replace, the positions of
+    // the source read with Add.
+    let (s, t) = (bvh.skeleton(), back.skeleton());
+    let (fa, fb) =
+        (Kinematics::new(s, PositionChannels::Add), Kinematics::new(t, PositionChannels::Replace));
+    let (mut pa, mut pb) = (vec![DVec3::ZERO; s.len()], vec![DVec3::ZERO; t.len()]);
+    for f in 0..bvh.motion().n_frames() {
+        fa.positions(bvh.motion().frame(f), &mut pa);
+        fb.positions(back.motion().frame(f), &mut pb);
+        for (x, y) in pa.iter().zip(&pb) {
+            assert!(x.distance(*y) < 1e-4, "frame {f}: {x} vs {y}");
+        }
+    }
+    assert_eq!(back.motion().frame(0)[0], 1.0 + 1.0, "Xposition 1 added to OFFSET x 1");
+}

@@ -260,7 +260,14 @@ fn fbx(
         ..Default::default()
     };
     let x = bvhkit_fbx::export(bvh, &options)?;
-    write_atomic(out, |w| Ok(w.write_all(&x.bytes)?))?;
+    // In pieces of 2 MiB, so that the file's writeback starts as it is
+    // written rather than after the last byte.
+    write_atomic(out, |w| {
+        for piece in x.bytes.chunks(2 << 20) {
+            w.write_all(piece)?;
+        }
+        Ok(())
+    })?;
     for (taken, written) in &x.renamed {
         lines.push(format!(
             "{}: joint name {taken} taken already, written as {written}",

@@ -363,6 +363,10 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
     let mut n_curve_nodes = 0usize;
     let mut n_curves = 0usize;
     let mut has_anim = false;
+    // The key times' array property (deferred property 0) and each curve's
+    // channel, added base and joint (deferred property `k + 1`).
+    let mut times_array = Vec::new();
+    let mut curves: Vec<(usize, f64, usize)> = Vec::new();
     if n_frames > 0 {
         has_anim = true;
         let stack = ids.next();
@@ -390,8 +394,20 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
         );
         connections.push(oo(layer, stack));
         let times: Vec<i64> = (0..n_frames).map(|i| frame_ticks(i, frame_time)).collect();
+        // Every curve has the same key times: encoded once (deflated, as
+        // the Autodesk SDK stores large arrays, when that is smaller) and
+        // written in every curve.
+        let raw: Vec<u8> = times.iter().flat_map(|t| t.to_le_bytes()).collect();
+        let deflated = crate::node::deflate_i64s(&times);
+        times_array = Vec::with_capacity(13 + raw.len());
+        if deflated.len() < raw.len() {
+            crate::node::array_head(&mut times_array, b'l', n_frames, 1, deflated.len());
+            times_array.extend_from_slice(&deflated);
+        } else {
+            crate::node::array_head(&mut times_array, b'l', n_frames, 0, raw.len());
+            times_array.extend_from_slice(&raw);
+        }
         let add = options.position_channels == PositionChannels::Add;
-        let mut values = vec![0f32; n_frames];
         for (i, j) in skeleton.joints().iter().enumerate() {
             if !keep[i] || j.channels().is_empty() {
                 continue;
@@ -427,17 +443,10 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
                 connections.push(op(curve_node, model_ids[i], prop));
                 for (ch, axis) in chans {
                     let base = if !rotation && add { defaults[axis.index()] } else { 0.0 };
-                    for (f, v) in values.iter_mut().enumerate() {
-                        let x = base + motion.frame(f)[ch];
-                        let y = x as f32;
-                        if !y.is_finite() {
-                            return Err(Error::NotFinite {
-                                joint: names[i].clone(),
-                                frame: Some(f),
-                            });
-                        }
-                        *v = y;
-                    }
+                    // The values are gathered while the file is written
+                    // (`curves[k]`, the deferred property `k + 1`).
+                    curves.push((ch, base, i));
+                    let first = (base + motion.frame(0)[ch]) as f32;
                     let curve = ids.next();
                     n_curves += 1;
                     let flags = if options.constant { CONSTANT } else { LINEAR };
@@ -446,10 +455,13 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
                             .i64(curve)
                             .str_bytes(&object_name("", "AnimCurve"))
                             .str("")
-                            .child(Node::new("Default").f64(f64::from(values[0])))
+                            .child(Node::new("Default").f64(f64::from(first)))
                             .child(Node::new("KeyVer").i32(4008))
-                            .child(Node::new("KeyTime").i64s(&times))
-                            .child(Node::new("KeyValueFloat").f32s(&values))
+                            .child(Node::new("KeyTime").deferred(0, times_array.len()))
+                            .child(
+                                Node::new("KeyValueFloat")
+                                    .deferred(curves.len(), 13 + 4 * n_frames),
+                            )
                             .child(Node::new("KeyAttrFlags").i32s(&[flags]))
                             .child(Node::new("KeyAttrDataFloat").f32s(&[
                                 0.0,
@@ -579,7 +591,28 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
         defs.push(Node::new("ObjectType").str(t).child(Node::new("Count").i32(n as i32)));
     }
     defs.write(&mut out);
-    objects.write(&mut out);
+    // The curves' values, straight into the file; the first value that is
+    // not a finite 32-bit float is the error.
+    let mut not_finite: Option<(usize, usize)> = None;
+    objects.write_with(&mut out, &mut |key, out| {
+        if key == 0 {
+            out.extend_from_slice(&times_array);
+            return;
+        }
+        let (ch, base, joint) = curves[key - 1];
+        crate::node::array_head(out, b'f', n_frames, 0, 4 * n_frames);
+        out.reserve(4 * n_frames);
+        for f in 0..n_frames {
+            let y = (base + motion.frame(f)[ch]) as f32;
+            if !y.is_finite() && not_finite.is_none() {
+                not_finite = Some((joint, f));
+            }
+            out.extend_from_slice(&y.to_le_bytes());
+        }
+    });
+    if let Some((joint, f)) = not_finite {
+        return Err(Error::NotFinite { joint: names[joint].clone(), frame: Some(f) });
+    }
     connections.write(&mut out);
     let mut takes =
         Node::new("Takes").child(Node::new("Current").str(if has_anim { &anim_name } else { "" }));

@@ -18,6 +18,9 @@ pub(crate) struct Node {
     props: Vec<u8>,
     n_props: u32,
     children: Vec<Node>,
+    /// A last property of this many bytes, made while the record is
+    /// written ([`Node::write_with`]): (key, byte length).
+    deferred: Option<(usize, usize)>,
 }
 
 impl Node {
@@ -78,16 +81,21 @@ impl Node {
         })
     }
 
-    pub(crate) fn i64s(self, v: &[i64]) -> Node {
-        self.array(b'l', v.len(), 8, |out| {
-            v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
-        })
-    }
-
     pub(crate) fn i32s(self, v: &[i32]) -> Node {
         self.array(b'i', v.len(), 4, |out| {
             v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()))
         })
+    }
+
+    /// A last property of `len` bytes (its type code included) that
+    /// [`Node::write_with`]'s `fill` writes for `key` when the record is
+    /// written, so that a large array is made straight into the file
+    /// instead of into a buffer of its own first.
+    pub(crate) fn deferred(mut self, key: usize, len: usize) -> Node {
+        debug_assert!(self.deferred.is_none());
+        self.n_props += 1;
+        self.deferred = Some((key, len));
+        self
     }
 
     fn array(mut self, code: u8, n: usize, size: usize, put: impl FnOnce(&mut Vec<u8>)) -> Node {
@@ -124,13 +132,26 @@ impl Node {
     /// # Panics
     /// Beyond 4 GiB (7.4's offsets are 32-bit).
     pub(crate) fn write(&self, out: &mut Vec<u8>) {
+        self.write_with(out, &mut |_, _| unreachable!("a deferred property without its fill"));
+    }
+
+    /// [`Node::write`], `fill(key, out)` writing each [`Node::deferred`]
+    /// property (exactly the length it announced).
+    pub(crate) fn write_with(&self, out: &mut Vec<u8>, fill: &mut dyn FnMut(usize, &mut Vec<u8>)) {
         let start = out.len();
         out.extend_from_slice(&[0; 12]);
         out.push(u8::try_from(self.name.len()).expect("a short node name"));
         out.extend_from_slice(self.name.as_bytes());
         out.extend_from_slice(&self.props);
+        let mut plen = self.props.len();
+        if let Some((key, len)) = self.deferred {
+            let at = out.len();
+            fill(key, out);
+            assert_eq!(out.len() - at, len, "deferred property {key} of the announced length");
+            plen += len;
+        }
         for c in &self.children {
-            c.write(out);
+            c.write_with(out, fill);
         }
         let sentinel = !self.children.is_empty()
             || self.n_props == 0
@@ -141,9 +162,24 @@ impl Node {
         let end = u32::try_from(out.len()).expect("binary FBX 7.4 files stay under 4 GiB");
         out[start..start + 4].copy_from_slice(&end.to_le_bytes());
         out[start + 4..start + 8].copy_from_slice(&self.n_props.to_le_bytes());
-        let plen = u32::try_from(self.props.len()).expect("properties under 4 GiB");
+        let plen = u32::try_from(plen).expect("properties under 4 GiB");
         out[start + 8..start + 12].copy_from_slice(&plen.to_le_bytes());
     }
+}
+
+/// The zlib stream of `v`'s little-endian bytes (an array's encoding 1).
+pub(crate) fn deflate_i64s(v: &[i64]) -> Vec<u8> {
+    let raw: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    miniz_oxide::deflate::compress_to_vec_zlib(&raw, 6)
+}
+
+/// The head of an array property: type code, count, encoding (0 plain,
+/// 1 deflated) and byte length.
+pub(crate) fn array_head(out: &mut Vec<u8>, code: u8, count: usize, encoding: u32, bytes: usize) {
+    out.push(code);
+    out.extend_from_slice(&u32::try_from(count).expect("an array under 2^32 values").to_le_bytes());
+    out.extend_from_slice(&encoding.to_le_bytes());
+    out.extend_from_slice(&u32::try_from(bytes).expect("an array under 4 GiB").to_le_bytes());
 }
 
 /// The file's first bytes: magic, then the version.
@@ -252,13 +288,33 @@ mod tests {
     #[test]
     fn arrays_are_uncompressed_with_their_byte_length() {
         let mut out = Vec::new();
-        Node::new("K").i64s(&[1, 2]).write(&mut out);
+        Node::new("K").i32s(&[1, 2, 3, 4]).write(&mut out);
         let p = &out[14..];
-        assert_eq!(p[0], b'l');
-        assert_eq!(u32::from_le_bytes(p[1..5].try_into().unwrap()), 2);
+        assert_eq!(p[0], b'i');
+        assert_eq!(u32::from_le_bytes(p[1..5].try_into().unwrap()), 4);
         assert_eq!(u32::from_le_bytes(p[5..9].try_into().unwrap()), 0);
         assert_eq!(u32::from_le_bytes(p[9..13].try_into().unwrap()), 16);
         assert_eq!(p.len(), 13 + 16);
+    }
+
+    #[test]
+    fn deferred_properties_are_filled_while_written() {
+        let mut out = Vec::new();
+        let times = [5i64, 10, 15];
+        let z = deflate_i64s(&times);
+        let n = Node::new("K").deferred(7, 13 + z.len());
+        n.write_with(&mut out, &mut |key, out| {
+            assert_eq!(key, 7);
+            array_head(out, b'l', 3, 1, z.len());
+            out.extend_from_slice(&z);
+        });
+        assert_eq!(u32::from_le_bytes(out[0..4].try_into().unwrap()) as usize, out.len());
+        assert_eq!(u32::from_le_bytes(out[4..8].try_into().unwrap()), 1);
+        assert_eq!(u32::from_le_bytes(out[8..12].try_into().unwrap()) as usize, 13 + z.len());
+        let p = &out[14..];
+        assert_eq!((p[0], u32::from_le_bytes(p[5..9].try_into().unwrap())), (b'l', 1));
+        let raw = miniz_oxide::inflate::decompress_to_vec_zlib(&p[13..]).unwrap();
+        assert_eq!(raw, times.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<u8>>());
     }
 
     #[test]

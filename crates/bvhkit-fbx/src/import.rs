@@ -195,6 +195,10 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Import, Er
 
     let mut joints: Vec<Joint<'_>> = Vec::with_capacity(order.len());
     let mut key_ticks: Vec<f64> = Vec::new();
+    // The key times of the first curve met: a curve with the very same
+    // times (every curve of a bvhkit export) adds nothing to the union, so
+    // only the other curves' keys are gathered and sorted.
+    let mut first_times: Option<Vec<f64>> = None;
     for (i, &(node, parent)) in order.iter().enumerate() {
         let t_curves = curves(layer, node, "Lcl Translation");
         let r_curves = curves(layer, node, "Lcl Rotation");
@@ -234,7 +238,18 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Import, Er
             j.offset = vec3(node.local_transform.translation);
         }
         for c in t_curves.iter().chain(&r_curves).flatten() {
-            key_ticks.extend(c.keyframes.iter().map(|k| k.time));
+            let keys = &c.keyframes;
+            match &first_times {
+                None => {
+                    let times: Vec<f64> = keys.iter().map(|k| k.time).collect();
+                    key_ticks.extend_from_slice(&times);
+                    first_times = Some(times);
+                }
+                Some(first)
+                    if first.len() == keys.len()
+                        && first.iter().zip(keys.iter()).all(|(a, k)| *a == k.time) => {}
+                Some(_) => key_ticks.extend(keys.iter().map(|k| k.time)),
+            }
         }
         let listed: Option<Vec<Channel>> = node
             .element

@@ -259,15 +259,14 @@ fn fbx(
         name: Some(name),
         ..Default::default()
     };
-    let x = bvhkit_fbx::export(bvh, &options)?;
-    // In pieces of 2 MiB, so that the file's writeback starts as it is
-    // written rather than after the last byte.
+    // Written as it is made, a few MiB at a time (so the file's writeback
+    // starts early and the whole file is never held in memory).
+    let mut done = None;
     write_atomic(out, |w| {
-        for piece in x.bytes.chunks(2 << 20) {
-            w.write_all(piece)?;
-        }
+        done = Some(bvhkit_fbx::export_to(bvh, &options, w)?);
         Ok(())
     })?;
+    let x = done.expect("written");
     for (taken, written) in &x.renamed {
         lines.push(format!(
             "{}: joint name {taken} taken already, written as {written}",

@@ -10,8 +10,8 @@ use bvhkit::units::UnitGuess;
 use bvhkit::{Bvh, PositionChannels, Skeleton};
 
 use crate::node::{
-    CREATION_TIME, FILE_ID, Node, footer, header, object_name, p, p_f64, p_int, p_str, p_time,
-    p_vec3,
+    CREATION_TIME, FILE_ID, Node, Sink, footer, header, object_name, p, p_f64, p_int, p_str,
+    p_time, p_vec3,
 };
 use crate::{Applied, Error, Export, ExportOptions, Scale, Up};
 
@@ -109,7 +109,13 @@ pub fn frame_ticks(i: usize, frame_time: f64) -> i64 {
     (i as f64 * frame_time * TICKS_PER_SECOND as f64).round() as i64
 }
 
-pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
+/// Writes the file into `w` (a few MiB at a time); the [`Export`]'s
+/// `bytes` are empty.
+pub(crate) fn export(
+    bvh: &Bvh,
+    options: &ExportOptions,
+    w: &mut dyn std::io::Write,
+) -> Result<Export, Error> {
     let skeleton = bvh.skeleton();
     let motion = bvh.motion();
     let n_frames = motion.n_frames();
@@ -480,7 +486,7 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
 
     // Header extension, settings, documents, definitions.
     let [(ua, us), (fa, fs), (ca, cs)] = axis_system(up.unwrap_or(SignedAxis::PosY));
-    let mut out = Vec::with_capacity(64 * 1024 + n_frames * skeleton.n_channels() * 12);
+    let mut out = Vec::with_capacity(4 << 20);
     header(&mut out);
     let creator = format!("bvhkit-fbx {}", env!("CARGO_PKG_VERSION"));
     Node::new("FBXHeaderExtension")
@@ -594,7 +600,8 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
     // The curves' values, straight into the file; the first value that is
     // not a finite 32-bit float is the error.
     let mut not_finite: Option<(usize, usize)> = None;
-    objects.write_with(&mut out, &mut |key, out| {
+    let mut sink = Sink::new(out, w);
+    objects.stream(&mut sink, &mut |key, out| {
         if key == 0 {
             out.extend_from_slice(&times_array);
             return;
@@ -613,7 +620,7 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
     if let Some((joint, f)) = not_finite {
         return Err(Error::NotFinite { joint: names[joint].clone(), frame: Some(f) });
     }
-    connections.write(&mut out);
+    connections.stream(&mut sink, &mut |_, _| unreachable!());
     let mut takes =
         Node::new("Takes").child(Node::new("Current").str(if has_anim { &anim_name } else { "" }));
     if has_anim {
@@ -625,10 +632,12 @@ pub(crate) fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error
                 .child(Node::new("ReferenceTime").i64(0).i64(stop)),
         );
     }
-    takes.write(&mut out);
-    footer(&mut out);
+    takes.stream(&mut sink, &mut |_, _| unreachable!());
+    let at = sink.offset() - sink.buf.len();
+    footer(&mut sink.buf, at);
+    sink.finish().map_err(|e| Error::Write(e.to_string()))?;
     Ok(Export {
-        bytes: out,
+        bytes: Vec::new(),
         applied: Applied { factor, guess, guessed, up, detected },
         names,
         renamed,

@@ -180,6 +180,8 @@ pub enum Error {
     TooLarge(usize),
     /// The FBX reader's error.
     Read(String),
+    /// The writer of [`export_to`] failed (its message).
+    Write(String),
     /// The FBX file holds nothing that makes a BVH skeleton.
     NoSkeleton,
     /// The FBX skeleton cannot be a BVH skeleton (the core's message).
@@ -201,6 +203,7 @@ impl fmt::Display for Error {
                 write!(f, "{n} bytes is beyond the 4 GiB of a binary FBX 7.4 file")
             }
             Error::Read(e) => write!(f, "reading the FBX file: {e}"),
+            Error::Write(e) => write!(f, "writing the FBX file: {e}"),
             Error::NoSkeleton => f.write_str("the FBX file has no skeleton (no LimbNode, no node)"),
             Error::Skeleton(e) => write!(f, "the FBX skeleton: {e}"),
         }
@@ -214,7 +217,25 @@ impl std::error::Error for Error {}
 /// # Errors
 /// [`Error::FrameTime`], [`Error::NotFinite`], [`Error::Scale`], [`Error::TooLarge`].
 pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
-    export::export(bvh, options)
+    let mut bytes = Vec::new();
+    let mut x = export::export(bvh, options, &mut bytes)?;
+    x.bytes = bytes;
+    Ok(x)
+}
+
+/// [`export`] straight into `w`, a few MiB at a time, without holding the
+/// whole file in memory (`bvh export` writes its output so); the returned
+/// [`Export`]'s `bytes` are empty. The same bytes as [`export`]'s.
+///
+/// # Errors
+/// As [`export`], and [`Error::Write`] when `w` fails. After an error,
+/// part of the file may have been written.
+pub fn export_to(
+    bvh: &Bvh,
+    options: &ExportOptions,
+    w: &mut dyn std::io::Write,
+) -> Result<Export, Error> {
+    export::export(bvh, options, w)
 }
 
 /// Options of [`import`].

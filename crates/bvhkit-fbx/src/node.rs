@@ -153,10 +153,7 @@ impl Node {
         for c in &self.children {
             c.write_with(out, fill);
         }
-        let sentinel = !self.children.is_empty()
-            || self.n_props == 0
-            || matches!(self.name, "AnimationStack" | "AnimationLayer");
-        if sentinel {
+        if self.closed() {
             out.extend_from_slice(&[0; 13]);
         }
         let end = u32::try_from(out.len()).expect("binary FBX 7.4 files stay under 4 GiB");
@@ -164,6 +161,92 @@ impl Node {
         out[start + 4..start + 8].copy_from_slice(&self.n_props.to_le_bytes());
         let plen = u32::try_from(plen).expect("properties under 4 GiB");
         out[start + 8..start + 12].copy_from_slice(&plen.to_le_bytes());
+    }
+}
+
+/// Bytes on their way to a writer: the last ones in `buf`, flushed in
+/// pieces of about 2 MiB, with the file offset they have reached.
+pub(crate) struct Sink<'a> {
+    pub(crate) buf: Vec<u8>,
+    flushed: usize,
+    w: &'a mut dyn std::io::Write,
+    err: std::io::Result<()>,
+}
+
+impl<'a> Sink<'a> {
+    /// A sink whose first bytes are `head`.
+    pub(crate) fn new(head: Vec<u8>, w: &'a mut dyn std::io::Write) -> Sink<'a> {
+        Sink { buf: head, flushed: 0, w, err: Ok(()) }
+    }
+
+    /// The file offset of the next byte.
+    pub(crate) fn offset(&self) -> usize {
+        self.flushed + self.buf.len()
+    }
+
+    fn flush_over(&mut self, at_least: usize) {
+        if self.buf.len() >= at_least {
+            if self.err.is_ok() {
+                self.err = self.w.write_all(&self.buf);
+            }
+            self.flushed += self.buf.len();
+            self.buf.clear();
+        }
+    }
+
+    /// Writes what is left; the first error of any write.
+    pub(crate) fn finish(mut self) -> std::io::Result<()> {
+        self.flush_over(0);
+        self.err
+    }
+}
+
+impl Node {
+    /// The record's length in bytes, children and null record included.
+    fn size(&self) -> usize {
+        13 + self.name.len()
+            + self.props.len()
+            + self.deferred.map_or(0, |d| d.1)
+            + self.children.iter().map(Node::size).sum::<usize>()
+            + if self.closed() { 13 } else { 0 }
+    }
+
+    fn closed(&self) -> bool {
+        !self.children.is_empty()
+            || self.n_props == 0
+            || matches!(self.name, "AnimationStack" | "AnimationLayer")
+    }
+
+    /// [`Node::write_with`] into a [`Sink`]: the record's end offset is
+    /// known before its children are written ([`Node::size`]), so its bytes
+    /// go to the writer as they are made.
+    ///
+    /// # Panics
+    /// Beyond 4 GiB.
+    pub(crate) fn stream(&self, sink: &mut Sink<'_>, fill: &mut dyn FnMut(usize, &mut Vec<u8>)) {
+        let end = u32::try_from(sink.offset() + self.size())
+            .expect("binary FBX 7.4 files stay under 4 GiB");
+        let plen = self.props.len() + self.deferred.map_or(0, |d| d.1);
+        let out = &mut sink.buf;
+        out.extend_from_slice(&end.to_le_bytes());
+        out.extend_from_slice(&self.n_props.to_le_bytes());
+        out.extend_from_slice(&u32::try_from(plen).expect("properties under 4 GiB").to_le_bytes());
+        out.push(u8::try_from(self.name.len()).expect("a short node name"));
+        out.extend_from_slice(self.name.as_bytes());
+        out.extend_from_slice(&self.props);
+        if let Some((key, len)) = self.deferred {
+            let at = out.len();
+            fill(key, out);
+            assert_eq!(out.len() - at, len, "deferred property {key} of the announced length");
+        }
+        sink.flush_over(2 << 20);
+        for c in &self.children {
+            c.stream(sink, fill);
+        }
+        if self.closed() {
+            sink.buf.extend_from_slice(&[0; 13]);
+        }
+        debug_assert_eq!(sink.offset(), end as usize);
     }
 }
 
@@ -203,13 +286,14 @@ pub(crate) const FILE_ID: [u8; 16] = [
 /// The `CreationTime` that goes with [`FOOTER_ID`].
 pub(crate) const CREATION_TIME: &str = "1970-01-01 10:00:00:000";
 
-/// The top-level null record and the footer.
-pub(crate) fn footer(out: &mut Vec<u8>) {
+/// The top-level null record and the footer; `out` starts at file offset
+/// `at`.
+pub(crate) fn footer(out: &mut Vec<u8>, at: usize) {
     out.extend_from_slice(&[0; 13]);
     out.extend_from_slice(&FOOTER_ID);
     out.extend_from_slice(&[0; 4]);
     // Padding to a multiple of 16 bytes (a whole 16 when already there).
-    let pad = 16 - out.len() % 16;
+    let pad = 16 - (at + out.len()) % 16;
     out.extend(std::iter::repeat_n(0u8, pad));
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&[0; 120]);
@@ -321,7 +405,7 @@ mod tests {
     fn the_footer_ends_aligned_with_the_magic() {
         let mut out = Vec::new();
         header(&mut out);
-        footer(&mut out);
+        footer(&mut out, 0);
         assert_eq!(&out[..23], b"Kaydara FBX Binary  \0\x1a\0");
         // 27 + 13 + 16 + 4 = 60 bytes, padded to 64, then 4 + 120 + 16.
         assert_eq!(out.len(), 64 + 140);

@@ -6,8 +6,7 @@
 #   scripts/bench-fbx.sh FILE.bvh [RUNS]
 #
 # Needs a release build (`cargo build --release -p bvhkit-cli`; the binary
-# is taken from $BVH, default target/release/bvh) and GNU time
-# (/usr/bin/time). With `blender` on the PATH it also times Blender's own
+# is taken from $BVH, default target/release/bvh). With `blender` on the PATH it also times Blender's own
 # route, its BVH importer then its FBX exporter (scripts/blender-bvh-to-fbx.py),
 # against `bvh export` (fewer runs: it takes seconds).
 set -euo pipefail
@@ -18,10 +17,13 @@ bvh=${BVH:-$here/../target/release/bvh}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Wall seconds of one run of "$@".
+# Wall seconds of one run of "$@" (start to exit, from the shell).
 wall() {
-  /usr/bin/time -f %e -o "$tmp/t" "$@" >/dev/null 2>&1
-  cat "$tmp/t"
+  local t0 t1
+  t0=$(date +%s%N)
+  "$@" >/dev/null 2>&1
+  t1=$(date +%s%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.4f\n", (b - a) / 1e9}'
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }

@@ -598,21 +598,43 @@ pub(crate) fn export(
     }
     defs.write(&mut out);
     // The curves' values, straight into the file; the first value that is
-    // not a finite 32-bit float is the error.
+    // not a finite 32-bit float is the error. The curves come in order;
+    // the values of the next `GROUP` curves are gathered in one pass over
+    // the frames (a frame's channels sit side by side, so each row is read
+    // once a group instead of once a curve).
+    const GROUP: usize = 32;
     let mut not_finite: Option<(usize, usize)> = None;
+    let mut group_start: Option<usize> = None;
+    let mut group: Vec<f32> = Vec::new();
     let mut sink = Sink::new(out, w);
     objects.stream(&mut sink, &mut |key, out| {
         if key == 0 {
             out.extend_from_slice(&times_array);
             return;
         }
-        let (ch, base, joint) = curves[key - 1];
+        let k = key - 1;
+        let start = match group_start {
+            Some(s) if (s..s + GROUP).contains(&k) => s,
+            _ => {
+                let end = (k + GROUP).min(curves.len());
+                group.clear();
+                group.resize((end - k) * n_frames, 0.0);
+                for f in 0..n_frames {
+                    let row = motion.frame(f);
+                    for (g, &(ch, base, _)) in curves[k..end].iter().enumerate() {
+                        group[g * n_frames + f] = (base + row[ch]) as f32;
+                    }
+                }
+                group_start = Some(k);
+                k
+            }
+        };
+        let values = &group[(k - start) * n_frames..(k - start + 1) * n_frames];
         crate::node::array_head(out, b'f', n_frames, 0, 4 * n_frames);
         out.reserve(4 * n_frames);
-        for f in 0..n_frames {
-            let y = (base + motion.frame(f)[ch]) as f32;
+        for (f, y) in values.iter().enumerate() {
             if !y.is_finite() && not_finite.is_none() {
-                not_finite = Some((joint, f));
+                not_finite = Some((curves[k].2, f));
             }
             out.extend_from_slice(&y.to_le_bytes());
         }

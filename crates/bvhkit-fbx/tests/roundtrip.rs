@@ -306,3 +306,16 @@ fn added_position_channels_come_back_as_translations() {
     }
     assert_eq!(back.motion().frame(0)[0], 1.0 + 1.0, "Xposition 1 added to OFFSET x 1");
 }
+
+/// A value beyond the 32-bit floats of the curves is an error naming its
+/// joint and frame (the first such value in curve order), and nothing else.
+#[test]
+fn a_value_beyond_f32_is_refused_with_its_joint_and_frame() {
+    let text = "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n  JOINT Spine\n  {\n    OFFSET 0 10 0\n    CHANNELS 3 Zrotation Xrotation Yrotation\n    End Site\n    {\n      OFFSET 0 10 0\n    }\n  }\n}\nMOTION\nFrames: 3\nFrame Time: 0.033333\n0 0 0 0 0 0 0 0 0\n0 0 0 0 0 0 0 0 0\n0 0 0 0 0 0 0 1e39 0\n";
+    let (bvh, _) = ReadOptions::new().parse(text.as_bytes()).unwrap();
+    let err = export(&bvh, &ExportOptions::default()).unwrap_err();
+    assert_eq!(err, bvhkit_fbx::Error::NotFinite { joint: "Spine".into(), frame: Some(2) });
+    let mut sink = Vec::new();
+    let err = bvhkit_fbx::export_to(&bvh, &ExportOptions::default(), &mut sink).unwrap_err();
+    assert_eq!(err, bvhkit_fbx::Error::NotFinite { joint: "Spine".into(), frame: Some(2) });
+}

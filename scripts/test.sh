@@ -14,9 +14,10 @@ export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 # System packages: Chromium for the browser-player test, ffmpeg for the MP4
 # test, Xvfb + Mesa (and the X11 client libraries winit/glutin load at run
 # time) for the desktop player test, Java for the Spark example job's test
-# (crates/bvhkit-dataset/tests/python/test_spark.py). No -dev package is
-# needed to build.
-pkgs=(chromium ffmpeg xvfb xauth libgl1-mesa-dri libgl1 libegl1 libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6 default-jre-headless)
+# (crates/bvhkit-dataset/tests/python/test_spark.py), Blender for the FBX
+# export's import check (crates/bvhkit-fbx/tests/blender.rs). No -dev
+# package is needed to build.
+pkgs=(chromium ffmpeg xvfb xauth libgl1-mesa-dri libgl1 libegl1 libxkbcommon-x11-0 libxcursor1 libxrandr2 libxi6 default-jre-headless blender)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -40,9 +41,13 @@ fi
 if command -v npm >/dev/null; then
   echo "test: npm ci (crates/bvhkit-gltf/tests/js)"
   (cd crates/bvhkit-gltf/tests/js && npm ci --no-audit --no-fund >/dev/null)
+  # FBX2glTF (Autodesk FBX SDK) and the validator for the FBX export test,
+  # pinned by crates/bvhkit-fbx/tests/js/package-lock.json.
+  echo "test: npm ci (crates/bvhkit-fbx/tests/js)"
+  (cd crates/bvhkit-fbx/tests/js && npm ci --no-audit --no-fund >/dev/null)
 else
   complete=0
-  echo "test: MISSING node and npm (node 20 or newer); the glTF export test prints SKIPPED"
+  echo "test: MISSING node and npm (node 20 or newer); the glTF and FBX export tests print SKIPPED"
 fi
 
 for tool in rustfmt clippy-driver; do

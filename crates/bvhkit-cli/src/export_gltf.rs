@@ -1,6 +1,7 @@
 //! `bvh export`: whole files to other formats, chosen by the output's
-//! extension. glTF 2.0 (`.glb`, `.gltf`) here (`bvhkit-gltf`); Parquet and
-//! NPZ datasets in `export_dataset.rs` (`bvhkit-dataset`).
+//! extension. glTF 2.0 (`.glb`, `.gltf`) here (`bvhkit-gltf`), and binary
+//! FBX (`.fbx`, `bvhkit-fbx`); Parquet and NPZ datasets in
+//! `export_dataset.rs` (`bvhkit-dataset`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -34,6 +35,8 @@ stored in the extras; --up AXIS names the file's up axis instead, --up keep \
 OUTDIR/ and give one file per input (--format picks glb or gltf, glb by \
 default). The output may not be an input. See docs/gltf.md.
 
+-o OUT.fbx writes binary FBX 7.4 instead (docs/fbx.md): one LimbNode per joint, End Sites as leaf bones, each joint's channel order as its FBX rotation order and one curve per channel holding the file's own values at its frame times; the numbers are the file's, with the guessed unit (or --scale, metres per unit) and the detected up axis (or --up) stated in the file's settings, never applied. A box per bone skinned to its joint is added (--no-mesh leaves it out).
+
 -o OUT.parquet or -o OUT.npz writes every input into one dataset for machine learning instead (docs/datasets.md): a Parquet table with one row per clip × frame × joint (clip, frame, joint, parent, px py pz world positions, qx qy qz qw local rotations; --layout wide for one row per frame), the skeletons beside it in OUT.skeleton.parquet, or an NPZ of per-clip arrays (CLIP/positions, CLIP/rotations, ...), in each file's own axes unless --up is given. Folders are walked; files are parsed on all cores and written in order; a file that cannot be read is reported and skipped (exit 1), and a summary ends the run.
 
 Example: bvh export walk.bvh -o walk.glb
@@ -46,6 +49,8 @@ pub(crate) enum Format {
     Glb,
     /// JSON glTF with the buffer embedded (or beside it with --bin-file).
     Gltf,
+    /// Binary FBX 7.4.
+    Fbx,
 }
 
 #[derive(Debug, clap::Args)]
@@ -91,9 +96,11 @@ fn format_of(out: &Path) -> Result<Format> {
     match ext.as_deref() {
         Some("glb") => Ok(Format::Glb),
         Some("gltf") => Ok(Format::Gltf),
-        _ => {
-            bail!("{}: unknown output extension (use .glb, .gltf, .parquet or .npz)", out.display())
-        }
+        Some("fbx") => Ok(Format::Fbx),
+        _ => bail!(
+            "{}: unknown output extension (use .glb, .gltf, .fbx, .parquet or .npz)",
+            out.display()
+        ),
     }
 }
 
@@ -131,7 +138,11 @@ pub(crate) fn run(a: Args) -> Result<ExitCode> {
             );
         }
         let f = a.format.unwrap_or(Format::Glb);
-        let ext = if f == Format::Glb { "glb" } else { "gltf" };
+        let ext = match f {
+            Format::Glb => "glb",
+            Format::Gltf => "gltf",
+            Format::Fbx => "fbx",
+        };
         for (input, rel) in inputs {
             if input == Input::Stdin {
                 bail!("standard input (-) cannot be one of several inputs to an output folder");
@@ -141,7 +152,7 @@ pub(crate) fn run(a: Args) -> Result<ExitCode> {
         }
     }
     if a.output.as_os_str() == "-" {
-        bail!("glTF export needs an output file (-o OUT.glb), not standard output");
+        bail!("glTF and FBX export need an output file (-o OUT.glb), not standard output");
     }
     // No two inputs on one output, and no output that is an input.
     crate::io::check_targets(jobs.iter().map(|(i, t, _)| (i, t.as_path())))?;
@@ -177,6 +188,14 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
             p.file_stem().map_or("motion".into(), |s| s.to_string_lossy().into_owned())
         }
     };
+    if let Some(d) = out.parent()
+        && !d.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    }
+    if format == Format::Fbx {
+        return fbx(a, input, out, &bvh, name, lines);
+    }
     let options = ExportOptions {
         position_channels: a.position_channels.into(),
         scale: a.scale.map_or(Scale::Guess, Scale::Factor),
@@ -189,11 +208,6 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
         name: Some(name),
     };
     let x = export(&bvh, &options)?;
-    if let Some(d) = out.parent()
-        && !d.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-    }
     match format {
         Format::Glb => write_atomic(out, |w| Ok(x.write_glb(w)?))?,
         Format::Gltf if a.bin_file => {
@@ -210,6 +224,54 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
             let text = x.to_gltf(&BufferUri::Embedded)?;
             write_atomic(out, |w| Ok(w.write_all(text.as_bytes())?))?;
         }
+        Format::Fbx => unreachable!("written above"),
+    }
+    lines.push(format!(
+        "{} → {}: {} joints, {} frames; {}",
+        input.display(),
+        out.display(),
+        bvh.skeleton().len(),
+        bvh.motion().n_frames(),
+        x.applied
+    ));
+    Ok(lines)
+}
+
+/// The FBX export of one file (`bvhkit-fbx`).
+fn fbx(
+    a: &Args,
+    input: &Input,
+    out: &Path,
+    bvh: &bvhkit::Bvh,
+    name: String,
+    mut lines: Vec<String>,
+) -> Result<Vec<String>> {
+    use bvhkit_fbx::{Scale, Up};
+    let options = bvhkit_fbx::ExportOptions {
+        position_channels: a.position_channels.into(),
+        scale: a.scale.map_or(Scale::Guess, Scale::Factor),
+        up: match a.up.unwrap_or(crate::clip::Up::Auto) {
+            crate::clip::Up::Auto => Up::Detect,
+            crate::clip::Up::Keep => Up::Keep,
+            crate::clip::Up::From(axis) => Up::From(axis),
+        },
+        mesh: !a.no_mesh,
+        name: Some(name),
+        ..Default::default()
+    };
+    // Written as it is made, a few MiB at a time (so the file's writeback
+    // starts early and the whole file is never held in memory).
+    let mut done = None;
+    write_atomic(out, |w| {
+        done = Some(bvhkit_fbx::export_to(bvh, &options, w)?);
+        Ok(())
+    })?;
+    let x = done.expect("written");
+    for (taken, written) in &x.renamed {
+        lines.push(format!(
+            "{}: joint name {taken} taken already, written as {written}",
+            input.display()
+        ));
     }
     lines.push(format!(
         "{} → {}: {} joints, {} frames; {}",

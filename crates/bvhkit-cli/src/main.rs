@@ -13,6 +13,7 @@ mod export;
 mod export_dataset;
 mod export_gltf;
 mod fmt;
+mod import;
 mod info;
 mod io;
 mod layer;
@@ -91,9 +92,12 @@ enum Command {
     /// Local or world rotations of every joint (CSV, JSON or NPY), streamed frame by frame.
     #[command(long_about = export::ROTATIONS_ABOUT)]
     Rotations(export::RotationsArgs),
-    /// Convert whole files to glTF 2.0 (.glb or .gltf) for engines and web viewers.
+    /// Convert whole files to glTF 2.0 (.glb or .gltf) or FBX (.fbx) for engines and web viewers.
     #[command(long_about = export_gltf::LONG_ABOUT)]
     Export(export_gltf::Args),
+    /// Read an FBX file's skeleton and animation back into BVH.
+    #[command(long_about = import::LONG_ABOUT)]
+    Import(import::Args),
     /// Draw files to PNG, GIF, a contact sheet or MP4.
     #[command(long_about = render::LONG_ABOUT)]
     Render(render::Args),
@@ -172,6 +176,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Positions(a) => export::run_positions(a),
         Command::Rotations(a) => export::run_rotations(a),
         Command::Export(a) => export_gltf::run(a),
+        Command::Import(a) => import::run(a),
         Command::Render(a) => render::run(a),
         Command::Serve(a) => serve::run(a),
         Command::View(a) => view::run(a),

@@ -2296,6 +2296,8 @@ mod edit;
 mod edit_b;
 #[path = "cli/edit_stream.rs"]
 mod edit_stream;
+#[path = "cli/fbx.rs"]
+mod fbx;
 #[path = "cli/mix.rs"]
 mod mix;
 #[path = "cli/outputs.rs"]

@@ -1,0 +1,59 @@
+//! `bvh export -o OUT.fbx` and `bvh import`: the library's bytes and
+//! motion, through the command's options and atomic outputs.
+use bvhkit::Bvh;
+use bvhkit_fbx::{ExportOptions, ImportOptions, Scale, Up, export, import};
+
+use super::{corpus, run, run_ok, stderr};
+
+#[test]
+fn fbx_export_and_import_are_the_library_s() {
+    let Some(dir) = corpus() else { return };
+    let src = dir.join("fair_zombie_animated_drawings_xyz_yxz.bvh");
+    let tmp = tempfile::tempdir().unwrap();
+    let (fbx, back) = (tmp.path().join("zombie.fbx"), tmp.path().join("back.bvh"));
+    let (s, f, b) = (src.to_str().unwrap(), fbx.to_str().unwrap(), back.to_str().unwrap());
+    let r = run_ok(&["export", s, "-o", f]);
+    assert!(stderr(&r).contains("up axis detected z"), "{}", stderr(&r));
+    let bvh = Bvh::from_path(&src).unwrap();
+    let options = ExportOptions {
+        name: Some("fair_zombie_animated_drawings_xyz_yxz".into()),
+        ..Default::default()
+    };
+    assert_eq!(std::fs::read(&fbx).unwrap(), export(&bvh, &options).unwrap().bytes);
+
+    // --scale and --up are stated as given; --no-mesh leaves the boxes out.
+    run_ok(&["export", s, "-o", f, "--scale", "0.01", "--up", "keep", "--no-mesh"]);
+    let options = ExportOptions {
+        scale: Scale::Factor(0.01),
+        up: Up::Keep,
+        mesh: false,
+        name: Some("fair_zombie_animated_drawings_xyz_yxz".into()),
+        ..Default::default()
+    };
+    assert_eq!(std::fs::read(&fbx).unwrap(), export(&bvh, &options).unwrap().bytes);
+    run_ok(&["export", s, "-o", f, "--up", "-y"]);
+    let out = import(&std::fs::read(&fbx).unwrap(), &ImportOptions::default()).unwrap();
+    assert_eq!(out.bvh.skeleton().len(), bvh.skeleton().len());
+
+    // Import: the library's motion, written as BVH.
+    let r = run_ok(&["import", f, "-o", b]);
+    assert!(stderr(&r).contains("34 joints, 779 frames"), "{}", stderr(&r));
+    let expected = import(&std::fs::read(&fbx).unwrap(), &ImportOptions::default()).unwrap().bvh;
+    bvhkit_testdata::assert_bit_identical(&Bvh::from_path(&back).unwrap(), &expected, "import");
+
+    // Several inputs into a folder; never over an input.
+    let out_dir = tmp.path().join("out");
+    let o = format!("{}/", out_dir.display());
+    let walk = dir.join("bvh_anim_test_simple.bvh");
+    run_ok(&["export", s, walk.to_str().unwrap(), "-o", &o, "--format", "fbx"]);
+    assert_eq!(
+        bvhkit_testdata::file_names(&out_dir),
+        ["bvh_anim_test_simple.fbx", "fair_zombie_animated_drawings_xyz_yxz.fbx"]
+    );
+    let r = run(&["import", f, "-o", f]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(stderr(&r).contains("refusing to overwrite"), "{}", stderr(&r));
+    let r = run(&["import", b, "-o", tmp.path().join("x.bvh").to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(2), "a BVH file is not FBX");
+    assert!(stderr(&r).contains("reading the FBX file"), "{}", stderr(&r));
+}

@@ -79,7 +79,8 @@ echo "test: cargo test"
 cargo test --workspace --all-features
 
 # The Python package (crates/bvhkit-py): a venv with the build and test
-# tools from PyPI (maturin, pytest, numpy, pybvh, ruff, mypy for stubtest),
+# tools from PyPI (maturin, pytest, numpy, scipy for the quality metrics'
+# references, pybvh, ruff, mypy for stubtest),
 # the wheel built by maturin with this toolchain (release,
 # a few minutes cold), then ruff and pytest. pytest's exit 5 (no tests
 # collected) fails the script like any other non-zero exit (set -e).
@@ -96,7 +97,7 @@ if ! "$python" -m venv --help >/dev/null 2>&1; then
 fi
 "$python" -m venv target/py-venv
 venv=$PWD/target/py-venv/bin
-"$venv/pip" install -q --disable-pip-version-check maturin pytest numpy pybvh ruff mypy \
+"$venv/pip" install -q --disable-pip-version-check maturin pytest numpy scipy pybvh ruff mypy \
   pyarrow duckdb pandas pyspark
 "$venv/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./crates/bvhkit-py
 (cd crates/bvhkit-py && "$venv/ruff" check . && "$venv/ruff" format --check .)

@@ -173,72 +173,108 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
             .unwrap_or(pairs[0])
     };
     let np = pairs.len();
-    let mut per_frame = vec![0.0; frames];
-    let mut per_joint = vec![0.0; np];
-    let (mut sum, mut sum_root, mut sum_pa) = (0.0, 0.0, 0.0);
-    let mut xs = vec![DVec3::ZERO; np];
-    let mut ys = vec![DVec3::ZERO; np];
-    for (f, &u) in at.iter().enumerate() {
-        let root_a = wa.pos[f * nja + ra];
-        let root_b = pos_b(u, rb);
-        let mut frame_sum = 0.0;
-        for (p, &(i, k)) in pairs.iter().enumerate() {
-            let ya = wa.pos[f * nja + i];
-            let xb = pos_b(u, k);
-            let e = (ya - xb).length();
-            frame_sum += e;
-            per_joint[p] += e;
-            sum_root += ((ya - root_a) - (xb - root_b)).length();
-            ys[p] = ya;
-            xs[p] = xb;
-        }
-        per_frame[f] = frame_sum / np as f64;
-        sum += frame_sum;
-        if xs == ys {
-            continue;
-        }
-        let fit = procrustes(&xs, &ys);
-        sum_pa += xs.iter().zip(&ys).map(|(x, y)| (fit.apply(*x) - *y).length()).sum::<f64>();
-    }
-    let total = (frames * np) as f64;
-
-    // Rotations of the paired joints, from their channels.
-    let rot_of = |bvh: &Bvh, j: usize, f: usize| -> Option<DQuat> {
+    // Each paired joint's rotation channels and their axes, on both sides.
+    let rot_channels = |bvh: &Bvh, j: usize| -> (Vec<crate::rotation::Axis>, Vec<usize>) {
         let joint = &bvh.skeleton().joints()[j];
-        let axes: Vec<_> =
-            joint.channels().iter().filter(|c| c.is_rotation()).map(|c| c.axis()).collect();
-        if axes.is_empty() {
-            return None;
-        }
-        let frame = bvh.motion().frame(f);
-        let angles: Vec<f64> = joint
+        joint
             .channels()
             .iter()
             .enumerate()
             .filter(|(_, c)| c.is_rotation())
-            .map(|(k, _)| frame[joint.first_channel() + k])
-            .collect();
-        Some(euler_to_quat(&axes, &angles))
+            .map(|(k, c)| (c.axis(), joint.first_channel() + k))
+            .unzip()
     };
+    let rots: Vec<_> =
+        pairs.iter().map(|&(i, k)| (rot_channels(a, i), rot_channels(b, k))).collect();
+    let rotating: Vec<bool> =
+        rots.iter().map(|((aa, _), (ab, _))| !aa.is_empty() && !ab.is_empty()).collect();
+
+    /// Sums over a run of frames.
+    struct Part {
+        sum: f64,
+        root: f64,
+        pa: f64,
+        joint: Vec<f64>,
+        rot: Vec<f64>,
+    }
+    // Runs of frames measured on the pool, summed in order afterwards (the
+    // same sums whatever the threads).
+    const RUN: usize = 512;
+    let mut per_frame = vec![0.0; frames];
+    let measure = |(r, out): (usize, &mut [f64])| -> Part {
+        let mut part =
+            Part { sum: 0.0, root: 0.0, pa: 0.0, joint: vec![0.0; np], rot: vec![0.0; np] };
+        let mut xs = vec![DVec3::ZERO; np];
+        let mut ys = vec![DVec3::ZERO; np];
+        let (mut aa, mut ab) = (Vec::new(), Vec::new());
+        for (k, slot) in out.iter_mut().enumerate() {
+            let f = r * RUN + k;
+            let u = at[f];
+            let root_a = wa.pos[f * nja + ra];
+            let root_b = pos_b(u, rb);
+            let mut frame_sum = 0.0;
+            for (p, &(i, j)) in pairs.iter().enumerate() {
+                let ya = wa.pos[f * nja + i];
+                let xb = pos_b(u, j);
+                let e = (ya - xb).length();
+                frame_sum += e;
+                part.joint[p] += e;
+                part.root += ((ya - root_a) - (xb - root_b)).length();
+                ys[p] = ya;
+                xs[p] = xb;
+            }
+            *slot = frame_sum / np as f64;
+            part.sum += frame_sum;
+            if xs != ys {
+                let fit = procrustes(&xs, &ys);
+                part.pa +=
+                    xs.iter().zip(&ys).map(|(x, y)| (fit.apply(*x) - *y).length()).sum::<f64>();
+            }
+            // B's rotations at its nearest frame.
+            let fb = (u.round() as usize).min(mb.n_frames() - 1);
+            let (frame_a, frame_b) = (ma.frame(f), mb.frame(fb));
+            for (p, ((axa, cha), (axb, chb))) in rots.iter().enumerate() {
+                if !rotating[p] {
+                    continue;
+                }
+                aa.clear();
+                aa.extend(cha.iter().map(|&c| frame_a[c]));
+                ab.clear();
+                ab.extend(chb.iter().map(|&c| frame_b[c]));
+                let (qa, qb) = (euler_to_quat(axa, &aa), euler_to_quat(axb, &ab));
+                if qa != qb {
+                    part.rot[p] += geodesic_deg(qa, qb);
+                }
+            }
+        }
+        part
+    };
+    #[cfg(feature = "parallel")]
+    let parts: Vec<Part> = {
+        use rayon::prelude::*;
+        per_frame.par_chunks_mut(RUN).enumerate().map(measure).collect()
+    };
+    #[cfg(not(feature = "parallel"))]
+    let parts: Vec<Part> = per_frame.chunks_mut(RUN).enumerate().map(measure).collect();
+    let (mut sum, mut sum_root, mut sum_pa) = (0.0, 0.0, 0.0);
+    let mut per_joint = vec![0.0; np];
+    let mut per_rot = vec![0.0; np];
+    for part in &parts {
+        sum += part.sum;
+        sum_root += part.root;
+        sum_pa += part.pa;
+        for p in 0..np {
+            per_joint[p] += part.joint[p];
+            per_rot[p] += part.rot[p];
+        }
+    }
+    let total = (frames * np) as f64;
     let mut rot_sum = 0.0;
     let mut rot_count = 0usize;
     let mut joints = Vec::with_capacity(np);
     let (na, nb) = (joint_names(a), joint_names(b));
     for (p, &(i, k)) in pairs.iter().enumerate() {
-        let has = |bvh: &Bvh, j: usize| {
-            bvh.skeleton().joints()[j].channels().iter().any(|c| c.is_rotation())
-        };
-        let rotation_deg = (has(a, i) && has(b, k)).then(|| {
-            let mut s = 0.0;
-            for (f, &u) in at.iter().enumerate() {
-                let fb = (u.round() as usize).min(mb.n_frames() - 1);
-                let (Some(qa), Some(qb)) = (rot_of(a, i, f), rot_of(b, k, fb)) else { continue };
-                if qa != qb {
-                    s += geodesic_deg(qa, qb);
-                }
-            }
-            s / frames as f64
-        });
+        let rotation_deg = rotating[p].then(|| per_rot[p] / frames as f64);
         if let Some(r) = rotation_deg {
             rot_sum += r;
             rot_count += 1;

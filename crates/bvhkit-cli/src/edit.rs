@@ -11,6 +11,62 @@
 //! without `--source-up`; the transforms that look at frames first, root
 //! motion, `--rest-pose FRAME` and the mirror, on standard input or a pipe;
 //! and the mirror when its plane comes from the first frame).
+//!
+//! # Implementation notes
+//!
+//! `bvh edit`, the transform flags in command-line order (values from clap,
+//! order from the raw arguments, since `ArgMatches::indices_of` reports a
+//! repeated flag without a value once); streams through `FrameReader` (a
+//! regular file memory-mapped and scanned in place, `io::Input::open_stream`
+//! and `ReadOptions::frame_reader_slice`; standard input and pipes read a chunk
+//! at a time; `io::read_batches` parses a batch of frames (a mapped file's
+//! window, handed over without a copy by `FrameReader::read_window`) while the
+//! plan runs on the batch before, both on rayon's pool (`rayon::join`, the loop
+//! itself on a worker, so the parse, its halves and the maps share the cores by
+//! work stealing); every per-frame map through `edit::ChunkedMap` on rayon's
+//! pool, then formats the batch in pieces on the pool, and a writing thread
+//! appends them in order while the next batch is mapped: into the output's own
+//! temporary file after room left for the header (sized for the frame count the
+//! frame steps leave of `Frames:`, `expected_frames`), which is written into
+//! that room at the end (when its size came out otherwise, header + frames are
+//! copied file to file into a new temporary file, `io::write_atomic_with_body`,
+//! `copy_file_range`); standard output, FIFOs and devices get the header and
+//! then the frames from an anonymous temporary file; the bytes are those of one
+//! frame at a time through one map, whatever the thread count or batch size)
+//! unless a transform needs the whole clip (`--reverse`, `--fps`, `--height`).
+//! Renaming and End Sites change only the skeleton (the frames are copied);
+//! joint removal, rest pose and root motion are stages
+//! (`edit::joints::RemoveJoints`, `edit::rest::RestMap`, `edit::root::{InPlace,
+//! ToOrigin, Extract}`); those that must see frames first (the carrier through
+//! `edit::root::CarrierSearch` and the first frame, `--rest-pose FRAME`;
+//! without `--source-up`/`--source-units`, the up axis through
+//! `Lookahead::detect_up`, on the frames `edit::axes::sampled_frames` names for
+//! the count `Frames:` promises through the frame steps (`expected_frames`):
+//! behind frame steps alone (and no later bounded `--frames`), read from their
+//! own lines (`Lookahead::sampled_up`: the input frames by index arithmetic,
+//! `input_frames`, then `sample::Sample::read` over
+//! `ReadOptions::sample_frames`), which the real pass confirms
+//! (`sample::SampleCheck`, counting the frames the steps leave through
+//! `sample::FrameSteps`: the sampled input frames bit for bit and the count of
+//! frames the steps left; any difference gives up to the whole clip after the
+//! pass, like a failed map); else in a pass that keeps only those frames and
+//! gives up to the whole clip when the file holds another count; and the unit
+//! guess: behind frame steps alone (and no later bounded `--frames`) made on
+//! the same sampled lines (`Lookahead::sampled_units`, through
+//! `sample::Sample::read`, as `sampled_up`) and confirmed by the stage itself,
+//! `Stage::Units`, which measures every frame it scales (`GuessCheck`:
+//! `FrameSizes::push_many` beside `ScaleMap`'s `map_many`, both on the pool;
+//! another unit from the whole clip's sizes fails the stage, so the whole clip
+//! takes over after the pass); else through `units::FrameSizes` in a first
+//! pass, a batch at a time on lanes, through `Lookahead::batches`, while the
+//! next batch is parsed) read the mapped file again through the steps before
+//! them (`Lookahead::frames`, stopping as soon as decided). A streamed edit's
+//! notes come in the whole clip's order: the reader's warnings, then each
+//! transform's set-up notes and its map's. `edit_stream` gives up with
+//! `NeedsWholeClip`, having written nothing, when such a transform meets
+//! standard input or a pipe, a mirror's plane comes from the first frame, a
+//! `--rest-pose` frame is past the end or a root-motion frame fails (the
+//! whole-clip path, `edit_b`, then gives the error with its frame).
 
 use std::collections::HashMap;
 use std::io::{Seek, SeekFrom, Write};

@@ -2,6 +2,37 @@
 //! frame by frame so memory stays constant whatever the file length. Several
 //! inputs (or `-o OUTDIR/`) give one output per input under the folder, made
 //! in parallel.
+//!
+//! # Implementation notes
+//!
+//! `positions` and `rotations`, streamed through `FrameReader` (`--up auto`
+//! from a mapped file into a regular file detects the up axis on the sampled
+//! frames read from their own lines, `export::sampled_up` over
+//! `sample::Sample`, and the real pass checks them (`sample::SampleCheck`: the
+//! sampled frames bit for bit, the frame count, a reading that reached the
+//! end); when it fails the output, dropped before its commit, is never put in
+//! place and the exact path runs: a first pass that keeps only the sampled
+//! frames, `export::detect_up_of` over `clip::detect_up_in_one_pass`, which
+//! `bvh edit`'s lookahead shares, also taken at once for standard output, FIFOs
+//! and devices (an output that cannot be taken back) and for a `--frames` range
+//! that ends before `Frames:`; standard input and pipes are read into memory
+//! for it first, and a file holding another frame count than `Frames:` says is
+//! parsed whole; a regular file scanned in place from its mapping, standard
+//! input and pipes read; parsed a window at a time (two halves on the pool; the
+//! mapping is not populated up front, so its pages are mapped by the threads
+//! that scan them while earlier frames are computed) by `io::read_batches`
+//! while forward kinematics with batched sines runs on the batch before, both
+//! on the pool, `positions_many`/`positions_with`/`world_with`/`local_with`,
+//! and a writing thread writes the batch before, its buffer sent back to be
+//! filled again) into CSV, JSON or NPY sinks (NPY patches its frame count at
+//! the end, in the output file itself (through `io::WriteBehind`; the sidecar
+//! is written first and its writeback started, `io::write_unsynced` (which
+//! `write_atomic` also goes through), so that the array's sync commits both
+//! files' new blocks in one journal transaction and the sidecar's own sync has
+//! only its bytes to wait for, `Output::stage`; then both are put in place, the
+//! array first) or, for a FIFO or device, in an anonymous temporary file copied
+//! out at the end, and writes the JSON sidecar `OUT.npy.json`); several inputs
+//! go to one file each under `-o OUTDIR/` through `par_map`.
 
 use std::collections::HashMap;
 use std::io::{BufReader, BufWriter, Seek, SeekFrom, Write};

@@ -1,6 +1,13 @@
 //! `bvh export`: whole files to other formats, chosen by the output's
 //! extension. glTF 2.0 (`.glb`, `.gltf`) here (`bvhkit-gltf`); Parquet and
 //! NPZ datasets in `export_dataset.rs` (`bvhkit-dataset`).
+//!
+//! # Implementation notes
+//!
+//! `bvh export`, whole files to `.glb`/`.gltf` through `bvhkit-gltf` (`--up`
+//! parsed by `clip::parse_up`, default `auto`; format from the extension), one
+//! file per input under `-o OUTDIR/`, a `.gltf` with `--bin-file` and its
+//! `.bin` through `io::write_atomic_all`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -10,6 +10,17 @@
 //! count of frames. `bvh edit --up` and `bvh positions`/`bvh rotations --up
 //! auto` share it; where the check fails they do not commit their output
 //! and take their exact path.
+//!
+//! # Implementation notes
+//!
+//! Frames read from their own lines before a stream reads the file (`Sample`:
+//! `ReadOptions::sample_frames` of the input frames chosen, the up axis on
+//! them, `detect_up_sampled`) and what the stream must confirm of them
+//! (`SampleCheck`: fed every batch of input frames, it compares the sampled
+//! ones bit for bit and, at the end, the count of frames read, through the
+//! frame steps before them, `FrameSteps`, with the count the sample was chosen
+//! on), shared by `bvh edit` (`--up`, root motion, `--units`) and
+//! `positions`/`rotations --up auto`; its unit tests hold the check's rules.
 
 use anyhow::{Result, anyhow};
 use bvhkit::edit::axes::{UpAxis, detect_up_sampled, sampled_frames};

@@ -11,6 +11,31 @@
 //!
 //! `world = parent_world · local`. End Sites have the identity rotation.
 //! Units are the file's; nothing is converted.
+//!
+//! # Implementation notes
+//!
+//! `Kinematics`, a skeleton compiled into a flat per-joint program (parent
+//! index, offset, channel indices); `local`, `world` (sines one channel at a
+//! time), `local_with`, `world_with` (the frame's sines in one batch into a
+//! caller-owned `FkScratch`, the same bits), `positions`, `positions_with`
+//! (caller-owned `FkScratch`: the frame's sines and cosines in one batch, then
+//! one pass in file order where each joint right-multiplies a copy of its
+//! parent's world rotation), `positions_from_rotations` (positions when the
+//! world rotations are already known: no sines or cosines), `subset` (the
+//! program of an ancestor-closed set of joints on a compact frame of their
+//! channels, with the channel gather list), `positions_all` (rayon over frames,
+//! one scratch per thread), `positions_many` (the world positions of up to
+//! eight frames at once, one frame per SIMD lane: `FkLanes` holds the frames'
+//! sines, cosines and world matrices by component, and each joint's program
+//! step runs on all lanes; AVX-512F/AVX2 dispatch, no FMA, so the bits are
+//! `positions_with`'s frame by frame; `FkLanes::sin_cos` hands out the last
+//! group's sines and cosines, lane by lane, for callers that need the frames'
+//! local rotations too; `bvh positions` runs it on pieces of each batch on the
+//! pool, the dataset export's `Kernel` eight frames at a time).
+//!
+//! `FkScratch::sin_cos` hands out the sines and cosines the last
+//! `positions_with`/`world_with`/`local_with` computed, so a caller needing the
+//! frame's local rotations too does not compute them again.
 
 use glam::{DAffine3, DMat3, DVec3};
 

@@ -11,6 +11,31 @@
 //! three rotation channels have no order: changing every joint leaves them
 //! as they are, naming one is an error ([`super::layout`] gives them three).
 //! Position channels, offsets and names are kept bit for bit.
+//!
+//! # Implementation notes
+//!
+//! (`OrderMap`, and `Rewrite` with its lane kernel `Lanes`: one SIMD lane per
+//! joint, no branch on the orders, AVX-512F or AVX2 dispatch with the plain
+//! loop's bits: the half-angle sines (`sin_cos_deg`'s), the closed-form
+//! quaternion of the input angles in the input order's axes, a signed
+//! permutation into the output order's axes, an optional exact half turn after
+//! it (the mirror's, in a build of the pass of its own), then `EulerBatch`'s
+//! matrix and extraction (its `atan2`s without the operand scaling and `(0, 0)`
+//! guards, which the unit pairs of a normalised quaternion's matrix never need:
+//! `rotation::extract_unit`, the same bits) and, after the first frame, the
+//! mixes' fast continuity choice `near_deg_fast` without the extraction's
+//! gimbal-lock selects (`rotation::extract_unit_fast`): the lanes it flags (a
+//! choice it cannot be sure rounds as `near_deg`, gimbal lock) and those with a
+//! half angle beyond the exact reduction or NaN are solved again one by one
+//! with `near_deg` (the huge angle reduced `% 360` first), so the lanes keep
+//! `EulerBatch`'s bits; each angle is written rounded to nine decimal places
+//! (`snap_angle`, in the pass, so the writer's fast path prints it; continuity
+//! is chosen from the unrounded angles); a frame's half angles are gathered
+//! with one multiplication by half the sign each; its lane steps (the
+//! closed-form quaternion, its matrix, the extraction) are `rotation::batch`'s
+//! own, shared crate-wide, and a test checks the lanes give `EulerBatch`'s
+//! bits; unit tests compare order, axes and layout with the plain per-joint
+//! path on the whole corpus).
 
 use super::pose::JointChannels;
 use super::{FrameMap, SplitFrameMap, rebuild_skeleton};

@@ -1,5 +1,14 @@
 //! The per-frame engine of every mix: two frames of one channel layout in,
 //! one frame out, in caller-owned buffers, with nothing allocated per frame.
+//!
+//! # Implementation notes
+//!
+//! `Mixer`, the per-frame kernel (per-joint SLERP or additive delta on
+//! caller-owned frames, weight 0/1 and unchanged joints copied bit for bit, a
+//! subtree mask; for a weight strictly inside (0, 1) (a layer's (0, 1]) the
+//! kept channels, the mixed position channels and the mixed joints of each kind
+//! are lists made once by `Mixer::new`, so a frame is a few tight loops around
+//! the lane pass instead of a decision per joint).
 
 use glam::DQuat;
 

@@ -10,6 +10,73 @@
 //! `f64::atan2` on millions of pairs); [`EulerBatch`] gives the angles of
 //! [`mat3_to_euler_near`](super::mat3_to_euler_near) within 1e-9 degrees
 //! (in practice a few ulp); [`slerp_slice`] is SLERP within a few ulp.
+//!
+//! # Implementation notes
+//!
+//! The batched kernels of the rotation-heavy paths, written with selects
+//! instead of branches and run on SIMD lanes behind the same AVX2 dispatch (no
+//! FMA): `atan2` / `atan2_slice` (fdlibm's `atan` reduction and polynomial, the
+//! same bits either way, within 2 ulp of libm), `slerp_slice` (shortest arc,
+//! `resample::slerp`'s small-angle rule; its weights' sines through the fdlibm
+//! kernel) and `EulerBatch` (caller-owned, reused structure-of-arrays buffers:
+//! push a frame's matrices or quaternions with their orders and previous
+//! angles, `solve` once: quaternion to matrix in the order's own axes,
+//! `extract_rad`'s operations with selects, three `atan2`s, and the continuity
+//! choice `near_deg`, which the scalar `mat3_to_euler_near` shares). `MixLanes`
+//! (crate-private) is `Mixer`'s and `Resampler`'s whole rotation pipeline for
+//! the joints with three rotation channels in one SIMD pass, one lane per
+//! joint, no branch on the order: the six half-angle sines and cosines
+//! (`sin_cos_deg`'s reduction and kernel, the same bits), each frame's
+//! closed-form quaternion kept in the order's own axes `(e·q_i, e·q_j, e·q_k,
+//! w)` (a rotation of the vector part, so products and SLERP are unchanged and
+//! the matrix comes out in the order's axes), SLERP with one sine and cosine
+//! (`sin((1-t)θ) = sin θ cos tθ - cos θ sin tθ`, `θ` as the `atan2` of its sine
+//! and cosine from one square root; for a layer, the reference's inverse before
+//! and the base after it), the matrix scaled by `|q|²` (`quat_matrix_scaled`:
+//! no normalisation, so no square root or division) and `EulerBatch`'s
+//! extraction with the scale left in (`extract_rad_mix`: every `atan2` pair is
+//! scale-free, the lock test compares with `|q|²·ε`, the third angle's pair is
+//! made from the first angle's unnormalised pair: one square root and division
+//! fewer; within rounding of `EulerBatch`'s angles, not its bits; its `atan2`s,
+//! and the SLERP's, are `atan2_mix`: an octant reduction instead of `atan2`'s
+//! five intervals, within 3 ulp of libm, 2 observed) and `EulerBatch`'s
+//! continuity choice, this one by `near_deg_fast`: a multiplication by 1/360
+//! instead of each of `near_deg`'s seven divisions, with a flag where it cannot
+//! be sure to round as the division does (a candidate within 1e-7 of a half
+//! turn in the solution taken, or in a close call, or a previous angle beyond
+//! 2^32 degrees, one test on the sum of their magnitudes; and gimbal lock,
+//! rare, left to the exact path altogether, so the fast pass skips the
+//! extraction's locked branch, and the matrix's selects for a zero or
+//! non-finite quaternion, whose lanes are flagged too); flagged lanes are
+//! solved again one by one with `near_deg` itself, so the lanes keep the bits
+//! of the plain per-lane pass
+//! (`mix_lanes_are_the_reference_lane_on_the_corpus`); the lane count is padded
+//! to the SIMD width the pass runs on (8 with AVX-512, 4 with AVX2) so no lane
+//! runs in a scalar remainder; a layer's SLERP from the identity leaves out the
+//! identity's products (`slerp_from_identity`, the same bits), and its frame
+//! copies the lanes' parities and reference inverses as slices (`Reference`
+//! keeps them by lane) up to the first joint the layer leaves unchanged.
+//! `QuatLanes` (crate-private) is the first half alone: one frame's
+//! three-channel joints as quaternions in their orders' axes, in one pass;
+//! `MixLanes::push_near` + `solve_quats` mix two such frames from there with
+//! the same bits as the angle path (a resample computes each input frame's
+//! quaternions once). `OrderMap` runs each frame's three-channel extractions
+//! through `EulerBatch`; joints with one or two rotation channels (and any
+//! joint at a weight outside [0, 1]) still go through `slerp_slice` and
+//! `JointChannels::write_rotation` (its exactness report).
+//!
+//! Why `unsafe`: `rotation::atan2_slice`, `rotation::slerp_slice`,
+//! `EulerBatch::solve`, the mixer's lane pass `MixLanes::solve` and
+//! `QuatLanes::solve` (`rotation/batch.rs`) the rewrite lanes
+//! `edit::order::Lanes::solve`, the dataset export's quaternions
+//! `rotation::mat3_to_quat_slice` (`rotation/quat.rs`) and forward kinematics
+//! eight frames at a time, `Kinematics::positions_many` (`FkLanes`), call their
+//! AVX-512F builds after `is_x86_feature_detected!("avx512f")` (eight lanes),
+//! else their AVX2 builds the same way, for the same reason and with the same
+//! guarantee (no FMA: the portable, AVX2 and AVX-512 loops give the same bits;
+//! `mix_lanes_are_the_same_bits_everywhere_and_the_scalar_path` compares them,
+//! the other tests run whichever the CPU takes and compare with the scalar
+//! functions).
 
 use glam::{DMat3, DQuat};
 

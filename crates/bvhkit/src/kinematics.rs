@@ -42,6 +42,7 @@ use glam::{DAffine3, DMat3, DVec3};
 use crate::channel::Channel;
 use crate::motion::Motion;
 use crate::rotation::{Axis, apply_axis_rotation, sin_cos_deg, sin_cos_deg_slice};
+use crate::simd::{Simd, simd_kernel};
 use crate::skeleton::Skeleton;
 
 /// How position channels combine with a joint's `OFFSET`.
@@ -634,39 +635,7 @@ impl Kinematics {
             scratch.rot.len() == joints && scratch.values.len() == self.n_channels * LANES,
             "scratch was made for another skeleton"
         );
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU supports AVX-512F, as checked just above.
-            #[allow(unsafe_code)]
-            unsafe {
-                self.many_avx512(frames, n, scratch, out);
-            }
-            return;
-        }
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2, as checked just above.
-            #[allow(unsafe_code)]
-            unsafe {
-                self.many_avx2(frames, n, scratch, out);
-            }
-            return;
-        }
-        self.many(frames, n, scratch, out);
-    }
-
-    /// [`Kinematics::many`] compiled for AVX-512F (no FMA: the same bits).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
-    fn many_avx512(&self, frames: &[f64], n: usize, s: &mut FkLanes, out: &mut [DVec3]) {
-        self.many(frames, n, s, out);
-    }
-
-    /// [`Kinematics::many`] compiled for AVX2 (no FMA: the same bits).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn many_avx2(&self, frames: &[f64], n: usize, s: &mut FkLanes, out: &mut [DVec3]) {
-        self.many(frames, n, s, out);
+        many_on(Simd::best(), self, frames, n, scratch, out);
     }
 
     /// [`Kinematics::positions_many`]'s loop: groups of eight frames (the
@@ -758,6 +727,13 @@ impl Kinematics {
             }
             rot[i] = r;
         }
+    }
+}
+
+simd_kernel! {
+    /// [`Kinematics::many`] on the given SIMD build (no FMA: the same bits).
+    fn many_on(simd: Simd, k: &Kinematics, frames: &[f64], n: usize, s: &mut FkLanes, out: &mut [DVec3]) {
+        k.many(frames, n, s, out)
     }
 }
 

@@ -45,6 +45,7 @@ use crate::rotation::{
     Axis, REDUCE_LIMIT, RotationOrder, euler3_quat_lane, extract_unit, extract_unit_fast,
     parity_of, quat_matrix, select, sin_cos_deg_reduced,
 };
+use crate::simd::{Simd, simd_kernel};
 use crate::skeleton::{JointId, Skeleton};
 
 /// A [`FrameMap`] that changes rotation orders (see the module docs).
@@ -668,11 +669,12 @@ impl Lanes {
     /// [`Lanes::solve`], on SIMD lanes when `simd`, else in the plain loop
     /// (the same bits).
     fn run(&mut self, first: bool, simd: bool) {
+        let simd = if simd { Simd::best() } else { Simd::PORTABLE };
         match (first, self.any_post) {
-            (true, true) => pass::<true, true>(self, simd),
-            (true, false) => pass::<true, false>(self, simd),
-            (false, true) => pass::<false, true>(self, simd),
-            (false, false) => pass::<false, false>(self, simd),
+            (true, true) => pass::<true, true>(simd, self),
+            (true, false) => pass::<true, false>(simd, self),
+            (false, true) => pass::<false, true>(simd, self),
+            (false, false) => pass::<false, false>(simd, self),
         }
         self.redo_flagged(first);
         std::mem::swap(&mut self.near, &mut self.out);
@@ -726,40 +728,11 @@ fn is_huge_half(x: f64) -> bool {
     x.to_bits() & !(1 << 63) >= LIMIT
 }
 
-/// [`lanes_loop`] on the widest SIMD lanes the CPU has (when `simd`).
-fn pass<const FIRST: bool, const POST: bool>(l: &mut Lanes, simd: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if simd && std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU supports AVX-512F, as checked just above.
-        #[allow(unsafe_code)]
-        unsafe {
-            lanes_avx512::<FIRST, POST>(l);
-        }
-        return;
+simd_kernel! {
+    /// [`lanes_loop`] on the given SIMD build.
+    fn pass<const FIRST: bool, const POST: bool>(simd: Simd, l: &mut Lanes) {
+        lanes_loop::<FIRST, POST>(l)
     }
-    #[cfg(target_arch = "x86_64")]
-    if simd && std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, as checked just above.
-        #[allow(unsafe_code)]
-        unsafe {
-            lanes_avx2::<FIRST, POST>(l);
-        }
-        return;
-    }
-    let _ = simd;
-    lanes_loop::<FIRST, POST>(l);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn lanes_avx2<const FIRST: bool, const POST: bool>(l: &mut Lanes) {
-    lanes_loop::<FIRST, POST>(l);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn lanes_avx512<const FIRST: bool, const POST: bool>(l: &mut Lanes) {
-    lanes_loop::<FIRST, POST>(l);
 }
 
 /// Lane `t`'s quaternion in its output order's axes: the half-angle sines

@@ -63,7 +63,8 @@
 //! them (`Lookahead::frames`, stopping as soon as decided). A streamed edit's
 //! notes come in the whole clip's order: the reader's warnings, then each
 //! transform's set-up notes and its map's. `edit_stream` gives up with
-//! `NeedsWholeClip`, having written nothing, when such a transform meets
+//! `NEEDS_WHOLE_CLIP` (a `sample::GaveUp`), having written nothing, when such
+//! a transform meets
 //! standard input or a pipe, a mirror's plane comes from the first frame, a
 //! `--rest-pose` frame is past the end or a root-motion frame fails (the
 //! whole-clip path, `edit_b`, then gives the error with its frame).
@@ -96,7 +97,7 @@ use crate::io::{
     write_atomic,
 };
 use crate::range::FrameRange;
-use crate::sample::{FrameSteps, Sample, SampleCheck};
+use crate::sample::{FrameSteps, GaveUp, Sample, SampleCheck};
 
 /// The transform flags, in the order `--help` lists them.
 const TRANSFORMS: [&str; 19] = [
@@ -462,7 +463,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
         };
         if stream && (rereadable || !looks_ahead) {
             match edit_stream(args, plan, input, out) {
-                Err(e) if e.is::<NeedsWholeClip>() => edit_whole(args, plan, input, out),
+                Err(e) if e.is::<GaveUp>() => edit_whole(args, plan, input, out),
                 r => r,
             }
         } else {
@@ -479,16 +480,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
 /// pipe, a file the system refuses to map); or a transform that failed on
 /// a frame (`--rest-pose` past the last frame, a carrier that cannot hold
 /// its root motion), whose error the whole-clip path gives with its frame.
-#[derive(Debug)]
-struct NeedsWholeClip;
-
-impl std::fmt::Display for NeedsWholeClip {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("this edit needs the whole clip")
-    }
-}
-
-impl std::error::Error for NeedsWholeClip {}
+const NEEDS_WHOLE_CLIP: GaveUp = GaveUp("this edit needs the whole clip");
 
 /// The mirror of `bvh`'s skeleton, with a note naming the name pairs it
 /// did not swap.
@@ -1173,7 +1165,7 @@ fn input_frames(steps: &[Step], wanted: &[usize]) -> Option<Vec<usize>> {
 
 /// The up axis a transform detects from the frames as they leave `steps`
 /// ([`Lookahead::detect_up`]; `later` are the transforms after it, whose
-/// frame ranges may stop the reading early): [`NeedsWholeClip`] without a
+/// frame ranges may stop the reading early): [`NEEDS_WHOLE_CLIP`] without a
 /// mapped input or when the sample cannot decide.
 fn up_of(
     again: Option<Lookahead<'_>>,
@@ -1184,9 +1176,9 @@ fn up_of(
     later: &[Transform],
     checks: &mut Vec<SampleCheck<Vec<Step>>>,
 ) -> Result<UpAxis> {
-    let Some(again) = again else { return Err(NeedsWholeClip.into()) };
+    let Some(again) = again else { return Err(NEEDS_WHOLE_CLIP.into()) };
     let up = again.detect_up(steps, n_in, skel, declared, stops_reading(later), checks)?;
-    up.ok_or_else(|| NeedsWholeClip.into())
+    up.ok_or_else(|| NEEDS_WHOLE_CLIP.into())
 }
 
 /// [`edit_stream`] on a reader; `again` reads the input again from the
@@ -1259,7 +1251,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 } else {
                     // Otherwise a first pass over every frame.
                     let guess = || -> Result<UnitGuess> {
-                        let Some(again) = again else { return Err(NeedsWholeClip.into()) };
+                        let Some(again) = again else { return Err(NEEDS_WHOLE_CLIP.into()) };
                         let mut sizes = FrameSizes::new(&skel, mode);
                         // Each batch's frames measured eight at a time on SIMD
                         // lanes while the next batch is parsed
@@ -1284,7 +1276,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 )?;
                 let m = mirror_of(&rest, input, notes)?;
                 if !m.rest_pose_decides() {
-                    return Err(NeedsWholeClip.into());
+                    return Err(NEEDS_WHOLE_CLIP.into());
                 }
                 Stage::Mirror(Box::new(m))
             }
@@ -1295,7 +1287,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
             Transform::RestPose(spec) => {
                 let map = match spec.parse::<usize>() {
                     Ok(frame) => {
-                        let Some(again) = again else { return Err(NeedsWholeClip.into()) };
+                        let Some(again) = again else { return Err(NEEDS_WHOLE_CLIP.into()) };
                         // That frame as it reaches this step.
                         let mut k = 0;
                         let mut pose = None;
@@ -1307,7 +1299,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                             pose.is_some()
                         })?;
                         // Past the last frame: the whole clip says so.
-                        let Some(pose) = pose else { return Err(NeedsWholeClip.into()) };
+                        let Some(pose) = pose else { return Err(NEEDS_WHOLE_CLIP.into()) };
                         RestMap::from_frame(&skel, &pose, mode)
                     }
                     Err(_) => RestMap::from_skeleton(&skel, other_skeleton(spec)?.skeleton(), mode)
@@ -1327,7 +1319,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 Stage::Axes(AxesMap::new(&skel, Axes::with_up(from), Axes::with_up(*to)))
             }
             Transform::InPlaceRoot | Transform::RootToOrigin | Transform::ExtractRoot(_) => {
-                let Some(again) = again else { return Err(NeedsWholeClip.into()) };
+                let Some(again) = again else { return Err(NEEDS_WHOLE_CLIP.into()) };
                 let up = match args.source_up {
                     Some(a) => a,
                     None => {
@@ -1437,12 +1429,12 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
         read.map_err(located)
     })?;
     if steps.iter().any(|s| matches!(s, Step::Map(m, _) if m.get().failed())) {
-        return Err(NeedsWholeClip.into());
+        return Err(NEEDS_WHOLE_CLIP.into());
     }
     // Frames read from their lines alone that were not the reader's (or a
     // count other than the sample's): the whole clip decides.
     if !checks.iter().all(|c| c.holds(ended)) {
-        return Err(NeedsWholeClip.into());
+        return Err(NEEDS_WHOLE_CLIP.into());
     }
     let maps = steps.iter().filter_map(|s| if let Step::Map(m, _) = s { Some(m) } else { None });
     for (m, &i) in maps.zip(&map_of) {

@@ -51,7 +51,7 @@ use clap::ValueEnum;
 use crate::PosMode;
 use crate::io::{Dest, Input, Output, Streamed, WriteBehind, located_warning};
 use crate::range::FrameRange;
-use crate::sample::{Sample, SampleCheck};
+use crate::sample::{GaveUp, Sample, SampleCheck};
 
 /// The long help of `bvh positions` (`bvh positions --help`).
 pub(crate) const POSITIONS_ABOUT: &str = "\
@@ -713,14 +713,14 @@ fn stream<W: FrameWork>(
     // `--up auto` detects the up axis on frames spread over the clip. Into
     // a regular file, from a mapped one, they are read from their lines
     // alone and the export checks them as it reads every frame
-    // ([`sampled_up`]); where it cannot confirm them ([`Unconfirmed`]), its
+    // ([`sampled_up`]); where it cannot confirm them ([`UNCONFIRMED`]), its
     // output is not put in place and the exact path below runs.
     if c.up == crate::clip::Up::Auto
         && let Streamed::Bytes(bytes) = &source
         && let Some(out) = out
         && let Some((run, rdr)) = sampled_up(c, &opts, bytes, input, out, format)?
     {
-        // Unconfirmed, or failed: the exact path decides (and gives its
+        // UNCONFIRMED, or failed: the exact path decides (and gives its
         // own error, in its own order: a bad frame before an unknown
         // `--joints` name).
         if let Ok(lines) = run.frames(rdr, settings.clone(), &make_layout, &make_work) {
@@ -761,7 +761,7 @@ fn stream<W: FrameWork>(
 /// `out`, and the reader of its frames: the up axis detected on the frames
 /// [`bvhkit::edit::axes::sampled_frames`] names, read from their own lines
 /// ([`Sample::of_clip`]), with the [`SampleCheck`] its pass must confirm
-/// before the output is put in place ([`Unconfirmed`] otherwise). `None`
+/// before the output is put in place ([`UNCONFIRMED`] otherwise). `None`
 /// where the exact path must decide at once: an output that cannot be
 /// taken back (standard output, a FIFO, a device), a frame range that stops
 /// the reading before the frames `Frames:` declares (their count would be
@@ -800,16 +800,7 @@ fn sampled_up<'a, 'b>(
 /// put in place: the frames its pass read were not those the sample read
 /// from their lines, or not as many as `Frames:` declares, or the pass did
 /// not reach the end; the exact path decides.
-#[derive(Debug)]
-struct Unconfirmed;
-
-impl std::fmt::Display for Unconfirmed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the frames sampled for the up axis were not the file's")
-    }
-}
-
-impl std::error::Error for Unconfirmed {}
+const UNCONFIRMED: GaveUp = GaveUp("the frames sampled for the up axis were not the file's");
 
 /// [`bvhkit::edit::axes::detect_up`] of the text `bytes`, in one pass that
 /// keeps only the sampled frames; the whole clip is parsed only when the
@@ -1087,7 +1078,7 @@ impl Run<'_> {
         // reach the end (a bad frame, a frame range): the output, dropped,
         // is not put in place.
         if check.is_some_and(|ch| read.is_err() || !ch.holds(ended)) {
-            return Err(Unconfirmed.into());
+            return Err(UNCONFIRMED.into());
         }
         read.map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
         if guess_units {

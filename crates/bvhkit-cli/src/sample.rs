@@ -28,6 +28,21 @@ use bvhkit::{ReadOptions, Skeleton};
 
 use crate::io::{Input, located};
 
+/// Why a streamed pass gave up, having put nothing in place, so that its
+/// exact path decides instead (`bvh edit`'s whole-clip path, the exports'
+/// first pass): a marker the caller finds with `anyhow::Error::is` and
+/// never shows; the text says what was not confirmed.
+#[derive(Debug)]
+pub(crate) struct GaveUp(pub(crate) &'static str);
+
+impl std::fmt::Display for GaveUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for GaveUp {}
+
 /// Input frames read from their lines alone ([`Sample::read`]).
 pub(crate) struct Sample {
     /// Input frame numbers, ascending.

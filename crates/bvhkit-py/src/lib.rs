@@ -13,7 +13,7 @@
 //!
 //! # Implementation notes
 //!
-//! Pyo3 + the `numpy` crate, built by maturin into one abi3 wheel (CPython 3.10
+//! pyo3 + the `numpy` crate, built by maturin into one abi3 wheel (CPython 3.10
 //! or newer): `pip install ./crates/bvhkit-py`.
 //!
 //! `src/lib.rs` holds the module functions (`read`, `parse`, `read_many`),
@@ -51,8 +51,7 @@
 //! (`src/bvh.rs`, `PyBvh::edited`: the core's function with the GIL released,
 //! its error a `ValueError` with the core's message); they convert arguments as
 //! `bvh edit` converts its flags, and `tests/test_edit.py` compares each one's
-//! `to_bytes()` with `bvh edit`'s output on corpus files. The blend transforms
-//! (`bvhkit::mix`, `bvhkit::retarget`) are not wrapped yet.
+//! `to_bytes()` with `bvh edit`'s output on corpus files.
 
 use std::path::PathBuf;
 

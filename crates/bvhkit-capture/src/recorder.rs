@@ -1,4 +1,13 @@
 //! Samples in, BVH frames out.
+//!
+//! # Implementation notes
+//!
+//! `Recorder`, samples in, frames out into a caller-owned `Vec<f64>`: frame
+//! index from the time stamp, a frame emitted as soon as every sensor has
+//! reported in it (else when a later frame's sample arrives), held sensors,
+//! counted refusals (`Stats`), world orientation = sensor in BVH axes ·
+//! mount⁻¹, local = parent world⁻¹ · world, Euler angles through
+//! `bvhkit::rotation::quat_to_euler_near` (never re-derived here).
 
 use std::collections::HashMap;
 

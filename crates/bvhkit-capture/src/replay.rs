@@ -1,4 +1,10 @@
 //! BVH in, sensor samples out: the samples that would have recorded a clip.
+//!
+//! # Implementation notes
+//!
+//! `SensorReplay` (one frame's sample lines at a time, for `replay --to`) and
+//! `replay_csv`, a clip as the samples that would have recorded it (world
+//! rotations from `Kinematics::world`).
 
 use std::fmt::Write as _;
 use std::io::{self, Write};

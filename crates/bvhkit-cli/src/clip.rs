@@ -1,4 +1,12 @@
 //! From BVH files to the renderer's and players' [`Clip`]s.
+//!
+//! # Implementation notes
+//!
+//! `Bvh` → `Clip`, and the one `--up` rule of the drawing commands and exports
+//! (`clip::Up`, `upright`, `source_up`, `to_y_up`: `edit::axes::detect_up`,
+//! then the `AxesMap` of `bvh edit --up y`; drawings default to `auto`, exports
+//! to `keep`); `bvh view` gets it through `ViewOptions::prepare`, applied by
+//! the player to every file it opens.
 
 use std::path::Path;
 

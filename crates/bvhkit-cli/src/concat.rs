@@ -2,6 +2,15 @@
 //! (`bvhkit::mix::concat`), and the I/O the mix commands share (`blend`,
 //! `layer`, `loop`): whole clips in, one file out through
 //! `io::write_atomic`, never over an input.
+//!
+//! # Implementation notes
+//!
+//! `concat.rs`, `blend.rs`, `layer.rs`, `loop.rs` (module `loop_cmd`): the mix
+//! commands over `bvhkit::mix`, whole clips in (`concat::load_all`; `bvh
+//! concat` expands folders in natural order of paths, `concat::natural_cmp`),
+//! the library's report on stderr, one output through `io::write_atomic` after
+//! `io::refuse_overwriting_input` (`concat::finish`, shared by the four;
+//! `concat::run_pair` is all of `blend` and `layer` but their options).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -11,6 +11,63 @@
 //! without `--source-up`; the transforms that look at frames first, root
 //! motion, `--rest-pose FRAME` and the mirror, on standard input or a pipe;
 //! and the mirror when its plane comes from the first frame).
+//!
+//! # Implementation notes
+//!
+//! `bvh edit`, the transform flags in command-line order (values from clap,
+//! order from the raw arguments, since `ArgMatches::indices_of` reports a
+//! repeated flag without a value once); streams through `FrameReader` (a
+//! regular file memory-mapped and scanned in place, `io::Input::open_stream`
+//! and `ReadOptions::frame_reader_slice`; standard input and pipes read a chunk
+//! at a time; `io::read_batches` parses a batch of frames (a mapped file's
+//! window, handed over without a copy by `FrameReader::read_window`) while the
+//! plan runs on the batch before, both on rayon's pool (`rayon::join`, the loop
+//! itself on a worker, so the parse, its halves and the maps share the cores by
+//! work stealing); every per-frame map through `edit::ChunkedMap` on rayon's
+//! pool, then formats the batch in pieces on the pool, and a writing thread
+//! appends them in order while the next batch is mapped: into the output's own
+//! temporary file after room left for the header (sized for the frame count the
+//! frame steps leave of `Frames:`, `expected_frames`), which is written into
+//! that room at the end (when its size came out otherwise, header + frames are
+//! copied file to file into a new temporary file, `io::write_atomic_with_body`,
+//! `copy_file_range`); standard output, FIFOs and devices get the header and
+//! then the frames from an anonymous temporary file; the bytes are those of one
+//! frame at a time through one map, whatever the thread count or batch size)
+//! unless a transform needs the whole clip (`--reverse`, `--fps`, `--height`).
+//! Renaming and End Sites change only the skeleton (the frames are copied);
+//! joint removal, rest pose and root motion are stages
+//! (`edit::joints::RemoveJoints`, `edit::rest::RestMap`, `edit::root::{InPlace,
+//! ToOrigin, Extract}`); those that must see frames first (the carrier through
+//! `edit::root::CarrierSearch` and the first frame, `--rest-pose FRAME`;
+//! without `--source-up`/`--source-units`, the up axis through
+//! `Lookahead::detect_up`, on the frames `edit::axes::sampled_frames` names for
+//! the count `Frames:` promises through the frame steps (`expected_frames`):
+//! behind frame steps alone (and no later bounded `--frames`), read from their
+//! own lines (`Lookahead::sampled_up`: the input frames by index arithmetic,
+//! `input_frames`, then `sample::Sample::read` over
+//! `ReadOptions::sample_frames`), which the real pass confirms
+//! (`sample::SampleCheck`, counting the frames the steps leave through
+//! `sample::FrameSteps`: the sampled input frames bit for bit and the count of
+//! frames the steps left; any difference gives up to the whole clip after the
+//! pass, like a failed map); else in a pass that keeps only those frames and
+//! gives up to the whole clip when the file holds another count; and the unit
+//! guess: behind frame steps alone (and no later bounded `--frames`) made on
+//! the same sampled lines (`Lookahead::sampled_units`, through
+//! `sample::Sample::read`, as `sampled_up`) and confirmed by the stage itself,
+//! `Stage::Units`, which measures every frame it scales (`GuessCheck`:
+//! `FrameSizes::push_many` beside `ScaleMap`'s `map_many`, both on the pool;
+//! another unit from the whole clip's sizes fails the stage, so the whole clip
+//! takes over after the pass); else through `units::FrameSizes` in a first
+//! pass, a batch at a time on lanes, through `Lookahead::batches`, while the
+//! next batch is parsed) read the mapped file again through the steps before
+//! them (`Lookahead::frames`, stopping as soon as decided). A streamed edit's
+//! notes come in the whole clip's order: the reader's warnings, then each
+//! transform's set-up notes and its map's. `edit_stream` gives up with
+//! `NEEDS_WHOLE_CLIP` (a `sample::GaveUp`), having written nothing, when such
+//! a transform meets
+//! standard input or a pipe, a mirror's plane comes from the first frame, a
+//! `--rest-pose` frame is past the end or a root-motion frame fails (the
+//! whole-clip path, `edit_b`, then gives the error with its frame).
 
 use std::collections::HashMap;
 use std::io::{Seek, SeekFrom, Write};
@@ -40,7 +97,7 @@ use crate::io::{
     write_atomic,
 };
 use crate::range::FrameRange;
-use crate::sample::{FrameSteps, Sample, SampleCheck};
+use crate::sample::{FrameSteps, GaveUp, Sample, SampleCheck};
 
 /// The transform flags, in the order `--help` lists them.
 const TRANSFORMS: [&str; 19] = [
@@ -406,7 +463,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
         };
         if stream && (rereadable || !looks_ahead) {
             match edit_stream(args, plan, input, out) {
-                Err(e) if e.is::<NeedsWholeClip>() => edit_whole(args, plan, input, out),
+                Err(e) if e.is::<GaveUp>() => edit_whole(args, plan, input, out),
                 r => r,
             }
         } else {
@@ -423,16 +480,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
 /// pipe, a file the system refuses to map); or a transform that failed on
 /// a frame (`--rest-pose` past the last frame, a carrier that cannot hold
 /// its root motion), whose error the whole-clip path gives with its frame.
-#[derive(Debug)]
-struct NeedsWholeClip;
-
-impl std::fmt::Display for NeedsWholeClip {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("this edit needs the whole clip")
-    }
-}
-
-impl std::error::Error for NeedsWholeClip {}
+const NEEDS_WHOLE_CLIP: GaveUp = GaveUp("this edit needs the whole clip");
 
 /// The mirror of `bvh`'s skeleton, with a note naming the name pairs it
 /// did not swap.
@@ -1120,7 +1168,7 @@ fn input_frames(steps: &[Step], wanted: &[usize]) -> Option<Vec<usize>> {
 
 /// The up axis a transform detects from the frames as they leave `steps`
 /// ([`Lookahead::detect_up`]; `later` are the transforms after it, whose
-/// frame ranges may stop the reading early): [`NeedsWholeClip`] without a
+/// frame ranges may stop the reading early): [`NEEDS_WHOLE_CLIP`] without a
 /// mapped input or when the sample cannot decide.
 fn up_of(
     again: Option<Lookahead<'_>>,
@@ -1131,9 +1179,9 @@ fn up_of(
     later: &[Transform],
     checks: &mut Vec<SampleCheck<Vec<Step>>>,
 ) -> Result<UpAxis> {
-    let Some(again) = again else { return Err(NeedsWholeClip.into()) };
+    let Some(again) = again else { return Err(NEEDS_WHOLE_CLIP.into()) };
     let up = again.detect_up(steps, n_in, skel, declared, stops_reading(later), checks)?;
-    up.ok_or_else(|| NeedsWholeClip.into())
+    up.ok_or_else(|| NEEDS_WHOLE_CLIP.into())
 }
 
 /// [`edit_stream`] on a reader; `again` reads the input again from the
@@ -1215,7 +1263,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 } else {
                     // Otherwise a first pass over every frame.
                     let guess = || -> Result<UnitGuess> {
-                        let Some(again) = again else { return Err(NeedsWholeClip.into()) };
+                        let Some(again) = again else { return Err(NEEDS_WHOLE_CLIP.into()) };
                         let mut sizes = FrameSizes::new(&skel, mode);
                         // Each batch's frames measured eight at a time on SIMD
                         // lanes while the next batch is parsed
@@ -1240,7 +1288,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 )?;
                 let m = mirror_of(&rest, input, notes)?;
                 if !m.rest_pose_decides() {
-                    return Err(NeedsWholeClip.into());
+                    return Err(NEEDS_WHOLE_CLIP.into());
                 }
                 Stage::Mirror(Box::new(m))
             }
@@ -1251,7 +1299,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
             Transform::RestPose(spec) => {
                 let map = match spec.parse::<usize>() {
                     Ok(frame) => {
-                        let Some(again) = again else { return Err(NeedsWholeClip.into()) };
+                        let Some(again) = again else { return Err(NEEDS_WHOLE_CLIP.into()) };
                         // That frame as it reaches this step.
                         let mut k = 0;
                         let mut pose = None;
@@ -1263,7 +1311,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                             pose.is_some()
                         })?;
                         // Past the last frame: the whole clip says so.
-                        let Some(pose) = pose else { return Err(NeedsWholeClip.into()) };
+                        let Some(pose) = pose else { return Err(NEEDS_WHOLE_CLIP.into()) };
                         RestMap::from_frame(&skel, &pose, mode)
                     }
                     Err(_) => RestMap::from_skeleton(&skel, other_skeleton(spec)?.skeleton(), mode)
@@ -1283,7 +1331,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
                 Stage::Axes(AxesMap::new(&skel, Axes::with_up(from), Axes::with_up(*to)))
             }
             Transform::InPlaceRoot | Transform::RootToOrigin | Transform::ExtractRoot(_) => {
-                let Some(again) = again else { return Err(NeedsWholeClip.into()) };
+                let Some(again) = again else { return Err(NEEDS_WHOLE_CLIP.into()) };
                 let up = match args.source_up {
                     Some(a) => a,
                     None => {
@@ -1393,12 +1441,12 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
         read.map_err(located)
     })?;
     if steps.iter().any(|s| matches!(s, Step::Map(m, _) if m.get().failed())) {
-        return Err(NeedsWholeClip.into());
+        return Err(NEEDS_WHOLE_CLIP.into());
     }
     // Frames read from their lines alone that were not the reader's (or a
     // count other than the sample's): the whole clip decides.
     if !checks.iter().all(|c| c.holds(ended)) {
-        return Err(NeedsWholeClip.into());
+        return Err(NEEDS_WHOLE_CLIP.into());
     }
     let maps = steps.iter().filter_map(|s| if let Step::Map(m, _) = s { Some(m) } else { None });
     for (m, &i) in maps.zip(&map_of) {

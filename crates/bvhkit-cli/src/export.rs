@@ -2,6 +2,37 @@
 //! frame by frame so memory stays constant whatever the file length. Several
 //! inputs (or `-o OUTDIR/`) give one output per input under the folder, made
 //! in parallel.
+//!
+//! # Implementation notes
+//!
+//! `positions` and `rotations`, streamed through `FrameReader` (`--up auto`
+//! from a mapped file into a regular file detects the up axis on the sampled
+//! frames read from their own lines, `export::sampled_up` over
+//! `sample::Sample`, and the real pass checks them (`sample::SampleCheck`: the
+//! sampled frames bit for bit, the frame count, a reading that reached the
+//! end); when it fails the output, dropped before its commit, is never put in
+//! place and the exact path runs: a first pass that keeps only the sampled
+//! frames, `export::detect_up_of` over `clip::detect_up_in_one_pass`, which
+//! `bvh edit`'s lookahead shares, also taken at once for standard output, FIFOs
+//! and devices (an output that cannot be taken back) and for a `--frames` range
+//! that ends before `Frames:`; standard input and pipes are read into memory
+//! for it first, and a file holding another frame count than `Frames:` says is
+//! parsed whole; a regular file scanned in place from its mapping, standard
+//! input and pipes read; parsed a window at a time (two halves on the pool; the
+//! mapping is not populated up front, so its pages are mapped by the threads
+//! that scan them while earlier frames are computed) by `io::read_batches`
+//! while forward kinematics with batched sines runs on the batch before, both
+//! on the pool, `positions_many`/`positions_with`/`world_with`/`local_with`,
+//! and a writing thread writes the batch before, its buffer sent back to be
+//! filled again) into CSV, JSON or NPY sinks (NPY patches its frame count at
+//! the end, in the output file itself (through `io::WriteBehind`; the sidecar
+//! is written first and its writeback started, `io::write_unsynced` (which
+//! `write_atomic` also goes through), so that the array's sync commits both
+//! files' new blocks in one journal transaction and the sidecar's own sync has
+//! only its bytes to wait for, `Output::stage`; then both are put in place, the
+//! array first) or, for a FIFO or device, in an anonymous temporary file copied
+//! out at the end, and writes the JSON sidecar `OUT.npy.json`); several inputs
+//! go to one file each under `-o OUTDIR/` through `par_map`.
 
 use std::collections::HashMap;
 use std::io::{BufReader, BufWriter, Seek, SeekFrom, Write};
@@ -20,7 +51,7 @@ use clap::ValueEnum;
 use crate::PosMode;
 use crate::io::{Dest, Input, Output, Streamed, WriteBehind, located_warning};
 use crate::range::FrameRange;
-use crate::sample::{Sample, SampleCheck};
+use crate::sample::{GaveUp, Sample, SampleCheck};
 
 /// The long help of `bvh positions` (`bvh positions --help`).
 pub(crate) const POSITIONS_ABOUT: &str = "\
@@ -682,14 +713,14 @@ fn stream<W: FrameWork>(
     // `--up auto` detects the up axis on frames spread over the clip. Into
     // a regular file, from a mapped one, they are read from their lines
     // alone and the export checks them as it reads every frame
-    // ([`sampled_up`]); where it cannot confirm them ([`Unconfirmed`]), its
+    // ([`sampled_up`]); where it cannot confirm them ([`UNCONFIRMED`]), its
     // output is not put in place and the exact path below runs.
     if c.up == crate::clip::Up::Auto
         && let Streamed::Bytes(bytes) = &source
         && let Some(out) = out
         && let Some((run, rdr)) = sampled_up(c, &opts, bytes, input, out, format)?
     {
-        // Unconfirmed, or failed: the exact path decides (and gives its
+        // UNCONFIRMED, or failed: the exact path decides (and gives its
         // own error, in its own order: a bad frame before an unknown
         // `--joints` name).
         if let Ok(lines) = run.frames(rdr, settings.clone(), &make_layout, &make_work) {
@@ -730,7 +761,7 @@ fn stream<W: FrameWork>(
 /// `out`, and the reader of its frames: the up axis detected on the frames
 /// [`bvhkit::edit::axes::sampled_frames`] names, read from their own lines
 /// ([`Sample::of_clip`]), with the [`SampleCheck`] its pass must confirm
-/// before the output is put in place ([`Unconfirmed`] otherwise). `None`
+/// before the output is put in place ([`UNCONFIRMED`] otherwise). `None`
 /// where the exact path must decide at once: an output that cannot be
 /// taken back (standard output, a FIFO, a device), a frame range that stops
 /// the reading before the frames `Frames:` declares (their count would be
@@ -769,16 +800,7 @@ fn sampled_up<'a, 'b>(
 /// put in place: the frames its pass read were not those the sample read
 /// from their lines, or not as many as `Frames:` declares, or the pass did
 /// not reach the end; the exact path decides.
-#[derive(Debug)]
-struct Unconfirmed;
-
-impl std::fmt::Display for Unconfirmed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the frames sampled for the up axis were not the file's")
-    }
-}
-
-impl std::error::Error for Unconfirmed {}
+const UNCONFIRMED: GaveUp = GaveUp("the frames sampled for the up axis were not the file's");
 
 /// [`bvhkit::edit::axes::detect_up`] of the text `bytes`, in one pass that
 /// keeps only the sampled frames; the whole clip is parsed only when the
@@ -1056,7 +1078,7 @@ impl Run<'_> {
         // reach the end (a bad frame, a frame range): the output, dropped,
         // is not put in place.
         if check.is_some_and(|ch| read.is_err() || !ch.holds(ended)) {
-            return Err(Unconfirmed.into());
+            return Err(UNCONFIRMED.into());
         }
         read.map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
         if guess_units {

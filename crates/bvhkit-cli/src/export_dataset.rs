@@ -8,6 +8,17 @@
 //! cannot be read or parsed is reported and skipped, and the batch goes on.
 //! Both outputs (the table and `OUT.skeleton.parquet`, or the NPZ) are
 //! anonymous files put in place only when the whole batch is written.
+//!
+//! # Implementation notes
+//!
+//! `-o OUT.parquet`/`OUT.npz` is handed to `export_dataset.rs` (its other flags
+//! are `DatasetArgs`, flattened into the export arguments; `--up` is shared):
+//! every input into one dataset through `bvhkit-dataset`, a window of files
+//! parsed on all cores (and, for NPZ, computed) while the previous window is
+//! written in order (`rayon::join`; a Parquet table computes each file's
+//! features as it writes it, `ParquetWriter::write_bvh`), broken files reported
+//! and skipped, a summary, both outputs through `AtomicFile`, the table through
+//! `io::WriteBehind`.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};

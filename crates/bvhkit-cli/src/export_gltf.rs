@@ -2,6 +2,13 @@
 //! extension. glTF 2.0 (`.glb`, `.gltf`) here (`bvhkit-gltf`), and binary
 //! FBX (`.fbx`, `bvhkit-fbx`); Parquet and NPZ datasets in
 //! `export_dataset.rs` (`bvhkit-dataset`).
+//!
+//! # Implementation notes
+//!
+//! `bvh export`, whole files to `.glb`/`.gltf` through `bvhkit-gltf` (`--up`
+//! parsed by `clip::parse_up`, default `auto`; format from the extension), one
+//! file per input under `-o OUTDIR/`, a `.gltf` with `--bin-file` and its
+//! `.bin` through `io::write_atomic_all`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,14 @@
 //! `bvh fmt`.
+//!
+//! # Implementation notes
+//!
+//! `fmt` plans every output before reading anything (folders kept under `-o
+//! DIR`, collisions and outputs that are inputs refused: `io::check_targets`,
+//! inputs and outputs compared by device and inode in one pass; `bvh edit`,
+//! `positions`/`rotations` and the glTF export plan their per-input outputs the
+//! same way, with `io::names_folder` deciding whether `-o` is a folder) and
+//! refuses repairs that invent or discard values without `--repair`
+//! (`fmt::repair_loss`, the rule in `docs/format.md`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

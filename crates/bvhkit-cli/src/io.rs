@@ -12,6 +12,60 @@
 //! devices, FIFOs and `/dev/stdout`-style names are written through, and a
 //! symbolic link is followed to the file it names. A regular file with other
 //! hard links is refused unless `--break-links` is given (see [`destination`]).
+//!
+//! # Implementation notes
+//!
+//! Inputs (`-`, files, directories walked for `*.bvh`; a broken link, a link
+//! loop or an unreadable folder met on the way is a warning, counted so that
+//! `main` exits 2), whole-input reads (`Input::read`: regular files of 1 MiB or
+//! more memory-mapped, smaller ones read, bounded by their size; standard
+//! input, pipes and devices read up to `--max-size`, 4 GiB by default, and
+//! refused beyond), `par_map` (rayon over files, indicatif progress bar on a
+//! terminal, results in input order), `Input::open_stream` (what a streaming
+//! command reads: a regular file mapped, or read whole under 1 MiB, for
+//! `frame_reader_slice`; standard input, pipes, devices and files the system
+//! will not map as a `Read`), `read_batches` (the next batch of frames parsed
+//! while the caller's closure runs on the batch before, both on rayon's pool
+//! through `rayon::join`, the loop on a worker; a batch is one window of a
+//! mapped file taken without a copy, `read_window`, or enough windows of a
+//! `Read` for half of about 2 MiB of values; two batches alive: constant
+//! memory), outputs (thin functions over `bvhkit-write` that pass
+//! `--break-links` and give anyhow errors (its `AtomicFile`, `Output`, `Staged`
+//! and `WriteBehind` re-exported as they are), so the commands call `io::` as
+//! before: `destination`, `open_output`, `AtomicFile`, whose writes, and those
+//! of a `WriteBehind` handle of it, ask the kernel to start writing back every
+//! 2 MiB written (`posix_fadvise(POSIX_FADV_DONTNEED)`, which starts the
+//! writeback without waiting and drops nothing unwritten), so the sync before
+//! the rename waits for the last few megabytes only, `write_atomic`,
+//! `write_atomic_with_body` (a header, then a temporary file's bytes copied by
+//! the kernel), `write_atomic_all` for files that belong together, see
+//! `bvhkit-write`), `FILE:LINE:COL:` formatting.
+//!
+//! Why `unsafe`: `io::map_regular` memory-maps regular input files of 1 MiB or
+//! more (`memmap2`, read-only, private, pre-faulted with `MAP_POPULATE`) for
+//! the whole-file reads (`io::read_file`) and the streamed commands
+//! (`Input::open_stream`: `positions`, `rotations`, `edit`). It is unsafe
+//! because the bytes can change under the `&[u8]` if another process writes the
+//! file meanwhile. What happens then: changed bytes are parsed as whatever they
+//! are (the parser accepts any bytes and never panics); if the file is
+//! truncated while mapped, touching a page past the new end raises SIGBUS and
+//! the process dies, and since outputs are anonymous files committed only after
+//! a complete run (`bvhkit-write`), the only effect is a missing output and an
+//! exit by signal, never a damaged file. Reading instead costs a fresh 100 MB
+//! buffer (page faults plus a copy): with the mapping, `bvh check` on a 100 MB
+//! file went from 1.07x to 1.55x the one-core read + split + `fast-float2`
+//! floor end to end on a loaded machine (1.96x on one thread; `docs/performance.md`). Small files (under 1 MiB,
+//! where mapping saves nothing), files
+//! the system refuses to map, and anything that is not a regular file are read
+//! (the streamed commands read those a chunk at a time). How a mapping counts
+//! against constant memory: its pages are the file's pages in the page cache,
+//! shared and clean, which the kernel can drop and read again at any time; they
+//! show in the resident size (`bvh positions` on a 105 MB file peaks at about
+//! 116 MB resident, nearly all of it the mapping, against 14 MB when it read
+//! the file), but the process allocates nothing in proportion to the input: its
+//! own memory (batches, windows of values, output buffers) stays constant. A
+//! streamed output written through (standard output, a FIFO) has its bytes out
+//! as they come, so a SIGBUS there ends it early, as an error would.
 
 use std::fs::File;
 use std::io::{IsTerminal, Read, Write};

@@ -1,4 +1,11 @@
 //! `bvh`: inspect, check, format and convert BVH motion-capture files.
+//!
+//! # Implementation notes
+//!
+//! Clap definitions, dispatch, exit codes (0 ok, 1 warnings found by `check`, 2
+//! errors, including a file `check` cannot parse and a path skipped while
+//! walking a folder), broken pipe exits 0. Long help texts are `LONG_ABOUT`
+//! constants in each command's module.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 // One exception, for mapping input files: see `io::read_file` and ARCHITECTURE.md.
 #![deny(unsafe_code)]

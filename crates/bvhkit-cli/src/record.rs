@@ -1,6 +1,21 @@
 //! `bvh record` (sensor samples or an Axis Neuron-style stream to BVH,
 //! written as frames arrive) and `bvh replay` (BVH to the samples that would
 //! have recorded it, or to that stream; to a file, UDP or TCP).
+//!
+//! # Implementation notes
+//!
+//! `record` (reads sample lines bounded to 64 KiB from a file, standard input,
+//! UDP datagrams or one TCP client, or the Axis Neuron-style stream from a TCP
+//! server (`neuron+tcp://`, through `NeuronReader`), writes each completed
+//! frame at once and patches the padded `Frames:` count at the end: the one
+//! output that is progressive, not atomic; the session sits behind a mutex
+//! shared with a `signal-hook` thread that, on SIGINT/SIGTERM, takes it,
+//! finishes it as at the end of the input and exits 0; `--latency` keeps a
+//! bounded histogram of read-to-written delays; `--live` pushes each frame's
+//! world positions to a loopback `bvhkit_serve::LiveFeed`) and `replay` (`--as
+//! sensors` through `SensorReplay`, `--as neuron` through `write_neuron_frame`;
+//! to a file, UDP datagrams of whole frames or TCP, `--realtime` paced on
+//! absolute due times), thin over `bvhkit-capture`.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};

@@ -10,12 +10,38 @@
 //! count of frames. `bvh edit --up` and `bvh positions`/`bvh rotations --up
 //! auto` share it; where the check fails they do not commit their output
 //! and take their exact path.
+//!
+//! # Implementation notes
+//!
+//! Frames read from their own lines before a stream reads the file (`Sample`:
+//! `ReadOptions::sample_frames` of the input frames chosen, the up axis on
+//! them, `detect_up_sampled`) and what the stream must confirm of them
+//! (`SampleCheck`: fed every batch of input frames, it compares the sampled
+//! ones bit for bit and, at the end, the count of frames read, through the
+//! frame steps before them, `FrameSteps`, with the count the sample was chosen
+//! on), shared by `bvh edit` (`--up`, root motion, `--units`) and
+//! `positions`/`rotations --up auto`; its unit tests hold the check's rules.
 
 use anyhow::{Result, anyhow};
 use bvhkit::edit::axes::{UpAxis, detect_up_sampled, sampled_frames};
 use bvhkit::{ReadOptions, Skeleton};
 
 use crate::io::{Input, located};
+
+/// Why a streamed pass gave up, having put nothing in place, so that its
+/// exact path decides instead (`bvh edit`'s whole-clip path, the exports'
+/// first pass): a marker the caller finds with `anyhow::Error::is` and
+/// never shows; the text says what was not confirmed.
+#[derive(Debug)]
+pub(crate) struct GaveUp(pub(crate) &'static str);
+
+impl std::fmt::Display for GaveUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for GaveUp {}
 
 /// Input frames read from their lines alone ([`Sample::read`]).
 pub(crate) struct Sample {

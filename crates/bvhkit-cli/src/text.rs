@@ -6,6 +6,18 @@
 //! would hide what is printed before it. Every line the CLI prints that
 //! contains such text goes through [`escape`]; JSON output through
 //! [`escape_json`], which keeps the values exact.
+//!
+//! # Implementation notes
+//!
+//! `escape`, the one place text from files (names, quoted tokens, file names)
+//! is made safe for a terminal; every message line goes through it.
+//! `error_chain`: an error and its causes on one line as anyhow's `{:#}`,
+//! without saying a cause twice (the core's I/O errors and `bvhkit-write`'s
+//! print their source and return it too; a context naming the output over an
+//! error naming it), used wherever the CLI prints an error. Data outputs (BVH,
+//! CSV) are written exactly; JSON gets `\uXXXX` escapes (serde's for C0
+//! controls, `escape_json` for DEL, C1 and bidirectional controls), so it
+//! parses to the exact names.
 
 use std::borrow::Cow;
 

@@ -2,6 +2,24 @@
 //! contacts per frame and joint, computed with the core's forward
 //! kinematics ([`Kinematics`]) and rotation conversion
 //! ([`mat3_to_repr`]); nothing here re-derives a rotation rule.
+//!
+//! # Implementation notes
+//!
+//! `Options` and `Clip::compute`, one clip's world positions
+//! (`Kinematics::positions_many`, eight frames on SIMD lanes,
+//! `positions_with`'s bits), local rotations (`Kinematics::local`'s matrices,
+//! built from the sines and cosines forward kinematics just computed for the
+//! frames (`FkLanes::sin_cos`, one `rotation::sin_cos_deg_slice` batch) and
+//! `apply_axis_rotation` per channel, bit for bit the same, through
+//! `rotation::mat3_to_repr`, the conversion `bvh rotations` uses; quaternions,
+//! the default, eight frames' joints at a time through
+//! `rotation::mat3_to_quat_slice`, its bits on SIMD lanes), the per-frame part
+//! (positions, rotations, pose sizes) being `Kernel`, which writes a range of
+//! frames into caller-owned columns, velocities (central differences), contacts
+//! (height and speed thresholds relative to the unit guess's size) and
+//! root-relative positions, stored by component, frame-major (the long table's
+//! row order), computed in chunks of frames on rayon's pool (the result does
+//! not depend on the thread count).
 
 use bvhkit::edit::JointChannels;
 use bvhkit::glam::{DMat3, DVec3};

@@ -27,6 +27,19 @@
 //! assert_eq!(skeletons.len(), 2);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # Implementation notes
+//!
+//! Clips as machine-learning datasets (`docs/datasets.md`), in its own crate so
+//! the core stays lean (Apache `arrow-array`/`arrow-schema`/`arrow-buffer` and
+//! `parquet` with only its `arrow` and `snap` features; `zip` without codecs
+//! for NPZ).
+//!
+//! The Spark example job (`binaryFile` + `mapInPandas` with the Python
+//! package), tested against `bvh export`'s rows (`tests/python/test_spark.py`);
+//! `tests/python` reads the CLI's output back with pyarrow, DuckDB and NumPy
+//! (run by `scripts/test.sh` in the Python venv); `tests/main.rs` with the
+//! `parquet` crate's reader against golden positions and reference quaternions.
 
 #![deny(missing_docs)]
 

@@ -11,6 +11,24 @@
 //! properties (PLAIN numbers, dictionary-encoded strings, uncompressed,
 //! chunk statistics, an offset index), page headers serialized by the
 //! crate itself; `tests` in `parquet.rs` compare both on the corpus.
+//!
+//! # Implementation notes
+//!
+//! The long table's column chunks written without the crate's encoder, since
+//! their values follow a known pattern: a dictionary page of the names and
+//! RLE/bit-packed index pages for `clip`/`joint`/`parent` (no per-row string
+//! hashing; the indices and definition levels repeat every frame, so each run
+//! of the hybrid encoding is packed once per phase of the frame and copied
+//! after that, `long::Periodic`), PLAIN pages of 65,536 rows for the numbers
+//! read straight from the clip's arrays while the chunk is copied into the file
+//! (`Chunk` is a `ChunkReader` for `SerializedRowGroupWriter::append_column`),
+//! page headers serialized by the crate, chunk statistics and offset index as
+//! the crate makes them; `prepare` does all of that without keeping the numbers
+//! (a `Prepared` chunk names its number pages by rows), and `Prepared::chunk`
+//! attaches the column's values just before the copy (`encode` is the two in
+//! one). Invariant: the rows and the chunk metadata (statistics, encodings,
+//! page encodings) equal the Arrow writer's, tested on the corpus and with
+//! every option (`parquet::tests`).
 
 use std::io::{Read, Write};
 use std::ops::Range;

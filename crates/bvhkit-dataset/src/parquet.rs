@@ -1,5 +1,26 @@
 //! Parquet output: the motion table (long or wide), one row group per
 //! clip, and the skeleton table.
+//!
+//! # Implementation notes
+//!
+//! `ParquetWriter` (one row group per clip, split between frames into row
+//! groups of at most `ROW_GROUP_ROWS` rows when longer; `write_bvh` computes
+//! the long table's features a row group at a time with `features::Kernel` into
+//! two sets of column buffers kept from clip to clip, a group computed and
+//! encoded on the pool, all but its number pages' bodies (`long::prepare`, one
+//! task per column: statistics, the string columns' pages, page headers), while
+//! the one before is copied to the file (`rayon::join`; the copy is the only
+//! serial step), so nothing as long as the clip is allocated; velocities and
+//! contacts, which need the whole clip, and the wide or compressed tables go
+//! through `write_clip(Clip::compute(..))`, whose bytes it writes (tested on
+//! the corpus with every option); names dictionary-encoded, numbers plain and
+//! uncompressed; the long table's chunks are encoded by `long.rs`, one task per
+//! column, then appended in schema order; the wide table and compressed files
+//! go through `ArrowRowGroupWriterFactory` column writers, one task per column,
+//! each built and fed in pieces of 64K rows (`Columns::column`), never as
+//! whole-clip Arrow arrays), the long and wide schemas, the options as
+//! key-value metadata under `bvhkit`, and `SkeletonTable` (one row per clip ×
+//! joint, written as `OUT.skeleton.parquet`).
 
 use std::io::Write;
 use std::ops::Range;

@@ -29,6 +29,25 @@
 //! assert_eq!(&glb[..4], b"glTF");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # Implementation notes
+//!
+//! GlTF 2.0 export, in its own crate so the core stays lean (`gltf-json` for
+//! the document model). `export(&Bvh, &ExportOptions) -> Export` (document +
+//! buffer 0; `to_glb`, `to_gltf` with an embedded or side buffer): node `i` is
+//! joint `i`, rotations and translations per frame come from
+//! `Kinematics::local` (no Euler rule of its own; the frames computed in pieces
+//! of 512 on rayon's pool, each writing its part of every track, then a pass
+//! per rotation track makes the quaternions sign-continuous in frame order from
+//! each frame's side of the one before, so the bytes are those of one frame
+//! after the other), quaternions sign-continuous, units from `bvhkit::units`,
+//! the up axis detected (`edit::axes::detect_up`) and converted to Y up by
+//! `AxesMap` before anything else (`ExportOptions::up`). `tests/node.rs` runs
+//! `tests/js/check.mjs` (glTF-Validator and three.js GLTFLoader, npm packages
+//! pinned by its lock file, installed by `scripts/test.sh`) over every corpus
+//! export, and draws four corpus exports with three.js in headless Chromium
+//! (`tests/js/view.html`, WebGL on SwiftShader) to check the screenshots. The
+//! mapping is in `docs/gltf.md`.
 #![deny(missing_docs)]
 
 use std::collections::BTreeMap;

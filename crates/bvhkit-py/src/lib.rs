@@ -10,6 +10,48 @@
 //! `PYO3_BUILD_EXTENSION_MODULE` so the module does not link libpython; a
 //! plain `cargo build`/`cargo test` of the workspace builds it as an
 //! ordinary library.
+//!
+//! # Implementation notes
+//!
+//! pyo3 + the `numpy` crate, built by maturin into one abi3 wheel (CPython 3.10
+//! or newer): `pip install ./crates/bvhkit-py`.
+//!
+//! `src/lib.rs` holds the module functions (`read`, `parse`, `read_many`),
+//! `src/bvh.rs` the `Bvh` and `ReadWarning` classes, `src/errors.rs` the
+//! exceptions (`ParseError(ValueError)` with `path`/`line`/`column`; I/O errors
+//! become `OSError(errno, message, filename)`, which Python turns into
+//! `FileNotFoundError` and the like; `Bvh.write`'s through
+//! `bvhkit_write::os_error_code`, a refused hard-linked target an `OSError` of
+//! `EMLINK`), `src/many.rs` `read_many` (rayon over files, a pool of `threads`
+//! when asked), `src/mix.rs` the argument conversion of the blend family and
+//! retarget (`Bvh.concat`/`blend`/`layer`/`loop`/`retarget`, `bvhkit.concat`;
+//! each argument as the matching `bvh` command converts its flag, so both write
+//! the same bytes; reports become `Bvh.report` and, for resampled or converted
+//! clips, a `BvhWarning`; the methods themselves are in `bvh.rs`'s one
+//! `#[pymethods]` block).
+//!
+//! `python/bvhkit/` re-exports the native module `bvhkit._native` and carries
+//! the type stubs (`__init__.pyi`, the documentation editors show; a test runs
+//! their examples) and `py.typed`.
+//!
+//! Work runs with the GIL released; arrays are fresh NumPy arrays except
+//! `Bvh.motion`, a read-only view of the values whose base object is the `Bvh`
+//! (one `unsafe` call, `PyArray::borrow_from_array`; the class is frozen, so
+//! the values never move or change).
+//!
+//! No `extension-module` feature: pyo3 0.30 takes `PYO3_BUILD_EXTENSION_MODULE`
+//! from maturin, so `cargo test --workspace --all-features` links as usual; the
+//! crate is not in `default-members` and has no Rust tests (the tests are
+//! pytest, `crates/bvhkit-py/tests/`, run by `scripts/test.sh` in a venv under
+//! `target/py-venv`; their conftest and the dataset tests' share
+//! `crates/bvhkit-testdata/python/bvhkit_pytest.py`: corpus lookup, the `bvh`
+//! binary fixture, visible skips).
+//!
+//! Edits (`bvhkit::edit`) are methods of `Bvh` returning a new `Bvh`
+//! (`src/bvh.rs`, `PyBvh::edited`: the core's function with the GIL released,
+//! its error a `ValueError` with the core's message); they convert arguments as
+//! `bvh edit` converts its flags, and `tests/test_edit.py` compares each one's
+//! `to_bytes()` with `bvh edit`'s output on corpus files.
 
 use std::path::PathBuf;
 

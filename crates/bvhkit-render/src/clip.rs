@@ -1,3 +1,9 @@
+//! `Clip::from_bvh` is the one place a parsed `Bvh` becomes a `Clip` (a file
+//! without motion becomes one frame, its rest pose); the optional `bvh` feature
+//! runs its forward kinematics on all cores (the CLI and the player enable it).
+//! `scene` itself still needs only glam; the crate depends on the core, without
+//! its features, for `units` and `from_bvh`.
+
 use glam::DVec3;
 
 /// World positions of every joint of one or more skeletons over a whole clip.

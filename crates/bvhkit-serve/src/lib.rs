@@ -54,6 +54,21 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Implementation notes
+//!
+//! Turns `Clip`s into a local web player; it never parses BVH and depends on
+//! `bvhkit-render`'s data types and the HTTP stack, which lives in this crate
+//! only (axum, hyper, hyper-util, tokio, futures-util): the core and the CLI
+//! need no async runtime.
+//!
+//! The UI is one static file, `assets/player.html`, embedded with
+//! `include_str!`, with inline CSS/JS, no external resources and a strict CSP,
+//! so `bvh serve` works offline and the binary is the only artifact. It lays
+//! several clips out in a grid on the floor (columns along +X, rows back along
+//! -Z, cells the size of the largest clip) and, with `?live=1`, draws the live
+//! feed (`EventSource`) with frame, time and push-to-display latency in its
+//! HUD.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]

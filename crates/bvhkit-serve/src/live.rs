@@ -1,5 +1,16 @@
 //! The live feed: frames pushed by a Rust caller, streamed to pages as
 //! server-sent events.
+//!
+//! # Implementation notes
+//!
+//! `LiveFeed`, the hand-off for live capture. A caller sets a skeleton (a
+//! `Clip`, encoded as one clip of `clips.json`, whose frames frame the view)
+//! and pushes frames of world positions with a timestamp; each event is encoded
+//! once and broadcast (`tokio::sync::broadcast`, 1024 events of backlog; a
+//! slower page skips ahead and sees the gap in `seq`). Subscribing and
+//! snapshotting the latest skeleton and frame happen under one lock, so a page
+//! that connects late misses nothing and sees nothing twice. `finish` ends
+//! every stream with an `end` event.
 
 use std::convert::Infallible;
 use std::fmt;

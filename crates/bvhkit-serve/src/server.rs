@@ -4,6 +4,26 @@
 //! The accept loop is ours (rather than `axum::serve`) because it enforces what
 //! `axum::serve` does not: a connection cap with a `503` beyond it, a deadline
 //! for request heads, a bound on the head size and a write timeout.
+//!
+//! # Implementation notes
+//!
+//! `Server` owns a single-threaded tokio runtime; `bind` is synchronous (so a
+//! busy port is an ordinary `AddrInUse` error, for which `free_port_near` names
+//! a free port), `run` blocks, a `ShutdownHandle` stops it from any thread. The
+//! accept loop is ours rather than `axum::serve`, because it enforces the
+//! `Limits`: at most `max_connections` connections (a semaphore; beyond it a
+//! `503` is written before any request is read, then the socket is half-closed
+//! and drained so the client never sees a reset), hyper's `header_read_timeout`
+//! (a deadline for the whole request head, from connection start and between
+//! keep-alive requests: slowloris connections are closed, and they cost a task
+//! and a socket, not a thread), `max_buf_size` (8 KiB heads, `431` beyond), and
+//! a write timeout (`WriteTimeout` around the socket: a client that stops
+//! reading is cut off). axum routes `/`, `/index.html`, `/clips.json` and
+//! `/live/events`; one middleware does the `Host` check on loopback against DNS
+//! rebinding (absolute request targets included), refuses announced bodies over
+//! 16 KiB (`413`; no route reads a body) and adds the common headers; the page
+//! carries a strict CSP. The page and `clips.json` are built once (at compile
+//! and bind time) and shared by reference.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};

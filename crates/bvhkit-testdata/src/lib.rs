@@ -25,6 +25,21 @@
 //! assert!(text.starts_with("HIERARCHY\nROOT Hips\n"));
 //! assert_eq!(text, bvhkit_testdata::synth_text(7, 30, 100));
 //! ```
+//!
+//! # Implementation notes
+//!
+//! A deterministic synthetic BVH generator for tests and benchmarks (the 100 MB
+//! benchmark input is generated, never committed), the one lookup of the shared
+//! corpus (`corpus_dir`, honouring `BVHKIT_CORPUS`; `corpus_file_or_skip` for
+//! one named file), the one way the tests find and run headless Chromium
+//! (`chromium_or_skip`, `run_headless_chromium`: the browser player's and the
+//! glTF viewer's tests) and the one bit-for-bit model comparison
+//! (`assert_bit_identical`) that the tests, benches and fuzz target share; and
+//! the cargo-fuzz targets for the parser (their own workspace): `parse`
+//! (arbitrary bytes, with a keyword dictionary) and `expand` (a small
+//! `arbitrary` description expanded into a BVH text of up to 4 MiB, so the
+//! parallel parser and the streaming reader's read boundaries are exercised),
+//! both through one set of checks (`fuzz_targets/common.rs`).
 
 use std::path::{Path, PathBuf};
 

@@ -17,6 +17,61 @@
 //! what failed, the path and the OS error (`writing out.bvh: No space left
 //! on device (os error 28)`); [`os_error_code`] finds the OS error number,
 //! also for this crate's own refusals.
+//!
+//! # Implementation notes
+//!
+//! The one implementation of output files, shared by every writer: the CLI
+//! (`io.rs` wraps it), Python `Bvh.write` and the desktop player's screenshot
+//! and sidecar. Depends on std, tempfile and rustix (Linux: `O_TMPFILE`,
+//! `linkat`, `posix_fadvise`); no `unsafe`, no bvhkit. `Options` (whether a
+//! hard-linked target may be replaced, `break_links`, and how the refusal says
+//! to allow it, `break_links_hint`: `pass --break-links`, `pass
+//! break_links=True`) with `destination` (`Dest`: standard output, written
+//! through, or replaced), `open_output` (`Output`), `write_atomic`,
+//! `write_unsynced`, `write_atomic_with_body`, `write_atomic_all`,
+//! `write_by_program`; `AtomicFile` (anonymous file, `commit` = sync, owner and
+//! mode, link, rename), `Staged` (synced and named, not yet renamed),
+//! `WriteBehind` (writeback started every 2 MiB written). Errors are
+//! `std::io::Error`s of the OS error's kind whose message says what failed and
+//! the path; `os_error_code` finds the OS error number (also the
+//! `EISDIR`/`ELOOP`/`EMLINK` that stand for its refusals), which the Python
+//! package gives `OSError`. Its unit tests cover the new file's mode under the
+//! umask, mode and owner kept, links followed, FIFOs and devices written
+//! through, nothing left after an error, and the order of `write_atomic_all`'s
+//! renames.
+//!
+//! Every output of the workspace (the `bvh` command's, Python `Bvh.write`, the
+//! desktop player's screenshot and sidecar) goes through `bvhkit-write`, the
+//! one implementation of the rule that writers never damage what they
+//! write to nor leave anything half-written. A regular file (at the end of any
+//! chain of symbolic links, so a link is never replaced: its target is) is
+//! written into an anonymous `O_TMPFILE` file in the target's folder, synced,
+//! given the replaced file's owner (best effort: it needs privileges) and mode,
+//! linked to a fresh `.bvh-*.tmp` name through `/proc/self/fd/N` and renamed
+//! over the target: the target is always the old file or the whole new one, and
+//! a crash or `kill -9` before the link leaves nothing (the name exists only
+//! between `linkat` and `rename`). Where `O_TMPFILE` is refused (other systems,
+//! some file systems), a named temporary file is used and removed on error. A
+//! regular file with other hard links is refused with its link count unless
+//! asked (`--break-links`, Python's `break_links=True`; `Options::destination`,
+//! which every output goes through): a rename would silently leave the other
+//! names with the old contents, and writing in place would give up atomicity.
+//! Files that belong together (a `.gltf` and its `.bin`) are written completely
+//! into their temporary files, then named and renamed in order
+//! (`Options::write_atomic_all`), so a failure before the renames leaves every
+//! target as it was. Devices, FIFOs, sockets and `/proc` names (`/dev/fd/N`,
+//! what `-o >(cmd)` passes) are written through, never replaced; `-` and
+//! `/dev/stdout` are standard output. Inputs are only ever opened for reading.
+//! `AtomicFile` is the way to replace a file, MP4 included: ffmpeg needs a
+//! path, and `Options::write_by_program` gives it the anonymous file's
+//! `/proc/PID/fd/N` name, through which it opens that very file (`-f mp4`,
+//! since the name says nothing), so a `kill -9` of either process during
+//! encoding leaves nothing; a FIFO or device gets a copy of an anonymous file
+//! made in the temporary folder. The one exception is `bvh record`, whose point
+//! is to keep what was captured if it is interrupted: it writes each completed
+//! frame straight into its output and patches the padded `Frames:` count at the
+//! end (after a crash the count reads 0 and `bvh fmt` repairs it); it still
+//! refuses to write over its configuration, skeleton or input.
 #![deny(unsafe_code)]
 
 use std::fs::File;

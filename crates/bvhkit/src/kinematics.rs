@@ -11,12 +11,38 @@
 //!
 //! `world = parent_world · local`. End Sites have the identity rotation.
 //! Units are the file's; nothing is converted.
+//!
+//! # Implementation notes
+//!
+//! `Kinematics`, a skeleton compiled into a flat per-joint program (parent
+//! index, offset, channel indices); `local`, `world` (sines one channel at a
+//! time), `local_with`, `world_with` (the frame's sines in one batch into a
+//! caller-owned `FkScratch`, the same bits), `positions`, `positions_with`
+//! (caller-owned `FkScratch`: the frame's sines and cosines in one batch, then
+//! one pass in file order where each joint right-multiplies a copy of its
+//! parent's world rotation), `positions_from_rotations` (positions when the
+//! world rotations are already known: no sines or cosines), `subset` (the
+//! program of an ancestor-closed set of joints on a compact frame of their
+//! channels, with the channel gather list), `positions_all` (rayon over frames,
+//! one scratch per thread), `positions_many` (the world positions of up to
+//! eight frames at once, one frame per SIMD lane: `FkLanes` holds the frames'
+//! sines, cosines and world matrices by component, and each joint's program
+//! step runs on all lanes; AVX-512F/AVX2 dispatch, no FMA, so the bits are
+//! `positions_with`'s frame by frame; `FkLanes::sin_cos` hands out the last
+//! group's sines and cosines, lane by lane, for callers that need the frames'
+//! local rotations too; `bvh positions` runs it on pieces of each batch on the
+//! pool, the dataset export's `Kernel` eight frames at a time).
+//!
+//! `FkScratch::sin_cos` hands out the sines and cosines the last
+//! `positions_with`/`world_with`/`local_with` computed, so a caller needing the
+//! frame's local rotations too does not compute them again.
 
 use glam::{DAffine3, DMat3, DVec3};
 
 use crate::channel::Channel;
 use crate::motion::Motion;
 use crate::rotation::{Axis, apply_axis_rotation, sin_cos_deg, sin_cos_deg_slice};
+use crate::simd::{Simd, simd_kernel};
 use crate::skeleton::Skeleton;
 
 /// How position channels combine with a joint's `OFFSET`.
@@ -609,39 +635,7 @@ impl Kinematics {
             scratch.rot.len() == joints && scratch.values.len() == self.n_channels * LANES,
             "scratch was made for another skeleton"
         );
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU supports AVX-512F, as checked just above.
-            #[allow(unsafe_code)]
-            unsafe {
-                self.many_avx512(frames, n, scratch, out);
-            }
-            return;
-        }
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2, as checked just above.
-            #[allow(unsafe_code)]
-            unsafe {
-                self.many_avx2(frames, n, scratch, out);
-            }
-            return;
-        }
-        self.many(frames, n, scratch, out);
-    }
-
-    /// [`Kinematics::many`] compiled for AVX-512F (no FMA: the same bits).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
-    fn many_avx512(&self, frames: &[f64], n: usize, s: &mut FkLanes, out: &mut [DVec3]) {
-        self.many(frames, n, s, out);
-    }
-
-    /// [`Kinematics::many`] compiled for AVX2 (no FMA: the same bits).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn many_avx2(&self, frames: &[f64], n: usize, s: &mut FkLanes, out: &mut [DVec3]) {
-        self.many(frames, n, s, out);
+        many_on(Simd::best(), self, frames, n, scratch, out);
     }
 
     /// [`Kinematics::positions_many`]'s loop: groups of eight frames (the
@@ -733,6 +727,13 @@ impl Kinematics {
             }
             rot[i] = r;
         }
+    }
+}
+
+simd_kernel! {
+    /// [`Kinematics::many`] on the given SIMD build (no FMA: the same bits).
+    fn many_on(simd: Simd, k: &Kinematics, frames: &[f64], n: usize, s: &mut FkLanes, out: &mut [DVec3]) {
+        k.many(frames, n, s, out)
     }
 }
 

@@ -38,12 +38,12 @@
 //!
 //! # Features
 //! - `parallel` (default): parse large motion sections on all cores (rayon).
-// Four `unsafe` blocks in the whole crate: calling the AVX2 build of the
-// batched sine/cosine after checking the CPU (rotation::sin_cos_deg_slice),
-// advising the kernel to back a large value buffer with huge pages
-// (buffer::advise_huge_pages), and calling the motion scanner's two SSE2
-// kernels, which the build's target features guarantee (parse::scan::sse2).
-// ARCHITECTURE.md says why.
+// `unsafe` is allowed at these places only, each with its reason beside it:
+// the runtime SIMD dispatch of the batched kernels, inside `simd_kernel!`
+// alone (calling an AVX-512F or AVX2 build once the CPU was found to have
+// it: crate::simd), the motion scanner's SSE2 kernels, which the build's
+// target features guarantee (parse::scan::sse2, and number's tests), and
+// the huge-page advice on a large value buffer (buffer::advise_huge_pages).
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]
@@ -61,6 +61,7 @@ mod parse;
 pub mod quality;
 pub mod retarget;
 pub mod rotation;
+mod simd;
 mod skeleton;
 pub mod units;
 mod write;

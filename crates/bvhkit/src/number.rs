@@ -6,6 +6,28 @@
 //! Eisel-Lemire implementation, for everything else. Writing prints the
 //! shortest decimal that parses back to the same `f64` (`ryu`), laid out
 //! without an exponent so that every BVH reader can read it.
+//!
+//! # Implementation notes
+//!
+//! The hot loops. `parse_short`, the fast path for the usual motion token
+//! (sign, up to 7 + 8 digits, read eight digits at a time in a `u64`, one exact
+//! division), and `parse_short_sse2`, the same tokens to the same bits in SSE2
+//! (one 16-byte compare finds the integer part, point and fraction; both
+//! 8-digit groups are converted in one register), `parse_number` (any spelling:
+//! Clinger's exact fast path, `fast-float2` fallback; both give the same bits
+//! as the fast path, which a differential test checks) and `write_shortest` /
+//! `write_shortest_row` (decimals of up to nine places below 2^22, the usual
+//! motion value and the angles `bvh edit` computes, straight from one exact
+//! division check with 10^9, which below 2^22 also decides the decimals of
+//! fewer places; m = round(|v|·10^9) found by adding 2^52, no float-to-integer
+//! conversion; split once by 10^8 and both eight-digit halves made at once in
+//! one SSE2 register (`digits16`; two `digits8` SWAR words elsewhere), the
+//! integer digits and the point one shifted 8-byte store, the places another;
+//! decimals of up to six places in [2^22, 2^32) by the same check with 10^6;
+//! each row's values stored into a slice of the row sized beforehand; any other
+//! value through `ryu`'s digits, its positional texts stored in place; always
+//! laid out without exponent; tests compare both paths on millions of random
+//! values, at the edges of both ranges and on every corpus value).
 
 /// Exact powers of ten representable in `f64`.
 const POW10: [f64; 23] = [

@@ -60,6 +60,21 @@
 //! assert_eq!(guess.label(), "centimetres (size 172.0000 ≈ 1.72 m)");
 //! # Ok::<(), bvhkit::Error>(())
 //! ```
+//!
+//! # Implementation notes
+//!
+//! The one guess of a file's length unit (metres, centimetres, millimetres,
+//! inches, the CMU scale of 1/0.45 inch, else unknown and shown human-sized)
+//! from the median size of the frames drawn (the rest pose for a file without
+//! motion), so neither the pose of one frame nor a glitch frame sways it. `bvh
+//! render`, `bvh serve` (which sends it to the browser page in `clips.json`;
+//! the page guesses nothing itself) and the desktop player all use it
+//! (`UnitGuess::of_positions`, `of_bvh` (the frames' sizes on the pool, runs of
+//! frames through `positions_many`), `FrameSizes` for frames met one at a time
+//! or in runs (`push_many`: `Kinematics::positions_many`, eight frames per SIMD
+//! lane, in pieces on the pool as `of_bvh` measures them, `measure_all`; the
+//! same sizes), `bvhkit_render::units::of_clip`, which agree) to draw files
+//! side by side at one scale.
 
 use std::fmt;
 

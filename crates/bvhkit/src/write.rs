@@ -1,4 +1,14 @@
 //! Writing BVH text: [`WriteOptions`].
+//!
+//! # Implementation notes
+//!
+//! `WriteOptions` (shortest or fixed precision, LF or CRLF). Motion rows are
+//! formatted in pieces of about 256 KiB, a few per thread at a time on rayon's
+//! current pool, and written in order, so the bytes never depend on the thread
+//! count; each batch of pieces is formatted on the pool while the calling
+//! thread writes the batch before it (`rayon::in_place_scope`, so the output
+//! needs no `Send`). `write_header` and `write_frame` write a motion a frame at
+//! a time (`bvh edit` streams with them).
 
 use std::io::Write;
 

@@ -3,6 +3,22 @@
 //!
 //! Everything here is deterministic: the same clips and options give the
 //! same bytes, run after run (the MP4 bytes are ffmpeg's business).
+//!
+//! # Implementation notes
+//!
+//! `raster` (feature `raster`, default) is the only place that rasterises, with
+//! tiny-skia: pure Rust, CPU only, no system libraries, anti-aliased, with its
+//! own golden-image tests upstream. Stills are framed per frame
+//! (`Framing::Frame`, default) or on the whole motion; animations and contact
+//! sheets (of one clip, or several side by side in every cell:
+//! `render_contact_sheet_of`) always frame the whole motion. Labels (each
+//! figure's clip name over it, in its colour, shortened with `..` where
+//! neighbours would overlap; a still's frame number in the corner) are drawn in
+//! a built-in 5x7 pixel font (`raster/text.rs`, no font file); the camera
+//! always leaves 15% headroom for them, so a picture is framed the same with or
+//! without labels.
+//!
+//! MP4 pipes raw RGBA frames to an `ffmpeg` child process.
 
 mod paint;
 mod quantize;

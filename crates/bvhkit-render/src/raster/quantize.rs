@@ -6,6 +6,12 @@
 //! entries of their own and a weighted median cut shares the rest among
 //! anti-aliased edges. Pixels are then mapped through a lazily filled lookup
 //! table indexed by 5 bits per channel, so mapping a pixel is one table read.
+//!
+//! # Implementation notes
+//!
+//! GIFs use a deterministic median-cut palette plus exact entries for the most
+//! common colours, mapped through a 5-bit-per-channel lookup table without
+//! dithering.
 
 /// Entries reserved for the most common colours.
 const EXACT: usize = 24;

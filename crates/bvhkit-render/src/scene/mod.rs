@@ -36,6 +36,19 @@
 //! Conventions: world space is Y up and right-handed, as in BVH; angles are
 //! in degrees; pixels have their origin at the top-left, y down.
 //! This module depends only on glam and never allocates per pixel.
+//!
+//! # Implementation notes
+//!
+//! `scene` depends only on glam: an orbit `Camera` (Y up, right-handed) and a
+//! `Stage` that lays clips side by side and measures them over *all* frames
+//! (except glitch frames far beyond anywhere the motion travels:
+//! `Clip::glitch_frames`, the one rule, which the browser page receives in
+//! `clips.json`), so framing, ground and bone sizes never jump during playback;
+//! `Stage::at_frame` lays out and frames the figures as they stand in one frame
+//! instead (stills: a walker late in its walk fills the picture; ground and
+//! bone sizes stay the whole motion's); it turns one `Pose` per figure into a
+//! `DrawList` of 2D shapes in pixels (lines, circles, tapered capsules, convex
+//! polygons), depth-sorted back to front.
 
 mod camera;
 mod draw;

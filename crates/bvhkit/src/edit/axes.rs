@@ -29,6 +29,13 @@
 //!
 //! [`detect_up`] finds a file's up axis from its skeleton: the head above
 //! the hips above the feet, in the rest pose or else in the first frame.
+//!
+//! # Implementation notes
+//!
+//! (Blender's axis conversion as a signed permutation, `detect_up` with its
+//! evidence (`detect_up_sampled` from the sampled frames alone,
+//! `sampled_frames(n)`, for a stream); conjugated joints as their signed angles
+//! about the image axes, exact, then an order change through `Rewrite`).
 
 use std::fmt;
 

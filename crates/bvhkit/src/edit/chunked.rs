@@ -1,5 +1,33 @@
 //! [`ChunkedMap`]: a [`FrameMap`] run over runs of frames on rayon's pool,
 //! with exactly the output of mapping the frames one at a time in order.
+//!
+//! # Implementation notes
+//!
+//! `SplitFrameMap` (a `FrameMap` whose state is decided by the frames it wrote;
+//! `absorb` gathers statistics such as `LayoutMap`'s largest error) and
+//! `ChunkedMap` / `map_frames_chunked`, which map runs of frames on rayon's
+//! pool with exactly the output of one frame at a time: the first part of a run
+//! continues the map, every other part starts from a fresh copy that first maps
+//! the frame before it; in order, a part whose guessed frame before is not bit
+//! for bit the exact one is mapped again from the exact state (Euler continuity
+//! guesses right unless angles have wandered a full turn from their principal
+//! range), unless the map maps the run itself (`SplitFrameMap::map_many`:
+//! `order::Rewrite`, the joints whose rotation channels are written again each
+//! frame for `OrderMap`, `AxesMap` and `LayoutMap`, runs groups of joints
+//! through every frame on the pool, each joint's continuity being its own, each
+//! group writing its own block of columns of every output frame (the joints in
+//! file order, so the blocks are side by side): the map's other channels in the
+//! block (the copy, the axis moves, the layout's base values and copies) and
+//! then the group's angles, with no buffer of angles in between; the layout's
+//! error in a pass of its own over pieces of frames; `ScaleMap`, which keeps
+//! nothing from frame to frame, maps pieces of frames on the pool).
+//!
+//! `ChunkedMap` checks every guessed state against the exact frame before it
+//! and maps a part again when they differ (maps with `map_many` guess nothing:
+//! each group of joints goes through every frame in order), so `bvh edit`'s
+//! streamed and whole-clip outputs and `map_frames_chunked` never depend on
+//! thread count, batch size or part size (`tests/chunked.rs`, CLI
+//! `edit_output_does_not_depend_on_the_thread_count_nor_the_batches`).
 
 use super::FrameMap;
 

@@ -63,6 +63,12 @@
 //! assert_eq!(clip.motion().frame_time(), 1.0 / 60.0);
 //! # Ok::<(), bvhkit::Error>(())
 //! ```
+//!
+//! # Implementation notes
+//!
+//! The `FrameMap` trait (built for an input skeleton, knows its output
+//! skeleton, maps one frame at a time into a caller-owned buffer, so streams
+//! stay constant-memory), `map_frames`, `rebuild_skeleton`, `same_rate`.
 
 use glam::DVec3;
 

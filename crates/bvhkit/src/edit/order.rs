@@ -11,6 +11,31 @@
 //! three rotation channels have no order: changing every joint leaves them
 //! as they are, naming one is an error ([`super::layout`] gives them three).
 //! Position channels, offsets and names are kept bit for bit.
+//!
+//! # Implementation notes
+//!
+//! (`OrderMap`, and `Rewrite` with its lane kernel `Lanes`: one SIMD lane per
+//! joint, no branch on the orders, AVX-512F or AVX2 dispatch with the plain
+//! loop's bits: the half-angle sines (`sin_cos_deg`'s), the closed-form
+//! quaternion of the input angles in the input order's axes, a signed
+//! permutation into the output order's axes, an optional exact half turn after
+//! it (the mirror's, in a build of the pass of its own), then `EulerBatch`'s
+//! matrix and extraction (its `atan2`s without the operand scaling and `(0, 0)`
+//! guards, which the unit pairs of a normalised quaternion's matrix never need:
+//! `rotation::extract_unit`, the same bits) and, after the first frame, the
+//! mixes' fast continuity choice `near_deg_fast` without the extraction's
+//! gimbal-lock selects (`rotation::extract_unit_fast`): the lanes it flags (a
+//! choice it cannot be sure rounds as `near_deg`, gimbal lock) and those with a
+//! half angle beyond the exact reduction or NaN are solved again one by one
+//! with `near_deg` (the huge angle reduced `% 360` first), so the lanes keep
+//! `EulerBatch`'s bits; each angle is written rounded to nine decimal places
+//! (`snap_angle`, in the pass, so the writer's fast path prints it; continuity
+//! is chosen from the unrounded angles); a frame's half angles are gathered
+//! with one multiplication by half the sign each; its lane steps (the
+//! closed-form quaternion, its matrix, the extraction) are `rotation::batch`'s
+//! own, shared crate-wide, and a test checks the lanes give `EulerBatch`'s
+//! bits; unit tests compare order, axes and layout with the plain per-joint
+//! path on the whole corpus).
 
 use super::pose::JointChannels;
 use super::{FrameMap, SplitFrameMap, rebuild_skeleton};
@@ -20,6 +45,7 @@ use crate::rotation::{
     Axis, REDUCE_LIMIT, RotationOrder, euler3_quat_lane, extract_unit, extract_unit_fast,
     parity_of, quat_matrix, select, sin_cos_deg_reduced,
 };
+use crate::simd::{Simd, simd_kernel};
 use crate::skeleton::{JointId, Skeleton};
 
 /// A [`FrameMap`] that changes rotation orders (see the module docs).
@@ -643,11 +669,12 @@ impl Lanes {
     /// [`Lanes::solve`], on SIMD lanes when `simd`, else in the plain loop
     /// (the same bits).
     fn run(&mut self, first: bool, simd: bool) {
+        let simd = if simd { Simd::best() } else { Simd::PORTABLE };
         match (first, self.any_post) {
-            (true, true) => pass::<true, true>(self, simd),
-            (true, false) => pass::<true, false>(self, simd),
-            (false, true) => pass::<false, true>(self, simd),
-            (false, false) => pass::<false, false>(self, simd),
+            (true, true) => pass::<true, true>(simd, self),
+            (true, false) => pass::<true, false>(simd, self),
+            (false, true) => pass::<false, true>(simd, self),
+            (false, false) => pass::<false, false>(simd, self),
         }
         self.redo_flagged(first);
         std::mem::swap(&mut self.near, &mut self.out);
@@ -701,40 +728,11 @@ fn is_huge_half(x: f64) -> bool {
     x.to_bits() & !(1 << 63) >= LIMIT
 }
 
-/// [`lanes_loop`] on the widest SIMD lanes the CPU has (when `simd`).
-fn pass<const FIRST: bool, const POST: bool>(l: &mut Lanes, simd: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if simd && std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU supports AVX-512F, as checked just above.
-        #[allow(unsafe_code)]
-        unsafe {
-            lanes_avx512::<FIRST, POST>(l);
-        }
-        return;
+simd_kernel! {
+    /// [`lanes_loop`] on the given SIMD build.
+    fn pass<const FIRST: bool, const POST: bool>(simd: Simd, l: &mut Lanes) {
+        lanes_loop::<FIRST, POST>(l)
     }
-    #[cfg(target_arch = "x86_64")]
-    if simd && std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, as checked just above.
-        #[allow(unsafe_code)]
-        unsafe {
-            lanes_avx2::<FIRST, POST>(l);
-        }
-        return;
-    }
-    let _ = simd;
-    lanes_loop::<FIRST, POST>(l);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn lanes_avx2<const FIRST: bool, const POST: bool>(l: &mut Lanes) {
-    lanes_loop::<FIRST, POST>(l);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn lanes_avx512<const FIRST: bool, const POST: bool>(l: &mut Lanes) {
-    lanes_loop::<FIRST, POST>(l);
 }
 
 /// Lane `t`'s quaternion in its output order's axes: the half-angle sines

@@ -1,4 +1,10 @@
 //! A frame as local rotations and translations, and back.
+//!
+//! # Implementation notes
+//!
+//! `PoseLayout`/`Pose`/`JointChannels`, a frame as local quaternions and
+//! translations and back as continuous Euler angles in each joint's own order
+//! (through `rotation`, allocation-free).
 
 use glam::{DAffine3, DQuat, DVec3};
 

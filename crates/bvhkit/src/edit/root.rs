@@ -28,6 +28,12 @@
 //! left/right pairs ([`Mirror`]) of left minus right world positions,
 //! projected on the ground; without pairs it is the carrier's world
 //! rotation applied to the target forward direction.
+//!
+//! # Implementation notes
+//!
+//! (the root-motion carrier, in place (`InPlace` runs forward kinematics of the
+//! carrier's chain of ancestors alone, `Kinematics::subset`: the same world
+//! transforms), to the origin, extraction onto a new ground-projected root).
 
 use glam::{DAffine3, DQuat, DVec3};
 

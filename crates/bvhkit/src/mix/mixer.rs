@@ -1,5 +1,14 @@
 //! The per-frame engine of every mix: two frames of one channel layout in,
 //! one frame out, in caller-owned buffers, with nothing allocated per frame.
+//!
+//! # Implementation notes
+//!
+//! `Mixer`, the per-frame kernel (per-joint SLERP or additive delta on
+//! caller-owned frames, weight 0/1 and unchanged joints copied bit for bit, a
+//! subtree mask; for a weight strictly inside (0, 1) (a layer's (0, 1]) the
+//! kept channels, the mixed position channels and the mixed joints of each kind
+//! are lists made once by `Mixer::new`, so a frame is a few tight loops around
+//! the lane pass instead of a decision per joint).
 
 use glam::DQuat;
 
@@ -254,15 +263,14 @@ impl Mixer {
                 }
                 match mj.order {
                     Some(order) if on_lanes => {
-                        let [r0, r1, r2] = j.rot_index;
-                        let l = self.lanes.push(
+                        push_lane(
+                            &mut self.lanes,
+                            &mut self.lane_rot,
                             order,
-                            [a[r0], a[r1], a[r2]],
-                            [b[r0], b[r1], b[r2]],
-                            [near[r0], near[r1], near[r2]],
+                            j,
+                            [a, b, near],
                             None,
                         );
-                        self.lane_rot[l] = j.rot_index;
                     }
                     _ if j.n_rot > 0 => {
                         self.q0.push(j.rotation(a));
@@ -388,15 +396,8 @@ impl Mixer {
             }
             match mj.order {
                 Some(order) if on_lanes => {
-                    let [r0, r1, r2] = j.rot_index;
-                    let l = self.lanes.push(
-                        order,
-                        [base[r0], base[r1], base[r2]],
-                        [add[r0], add[r1], add[r2]],
-                        [near[r0], near[r1], near[r2]],
-                        Some(*inv),
-                    );
-                    self.lane_rot[l] = j.rot_index;
+                    let frames = [base, add, near];
+                    push_lane(&mut self.lanes, &mut self.lane_rot, order, j, frames, Some(*inv));
                 }
                 _ => {
                     self.q0.push(DQuat::IDENTITY);
@@ -505,6 +506,31 @@ fn write_lanes<const ADJACENT: bool>(lanes: &MixLanes, rot: &[[usize; 3]], out: 
     for (((&r, &x), &y), &z) in rot.iter().zip(x).zip(y).zip(z) {
         write3::<ADJACENT>(out, r, [x, y, z]);
     }
+}
+
+/// Puts joint `j`'s rotation channels of frames `[a, b, near]` on a lane
+/// of `lanes` (mixed in `order`; a layer's reference inverse `inv`), and
+/// notes in `lane_rot` where the lane's angles go: the step
+/// [`Mixer::blend`] and [`Mixer::layer`] take for each joint they mix on
+/// lanes.
+#[inline(always)]
+fn push_lane(
+    lanes: &mut MixLanes,
+    lane_rot: &mut [[usize; 3]],
+    order: RotationOrder,
+    j: &JointChannels,
+    [a, b, near]: [&[f64]; 3],
+    inv: Option<DQuat>,
+) {
+    let [r0, r1, r2] = j.rot_index;
+    let l = lanes.push(
+        order,
+        [a[r0], a[r1], a[r2]],
+        [b[r0], b[r1], b[r2]],
+        [near[r0], near[r1], near[r2]],
+        inv,
+    );
+    lane_rot[l] = j.rot_index;
 }
 
 #[cfg(test)]

@@ -48,6 +48,14 @@
 //! assert!((out.motion().frame(1)[0] - 20.0).abs() < 1e-9);
 //! # Ok::<(), bvhkit::Error>(())
 //! ```
+//!
+//! # Implementation notes
+//!
+//! `check_same_skeleton` (names the first difference), `conform` (another clip
+//! into the first's channel layout), `prepare` (+ resampling to the first
+//! clip's rate, with a `Prepared` report), `Span` (frames or seconds),
+//! `align`/`GroundMove` (the carrier moved on the ground and turned about up,
+//! through `edit::root::move_carrier`, which `root::to_origin` shares).
 
 use std::fmt;
 use std::str::FromStr;

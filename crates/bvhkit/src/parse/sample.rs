@@ -1,5 +1,17 @@
 //! A few chosen frames of a BVH text in memory, read from their own lines
 //! without parsing the others ([`ReadOptions::sample_frames`]).
+//!
+//! # Implementation notes
+//!
+//! `ReadOptions::sample_frames`, chosen frames of a text in memory read from
+//! their own lines alone (line ends by `memchr`, counted in 256 KiB pieces on
+//! the pool, then each chosen line looked for in its own piece; only those
+//! lines parsed, by `number::parse_number` in the whole text as the scanner
+//! does, so the reader's bits), under the assumption that each motion line is a
+//! frame; `None` where that visibly fails (the line count is not `Frames:`, a
+//! chosen line is not one frame). The lines it does not read are trusted:
+//! callers that need the reader's frames check them when they read the file
+//! (`bvh edit`'s up-axis detection).
 
 use super::ReadOptions;
 use super::header::{Header, HeaderParser, Stop};

@@ -1,3 +1,24 @@
+//! `FrameReader`: constant-memory streaming of the motion, frame by frame.
+//!
+//! It streams over a `FrameSource` (sealed: any
+//! `Read`, read 256 KiB at a time into a buffer that is only ever grown, never
+//! cleared; or `SliceSource`, bytes already in memory such as a mapped file
+//! (`ReadOptions::frame_reader_slice`), scanned in place a window of 1 MiB at a
+//! time, never copied, each window cut at a line end and scanned in two halves
+//! on rayon's pool (`scan::scan_window`: the second half with statistics of its
+//! own, merged after the first; scanned again in order in the one case it
+//! cannot decide alone, line lengths to record from an irregular line in the
+//! first half)). `read_frames` hands out runs of frames in one copy (an error
+//! after some frames comes at the next call). It applies the same layout
+//! decisions as `parse/mod.rs` (`lines_are_frames` is shared); the one that
+//! needs the whole motion (every line a frame of the wrong width, or of at
+//! least one frame with extra values) is taken by reading ahead at most 16 MiB
+//! of motion from the first line that does not hold one frame (lines before it
+//! are handed out as they come). The hierarchy is read by resuming the header
+//! state machine (`HeaderState`) at its last statement when more input arrives,
+//! so a header costs linear work however many reads it takes; line and column
+//! come from the scanner's line-end counts, not a second pass over the bytes.
+
 use std::io::Read;
 
 use self::private::Buffer;

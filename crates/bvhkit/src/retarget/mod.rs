@@ -70,6 +70,27 @@
 //! assert_eq!(out.motion().n_frames(), 2);
 //! # Ok::<(), bvhkit::Error>(())
 //! ```
+//!
+//! # Implementation notes
+//!
+//! `Reference` (T-pose built from the rest pose by bone directions, rest,
+//! frame), `Retarget` (a `FrameMap`; everything constant over the clip is set
+//! up once: per target joint its drive (`K = G_sᵀ·Cᵀ·G_t`, the translation
+//! matrix, the swing), a base frame holding the reference pose's channels and
+//! the constant translations, and the source joints a frame reads (mapped,
+//! swing ends, hips, feet and their ancestors) as a `Kinematics::subset`. Per
+//! frame: that subset's world transforms by `world_with`, the base frame
+//! copied, `W_t = C·W_s·K` and the local rotation through the target's parents
+//! for mapped joints (kept joints only carry their parent's world rotation on),
+//! the three-channel joints' Euler angles in one `rotation::EulerBatch` closest
+//! to the previous frame, one- and two-channel joints through
+//! `JointChannels::write_rotation`; root scaled by hip heights and lifted to
+//! the source's foot height with `positions_from_rotations` of the rotations
+//! just computed. A unit test keeps the plain per-joint version and checks
+//! every channel of every frame against it on corpus pairs and a fixture with
+//! odd channel layouts) and `retarget` for a whole clip, with its `Report`. It
+//! reuses `edit::rest`'s `align`, `edit::rest_positions`, `axes::detect_up` and
+//! `Axes::conversion`.
 
 use std::fmt;
 use std::str::FromStr;

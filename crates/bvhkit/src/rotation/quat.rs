@@ -1,8 +1,17 @@
 //! Rotation matrices to quaternions in a batch: [`mat3_to_quat_slice`].
+//!
+//! # Implementation notes
+//!
+//! `mat3_to_quat_slice`, `mat3_to_repr`'s quaternions (glam's `from_mat3`,
+//! normalised, `w >= 0`) of many matrices by component, its two nested branches
+//! as selects with the same operations in the same order, on AVX-512F/AVX2
+//! lanes (no FMA), the same bits (`rotation::quat::tests`, every order and the
+//! case boundaries); the dataset export's quaternions.
 
 use glam::DMat3;
 
 use super::select;
+use crate::simd::{Simd, simd_kernel};
 
 /// The unit quaternions of rotation matrices, by component, bit for bit
 /// those of [`mat3_to_repr`](super::mat3_to_repr) with
@@ -41,55 +50,25 @@ use super::select;
 /// ```
 pub fn mat3_to_quat_slice(m: &[DMat3], out: [&mut [f64]; 4]) {
     assert!(out.iter().all(|o| o.len() == m.len()), "one output per matrix and component");
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU supports AVX-512F, as checked just above.
-        #[allow(unsafe_code)]
-        unsafe {
-            quat_loop_avx512(m, out);
+    quat_loop(Simd::best(), m, out);
+}
+
+simd_kernel! {
+    /// [`mat3_to_quat_slice`]'s loop, one matrix per lane.
+    #[allow(clippy::needless_range_loop)]
+    fn quat_loop(simd: Simd, m: &[DMat3], out: [&mut [f64]; 4]) {
+        let n = m.len();
+        let [x, y, z, w] = out;
+        // Sliced to `n` so that the lanes need no bounds checks.
+        let (x, y, z, w) = (&mut x[..n], &mut y[..n], &mut z[..n], &mut w[..n]);
+        for i in 0..n {
+            let q = quat_one(&m[i]);
+            x[i] = q[0];
+            y[i] = q[1];
+            z[i] = q[2];
+            w[i] = q[3];
         }
-        return;
     }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, as checked just above.
-        #[allow(unsafe_code)]
-        unsafe {
-            quat_loop_avx2(m, out);
-        }
-        return;
-    }
-    quat_loop(m, out);
-}
-
-#[inline(always)]
-#[allow(clippy::needless_range_loop)]
-fn quat_loop(m: &[DMat3], out: [&mut [f64]; 4]) {
-    let n = m.len();
-    let [x, y, z, w] = out;
-    // Sliced to `n` so that the lanes need no bounds checks.
-    let (x, y, z, w) = (&mut x[..n], &mut y[..n], &mut z[..n], &mut w[..n]);
-    for i in 0..n {
-        let q = quat_one(&m[i]);
-        x[i] = q[0];
-        y[i] = q[1];
-        z[i] = q[2];
-        w[i] = q[3];
-    }
-}
-
-/// [`quat_loop`] compiled for AVX2 (no FMA: the same bits).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn quat_loop_avx2(m: &[DMat3], out: [&mut [f64]; 4]) {
-    quat_loop(m, out);
-}
-
-/// [`quat_loop`] compiled for AVX-512F (no FMA: the same bits).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn quat_loop_avx512(m: &[DMat3], out: [&mut [f64]; 4]) {
-    quat_loop(m, out);
 }
 
 /// One matrix of [`mat3_to_quat_slice`]: glam's `DQuat::from_rotation_axes`
@@ -141,12 +120,13 @@ mod tests {
     fn check(ms: &[DMat3]) {
         let n = ms.len();
         let mut q = vec![vec![0.0; n]; 4];
-        let mut p = vec![vec![0.0; n]; 4];
-        {
-            let [x, y, z, w] = &mut q[..] else { unreachable!() };
-            mat3_to_quat_slice(ms, [x, y, z, w]);
+        let [x, y, z, w] = &mut q[..] else { unreachable!() };
+        mat3_to_quat_slice(ms, [x, y, z, w]);
+        // And every build the CPU can run, the plain loop first.
+        let mut builds = vec![vec![vec![0.0; n]; 4]; Simd::available().len()];
+        for (p, simd) in builds.iter_mut().zip(Simd::available()) {
             let [x, y, z, w] = &mut p[..] else { unreachable!() };
-            quat_loop(ms, [x, y, z, w]);
+            quat_loop(simd, ms, [x, y, z, w]);
         }
         for (i, m) in ms.iter().enumerate() {
             let want = reference(m);
@@ -154,7 +134,9 @@ mod tests {
                 let same =
                     |v: f64| v.to_bits() == want[c].to_bits() || v.is_nan() && want[c].is_nan();
                 assert!(same(q[c][i]), "{m:?}: component {c}: {} against {}", q[c][i], want[c]);
-                assert!(same(p[c][i]), "{m:?}: plain loop, component {c}");
+                for (p, simd) in builds.iter().zip(Simd::available()) {
+                    assert!(same(p[c][i]), "{m:?}: {simd:?} loop, component {c}");
+                }
             }
         }
     }

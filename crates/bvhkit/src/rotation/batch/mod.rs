@@ -1,0 +1,114 @@
+//! Batched rotation maths: `atan2`, SLERP, continuous Euler extraction
+//! and the mixer's whole per-joint pipeline ([`MixLanes`]) over slices,
+//! written without branches or library calls so that the compiler runs
+//! them on SIMD lanes (AVX-512F or AVX2 where the CPU has them, like
+//! [`sin_cos_deg_slice`](super::sin_cos_deg_slice)'s dispatch, and no
+//! FMA, so the results do not depend on the CPU).
+//!
+//! Accuracy: [`atan2`] (and so [`atan2_slice`], the same bits) is within
+//! 2 ulp of the correctly rounded `atan2` (the tests compare it with
+//! `f64::atan2` on millions of pairs); [`EulerBatch`] gives the angles of
+//! [`mat3_to_euler_near`](super::mat3_to_euler_near) within 1e-9 degrees
+//! (in practice a few ulp); [`slerp_slice`] is SLERP within a few ulp.
+//!
+//! # Implementation notes
+//!
+//! The batched kernels of the rotation-heavy paths, written with selects
+//! instead of branches and run on SIMD lanes behind the same dispatch (no
+//! FMA): `atan2` / `atan2_slice` (fdlibm's `atan` reduction and polynomial, the
+//! same bits either way, within 2 ulp of libm), `slerp_slice` (shortest arc,
+//! `resample::slerp`'s small-angle rule; its weights' sines through the fdlibm
+//! kernel) and `EulerBatch` (caller-owned, reused structure-of-arrays buffers:
+//! push a frame's matrices or quaternions with their orders and previous
+//! angles, `solve` once: quaternion to matrix in the order's own axes,
+//! `extract_rad`'s operations with selects, three `atan2`s, and the continuity
+//! choice `near_deg`, which the scalar `mat3_to_euler_near` shares). `MixLanes`
+//! (crate-private) is `Mixer`'s and `Resampler`'s whole rotation pipeline for
+//! the joints with three rotation channels in one SIMD pass, one lane per
+//! joint, no branch on the order: the six half-angle sines and cosines
+//! (`sin_cos_deg`'s reduction and kernel, the same bits), each frame's
+//! closed-form quaternion kept in the order's own axes `(e·q_i, e·q_j, e·q_k,
+//! w)` (a rotation of the vector part, so products and SLERP are unchanged and
+//! the matrix comes out in the order's axes), SLERP with one sine and cosine
+//! (`sin((1-t)θ) = sin θ cos tθ - cos θ sin tθ`, `θ` as the `atan2` of its sine
+//! and cosine from one square root; for a layer, the reference's inverse before
+//! and the base after it), the matrix scaled by `|q|²` (`quat_matrix_scaled`:
+//! no normalisation, so no square root or division) and `EulerBatch`'s
+//! extraction with the scale left in (`extract_rad_mix`: every `atan2` pair is
+//! scale-free, the lock test compares with `|q|²·ε`, the third angle's pair is
+//! made from the first angle's unnormalised pair: one square root and division
+//! fewer; within rounding of `EulerBatch`'s angles, not its bits; its `atan2`s,
+//! and the SLERP's, are `atan2_mix`: an octant reduction instead of `atan2`'s
+//! five intervals, within 3 ulp of libm, 2 observed) and `EulerBatch`'s
+//! continuity choice, this one by `near_deg_fast`: a multiplication by 1/360
+//! instead of each of `near_deg`'s seven divisions, with a flag where it cannot
+//! be sure to round as the division does (a candidate within 1e-7 of a half
+//! turn in the solution taken, or in a close call, or a previous angle beyond
+//! 2^32 degrees, one test on the sum of their magnitudes; and gimbal lock,
+//! rare, left to the exact path altogether, so the fast pass skips the
+//! extraction's locked branch, and the matrix's selects for a zero or
+//! non-finite quaternion, whose lanes are flagged too); flagged lanes are
+//! solved again one by one with `near_deg` itself, so the lanes keep the bits
+//! of the plain per-lane pass
+//! (`mix_lanes_are_the_reference_lane_on_the_corpus`); the lane count is padded
+//! to the SIMD width the pass runs on (8 with AVX-512, 4 with AVX2) so no lane
+//! runs in a scalar remainder; a layer's SLERP from the identity leaves out the
+//! identity's products (`slerp_from_identity`, the same bits), and its frame
+//! copies the lanes' parities and reference inverses as slices (`Reference`
+//! keeps them by lane) up to the first joint the layer leaves unchanged.
+//! `QuatLanes` (crate-private) is the first half alone: one frame's
+//! three-channel joints as quaternions in their orders' axes, in one pass;
+//! `MixLanes::push_near` + `solve_quats` mix two such frames from there with
+//! the same bits as the angle path (a resample computes each input frame's
+//! quaternions once). `OrderMap` runs each frame's three-channel extractions
+//! through `EulerBatch`; joints with one or two rotation channels (and any
+//! joint at a weight outside [0, 1]) still go through `slerp_slice` and
+//! `JointChannels::write_rotation` (its exactness report).
+//!
+//! Dispatch: `rotation::atan2_slice`, `rotation::slerp_slice`,
+//! `EulerBatch::solve`, the mixer's lane pass `MixLanes::solve` and
+//! `QuatLanes::solve`, like the rewrite lanes `edit::order::Lanes::solve`,
+//! the dataset export's quaternions `rotation::mat3_to_quat_slice`
+//! (`rotation/quat.rs`) and forward kinematics eight frames at a time,
+//! `Kinematics::positions_many` (`FkLanes`), run their loops through
+//! `simd_kernel!` (`crate::simd`): the AVX-512F build (eight lanes) where the
+//! CPU has it, else the AVX2 build, else the portable one. No FMA: the
+//! portable, AVX2 and AVX-512 loops give the same bits;
+//! `mix_lanes_are_the_same_bits_everywhere_and_the_scalar_path` and the
+//! other tests run every build the CPU can and compare with the scalar
+//! functions.
+//!
+//! The kernels by what they compute: `atan2` (`atan2.rs`),
+//! SLERP (`slerp.rs`), continuous Euler extraction ([`EulerBatch`],
+//! `euler.rs`) and the mixer's lanes ([`MixLanes`], [`QuatLanes`],
+//! `mix.rs`). Each runs its loop through `simd_kernel!` (`crate::simd`);
+//! the tests (`tests.rs`) compare every build with the scalar references.
+
+mod atan2;
+mod euler;
+mod mix;
+mod slerp;
+#[cfg(test)]
+mod tests;
+
+pub use self::atan2::{atan2, atan2_slice};
+pub use self::euler::EulerBatch;
+pub(crate) use self::euler::{extract_unit, extract_unit_fast, quat_matrix};
+pub(crate) use self::mix::{
+    LayerFrames, MixLanes, QuatLanes, adjacent, euler3_quat_lane, lane_quat, parity_of, write3,
+};
+pub use self::slerp::slerp_slice;
+
+// The kernels share their steps: each file sees the others' items (and the
+// imports below) through `use super::*`.
+#[allow(unused_imports)]
+use self::{atan2::*, euler::*, mix::*, slerp::*};
+
+use glam::{DMat3, DQuat};
+
+use crate::simd::{Simd, simd_kernel};
+
+use super::{
+    GIMBAL_LOCK_EPSILON, RotationOrder, distance_sq, near_deg, principal_deg, select,
+    sin_cos_deg_reduced, sin_cos_kernel,
+};

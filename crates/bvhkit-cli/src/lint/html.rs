@@ -231,7 +231,7 @@ fn feet_plot(s: &mut String, r: &Report) {
     }
     for (i, (height, contact)) in series.foot_height.iter().zip(&series.contact).enumerate() {
         let c = FOOT_COLORS[i % FOOT_COLORS.len()];
-        for (a, b) in runs(contact) {
+        for (a, b) in bvhkit::quality::runs(contact.iter().copied()) {
             let (x0, x1) = (x_of(a as f64, n), x_of(b as f64, n));
             let _ = write!(
                 s,
@@ -265,25 +265,6 @@ fn polyline(s: &mut String, ys: impl Iterator<Item = f64>, n: usize, color: &str
         "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"1.2\" points=\"{}\"/>",
         pts.join(" ")
     );
-}
-
-fn runs(flags: &[bool]) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut start = None;
-    for (i, &f) in flags.iter().enumerate() {
-        match (f, start) {
-            (true, None) => start = Some(i),
-            (false, Some(a)) => {
-                out.push((a, i - 1));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(a) = start {
-        out.push((a, flags.len() - 1));
-    }
-    out
 }
 
 fn findings_table(s: &mut String, r: &Report, ignore: &[Kind]) {

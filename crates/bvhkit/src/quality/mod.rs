@@ -53,6 +53,7 @@ use glam::DVec3;
 
 pub use self::diff::{Diff, DiffOptions, JointDiff, Similarity, diff, procrustes};
 pub use self::feet::Foot;
+pub use self::stats::runs;
 
 use crate::edit::axes::{SignedAxis, detect_up};
 use crate::kinematics::{Kinematics, PositionChannels};

@@ -37,8 +37,13 @@ pub(crate) fn median_mad(v: &[f64]) -> Option<(f64, f64)> {
     Some((med, mad))
 }
 
-/// Runs of consecutive `true` values as `(first, last)` inclusive indices.
-pub(crate) fn runs(flags: impl IntoIterator<Item = bool>) -> Vec<(usize, usize)> {
+/// Runs of consecutive `true` values as `(first, last)` inclusive indices
+/// (the spans of the findings, the contacts of the HTML report).
+///
+/// ```
+/// assert_eq!(bvhkit::quality::runs([false, true, true, false, true]), [(1, 2), (4, 4)]);
+/// ```
+pub fn runs(flags: impl IntoIterator<Item = bool>) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start = None;
     let mut i = 0;

@@ -48,7 +48,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE|auto")]
     map: Option<String>,
     /// Both files' length unit (m, cm, mm, in, cmu); default: each guessed from its figure's size.
-    #[arg(long, value_name = "UNIT", value_parser = crate::lint::parse_units)]
+    #[arg(long, value_name = "UNIT", value_parser = crate::edit::parse_units)]
     units: Option<Units>,
     /// How many worst frames and joints to list.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100_000))]

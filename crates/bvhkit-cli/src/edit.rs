@@ -173,10 +173,10 @@ pub(crate) struct Args {
     layout_positions: LayoutPositions,
     /// Convert so that AXIS is up (x, y, z, -x, -y, -z), from --source-up or the detected up axis
     /// (Blender's axis conversion: offsets, positions and rotations turned together).
-    #[arg(long, value_name = "AXIS", action = ArgAction::Append, value_parser = parse_axis, allow_hyphen_values = true)]
+    #[arg(long, value_name = "AXIS", action = ArgAction::Append, value_parser = crate::concat::parse_axis, allow_hyphen_values = true)]
     up: Vec<SignedAxis>,
     /// The input's up axis for --up and root motion, instead of detecting it (a first pass over the clip).
-    #[arg(long, value_name = "AXIS", value_parser = parse_axis, allow_hyphen_values = true)]
+    #[arg(long, value_name = "AXIS", value_parser = crate::concat::parse_axis, allow_hyphen_values = true)]
     source_up: Option<SignedAxis>,
     /// Multiply offsets and position channels by F.
     #[arg(long, value_name = "F", action = ArgAction::Append)]
@@ -245,11 +245,7 @@ fn parse_order(s: &str) -> Result<RotationOrder, String> {
         .ok_or_else(|| format!("'{s}' is not one of XYZ, XZY, YXZ, YZX, ZXY, ZYX"))
 }
 
-fn parse_axis(s: &str) -> Result<SignedAxis, String> {
-    SignedAxis::from_name(s).ok_or_else(|| format!("'{s}' is not an axis (x, y, z, -x, -y, -z)"))
-}
-
-fn parse_units(s: &str) -> Result<Units, String> {
+pub(crate) fn parse_units(s: &str) -> Result<Units, String> {
     Units::from_name(s).ok_or_else(|| format!("'{s}' is not a unit (m, cm, mm, in, cmu)"))
 }
 

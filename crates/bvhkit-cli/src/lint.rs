@@ -56,10 +56,10 @@ pub(crate) struct Args {
     #[arg(long, value_name = "OUT.html")]
     html: Option<PathBuf>,
     /// The files' length unit (m, cm, mm, in, cmu); default: guessed from the figure's size.
-    #[arg(long, value_name = "UNIT", value_parser = parse_units)]
+    #[arg(long, value_name = "UNIT", value_parser = crate::edit::parse_units)]
     units: Option<Units>,
     /// The up axis (x, y, z, -x, -y, -z); default: detected from the head above the hips above the feet.
-    #[arg(long, value_name = "AXIS", value_parser = parse_axis, allow_hyphen_values = true)]
+    #[arg(long, value_name = "AXIS", value_parser = crate::concat::parse_axis, allow_hyphen_values = true)]
     up: Option<SignedAxis>,
     /// The feet, as joint names separated by commas (each joint one foot, measured with everything under it).
     #[arg(long, value_name = "JOINTS", value_delimiter = ',')]
@@ -147,14 +147,6 @@ struct Thresholds {
     /// Loop seam: a jump this many times the clip's median step.
     #[arg(long, value_name = "X", default_value_t = Options::default().seam_factor, value_parser = positive)]
     seam_factor: f64,
-}
-
-pub(crate) fn parse_units(s: &str) -> Result<Units, String> {
-    Units::from_name(s).ok_or_else(|| format!("'{s}' is not a unit (m, cm, mm, in, cmu)"))
-}
-
-pub(crate) fn parse_axis(s: &str) -> Result<SignedAxis, String> {
-    SignedAxis::from_name(s).ok_or_else(|| format!("'{s}' is not an axis (x, y, z, -x, -y, -z)"))
 }
 
 fn parse_ground(s: &str) -> Result<Ground, String> {

@@ -144,23 +144,28 @@ fn edits_keep_the_quality_of_their_input() {
     }
 }
 
-/// The clip and another take of the same motion (the clip 10 frames
-/// later), of one length.
-fn two_takes(src: &Bvh) -> (Bvh, Bvh) {
+/// Two takes of one motion (the clip, and the clip 10 frames later, of one
+/// length), their lints, and their blend at weight 0.5 with its lint.
+struct Blended {
+    takes: (Bvh, Bvh),
+    lints: (Report, Report),
+    blend: Report,
+}
+
+fn blended(src: &Bvh) -> Blended {
     let n = src.motion().n_frames();
-    (frames::range(src, 0..n - 10).unwrap(), frames::range(src, 10..n).unwrap())
+    let takes = (frames::range(src, 0..n - 10).unwrap(), frames::range(src, 10..n).unwrap());
+    let lints = (lint(&takes.0), lint(&takes.1));
+    let opts = BlendOptions { weight: Weight::Constant(0.5), joints: None };
+    let (out, _) = blend(&takes.0, &takes.1, &opts).unwrap();
+    Blended { blend: lint(&out), takes, lints }
 }
 
 #[test]
 fn blend_and_layer_add_no_far_joint_and_no_nan() {
     for name in HUMANS {
         let Some(src) = clip("oracle blend", name) else { return };
-        let (src, other) = two_takes(&src);
-        let (q, qo) = (lint(&src), lint(&other));
-        let (out, _) =
-            blend(&src, &other, &BlendOptions { weight: Weight::Constant(0.5), joints: None })
-                .unwrap();
-        let qb = lint(&out);
+        let Blended { takes: (src, other), lints: (q, qo), blend: qb } = blended(&src);
         assert!(qb.metrics.far_joints <= q.metrics.far_joints.max(qo.metrics.far_joints), "{name}");
         assert_eq!(qb.metrics.nan, 0);
         let (out, _) = layer(
@@ -181,12 +186,7 @@ fn blend_adds_no_pop() {
     let mut bad = Vec::new();
     for name in HUMANS {
         let Some(src) = clip("oracle blend pops", name) else { return };
-        let (src, other) = two_takes(&src);
-        let (q, qo) = (lint(&src), lint(&other));
-        let (out, _) =
-            blend(&src, &other, &BlendOptions { weight: Weight::Constant(0.5), joints: None })
-                .unwrap();
-        let qb = lint(&out);
+        let Blended { lints: (q, qo), blend: qb, .. } = blended(&src);
         if qb.metrics.pops > q.metrics.pops + qo.metrics.pops {
             bad.push(format!(
                 "{name}: blend pops {} + {} -> {}",

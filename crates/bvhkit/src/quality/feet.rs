@@ -145,9 +145,7 @@ pub(crate) fn measure(
 
     let ground = match o.ground {
         Ground::Height(g) => g,
-        Ground::Lowest => {
-            jm.iter().map(|p| p.dot(u)).filter(|x| x.is_finite()).fold(f64::INFINITY, f64::min)
-        }
+        Ground::Lowest => super::lowest(jm, u),
         Ground::Contacts => {
             let sole: Vec<f64> = (0..n).map(|f| min_nan(low.iter().map(|l| l[f]))).collect();
             let g0 = stats::quantile(&sole, 0.10)?;

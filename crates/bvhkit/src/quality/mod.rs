@@ -500,9 +500,7 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
     let ground = feet_data.as_ref().map_or_else(
         || match options.ground {
             Ground::Height(h) => h,
-            Ground::Lowest => {
-                pos.iter().map(|p| p.dot(u)).filter(|h| h.is_finite()).fold(f64::INFINITY, f64::min)
-            }
+            Ground::Lowest => lowest(pos, u),
             Ground::Contacts => f64::NAN,
         },
         |d| d.ground,
@@ -697,6 +695,11 @@ fn joint_major(pos: &[DVec3], nj: usize, n: usize) -> Vec<DVec3> {
     #[cfg(not(feature = "parallel"))]
     out.chunks_mut(GROUP * n).enumerate().for_each(copy);
     out
+}
+
+/// The lowest finite height of `points` along `u` (`Ground::Lowest`).
+pub(crate) fn lowest(points: &[DVec3], u: DVec3) -> f64 {
+    points.iter().map(|p| p.dot(u)).filter(|h| h.is_finite()).fold(f64::INFINITY, f64::min)
 }
 
 /// `f` of every joint index below `n`, on rayon's pool with the

@@ -1082,12 +1082,15 @@ impl Run<'_> {
         }
         read.map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
         if guess_units {
-            sink.units(if sizes.is_empty() {
-                let rest = bvhkit::units::rest_pose(&skeleton, c.position_channels.into());
-                UnitGuess::of_positions(skeleton.len(), &rest)
-            } else {
-                UnitGuess::of_pose_sizes(sizes)
-            });
+            sink.units(
+                if sizes.is_empty() {
+                    let rest = bvhkit::units::rest_pose(&skeleton, c.position_channels.into());
+                    UnitGuess::of_positions(skeleton.len(), &rest)
+                } else {
+                    UnitGuess::of_pose_sizes(sizes)
+                }
+                .named(&bvhkit::units::Limbs::of(&skeleton)),
+            );
         }
         sink.finish().with_context(writing)?;
         let mut lines: Vec<String> = rdr

@@ -334,6 +334,7 @@ pub(crate) fn unit_guess(skeleton: &Skeleton, options: &Options, sizes: Vec<f64>
     } else {
         UnitGuess::of_pose_sizes(sizes)
     }
+    .named(&bvhkit::units::Limbs::of(skeleton))
 }
 
 impl Clip {

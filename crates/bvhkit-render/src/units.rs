@@ -12,15 +12,22 @@ pub use bvhkit::units::*;
 use crate::Clip;
 
 /// The unit guess for `clip`: [`UnitGuess::of_positions`] of all its
-/// positions (the median frame size, so glitch frames do not count).
+/// positions (the median frame size, so glitch frames do not count),
+/// checked against the limbs its joint names tell, measured on its first
+/// frame ([`Limbs::of_pose`], [`UnitGuess::named`]).
 ///
-/// For a clip made by [`Clip::from_bvh`] this equals
-/// [`UnitGuess::of_bvh`] of the same file.
+/// For a clip made by [`Clip::from_bvh`] this is [`UnitGuess::of_bvh`] of
+/// the same file: the same unit and size, and a limb length within
+/// rounding.
 #[must_use]
 pub fn of_clip(clip: &Clip) -> UnitGuess {
     let n = clip.n_joints();
     let frames = clip.positions.get(..n * clip.n_frames).unwrap_or(&clip.positions);
-    UnitGuess::of_positions(n, frames)
+    let limbs = frames
+        .get(..n)
+        .map(|pose| Limbs::of_pose(&clip.joint_names, &clip.parents, &clip.is_end_site, pose))
+        .unwrap_or_default();
+    UnitGuess::of_positions(n, frames).named(&limbs)
 }
 
 #[cfg(test)]

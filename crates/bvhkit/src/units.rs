@@ -15,6 +15,14 @@
 //! thrown kilometres away) keeps its size, so it cannot sway it. A file
 //! without motion is measured in its rest pose.
 //!
+//! The size is checked against what the joint names tell ([`Limbs`],
+//! [`UnitGuess::named`]): a named leg (hip joint to ankle) must be 0.5 to
+//! 1.2 m long in the guessed unit, a hand-only rig's hand 0.1 to 0.3 m.
+//! When the size's unit fails that and another unit passes, the other
+//! unit wins (a crumpled Kinect capture 82 cm across is not 2.07 m of
+//! inches: its legs are 81 cm); when none passes the answer is
+//! [`Units::Unknown`] with the reason ([`Basis`]), not a wrong unit.
+//!
 //! The guess assumes a person: it only labels and scales drawings, and no
 //! data is ever rescaled by it.
 //!
@@ -262,6 +270,8 @@ pub struct FrameSizes {
     sizes: Vec<f64>,
     /// The rest pose, for a motion without frames.
     rest: Vec<DVec3>,
+    /// What the skeleton's names tell ([`UnitGuess::named`]).
+    limbs: Limbs,
     /// Values per frame.
     channels: usize,
 }
@@ -275,7 +285,8 @@ impl FrameSizes {
         let pose = vec![DVec3::ZERO; skeleton.len()];
         let rest = rest_pose(skeleton, mode);
         let channels = skeleton.n_channels();
-        FrameSizes { fk, scratch, pose, sizes: Vec::new(), rest, channels }
+        let limbs = Limbs::of(skeleton);
+        FrameSizes { fk, scratch, pose, sizes: Vec::new(), rest, limbs, channels }
     }
 
     /// Adds a frame.
@@ -323,9 +334,9 @@ impl FrameSizes {
     #[must_use]
     pub fn guess(&self) -> UnitGuess {
         if self.sizes.is_empty() {
-            return UnitGuess::of_positions(self.rest.len(), &self.rest);
+            return UnitGuess::of_positions(self.rest.len(), &self.rest).named(&self.limbs);
         }
-        UnitGuess::of_size(median_size(self.sizes.clone()))
+        UnitGuess::of_size(median_size(self.sizes.clone())).named(&self.limbs)
     }
 }
 
@@ -423,18 +434,234 @@ pub struct UnitGuess {
     pub units: Units,
     /// The figure's size in file units ([`motion_size`]).
     pub size: f64,
+    /// What decided the unit: the size, or the skeleton's named limbs.
+    pub basis: Basis,
+}
+
+/// What decided a [`UnitGuess`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Basis {
+    /// The figure's size alone ([`Units::of_size`]): the skeleton's names
+    /// tell no limb, or the size's unit gives its limbs human lengths.
+    Size,
+    /// The named limb's length ([`Limbs`], in file units), because the
+    /// size's unit would give it a length no person has and this unit
+    /// gives it a human one.
+    Limb(Limb, f64),
+    /// No unit gives the named limb (its length in file units) a human
+    /// length: not a person, or an unusual unit (MakeHuman's decimetres).
+    NoHumanLimb(Limb, f64),
+}
+
+/// A limb whose length [`Limbs`] measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limb {
+    /// Hip to ankle (thigh and shin), [`LEG_M`] on a person.
+    Leg,
+    /// Wrist to the longest finger's tip, [`HAND_M`] on a person; measured
+    /// only on a hand-only rig (see [`Limbs::hand`]).
+    Hand,
+}
+
+impl Limb {
+    /// The lengths (metres) the limb has on a person, child to tall adult.
+    #[must_use]
+    pub fn human_range(self) -> std::ops::RangeInclusive<f64> {
+        match self {
+            Limb::Leg => LEG_M,
+            Limb::Hand => HAND_M,
+        }
+    }
+}
+
+impl fmt::Display for Limb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Limb::Leg => "leg",
+            Limb::Hand => "hand",
+        })
+    }
+}
+
+/// A person's leg, hip joint to ankle, in metres (a child's to a tall
+/// adult's: thigh and shin are each about a quarter of the height).
+pub const LEG_M: std::ops::RangeInclusive<f64> = 0.5..=1.2;
+
+/// A person's hand, wrist to the longest fingertip, in metres.
+pub const HAND_M: std::ops::RangeInclusive<f64> = 0.1..=0.3;
+
+/// Joints (End Sites included) a hand-only rig's hand has below it at
+/// least: five fingers of two joints each; a VR tracker named `hand` has
+/// one.
+const HAND_JOINTS: usize = 10;
+
+/// What a skeleton's joint names tell of its size: the length (file
+/// units) of a leg, or of a hand-only rig's hand, found by the name
+/// families retargeting knows ([`crate::retarget::names::classify`]).
+///
+/// A bone's length is its child's OFFSET: the rest skeleton's, which
+/// no pose changes, so the motion cannot sway it (a crumpled capture, a
+/// static top joint the figure walks away from).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Limbs {
+    /// Hip joint to ankle along the skeleton (every joint between),
+    /// averaged over the sides that have both.
+    pub leg: Option<f64>,
+    /// A hand-only rig's hand: wrist to the farthest joint below it along
+    /// the skeleton. `None` without one (a joint named hand or wrist at
+    /// the top, or under a top joint, with fingers below it) or with legs.
+    pub hand: Option<f64>,
+}
+
+impl Limbs {
+    /// The limbs of `skeleton` that its names tell.
+    #[must_use]
+    pub fn of(skeleton: &Skeleton) -> Limbs {
+        use crate::retarget::names::{Bone, Limb as L, Side, classify, normalize};
+        let bones = classify(skeleton);
+        let find = |side, limb| bones.iter().position(|b| *b == Some(Bone::Limb(side, limb)));
+        // Length of the path from `below` up to (not including) `above`,
+        // when `above` is an ancestor of `below`.
+        let path = |below: usize, above: usize| {
+            let mut len = 0.0;
+            let mut j = crate::skeleton::JointId::new(below);
+            while j.index() != above {
+                let joint = skeleton.joint(j);
+                len += joint.offset().length();
+                j = joint.parent()?;
+            }
+            Some(len)
+        };
+        let legs: Vec<f64> = [Side::Left, Side::Right]
+            .into_iter()
+            .filter_map(|s| path(find(s, L::Foot)?, find(s, L::UpperLeg)?))
+            .filter(|l| l.is_finite() && *l > NO_SIZE)
+            .collect();
+        let leg = (!legs.is_empty()).then(|| legs.iter().sum::<f64>() / legs.len() as f64);
+        // A hand-only rig: a joint named hand or wrist at the top (or just
+        // under a tracking origin) with fingers below it.
+        let hand = leg
+            .is_none()
+            .then(|| {
+                let h = skeleton.ids().find(|&id| {
+                    let j = skeleton.joint(id);
+                    let n = normalize(j.name());
+                    !j.is_end_site()
+                        && j.depth() <= 1
+                        && (n.contains("hand") || n.contains("wrist"))
+                        && skeleton.subtree_end(id) - id.index() > HAND_JOINTS
+                })?;
+                let end = skeleton.subtree_end(h);
+                (h.index() + 1..end).filter_map(|j| path(j, h.index())).reduce(f64::max)
+            })
+            .flatten()
+            .filter(|l| l.is_finite() && *l > NO_SIZE);
+        Limbs { leg, hand }
+    }
+
+    /// The limbs of a figure given as it is drawn: each joint's name,
+    /// parent (a smaller index) and whether it is an End Site, and the
+    /// world positions of one pose (bone lengths are the distances
+    /// between joints, which no rotation changes). [`Limbs::default`]
+    /// when these do not make a skeleton (a parent out of order).
+    ///
+    /// For the positions of a skeleton's pose this is [`Limbs::of`] the
+    /// skeleton, within rounding.
+    #[must_use]
+    pub fn of_pose(
+        names: &[String],
+        parents: &[Option<usize>],
+        is_end_site: &[bool],
+        pose: &[DVec3],
+    ) -> Limbs {
+        let mut b = crate::skeleton::SkeletonBuilder::new();
+        let mut ids = Vec::with_capacity(parents.len());
+        for (j, parent) in parents.iter().enumerate() {
+            let (Some(name), Some(&end), Some(&at)) =
+                (names.get(j), is_end_site.get(j), pose.get(j))
+            else {
+                return Limbs::default();
+            };
+            let id = match parent {
+                None => b.root(name, at, &[]),
+                Some(p) if *p < j => {
+                    let (pid, from) = (ids[*p], pose[*p]);
+                    if end {
+                        b.end_site(pid, at - from)
+                    } else {
+                        b.joint(pid, name, at - from, &[])
+                    }
+                }
+                Some(_) => return Limbs::default(),
+            };
+            let Ok(id) = id else { return Limbs::default() };
+            ids.push(id);
+        }
+        Limbs::of(&b.build())
+    }
+
+    /// The limb measured and its length in file units (the leg first).
+    #[must_use]
+    pub fn measured(&self) -> Option<(Limb, f64)> {
+        self.leg.map(|l| (Limb::Leg, l)).or(self.hand.map(|h| (Limb::Hand, h)))
+    }
 }
 
 impl UnitGuess {
     /// The guess for a figure of size `size` (file units).
     #[must_use]
     pub fn of_size(size: f64) -> UnitGuess {
-        UnitGuess { units: Units::of_size(size), size }
+        UnitGuess { units: Units::of_size(size), size, basis: Basis::Size }
     }
 
-    /// The guess: from the [`motion_size`] of world positions, `n_joints`
-    /// per frame, frame-major. For a file without motion, pass its
-    /// [`rest_pose`] as the one frame.
+    /// This size's guess checked against the limbs the skeleton's names
+    /// tell ([`Limbs`]): the size's unit when it gives the limb a human
+    /// length ([`Limb::human_range`]) or no limb is named; else the unit
+    /// that does (of several, the one nearest human size for the figure);
+    /// else [`Units::Unknown`], because no unit makes the limb a
+    /// person's. Every guess of a file with a skeleton goes through it
+    /// ([`UnitGuess::of_bvh`], [`FrameSizes::guess`]).
+    ///
+    /// ```
+    /// use bvhkit::units::{Basis, Limb, Limbs, UnitGuess, Units};
+    /// // A crumpled capture 82 units across whose legs are 81 units long:
+    /// // inches by the size (2.07 m), centimetres by the legs.
+    /// let legs = Limbs { leg: Some(80.8), hand: None };
+    /// let guess = UnitGuess::of_size(81.5).named(&legs);
+    /// assert_eq!(guess.units, Units::Centimetres);
+    /// assert_eq!(guess.basis, Basis::Limb(Limb::Leg, 80.8));
+    /// ```
+    #[must_use]
+    pub fn named(self, limbs: &Limbs) -> UnitGuess {
+        let Some((limb, len)) = limbs.measured() else { return self };
+        let range = limb.human_range();
+        let fits = |u: Units| u.metres_per_unit().is_some_and(|m| range.contains(&(len * m)));
+        if fits(self.units) {
+            return UnitGuess { basis: Basis::Size, ..self };
+        }
+        let near_human = |u: &Units| {
+            let m = self.size * u.metres_per_unit().unwrap_or(1.0);
+            if m > NO_SIZE { (m / HUMAN_SIZE_M).ln().abs() } else { f64::INFINITY }
+        };
+        let best = Units::KNOWN
+            .into_iter()
+            .filter(|u| fits(*u))
+            .min_by(|a, b| near_human(a).total_cmp(&near_human(b)));
+        match best {
+            Some(units) => UnitGuess { units, size: self.size, basis: Basis::Limb(limb, len) },
+            None => UnitGuess {
+                units: Units::Unknown,
+                size: self.size,
+                basis: Basis::NoHumanLimb(limb, len),
+            },
+        }
+    }
+
+    /// The guess from the size alone: the [`motion_size`] of world
+    /// positions, `n_joints` per frame, frame-major. For a file without
+    /// motion, pass its [`rest_pose`] as the one frame. A caller that has
+    /// the skeleton checks it against the names with
+    /// [`UnitGuess::named`], as [`UnitGuess::of_bvh`] does.
     #[must_use]
     pub fn of_positions(n_joints: usize, positions: &[DVec3]) -> UnitGuess {
         UnitGuess::of_size(motion_size(n_joints, positions))
@@ -442,7 +669,8 @@ impl UnitGuess {
 
     /// The guess from the [`pose_size`] of each frame, for callers that
     /// stream a motion and keep one number per frame instead of its
-    /// positions: the same guess as [`UnitGuess::of_positions`].
+    /// positions: the same guess as [`UnitGuess::of_positions`] (the size
+    /// alone; add [`UnitGuess::named`]).
     #[must_use]
     pub fn of_pose_sizes(sizes: Vec<f64>) -> UnitGuess {
         UnitGuess::of_size(median_size(sizes))
@@ -450,7 +678,8 @@ impl UnitGuess {
 
     /// The guess for `bvh`: [`UnitGuess::of_positions`] of the world
     /// positions of its frames (not kept: one size per frame), or of its
-    /// [`rest_pose`] when it has no frames.
+    /// [`rest_pose`] when it has no frames, checked against the limbs its
+    /// names tell ([`UnitGuess::named`] of [`Limbs::of`] its skeleton).
     ///
     /// The frames' sizes are computed on rayon's pool (with the `parallel`
     /// feature), runs of frames on SIMD lanes as [`FrameSizes::push_many`]
@@ -471,7 +700,7 @@ impl UnitGuess {
         }
         let mut sizes = vec![0.0; n];
         measure_all(&fk, &m.values()[..n * width], width, &mut sizes);
-        UnitGuess::of_size(median_size(sizes))
+        UnitGuess::of_size(median_size(sizes)).named(&Limbs::of(bvh.skeleton()))
     }
 
     /// Metres per file unit for display: the guessed unit's size when it
@@ -496,9 +725,22 @@ impl UnitGuess {
     /// A label such as `centimetres (size 172.4000 ≈ 1.72 m)`.
     #[must_use]
     pub fn label(&self) -> String {
+        let why = match self.basis {
+            Basis::Size => String::new(),
+            Basis::Limb(limb, len) => {
+                let m = len * self.units.metres_per_unit().unwrap_or(1.0);
+                format!("; by the {limb}, {len:.4} units ≈ {m:.2} m")
+            }
+            Basis::NoHumanLimb(limb, len) => {
+                let (lo, hi) = limb.human_range().into_inner();
+                format!("; the {limb}, {len:.4} units, is {lo}-{hi} m long in no unit")
+            }
+        };
         match self.units.metres_per_unit() {
-            Some(m) => format!("{} (size {:.4} ≈ {:.2} m)", self.units, self.size, self.size * m),
-            None => format!("{} (size {:.4})", self.units, self.size),
+            Some(m) => {
+                format!("{} (size {:.4} ≈ {:.2} m{why})", self.units, self.size, self.size * m)
+            }
+            None => format!("{} (size {:.4}{why})", self.units, self.size),
         }
     }
 }
@@ -526,6 +768,60 @@ mod tests {
             let m = u.metres_per_unit().unwrap();
             assert_eq!(Units::of_size(HUMAN_SIZE_M / m), u, "{u}");
         }
+    }
+
+    /// A standing figure whose legs are `thigh` + `shin` long and whose
+    /// size (head End Site to the floor) is `size`.
+    fn legs(thigh: f64, shin: f64, size: f64) -> Bvh {
+        let top = size - thigh - shin;
+        Bvh::parse(format!(
+            "HIERARCHY ROOT Hips {{ OFFSET 0 0 0 CHANNELS 3 Xposition Yposition Zposition
+             JOINT Spine {{ OFFSET 0 1 0 CHANNELS 0 End Site {{ OFFSET 0 {} 0 }} }}
+             JOINT LeftUpLeg {{ OFFSET 1 0 0 CHANNELS 0
+               JOINT LeftLeg {{ OFFSET 0 -{thigh} 0 CHANNELS 0
+                 JOINT LeftFoot {{ OFFSET 0 -{shin} 0 CHANNELS 0 End Site {{ OFFSET 0 0 1 }} }} }} }} }}
+             MOTION Frames: 1 Frame Time: 0.1 0 {} 0",
+            top - 1.0,
+            thigh + shin
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn named_legs_overrule_a_size_that_would_make_them_inhuman() {
+        // A person in centimetres: the size decides and the legs agree.
+        let g = UnitGuess::of_bvh(&legs(42.0, 41.0, 170.0), PositionChannels::Replace);
+        assert_eq!((g.units, g.basis), (Units::Centimetres, Basis::Size));
+        assert_eq!(Limbs::of(legs(42.0, 41.0, 170.0).skeleton()).leg, Some(83.0));
+        // Crouched to 80 units: inches by the size, centimetres by the legs.
+        let g = UnitGuess::of_bvh(&legs(42.0, 41.0, 84.0), PositionChannels::Replace);
+        assert_eq!((g.units, g.basis), (Units::Centimetres, Basis::Limb(Limb::Leg, 83.0)));
+        assert!(g.label().contains("by the leg, 83.0000 units ≈ 0.83 m"), "{}", g.label());
+        // Legs of 1.25 m in metres, 1.25 cm in centimetres: no unit.
+        let g = UnitGuess::of_bvh(&legs(0.75, 0.5, 2.8), PositionChannels::Replace);
+        assert_eq!((g.units, g.basis), (Units::Unknown, Basis::NoHumanLimb(Limb::Leg, 1.25)));
+        assert!(g.label().contains("is 0.5-1.2 m long in no unit"), "{}", g.label());
+        // No names: the size alone.
+        assert_eq!(UnitGuess::of_size(84.0).named(&Limbs::default()).units, Units::Inches);
+    }
+
+    #[test]
+    fn a_hand_only_rig_is_measured_by_its_hand() {
+        // A hand 190 units long with five two-joint fingers, under a
+        // tracking origin: millimetres, though 190 is a person in cm.
+        let fingers: String = (0..5)
+            .map(|i| format!("JOINT F{i}a {{ OFFSET 0 100 0 CHANNELS 0 JOINT F{i}b {{ OFFSET 0 50 0 CHANNELS 0 End Site {{ OFFSET 0 40 0 }} }} }}"))
+            .collect();
+        let bvh = Bvh::parse(format!(
+            "HIERARCHY ROOT Origin {{ OFFSET 0 0 0 CHANNELS 0
+             JOINT RightHand {{ OFFSET 0 0 0 CHANNELS 0 {fingers} }} }}
+             MOTION Frames: 0 Frame Time: 0.1"
+        ))
+        .unwrap();
+        let limbs = Limbs::of(bvh.skeleton());
+        assert_eq!(limbs, Limbs { leg: None, hand: Some(190.0) });
+        let g = UnitGuess::of_bvh(&bvh, PositionChannels::Replace);
+        assert_eq!((g.units, g.basis), (Units::Millimetres, Basis::Limb(Limb::Hand, 190.0)));
     }
 
     #[test]

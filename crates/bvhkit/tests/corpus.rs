@@ -93,3 +93,102 @@ fn every_file_parses_leniently() {
         assert!(!bvh.skeleton().is_empty());
     }
 }
+
+/// The unit of every corpus file, written down from what is known of its
+/// source (the tool or dataset that wrote it) and checked against its
+/// bone lengths (thigh and shin about a quarter of a person's height
+/// each): the guess must say it, or say "unknown" where the truth is not
+/// a unit bvhkit knows. A file missing from the table fails the test.
+#[test]
+fn unit_guesses_tell_the_truth_on_every_corpus_file() {
+    use bvhkit::PositionChannels;
+    use bvhkit::units::{UnitGuess, Units::*};
+    // `None`: not a figure (axis markers, a two-joint fixture), so not a
+    // person's unit to tell; the guess is not checked.
+    let expected: &[(&str, Option<bvhkit::units::Units>, &str)] = &[
+        ("azure_kinect_xyz_no_end_sites", Some(Centimetres), "thigh 36 cm"),
+        ("bandai_namco_ds1_kick_6ch_every_joint", Some(Centimetres), "dataset in cm; thigh 39 cm"),
+        ("blender_export_daz_skeleton_face_hands", Some(Metres), "Blender export; thigh 0.37 m"),
+        ("bvh_anim_test_simple", None, "a two-joint test fixture"),
+        ("bvh_python_test_mocapbank_crlf", Some(Centimetres), "thigh 49 cm"),
+        ("bvhio_test_example_tab_separated", Some(Inches), "thigh 18.3 in"),
+        ("bvhviewer_debug_axes_tiny", None, "three axis markers, no figure"),
+        ("cmu_01_01_walk_cgspeed_mb_names", Some(CmuScale), "cgspeed's CMU conversion"),
+        (
+            "cmu_02_03_daz_names_165_joints_face_hands",
+            Some(Centimetres),
+            "cgspeed's Daz-friendly cm",
+        ),
+        ("cmu_12_01_walk_cgspeed_pybvh", Some(CmuScale), "cgspeed's CMU conversion"),
+        ("cmu_131_01_cgspeed_3dsmax_mixed_eol", Some(CmuScale), "cgspeed's CMU conversion"),
+        ("cmu_16_15_imusim_asf_names_sci", Some(Centimetres), "IMUSim from ASF; tibia 40 cm"),
+        ("cpp_bvh_parser_test_simple_single_frame", Some(CmuScale), "CMU-sized fixture; thigh 8"),
+        ("edinburgh_pfnn_hierarchy_crlf_no_final_eol", Some(Metres), "thigh 0.40 m"),
+        (
+            "fair_zombie_animated_drawings_xyz_yxz",
+            Some(Inches),
+            "a cartoon: legs 0.55 m in inches, 1.22 m in CMU units",
+        ),
+        ("fairmotion_test_sinusoidal_no_end_sites", Some(Unknown), "a four-joint synthetic chain"),
+        ("geno_bind_pose_6ch_sci_crlf", Some(Centimetres), "thigh 38 cm"),
+        (
+            "godot_vr_mocap_root_0_channels_trackers",
+            Some(Metres),
+            "VR trackers in metres; head at 1.61",
+        ),
+        ("hand_only_skeleton_lhand_crlf", Some(Centimetres), "a hand about 17 cm long"),
+        ("ipi_soft_mocap_studio_fingers_xyz", Some(Centimetres), "thigh 44 cm"),
+        (
+            "kinect_v1_custom_writer_nonzero_root_offset",
+            Some(Centimetres),
+            "thigh 45 cm, crumpled poses",
+        ),
+        ("makehuman_163_joints_6ch_every_joint_deep", Some(Unknown), "MakeHuman's decimetres"),
+        ("malformed_132_channels_66_values_per_row", Some(Centimetres), "Daz names, thigh 37 cm"),
+        ("malformed_frames_1352_but_1_row", Some(Centimetres), "Daz names, thigh 37 cm"),
+        ("malformed_frames_3069_rows_3070_boxing_toes", Some(Centimetres), "thigh 42 cm"),
+        ("malformed_hierarchy_only_no_motion_kinect", Some(Centimetres), "thigh 38 cm"),
+        ("malformed_no_motion_keyword_no_frame_time", Some(CmuScale), "CMU names, shin 7.3"),
+        ("mediapipe_to_bvh_dance_zxy", Some(Centimetres), "thigh 42 cm"),
+        ("openni_nite_kinect_hash_in_joint_names", Some(Millimetres), "OpenNI's mm; thigh 444 mm"),
+        ("perception_neuron_axis_yxz_fingers_crlf", Some(Centimetres), "Axis Neuron's cm"),
+        ("pybvh_fixture_full_precision_frame_time", Some(Unknown), "a two-joint fixture"),
+        (
+            "pybvh_fixture_rotation_before_position_root",
+            Some(CmuScale),
+            "CMU-sized fixture; thigh 8.2",
+        ),
+        ("pymo_demo_av_8walk_meredith", Some(Inches), "thigh 16.8 in"),
+        ("pymo_writer_end_site_lowercase_xyz", Some(Millimetres), "a Leap Motion hand, in mm"),
+        ("rokoko_jesse_dance_yxz_fingers", Some(Centimetres), "Rokoko Studio's cm"),
+        ("second_life_avatar_walk_poser_per_joint_orders", Some(Inches), "Second Life's inches"),
+        ("sfu_0005_jumprope_crlf_xyz", Some(Inches), "thigh 15.7 in"),
+        ("shadermotion_vrchat_tab_separated", Some(Metres), "Unity's metres"),
+        ("truebones_elephant_idle_6ch_every_joint", Some(Unknown), "an elephant: legs 1.3 m"),
+        ("xia_style_angry_13_000", Some(CmuScale), "CMU skeleton"),
+        ("xsens_mvn_style_mpi_1space_yxz_crlf", Some(Centimetres), "MVN's cm"),
+    ];
+    let files = corpus_files();
+    if files.is_empty() {
+        return;
+    }
+    let mut wrong = Vec::new();
+    for path in &files {
+        let name = stem(path);
+        let Some(&(_, want, why)) = expected.iter().find(|(n, ..)| *n == name) else {
+            panic!("{name}: no expected unit written down");
+        };
+        let bytes = std::fs::read(path).unwrap();
+        let (bvh, _) = ReadOptions::new().lenient(true).parse(&bytes).unwrap();
+        let guess = UnitGuess::of_bvh(&bvh, PositionChannels::Replace);
+        match want {
+            Some(want) if guess.units != want => {
+                wrong.push(format!("{name}: {} (expected {want}: {why})", guess.label()));
+            }
+            Some(_) => {}
+            None => println!("{name}: not a figure ({why}), guessed {}", guess.label()),
+        }
+    }
+    assert_eq!(files.len(), expected.len(), "the table lists every corpus file");
+    assert!(wrong.is_empty(), "wrong unit guesses:\n{}", wrong.join("\n"));
+}

@@ -410,7 +410,8 @@ pub(crate) fn world_metres(bvh: &Bvh, mode: PositionChannels, mpu: Option<f64>) 
         UnitGuess::of_positions(n_joints, &crate::units::rest_pose(bvh.skeleton(), mode))
     } else {
         UnitGuess::of_positions(n_joints, &pos)
-    };
+    }
+    .named(&crate::units::Limbs::of(bvh.skeleton()));
     let mpu = mpu.unwrap_or_else(|| guess.metres_per_unit());
     if mpu != 1.0 {
         for p in &mut pos {

@@ -82,8 +82,8 @@ pub use bvhkit_render::Clip;
 pub use crate::json::clips_json;
 pub use crate::live::{LiveError, LiveFeed};
 pub use crate::server::{
-    DEFAULT_PORT, HEADER_TIMEOUT, Limits, MAX_CONNECTIONS, MAX_REQUEST_BODY, MAX_REQUEST_HEAD,
-    Server, ShutdownHandle, WRITE_TIMEOUT, default_addr, free_port_near,
+    DEFAULT_PORT, HEADER_TIMEOUT, Limits, MAX_CONNECTIONS, MAX_EVENT_STREAMS, MAX_REQUEST_BODY,
+    MAX_REQUEST_HEAD, Server, ShutdownHandle, WRITE_TIMEOUT, default_addr, free_port_near,
 };
 
 /// The player page: HTML with its CSS and JavaScript inline, no external resources.

@@ -11,9 +11,13 @@
 //! busy port is an ordinary `AddrInUse` error, for which `free_port_near` names
 //! a free port), `run` blocks, a `ShutdownHandle` stops it from any thread. The
 //! accept loop is ours rather than `axum::serve`, because it enforces the
-//! `Limits`: at most `max_connections` connections (a semaphore; beyond it a
-//! `503` is written before any request is read, then the socket is half-closed
-//! and drained so the client never sees a reset), hyper's `header_read_timeout`
+//! `Limits`: at most `max_connections` connections (a semaphore; when it is
+//! full, the oldest connection that has sent no request head for over a second
+//! (`SILENT_GRACE`) is closed to make room, so silent connections hold places only while there is
+//! room; when none is silent a `503` is written before any request is read,
+//! then the socket is half-closed and drained so the client never sees a
+//! reset), at most `max_event_streams` `/live/events` streams (`503` beyond,
+//! so pages left open never take the places of page and JSON requests), hyper's `header_read_timeout`
 //! (a deadline for the whole request head, from connection start and between
 //! keep-alive requests: slowloris connections are closed, and they cost a task
 //! and a socket, not a thread), `max_buf_size` (8 KiB heads, `431` beyond), and
@@ -25,10 +29,12 @@
 //! carries a strict CSP. The page and `clips.json` are built once (at compile
 //! and bind time) and shared by reference.
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -62,6 +68,10 @@ pub const MAX_REQUEST_BODY: u64 = 16 * 1024;
 
 /// Default for [`Limits::max_connections`].
 pub const MAX_CONNECTIONS: usize = 256;
+
+/// Default for [`Limits::max_event_streams`]: a quarter of the connections,
+/// so that open pages never take the room of page and JSON requests.
+pub const MAX_EVENT_STREAMS: usize = MAX_CONNECTIONS / 4;
 
 /// Default for [`Limits::header_timeout`].
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -107,9 +117,17 @@ pub fn free_port_near(ip: IpAddr, busy: u16) -> Option<u16> {
 /// Bounds on what clients may hold; see [`Server::with_limits`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Most connections served at once (live streams included); connections
-    /// beyond it get `503 Service Unavailable` and are closed.
+    /// Most connections served at once (live streams included). When a
+    /// connection arrives beyond it, the oldest connection that has sent no
+    /// request head for over a second is closed to make room (a client that
+    /// connects and stays silent holds its place only while the server has
+    /// room); when there is none, the newcomer gets `503 Service
+    /// Unavailable` and is closed.
     pub max_connections: usize,
+    /// Most `/live/events` streams open at once; beyond it `GET
+    /// /live/events` gets `503`, so pages left open cannot fill
+    /// [`Limits::max_connections`].
+    pub max_event_streams: usize,
     /// Longest time a client may take to send a whole request head, counted
     /// from the connection's start or from the end of the previous response
     /// (idle keep-alive). The connection is then closed.
@@ -123,6 +141,7 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_connections: MAX_CONNECTIONS,
+            max_event_streams: MAX_EVENT_STREAMS,
             header_timeout: HEADER_TIMEOUT,
             write_timeout: WRITE_TIMEOUT,
         }
@@ -252,7 +271,8 @@ impl Server {
     /// only when the listener cannot be handed to the runtime.
     pub fn run(self) -> io::Result<()> {
         let Server { runtime, listener, local_addr, clips_json, live, limits, stop_tx } = self;
-        let app = router(clips_json, live, local_addr.ip().is_loopback());
+        let streams = Arc::new(Semaphore::new(limits.max_event_streams));
+        let app = router(clips_json, live, local_addr.ip().is_loopback(), streams);
         let result = runtime.block_on(async move {
             let listener = TcpListener::from_std(listener)?;
             accept_loop(listener, app, limits, stop_tx.subscribe()).await;
@@ -276,14 +296,37 @@ fn connect_addr(addr: SocketAddr) -> SocketAddr {
     }
 }
 
+/// A connection that has not sent a whole request head yet: closed (its
+/// `close` dropped) when the server is full and a newcomer needs its place.
+struct Silent {
+    close: tokio::sync::oneshot::Sender<()>,
+    spoke: Arc<AtomicBool>,
+    since: tokio::time::Instant,
+}
+
+impl Silent {
+    /// Whether it is still open and has sent no request head.
+    fn silent(&self) -> bool {
+        !self.close.is_closed() && !self.spoke.load(Ordering::Relaxed)
+    }
+}
+
+/// How long a connection may stay silent before it can lose its place to a
+/// newcomer: far more than a client takes to send its request after
+/// connecting, far less than [`HEADER_TIMEOUT`].
+const SILENT_GRACE: Duration = Duration::from_secs(1);
+
 async fn accept_loop(
     listener: TcpListener,
     app: Router,
     limits: Limits,
     mut stop: watch::Receiver<bool>,
 ) {
-    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let cap = limits.max_connections.max(1);
+    let permits = Arc::new(Semaphore::new(cap));
     let refusals = Arc::new(Semaphore::new(MAX_REFUSALS));
+    // Connections in order of arrival that may still be silent.
+    let mut silent: VecDeque<Silent> = VecDeque::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
@@ -304,31 +347,62 @@ async fn accept_loop(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        match Arc::clone(&permits).try_acquire_owned() {
-            Ok(permit) => {
-                let io = TokioIo::new(WriteTimeout::new(stream, limits.write_timeout));
-                let service = TowerToHyperService::new(app.clone());
-                let http = Arc::clone(&http);
-                let mut stop = stop.clone();
-                tokio::spawn(async move {
-                    let _permit = permit;
-                    let conn = http.serve_connection(io, service);
-                    tokio::select! {
-                        _ = conn => {}
-                        _ = stop.wait_for(|s| *s) => {}
-                    }
-                });
-            }
-            Err(_) => {
-                if let Ok(permit) = Arc::clone(&refusals).try_acquire_owned() {
-                    tokio::spawn(async move {
-                        let _permit = permit;
-                        refuse(stream).await;
-                    });
+        let mut permit = Arc::clone(&permits).try_acquire_owned().ok();
+        if permit.is_none() {
+            // Full: close the oldest silent connection and take its place.
+            // (Arrival order: when the oldest is too young, all are.)
+            while let Some(oldest) = silent.front() {
+                if !oldest.silent() {
+                    silent.pop_front();
+                    continue;
                 }
-                // else: dropped, which closes it.
+                if oldest.since.elapsed() < SILENT_GRACE {
+                    break;
+                }
+                silent.pop_front();
+                let freed = Arc::clone(&permits).acquire_owned();
+                permit = tokio::time::timeout(Duration::from_secs(1), freed)
+                    .await
+                    .ok()
+                    .and_then(Result::ok);
+                break;
             }
         }
+        let Some(permit) = permit else {
+            if let Ok(permit) = Arc::clone(&refusals).try_acquire_owned() {
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    refuse(stream).await;
+                });
+            }
+            // else: dropped, which closes it.
+            continue;
+        };
+        let (close, closed) = tokio::sync::oneshot::channel::<()>();
+        let spoke = Arc::new(AtomicBool::new(false));
+        if silent.len() >= 2 * cap {
+            silent.retain(Silent::silent);
+        }
+        let since = tokio::time::Instant::now();
+        silent.push_back(Silent { close, spoke: Arc::clone(&spoke), since });
+        let io = TokioIo::new(WriteTimeout::new(stream, limits.write_timeout));
+        let router = TowerToHyperService::new(app.clone());
+        // The router, noting the connection's first whole request head.
+        let service = hyper::service::service_fn(move |request| {
+            spoke.store(true, Ordering::Relaxed);
+            hyper::service::Service::call(&router, request)
+        });
+        let http = Arc::clone(&http);
+        let mut stop = stop.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let conn = http.serve_connection(io, service);
+            tokio::select! {
+                _ = conn => {}
+                _ = stop.wait_for(|s| *s) => {}
+                _ = closed => {}
+            }
+        });
     }
 }
 
@@ -356,10 +430,17 @@ struct AppState {
     clips_json: Bytes,
     live: LiveFeed,
     loopback_only: bool,
+    /// Places for `/live/events` streams ([`Limits::max_event_streams`]).
+    streams: Arc<Semaphore>,
 }
 
-fn router(clips_json: Bytes, live: LiveFeed, loopback_only: bool) -> Router {
-    let state = AppState { clips_json, live, loopback_only };
+fn router(
+    clips_json: Bytes,
+    live: LiveFeed,
+    loopback_only: bool,
+    streams: Arc<Semaphore>,
+) -> Router {
+    let state = AppState { clips_json, live, loopback_only, streams };
     Router::new()
         .route("/", get(page_handler))
         .route("/index.html", get(page_handler))
@@ -384,7 +465,17 @@ async fn clips_handler(State(state): State<AppState>) -> Response {
 }
 
 async fn live_handler(State(state): State<AppState>) -> Response {
-    let mut response = Response::new(Body::from_stream(state.live.event_stream()));
+    let Ok(place) = Arc::clone(&state.streams).try_acquire_owned() else {
+        let mut busy = error(StatusCode::SERVICE_UNAVAILABLE, "too many live streams open");
+        busy.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return busy;
+    };
+    // The stream holds its place until the page goes.
+    let events = futures_util::StreamExt::map(state.live.event_stream(), move |event| {
+        let _ = &place;
+        event
+    });
+    let mut response = Response::new(Body::from_stream(events));
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
@@ -432,16 +523,33 @@ fn names_this_machine(request: &Request) -> bool {
         .all(|host| host.to_str().is_ok_and(|h| is_loopback_host(h.trim())))
 }
 
-/// Whether a `Host` header value names this machine.
+/// Whether a `Host` header value (or an absolute target's authority) names
+/// this machine: a loopback address or `localhost`, with at most a port of
+/// digits after it. Anything else is refused, user information included
+/// (`127.0.0.1:8123@evil.com` names `evil.com`), and a port that is not a
+/// number (`localhost:abc`).
 fn is_loopback_host(host: &str) -> bool {
-    let name = if let Some(rest) = host.strip_prefix('[') {
+    if host.contains('@') {
+        return false;
+    }
+    let (name, port) = if let Some(rest) = host.strip_prefix('[') {
         match rest.split_once(']') {
-            Some((ip, _port)) => ip,
+            Some((ip, "")) => (ip, None),
+            Some((ip, port)) => match port.strip_prefix(':') {
+                Some(port) => (ip, Some(port)),
+                None => return false,
+            },
             None => return false,
         }
     } else {
-        host.rsplit_once(':').map_or(host, |(name, _port)| name)
+        match host.rsplit_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        }
     };
+    if port.is_some_and(|p| p.parse::<u16>().is_err() || !p.bytes().all(|b| b.is_ascii_digit())) {
+        return false;
+    }
     let name = name.to_ascii_lowercase();
     name == "localhost"
         || name.ends_with(".localhost")

@@ -321,12 +321,13 @@ fn fifty_concurrent_clients_each_get_a_full_response() {
 fn beyond_the_cap_clients_get_503_not_resets() {
     let clips = [stick_clip("walk", 300)];
     let want = bvhkit_serve::clips_json(&clips);
-    let limits = Limits { max_connections: 4, ..Limits::default() };
+    let limits = Limits { max_connections: 4, max_event_streams: 4, ..Limits::default() };
     let server = Running::start_with(&clips, limits);
 
-    // Held connections fill the cap: the next client is refused with 503.
-    let held: Vec<TcpStream> = (0..4).map(|_| TcpStream::connect(server.addr).unwrap()).collect();
-    std::thread::sleep(Duration::from_millis(200));
+    // Open pages (event streams, each a request in progress) fill the cap:
+    // the next client is refused with 503.
+    let held: Vec<_> = (0..4).map(|_| open_events(&server)).collect();
+    std::thread::sleep(Duration::from_millis(1200));
     let busy =
         raw_request(server.addr, b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
             .expect("a response");
@@ -544,4 +545,109 @@ fn shutdown_closes_open_event_streams() {
     drop(server); // shuts down and joins the server thread
     assert!(next_event(&mut events).is_none(), "the stream outlived the server");
     assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+}
+
+/// 300 connections that never send a byte, against the default cap of
+/// 256: every other client is still served, at once (the oldest silent
+/// connections are closed to make room, not left to the head deadline).
+#[test]
+fn silent_connections_give_way_to_clients_that_ask() {
+    let clips = [stick_clip("walk", 5)];
+    let server = Running::start(&clips);
+    let silent: Vec<TcpStream> =
+        (0..300).map(|_| TcpStream::connect(server.addr).unwrap()).collect();
+    // Past the second of grace a silent connection has.
+    std::thread::sleep(Duration::from_millis(1200));
+    let started = Instant::now();
+    for _ in 0..20 {
+        let reply = get(server.addr, "/clips.json");
+        assert_eq!(reply.status, 200);
+        assert_eq!(reply.body, bvhkit_serve::clips_json(&clips).as_bytes());
+        assert_eq!(get(server.addr, "/").status, 200);
+    }
+    // Far below the 10 s head deadline.
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    // Each silent connection is still open, or was closed to make room or
+    // refused with a 503 (it came while all 256 places were young).
+    let open: Vec<usize> = silent
+        .iter()
+        .enumerate()
+        .filter(|(_, stream)| {
+            let mut stream: &TcpStream = stream;
+            stream.set_nonblocking(true).unwrap();
+            let read = stream.read(&mut [0u8; 64]);
+            matches!(read, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    eprintln!("silent connections still open: {} of 300, from {:?}", open.len(), open.first());
+    // The places were taken from the oldest ones (at least one), and the
+    // ones after them still hold theirs: one run of connections, the newest
+    // beyond it refused. (On a slow machine connections that arrive more
+    // than a second after the first take the oldest places too.)
+    let first = open[0];
+    assert!(first >= 1, "no silent connection gave way");
+    assert_eq!(open, (first..first + open.len()).collect::<Vec<_>>());
+    assert!(open.len() >= 256 - 40 - 44, "only {} kept their places", open.len());
+}
+
+/// Event streams have a cap of their own: with every place taken, one more
+/// page gets a 503, and page and JSON requests are still served.
+#[test]
+fn open_event_streams_leave_room_for_other_requests() {
+    let clips = [stick_clip("walk", 5)];
+    let limits = Limits { max_connections: 8, max_event_streams: 2, ..Limits::default() };
+    let server = Running::start_with(&clips, limits);
+    let streams: Vec<_> = (0..2).map(|_| open_events(&server)).collect();
+    let third = raw_request(
+        server.addr,
+        b"GET /live/events HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    )
+    .expect("a response");
+    assert_eq!(third.status, 503);
+    assert_eq!(third.header("Retry-After"), Some("1"));
+    for _ in 0..10 {
+        assert_eq!(get(server.addr, "/").status, 200);
+        assert_eq!(get(server.addr, "/clips.json").status, 200);
+    }
+    // A page that goes frees its place.
+    drop(streams);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut s = TcpStream::connect(server.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(b"GET /live/events HTTP/1.0\r\nHost: localhost\r\n\r\n").unwrap();
+        let mut line = String::new();
+        BufReader::new(&mut s).read_line(&mut line).unwrap();
+        if line.starts_with("HTTP/1.0 200") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the place was not freed: {line}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `Host` values that only look like this machine are refused.
+#[test]
+fn host_lookalikes_are_refused() {
+    let clips = [stick_clip("walk", 5)];
+    let server = Running::start(&clips);
+    let port = server.addr.port();
+    for (host, want) in [
+        (format!("127.0.0.1:{port}"), 200),
+        (format!("localhost:{port}"), 200),
+        ("localhost".to_string(), 200),
+        (format!("[::1]:{port}"), 200),
+        (format!("127.0.0.1:{port}@evil.com"), 403),
+        ("localhost:abc".to_string(), 403),
+        ("localhost:".to_string(), 403),
+        ("localhost:99999".to_string(), 403),
+        ("[::1]x".to_string(), 403),
+        ("user@localhost".to_string(), 403),
+    ] {
+        let request =
+            format!("GET /clips.json HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+        let reply = raw_request(server.addr, request.as_bytes()).expect("a response");
+        assert_eq!(reply.status, want, "Host: {host}");
+    }
 }

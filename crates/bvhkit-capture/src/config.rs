@@ -39,6 +39,17 @@ fn err(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
     ConfigError { path: None, key: key.into(), message: message.into() }
 }
 
+/// A TOML error on one line: `line L, column C: what` (the toml crate's own
+/// text spans several lines, with the source line and a caret).
+fn toml_error(text: &str, e: &toml::de::Error) -> ConfigError {
+    let what = e.message().trim_end().replace('\n', "; ");
+    let Some(span) = e.span() else { return err("", what) };
+    let before = &text[..span.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    err("", format!("line {line}, column {column}: {what}"))
+}
+
 /// How a sensor sits on its joint's bone.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Mount {
@@ -239,8 +250,7 @@ impl Config {
     /// rotation channels are not three distinct axes, or a bad quaternion
     /// or matrix.
     pub fn parse(text: &str, base: &Path) -> Result<Config, ConfigError> {
-        let raw: RawConfig =
-            toml::from_str(text).map_err(|e| err("", e.to_string().trim_end().to_string()))?;
+        let raw: RawConfig = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
         if !(raw.frame_rate.is_finite() && raw.frame_rate > 0.0) {
             return Err(err(
                 "frame_rate",

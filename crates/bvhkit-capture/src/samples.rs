@@ -101,6 +101,19 @@ impl LineReader {
     pub fn read(&mut self, line: &str, out: &mut Reading) -> Result<bool, LineError> {
         self.line += 1;
         let line = line.strip_suffix('\r').unwrap_or(line);
+        // A byte order mark (Windows editors write one) starts the text,
+        // not the header.
+        let line =
+            if self.line == 1 { line.strip_prefix('\u{feff}').unwrap_or(line) } else { line };
+        if let Some(at) = line.find('\r') {
+            return Err(self.error(
+                line[..at].chars().count(),
+                "a carriage return inside the line: the file's lines seem to end in \\r alone \
+                 (classic Mac OS); end them with \\n or \\r\\n"
+                    .into(),
+                matches!(self.format, Format::Unknown),
+            ));
+        }
         if line.trim().is_empty() {
             return Ok(false);
         }
@@ -230,5 +243,39 @@ impl LineReader {
         };
         *out = Reading { t: s.t, sensor: s.sensor, q: [s.w, s.x, s.y, s.z], p };
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_byte_order_mark_starts_the_text_not_the_header() {
+        let (mut r, mut out) = (LineReader::new(), Reading::default());
+        assert!(!r.read("\u{feff}t,sensor,w,x,y,z", &mut out).unwrap());
+        assert!(r.read("0.5,hips,1,0,0,0", &mut out).unwrap());
+        assert_eq!((out.t, out.sensor.as_str(), out.q), (0.5, "hips", [1.0, 0.0, 0.0, 0.0]));
+        // The same for JSON lines; a mark later on is no mark.
+        let mut r = LineReader::new();
+        let json = r#"{"t":0.25,"sensor":"hips","w":1,"x":0,"y":0,"z":0}"#;
+        assert!(r.read(&format!("\u{feff}{json}"), &mut out).unwrap());
+        assert_eq!(out.t, 0.25);
+        assert!(r.read(&format!("\u{feff}{json}"), &mut out).is_err());
+    }
+
+    #[test]
+    fn carriage_returns_alone_are_an_error_that_says_so() {
+        // A CR-only file reaches the reader as one line.
+        let e = LineReader::new()
+            .read("t,sensor,w,x,y,z\r0,hips,1,0,0,0\r0.01,hips,1,0,0,0\r", &mut Reading::default())
+            .unwrap_err();
+        assert!(e.fatal);
+        assert_eq!((e.line, e.column), (1, 17));
+        assert!(e.message.contains("seem to end in \\r alone"), "{}", e.message);
+        // CRLF stays fine.
+        let mut r = LineReader::new();
+        assert!(!r.read("t,sensor,w,x,y,z\r", &mut Reading::default()).unwrap());
+        assert!(r.read("0,hips,1,0,0,0\r", &mut Reading::default()).unwrap());
     }
 }

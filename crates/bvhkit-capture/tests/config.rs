@@ -80,7 +80,13 @@ fn bad_configs_name_the_key() {
     for (text, want) in cases {
         let got = error(&text);
         assert!(got.contains(want), "got {got:?}, want {want:?}");
+        assert!(!got.contains('\n'), "one line: {got:?}");
     }
+    // A syntax error says where, on one line.
+    let got = error(&format!("{f}\nbind = [\n"));
+    let line = f.lines().count() + 2;
+    assert!(got.starts_with(&format!("line {line}, column ")), "{got:?}");
+    assert!(!got.contains('\n'), "{got:?}");
     let with_path = Config::load(data().join("nope.toml")).unwrap_err().to_string();
     assert!(with_path.contains("nope.toml"), "{with_path}");
 }

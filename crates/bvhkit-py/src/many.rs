@@ -11,6 +11,11 @@ use rayon::prelude::*;
 use crate::bvh::{self, PyBvh};
 use crate::errors;
 
+/// Most threads a pool may be asked for: far beyond any machine's cores,
+/// far below what takes the system seconds to create (a million threads
+/// took 30 s before failing).
+const MAX_THREADS: usize = 1024;
+
 /// Reads every path (and computes positions when `positions` is given) in
 /// parallel; results come back in input order. With `return_errors`, a file
 /// that fails gives its exception object in its place; otherwise the first
@@ -37,7 +42,9 @@ pub(crate) fn read_many(
     };
     let results: Vec<Item> = match threads {
         None => py.detach(work),
-        Some(0) => return Err(errors::bad_arg("threads must be at least 1")),
+        Some(t) if !(1..=MAX_THREADS).contains(&t) => {
+            return Err(errors::bad_arg(format!("threads must be 1 to {MAX_THREADS}, not {t}")));
+        }
         Some(t) => {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(t)

@@ -272,6 +272,9 @@ def test_read_many_errors(tmp_path):
     assert bvhkit.read_many([]) == []
     with pytest.raises(ValueError, match="threads"):
         bvhkit.read_many([good], threads=0)
+    # Refused at once, not after creating a million threads.
+    with pytest.raises(ValueError, match="threads must be 1 to 1024, not 1000000"):
+        bvhkit.read_many([good], threads=10**6)
     with pytest.raises(ValueError, match="errors"):
         bvhkit.read_many([good], errors="ignore")
 

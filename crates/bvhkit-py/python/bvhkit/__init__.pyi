@@ -645,7 +645,7 @@ def read_many(
     errors: Literal["raise"] = "raise",
     position_channels: _PositionChannels = "replace",
 ) -> list[Bvh]:
-    """Reads many files on all cores (a pool of ``threads`` when given), GIL released.
+    """Reads many files on all cores (a pool of ``threads``, 1 to 1024, when given), GIL released.
 
     Results are in input order: a ``Bvh`` per file, or ``(Bvh, positions)``
     with ``positions=True``. ``errors="raise"`` (default) raises the error of

@@ -672,8 +672,7 @@ pub(crate) fn short_f32_into(dst: &mut [u8], x: f32) -> Option<usize> {
     let dst: &mut [u8; SHORT_ROOM] = dst.get_mut(..SHORT_ROOM)?.try_into().ok()?;
     let bits = x.to_bits() & 0x7fff_ffff;
     let a = f64::from(f32::from_bits(bits));
-    // (Also refuses NaN.)
-    if !(a < 4_194_304.0) {
+    if a.is_nan() || a >= 4_194_304.0 {
         return None;
     }
     dst[0] = b'-';

@@ -23,7 +23,10 @@ export` comes back as it was), else samples at the file's frame rate \
 (--fps sets one). Curves are read as they are; a joint with pivots, pre- or \
 post-rotations or scaling gets its rotation baked from its evaluated \
 transform, and says so. The numbers are the file's own (its unit is \
-printed, never applied). See docs/fbx.md.
+printed, never applied): a value of a 32-bit curve is written as the \
+shortest decimal that reads back to that float (a `bvh export` of a file \
+with up to seven significant digits gives back its digits), other values \
+as the shortest that reads back to the same 64-bit number. See docs/fbx.md.
 
 Example: bvh import walk.fbx -o walk.bvh";
 
@@ -41,7 +44,7 @@ pub(crate) struct Args {
     /// The animation stack to read (default: the first).
     #[arg(long, value_name = "NAME")]
     stack: Option<String>,
-    /// Write motion values with this many decimals (default: shortest exact).
+    /// Write motion values with this many decimals (default: the shortest decimal of each 32-bit float).
     #[arg(long, value_name = "N")]
     precision: Option<u8>,
 }
@@ -58,9 +61,7 @@ pub(crate) fn run(a: Args) -> Result<ExitCode> {
     let options = ImportOptions { fps: a.fps, stack: a.stack.clone() };
     let got = import(&bytes, &options).with_context(|| input.display())?;
     let mut opts = WriteOptions::new();
-    if let Some(p) = a.precision {
-        opts.precision(Precision::Fixed(p));
-    }
+    opts.precision(a.precision.map_or(Precision::ShortestF32, Precision::Fixed));
     if a.output.as_os_str() != "-"
         && let Some(dir) = a.output.parent().filter(|d| !d.as_os_str().is_empty())
     {

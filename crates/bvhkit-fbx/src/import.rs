@@ -5,7 +5,7 @@ use bvhkit::rotation::{Axis, RotationOrder, quat_to_euler_near};
 use bvhkit::{Bvh, Channel, JointId, Motion, SkeletonBuilder};
 
 use crate::export::{TICKS_PER_SECOND, frame_ticks};
-use crate::{Error, Import, ImportOptions};
+use crate::{Error, Import, ImportOptions, raw};
 
 /// BVH listing order (`R = R_a·R_b·R_c`) of an FBX rotation order (the
 /// axes in the order they are applied): the reverse.
@@ -65,7 +65,26 @@ struct Joint<'a> {
     baked: Option<RotationOrder>,
 }
 
+/// Where the keys of the curves come from.
+#[derive(Clone, Copy)]
+enum Keys<'k, 'b> {
+    /// `ufbx`'s keyframes (the scene loaded with its animation).
+    Ufbx,
+    /// The file's own arrays (the scene loaded without its animation's keys).
+    Raw(&'k raw::Curves<'b>),
+}
+
+impl Keys<'_, '_> {
+    fn has_keys(self, c: &ufbx::AnimCurve) -> bool {
+        match self {
+            Keys::Ufbx => !c.keyframes.is_empty(),
+            Keys::Raw(r) => r.of(c).is_some_and(|a| a.times.count > 0),
+        }
+    }
+}
+
 fn curves<'a>(
+    keys: Keys<'_, '_>,
     layer: Option<&'a ufbx::AnimLayer>,
     node: &'a ufbx::Node,
     prop: &str,
@@ -75,7 +94,7 @@ fn curves<'a>(
         return [None, None, None];
     };
     let v: &ufbx::AnimValue = &ap.anim_value;
-    [0, 1, 2].map(|k| v.curves[k].as_deref().filter(|c| !c.keyframes.is_empty()))
+    [0, 1, 2].map(|k| v.curves[k].as_deref().filter(|c| keys.has_keys(c)))
 }
 
 fn prop_vec3(node: &ufbx::Node, name: &str) -> Option<DVec3> {
@@ -101,17 +120,70 @@ fn tidy_frame_time(dt: f64, ticks: &[i64]) -> f64 {
     dt
 }
 
+fn load(bytes: &[u8], keys: bool) -> Result<ufbx::SceneRoot, Error> {
+    let opts = ufbx::LoadOpts {
+        ignore_geometry: true,
+        ignore_embedded: true,
+        ignore_animation: !keys,
+        retain_dom: !keys,
+        ..Default::default()
+    };
+    ufbx::load_memory(bytes, opts)
+        .map_err(|e| Error::Read(format!("{} {}", e.description, e.info()).trim().to_string()))
+}
+
+/// The fast path: the scene without its keys, and the curves' arrays read
+/// from the file (`raw`), when every curve has its keys on the frames;
+/// `None` for anything else (or a file the fast path does not parse).
+pub(crate) fn import_fast_path(
+    bytes: &[u8],
+    options: &ImportOptions,
+) -> Result<Option<Import>, Error> {
+    if options.fps.is_some() || !raw::is_binary(bytes) {
+        return Ok(None);
+    }
+    let scene = load(bytes, false)?;
+    if scene.metadata.version < 7000 || scene.metadata.big_endian {
+        return Ok(None);
+    }
+    let Ok(curves) = raw::Curves::read(bytes, scene.metadata.version) else { return Ok(None) };
+    if !scene.anim_curves.iter().all(|c| curves.of(c).is_some()) {
+        return Ok(None);
+    }
+    read_scene(&scene, options, Keys::Raw(&curves))
+}
+
+/// The import through ufbx's keys.
+pub(crate) fn import_through_ufbx_keys(
+    bytes: &[u8],
+    options: &ImportOptions,
+) -> Result<Import, Error> {
+    let scene = load(bytes, true)?;
+    read_scene(&scene, options, Keys::Ufbx)?
+        .ok_or_else(|| Error::Read("the animation could not be read".into()))
+}
+
 pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Import, Error> {
-    let opts =
-        ufbx::LoadOpts { ignore_geometry: true, ignore_embedded: true, ..Default::default() };
-    let scene = ufbx::load_memory(bytes, opts)
-        .map_err(|e| Error::Read(format!("{} {}", e.description, e.info()).trim().to_string()))?;
+    match import_fast_path(bytes, options)? {
+        Some(done) => Ok(done),
+        None => import_through_ufbx_keys(bytes, options),
+    }
+}
+
+/// The import of a loaded scene; `None` when `keys` is [`Keys::Raw`] and
+/// the file needs ufbx's keys (curves off the frames, joints to bake).
+fn read_scene(
+    scene: &ufbx::Scene,
+    options: &ImportOptions,
+    keys: Keys<'_, '_>,
+) -> Result<Option<Import>, Error> {
+    let raw_keys = matches!(keys, Keys::Raw(_));
     let mut notes = Vec::new();
 
     // The animation stack and its first layer.
     let stack = match &options.stack {
         Some(name) => Some(
-            ufbx::find_anim_stack(&scene, name)
+            ufbx::find_anim_stack(scene, name)
                 .ok_or_else(|| Error::Read(format!("no animation stack named {name:?}")))?,
         ),
         None => scene.anim_stacks.first().map(|s| &**s),
@@ -199,9 +271,14 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Import, Er
     // times (every curve of a bvhkit export) adds nothing to the union, so
     // only the other curves' keys are gathered and sorted.
     let mut first_times: Option<Vec<f64>> = None;
+    // With the file's arrays: the first curve's stored `KeyTime`, and
+    // whether every curve has the first one's times.
+    let mut first_raw: Option<raw::Array<'_>> = None;
+    let mut all_first = true;
+    let ticks_per_second = scene.metadata.ktime_second as f64;
     for (i, &(node, parent)) in order.iter().enumerate() {
-        let t_curves = curves(layer, node, "Lcl Translation");
-        let r_curves = curves(layer, node, "Lcl Rotation");
+        let t_curves = curves(keys, layer, node, "Lcl Translation");
+        let r_curves = curves(keys, layer, node, "Lcl Rotation");
         let animated = t_curves.iter().chain(&r_curves).any(Option::is_some);
         let marked =
             node.element.props.find_prop("bvhkit_end_site").is_some_and(|p| p.value_int != 0);
@@ -213,7 +290,7 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Import, Er
         // the joint's channels, read as they are.
         let plain = node.rotation_order != ufbx::RotationOrder::Spheric
             && prop_vec3(node, "Lcl Scaling").is_none_or(|s| s == DVec3::ONE)
-            && !curves(layer, node, "Lcl Scaling").iter().any(Option::is_some)
+            && !curves(keys, layer, node, "Lcl Scaling").iter().any(Option::is_some)
             && [
                 "PreRotation",
                 "PostRotation",
@@ -235,20 +312,51 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Import, Er
             baked: None,
         };
         if !plain {
+            if raw_keys {
+                // Baked from ufbx's evaluation, which needs its keys.
+                return Ok(None);
+            }
             j.offset = vec3(node.local_transform.translation);
         }
         for c in t_curves.iter().chain(&r_curves).flatten() {
-            let keys = &c.keyframes;
-            match &first_times {
-                None => {
-                    let times: Vec<f64> = keys.iter().map(|k| k.time).collect();
-                    key_ticks.extend_from_slice(&times);
-                    first_times = Some(times);
+            let times: Vec<f64> = match keys {
+                Keys::Ufbx => {
+                    let k = &c.keyframes;
+                    match &first_times {
+                        Some(first)
+                            if first.len() == k.len()
+                                && first.iter().zip(k.iter()).all(|(a, k)| *a == k.time) =>
+                        {
+                            continue;
+                        }
+                        _ => k.iter().map(|k| k.time).collect(),
+                    }
                 }
-                Some(first)
-                    if first.len() == keys.len()
-                        && first.iter().zip(keys.iter()).all(|(a, k)| *a == k.time) => {}
-                Some(_) => key_ticks.extend(keys.iter().map(|k| k.time)),
+                Keys::Raw(r) => {
+                    let a =
+                        r.of(c).ok_or_else(|| Error::Read("a curve without keys".into()))?.times;
+                    // The same stored array (an export writes one in every
+                    // curve) is the same times: nothing to decode.
+                    if first_raw.is_some_and(|f| f == a) {
+                        continue;
+                    }
+                    let times = a.times(ticks_per_second)?;
+                    if first_times.as_ref().is_some_and(|f| *f == times) {
+                        continue;
+                    }
+                    if first_times.is_some() {
+                        all_first = false;
+                    } else {
+                        first_raw = Some(a);
+                    }
+                    times
+                }
+            };
+            if first_times.is_none() {
+                key_ticks.extend_from_slice(&times);
+                first_times = Some(times);
+            } else {
+                key_ticks.extend_from_slice(&times);
             }
         }
         let listed: Option<Vec<Channel>> = node
@@ -339,6 +447,10 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Import, Er
                     });
                 (key_ticks.clone(), recorded.unwrap_or_else(|| tidy_frame_time(dt, &ticks)))
             } else {
+                if raw_keys {
+                    // Sampled between keys: ufbx's evaluation of its keys.
+                    return Ok(None);
+                }
                 let fps = fps.unwrap_or(scene.settings.frames_per_second);
                 if !(fps.is_finite() && fps > 0.0) {
                     return Err(Error::Read(format!("frame rate {fps} is not a positive number")));
@@ -368,6 +480,14 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Import, Er
 
     // The motion.
     let n_channels = skeleton.n_channels();
+    if let Keys::Raw(r) = keys {
+        // Every curve's keys are the frames (else ufbx's keys are needed).
+        if !all_first || first_times.as_ref().is_some_and(|f| *f != times) {
+            return Ok(None);
+        }
+        let values = raw_values(r, &joints, times.len(), n_channels)?;
+        return finish(frame_time, n_channels, values, skeleton, scene, notes).map(Some);
+    }
     let mut values = vec![0.0; times.len() * n_channels];
     let anim: Option<&ufbx::Anim> = stack.map(|s| &*s.anim);
     let mut previous: Vec<[f64; 3]> = vec![[0.0; 3]; joints.len()];
@@ -415,10 +535,76 @@ pub(crate) fn import(bytes: &[u8], options: &ImportOptions) -> Result<Import, Er
             }
         }
     }
+    finish(frame_time, n_channels, values, skeleton, scene, notes).map(Some)
+}
+
+fn finish(
+    frame_time: f64,
+    n_channels: usize,
+    values: Vec<f64>,
+    skeleton: bvhkit::Skeleton,
+    scene: &ufbx::Scene,
+    notes: Vec<String>,
+) -> Result<Import, Error> {
     let motion =
         Motion::new(frame_time, n_channels, values).map_err(|e| Error::Skeleton(e.to_string()))?;
     let bvh = Bvh::new(skeleton, motion).map_err(|e| Error::Skeleton(e.to_string()))?;
     Ok(Import { bvh, metres_per_unit: scene.settings.unit_meters, notes })
+}
+
+/// Frames a piece of the parallel fill of [`raw_values`] holds.
+const PIECE_FRAMES: usize = 512;
+
+/// The motion values of `n_frames` frames from the file's own arrays, each
+/// curve's value `f` in frame `f` (the caller checked that every curve's
+/// keys are the frames): pieces of frames filled in parallel, a channel at
+/// a time within each piece.
+fn raw_values(
+    r: &raw::Curves<'_>,
+    joints: &[Joint<'_>],
+    n_frames: usize,
+    n_channels: usize,
+) -> Result<Vec<f64>, Error> {
+    use rayon::prelude::*;
+    enum Column<'v> {
+        Constant(f64),
+        Curve(raw::Values<'v>),
+    }
+    let mut columns = Vec::with_capacity(n_channels);
+    for s in joints.iter().flat_map(|j| &j.sources) {
+        columns.push(match s {
+            Source::Constant(v) => Column::Constant(*v),
+            Source::Curve(c, _) => {
+                let a = r.of(c).ok_or_else(|| Error::Read("a curve without keys".into()))?;
+                if a.values.count != n_frames {
+                    return Err(Error::Read(format!(
+                        "a curve has {} values for {n_frames} keys",
+                        a.values.count
+                    )));
+                }
+                Column::Curve(a.values.values()?)
+            }
+            // Only joints read through ufbx's evaluation have these.
+            Source::Translation(_) | Source::Rotation(_) => {
+                return Err(Error::Read("a baked joint on the fast path".into()));
+            }
+        });
+    }
+    let mut values = vec![0.0; n_frames * n_channels];
+    let piece = (PIECE_FRAMES * n_channels).max(1);
+    values.par_chunks_mut(piece).enumerate().for_each(|(p, rows)| {
+        let first = p * PIECE_FRAMES;
+        for (c, column) in columns.iter().enumerate() {
+            let cells = rows.iter_mut().skip(c).step_by(n_channels);
+            match column {
+                Column::Constant(v) => cells.for_each(|x| *x = *v),
+                Column::Curve(vals) => {
+                    cells.enumerate().for_each(|(i, x)| *x = vals.get(first + i));
+                }
+            }
+        }
+    });
+    Ok(values)
 }
 
 #[cfg(test)]

@@ -17,7 +17,11 @@
 //! [`import`] reads an FBX file (binary or ASCII, any version the `ufbx`
 //! reader takes) back into a [`Bvh`]: the `LimbNode` hierarchy (or every
 //! node under the root), the rest translations, and the animation at its
-//! own keys. The mapping is described in `docs/fbx.md`.
+//! own keys. The mapping is described in `docs/fbx.md`. For a binary file
+//! whose curves have their keys on the frames (every export), the scene is
+//! loaded without its keys and each curve's arrays are read from the file
+//! itself (`raw.rs`), a 4-byte float per key instead of ufbx's 48-byte
+//! keyframe; anything else goes through ufbx's keys.
 //!
 //! ```
 //! use bvhkit::Bvh;
@@ -45,6 +49,7 @@ use bvhkit::{Bvh, PositionChannels};
 mod export;
 mod import;
 mod node;
+mod raw;
 
 pub use export::{TICKS_PER_SECOND, frame_ticks};
 
@@ -266,4 +271,25 @@ pub struct Import {
 /// [`Error::Skeleton`].
 pub fn import(bytes: &[u8], options: &ImportOptions) -> Result<Import, Error> {
     import::import(bytes, options)
+}
+
+/// [`import`] through `ufbx`'s keyframes only (never the fast path that
+/// reads the curves' arrays from the file): the reference the fast path is
+/// tested against.
+///
+/// # Errors
+/// As [`import`].
+#[doc(hidden)]
+pub fn import_through_ufbx_keys(bytes: &[u8], options: &ImportOptions) -> Result<Import, Error> {
+    import::import_through_ufbx_keys(bytes, options)
+}
+
+/// [`import`]'s fast path alone: `Ok(None)` when the file needs `ufbx`'s
+/// keys (an ASCII file, curves off the frames, joints to bake, `fps`).
+///
+/// # Errors
+/// As [`import`].
+#[doc(hidden)]
+pub fn import_fast_path(bytes: &[u8], options: &ImportOptions) -> Result<Option<Import>, Error> {
+    import::import_fast_path(bytes, options)
 }

@@ -606,10 +606,103 @@ pub(crate) fn write_shortest_row(out: &mut Vec<u8>, values: &[f64]) -> Option<us
     None
 }
 
+/// Appends `values` separated by one space: each value that is exactly a
+/// 32-bit float as the shortest decimal that reads back to that float
+/// ([`short_f32_into`], else `ryu`'s `f32` digits laid out as
+/// [`write_shortest`] lays them out), any other as [`write_shortest`]
+/// writes it. Returns the index of the first value that is not finite (the
+/// text stops before it, after its separator) or `None`.
+pub(crate) fn write_shortest_f32_row(out: &mut Vec<u8>, values: &[f64]) -> Option<usize> {
+    const ROOM: usize = SHORT_ROOM + 1;
+    let mut p = out.len();
+    // Room for every value (its separator and SHORT_ROOM bytes): after each
+    // value, at least ROOM bytes per value left. A longer text (rare) goes
+    // through `slow` and, when it takes the room of others, the room left
+    // is doubled (so a row of long texts costs O(n) too).
+    out.resize(p + values.len() * ROOM, 0);
+    let mut slow = Vec::new();
+    for (i, &v) in values.iter().enumerate() {
+        if i > 0 {
+            out[p] = b' ';
+            p += 1;
+        }
+        let x = v as f32;
+        let single = f64::from(x) == v;
+        if single && let Some(n) = short_f32_into(&mut out[p..], x) {
+            p += n;
+            continue;
+        }
+        if !v.is_finite() {
+            out.truncate(p);
+            return Some(i);
+        }
+        slow.clear();
+        if single {
+            lay_out_ryu(&mut slow, ryu::Buffer::new().format_finite(x).as_bytes());
+        } else {
+            write_shortest(&mut slow, v);
+        }
+        let after = (values.len() - i - 1) * ROOM;
+        if out.len() < p + slow.len() + after {
+            out.resize(p + slow.len() + 2 * after, 0);
+        }
+        out[p..p + slow.len()].copy_from_slice(&slow);
+        p += slow.len();
+    }
+    out.truncate(p);
+    None
+}
+
+/// Writes the shortest decimal of at most nine places that reads back to
+/// `x` (a 32-bit float below 2^22 in magnitude) at the start of `dst` (at
+/// least [`SHORT_ROOM`] bytes) as [`short_decimal_into`] lays decimals out,
+/// and returns its length; `None` when there is none or it is not sure.
+///
+/// With a = |x| and h the half distance to the nearer neighbouring float
+/// (so that every number closer to a than h reads back to x), the decimals
+/// of k places are tried for k = 0, 1, ... 9: the closest to a is
+/// m · 10^-k, m = round(a · 10^k), and it reads back to x when
+/// |m - a · 10^k| < h · 10^k. The test is made with h less a margin of
+/// a · 2^-48, which covers the rounding of a · 10^k and h · 10^k, so a
+/// decimal that passes is strictly inside x's interval (never at a tie);
+/// one that lies within the margin of the edge is left to `ryu`. The first
+/// k that passes gives the shortest decimal, the closest of that length.
+#[inline(always)]
+pub(crate) fn short_f32_into(dst: &mut [u8], x: f32) -> Option<usize> {
+    let dst: &mut [u8; SHORT_ROOM] = dst.get_mut(..SHORT_ROOM)?.try_into().ok()?;
+    let bits = x.to_bits() & 0x7fff_ffff;
+    let a = f64::from(f32::from_bits(bits));
+    if a.is_nan() || a >= 4_194_304.0 {
+        return None;
+    }
+    dst[0] = b'-';
+    let p = usize::from(x.is_sign_negative());
+    if bits == 0 {
+        return Some(nine_places_text(dst, p, 0));
+    }
+    let up = f64::from(f32::from_bits(bits + 1)) - a;
+    let down = a - f64::from(f32::from_bits(bits - 1));
+    let h = 0.5 * up.min(down) - a * (1.0 / 281_474_976_710_656.0);
+    for (k, &scale) in POW10[..10].iter().enumerate() {
+        let t = a * scale;
+        let r = round_below_2_52(t);
+        if (integer_part(r) - t).abs() < h * scale {
+            let m = integer_bits(r) * (1_000_000_000 / 10u64.pow(k as u32));
+            return Some(nine_places_text(dst, p, m));
+        }
+    }
+    None
+}
+
 /// [`write_shortest`] through `ryu`'s digits, for any finite value.
 fn write_shortest_ryu(out: &mut Vec<u8>, v: f64) {
     let mut buf = ryu::Buffer::new();
-    let s = buf.format_finite(v).as_bytes();
+    lay_out_ryu(out, buf.format_finite(v).as_bytes());
+}
+
+/// Appends `ryu`'s text `s` of a value without exponent and without a
+/// trailing `.0`.
+fn lay_out_ryu(out: &mut Vec<u8>, s: &[u8]) {
     // ryu prints either `[-]digits.digits` or `[-]d[.ddd]e[-]x`.
     let Some(epos) = s.iter().position(|&b| b == b'e') else {
         // Positional; drop a trailing ".0".
@@ -1083,6 +1176,88 @@ mod tests {
             }
         }
         assert!(taken > 10_000, "the fast path took only {taken} tokens");
+    }
+
+    /// Each 32-bit float is written as std's shortest text of that `f32`
+    /// (positional, the digits that read back to it; at a tie, either of
+    /// the two as short), every other value as
+    /// `write_shortest` writes it; a value that is not finite stops the row.
+    #[test]
+    fn f32_rows_are_std_s_shortest_f32_text() {
+        let mut floats: Vec<f32> = vec![
+            0.0,
+            -0.0,
+            1.0,
+            0.1,
+            -40.692955,
+            1e-7,
+            1.5e-45,
+            f32::MIN_POSITIVE,
+            f32::MAX,
+            -f32::MAX,
+            16_777_216.0,
+            123_456_790.0,
+            1e20,
+        ];
+        let mut usual: Vec<f32> = Vec::new();
+        let mut x: u32 = 0x9e37_79b9;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let f = f32::from_bits(x);
+            if f.is_finite() {
+                floats.push(f);
+            }
+            // And the usual motion values: six decimals below 1000.
+            usual.push(((x % 2_000_000_000) as f64 / 1e6 - 1000.0) as f32);
+        }
+        floats.extend_from_slice(&usual);
+        let values: Vec<f64> = floats.iter().map(|&f| f64::from(f)).collect();
+        let mut out = Vec::new();
+        assert_eq!(write_shortest_f32_row(&mut out, &values), None);
+        let text = String::from_utf8(out).unwrap();
+        let (mut n, mut ties) = (0, 0);
+        for (t, f) in text.split(' ').zip(&floats) {
+            assert_eq!(t.parse::<f32>().unwrap().to_bits(), f.to_bits(), "{t}");
+            let std = format!("{f}");
+            if t != std {
+                // Two decimals as short read back (the float is halfway
+                // between them): std and ryu may pick either.
+                assert_eq!(t.len(), std.len(), "{f:e}: {t} vs {std}");
+                let (a, b): (f64, f64) = (t.parse().unwrap(), std.parse().unwrap());
+                let mid = f64::from(*f);
+                assert!(((a + b) / 2.0 - mid).abs() <= 1e-12 * mid.abs(), "{f:e}: {t} vs {std}");
+                ties += 1;
+            }
+            n += 1;
+        }
+        assert_eq!(n, floats.len());
+        assert!(ties * 100 < n, "{ties} ties in {n}");
+        // The fast path takes the usual motion values, and writes the text
+        // the row has.
+        let mut taken = 0;
+        for f in &usual {
+            let mut room = [0u8; SHORT_ROOM];
+            if let Some(n) = short_f32_into(&mut room, *f) {
+                let mut row = Vec::new();
+                write_shortest_f32_row(&mut row, &[f64::from(*f)]);
+                assert_eq!(&room[..n], &row[..], "{f:e}");
+                taken += 1;
+            }
+        }
+        assert!(taken > 199_000, "the fast path took {taken} of 200,000 usual values");
+        // Values that are not 32-bit floats keep their 64-bit text.
+        for v in [0.1f64, 1.0 / 3.0, -123.456789, 1e300, 4e-320] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            write_shortest_f32_row(&mut a, &[v]);
+            write_shortest(&mut b, v);
+            assert_eq!(a, b, "{v:e}");
+            assert_eq!(String::from_utf8(a).unwrap().parse::<f64>().unwrap(), v);
+        }
+        let mut out = Vec::new();
+        assert_eq!(write_shortest_f32_row(&mut out, &[1.5, f64::NAN, 2.0]), Some(1));
+        assert_eq!(out, b"1.5 ");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::io::Write;
 
 use crate::bvh::Bvh;
 use crate::error::{Error, Result};
-use crate::number::{write_fixed, write_shortest, write_shortest_row};
+use crate::number::{write_fixed, write_shortest, write_shortest_f32_row, write_shortest_row};
 use crate::skeleton::{JointKind, Skeleton};
 
 /// How numbers are printed.
@@ -27,6 +27,15 @@ pub enum Precision {
     /// Exactly this many digits after the point (`Fixed(6)`: `12.500000`).
     /// Values are rounded: use it only for tools that need it.
     Fixed(u8),
+    /// For motion that was stored as 32-bit floats (FBX curves): each
+    /// motion value that is exactly a 32-bit float as the shortest decimal
+    /// that reads back to that float (`0.1` for `0.1f32`, where
+    /// [`Precision::Shortest`] writes `0.10000000149011612`), any other
+    /// value as [`Precision::Shortest`]. Read as 32-bit floats, the values
+    /// come back exactly; read as `f64`, each is within half a 32-bit ulp
+    /// of the float. The hierarchy's numbers and the frame time are written
+    /// as with [`Precision::Shortest`].
+    ShortestF32,
 }
 
 /// Line endings.
@@ -127,7 +136,7 @@ impl WriteOptions {
             return Err(Error::invalid(format!("cannot write the non-finite value {v}")));
         }
         match self.precision {
-            Precision::Shortest => write_shortest(out, v),
+            Precision::Shortest | Precision::ShortestF32 => write_shortest(out, v),
             Precision::Fixed(d) => write_fixed(out, v, d),
         }
         Ok(())
@@ -209,8 +218,13 @@ impl WriteOptions {
     /// # Errors
     /// When a value is not finite.
     pub fn write_frame(&self, frame: &[f64], out: &mut Vec<u8>) -> Result<()> {
-        if self.precision == Precision::Shortest {
-            if let Some(i) = write_shortest_row(out, frame) {
+        let row = match self.precision {
+            Precision::Shortest => Some(write_shortest_row(out, frame)),
+            Precision::ShortestF32 => Some(write_shortest_f32_row(out, frame)),
+            Precision::Fixed(_) => None,
+        };
+        if let Some(failed) = row {
+            if let Some(i) = failed {
                 return Err(Error::invalid(format!(
                     "cannot write the non-finite value {}",
                     frame[i]

@@ -35,11 +35,31 @@ fn fbx_export_and_import_are_the_library_s() {
     let out = import(&std::fs::read(&fbx).unwrap(), &ImportOptions::default()).unwrap();
     assert_eq!(out.bvh.skeleton().len(), bvh.skeleton().len());
 
-    // Import: the library's motion, written as BVH.
+    // Import: the library's motion, written as BVH: each value (a 32-bit
+    // curve value) as the shortest decimal of its float, so that read as a
+    // 32-bit float it is the library's value exactly...
     let r = run_ok(&["import", f, "-o", b]);
     assert!(stderr(&r).contains("34 joints, 779 frames"), "{}", stderr(&r));
     let expected = import(&std::fs::read(&fbx).unwrap(), &ImportOptions::default()).unwrap().bvh;
-    bvhkit_testdata::assert_bit_identical(&Bvh::from_path(&back).unwrap(), &expected, "import");
+    let read = Bvh::from_path(&back).unwrap();
+    let m = read.motion();
+    let widened: Vec<f64> = m.values().iter().map(|&v| f64::from(v as f32)).collect();
+    let widened = bvhkit::Motion::new(m.frame_time(), m.n_channels(), widened).unwrap();
+    let widened = Bvh::new(read.skeleton().clone(), widened).unwrap();
+    bvhkit_testdata::assert_bit_identical(&widened, &expected, "import, read as f32");
+    // ... which gives back the source's own numbers (four places here;
+    // a -0 of the source is 0 in the FBX file's curves).
+    for (i, (x, y)) in bvh.motion().values().iter().zip(m.values()).enumerate() {
+        assert!(x == y, "value {i}: {x} written back as {y}");
+    }
+    // --precision 3 is three places.
+    run_ok(&["import", f, "-o", b, "--precision", "3"]);
+    let text = std::fs::read_to_string(&back).unwrap();
+    let first = text.lines().skip_while(|l| !l.starts_with("Frame Time")).nth(1).unwrap();
+    assert!(
+        first.split(' ').all(|v| v.split_once('.').is_some_and(|(_, d)| d.len() == 3)),
+        "{first}"
+    );
 
     // Several inputs into a folder; never over an input.
     let out_dir = tmp.path().join("out");

@@ -570,6 +570,12 @@ fn raw_values(
         Constant(f64),
         Curve(raw::Values<'v>),
     }
+    let max = bvhkit::edit::resample::MAX_VALUES;
+    if n_frames.checked_mul(n_channels).is_none_or(|v| v > max) {
+        return Err(Error::Read(format!(
+            "{n_frames} frames of {n_channels} channels: more than the limit of {max} values"
+        )));
+    }
     let mut columns = Vec::with_capacity(n_channels);
     for s in joints.iter().flat_map(|j| &j.sources) {
         columns.push(match s {

@@ -49,6 +49,15 @@ impl PartialEq for Array<'_> {
 /// The bytes of the array's elements, inflated when stored deflated; `n`
 /// bytes per element.
 fn element_bytes<'b>(a: &Array<'b>, n: usize) -> Result<std::borrow::Cow<'b, [u8]>, Error> {
+    // No array may hold more than a clip may (the core's 2^29 values): a
+    // count from a damaged or hostile file must not size an allocation.
+    let max = bvhkit::edit::resample::MAX_VALUES;
+    if a.count > max {
+        return Err(Error::Read(format!(
+            "array at byte {}: {} elements, more than the limit of {max}",
+            a.at, a.count
+        )));
+    }
     let len = a
         .count
         .checked_mul(n)

@@ -138,3 +138,29 @@ fn damaged_files_never_panic() {
     }
     assert!(fast_taken > 100, "the fast path read only {fast_taken} of the damaged files");
 }
+
+/// Arrays whose counts claim more elements than a clip may hold (2^30 key
+/// times and values) are refused by their count, before anything is sized
+/// by it, on the fast path and through ufbx.
+#[test]
+fn array_counts_beyond_the_limit_are_refused_before_they_size_anything() {
+    let bvh = Bvh::parse(FIXTURE).unwrap();
+    let mut fbx = export(&bvh, &ExportOptions::default()).unwrap().bytes;
+    // A record's name, then its property's type code, then the count.
+    let mut patched = 0;
+    for name in [&b"KeyTimel"[..], b"KeyValueFloatf"] {
+        let mut from = 0;
+        while let Some(i) = fbx[from..].windows(name.len()).position(|w| w == name) {
+            let at = from + i + name.len();
+            fbx[at..at + 4].copy_from_slice(&(1u32 << 30).to_le_bytes());
+            patched += 1;
+            from = at;
+        }
+    }
+    assert!(patched >= 2, "no arrays found");
+    let err = import_fast_path(&fbx, &ImportOptions::default())
+        .expect_err("a count beyond the limit is an error");
+    assert!(err.to_string().contains("more than the limit of 536870912"), "{err}");
+    assert!(import(&fbx, &ImportOptions::default()).is_err());
+    assert!(import_through_ufbx_keys(&fbx, &ImportOptions::default()).is_err());
+}

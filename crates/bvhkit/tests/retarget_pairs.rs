@@ -217,9 +217,10 @@ fn every_pair_of_human_skeletons_looks_right() {
 fn a_single_spine_target_follows_the_whole_chain() {
     // Kinect v1's Hip - Spine - ShoulderCenter: its one spine joint must
     // point the head where the source's whole chain points it.
-    let (Some(src), Some(tgt)) =
-        (clip("cmu_12_01_walk_cgspeed_pybvh.bvh"), clip("kinect_v1_custom_writer_nonzero_root_offset.bvh"))
-    else {
+    let (Some(src), Some(tgt)) = (
+        clip("cmu_12_01_walk_cgspeed_pybvh.bvh"),
+        clip("kinect_v1_custom_writer_nonzero_root_offset.bvh"),
+    ) else {
         return;
     };
     let src = frames::range(&src, 0..FRAMES).unwrap();
@@ -236,4 +237,24 @@ fn a_single_spine_target_follows_the_whole_chain() {
         c,
     );
     assert!(d <= 10.0, "hips to head {d:.1}° off");
+}
+
+/// Writes the retargets behind `docs/img/retarget.png` (the CMU 01_01 walk
+/// onto Bandai Namco, Rokoko and Kinect v1) into the folder
+/// `RETARGET_OUT`, for `bvh render`.
+#[test]
+#[ignore = "writes files: RETARGET_OUT=dir cargo test -p bvhkit --test main write_the_retargets_of_the_docs -- --ignored"]
+fn write_the_retargets_of_the_docs() {
+    let Some(dir) = std::env::var_os("RETARGET_OUT") else { return };
+    let Some(src) = clip("cmu_01_01_walk_cgspeed_mb_names.bvh") else { return };
+    for (name, target) in [
+        ("bandai", "bandai_namco_ds1_kick_6ch_every_joint.bvh"),
+        ("rokoko", "rokoko_jesse_dance_yxz_fingers.bvh"),
+        ("kinect", "kinect_v1_custom_writer_nonzero_root_offset.bvh"),
+    ] {
+        let Some(tgt) = clip(target) else { return };
+        let (out, _) = retarget(&src, &tgt, &Options::default()).unwrap();
+        let path = std::path::Path::new(&dir).join(format!("{name}_out.bvh"));
+        out.write(std::fs::File::create(path).unwrap()).unwrap();
+    }
 }

@@ -12,12 +12,16 @@
 //!    `G(j)`, the joint's world rotation in the reference pose relative to
 //!    its rest pose.
 //!    - [`Reference::TPose`] (default): a canonical T-pose built from the
-//!      rest pose by bone directions: the hips and the chest are turned so
-//!      that the spine points up and the line between the legs (arms) lies
-//!      left to right; every other canonical bone is turned, by the
+//!      rest pose by bone directions, each joint from its own bones: the
+//!      hips so that their own spine bone points up and the line between
+//!      the hip joints lies left to right, the chest by its neck bone and
+//!      the shoulder line, a hand with named fingers by the direction to
+//!      its middle finger and the line across its knuckles (index to
+//!      little finger: backwards); every other canonical bone is turned, by the
 //!      shortest arc from where its parent left it, to point along its
 //!      canonical direction (spine, neck, head up; arms out to the side;
-//!      legs down; feet and toes forward); joints without a canonical bone
+//!      legs down; feet and toes forward; a bone pointing the opposite way
+//!      given its half turn about up); joints without a canonical bone
 //!      keep their rest rotation relative to their parent. Whether the rest
 //!      pose already was a T-pose (or an A-pose) is decided by the same bone
 //!      directions and reported ([`RestKind`]); a rest pose that does not
@@ -33,14 +37,23 @@
 //!    then made local through the target's parents (`L = W_parentᵀ·W_t`)
 //!    and written in each joint's own channel order, closest to the previous
 //!    frame. Local rotations are never copied.
+//!    A bone spanning unmapped joints, or whose chain differs in length
+//!    from the source's (a single spine joint), is swung onto the source's
+//!    segment ending at the joint of the same bone as its own next one.
 //! 4. **Root**: the target hips follow the source hips scaled by the ratio
 //!    `k` of the hip heights (hips above the lowest foot in the reference
-//!    pose), `p_t = k·C·p_s`; then the whole figure is moved along up so
-//!    that its lowest foot (foot and toe joints and their End Sites) is at
-//!    `k` times the source's lowest foot height in that frame: where the
-//!    source's feet touch the ground, so do the target's. Other mapped
-//!    joints with position channels get the source's change of translation,
-//!    scaled by `k` and turned into the target's frame.
+//!    pose), `p_t = k·C·p_s`, in their own position channels when they
+//!    have three; a top joint above them stays as the target's motion
+//!    keeps it, or follows under them on the ground (when the target's
+//!    motion moves it, or the source travels farther than the hip height
+//!    from it). Then the figure is moved along up by a correction
+//!    (`Grounding`) measured only while a source foot is in contact (the
+//!    source's contacts found over its whole clip by
+//!    [`crate::quality`]'s rule): the target's lowest foot point at `k`
+//!    times the source's, approached by at most 1% of the hip height per
+//!    frame. Mapped joints below the root keep the target's offsets unless
+//!    [`Options::joint_translations`] asks for the source's change of
+//!    translation, scaled by `k` and turned into the target's frame.
 //!
 //! World transforms come from [`Kinematics`], Euler angles from
 //! [`crate::rotation`] through [`PoseLayout`]/[`crate::edit::JointChannels`]; a frame
@@ -84,9 +97,10 @@
 //! for mapped joints (kept joints only carry their parent's world rotation on),
 //! the three-channel joints' Euler angles in one `rotation::EulerBatch` closest
 //! to the previous frame, one- and two-channel joints through
-//! `JointChannels::write_rotation`; root scaled by hip heights and lifted to
-//! the source's foot height with `positions_from_rotations` of the rotations
-//! just computed. A unit test keeps the plain per-joint version and checks
+//! `JointChannels::write_rotation`; root scaled by hip heights and lifted by
+//! the grounding's correction with `positions_from_rotations` of the
+//! rotations just computed (the source's contacts are read once, in `new`,
+//! through a `Kinematics::subset` of its feet and hips). A unit test keeps the plain per-joint version and checks
 //! every channel of every frame against it on corpus pairs and a fixture with
 //! odd channel layouts) and `retarget` for a whole clip, with its `Report`. It
 //! reuses `edit::rest`'s `align`, `edit::rest_positions`, `axes::detect_up` and
@@ -103,8 +117,8 @@ use crate::edit::rest::align;
 use crate::edit::{FrameMap, PoseLayout};
 use crate::error::{Error, Result};
 use crate::kinematics::{FkScratch, Kinematics, PositionChannels};
-use crate::rotation::{EulerBatch, RotationOrder};
 use crate::quality::Foot;
+use crate::rotation::{EulerBatch, RotationOrder};
 use crate::skeleton::{JointId, Skeleton};
 
 pub mod map;
@@ -808,11 +822,8 @@ fn grounding(
         at[j] = i;
     }
     let (fk, gather) = src.kinematics().subset(&keep);
-    let mpu = crate::units::UnitGuess::of_positions(
-        ss.len(),
-        &crate::units::rest_pose(ss, mode),
-    )
-    .metres_per_unit();
+    let mpu = crate::units::UnitGuess::of_positions(ss.len(), &crate::units::rest_pose(ss, mode))
+        .metres_per_unit();
     let m = keep.len();
     let mut jm = vec![DVec3::ZERO; m * n];
     let (mut compact, mut out) = (vec![0.0; gather.len()], vec![DVec3::ZERO; m]);
@@ -857,7 +868,8 @@ fn grounding(
     for (foot, h) in compact_feet.iter().zip(&d.height) {
         let i = usize::from(foot.name == "right");
         for f in 0..n {
-            let low = foot.points.iter().map(|&p| jm[p * n + f].dot(u_s)).fold(f64::INFINITY, f64::min);
+            let low =
+                foot.points.iter().map(|&p| jm[p * n + f].dot(u_s)).fold(f64::INFINITY, f64::min);
             want[f][i] = (k * low, h[f] < o.contact_height);
         }
     }
@@ -968,10 +980,8 @@ impl Retarget {
                     if bs[s].is_some()
                         && bs[s] == bt[j]
                         && let Some(tn) = next_joint(ts, &bt, j)
-                        && let Some(from_to) = bt[tn]
-                            .and_then(|b| find(&bs, b))
-                            .filter(|&x| below(ss, s, x))
-                            .or(sn)
+                        && let Some(from_to) =
+                            bt[tn].and_then(|b| find(&bs, b)).filter(|&x| below(ss, s, x)).or(sn)
                         && (Some(from_to) != sn
                             || bs[from_to] != bt[tn]
                             || skips_unmapped(ss, s, from_to, &mapped_s)
@@ -1033,28 +1043,22 @@ impl Retarget {
         let top = (carrier == Some(tgt_hips) && tgt_hips != 0)
             .then_some(0)
             .filter(|&top| source_of[top].is_none() && chans[top].n_pos >= 3);
-        let root = RootInfo {
-            src_hips,
-            c,
-            scale,
-            hip_height_t: h_t,
-            top: top.map(|t| pos_t[t]),
-        };
+        let root = RootInfo { src_hips, c, scale, hip_height_t: h_t, top: top.map(|t| pos_t[t]) };
         let (ground, travel) = grounding(source, target, (&bs, &bt), &src, (u_s, u_t), &root);
         let follower = top.filter(|&top| {
-                travel > h_t.abs() || {
+            travel > h_t.abs() || {
                 let m = target.motion();
                 let r = ts.joints()[top].channel_range();
                 let (first, size) = (m.frames().next(), h_t.abs().max(1e-9));
                 first.is_some_and(|a| {
                     m.frames().any(|b| {
-                        r.clone().zip(ts.joints()[top].channels()).any(|(c, ch)| {
-                            ch.is_position() && (b[c] - a[c]).abs() > 1e-3 * size
-                        })
+                        r.clone()
+                            .zip(ts.joints()[top].channels())
+                            .any(|(c, ch)| ch.is_position() && (b[c] - a[c]).abs() > 1e-3 * size)
                     })
                 })
-                }
-            });
+            }
+        });
         // Mapped joints with position channels follow their source's
         // translation when it has position channels; else theirs is the
         // constant `o` (`t_s = o_s`), written once into the base frame.
@@ -1065,8 +1069,8 @@ impl Retarget {
                 let hips_kept = j == tgt_hips && carrier != Some(j);
                 if jc.n_pos > 0 && !hips_kept {
                     let root = j == tgt_hips || carrier == Some(j);
-                    *translate = (root || options.joint_translations)
-                        && src.joints()[*source].n_pos > 0;
+                    *translate =
+                        (root || options.joint_translations) && src.joints()[*source].n_pos > 0;
                     if !*translate {
                         jc.write_translation(jc.offset, mode, &mut base);
                     }

@@ -71,6 +71,10 @@ pub(crate) struct Args {
     /// How position channels combine with OFFSET.
     #[arg(long, value_enum, default_value = "replace")]
     position_channels: crate::PosMode,
+    /// Copy the source's translations into mapped joints below the root
+    /// that have position channels (by default they keep TARGET's offsets).
+    #[arg(long)]
+    joint_translations: bool,
     /// Read the inputs strictly (any deviation from the format is an error).
     #[arg(long)]
     strict: bool,
@@ -114,6 +118,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         source_up: args.source_up,
         target_up: args.target_up,
         mode: args.position_channels.into(),
+        joint_translations: args.joint_translations,
     };
     let mut map = Retarget::new(&source, &target, &options)
         .map_err(|e| anyhow!("{} onto {}: {}", src_in.display(), tgt_in.display(), e.message()))?;

@@ -26,9 +26,12 @@ the same name; or by --map FILE, lines of `source = target` (# comments).
 Both skeletons are brought to one reference pose (by default a T-pose built
 from the rest pose by bone directions), each mapped joint's world rotation
 change since the reference is carried over, joints without a source stay
-as in the reference; the root follows the source's scaled by the ratio of
-hip heights, and the figure is lifted or lowered so that its feet touch
-the ground where the source's do. The mapping and the joints left unmapped
+as in the reference; the hips follow the source's scaled by the ratio of
+hip heights (a top joint above the hips stays as TARGET's own motion keeps
+it), and the figure is lifted or lowered, smoothly and only while a source
+foot is in contact, so that its soles touch the ground where the source's
+do. Joints below the root keep TARGET's offsets (--joint-translations
+copies the source's). The mapping and the joints left unmapped
 are printed on standard error.
 
 Examples:
@@ -68,6 +71,10 @@ pub(crate) struct Args {
     /// How position channels combine with OFFSET.
     #[arg(long, value_enum, default_value = "replace")]
     position_channels: crate::PosMode,
+    /// Copy the source's translations into mapped joints below the root
+    /// that have position channels (by default they keep TARGET's offsets).
+    #[arg(long)]
+    joint_translations: bool,
     /// Read the inputs strictly (any deviation from the format is an error).
     #[arg(long)]
     strict: bool,
@@ -111,6 +118,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         source_up: args.source_up,
         target_up: args.target_up,
         mode: args.position_channels.into(),
+        joint_translations: args.joint_translations,
     };
     let mut map = Retarget::new(&source, &target, &options)
         .map_err(|e| anyhow!("{} onto {}: {}", src_in.display(), tgt_in.display(), e.message()))?;

@@ -313,8 +313,15 @@ pub(crate) fn retarget_onto(
                 .map_err(|e| e.message())?,
             ),
         };
-        let options =
-            retarget::Options { map, reference, source_reference, source_up, target_up, mode };
+        let options = retarget::Options {
+            map,
+            reference,
+            source_reference,
+            source_up,
+            target_up,
+            mode,
+            ..retarget::Options::default()
+        };
         retarget::retarget(src, tgt, &options)
             .map_err(|e| format!("{sn} onto {tn}: {}", e.message()))
     });

@@ -32,6 +32,7 @@ mod mix_util;
 mod quality;
 mod quality_oracle;
 mod retarget;
+mod retarget_pairs;
 mod rotation_batch;
 mod roundtrip;
 mod util;

@@ -64,7 +64,11 @@ fn onto_its_own_skeleton_is_the_identity() {
             println!("{name}: no frames, nothing to retarget");
             continue;
         }
-        let (out, report) = retarget(&bvh, &bvh, &Options::default()).unwrap();
+        // Joints below the root keep the target's offsets unless asked:
+        // asked here, for the rigs with position channels on every joint
+        // (their values differ from the offsets by rounding).
+        let all = Options { joint_translations: true, ..Options::default() };
+        let (out, report) = retarget(&bvh, &bvh, &all).unwrap();
         assert_eq!(report.scale, 1.0, "{name}");
         assert!(report.unmapped_target.is_empty(), "{name}: {:?}", report.unmapped_target);
         assert_eq!(out.motion().n_frames(), bvh.motion().n_frames(), "{name}");
@@ -208,15 +212,20 @@ fn check_cross(src: &Bvh, out: &Bvh, what: &str) -> Angles {
             }
         }
     }
-    // Feet on the ground where the source's are: the lowest foot within 2%
-    // of the target's height of the target's ground.
+    // Feet on the ground where the source's are: the lowest foot joint
+    // within 3.5% of the target's height of the target's ground. (The
+    // retarget corrects the height only while a source foot is in contact,
+    // by at most 1% of the hip height per frame, instead of matching the
+    // lowest joint exactly in every frame, which made the hips jump: the
+    // lowest joints differ by up to 3.2% here (Bandai Namco onto CMU, frame
+    // 16); `retarget_pairs` judges the feet by contacts.)
     let (hs, ht) = (height(src, &frames), height(out, &frames));
     let mut contacts = 0;
     for (k, &(ls, lt)) in lows.iter().enumerate() {
         if ls - ground_s <= 0.02 * hs {
             contacts += 1;
             assert!(
-                lt - ground_t <= 0.02 * ht,
+                lt - ground_t <= 0.035 * ht,
                 "{what} frame {}: source foot on the ground ({:.2} of {hs:.1}), result foot {:.2} above its ground (height {ht:.1})",
                 frames[k],
                 ls - ground_s,
@@ -278,13 +287,15 @@ fn there_and_back_gives_the_source_motion() {
         );
         let angles = check_cross(&src, &back, &format!("{name} onto {via} and back"));
         assert!(angles.limbs <= 1.0 && angles.trunk <= 1.0);
-        // The root comes back where it was: the hips within 1% of the height.
+        // The root comes back where it was: the hips within 2.5% of the
+        // height (the two height corrections by contacts, each smoothed, do
+        // not undo each other exactly: 1.9% measured through Bandai Namco).
         let frames = sample(&src, 100);
         let h = height(&src, &frames);
         let hips = src.skeleton().find("Hips").unwrap().index();
         for &f in &frames {
             let d = pos(&world(&src, f)[hips]) - pos(&world(&back, f)[hips]);
-            assert!(d.length() <= 0.01 * h, "{via} frame {f}: hips {:.3} away", d.length());
+            assert!(d.length() <= 0.025 * h, "{via} frame {f}: hips {:.3} away", d.length());
         }
     }
 }
@@ -327,7 +338,8 @@ fn a_map_file_and_other_references() {
     let h = height(&src, &[0, 100]);
     for f in [0, 50, 100] {
         for (x, y) in world(&src, f).iter().zip(&world(&same, f)) {
-            assert!((pos(x) - pos(y)).length() <= 1e-9 * h);
+            let d = (pos(x) - pos(y)).length();
+            assert!(d <= 1e-9 * h, "frame {f}: {d:e} of {h}");
         }
     }
     let bad = Options { reference: Reference::Frame(1_000_000), ..Options::default() };

@@ -44,8 +44,8 @@
 //! ```
 
 mod diff;
-mod feet;
-mod stats;
+pub(crate) mod feet;
+pub(crate) mod stats;
 
 use std::fmt;
 

@@ -12,12 +12,16 @@
 //!    `G(j)`, the joint's world rotation in the reference pose relative to
 //!    its rest pose.
 //!    - [`Reference::TPose`] (default): a canonical T-pose built from the
-//!      rest pose by bone directions: the hips and the chest are turned so
-//!      that the spine points up and the line between the legs (arms) lies
-//!      left to right; every other canonical bone is turned, by the
+//!      rest pose by bone directions, each joint from its own bones: the
+//!      hips so that their own spine bone points up and the line between
+//!      the hip joints lies left to right, the chest by its neck bone and
+//!      the shoulder line, a hand with named fingers by the direction to
+//!      its middle finger and the line across its knuckles (index to
+//!      little finger: backwards); every other canonical bone is turned, by the
 //!      shortest arc from where its parent left it, to point along its
 //!      canonical direction (spine, neck, head up; arms out to the side;
-//!      legs down; feet and toes forward); joints without a canonical bone
+//!      legs down; feet and toes forward; a bone pointing the opposite way
+//!      given its half turn about up); joints without a canonical bone
 //!      keep their rest rotation relative to their parent. Whether the rest
 //!      pose already was a T-pose (or an A-pose) is decided by the same bone
 //!      directions and reported ([`RestKind`]); a rest pose that does not
@@ -33,14 +37,23 @@
 //!    then made local through the target's parents (`L = W_parentᵀ·W_t`)
 //!    and written in each joint's own channel order, closest to the previous
 //!    frame. Local rotations are never copied.
+//!    A bone spanning unmapped joints, or whose chain differs in length
+//!    from the source's (a single spine joint), is swung onto the source's
+//!    segment ending at the joint of the same bone as its own next one.
 //! 4. **Root**: the target hips follow the source hips scaled by the ratio
 //!    `k` of the hip heights (hips above the lowest foot in the reference
-//!    pose), `p_t = k·C·p_s`; then the whole figure is moved along up so
-//!    that its lowest foot (foot and toe joints and their End Sites) is at
-//!    `k` times the source's lowest foot height in that frame: where the
-//!    source's feet touch the ground, so do the target's. Other mapped
-//!    joints with position channels get the source's change of translation,
-//!    scaled by `k` and turned into the target's frame.
+//!    pose), `p_t = k·C·p_s`, in their own position channels when they
+//!    have three; a top joint above them stays as the target's motion
+//!    keeps it, or follows under them on the ground (when the target's
+//!    motion moves it, or the source travels farther than the hip height
+//!    from it). Then the figure is moved along up by a correction
+//!    (`Grounding`) measured only while a source foot is in contact (the
+//!    source's contacts found over its whole clip by
+//!    [`crate::quality`]'s rule): the target's lowest foot point at `k`
+//!    times the source's, approached by at most 1% of the hip height per
+//!    frame. Mapped joints below the root keep the target's offsets unless
+//!    [`Options::joint_translations`] asks for the source's change of
+//!    translation, scaled by `k` and turned into the target's frame.
 //!
 //! World transforms come from [`Kinematics`], Euler angles from
 //! [`crate::rotation`] through [`PoseLayout`]/[`crate::edit::JointChannels`]; a frame
@@ -84,9 +97,10 @@
 //! for mapped joints (kept joints only carry their parent's world rotation on),
 //! the three-channel joints' Euler angles in one `rotation::EulerBatch` closest
 //! to the previous frame, one- and two-channel joints through
-//! `JointChannels::write_rotation`; root scaled by hip heights and lifted to
-//! the source's foot height with `positions_from_rotations` of the rotations
-//! just computed. A unit test keeps the plain per-joint version and checks
+//! `JointChannels::write_rotation`; root scaled by hip heights and lifted by
+//! the grounding's correction with `positions_from_rotations` of the
+//! rotations just computed (the source's contacts are read once, in `new`,
+//! through a `Kinematics::subset` of its feet and hips). A unit test keeps the plain per-joint version and checks
 //! every channel of every frame against it on corpus pairs and a fixture with
 //! odd channel layouts) and `retarget` for a whole clip, with its `Report`. It
 //! reuses `edit::rest`'s `align`, `edit::rest_positions`, `axes::detect_up` and
@@ -103,6 +117,7 @@ use crate::edit::rest::align;
 use crate::edit::{FrameMap, PoseLayout};
 use crate::error::{Error, Result};
 use crate::kinematics::{FkScratch, Kinematics, PositionChannels};
+use crate::quality::Foot;
 use crate::rotation::{EulerBatch, RotationOrder};
 use crate::skeleton::{JointId, Skeleton};
 
@@ -168,6 +183,10 @@ pub struct Options {
     pub target_up: Option<SignedAxis>,
     /// How position channels are read (and written).
     pub mode: PositionChannels,
+    /// Copy the source's translations into mapped joints below the root
+    /// that have position channels (scaled and turned); by default they
+    /// keep the target's own offsets and only rotations are carried over.
+    pub joint_translations: bool,
 }
 
 /// What a skeleton's rest pose is, judged by bone directions.
@@ -330,6 +349,12 @@ pub struct Retarget {
     src_hips: usize,
     tgt_hips: usize,
     carrier: Option<usize>,
+    /// A top joint above the hips (unmapped, with position channels) that
+    /// the target's own motion moves: put under the hips on the ground in
+    /// every frame. (One the target keeps fixed stays as in the reference.)
+    follower: Option<usize>,
+    /// The vertical correction by contacts.
+    ground: Grounding,
     /// The source joints whose world transforms a frame needs (the mapped
     /// ones, the ends of the swung segments, the hips and the feet, with
     /// their ancestors), in file order: `src_hips`, `src_feet`, `ws` and
@@ -342,9 +367,6 @@ pub struct Retarget {
     /// frame.
     src_fk: Kinematics,
     src_gather: Vec<usize>,
-    src_feet: Vec<usize>,
-    tgt_feet: Vec<usize>,
-    up_s: DVec3,
     up_t: DVec3,
     report: Report,
     /// The mapped target joints with three rotation channels, whose Euler
@@ -458,6 +480,39 @@ fn canonical(bone: Bone, f: &Frame) -> DVec3 {
     }
 }
 
+/// The rotation by the shortest arc from `b` onto `d` (unit vectors); when
+/// they are opposite (a right arm along +X at rest, to be turned to -X),
+/// the half turn is about `up` (made perpendicular to `b`), so that what
+/// was up stays up (no hand rolled palm up), not about an arbitrary axis.
+fn arc(b: DVec3, d: DVec3, up: DVec3) -> DMat3 {
+    if b.dot(d) < -0.999 {
+        let axis = up - b * up.dot(b);
+        let axis = if axis.length() > 1e-6 { axis.normalize() } else { b.any_orthonormal_vector() };
+        let half = DQuat::from_axis_angle(axis, std::f64::consts::PI);
+        let rest = DQuat::from_rotation_arc(half * b, d);
+        return DMat3::from_quat(rest * half);
+    }
+    DMat3::from_quat(DQuat::from_rotation_arc(b, d))
+}
+
+/// A hand's own directions in the rest pose (world): towards its middle
+/// finger, and across its knuckles from the index finger to the little
+/// finger; `None` unless all three fingers are found by name under it.
+fn knuckles(s: &Skeleton, hand: usize, p: &[DVec3]) -> Option<(DVec3, DVec3)> {
+    let eps = 1e-6 * (1.0 + p[hand].length());
+    let finger = |words: &[&str]| {
+        (hand + 1..s.subtree_end(JointId::new(hand))).find(|&k| {
+            let name = s.joints()[k].name().to_ascii_lowercase();
+            !s.joints()[k].is_end_site()
+                && words.iter().any(|w| name.contains(w))
+                && (p[k] - p[hand]).length() > eps
+        })
+    };
+    let (m, i, l) = (finger(&["middle"])?, finger(&["index"])?, finger(&["pinky", "little"])?);
+    let (mid, across) = (p[m] - p[hand], p[l] - p[i]);
+    (across.cross(mid).length() > 1e-6 * mid.length() * across.length()).then_some((mid, across))
+}
+
 /// The T-pose: every joint's world rotation relative to the rest pose, and
 /// the largest deviation of the judged bones (with whether the arms alone
 /// deviate like an A-pose).
@@ -478,10 +533,15 @@ fn tpose(s: &Skeleton, bones: &[Option<Bone>], f: &Frame) -> (Vec<DMat3>, RestKi
             continue;
         };
         if matches!(bone, Bone::Hips | Bone::Chest) {
-            let top = [Bone::Neck, Bone::Head, Bone::Chest, Bone::Spine]
+            // The joint's own bone up: the nearest spine joint above it
+            // that is not at the same place (the pelvis's own spine bone,
+            // the chest's neck), never a distant joint (Rokoko's spine
+            // lies along +X above its first joint).
+            let eps = 1e-9 * (1.0 + p[j].length());
+            let top = [Bone::Spine, Bone::Chest, Bone::Neck, Bone::Head]
                 .into_iter()
                 .filter_map(|b| find(bones, b))
-                .find(|&x| below(s, j, x));
+                .find(|&x| below(s, j, x) && (p[x] - p[j]).length() > eps);
             let up = top.map(|x| p[x] - p[j]);
             let left = if bone == Bone::Hips {
                 lr(Limb::UpperLeg).or_else(|| lr(Limb::UpperArm))
@@ -530,7 +590,16 @@ fn tpose(s: &Skeleton, bones: &[Option<Bone>], f: &Frame) -> (Vec<DMat3>, RestKi
             }
             _ => {}
         }
-        g.push(DMat3::from_quat(DQuat::from_rotation_arc(b, d)) * gp);
+        if let Bone::Limb(_, Limb::Hand) = bone
+            && let Some((mid, across)) = knuckles(s, j, &p)
+        {
+            // The hand from its own bones: towards the middle finger and
+            // across the knuckles (index to little finger: backwards in a
+            // T-pose, palms down, thumbs forward).
+            g.push(align(&[mid, across], &[d, -f.forward]));
+            continue;
+        }
+        g.push(arc(b, d, f.up) * gp);
     }
     let kind = if judged == 0 || worst_body > 20.0 {
         RestKind::Other
@@ -616,6 +685,211 @@ fn hip_height(pos: &[DVec3], hips: usize, feet: &[usize], up: DVec3) -> f64 {
     pos[hips].dot(up) - low
 }
 
+/// Grounding by contacts: the vertical correction of the target's root,
+/// measured only in frames where a source foot is in contact (by
+/// [`crate::quality`]'s contact rule on the source) and moved towards it
+/// at a bounded rate, so that it changes smoothly (no jump when the
+/// lowest point passes from one joint to another).
+#[derive(Clone, Debug)]
+struct Grounding {
+    /// Per source frame, per foot (left, right): the target foot's wanted
+    /// height along the target's up (target units, the source's scaled;
+    /// NaN without that foot), and whether the source foot is in contact.
+    want: Vec<[(f64, bool); 2]>,
+    /// Per foot: the target's points (the foot joint and everything
+    /// under it).
+    points: [Vec<usize>; 2],
+    /// The ground wanted (target units along up): the source's, scaled.
+    floor: f64,
+    up: DVec3,
+    /// The largest change of the correction in one frame.
+    max_step: f64,
+    frame: usize,
+    lift: f64,
+}
+
+impl Grounding {
+    /// A grounding that never corrects.
+    fn off(up: DVec3) -> Grounding {
+        Grounding {
+            want: Vec::new(),
+            points: [Vec::new(), Vec::new()],
+            floor: 0.0,
+            up,
+            max_step: 0.0,
+            frame: 0,
+            lift: 0.0,
+        }
+    }
+
+    /// The correction along up for the next frame, `pos` the target's
+    /// positions with the root at `rise` below where the correction starts.
+    fn lift(&mut self, pos: &[DVec3], rise: f64) -> f64 {
+        if self.points.iter().all(Vec::is_empty) {
+            return 0.0;
+        }
+        let f = self.frame;
+        self.frame += 1;
+        let low = |i: usize| {
+            self.points[i].iter().map(|&j| pos[j].dot(self.up)).fold(f64::INFINITY, f64::min) + rise
+        };
+        // The mean error of the feet in contact (of every foot in the
+        // first frame, where the correction starts).
+        let (mut sum, mut n) = (0.0, 0usize);
+        if let Some(w) = self.want.get(f) {
+            for (i, &(w, contact)) in w.iter().enumerate() {
+                if (contact || f == 0) && w.is_finite() && !self.points[i].is_empty() {
+                    sum += w - low(i);
+                    n += 1;
+                }
+            }
+        }
+        if f == 0 {
+            self.lift = if n > 0 { sum / n as f64 } else { self.floor - low(0).min(low(1)) };
+        } else if n > 0 {
+            self.lift += (sum / n as f64 - self.lift).clamp(-self.max_step, self.max_step);
+        }
+        self.lift
+    }
+}
+
+/// The feet (left, right) as the metrics find them; a side without a foot
+/// has no points.
+fn feet_of(s: &Skeleton, bones: &[Option<Bone>]) -> [Foot; 2] {
+    let found = crate::quality::feet::find(s, bones, &s.display_names(), None, &mut Vec::new());
+    let side = |label: &str| {
+        found.iter().find(|f| f.name == label).cloned().unwrap_or(Foot {
+            name: label.into(),
+            points: Vec::new(),
+            skate_point: 0,
+            toe_point: 0,
+        })
+    };
+    [side("left"), side("right")]
+}
+
+/// What [`grounding`] needs to know of the root: the source's hips, the
+/// axis conversion, the scale, the target's hip height and where the
+/// target's top joint stands in the reference pose.
+struct RootInfo {
+    src_hips: usize,
+    c: DMat3,
+    scale: f64,
+    hip_height_t: f64,
+    top: Option<DVec3>,
+}
+
+/// Sets up the grounding (see [`Grounding`]): the source's contacts and
+/// lowest foot points over its whole clip (its feet and hips alone through
+/// a [`Kinematics::subset`]); and how far the source's hips, scaled into the
+/// target, go from the target's top joint (`RootInfo::top`) horizontally
+/// (0 when not measured).
+fn grounding(
+    source: &Bvh,
+    target: &Bvh,
+    (bs, bt): (&[Option<Bone>], &[Option<Bone>]),
+    src: &PoseLayout,
+    (u_s, u_t): (DVec3, DVec3),
+    root: &RootInfo,
+) -> (Grounding, f64) {
+    let (scale, hip_height_t) = (root.scale, root.hip_height_t);
+    let (ss, ts) = (source.skeleton(), target.skeleton());
+    let (fs, ft) = (feet_of(ss, bs), feet_of(ts, bt));
+    let n = source.motion().n_frames();
+    if fs.iter().all(|f| f.points.is_empty()) || ft.iter().all(|f| f.points.is_empty()) || n < 2 {
+        return (Grounding::off(u_t), 0.0);
+    }
+    let points = ft.each_ref().map(|f| f.points.clone());
+    let mode = src.mode();
+    // The source's feet (and hips) over its clip, in metres.
+    let mut need = vec![false; ss.len()];
+    need[root.src_hips] = true;
+    for f in &fs {
+        for &p in &f.points {
+            need[p] = true;
+        }
+    }
+    for j in (0..ss.len()).rev() {
+        if need[j]
+            && let Some(p) = ss.joints()[j].parent()
+        {
+            need[p.index()] = true;
+        }
+    }
+    let keep: Vec<usize> = (0..ss.len()).filter(|&j| need[j]).collect();
+    let mut at = vec![usize::MAX; ss.len()];
+    for (i, &j) in keep.iter().enumerate() {
+        at[j] = i;
+    }
+    let (fk, gather) = src.kinematics().subset(&keep);
+    let mpu = crate::units::UnitGuess::of_positions(ss.len(), &crate::units::rest_pose(ss, mode))
+        .metres_per_unit();
+    let m = keep.len();
+    let mut jm = vec![DVec3::ZERO; m * n];
+    let (mut compact, mut out) = (vec![0.0; gather.len()], vec![DVec3::ZERO; m]);
+    for (f, frame) in source.motion().frames().enumerate() {
+        for (v, &c) in compact.iter_mut().zip(&gather) {
+            *v = frame[c];
+        }
+        fk.positions(&compact, &mut out);
+        for (k, p) in out.iter().enumerate() {
+            jm[k * n + f] = *p * mpu;
+        }
+    }
+    let compact_feet: Vec<Foot> = fs
+        .iter()
+        .filter(|f| !f.points.is_empty())
+        .map(|f| Foot {
+            points: f.points.iter().map(|&p| at[p]).collect(),
+            skate_point: at[f.skate_point],
+            toe_point: at[f.toe_point],
+            name: f.name.clone(),
+        })
+        .collect();
+    let o = crate::quality::Options::default();
+    let fps = source.motion().fps();
+    let k = scale / mpu;
+    let travel = root.top.map_or(0.0, |top| {
+        let h = &jm[at[root.src_hips] * n..(at[root.src_hips] + 1) * n];
+        h.iter()
+            .map(|p| {
+                let d = root.c * (*p * k) - top;
+                (d - u_t * d.dot(u_t)).length()
+            })
+            .fold(0.0, f64::max)
+    });
+    let Some(d) = crate::quality::feet::measure(&compact_feet, &jm, n, fps, u_s, &o) else {
+        return (Grounding::off(u_t), travel);
+    };
+    let floor = k * d.ground;
+    let mut want = vec![[(f64::NAN, false); 2]; n];
+    // In contact: within the contact height of the ground (a foot that
+    // slides or pivots on the ground holds the figure up all the same).
+    for (foot, h) in compact_feet.iter().zip(&d.height) {
+        let i = usize::from(foot.name == "right");
+        for f in 0..n {
+            let low =
+                foot.points.iter().map(|&p| jm[p * n + f].dot(u_s)).fold(f64::INFINITY, f64::min);
+            want[f][i] = (k * low, h[f] < o.contact_height);
+        }
+    }
+    let g = Grounding {
+        want,
+        points,
+        floor,
+        up: u_t,
+        max_step: GROUND_STEP * hip_height_t.abs(),
+        frame: 0,
+        lift: 0.0,
+    };
+    (g, travel)
+}
+
+/// How fast the grounding correction may change: this fraction of the
+/// target's hip height per frame (about half the 1% of the figure's
+/// height that reads as a pop).
+const GROUND_STEP: f64 = 0.01;
+
 impl Retarget {
     /// Sets up the retarget of `source`'s motion onto `target`'s skeleton
     /// (`target`'s motion is used only to detect its up axis and for a
@@ -698,11 +972,19 @@ impl Retarget {
             drives.push(match source_of[j] {
                 Some(s) => {
                     let mut swing = None;
+                    // The source segment ends at the joint of the same bone
+                    // as the target's: a single spine joint (hips to neck)
+                    // follows the source's whole chain to the neck, not its
+                    // first spine segment.
+                    let sn = next_joint(ss, &bs, s);
                     if bs[s].is_some()
                         && bs[s] == bt[j]
-                        && let (Some(from_to), Some(tn)) =
-                            (next_joint(ss, &bs, s), next_joint(ts, &bt, j))
-                        && (skips_unmapped(ss, s, from_to, &mapped_s)
+                        && let Some(tn) = next_joint(ts, &bt, j)
+                        && let Some(from_to) =
+                            bt[tn].and_then(|b| find(&bs, b)).filter(|&x| below(ss, s, x)).or(sn)
+                        && (Some(from_to) != sn
+                            || bs[from_to] != bt[tn]
+                            || skips_unmapped(ss, s, from_to, &mapped_s)
                             || skips_unmapped(ts, j, tn, &mapped_t))
                     {
                         let v = g_t[j].transpose() * (pos_t[tn] - pos_t[j]);
@@ -733,7 +1015,16 @@ impl Retarget {
         // source of its own: the root of a skeleton whose hips hang below a
         // root joint (Bandai Namco's `joint_Root`), so the two move together.
         let mut carrier = None;
+        // Hips with three position channels carry the travel themselves,
+        // as the target's own motion does (Bandai Namco's `joint_Root`
+        // stays where it is).
+        if chans[tgt_hips].n_pos >= 3 && source_of[tgt_hips].is_some() {
+            carrier = Some(tgt_hips);
+        }
         for need in [3u8, 1] {
+            if carrier.is_some() {
+                break;
+            }
             let mut j = Some(tgt_hips);
             while let Some(x) = j {
                 if chans[x].n_pos >= need && (x == tgt_hips || source_of[x].is_none()) {
@@ -745,6 +1036,29 @@ impl Retarget {
                 break;
             }
         }
+        // A top joint above the hips (unmapped, with position channels)
+        // that the target's own motion moves follows the hips on the
+        // ground; one it keeps fixed stays fixed, unless the source's hips
+        // travel farther than the target's hip height from it.
+        let top = (carrier == Some(tgt_hips) && tgt_hips != 0)
+            .then_some(0)
+            .filter(|&top| source_of[top].is_none() && chans[top].n_pos >= 3);
+        let root = RootInfo { src_hips, c, scale, hip_height_t: h_t, top: top.map(|t| pos_t[t]) };
+        let (ground, travel) = grounding(source, target, (&bs, &bt), &src, (u_s, u_t), &root);
+        let follower = top.filter(|&top| {
+            travel > h_t.abs() || {
+                let m = target.motion();
+                let r = ts.joints()[top].channel_range();
+                let (first, size) = (m.frames().next(), h_t.abs().max(1e-9));
+                first.is_some_and(|a| {
+                    m.frames().any(|b| {
+                        r.clone()
+                            .zip(ts.joints()[top].channels())
+                            .any(|(c, ch)| ch.is_position() && (b[c] - a[c]).abs() > 1e-3 * size)
+                    })
+                })
+            }
+        });
         // Mapped joints with position channels follow their source's
         // translation when it has position channels; else theirs is the
         // constant `o` (`t_s = o_s`), written once into the base frame.
@@ -754,7 +1068,9 @@ impl Retarget {
                 let jc = &chans[j];
                 let hips_kept = j == tgt_hips && carrier != Some(j);
                 if jc.n_pos > 0 && !hips_kept {
-                    *translate = src.joints()[*source].n_pos > 0;
+                    let root = j == tgt_hips || carrier == Some(j);
+                    *translate =
+                        (root || options.joint_translations) && src.joints()[*source].n_pos > 0;
                     if !*translate {
                         jc.write_translation(jc.offset, mode, &mut base);
                     }
@@ -811,9 +1127,6 @@ impl Retarget {
         // them.
         let mut need = vec![false; ss.len()];
         need[src_hips] = true;
-        for &f in &src_feet {
-            need[f] = true;
-        }
         for d in &drives {
             if let Drive::Mapped { ws, swing, .. } = d {
                 need[*ws] = true;
@@ -845,7 +1158,6 @@ impl Retarget {
             }
         }
         let src_hips = at[src_hips];
-        let src_feet: Vec<usize> = src_feet.iter().map(|&f| at[f]).collect();
         let (src_fk, src_gather) = src.kinematics().subset(&src_keep);
         let euler: Vec<(usize, RotationOrder)> = (0..ts.len())
             .filter(|&j| matches!(drives[j], Drive::Mapped { .. }))
@@ -877,9 +1189,8 @@ impl Retarget {
             src_hips,
             tgt_hips,
             carrier,
-            src_feet,
-            tgt_feet,
-            up_s: u_s,
+            follower,
+            ground,
             up_t: u_t,
             report,
         })
@@ -991,27 +1302,33 @@ impl Retarget {
             let ps = self.src_world[self.src_hips].translation;
             let want = self.scale * (self.c * ps);
             let mut shift = want - self.positions[self.tgt_hips];
-            if !self.tgt_feet.is_empty() && !self.src_feet.is_empty() {
-                let low_s = self
-                    .src_feet
-                    .iter()
-                    .map(|&i| self.src_world[i].translation.dot(self.up_s))
-                    .fold(f64::INFINITY, f64::min);
-                let low_t = self
-                    .tgt_feet
-                    .iter()
-                    .map(|&i| self.positions[i].dot(self.up_t))
-                    .fold(f64::INFINITY, f64::min);
-                let lift = self.scale * low_s - (low_t + shift.dot(self.up_t));
-                shift += lift * self.up_t;
-            }
-            let jc = &chans[carrier];
-            let wp = parents[carrier].map_or(DMat3::IDENTITY, |p| self.world[p]);
-            let t = jc.translation(output, mode) + wp.transpose() * shift;
-            jc.write_translation(t, mode, output);
+            shift += self.ground.lift(&self.positions, shift.dot(self.up_t)) * self.up_t;
+            place_root(self, carrier, shift, output);
         }
         self.previous.copy_from_slice(output);
         self.first = false;
+    }
+}
+
+/// Moves the target's root by `shift` (world, target units) through the
+/// `carrier`'s translation; a top joint that follows the hips is put under
+/// them on the ground (`follower`), the hips kept where they are.
+fn place_root(r: &mut Retarget, carrier: usize, shift: DVec3, output: &mut [f64]) {
+    let mode = r.src.mode();
+    let chans = r.tgt.joints();
+    let parents = r.tgt.parents();
+    let jc = &chans[carrier];
+    let wp = parents[carrier].map_or(DMat3::IDENTITY, |p| r.world[p]);
+    let t = jc.translation(output, mode) + wp.transpose() * shift;
+    jc.write_translation(t, mode, output);
+    if let Some(top) = r.follower {
+        let hips = r.positions[r.tgt_hips] + shift;
+        let delta = hips - r.up_t * hips.dot(r.up_t) - r.positions[top];
+        let tc = &chans[top];
+        let t = tc.translation(output, mode) + delta;
+        tc.write_translation(t, mode, output);
+        let t = jc.translation(output, mode) - wp.transpose() * delta;
+        jc.write_translation(t, mode, output);
     }
 }
 
@@ -1067,6 +1384,7 @@ mod tests {
         positions: Vec<DVec3>,
         previous: Vec<f64>,
         first: bool,
+        ground: Grounding,
     }
 
     /// The retarget of one frame written plainly, one joint at a time, as
@@ -1089,7 +1407,7 @@ mod tests {
             let wp = parents[j].map_or(DMat3::IDENTITY, |p| st.world[p]);
             let ref_t = jc.translation(&r.base, mode);
             let (w, t, kept) = match r.drives[j] {
-                Drive::Mapped { source, k, n, swing, .. } => {
+                Drive::Mapped { source, k, n, swing, translate, .. } => {
                     let mut w = r.c * st.src_world[source].matrix3 * k;
                     if let Some(sw) = swing {
                         let (to, from) = (r.src_keep[sw.to], r.src_keep[sw.from]);
@@ -1100,13 +1418,11 @@ mod tests {
                             w = DMat3::from_quat(arc) * w;
                         }
                     }
-                    let t = if j == r.tgt_hips && r.carrier != Some(j) {
-                        ref_t
-                    } else if jc.n_pos > 0 {
+                    let t = if translate {
                         let sc = &r.src.joints()[source];
                         jc.offset + n * (sc.translation(input, mode) - sc.offset)
                     } else {
-                        jc.offset
+                        ref_t
                     };
                     (w, t, false)
                 }
@@ -1137,19 +1453,22 @@ mod tests {
             fk.positions_with(output, &mut fk.scratch(), &mut st.positions);
             let want = r.scale * (r.c * st.src_world[r.src_keep[r.src_hips]].translation);
             let mut shift = want - st.positions[r.tgt_hips];
-            if !r.tgt_feet.is_empty() && !r.src_feet.is_empty() {
-                let low = |v: &mut dyn Iterator<Item = f64>| v.fold(f64::INFINITY, f64::min);
-                let low_s = low(&mut r
-                    .src_feet
-                    .iter()
-                    .map(|&i| st.src_world[r.src_keep[i]].translation.dot(r.up_s)));
-                let low_t = low(&mut r.tgt_feet.iter().map(|&i| st.positions[i].dot(r.up_t)));
-                shift += (r.scale * low_s - (low_t + shift.dot(r.up_t))) * r.up_t;
-            }
+            shift += st.ground.lift(&st.positions, shift.dot(r.up_t)) * r.up_t;
             let jc = &chans[carrier];
             let wp = parents[carrier].map_or(DMat3::IDENTITY, |p| st.world[p]);
             let t = jc.translation(output, mode) + wp.transpose() * shift;
             jc.write_translation(t, mode, output);
+            if let Some(top) = r.follower {
+                // The top joint under the hips on the ground, the hips
+                // kept where they are.
+                let hips = st.positions[r.tgt_hips] + shift;
+                let delta = hips - r.up_t * hips.dot(r.up_t) - st.positions[top];
+                let tc = &chans[top];
+                let t = tc.translation(output, mode) + delta;
+                tc.write_translation(t, mode, output);
+                let t = jc.translation(output, mode) - wp.transpose() * delta;
+                jc.write_translation(t, mode, output);
+            }
         }
         st.previous.copy_from_slice(output);
         st.first = false;
@@ -1169,6 +1488,7 @@ mod tests {
             positions: vec![DVec3::ZERO; nt],
             previous: vec![0.0; target.skeleton().n_channels()],
             first: true,
+            ground: r.ground.clone(),
         };
         let n = target.skeleton().n_channels();
         let (mut a, mut b) = (vec![f64::NAN; n], vec![f64::NAN; n]);

@@ -1,0 +1,260 @@
+//! Retargets over every ordered pair of human skeletons of the corpus,
+//! judged by `bvhkit::quality` and by the body's own lines (issue #27's
+//! proof): the hip and shoulder lines (left to right) within 5° of the
+//! source's in every frame, hips to head within 5° (10° onto a single-spine
+//! target), no joint farther than the figure's size from the hips, no
+//! vertical pop of the hips larger than the source's own (scaled) plus 1% of
+//! the height, the lowest foot within 2% of the height of the ground
+//! wherever a source foot is in contact, the skating ratio no worse than the
+//! source's plus 0.02, and the output's unit guess the target's.
+//!
+//! Sources are cut to their first 120 frames (debug builds); the failures
+//! of every pair are gathered and printed as one table.
+use bvhkit::edit::axes::Axes;
+use bvhkit::edit::frames;
+use bvhkit::glam::DVec3;
+use bvhkit::quality::{self, Report};
+use bvhkit::retarget::names::{Bone, Limb, Side, classify};
+use bvhkit::retarget::{Options, retarget};
+use bvhkit::units::UnitGuess;
+use bvhkit::{Bvh, Kinematics, PositionChannels, ReadOptions};
+
+/// Human skeletons of a dozen tools (each with its own naming, rest pose,
+/// unit and up axis): CMU (cgspeed), Bandai Namco, Rokoko, Perception
+/// Neuron, Second Life, Xsens style, Daz (CMU on Daz names), Kinect v1 and
+/// MediaPipe (single spine), PyMO.
+const HUMANS: [&str; 10] = [
+    "cmu_12_01_walk_cgspeed_pybvh.bvh",
+    "bandai_namco_ds1_kick_6ch_every_joint.bvh",
+    "rokoko_jesse_dance_yxz_fingers.bvh",
+    "perception_neuron_axis_yxz_fingers_crlf.bvh",
+    "second_life_avatar_walk_poser_per_joint_orders.bvh",
+    "xsens_mvn_style_mpi_1space_yxz_crlf.bvh",
+    "cmu_02_03_daz_names_165_joints_face_hands.bvh",
+    "kinect_v1_custom_writer_nonzero_root_offset.bvh",
+    "mediapipe_to_bvh_dance_zxy.bvh",
+    "pymo_demo_av_8walk_meredith.bvh",
+];
+
+/// Frames of each source.
+const FRAMES: usize = 120;
+
+fn clip(name: &str) -> Option<Bvh> {
+    let path = bvhkit_testdata::corpus_file_or_skip("retarget pairs", name)?;
+    Some(ReadOptions::new().lenient(true).read_path(&path).unwrap().0)
+}
+
+/// World positions of every frame, frame-major.
+fn positions(bvh: &Bvh) -> Vec<DVec3> {
+    Kinematics::new(bvh.skeleton(), PositionChannels::Replace).positions_all(bvh.motion())
+}
+
+/// The joints of the lines measured: (left, right) upper legs, (left,
+/// right) upper arms, hips, head.
+struct Body {
+    legs: Option<(usize, usize)>,
+    arms: Option<(usize, usize)>,
+    hips: usize,
+    head: Option<usize>,
+    spines: usize,
+}
+
+fn body(bvh: &Bvh) -> Body {
+    let bones = classify(bvh.skeleton());
+    let find = |b| bones.iter().position(|x| *x == Some(b));
+    let pair = |l| find(Bone::Limb(Side::Left, l)).zip(find(Bone::Limb(Side::Right, l)));
+    // Joints strictly between the hips and the neck.
+    let hips = quality::hips_of(bvh).index();
+    let neck = find(Bone::Neck);
+    let mut spines = 0;
+    if let Some(n) = neck {
+        let mut j = bvh.skeleton().joints()[n].parent();
+        while let Some(p) = j {
+            if p.index() == hips {
+                break;
+            }
+            spines += 1;
+            j = bvh.skeleton().joints()[p.index()].parent();
+        }
+    }
+    Body {
+        legs: pair(Limb::UpperLeg),
+        arms: pair(Limb::UpperArm),
+        hips,
+        head: find(Bone::Head),
+        spines,
+    }
+}
+
+/// Largest angle (degrees) over frames between the source's vector `a→b`
+/// (turned into the target's axes) and the output's.
+fn worst_angle(
+    (ps, ns): (&[DVec3], usize),
+    (pt, nt): (&[DVec3], usize),
+    (sa, sb): (usize, usize),
+    (ta, tb): (usize, usize),
+    c: bvhkit::glam::DMat3,
+) -> f64 {
+    let n = ps.len() / ns;
+    (0..n)
+        .map(|f| {
+            let vs = c * (ps[f * ns + sb] - ps[f * ns + sa]);
+            let vt = pt[f * nt + tb] - pt[f * nt + ta];
+            vs.angle_between(vt).to_degrees()
+        })
+        .fold(0.0, f64::max)
+}
+
+/// Largest one-frame change of the hips' height (file units).
+fn hip_pop(p: &[DVec3], nj: usize, hips: usize, up: DVec3) -> f64 {
+    let n = p.len() / nj;
+    (1..n).map(|f| (p[f * nj + hips] - p[(f - 1) * nj + hips]).dot(up).abs()).fold(0.0, f64::max)
+}
+
+/// Every failed bound of one pair.
+fn judge(src: &Bvh, qs: &Report, tgt: &Bvh, out: &Bvh, qo: &Report, scale: f64) -> Vec<String> {
+    let mut bad = Vec::new();
+    let (bs, bt) = (body(src), body(out));
+    let (ps, pt) = (positions(src), positions(out));
+    let (ns, nt) = (src.skeleton().len(), out.skeleton().len());
+    let c = Axes::with_up(qs.up).conversion(Axes::with_up(qo.up));
+    let s = (&ps[..], ns);
+    let t = (&pt[..], nt);
+    for (what, a, b) in [("hip line", bs.legs, bt.legs), ("shoulder line", bs.arms, bt.arms)] {
+        if let (Some((sl, sr)), Some((tl, tr))) = (a, b) {
+            let d = worst_angle(s, t, (sr, sl), (tr, tl), c);
+            if d > 5.0 {
+                bad.push(format!("{what} {d:.1}°"));
+            }
+        }
+    }
+    if let (Some(sh), Some(th)) = (bs.head, bt.head) {
+        let d = worst_angle(s, t, (bs.hips, sh), (bt.hips, th), c);
+        let limit = if bt.spines == 1 && bs.spines != 1 { 10.0 } else { 5.0 };
+        if d > limit {
+            bad.push(format!("hips to head {d:.1}° (limit {limit}°)"));
+        }
+    }
+    if qo.metrics.far_joints > 0 {
+        bad.push(format!("{} far joint(s)", qo.metrics.far_joints));
+    }
+    // Vertical pops of the hips, in the target's units.
+    let mpu_t = qo.metres_per_unit;
+    let pop_s = hip_pop(&ps, ns, bs.hips, qs.up.vector()) * scale;
+    let pop_t = hip_pop(&pt, nt, bt.hips, qo.up.vector());
+    let size_t = qo.size / mpu_t;
+    if pop_t > pop_s + 0.01 * size_t {
+        bad.push(format!(
+            "hip pop {:.1} cm against the source's {:.1} cm scaled",
+            pop_t * mpu_t * 100.0,
+            pop_s * mpu_t * 100.0
+        ));
+    }
+    // The lowest foot on the ground wherever a source foot is in contact.
+    let (cs, ho) = (&qs.series.contact, &qo.series.foot_height);
+    if !cs.is_empty() && !ho.is_empty() {
+        let n = out.motion().n_frames();
+        let worst = (0..n)
+            .filter(|&f| cs.iter().any(|c| c[f]))
+            .map(|f| ho.iter().map(|h| h[f]).fold(f64::INFINITY, f64::min).abs())
+            .fold(0.0, f64::max);
+        if worst > 0.02 * qo.size {
+            bad.push(format!("feet {:.1} cm off the ground in contact", worst * 100.0));
+        }
+    }
+    if let (Some(a), Some(b)) = (qs.metrics.skate_ratio, qo.metrics.skate_ratio)
+        && b > a + 0.02
+    {
+        bad.push(format!("skate ratio {a:.3} -> {b:.3}"));
+    }
+    let (ut, uo) = (
+        UnitGuess::of_bvh(tgt, PositionChannels::Replace).units,
+        UnitGuess::of_bvh(out, PositionChannels::Replace).units,
+    );
+    if ut != uo {
+        bad.push(format!("unit {uo:?}, the target's {ut:?}"));
+    }
+    bad
+}
+
+#[test]
+#[ignore = "retarget issue #27, not all bounds met yet: 118 failed bounds over 90 pairs (2026-11-28; 233 before this branch's fixes, 132 pairs of 12 rigs incl. MakeHuman and ShaderMotion). Left: hips to head 5-36 deg (Second Life, Xsens, MediaPipe, Kinect sources; spine proportions), shoulder lines onto or from Kinect v1 and MediaPipe (no chest: 6-150 deg), feet 3-11 cm off in contact (16 pairs, mostly CMU sources), hip pops from Kinect v1 (3), skate ratio, unit guesses onto Kinect v1 (inches read as centimetres)"]
+fn every_pair_of_human_skeletons_looks_right() {
+    let mut clips = Vec::new();
+    for name in HUMANS {
+        let Some(bvh) = clip(name) else { return };
+        let n = bvh.motion().n_frames().min(FRAMES);
+        let cut = frames::range(&bvh, 0..n).unwrap();
+        let short = name.split('_').take(2).collect::<Vec<_>>().join("_");
+        clips.push((short, bvh, cut));
+    }
+    let lint = |b: &Bvh| quality::lint(b, &quality::Options::default());
+    let mut table = Vec::new();
+    let mut pairs = 0;
+    for (sn, _, src) in &clips {
+        let qs = lint(src);
+        for (tn, tgt, _) in &clips {
+            if sn == tn {
+                continue;
+            }
+            pairs += 1;
+            let (out, report) = retarget(src, tgt, &Options::default()).unwrap();
+            let qo = lint(&out);
+            for line in judge(src, &qs, tgt, &out, &qo, report.scale) {
+                table.push(format!("{sn:>14} -> {tn:<14} {line}"));
+            }
+        }
+    }
+    println!("{pairs} pairs, {} failures", table.len());
+    for line in &table {
+        println!("{line}");
+    }
+    assert!(pairs >= 90, "{pairs} pairs");
+    assert!(table.is_empty(), "{} failed bounds over {pairs} pairs (table above)", table.len());
+}
+
+#[test]
+fn a_single_spine_target_follows_the_whole_chain() {
+    // Kinect v1's Hip - Spine - ShoulderCenter: its one spine joint must
+    // point the head where the source's whole chain points it.
+    let (Some(src), Some(tgt)) = (
+        clip("cmu_12_01_walk_cgspeed_pybvh.bvh"),
+        clip("kinect_v1_custom_writer_nonzero_root_offset.bvh"),
+    ) else {
+        return;
+    };
+    let src = frames::range(&src, 0..FRAMES).unwrap();
+    let (out, r) = retarget(&src, &tgt, &Options::default()).unwrap();
+    let (bs, bt) = (body(&src), body(&out));
+    assert_eq!(bt.spines, 1);
+    let c = Axes::with_up(r.source.up).conversion(Axes::with_up(r.target.up));
+    let (ps, pt) = (positions(&src), positions(&out));
+    let d = worst_angle(
+        (&ps, src.skeleton().len()),
+        (&pt, out.skeleton().len()),
+        (bs.hips, bs.head.unwrap()),
+        (bt.hips, bt.head.unwrap()),
+        c,
+    );
+    assert!(d <= 10.0, "hips to head {d:.1}° off");
+}
+
+/// Writes the retargets behind `docs/img/retarget.png` (the CMU 01_01 walk
+/// onto Bandai Namco, Rokoko and Kinect v1) into the folder
+/// `RETARGET_OUT`, for `bvh render`.
+#[test]
+#[ignore = "writes files: RETARGET_OUT=dir cargo test -p bvhkit --test main write_the_retargets_of_the_docs -- --ignored"]
+fn write_the_retargets_of_the_docs() {
+    let Some(dir) = std::env::var_os("RETARGET_OUT") else { return };
+    let Some(src) = clip("cmu_01_01_walk_cgspeed_mb_names.bvh") else { return };
+    for (name, target) in [
+        ("bandai", "bandai_namco_ds1_kick_6ch_every_joint.bvh"),
+        ("rokoko", "rokoko_jesse_dance_yxz_fingers.bvh"),
+        ("kinect", "kinect_v1_custom_writer_nonzero_root_offset.bvh"),
+    ] {
+        let Some(tgt) = clip(target) else { return };
+        let (out, _) = retarget(&src, &tgt, &Options::default()).unwrap();
+        let path = std::path::Path::new(&dir).join(format!("{name}_out.bvh"));
+        out.write(std::fs::File::create(path).unwrap()).unwrap();
+    }
+}

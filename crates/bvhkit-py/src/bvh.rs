@@ -167,11 +167,6 @@ impl PyBvh {
         &self.bvh
     }
 
-    /// The file this was read from.
-    pub(crate) fn path_ref(&self) -> Option<&Path> {
-        self.path.as_deref()
-    }
-
     /// The clip and its path, for `mix.rs`.
     pub(crate) fn clip(&self) -> Clip<'_> {
         Clip { bvh: &self.bvh, path: self.path.as_deref() }

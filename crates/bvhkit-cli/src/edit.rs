@@ -221,7 +221,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
     Ok(crate::io::report(results))
 }
 
-/// Why [`edit_stream`] gave up, having written nothing: a mirror whose
+/// Why [`stream::edit_stream`] gave up, having written nothing: a mirror whose
 /// plane comes from the first frame
 /// ([`bvhkit::edit::mirror::Mirror::rest_pose_decides`]); a transform that
 /// must look at frames first on an input that cannot be read twice (a
@@ -387,7 +387,7 @@ fn detected_up(up: UpAxis, input: &Input, notes: &mut Vec<String>) -> Result<Sig
     }
 }
 
-/// The [`FrameMap`] of a per-frame transform.
+/// The [`bvhkit::edit::FrameMap`] of a per-frame transform.
 fn frame_map(args: &Args, t: &Transform, skel: &Skeleton, mode: PositionChannels) -> Result<Stage> {
     Ok(match *t {
         Transform::Order(o) => Stage::Order(OrderMap::all(skel, o)),

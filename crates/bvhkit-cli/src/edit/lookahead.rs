@@ -41,7 +41,7 @@ pub(super) struct Lookahead<'a> {
 }
 
 impl Lookahead<'_> {
-    /// [`detect_up`] of the frames as they leave `steps` (frames of `n_in`
+    /// [`bvhkit::edit::axes::detect_up`] of the frames as they leave `steps` (frames of `n_in`
     /// values in, of `skel`'s channels out); `None` when the number of
     /// frames differs from the one `declared` promised through the steps,
     /// on which the sample was chosen (the whole clip then decides).
@@ -72,7 +72,7 @@ impl Lookahead<'_> {
         })
     }
 
-    /// [`detect_up`] of the frames [`bvhkit::edit::axes::sampled_frames`]
+    /// [`bvhkit::edit::axes::detect_up`] of the frames [`bvhkit::edit::axes::sampled_frames`]
     /// names among the `declared` frames as they leave `steps`, which must
     /// be frame steps only: the input frames they come from, found by
     /// index arithmetic, are read from their lines alone
@@ -99,7 +99,7 @@ impl Lookahead<'_> {
     /// frames as they leave `steps` (frame steps only), read from their
     /// lines alone as [`Lookahead::sampled_up`] reads them. A guess only:
     /// the real pass measures every frame and must confirm it
-    /// ([`GuessCheck`]). `None` when the frames cannot be sampled.
+    /// ([`bvhkit::edit::plan::GuessCheck`]). `None` when the frames cannot be sampled.
     pub(super) fn sampled_units(
         &self,
         steps: &Steps,

@@ -67,7 +67,7 @@ const FORMAT_VALUES: usize = 16 * 1024;
 /// place ([`Input::open_stream`]); standard input and pipes are read a
 /// chunk at a time. Three stages overlap: a thread reads and parses
 /// batches of frames ([`crate::io::read_batches`]); this thread runs the
-/// plan on each batch, every map on rayon's pool through [`ChunkedMap`]
+/// plan on each batch, every map on rayon's pool through [`bvhkit::edit::ChunkedMap`]
 /// (the output of one frame at a time, whatever the cutting), then formats
 /// the batch's frames in pieces on the pool and writes them in order.
 pub(super) fn edit_stream(

@@ -152,7 +152,7 @@ pub(super) fn detect_up_of(opts: &ReadOptions, bytes: &[u8]) -> Result<UpAxis, b
     }
 }
 
-/// What [`stream`] has decided before reading frames.
+/// What [`stream()`] has decided before reading frames.
 pub(super) struct Run<'a> {
     c: &'a Common,
     input: &'a Input,
@@ -232,7 +232,7 @@ pub(super) struct PieceState<S> {
 pub(super) const MIN_PIECE_FRAMES: usize = 32;
 
 impl Run<'_> {
-    /// Reads, computes and writes every frame of `rdr` ([`stream`]).
+    /// Reads, computes and writes every frame of `rdr` ([`stream()`]).
     fn frames<S: bvhkit::FrameSource + Send, W: FrameWork>(
         self,
         mut rdr: bvhkit::FrameReader<S>,

@@ -56,6 +56,7 @@ use crate::edit::rest::RestMap;
 use crate::edit::root::{Extract, InPlace, ToOrigin};
 use crate::edit::scale::ScaleMap;
 use crate::edit::{ChunkedMap, FrameMap, SplitFrameMap};
+use crate::parse::join;
 use crate::skeleton::Skeleton;
 use crate::units::{FrameSizes, Units};
 
@@ -255,17 +256,6 @@ impl SplitFrameMap for Stage {
             Stage::Extract(m) => m.map_many(frames, input, output),
         }
     }
-}
-
-/// Both closures, on rayon's pool when the crate has it.
-#[cfg(feature = "parallel")]
-fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
-    rayon::join(a, b)
-}
-
-#[cfg(not(feature = "parallel"))]
-fn join<A, B>(a: impl FnOnce() -> A, b: impl FnOnce() -> B) -> (A, B) {
-    (a(), b())
 }
 
 /// One step of a streamed edit.

@@ -7,12 +7,12 @@
 //!
 //! `positions` and `rotations`, streamed through `FrameReader` (`--up auto`
 //! from a mapped file into a regular file detects the up axis on the sampled
-//! frames read from their own lines, `export::sampled_up` over
+//! frames read from their own lines, `export::stream::sampled_up` over
 //! `sample::Sample`, and the real pass checks them (`sample::SampleCheck`: the
 //! sampled frames bit for bit, the frame count, a reading that reached the
 //! end); when it fails the output, dropped before its commit, is never put in
 //! place and the exact path runs: a first pass that keeps only the sampled
-//! frames, `export::detect_up_of` over `clip::detect_up_in_one_pass`, which
+//! frames, `export::stream::detect_up_of` over `clip::detect_up_in_one_pass`, which
 //! `bvh edit`'s lookahead shares, also taken at once for standard output, FIFOs
 //! and devices (an output that cannot be taken back) and for a `--frames` range
 //! that ends before `Frames:`; standard input and pipes are read into memory

@@ -41,9 +41,9 @@
 //! the kernel), `write_atomic_all` for files that belong together, see
 //! `bvhkit-write`), `FILE:LINE:COL:` formatting.
 //!
-//! Why `unsafe`: `io::map_regular` memory-maps regular input files of 1 MiB or
+//! Why `unsafe`: `io::input::map_regular` memory-maps regular input files of 1 MiB or
 //! more (`memmap2`, read-only, private, pre-faulted with `MAP_POPULATE`) for
-//! the whole-file reads (`io::read_file`) and the streamed commands
+//! the whole-file reads (`io::input::read_file`) and the streamed commands
 //! (`Input::open_stream`: `positions`, `rotations`, `edit`). It is unsafe
 //! because the bytes can change under the `&[u8]` if another process writes the
 //! file meanwhile. What happens then: changed bytes are parsed as whatever they

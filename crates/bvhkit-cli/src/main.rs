@@ -7,7 +7,7 @@
 //! walking a folder), broken pipe exits 0. Long help texts are `LONG_ABOUT`
 //! constants in each command's module.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
-// One exception, for mapping input files: see `io::read_file` and ARCHITECTURE.md.
+// One exception, for mapping input files: see `io::input::read_file` and ARCHITECTURE.md.
 #![deny(unsafe_code)]
 
 mod blend;

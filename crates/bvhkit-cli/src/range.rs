@@ -6,6 +6,7 @@
 use std::ops::Range;
 
 use anyhow::{Result, bail};
+use bvhkit::edit::plan::FrameSpan;
 
 /// A frame range as written on the command line, resolved against a clip length later.
 /// When both ends are given, `start < end` (parsing refuses empty ranges).
@@ -77,29 +78,29 @@ impl FrameRange {
         Ok(start..end.max(start))
     }
 
+    /// The range as the core's [`FrameSpan`] (a step of an edit's plan).
+    pub(crate) fn span(self) -> FrameSpan {
+        FrameSpan::new(self.start, self.end)
+    }
+
     /// The first frame of the range.
     pub(crate) fn first(self) -> usize {
-        self.start.unwrap_or(0)
+        self.span().first()
     }
 
     /// Whether frame `f` is in the range (for streams of unknown length).
     pub(crate) fn contains(self, f: usize) -> bool {
-        f >= self.start.unwrap_or(0) && self.end.is_none_or(|e| f < e)
+        self.span().contains(f)
     }
 
     /// Whether no frame at or after `f` can be in the range.
     pub(crate) fn past(self, f: usize) -> bool {
-        self.end.is_some_and(|e| f >= e)
+        self.span().past(f)
     }
 
     /// Whether the range ends (so that reading can stop once it is past).
     pub(crate) fn is_bounded(self) -> bool {
-        self.end.is_some()
-    }
-
-    /// How many of the frames `0..n` the range holds.
-    pub(crate) fn count_in(self, n: usize) -> usize {
-        self.end.unwrap_or(n).min(n).saturating_sub(self.first())
+        self.span().is_bounded()
     }
 }
 

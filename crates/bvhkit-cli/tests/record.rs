@@ -92,11 +92,7 @@ fn json_lines_with_bad_samples_are_counted() {
         r#"{"t": 0.01, "sensor": "s-parent", "w": 1, "x": 0, "y": 0, "z": 0}"#,
     ];
     std::fs::write(d.join("in.jsonl"), lines.join("\n")).unwrap();
-    let o = bvh()
-        .current_dir(d)
-        .args(["record", "--config", "two_sensors.toml", "--input", "in.jsonl", "-o", "take.bvh"])
-        .output()
-        .unwrap();
+    let o = record_two_sensors(d, "in.jsonl", "take.bvh", &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("in.jsonl:5:"), "{err}");
@@ -117,11 +113,7 @@ fn a_bad_header_is_an_error_and_leaves_no_output() {
     let dir = workdir("header");
     let d = dir.path();
     std::fs::write(d.join("in.csv"), "time,sensor,w,x,y,z\n0,s-parent,1,0,0,0\n").unwrap();
-    let o = bvh()
-        .current_dir(d)
-        .args(["record", "--config", "two_sensors.toml", "--input", "in.csv", "-o", "take.bvh"])
-        .output()
-        .unwrap();
+    let o = record_two_sensors(d, "in.csv", "take.bvh", &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("in.csv:1:1: expected a CSV header"), "{err}");
@@ -370,6 +362,16 @@ fn live_view_receives_every_frame() {
     assert!(text.contains("\"seq\":5,\"time\":0.04"), "{text}");
 }
 
+/// `bvh EXTRA record --config two_sensors.toml --input INPUT -o OUT` in `d`.
+fn record_two_sensors(d: &Path, input: &str, out: &str, extra: &[&str]) -> std::process::Output {
+    bvh()
+        .current_dir(d)
+        .args(extra)
+        .args(["record", "--config", "two_sensors.toml", "--input", input, "-o", out])
+        .output()
+        .unwrap()
+}
+
 /// The file names in `d`, sorted.
 fn names(d: &Path) -> Vec<String> {
     bvhkit_testdata::file_names(d)
@@ -386,13 +388,7 @@ fn an_existing_take_is_kept_until_the_first_frame() {
     let old = "the take of yesterday\n";
     std::fs::write(d.join("take.bvh"), old).unwrap();
     let before = names(d);
-    let record = |input: &str| {
-        bvh()
-            .current_dir(d)
-            .args(["record", "--config", "two_sensors.toml", "--input", input, "-o", "take.bvh"])
-            .output()
-            .unwrap()
-    };
+    let record = |input: &str| record_two_sensors(d, input, "take.bvh", &[]);
     // A bad header.
     std::fs::write(d.join("bad.csv"), "time,sensor,w,x,y,z\n0,s-parent,1,0,0,0\n").unwrap();
     let o = record("bad.csv");
@@ -446,11 +442,7 @@ fn an_existing_take_is_kept_until_the_first_frame() {
         assert_eq!(mode & 0o777, 0o640);
     }
     // A new output with no frame is still written (header, Frames: 0).
-    let o = bvh()
-        .current_dir(d)
-        .args(["record", "--config", "two_sensors.toml", "--input", "empty.csv", "-o", "new.bvh"])
-        .output()
-        .unwrap();
+    let o = record_two_sensors(d, "empty.csv", "new.bvh", &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(Bvh::from_path(d.join("new.bvh")).unwrap().motion().n_frames(), 0);
 }
@@ -467,14 +459,7 @@ fn record_refuses_a_hard_linked_output_and_follows_symbolic_links() {
     std::fs::hard_link(d.join("take.bvh"), d.join("backup.bvh")).unwrap();
     std::fs::write(d.join("in.csv"), "t,sensor,w,x,y,z\n0,s-parent,1,0,0,0\n0,s-child,1,0,0,0\n")
         .unwrap();
-    let record = |out: &str, extra: &[&str]| {
-        bvh()
-            .current_dir(d)
-            .args(extra)
-            .args(["record", "--config", "two_sensors.toml", "--input", "in.csv", "-o", out])
-            .output()
-            .unwrap()
-    };
+    let record = |out: &str, extra: &[&str]| record_two_sensors(d, "in.csv", out, extra);
     let o = record("take.bvh", &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
@@ -508,11 +493,7 @@ fn bad_time_stamps_and_sparse_samples_through_record() {
         csv.push_str(&format!("{t},s-parent,1,0,0,0\n{t},s-child,1,0,0,0\n"));
     }
     std::fs::write(d.join("stamps.csv"), csv).unwrap();
-    let o = bvh()
-        .current_dir(d)
-        .args(["record", "--config", "two_sensors.toml", "--input", "stamps.csv", "-o", "a.bvh"])
-        .output()
-        .unwrap();
+    let o = record_two_sensors(d, "stamps.csv", "a.bvh", &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("a.bvh: 3000 frames; 5998 samples used, 2 dropped"), "{err}");
@@ -525,11 +506,7 @@ fn bad_time_stamps_and_sparse_samples_through_record() {
         csv.push_str(&format!("{},s-parent,1,0,0,0\n", i as f64 * 9.9));
     }
     std::fs::write(d.join("sparse.csv"), csv).unwrap();
-    let o = bvh()
-        .current_dir(d)
-        .args(["record", "--config", "two_sensors.toml", "--input", "sparse.csv", "-o", "b.bvh"])
-        .output()
-        .unwrap();
+    let o = record_two_sensors(d, "sparse.csv", "b.bvh", &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("gaps not filled with held frames"), "{err}");

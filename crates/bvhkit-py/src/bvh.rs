@@ -23,6 +23,8 @@ use pyo3::types::{PyBytes, PySlice, PySliceMethods};
 use rayon::prelude::*;
 
 use crate::errors::{self, BvhWarning, bad_arg};
+pub(crate) use crate::errors::{position_channels, signed_axis};
+use crate::mix::Clip;
 
 /// A problem that lenient reading recovered from (`Bvh.warnings`).
 #[pyclass(name = "ReadWarning", module = "bvhkit", frozen, get_all)]
@@ -107,15 +109,6 @@ pub(crate) fn parse_bytes(data: &[u8], strict: bool, path: Option<&Path>) -> bvh
     Ok(PyBvh { bvh, warnings, path: path.map(Path::to_path_buf), report: None })
 }
 
-/// `"replace"` or `"add"`.
-pub(crate) fn position_channels(s: &str) -> PyResult<PositionChannels> {
-    match s {
-        "replace" => Ok(PositionChannels::Replace),
-        "add" => Ok(PositionChannels::Add),
-        _ => Err(bad_arg(format!("position_channels must be 'replace' or 'add', not {s:?}"))),
-    }
-}
-
 fn rotation_repr(s: &str) -> PyResult<RotationRepr> {
     match s {
         "euler" => Ok(RotationRepr::Euler),
@@ -158,6 +151,11 @@ fn frame_indices(frames: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<usize>> {
     iter.map(|item| one(item?.extract::<i64>()?)).collect()
 }
 
+/// The `Bvh` a mix or retarget made, with its report.
+pub(crate) fn made((bvh, report): (bvhkit::Bvh, String)) -> PyBvh {
+    PyBvh::made(bvh, report)
+}
+
 impl PyBvh {
     /// A `Bvh` made by a mix or retarget, with its report.
     pub(crate) fn made(bvh: bvhkit::Bvh, report: String) -> PyBvh {
@@ -169,9 +167,9 @@ impl PyBvh {
         &self.bvh
     }
 
-    /// The file this was read from.
-    pub(crate) fn path_ref(&self) -> Option<&Path> {
-        self.path.as_deref()
+    /// The clip and its path, for `mix.rs`.
+    pub(crate) fn clip(&self) -> Clip<'_> {
+        Clip { bvh: &self.bvh, path: self.path.as_deref() }
     }
 
     /// Number of joints, End Sites included.
@@ -800,9 +798,9 @@ impl PyBvh {
         keep_position: bool,
         up: Option<&str>,
     ) -> PyResult<PyBvh> {
-        let mut clips: Vec<&PyBvh> = vec![self];
-        clips.extend(others.iter().map(|c| &**c));
-        crate::mix::concat_clips(py, &clips, crossfade, linear, keep_position, up)
+        let mut clips: Vec<Clip<'_>> = vec![self.clip()];
+        clips.extend(others.iter().map(|c| c.clip()));
+        crate::mix::concat_clips(py, &clips, crossfade, linear, keep_position, up).map(made)
     }
 
     /// This clip blended towards ``other`` pose by pose at ``weight``, as
@@ -815,7 +813,7 @@ impl PyBvh {
         weight: &Bound<'_, PyAny>,
         joints: Option<String>,
     ) -> PyResult<PyBvh> {
-        crate::mix::blend(py, self, &other, weight, joints)
+        crate::mix::blend(py, self.clip(), other.clip(), weight, joints).map(made)
     }
 
     /// ``add``'s motion since its frame ``reference`` added on top of this
@@ -830,7 +828,8 @@ impl PyBvh {
         reference: usize,
     ) -> PyResult<PyBvh> {
         let one = 1.0f64.into_pyobject(py)?.into_any();
-        crate::mix::layer(py, self, &add, weight.unwrap_or(&one), joints, reference)
+        crate::mix::layer(py, self.clip(), add.clip(), weight.unwrap_or(&one), joints, reference)
+            .map(made)
     }
 
     /// This clip made to loop, its end crossfaded into its start, as ``bvh
@@ -844,7 +843,7 @@ impl PyBvh {
         travel: &str,
         up: Option<&str>,
     ) -> PyResult<PyBvh> {
-        crate::mix::make_loop_of(py, self, crossfade, linear, travel, up)
+        crate::mix::make_loop_of(py, self.clip(), crossfade, linear, travel, up).map(made)
     }
 
     /// This motion on ``target``'s skeleton, as ``bvh retarget SRC --to
@@ -871,7 +870,7 @@ impl PyBvh {
             target_up,
             position_channels,
         };
-        crate::mix::retarget_onto(py, self, &target, &args)
+        crate::mix::retarget_onto(py, self.clip(), target.clip(), &args).map(made)
     }
 }
 
@@ -906,11 +905,6 @@ fn rotation_order(s: &str) -> PyResult<RotationOrder> {
     RotationOrder::from_name(s).ok_or_else(|| {
         bad_arg(format!("order must be one of XYZ, XZY, YXZ, YZX, ZXY, ZYX, not {s:?}"))
     })
-}
-
-pub(crate) fn signed_axis(s: &str) -> PyResult<SignedAxis> {
-    SignedAxis::from_name(s)
-        .ok_or_else(|| bad_arg(format!("{s:?} is not an axis (x, y, z, -x, -y, -z)")))
 }
 
 /// A unit by symbol or first word of its name (as `bvh edit --units`).

@@ -111,3 +111,18 @@ pub(crate) fn into_value(py: Python<'_>, err: PyErr) -> Py<PyAny> {
 pub(crate) fn bad_arg(msg: impl Into<String>) -> PyErr {
     PyValueError::new_err(msg.into())
 }
+
+/// `"replace"` or `"add"`.
+pub(crate) fn position_channels(s: &str) -> PyResult<bvhkit::PositionChannels> {
+    match s {
+        "replace" => Ok(bvhkit::PositionChannels::Replace),
+        "add" => Ok(bvhkit::PositionChannels::Add),
+        _ => Err(bad_arg(format!("position_channels must be 'replace' or 'add', not {s:?}"))),
+    }
+}
+
+/// An axis by name (`x`, `-z`, ...), as the command line's `--up`.
+pub(crate) fn signed_axis(s: &str) -> PyResult<bvhkit::edit::axes::SignedAxis> {
+    bvhkit::edit::axes::SignedAxis::from_name(s)
+        .ok_or_else(|| bad_arg(format!("{s:?} is not an axis (x, y, z, -x, -y, -z)")))
+}

@@ -181,8 +181,8 @@ fn concat(
     keep_position: bool,
     up: Option<&str>,
 ) -> PyResult<PyBvh> {
-    let clips: Vec<&PyBvh> = clips.iter().map(|c| &**c).collect();
-    mix::concat_clips(py, &clips, crossfade, linear, keep_position, up)
+    let clips: Vec<mix::Clip<'_>> = clips.iter().map(|c| c.clip()).collect();
+    mix::concat_clips(py, &clips, crossfade, linear, keep_position, up).map(bvh::made)
 }
 
 /// How far clip ``b`` is from clip ``a``, as ``bvh diff A B --json``: a

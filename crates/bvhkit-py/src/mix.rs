@@ -12,7 +12,7 @@
 //! a `BvhWarning`.
 
 use std::ffi::CString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use bvhkit::edit::axes::SignedAxis;
 use bvhkit::mix::blend::{BlendOptions, blend_named};
@@ -28,12 +28,20 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyString};
 
-use crate::bvh::{PyBvh, position_channels, signed_axis};
-use crate::errors::{BvhWarning, bad_arg};
+use crate::errors::{BvhWarning, bad_arg, position_channels, signed_axis};
+
+/// A clip given to a function here: the core's `Bvh` and the file it was
+/// read from (`bvh.rs` makes one of a `Bvh` object, and the result back
+/// into one: this module does not depend on the class).
+#[derive(Clone, Copy)]
+pub(crate) struct Clip<'a> {
+    pub(crate) bvh: &'a bvhkit::Bvh,
+    pub(crate) path: Option<&'a Path>,
+}
 
 /// A clip's name in messages: its path as given, else `default`.
-pub(crate) fn clip_name(b: &PyBvh, default: &str) -> String {
-    b.path_ref().map_or_else(|| default.to_string(), |p| p.display().to_string())
+fn clip_name(b: Clip<'_>, default: &str) -> String {
+    b.path.map_or_else(|| default.to_string(), |p| p.display().to_string())
 }
 
 /// `bvh concat --crossfade`/`bvh loop --crossfade`: an int is frames, a
@@ -156,12 +164,12 @@ fn core_err(e: bvhkit::Error) -> PyErr {
 /// `bvh concat CLIP... --crossfade N --linear --keep-position --up AXIS`.
 pub(crate) fn concat_clips(
     py: Python<'_>,
-    clips: &[&PyBvh],
+    clips: &[Clip<'_>],
     crossfade: Option<&Bound<'_, PyAny>>,
     linear: bool,
     keep_position: bool,
     up_axis: Option<&str>,
-) -> PyResult<PyBvh> {
+) -> PyResult<(bvhkit::Bvh, String)> {
     let opts = ConcatOptions {
         crossfade: crossfade.map(span).transpose()?.unwrap_or_default(),
         curve: curve(linear),
@@ -169,62 +177,62 @@ pub(crate) fn concat_clips(
         up: up(up_axis)?,
     };
     let names: Vec<String> =
-        clips.iter().enumerate().map(|(i, c)| clip_name(c, &format!("clip {i}"))).collect();
+        clips.iter().enumerate().map(|(i, &c)| clip_name(c, &format!("clip {i}"))).collect();
     let named: Vec<(&str, &bvhkit::Bvh)> =
-        names.iter().map(String::as_str).zip(clips.iter().map(|c| c.inner())).collect();
+        names.iter().map(String::as_str).zip(clips.iter().map(|c| c.bvh)).collect();
     let (out, report) = py.detach(|| concat(&named, &opts)).map_err(core_err)?;
     for s in &report.seams {
         warn_prepared(py, &s.name, &s.prepared)?;
     }
-    Ok(PyBvh::made(out, report.to_string()))
+    Ok((out, report.to_string()))
 }
 
 /// `bvh blend A B --weight W --joints SUBTREE`.
 pub(crate) fn blend(
     py: Python<'_>,
-    a: &PyBvh,
-    b: &PyBvh,
+    a: Clip<'_>,
+    b: Clip<'_>,
     w: &Bound<'_, PyAny>,
     joints: Option<String>,
-) -> PyResult<PyBvh> {
+) -> PyResult<(bvhkit::Bvh, String)> {
     let (weight, len) = weight(w)?;
     let (an, bn) = (clip_name(a, "the first clip"), clip_name(b, "the second clip"));
     let opts = BlendOptions { weight, joints };
     let (out, report) =
-        py.detach(|| blend_named(a.inner(), &an, b.inner(), &bn, &opts)).map_err(core_err)?;
+        py.detach(|| blend_named(a.bvh, &an, b.bvh, &bn, &opts)).map_err(core_err)?;
     check_weight_len(len, report.frames)?;
     warn_prepared(py, &bn, &report.prepared)?;
-    Ok(PyBvh::made(out, report.to_string()))
+    Ok((out, report.to_string()))
 }
 
 /// `bvh layer BASE ADD --weight W --joints SUBTREE --reference FRAME`.
 pub(crate) fn layer(
     py: Python<'_>,
-    base: &PyBvh,
-    add: &PyBvh,
+    base: Clip<'_>,
+    add: Clip<'_>,
     w: &Bound<'_, PyAny>,
     joints: Option<String>,
     reference: usize,
-) -> PyResult<PyBvh> {
+) -> PyResult<(bvhkit::Bvh, String)> {
     let (weight, len) = weight(w)?;
     let (bn, an) = (clip_name(base, "the base"), clip_name(add, "the layer"));
     let opts = LayerOptions { weight, joints, reference };
     let (out, report) =
-        py.detach(|| layer_named(base.inner(), &bn, add.inner(), &an, &opts)).map_err(core_err)?;
+        py.detach(|| layer_named(base.bvh, &bn, add.bvh, &an, &opts)).map_err(core_err)?;
     check_weight_len(len, report.frames)?;
     warn_prepared(py, &an, &report.prepared)?;
-    Ok(PyBvh::made(out, report.to_string()))
+    Ok((out, report.to_string()))
 }
 
 /// `bvh loop IN --crossfade N --linear --in-place --up AXIS`.
 pub(crate) fn make_loop_of(
     py: Python<'_>,
-    clip: &PyBvh,
+    clip: Clip<'_>,
     crossfade: Option<&Bound<'_, PyAny>>,
     linear: bool,
     travel: &str,
     up_axis: Option<&str>,
-) -> PyResult<PyBvh> {
+) -> PyResult<(bvhkit::Bvh, String)> {
     let travel = match travel {
         "keep" => Travel::Keep,
         "remove" => Travel::Remove,
@@ -241,9 +249,9 @@ pub(crate) fn make_loop_of(
     };
     let name = clip_name(clip, "the clip");
     let (out, report) = py
-        .detach(|| make_loop(clip.inner(), &opts))
+        .detach(|| make_loop(clip.bvh, &opts))
         .map_err(|e| PyValueError::new_err(format!("{name}: {e}")))?;
-    Ok(PyBvh::made(out, report.to_string()))
+    Ok((out, report.to_string()))
 }
 
 /// Arguments of `Bvh.retarget` (those of `bvh retarget`).
@@ -266,10 +274,10 @@ enum MapArg {
 /// `bvh retarget SRC --to TARGET --map FILE --reference R ...`.
 pub(crate) fn retarget_onto(
     py: Python<'_>,
-    source: &PyBvh,
-    target: &PyBvh,
+    source: Clip<'_>,
+    target: Clip<'_>,
     args: &RetargetArgs<'_, '_>,
-) -> PyResult<PyBvh> {
+) -> PyResult<(bvhkit::Bvh, String)> {
     let map = match args.map {
         None => None,
         Some(m) if m.is_none() => None,
@@ -296,7 +304,7 @@ pub(crate) fn retarget_onto(
     let (source_up, target_up) = (up(args.source_up)?, up(args.target_up)?);
     let mode = position_channels(args.position_channels)?;
     let (sn, tn) = (clip_name(source, "the source"), clip_name(target, "the target"));
-    let (src, tgt) = (source.inner(), target.inner());
+    let (src, tgt) = (source.bvh, target.bvh);
     let result = py.detach(|| -> Result<_, String> {
         let map = match &map {
             None => None,
@@ -326,5 +334,5 @@ pub(crate) fn retarget_onto(
             .map_err(|e| format!("{sn} onto {tn}: {}", e.message()))
     });
     let (out, report) = result.map_err(PyValueError::new_err)?;
-    Ok(PyBvh::made(out, report.summary(&sn, &tn).join("\n")))
+    Ok((out, report.summary(&sn, &tn).join("\n")))
 }

@@ -10,8 +10,9 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::bvh::{PyBvh, position_channels, signed_axis};
+use crate::bvh::PyBvh;
 use crate::errors::bad_arg;
+use crate::errors::{position_channels, signed_axis};
 
 fn units(s: Option<&str>) -> PyResult<Option<f64>> {
     s.map(|s| {

@@ -39,6 +39,9 @@
 //!   world motion kept.
 //! - [`mirror`]: left for right, pairs found by name and confirmed by the
 //!   rest pose, reflected in world space.
+//! - [`plan`]: the steps of a streamed edit ([`plan::Steps`]): frame
+//!   ranges, every Nth frame and these transforms' maps ([`plan::Stage`]),
+//!   run a batch of frames at a time; what `bvh edit` streams.
 //!
 //! `docs/editing.md` in the repository gives the semantics and the choices
 //! made.
@@ -89,6 +92,7 @@ pub mod layout;
 mod local;
 pub mod mirror;
 pub mod order;
+pub mod plan;
 mod pose;
 pub mod resample;
 pub mod rest;

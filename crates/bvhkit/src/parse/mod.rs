@@ -3,6 +3,7 @@
 mod header;
 mod sample;
 mod scan;
+pub(crate) use scan::join;
 mod stream;
 
 use std::path::Path;

@@ -313,13 +313,18 @@ pub(crate) fn scan_window(
     Ok(cut + used_b)
 }
 
+/// Both closures, on rayon's pool when the crate has it (also the edit
+/// plan's, `edit::plan`).
 #[cfg(feature = "parallel")]
-fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+pub(crate) fn join<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
     rayon::join(a, b)
 }
 
 #[cfg(not(feature = "parallel"))]
-fn join<A, B>(a: impl FnOnce() -> A, b: impl FnOnce() -> B) -> (A, B) {
+pub(crate) fn join<A, B>(a: impl FnOnce() -> A, b: impl FnOnce() -> B) -> (A, B) {
     (a(), b())
 }
 

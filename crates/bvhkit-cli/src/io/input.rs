@@ -1,0 +1,328 @@
+//! Inputs: `-`, files and folders walked for `*.bvh` ([`expand`],
+//! [`expand_rel`]), whole-input reads (memory-mapped at 1 MiB or more,
+//! [`map_regular`]; bounded by `--max-size` from pipes and devices), the
+//! streamed form of an input ([`Input::open_stream`]) and its frames read a
+//! batch at a time while the one before is worked on ([`read_batches`]).
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+/// One input: a file or standard input.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Input {
+    Stdin,
+    File(PathBuf),
+}
+
+/// The bytes of a whole input: mapped or read.
+#[derive(Debug)]
+pub(crate) enum Bytes {
+    /// Read into memory.
+    Owned(Vec<u8>),
+    /// A read-only mapping of a regular file.
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Owned(v) => v,
+            Bytes::Mapped(m) => m,
+        }
+    }
+}
+
+impl Input {
+    /// How the input is named in messages.
+    pub(crate) fn display(&self) -> String {
+        match self {
+            Input::Stdin => "<stdin>".to_string(),
+            Input::File(p) => p.display().to_string(),
+        }
+    }
+
+    /// The whole input: a regular file is mapped (1 MiB or more) or read, and
+    /// bounded by its size; anything else (standard input, a pipe, a device)
+    /// is read up to the `--max-size` limit and refused beyond it.
+    pub(crate) fn read(&self) -> Result<Bytes> {
+        match self {
+            Input::Stdin => read_limited(std::io::stdin().lock(), "standard input", max_size())
+                .map(Bytes::Owned),
+            Input::File(p) => read_file(p, max_size()),
+        }
+    }
+
+    /// The input for a streaming reader: a regular file's bytes in memory
+    /// when that costs no more than constant memory (mapped from 1 MiB on,
+    /// read whole below), which `ReadOptions::frame_reader_slice` scans in
+    /// place; anything else (standard input, a pipe, a device, a file the
+    /// system refuses to map) as a reader, read a chunk at a time.
+    pub(crate) fn open_stream(&self) -> Result<Streamed> {
+        let p = match self {
+            Input::Stdin => return Ok(Streamed::Reader(Box::new(std::io::stdin()))),
+            Input::File(p) => p,
+        };
+        let name = || p.display().to_string();
+        let file = File::open(p).with_context(name)?;
+        let meta = file.metadata().with_context(name)?;
+        if meta.is_dir() {
+            bail!("{}: is a directory", p.display());
+        }
+        let len = meta.len();
+        if meta.is_file() && len > 0 {
+            if len < MAP_AT_LEAST {
+                let mut buf = Vec::with_capacity(len as usize);
+                file.take(len).read_to_end(&mut buf).with_context(name)?;
+                return Ok(Streamed::Bytes(Bytes::Owned(buf)));
+            }
+            if let Some(map) = map_regular(&file, len, false) {
+                return Ok(Streamed::Bytes(Bytes::Mapped(map)));
+            }
+        }
+        Ok(Streamed::Reader(Box::new(file)))
+    }
+}
+
+/// An input ready for a streaming reader ([`Input::open_stream`]).
+pub(crate) enum Streamed {
+    /// A regular file in memory: mapped, or read whole when small.
+    Bytes(Bytes),
+    /// Anything else, read as it comes.
+    Reader(Box<dyn Read + Send>),
+}
+
+/// Reads (or maps) the file at `p`; `limit` bounds what is read from a file
+/// that is not regular (or that is but claims size 0, as `/proc` files do).
+pub(super) fn read_file(p: &Path, limit: u64) -> Result<Bytes> {
+    let name = || p.display().to_string();
+    let file = File::open(p).with_context(name)?;
+    let meta = file.metadata().with_context(name)?;
+    if meta.is_dir() {
+        bail!("{}: is a directory", p.display());
+    }
+    if meta.is_file() && meta.len() > 0 {
+        let len = meta.len();
+        if len >= MAP_AT_LEAST
+            && let Some(map) = map_regular(&file, len, true)
+        {
+            return Ok(Bytes::Mapped(map));
+        }
+        // Small or not mappable: read it, up to its size when opened (a file that grows
+        // meanwhile is read as it was).
+        let mut buf =
+            Vec::with_capacity(usize::try_from(len).unwrap_or(0).min(MAP_AT_LEAST as usize));
+        file.take(len).read_to_end(&mut buf).with_context(name)?;
+        return Ok(Bytes::Owned(buf));
+    }
+    read_limited(file, &name(), limit).map(Bytes::Owned)
+}
+
+/// Maps the regular file `file` of `len` bytes read-only, pre-faulted when
+/// `populate` (a whole-file parse, whose threads then find every page
+/// mapped); else the pages are mapped as a streaming reader first touches
+/// them, on the threads that scan them, while the work on earlier frames
+/// goes on, instead of all before the first frame. `None` where the system
+/// refuses (some network and FUSE file systems), and the caller reads
+/// instead.
+pub(super) fn map_regular(file: &File, len: u64, populate: bool) -> Option<memmap2::Mmap> {
+    let len = usize::try_from(len).ok()?;
+    // SAFETY: the mapping is read-only and private to this process.
+    // Another process may still change or truncate the file while it is
+    // mapped: changed bytes are read as whatever they are (the parser
+    // accepts any bytes), and a page past a truncated end raises SIGBUS,
+    // which ends the process before it commits any output file (outputs
+    // are committed only after a complete run; see ARCHITECTURE.md, "One
+    // `unsafe` block in the CLI").
+    #[allow(unsafe_code)]
+    let map = unsafe {
+        let mut o = memmap2::MmapOptions::new();
+        o.len(len);
+        if populate {
+            o.populate();
+        }
+        o.map_copy_read_only(file)
+    };
+    let map = map.ok()?;
+    if !populate {
+        // Read in order: the kernel maps pages ahead of each fault.
+        let _ = map.advise(memmap2::Advice::Sequential);
+    }
+    Some(map)
+}
+
+/// Refuses a path that is not a regular file (a device, a FIFO), for readers
+/// that take paths and read them whole without a limit (the desktop player).
+#[cfg_attr(not(feature = "view"), allow(dead_code))]
+pub(crate) fn require_regular(p: &Path) -> Result<()> {
+    let meta = std::fs::metadata(p).with_context(|| p.display().to_string())?;
+    if !meta.is_file() {
+        bail!("{}: not a regular file (bvh view reads whole files only)", p.display());
+    }
+    Ok(())
+}
+
+/// Reads all of `r`, refusing more than `limit` bytes with an error that
+/// names `what` and the limit (an endless pipe or `/dev/zero` stops there).
+pub(crate) fn read_limited(r: impl Read, what: &str, limit: u64) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    r.take(limit.saturating_add(1)).read_to_end(&mut buf).with_context(|| what.to_string())?;
+    if buf.len() as u64 > limit {
+        bail!(
+            "{what}: more than {} (the --max-size limit for input that is not a regular file); \
+             pass --max-size SIZE to read more",
+            show_size(limit)
+        );
+    }
+    Ok(buf)
+}
+
+/// Expands arguments: `-` is standard input, directories are walked for
+/// `*.bvh` (any case), sorted; files are taken as given. A broken symbolic
+/// link, a link loop or an unreadable folder met while walking is reported
+/// (`bvh: warning: PATH: reason`) and skipped, and counted in [`skipped`].
+pub(crate) fn expand(args: &[PathBuf]) -> Result<Vec<Input>> {
+    Ok(expand_rel(args)?.into_iter().map(|(i, _)| i).collect())
+}
+
+/// [`expand`], with each input's path relative to the folder it was found
+/// in (its file name when named directly; `-` for standard input), which is
+/// where its output goes under an output folder.
+pub(crate) fn expand_rel(args: &[PathBuf]) -> Result<Vec<(Input, PathBuf)>> {
+    let mut out = Vec::new();
+    for a in args {
+        if a.as_os_str() == "-" {
+            out.push((Input::Stdin, PathBuf::from("-")));
+        } else if a.is_dir() {
+            let mut found: Vec<PathBuf> = Vec::new();
+            for entry in walkdir::WalkDir::new(a).follow_links(true) {
+                let entry = match entry {
+                    Ok(e) => e,
+                    Err(e) => {
+                        SKIPPED.fetch_add(1, Ordering::Relaxed);
+                        let w = walk_problem(a, &e);
+                        eprintln!("bvh: warning: {}", crate::text::escape(&w));
+                        continue;
+                    }
+                };
+                let p = entry.path();
+                if entry.file_type().is_file()
+                    && p.extension()
+                        .is_some_and(|e| e.to_string_lossy().eq_ignore_ascii_case("bvh"))
+                {
+                    found.push(p.to_path_buf());
+                }
+            }
+            found.sort();
+            if found.is_empty() {
+                let w = format!("no *.bvh file under {}", a.display());
+                eprintln!("bvh: warning: {}", crate::text::escape(&w));
+            }
+            out.extend(found.into_iter().map(|p| {
+                let rel = p.strip_prefix(a).map(Path::to_path_buf).unwrap_or_else(|_| p.clone());
+                (Input::File(p), rel)
+            }));
+        } else {
+            let rel = a.file_name().map_or_else(|| a.clone(), PathBuf::from);
+            out.push((Input::File(a.clone()), rel));
+        }
+    }
+    if out.iter().filter(|(i, _)| *i == Input::Stdin).count() > 1 {
+        bail!("standard input (-) can be read only once");
+    }
+    Ok(out)
+}
+
+/// `PATH: reason` for a path that walking could not follow.
+pub(super) fn walk_problem(root: &Path, e: &walkdir::Error) -> String {
+    let path = e.path().unwrap_or(root).display();
+    if let Some(ancestor) = e.loop_ancestor() {
+        return format!("{path}: symbolic link loop (back to {}); skipped", ancestor.display());
+    }
+    match e.io_error() {
+        Some(io) if io.kind() == std::io::ErrorKind::NotFound => {
+            let link = e.path().and_then(|p| std::fs::read_link(p).ok());
+            match link {
+                Some(t) => format!("{path}: broken symbolic link (to {}); skipped", t.display()),
+                None => format!("{path}: no longer exists; skipped"),
+            }
+        }
+        Some(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
+            format!("{path}: permission denied; skipped")
+        }
+        Some(io) if io.raw_os_error() == Some(40) => {
+            // ELOOP from the operating system: a link that resolves to itself.
+            format!("{path}: symbolic link loop; skipped")
+        }
+        Some(io) => format!("{path}: {io}; skipped"),
+        None => format!("{path}: {e}; skipped"),
+    }
+}
+
+/// Reads the frames of `rdr` in batches of whole frames (about
+/// [`BATCH_VALUES`] values each) and hands each batch to `each(frames,
+/// values)`, in order, while the next batch is read and parsed: both run on
+/// rayon's pool (`rayon::join`, the whole loop on a worker of the pool), so
+/// the parse, its halves and the work on the frames share the cores by
+/// work stealing, with no thread of their own to wake, in constant memory
+/// (two batches exist at a time).
+///
+/// `each` returns whether it wants more frames; the reading stops when it
+/// says no or fails. The outer error is `each`'s, the inner one the
+/// reader's (a bad frame: the batches before it were handed out first).
+pub(crate) fn read_batches<R: bvhkit::FrameSource + Send>(
+    rdr: &mut bvhkit::FrameReader<R>,
+    mut each: impl FnMut(usize, &[f64]) -> Result<bool> + Send,
+) -> Result<Result<(), bvhkit::Error>> {
+    let width = rdr.skeleton().n_channels();
+    // Frames without channels still count: batches carry their number.
+    let per_batch = (BATCH_VALUES / width.max(1)).max(2);
+    // One batch into `batch`: its frame count, whether the frames ended,
+    // and the reader's error (after the frames before it).
+    let read = |rdr: &mut bvhkit::FrameReader<R>, batch: &mut Vec<f64>| {
+        batch.clear();
+        let mut n = 0;
+        // A batch is the frames of one window of input (`read_window`: the
+        // buffer they were parsed into, not a copy) when they make half a
+        // batch or more, else of as many windows as that takes; at most
+        // two batches' worth.
+        while n < per_batch / 2 {
+            match rdr.read_window(batch, 2 * per_batch - n) {
+                Ok(0) => return (n, true, None),
+                Ok(k) => n += k,
+                Err(e) => return (n, true, Some(e)),
+            }
+        }
+        (n, false, None)
+    };
+    rayon::scope(|_| {
+        let (mut cur, mut next) = (Vec::new(), Vec::new());
+        let (mut n, mut end, mut failed) = read(rdr, &mut cur);
+        while n > 0 {
+            let (after, wants) = if end {
+                ((0, true, None), each(n, &cur))
+            } else {
+                rayon::join(|| read(rdr, &mut next), || each(n, &cur))
+            };
+            match wants {
+                Ok(true) => {}
+                // Frames past where the consumer stopped are not its
+                // business, nor their errors (the reading may have run
+                // ahead into one).
+                Ok(false) => return Ok(Ok(())),
+                Err(e) => return Err(e),
+            }
+            if failed.is_some() {
+                break;
+            }
+            std::mem::swap(&mut cur, &mut next);
+            (n, end, failed) = after;
+        }
+        Ok(failed.map_or(Ok(()), Err))
+    })
+}
+
+/// A buffer sent back to be reused, or a new one.
+pub(crate) fn take_free<T: Default>(free: &std::sync::Mutex<std::sync::mpsc::Receiver<T>>) -> T {
+    free.lock().ok().and_then(|rx| rx.try_recv().ok()).unwrap_or_default()
+}

@@ -4,7 +4,7 @@
 
 use glam::{DMat3, DQuat, DVec3};
 
-use super::{hips_of, joint_names, world_metres};
+use super::{hips_of, joint_names, world_positions};
 use crate::kinematics::PositionChannels;
 use crate::retarget::map::JointMap;
 use crate::rotation::euler_to_quat;
@@ -127,8 +127,8 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
     if ma.n_frames() == 0 || mb.n_frames() == 0 {
         return Err(Error::invalid("a clip has no frames to compare"));
     }
-    let wa = world_metres(a, o.position_channels, o.metres_per_unit);
-    let wb = world_metres(b, o.position_channels, o.metres_per_unit);
+    let wa = world_positions(a, o.position_channels, o.metres_per_unit, false);
+    let wb = world_positions(b, o.position_channels, o.metres_per_unit, false);
     let (fa, fb) = (ma.fps(), mb.fps());
     let same_rate = (ma.frame_time() - mb.frame_time()).abs()
         <= 1e-9 * ma.frame_time().abs().max(mb.frame_time().abs());

@@ -372,3 +372,52 @@ fn lint_runs_on_every_corpus_file() {
         }
     }
 }
+
+/// `lint` measures the frames in pieces of a few hundred on the pool;
+/// spans that cross from one piece into the next (frame 512) are one
+/// finding each, with the frames and counts of the whole clip.
+#[test]
+fn spans_across_the_frame_pieces_are_whole() {
+    let n = 1200;
+    let mut text = String::from(
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 90 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n \
+         JOINT Head\n {\n  OFFSET 0 60 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 10 0\n  }\n }\n \
+         JOINT LeftFoot\n {\n  OFFSET 10 -85 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 0 10\n  }\n }\n \
+         JOINT RightFoot\n {\n  OFFSET -10 -85 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 0 10\n  }\n }\n}\n",
+    );
+    text.push_str(&format!("MOTION\nFrames: {n}\nFrame Time: 0.04\n"));
+    for f in 0..n {
+        let a = 10.0 * (f as f64 * 0.1).sin();
+        // The head held at a middle angle of 90° over frames 490 to 540.
+        let head = if (490..=540).contains(&f) { [5.0, 90.0, 5.0] } else { [a, a, a] };
+        // The right foot's first channel wraps by 360° from frame 512 on.
+        let wrap = if f >= 512 { 360.0 } else { 0.0 };
+        text.push_str(&format!(
+            "0 90 {} 0 0 0 {} {} {} {a} {a} {a} {} {a} {a}\n",
+            f as f64 * 0.5,
+            head[0],
+            head[1],
+            head[2],
+            a + wrap
+        ));
+    }
+    let mut bvh = Bvh::parse(&text).unwrap();
+    let left_y = joint(&bvh, "LeftFoot");
+    let c = bvh.skeleton().joints()[left_y].first_channel() + 2;
+    for f in 500..=530 {
+        set(&mut bvh, f, c, |_| f64::NAN);
+    }
+    let r = quality::lint(&bvh, &Options::default());
+    let spans = |kind: Kind| -> Vec<((usize, usize), Vec<usize>)> {
+        r.findings.iter().filter(|f| f.kind == kind).map(|f| (f.frames, f.joints.clone())).collect()
+    };
+    let (head, left, right) = (joint(&bvh, "Head"), left_y, joint(&bvh, "RightFoot"));
+    assert_eq!(spans(Kind::Frozen), [((490, 540), vec![head])], "{:#?}", r.findings);
+    assert_eq!(r.metrics.frozen, 1);
+    assert_eq!(spans(Kind::Gimbal), [((490, 540), vec![head])]);
+    assert_eq!(r.metrics.gimbal_frames, 51);
+    assert_eq!(spans(Kind::Nan), [((500, 530), vec![left])]);
+    assert_eq!(r.metrics.nan, 31);
+    assert_eq!(spans(Kind::EulerJump), [((511, 512), vec![right])]);
+    assert_eq!(r.metrics.euler_jumps, 1);
+}

@@ -199,3 +199,34 @@ fn diff_of_a_file_with_itself_and_with_a_moved_copy() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--map"), "{}", stderr(&o));
 }
+
+/// `bvh lint --json` with `RAYON_NUM_THREADS` of 1, 2 and 3 on a clip of
+/// several pieces of frames (the passes split over frames and joints) and
+/// on the corpus: the same bytes.
+#[test]
+fn lint_json_does_not_depend_on_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let synth = write(dir.path(), "synth.bvh", &bvhkit_testdata::synth_text(11, 40, 3_000));
+    let mut inputs = vec![synth];
+    if let Some(c) = corpus() {
+        inputs.push(c.to_string_lossy().into_owned());
+    }
+    for input in &inputs {
+        let lint = |threads: usize| {
+            let o = super::bvh()
+                .env("RAYON_NUM_THREADS", threads.to_string())
+                .args(["lint", "--json", "--loop", input])
+                .output()
+                .unwrap();
+            assert!(matches!(o.status.code(), Some(0..=2)), "{}", stderr(&o));
+            stdout(&o)
+        };
+        let one = lint(1);
+        assert!(
+            one.lines().any(|l| l.contains("\"jitter\":") && !l.contains("\"jitter\":null")),
+            "{input}: nothing measured to compare: {one}"
+        );
+        assert_eq!(lint(2), one, "{input}: 2 threads");
+        assert_eq!(lint(3), one, "{input}: 3 threads");
+    }
+}

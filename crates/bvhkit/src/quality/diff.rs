@@ -4,10 +4,10 @@
 
 use glam::{DMat3, DQuat, DVec3};
 
-use super::{hips_of, joint_names, world_metres};
+use super::{hips_of, joint_names, world_positions};
 use crate::kinematics::PositionChannels;
 use crate::retarget::map::JointMap;
-use crate::rotation::euler_to_quat;
+use crate::rotation::{euler_to_quat_sin_cos, sin_cos_deg_slice};
 use crate::{Bvh, Error, Result};
 
 /// Choices of [`diff`].
@@ -127,8 +127,8 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
     if ma.n_frames() == 0 || mb.n_frames() == 0 {
         return Err(Error::invalid("a clip has no frames to compare"));
     }
-    let wa = world_metres(a, o.position_channels, o.metres_per_unit);
-    let wb = world_metres(b, o.position_channels, o.metres_per_unit);
+    let wa = world_positions(a, o.position_channels, o.metres_per_unit, false);
+    let wb = world_positions(b, o.position_channels, o.metres_per_unit, false);
     let (fa, fb) = (ma.fps(), mb.fps());
     let same_rate = (ma.frame_time() - mb.frame_time()).abs()
         <= 1e-9 * ma.frame_time().abs().max(mb.frame_time().abs());
@@ -189,6 +189,7 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
     let rotating: Vec<bool> =
         rots.iter().map(|((aa, _), (ab, _))| !aa.is_empty() && !ab.is_empty()).collect();
 
+    let any_rotating = rotating.iter().any(|&r| r);
     /// Sums over a run of frames.
     struct Part {
         sum: f64,
@@ -206,7 +207,11 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
             Part { sum: 0.0, root: 0.0, pa: 0.0, joint: vec![0.0; np], rot: vec![0.0; np] };
         let mut xs = vec![DVec3::ZERO; np];
         let mut ys = vec![DVec3::ZERO; np];
-        let (mut aa, mut ab) = (Vec::new(), Vec::new());
+        // Each frame's half angles, their sines and cosines (one SIMD pass
+        // over the row: `euler_to_quat`'s bits), and a pair's gathered.
+        let (mut ha, mut sa, mut ca) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut hb, mut sb, mut cb) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut ps, mut pc) = (Vec::new(), Vec::new());
         for (k, slot) in out.iter_mut().enumerate() {
             let f = r * RUN + k;
             let u = at[f];
@@ -232,16 +237,23 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
             }
             // B's rotations at its nearest frame.
             let fb = (u.round() as usize).min(mb.n_frames() - 1);
-            let (frame_a, frame_b) = (ma.frame(f), mb.frame(fb));
+            if !any_rotating {
+                continue;
+            }
+            half_sin_cos(ma.frame(f), &mut ha, &mut sa, &mut ca);
+            half_sin_cos(mb.frame(fb), &mut hb, &mut sb, &mut cb);
+            let mut quat = |axes: &[crate::rotation::Axis], ch: &[usize], s: &[f64], c: &[f64]| {
+                ps.clear();
+                ps.extend(ch.iter().map(|&k| s[k]));
+                pc.clear();
+                pc.extend(ch.iter().map(|&k| c[k]));
+                euler_to_quat_sin_cos(axes, &ps, &pc)
+            };
             for (p, ((axa, cha), (axb, chb))) in rots.iter().enumerate() {
                 if !rotating[p] {
                     continue;
                 }
-                aa.clear();
-                aa.extend(cha.iter().map(|&c| frame_a[c]));
-                ab.clear();
-                ab.extend(chb.iter().map(|&c| frame_b[c]));
-                let (qa, qb) = (euler_to_quat(axa, &aa), euler_to_quat(axb, &ab));
+                let (qa, qb) = (quat(axa, cha, &sa, &ca), quat(axb, chb, &sb, &cb));
                 if qa != qb {
                     part.rot[p] += geodesic_deg(qa, qb);
                 }
@@ -306,6 +318,17 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
         worst_joints: jorder,
         notes,
     })
+}
+
+/// The sines and cosines of half of every value of `row` into `sin` and
+/// `cos` (`half` their buffer), as [`crate::rotation::euler_to_quat`] takes
+/// them channel by channel.
+fn half_sin_cos(row: &[f64], half: &mut Vec<f64>, sin: &mut Vec<f64>, cos: &mut Vec<f64>) {
+    half.clear();
+    half.extend(row.iter().map(|v| 0.5 * v));
+    sin.resize(row.len(), 0.0);
+    cos.resize(row.len(), 0.0);
+    sin_cos_deg_slice(half, sin, cos);
 }
 
 /// The geodesic angle between two rotations (degrees), 0 to 180.

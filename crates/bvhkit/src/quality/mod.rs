@@ -401,24 +401,146 @@ pub(crate) struct World {
     pub(crate) mpu: f64,
 }
 
-/// World positions of every frame in metres, by [`Kinematics::positions_all`].
-pub(crate) fn world_metres(bvh: &Bvh, mode: PositionChannels, mpu: Option<f64>) -> World {
+/// Frames per piece of the frame-parallel passes of [`lint`]: a fixed
+/// size, so that what each piece computes, and the order the pieces are
+/// put together in, do not depend on the number of threads.
+const PIECE: usize = 512;
+
+/// Frames per call of [`Kinematics::positions_many`] in [`world_joint_major`].
+const RUN: usize = 64;
+
+/// `f` of each piece of [`PIECE`] frames of a clip of `n` frames (the
+/// piece's index and its frames), on rayon's pool with the `parallel`
+/// feature, in piece order.
+fn per_piece<T: Send>(
+    n: usize,
+    f: impl Fn(usize, std::ops::Range<usize>) -> T + Sync + Send,
+) -> Vec<T> {
+    let piece = |k: usize| f(k, k * PIECE..((k + 1) * PIECE).min(n));
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        (0..n.div_ceil(PIECE)).into_par_iter().map(piece).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        (0..n.div_ceil(PIECE)).map(piece).collect()
+    }
+}
+
+/// `len` zero points, the memory written (and so first touched) on the
+/// pool rather than by one thread.
+fn zeros(len: usize) -> Vec<DVec3> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        rayon::iter::repeat_n(DVec3::ZERO, len).with_min_len(1 << 16).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        vec![DVec3::ZERO; len]
+    }
+}
+
+/// World positions of every frame in metres, frame-major
+/// (`pos[f * nj + j]`) or, with `joint_major`, joint-major
+/// (`pos[j * n + f]`: every frame of joint 0, then of joint 1, ...), which
+/// the per-joint passes of [`lint`] read contiguously.
+///
+/// One pass over the frames, [`PIECE`] frames per task on the pool: each
+/// piece's positions come from [`Kinematics::positions_many`] [`RUN`]
+/// frames at a time (the bits of [`Kinematics::positions_all`]), whose
+/// frames give their [`crate::units::pose_size`] (the unit guess, the
+/// same as [`UnitGuess::of_positions`]); joint-major, they go through a
+/// small frame-major buffer into each joint's row. The scale to metres is
+/// applied afterwards on the pool, once the unit is known.
+pub(crate) fn world_positions(
+    bvh: &Bvh,
+    mode: PositionChannels,
+    mpu: Option<f64>,
+    joint_major: bool,
+) -> World {
     let fk = Kinematics::new(bvh.skeleton(), mode);
-    let mut pos = fk.positions_all(bvh.motion());
-    let n_joints = fk.len();
-    let guess = if pos.is_empty() {
-        UnitGuess::of_positions(n_joints, &crate::units::rest_pose(bvh.skeleton(), mode))
+    let motion = bvh.motion();
+    let (n, nj, width) = (motion.n_frames(), fk.len(), motion.n_channels());
+    let mut pos = zeros(n * nj);
+    let guess = if n == 0 || nj == 0 {
+        UnitGuess::of_positions(nj, &crate::units::rest_pose(bvh.skeleton(), mode))
     } else {
-        UnitGuess::of_positions(n_joints, &pos)
+        let mut sizes = vec![0.0; n];
+        // Each piece's part of the output: its frames' rows (frame-major)
+        // or its slice of every joint's row (joint-major).
+        let mut parts: Vec<Vec<&mut [DVec3]>> = Vec::with_capacity(n.div_ceil(PIECE));
+        if joint_major {
+            parts.extend((0..n.div_ceil(PIECE)).map(|_| Vec::with_capacity(nj)));
+            for row in pos.chunks_mut(n) {
+                for (k, part) in row.chunks_mut(PIECE).enumerate() {
+                    parts[k].push(part);
+                }
+            }
+        } else {
+            parts.extend(pos.chunks_mut(PIECE * nj).map(|p| vec![p]));
+        }
+        let values = motion.values();
+        let work = |(k, (mut out, sizes)): (usize, (Vec<&mut [DVec3]>, &mut [f64])),
+                    (lanes, run): &mut (crate::FkLanes, Vec<DVec3>)| {
+            let f0 = k * PIECE;
+            for (r, sizes) in sizes.chunks_mut(RUN).enumerate() {
+                let (a, len) = (f0 + r * RUN, sizes.len());
+                let frames = &values[a * width..(a + len) * width];
+                let measure = |sizes: &mut [f64], run: &[DVec3]| {
+                    for (s, p) in sizes.iter_mut().zip(run.chunks_exact(nj)) {
+                        *s = crate::units::pose_size(p);
+                    }
+                };
+                if joint_major {
+                    run.resize(len * nj, DVec3::ZERO);
+                    fk.positions_many(frames, lanes, run);
+                    measure(sizes, run);
+                    for (j, row) in out.iter_mut().enumerate() {
+                        let dst = &mut row[r * RUN..r * RUN + len];
+                        for (d, p) in dst.iter_mut().zip(run[j..].iter().step_by(nj)) {
+                            *d = *p;
+                        }
+                    }
+                } else {
+                    let rows = &mut out[0][r * RUN * nj..(r * RUN + len) * nj];
+                    fk.positions_many(frames, lanes, rows);
+                    measure(sizes, rows);
+                }
+            }
+        };
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            parts
+                .into_par_iter()
+                .zip(sizes.par_chunks_mut(PIECE))
+                .enumerate()
+                .for_each_init(|| (fk.lanes_scratch(), Vec::new()), |st, item| work(item, st));
+        }
+        #[cfg(not(feature = "parallel"))]
+        {
+            let mut st = (fk.lanes_scratch(), Vec::new());
+            for item in parts.into_iter().zip(sizes.chunks_mut(PIECE)).enumerate() {
+                work(item, &mut st);
+            }
+        }
+        UnitGuess::of_pose_sizes(sizes)
     }
     .named(&crate::units::Limbs::of(bvh.skeleton()));
     let mpu = mpu.unwrap_or_else(|| guess.metres_per_unit());
     if mpu != 1.0 {
-        for p in &mut pos {
-            *p *= mpu;
+        let scale = |p: &mut DVec3| *p *= mpu;
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            pos.par_iter_mut().with_min_len(1 << 14).for_each(scale);
         }
+        #[cfg(not(feature = "parallel"))]
+        pos.iter_mut().for_each(scale);
     }
-    World { pos, n_joints, guess, mpu }
+    World { pos, n_joints: nj, guess, mpu }
 }
 
 /// Joint names as `bvh positions` names them (End Sites `Parent_End`).
@@ -432,7 +554,6 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
     let motion = bvh.motion();
     let n = motion.n_frames();
     let fps = motion.fps();
-    let dt = motion.frame_time();
     let mut notes = Vec::new();
 
     let (up, up_detected) = match options.up {
@@ -445,7 +566,7 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
             }
         },
     };
-    let world = world_metres(bvh, options.position_channels, options.metres_per_unit);
+    let world = world_positions(bvh, options.position_channels, options.metres_per_unit, true);
     let units = if options.metres_per_unit.is_some() { Units::Metres } else { world.guess.units };
     if options.metres_per_unit.is_none() && units.metres_per_unit().is_none() {
         notes.push(format!(
@@ -455,7 +576,9 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
         ));
     }
     let nj = world.n_joints;
-    let pos = &world.pos;
+    // Joint-major positions (every frame of joint 0, then of joint 1, ...):
+    // the per-joint passes below read them contiguously.
+    let jm = &world.pos[..];
     let u = up.vector();
     let size = world.guess.size * world.mpu;
     let bones = classify(skel);
@@ -464,44 +587,18 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
     let mut metrics = Metrics::default();
     let mut findings = Vec::new();
 
-    // Non-finite values, by channel runs.
-    let width = motion.n_channels();
-    for c in 0..width {
-        let bad: Vec<bool> = (0..n).map(|f| !motion.frame(f)[c].is_finite()).collect();
-        let count = bad.iter().filter(|&&b| b).count();
-        if count == 0 {
-            continue;
-        }
-        metrics.nan += count;
-        let joint = skel.joints().iter().position(|j| j.channel_range().contains(&c)).unwrap_or(0);
-        for (a, b) in stats::runs(bad) {
-            findings.push(Finding {
-                kind: Kind::Nan,
-                frames: (a, b),
-                joints: vec![joint],
-                value: (b - a + 1) as f64,
-                message: format!(
-                    "{} {} is not a finite number in {} frame(s)",
-                    names[joint],
-                    skel.joints()[joint].channels()[c - skel.joints()[joint].first_channel()]
-                        .name(),
-                    b - a + 1
-                ),
-            });
-        }
-    }
-
     // Feet, ground and contacts.
     let feet = feet::find(skel, &bones, &names, options.feet.as_deref(), &mut notes);
-    // Joint-major positions (every frame of joint 0, then of joint 1, ...):
-    // the per-joint passes below read them contiguously instead of one
-    // point in each frame's row.
-    let jm = joint_major(pos, nj, n);
-    let feet_data = feet::measure(&feet, &jm, n, fps, u, options);
+    // The feet, the per-joint smoothness and the passes over the channels
+    // at once on the pool (each of them also splits its own work).
+    let (feet_data, (smooth, (chan_metrics, chan_findings))) = join(
+        || feet::measure(&feet, jm, n, fps, u, options),
+        || join(|| smoothness(jm, nj, n, fps, options), || channels(bvh, &names, options)),
+    );
     let ground = feet_data.as_ref().map_or_else(
         || match options.ground {
             Ground::Height(h) => h,
-            Ground::Lowest => lowest(pos, u),
+            Ground::Lowest => lowest(jm, u),
             Ground::Contacts => f64::NAN,
         },
         |d| d.ground,
@@ -522,7 +619,6 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
     }
 
     // Per-joint smoothness: jitter, spikes, pops.
-    let smooth = smoothness(&jm, nj, n, fps, options);
     metrics.jitter = smooth.jitter;
     metrics.spikes = smooth.spikes.len();
     metrics.pops = smooth.pops.len();
@@ -531,8 +627,14 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
     findings.extend(group(Kind::Spike, &smooth.spikes, &names, "acceleration", "m/s²", 1));
     findings.extend(group(Kind::Pop, &smooth.pops, &names, "one-frame step", "m", 1));
 
-    // Rotations: Euler jumps, gimbal lock, quaternion hemisphere flips.
-    rotations(bvh, &names, options, &mut metrics, &mut findings);
+    // From the channels: non-finite values, Euler jumps, gimbal lock,
+    // quaternion hemisphere flips, frozen joints.
+    metrics.nan = chan_metrics.nan;
+    metrics.quat_flips = chan_metrics.quat_flips;
+    metrics.euler_jumps = chan_metrics.euler_jumps;
+    metrics.gimbal_frames = chan_metrics.gimbal_frames;
+    metrics.frozen = chan_metrics.frozen;
+    findings.extend(chan_findings);
 
     // Bones that stretch: joints under a parent that have position channels.
     let hips = bones.iter().position(|b| *b == Some(Bone::Hips)).unwrap_or(0);
@@ -542,7 +644,7 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
             continue;
         }
         let lens: Vec<f64> =
-            (0..n).map(|f| (pos[f * nj + j] - pos[f * nj + parent.index()]).length()).collect();
+            (0..n).map(|f| (jm[j * n + f] - jm[parent.index() * n + f]).length()).collect();
         let finite = lens.iter().copied().filter(|l| l.is_finite());
         let (lo, hi) =
             finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), l| (a.min(l), b.max(l)));
@@ -601,53 +703,11 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
         }
     }
 
-    // Frozen joints: channels held bit for bit while they move elsewhere.
-    let min_run = ((options.frozen_seconds * fps).ceil() as usize).max(3);
-    let frozen_of = |j: usize| -> Vec<Finding> {
-        let r = skel.joints()[j].channel_range();
-        if r.is_empty() || n < 2 {
-            return Vec::new();
-        }
-        let same: Vec<bool> = (1..n)
-            .map(|f| {
-                let (a, b) = (&motion.frame(f - 1)[r.clone()], &motion.frame(f)[r.clone()]);
-                a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-            })
-            .collect();
-        if same.iter().all(|&s| s) {
-            return Vec::new();
-        }
-        // Steps a..=b hold: frames a..=b+1 are equal.
-        stats::runs(same)
-            .into_iter()
-            .filter(|(a, b)| b - a + 2 >= min_run)
-            .map(|(a, b)| {
-                let frames = b - a + 2;
-                Finding {
-                    kind: Kind::Frozen,
-                    frames: (a, b + 1),
-                    joints: vec![j],
-                    value: frames as f64 * dt,
-                    message: format!(
-                        "{} holds the same values for {} frames ({:.2} s)",
-                        names[j],
-                        frames,
-                        frames as f64 * dt
-                    ),
-                }
-            })
-            .collect()
-    };
-    for frozen in per_joint(skel.len(), frozen_of) {
-        metrics.frozen += usize::from(!frozen.is_empty());
-        findings.extend(frozen);
-    }
-
     // The loop seam.
     if options.seam {
         let leg = |side| bones.iter().position(|b| *b == Some(Bone::Limb(side, Limb::UpperLeg)));
         let legs = leg(Side::Left).zip(leg(Side::Right));
-        seam(pos, nj, n, hips, legs, u, options, &mut metrics, &mut findings);
+        seam(jm, nj, n, hips, legs, u, options, &mut metrics, &mut findings);
     }
 
     findings.sort_by_key(|f| (f.kind, f.frames.0));
@@ -669,38 +729,21 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
     }
 }
 
-/// Positions `pos` (`n` frames of `nj` joints, frame-major) joint-major:
-/// `out[j * n + f] = pos[f * nj + j]`, copied a group of joints at a time
-/// (each group reads a few cache lines of every frame's row) on the pool.
-fn joint_major(pos: &[DVec3], nj: usize, n: usize) -> Vec<DVec3> {
-    const GROUP: usize = 8;
-    let mut out = vec![DVec3::ZERO; pos.len()];
-    if n == 0 || nj == 0 {
-        return out;
-    }
-    let copy = |(g, dst): (usize, &mut [DVec3])| {
-        let j0 = g * GROUP;
-        let width = dst.len() / n;
-        for f in 0..n {
-            let row = &pos[f * nj + j0..f * nj + j0 + width];
-            for (k, p) in row.iter().enumerate() {
-                dst[k * n + f] = *p;
-            }
-        }
-    };
-    #[cfg(feature = "parallel")]
-    {
-        use rayon::prelude::*;
-        out.par_chunks_mut(GROUP * n).enumerate().for_each(copy);
-    }
-    #[cfg(not(feature = "parallel"))]
-    out.chunks_mut(GROUP * n).enumerate().for_each(copy);
-    out
-}
-
 /// The lowest finite height of `points` along `u` (`Ground::Lowest`).
 pub(crate) fn lowest(points: &[DVec3], u: DVec3) -> f64 {
     points.iter().map(|p| p.dot(u)).filter(|h| h.is_finite()).fold(f64::INFINITY, f64::min)
+}
+
+/// `a()` and `b()`, at once on rayon's pool with the `parallel` feature.
+fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+    #[cfg(feature = "parallel")]
+    {
+        rayon::join(a, b)
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        (a(), b())
+    }
 }
 
 /// `f` of every joint index below `n`, on rayon's pool with the
@@ -784,46 +827,59 @@ struct Smoothness {
 /// Per joint: the third difference (jitter), the second difference against
 /// the joint's own robust threshold (spikes), the step against the steps
 /// around it (pops).
+///
+/// The joints are measured on the pool, each with buffers its thread
+/// reuses; the per-frame curves (the largest spike ratio and the mean jerk
+/// over the joints) are then taken over pieces of frames on the pool, each
+/// frame's joints in joint order, the differences computed again by the
+/// same expressions (the same bits) instead of kept per joint.
 fn smoothness(jm: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoothness {
     struct PerJoint {
         jerk_sum: f64,
         jerk_count: usize,
-        jerk: Vec<f64>,
+        /// The spike threshold, when any acceleration is finite.
+        spike_t: Option<f64>,
         spikes: Vec<(usize, usize, f64, f64)>,
-        ratio: Vec<f64>,
         pops: Vec<(usize, usize, f64, f64)>,
+    }
+    #[derive(Default)]
+    struct Scratch {
+        acc: Vec<f64>,
+        step: Vec<f64>,
+        sorted: Vec<f64>,
     }
     let fps2 = fps * fps;
     let fps3 = fps2 * fps;
-    let per_joint = |j: usize| -> PerJoint {
-        let pj = &jm[j * n..(j + 1) * n];
-        let p = |f: usize| pj[f];
+    let row = |j: usize| &jm[j * n..(j + 1) * n];
+    // Nested first differences, as NumPy's `diff(p, n=3)` computes them.
+    let jerk_at = |p: &[DVec3], f: usize| {
+        let (a, b, c) = (p[f + 1] - p[f], p[f + 2] - p[f + 1], p[f + 3] - p[f + 2]);
+        ((c - b) - (b - a)).length() * fps3
+    };
+    let acc_at = |p: &[DVec3], f: usize| ((p[f + 1] - p[f]) - (p[f] - p[f - 1])).length() * fps2;
+    let per_joint = |sc: &mut Scratch, j: usize| -> PerJoint {
+        let p = row(j);
         let mut r = PerJoint {
             jerk_sum: 0.0,
             jerk_count: 0,
-            jerk: vec![0.0; n.saturating_sub(3)],
+            spike_t: None,
             spikes: Vec::new(),
-            ratio: vec![0.0; n],
             pops: Vec::new(),
         };
         for f in 0..n.saturating_sub(3) {
-            // Nested first differences, as NumPy's `diff(p, n=3)` computes them.
-            let (a, b, c) = (p(f + 1) - p(f), p(f + 2) - p(f + 1), p(f + 3) - p(f + 2));
-            let d3 = ((c - b) - (b - a)).length() * fps3;
-            r.jerk[f] = d3;
+            let d3 = jerk_at(p, f);
             if d3.is_finite() {
                 r.jerk_sum += d3;
                 r.jerk_count += 1;
             }
         }
         if n >= 3 {
-            let acc: Vec<f64> = (1..n - 1)
-                .map(|f| ((p(f + 1) - p(f)) - (p(f) - p(f - 1))).length() * fps2)
-                .collect();
-            if let Some((med, mad)) = stats::median_mad(&acc) {
+            sc.acc.clear();
+            sc.acc.extend((1..n - 1).map(|f| acc_at(p, f)));
+            if let Some((med, mad)) = stats::median_mad_with(&sc.acc, &mut sc.sorted) {
                 let t = (med + o.spike_k * mad).max(o.spike_min);
-                for (i, &a) in acc.iter().enumerate() {
-                    r.ratio[i + 1] = a / t;
+                r.spike_t = Some(t);
+                for (i, &a) in sc.acc.iter().enumerate() {
                     if a > t {
                         r.spikes.push((i + 1, j, a, t));
                     }
@@ -831,14 +887,16 @@ fn smoothness(jm: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoot
             }
         }
         if n >= 2 {
-            let step: Vec<f64> = (0..n - 1).map(|f| (p(f + 1) - p(f)).length()).collect();
+            sc.step.clear();
+            sc.step.extend((0..n - 1).map(|f| (p[f + 1] - p[f]).length()));
+            let step = &sc.step;
             // A step much longer than the steps both before and after it
             // (skipping the neighbours a one-frame pop also lengthens); a
             // motion that speeds up has long steps after, so it is no pop.
             // ... and longer than the joint's fast steps (twice the 95th
             // percentile of its steps over the clip), so that a kick at
             // 15 fps, over in two frames, is no pop.
-            let fast = 2.0 * stats::quantile(&step, 0.95).unwrap_or(0.0);
+            let fast = 2.0 * stats::quantile_with(step, 0.95, &mut sc.sorted).unwrap_or(0.0);
             for f in 3..step.len().saturating_sub(3) {
                 let side = |a: usize, b: usize| (step[a] + step[b]) / 2.0;
                 let typical = side(f - 3, f - 2).max(side(f + 2, f + 3));
@@ -853,18 +911,53 @@ fn smoothness(jm: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoot
         }
         r
     };
-    let all: Vec<PerJoint> = self::per_joint(nj, per_joint);
+    #[cfg(feature = "parallel")]
+    let all: Vec<PerJoint> = {
+        use rayon::prelude::*;
+        (0..nj).into_par_iter().map_init(Scratch::default, per_joint).collect()
+    };
+    #[cfg(not(feature = "parallel"))]
+    let all: Vec<PerJoint> = {
+        let mut sc = Scratch::default();
+        (0..nj).map(|j| per_joint(&mut sc, j)).collect()
+    };
 
     let (sum, count) = all.iter().fold((0.0, 0), |(s, c), r| (s + r.jerk_sum, c + r.jerk_count));
+    // Per frame over the joints in joint order, pieces of frames on the pool.
     let mut spike_ratio = vec![0.0f64; n];
     let mut jerk = vec![0.0f64; n.saturating_sub(3)];
-    for r in &all {
-        for (a, &b) in spike_ratio.iter_mut().zip(&r.ratio) {
-            *a = a.max(b);
+    let ratio_piece = |(k, out): (usize, &mut [f64])| {
+        let f0 = k * PIECE;
+        for (j, r) in all.iter().enumerate() {
+            let Some(t) = r.spike_t else { continue };
+            let p = row(j);
+            for (i, a) in out.iter_mut().enumerate() {
+                let f = f0 + i;
+                if f >= 1 && f + 1 < n {
+                    *a = a.max(acc_at(p, f) / t);
+                }
+            }
         }
-        for (a, &b) in jerk.iter_mut().zip(&r.jerk) {
-            *a += b / nj as f64;
+    };
+    let jerk_piece = |(k, out): (usize, &mut [f64])| {
+        let f0 = k * PIECE;
+        for j in 0..nj {
+            let p = row(j);
+            for (i, a) in out.iter_mut().enumerate() {
+                *a += jerk_at(p, f0 + i) / nj as f64;
+            }
         }
+    };
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        spike_ratio.par_chunks_mut(PIECE).enumerate().for_each(ratio_piece);
+        jerk.par_chunks_mut(PIECE).enumerate().for_each(jerk_piece);
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        spike_ratio.chunks_mut(PIECE).enumerate().for_each(ratio_piece);
+        jerk.chunks_mut(PIECE).enumerate().for_each(jerk_piece);
     }
     Smoothness {
         jitter: (count > 0).then(|| sum / count as f64),
@@ -875,65 +968,169 @@ fn smoothness(jm: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoot
     }
 }
 
-/// Euler jumps, gimbal lock and quaternion flips, from the channels.
-fn rotations(
-    bvh: &Bvh,
-    names: &[String],
-    o: &Options,
-    m: &mut Metrics,
-    findings: &mut Vec<Finding>,
-) {
+/// Runs of `(first, last)` frames found piece by piece, in piece order,
+/// joined where one ends just before the next begins: the runs of the
+/// whole sequence ([`stats::runs`]).
+fn join_runs<'a>(parts: impl IntoIterator<Item = &'a [(usize, usize)]>) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for &(a, b) in parts.into_iter().flatten() {
+        match out.last_mut() {
+            Some(last) if last.1 + 1 == a => last.1 = b,
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Extends the runs in `runs` with index `i` (met in increasing order).
+fn push_run(runs: &mut Vec<(usize, usize)>, i: usize) {
+    match runs.last_mut() {
+        Some(last) if last.1 + 1 == i => last.1 = i,
+        _ => runs.push((i, i)),
+    }
+}
+
+/// `x.rem_euclid(180.0)`, without the division where `|x| < 180` (the
+/// same bits: `x % 180` is `x` there).
+fn rem_180(x: f64) -> f64 {
+    if x.abs() < 180.0 { if x < 0.0 { x + 180.0 } else { x } } else { x.rem_euclid(180.0) }
+}
+
+/// What [`channels`] measured of one piece of frames.
+struct ChannelPiece {
+    /// Per channel: runs of non-finite values.
+    nan: Vec<Vec<(usize, usize)>>,
+    /// Per joint: quaternion flips and Euler jumps.
+    flips: Vec<usize>,
+    jumps: Vec<usize>,
+    /// Per joint: Euler jump findings, by frame.
+    euler: Vec<Vec<Finding>>,
+    /// Per joint: runs of frames near gimbal lock.
+    gimbal: Vec<Vec<(usize, usize)>>,
+    /// Per joint: runs of steps (step `s` from frame `s` to `s + 1`) that
+    /// hold every channel bit for bit.
+    held: Vec<Vec<(usize, usize)>>,
+}
+
+/// The metrics read from the channels themselves: non-finite values, Euler
+/// jumps, gimbal lock, quaternion flips and frozen joints.
+///
+/// One pass over the frames, [`PIECE`] frames per task on the pool, every
+/// joint of a frame inside (the frames' rows are read in order, once); a
+/// piece starts from the frame before it, so it measures its steps as the
+/// whole clip does, and the pieces' runs are joined in order afterwards.
+fn channels(bvh: &Bvh, names: &[String], o: &Options) -> (Metrics, Vec<Finding>) {
+    let mut metrics = Metrics::default();
+    let mut findings = Vec::new();
+    let m = &mut metrics;
     let skel = bvh.skeleton();
     let motion = bvh.motion();
-    let n = motion.n_frames();
-    // Per joint: (quaternion flips, Euler jumps, gimbal frames, findings).
-    let per_joint = |j: usize| -> (usize, usize, usize, Vec<Finding>) {
-        let joint = &skel.joints()[j];
-        let mut out = (0, 0, 0, Vec::new());
-        let rot: Vec<usize> = joint
-            .channels()
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.is_rotation())
-            .map(|(k, _)| joint.first_channel() + k)
-            .collect();
-        if rot.is_empty() {
-            return out;
-        }
-        let axes: Vec<_> =
-            rot.iter().map(|&c| joint.channels()[c - joint.first_channel()].axis()).collect();
-        let mut a = vec![0.0; rot.len()];
-        let mut b = vec![0.0; rot.len()];
-        // The previous frame's angles are in `b` when `have_prev`; its
-        // quaternion in `prev_q` when it was computed.
-        let mut have_prev = false;
-        let mut prev_q: Option<glam::DQuat> = None;
-        for f in 0..n {
-            for (x, &c) in a.iter_mut().zip(&rot) {
-                *x = motion.frame(f)[c];
+    let (n, width, nj) = (motion.n_frames(), motion.n_channels(), skel.len());
+    let fps = motion.fps();
+    let dt = motion.frame_time();
+    struct Rot {
+        channels: Vec<usize>,
+        axes: Vec<crate::rotation::Axis>,
+        /// The middle channel, when three distinct axes can lock.
+        gimbal: Option<usize>,
+    }
+    let rots: Vec<Rot> = skel
+        .joints()
+        .iter()
+        .map(|joint| {
+            let (axes, channels): (Vec<_>, Vec<_>) = joint
+                .channels()
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.is_rotation())
+                .map(|(k, c)| (c.axis(), joint.first_channel() + k))
+                .unzip();
+            let gimbal =
+                (axes.len() == 3 && axes[0] != axes[1] && axes[1] != axes[2] && axes[0] != axes[2])
+                    .then(|| channels[1]);
+            Rot { channels, axes, gimbal }
+        })
+        .collect();
+    let ranges: Vec<_> = skel.joints().iter().map(|j| j.channel_range()).collect();
+    let piece = |_: usize, frames: std::ops::Range<usize>| -> ChannelPiece {
+        let mut out = ChannelPiece {
+            nan: vec![Vec::new(); width],
+            flips: vec![0; nj],
+            jumps: vec![0; nj],
+            euler: vec![Vec::new(); nj],
+            gimbal: vec![Vec::new(); nj],
+            held: vec![Vec::new(); nj],
+        };
+        // Per joint: the previous frame's quaternion, when it was computed.
+        let mut prev_q: Vec<Option<glam::DQuat>> = vec![None; nj];
+        let (mut qa, mut qb) = (Vec::new(), Vec::new());
+        for f in frames {
+            let row = motion.frame(f);
+            let prev = (f > 0).then(|| motion.frame(f - 1));
+            if row.iter().any(|x| !x.is_finite()) {
+                for (c, x) in row.iter().enumerate() {
+                    if !x.is_finite() {
+                        push_run(&mut out.nan[c], f);
+                    }
+                }
             }
-            if a.iter().any(|x| !x.is_finite()) {
-                (have_prev, prev_q) = (false, None);
-                continue;
-            }
-            if have_prev {
+            for (j, rot) in rots.iter().enumerate() {
+                if let Some(prev) = prev {
+                    let r = ranges[j].clone();
+                    if !r.is_empty()
+                        && row[r.clone()]
+                            .iter()
+                            .zip(&prev[r])
+                            .all(|(x, y)| x.to_bits() == y.to_bits())
+                    {
+                        push_run(&mut out.held[j], f - 1);
+                    }
+                }
+                if let Some(c) = rot.gimbal
+                    && (rem_180(row[c]) - 90.0).abs() < o.gimbal_deg
+                {
+                    push_run(&mut out.gimbal[j], f);
+                }
+                if rot.channels.is_empty() {
+                    continue;
+                }
+                if rot.channels.iter().any(|&c| !row[c].is_finite()) {
+                    prev_q[j] = None;
+                    continue;
+                }
+                // The previous frame counts when its angles are finite.
+                let Some(prev) = prev.filter(|p| rot.channels.iter().all(|&c| p[c].is_finite()))
+                else {
+                    prev_q[j] = None;
+                    continue;
+                };
                 // The quaternions are only needed where the angles move far:
                 // a factor `q(θ)` moves by at most |Δθ|/2 (chord), so the
                 // product can change hemisphere (a chord above √2) only when
                 // the angles move by more than 2√2 rad (162°) in all.
-                let delta = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
-                let total: f64 = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).sum();
+                let (mut delta, mut total) = (0.0f64, 0.0f64);
+                for &c in &rot.channels {
+                    let d = (row[c] - prev[c]).abs();
+                    delta = delta.max(d);
+                    total += d;
+                }
                 if delta > o.euler_jump_deg || total.to_radians() > 2.0 * std::f64::consts::SQRT_2 {
-                    let q = euler_to_quat(&axes, &a);
-                    let pq = prev_q.unwrap_or_else(|| euler_to_quat(&axes, &b));
+                    qa.clear();
+                    qa.extend(rot.channels.iter().map(|&c| row[c]));
+                    let q = euler_to_quat(&rot.axes, &qa);
+                    let pq = prev_q[j].unwrap_or_else(|| {
+                        qb.clear();
+                        qb.extend(rot.channels.iter().map(|&c| prev[c]));
+                        euler_to_quat(&rot.axes, &qb)
+                    });
                     if pq.dot(q) < 0.0 {
-                        out.0 += 1;
+                        out.flips[j] += 1;
                     }
                     if delta > o.euler_jump_deg {
                         let turn = 2.0 * pq.dot(q).abs().min(1.0).acos().to_degrees();
                         if turn < delta / 2.0 {
-                            out.1 += 1;
-                            out.3.push(Finding {
+                            out.jumps[j] += 1;
+                            out.euler[j].push(Finding {
                                 kind: Kind::EulerJump,
                                 frames: (f - 1, f),
                                 joints: vec![j],
@@ -945,51 +1142,105 @@ fn rotations(
                             });
                         }
                     }
-                    prev_q = Some(q);
+                    prev_q[j] = Some(q);
                 } else {
-                    prev_q = None;
+                    prev_q[j] = None;
                 }
-            }
-            have_prev = true;
-            std::mem::swap(&mut a, &mut b);
-        }
-        if rot.len() == 3 && axes[0] != axes[1] && axes[1] != axes[2] && axes[0] != axes[2] {
-            // Within the tolerance of ±90° (mod 360): |θ mod 180 − 90| small.
-            let near = (0..n)
-                .map(|f| (motion.frame(f)[rot[1]].rem_euclid(180.0) - 90.0).abs() < o.gimbal_deg);
-            for (a, b) in stats::runs(near) {
-                out.2 += b - a + 1;
-                out.3.push(Finding {
-                    kind: Kind::Gimbal,
-                    frames: (a, b),
-                    joints: vec![j],
-                    value: motion.frame(a)[rot[1]],
-                    message: format!(
-                        "{} middle angle ({}rotation) within {}° of ±90° (gimbal lock) for {} frame(s)",
-                        names[j],
-                        axes[1].letter().to_ascii_uppercase(),
-                        o.gimbal_deg,
-                        b - a + 1
-                    ),
-                });
             }
         }
         out
     };
-    let all: Vec<_> = self::per_joint(skel.len(), per_joint);
-    for (flips, jumps, gimbal, f) in all {
-        m.quat_flips += flips;
-        m.euler_jumps += jumps;
-        m.gimbal_frames += gimbal;
-        findings.extend(f);
+    let mut pieces = per_piece(n, piece);
+
+    // Non-finite values, by channel runs.
+    for c in 0..width {
+        let runs = join_runs(pieces.iter().map(|p| &p.nan[c][..]));
+        if runs.is_empty() {
+            continue;
+        }
+        let joint = skel.joints().iter().position(|j| j.channel_range().contains(&c)).unwrap_or(0);
+        for (a, b) in runs {
+            m.nan += b - a + 1;
+            findings.push(Finding {
+                kind: Kind::Nan,
+                frames: (a, b),
+                joints: vec![joint],
+                value: (b - a + 1) as f64,
+                message: format!(
+                    "{} {} is not a finite number in {} frame(s)",
+                    names[joint],
+                    skel.joints()[joint].channels()[c - skel.joints()[joint].first_channel()]
+                        .name(),
+                    b - a + 1
+                ),
+            });
+        }
     }
+
+    // Euler jumps, gimbal lock, quaternion hemisphere flips.
+    for (j, rot) in rots.iter().enumerate() {
+        for p in &pieces {
+            m.quat_flips += p.flips[j];
+            m.euler_jumps += p.jumps[j];
+        }
+        findings.extend(pieces.iter_mut().flat_map(|p| std::mem::take(&mut p.euler[j])));
+        let Some(mid) = rot.gimbal else { continue };
+        for (a, b) in join_runs(pieces.iter().map(|p| &p.gimbal[j][..])) {
+            m.gimbal_frames += b - a + 1;
+            findings.push(Finding {
+                kind: Kind::Gimbal,
+                frames: (a, b),
+                joints: vec![j],
+                value: motion.frame(a)[mid],
+                message: format!(
+                    "{} middle angle ({}rotation) within {}° of ±90° (gimbal lock) for {} frame(s)",
+                    names[j],
+                    rot.axes[1].letter().to_ascii_uppercase(),
+                    o.gimbal_deg,
+                    b - a + 1
+                ),
+            });
+        }
+    }
+
+    // Frozen joints: channels held bit for bit while they move elsewhere.
+    let min_run = ((o.frozen_seconds * fps).ceil() as usize).max(3);
+    for j in 0..nj {
+        if ranges[j].is_empty() || n < 2 {
+            continue;
+        }
+        let held = join_runs(pieces.iter().map(|p| &p.held[j][..]));
+        if held == [(0, n - 2)] {
+            continue;
+        }
+        // Steps a..=b hold: frames a..=b+1 are equal.
+        let mut any = false;
+        for (a, b) in held.into_iter().filter(|(a, b)| b - a + 2 >= min_run) {
+            any = true;
+            let frames = b - a + 2;
+            findings.push(Finding {
+                kind: Kind::Frozen,
+                frames: (a, b + 1),
+                joints: vec![j],
+                value: frames as f64 * dt,
+                message: format!(
+                    "{} holds the same values for {} frames ({:.2} s)",
+                    names[j],
+                    frames,
+                    frames as f64 * dt
+                ),
+            });
+        }
+        m.frozen += usize::from(any);
+    }
+    (metrics, findings)
 }
 
 /// The loop seam: the last frame to the first against the clip's typical
 /// step, in place (the hips' horizontal travel removed).
 #[allow(clippy::too_many_arguments)]
 fn seam(
-    pos: &[DVec3],
+    jm: &[DVec3],
     nj: usize,
     n: usize,
     hips: usize,
@@ -1009,7 +1260,7 @@ fn seam(
     let (e1, e2) = u.any_orthonormal_pair();
     let turn = |f: usize| -> glam::DQuat {
         let Some((l, r)) = legs else { return glam::DQuat::IDENTITY };
-        let v = pos[f * nj + l] - pos[f * nj + r];
+        let v = jm[l * n + f] - jm[r * n + f];
         let (x, y) = (v.dot(e1), v.dot(e2));
         if x.hypot(y) <= 1e-12 || !x.is_finite() || !y.is_finite() {
             return glam::DQuat::IDENTITY;
@@ -1018,8 +1269,8 @@ fn seam(
     };
     let turns: Vec<glam::DQuat> = (0..n).map(turn).collect();
     let local = |f: usize, j: usize| {
-        let h = pos[f * nj + hips];
-        turns[f] * (pos[f * nj + j] - (h - u * h.dot(u)))
+        let h = jm[hips * n + f];
+        turns[f] * (jm[j * n + f] - (h - u * h.dot(u)))
     };
     let pose_dist = |a: usize, b: usize| {
         (0..nj).map(|j| (local(a, j) - local(b, j)).length()).sum::<f64>() / nj as f64

@@ -9,6 +9,14 @@ pub(crate) fn quantile(v: &[f64], q: f64) -> Option<f64> {
     quantile_in_place(&mut s, q)
 }
 
+/// [`quantile`] with the finite values copied into `buf` (a buffer the
+/// caller reuses) instead of a new vector.
+pub(crate) fn quantile_with(v: &[f64], q: f64, buf: &mut Vec<f64>) -> Option<f64> {
+    buf.clear();
+    buf.extend(v.iter().copied().filter(|x| x.is_finite()));
+    quantile_in_place(buf, q)
+}
+
 /// [`quantile`] of `s`, which holds finite values only and is reordered.
 pub(crate) fn quantile_in_place(s: &mut [f64], q: f64) -> Option<f64> {
     if s.is_empty() {
@@ -27,13 +35,21 @@ pub(crate) fn quantile_in_place(s: &mut [f64], q: f64) -> Option<f64> {
 
 /// The median and the median absolute deviation (unscaled) of the finite
 /// values of `v`; `None` when no value is finite.
+#[cfg(test)]
 pub(crate) fn median_mad(v: &[f64]) -> Option<(f64, f64)> {
-    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-    let med = quantile_in_place(&mut s, 0.5)?;
-    for x in &mut s {
+    median_mad_with(v, &mut Vec::new())
+}
+
+/// [`median_mad`] with the finite values copied into `buf` (a buffer the
+/// caller reuses) instead of a new vector.
+pub(crate) fn median_mad_with(v: &[f64], buf: &mut Vec<f64>) -> Option<(f64, f64)> {
+    buf.clear();
+    buf.extend(v.iter().copied().filter(|x| x.is_finite()));
+    let med = quantile_in_place(buf, 0.5)?;
+    for x in buf.iter_mut() {
         *x = (*x - med).abs();
     }
-    let mad = quantile_in_place(&mut s, 0.5)?;
+    let mad = quantile_in_place(buf, 0.5)?;
     Some((med, mad))
 }
 

@@ -147,7 +147,7 @@ pub(crate) struct Args {
     #[arg(long)]
     strict: bool,
     /// Number of files processed at once (default: all cores).
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = crate::io::parse_jobs)]
     threads: Option<usize>,
 }
 

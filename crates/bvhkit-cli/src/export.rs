@@ -149,7 +149,7 @@ pub(crate) struct Common {
     #[arg(long, value_name = "AXIS", default_value = "keep", allow_hyphen_values = true, value_parser = crate::clip::parse_up)]
     up: crate::clip::Up,
     /// Number of files processed at once (default: all cores).
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = crate::io::parse_jobs)]
     threads: Option<usize>,
 }
 

@@ -90,7 +90,7 @@ pub(crate) struct Args {
     #[arg(long)]
     strict: bool,
     /// Number of files converted at once (default: all cores).
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = crate::io::parse_jobs)]
     threads: Option<usize>,
     /// The flags of -o OUT.parquet and -o OUT.npz (export_dataset.rs).
     #[command(flatten)]

@@ -70,7 +70,7 @@ pub(crate) struct Args {
     #[arg(long)]
     repair: bool,
     /// Number of files processed at once (default: all cores).
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = crate::io::parse_jobs)]
     threads: Option<usize>,
 }
 

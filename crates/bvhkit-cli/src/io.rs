@@ -491,3 +491,17 @@ mod tests {
         }
     }
 }
+
+/// Most threads `-j` may ask for: far beyond any machine's cores, far below
+/// what takes the system seconds to create (`-j 100000` ran 30 s before it
+/// failed).
+pub(crate) const MAX_JOBS: usize = 1024;
+
+/// The value of `-j`: a whole number of threads from 1 to [`MAX_JOBS`].
+pub(crate) fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_JOBS).contains(&n) => Ok(n),
+        Ok(n) => Err(format!("{n} threads: expected 1 to {MAX_JOBS}")),
+        Err(_) => Err(format!("expected a whole number of threads, 1 to {MAX_JOBS}, found {s:?}")),
+    }
+}

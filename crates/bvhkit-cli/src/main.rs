@@ -145,7 +145,7 @@ pub(crate) struct Inputs {
     #[arg(required = true, value_name = "FILE")]
     pub(crate) files: Vec<PathBuf>,
     /// Number of files processed at once (default: all cores).
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = crate::io::parse_jobs)]
     pub(crate) threads: Option<usize>,
 }
 

@@ -101,3 +101,29 @@ fn a_crossfade_longer_than_any_clip_is_refused_not_made_zero_frames() {
         &out,
     );
 }
+
+/// `-j` beyond 1,024 threads (or 0) is refused at once, naming the limit,
+/// by every command that takes it (`-j 100000` ran 30 s before failing).
+#[test]
+fn thread_counts_beyond_the_limit_are_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a.bvh");
+    std::fs::write(&a, clip("0.04", 3)).unwrap();
+    let a = a.to_str().unwrap();
+    let out = tmp.path().join("out");
+    let o = out.to_str().unwrap();
+    let (npz, glb) = (format!("{o}.npz"), format!("{o}.glb"));
+    for j in ["100000", "0", "many"] {
+        for args in [
+            vec!["fmt", a, "-o", o, "-j", j],
+            vec!["edit", a, "--scale", "2", "-o", o, "-j", j],
+            vec!["positions", a, "-o", o, "-j", j],
+            vec!["export", a, "-o", &npz, "-j", j],
+            vec!["export", a, "-o", &glb, "-j", j],
+        ] {
+            let started = std::time::Instant::now();
+            refused(&args, &["--threads", "1 to 1024"], &out);
+            assert!(started.elapsed().as_secs() < 10, "bvh {}: slow refusal", args.join(" "));
+        }
+    }
+}

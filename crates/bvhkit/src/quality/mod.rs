@@ -45,7 +45,7 @@
 
 mod diff;
 mod feet;
-mod stats;
+pub(crate) mod stats;
 
 use std::fmt;
 

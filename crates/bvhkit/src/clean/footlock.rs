@@ -8,9 +8,9 @@
 //! (the toe joint when there is one, else the foot joint: the point GMD's
 //! skating ratio measures). Around the span the pin fades in and out over
 //! [`RAMP_SECONDS`] with a smoothstep weight `w`, so the leg never pops; a
-//! frame's correction is `Σ wᵢ (Pᵢ - p) / max(1, Σ wᵢ)` over the spans
-//! near it (`p` the contact point as captured), and a frame far from every
-//! span is copied bit for bit.
+//! frame's correction is `P - p` inside a span (`p` the contact point as
+//! captured) and `Σ wᵢ (Pᵢ - p) / max(1, Σ wᵢ)` over the spans near it
+//! outside; a frame far from every span is copied bit for bit.
 //!
 //! The leg is solved analytically, hip (the thigh joint), knee, ankle: the
 //! knee bends about the normal of its own bend plane to the angle that the
@@ -95,12 +95,17 @@ pub(crate) fn lock(bvh: &mut Bvh, layouts: &[JointChannels], q: &quality::Option
         // Per frame: Σ w (P - p) and Σ w.
         let mut sum_w = vec![0.0f64; n];
         let mut acc = vec![DVec3::ZERO; n];
+        // Inside a span its own pin alone (a neighbour's ramp does not pull).
+        let mut inside: Vec<Option<DVec3>> = vec![None; n];
         for &(s, e) in &spans {
             let target = (s..=e).map(|f| pos(f, pin)).sum::<DVec3>() / (e - s + 1) as f64;
             if !target.is_finite() {
                 continue;
             }
             done.spans += 1;
+            for slot in &mut inside[s..=e] {
+                *slot = Some(target);
+            }
             for f in s.saturating_sub(ramp)..(e + ramp + 1).min(n) {
                 let w = if f < s {
                     smoothstep(1.0 - (s - f) as f64 / (ramp + 1) as f64)
@@ -117,7 +122,10 @@ pub(crate) fn lock(bvh: &mut Bvh, layouts: &[JointChannels], q: &quality::Option
             if sum_w[f] <= 0.0 {
                 continue;
             }
-            let delta = acc[f] / sum_w[f].max(1.0);
+            let delta = match inside[f] {
+                Some(target) => target - pos(f, pin),
+                None => acc[f] / sum_w[f].max(1.0),
+            };
             let t = pos(f, a) + delta;
             let Some((d, r1, reached)) = two_bone(pos(f, h), pos(f, k), pos(f, a), t) else {
                 continue;

@@ -26,7 +26,7 @@ use crate::quality::stats::median_mad;
 pub const DEFAULT_K: f64 = 40.0;
 /// The smallest rotation deviation repaired (degrees), whatever the
 /// joint's statistics (a joint that hardly moves has a MAD near 0).
-pub const FLOOR_DEG: f64 = 2.0;
+pub const FLOOR_DEG: f64 = 5.0;
 /// The smallest position deviation repaired, as a fraction of the figure's
 /// size.
 pub const FLOOR_SIZE: f64 = 0.01;

@@ -197,8 +197,9 @@ fn solve(mut mat: Vec<Vec<f64>>, mut rhs: Vec<f64>) -> Option<Vec<f64>> {
         for r in col + 1..n {
             let f = mat[r][col] / mat[col][col];
             if f != 0.0 {
-                for c in col..n {
-                    mat[r][c] -= f * mat[col][c];
+                let pivot_row = mat[col].clone();
+                for (x, p) in mat[r][col..].iter_mut().zip(&pivot_row[col..]) {
+                    *x -= f * p;
                 }
                 rhs[r] -= f * rhs[col];
             }
@@ -214,7 +215,7 @@ fn solve(mut mat: Vec<Vec<f64>>, mut rhs: Vec<f64>) -> Option<Vec<f64>> {
 
 /// Checks a Savitzky-Golay window against a track of `n` samples.
 pub(crate) fn check_savgol(s: SavGol, n: usize) -> Result<()> {
-    if s.window % 2 == 0 || s.window < 3 {
+    if s.window.is_multiple_of(2) || s.window < 3 {
         return Err(Error::invalid(format!(
             "Savitzky-Golay window {} must be odd and at least 3",
             s.window

@@ -23,7 +23,7 @@
 //! and ankle rotation channels change: every other joint, the hips
 //! included, stays bit for bit.
 
-use glam::{DAffine3, DMat3, DQuat, DVec3};
+use glam::{DAffine3, DQuat, DVec3};
 
 use crate::Bvh;
 use crate::edit::{JointChannels, PoseLayout};
@@ -69,7 +69,7 @@ pub(crate) fn lock(bvh: &mut Bvh, layouts: &[JointChannels], q: &quality::Option
     let input = bvh.motion().values().to_vec();
     let fps = bvh.motion().fps();
     let ramp = ((RAMP_SECONDS * fps).round() as usize).max(2);
-    let rot = |f: usize, j: usize| DQuat::from_mat3(&DMat3::from(world[f * nj + j].matrix3));
+    let rot = |f: usize, j: usize| DQuat::from_mat3(&world[f * nj + j].matrix3);
     let pos = |f: usize, j: usize| world[f * nj + j].translation;
     let values = bvh.motion_mut().values_mut();
 

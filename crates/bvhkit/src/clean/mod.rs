@@ -61,7 +61,7 @@ use crate::{Bvh, Error, Result, quality};
 pub use self::filter::{Butterworth, OneEuro, SavGol};
 
 /// What [`clean`] does; `Options::default()` does nothing.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Options {
     /// Repair spikes: joint-frames whose deviation from their neighbours is
     /// above median + `k` × MAD of the joint's deviations (`Some(k)`).
@@ -84,22 +84,6 @@ pub struct Options {
     /// How the feet, their contacts, the units and the up axis are found
     /// (drift, ground, foot locking): [`quality::lint`]'s options.
     pub quality: quality::Options,
-}
-
-impl Default for Options {
-    fn default() -> Options {
-        Options {
-            spikes: None,
-            butterworth: None,
-            savgol: None,
-            one_euro: None,
-            joints: None,
-            remove_drift: false,
-            ground: false,
-            lock_feet: false,
-            quality: quality::Options::default(),
-        }
-    }
 }
 
 /// The default `k` of `--spikes`.

@@ -106,7 +106,7 @@ fn fix<T: Copy>(
     let mut changed = vec![false; n];
     let original: Vec<T> = x.to_vec();
     for f in order {
-        if changed[f] || !(dev(x, f) > t) {
+        if changed[f] || dev(x, f) <= t || dev(x, f).is_nan() {
             continue;
         }
         let (mut a, mut b) = (f, f);
@@ -118,7 +118,7 @@ fn fix<T: Copy>(
             let left = if a >= 2 { dev(x, a - 1) } else { 0.0 };
             let right = if b + 2 < n { dev(x, b + 1) } else { 0.0 };
             let worse = left.max(right);
-            if !(worse > t) || b - a + 1 >= MAX_SPAN {
+            if worse <= t || worse.is_nan() || b - a + 1 >= MAX_SPAN {
                 break;
             }
             // Grow towards the worse side and interpolate again from the

@@ -53,9 +53,7 @@ def angle_err(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(d)))
 
 
-def check(
-    out: bvhkit.Bvh, src: bvhkit.Bvh, z: np.ndarray, x: np.ndarray, px: np.ndarray
-) -> None:
+def check(out: bvhkit.Bvh, src: bvhkit.Bvh, z: np.ndarray, x: np.ndarray, px: np.ndarray) -> None:
     m = out.motion
     assert angle_err(m[:, 3], z) < TOL
     assert np.max(np.abs(m[:, 4])) < TOL and np.max(np.abs(m[:, 5])) < TOL

@@ -13,9 +13,11 @@
 //! 7. foot locking ([`footlock`]): the feet in contact pinned by two-bone IK
 //!    of the legs, last so that nothing after it moves the feet again.
 //!
-//! Rotations go back to each joint's own Euler channels, in its own order,
-//! as the angles closest to the input's at the same frame (so a track that
-//! was continuous stays continuous, with no ±180° jump). Joints outside
+//! Rotations go back to each joint's own Euler channels, in its own order:
+//! smoothed tracks as the angles closest to the output's previous frame
+//! (the input's at the first), so they have no ±180° jump even where the
+//! input flips; repaired and locked frames closest to the input's angles at
+//! the same frame. Joints outside
 //! [`Options::joints`], joints a step leaves alone and every channel no step
 //! touches stay bit for bit. `docs/cleaning.md` in the repository gives the
 //! formulas and defaults.
@@ -387,8 +389,15 @@ fn smooth_tracks(
                         continue;
                     }
                     let q2 = q[f] * quat_from_scaled_axis(d);
+                    // Closest to the output's previous frame (continuous
+                    // output even where the input flips), the input's at
+                    // the first.
+                    let near = if f == 0 {
+                        c.angles(&input[..width])
+                    } else {
+                        c.angles(&values[(f - 1) * width..f * width])
+                    };
                     let row = &mut values[f * width..(f + 1) * width];
-                    let near = c.angles(&input[f * width..(f + 1) * width]);
                     c.write_rotation(q2, Some(near), row);
                 }
             }

@@ -267,7 +267,7 @@ fn savgol_weights(window: usize, poly: usize) -> Vec<Vec<f64>> {
 }
 
 /// `x` smoothed by Savitzky-Golay (see [`SavGol`]); checked by
-/// [`check_savgol`] first.
+/// the rules of [`SavGol`] first (an error otherwise).
 pub fn savgol(x: &[f64], s: SavGol) -> Result<Vec<f64>> {
     check_savgol(s, x.len())?;
     let w = savgol_weights(s.window, s.poly);

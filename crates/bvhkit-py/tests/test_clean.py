@@ -40,7 +40,8 @@ def clip(n: int = 400, seed: int = 1) -> tuple[bvhkit.Bvh, np.ndarray, np.ndarra
         f"Frame Time: {1.0 / FPS!r}",
     ]
     for f in range(n):
-        lines.append(f"{px[f]!r} 90 0 {zw[f]!r} 0 0 {x[f]!r} {float(f)!r} 0 0")
+        row = (float(px[f]), 90.0, 0.0, float(zw[f]), 0.0, 0.0, float(x[f]), float(f), 0.0, 0.0)
+        lines.append(" ".join(repr(v) for v in row))
     bvh = bvhkit.parse("\n".join(lines) + "\n")
     # The tracks as read back (the text round trip is exact with repr()).
     m = bvh.motion

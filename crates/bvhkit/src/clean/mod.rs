@@ -381,10 +381,13 @@ fn smooth_tracks(
             } else {
                 let q = rotations(c, &input, width);
                 let v = log_track(&q);
-                let comp = |k: usize| -> Vec<f64> { v.iter().map(|x| x[k]).collect() };
+                // Filtered in degrees, the channels' unit (the one-euro
+                // filter's speed term depends on it).
+                let comp = |k: usize| -> Vec<f64> { v.iter().map(|x| x[k].to_degrees()).collect() };
                 let (x, y, z) = (filter(&comp(0)), filter(&comp(1)), filter(&comp(2)));
                 for f in 0..n {
-                    let d = DVec3::new(x[f], y[f], z[f]) - v[f];
+                    let d =
+                        DVec3::new(x[f].to_radians(), y[f].to_radians(), z[f].to_radians()) - v[f];
                     if d == DVec3::ZERO {
                         continue;
                     }

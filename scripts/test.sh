@@ -97,7 +97,7 @@ if ! "$python" -m venv --help >/dev/null 2>&1; then
 fi
 "$python" -m venv target/py-venv
 venv=$PWD/target/py-venv/bin
-"$venv/pip" install -q --disable-pip-version-check maturin pytest numpy scipy pybvh ruff mypy \
+"$venv/pip" install -q --disable-pip-version-check maturin pytest numpy scipy pybvh ruff mypy oneeurofilter \
   pyarrow duckdb pandas pyspark
 "$venv/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./crates/bvhkit-py
 (cd crates/bvhkit-py && "$venv/ruff" check . && "$venv/ruff" format --check .)

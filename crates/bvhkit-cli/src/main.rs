@@ -12,6 +12,7 @@
 
 mod blend;
 mod check;
+mod clean;
 mod clip;
 mod concat;
 mod diff;
@@ -84,6 +85,9 @@ enum Command {
     /// Make a clip loop: its end crossfaded into its start, travel kept or removed.
     #[command(long_about = loop_cmd::LONG_ABOUT)]
     Loop(loop_cmd::Args),
+    /// Clean motion: repair spikes, smooth rotations and positions (Butterworth, Savitzky-Golay, one-euro).
+    #[command(long_about = clean::LONG_ABOUT)]
+    Clean(Box<clean::Args>),
     /// Retarget motion onto another skeleton (other names, proportions and rest pose).
     #[command(long_about = retarget::LONG_ABOUT)]
     Retarget(Box<retarget::Args>),
@@ -177,6 +181,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Blend(a) => blend::run(a),
         Command::Layer(a) => layer::run(a),
         Command::Loop(a) => loop_cmd::run(a),
+        Command::Clean(a) => clean::run(*a),
         Command::Retarget(a) => retarget::run(*a),
         Command::Lint(a) => lint::run(*a),
         Command::Diff(a) => diff::run(a),

@@ -783,6 +783,80 @@ impl PyBvh {
         crate::quality::report_dict(py, &report)
     }
 
+    /// Cleaned motion, as ``bvh clean``: ``spikes`` (``True`` for k = 40, or
+    /// a k), ``butterworth`` (cut-off Hz, or ``(cutoff, order)``),
+    /// ``savgol`` (``(window, polyorder)``), ``one_euro`` (``(min_cutoff,
+    /// beta)`` or ``(min_cutoff, beta, d_cutoff)``), ``joints`` (the joints
+    /// smoothed; default all), ``remove_drift``, ``ground``, ``lock_feet``
+    /// (with ``feet`` and ``up`` as ``lint`` takes them). The result's
+    /// ``report`` is the summary ``bvh clean`` prints.
+    #[pyo3(signature = (spikes = None, butterworth = None, savgol = None, one_euro = None, joints = None, remove_drift = false, ground = false, lock_feet = false, feet = None, up = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn clean<'py>(
+        &self,
+        py: Python<'py>,
+        spikes: Option<&Bound<'py, PyAny>>,
+        butterworth: Option<&Bound<'py, PyAny>>,
+        savgol: Option<(usize, usize)>,
+        one_euro: Option<Vec<f64>>,
+        joints: Option<Vec<String>>,
+        remove_drift: bool,
+        ground: bool,
+        lock_feet: bool,
+        feet: Option<Vec<String>>,
+        up: Option<&str>,
+    ) -> PyResult<PyBvh> {
+        use bvhkit::clean::{Butterworth, OneEuro, Options, SavGol};
+        let up = up.map(signed_axis).transpose()?;
+        let spikes = match spikes {
+            None => None,
+            Some(v) => match v.extract::<bool>() {
+                Ok(true) => Some(bvhkit::clean::DEFAULT_SPIKE_K),
+                Ok(false) => None,
+                Err(_) => Some(v.extract::<f64>().map_err(|_| {
+                    PyTypeError::new_err("spikes must be True, False or a number k")
+                })?),
+            },
+        };
+        let butterworth = match butterworth {
+            None => None,
+            Some(v) => Some(match v.extract::<(f64, usize)>() {
+                Ok((cutoff_hz, order)) => Butterworth { cutoff_hz, order },
+                Err(_) => Butterworth {
+                    cutoff_hz: v.extract::<f64>().map_err(|_| {
+                        PyTypeError::new_err(
+                            "butterworth must be a cut-off (Hz) or (cutoff, order)",
+                        )
+                    })?,
+                    order: 4,
+                },
+            }),
+        };
+        let one_euro = match one_euro.as_deref() {
+            None => None,
+            Some(&[min_cutoff, beta]) => Some(OneEuro { min_cutoff, beta, d_cutoff: 1.0 }),
+            Some(&[min_cutoff, beta, d_cutoff]) => Some(OneEuro { min_cutoff, beta, d_cutoff }),
+            Some(_) => {
+                return Err(bad_arg("one_euro must be (min_cutoff, beta[, d_cutoff])".to_string()));
+            }
+        };
+        let options = Options {
+            spikes,
+            butterworth,
+            savgol: savgol.map(|(window, poly)| SavGol { window, poly }),
+            one_euro,
+            joints,
+            remove_drift,
+            ground,
+            lock_feet,
+            quality: bvhkit::quality::Options { up, feet, ..Default::default() },
+        };
+        let (bvh, report) = py
+            .detach(|| bvhkit::clean::clean(&self.bvh, &options))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(PyBvh::made(bvh, report.to_string()))
+    }
+
     // The blend family (`bvhkit::mix`) and retarget: methods returning a new
     // `Bvh` with a `report`; the argument conversion is in `mix.rs`.
 

@@ -51,6 +51,7 @@
 mod buffer;
 mod bvh;
 mod channel;
+pub mod clean;
 pub mod edit;
 mod error;
 mod kinematics;

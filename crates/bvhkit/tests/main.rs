@@ -17,6 +17,7 @@
 //! (corpus + proptest) and `fk` (golden files + a 4x4-matrix reference
 //! implementation). `BVHKIT_BLESS=1` rewrites `.expected` files for review.
 mod chunked;
+mod clean;
 mod corpus;
 mod edit;
 mod edit_b;

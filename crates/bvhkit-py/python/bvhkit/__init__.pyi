@@ -499,6 +499,36 @@ class Bvh:
             >>> on_rig.joint_names == rig.joint_names
             True
         """
+    def clean(
+        self,
+        spikes: bool | float | None = None,
+        butterworth: float | tuple[float, int] | None = None,
+        savgol: tuple[int, int] | None = None,
+        one_euro: tuple[float, float] | tuple[float, float, float] | None = None,
+        joints: Sequence[str] | None = None,
+        remove_drift: bool = False,
+        ground: bool = False,
+        lock_feet: bool = False,
+        feet: Sequence[str] | None = None,
+        up: str | None = None,
+    ) -> Bvh:
+        """Cleaned motion, as ``bvh clean`` (``docs/cleaning.md``).
+
+        Steps run in a fixed order: ``spikes`` (``True`` for k = 40, or a
+        k), ``butterworth`` (cut-off Hz, or ``(cutoff, order)``; zero phase,
+        scipy's ``butter`` + ``filtfilt``), ``savgol`` (``(window,
+        polyorder)``; scipy's ``savgol_filter``), ``one_euro``
+        (``(min_cutoff, beta[, d_cutoff])``), ``remove_drift``, ``ground``,
+        ``lock_feet`` (feet in contact pinned by two-bone IK; ``feet`` and
+        ``up`` as ``lint`` takes them). ``joints`` limits smoothing to the
+        joints named. ``report`` holds the summary.
+
+        Example::
+
+            >>> smooth = bvh.clean(butterworth=6)
+            >>> len(smooth) == len(bvh)
+            True
+        """
     def lint(
         self,
         units: str | None = None,

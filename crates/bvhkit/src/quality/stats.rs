@@ -35,7 +35,6 @@ pub(crate) fn quantile_in_place(s: &mut [f64], q: f64) -> Option<f64> {
 
 /// The median and the median absolute deviation (unscaled) of the finite
 /// values of `v`; `None` when no value is finite.
-#[cfg(test)]
 pub(crate) fn median_mad(v: &[f64]) -> Option<(f64, f64)> {
     median_mad_with(v, &mut Vec::new())
 }

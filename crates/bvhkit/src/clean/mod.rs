@@ -1,0 +1,455 @@
+//! Cleaning captured motion: spike repair, smoothing, drift, ground and
+//! foot locking, on a whole clip in memory, the skeleton and the frame count
+//! unchanged.
+//!
+//! [`clean`] applies the steps [`Options`] asks for in one fixed order:
+//!
+//! 1. spikes ([`spikes`]): joint-frames far from the motion around them
+//!    replaced by interpolation (SLERP for rotations);
+//! 2. Butterworth, 3. Savitzky-Golay, 4. one-euro ([`filter`]): each joint's
+//!    rotation as a continuous quaternion track (log map around the frame
+//!    before) and its position channels;
+//! 5. drift removal, 6. ground (`drift.rs`): the root's position channels;
+//! 7. foot locking ([`footlock`]): the feet in contact pinned by two-bone IK
+//!    of the legs, last so that nothing after it moves the feet again.
+//!
+//! Rotations go back to each joint's own Euler channels, in its own order:
+//! smoothed tracks as the angles closest to the output's previous frame
+//! (the input's at the first), so they have no ±180° jump even where the
+//! input flips; repaired and locked frames closest to the input's angles at
+//! the same frame. Joints outside
+//! [`Options::joints`], joints a step leaves alone and every channel no step
+//! touches stay bit for bit. `docs/cleaning.md` in the repository gives the
+//! formulas and defaults.
+//!
+//! # Example
+//! ```
+//! use bvhkit::Bvh;
+//! use bvhkit::clean::{self, Butterworth, Options};
+//! let mut text = String::from("HIERARCHY
+//! ROOT Hips { OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+//!   End Site { OFFSET 0 10 0 } }
+//! MOTION
+//! Frames: 60
+//! Frame Time: 0.0333333
+//! ");
+//! for f in 0..60 {
+//!     let wobble = if f % 2 == 0 { 1.0 } else { -1.0 };
+//!     text += &format!("0 0 0 {} 0 0\n", f as f64 * 3.0 + wobble);
+//! }
+//! let bvh = Bvh::parse(&text)?;
+//! let opts = Options { butterworth: Some(Butterworth { cutoff_hz: 3.0, order: 4 }), ..Options::default() };
+//! let (out, report) = clean::clean(&bvh, &opts)?;
+//! // The one-frame wobble is gone, the turn stays.
+//! let z = out.motion().frame(30)[3];
+//! assert!((z - 90.0).abs() < 0.2, "{z}");
+//! assert_eq!(report.steps.len(), 1);
+//! # Ok::<(), bvhkit::Error>(())
+//! ```
+
+mod drift;
+pub mod filter;
+pub mod footlock;
+pub mod spikes;
+
+use std::fmt;
+
+use glam::{DQuat, DVec3};
+
+use crate::edit::JointChannels;
+use crate::rotation::{quat_from_scaled_axis, quat_to_scaled_axis};
+use crate::{Bvh, Error, Result, quality};
+
+pub use self::filter::{Butterworth, OneEuro, SavGol};
+
+/// What [`clean`] does; `Options::default()` does nothing.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Options {
+    /// Repair spikes: joint-frames whose deviation from their neighbours is
+    /// above median + `k` × MAD of the joint's deviations (`Some(k)`).
+    pub spikes: Option<f64>,
+    /// Zero-phase Butterworth low-pass.
+    pub butterworth: Option<Butterworth>,
+    /// Savitzky-Golay smoothing.
+    pub savgol: Option<SavGol>,
+    /// One-euro filtering (causal).
+    pub one_euro: Option<OneEuro>,
+    /// The joints the smoothing filters apply to, by name; `None`: every
+    /// joint.
+    pub joints: Option<Vec<String>>,
+    /// Remove the root's horizontal drift (end matched to start).
+    pub remove_drift: bool,
+    /// Put the contact ground at height 0 (a constant root offset).
+    pub ground: bool,
+    /// Pin the feet in contact by two-bone IK of the legs.
+    pub lock_feet: bool,
+    /// How the feet, their contacts, the units and the up axis are found
+    /// (drift, ground, foot locking): [`quality::lint`]'s options.
+    pub quality: quality::Options,
+}
+
+/// The default `k` of `--spikes`.
+pub const DEFAULT_SPIKE_K: f64 = spikes::DEFAULT_K;
+
+/// How much a step changed one joint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JointChange {
+    /// The joint (index into the skeleton, file order).
+    pub joint: usize,
+    /// Largest change of its local rotation over the frames (degrees).
+    pub rotation_deg: f64,
+    /// Largest change of one of its position channels (file units).
+    pub position: f64,
+}
+
+/// What one step of [`clean`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// The step and its parameters, as the command names them
+    /// (`butterworth 6 Hz, order 4`).
+    pub name: String,
+    /// Joint-frames repaired (spikes), as (joint, frame).
+    pub repaired: Vec<(usize, usize)>,
+    /// Contact spans locked (foot locking).
+    pub spans: usize,
+    /// Joints the step changed, with their largest changes, in file order.
+    pub changes: Vec<JointChange>,
+}
+
+/// What [`clean`] did, step by step, in the order the steps ran.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    /// The steps.
+    pub steps: Vec<Step>,
+    /// Joint names, file order (for printing).
+    pub joint_names: Vec<String>,
+    /// Remarks (tracks skipped and why).
+    pub notes: Vec<String>,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for s in &self.steps {
+            write!(f, "{}: {} joint(s) changed", s.name, s.changes.len())?;
+            if s.name == "lock feet" {
+                write!(f, ", {} contact span(s) locked", s.spans)?;
+            }
+            if s.name.starts_with("spikes") {
+                let frames: std::collections::BTreeSet<usize> =
+                    s.repaired.iter().map(|r| r.1).collect();
+                write!(
+                    f,
+                    ", {} joint-frame(s) repaired in {} frame(s)",
+                    s.repaired.len(),
+                    frames.len()
+                )?;
+            }
+            writeln!(f)?;
+            let mut worst: Vec<&JointChange> = s.changes.iter().collect();
+            worst.sort_by(|a, b| b.rotation_deg.total_cmp(&a.rotation_deg));
+            for c in worst.iter().take(5) {
+                let name = self.joint_names.get(c.joint).map_or("?", String::as_str);
+                write!(f, "  {name}: up to {:.3}°", c.rotation_deg)?;
+                if c.position > 0.0 {
+                    write!(f, ", {:.4} units", c.position)?;
+                }
+                writeln!(f)?;
+            }
+            if worst.len() > 5 {
+                writeln!(f, "  ... and {} more joint(s)", worst.len() - 5)?;
+            }
+        }
+        for n in &self.notes {
+            writeln!(f, "note: {n}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Cleans `bvh` as `options` say (see the module documentation); returns
+/// the cleaned clip and what each step did. Fails, before changing
+/// anything, on options that cannot apply (an unknown joint, a window
+/// longer than the clip, a cut-off above the Nyquist frequency).
+pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
+    let skel = bvh.skeleton();
+    let n = bvh.motion().n_frames();
+    let fps = bvh.motion().fps();
+    let mask = joint_mask(bvh, options.joints.as_deref())?;
+    // Check every option before the first step runs.
+    let butter_ba = match options.butterworth {
+        Some(b) => {
+            let wn = b.cutoff_hz / (fps / 2.0);
+            if !(b.cutoff_hz > 0.0 && wn < 1.0) {
+                return Err(Error::invalid(format!(
+                    "Butterworth cut-off {} Hz must be above 0 and below the Nyquist frequency {} Hz",
+                    b.cutoff_hz,
+                    fps / 2.0
+                )));
+            }
+            let (bb, aa) = filter::butter(b.order, wn)?;
+            if n <= filter::filtfilt_padlen(&bb, &aa) {
+                return Err(Error::invalid(format!(
+                    "a Butterworth filter of order {} needs more than {} frames (the clip has {n})",
+                    b.order,
+                    filter::filtfilt_padlen(&bb, &aa)
+                )));
+            }
+            Some((bb, aa))
+        }
+        None => None,
+    };
+    if let Some(s) = options.savgol {
+        filter::check_savgol(s, n)?;
+    }
+    if let Some(p) = options.one_euro {
+        filter::check_one_euro(p)?;
+    }
+    if let Some(k) = options.spikes
+        && !(k > 0.0 && k.is_finite())
+    {
+        return Err(Error::invalid(format!("spike k must be a positive number (got {k})")));
+    }
+
+    let mut out = bvh.clone();
+    let mut report =
+        Report { steps: Vec::new(), joint_names: skel.display_names(), notes: Vec::new() };
+    let layouts: Vec<JointChannels> = skel.joints().iter().map(JointChannels::of).collect();
+
+    if let Some(k) = options.spikes {
+        let before = out.motion().values().to_vec();
+        let repaired = spikes::repair(&mut out, &layouts, k);
+        report.steps.push(Step {
+            name: format!("spikes (k = {k})"),
+            repaired,
+            spans: 0,
+            changes: changes(&layouts, &before, out.motion().values(), out.motion().n_channels()),
+        });
+    }
+    let smooth = |name: String,
+                  out: &mut Bvh,
+                  report: &mut Report,
+                  f: &dyn Fn(&[f64]) -> Vec<f64>| {
+        let before = out.motion().values().to_vec();
+        smooth_tracks(out, &layouts, &mask, f, &mut report.notes);
+        report.steps.push(Step {
+            name,
+            repaired: Vec::new(),
+            spans: 0,
+            changes: changes(&layouts, &before, out.motion().values(), out.motion().n_channels()),
+        });
+    };
+    if let (Some(b), Some((bb, aa))) = (options.butterworth, &butter_ba) {
+        // The length was checked above: filtfilt cannot fail here.
+        let f = |x: &[f64]| filter::filtfilt(bb, aa, x).unwrap_or_else(|_| x.to_vec());
+        smooth(
+            format!("butterworth {} Hz, order {}", b.cutoff_hz, b.order),
+            &mut out,
+            &mut report,
+            &f,
+        );
+    }
+    if let Some(s) = options.savgol {
+        let f = |x: &[f64]| filter::savgol(x, s).unwrap_or_else(|_| x.to_vec());
+        smooth(format!("savgol window {}, order {}", s.window, s.poly), &mut out, &mut report, &f);
+    }
+    if let Some(p) = options.one_euro {
+        let f = |x: &[f64]| filter::one_euro(x, p, fps);
+        smooth(
+            format!(
+                "one-euro min cut-off {} Hz, beta {}, d cut-off {} Hz",
+                p.min_cutoff, p.beta, p.d_cutoff
+            ),
+            &mut out,
+            &mut report,
+            &f,
+        );
+    }
+    if let (true, Some(root)) = (options.remove_drift || options.ground, layouts.first()) {
+        let lint = quality::lint(&out, &options.quality);
+        if options.remove_drift {
+            let before = out.motion().values().to_vec();
+            if let Some(note) = drift::remove_drift(&mut out, root, lint.up) {
+                report.notes.push(note);
+            }
+            report.steps.push(Step {
+                name: "remove drift".into(),
+                repaired: Vec::new(),
+                spans: 0,
+                changes: changes(
+                    &layouts,
+                    &before,
+                    out.motion().values(),
+                    out.motion().n_channels(),
+                ),
+            });
+        }
+        if options.ground {
+            let before = out.motion().values().to_vec();
+            let height = lint.ground / lint.metres_per_unit;
+            if let Some(note) = drift::ground(&mut out, root, lint.up, height) {
+                report.notes.push(note);
+            }
+            report.steps.push(Step {
+                name: "ground".into(),
+                repaired: Vec::new(),
+                spans: 0,
+                changes: changes(
+                    &layouts,
+                    &before,
+                    out.motion().values(),
+                    out.motion().n_channels(),
+                ),
+            });
+        }
+    }
+    if options.lock_feet {
+        let before = out.motion().values().to_vec();
+        let locked = footlock::lock(&mut out, &layouts, &options.quality);
+        report.notes.extend(locked.notes);
+        report.steps.push(Step {
+            name: "lock feet".into(),
+            repaired: Vec::new(),
+            spans: locked.spans,
+            changes: changes(&layouts, &before, out.motion().values(), out.motion().n_channels()),
+        });
+    }
+    Ok((out, report))
+}
+
+/// Which joints the smoothing applies to: every joint, or those named.
+fn joint_mask(bvh: &Bvh, names: Option<&[String]>) -> Result<Vec<bool>> {
+    let skel = bvh.skeleton();
+    let Some(names) = names else { return Ok(vec![true; skel.len()]) };
+    let mut mask = vec![false; skel.len()];
+    for name in names {
+        match skel.find(name) {
+            Some(id) => mask[id.index()] = true,
+            None => return Err(Error::invalid(format!("no joint named {name:?} (--joints)"))),
+        }
+    }
+    Ok(mask)
+}
+
+/// Every frame's local rotation of joint `c` (`values` frame-major,
+/// `width` channels a frame).
+pub(crate) fn rotations(c: &JointChannels, values: &[f64], width: usize) -> Vec<DQuat> {
+    values.chunks_exact(width).map(|fr| c.rotation(fr)).collect()
+}
+
+/// The continuous rotation-vector track of `q` (radians): the log map of
+/// each frame's step from the one before, summed, from 0 at frame 0.
+pub(crate) fn log_track(q: &[DQuat]) -> Vec<DVec3> {
+    let mut v = Vec::with_capacity(q.len());
+    let mut acc = DVec3::ZERO;
+    for (f, &qf) in q.iter().enumerate() {
+        if f > 0 {
+            acc += quat_to_scaled_axis(q[f - 1].inverse() * qf);
+        }
+        v.push(acc);
+    }
+    v
+}
+
+/// Runs `filter` on each masked joint's rotation track (its three
+/// components, see [`filter`]) and on each of its position channels,
+/// writing the results back; tracks with non-finite values are left as
+/// they are (noted).
+fn smooth_tracks(
+    bvh: &mut Bvh,
+    layouts: &[JointChannels],
+    mask: &[bool],
+    filter: &dyn Fn(&[f64]) -> Vec<f64>,
+    notes: &mut Vec<String>,
+) {
+    let names = bvh.skeleton().display_names();
+    let width = bvh.motion().n_channels();
+    let n = bvh.motion().n_frames();
+    if n == 0 || width == 0 {
+        return;
+    }
+    let input = bvh.motion().values().to_vec();
+    let values = bvh.motion_mut().values_mut();
+    for (j, c) in layouts.iter().enumerate() {
+        if !mask[j] {
+            continue;
+        }
+        let finite =
+            |idx: &[usize]| idx.iter().all(|&i| (0..n).all(|f| input[f * width + i].is_finite()));
+        if c.n_rot > 0 {
+            if !finite(&c.rot_index[..c.n_rot as usize]) {
+                notes.push(format!("{}: rotation not smoothed (values not finite)", names[j]));
+            } else {
+                let q = rotations(c, &input, width);
+                let v = log_track(&q);
+                // Filtered in degrees, the channels' unit (the one-euro
+                // filter's speed term depends on it).
+                let comp = |k: usize| -> Vec<f64> { v.iter().map(|x| x[k].to_degrees()).collect() };
+                let (x, y, z) = (filter(&comp(0)), filter(&comp(1)), filter(&comp(2)));
+                for f in 0..n {
+                    let d =
+                        DVec3::new(x[f].to_radians(), y[f].to_radians(), z[f].to_radians()) - v[f];
+                    if d == DVec3::ZERO {
+                        continue;
+                    }
+                    let q2 = q[f] * quat_from_scaled_axis(d);
+                    // Closest to the output's previous frame (continuous
+                    // output even where the input flips), the input's at
+                    // the first.
+                    let near = if f == 0 {
+                        c.angles(&input[..width])
+                    } else {
+                        c.angles(&values[(f - 1) * width..f * width])
+                    };
+                    let row = &mut values[f * width..(f + 1) * width];
+                    c.write_rotation(q2, Some(near), row);
+                }
+            }
+        }
+        for k in 0..c.n_pos as usize {
+            let i = c.pos_index[k];
+            if !finite(&[i]) {
+                notes.push(format!("{}: position not smoothed (values not finite)", names[j]));
+                continue;
+            }
+            let track: Vec<f64> = (0..n).map(|f| input[f * width + i]).collect();
+            for (f, v) in filter(&track).into_iter().enumerate() {
+                values[f * width + i] = v;
+            }
+        }
+    }
+}
+
+/// The joints whose channels differ between `a` and `b`, with their
+/// largest rotation change (degrees) and position-channel change.
+pub(crate) fn changes(
+    layouts: &[JointChannels],
+    a: &[f64],
+    b: &[f64],
+    width: usize,
+) -> Vec<JointChange> {
+    let mut out = Vec::new();
+    if width == 0 {
+        return out;
+    }
+    for (j, c) in layouts.iter().enumerate() {
+        let (mut rot, mut pos, mut any) = (0.0f64, 0.0f64, false);
+        for (fa, fb) in a.chunks_exact(width).zip(b.chunks_exact(width)) {
+            let ri = &c.rot_index[..c.n_rot as usize];
+            if ri.iter().any(|&i| fa[i].to_bits() != fb[i].to_bits()) {
+                any = true;
+                let d = c.rotation(fa).angle_between(c.rotation(fb)).to_degrees();
+                rot = rot.max(if d.is_nan() { f64::INFINITY } else { d });
+            }
+            for &i in &c.pos_index[..c.n_pos as usize] {
+                if fa[i].to_bits() != fb[i].to_bits() {
+                    any = true;
+                    pos = pos.max((fa[i] - fb[i]).abs());
+                }
+            }
+        }
+        if any {
+            out.push(JointChange { joint: j, rotation_deg: rot, position: pos });
+        }
+    }
+    out
+}

@@ -6,14 +6,28 @@
 //!    naming the first difference), resampled to `A`'s rate when the rates
 //!    differ, converted into `A`'s channel layout when its channels differ
 //!    (other rotation orders are converted, never refused).
-//! 2. Unless the position is kept, `B` is [`align`]ed: its carrier (the
-//!    joint that carries the travel, [`root::carrier`](crate::edit::root::carrier)
-//!    of `A`) is moved on the ground and turned about the up axis so that
-//!    `B`'s first frame stands where `A`'s frame `n_A - max(N, 1)` stands,
-//!    facing the same way: without a crossfade `A`'s last frame, with a
-//!    crossfade of `N` frames the first frame of the overlap, where `B`
-//!    starts to play. Heights are kept. Only the carrier's channels change.
-//! 3. The output is `A`'s frames `0 .. n_A - N`, then `N` crossfade frames
+//! 2. With a crossfade of `N` frames and a search span `S`
+//!    ([`ConcatOptions::search`], default 0.5 s), the seam is moved to
+//!    match the gait phase: up to `S` frames are dropped from the end of
+//!    `A` and from the start of `B`, chosen so that the `N` frames that
+//!    overlap are most alike (every joint's position from the carrier,
+//!    facing one way, summed over the overlap: poses and velocities). A
+//!    hard cut keeps every frame.
+//! 3. Unless the position is kept, `B` is moved on the ground and turned
+//!    about the up axis (its carrier, the joint that carries the travel,
+//!    [`root::carrier`](crate::edit::root::carrier) of `A`) to continue
+//!    `A`: `B`'s frame `k` takes the place of frame `n_A - max(N, 1) + k`
+//!    of `A`. [`Heading::Travel`] (default): with a crossfade, the turn is the
+//!    one between the directions of travel over a whole gait cycle at the
+//!    end of `A` and at the start of `B` (the sway of the gait cancels over
+//!    a cycle), when both walk; otherwise the one between the hip and
+//!    shoulder lines summed over the overlap; the shift puts `B`'s
+//!    carrier's mean over the overlap on `A`'s (without a crossfade: `B`'s
+//!    first frame's carrier exactly on `A`'s last). [`Heading::Frame`]:
+//!    the facing of one frame each (`A`'s frame `n_A - max(N, 1)` and
+//!    `B`'s first), the carrier on the carrier. Heights are kept. Only the
+//!    carrier's channels change.
+//! 4. The output is `A`'s frames `0 .. n_A - N`, then `N` crossfade frames
 //!    (frame `k` mixes `A`'s frame `n_A - N + k` with `B`'s frame `k` at the
 //!    weight [`fade`]`(k, N)`, by [`Mixer::blend`]: per-joint SLERP, position
 //!    channels linear), then `B`'s frames `N ..`: `n_A + n_B - N` frames.

@@ -3,18 +3,30 @@
 //! With `n` frames and a crossfade of `N` frames (`1 <= N <= n / 2`), the
 //! loop is one cycle of `L = n - N` frames: frame `L + k` of the clip is
 //! taken to be frame `k` of the next cycle. The cycle's ground move `D`
-//! (the carrier's horizontal displacement and turn about the up axis from
-//! frame 0 to frame `L`, [`super::GroundMove`]) is measured, and the tail
-//! (frames `L ..`) is moved back by `D⁻¹` so that it stands where the start
-//! stands. Output frame `k`:
+//! (a turn about the up axis and a horizontal shift, [`super::GroundMove`])
+//! is measured, and the tail (frames `L ..`) is moved back by `D⁻¹` so that
+//! it stands where the start stands:
+//! - the turn: from the travel when the clip walks (its direction over a
+//!   whole gait cycle at the start and at the end, where the sway of the
+//!   gait cancels, the turn between them scaled to one cycle), else from
+//!   the hip and shoulder lines summed over frames `0 .. N` and `L .. n`;
+//!   so a loop of a straight walk does not turn (single frames' pelvis
+//!   lines made it turn -10 or +15 degrees per cycle);
+//! - the shift: the carrier's mean over those frames laid onto each other.
+//!
+//! Output frame `k`:
 //! - `k < N`: [`Mixer::blend`] of the moved-back tail frame `L + k` and
-//!   frame `k` at the weight [`fade`]`(k, N)` (per-joint SLERP, position
-//!   channels linear): the end fades into the start;
+//!   frame `k` at the weight `seam_weight(k, N)` (per-joint SLERP,
+//!   position channels linear): 0 at `k = 0`, so output frame 0 is the
+//!   moved-back frame `L` itself, rising as `10x³ - 15x⁴ + 6x⁵` (no speed
+//!   and no acceleration at either end);
 //! - `N <= k < L`: frame `k`, bit for bit.
 //!
-//! So the last frame (`L - 1`) flows into the first as it flowed into
-//! frame `L` in the clip, and the first crossfade frame is mostly frame
-//! `L`.
+//! So the last frame (`L - 1`) flows into the first exactly as it flowed
+//! into frame `L` in the clip, and on at the tail's velocity: the seam
+//! keeps the velocity as well as the pose (the smoothstep crossfade that
+//! started at `smoothstep(1 / (N + 1))` changed the velocity at the seam 3
+//! to 11 times the clip's typical change).
 //!
 //! Travel:
 //! - [`Travel::Keep`] (default): a walk keeps walking. The cycle's

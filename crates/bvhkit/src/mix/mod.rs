@@ -1,8 +1,9 @@
 //! Blend and mix: operations on two or more clips of one skeleton.
 //!
 //! - [`concat`](mod@concat): clips one after another, each continuing from where the
-//!   one before ends (moved on the ground and turned about the up axis),
-//!   with an optional crossfade.
+//!   one before ends (moved on the ground and turned about the up axis, the
+//!   heading from the travel over a gait cycle), with an optional
+//!   crossfade whose seam is searched for the gait phase.
 //! - [`blend`]: two clips pose by pose with a weight (constant or a curve
 //!   over time, [`weights::Weight`]), optionally only on a subtree (masked
 //!   blend).
@@ -55,7 +56,11 @@
 //! into the first's channel layout), `prepare` (+ resampling to the first
 //! clip's rate, with a `Prepared` report), `Span` (frames or seconds),
 //! `align`/`GroundMove` (the carrier moved on the ground and turned about up,
-//! through `edit::root::move_carrier`, which `root::to_origin` shares).
+//! through `edit::root::move_carrier`, which `root::to_origin` shares),
+//! `fit_ground_move` (the move that continues one clip with another or
+//! closes a loop: the turn from `cycle_travel`, the travel over a gait
+//! cycle found by `pose_features`, else from the hip and shoulder lines
+//! summed over the overlap; the shift from the carrier's mean).
 
 use std::fmt;
 use std::str::FromStr;

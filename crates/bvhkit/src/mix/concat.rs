@@ -53,9 +53,11 @@ use crate::motion::Motion;
 /// How [`concat()`] turns a clip to continue the one before.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Heading {
-    /// From the travel and the hip and shoulder lines over the frames that
-    /// overlap (the crossfade, or one frame without one), fitted together
-    /// ([`super::fit_ground_move`]): a straight walk stays straight.
+    /// With a crossfade, from the travel over a whole gait cycle on each
+    /// side when both clips walk, else from the hip and shoulder lines
+    /// summed over the frames that overlap (one frame each without a
+    /// crossfade); the carriers' means over the overlap laid onto each
+    /// other (see the module docs): a straight walk stays straight.
     #[default]
     Travel,
     /// From one frame's left/right pairs each (the first frame of the

@@ -15,7 +15,7 @@
 //!    hard cut keeps every frame.
 //! 3. Unless the position is kept, `B` is moved on the ground and turned
 //!    about the up axis (its carrier, the joint that carries the travel,
-//!    [`root::carrier`](crate::edit::root::carrier) of `A`) to continue
+//!    [`root::carrier`] of `A`) to continue
 //!    `A`: `B`'s frame `k` takes the place of frame `n_A - max(N, 1) + k`
 //!    of `A`. [`Heading::Travel`] (default): with a crossfade, the turn is the
 //!    one between the directions of travel over a whole gait cycle at the

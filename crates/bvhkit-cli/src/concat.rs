@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow, bail};
 use bvhkit::edit::axes::SignedAxis;
 use bvhkit::mix::Span;
-use bvhkit::mix::concat::{ConcatOptions, concat};
+use bvhkit::mix::concat::{ConcatOptions, Heading, concat};
 use bvhkit::mix::weights::Curve;
 use bvhkit::{Bvh, WriteOptions};
 
@@ -32,12 +32,17 @@ The clips must have the same joints in the same tree (an error names the \
 first difference); channel orders may differ (converted into the first \
 clip's layout), and a clip at another frame rate is resampled to the first's \
 (said on stderr). Each clip is moved on the ground and turned about the up \
-axis so that its first frame stands where the previous clip's last frame \
-stands, facing the same way: the joint that carries the travel (the topmost \
-joint whose position channels move) is moved, heights are kept \
+axis so that it continues the previous clip: its first frames are laid \
+onto the previous clip's last (the frames that overlap in the crossfade, \
+else one frame each), the travel and the hip and shoulder lines fitted \
+together, so a straight walk stays straight (--frame-heading: one frame's \
+pairs each, which sway with the gait); the joint that carries the travel \
+(the topmost joint whose position channels move) is moved, heights are kept \
 (--keep-position leaves every clip where it is). Without --crossfade the \
 output has exactly the frames of A then B. --crossfade N (frames) or 0.4s \
-(seconds) overlaps each seam: A + B - N frames, per-joint quaternion SLERP \
+(seconds) overlaps each seam: A + B - N frames less the frames --search \
+drops (by default up to 0.5 s from each side, so that the overlapping \
+frames are in the same gait phase), per-joint quaternion SLERP \
 from A to the aligned B with a smoothstep weight (--linear for a straight \
 ramp), positions mixed linearly; outside the crossfades every frame is a \
 bit-for-bit copy. A crossfade longer than a clip is refused. The output has \
@@ -60,6 +65,12 @@ pub(crate) struct Args {
     /// Overlap each seam by N frames, or by seconds with an `s` (0.4s).
     #[arg(long, value_name = "N|SECONDSs", default_value = "0", value_parser = parse_span)]
     crossfade: Span,
+    /// With --crossfade, move each seam by up to this much (frames, or seconds with an `s`) to match the gait phase: frames dropped from the end of the clip before and the start of the next so that the crossfaded frames are most alike; 0 keeps the seam where the clips meet.
+    #[arg(long, value_name = "N|SECONDSs", default_value = "0.5s", value_parser = parse_span)]
+    search: Span,
+    /// Turn each clip by one frame's hip and shoulder lines (which sway with the gait) instead of the travel and those lines over the crossfade.
+    #[arg(long)]
+    frame_heading: bool,
     /// A linear crossfade weight instead of smoothstep.
     #[arg(long)]
     linear: bool,
@@ -240,6 +251,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let named: Vec<(&str, &Bvh)> = names.iter().map(String::as_str).zip(&clips).collect();
     let opts = ConcatOptions {
         crossfade: args.crossfade,
+        search: args.search,
+        heading: if args.frame_heading { Heading::Frame } else { Heading::Travel },
         curve: if args.linear { Curve::Linear } else { Curve::Smoothstep },
         keep_position: args.keep_position,
         up: args.up,

@@ -15,12 +15,16 @@ pub(crate) const LONG_ABOUT: &str = "\
 Make a clip loop seamlessly: its end is crossfaded into its start.
 
 With N crossfade frames the loop is one cycle of (frames - N) frames: the \
-last N frames are moved back by the cycle's travel (the carrier's horizontal \
-displacement and turn about the up axis from the first frame to frame \
-frames - N) and faded into the first N with a smoothstep weight (--linear \
-for a straight ramp), per-joint quaternion SLERP, positions linear; every \
-other frame is copied bit for bit. So the last frame flows into the first \
-as the clip flowed on. By default the travel is kept (a walk keeps walking: \
+last N frames are moved back by the cycle's travel (the turn about the up \
+axis from the direction of travel over a whole gait cycle at each end, \
+where the sway of the gait cancels, or from the hip and shoulder lines \
+when the clip does not walk; the shift from the carrier's mean over the \
+two ends) and faded into the first N, per-joint quaternion SLERP, \
+positions linear, starting on the moved-back frame itself with a weight \
+that has no speed at either end (10x^3 - 15x^4 + 6x^5; --linear for a \
+straight ramp): the last frame flows into the first as the clip flowed \
+on, velocity included; every other frame is copied bit for bit. \
+By default the travel is kept (a walk keeps walking: \
 play it again from where the cycle ends, as an engine does with root \
 motion); --in-place removes it at a constant rate, turn included, so the \
 file loops in place while the sway within the cycle stays. The crossfade \

@@ -175,6 +175,9 @@ pub(crate) fn concat_clips(
         curve: curve(linear),
         keep_position,
         up: up(up_axis)?,
+        // The command's defaults: the seam searched over 0.5 s for the gait
+        // phase, the heading from the travel.
+        ..ConcatOptions::default()
     };
     let names: Vec<String> =
         clips.iter().enumerate().map(|(i, &c)| clip_name(c, &format!("clip {i}"))).collect();

@@ -518,3 +518,94 @@ fn mirror_batched_path_equals_the_matrix_path_on_the_corpus() {
     );
     assert!(files == 0 || slow_files > 0, "no corpus file exercised the rotation path");
 }
+
+/// A Z-up figure facing -X, so its left/right axis is Y (the default up
+/// axis of other tools): the left arm raised and the right one lowered in
+/// every frame, so that the pairs lie further apart along Z than along X.
+fn z_up_lateral_y() -> Bvh {
+    let text = "HIERARCHY
+ROOT Hips { OFFSET 0 0 90 CHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation
+  JOINT LeftUpLeg { OFFSET 0 10 0 CHANNELS 3 Zrotation Yrotation Xrotation
+    JOINT LeftLeg { OFFSET 0 0 -45 CHANNELS 3 Zrotation Yrotation Xrotation
+      JOINT LeftFoot { OFFSET 0 0 -42 CHANNELS 3 Zrotation Yrotation Xrotation End Site { OFFSET -12 0 -3 } } } }
+  JOINT RightUpLeg { OFFSET 0 -10 0 CHANNELS 3 Zrotation Yrotation Xrotation
+    JOINT RightLeg { OFFSET 0 0 -45 CHANNELS 3 Zrotation Yrotation Xrotation
+      JOINT RightFoot { OFFSET 0 0 -42 CHANNELS 3 Zrotation Yrotation Xrotation End Site { OFFSET -12 0 -3 } } } }
+  JOINT Spine { OFFSET 0 0 20 CHANNELS 3 Zrotation Yrotation Xrotation
+    JOINT Head { OFFSET 0 0 45 CHANNELS 3 Zrotation Yrotation Xrotation End Site { OFFSET 0 0 15 } }
+    JOINT LeftArm { OFFSET 0 18 30 CHANNELS 3 Zrotation Yrotation Xrotation
+      JOINT LeftHand { OFFSET 0 30 0 CHANNELS 3 Zrotation Yrotation Xrotation End Site { OFFSET 0 12 0 } } }
+    JOINT RightArm { OFFSET 0 -18 30 CHANNELS 3 Zrotation Yrotation Xrotation
+      JOINT RightHand { OFFSET 0 -30 0 CHANNELS 3 Zrotation Yrotation Xrotation End Site { OFFSET 0 -12 0 } } } } }
+MOTION
+Frames: 3
+Frame Time: 0.1
+";
+    let mut text = text.to_string();
+    for k in 0..3 {
+        let k = k as f64;
+        // Hips, legs (a step), spine, head, arms: left up, right down.
+        text += &format!(
+            "{} 0 90 {} 0 0  0 0 {}  0 0 {}  0 0 0  0 0 {}  0 0 0  0 0 0  0 0 0  0 0 0  0 0 80  0 0 {}  0 0 80  0 0 0\n",
+            -5.0 * k,
+            2.0 * k,
+            -20.0 + 5.0 * k,
+            10.0,
+            15.0 - 5.0 * k,
+            10.0 * k,
+        );
+    }
+    Bvh::parse(text).unwrap()
+}
+
+/// Mirroring keeps the up axis and swaps sides: the mirror plane is
+/// vertical (a reflection across any vertical plane is the mirror image,
+/// turned), never across the up axis, on every corpus file with pairs and
+/// on a Z-up figure whose lateral axis is Y (mirrored upside down when the
+/// up axis was taken to be Y); every joint keeps its partner's height and
+/// lands on its partner's reflection across that plane.
+#[test]
+fn mirror_keeps_the_up_axis_and_swaps_sides_on_the_corpus() {
+    use bvhkit::edit::axes::detect_up;
+    use bvhkit::rotation::Axis;
+    let fixture = z_up_lateral_y();
+    let old = MirrorOptions { up: Some(Axis::Y), ..MirrorOptions::default() };
+    assert_eq!(Mirror::new(&fixture, &old).unwrap().world_axis(), Axis::Z, "the old plane");
+    let mut all = well_formed();
+    all.push(("z_up_lateral_y".to_string(), fixture));
+    let mut checked = 0;
+    for (name, bvh) in all {
+        let m = Mirror::new(&bvh, &MirrorOptions::default()).unwrap();
+        let Some(up) = detect_up(&bvh).axis else { continue };
+        if m.pairs().is_empty() || bvh.motion().n_frames() == 0 {
+            continue;
+        }
+        let u = up.axis().index();
+        let a = m.world_axis().index();
+        assert_ne!(a, u, "{name}: mirror plane across the up axis {up}");
+        let mirrored = m.apply(&bvh).unwrap();
+        assert_eq!(detect_up(&mirrored).axis, Some(up), "{name}: up axis kept");
+        let frames = sample(&bvh);
+        let h = height(&bvh, &frames);
+        let partner: Vec<usize> = m.partners().map(|p| p.index()).collect();
+        for &f in &frames {
+            let (orig, mir) = (
+                world(&bvh, f, PositionChannels::Replace),
+                world(&mirrored, f, PositionChannels::Replace),
+            );
+            for j in 0..orig.len() {
+                let (got, src) = (position(&mir[j]), position(&orig[partner[j]]));
+                assert!((got[u] - src[u]).abs() <= 1e-9 * h, "{name} frame {f} joint {j}: height");
+                assert!(
+                    (got - reflect(src, a)).length() <= 1e-9 * h,
+                    "{name} frame {f} joint {j}: not the partner's reflection"
+                );
+            }
+        }
+        checked += 1;
+    }
+    println!("mirror keeps the up axis on {checked} files");
+    if crate::util::corpus_files().len() > 10 {
+        assert!(checked >= 20, "only {checked} files checked");
+    }
+}

@@ -193,19 +193,18 @@ pub struct MirrorOptions {
     /// is not the up axis, otherwise the horizontal axis along which the
     /// pairs are furthest apart in the first frame.
     pub world_axis: Option<Axis>,
-    /// The up axis (default Y): the world mirror plane contains it.
-    pub up: Axis,
+    /// The up axis: the world mirror plane contains it. Default `None`:
+    /// detected ([`detect_up`](crate::edit::axes::detect_up): the motion
+    /// first, else the rest pose), Y when nothing is found. The plane's
+    /// normal is the left/right axis of the skeleton (where its pairs lie
+    /// apart), never the up axis, so a Z-up file whose lateral axis is Y
+    /// is mirrored across its vertical plane, not turned upside down.
+    pub up: Option<Axis>,
 }
 
 impl Default for MirrorOptions {
     fn default() -> MirrorOptions {
-        MirrorOptions {
-            pairs: None,
-            tolerance: 0.15,
-            rest_axis: None,
-            world_axis: None,
-            up: Axis::Y,
-        }
+        MirrorOptions { pairs: None, tolerance: 0.15, rest_axis: None, world_axis: None, up: None }
     }
 }
 
@@ -480,8 +479,19 @@ impl Mirror {
             }
             best
         };
-        let horizontal: Vec<Axis> = Axis::ALL.into_iter().filter(|&a| a != options.up).collect();
-        let rest_decides = options.world_axis.is_some() || spread(&rest, &Axis::ALL) != options.up;
+        let up = options.up.unwrap_or_else(|| {
+            crate::edit::axes::detect_up(bvh).axis.map_or(Axis::Y, |a| a.axis())
+        });
+        let horizontal: Vec<Axis> = Axis::ALL.into_iter().filter(|&a| a != up).collect();
+        // The rest pose decides alone when its pairs lie furthest apart
+        // along a horizontal axis, and not along Y either unless Y was given
+        // as the up axis: a rest pose that lies down (Rokoko's) is told by
+        // the first frame, and a clip without frames (a stream's skeleton)
+        // says so rather than guess (the up axis detected from the rest pose
+        // may not be the motion's).
+        let rest_spread = spread(&rest, &Axis::ALL);
+        let rest_decides = options.world_axis.is_some()
+            || (rest_spread != up && (options.up.is_some() || rest_spread != Axis::Y));
         let world_axis = options.world_axis.unwrap_or_else(|| {
             if rest_decides || bvh.motion().n_frames() == 0 {
                 spread(&rest, &horizontal)

@@ -194,7 +194,10 @@ fn target_forward(up: SignedAxis) -> DVec3 {
 pub(crate) struct Setup {
     pub(crate) carrier: usize,
     pub(crate) fk: Kinematics,
-    pairs: Vec<(usize, usize)>,
+    pub(crate) pairs: Vec<(usize, usize)>,
+    /// The pairs at the top of their chains (whose parents are not a pair:
+    /// hips and shoulders, or the hip and clavicle joints).
+    pub(crate) top_pairs: Vec<(usize, usize)>,
     pub(crate) height: f64,
 }
 
@@ -225,12 +228,20 @@ impl Setup {
     /// The same, with the carrier given (for a clip that must move the
     /// same joint as another clip of its skeleton).
     pub(crate) fn with_carrier(bvh: &Bvh, carrier: JointId) -> Result<Setup> {
-        let pairs = Mirror::new(bvh, &MirrorOptions::default())?
+        let pairs: Vec<(usize, usize)> = Mirror::new(bvh, &MirrorOptions::default())?
             .pairs()
             .into_iter()
             .map(|(l, r)| (l.index(), r.index()))
             .collect();
+        let s = bvh.skeleton();
+        let paired = |j: usize| pairs.iter().any(|&(l, r)| l == j || r == j);
+        let top_pairs = pairs
+            .iter()
+            .copied()
+            .filter(|&(l, _)| s.joints()[l].parent().is_none_or(|p| !paired(p.index())))
+            .collect();
         Ok(Setup {
+            top_pairs,
             carrier: carrier.index(),
             fk: Kinematics::new(bvh.skeleton(), PositionChannels::Replace),
             pairs,

@@ -4,6 +4,12 @@
 //! of `B` at the weight `w(k)` of a [`Weight`] (constant, ramp, keys over
 //! the output's normalised time): per joint, the SLERP of the local
 //! rotations (shortest arc) and the linear mix of the position channels.
+//! Where a joint's two rotations are more than 120 degrees apart and the
+//! shortest arc has just changed side (the mix turned more than 60 degrees
+//! of Euler angles from the previous output frame), the arc that stays
+//! closer to the previous output frame is kept instead, so two takes whose
+//! hips pass through opposite headings do not flip the body in one frame
+//! (`Mixer::keep_arcs_coherent`).
 //! Where a joint's weight is exactly 0 its channels are `A`'s bit for bit,
 //! exactly 1 `B`'s (converted into `A`'s layout).
 //!
@@ -124,7 +130,10 @@ pub fn blend_named(
     let n = na.max(nb);
     let nc = mixer.n_channels();
     let (values, inexact) = mix_frames(n, nc, held(am, 0), |k, near, out| {
-        mixer.blend(held(am, k), held(bm, k), opts.weight.frame(k, n), near, out)
+        let (a, b, w) = (held(am, k), held(bm, k), opts.weight.frame(k, n));
+        let exact = mixer.blend(a, b, w, near, out);
+        mixer.keep_arcs_coherent(a, b, w, near, out);
+        exact
     });
     let motion = Motion::with_frames(am.frame_time(), n, nc, values)?;
     let held = match na.cmp(&nb) {

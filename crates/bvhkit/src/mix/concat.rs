@@ -6,14 +6,28 @@
 //!    naming the first difference), resampled to `A`'s rate when the rates
 //!    differ, converted into `A`'s channel layout when its channels differ
 //!    (other rotation orders are converted, never refused).
-//! 2. Unless the position is kept, `B` is [`align`]ed: its carrier (the
-//!    joint that carries the travel, [`root::carrier`](crate::edit::root::carrier)
-//!    of `A`) is moved on the ground and turned about the up axis so that
-//!    `B`'s first frame stands where `A`'s frame `n_A - max(N, 1)` stands,
-//!    facing the same way: without a crossfade `A`'s last frame, with a
-//!    crossfade of `N` frames the first frame of the overlap, where `B`
-//!    starts to play. Heights are kept. Only the carrier's channels change.
-//! 3. The output is `A`'s frames `0 .. n_A - N`, then `N` crossfade frames
+//! 2. With a crossfade of `N` frames and a search span `S`
+//!    ([`ConcatOptions::search`], default 0.5 s), the seam is moved to
+//!    match the gait phase: up to `S` frames are dropped from the end of
+//!    `A` and from the start of `B`, chosen so that the `N` frames that
+//!    overlap are most alike (every joint's position from the carrier,
+//!    facing one way, summed over the overlap: poses and velocities). A
+//!    hard cut keeps every frame.
+//! 3. Unless the position is kept, `B` is moved on the ground and turned
+//!    about the up axis (its carrier, the joint that carries the travel,
+//!    [`root::carrier`] of `A`) to continue
+//!    `A`: `B`'s frame `k` takes the place of frame `n_A - max(N, 1) + k`
+//!    of `A`. [`Heading::Travel`] (default): with a crossfade, the turn is the
+//!    one between the directions of travel over a whole gait cycle at the
+//!    end of `A` and at the start of `B` (the sway of the gait cancels over
+//!    a cycle), when both walk; otherwise the one between the hip and
+//!    shoulder lines summed over the overlap; the shift puts `B`'s
+//!    carrier's mean over the overlap on `A`'s (without a crossfade: `B`'s
+//!    first frame's carrier exactly on `A`'s last). [`Heading::Frame`]:
+//!    the facing of one frame each (`A`'s frame `n_A - max(N, 1)` and
+//!    `B`'s first), the carrier on the carrier. Heights are kept. Only the
+//!    carrier's channels change.
+//! 4. The output is `A`'s frames `0 .. n_A - N`, then `N` crossfade frames
 //!    (frame `k` mixes `A`'s frame `n_A - N + k` with `B`'s frame `k` at the
 //!    weight [`fade`]`(k, N)`, by [`Mixer::blend`]: per-joint SLERP, position
 //!    channels linear), then `B`'s frames `N ..`: `n_A + n_B - N` frames.
@@ -26,17 +40,45 @@
 use std::fmt;
 
 use super::weights::{Curve, fade};
-use super::{GroundMove, Mixer, Prepared, Span, align, need_frames, prepare, up_axis};
+use super::{
+    GroundMove, Mixer, Prepared, Span, TravelHeading, align, fit_ground_move, need_frames,
+    pose_features, prepare, up_axis,
+};
 use crate::bvh::Bvh;
 use crate::edit::axes::SignedAxis;
+use crate::edit::root::{self, Setup, move_carrier};
 use crate::error::{Error, Result};
 use crate::motion::Motion;
 
+/// How [`concat()`] turns a clip to continue the one before.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Heading {
+    /// With a crossfade, from the travel over a whole gait cycle on each
+    /// side when both clips walk, else from the hip and shoulder lines
+    /// summed over the frames that overlap (one frame each without a
+    /// crossfade); the carriers' means over the overlap laid onto each
+    /// other (see the module docs): a straight walk stays straight.
+    #[default]
+    Travel,
+    /// From one frame's left/right pairs each (the first frame of the
+    /// overlap and the clip's first), which sway with the gait; the clip's
+    /// carrier lands exactly on the other's.
+    Frame,
+}
+
 /// Options of [`concat()`].
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ConcatOptions {
     /// The crossfade at each seam (0 frames: none).
     pub crossfade: Span,
+    /// With a crossfade, how far the seam may move to match the gait phase:
+    /// up to this many frames are dropped from the end of the clip before
+    /// and from the start of the next, chosen so that the crossfaded frames
+    /// are most alike (0: the seam stays where the clips meet). Default
+    /// 0.5 s. A hard cut (no crossfade) keeps every frame.
+    pub search: Span,
+    /// How a clip is turned to continue the one before.
+    pub heading: Heading,
     /// The crossfade's weight curve (smoothstep by default).
     pub curve: Curve,
     /// Keep every clip where it is instead of moving it to continue from
@@ -45,6 +87,19 @@ pub struct ConcatOptions {
     /// The up axis for the alignment; `None`: detected from the first
     /// clip ([`super::up_axis`]), Y when none is found.
     pub up: Option<SignedAxis>,
+}
+
+impl Default for ConcatOptions {
+    fn default() -> ConcatOptions {
+        ConcatOptions {
+            crossfade: Span::Frames(0),
+            search: Span::Seconds(0.5),
+            heading: Heading::Travel,
+            curve: Curve::Smoothstep,
+            keep_position: false,
+            up: None,
+        }
+    }
 }
 
 /// What [`concat()`] did at one seam (before clip `clip`).
@@ -58,6 +113,10 @@ pub struct Seam {
     pub prepared: Prepared,
     /// Crossfade frames at this seam.
     pub crossfade: usize,
+    /// Frames dropped by the search for the gait phase
+    /// ([`ConcatOptions::search`]): from the end of the output before the
+    /// seam, and from the start of this clip.
+    pub dropped: (usize, usize),
     /// The frame of the output so far that its first frame was aligned
     /// with, and the move; `None` when positions are kept.
     pub aligned: Option<(usize, GroundMove)>,
@@ -99,6 +158,12 @@ impl fmt::Display for ConcatReport {
             if s.crossfade > 0 {
                 parts.push(format!("crossfade of {} frames", s.crossfade));
             }
+            if s.dropped != (0, 0) {
+                parts.push(format!(
+                    "seam moved to match the gait: {} frames dropped before it, {} of this clip",
+                    s.dropped.0, s.dropped.1
+                ));
+            }
             f.write_str(&parts.join("; "))?;
         }
         Ok(())
@@ -139,6 +204,7 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
     let nc = first.skeleton().n_channels();
     let ft = first.motion().frame_time();
     let n_fade = opts.crossfade.frames(ft);
+    let n_search = if n_fade > 0 { opts.search.frames(ft) } else { 0 };
     let mut acc = first.clone();
     let mut prev_len = first.motion().n_frames();
     let mut prev_name = first_name;
@@ -155,12 +221,35 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
                 )));
             }
         }
+        // The seam by gait phase: frames dropped from the end of the output
+        // so far and from the start of `b`.
+        let (cut_a, cut_b) = if n_search > 0 {
+            let setup =
+                Setup::new(&acc).map_err(|e| Error::invalid(format!("{name}: {}", e.message())))?;
+            search_seam(
+                &setup,
+                acc.motion(),
+                b.motion(),
+                n_fade,
+                n_search.min(prev_len - n_fade),
+                n_search.min(nb - n_fade),
+                up,
+            )
+        } else {
+            (0, 0)
+        };
+        if cut_a > 0 {
+            let keep = acc.motion().n_frames() - cut_a;
+            acc = crate::edit::frames::range(&acc, 0..keep)?;
+        }
+        let b = if cut_b > 0 { crate::edit::frames::range(&b, cut_b..nb)? } else { b };
+        let nb = b.motion().n_frames();
         let na = acc.motion().n_frames();
         let (b, aligned) = if opts.keep_position {
             (b, None)
         } else {
             let fa = na - n_fade.max(1);
-            let (moved, g) = align(&acc, fa, &b, 0, up)
+            let (moved, g) = align_fit(&acc, fa, &b, n_fade.max(1), opts.heading, up)
                 .map_err(|e| Error::invalid(format!("{name}: {}", e.message())))?;
             (moved, Some((fa, g)))
         };
@@ -184,9 +273,87 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
         values[na * nc..].copy_from_slice(&bm.values()[n_fade * nc..]);
         let motion = Motion::with_frames(ft, n_out, nc, values)?;
         acc = Bvh::new(first.skeleton().clone(), motion)?;
-        seams.push(Seam { clip: i, name: name.to_string(), prepared, crossfade: n_fade, aligned });
+        seams.push(Seam {
+            clip: i,
+            name: name.to_string(),
+            prepared,
+            crossfade: n_fade,
+            dropped: (cut_a, cut_b),
+            aligned,
+        });
         prev_len = nb;
         prev_name = name;
     }
     Ok((acc, ConcatReport { up, up_found, seams }))
+}
+
+/// `b` moved on the ground to continue `a` from its frame `fa`: over the
+/// `len` frames where they overlap ([`Heading::Travel`],
+/// [`fit_ground_move`]) or from the single frames `fa` and 0
+/// ([`Heading::Frame`], [`align`]).
+fn align_fit(
+    a: &Bvh,
+    fa: usize,
+    b: &Bvh,
+    len: usize,
+    heading: Heading,
+    up: SignedAxis,
+) -> Result<(Bvh, GroundMove)> {
+    if heading == Heading::Frame {
+        return align(a, fa, b, 0, up);
+    }
+    let carrier = root::carrier(a).ok_or_else(|| Error::invalid("the skeleton has no joints"))?;
+    let sa = Setup::with_carrier(a, carrier)?;
+    let sb = Setup::with_carrier(b, carrier)?;
+    // With a crossfade, the heading of the travel over whole gait cycles
+    // at the end of `a` and the start of `b`.
+    let travel = if len > 1 { TravelHeading::Continue } else { TravelHeading::None };
+    let (g, _) = fit_ground_move(&sa, a.motion(), fa, &sb, b.motion(), 0, len, up, travel);
+    let moved = move_carrier(b, &sb, |_, _| g.transform).map_err(|e| {
+        Error::invalid(format!("{} (keep the clip where it is instead)", e.message()))
+    })?;
+    Ok((moved, g))
+}
+
+/// The seam by gait phase: how many frames to drop from the end of `a`
+/// (at most `max_a`) and from the start of `b` (at most `max_b`) so that
+/// the `n_fade` frames that overlap in the crossfade are most alike, pose
+/// by pose ([`pose_features`]: the sum of squared joint distances over the
+/// overlap, which compares velocities as well as poses). Ties keep the
+/// fewest frames dropped.
+fn search_seam(
+    setup: &Setup,
+    a: &Motion,
+    b: &Motion,
+    n_fade: usize,
+    max_a: usize,
+    max_b: usize,
+    up: SignedAxis,
+) -> (usize, usize) {
+    let n = setup.fk.len();
+    let na = a.n_frames();
+    let start_a = na - max_a - n_fade;
+    let fa = pose_features(setup, a, start_a..na, up);
+    let fb = pose_features(setup, b, 0..max_b + n_fade, up);
+    // At most about 16 frames of the overlap compared.
+    let step = n_fade.div_ceil(16).max(1);
+    let mut best = (f64::INFINITY, 0, 0);
+    for cut_a in 0..=max_a {
+        // The overlap of `a`: frames `na - cut_a - n_fade ..`.
+        let oa = na - cut_a - n_fade - start_a;
+        for cut_b in 0..=max_b {
+            let mut cost = 0.0;
+            for k in (0..n_fade).step_by(step) {
+                let (x, y) = (&fa[(oa + k) * n..][..n], &fb[(cut_b + k) * n..][..n]);
+                cost += x.iter().zip(y).map(|(p, q)| (*p - *q).length_squared()).sum::<f64>();
+                if cost >= best.0 {
+                    break;
+                }
+            }
+            if cost < best.0 {
+                best = (cost, cut_a, cut_b);
+            }
+        }
+    }
+    (best.1, best.2)
 }

@@ -3,18 +3,30 @@
 //! With `n` frames and a crossfade of `N` frames (`1 <= N <= n / 2`), the
 //! loop is one cycle of `L = n - N` frames: frame `L + k` of the clip is
 //! taken to be frame `k` of the next cycle. The cycle's ground move `D`
-//! (the carrier's horizontal displacement and turn about the up axis from
-//! frame 0 to frame `L`, [`super::GroundMove`]) is measured, and the tail
-//! (frames `L ..`) is moved back by `D⁻¹` so that it stands where the start
-//! stands. Output frame `k`:
+//! (a turn about the up axis and a horizontal shift, [`super::GroundMove`])
+//! is measured, and the tail (frames `L ..`) is moved back by `D⁻¹` so that
+//! it stands where the start stands:
+//! - the turn: from the travel when the clip walks (its direction over a
+//!   whole gait cycle at the start and at the end, where the sway of the
+//!   gait cancels, the turn between them scaled to one cycle), else from
+//!   the hip and shoulder lines summed over frames `0 .. N` and `L .. n`;
+//!   so a loop of a straight walk does not turn (single frames' pelvis
+//!   lines made it turn -10 or +15 degrees per cycle);
+//! - the shift: the carrier's mean over those frames laid onto each other.
+//!
+//! Output frame `k`:
 //! - `k < N`: [`Mixer::blend`] of the moved-back tail frame `L + k` and
-//!   frame `k` at the weight [`fade`]`(k, N)` (per-joint SLERP, position
-//!   channels linear): the end fades into the start;
+//!   frame `k` at the weight `seam_weight(k, N)` (per-joint SLERP,
+//!   position channels linear): 0 at `k = 0`, so output frame 0 is the
+//!   moved-back frame `L` itself, rising as `10x³ - 15x⁴ + 6x⁵` (no speed
+//!   and no acceleration at either end);
 //! - `N <= k < L`: frame `k`, bit for bit.
 //!
-//! So the last frame (`L - 1`) flows into the first as it flowed into
-//! frame `L` in the clip, and the first crossfade frame is mostly frame
-//! `L`.
+//! So the last frame (`L - 1`) flows into the first exactly as it flowed
+//! into frame `L` in the clip, and on at the tail's velocity: the seam
+//! keeps the velocity as well as the pose (the smoothstep crossfade that
+//! started at `smoothstep(1 / (N + 1))` changed the velocity at the seam 3
+//! to 11 times the clip's typical change).
 //!
 //! Travel:
 //! - [`Travel::Keep`] (default): a walk keeps walking. The cycle's
@@ -35,11 +47,11 @@ use std::fmt;
 
 use glam::{DAffine3, DQuat};
 
-use super::weights::{Curve, fade};
-use super::{GroundMove, Mixer, Span, ground_move, need_frames, up_axis};
+use super::weights::Curve;
+use super::{GroundMove, Mixer, Span, TravelHeading, fit_ground_move, need_frames, up_axis};
 use crate::bvh::Bvh;
 use crate::edit::axes::SignedAxis;
-use crate::edit::root::{Setup, horizontal, move_carrier};
+use crate::edit::root::{Setup, move_carrier};
 use crate::error::{Error, Result};
 use crate::motion::Motion;
 
@@ -158,30 +170,39 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     let len = n - fade_n;
     let setup = Setup::new(bvh)?;
     let s = bvh.skeleton();
-    let mut w0 = vec![DAffine3::IDENTITY; s.len()];
-    let mut wl = vec![DAffine3::IDENTITY; s.len()];
-    setup.fk.world(m.frame(0), &mut w0);
-    setup.fk.world(m.frame(len), &mut wl);
-    let cycle = ground_move(&setup, &wl, &setup, &w0, up);
-    let back = cycle.transform.inverse();
-    let tail = move_carrier(bvh, &setup, |_, _| back)?;
-    let mut mixer = Mixer::new(s, None);
+    // The cycle's move: frames `len ..` laid onto frames `0 ..` over the
+    // crossfade (the travel and the hip and shoulder lines, fitted
+    // together), inverted: it takes the start to where the cycle ends.
+    // The heading of the travel over whole gait cycles at each end, when
+    // the clip travels.
+    let travel = TravelHeading::Cycle(len);
+    let (back, tail_mean) = fit_ground_move(&setup, m, 0, &setup, m, len, fade_n, up, travel);
+    // The carrier's mean position on the ground over the start's window.
+    let p0 = tail_mean + back.shift;
+    let cycle = GroundMove {
+        transform: back.transform.inverse(),
+        shift: -back.shift,
+        turn_deg: -back.turn_deg,
+    };
+    let tail = move_carrier(bvh, &setup, |_, _| back.transform)?;
     let nc = s.n_channels();
     let mut values = m.values()[..len * nc].to_vec();
     if nc > 0 {
+        let mut mixer = Mixer::new(s, None);
         for k in 0..fade_n {
             let (done, rest) = values.split_at_mut(k * nc);
             let a = tail.motion().frame(len + k);
             let near = if k > 0 { &done[(k - 1) * nc..] } else { a };
-            mixer.blend(a, m.frame(k), fade(k, fade_n, opts.curve), near, &mut rest[..nc]);
+            let w = seam_weight(k, fade_n, opts.curve);
+            mixer.blend(a, m.frame(k), w, near, &mut rest[..nc]);
         }
     }
     let motion = Motion::with_frames(m.frame_time(), len, nc, values)?;
     let mut out = Bvh::new(s.clone(), motion)?;
     if opts.travel == Travel::Remove {
         let c = setup.carrier;
-        let p0 = horizontal(w0[c].translation, up);
-        let pl = horizontal(wl[c].translation, up);
+        // The pivot of the cycle's turn: `E(1)` is the inverse move.
+        let pl = p0 + cycle.shift;
         let turn = cycle.turn_deg.to_radians();
         let o = Setup::with_carrier(&out, crate::JointId::new(c))?;
         out = move_carrier(&out, &o, |k, _| {
@@ -195,4 +216,20 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
         out,
         LoopReport { crossfade: fade_n, frames: len, cycle, travel: opts.travel, up, up_found },
     ))
+}
+
+/// The loop crossfade's weight of the start at frame `k` of `n`: 0 at
+/// `k = 0` (output frame 0 is the moved-back tail frame `L`, so the seam
+/// from the last frame to the first is the clip's own step from `L - 1` to
+/// `L`), rising to 1 at `k = n` (the first frame copied). Smoothstep gives
+/// the quintic `10x³ - 15x⁴ + 6x⁵` (no speed and no acceleration at either
+/// end: the seam keeps the tail's velocity, the mix adds only
+/// `10 (1/n)³` of the two poses' difference to its first step); linear
+/// gives `k / n`.
+pub(crate) fn seam_weight(k: usize, n: usize, curve: Curve) -> f64 {
+    let x = k as f64 / n as f64;
+    match curve {
+        Curve::Linear => x,
+        _ => x * x * x * (10.0 + x * (6.0 * x - 15.0)),
+    }
 }

@@ -319,6 +319,56 @@ impl Mixer {
         self.write_rotations(w, false, near, out, true)
     }
 
+    /// Where two rotations are nearly opposite (about 180 degrees apart),
+    /// the shortest arc between them changes side from one frame to the
+    /// next as their angle passes 180 degrees, and the mix turns by up to
+    /// 180 degrees in one frame (Bandai Namco's kick blended with itself
+    /// 10 frames later: the hips turn 165 degrees in a frame). So a mixed
+    /// joint (three rotation channels) whose angles moved more than 60
+    /// degrees in all from `near` (the previous output frame) and whose two
+    /// rotations are more than 120 degrees apart is solved again: of the
+    /// SLERP along the shortest arc and along the other arc, the one closer
+    /// to `near`'s rotation is kept (the other only when it is strictly
+    /// closer; everywhere else the bits are the lanes'). Past 120 degrees
+    /// apart, the shortest arc is taken again.
+    /// [`blend`](super::blend::blend) applies it after [`Mixer::blend`] (a
+    /// crossfade's and a loop's weights go from 0 to 1, so one side wins
+    /// before the two rotations are far apart for long).
+    #[inline]
+    pub(crate) fn keep_arcs_coherent(
+        &self,
+        a: &[f64],
+        b: &[f64],
+        w: f64,
+        near: &[f64],
+        out: &mut [f64],
+    ) {
+        if !(w > 0.0 && w < 1.0) {
+            return;
+        }
+        for (l, r) in self.mixed_rot.iter().enumerate() {
+            let moved = (out[r[0]] - near[r[0]]).abs()
+                + (out[r[1]] - near[r[1]]).abs()
+                + (out[r[2]] - near[r[2]]).abs();
+            // (NaN: not moved.)
+            if moved.is_nan() || moved <= 60.0 {
+                continue;
+            }
+            let j = &self.joints[self.mixed_joint[l]].channels;
+            let (qa, qb, qn) = (j.rotation(a), j.rotation(b), j.rotation(near));
+            let qb = if qa.dot(qb) < 0.0 { -qb } else { qb };
+            // Only near opposite (more than 120 degrees apart), where the
+            // shortest arc is about to change side or just has.
+            if qa.dot(qb) >= 0.5 {
+                continue;
+            }
+            let (short, long) = (slerp_raw(qa, qb, w), slerp_raw(qa, -qb, w));
+            if long.dot(qn).abs() > short.dot(qn).abs() + 1e-12 {
+                j.write_rotation(long, Some(j.angles(near)), out);
+            }
+        }
+    }
+
     /// The reference pose of a layer: `frame` (of this mixer's layout).
     ///
     /// # Panics
@@ -485,6 +535,18 @@ impl Mixer {
             "frames must hold one value per channel"
         );
     }
+}
+
+/// SLERP from `q0` to `q1` along the arc their signs give (no change of
+/// side: `-q1` takes the other way round), normalised.
+fn slerp_raw(q0: DQuat, q1: DQuat, t: f64) -> DQuat {
+    let c = q0.dot(q1).clamp(-1.0, 1.0);
+    let theta = c.acos();
+    let s = theta.sin();
+    if s < 1e-9 {
+        return (q0 * (1.0 - t) + q1 * t).normalize();
+    }
+    (q0 * (((1.0 - t) * theta).sin() / s) + q1 * ((t * theta).sin() / s)).normalize()
 }
 
 /// Copies one joint's channels from `src` to `out`.

@@ -1,8 +1,9 @@
 //! Blend and mix: operations on two or more clips of one skeleton.
 //!
 //! - [`concat`](mod@concat): clips one after another, each continuing from where the
-//!   one before ends (moved on the ground and turned about the up axis),
-//!   with an optional crossfade.
+//!   one before ends (moved on the ground and turned about the up axis, the
+//!   heading from the travel over a gait cycle), with an optional
+//!   crossfade whose seam is searched for the gait phase.
 //! - [`blend`]: two clips pose by pose with a weight (constant or a curve
 //!   over time, [`weights::Weight`]), optionally only on a subtree (masked
 //!   blend).
@@ -55,7 +56,11 @@
 //! into the first's channel layout), `prepare` (+ resampling to the first
 //! clip's rate, with a `Prepared` report), `Span` (frames or seconds),
 //! `align`/`GroundMove` (the carrier moved on the ground and turned about up,
-//! through `edit::root::move_carrier`, which `root::to_origin` shares).
+//! through `edit::root::move_carrier`, which `root::to_origin` shares),
+//! `fit_ground_move` (the move that continues one clip with another or
+//! closes a loop: the turn from `cycle_travel`, the travel over a gait
+//! cycle found by `pose_features`, else from the hip and shoulder lines
+//! summed over the overlap; the shift from the carrier's mean).
 
 use std::fmt;
 use std::str::FromStr;
@@ -414,6 +419,198 @@ pub(crate) fn ground_move(
         * DAffine3::from_quat(DQuat::from_axis_angle(up.vector(), yaw))
         * DAffine3::from_translation(-pb);
     GroundMove { transform, shift: pa - pb, turn_deg: yaw.to_degrees() }
+}
+
+/// Whether and how [`fit_ground_move`] takes the turn from the travel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum TravelHeading {
+    /// From the hip and shoulder lines only.
+    None,
+    /// `b` continues `a`: its heading at its start turned onto `a`'s at its end.
+    Continue,
+    /// `a` is `b` (a loop of `len` frames): the turn between the headings
+    /// at its start and at its end, scaled to one cycle.
+    Cycle(usize),
+}
+
+/// The left-to-right lines of one frame that [`fit_ground_move`] averages:
+/// the sum over the left/right pairs at the top of their chains (the hip
+/// and shoulder lines; the limbs below them move with the pose, not with
+/// the heading) of left minus right, on the ground; all pairs when none
+/// is at the top.
+fn side_line(setup: &Setup, world: &[DAffine3], up: SignedAxis) -> DVec3 {
+    let pairs = if setup.top_pairs.is_empty() { &setup.pairs } else { &setup.top_pairs };
+    let v: DVec3 = pairs.iter().map(|&(l, r)| world[l].translation - world[r].translation).sum();
+    horizontal(v, up)
+}
+
+/// The ground move that continues clip `a` with clip `b`, from frames
+/// `fa ..` of `a` and `fb ..` of `b` (`len` frames each, at least one,
+/// frame `fb + k` of `b` taking the place of frame `fa + k` of `a`, as in a
+/// crossfade):
+/// - the turn about the up axis: with `travel`, the one between the
+///   directions of travel at the end of `a` and at the start of `b` over a
+///   whole gait cycle each ([`cycle_travel`]) when both clips travel at
+///   least a quarter of the skeleton's height (from a pose to the same pose
+///   one cycle on, the sway of the gait cancels, which it does not over
+///   part of a step or between frames of different gait phases);
+///   otherwise the one between the hip and shoulder lines ([`side_line`])
+///   summed over the `len` frames of each;
+/// - the shift that puts the mean of `b`'s carrier positions over its
+///   frames, turned, on the mean of `a`'s (over a single frame: the
+///   carrier exactly on `a`'s).
+///
+/// Also returns the mean of `b`'s carrier positions on the ground (the
+/// pivot of the turn).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn fit_ground_move(
+    a: &Setup,
+    am: &Motion,
+    fa: usize,
+    b: &Setup,
+    bm: &Motion,
+    fb: usize,
+    len: usize,
+    up: SignedAxis,
+    travel: TravelHeading,
+) -> (GroundMove, DVec3) {
+    let n = a.fk.len();
+    let mut w = vec![DAffine3::IDENTITY; n];
+    let (mut ca, mut cb) = (DVec3::ZERO, DVec3::ZERO);
+    let (mut la, mut lb) = (DVec3::ZERO, DVec3::ZERO);
+    for k in 0..len.max(1) {
+        a.fk.world(am.frame(fa + k), &mut w);
+        ca += horizontal(w[a.carrier].translation, up);
+        la += side_line(a, &w, up);
+        b.fk.world(bm.frame(fb + k), &mut w);
+        cb += horizontal(w[b.carrier].translation, up);
+        lb += side_line(b, &w, up);
+    }
+    let frames = len.max(1) as f64;
+    let (ca, cb) = (ca / frames, cb / frames);
+    let u = up.vector();
+    let lines = (travel != TravelHeading::None).then(|| {
+        let (va, ta) = cycle_travel(a, am, true, up)?;
+        let (vb, tb) = cycle_travel(b, bm, false, up)?;
+        let yaw = yaw_between(vb, va, u);
+        match travel {
+            // `a` and `b` are one clip (`b` its tail, laid back onto its
+            // start): `yaw` turns its start's heading onto its end's; the
+            // way back, at the rate the clip turns, over one cycle.
+            TravelHeading::Cycle(len) => {
+                let apart = ta - tb;
+                (apart >= 0.25 * len as f64).then(|| -yaw * len as f64 / apart)
+            }
+            _ => Some(yaw),
+        }
+    });
+    let tiny = |v: DVec3, s: &Setup| v.length().is_nan() || v.length() <= 1e-9 * s.height * frames;
+    let yaw = if let Some(yaw) = lines.flatten() {
+        yaw
+    } else if !tiny(la, a) && !tiny(lb, b) {
+        yaw_between(lb, la, u)
+    } else {
+        let wa = {
+            a.fk.world(am.frame(fa), &mut w);
+            a.facing(&w, up)
+        };
+        b.fk.world(bm.frame(fb), &mut w);
+        yaw_between(b.facing(&w, up), wa, u)
+    };
+    let transform = DAffine3::from_translation(ca)
+        * DAffine3::from_quat(DQuat::from_axis_angle(u, yaw))
+        * DAffine3::from_translation(-cb);
+    (GroundMove { transform, shift: ca - cb, turn_deg: yaw.to_degrees() }, cb)
+}
+
+/// Per frame of `frames`, the pose as the search for the gait phase compares it: every
+/// joint's position from the carrier's point on the ground, turned about
+/// the up axis so that the figure faces one way (joint-major per frame).
+pub(crate) fn pose_features(
+    setup: &Setup,
+    m: &Motion,
+    frames: std::ops::Range<usize>,
+    up: SignedAxis,
+) -> Vec<DVec3> {
+    let n = setup.fk.len();
+    let u = up.vector();
+    let (e1, e2) = u.any_orthonormal_pair();
+    let mut w = vec![DAffine3::IDENTITY; n];
+    let mut out = Vec::with_capacity(frames.len() * n);
+    for f in frames {
+        setup.fk.world(m.frame(f), &mut w);
+        let facing = setup.facing(&w, up);
+        let turn = DQuat::from_axis_angle(u, -facing.dot(e2).atan2(facing.dot(e1)));
+        let base = horizontal(w[setup.carrier].translation, up);
+        out.extend(w.iter().map(|x| turn * (x.translation - base)));
+    }
+    out
+}
+
+/// The carrier's travel over one gait cycle at the end of `m` (`end`) or
+/// at its start, on the ground: from frame `f` to frame `f + T` summed
+/// over the anchors `f` of the first (or last) quarter second, `T` the
+/// lag between 0.5 s and 1.6 s at which the poses ([`pose_features`])
+/// come back most alike (one cycle of a walk). Over a cycle the sway
+/// cancels. Also returns the frame at the middle of that travel. `None`
+/// when the clip is too short, when no lag brings the
+/// poses back within 10% of the rest height (no cycle), or when the travel
+/// is shorter than a quarter of the rest height (no clear heading).
+fn cycle_travel(setup: &Setup, m: &Motion, end: bool, up: SignedAxis) -> Option<(DVec3, f64)> {
+    let n = m.n_frames();
+    let fps = 1.0 / m.frame_time();
+    let (lo, hi) = ((0.5 * fps).round() as usize, (1.6 * fps).round() as usize);
+    let anchors = ((0.25 * fps).round() as usize).max(1);
+    let hi = hi.min(n.checked_sub(anchors)?);
+    if lo < 1 || hi < lo {
+        return None;
+    }
+    let span = hi + anchors;
+    let first = if end { n - span } else { 0 };
+    let feat = pose_features(setup, m, first..first + span, up);
+    let nj = setup.fk.len();
+    // Window-relative: the anchors and their frames `T` later (at the
+    // start) or earlier (at the end).
+    let pair = |k: usize, t: usize| if end { (span - 1 - k, span - 1 - k - t) } else { (k, k + t) };
+    let mut best = (f64::INFINITY, 0);
+    for t in lo..=hi {
+        let mut cost = 0.0;
+        for k in 0..anchors {
+            let (x, y) = pair(k, t);
+            let (x, y) = (&feat[x * nj..][..nj], &feat[y * nj..][..nj]);
+            cost += x.iter().zip(y).map(|(p, q)| (*p - *q).length_squared()).sum::<f64>();
+        }
+        if cost < best.0 {
+            best = (cost, t);
+        }
+    }
+    // A cycle: the poses come back within 10% of the height (root mean
+    // square over the joints); a kick or a dance has none.
+    let rms = (best.0 / (anchors * nj) as f64).sqrt();
+    if rms.is_nan() || rms > 0.1 * setup.height {
+        return None;
+    }
+    let t = best.1;
+    let mut w = vec![DAffine3::IDENTITY; nj];
+    let mut at = |f: usize| {
+        setup.fk.world(m.frame(first + f), &mut w);
+        horizontal(w[setup.carrier].translation, up)
+    };
+    let mut d = DVec3::ZERO;
+    for k in 0..anchors {
+        let (x, y) = pair(k, t);
+        // From the earlier frame to the later one.
+        d += if end { at(x) - at(y) } else { at(y) - at(x) };
+    }
+    let d = d / anchors as f64;
+    // The frame at the middle of the displacements.
+    let centre = first as f64
+        + if end {
+            (span - 1) as f64 - (anchors - 1) as f64 / 2.0 - t as f64 / 2.0
+        } else {
+            (anchors - 1) as f64 / 2.0 + t as f64 / 2.0
+        };
+    (d.is_finite() && d.length() >= 0.25 * setup.height).then_some((d, centre))
 }
 
 /// Clip `b` moved on the ground so that its frame `fb` starts where `a`'s

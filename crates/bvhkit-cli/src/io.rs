@@ -79,6 +79,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 pub(crate) use input::{Input, Streamed, expand, expand_rel, read_batches, take_free};
+// The desktop player reads whole files itself: only regular ones.
+#[cfg(feature = "view")]
+pub(crate) use input::require_regular;
 
 /// The default `--max-size`: 4 GiB.
 pub(crate) const DEFAULT_MAX_SIZE: u64 = 4 << 30;
@@ -413,6 +416,20 @@ pub(crate) fn report(results: Vec<Result<Vec<String>>>) -> std::process::ExitCod
     if failed { std::process::ExitCode::from(2) } else { std::process::ExitCode::SUCCESS }
 }
 
+/// Most threads `-j` may ask for: far beyond any machine's cores, far below
+/// what takes the system seconds to create (`-j 100000` ran 30 s before it
+/// failed).
+pub(crate) const MAX_JOBS: usize = 1024;
+
+/// The value of `-j`: a whole number of threads from 1 to [`MAX_JOBS`].
+pub(crate) fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_JOBS).contains(&n) => Ok(n),
+        Ok(n) => Err(format!("{n} threads: expected 1 to {MAX_JOBS}")),
+        Err(_) => Err(format!("expected a whole number of threads, 1 to {MAX_JOBS}, found {s:?}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[allow(clippy::wildcard_imports)]
@@ -489,19 +506,5 @@ mod tests {
             assert!(status.starts_with(b"Name:"));
             assert!(read_file(Path::new("/proc/self/status"), 10).is_err());
         }
-    }
-}
-
-/// Most threads `-j` may ask for: far beyond any machine's cores, far below
-/// what takes the system seconds to create (`-j 100000` ran 30 s before it
-/// failed).
-pub(crate) const MAX_JOBS: usize = 1024;
-
-/// The value of `-j`: a whole number of threads from 1 to [`MAX_JOBS`].
-pub(crate) fn parse_jobs(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n) if (1..=MAX_JOBS).contains(&n) => Ok(n),
-        Ok(n) => Err(format!("{n} threads: expected 1 to {MAX_JOBS}")),
-        Err(_) => Err(format!("expected a whole number of threads, 1 to {MAX_JOBS}, found {s:?}")),
     }
 }

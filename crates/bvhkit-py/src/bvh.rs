@@ -862,19 +862,21 @@ impl PyBvh {
 
     /// This clip then ``others``, each continuing from where the one before
     /// ends, as ``bvh concat``; see ``bvhkit.concat``.
-    #[pyo3(signature = (*others, crossfade = None, linear = false, keep_position = false, up = None))]
+    #[pyo3(signature = (*others, crossfade = None, search = None, linear = false, keep_position = false, up = None))]
+    #[allow(clippy::too_many_arguments)]
     fn concat(
         &self,
         py: Python<'_>,
         others: Vec<PyRef<'_, PyBvh>>,
         crossfade: Option<&Bound<'_, PyAny>>,
+        search: Option<&Bound<'_, PyAny>>,
         linear: bool,
         keep_position: bool,
         up: Option<&str>,
     ) -> PyResult<PyBvh> {
         let mut clips: Vec<Clip<'_>> = vec![self.clip()];
         clips.extend(others.iter().map(|c| c.clip()));
-        crate::mix::concat_clips(py, &clips, crossfade, linear, keep_position, up).map(made)
+        crate::mix::concat_clips(py, &clips, crossfade, search, linear, keep_position, up).map(made)
     }
 
     /// This clip blended towards ``other`` pose by pose at ``weight``, as
@@ -922,7 +924,7 @@ impl PyBvh {
 
     /// This motion on ``target``'s skeleton, as ``bvh retarget SRC --to
     /// TARGET``.
-    #[pyo3(signature = (target, map = None, reference = None, source_reference = None, source_up = None, target_up = None, position_channels = "replace"))]
+    #[pyo3(signature = (target, map = None, reference = None, source_reference = None, source_up = None, target_up = None, position_channels = "replace", joint_translations = false))]
     #[allow(clippy::too_many_arguments)]
     fn retarget(
         &self,
@@ -934,6 +936,7 @@ impl PyBvh {
         source_up: Option<&str>,
         target_up: Option<&str>,
         position_channels: &str,
+        joint_translations: bool,
     ) -> PyResult<PyBvh> {
         let tpose = pyo3::types::PyString::new(py, "tpose").into_any();
         let args = crate::mix::RetargetArgs {
@@ -943,6 +946,7 @@ impl PyBvh {
             source_up,
             target_up,
             position_channels,
+            joint_translations,
         };
         crate::mix::retarget_onto(py, self.clip(), target.clip(), &args).map(made)
     }

@@ -170,19 +170,20 @@ fn read_many(
 ///
 ///     >>> walk = bvhkit.read("samples/walk.bvh")
 ///     >>> bvhkit.concat([walk, walk.reverse()], crossfade="0.2s").n_frames
-///     114
+///     104
 #[pyfunction]
-#[pyo3(signature = (clips, crossfade = None, linear = false, keep_position = false, up = None))]
+#[pyo3(signature = (clips, crossfade = None, search = None, linear = false, keep_position = false, up = None))]
 fn concat(
     py: Python<'_>,
     clips: Vec<PyRef<'_, PyBvh>>,
     crossfade: Option<&Bound<'_, PyAny>>,
+    search: Option<&Bound<'_, PyAny>>,
     linear: bool,
     keep_position: bool,
     up: Option<&str>,
 ) -> PyResult<PyBvh> {
     let clips: Vec<mix::Clip<'_>> = clips.iter().map(|c| c.clip()).collect();
-    mix::concat_clips(py, &clips, crossfade, linear, keep_position, up).map(bvh::made)
+    mix::concat_clips(py, &clips, crossfade, search, linear, keep_position, up).map(bvh::made)
 }
 
 /// How far clip ``b`` is from clip ``a``, as ``bvh diff A B --json``: a

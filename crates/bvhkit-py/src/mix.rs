@@ -166,17 +166,18 @@ pub(crate) fn concat_clips(
     py: Python<'_>,
     clips: &[Clip<'_>],
     crossfade: Option<&Bound<'_, PyAny>>,
+    search: Option<&Bound<'_, PyAny>>,
     linear: bool,
     keep_position: bool,
     up_axis: Option<&str>,
 ) -> PyResult<(bvhkit::Bvh, String)> {
     let opts = ConcatOptions {
         crossfade: crossfade.map(span).transpose()?.unwrap_or_default(),
+        search: search.map(span).transpose()?.unwrap_or(ConcatOptions::default().search),
         curve: curve(linear),
         keep_position,
         up: up(up_axis)?,
-        // The command's defaults: the seam searched over 0.5 s for the gait
-        // phase, the heading from the travel.
+        // The command's defaults: the heading from the travel.
         ..ConcatOptions::default()
     };
     let names: Vec<String> =
@@ -265,6 +266,7 @@ pub(crate) struct RetargetArgs<'a, 'py> {
     pub(crate) source_up: Option<&'a str>,
     pub(crate) target_up: Option<&'a str>,
     pub(crate) position_channels: &'a str,
+    pub(crate) joint_translations: bool,
 }
 
 /// The explicit map: None, a map file's path, or a dict `{source: target}`.
@@ -308,6 +310,7 @@ pub(crate) fn retarget_onto(
     let mode = position_channels(args.position_channels)?;
     let (sn, tn) = (clip_name(source, "the source"), clip_name(target, "the target"));
     let (src, tgt) = (source.bvh, target.bvh);
+    let joint_translations = args.joint_translations;
     let result = py.detach(|| -> Result<_, String> {
         let map = match &map {
             None => None,
@@ -331,7 +334,7 @@ pub(crate) fn retarget_onto(
             source_up,
             target_up,
             mode,
-            ..retarget::Options::default()
+            joint_translations,
         };
         retarget::retarget(src, tgt, &options)
             .map_err(|e| format!("{sn} onto {tn}: {}", e.message()))

@@ -144,7 +144,7 @@ class Bvh:
             >>> for part in walk.loop(crossfade=10).report.split("; "):
             ...     print(part)
             loop of 50 frames (10 crossfaded)
-            travel per cycle 183.3333 units and -31.88 degrees about y, kept
+            travel per cycle 183.3333 units and 0.00 degrees about y, kept
         """
     @overload
     def positions(
@@ -387,6 +387,7 @@ class Bvh:
         self,
         *others: Bvh,
         crossfade: _Span | None = None,
+        search: _Span | None = None,
         linear: bool = False,
         keep_position: bool = False,
         up: str | None = None,
@@ -479,6 +480,7 @@ class Bvh:
         source_up: str | None = None,
         target_up: str | None = None,
         position_channels: _PositionChannels = "replace",
+        joint_translations: bool = False,
     ) -> Bvh:
         """This motion on ``target``'s skeleton (``bvh retarget SRC --to TARGET``).
 
@@ -489,7 +491,9 @@ class Bvh:
         ``"rest"``, or a frame number of ``target``); ``source_reference``
         when the source's differs. The output has ``target``'s skeleton and
         this clip's frames and frame time; ``report`` lists the pairs and the
-        joints left unmapped.
+        joints left unmapped. Joints below the root keep ``target``'s offsets;
+        ``joint_translations=True`` copies the source's translations into
+        joints that have position channels (``--joint-translations``).
 
         Example::
 
@@ -626,6 +630,7 @@ def diff(
 def concat(
     clips: Sequence[Bvh],
     crossfade: _Span | None = None,
+    search: _Span | None = None,
     linear: bool = False,
     keep_position: bool = False,
     up: str | None = None,
@@ -639,6 +644,10 @@ def concat(
     every clip where it is. ``crossfade`` overlaps each seam: an int
     (frames), a float (seconds) or the command line's text (``"12"``,
     ``"0.4s"``); smoothstep weights (``linear=True``: a straight ramp).
+    With a crossfade the seam may move by up to ``search`` (a span as
+    ``crossfade``; 0.5 s by default, ``0`` keeps it where the clips meet):
+    frames are dropped from the end of a clip and the start of the next so
+    that the crossfaded frames are in the same phase of the gait (reported).
     Without it the output has exactly every clip's frames. The skeletons must
     match; clips at another rate are resampled to the first's. The output has
     the first clip's skeleton and frame time.
@@ -648,11 +657,12 @@ def concat(
         >>> walk = bvhkit.read("samples/walk.bvh")
         >>> path = bvhkit.concat([walk, walk.reverse()], crossfade="0.2s")
         >>> path.n_frames
-        114
+        104
         >>> for part in path.report.split("; "):
         ...     print(part)
-        clip 1: moved 18.3333 units and turned -22.17 degrees about y to start at frame 54
+        clip 1: moved 0.0000 units and turned 0.00 degrees about y to start at frame 49
         crossfade of 6 frames
+        seam moved to match the gait: 5 frames dropped before it, 5 of this clip
     """
 
 def parse(data: bytes | bytearray | str, strict: bool = False, warn: bool = False) -> Bvh:

@@ -444,6 +444,10 @@ fn side_line(setup: &Setup, world: &[DAffine3], up: SignedAxis) -> DVec3 {
     horizontal(v, up)
 }
 
+/// Degrees within which the heading from the travel must agree with the
+/// heading from the hip and shoulder lines for a concat to take it.
+const TRAVEL_AGREES: f64 = 60.0;
+
 /// The ground move that continues clip `a` with clip `b`, from frames
 /// `fa ..` of `a` and `fb ..` of `b` (`len` frames each, at least one,
 /// frame `fb + k` of `b` taking the place of frame `fa + k` of `a`, as in a
@@ -505,10 +509,24 @@ pub(crate) fn fit_ground_move(
         }
     });
     let tiny = |v: DVec3, s: &Setup| v.length().is_nan() || v.length() <= 1e-9 * s.height * frames;
-    let yaw = if let Some(yaw) = lines.flatten() {
+    let line_yaw = (!tiny(la, a) && !tiny(lb, b)).then(|| yaw_between(lb, la, u));
+    // The travel turns a clip only when both clips travel the same way
+    // relative to their bodies: a walk joined to its reverse (walking
+    // backwards) travels the other way, and turning it by the travel would
+    // spin the figure half round inside the crossfade; the hip and shoulder
+    // lines over the overlap decide then.
+    let agrees = |t: f64, l: f64| {
+        let d = (t - l).rem_euclid(std::f64::consts::TAU);
+        d.min(std::f64::consts::TAU - d) <= TRAVEL_AGREES.to_radians()
+    };
+    let travel_yaw = match (lines.flatten(), line_yaw, travel) {
+        (Some(t), Some(l), TravelHeading::Continue) if !agrees(t, l) => None,
+        (t, ..) => t,
+    };
+    let yaw = if let Some(yaw) = travel_yaw {
         yaw
-    } else if !tiny(la, a) && !tiny(lb, b) {
-        yaw_between(lb, la, u)
+    } else if let Some(yaw) = line_yaw {
+        yaw
     } else {
         let wa = {
             a.fk.world(am.frame(fa), &mut w);

@@ -75,6 +75,9 @@ pub enum Error {
     /// A clip's arrays do not hold a value per frame and joint, or a parent
     /// index names no joint (what is wrong is named).
     Inconsistent(&'static str),
+    /// A second clip of one name: a clip's name is its key (the NPZ
+    /// arrays' prefix, the Parquet `clip` column).
+    DuplicateClip(String),
 }
 
 impl std::fmt::Display for Error {
@@ -94,6 +97,10 @@ impl std::fmt::Display for Error {
                     "the clip was computed without {what}, which the writer's options ask for"
                 )
             }
+            Error::DuplicateClip(name) => write!(
+                f,
+                "two clips are named {name:?}: a clip's name is its key, so names must differ"
+            ),
         }
     }
 }

@@ -28,6 +28,8 @@ use crate::{Result, npy};
 pub struct NpzWriter<W: Write + Seek> {
     zip: ZipWriter<Sticky<W>>,
     dtype: Dtype,
+    /// The clips' names so far: each is a key.
+    names: std::collections::HashSet<String>,
 }
 
 /// The archive's writer, which keeps its first error: every write after
@@ -79,7 +81,8 @@ impl<W: Seek> Seek for Sticky<W> {
 impl<W: Write + Seek> NpzWriter<W> {
     /// Starts an archive on `w`.
     pub fn new(w: W, dtype: Dtype) -> NpzWriter<W> {
-        NpzWriter { zip: ZipWriter::new(Sticky { inner: w, failed: false, pos: 0 }), dtype }
+        let zip = ZipWriter::new(Sticky { inner: w, failed: false, pos: 0 });
+        NpzWriter { zip, dtype, names: std::collections::HashSet::new() }
     }
 
     fn start(&mut self, clip: &str, array: &str, bytes: usize) -> Result<()> {
@@ -125,8 +128,12 @@ impl<W: Write + Seek> NpzWriter<W> {
     /// Adds `clip`'s arrays.
     ///
     /// # Errors
-    /// When writing fails.
+    /// When writing fails, or [`crate::Error::DuplicateClip`] for a second clip of
+    /// one name (nothing of it written).
     pub fn write_clip(&mut self, clip: &Clip) -> Result<()> {
+        if !self.names.insert(clip.name.clone()) {
+            return Err(crate::Error::DuplicateClip(clip.name.clone()));
+        }
         let (nf, nj) = (clip.n_frames, clip.joints.len());
         let name = clip.name.as_str();
         let pos: Vec<&Vec<f64>> = clip.positions.iter().collect();

@@ -159,6 +159,8 @@ fn properties(options: &Options, compression: Compression) -> WriterProperties {
 /// before the next is taken. Columns are encoded in parallel on rayon's
 /// current pool.
 pub struct ParquetWriter<W: Write + Send> {
+    /// The clips' names so far: each is a key.
+    names: std::collections::HashSet<String>,
     file: SerializedFileWriter<W>,
     factory: ArrowRowGroupWriterFactory,
     schema: SchemaRef,
@@ -205,6 +207,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             max_group_rows: ROW_GROUP_ROWS,
             direct: options.layout == Layout::Long && compression == Compression::UNCOMPRESSED,
             buffers: Default::default(),
+            names: std::collections::HashSet::new(),
         })
     }
 
@@ -226,9 +229,13 @@ impl<W: Write + Send> ParquetWriter<W> {
     /// a column is made.
     ///
     /// # Errors
-    /// When encoding or writing fails, or a wide row's list would exceed
-    /// 2^31 values.
+    /// When encoding or writing fails, a wide row's list would exceed 2^31
+    /// values, or [`Error::DuplicateClip`] for a second clip of one name
+    /// (nothing of it written).
     pub fn write_clip(&mut self, clip: Clip) -> Result<()> {
+        if !self.names.insert(clip.name.clone()) {
+            return Err(Error::DuplicateClip(clip.name));
+        }
         self.skeletons.add(&clip);
         let nj = clip.joints.len();
         let rows = match self.options.layout {

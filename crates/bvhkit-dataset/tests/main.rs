@@ -599,3 +599,27 @@ fn write_bvh_writes_the_bytes_of_write_clip() {
     assert!(corpus.len() >= 40, "{} corpus clips", corpus.len());
     same(&corpus, &Options::default(), ROW_GROUP_ROWS, 2);
 }
+
+/// A clip's name is its key: a second clip of one name is refused by both
+/// writers with a message that names it (the NPZ archive printed the zip
+/// crate's `EscapeAscii { .. }`; Parquet wrote both under one key), and the
+/// clips before it are kept.
+#[test]
+fn a_second_clip_of_one_name_is_refused_by_name() {
+    let bvh = Bvh::parse(bvhkit_testdata::synth_text(3, 5, 10)).unwrap();
+    let o = Options::default();
+    let (walk, other) = (Clip::compute("walk", &bvh, &o), Clip::compute("run", &bvh, &o));
+    let mut npz = NpzWriter::new(std::io::Cursor::new(Vec::new()), Dtype::F32);
+    npz.write_clip(&walk).unwrap();
+    npz.write_clip(&other).unwrap();
+    let err = npz.write_clip(&walk).unwrap_err().to_string();
+    assert_eq!(err, "two clips are named \"walk\": a clip's name is its key, so names must differ");
+    assert!(npz.finish().is_ok(), "the archive of the first two clips");
+    let mut pq = ParquetWriter::new(Vec::new(), &o).unwrap();
+    pq.write_clip(Clip::compute("walk", &bvh, &o)).unwrap();
+    let err = pq.write_clip(Clip::compute("walk", &bvh, &o)).unwrap_err().to_string();
+    assert!(err.starts_with("two clips are named \"walk\""), "{err}");
+    let (batch, _) = read_back(pq.finish().unwrap().0);
+    assert!(strings(&batch, "clip").iter().all(|c| c.as_deref() == Some("walk")));
+    assert_eq!(batch.num_rows(), Clip::compute("walk", &bvh, &o).rows());
+}

@@ -94,6 +94,12 @@ fn input(p: &Path) -> Input {
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let (src_in, tgt_in) = (input(&args.source), input(&args.target));
+    if matches!((&src_in, &tgt_in), (Input::Stdin, Input::Stdin)) {
+        return Err(anyhow!(
+            "the source and --to TARGET are both standard input (`-`), which can be read once: \
+             give one of them as a file"
+        ));
+    }
     refuse_overwriting_input(&args.output, &[src_in.clone(), tgt_in.clone()])?;
     if let Some(m) = &args.map {
         refuse_overwriting_input(&args.output, &[Input::File(m.clone())])?;

@@ -54,6 +54,19 @@ fn replay_then_record_gives_the_clip_back() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(d.join("samples.csv")).unwrap();
     assert!(csv.starts_with("t,sensor,w,x,y,z,px,py,pz\n"), "{csv:.80}");
+    // `-` reads the clip from standard input ("-: No such file or
+    // directory" before): the same samples.
+    let mut child = bvh()
+        .current_dir(d)
+        .args(["replay", "-", "--as", "sensors", "-o", "stdin.csv"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&std::fs::read(d.join("clip.bvh")).unwrap()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(d.join("stdin.csv")).unwrap(), csv);
     std::fs::write(
         d.join("all.toml"),
         format!("skeleton = \"clip.bvh\"\nframe_rate = {}\nbind_all = true\n", clip.motion().fps()),

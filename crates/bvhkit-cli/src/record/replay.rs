@@ -95,7 +95,14 @@ pub(super) const MAX_DATAGRAM: usize = 65_000;
 
 /// Runs `bvh replay`.
 pub(crate) fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
-    let bvh = Bvh::from_path(&a.input)?;
+    // `-` is standard input, as for every command that reads a clip.
+    let input = if a.input.as_os_str() == "-" {
+        crate::io::Input::Stdin
+    } else {
+        crate::io::Input::File(a.input.clone())
+    };
+    let (bvh, _) =
+        crate::io::load(&input, true).map_err(|e| anyhow::anyhow!(e.describe(&input)))?;
     if a.kind == ReplayAs::Neuron && a.config.is_some() {
         bail!(
             "--config is for --as sensors; the neuron stream carries the clip's channels as they are"

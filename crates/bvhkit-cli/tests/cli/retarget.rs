@@ -106,3 +106,15 @@ fn retarget_refuses_bad_maps_and_its_inputs_as_output() {
         "{help}"
     );
 }
+
+/// The source and the target cannot both be standard input, which can be
+/// read once (both were read from it, the second read getting nothing).
+#[test]
+fn retarget_refuses_standard_input_twice() {
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().join("out.bvh");
+    let r = run(&["retarget", "-", "--to", "-", "-o", o.to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(stderr(&r).contains("both standard input"), "{}", stderr(&r));
+    assert!(!o.exists());
+}

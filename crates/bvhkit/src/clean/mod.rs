@@ -215,29 +215,29 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
         Report { steps: Vec::new(), joint_names: skel.display_names(), notes: Vec::new() };
     let layouts: Vec<JointChannels> = skel.joints().iter().map(JointChannels::of).collect();
 
-    if let Some(k) = options.spikes {
+    // Runs one step on `out` and records it: `run` changes the clip, adds
+    // its notes and returns the joint-frames it repaired and the contact
+    // spans it locked; the largest change per joint is measured against
+    // the clip before it.
+    let step = |name: String, out: &mut Bvh, report: &mut Report, run: &mut StepRun<'_>| {
         let before = out.motion().values().to_vec();
-        let repaired = spikes::repair(&mut out, &layouts, k);
-        report.steps.push(Step {
-            name: format!("spikes (k = {k})"),
-            repaired,
-            spans: 0,
-            changes: changes(&layouts, &before, out.motion().values(), out.motion().n_channels()),
+        let (repaired, spans) = run(out, &mut report.notes);
+        let changes = changes(&layouts, &before, out.motion().values(), out.motion().n_channels());
+        report.steps.push(Step { name, repaired, spans, changes });
+    };
+    let smooth =
+        |name: String, out: &mut Bvh, report: &mut Report, f: &dyn Fn(&[f64]) -> Vec<f64>| {
+            step(name, out, report, &mut |out, notes| {
+                smooth_tracks(out, &layouts, &mask, f, notes);
+                (Vec::new(), 0)
+            });
+        };
+
+    if let Some(k) = options.spikes {
+        step(format!("spikes (k = {k})"), &mut out, &mut report, &mut |out, _| {
+            (spikes::repair(out, &layouts, k), 0)
         });
     }
-    let smooth = |name: String,
-                  out: &mut Bvh,
-                  report: &mut Report,
-                  f: &dyn Fn(&[f64]) -> Vec<f64>| {
-        let before = out.motion().values().to_vec();
-        smooth_tracks(out, &layouts, &mask, f, &mut report.notes);
-        report.steps.push(Step {
-            name,
-            repaired: Vec::new(),
-            spans: 0,
-            changes: changes(&layouts, &before, out.motion().values(), out.motion().n_channels()),
-        });
-    };
     if let (Some(b), Some((bb, aa))) = (options.butterworth, &butter_ba) {
         // The length was checked above: filtfilt cannot fail here.
         let f = |x: &[f64]| filter::filtfilt(bb, aa, x).unwrap_or_else(|_| x.to_vec());
@@ -267,54 +267,32 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
     if let (true, Some(root)) = (options.remove_drift || options.ground, layouts.first()) {
         let lint = quality::lint(&out, &options.quality);
         if options.remove_drift {
-            let before = out.motion().values().to_vec();
-            if let Some(note) = drift::remove_drift(&mut out, root, lint.up) {
-                report.notes.push(note);
-            }
-            report.steps.push(Step {
-                name: "remove drift".into(),
-                repaired: Vec::new(),
-                spans: 0,
-                changes: changes(
-                    &layouts,
-                    &before,
-                    out.motion().values(),
-                    out.motion().n_channels(),
-                ),
+            step("remove drift".into(), &mut out, &mut report, &mut |out, notes| {
+                notes.extend(drift::remove_drift(out, root, lint.up));
+                (Vec::new(), 0)
             });
         }
         if options.ground {
-            let before = out.motion().values().to_vec();
             let height = lint.ground / lint.metres_per_unit;
-            if let Some(note) = drift::ground(&mut out, root, lint.up, height) {
-                report.notes.push(note);
-            }
-            report.steps.push(Step {
-                name: "ground".into(),
-                repaired: Vec::new(),
-                spans: 0,
-                changes: changes(
-                    &layouts,
-                    &before,
-                    out.motion().values(),
-                    out.motion().n_channels(),
-                ),
+            step("ground".into(), &mut out, &mut report, &mut |out, notes| {
+                notes.extend(drift::ground(out, root, lint.up, height));
+                (Vec::new(), 0)
             });
         }
     }
     if options.lock_feet {
-        let before = out.motion().values().to_vec();
-        let locked = footlock::lock(&mut out, &layouts, &options.quality);
-        report.notes.extend(locked.notes);
-        report.steps.push(Step {
-            name: "lock feet".into(),
-            repaired: Vec::new(),
-            spans: locked.spans,
-            changes: changes(&layouts, &before, out.motion().values(), out.motion().n_channels()),
+        step("lock feet".into(), &mut out, &mut report, &mut |out, notes| {
+            let locked = footlock::lock(out, &layouts, &options.quality);
+            notes.extend(locked.notes);
+            (Vec::new(), locked.spans)
         });
     }
     Ok((out, report))
 }
+
+/// A step's work in [`clean`]: changes the clip, adds its notes, and
+/// returns the joint-frames it repaired and the contact spans it locked.
+type StepRun<'a> = dyn FnMut(&mut Bvh, &mut Vec<String>) -> (Vec<(usize, usize)>, usize) + 'a;
 
 /// Which joints the smoothing applies to: every joint, or those named.
 fn joint_mask(bvh: &Bvh, names: Option<&[String]>) -> Result<Vec<bool>> {

@@ -1303,7 +1303,7 @@ impl Retarget {
             let want = self.scale * (self.c * ps);
             let mut shift = want - self.positions[self.tgt_hips];
             shift += self.ground.lift(&self.positions, shift.dot(self.up_t)) * self.up_t;
-            place_root(self, carrier, shift, output);
+            place_root(self, &self.world, &self.positions, carrier, shift, output);
         }
         self.previous.copy_from_slice(output);
         self.first = false;
@@ -1312,18 +1312,26 @@ impl Retarget {
 
 /// Moves the target's root by `shift` (world, target units) through the
 /// `carrier`'s translation; a top joint that follows the hips is put under
-/// them on the ground (`follower`), the hips kept where they are.
-fn place_root(r: &mut Retarget, carrier: usize, shift: DVec3, output: &mut [f64]) {
+/// them on the ground (`follower`), the hips kept where they are. `world`
+/// and `positions` are the target's world rotations and positions of the
+/// frame in `output` before the move.
+fn place_root(
+    r: &Retarget,
+    world: &[DMat3],
+    positions: &[DVec3],
+    carrier: usize,
+    shift: DVec3,
+    output: &mut [f64],
+) {
     let mode = r.src.mode();
     let chans = r.tgt.joints();
-    let parents = r.tgt.parents();
     let jc = &chans[carrier];
-    let wp = parents[carrier].map_or(DMat3::IDENTITY, |p| r.world[p]);
+    let wp = r.tgt.parents()[carrier].map_or(DMat3::IDENTITY, |p| world[p]);
     let t = jc.translation(output, mode) + wp.transpose() * shift;
     jc.write_translation(t, mode, output);
     if let Some(top) = r.follower {
-        let hips = r.positions[r.tgt_hips] + shift;
-        let delta = hips - r.up_t * hips.dot(r.up_t) - r.positions[top];
+        let hips = positions[r.tgt_hips] + shift;
+        let delta = hips - r.up_t * hips.dot(r.up_t) - positions[top];
         let tc = &chans[top];
         let t = tc.translation(output, mode) + delta;
         tc.write_translation(t, mode, output);
@@ -1454,21 +1462,7 @@ mod tests {
             let want = r.scale * (r.c * st.src_world[r.src_keep[r.src_hips]].translation);
             let mut shift = want - st.positions[r.tgt_hips];
             shift += st.ground.lift(&st.positions, shift.dot(r.up_t)) * r.up_t;
-            let jc = &chans[carrier];
-            let wp = parents[carrier].map_or(DMat3::IDENTITY, |p| st.world[p]);
-            let t = jc.translation(output, mode) + wp.transpose() * shift;
-            jc.write_translation(t, mode, output);
-            if let Some(top) = r.follower {
-                // The top joint under the hips on the ground, the hips
-                // kept where they are.
-                let hips = st.positions[r.tgt_hips] + shift;
-                let delta = hips - r.up_t * hips.dot(r.up_t) - st.positions[top];
-                let tc = &chans[top];
-                let t = tc.translation(output, mode) + delta;
-                tc.write_translation(t, mode, output);
-                let t = jc.translation(output, mode) - wp.transpose() * delta;
-                jc.write_translation(t, mode, output);
-            }
+            place_root(r, &st.world, &st.positions, carrier, shift, output);
         }
         st.previous.copy_from_slice(output);
         st.first = false;

@@ -581,13 +581,15 @@ fn silent_connections_give_way_to_clients_that_ask() {
         .map(|(i, _)| i)
         .collect();
     eprintln!("silent connections still open: {} of 300, from {:?}", open.len(), open.first());
-    // The places were taken from the oldest ones (at least one), and the
-    // ones after them still hold theirs: one run of connections, the newest
-    // beyond it refused. (On a slow machine connections that arrive more
-    // than a second after the first take the oldest places too.)
+    // The places were taken from the oldest ones (at least one), and every
+    // one after them among the first 256 still holds its place; of the 44
+    // that came when all 256 places were taken, those that came within
+    // the first's second of grace were refused, and on a slow machine the
+    // later ones took the oldest places too (so they are open or not).
     let first = open[0];
     assert!(first >= 1, "no silent connection gave way");
-    assert_eq!(open, (first..first + open.len()).collect::<Vec<_>>());
+    let admitted: Vec<usize> = open.iter().copied().filter(|&i| i < 256).collect();
+    assert_eq!(admitted, (first..256).collect::<Vec<_>>());
     assert!(open.len() >= 256 - 40 - 44, "only {} kept their places", open.len());
 }
 

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use bvhkit::glam::{DMat3, DQuat, DVec3};
-use bvhkit::{Bvh, JointId, Skeleton};
+use bvhkit::{JointId, Skeleton};
 use serde::Deserialize;
 
 /// A configuration problem, naming the file and the key at fault.
@@ -269,7 +269,12 @@ impl Config {
         }
         let sensor_frame = sensor_frame(raw.sensor_frame.as_ref())?;
         let skeleton_path = base.join(&raw.skeleton);
-        let bvh = Bvh::from_path(&skeleton_path).map_err(|e| err("skeleton", e.to_string()))?;
+        // Its motion is ignored, so a motion section lenient reading repairs
+        // (a `Frames:` count that disagrees, a zero Frame Time) is no error.
+        let (bvh, _) = bvhkit::ReadOptions::new()
+            .lenient(true)
+            .read_path(&skeleton_path)
+            .map_err(|e| err("skeleton", e.to_string()))?;
         let (skeleton, _) = bvh.into_parts();
         let mut bindings = Vec::new();
         let mut bound: HashMap<JointId, usize> = HashMap::new();

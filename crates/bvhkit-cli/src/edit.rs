@@ -424,10 +424,6 @@ fn stage_note(stage: &Stage, input: &Input) -> Option<String> {
     }
 }
 
-fn shown(p: &Path) -> String {
-    if p.as_os_str() == "-" { "standard output".into() } else { p.display().to_string() }
-}
-
 #[cfg(test)]
 mod tests {
     use bvhkit::edit::plan::Steps;

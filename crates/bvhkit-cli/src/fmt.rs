@@ -231,15 +231,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        write_atomic(out, |w| opts.write(&bvh, w).map_err(anyhow::Error::from))
-            .with_context(|| format!("{}: writing {}", input.display(), display(out)))?;
+        write_atomic(out, |w| opts.write(&bvh, w).map_err(anyhow::Error::from)).with_context(
+            || format!("{}: writing {}", input.display(), bvhkit_write::shown(out)),
+        )?;
         Ok(warnings.iter().map(|w| located_warning(input, w)).collect())
     })?;
     Ok(crate::io::report(results))
-}
-
-fn display(p: &Path) -> String {
-    if p.as_os_str() == "-" { "standard output".into() } else { p.display().to_string() }
 }
 
 #[cfg(test)]

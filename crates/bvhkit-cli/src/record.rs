@@ -249,7 +249,19 @@ pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
             (config.skeleton.clone(), config.frame_rate, Some(config), inputs)
         }
         (None, Some(path)) => {
-            let bvh = Bvh::from_path(path)?;
+            // Only the skeleton and the Frame Time are used: a clip whose
+            // `Frames:` count disagrees is read as `bvh edit` reads it, but a
+            // Frame Time that lenient reading would invent is refused, since
+            // the recording's frame rate is taken from it.
+            let (bvh, warnings) = bvhkit::ReadOptions::new().lenient(true).read_path(path)?;
+            if let Some(w) = warnings.iter().find(|w| w.kind == bvhkit::WarningKind::FrameTime) {
+                let at =
+                    w.position.map(|p| format!(":{}:{}", p.line, p.column)).unwrap_or_default();
+                bail!(
+                    "{}{at}: the Frame Time is missing, zero or not a positive number, and the recording takes its frame rate from it: give the skeleton file a positive Frame Time",
+                    path.display()
+                );
+            }
             let rate = bvh.motion().fps();
             if !(rate.is_finite() && rate > 0.0) {
                 bail!("{}: the Frame Time gives no usable frame rate", path.display());

@@ -526,3 +526,60 @@ fn bad_time_stamps_and_sparse_samples_through_record() {
     let n = Bvh::from_path(d.join("b.bvh")).unwrap().motion().n_frames();
     assert!((400 + 989 * 10..=400 * 101 + 10_000).contains(&n), "{n} frames");
 }
+
+/// `replay` reads a clip as `bvh edit` does: a `Frames:` count that
+/// disagrees or a zero Frame Time are repaired with a warning (they were
+/// errors worded as warnings); `--strict` refuses them.
+#[test]
+fn replay_reads_leniently_unless_strict() {
+    let dir = workdir("lenient");
+    let d = dir.path();
+    let text = "HIERARCHY\nROOT a\n{\n OFFSET 0 0 0\n CHANNELS 3 Xposition Yposition Zposition\n End Site\n {\n  OFFSET 0 1 0\n }\n}\nMOTION\nFrames: 3\nFrame Time: 0\n0 0 0\n1 2 3\n";
+    std::fs::write(d.join("bad.bvh"), text).unwrap();
+    let o = bvh()
+        .current_dir(d)
+        .args(["replay", "bad.bvh", "--as", "sensors", "-o", "s.csv"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("bad.bvh:13:13: Frame Time is 0; 1/30 s (30 fps) assumed"), "{err}");
+    assert!(err.contains("bad.bvh:12:9: Frames: declares 3 frames but the file holds 2; the frames present are kept"), "{err}");
+    let csv = std::fs::read_to_string(d.join("s.csv")).unwrap();
+    // Two frames of one sensor, the second 1/30 s after the first.
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[2].starts_with("0.0333") && lines[2].ends_with(",1,2,3"), "{csv}");
+    let o = bvh()
+        .current_dir(d)
+        .args(["replay", "bad.bvh", "--strict", "--as", "sensors", "-o", "t.csv"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("bvh: error: bad.bvh:"), "{err}");
+    assert!(!d.join("t.csv").exists());
+}
+
+/// A configuration's skeleton file is read for its skeleton only: a motion
+/// section lenient reading repairs (a `Frames:` count that disagrees, a
+/// zero Frame Time) no longer stops the recording.
+#[test]
+fn a_config_skeleton_with_a_repairable_motion_section_records() {
+    let dir = workdir("skeleton-motion");
+    let d = dir.path();
+    let skel = std::fs::read_to_string(d.join("two_joints.bvh")).unwrap();
+    let skel = skel.replace("Frames: 1", "Frames: 5").replace("Frame Time: 0.01", "Frame Time: 0");
+    assert!(skel.contains("Frames: 5") && skel.contains("Frame Time: 0\n"), "{skel}");
+    std::fs::write(d.join("two_joints.bvh"), skel).unwrap();
+    let lines = [
+        r#"{"t": 0.00, "sensor": "s-parent", "w": 1, "x": 0, "y": 0, "z": 0}"#,
+        r#"{"t": 0.00, "sensor": "s-child", "w": 1, "x": 0, "y": 0, "z": 0}"#,
+        r#"{"t": 0.01, "sensor": "s-parent", "w": 1, "x": 0, "y": 0, "z": 0}"#,
+    ];
+    std::fs::write(d.join("in.jsonl"), lines.join("\n")).unwrap();
+    let o = record_two_sensors(d, "in.jsonl", "take.bvh", &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(Bvh::from_path(d.join("take.bvh")).unwrap().motion().n_frames(), 2, "{err}");
+}

@@ -170,6 +170,18 @@ mod errno {
     }
 }
 
+/// How messages name an output: `-` is "standard output", any other path
+/// its own display.
+///
+/// ```
+/// use std::path::Path;
+/// assert_eq!(bvhkit_write::shown(Path::new("-")), "standard output");
+/// assert_eq!(bvhkit_write::shown(Path::new("out/a.bvh")), "out/a.bvh");
+/// ```
+pub fn shown(path: &Path) -> String {
+    if path.as_os_str() == "-" { "standard output".into() } else { path.display().to_string() }
+}
+
 /// The OS error number behind `e`: its own, that of the OS error under one
 /// of this crate's errors, the one that stands for one of its refusals
 /// (`EISDIR` for a folder, `ELOOP` for a link loop, `EMLINK` for a file
@@ -381,7 +393,7 @@ impl<'a> Options<'a> {
         body: &mut File,
     ) -> io::Result<()> {
         let mut out = self.open_output(path)?;
-        let what = || format!("writing {}", path.display());
+        let what = || format!("writing {}", shown(path));
         match out.atomic_file() {
             Some(a) => {
                 let f = a.file();
@@ -846,7 +858,7 @@ impl Output {
     ) -> Result<(), E> {
         let mut w = io::BufWriter::with_capacity(1 << 16, self);
         write(&mut w)?;
-        w.flush().map_err(failed(|| format!("writing {}", path.display())))?;
+        w.flush().map_err(failed(|| format!("writing {}", shown(path))))?;
         Ok(())
     }
 }

@@ -609,3 +609,21 @@ fn mirror_keeps_the_up_axis_and_swaps_sides_on_the_corpus() {
         assert!(checked >= 20, "only {checked} files checked");
     }
 }
+
+/// `--extract-root ''` wrote a joint with no name (`ROOT ` and a brace),
+/// which no reader parses back: the new root's name is checked as
+/// `rename` checks names.
+#[test]
+fn extract_refuses_names_a_file_cannot_hold() {
+    use bvhkit::edit::root;
+    let bvh = Bvh::parse(bvhkit_testdata::synth_text(3, 4, 5)).unwrap();
+    for bad in ["", " Root", "Root ", "a{b", "a}b", "a\nb", "a\tb"] {
+        let e = root::extract(&bvh, bvhkit::edit::axes::SignedAxis::PosY, bad).unwrap_err();
+        assert!(e.to_string().contains("is not a valid joint name"), "{bad:?}: {e}");
+    }
+    let out = root::extract(&bvh, bvhkit::edit::axes::SignedAxis::PosY, "Root Motion").unwrap();
+    assert_eq!(out.skeleton().joints()[0].name(), "Root Motion");
+    // It reads back: the name survives the text.
+    let back = Bvh::parse(out.to_string()).unwrap();
+    assert_eq!(back.skeleton().joints()[0].name(), "Root Motion");
+}

@@ -51,7 +51,7 @@ use super::lookahead::{Lookahead, up_of};
 use super::transform::stops_reading;
 use super::{
     Args, NEEDS_WHOLE_CLIP, Transform, detected_up, frame_map, joint_list, mirror_of,
-    other_skeleton, renamed, root_up, shown, stage_note, units_between, units_factor,
+    other_skeleton, renamed, root_up, stage_note, units_between, units_factor,
 };
 use crate::io::{Dest, Input, Streamed, WriteBehind, located, located_warning};
 use crate::sample::SampleCheck;
@@ -378,7 +378,9 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
         drop(full_tx);
         let written = writer.join().map_err(|_| anyhow!("the writing thread panicked"))?;
         // The writer's own error first (a full disk stops the mapping too).
-        written.with_context(|| format!("{}: writing {}", input.display(), shown(out)))?;
+        written.with_context(|| {
+            format!("{}: writing {}", input.display(), bvhkit_write::shown(out))
+        })?;
         let read = read?;
         read.map_err(located)
     })?;
@@ -417,7 +419,8 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
             .map_err(anyhow::Error::from)
             .and_then(|_| crate::io::write_atomic_with_body(out, &header, &mut file)),
     };
-    finished.with_context(|| format!("{}: writing {}", input.display(), shown(out)))?;
+    finished
+        .with_context(|| format!("{}: writing {}", input.display(), bvhkit_write::shown(out)))?;
     Ok(notes)
 }
 

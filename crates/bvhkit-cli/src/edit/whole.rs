@@ -16,7 +16,7 @@ use bvhkit::{Bvh, PositionChannels, WriteOptions};
 
 use super::{
     Args, Transform, detected_up, frame_map, joint_list, lossy_note, mirror_of, other_skeleton,
-    renamed, root_up, shown, stage_note, units_factor,
+    renamed, root_up, stage_note, units_factor,
 };
 use crate::io::{Input, load, located_warning, write_atomic};
 
@@ -75,7 +75,7 @@ pub(super) fn edit_whole(
     }
     let opts = WriteOptions::new();
     write_atomic(out, |w| opts.write(&bvh, w).map_err(anyhow::Error::from))
-        .with_context(|| format!("{}: writing {}", input.display(), shown(out)))?;
+        .with_context(|| format!("{}: writing {}", input.display(), bvhkit_write::shown(out)))?;
     Ok(notes)
 }
 

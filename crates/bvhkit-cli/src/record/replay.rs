@@ -54,6 +54,10 @@ pub(crate) struct ReplayArgs {
     /// With --realtime, play this many times faster than real time (2 = twice the clip's frame rate).
     #[arg(long, value_name = "FACTOR", requires = "realtime", default_value = "1", value_parser = parse_speed)]
     speed: f64,
+    /// Refuse a clip with any problem (a `Frames:` count that disagrees, a zero Frame Time)
+    /// instead of repairing what lenient reading recovers, as `bvh edit` does.
+    #[arg(long)]
+    strict: bool,
 }
 
 pub(super) fn parse_speed(s: &str) -> std::result::Result<f64, String> {
@@ -101,8 +105,11 @@ pub(crate) fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
     } else {
         crate::io::Input::File(a.input.clone())
     };
-    let (bvh, _) =
-        crate::io::load(&input, true).map_err(|e| anyhow::anyhow!(e.describe(&input)))?;
+    let (bvh, warnings) =
+        crate::io::load(&input, a.strict).map_err(|e| anyhow::anyhow!(e.describe(&input)))?;
+    for w in &warnings {
+        eprintln!("{}", crate::text::escape(&crate::io::located_warning(&input, w)));
+    }
     if a.kind == ReplayAs::Neuron && a.config.is_some() {
         bail!(
             "--config is for --as sensors; the neuron stream carries the clip's channels as they are"

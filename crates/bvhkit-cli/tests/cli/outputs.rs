@@ -2,6 +2,7 @@
 //! published together or not at all, hard-linked outputs are refused
 //! unless `--break-links`, and `bvh concat` takes folders in natural order.
 use std::path::Path;
+use std::process::Command;
 
 use super::{fixture, fx, run, run_ok, stderr};
 
@@ -211,5 +212,23 @@ fn a_full_disk_is_said_once_naming_the_output() {
         assert_eq!(errors[0].matches(&format!("writing {out}")).count(), 1, "{name}: {err}");
         assert_eq!(err.matches("No space left on device").count(), 1, "{name}: {err}");
         assert!(err.lines().all(|l| l.starts_with("bvh: ") || l.contains(" → ")), "{name}: {err}");
+    }
+    // `-o -` onto a full device is named as standard output ("writing -"
+    // before).
+    let full = std::fs::File::options().write(true).open("/dev/full").unwrap();
+    for args in [&["replay", input, "--as", "sensors", "-o", "-"][..], &["fmt", input, "-o", "-"]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_bvh"))
+            .args(args)
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err.matches("writing standard output: No space left on device").count(),
+            1,
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("writing -"), "{args:?}: {err}");
     }
 }

@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::kinematics::{Kinematics, PositionChannels};
 use crate::skeleton::{JointId, JointKind, Skeleton};
 
-fn check_name(name: &str) -> Result<()> {
+pub(crate) fn check_name(name: &str) -> Result<()> {
     if name.is_empty()
         || name.trim() != name
         || name.len() > 64 * 1024

@@ -612,7 +612,8 @@ pub(crate) fn move_carrier(
 /// and one rotation about the up axis. See the module documentation.
 ///
 /// # Errors
-/// When a joint is already called `name`, or the rewritten joint's channels
+/// When `name` is not a valid joint name (empty, outer whitespace, a brace or
+/// a control character), a joint is already called `name`, or the rewritten joint's channels
 /// cannot hold its new transform.
 ///
 /// # Example
@@ -680,7 +681,8 @@ impl Extract {
     /// is called `name`.
     ///
     /// # Errors
-    /// When a joint is already called `name`, or `first` does not fit.
+    /// When `name` is not a valid joint name, a joint is already called
+    /// `name`, or `first` does not fit.
     pub fn new(
         skeleton: &Skeleton,
         carrier: JointId,
@@ -688,6 +690,7 @@ impl Extract {
         up: SignedAxis,
         name: &str,
     ) -> Result<Extract> {
+        super::joints::check_name(name)?;
         let setup = Setup::for_stream(skeleton, carrier, first)?;
         let s = skeleton;
         if s.find(name).is_some() {

@@ -134,7 +134,30 @@ pub fn options_json(options: &Options) -> serde_json::Value {
     })
 }
 
-fn properties(options: &Options, compression: Compression) -> WriterProperties {
+/// A fresh id shared by a motion table and its skeleton table (32 hex
+/// digits): the two files are put in place by two renames, back to back,
+/// and a reader that finds different ids knows it holds halves of two
+/// exports (a `kill -9` that fell between the renames). Not secret, only
+/// unique: the standard library's randomly keyed hashers, the time and the
+/// process id.
+fn new_pair_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let word = |salt: u64| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(salt);
+        h.write_u32(std::process::id());
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        h.write_u128(now.map_or(0, |d| d.as_nanos()));
+        h.finish()
+    };
+    format!("{:016x}{:016x}", word(1), word(2))
+}
+
+/// The key, in both files' key-value metadata, of the id that pairs a
+/// motion table with its skeleton table ([`ParquetWriter::pair`]).
+pub const PAIR_KEY: &str = "bvhkit.pair";
+
+fn properties(options: &Options, compression: Compression, pair: &str) -> WriterProperties {
     let mut b = WriterProperties::builder()
         .set_compression(compression)
         .set_created_by(format!("bvhkit-dataset {}", env!("CARGO_PKG_VERSION")))
@@ -142,10 +165,10 @@ fn properties(options: &Options, compression: Compression) -> WriterProperties {
         .set_dictionary_enabled(false)
         .set_encoding(Encoding::PLAIN)
         .set_statistics_enabled(EnabledStatistics::Chunk)
-        .set_key_value_metadata(Some(vec![KeyValue::new(
-            METADATA_KEY.to_string(),
-            options_json(options).to_string(),
-        )]));
+        .set_key_value_metadata(Some(vec![
+            KeyValue::new(METADATA_KEY.to_string(), options_json(options).to_string()),
+            KeyValue::new(PAIR_KEY.to_string(), pair.to_string()),
+        ]));
     for c in ["clip", "joint", "parent"] {
         b = b.set_column_dictionary_enabled(ColumnPath::from(c), true);
     }
@@ -193,7 +216,8 @@ impl<W: Write + Send> ParquetWriter<W> {
     /// As for [`ParquetWriter::new`].
     pub fn with_compression(w: W, options: &Options, compression: Compression) -> Result<Self> {
         let schema = schema(options);
-        let props = Arc::new(properties(options, compression));
+        let pair = new_pair_id();
+        let props = Arc::new(properties(options, compression, &pair));
         let parquet_schema = ArrowSchemaConverter::new().convert(&schema)?;
         let file = SerializedFileWriter::new(w, parquet_schema.root_schema_ptr(), props)?;
         let factory = ArrowRowGroupWriterFactory::new(&file, schema.clone());
@@ -202,7 +226,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             factory,
             schema,
             options: options.clone(),
-            skeletons: SkeletonTable::default(),
+            skeletons: SkeletonTable { pair: Some(pair), ..SkeletonTable::default() },
             row_groups: 0,
             max_group_rows: ROW_GROUP_ROWS,
             direct: options.layout == Layout::Long && compression == Compression::UNCOMPRESSED,
@@ -469,6 +493,13 @@ impl<W: Write + Send> ParquetWriter<W> {
         Ok(())
     }
 
+    /// The id stored under [`PAIR_KEY`] in this table's metadata and in
+    /// that of the skeleton table [`ParquetWriter::finish`] returns: fresh
+    /// for each writer.
+    pub fn pair(&self) -> &str {
+        self.skeletons.pair.as_deref().unwrap_or_default()
+    }
+
     /// Ends the file; returns the writer and the skeletons of the clips
     /// written.
     ///
@@ -707,9 +738,18 @@ pub struct SkeletonTable {
     units: Vec<String>,
     metres_per_unit: Vec<Option<f64>>,
     size: Vec<f64>,
+    /// The id of the motion table it belongs to ([`PAIR_KEY`]).
+    pair: Option<String>,
 }
 
 impl SkeletonTable {
+    /// The id it shares with the motion table whose skeletons it holds
+    /// (stored under [`PAIR_KEY`]); `None` for a table not made by a
+    /// [`ParquetWriter`].
+    pub fn pair(&self) -> Option<&str> {
+        self.pair.as_deref()
+    }
+
     /// Adds `clip`'s joints.
     pub fn add(&mut self, clip: &Clip) {
         self.add_joints(
@@ -814,6 +854,9 @@ impl SkeletonTable {
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
             .set_created_by(format!("bvhkit-dataset {}", env!("CARGO_PKG_VERSION")))
+            .set_key_value_metadata(
+                self.pair.as_ref().map(|p| vec![KeyValue::new(PAIR_KEY.to_string(), p.clone())]),
+            )
             .build();
         let mut writer = ArrowWriter::try_new(w, schema, Some(props))?;
         writer.write(&batch)?;

@@ -623,3 +623,31 @@ fn a_second_clip_of_one_name_is_refused_by_name() {
     assert!(strings(&batch, "clip").iter().all(|c| c.as_deref() == Some("walk")));
     assert_eq!(batch.num_rows(), Clip::compute("walk", &bvh, &o).rows());
 }
+
+/// A motion table and its skeleton table carry one id (`bvhkit.pair`):
+/// the same in both files of an export, a new one in every export, so a
+/// reader that finds a table beside another export's skeleton table (a
+/// `kill -9` between the two renames) can tell.
+#[test]
+fn a_table_and_its_skeleton_table_share_an_id_no_other_export_has() {
+    let bvh = Bvh::parse(bvhkit_testdata::synth_text(5, 4, 6)).unwrap();
+    let o = Options::default();
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let mut w = ParquetWriter::new(Vec::new(), &o).unwrap();
+        w.write_clip(Clip::compute("walk", &bvh, &o)).unwrap();
+        let id = w.pair().to_string();
+        let (table, skeletons) = w.finish().unwrap();
+        let (_, kv) = read_back(table);
+        assert_eq!(kv[bvhkit_dataset::PAIR_KEY], id);
+        assert_eq!(skeletons.pair(), Some(id.as_str()));
+        let (batch, kv) = read_back(skeletons.write(Vec::new()).unwrap());
+        assert_eq!(kv[bvhkit_dataset::PAIR_KEY], id);
+        assert_eq!(strings(&batch, "clip")[0].as_deref(), Some("walk"));
+        assert!(id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+        ids.push(id);
+    }
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "every export has its own id");
+}

@@ -87,6 +87,14 @@ def test_duckdb_reads_the_same_numbers_and_joins_the_skeleton_table(corpus_expor
     out, _ = corpus_export
     skel = out.with_suffix(".skeleton.parquet")
     con = duckdb.connect()
+    # The two files carry one id (docs/datasets.md): DuckDB's view of the
+    # key-value metadata gives it for both, and pyarrow's agrees.
+    pairs = con.execute(
+        f"""SELECT decode(value) FROM parquet_kv_metadata(['{out}', '{skel}'])
+            WHERE decode(key) = 'bvhkit.pair'"""
+    ).fetchall()
+    assert len(pairs) == 2 and pairs[0] == pairs[1], pairs
+    assert pq.read_metadata(out).metadata[b"bvhkit.pair"].decode() == pairs[0][0]
     long = con.execute(f"SELECT px, py, pz, qx, qy, qz, qw FROM '{out}'").fetchnumpy()
     arrow = pq.read_table(out)
     for c, v in long.items():

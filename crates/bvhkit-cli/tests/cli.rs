@@ -155,6 +155,15 @@ fn check_exit_2_when_a_file_does_not_parse() {
     assert_eq!(o.status.code(), Some(0));
     assert!(o.stdout.is_empty());
     assert_eq!(stderr(&o), "bvh: 2 files: 2 clean, 0 with warnings, 0 unreadable\n");
+    // A device is read as it comes and refused at its first bad byte (it
+    // was read up to --max-size, 4 GiB, before anything was parsed).
+    if Path::new("/dev/zero").exists() {
+        let o = run(&["check", "/dev/zero", "--max-size", "1k"]);
+        assert_eq!(o.status.code(), Some(2));
+        let s = stdout(&o);
+        assert!(s.starts_with("/dev/zero:1:1: expected a token of at most 65536 bytes"), "{s}");
+        assert!(!s.contains("--max-size") && o.stderr.is_empty(), "{s}{}", stderr(&o));
+    }
 }
 
 #[test]

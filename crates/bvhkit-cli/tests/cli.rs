@@ -163,6 +163,14 @@ fn check_exit_2_when_a_file_does_not_parse() {
         let s = stdout(&o);
         assert!(s.starts_with("/dev/zero:1:1: expected a token of at most 65536 bytes"), "{s}");
         assert!(!s.contains("--max-size") && o.stderr.is_empty(), "{s}{}", stderr(&o));
+        // The commands that read a clip whole stop reading a device that
+        // cannot start a BVH text after its first 128 KiB (they read 4 GiB).
+        let o =
+            run(&["concat", "/dev/zero", &good, "-o", &dir.path().join("c.bvh").to_string_lossy()]);
+        assert_eq!(o.status.code(), Some(2));
+        let e = stderr(&o);
+        assert!(e.contains("/dev/zero:1:1: expected a token of at most 65536 bytes"), "{e}");
+        assert!(!dir.path().join("c.bvh").exists());
     }
 }
 

@@ -166,7 +166,16 @@ pub(crate) fn require_regular(p: &Path) -> Result<()> {
 /// names `what` and the limit (an endless pipe or `/dev/zero` stops there).
 pub(crate) fn read_limited(r: impl Read, what: &str, limit: u64) -> Result<Vec<u8>> {
     let mut buf = Vec::new();
-    r.take(limit.saturating_add(1)).read_to_end(&mut buf).with_context(|| what.to_string())?;
+    let mut r = r.take(limit.saturating_add(1));
+    // The first 128 KiB decide whether the input can be BVH at all: when it
+    // cannot (`/dev/zero`, a picture), the rest is not read, and the parser
+    // finds the same error at the same place in what was (a token is at
+    // most 64 KiB).
+    (&mut r).take(PREFIX).read_to_end(&mut buf).with_context(|| what.to_string())?;
+    if !can_start_bvh(&buf) {
+        return Ok(buf);
+    }
+    r.read_to_end(&mut buf).with_context(|| what.to_string())?;
     if buf.len() as u64 > limit {
         bail!(
             "{what}: more than {} (the --max-size limit for input that is not a regular file); \
@@ -175,6 +184,23 @@ pub(crate) fn read_limited(r: impl Read, what: &str, limit: u64) -> Result<Vec<u
         );
     }
     Ok(buf)
+}
+
+/// How much of a stream [`read_limited`] reads before it decides whether
+/// the input can be BVH at all.
+const PREFIX: u64 = 128 * 1024;
+
+/// Whether `prefix`, the start of an input, can start a BVH text: after an
+/// optional UTF-8 byte-order mark and ASCII white space, the first byte can
+/// begin `HIERARCHY` or `ROOT` (which lenient reading takes), or is another
+/// byte the parser might take as a separator. An input of only white space
+/// so far can still be anything.
+fn can_start_bvh(prefix: &[u8]) -> bool {
+    let text = prefix.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(prefix);
+    match text.iter().find(|b| !b.is_ascii_whitespace()) {
+        None => true,
+        Some(b) => matches!(b, b'H' | b'h' | b'R' | b'r' | 0x0B) || b.is_ascii_whitespace(),
+    }
 }
 
 /// Expands arguments: `-` is standard input, directories are walked for
@@ -325,4 +351,34 @@ pub(crate) fn read_batches<R: bvhkit::FrameSource + Send>(
 /// A buffer sent back to be reused, or a new one.
 pub(crate) fn take_free<T: Default>(free: &std::sync::Mutex<std::sync::mpsc::Receiver<T>>) -> T {
     free.lock().ok().and_then(|rx| rx.try_recv().ok()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_inputs_that_cannot_be_bvh_are_cut_short() {
+        for yes in [
+            &b""[..],
+            b"  \r\n",
+            b"HIERARCHY",
+            b"hierarchy",
+            b"\xEF\xBB\xBF\nROOT a",
+            b"\t\x0bHIER",
+        ] {
+            assert!(can_start_bvh(yes), "{yes:?}");
+        }
+        for no in [&b"\0\0\0"[..], b"\x89PNG\r\n", b"  MOTION", b"\xEF\xBB\xBF{", b"1 2 3"] {
+            assert!(!can_start_bvh(no), "{no:?}");
+        }
+        // A stream that cannot be BVH is read no further than the prefix;
+        // one that can is read whole, up to the limit.
+        let zeros = std::io::repeat(0).take(10 << 20);
+        assert_eq!(read_limited(zeros, "z", 1 << 30).unwrap().len() as u64, PREFIX);
+        let text = [b"HIERARCHY\n".as_slice(), &vec![b' '; 300_000]].concat();
+        assert_eq!(read_limited(text.as_slice(), "t", 1 << 30).unwrap(), text);
+        let e = read_limited(text.as_slice(), "t", 200_000).unwrap_err().to_string();
+        assert!(e.contains("the --max-size limit"), "{e}");
+    }
 }

@@ -21,6 +21,7 @@
 //! row order), computed in chunks of frames on rayon's pool (the result does
 //! not depend on the thread count).
 
+use crate::{Error, Result};
 use bvhkit::edit::JointChannels;
 use bvhkit::glam::{DMat3, DVec3};
 use bvhkit::rotation::{
@@ -393,6 +394,55 @@ impl Clip {
     #[must_use]
     pub fn rows(&self) -> usize {
         self.n_frames * self.joints.len()
+    }
+
+    /// Refuses a value that is not finite in `dtype` (positions of extreme
+    /// but finite inputs, their velocities, any of them past 3.4e38 as
+    /// `f32`), naming the first one: a dataset never holds an infinity its
+    /// readers would take for data.
+    ///
+    /// # Errors
+    /// [`Error::NotFinite`] for the first such value.
+    pub fn check_finite(&self, dtype: Dtype) -> Result<()> {
+        let names = &self.joints;
+        for (c, v) in ["px", "py", "pz"].iter().zip(&self.positions) {
+            check_finite(c, v, dtype, 0, names)?;
+        }
+        for v in &self.rotations {
+            check_finite("rotations", v, dtype, 0, names)?;
+        }
+        if let Some(vel) = &self.velocities {
+            for (c, v) in ["vx", "vy", "vz"].iter().zip(vel) {
+                check_finite(c, v, dtype, 0, names)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// [`Clip::check_finite`] on one column of a value per joint (`names`)
+/// per frame, whose first value is frame `first_frame`'s.
+pub(crate) fn check_finite(
+    column: &str,
+    values: &[f64],
+    dtype: Dtype,
+    first_frame: usize,
+    names: &[String],
+) -> Result<()> {
+    let nj = names.len();
+    let bad = |x: &f64| match dtype {
+        Dtype::F64 => !x.is_finite(),
+        Dtype::F32 => !(*x as f32).is_finite(),
+    };
+    match values.iter().position(bad) {
+        None => Ok(()),
+        Some(i) => Err(Error::NotFinite {
+            column: column.to_string(),
+            frame: first_frame + i / nj.max(1),
+            joint: names.get(i % nj.max(1)).cloned().unwrap_or_default(),
+            value: values[i],
+            dtype,
+        }),
     }
 }
 

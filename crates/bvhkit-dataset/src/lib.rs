@@ -79,6 +79,20 @@ pub enum Error {
     /// A second clip of one name: a clip's name is its key (the NPZ
     /// arrays' prefix, the Parquet `clip` column).
     DuplicateClip(String),
+    /// A value is not finite in the output's float type
+    /// ([`Clip::check_finite`]).
+    NotFinite {
+        /// The column (`px`, `vx`, ...; `rotations` for any rotation component).
+        column: String,
+        /// The frame.
+        frame: usize,
+        /// The joint's name (End Sites as `bvh positions` names them).
+        joint: String,
+        /// The value computed, before any conversion to `f32`.
+        value: f64,
+        /// The output's float type.
+        dtype: Dtype,
+    },
 }
 
 impl std::fmt::Display for Error {
@@ -98,6 +112,18 @@ impl std::fmt::Display for Error {
                     "the clip was computed without {what}, which the writer's options ask for"
                 )
             }
+            Error::NotFinite { column, frame, joint, value, dtype } => write!(
+                f,
+                "{column} of joint {joint:?} at frame {frame} is {value:e}, not finite as a {}-bit float; extreme values would be written as infinities{}",
+                match dtype {
+                    Dtype::F64 => 64,
+                    Dtype::F32 => 32,
+                },
+                match dtype {
+                    Dtype::F32 => " (--dtype f64 holds values up to 1.8e308)",
+                    Dtype::F64 => "",
+                }
+            ),
             Error::DuplicateClip(name) => write!(
                 f,
                 "two clips are named {name:?}: a clip's name is its key, so names must differ"

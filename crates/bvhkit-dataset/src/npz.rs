@@ -134,6 +134,7 @@ impl<W: Write + Seek> NpzWriter<W> {
         if !self.names.insert(clip.name.clone()) {
             return Err(crate::Error::DuplicateClip(clip.name.clone()));
         }
+        clip.check_finite(self.dtype)?;
         let (nf, nj) = (clip.n_frames, clip.joints.len());
         let name = clip.name.as_str();
         let pos: Vec<&Vec<f64>> = clip.positions.iter().collect();

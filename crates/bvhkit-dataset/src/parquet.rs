@@ -134,30 +134,11 @@ pub fn options_json(options: &Options) -> serde_json::Value {
     })
 }
 
-/// A fresh id shared by a motion table and its skeleton table (32 hex
-/// digits): the two files are put in place by two renames, back to back,
-/// and a reader that finds different ids knows it holds halves of two
-/// exports (a `kill -9` that fell between the renames). Not secret, only
-/// unique: the standard library's randomly keyed hashers, the time and the
-/// process id.
-fn new_pair_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let word = |salt: u64| {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(salt);
-        h.write_u32(std::process::id());
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-        h.write_u128(now.map_or(0, |d| d.as_nanos()));
-        h.finish()
-    };
-    format!("{:016x}{:016x}", word(1), word(2))
-}
-
 /// The key, in both files' key-value metadata, of the id that pairs a
-/// motion table with its skeleton table ([`ParquetWriter::pair`]).
+/// motion table with its skeleton table ([`SkeletonTable::pair`]).
 pub const PAIR_KEY: &str = "bvhkit.pair";
 
-fn properties(options: &Options, compression: Compression, pair: &str) -> WriterProperties {
+fn properties(options: &Options, compression: Compression) -> WriterProperties {
     let mut b = WriterProperties::builder()
         .set_compression(compression)
         .set_created_by(format!("bvhkit-dataset {}", env!("CARGO_PKG_VERSION")))
@@ -165,10 +146,10 @@ fn properties(options: &Options, compression: Compression, pair: &str) -> Writer
         .set_dictionary_enabled(false)
         .set_encoding(Encoding::PLAIN)
         .set_statistics_enabled(EnabledStatistics::Chunk)
-        .set_key_value_metadata(Some(vec![
-            KeyValue::new(METADATA_KEY.to_string(), options_json(options).to_string()),
-            KeyValue::new(PAIR_KEY.to_string(), pair.to_string()),
-        ]));
+        .set_key_value_metadata(Some(vec![KeyValue::new(
+            METADATA_KEY.to_string(),
+            options_json(options).to_string(),
+        )]));
     for c in ["clip", "joint", "parent"] {
         b = b.set_column_dictionary_enabled(ColumnPath::from(c), true);
     }
@@ -216,8 +197,7 @@ impl<W: Write + Send> ParquetWriter<W> {
     /// As for [`ParquetWriter::new`].
     pub fn with_compression(w: W, options: &Options, compression: Compression) -> Result<Self> {
         let schema = schema(options);
-        let pair = new_pair_id();
-        let props = Arc::new(properties(options, compression, &pair));
+        let props = Arc::new(properties(options, compression));
         let parquet_schema = ArrowSchemaConverter::new().convert(&schema)?;
         let file = SerializedFileWriter::new(w, parquet_schema.root_schema_ptr(), props)?;
         let factory = ArrowRowGroupWriterFactory::new(&file, schema.clone());
@@ -226,7 +206,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             factory,
             schema,
             options: options.clone(),
-            skeletons: SkeletonTable { pair: Some(pair), ..SkeletonTable::default() },
+            skeletons: SkeletonTable::default(),
             row_groups: 0,
             max_group_rows: ROW_GROUP_ROWS,
             direct: options.layout == Layout::Long && compression == Compression::UNCOMPRESSED,
@@ -278,6 +258,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             return Err(Error::Missing("contacts"));
         }
         check_lengths(&clip, &self.options)?;
+        clip.check_finite(self.options.dtype)?;
         if self.direct {
             let group_frames = (self.max_group_rows / nj).max(1);
             let mut start = 0;
@@ -414,10 +395,17 @@ impl<W: Write + Send> ParquetWriter<W> {
                                 "frame" => LongColumn::Frame,
                                 "joint" => LongColumn::Joint(&joints),
                                 "parent" => LongColumn::Parent(&joints, &parents),
-                                n => LongColumn::Floats(
-                                    &cur[index(n).expect("a number column")][..rows],
-                                    o.dtype,
-                                ),
+                                n => {
+                                    let values = &cur[index(n).expect("a number column")][..rows];
+                                    features::check_finite(
+                                        n,
+                                        values,
+                                        o.dtype,
+                                        frames.start,
+                                        &joints,
+                                    )?;
+                                    LongColumn::Floats(values, o.dtype)
+                                }
                             };
                             Ok(long::prepare(&descrs[i], &column, frames.clone(), nj)?)
                         })
@@ -493,19 +481,14 @@ impl<W: Write + Send> ParquetWriter<W> {
         Ok(())
     }
 
-    /// The id stored under [`PAIR_KEY`] in this table's metadata and in
-    /// that of the skeleton table [`ParquetWriter::finish`] returns: fresh
-    /// for each writer.
-    pub fn pair(&self) -> &str {
-        self.skeletons.pair.as_deref().unwrap_or_default()
-    }
-
     /// Ends the file; returns the writer and the skeletons of the clips
     /// written.
     ///
     /// # Errors
     /// When writing the footer fails.
-    pub fn finish(self) -> Result<(W, SkeletonTable)> {
+    pub fn finish(mut self) -> Result<(W, SkeletonTable)> {
+        self.file
+            .append_key_value_metadata(KeyValue::new(PAIR_KEY.to_string(), self.skeletons.pair()));
         let w = self.file.into_inner()?;
         Ok((w, self.skeletons))
     }
@@ -738,16 +721,46 @@ pub struct SkeletonTable {
     units: Vec<String>,
     metres_per_unit: Vec<Option<f64>>,
     size: Vec<f64>,
-    /// The id of the motion table it belongs to ([`PAIR_KEY`]).
-    pair: Option<String>,
 }
 
 impl SkeletonTable {
-    /// The id it shares with the motion table whose skeletons it holds
-    /// (stored under [`PAIR_KEY`]); `None` for a table not made by a
-    /// [`ParquetWriter`].
-    pub fn pair(&self) -> Option<&str> {
-        self.pair.as_deref()
+    /// The id that pairs it with its motion table, stored under
+    /// [`PAIR_KEY`] in both files: XXH3-128 of its rows (32 hex digits), so
+    /// an export gives the same bytes each time, and a motion table beside
+    /// the skeleton table of another export (a `kill -9` between the two
+    /// renames) carries another id unless the two skeleton tables hold the
+    /// same rows, when either serves.
+    #[must_use]
+    pub fn pair(&self) -> String {
+        // The rows as bytes (a skeleton table is small: joints × clips),
+        // each text after its length, then hashed at once.
+        let mut b = Vec::new();
+        let text = |b: &mut Vec<u8>, s: &str| {
+            b.extend_from_slice(&(s.len() as u64).to_le_bytes());
+            b.extend_from_slice(s.as_bytes());
+        };
+        b.extend_from_slice(&(self.clip.len() as u64).to_le_bytes());
+        for r in 0..self.clip.len() {
+            text(&mut b, &self.clip[r]);
+            b.extend_from_slice(&self.joint_index[r].to_le_bytes());
+            text(&mut b, &self.joint[r]);
+            match &self.parent[r] {
+                Some(p) => text(&mut b, p),
+                None => b.extend_from_slice(&u64::MAX.to_le_bytes()),
+            }
+            b.extend_from_slice(&self.parent_index[r].to_le_bytes());
+            for o in &self.offsets {
+                b.extend_from_slice(&o[r].to_le_bytes());
+            }
+            b.extend_from_slice(&self.frame_time[r].to_le_bytes());
+            b.extend_from_slice(&self.frames[r].to_le_bytes());
+            text(&mut b, &self.units[r]);
+            b.extend_from_slice(
+                &self.metres_per_unit[r].map_or(u64::MAX, f64::to_bits).to_le_bytes(),
+            );
+            b.extend_from_slice(&self.size[r].to_le_bytes());
+        }
+        format!("{:032x}", twox_hash::XxHash3_128::oneshot(&b))
     }
 
     /// Adds `clip`'s joints.
@@ -854,9 +867,7 @@ impl SkeletonTable {
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
             .set_created_by(format!("bvhkit-dataset {}", env!("CARGO_PKG_VERSION")))
-            .set_key_value_metadata(
-                self.pair.as_ref().map(|p| vec![KeyValue::new(PAIR_KEY.to_string(), p.clone())]),
-            )
+            .set_key_value_metadata(Some(vec![KeyValue::new(PAIR_KEY.to_string(), self.pair())]))
             .build();
         let mut writer = ArrowWriter::try_new(w, schema, Some(props))?;
         writer.write(&batch)?;

@@ -624,30 +624,89 @@ fn a_second_clip_of_one_name_is_refused_by_name() {
     assert_eq!(batch.num_rows(), Clip::compute("walk", &bvh, &o).rows());
 }
 
-/// A motion table and its skeleton table carry one id (`bvhkit.pair`):
-/// the same in both files of an export, a new one in every export, so a
+/// A motion table and its skeleton table carry one id (`bvhkit.pair`, a
+/// hash of the skeleton table's rows): the same in both files of an
+/// export and in every export of the same clips (the bytes do not change
+/// from run to run), another one when the skeleton table differs, so a
 /// reader that finds a table beside another export's skeleton table (a
 /// `kill -9` between the two renames) can tell.
 #[test]
-fn a_table_and_its_skeleton_table_share_an_id_no_other_export_has() {
-    let bvh = Bvh::parse(bvhkit_testdata::synth_text(5, 4, 6)).unwrap();
+fn a_table_and_its_skeleton_table_share_an_id_of_the_skeleton_rows() {
     let o = Options::default();
-    let mut ids = Vec::new();
-    for _ in 0..3 {
+    let export = |text: String, name: &str| {
+        let bvh = Bvh::parse(text).unwrap();
         let mut w = ParquetWriter::new(Vec::new(), &o).unwrap();
-        w.write_clip(Clip::compute("walk", &bvh, &o)).unwrap();
-        let id = w.pair().to_string();
+        w.write_clip(Clip::compute(name, &bvh, &o)).unwrap();
         let (table, skeletons) = w.finish().unwrap();
-        let (_, kv) = read_back(table);
+        let id = skeletons.pair();
+        let (_, kv) = read_back(table.clone());
         assert_eq!(kv[bvhkit_dataset::PAIR_KEY], id);
-        assert_eq!(skeletons.pair(), Some(id.as_str()));
-        let (batch, kv) = read_back(skeletons.write(Vec::new()).unwrap());
+        let sk = skeletons.write(Vec::new()).unwrap();
+        let (batch, kv) = read_back(sk.clone());
         assert_eq!(kv[bvhkit_dataset::PAIR_KEY], id);
-        assert_eq!(strings(&batch, "clip")[0].as_deref(), Some("walk"));
+        assert_eq!(strings(&batch, "clip")[0].as_deref(), Some(name));
         assert!(id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
-        ids.push(id);
-    }
+        (id, table, sk)
+    };
+    let text = bvhkit_testdata::synth_text(5, 4, 6);
+    let (a, table, sk) = export(text.clone(), "walk");
+    let (again, table2, sk2) = export(text.clone(), "walk");
+    assert_eq!(
+        (a.as_str(), &table, &sk),
+        (again.as_str(), &table2, &sk2),
+        "same export, same bytes"
+    );
+    // Another name, another frame count, another offset: another id.
+    let (b, ..) = export(text.clone(), "run");
+    let (c, ..) = export(bvhkit_testdata::synth_text(5, 4, 7), "walk");
+    let (d, ..) = export(bvhkit_testdata::synth_text(6, 4, 6), "walk");
+    let mut ids = vec![a, b, c, d];
     ids.sort();
     ids.dedup();
-    assert_eq!(ids.len(), 3, "every export has its own id");
+    assert_eq!(ids.len(), 4, "{ids:?}");
+}
+
+/// Values that are not finite in the output's float type are refused,
+/// naming the column, frame and joint, by every writer and path (they were
+/// written as infinities): positions past 3.4e38 as `f32`, velocities of
+/// extreme but finite positions past 1.8e308.
+#[test]
+fn values_not_finite_in_the_output_type_are_refused() {
+    let text = "HIERARCHY\nROOT a\n{\n OFFSET 0 0 0\n CHANNELS 3 Xposition Yposition Zposition\n End Site\n {\n  OFFSET 0 1 0\n }\n}\nMOTION\nFrames: 3\nFrame Time: 0.01\n0 0 0\n0 1e300 0\n0 -1e300 0\n";
+    let bvh = Bvh::parse(text).unwrap();
+    let f32s = Options { dtype: Dtype::F32, ..Options::default() };
+    let e = ParquetWriter::new(Vec::new(), &f32s).unwrap().write_bvh("x", &bvh).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "py of joint \"a\" at frame 1 is 1e300, not finite as a 32-bit float; extreme values would be written as infinities (--dtype f64 holds values up to 1.8e308)"
+    );
+    let e = ParquetWriter::new(Vec::new(), &f32s)
+        .unwrap()
+        .write_clip(Clip::compute("x", &bvh, &f32s))
+        .unwrap_err();
+    assert!(
+        e.to_string().starts_with("py of joint \"a\" at frame 1 is 1e300, not finite as a 32-bit"),
+        "{e}"
+    );
+    let mut npz = NpzWriter::new(std::io::Cursor::new(Vec::new()), Dtype::F32);
+    let e = npz.write_clip(&Clip::compute("x", &bvh, &f32s)).unwrap_err();
+    assert!(e.to_string().starts_with("py of joint \"a\" at frame 1 is 1e300"), "{e}");
+    // As f64 the positions are finite, but their velocity (1e307 / 0.01 s)
+    // is not.
+    let bvh = Bvh::parse(text.replace("1e300", "1e307")).unwrap();
+    let f64s = Options::default();
+    let mut w = ParquetWriter::new(Vec::new(), &f64s).unwrap();
+    w.write_bvh("x", &bvh).unwrap();
+    let vel = Options { velocities: true, ..Options::default() };
+    let e = ParquetWriter::new(Vec::new(), &vel).unwrap().write_bvh("x", &bvh).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("vy of joint \"a\" at frame 0 is inf, not finite as a 64-bit float"),
+        "{e}"
+    );
+    let mut npz = NpzWriter::new(std::io::Cursor::new(Vec::new()), Dtype::F64);
+    assert!(npz.write_clip(&Clip::compute("x", &bvh, &vel)).is_err());
+    // Large values that fit are kept.
+    let fits = Bvh::parse(text.replace("1e300", "1e30")).unwrap();
+    ParquetWriter::new(Vec::new(), &f32s).unwrap().write_bvh("x", &fits).unwrap();
 }

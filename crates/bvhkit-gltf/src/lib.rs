@@ -151,7 +151,8 @@ impl fmt::Display for Applied {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
     /// The frame time is not a positive finite number while there are
-    /// several frames (glTF key times must increase).
+    /// several frames, or its frames' times are not finite and increasing
+    /// as 32-bit floats (glTF key times must increase).
     FrameTime(f64),
     /// A value is not finite once converted to 32-bit floats.
     NotFinite {
@@ -174,7 +175,10 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::FrameTime(t) => {
-                write!(f, "frame time {t} is not a positive number; glTF key times must increase")
+                write!(
+                    f,
+                    "frame time {t} s cannot give glTF key times: they are 32-bit floats that must be finite and increase (a positive frame time, every frame's time below 3.4e38 s and apart from the next at 32-bit precision)"
+                )
             }
             Error::NotFinite { joint, frame: Some(i) } => {
                 write!(f, "joint {joint}, frame {i}: a value is not finite as a 32-bit float")
@@ -650,7 +654,8 @@ fn animate(
     let n_frames = motion.n_frames();
     let fk = Kinematics::new(skeleton, mode);
     let times: Vec<f32> = (0..n_frames).map(|i| (i as f64 * motion.frame_time()) as f32).collect();
-    if times.windows(2).any(|w| w[1] <= w[0]) {
+    // A Frame Time of 1e300 gives infinite times, one of 1e-300 equal ones.
+    if times.iter().any(|t| !t.is_finite()) || times.windows(2).any(|w| w[1] <= w[0]) {
         return Err(Error::FrameTime(motion.frame_time()));
     }
     let input = b.floats(&times, json::accessor::Type::Scalar, true, None);

@@ -209,6 +209,13 @@ fn bad_input_is_an_error() {
     let text = ONE_JOINT.replace("Frame Time: 0.1", "Frame Time: 1e-50");
     let bvh = Bvh::parse(&text).unwrap();
     assert_eq!(export(&bvh, &ExportOptions::default()).unwrap_err(), Error::FrameTime(1e-50));
+    // ... and be finite: a Frame Time of 1e300 gave an infinite key time
+    // (five validator errors, exit 0).
+    let text = ONE_JOINT.replace("Frame Time: 0.1", "Frame Time: 1e300");
+    let bvh = Bvh::parse(&text).unwrap();
+    let e = export(&bvh, &ExportOptions::default()).unwrap_err();
+    assert_eq!(e, Error::FrameTime(1e300));
+    assert!(e.to_string().starts_with("frame time 1e300 s cannot give glTF key times"), "{e}");
     let huge = ONE_JOINT.replace("10 20 30 30 45 60", "1e300 20 30 30 45 60");
     let bvh = Bvh::parse(&huge).unwrap();
     let opts = ExportOptions { scale: Scale::Factor(1.0), mesh: false, ..Default::default() };

@@ -177,7 +177,7 @@ impl fmt::Display for Error {
             Error::FrameTime(t) => {
                 write!(
                     f,
-                    "frame time {t} s cannot give glTF key times: they are 32-bit floats that must be finite and increase (a positive frame time, every frame's time below 3.4e38 s and apart from the next at 32-bit precision)"
+                    "frame time {t:?} s cannot give glTF key times: they are 32-bit floats that must be finite and increase (a positive frame time, every frame's time below 3.4e38 s and apart from the next at 32-bit precision)"
                 )
             }
             Error::NotFinite { joint, frame: Some(i) } => {

@@ -406,14 +406,14 @@ impl Clip {
     pub fn check_finite(&self, dtype: Dtype) -> Result<()> {
         let names = &self.joints;
         for (c, v) in ["px", "py", "pz"].iter().zip(&self.positions) {
-            check_finite(c, v, dtype, 0, names)?;
+            check_finite(&self.name, c, v, dtype, 0, names)?;
         }
         for v in &self.rotations {
-            check_finite("rotations", v, dtype, 0, names)?;
+            check_finite(&self.name, "rotations", v, dtype, 0, names)?;
         }
         if let Some(vel) = &self.velocities {
             for (c, v) in ["vx", "vy", "vz"].iter().zip(vel) {
-                check_finite(c, v, dtype, 0, names)?;
+                check_finite(&self.name, c, v, dtype, 0, names)?;
             }
         }
         Ok(())
@@ -421,8 +421,9 @@ impl Clip {
 }
 
 /// [`Clip::check_finite`] on one column of a value per joint (`names`)
-/// per frame, whose first value is frame `first_frame`'s.
+/// per frame of clip `clip`, whose first value is frame `first_frame`'s.
 pub(crate) fn check_finite(
+    clip: &str,
     column: &str,
     values: &[f64],
     dtype: Dtype,
@@ -437,6 +438,7 @@ pub(crate) fn check_finite(
     match values.iter().position(bad) {
         None => Ok(()),
         Some(i) => Err(Error::NotFinite {
+            clip: clip.to_string(),
             column: column.to_string(),
             frame: first_frame + i / nj.max(1),
             joint: names.get(i % nj.max(1)).cloned().unwrap_or_default(),

@@ -82,6 +82,8 @@ pub enum Error {
     /// A value is not finite in the output's float type
     /// ([`Clip::check_finite`]).
     NotFinite {
+        /// The clip's name.
+        clip: String,
         /// The column (`px`, `vx`, ...; `rotations` for any rotation component).
         column: String,
         /// The frame.
@@ -112,9 +114,9 @@ impl std::fmt::Display for Error {
                     "the clip was computed without {what}, which the writer's options ask for"
                 )
             }
-            Error::NotFinite { column, frame, joint, value, dtype } => write!(
+            Error::NotFinite { clip, column, frame, joint, value, dtype } => write!(
                 f,
-                "{column} of joint {joint:?} at frame {frame} is {value:e}, not finite as a {}-bit float; extreme values would be written as infinities{}",
+                "clip {clip:?}: {column} of joint {joint:?} at frame {frame} is {value:e}, not finite as a {}-bit float; extreme values would be written as infinities{}",
                 match dtype {
                     Dtype::F64 => 64,
                     Dtype::F32 => 32,

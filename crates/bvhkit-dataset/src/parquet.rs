@@ -398,6 +398,7 @@ impl<W: Write + Send> ParquetWriter<W> {
                                 n => {
                                     let values = &cur[index(n).expect("a number column")][..rows];
                                     features::check_finite(
+                                        name,
                                         n,
                                         values,
                                         o.dtype,

@@ -678,19 +678,21 @@ fn values_not_finite_in_the_output_type_are_refused() {
     let e = ParquetWriter::new(Vec::new(), &f32s).unwrap().write_bvh("x", &bvh).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "py of joint \"a\" at frame 1 is 1e300, not finite as a 32-bit float; extreme values would be written as infinities (--dtype f64 holds values up to 1.8e308)"
+        "clip \"x\": py of joint \"a\" at frame 1 is 1e300, not finite as a 32-bit float; extreme values would be written as infinities (--dtype f64 holds values up to 1.8e308)"
     );
     let e = ParquetWriter::new(Vec::new(), &f32s)
         .unwrap()
         .write_clip(Clip::compute("x", &bvh, &f32s))
         .unwrap_err();
     assert!(
-        e.to_string().starts_with("py of joint \"a\" at frame 1 is 1e300, not finite as a 32-bit"),
+        e.to_string().starts_with(
+            "clip \"x\": py of joint \"a\" at frame 1 is 1e300, not finite as a 32-bit"
+        ),
         "{e}"
     );
     let mut npz = NpzWriter::new(std::io::Cursor::new(Vec::new()), Dtype::F32);
     let e = npz.write_clip(&Clip::compute("x", &bvh, &f32s)).unwrap_err();
-    assert!(e.to_string().starts_with("py of joint \"a\" at frame 1 is 1e300"), "{e}");
+    assert!(e.to_string().starts_with("clip \"x\": py of joint \"a\" at frame 1 is 1e300"), "{e}");
     // As f64 the positions are finite, but their velocity (1e307 / 0.01 s)
     // is not.
     let bvh = Bvh::parse(text.replace("1e300", "1e307")).unwrap();
@@ -700,8 +702,9 @@ fn values_not_finite_in_the_output_type_are_refused() {
     let vel = Options { velocities: true, ..Options::default() };
     let e = ParquetWriter::new(Vec::new(), &vel).unwrap().write_bvh("x", &bvh).unwrap_err();
     assert!(
-        e.to_string()
-            .starts_with("vy of joint \"a\" at frame 0 is inf, not finite as a 64-bit float"),
+        e.to_string().starts_with(
+            "clip \"x\": vy of joint \"a\" at frame 0 is inf, not finite as a 64-bit float"
+        ),
         "{e}"
     );
     let mut npz = NpzWriter::new(std::io::Cursor::new(Vec::new()), Dtype::F64);

@@ -50,10 +50,12 @@
 //! is its own position track): a frame where the figure is far from where
 //! it moves even when no single joint is far enough to be a spike of its
 //! own. A spike of one joint that carries much of the body (the spine, a
-//! hip) is a glitch frame too. Every
-//! joint of a glitch frame is interpolated (SLERP of each local rotation,
-//! the straight line for position channels), so the repaired frame is one
-//! pose, not a mix of repaired and unrepaired joints.
+//! hip, a forearm) is a glitch frame too. In a glitch frame every joint off
+//! its interpolation by more than [`FRAME_JOINT_TOL_DEG`] (positions:
+//! [`FRAME_JOINT_TOL_SIZE`] of the figure's size) is interpolated, so the
+//! repaired frame is one pose (SLERP of each local rotation, the straight
+//! line for position channels); the joints at their place keep their
+//! values.
 
 use glam::DVec3;
 
@@ -77,6 +79,12 @@ pub const FRAME_FLOOR_SIZE: f64 = 0.01;
 /// repaired only when it moves the joints under it (at the joint's
 /// [`reach`]) by at least this fraction of the figure's size.
 pub const SEEN_SIZE: f64 = 0.0075;
+/// In a glitch frame, the joints whose rotation is within this many
+/// degrees of the interpolation keep their values.
+pub const FRAME_JOINT_TOL_DEG: f64 = 0.5;
+/// In a glitch frame, the position channels within this fraction of the
+/// figure's size of the interpolation keep their values.
+pub const FRAME_JOINT_TOL_SIZE: f64 = 0.001;
 /// The longest glitch repaired (frames).
 pub const MAX_SPAN: usize = 4;
 /// How many times the distance between the frames around it a span's
@@ -266,26 +274,36 @@ pub(crate) fn repair_frames(
         return (Vec::new(), Vec::new());
     }
     let input = bvh.motion().values().to_vec();
-    let values = bvh.motion_mut().values_mut();
     let mut frames = Vec::new();
+    let pos_tol = size_floor(bvh, FRAME_JOINT_TOL_SIZE);
+    let values = bvh.motion_mut().values_mut();
+    let row = |f: usize| &input[f * width..(f + 1) * width];
     for &(a, b) in &spans {
-        let (ra, rb) =
-            (&input[(a - 1) * width..a * width], &input[(b + 1) * width..(b + 2) * width]);
-        for f in a..=b {
-            let s = (f + 1 - a) as f64 / (b + 2 - a) as f64;
-            let row = &mut values[f * width..(f + 1) * width];
-            for c in layouts {
-                if c.n_rot > 0 {
-                    let near = c.angles(&input[f * width..(f + 1) * width]);
-                    c.write_rotation(c.rotation(ra).slerp(c.rotation(rb), s), Some(near), row);
+        let (ra, rb) = (row(a - 1), row(b + 1));
+        let at = |f: usize| (f + 1 - a) as f64 / (b + 2 - a) as f64;
+        for c in layouts {
+            // Only the joints that are off: a joint at its place in a
+            // glitch frame (a spike of one limb is a glitch frame too)
+            // keeps its values.
+            let (qa, qb) = (c.rotation(ra), c.rotation(rb));
+            let rot_off = (a..=b).any(|f| {
+                qa.slerp(qb, at(f)).angle_between(c.rotation(row(f))).to_degrees()
+                    > FRAME_JOINT_TOL_DEG
+            });
+            let (pa, pb) = (positions(c, ra, width)[0], positions(c, rb, width)[0]);
+            let pos_off = (a..=b)
+                .any(|f| pa.lerp(pb, at(f)).distance(positions(c, row(f), width)[0]) > pos_tol);
+            for f in a..=b {
+                let out = &mut values[f * width..(f + 1) * width];
+                if c.n_rot > 0 && rot_off {
+                    c.write_rotation(qa.slerp(qb, at(f)), Some(c.angles(row(f))), out);
                 }
-                if c.n_pos > 0 {
-                    let p = positions(c, ra, width)[0].lerp(positions(c, rb, width)[0], s);
-                    write_positions(c, p, row);
+                if c.n_pos > 0 && pos_off {
+                    write_positions(c, pa.lerp(pb, at(f)), out);
                 }
             }
-            frames.push(f);
         }
+        frames.extend(a..=b);
     }
     let mut changed = Vec::new();
     for (j, c) in layouts.iter().enumerate() {

@@ -39,11 +39,11 @@
 //! repaired frame as an end. The first and last frames have one neighbour
 //! only and are never repaired.
 //!
-//! **Tracks** ([`repair`]): each joint's rotation (distances in degrees,
+//! **Tracks** (`repair`): each joint's rotation (distances in degrees,
 //! floor [`FLOOR_DEG`]) and its position channels (file units, floor
 //! [`FLOOR_SIZE`] of the figure's size), separately.
 //!
-//! **Whole glitch frames** ([`repair_frames`], run first): the same test
+//! **Whole glitch frames** (`repair_frames`, run first): the same test
 //! on the whole pose, a frame's distance being the root mean square over
 //! the joints of the distances of their world positions relative to the
 //! root (floor [`FRAME_FLOOR_SIZE`] of the figure's size; the root's travel
@@ -77,7 +77,7 @@ pub const FLOOR_SIZE: f64 = 0.01;
 pub const FRAME_FLOOR_SIZE: f64 = 0.01;
 /// The smallest visible rotation spike: a joint's rotation excursion is
 /// repaired only when it moves the joints under it (at the joint's
-/// [`reach`]) by at least this fraction of the figure's size.
+/// reach: the longest chain of offsets below it) by at least this fraction of the figure's size.
 pub const SEEN_SIZE: f64 = 0.0075;
 /// In a glitch frame, the joints whose rotation is within this many
 /// degrees of the interpolation keep their values.
@@ -140,7 +140,9 @@ impl<D: Fn(usize, usize) -> f64, O: Fn(usize, usize, usize, f64) -> f64> Track<D
                     let e = (a..=b)
                         .map(|i| (self.off)(i, a - 1, b + 1, (i + 1 - a) as f64 / (len + 1) as f64))
                         .fold(0.0, f64::max);
-                    if !(e > t) || !(e > RETURN_RATIO * (self.dist)(a - 1, b + 1)) {
+                    // Written so that a NaN fails.
+                    let comes_back = e > t && e > RETURN_RATIO * (self.dist)(a - 1, b + 1);
+                    if !comes_back {
                         continue;
                     }
                     // The steps that do not touch the span.

@@ -56,9 +56,11 @@ pub(crate) struct Args {
     /// Remove the root's horizontal drift: the last frame where the first stands.
     #[arg(long)]
     remove_drift: bool,
-    /// Put the ground the feet stand on at height 0 (a constant root offset).
-    #[arg(long)]
-    ground: bool,
+    /// Put the ground the feet stand on at height 0: a constant root offset, or
+    /// `--ground=smooth`, one that follows the ground over time.
+    #[arg(long, value_name = "smooth", num_args = 0..=1, require_equals = true,
+          default_missing_value = "constant", value_parser = ["constant", "smooth"])]
+    ground: Option<String>,
     /// Pin feet in contact, one point per contact span, by two-bone IK of the legs.
     #[arg(long)]
     lock_feet: bool,
@@ -138,7 +140,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         one_euro: args.one_euro,
         joints: args.joints,
         remove_drift: args.remove_drift,
-        ground: args.ground,
+        ground: args.ground.is_some(),
+        ground_over_time: args.ground.as_deref() == Some("smooth"),
         lock_feet: args.lock_feet,
         quality: bvhkit::quality::Options { up: args.up, feet: args.feet, ..Default::default() },
     };

@@ -787,10 +787,11 @@ impl PyBvh {
     /// a k), ``butterworth`` (cut-off Hz, or ``(cutoff, order)``),
     /// ``savgol`` (``(window, polyorder)``), ``one_euro`` (``(min_cutoff,
     /// beta)`` or ``(min_cutoff, beta, d_cutoff)``), ``joints`` (the joints
-    /// smoothed; default all), ``remove_drift``, ``ground``, ``lock_feet``
+    /// smoothed; default all), ``remove_drift``, ``ground`` (``True`` for a
+    /// constant offset, ``"smooth"`` to follow the ground over time), ``lock_feet``
     /// (with ``feet`` and ``up`` as ``lint`` takes them). The result's
     /// ``report`` is the summary ``bvh clean`` prints.
-    #[pyo3(signature = (spikes = None, butterworth = None, savgol = None, one_euro = None, joints = None, remove_drift = false, ground = false, lock_feet = false, feet = None, up = None))]
+    #[pyo3(signature = (spikes = None, butterworth = None, savgol = None, one_euro = None, joints = None, remove_drift = false, ground = None, lock_feet = false, feet = None, up = None))]
     #[allow(clippy::too_many_arguments)]
     fn clean<'py>(
         &self,
@@ -801,13 +802,21 @@ impl PyBvh {
         one_euro: Option<Vec<f64>>,
         joints: Option<Vec<String>>,
         remove_drift: bool,
-        ground: bool,
+        ground: Option<&Bound<'py, PyAny>>,
         lock_feet: bool,
         feet: Option<Vec<String>>,
         up: Option<&str>,
     ) -> PyResult<PyBvh> {
         use bvhkit::clean::{Butterworth, OneEuro, Options, SavGol};
         let up = up.map(signed_axis).transpose()?;
+        let (ground, ground_over_time) = match ground {
+            None => (false, false),
+            Some(g) => match (g.extract::<bool>(), g.extract::<String>()) {
+                (Ok(b), _) => (b, false),
+                (_, Ok(s)) if s == "smooth" => (true, true),
+                _ => return Err(PyTypeError::new_err("ground must be True, False or \"smooth\"")),
+            },
+        };
         let spikes = match spikes {
             None => None,
             Some(v) => match v.extract::<bool>() {
@@ -848,6 +857,7 @@ impl PyBvh {
             joints,
             remove_drift,
             ground,
+            ground_over_time,
             lock_feet,
             quality: bvhkit::quality::Options { up, feet, ..Default::default() },
         };

@@ -78,16 +78,16 @@ fn moving(bvh: &Bvh) -> Vec<usize> {
         .collect()
 }
 
-/// `bvh` with 20 spikes at known (joint, frame): a rotation of 15 to 40
-/// degrees about a random axis composed onto one frame of a moving joint,
-/// frames at least 8 apart and 3 from the ends.
-fn inject_spikes(bvh: &Bvh, rng: &mut Rng) -> (Bvh, Vec<(usize, usize)>) {
+/// `bvh` with `count` spikes at known (joint, frame): a rotation of 15 to
+/// 40 degrees about a random axis composed onto one frame of a moving
+/// joint, frames at least 8 apart and 3 from the ends.
+fn inject_spikes(bvh: &Bvh, rng: &mut Rng, count: usize) -> (Bvh, Vec<(usize, usize)>) {
     let mut out = bvh.clone();
     let n = bvh.motion().n_frames();
     let joints = moving(bvh);
-    assert!(n >= 200 && !joints.is_empty(), "a clip of 200 frames or more with moving joints");
+    assert!(n >= 10 * count + 6 && !joints.is_empty(), "a clip long enough, with moving joints");
     let mut at: Vec<(usize, usize)> = Vec::new();
-    while at.len() < 20 {
+    while at.len() < count {
         let f = 3 + rng.below(n - 6);
         if at.iter().any(|&(_, g)| f.abs_diff(g) < 8) {
             continue;
@@ -137,33 +137,114 @@ fn local(bvh: &Bvh, j: usize, f: usize) -> DQuat {
     JointChannels::of(&bvh.skeleton().joints()[j]).rotation(bvh.motion().frame(f))
 }
 
+/// Clips of several rigs and capture systems for the spike tests: the
+/// walks, and CMU (another cgspeed release), Bandai Namco (30 fps, six
+/// channels on every joint), Rokoko, Perception Neuron, SFU, Azure Kinect,
+/// Meta FAIR and the Xsens-style clip (61 frames: 5 spikes).
+const SPIKE_CLIPS: [&str; 10] = [
+    "cmu_01_01_walk_cgspeed_mb_names",
+    "cmu_12_01_walk_cgspeed_pybvh",
+    "pymo_demo_av_8walk_meredith",
+    "bandai_namco_ds1_kick_6ch_every_joint",
+    "rokoko_jesse_dance_yxz_fingers",
+    "perception_neuron_axis_yxz_fingers_crlf",
+    "sfu_0005_jumprope_crlf_xyz",
+    "azure_kinect_xyz_no_end_sites",
+    "fair_zombie_animated_drawings_xyz_yxz",
+    "xsens_mvn_style_mpi_1space_yxz_crlf",
+];
+
+fn spike_clips() -> Vec<(String, Bvh)> {
+    let Some(dir) = corpus_dir() else { return Vec::new() };
+    SPIKE_CLIPS
+        .iter()
+        .map(|name| {
+            let p = dir.join(format!("{name}.bvh"));
+            (stem(&p), ReadOptions::new().lenient(true).read_path(&p).unwrap().0)
+        })
+        .collect()
+}
+
+/// Whether `bvh lint` (an independent detector: world-position
+/// accelerations above median + 40 MAD and 150 m/s², per joint) finds a
+/// spike at frame `f` (±1) on joint `j` or a joint under it (a rotation
+/// spike moves the joints under the rotated one); on any joint for a whole
+/// glitch frame (`j` is `None`).
+fn lint_confirms(bvh: &Bvh, lint: &quality::Report, j: Option<usize>, f: usize) -> bool {
+    let skel = bvh.skeleton();
+    let sub = match j {
+        Some(j) => j..skel.subtree_end(bvhkit::JointId::new(j)),
+        None => 0..skel.len(),
+    };
+    lint.findings.iter().any(|x| {
+        x.kind == quality::Kind::Spike
+            && x.frames.0 <= f + 1
+            && f <= x.frames.1 + 1
+            && x.joints.iter().any(|k| sub.contains(k))
+    })
+}
+
 #[test]
 fn spikes_injected_in_walks_are_found_and_repaired() {
-    spikes_on_walks(false);
+    spikes_on_clips(walks(), Bounds { found_percent: 95, false_per_1000: false });
 }
 
-/// The issue's bound on false repairs (at most one per 1,000 frames of the
-/// clean walks) is not met: 117 repairs in 4,340 frames today (81 in the
-/// 2,752 of CMU 01_01, 36 in the 524 of CMU 12_01, 0 in the 1,064 of the
-/// PyMO walk); whether these are glitches of the cgspeed conversions or
-/// real fast motion is not yet looked at.
+/// The issue's bounds on the corpus walks: at least 95% of the injected
+/// spikes found and repaired; at most one false repair per 1,000 frames of
+/// the clean walks, a false repair being one where `bvh lint` finds no
+/// acceleration spike. The clean walks do have real one-frame glitches
+/// (CMU 01_01: both thighs out 6° to 9° and back at frames 975 and 980,
+/// the whole figure with them; toes and fingers out 10° to 16° and back),
+/// which are repaired and which lint confirms.
 #[test]
-#[ignore = "unmet: 117 repairs on the clean walks in 4340 frames (bound: 4)"]
 fn spikes_few_false_repairs_on_clean_walks() {
-    spikes_on_walks(true);
+    spikes_on_clips(walks(), Bounds { found_percent: 95, false_per_1000: true });
 }
 
-fn spikes_on_walks(false_repairs_bound: bool) {
+/// Spikes injected into clips of ten rigs and capture systems, and the
+/// clean clips: at most one false repair per 1,000 frames, and at least
+/// 90% of the injected spikes found and repaired (the issue's 95% is met on
+/// the walks, not here: see the ignored test below).
+#[test]
+fn spikes_on_many_rigs() {
+    spikes_on_clips(spike_clips(), Bounds { found_percent: 90, false_per_1000: true });
+}
+
+/// The issue's 95% on the ten rigs, not met: 174 of 185 (94%). Eight of
+/// the eleven missed are on finger phalanges of the Perception Neuron clip
+/// (and two on the Rokoko one), whose 15° to 40° turn moves the finger tip
+/// less than 0.75% of the figure's size ([`clean::spikes::SEEN_SIZE`]):
+/// spikes too small to see are left alone, since the clean CMU walk has
+/// real finger glitches of that size that lint does not confirm.
+#[test]
+#[ignore = "unmet: 174 of 185 spikes found on ten rigs (94%): finger-tip spikes below the visible size"]
+fn spikes_found_on_many_rigs_at_95_percent() {
+    spikes_on_clips(spike_clips(), Bounds { found_percent: 95, false_per_1000: true });
+}
+
+/// What [`spikes_on_clips`] asserts.
+struct Bounds {
+    /// Injected spikes found and repaired, at least (percent).
+    found_percent: usize,
+    /// At most one false repair per 1,000 frames of the clean clips.
+    false_per_1000: bool,
+}
+
+fn spikes_on_clips(clips: Vec<(String, Bvh)>, bounds: Bounds) {
     let opts = Options { spikes: Some(clean::DEFAULT_SPIKE_K), ..Options::default() };
-    let (mut injected, mut found, mut frames, mut false_clean) = (0, 0, 0, 0);
-    for (name, bvh) in walks() {
+    let (mut injected, mut found, mut frames, mut false_clean, mut all_clean) = (0, 0, 0, 0, 0);
+    for (name, bvh) in clips {
         let n = bvh.motion().n_frames();
         let (_, clean_report) = clean::clean(&bvh, &opts).unwrap();
-        let false_here = clean_report.steps[0].repaired.len();
+        let on_clean = repairs(&clean_report);
+        let lint = quality::lint(&bvh, &quality::Options::default());
+        let unconfirmed: Vec<(Option<usize>, usize)> =
+            on_clean.iter().copied().filter(|&(j, f)| !lint_confirms(&bvh, &lint, j, f)).collect();
         let mut rng = Rng(n as u64);
-        let (spiky, at) = inject_spikes(&bvh, &mut rng);
+        let count = 20.min((n - 6) / 10);
+        let (spiky, at) = inject_spikes(&bvh, &mut rng, count);
         let (out, report) = clean::clean(&spiky, &opts).unwrap();
-        let repaired = &report.steps[0].repaired;
+        let repaired = &repaired_by(&report);
         let hit = at.iter().filter(|p| repaired.contains(p)).count();
         // Each spike repaired back close to the clean pose: within a few
         // degrees of the clean rotation (the SLERP of its neighbours).
@@ -173,18 +254,35 @@ fn spikes_on_walks(false_repairs_bound: bool) {
                 worst = worst.max(local(&out, j, f).angle_between(local(&bvh, j, f)).to_degrees());
             }
         }
+        let names = bvh.skeleton().display_names();
         println!(
-            "{name}: {hit}/20 spikes found, {} joint-frames repaired, worst residual {worst:.2}°; \
-             clean clip: {false_here} repairs in {n} frames",
-            repaired.len()
+            "{name}: {hit}/{count} spikes found, {} joint-frames repaired, worst residual {worst:.2}°; \
+             clean clip: {} repairs in {n} frames, {} not confirmed by lint {:?}",
+            repaired.len(),
+            on_clean.len(),
+            unconfirmed.len(),
+            unconfirmed
+                .iter()
+                .map(|&(j, f)| format!("{}@{f}", j.map_or("frame", |j| names[j].as_str())))
+                .collect::<Vec<_>>()
         );
+        let missed: Vec<String> = at
+            .iter()
+            .filter(|p| !repaired.contains(p))
+            .map(|&(j, f)| format!("{}@{f}", names[j]))
+            .collect();
+        if !missed.is_empty() {
+            println!("  missed: {missed:?}");
+        }
         assert!(worst < 5.0, "{name}: a repaired spike is {worst}° from the clean pose");
         // Bone lengths: the skeleton is the input's.
         assert_eq!(out.skeleton(), spiky.skeleton());
-        injected += 20;
+        assert_eq!(out.motion().n_frames(), n);
+        injected += count;
         found += hit;
         frames += n;
-        false_clean += false_here;
+        false_clean += unconfirmed.len();
+        all_clean += on_clean.len();
         for f in 0..n {
             for v in out.motion().frame(f) {
                 assert!(v.is_finite());
@@ -194,12 +292,15 @@ fn spikes_on_walks(false_repairs_bound: bool) {
     if injected == 0 {
         return;
     }
-    assert!(found * 100 >= injected * 95, "found {found} of {injected} spikes");
-    println!("{false_clean} repairs on the clean walks in {frames} frames");
-    if false_repairs_bound {
+    println!(
+        "found {found} of {injected} spikes; {all_clean} repairs on the clean clips in {frames} \
+         frames, {false_clean} of them false (no lint spike there)"
+    );
+    assert!(found * 100 >= injected * bounds.found_percent, "found {found} of {injected} spikes");
+    if bounds.false_per_1000 {
         assert!(
             false_clean * 1000 <= frames,
-            "{false_clean} repairs on the clean walks in {frames} frames"
+            "{false_clean} false repairs on the clean clips in {frames} frames"
         );
     }
 }
@@ -397,5 +498,275 @@ fn foot_locking_on_walks(issue_bounds: bool) {
         assert!(report.steps[0].spans > 0, "{name}: no span locked");
         assert!(others <= 0.001, "{name}: a joint outside the legs moved {others} m");
         assert_eq!(out.skeleton(), bvh.skeleton());
+    }
+}
+
+/// Every joint-frame the spike steps (glitch frames and spikes) repaired.
+fn repaired_by(report: &clean::Report) -> Vec<(usize, usize)> {
+    let mut r: Vec<(usize, usize)> = report
+        .steps
+        .iter()
+        .filter(|s| s.name.starts_with("spikes") || s.name.starts_with("glitch frames"))
+        .flat_map(|s| s.repaired.iter().copied())
+        .collect();
+    r.sort_unstable();
+    r.dedup();
+    r
+}
+
+/// The repairs of the spike steps: (joint, frame) for each joint-frame of
+/// the spikes step, (`None`, frame) for each whole glitch frame.
+fn repairs(report: &clean::Report) -> Vec<(Option<usize>, usize)> {
+    let mut r: Vec<(Option<usize>, usize)> = Vec::new();
+    for s in &report.steps {
+        if s.name.starts_with("spikes") {
+            r.extend(s.repaired.iter().map(|&(j, f)| (Some(j), f)));
+        } else if s.name.starts_with("glitch frames") {
+            r.extend(s.repaired.iter().map(|&(_, f)| (None, f)));
+        }
+    }
+    r.sort_unstable();
+    r.dedup();
+    r
+}
+
+/// `bvh` with whole glitch frames at known frames: the root moved 10 to
+/// 20 cm in a random direction and every joint turned 4° to 8° about a
+/// random axis (each joint about at the per-joint spike floor of 5°: the
+/// whole figure is what is far from where it travels), frames at least 30
+/// apart. Each is
+/// repaired, back to within 3° of the clean pose on every joint (the SLERP
+/// of its neighbours is not the clean frame where a finger jitters), 1 cm
+/// RMS over the joints and 1 cm at the root.
+fn inject_glitch_frames(bvh: &Bvh, rng: &mut Rng, count: usize, mpu: f64) -> (Bvh, Vec<usize>) {
+    let mut out = bvh.clone();
+    let n = bvh.motion().n_frames();
+    let mut at: Vec<usize> = Vec::new();
+    while at.len() < count {
+        let f = 10 + rng.below(n - 20);
+        if at.iter().all(|&g| f.abs_diff(g) >= 30) {
+            at.push(f);
+        }
+    }
+    at.sort_unstable();
+    let layouts: Vec<JointChannels> =
+        bvh.skeleton().joints().iter().map(JointChannels::of).collect();
+    let dir =
+        |rng: &mut Rng| bvhkit::glam::DVec3::new(rng.gauss(), rng.gauss(), rng.gauss()).normalize();
+    for &f in &at {
+        let row = out.motion_mut().frame_mut(f);
+        let shift = dir(rng) * (0.1 + 0.1 * rng.uniform()) / mpu;
+        let root = &layouts[0];
+        for k in 0..root.n_pos as usize {
+            row[root.pos_index[k]] += shift[root.pos_axes[k].index()];
+        }
+        for c in layouts.iter().filter(|c| c.n_rot == 3) {
+            let q = c.rotation(row)
+                * DQuat::from_axis_angle(dir(rng), (4.0 + 4.0 * rng.uniform()).to_radians());
+            let near = c.angles(row);
+            c.write_rotation(q, Some(near), row);
+        }
+    }
+    (out, at)
+}
+
+#[test]
+fn whole_glitch_frames_are_found_and_repaired() {
+    let opts = Options { spikes: Some(clean::DEFAULT_SPIKE_K), ..Options::default() };
+    let (mut missed, mut injected) = (Vec::new(), 0);
+    for (name, bvh) in walks() {
+        injected += 5;
+        let lint = quality::lint(&bvh, &quality::Options::default());
+        let mpu = lint.metres_per_unit;
+        let mut rng = Rng(11);
+        let (glitchy, at) = inject_glitch_frames(&bvh, &mut rng, 5, mpu);
+        let (out, report) = clean::clean(&glitchy, &opts).unwrap();
+        let step = report.steps.iter().find(|s| s.name.starts_with("glitch frames")).unwrap();
+        let frames: std::collections::BTreeSet<usize> = step.repaired.iter().map(|r| r.1).collect();
+        // Each injected frame repaired as a whole frame, back to within a
+        // degree of the clean pose on every joint and 1 cm at the root.
+        let (p_clean, p_out) = (world_m(&bvh, mpu), world_m(&out, mpu));
+        let nj = bvh.skeleton().len();
+        let (mut worst_deg, mut worst_root, mut worst_pose) = (0.0f64, 0.0f64, 0.0f64);
+        for &f in &at {
+            if !frames.contains(&f) {
+                missed.push(format!("{name}@{f}"));
+                continue;
+            }
+            for j in rotating(&bvh) {
+                worst_deg =
+                    worst_deg.max(local(&out, j, f).angle_between(local(&bvh, j, f)).to_degrees());
+            }
+            worst_root = worst_root.max((p_out[f * nj] - p_clean[f * nj]).length());
+            let sq: f64 =
+                (0..nj).map(|j| (p_out[f * nj + j] - p_clean[f * nj + j]).length_squared()).sum();
+            worst_pose = worst_pose.max((sq / nj as f64).sqrt());
+        }
+        // The report says which frames: the injected ones and, on the
+        // clean walk, only frames where lint finds a spike.
+        let (_, clean_report) = clean::clean(&bvh, &opts).unwrap();
+        let on_clean: std::collections::BTreeSet<usize> = clean_report
+            .steps
+            .iter()
+            .filter(|s| s.name.starts_with("glitch frames"))
+            .flat_map(|s| s.repaired.iter().map(|r| r.1))
+            .collect();
+        println!(
+            "{name}: glitch frames {at:?} -> repaired {frames:?}; worst joint {worst_deg:.2}°, \
+             root {:.1} mm, pose {:.1} mm RMS; on the clean walk: {on_clean:?}",
+            worst_root * 1e3,
+            worst_pose * 1e3
+        );
+        assert!(worst_deg < 3.0, "{name}: a repaired glitch frame is {worst_deg}° off");
+        assert!(worst_pose < 0.01, "{name}: a repaired pose is {worst_pose} m off (RMS)");
+        assert!(worst_root < 0.01, "{name}: a repaired root is {worst_root} m off");
+        for f in &frames {
+            assert!(at.contains(f) || on_clean.contains(f), "{name}: frame {f} repaired");
+        }
+        for &f in &on_clean {
+            assert!(
+                lint_confirms(&bvh, &lint, None, f),
+                "{name}: glitch frame {f} on the clean walk"
+            );
+        }
+        assert_eq!(out.skeleton(), bvh.skeleton());
+        assert_eq!(out.motion().n_frames(), bvh.motion().n_frames());
+    }
+    // At most one in ten missed (PyMO's frame 787, where the figure moves
+    // fast, is today: its pose is 2.2% of the figure's size away, less than
+    // four frames of its own motion).
+    println!("glitch frames missed: {missed:?} of {injected}");
+    assert!(missed.len() * 10 <= injected, "glitch frames missed: {missed:?}");
+}
+
+/// Every channel of `a` and `b` bit for bit except `skip`.
+fn same_except(a: &Bvh, b: &Bvh, skip: &[usize], name: &str) {
+    assert_eq!(a.skeleton(), b.skeleton(), "{name}: skeleton");
+    assert_eq!(a.motion().n_frames(), b.motion().n_frames(), "{name}: frames");
+    let w = a.motion().n_channels();
+    for (i, (x, y)) in a.motion().values().iter().zip(b.motion().values()).enumerate() {
+        if !skip.contains(&(i % w)) {
+            assert_eq!(x.to_bits(), y.to_bits(), "{name}: channel {} of frame {}", i % w, i / w);
+        }
+    }
+}
+
+/// The root's position channels: (channel index, axis index).
+fn root_position_channels(bvh: &Bvh) -> Vec<(usize, usize)> {
+    let c = JointChannels::of(&bvh.skeleton().joints()[0]);
+    (0..c.n_pos as usize).map(|k| (c.pos_index[k], c.pos_axes[k].index())).collect()
+}
+
+#[test]
+fn remove_drift_brings_the_end_back_to_the_start_and_changes_nothing_else() {
+    let opts = Options { remove_drift: true, ..Options::default() };
+    for (name, bvh) in walks() {
+        let up = quality::lint(&bvh, &quality::Options::default()).up.axis().index();
+        let (out, report) = clean::clean(&bvh, &opts).unwrap();
+        let pos = root_position_channels(&bvh);
+        let across: Vec<usize> = pos.iter().filter(|p| p.1 != up).map(|p| p.0).collect();
+        assert_eq!(across.len(), 2, "{name}");
+        same_except(&bvh, &out, &across, &name);
+        let (n, m0, m1) = (bvh.motion().n_frames(), bvh.motion(), out.motion());
+        for &c in &across {
+            let travel = m0.frame(n - 1)[c] - m0.frame(0)[c];
+            let left = m1.frame(n - 1)[c] - m1.frame(0)[c];
+            println!("{name}: channel {c}: end - start {travel:.3} -> {left:.2e}");
+            assert!(left.abs() <= 1e-9 * travel.abs().max(1.0), "{name}: {left}");
+            assert_eq!(m1.frame(0)[c], m0.frame(0)[c], "{name}: the first frame moved");
+            // A straight-line correction: half of it at the middle frame.
+            let mid = (n - 1) / 2;
+            let want = m0.frame(mid)[c] - travel * mid as f64 / (n - 1) as f64;
+            assert!((m1.frame(mid)[c] - want).abs() < 1e-9 * travel.abs().max(1.0));
+        }
+        assert_eq!(report.steps[0].changes.len(), 1, "{name}: only the root changes");
+    }
+}
+
+#[test]
+fn ground_puts_the_contacts_at_zero_and_changes_nothing_else() {
+    let opts = Options { ground: true, ..Options::default() };
+    let q = quality::Options::default();
+    for (name, bvh) in walks() {
+        let before = quality::lint(&bvh, &q);
+        let (out, _) = clean::clean(&bvh, &opts).unwrap();
+        let after = quality::lint(&out, &q);
+        let up = before.up.axis().index();
+        let vertical: Vec<usize> =
+            root_position_channels(&bvh).iter().filter(|p| p.1 == up).map(|p| p.0).collect();
+        assert_eq!(vertical.len(), 1);
+        same_except(&bvh, &out, &vertical, &name);
+        println!("{name}: contact ground {:.4} m -> {:.2e} m", before.ground, after.ground);
+        assert!(before.ground.abs() > 0.001, "{name}: already on the ground");
+        assert!(after.ground.abs() < 1e-6, "{name}: ground {} m after", after.ground);
+    }
+}
+
+/// A walk whose root rises 20 cm over the clip (a slope, an inertial
+/// capture's height drift): `ground_over_time` keeps the feet in contact
+/// where the clean walk has them above its floor, within 15 mm at the
+/// median and at worst a quarter of what one constant leaves (8 cm or
+/// more); only the root's vertical channel changes. Figures today: CMU
+/// 01_01 median 2.6 mm, worst 11.6 mm; CMU 12_01 (4.4 s, feet rarely
+/// still) median 12.6 mm, worst 34 mm: the issue asks no number here.
+#[test]
+fn ground_over_time_follows_a_drifting_floor() {
+    let q = quality::Options::default();
+    for (name, bvh) in walks() {
+        let lint = quality::lint(&bvh, &q);
+        let (mpu, up) = (lint.metres_per_unit, lint.up);
+        let vertical = root_position_channels(&bvh).into_iter().find(|p| p.1 == up.axis().index());
+        let c = vertical.unwrap().0;
+        let n = bvh.motion().n_frames();
+        let mut ramped = bvh.clone();
+        for f in 0..n {
+            ramped.motion_mut().frame_mut(f)[c] +=
+                up.sign() * 0.2 / mpu * f as f64 / (n - 1) as f64;
+        }
+        // The feet in contact in the clean walk, and how high they stand
+        // above its (flat) contact ground: what they should stand at.
+        let nj = bvh.skeleton().len();
+        let clean_pos = world_m(&bvh, mpu);
+        let height = |p: &[bvhkit::glam::DVec3], f: usize, j: usize| {
+            up.sign() * p[f * nj + j][up.axis().index()]
+        };
+        let err = |b: &Bvh| -> (f64, f64) {
+            let p = world_m(b, mpu);
+            let mut e = Vec::new();
+            for (fi, foot) in lint.feet.iter().enumerate() {
+                for f in (0..n).filter(|&f| lint.series.contact[fi][f]) {
+                    let j = foot.skate_point;
+                    e.push((height(&p, f, j) - (height(&clean_pos, f, j) - lint.ground)).abs());
+                }
+            }
+            e.sort_by(f64::total_cmp);
+            (e[e.len() / 2], e[e.len() - 1])
+        };
+        let smooth = Options { ground: true, ground_over_time: true, ..Options::default() };
+        let constant = Options { ground: true, ..Options::default() };
+        let (out, report) = clean::clean(&ramped, &smooth).unwrap();
+        let (out_c, _) = clean::clean(&ramped, &constant).unwrap();
+        let ((med, max), (_, max_c)) = (err(&out), err(&out_c));
+        println!(
+            "{name}: feet in contact off the floor, over time: median {:.1} mm, max {:.1} mm; \
+             constant: max {:.1} mm",
+            med * 1e3,
+            max * 1e3,
+            max_c * 1e3
+        );
+        assert_eq!(report.steps[0].name, "ground over time");
+        assert!(max_c > 0.08, "{name}: the constant ground is already right ({max_c} m)");
+        assert!(med < 0.015 && max < 0.25 * max_c, "{name}: median {med} m, max {max} m");
+        same_except(&ramped, &out, &[c], &name);
+        // On the clean walk (a flat floor) the curve is nearly the constant.
+        let (flat, _) = clean::clean(&bvh, &smooth).unwrap();
+        let (flat_c, _) = clean::clean(&bvh, &constant).unwrap();
+        let most = (0..n)
+            .map(|f| (flat.motion().frame(f)[c] - flat_c.motion().frame(f)[c]).abs() * mpu)
+            .fold(0.0, f64::max);
+        println!(
+            "{name}: on the flat floor the curve is within {:.1} mm of the constant",
+            most * 1e3
+        );
     }
 }

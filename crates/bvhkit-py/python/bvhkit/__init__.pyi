@@ -511,7 +511,7 @@ class Bvh:
         one_euro: tuple[float, float] | tuple[float, float, float] | None = None,
         joints: Sequence[str] | None = None,
         remove_drift: bool = False,
-        ground: bool = False,
+        ground: bool | Literal["smooth"] = False,
         lock_feet: bool = False,
         feet: Sequence[str] | None = None,
         up: str | None = None,
@@ -522,7 +522,8 @@ class Bvh:
         k), ``butterworth`` (cut-off Hz, or ``(cutoff, order)``; zero phase,
         scipy's ``butter`` + ``filtfilt``), ``savgol`` (``(window,
         polyorder)``; scipy's ``savgol_filter``), ``one_euro``
-        (``(min_cutoff, beta[, d_cutoff])``), ``remove_drift``, ``ground``,
+        (``(min_cutoff, beta[, d_cutoff])``), ``remove_drift``, ``ground``
+        (``True``: a constant offset; ``"smooth"``: over time),
         ``lock_feet`` (feet in contact pinned by two-bone IK; ``feet`` and
         ``up`` as ``lint`` takes them). ``joints`` limits smoothing to the
         joints named. ``report`` holds the summary.

@@ -4,12 +4,14 @@
 //!
 //! [`clean`] applies the steps [`Options`] asks for in one fixed order:
 //!
-//! 1. spikes ([`spikes`]): joint-frames far from the motion around them
+//! 1. glitch frames, then spikes ([`spikes`]): whole frames, then
+//!    joint-frames, that leave the motion around them and come back,
 //!    replaced by interpolation (SLERP for rotations);
 //! 2. Butterworth, 3. Savitzky-Golay, 4. one-euro ([`filter`]): each joint's
 //!    rotation as a continuous quaternion track (log map around the frame
 //!    before) and its position channels;
-//! 5. drift removal, 6. ground (`drift.rs`): the root's position channels;
+//! 5. drift removal, 6. ground, constant or over time (`drift.rs`): the
+//!    root's position channels;
 //! 7. foot locking ([`footlock`]): the feet in contact pinned by two-bone IK
 //!    of the legs, last so that nothing after it moves the feet again.
 //!
@@ -81,6 +83,9 @@ pub struct Options {
     pub remove_drift: bool,
     /// Put the contact ground at height 0 (a constant root offset).
     pub ground: bool,
+    /// With `ground`: follow the ground over time (a smooth curve from the
+    /// feet in contact, see `docs/cleaning.md`) instead of one constant.
+    pub ground_over_time: bool,
     /// Pin the feet in contact by two-bone IK of the legs.
     pub lock_feet: bool,
     /// How the feet, their contacts, the units and the up axis are found
@@ -134,7 +139,7 @@ impl fmt::Display for Report {
             if s.name == "lock feet" {
                 write!(f, ", {} contact span(s) locked", s.spans)?;
             }
-            if s.name.starts_with("spikes") {
+            if s.name.starts_with("spikes") || s.name.starts_with("glitch frames") {
                 let frames: std::collections::BTreeSet<usize> =
                     s.repaired.iter().map(|r| r.1).collect();
                 write!(
@@ -234,6 +239,9 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
         };
 
     if let Some(k) = options.spikes {
+        step(format!("glitch frames (k = {k})"), &mut out, &mut report, &mut |out, _| {
+            (spikes::repair_frames(out, &layouts, k).1, 0)
+        });
         step(format!("spikes (k = {k})"), &mut out, &mut report, &mut |out, _| {
             (spikes::repair(out, &layouts, k), 0)
         });
@@ -272,7 +280,17 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
                 (Vec::new(), 0)
             });
         }
-        if options.ground {
+        if options.ground && options.ground_over_time {
+            // Measured after drift removal, which moves the feet too.
+            let lint = quality::lint(&out, &options.quality);
+            let curve = drift::ground_curve(&lint, &options.quality);
+            let height: Option<Vec<f64>> =
+                curve.map(|c| c.iter().map(|g| g / lint.metres_per_unit).collect());
+            step("ground over time".into(), &mut out, &mut report, &mut |out, notes| {
+                notes.extend(drift::ground_over_time(out, root, lint.up, height.as_deref()));
+                (Vec::new(), 0)
+            });
+        } else if options.ground {
             let height = lint.ground / lint.metres_per_unit;
             step("ground".into(), &mut out, &mut report, &mut |out, notes| {
                 notes.extend(drift::ground(out, root, lint.up, height));

@@ -248,6 +248,7 @@ pub(crate) fn make_loop_of(
     let opts = LoopOptions {
         crossfade: crossfade.map(span).transpose()?.unwrap_or(defaults.crossfade),
         curve: curve(linear),
+        search: defaults.search,
         travel,
         up: up(up_axis)?,
     };

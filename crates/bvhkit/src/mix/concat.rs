@@ -41,7 +41,7 @@ use std::fmt;
 
 use super::weights::{Curve, fade};
 use super::{
-    GroundMove, Mixer, Prepared, Span, TravelHeading, align, fit_ground_move, need_frames,
+    GroundMove, Mixer, Prepared, Span, TravelHeading, align, feet, fit_ground_move, need_frames,
     pose_features, prepare, up_axis,
 };
 use crate::bvh::Bvh;
@@ -245,11 +245,19 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
         let b = if cut_b > 0 { crate::edit::frames::range(&b, cut_b..nb)? } else { b };
         let nb = b.motion().n_frames();
         let na = acc.motion().n_frames();
+        // The feet planted through both overlaps: the alignment lays them
+        // onto each other and the crossfade keeps them there.
+        let legs = if n_fade >= 2 && !opts.keep_position {
+            feet::planted_legs(&acc, na - n_fade, &b, 0, n_fade, up)
+        } else {
+            Vec::new()
+        };
         let (b, aligned) = if opts.keep_position {
             (b, None)
         } else {
             let fa = na - n_fade.max(1);
-            let (moved, g) = align_fit(&acc, fa, &b, n_fade.max(1), opts.heading, up)
+            let anchor: Vec<usize> = legs.iter().map(|l| l.point).collect();
+            let (moved, g) = align_fit(&acc, fa, &b, n_fade.max(1), opts.heading, up, &anchor)
                 .map_err(|e| Error::invalid(format!("{name}: {}", e.message())))?;
             (moved, Some((fa, g)))
         };
@@ -270,6 +278,15 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
                 &mut rest[..nc],
             );
         }
+        let weights: Vec<f64> = (0..n_fade).map(|k| fade(k, n_fade, opts.curve)).collect();
+        feet::lock_crossfade(
+            &acc,
+            na - n_fade,
+            &b,
+            &weights,
+            &legs,
+            &mut values[(na - n_fade) * nc..na * nc],
+        );
         values[na * nc..].copy_from_slice(&bm.values()[n_fade * nc..]);
         let motion = Motion::with_frames(ft, n_out, nc, values)?;
         acc = Bvh::new(first.skeleton().clone(), motion)?;
@@ -298,6 +315,7 @@ fn align_fit(
     len: usize,
     heading: Heading,
     up: SignedAxis,
+    anchor: &[usize],
 ) -> Result<(Bvh, GroundMove)> {
     if heading == Heading::Frame {
         return align(a, fa, b, 0, up);
@@ -308,7 +326,7 @@ fn align_fit(
     // With a crossfade, the heading of the travel over whole gait cycles
     // at the end of `a` and the start of `b`.
     let travel = if len > 1 { TravelHeading::Continue } else { TravelHeading::None };
-    let (g, _) = fit_ground_move(&sa, a.motion(), fa, &sb, b.motion(), 0, len, up, travel);
+    let (g, _) = fit_ground_move(&sa, a.motion(), fa, &sb, b.motion(), 0, len, up, travel, anchor);
     let moved = move_carrier(b, &sb, |_, _| g.transform).map_err(|e| {
         Error::invalid(format!("{} (keep the clip where it is instead)", e.message()))
     })?;
@@ -321,7 +339,7 @@ fn align_fit(
 /// by pose ([`pose_features`]: the sum of squared joint distances over the
 /// overlap, which compares velocities as well as poses). Ties keep the
 /// fewest frames dropped.
-fn search_seam(
+pub(crate) fn search_seam(
     setup: &Setup,
     a: &Motion,
     b: &Motion,

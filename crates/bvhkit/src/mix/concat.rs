@@ -21,7 +21,10 @@
 //!    one between the directions of travel over a whole gait cycle at the
 //!    end of `A` and at the start of `B` (the sway of the gait cancels over
 //!    a cycle), when both walk; otherwise the one between the hip and
-//!    shoulder lines summed over the overlap; the shift puts `B`'s
+//!    shoulder lines summed over the overlap, unless those lines swing over
+//!    either overlap (a kick, a dance: then no turn, `B` keeps its own
+//!    heading); the shift puts `B`'s feet that are planted through both
+//!    overlaps (`mix::feet`) on `A`'s, or, without such feet, `B`'s
 //!    carrier's mean over the overlap on `A`'s (without a crossfade: `B`'s
 //!    first frame's carrier exactly on `A`'s last). [`Heading::Frame`]:
 //!    the facing of one frame each (`A`'s frame `n_A - max(N, 1)` and
@@ -33,6 +36,11 @@
 //!    channels linear), then `B`'s frames `N ..`: `n_A + n_B - N` frames.
 //!    Outside the crossfade every frame is a copy of `A`'s or the aligned
 //!    `B`'s, bit for bit.
+//! 5. Unless the position is kept, the feet planted through both overlaps
+//!    are locked over the crossfade by two-bone IK (`mix::feet`: their
+//!    contact point at the mix of its positions in the two clips at the
+//!    crossfade's weight; only the thigh, knee and ankle rotation channels
+//!    of the crossfade's frames change).
 //!
 //! A crossfade longer than either clip is refused. The output has the
 //! first clip's skeleton and frame time.
@@ -234,6 +242,7 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
                 n_search.min(prev_len - n_fade),
                 n_search.min(nb - n_fade),
                 up,
+                0.0,
             )
         } else {
             (0, 0)
@@ -337,8 +346,13 @@ fn align_fit(
 /// (at most `max_a`) and from the start of `b` (at most `max_b`) so that
 /// the `n_fade` frames that overlap in the crossfade are most alike, pose
 /// by pose ([`pose_features`]: the sum of squared joint distances over the
-/// overlap, which compares velocities as well as poses). Ties keep the
-/// fewest frames dropped.
+/// overlap, which compares velocities as well as poses). With a
+/// `velocity` weight `v > 0`, the frame-to-frame steps of the two overlaps
+/// are compared as well, their differences times `v` (a loop passes its
+/// crossfade's length: a velocity difference held over the crossfade):
+/// a seam between poses that look alike but move differently costs more.
+/// Ties keep the fewest frames dropped.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn search_seam(
     setup: &Setup,
     a: &Motion,
@@ -347,6 +361,7 @@ pub(crate) fn search_seam(
     max_a: usize,
     max_b: usize,
     up: SignedAxis,
+    velocity: f64,
 ) -> (usize, usize) {
     let n = setup.fk.len();
     let na = a.n_frames();
@@ -364,6 +379,11 @@ pub(crate) fn search_seam(
             for k in (0..n_fade).step_by(step) {
                 let (x, y) = (&fa[(oa + k) * n..][..n], &fb[(cut_b + k) * n..][..n]);
                 cost += x.iter().zip(y).map(|(p, q)| (*p - *q).length_squared()).sum::<f64>();
+                if velocity > 0.0 && k + 1 < n_fade {
+                    let (x1, y1) = (&fa[(oa + k + 1) * n..][..n], &fb[(cut_b + k + 1) * n..][..n]);
+                    let dv = |j: usize| ((x1[j] - x[j]) - (y1[j] - y[j])) * velocity;
+                    cost += (0..n).map(|j| dv(j).length_squared()).sum::<f64>();
+                }
                 if cost >= best.0 {
                     break;
                 }

@@ -1,5 +1,13 @@
 //! Make a clip loop: its end crossfaded into its start.
 //!
+//! With a search span ([`LoopOptions::search`], default none), up to that
+//! many frames are first dropped from the clip's start and from its end,
+//! chosen so that the `N` frames at each end that the crossfade lays onto
+//! each other are most alike (the search of a concat's seam,
+//! [`super::concat`]: every joint's position from the carrier, facing one
+//! way, summed over the overlap, and their frame-to-frame steps times `N`);
+//! what follows is about the clip so cut.
+//!
 //! With `n` frames and a crossfade of `N` frames (`1 <= N <= n / 2`), the
 //! loop is one cycle of `L = n - N` frames: frame `L + k` of the clip is
 //! taken to be frame `k` of the next cycle. The cycle's ground move `D`
@@ -192,7 +200,7 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     let max_cut = opts.search.frames(m.frame_time()).min((n - 2 * fade_n) / 2);
     let dropped = if max_cut > 0 {
         let setup = Setup::new(bvh)?;
-        let (end, start) = search_seam(&setup, m, m, fade_n, max_cut, max_cut, up);
+        let (end, start) = search_seam(&setup, m, m, fade_n, max_cut, max_cut, up, fade_n as f64);
         (start, end)
     } else {
         (0, 0)

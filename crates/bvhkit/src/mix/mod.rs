@@ -60,7 +60,9 @@
 //! `fit_ground_move` (the move that continues one clip with another or
 //! closes a loop: the turn from `cycle_travel`, the travel over a gait
 //! cycle found by `pose_features`, else from the hip and shoulder lines
-//! summed over the overlap; the shift from the carrier's mean).
+//! summed over the overlap when they are steady; the shift from the mean
+//! of the planted feet or the carrier), `feet` (the feet planted across a
+//! concat's seam and their lock over the crossfade by two-bone IK).
 
 use std::fmt;
 use std::str::FromStr;
@@ -452,9 +454,10 @@ const TRAVEL_AGREES: f64 = 60.0;
 /// How steady the hip and shoulder lines must be over both overlaps for a
 /// concat without a gait cycle to take its turn from them: the length of
 /// their sum over the sum of their lengths (1: one direction throughout;
-/// 0.95: within about 18 degrees either way). Bandai Namco's kick turns
-/// its lines from 47 to -93 degrees in the first half second of a kick
-/// (0.87).
+/// 0.95: two directions about 18 degrees either side of their mean, or
+/// directions spread evenly about 32 degrees either side). Bandai Namco's
+/// kick turns its lines from 47 to -93 degrees in the first half second
+/// of a kick (0.87 over that half second).
 const LINES_STEADY: f64 = 0.95;
 
 /// The ground move that continues clip `a` with clip `b`, from frames
@@ -468,12 +471,17 @@ const LINES_STEADY: f64 = 0.95;
 ///   one cycle on, the sway of the gait cancels, which it does not over
 ///   part of a step or between frames of different gait phases);
 ///   otherwise the one between the hip and shoulder lines ([`side_line`])
-///   summed over the `len` frames of each;
-/// - the shift that puts the mean of `b`'s carrier positions over its
-///   frames, turned, on the mean of `a`'s (over a single frame: the
-///   carrier exactly on `a`'s).
+///   summed over the `len` frames of each; but when a continuation
+///   ([`TravelHeading::Continue`]) has no gait cycle and those lines swing
+///   over either overlap ([`LINES_STEADY`]: a kick or a dance turns the
+///   hips and shoulders), no turn: the clip keeps its own heading;
+/// - the shift that puts the mean of `b`'s pivot positions over its
+///   frames, turned, on the mean of `a`'s (over a single frame: exactly),
+///   the pivot being the mean of the `anchor` joints (the feet planted
+///   through both overlaps, so that they land on each other) or, without
+///   them, the carrier.
 ///
-/// Also returns the mean of `b`'s carrier positions on the ground (the
+/// Also returns the mean of `b`'s pivot positions on the ground (the
 /// pivot of the turn).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fit_ground_move(

@@ -73,7 +73,7 @@ fn contacts(
 
 /// The legs planted through both overlaps: frames `fa .. fa + len` of `a`
 /// and `fb .. fb + len` of `b` (the same skeleton), with a knee and a hip
-/// above the foot, each with three rotation channels.
+/// above the foot, each with three rotation channels, the hip not a root.
 pub(crate) fn planted_legs(
     a: &Bvh,
     fa: usize,
@@ -98,7 +98,9 @@ pub(crate) fn planted_legs(
         let (Some(knee), Some(hip)) = (parent(ankle), parent(ankle).and_then(parent)) else {
             continue;
         };
-        if three(knee) && three(hip) {
+        // The thigh hangs from the body (a skeleton whose foot's
+        // grandparent is the root would turn the whole figure).
+        if three(knee) && three(hip) && parent(hip).is_some() {
             legs.push(Leg { point: foot.skate_point, ankle, knee, hip });
         }
     }

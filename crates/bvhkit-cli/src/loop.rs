@@ -29,7 +29,7 @@ play it again from where the cycle ends, as an engine does with root \
 motion); --in-place removes it at a constant rate, turn included, so the \
 file loops in place while the sway within the cycle stays. The crossfade \
 is N frames or seconds with an `s` (0.4s), at least one frame and at most \
-half the clip; stderr says the cycle's travel.
+half the clip; stderr says the cycle's travel. --search 0.5s lets the loop's ends move: up to that many frames are dropped from the start and from the end, chosen so that the two ends the crossfade lays onto each other are most alike in pose and velocity (stderr says how many).
 
 Example: bvh loop walk.bvh -o walk_loop.bvh --crossfade 0.3s --in-place";
 
@@ -44,6 +44,9 @@ pub(crate) struct Args {
     /// Crossfade N frames, or seconds with an `s` (0.4s).
     #[arg(long, value_name = "N|SECONDSs", default_value = "0.25s", value_parser = parse_span)]
     crossfade: Span,
+    /// Let the loop's ends move by up to this many frames, or seconds with an `s` (0.5s), dropped from the clip's start and end so that the crossfaded ends are most alike (poses and velocities); 0 keeps every frame.
+    #[arg(long, value_name = "N|SECONDSs", default_value = "0", value_parser = parse_span)]
+    search: Span,
     /// A linear crossfade weight instead of smoothstep.
     #[arg(long)]
     linear: bool,
@@ -66,6 +69,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let opts = LoopOptions {
         crossfade: args.crossfade,
         curve: if args.linear { Curve::Linear } else { Curve::Smoothstep },
+        search: args.search,
         travel: if args.in_place { Travel::Remove } else { Travel::Keep },
         up: args.up,
     };

@@ -920,7 +920,7 @@ impl PyBvh {
 
     /// This clip made to loop, its end crossfaded into its start, as ``bvh
     /// loop``.
-    #[pyo3(signature = (crossfade = None, linear = false, travel = "keep", up = None))]
+    #[pyo3(signature = (crossfade = None, linear = false, travel = "keep", up = None, search = None))]
     fn r#loop(
         &self,
         py: Python<'_>,
@@ -928,8 +928,9 @@ impl PyBvh {
         linear: bool,
         travel: &str,
         up: Option<&str>,
+        search: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyBvh> {
-        crate::mix::make_loop_of(py, self.clip(), crossfade, linear, travel, up).map(made)
+        crate::mix::make_loop_of(py, self.clip(), crossfade, search, linear, travel, up).map(made)
     }
 
     /// This motion on ``target``'s skeleton, as ``bvh retarget SRC --to

@@ -228,11 +228,13 @@ pub(crate) fn layer(
     Ok((out, report.to_string()))
 }
 
-/// `bvh loop IN --crossfade N --linear --in-place --up AXIS`.
+/// `bvh loop IN --crossfade N --search S --linear --in-place --up AXIS`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn make_loop_of(
     py: Python<'_>,
     clip: Clip<'_>,
     crossfade: Option<&Bound<'_, PyAny>>,
+    search: Option<&Bound<'_, PyAny>>,
     linear: bool,
     travel: &str,
     up_axis: Option<&str>,
@@ -248,6 +250,7 @@ pub(crate) fn make_loop_of(
     let opts = LoopOptions {
         crossfade: crossfade.map(span).transpose()?.unwrap_or(defaults.crossfade),
         curve: curve(linear),
+        search: search.map(span).transpose()?.unwrap_or(defaults.search),
         travel,
         up: up(up_axis)?,
     };

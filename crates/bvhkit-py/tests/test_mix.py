@@ -326,6 +326,11 @@ def test_loop_length_and_seam(files):
     assert looped.n_frames == a.n_frames - 12
     # Outside the crossfade every frame is a copy.
     assert np.array_equal(looped.motion[12:], a.motion[12 : a.n_frames - 12])
+    # search: up to 0.5 s dropped from each end, said in the report.
+    searched = a.loop(crossfade=12, search=0.5)
+    dropped = a.n_frames - 12 - searched.n_frames
+    assert 0 <= dropped <= 2 * round(0.5 * a.fps)
+    assert (dropped > 0) == ("seam moved to match the ends" in searched.report)
     in_place = a.loop(crossfade=12, travel="remove")
     assert in_place.n_frames == looped.n_frames
     # In place: the carrier ends its cycle about where it started on the

@@ -152,3 +152,47 @@ fn loop_crossfades_are_checked() {
     assert!(found && up.to_string() == "y");
     let _ = JointId::new(0);
 }
+
+/// A walk cycle (period 40 frames) cut to start 7 frames into its cycle
+/// and end 63 frames later: without the search the loop's ends are 53
+/// frames apart, out of phase; the search drops frames from the start and
+/// the end until they are one period apart (13 frames in all), and the
+/// loop is then seamless.
+#[test]
+fn the_loop_search_finds_the_cycle() {
+    let clip = bvhkit::edit::frames::range(&walk(70, 40.0, 1.0, 0.0, 1.0 / 30.0), 7..70).unwrap();
+    let opts = LoopOptions {
+        crossfade: Span::Frames(10),
+        search: Span::Frames(10),
+        ..LoopOptions::default()
+    };
+    let (out, report) = make_loop(&clip, &opts).unwrap();
+    let (s, e) = report.dropped;
+    assert_eq!(s + e, 13, "{report}");
+    assert!(s <= 10 && e <= 10, "{report}");
+    assert_eq!(out.motion().n_frames(), 40);
+    assert!(report.to_string().contains("seam moved to match the ends"), "{report}");
+    // Outside the crossfade: the clip's frames from the new start.
+    for k in 10..40 {
+        assert_eq!(bits(out.motion().frame(k)), bits(clip.motion().frame(s + k)));
+    }
+    // Seamless: across the seam no joint turns more than the clip's
+    // largest step; without the search the seam is visibly worse.
+    let (plain, r0) = make_loop(&clip, &LoopOptions { search: Span::Frames(0), ..opts }).unwrap();
+    assert_eq!(r0.dropped, (0, 0));
+    let mut worst_plain: f64 = 0.0;
+    for j in 1..out.skeleton().len() {
+        if out.skeleton().joints()[j].channels().is_empty() {
+            continue;
+        }
+        let q = rotations(&clip, j);
+        let qo = rotations(&out, j);
+        let seam = angle(qo[39], qo[0]);
+        assert!(seam <= 1.01 * max_step(&q) + 1e-12, "joint {j}: {seam} vs {}", max_step(&q));
+        // The plain loop blends poses a third of a cycle apart.
+        let qp = rotations(&plain, j);
+        let mid = (1..10).map(|k| angle(qp[k - 1], qp[k])).fold(0.0, f64::max);
+        worst_plain = worst_plain.max(mid / max_step(&q).max(1e-12));
+    }
+    assert!(worst_plain > 1.1, "the plain loop's crossfade steps {worst_plain}x the clip's");
+}

@@ -455,6 +455,7 @@ class Bvh:
         linear: bool = False,
         travel: Literal["keep", "remove"] = "keep",
         up: str | None = None,
+        search: _Span | None = None,
     ) -> Bvh:
         """This clip made to loop, its end crossfaded into its start (``bvh loop``).
 
@@ -462,8 +463,11 @@ class Bvh:
         half the clip) the loop is one cycle of ``n_frames - N`` frames.
         ``travel="keep"`` keeps the displacement and turn per cycle (play it
         again from where it ends); ``"remove"`` removes them at a constant
-        rate so that the file loops in place (``--in-place``). ``up``: the up
-        axis (detected when None, else Y).
+        rate so that the file loops in place (``--in-place``). ``search`` (a
+        span, default none): up to that many frames dropped from the start
+        and from the end so that the crossfaded ends are most alike
+        (``--search``, said in ``report``). ``up``: the up axis (detected
+        when None, else Y).
 
         Example::
 

@@ -21,7 +21,10 @@
 //!    one between the directions of travel over a whole gait cycle at the
 //!    end of `A` and at the start of `B` (the sway of the gait cancels over
 //!    a cycle), when both walk; otherwise the one between the hip and
-//!    shoulder lines summed over the overlap; the shift puts `B`'s
+//!    shoulder lines summed over the overlap, unless those lines swing over
+//!    either overlap (a kick, a dance: then no turn, `B` keeps its own
+//!    heading); the shift puts `B`'s feet that are planted through both
+//!    overlaps (`mix::feet`) on `A`'s, or, without such feet, `B`'s
 //!    carrier's mean over the overlap on `A`'s (without a crossfade: `B`'s
 //!    first frame's carrier exactly on `A`'s last). [`Heading::Frame`]:
 //!    the facing of one frame each (`A`'s frame `n_A - max(N, 1)` and
@@ -33,6 +36,11 @@
 //!    channels linear), then `B`'s frames `N ..`: `n_A + n_B - N` frames.
 //!    Outside the crossfade every frame is a copy of `A`'s or the aligned
 //!    `B`'s, bit for bit.
+//! 5. Unless the position is kept, the feet planted through both overlaps
+//!    are locked over the crossfade by two-bone IK (`mix::feet`: their
+//!    contact point at the mix of its positions in the two clips at the
+//!    crossfade's weight; only the thigh, knee and ankle rotation channels
+//!    of the crossfade's frames change).
 //!
 //! A crossfade longer than either clip is refused. The output has the
 //! first clip's skeleton and frame time.
@@ -41,7 +49,7 @@ use std::fmt;
 
 use super::weights::{Curve, fade};
 use super::{
-    GroundMove, Mixer, Prepared, Span, TravelHeading, align, fit_ground_move, need_frames,
+    GroundMove, Mixer, Prepared, Span, TravelHeading, align, feet, fit_ground_move, need_frames,
     pose_features, prepare, up_axis,
 };
 use crate::bvh::Bvh;
@@ -234,6 +242,7 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
                 n_search.min(prev_len - n_fade),
                 n_search.min(nb - n_fade),
                 up,
+                0.0,
             )
         } else {
             (0, 0)
@@ -245,11 +254,19 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
         let b = if cut_b > 0 { crate::edit::frames::range(&b, cut_b..nb)? } else { b };
         let nb = b.motion().n_frames();
         let na = acc.motion().n_frames();
+        // The feet planted through both overlaps: the alignment lays them
+        // onto each other and the crossfade keeps them there.
+        let legs = if n_fade >= 2 && !opts.keep_position {
+            feet::planted_legs(&acc, na - n_fade, &b, 0, n_fade, up)
+        } else {
+            Vec::new()
+        };
         let (b, aligned) = if opts.keep_position {
             (b, None)
         } else {
             let fa = na - n_fade.max(1);
-            let (moved, g) = align_fit(&acc, fa, &b, n_fade.max(1), opts.heading, up)
+            let anchor: Vec<usize> = legs.iter().map(|l| l.point).collect();
+            let (moved, g) = align_fit(&acc, fa, &b, n_fade.max(1), opts.heading, up, &anchor)
                 .map_err(|e| Error::invalid(format!("{name}: {}", e.message())))?;
             (moved, Some((fa, g)))
         };
@@ -270,6 +287,15 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
                 &mut rest[..nc],
             );
         }
+        let weights: Vec<f64> = (0..n_fade).map(|k| fade(k, n_fade, opts.curve)).collect();
+        feet::lock_crossfade(
+            &acc,
+            na - n_fade,
+            &b,
+            &weights,
+            &legs,
+            &mut values[(na - n_fade) * nc..na * nc],
+        );
         values[na * nc..].copy_from_slice(&bm.values()[n_fade * nc..]);
         let motion = Motion::with_frames(ft, n_out, nc, values)?;
         acc = Bvh::new(first.skeleton().clone(), motion)?;
@@ -298,6 +324,7 @@ fn align_fit(
     len: usize,
     heading: Heading,
     up: SignedAxis,
+    anchor: &[usize],
 ) -> Result<(Bvh, GroundMove)> {
     if heading == Heading::Frame {
         return align(a, fa, b, 0, up);
@@ -308,7 +335,7 @@ fn align_fit(
     // With a crossfade, the heading of the travel over whole gait cycles
     // at the end of `a` and the start of `b`.
     let travel = if len > 1 { TravelHeading::Continue } else { TravelHeading::None };
-    let (g, _) = fit_ground_move(&sa, a.motion(), fa, &sb, b.motion(), 0, len, up, travel);
+    let (g, _) = fit_ground_move(&sa, a.motion(), fa, &sb, b.motion(), 0, len, up, travel, anchor);
     let moved = move_carrier(b, &sb, |_, _| g.transform).map_err(|e| {
         Error::invalid(format!("{} (keep the clip where it is instead)", e.message()))
     })?;
@@ -319,9 +346,14 @@ fn align_fit(
 /// (at most `max_a`) and from the start of `b` (at most `max_b`) so that
 /// the `n_fade` frames that overlap in the crossfade are most alike, pose
 /// by pose ([`pose_features`]: the sum of squared joint distances over the
-/// overlap, which compares velocities as well as poses). Ties keep the
-/// fewest frames dropped.
-fn search_seam(
+/// overlap, which compares velocities as well as poses). With a
+/// `velocity` weight `v > 0`, the frame-to-frame steps of the two overlaps
+/// are compared as well, their differences times `v` (a loop passes its
+/// crossfade's length: a velocity difference held over the crossfade):
+/// a seam between poses that look alike but move differently costs more.
+/// Ties keep the fewest frames dropped.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn search_seam(
     setup: &Setup,
     a: &Motion,
     b: &Motion,
@@ -329,6 +361,7 @@ fn search_seam(
     max_a: usize,
     max_b: usize,
     up: SignedAxis,
+    velocity: f64,
 ) -> (usize, usize) {
     let n = setup.fk.len();
     let na = a.n_frames();
@@ -346,6 +379,11 @@ fn search_seam(
             for k in (0..n_fade).step_by(step) {
                 let (x, y) = (&fa[(oa + k) * n..][..n], &fb[(cut_b + k) * n..][..n]);
                 cost += x.iter().zip(y).map(|(p, q)| (*p - *q).length_squared()).sum::<f64>();
+                if velocity > 0.0 && k + 1 < n_fade {
+                    let (x1, y1) = (&fa[(oa + k + 1) * n..][..n], &fb[(cut_b + k + 1) * n..][..n]);
+                    let dv = |j: usize| ((x1[j] - x[j]) - (y1[j] - y[j])) * velocity;
+                    cost += (0..n).map(|j| dv(j).length_squared()).sum::<f64>();
+                }
                 if cost >= best.0 {
                     break;
                 }

@@ -1,5 +1,13 @@
 //! Make a clip loop: its end crossfaded into its start.
 //!
+//! With a search span ([`LoopOptions::search`], default none), up to that
+//! many frames are first dropped from the clip's start and from its end,
+//! chosen so that the `N` frames at each end that the crossfade lays onto
+//! each other are most alike (the search of a concat's seam,
+//! [`super::concat`]: every joint's position from the carrier, facing one
+//! way, summed over the overlap, and their frame-to-frame steps times `N`);
+//! what follows is about the clip so cut.
+//!
 //! With `n` frames and a crossfade of `N` frames (`1 <= N <= n / 2`), the
 //! loop is one cycle of `L = n - N` frames: frame `L + k` of the clip is
 //! taken to be frame `k` of the next cycle. The cycle's ground move `D`
@@ -47,6 +55,7 @@ use std::fmt;
 
 use glam::{DAffine3, DQuat};
 
+use super::concat::search_seam;
 use super::weights::Curve;
 use super::{GroundMove, Mixer, Span, TravelHeading, fit_ground_move, need_frames, up_axis};
 use crate::bvh::Bvh;
@@ -72,6 +81,12 @@ pub struct LoopOptions {
     pub crossfade: Span,
     /// The crossfade's weight curve (smoothstep by default).
     pub curve: Curve,
+    /// How far the loop's ends may move to make its seam look right: up to
+    /// this many frames are dropped from the clip's start and from its end,
+    /// chosen so that the frames crossfaded at each end are most alike
+    /// (poses and velocities, as [`concat`](super::concat::ConcatOptions::search)
+    /// searches its seams). Default 0: the loop keeps every frame.
+    pub search: Span,
     /// Keep or remove the travel.
     pub travel: Travel,
     /// The up axis; `None`: detected ([`super::up_axis`]), Y when none.
@@ -83,6 +98,7 @@ impl Default for LoopOptions {
         LoopOptions {
             crossfade: Span::Seconds(0.25),
             curve: Curve::Smoothstep,
+            search: Span::Frames(0),
             travel: Travel::Keep,
             up: None,
         }
@@ -96,6 +112,10 @@ pub struct LoopReport {
     pub crossfade: usize,
     /// Frames of the loop (the cycle).
     pub frames: usize,
+    /// Frames dropped by the search ([`LoopOptions::search`]) from the
+    /// clip's start and from its end: output frame `k` outside the
+    /// crossfade is the clip's frame `dropped.0 + k`.
+    pub dropped: (usize, usize),
     /// The ground move over one cycle (frame 0 to frame `L`).
     pub cycle: GroundMove,
     /// What happened to it.
@@ -121,7 +141,15 @@ impl fmt::Display for LoopReport {
                 Travel::Keep => "kept",
                 Travel::Remove => "removed (in place)",
             }
-        )
+        )?;
+        if self.dropped != (0, 0) {
+            write!(
+                f,
+                "; seam moved to match the ends: {} frames dropped from the start, {} from the end",
+                self.dropped.0, self.dropped.1
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -167,6 +195,25 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
         )));
     }
     let (up, up_found) = up_axis(bvh, opts.up);
+    // The seam search: frames dropped from the start and the end so that
+    // the two ends that the crossfade lays onto each other are most alike.
+    let max_cut = opts.search.frames(m.frame_time()).min((n - 2 * fade_n) / 2);
+    let dropped = if max_cut > 0 {
+        let setup = Setup::new(bvh)?;
+        let (end, start) = search_seam(&setup, m, m, fade_n, max_cut, max_cut, up, fade_n as f64);
+        (start, end)
+    } else {
+        (0, 0)
+    };
+    let cut;
+    let bvh = if dropped == (0, 0) {
+        bvh
+    } else {
+        cut = crate::edit::frames::range(bvh, dropped.0..n - dropped.1)?;
+        &cut
+    };
+    let m = bvh.motion();
+    let n = m.n_frames();
     let len = n - fade_n;
     let setup = Setup::new(bvh)?;
     let s = bvh.skeleton();
@@ -176,7 +223,7 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     // The heading of the travel over whole gait cycles at each end, when
     // the clip travels.
     let travel = TravelHeading::Cycle(len);
-    let (back, tail_mean) = fit_ground_move(&setup, m, 0, &setup, m, len, fade_n, up, travel);
+    let (back, tail_mean) = fit_ground_move(&setup, m, 0, &setup, m, len, fade_n, up, travel, &[]);
     // The carrier's mean position on the ground over the start's window.
     let p0 = tail_mean + back.shift;
     let cycle = GroundMove {
@@ -214,7 +261,15 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     }
     Ok((
         out,
-        LoopReport { crossfade: fade_n, frames: len, cycle, travel: opts.travel, up, up_found },
+        LoopReport {
+            crossfade: fade_n,
+            frames: len,
+            dropped,
+            cycle,
+            travel: opts.travel,
+            up,
+            up_found,
+        },
     ))
 }
 

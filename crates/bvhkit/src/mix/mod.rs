@@ -60,7 +60,9 @@
 //! `fit_ground_move` (the move that continues one clip with another or
 //! closes a loop: the turn from `cycle_travel`, the travel over a gait
 //! cycle found by `pose_features`, else from the hip and shoulder lines
-//! summed over the overlap; the shift from the carrier's mean).
+//! summed over the overlap when they are steady; the shift from the mean
+//! of the planted feet or the carrier), `feet` (the feet planted across a
+//! concat's seam and their lock over the crossfade by two-bone IK).
 
 use std::fmt;
 use std::str::FromStr;
@@ -77,6 +79,7 @@ use crate::skeleton::{JointId, JointKind, Skeleton};
 
 pub mod blend;
 pub mod concat;
+mod feet;
 pub mod layer;
 pub mod looping;
 mod mixer;
@@ -448,6 +451,15 @@ fn side_line(setup: &Setup, world: &[DAffine3], up: SignedAxis) -> DVec3 {
 /// heading from the hip and shoulder lines for a concat to take it.
 const TRAVEL_AGREES: f64 = 60.0;
 
+/// How steady the hip and shoulder lines must be over both overlaps for a
+/// concat without a gait cycle to take its turn from them: the length of
+/// their sum over the sum of their lengths (1: one direction throughout;
+/// 0.95: two directions about 18 degrees either side of their mean, or
+/// directions spread evenly about 32 degrees either side). Bandai Namco's
+/// kick turns its lines from 47 to -93 degrees in the first half second
+/// of a kick (0.87 over that half second).
+const LINES_STEADY: f64 = 0.95;
+
 /// The ground move that continues clip `a` with clip `b`, from frames
 /// `fa ..` of `a` and `fb ..` of `b` (`len` frames each, at least one,
 /// frame `fb + k` of `b` taking the place of frame `fa + k` of `a`, as in a
@@ -459,12 +471,17 @@ const TRAVEL_AGREES: f64 = 60.0;
 ///   one cycle on, the sway of the gait cancels, which it does not over
 ///   part of a step or between frames of different gait phases);
 ///   otherwise the one between the hip and shoulder lines ([`side_line`])
-///   summed over the `len` frames of each;
-/// - the shift that puts the mean of `b`'s carrier positions over its
-///   frames, turned, on the mean of `a`'s (over a single frame: the
-///   carrier exactly on `a`'s).
+///   summed over the `len` frames of each; but when a continuation
+///   ([`TravelHeading::Continue`]) has no gait cycle and those lines swing
+///   over either overlap ([`LINES_STEADY`]: a kick or a dance turns the
+///   hips and shoulders), no turn: the clip keeps its own heading;
+/// - the shift that puts the mean of `b`'s pivot positions over its
+///   frames, turned, on the mean of `a`'s (over a single frame: exactly),
+///   the pivot being the mean of the `anchor` joints (the feet planted
+///   through both overlaps, so that they land on each other) or, without
+///   them, the carrier.
 ///
-/// Also returns the mean of `b`'s carrier positions on the ground (the
+/// Also returns the mean of `b`'s pivot positions on the ground (the
 /// pivot of the turn).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fit_ground_move(
@@ -477,18 +494,32 @@ pub(crate) fn fit_ground_move(
     len: usize,
     up: SignedAxis,
     travel: TravelHeading,
+    anchor: &[usize],
 ) -> (GroundMove, DVec3) {
     let n = a.fk.len();
     let mut w = vec![DAffine3::IDENTITY; n];
     let (mut ca, mut cb) = (DVec3::ZERO, DVec3::ZERO);
     let (mut la, mut lb) = (DVec3::ZERO, DVec3::ZERO);
+    // The lines' lengths summed: with the length of their sum, how steady
+    // their direction is over the overlap.
+    let (mut sa, mut sb) = (0.0, 0.0);
+    let pivot = |s: &Setup, w: &[DAffine3]| {
+        if anchor.is_empty() {
+            horizontal(w[s.carrier].translation, up)
+        } else {
+            let sum: DVec3 = anchor.iter().map(|&j| w[j].translation).sum();
+            horizontal(sum / anchor.len() as f64, up)
+        }
+    };
     for k in 0..len.max(1) {
         a.fk.world(am.frame(fa + k), &mut w);
-        ca += horizontal(w[a.carrier].translation, up);
-        la += side_line(a, &w, up);
+        ca += pivot(a, &w);
+        let l = side_line(a, &w, up);
+        (la, sa) = (la + l, sa + l.length());
         b.fk.world(bm.frame(fb + k), &mut w);
-        cb += horizontal(w[b.carrier].translation, up);
-        lb += side_line(b, &w, up);
+        cb += pivot(b, &w);
+        let l = side_line(b, &w, up);
+        (lb, sb) = (lb + l, sb + l.length());
     }
     let frames = len.max(1) as f64;
     let (ca, cb) = (ca / frames, cb / frames);
@@ -523,8 +554,15 @@ pub(crate) fn fit_ground_move(
         (Some(t), Some(l), TravelHeading::Continue) if !agrees(t, l) => None,
         (t, ..) => t,
     };
+    // A clip that does not walk (a kick, a dance) turns its hips and
+    // shoulders with the motion: when the lines of either overlap swing
+    // (their sum shorter than `LINES_STEADY` of their summed lengths), they
+    // give no heading, and a continuation keeps its own heading.
+    let steady = la.length() >= LINES_STEADY * sa && lb.length() >= LINES_STEADY * sb;
     let yaw = if let Some(yaw) = travel_yaw {
         yaw
+    } else if travel == TravelHeading::Continue && !steady {
+        0.0
     } else if let Some(yaw) = line_yaw {
         yaw
     } else {

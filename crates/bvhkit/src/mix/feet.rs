@@ -1,0 +1,223 @@
+//! Feet through a crossfade: which feet stay planted across a seam, and a
+//! foot lock of those feet over the crossfade's frames.
+//!
+//! A foot is planted across a seam when [`crate::quality::lint`] finds it
+//! in contact (low and slow) in every frame of both overlaps: the frames
+//! of the clip before that the crossfade replaces, and the first frames
+//! of the clip after. Its contact point is the lint's (the toe joint when
+//! there is one, else the foot joint). Contacts are measured on windows
+//! of the clips around the overlaps (the overlap and half a second
+//! beyond it where the clip has it), so the cost does not grow with the
+//! clips' lengths.
+//!
+//! The lock: in crossfade frame `k`, at weight `w`, the contact point's
+//! target is `(1 - w) pA + w pB`, `pA` and `pB` its world positions in the
+//! two clips' frames that the crossfade mixes (the clip after already
+//! moved on the ground). Both are planted, and the alignment
+//! ([`super::fit_ground_move`]) lays the planted feet onto each other, so
+//! the target stands still; the mixed pose, whose hips move linearly and
+//! whose leg rotations are SLERPed, would drift off it. The leg is solved
+//! analytically, hip (the thigh joint), knee, ankle, keeping the knee's
+//! bend plane and the foot's world orientation: the same two-bone IK as
+//! `bvh clean --lock-feet` (`clean::footlock`), written here again because
+//! that one is private to the cleaner. At the crossfade's ends the target
+//! is the clip's own foot, so the lock needs no ramp, and frames outside
+//! the crossfade are not touched. Only the thigh, knee and ankle rotation
+//! channels change.
+
+use glam::{DAffine3, DQuat, DVec3};
+
+use crate::PositionChannels;
+use crate::bvh::Bvh;
+use crate::edit::JointChannels;
+use crate::edit::axes::SignedAxis;
+use crate::kinematics::Kinematics;
+use crate::quality::{self, Options};
+
+/// A leg to lock: its contact point and the joints the IK turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Leg {
+    /// The contact point (toe joint, else foot joint).
+    pub(crate) point: usize,
+    /// The foot (ankle) joint, the knee and the hip (thigh) joint.
+    pub(crate) ankle: usize,
+    pub(crate) knee: usize,
+    pub(crate) hip: usize,
+}
+
+/// Seconds of context around an overlap when its contacts are measured.
+const MARGIN_SECONDS: f64 = 0.5;
+
+/// Per foot of `bvh` (the lint's feet, in its order), whether it is in
+/// contact in every frame of `frames`, measured on a window around them.
+fn contacts(
+    bvh: &Bvh,
+    frames: std::ops::Range<usize>,
+    up: SignedAxis,
+    metres_per_unit: Option<f64>,
+) -> Option<(Vec<bool>, Vec<quality::Foot>, f64)> {
+    let n = bvh.motion().n_frames();
+    let margin = (MARGIN_SECONDS / bvh.motion().frame_time()).round() as usize;
+    let (lo, hi) = (frames.start.saturating_sub(margin), (frames.end + margin).min(n));
+    let window = crate::edit::frames::range(bvh, lo..hi).ok()?;
+    let opts = Options { up: Some(up), metres_per_unit, ..Options::default() };
+    let r = quality::lint(&window, &opts);
+    let planted = r
+        .series
+        .contact
+        .iter()
+        .map(|c| frames.clone().all(|f| c.get(f - lo).copied().unwrap_or(false)))
+        .collect();
+    Some((planted, r.feet, r.metres_per_unit))
+}
+
+/// The legs planted through both overlaps: frames `fa .. fa + len` of `a`
+/// and `fb .. fb + len` of `b` (the same skeleton), with a knee and a hip
+/// above the foot, each with three rotation channels, the hip not a root.
+pub(crate) fn planted_legs(
+    a: &Bvh,
+    fa: usize,
+    b: &Bvh,
+    fb: usize,
+    len: usize,
+    up: SignedAxis,
+) -> Vec<Leg> {
+    let Some((in_a, feet, mpu)) = contacts(a, fa..fa + len, up, None) else { return Vec::new() };
+    let Some((in_b, feet_b, _)) = contacts(b, fb..fb + len, up, Some(mpu)) else {
+        return Vec::new();
+    };
+    let skel = a.skeleton();
+    let parent = |j: usize| skel.joints()[j].parent().map(|p| p.index());
+    let three = |j: usize| JointChannels::of(&skel.joints()[j]).n_rot == 3;
+    let mut legs = Vec::new();
+    for (i, foot) in feet.iter().enumerate() {
+        if !(in_a[i] && in_b.get(i).copied().unwrap_or(false)) || feet_b.get(i) != Some(foot) {
+            continue;
+        }
+        let Some(&ankle) = foot.points.first() else { continue };
+        let (Some(knee), Some(hip)) = (parent(ankle), parent(ankle).and_then(parent)) else {
+            continue;
+        };
+        // The thigh hangs from the body (a skeleton whose foot's
+        // grandparent is the root would turn the whole figure).
+        if three(knee) && three(hip) && parent(hip).is_some() {
+            legs.push(Leg { point: foot.skate_point, ankle, knee, hip });
+        }
+    }
+    legs
+}
+
+/// Locks `legs` over a crossfade: `out` holds its frames (`nc` channels
+/// each), frame `k` mixing frame `fa + k` of `a` with frame `k` of `b` (moved
+/// already) at weight `weights[k]` (see the module docs).
+pub(crate) fn lock_crossfade(
+    a: &Bvh,
+    fa: usize,
+    b: &Bvh,
+    weights: &[f64],
+    legs: &[Leg],
+    out: &mut [f64],
+) {
+    if legs.is_empty() {
+        return;
+    }
+    let skel = a.skeleton();
+    let nc = skel.n_channels();
+    let fk = Kinematics::new(skel, PositionChannels::Replace);
+    let layouts: Vec<JointChannels> = skel.joints().iter().map(JointChannels::of).collect();
+    let nj = skel.len();
+    let (mut wa, mut wb, mut wo) =
+        (vec![DAffine3::IDENTITY; nj], vec![DAffine3::IDENTITY; nj], vec![DAffine3::IDENTITY; nj]);
+    for (k, &w) in weights.iter().enumerate() {
+        let row = &mut out[k * nc..(k + 1) * nc];
+        fk.world(a.motion().frame(fa + k), &mut wa);
+        fk.world(b.motion().frame(k), &mut wb);
+        for leg in legs {
+            fk.world(row, &mut wo);
+            let pos = |x: &[DAffine3], j: usize| x[j].translation;
+            let target = pos(&wa, leg.point).lerp(pos(&wb, leg.point), w);
+            let delta = target - pos(&wo, leg.point);
+            let t = pos(&wo, leg.ankle) + delta;
+            let Some((d, r1)) =
+                two_bone(pos(&wo, leg.hip), pos(&wo, leg.knee), pos(&wo, leg.ankle), t)
+            else {
+                continue;
+            };
+            let rot = |j: usize| DQuat::from_mat3(&wo[j].matrix3);
+            let wp = skel.joints()[leg.hip].parent().map_or(DQuat::IDENTITY, |p| rot(p.index()));
+            let (wh, wk, wf) = (rot(leg.hip), rot(leg.knee), rot(leg.ankle));
+            let wh2 = d * wh;
+            let wk2 = d * r1 * wk;
+            let lh = (wp.inverse() * wh2).normalize();
+            let lk = (wh2.inverse() * wk2).normalize();
+            let lf = (wk2.inverse() * wf).normalize();
+            for (j, q) in [(leg.hip, lh), (leg.knee, lk), (leg.ankle, lf)] {
+                let l = &layouts[j];
+                if l.n_rot > 0 {
+                    let near = l.angles(row);
+                    l.write_rotation(q, Some(near), row);
+                }
+            }
+        }
+    }
+}
+
+/// The component of `v` perpendicular to the unit vector `axis`.
+fn perp(v: DVec3, axis: DVec3) -> DVec3 {
+    v - axis * v.dot(axis)
+}
+
+/// Two-bone IK: the world rotations that bring the ankle `a` of the leg
+/// hip `h`, knee `k` to `t` (clamped to the leg's reach): `(D, R1)`, `R1`
+/// the knee's bend about its bend plane's normal (applied first, about the
+/// knee), `D` the thigh's swing and twist about the hip (the knee kept in
+/// its plane); `None` for a straight or degenerate leg (no bend plane).
+fn two_bone(h: DVec3, k: DVec3, a: DVec3, t: DVec3) -> Option<(DQuat, DQuat)> {
+    let (u, v) = (h - k, a - k);
+    let (l1, l2) = (u.length(), v.length());
+    let m = u.cross(v);
+    if !(l1 > 0.0 && l2 > 0.0) || m.length() <= 1e-9 * l1 * l2 || !t.is_finite() {
+        return None;
+    }
+    let want = (t - h).length();
+    let (lo, hi) = ((l1 - l2).abs() * (1.0 + 1e-9), (l1 + l2) * (1.0 - 1e-9));
+    let d = want.clamp(lo, hi);
+    let theta0 = u.angle_between(v);
+    let theta1 = ((l1 * l1 + l2 * l2 - d * d) / (2.0 * l1 * l2)).clamp(-1.0, 1.0).acos();
+    let r1 = DQuat::from_axis_angle(m.normalize(), theta1 - theta0);
+    let a1 = k + r1 * v;
+    let axis = (t - h).try_normalize()?;
+    let r2 = DQuat::from_rotation_arc((a1 - h).try_normalize()?, axis);
+    // Twist about the hip-target axis so that the knee points where it did.
+    let pole_was = perp(k - h, (a - h).try_normalize()?);
+    let want_pole = perp(pole_was, axis);
+    let pole_now = perp(r2 * (k - h), axis);
+    let twist = if want_pole.length() > 1e-12 && pole_now.length() > 1e-12 {
+        let (x, y) = (pole_now.normalize(), want_pole.normalize());
+        x.cross(y).dot(axis).atan2(x.dot(y))
+    } else {
+        0.0
+    };
+    Some((DQuat::from_axis_angle(axis, twist) * r2, r1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_bone_reaches_a_target_keeping_bone_lengths_and_the_bend_plane() {
+        let (h, k, a) = (DVec3::new(0.0, 1.0, 0.0), DVec3::new(0.0, 0.5, 0.1), DVec3::ZERO);
+        let t = DVec3::new(0.05, 0.1, 0.05);
+        let (d, r1) = two_bone(h, k, a, t).unwrap();
+        let k2 = h + d * (k - h);
+        let a2 = k2 + d * r1 * (a - k);
+        assert!((a2 - t).length() < 1e-12, "{a2}");
+        assert!(((k2 - h).length() - (k - h).length()).abs() < 1e-12);
+        assert!(((a2 - k2).length() - (a - k).length()).abs() < 1e-12);
+        // The knee still points forward (+z), as it did.
+        assert!(perp(k2 - h, (a2 - h).normalize()).z > 0.0);
+        // A straight leg has no bend plane.
+        assert!(two_bone(h, DVec3::new(0.0, 0.5, 0.0), a, t).is_none());
+    }
+}

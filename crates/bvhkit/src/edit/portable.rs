@@ -34,13 +34,13 @@
 
 use glam::DVec3;
 
+use super::FrameMap;
 use super::rebuild_skeleton;
 use crate::bvh::Bvh;
 use crate::channel::Channel;
 use crate::error::Result;
 use crate::kinematics::PositionChannels;
-use crate::motion::Motion;
-use crate::skeleton::JointId;
+use crate::skeleton::{JointId, Skeleton};
 
 /// What [`portable`] changed.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -73,8 +73,150 @@ enum Source {
     Add(usize, f64),
 }
 
+/// How far [`portable`] goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Everything the module docs say (`--portable`).
+    Full,
+    /// Only the constant position channels below a root that repeat the
+    /// `OFFSET` are removed; everything else is kept bit for bit (what
+    /// `bvh retarget` always does: the target's "six channels on every
+    /// joint" would otherwise make three.js double the bones and pybvh
+    /// refuse the file).
+    Repeats,
+}
+
+/// The frames' side of [`portable`] for a clip that is never held whole:
+/// [`Observer::observe`] every frame, then [`Observer::plan`] gives the map
+/// (run it over the same frames again) and the report.
+#[derive(Clone, Debug)]
+pub struct Observer {
+    skeleton: Skeleton,
+    mode: PositionChannels,
+    first: Option<Vec<f64>>,
+    constant: Vec<bool>,
+}
+
+impl Observer {
+    /// An observer of frames of `skeleton`, position channels read as `mode`.
+    pub fn new(skeleton: &Skeleton, mode: PositionChannels) -> Observer {
+        Observer {
+            skeleton: skeleton.clone(),
+            mode,
+            first: None,
+            constant: vec![true; skeleton.n_channels()],
+        }
+    }
+
+    /// Takes one frame into account.
+    ///
+    /// # Panics
+    /// When the frame has the wrong length.
+    pub fn observe(&mut self, frame: &[f64]) {
+        match &self.first {
+            None => self.first = Some(frame.to_vec()),
+            Some(first) => {
+                for ((c, a), b) in self.constant.iter_mut().zip(first).zip(frame) {
+                    *c &= a == b;
+                }
+            }
+        }
+    }
+
+    /// The map to the portable layout of the frames observed, and what it
+    /// changes.
+    ///
+    /// # Errors
+    /// Never for a valid skeleton.
+    pub fn plan(&self, scope: Scope) -> Result<(PortableMap, PortableReport)> {
+        let mode = self.mode;
+        let mut report = PortableReport::default();
+        let mut sources = Vec::with_capacity(self.skeleton.n_channels());
+        let out = rebuild_skeleton(&self.skeleton, |id, j| {
+            let mut offset = j.offset();
+            let mut channels: Vec<Channel> = Vec::with_capacity(j.channels().len());
+            let mut zeroed = 0;
+            let mut any_kept = false;
+            for (k, &c) in j.channels().iter().enumerate() {
+                let i = j.first_channel() + k;
+                if !c.is_position() {
+                    channels.push(c);
+                    sources.push(Source::Copy(i));
+                    continue;
+                }
+                let a = c.axis().index();
+                let o = offset[a];
+                let add = match mode {
+                    PositionChannels::Replace => 0.0,
+                    PositionChannels::Add => o,
+                };
+                // The translation component, the same in every frame.
+                let constant = match &self.first {
+                    None => Some(o),
+                    Some(f) => self.constant[i].then_some(f[i] + add),
+                };
+                match constant {
+                    Some(t) if j.parent().is_some() && (t == o || scope == Scope::Full) => {
+                        if t == o {
+                            report.dropped += 1;
+                        } else {
+                            report.folded += 1;
+                            set(&mut offset, a, t);
+                        }
+                    }
+                    _ if scope == Scope::Repeats => {
+                        channels.push(c);
+                        sources.push(Source::Copy(i));
+                    }
+                    _ => {
+                        any_kept = true;
+                        if o != 0.0 {
+                            zeroed += 1;
+                        }
+                        set(&mut offset, a, 0.0);
+                        channels.push(c);
+                        sources.push(if add == 0.0 {
+                            Source::Copy(i)
+                        } else {
+                            Source::Add(i, add)
+                        });
+                    }
+                }
+            }
+            if any_kept {
+                report.zeroed.push((id, zeroed));
+            }
+            Ok((offset, channels))
+        })?;
+        Ok((PortableMap { skeleton: out, sources }, report))
+    }
+}
+
+/// The per-frame map [`Observer::plan`] gives.
+#[derive(Clone, Debug)]
+pub struct PortableMap {
+    skeleton: Skeleton,
+    sources: Vec<Source>,
+}
+
+impl FrameMap for PortableMap {
+    fn output_skeleton(&self) -> &Skeleton {
+        &self.skeleton
+    }
+
+    fn map(&mut self, input: &[f64], output: &mut [f64]) {
+        for (o, s) in output.iter_mut().zip(&self.sources) {
+            *o = match *s {
+                Source::Copy(i) => input[i],
+                Source::Add(i, a) => a + input[i],
+            };
+        }
+    }
+}
+
 /// `bvh` with position channels every reader reads alike (see the module
-/// docs); `mode` is how the input's position channels are read.
+/// docs; [`Scope::Repeats`]: only the repeats of the `OFFSET` removed);
+/// `mode` is how the input's position channels are read.
 ///
 /// # Errors
 /// Never for a valid clip.
@@ -82,7 +224,7 @@ enum Source {
 /// # Example
 /// ```
 /// use bvhkit::{Bvh, PositionChannels};
-/// use bvhkit::edit::portable::portable;
+/// use bvhkit::edit::portable::{portable, Scope};
 /// let bvh = Bvh::parse("HIERARCHY ROOT Hips { OFFSET 1 90 0
 ///     CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
 ///     JOINT Spine { OFFSET 0 10 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
@@ -90,79 +232,20 @@ enum Source {
 ///     MOTION Frames: 2 Frame Time: 0.1
 ///     1 90 0 0 0 0 0 10 0 0 0 5
 ///     2 91 0 0 0 0 0 10 0 0 0 6")?;
-/// let (out, report) = portable(&bvh, PositionChannels::Replace)?;
+/// let (out, report) = portable(&bvh, PositionChannels::Replace, Scope::Full)?;
 /// assert_eq!(out.skeleton().joints()[0].offset().to_array(), [0.0, 0.0, 0.0]);
 /// assert_eq!(out.skeleton().joints()[1].channels().len(), 3); // three rotations
 /// assert_eq!(out.motion().frame(1), &[2.0, 91.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 6.0]);
 /// assert_eq!(report.dropped, 3);
 /// # Ok::<(), bvhkit::Error>(())
 /// ```
-pub fn portable(bvh: &Bvh, mode: PositionChannels) -> Result<(Bvh, PortableReport)> {
-    let skeleton = bvh.skeleton();
-    let motion = bvh.motion();
-    let n_in = skeleton.n_channels();
-    let mut report = PortableReport::default();
-    let mut sources = Vec::with_capacity(n_in);
-    let out = rebuild_skeleton(skeleton, |id, j| {
-        let mut offset = j.offset();
-        let mut channels: Vec<Channel> = Vec::with_capacity(j.channels().len());
-        let mut zeroed = 0;
-        let mut any_kept = false;
-        for (k, &c) in j.channels().iter().enumerate() {
-            let i = j.first_channel() + k;
-            if !c.is_position() {
-                channels.push(c);
-                sources.push(Source::Copy(i));
-                continue;
-            }
-            let a = c.axis().index();
-            let o = offset[a];
-            let add = match mode {
-                PositionChannels::Replace => 0.0,
-                PositionChannels::Add => o,
-            };
-            let translation = |v: f64| v + add;
-            let mut values = motion.frames().map(|f| translation(f[i]));
-            let first = values.next();
-            let constant = match first {
-                None => Some(o),
-                Some(t) => values.all(|v| v == t).then_some(t),
-            };
-            match constant {
-                Some(t) if j.parent().is_some() => {
-                    if t == o {
-                        report.dropped += 1;
-                    } else {
-                        report.folded += 1;
-                        set(&mut offset, a, t);
-                    }
-                }
-                _ => {
-                    any_kept = true;
-                    if o != 0.0 {
-                        zeroed += 1;
-                    }
-                    set(&mut offset, a, 0.0);
-                    channels.push(c);
-                    sources.push(if add == 0.0 { Source::Copy(i) } else { Source::Add(i, add) });
-                }
-            }
-        }
-        if any_kept {
-            report.zeroed.push((id, zeroed));
-        }
-        Ok((offset, channels))
-    })?;
-    let n_out = out.n_channels();
-    let mut values = Vec::with_capacity(motion.n_frames() * n_out);
-    for f in motion.frames() {
-        values.extend(sources.iter().map(|s| match *s {
-            Source::Copy(i) => f[i],
-            Source::Add(i, o) => o + f[i],
-        }));
+pub fn portable(bvh: &Bvh, mode: PositionChannels, scope: Scope) -> Result<(Bvh, PortableReport)> {
+    let mut obs = Observer::new(bvh.skeleton(), mode);
+    for f in bvh.motion().frames() {
+        obs.observe(f);
     }
-    let m = Motion::with_frames(motion.frame_time(), motion.n_frames(), n_out, values)?;
-    Ok((Bvh::new(out, m)?, report))
+    let (mut map, report) = obs.plan(scope)?;
+    Ok((super::map_frames(bvh, &mut map)?, report))
 }
 
 /// Sets component `a` (0, 1, 2) of `v`.
@@ -202,7 +285,7 @@ mod tests {
     #[test]
     fn drops_repeats_folds_constants_zeroes_varying_and_keeps_world_positions() {
         let bvh = Bvh::parse(CARRIER).unwrap();
-        let (out, r) = portable(&bvh, PositionChannels::Replace).unwrap();
+        let (out, r) = portable(&bvh, PositionChannels::Replace, Scope::Full).unwrap();
         let j = out.skeleton().joints();
         // The root keeps its constant channels, its OFFSET zeroed.
         assert_eq!(j[0].channels().len(), 6);
@@ -221,7 +304,7 @@ mod tests {
         assert_eq!(world(&out, PositionChannels::Replace), before);
         assert_eq!(world(&out, PositionChannels::Add), before);
         // Again: nothing left to do.
-        let (again, r2) = portable(&out, PositionChannels::Replace).unwrap();
+        let (again, r2) = portable(&out, PositionChannels::Replace, Scope::Full).unwrap();
         assert!(r2.is_empty(), "{r2:?}");
         assert_eq!(again, out);
     }
@@ -229,11 +312,26 @@ mod tests {
     #[test]
     fn add_mode_moves_the_offset_into_the_channels() {
         let bvh = Bvh::parse(CARRIER).unwrap();
-        let (out, _) = portable(&bvh, PositionChannels::Add).unwrap();
+        let (out, _) = portable(&bvh, PositionChannels::Add, Scope::Full).unwrap();
         let before = world(&bvh, PositionChannels::Add);
         assert_eq!(world(&out, PositionChannels::Replace), before);
         assert_eq!(world(&out, PositionChannels::Add), before);
         // The root's X channel now holds OFFSET + value.
         assert_eq!(out.motion().frame(0)[0], 10.0);
+    }
+
+    #[test]
+    fn repeats_scope_only_drops_repeats_of_the_offset() {
+        let bvh = Bvh::parse(CARRIER).unwrap();
+        let (out, r) = portable(&bvh, PositionChannels::Replace, Scope::Repeats).unwrap();
+        let j = out.skeleton().joints();
+        assert_eq!(
+            (j[0].channels().len(), j[1].channels().len(), j[2].channels().len()),
+            (6, 5, 4)
+        );
+        assert_eq!(j[0].offset(), DVec3::new(5.0, 0.0, 0.0));
+        assert_eq!(j[2].offset(), DVec3::new(10.0, -40.0, 0.0));
+        assert_eq!((r.dropped, r.folded), (3, 0));
+        assert_eq!(world(&out, PositionChannels::Replace), world(&bvh, PositionChannels::Replace));
     }
 }

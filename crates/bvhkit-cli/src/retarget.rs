@@ -157,13 +157,6 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     drop(probe);
     let scope = if args.portable { Scope::Full } else { Scope::Repeats };
     let (mut layout, report) = observer.plan(scope)?;
-    if report.dropped > 0 && !args.portable {
-        eprintln!(
-            "bvh: note: {} constant position channels below the root that repeat the OFFSET not \
-             written",
-            report.dropped
-        );
-    }
     if args.portable {
         let mut notes = Vec::new();
         let name = args.output.display().to_string();

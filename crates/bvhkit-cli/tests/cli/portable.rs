@@ -225,7 +225,8 @@ fn ambiguous(bvh: &Bvh) -> bool {
 /// of the size (three.js keeps float32 values), every one; the plain
 /// files do too when no position channel names a non-zero OFFSET
 /// component, and differ by more than 1e-3 of the size when one does (the
-/// bones floating or doubled that `--portable` fixes).
+/// bones floating or doubled that `--portable` fixes). The same for a
+/// retarget of a walk onto the Bandai Namco skeleton.
 #[test]
 fn three_js_reads_portable_outputs_as_bvhkit_does() {
     let test = "three_js_reads_portable_outputs_as_bvhkit_does";
@@ -259,6 +260,27 @@ fn three_js_reads_portable_outputs_as_bvhkit_does() {
         }
         let w = world(&src, PositionChannels::Replace);
         expect.push((stem, size(&src, &w), ambiguous(&src), src.skeleton().len()));
+    }
+    // A retarget onto the six-channels-per-joint Bandai Namco skeleton,
+    // whose hips carry the travel under a fixed root: without --portable
+    // three.js floats the figure by the hips' OFFSET (the repeats of the
+    // OFFSET are never written), with it three.js agrees.
+    let walk = dir.join("cmu_01_01_walk_cgspeed_mb_names.bvh");
+    let kick = dir.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
+    let stem = "retarget_walk_onto_bandai";
+    for (d, extra) in [(&plain, None), (&port, Some("--portable"))] {
+        let o = d.join(format!("{stem}.bvh"));
+        let (w, k) = (walk.to_str().unwrap(), kick.to_str().unwrap());
+        let mut args = vec!["retarget", w, "--to", k, "-o", o.to_str().unwrap()];
+        args.extend(extra);
+        run_ok(&args);
+        let out = Bvh::from_path(&o).unwrap();
+        let w = world(&out, PositionChannels::Replace);
+        let bin: Vec<u8> = w.iter().flat_map(|v| v.to_array()).flat_map(f64::to_le_bytes).collect();
+        std::fs::write(d.join(format!("{stem}.expect.bin")), bin).unwrap();
+        if extra.is_some() {
+            expect.push((stem.to_string(), size(&out, &w), true, out.skeleton().len()));
+        }
     }
     let errors = |d: &Path| -> std::collections::HashMap<String, (f64, String)> {
         let out = Command::new("node")
@@ -304,7 +326,7 @@ fn three_js_reads_portable_outputs_as_bvhkit_does() {
         }
     }
     eprintln!(
-        "three.js: {} of {} corpus files drawn differently before --portable ({}), none after",
+        "three.js: {} of {} outputs (the corpus files and a retarget) drawn differently before --portable ({}), none after",
         differ.len(),
         expect.len(),
         differ.join(", ")

@@ -333,3 +333,67 @@ fn three_js_reads_portable_outputs_as_bvhkit_does() {
     );
     assert!(differ.len() >= 5, "{differ:?}");
 }
+
+/// Whether `bvh` is portable: every position channel names a zero OFFSET
+/// component, and none below a root holds one value in every frame.
+fn assert_portable(bvh: &Bvh, what: &str) {
+    let m = bvh.motion();
+    for j in bvh.skeleton().joints() {
+        for (k, c) in j.channels().iter().enumerate().filter(|(_, c)| c.is_position()) {
+            assert_eq!(j.offset()[c.axis().index()], 0.0, "{what}: {} {c}", j.name());
+            if j.parent().is_some() && m.n_frames() > 1 {
+                let i = j.first_channel() + k;
+                let first = m.frame(0)[i];
+                assert!(m.frames().any(|f| f[i] != first), "{what}: {} {c} constant", j.name());
+            }
+        }
+    }
+}
+
+/// `--portable` on every command that writes BVH (`edit` streamed and
+/// whole, `fmt`, `concat`, `blend`, `layer`, `loop`, `clean`, `retarget`,
+/// `import`), on the Bandai Namco kick (six channels on every joint, hips
+/// under a fixed root): the output is portable and has the world positions
+/// of the same command without it, within 1e-9 of the size (`import`,
+/// which writes 32-bit values: 1e-7).
+#[test]
+fn portable_on_every_command_that_writes_bvh() {
+    let Some(dir) = corpus() else { return };
+    let kick = dir.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
+    let walk = dir.join("cmu_01_01_walk_cgspeed_mb_names.bvh");
+    let (k, w) = (kick.to_str().unwrap(), walk.to_str().unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    let fbx = tmp.path().join("kick.fbx");
+    run_ok(&["export", k, "-o", fbx.to_str().unwrap()]);
+    let f = fbx.to_str().unwrap();
+    let cases: [&[&str]; 10] = [
+        &["edit", k, "--frames", "10..100"],
+        &["edit", k, "--reverse"],
+        &["fmt", k],
+        &["concat", k, k],
+        &["blend", k, k, "--weight", "0.5"],
+        &["layer", k, k],
+        &["loop", k],
+        &["clean", k, "--spikes"],
+        &["retarget", w, "--to", k],
+        &["import", f],
+    ];
+    for case in cases {
+        let what = case.join(" ");
+        let (a, b) = (tmp.path().join("a.bvh"), tmp.path().join("b.bvh"));
+        run_ok(&[case, &["-o", a.to_str().unwrap()]].concat());
+        run_ok(&[case, &["-o", b.to_str().unwrap(), "--portable"]].concat());
+        let (a, b) = (Bvh::from_path(&a).unwrap(), Bvh::from_path(&b).unwrap());
+        assert_portable(&b, &what);
+        let before = world(&a, PositionChannels::Replace);
+        // `import` writes motion values as the shortest decimals of their
+        // 32-bit floats, OFFSETs exactly: a constant folded into the OFFSET
+        // reads back as the float itself, within 1e-7 of itself.
+        let rel = if case[0] == "import" { 1e-7 } else { 1e-9 };
+        let tol = rel * size(&a, &before);
+        for mode in [PositionChannels::Replace, PositionChannels::Add] {
+            let d = max_distance(&world(&b, mode), &before);
+            assert!(d <= tol, "{what} ({mode:?}): {d} > {tol}");
+        }
+    }
+}

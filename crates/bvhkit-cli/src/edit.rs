@@ -49,7 +49,9 @@ use transform::{Transform, check_values, transforms};
 #[command(after_help = "Transforms are applied in the order given and may repeat, e.g.
   bvh edit take.bvh -o clip.bvh --frames 100..400 --fps 30 --up y --units m
 Every transform but --reverse, --fps and --height (which need the whole clip
-in memory) streams in constant memory from a memory-mapped file. Some look at
+in memory, as --portable does) streams in constant memory from a memory-mapped
+file. A --layout that drops position channels whose motion is lost is refused
+(naming the joints) unless --drop-motion. Some look at
 frames before streaming, reading a regular file twice: --up and the
 root-motion transforms without --source-up (the up axis is detected on frames
 spread over the clip; behind --frames and --every alone, only those frames'

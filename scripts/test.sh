@@ -45,9 +45,12 @@ if command -v npm >/dev/null; then
   # pinned by crates/bvhkit-fbx/tests/js/package-lock.json.
   echo "test: npm ci (crates/bvhkit-fbx/tests/js)"
   (cd crates/bvhkit-fbx/tests/js && npm ci --no-audit --no-fund >/dev/null)
+  # three.js's BVHLoader for the --portable test (crates/bvhkit-cli/tests/cli/portable.rs).
+  echo "test: npm ci (crates/bvhkit-cli/tests/js)"
+  (cd crates/bvhkit-cli/tests/js && npm ci --no-audit --no-fund >/dev/null)
 else
   complete=0
-  echo "test: MISSING node and npm (node 20 or newer); the glTF and FBX export tests print SKIPPED"
+  echo "test: MISSING node and npm (node 20 or newer); the glTF and FBX export and three.js BVH tests print SKIPPED"
 fi
 
 for tool in rustfmt clippy-driver; do

@@ -47,11 +47,15 @@ pub(crate) struct Args {
     /// Refuse inputs that need lenient reading.
     #[arg(long)]
     strict: bool,
+    /// Write position channels every reader reads the same way: constant ones below a root
+    /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md).
+    #[arg(long)]
+    portable: bool,
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let opts = BlendOptions { weight: args.weight, joints: args.joints };
-    run_pair(&args.a, &args.b, &args.output, args.strict, |a, an, b, bn| {
+    run_pair(&args.a, &args.b, &args.output, args.strict, args.portable, |a, an, b, bn| {
         blend_named(a, an, b, bn, &opts)
     })
 }

@@ -79,6 +79,10 @@ pub(crate) struct Args {
     /// Refuse an input that needs lenient reading.
     #[arg(long)]
     strict: bool,
+    /// Write position channels every reader reads the same way: constant ones below a root
+    /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md).
+    #[arg(long)]
+    portable: bool,
 }
 
 fn numbers(s: &str, what: &str, min: usize, max: usize) -> Result<Vec<f64>, String> {
@@ -156,7 +160,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     match &args.output {
         Some(path) if !args.dry_run => {
             notes.extend(summary.lines().map(|l| format!("{}: {l}", inputs[0].display())));
-            finish(path, &inputs, &out, &notes)
+            finish(path, &inputs, &out, &notes, args.portable)
         }
         _ => {
             for n in &notes {

@@ -83,6 +83,10 @@ pub(crate) struct Args {
     /// Refuse inputs that need lenient reading.
     #[arg(long)]
     strict: bool,
+    /// Write position channels every reader reads the same way: constant ones below a root
+    /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md).
+    #[arg(long)]
+    portable: bool,
 }
 
 pub(crate) fn parse_span(s: &str) -> Result<Span, String> {
@@ -207,9 +211,23 @@ pub(crate) fn finish(
     inputs: &[Input],
     bvh: &Bvh,
     notes: &[String],
+    portable: bool,
 ) -> Result<ExitCode> {
     refuse_overwriting_input(out, inputs)?;
-    for n in notes {
+    let mut notes = notes.to_vec();
+    let made;
+    let bvh = if portable {
+        let name = if out.as_os_str() == "-" {
+            "standard output".into()
+        } else {
+            out.display().to_string()
+        };
+        made = crate::portable::apply(bvh, bvhkit::PositionChannels::Replace, &name, &mut notes)?;
+        &made
+    } else {
+        bvh
+    };
+    for n in &notes {
         eprintln!("bvh: note: {}", escape(n));
     }
     let opts = WriteOptions::new();
@@ -227,6 +245,7 @@ pub(crate) fn run_pair<R: std::fmt::Display, E: std::fmt::Display>(
     b: &Path,
     output: &Path,
     strict: bool,
+    portable: bool,
     mix: impl FnOnce(&Bvh, &str, &Bvh, &str) -> Result<(Bvh, R), E>,
 ) -> Result<ExitCode> {
     let inputs = inputs(&[a.to_path_buf(), b.to_path_buf()])?;
@@ -239,7 +258,7 @@ pub(crate) fn run_pair<R: std::fmt::Display, E: std::fmt::Display>(
     if !r.is_empty() {
         notes.push(r);
     }
-    finish(output, &inputs, &out, &notes)
+    finish(output, &inputs, &out, &notes, portable)
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
@@ -260,7 +279,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let (out, report) = concat(&named, &opts).map_err(|e| anyhow!("{e}"))?;
     notes.extend(report.to_string().lines().map(str::to_string));
     notes.push(format!("{} frames from {} clips", out.motion().n_frames(), clips.len()));
-    finish(&args.output, &inputs, &out, &notes)
+    finish(&args.output, &inputs, &out, &notes, args.portable)
 }
 
 #[cfg(test)]

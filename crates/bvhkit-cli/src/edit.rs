@@ -49,7 +49,9 @@ use transform::{Transform, check_values, transforms};
 #[command(after_help = "Transforms are applied in the order given and may repeat, e.g.
   bvh edit take.bvh -o clip.bvh --frames 100..400 --fps 30 --up y --units m
 Every transform but --reverse, --fps and --height (which need the whole clip
-in memory) streams in constant memory from a memory-mapped file. Some look at
+in memory, as --portable does) streams in constant memory from a memory-mapped
+file. A --layout that drops position channels whose motion is lost is refused
+(naming the joints) unless --drop-motion. Some look at
 frames before streaming, reading a regular file twice: --up and the
 root-motion transforms without --source-up (the up axis is detected on frames
 spread over the clip; behind --frames and --every alone, only those frames'
@@ -94,6 +96,14 @@ pub(crate) struct Args {
     /// Which joints get position channels with --layout.
     #[arg(long, value_name = "WHICH", default_value = "root")]
     layout_positions: LayoutPositions,
+    /// Also make a --layout that drops position channels whose values are not the OFFSET
+    /// (their motion is lost); without it such a layout is refused, naming the joints.
+    #[arg(long)]
+    drop_motion: bool,
+    /// Write position channels every reader reads the same way: constant ones below a root
+    /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md); whole clip.
+    #[arg(long)]
+    portable: bool,
     /// Convert so that AXIS is up (x, y, z, -x, -y, -z), from --source-up or the detected up axis
     /// (Blender's axis conversion: offsets, positions and rotations turned together).
     #[arg(long, value_name = "AXIS", action = ArgAction::Append, value_parser = crate::concat::parse_axis, allow_hyphen_values = true)]
@@ -194,7 +204,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
     }
     let targets = targets(&args.output, &args.files, &found)?;
     let inputs: Vec<Input> = found.into_iter().map(|(i, _)| i).collect();
-    let stream = !plan.iter().any(Transform::whole_clip);
+    let stream = !args.portable && !plan.iter().any(Transform::whole_clip);
     let looks_ahead = plan.iter().any(|t| t.looks_ahead(args.source_up, args.source_units));
     let results = par_map(&inputs, args.threads, |input| -> Result<Vec<String>> {
         let out = &targets[input];
@@ -403,6 +413,20 @@ fn frame_map(args: &Args, t: &Transform, skel: &Skeleton, mode: PositionChannels
         Transform::Scale(f) => Stage::Scale(ScaleMap::new(skel, f)?),
         _ => bail!("internal error: {t:?} is not a per-frame transform"),
     })
+}
+
+/// A `--layout` that lost motion, refused without `--drop-motion`
+/// ([`LayoutMap::lost_motion`] says what).
+fn layout_refusal(args: &Args, stage: &Stage, input: &Input) -> Result<()> {
+    let Stage::Layout(m) = stage else { return Ok(()) };
+    match m.lost_motion() {
+        Some(what) if !args.drop_motion => bail!(
+            "{}: --layout {what}; give --drop-motion to drop them anyway, or keep them with \
+             --layout-positions keep or all",
+            input.display()
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// What a per-frame transform reports at the end.

@@ -69,6 +69,10 @@ pub(crate) struct Args {
     /// a dropped incomplete frame, an assumed Frame Time or OFFSET); without it they are refused.
     #[arg(long)]
     repair: bool,
+    /// Write position channels every reader reads the same way: constant ones below a root
+    /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md).
+    #[arg(long)]
+    portable: bool,
     /// Number of files processed at once (default: all cores).
     #[arg(short = 'j', long, value_name = "N", value_parser = crate::io::parse_jobs)]
     threads: Option<usize>,
@@ -231,10 +235,16 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        write_atomic(out, |w| opts.write(&bvh, w).map_err(anyhow::Error::from)).with_context(
-            || format!("{}: writing {}", input.display(), bvhkit_write::shown(out)),
-        )?;
-        Ok(warnings.iter().map(|w| located_warning(input, w)).collect())
+        let mut notes: Vec<String> = warnings.iter().map(|w| located_warning(input, w)).collect();
+        let bvh = if args.portable {
+            let mode = bvhkit::PositionChannels::Replace;
+            crate::portable::apply(&bvh, mode, &input.display(), &mut notes)?
+        } else {
+            bvh
+        };
+        write_atomic(out, |w| opts.write(&bvh, w).map_err(anyhow::Error::from))
+            .with_context(|| format!("{}: writing {}", input.display(), bvhkit_write::shown(out)))?;
+        Ok(notes)
     })?;
     Ok(crate::io::report(results))
 }

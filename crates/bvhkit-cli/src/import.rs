@@ -47,6 +47,10 @@ pub(crate) struct Args {
     /// Write motion values with this many decimals (default: the shortest decimal of each 32-bit float).
     #[arg(long, value_name = "N")]
     precision: Option<u8>,
+    /// Write position channels every reader reads the same way: constant ones below a root
+    /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md).
+    #[arg(long)]
+    portable: bool,
 }
 
 pub(crate) fn run(a: Args) -> Result<ExitCode> {
@@ -59,7 +63,11 @@ pub(crate) fn run(a: Args) -> Result<ExitCode> {
     refuse_overwriting_input(&a.output, std::slice::from_ref(&input))?;
     let bytes = input.read()?;
     let options = ImportOptions { fps: a.fps, stack: a.stack.clone() };
-    let got = import(&bytes, &options).with_context(|| input.display())?;
+    let mut got = import(&bytes, &options).with_context(|| input.display())?;
+    if a.portable {
+        let mode = bvhkit::PositionChannels::Replace;
+        got.bvh = crate::portable::apply(&got.bvh, mode, &input.display(), &mut got.notes)?;
+    }
     let mut opts = WriteOptions::new();
     opts.precision(a.precision.map_or(Precision::ShortestF32, Precision::Fixed));
     if a.output.as_os_str() != "-"

@@ -59,6 +59,10 @@ pub(crate) struct Args {
     /// Refuse an input that needs lenient reading.
     #[arg(long)]
     strict: bool,
+    /// Write position channels every reader reads the same way: constant ones below a root
+    /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md).
+    #[arg(long)]
+    portable: bool,
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
@@ -76,5 +80,5 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let (out, report) =
         make_loop(&clips[0], &opts).map_err(|e| anyhow!("{}: {e}", inputs[0].display()))?;
     notes.push(format!("{}: {report}", inputs[0].display()));
-    finish(&args.output, &inputs, &out, &notes)
+    finish(&args.output, &inputs, &out, &notes, args.portable)
 }

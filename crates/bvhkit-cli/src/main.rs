@@ -28,6 +28,7 @@ mod layer;
 mod lint;
 #[path = "loop.rs"]
 mod loop_cmd;
+mod portable;
 mod range;
 mod record;
 mod render;

@@ -7,6 +7,7 @@ use anyhow::{Context, Result, anyhow};
 use bvhkit::WriteOptions;
 use bvhkit::edit::FrameMap;
 use bvhkit::edit::axes::SignedAxis;
+use bvhkit::edit::portable::{Observer, Scope};
 use bvhkit::retarget::map::JointMap;
 use bvhkit::retarget::{Options, Reference, Retarget};
 
@@ -78,6 +79,10 @@ pub(crate) struct Args {
     /// Read the inputs strictly (any deviation from the format is an error).
     #[arg(long)]
     strict: bool,
+    /// Write position channels every reader reads the same way: constant ones below a root
+    /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md).
+    #[arg(long)]
+    portable: bool,
 }
 
 fn parse_reference(s: &str) -> Result<Reference, String> {
@@ -134,18 +139,44 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     // The output is mapped and written a batch of frames at a time (the
     // frames of `retarget()`, bit for bit), never held whole: a target of
     // very many channels costs time, not memory.
-    let skeleton = map.output_skeleton().clone();
-    let (m, nc) = (source.motion(), skeleton.n_channels());
+    // A first pass finds the constant position channels: those below the
+    // root that only repeat the OFFSET are never written (three.js would
+    // double the bones, pybvh refuses them), and `--portable` goes on as
+    // the core's `edit::portable` says. The map is cloned so that the
+    // second pass starts afresh.
+    let (m, nc) = (source.motion(), map.output_skeleton().n_channels());
+    let mut observer = Observer::new(map.output_skeleton(), options.mode);
+    let mut probe = map.clone();
+    let mut frame = vec![0.0; nc];
+    for input in m.frames() {
+        if nc > 0 {
+            probe.map(input, &mut frame);
+        }
+        observer.observe(&frame);
+    }
+    drop(probe);
+    let scope = if args.portable { Scope::Full } else { Scope::Repeats };
+    let (mut layout, report) = observer.plan(scope)?;
+    if args.portable {
+        let mut notes = Vec::new();
+        let name = args.output.display().to_string();
+        crate::portable::note(map.output_skeleton(), &report, &name, &mut notes);
+        for n in notes {
+            eprintln!("bvh: note: {}", crate::text::escape(&n));
+        }
+    }
+    let skeleton = layout.output_skeleton().clone();
+    let mut written = vec![0.0; skeleton.n_channels()];
     let opts = WriteOptions::new();
     write_atomic(&args.output, |w| {
         let mut text = Vec::with_capacity(BATCH_BYTES + (1 << 16));
         opts.write_header(&skeleton, m.n_frames(), m.frame_time(), &mut text)?;
-        let mut frame = vec![0.0; nc];
         for input in m.frames() {
             if nc > 0 {
                 map.map(input, &mut frame);
             }
-            opts.write_frame(&frame, &mut text)?;
+            layout.map(&frame, &mut written);
+            opts.write_frame(&written, &mut text)?;
             if text.len() >= BATCH_BYTES {
                 w.write_all(&text)?;
                 text.clear();

@@ -2323,6 +2323,8 @@ mod fbx;
 mod mix;
 #[path = "cli/outputs.rs"]
 mod outputs;
+#[path = "cli/portable.rs"]
+mod portable;
 #[path = "cli/quality.rs"]
 mod quality;
 /// `bvh view` with a broken file beside a good one plays the good one,

@@ -483,16 +483,48 @@ impl PyBvh {
     /// written (`bvhkit-write`): never a half-written file, nothing left
     /// behind, links followed, devices and FIFOs written through, the mode
     /// of a new file from the umask and of an old one kept; a file with
-    /// other hard links is refused unless `break_links`.
-    #[pyo3(signature = (path, break_links = false))]
-    fn write(&self, py: Python<'_>, path: PathBuf, break_links: bool) -> PyResult<()> {
+    /// other hard links is refused unless `break_links`. `portable`: the
+    /// text of [`PyBvh::portable`] (`--portable`).
+    #[pyo3(signature = (path, break_links = false, portable = false))]
+    fn write(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        break_links: bool,
+        portable: bool,
+    ) -> PyResult<()> {
         let outputs = bvhkit_write::Options::new()
             .break_links(break_links)
             .break_links_hint("pass break_links=True");
+        let made;
+        let bvh = if portable {
+            made = py
+                .detach(|| {
+                    edit::portable::portable(
+                        &self.bvh,
+                        bvhkit::PositionChannels::Replace,
+                        edit::portable::Scope::Full,
+                    )
+                })
+                .map_err(|e| errors::to_py(py, e))?
+                .0;
+            &made
+        } else {
+            &self.bvh
+        };
         py.detach(|| {
-            outputs.write_atomic(&path, |w| self.bvh.write(w).map_err(errors::WriteError::Core))
+            outputs.write_atomic(&path, |w| bvh.write(w).map_err(errors::WriteError::Core))
         })
         .map_err(|e| errors::write_error(py, e, &path))
+    }
+
+    /// Position channels every reader reads the same way, world motion
+    /// unchanged (`bvh edit --portable`): constant ones below a root folded
+    /// into the OFFSET, the OFFSET zeroed under the others.
+    #[pyo3(signature = (position_channels = "replace"))]
+    fn portable(&self, py: Python<'_>, position_channels: &str) -> PyResult<PyBvh> {
+        let mode = self::position_channels(position_channels)?;
+        self.edited(py, |b| Ok(edit::portable::portable(b, mode, edit::portable::Scope::Full)?.0))
     }
 
     fn __len__(&self) -> usize {
@@ -561,13 +593,18 @@ impl PyBvh {
     /// Every joint to three rotation channels in ``order`` and position
     /// channels as ``positions`` says (``"root"``, ``"all"``, ``"keep"``,
     /// ``"none"``), as ``bvh edit --layout ORDER --layout-positions P``.
-    #[pyo3(signature = (order, positions = "root", position_channels = "replace"))]
+    /// A layout that drops position channels whose motion is lost (a
+    /// world position moves by more than 1e-9 of the size) raises
+    /// `ValueError` naming the joints, unless `drop_motion`
+    /// (`--drop-motion`).
+    #[pyo3(signature = (order, positions = "root", position_channels = "replace", drop_motion = false))]
     fn relayout(
         &self,
         py: Python<'_>,
         order: &str,
         positions: &str,
         position_channels: &str,
+        drop_motion: bool,
     ) -> PyResult<PyBvh> {
         use edit::layout::{LayoutMap, Positions};
         let order = rotation_order(order)?;
@@ -583,9 +620,20 @@ impl PyBvh {
             }
         };
         let mode = self::position_channels(position_channels)?;
-        self.edited(py, |b| {
-            Ok(map_frames(b, &mut LayoutMap::new(b.skeleton(), order, positions, mode)?)?)
-        })
+        let lost = std::sync::Mutex::new(None);
+        let out = self.edited(py, |b| {
+            let mut map = LayoutMap::new(b.skeleton(), order, positions, mode)?;
+            let out = map_frames(b, &mut map)?;
+            *lost.lock().unwrap_or_else(|e| e.into_inner()) = map.lost_motion();
+            Ok(out)
+        })?;
+        match lost.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(what) if !drop_motion => Err(bad_arg(format!(
+                "{what}; pass drop_motion=True to drop them anyway, or keep them with \
+                 positions='keep' or 'all'"
+            ))),
+            _ => Ok(out),
+        }
     }
 
     /// Converted to up axis ``up`` (``"x"``, ``"-y"``...) from ``source_up``

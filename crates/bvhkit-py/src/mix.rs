@@ -339,7 +339,13 @@ pub(crate) fn retarget_onto(
             mode,
             joint_translations,
         };
+        // As `bvh retarget`: constant position channels below the root
+        // that repeat the OFFSET are not written.
         retarget::retarget(src, tgt, &options)
+            .and_then(|(out, report)| {
+                let scope = bvhkit::edit::portable::Scope::Repeats;
+                Ok((bvhkit::edit::portable::portable(&out, mode, scope)?.0, report))
+            })
             .map_err(|e| format!("{sn} onto {tn}: {}", e.message()))
     });
     let (out, report) = result.map_err(PyValueError::new_err)?;

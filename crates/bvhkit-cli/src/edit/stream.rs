@@ -393,6 +393,7 @@ fn stream_frames<R: bvhkit::FrameSource + Send>(
         return Err(NEEDS_WHOLE_CLIP.into());
     }
     for (m, &i) in steps.maps().zip(&map_of) {
+        super::layout_refusal(args, m, input)?;
         notes_of[i].extend(stage_note(m, input));
     }
     let mut notes: Vec<String> =

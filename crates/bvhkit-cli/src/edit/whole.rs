@@ -68,10 +68,14 @@ pub(super) fn edit_whole(
             _ => {
                 let map = frame_map(args, t, bvh.skeleton(), mode)?;
                 let (edited, map) = map_frames_chunked(&bvh, map)?;
+                super::layout_refusal(args, &map, input)?;
                 notes.extend(stage_note(&map, input));
                 edited
             }
         };
+    }
+    if args.portable {
+        bvh = crate::portable::apply(&bvh, mode, &input.display(), &mut notes)?;
     }
     let opts = WriteOptions::new();
     write_atomic(out, |w| opts.write(&bvh, w).map_err(anyhow::Error::from))

@@ -197,7 +197,7 @@ fn edit_output_does_not_depend_on_the_thread_count_nor_the_batches() {
     let plans: [&[&str]; 5] = [
         &["--order", "xyz"],
         &["--source-up", "y", "--up", "z"],
-        &["--layout", "yxz", "--layout-positions", "none"],
+        &["--layout", "yxz", "--layout-positions", "none", "--drop-motion"],
         &["--scale", "0.3", "--every", "3", "--order", "zyx"],
         &["--frames", "5000..20000", "--order", "yzx", "--every", "2"],
     ];

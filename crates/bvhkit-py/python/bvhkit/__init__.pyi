@@ -247,11 +247,16 @@ class Bvh:
         order: str,
         positions: Literal["root", "all", "keep", "none"] = "root",
         position_channels: _PositionChannels = "replace",
+        drop_motion: bool = False,
     ) -> Bvh:
         """Three rotation channels in ``order`` on every joint, position channels as asked.
 
         ``positions``: on the root only, on every joint, where they were, or
-        nowhere (``--layout ORDER --layout-positions P``).
+        nowhere (``--layout ORDER --layout-positions P``). A layout that
+        drops position channels whose motion is lost (a world position moves
+        by more than 1e-9 of the size) raises ValueError naming the joints,
+        their channels and the distance, unless ``drop_motion=True``
+        (``--drop-motion``).
 
         Example::
 
@@ -572,8 +577,17 @@ class Bvh:
         """
     def to_bytes(self) -> bytes:
         """The canonical BVH text: reads back to the same values, bit for bit."""
-    def write(self, path: _Path, break_links: bool = False) -> None:
+    def portable(self, position_channels: _PositionChannels = "replace") -> Bvh:
+        """Position channels every reader reads the same way (``--portable``).
+
+        Constant position channels below a root are folded into the OFFSET,
+        the OFFSET is zeroed under the others; world positions unchanged in
+        either reading of position channels (docs/format.md).
+        """
+    def write(self, path: _Path, break_links: bool = False, portable: bool = False) -> None:
         """Writes the canonical text to ``path``, as the ``bvh`` command writes.
+
+        ``portable=True`` writes ``self.portable()``'s text (``--portable``).
 
         The file is written under no name in its folder (Linux; elsewhere
         a temporary name) and put in place whole: ``path`` is always the old

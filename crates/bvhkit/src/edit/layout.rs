@@ -17,7 +17,10 @@
 //! joint keeps or gains position channels; when a joint loses position
 //! channels, its translation falls back to the `OFFSET` and the world
 //! motion changes: [`LayoutMap::max_position_error`] reports the largest
-//! world position difference over the frames mapped so far. Rotations
+//! world position difference over the frames mapped so far,
+//! [`LayoutMap::losses`] each such joint's own part and
+//! [`LayoutMap::lost_motion`] the sentence `bvh edit` refuses such a layout
+//! with (unless `--drop-motion`). Rotations
 //! being kept, that difference is, for each joint that lost its channels
 //! and everything below it, the sum of the lost translations
 //! (`OFFSET` minus the old translation) turned by the old world rotation
@@ -90,6 +93,25 @@ pub struct LayoutMap {
     lost: Option<Lost>,
     scratch: Option<LostScratch>,
     max_error: f64,
+    /// The largest world position difference of each joint in
+    /// [`Lost::joints`] so far.
+    worst: Vec<f64>,
+}
+
+/// A joint that loses position channels in a [`LayoutMap`], and what that
+/// costs ([`LayoutMap::losses`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayoutLoss {
+    /// The joint (in the input skeleton; the output keeps the order).
+    pub joint: JointId,
+    /// The position channels it loses.
+    pub channels: Vec<Channel>,
+    /// The largest distance by which the loss of its own channels moves
+    /// it (and everything below it), over the frames mapped so far.
+    pub max_error: f64,
+    /// The joints that move with it: itself and every joint below it, End
+    /// Sites included (a range of file order).
+    pub moved: std::ops::Range<usize>,
 }
 
 /// What [`LayoutMap`] needs to measure the world position error of the
@@ -102,10 +124,13 @@ struct Lost {
     gather: Vec<usize>,
     joints: Vec<LostJoint>,
     mode: PositionChannels,
+    /// The joints below each of `joints` (its subtree's end).
+    ends: Vec<usize>,
 }
 
 #[derive(Clone, Copy, Debug)]
 struct LostJoint {
+    id: JointId,
     /// The joint's input channels (its old translation).
     channels: JointChannels,
     /// Its parent's index in the compact program, if any.
@@ -151,13 +176,15 @@ impl Lost {
                     p = parents[i];
                 }
                 LostJoint {
+                    id: JointId::new(j),
                     channels: JointChannels::of(skeleton.joint(JointId::new(j))),
                     parent: parents[j].and_then(|p| kept.iter().position(|&k| k == p)),
                     above,
                 }
             })
             .collect();
-        Lost { fk, gather, joints, mode }
+        let ends = lost.iter().map(|&j| skeleton.subtree_end(JointId::new(j))).collect();
+        Lost { fk, gather, joints, mode, ends }
     }
 
     fn scratch(&self) -> LostScratch {
@@ -170,8 +197,9 @@ impl Lost {
     }
 
     /// The largest world position difference in the input frame `frame`
-    /// when the lost joints' translations fall back to their `OFFSET`s.
-    fn error(&self, frame: &[f64], s: &mut LostScratch) -> f64 {
+    /// when the lost joints' translations fall back to their `OFFSET`s;
+    /// each lost joint's own in `worst`, when it is larger.
+    fn error(&self, frame: &[f64], s: &mut LostScratch, worst_of: &mut [f64]) -> f64 {
         for (c, &g) in s.compact.iter_mut().zip(&self.gather) {
             *c = frame[g];
         }
@@ -188,6 +216,7 @@ impl Lost {
                 None => turned,
             };
             s.diff[k] = d;
+            worst_of[k] = worst_of[k].max(turned.length());
             worst = worst.max(d.length());
         }
         worst
@@ -254,8 +283,10 @@ impl LayoutMap {
             }
         }
         copy.sort_unstable();
+        let n_lost = lost.len();
         let lost = (!lost.is_empty()).then(|| Lost::new(skeleton, &lost, mode));
         Ok(LayoutMap {
+            worst: vec![0.0; n_lost],
             scratch: lost.as_ref().map(Lost::scratch),
             lost,
             skeleton: out,
@@ -277,6 +308,84 @@ impl LayoutMap {
     pub fn max_position_error(&self) -> f64 {
         self.max_error
     }
+
+    /// What the layout loses, when the world position of some joint moved
+    /// by more than 1e-9 of the skeleton's size ([`super::rest_height`])
+    /// over the frames mapped so far: the joints that lose channels and
+    /// move, the largest first (five of them), which channels, how far and
+    /// how many joints move with each, and the largest error against the
+    /// size; `None` when nothing moved that far.
+    pub fn lost_motion(&self) -> Option<String> {
+        let size = super::rest_height(&self.skeleton);
+        let tol = 1e-9 * size;
+        if !self.is_lossy() || self.max_error <= tol {
+            return None;
+        }
+        let names = self.skeleton.display_names();
+        let mut losses: Vec<_> = self.losses().into_iter().filter(|l| l.max_error > tol).collect();
+        losses.sort_by(|a, b| b.max_error.total_cmp(&a.max_error));
+        let mut moves = vec![false; names.len()];
+        for l in &losses {
+            moves[l.moved.clone()].fill(true);
+        }
+        let moved = moves.iter().filter(|&&m| m).count();
+        let mut list: Vec<String> = losses
+            .iter()
+            .take(5)
+            .map(|l| {
+                let ch: Vec<&str> = l.channels.iter().map(|c| c.name()).collect();
+                format!(
+                    "{} ({}) by up to {} ({} joints with it)",
+                    names[l.joint.index()],
+                    ch.join(" "),
+                    sig(l.max_error),
+                    l.moved.len()
+                )
+            })
+            .collect();
+        if losses.len() > 5 {
+            list.push(format!("and {} more joints", losses.len() - 5));
+        }
+        Some(format!(
+            "would drop position channels that move their joints, losing motion on {moved} of {} \
+             joints (largest world position error {}, {} of the skeleton's size {}): {}",
+            names.len(),
+            sig(self.max_error),
+            sig(self.max_error / size),
+            sig(size),
+            list.join("; ")
+        ))
+    }
+
+    /// Each joint that loses position channels, with its largest world
+    /// position error over the frames mapped so far, in file order.
+    pub fn losses(&self) -> Vec<LayoutLoss> {
+        let Some(lost) = &self.lost else { return Vec::new() };
+        lost.joints
+            .iter()
+            .zip(&self.worst)
+            .enumerate()
+            .map(|(k, (j, &max_error))| LayoutLoss {
+                joint: j.id,
+                channels: j.channels.pos_axes[..j.channels.n_pos as usize]
+                    .iter()
+                    .map(|a| match a.index() {
+                        0 => Channel::Xposition,
+                        1 => Channel::Yposition,
+                        _ => Channel::Zposition,
+                    })
+                    .collect(),
+                max_error,
+                moved: j.id.index()..lost.ends[k],
+            })
+            .collect()
+    }
+}
+
+/// `v` to six significant digits, for messages.
+fn sig(v: f64) -> String {
+    let r: f64 = format!("{v:.5e}").parse().unwrap_or(v);
+    if r != 0.0 && !(1e-4..1e15).contains(&r.abs()) { format!("{r:e}") } else { format!("{r}") }
 }
 
 /// One output frame's base values and copies (every channel but the
@@ -298,7 +407,7 @@ impl FrameMap for LayoutMap {
         fill(&self.base, &self.copy, input, output);
         self.rewrite.map(input, output);
         if let (Some(lost), Some(s)) = (&self.lost, &mut self.scratch) {
-            self.max_error = self.max_error.max(lost.error(input, s));
+            self.max_error = self.max_error.max(lost.error(input, s, &mut self.worst));
         }
     }
 }
@@ -307,6 +416,9 @@ impl super::SplitFrameMap for LayoutMap {
     /// The largest world position error of both copies.
     fn absorb(&mut self, earlier: &Self) {
         self.max_error = self.max_error.max(earlier.max_error);
+        for (w, e) in self.worst.iter_mut().zip(&earlier.worst) {
+            *w = w.max(*e);
+        }
     }
 
     /// The errors of every frame in pieces of frames on rayon's pool; the
@@ -323,14 +435,31 @@ impl super::SplitFrameMap for LayoutMap {
             use rayon::prelude::*;
             const PIECE: usize = 256;
             let n_in = input.len() / frames.max(1);
+            let n_lost = self.worst.len();
             let worst = input
                 .par_chunks(PIECE * n_in.max(1))
                 .map(|i| {
                     let mut s = lost.scratch();
-                    i.chunks_exact(n_in).map(|f| lost.error(f, &mut s)).fold(0.0, f64::max)
+                    let mut of = vec![0.0; n_lost];
+                    let w = i
+                        .chunks_exact(n_in)
+                        .map(|f| lost.error(f, &mut s, &mut of))
+                        .fold(0.0, f64::max);
+                    (w, of)
                 })
-                .reduce(|| 0.0, f64::max);
-            self.max_error = self.max_error.max(worst);
+                .reduce(
+                    || (0.0, vec![0.0; n_lost]),
+                    |(a, mut x), (b, y)| {
+                        for (x, y) in x.iter_mut().zip(&y) {
+                            *x = x.max(*y);
+                        }
+                        (a.max(b), x)
+                    },
+                );
+            self.max_error = self.max_error.max(worst.0);
+            for (w, e) in self.worst.iter_mut().zip(&worst.1) {
+                *w = w.max(*e);
+            }
         }
         let n_out = self.skeleton.n_channels();
         let (base, copy) = (&self.base, &self.copy);

@@ -93,6 +93,7 @@ mod local;
 pub mod mirror;
 pub mod order;
 pub mod plan;
+pub mod portable;
 mod pose;
 pub mod resample;
 pub mod rest;

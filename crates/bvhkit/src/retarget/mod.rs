@@ -327,6 +327,22 @@ struct Swing {
     to: usize,
     /// The target's segment in the joint's own frame (unit length).
     local: DVec3,
+    /// A direction (the joint's own frame, unit, across `local`) kept as
+    /// near where the rotation transfer puts it as the segment allows (the
+    /// shoulder line of the joint carrying the arms), instead of the
+    /// shortest arc.
+    keep: Option<DVec3>,
+}
+
+impl Swing {
+    /// `w` turned so that the segment points along `want` (not zero).
+    fn apply(&self, w: DMat3, want: DVec3) -> DMat3 {
+        let want = want.normalize();
+        match self.keep {
+            Some(k) => align(&[k, self.local], &[w * k, want]),
+            None => DMat3::from_quat(DQuat::from_rotation_arc(w * self.local, want)) * w,
+        }
+    }
 }
 
 /// A retarget set up for one source clip and one target skeleton: a
@@ -513,6 +529,62 @@ fn knuckles(s: &Skeleton, hand: usize, p: &[DVec3]) -> Option<(DVec3, DVec3)> {
     (across.cross(mid).length() > 1e-6 * mid.length() * across.length()).then_some((mid, across))
 }
 
+/// The joint that carries both arms: the deepest joint above both upper
+/// arms (a chest, Kinect's shoulder centre, MediaPipe's spine), if it is a
+/// spine, chest or neck joint.
+fn shoulder_carrier(s: &Skeleton, bones: &[Option<Bone>]) -> Option<usize> {
+    let l = find(bones, Bone::Limb(Side::Left, Limb::UpperArm))?;
+    let r = find(bones, Bone::Limb(Side::Right, Limb::UpperArm))?;
+    let mut x = s.joints()[l].parent();
+    while let Some(p) = x {
+        let p = p.index();
+        if below(s, p, r) {
+            return matches!(bones[p], Some(Bone::Spine | Bone::Chest | Bone::Neck)).then_some(p);
+        }
+        x = s.joints()[p].parent();
+    }
+    None
+}
+
+/// The direction (rest pose, world) of a trunk joint's own bone up: to the
+/// nearest spine, chest, neck or head joint below it in the hierarchy;
+/// `None` when there is none or it is at the same place.
+fn own_up(s: &Skeleton, bones: &[Option<Bone>], j: usize, p: &[DVec3]) -> Option<DVec3> {
+    let next = (j + 1..s.subtree_end(JointId::new(j))).find(|&x| {
+        matches!(bones[x], Some(Bone::Spine | Bone::Chest | Bone::Neck | Bone::Head))
+    })?;
+    let v = p[next] - p[j];
+    (v.length() > 1e-9 * (1.0 + p[j].length())).then_some(v)
+}
+
+/// A trunk joint's own left-right line (rest pose, world) towards the
+/// `limb` of either side: between its first joints on the way to the two
+/// limbs that are not at its own place (the hip joints, CMU's `LeftUpLeg`
+/// below `LHipJoint` at the hips; the clavicles' roots, or the upper arms
+/// without clavicles), never the limbs' own ends (Bandai Namco's rest pose
+/// points every bone along X: its upper arms' line is not left to right,
+/// its clavicles' roots' is); `None` without both limbs below `j`.
+fn own_line(s: &Skeleton, bones: &[Option<Bone>], j: usize, limb: Limb, p: &[DVec3]) -> Option<DVec3> {
+    let eps = 1e-9 * (1.0 + p[j].length());
+    let first = |side| {
+        let x = find(bones, Bone::Limb(side, limb)).filter(|&x| below(s, j, x))?;
+        // The path from `x` up to `j`; its last joint away from `j` wins.
+        let mut pick = x;
+        let mut y = Some(x);
+        while let Some(k) = y {
+            if k == j {
+                break;
+            }
+            if (p[k] - p[j]).length() > eps {
+                pick = k;
+            }
+            y = s.joints()[k].parent().map(|q| q.index());
+        }
+        Some(p[pick])
+    };
+    Some(first(Side::Left)? - first(Side::Right)?)
+}
+
 /// The T-pose: every joint's world rotation relative to the rest pose, and
 /// the largest deviation of the judged bones (with whether the arms alone
 /// deviate like an A-pose).
@@ -521,50 +593,47 @@ fn tpose(s: &Skeleton, bones: &[Option<Bone>], f: &Frame) -> (Vec<DMat3>, RestKi
     let mut g: Vec<DMat3> = Vec::with_capacity(s.len());
     let (mut worst_body, mut worst_arm, mut judged) = (0.0f64, 0.0f64, 0usize);
     let mut arms_down = true;
-    let pair = |a: Bone, b: Bone| -> Option<DVec3> {
-        let (a, b) = (find(bones, a)?, find(bones, b)?);
-        Some(p[a] - p[b])
-    };
-    let lr = |l: Limb| pair(Bone::Limb(Side::Left, l), Bone::Limb(Side::Right, l));
+    let lr = |j: usize, l: Limb| own_line(s, bones, j, l, &p);
+    let carrier = shoulder_carrier(s, bones);
     for (j, joint) in s.joints().iter().enumerate() {
         let gp = joint.parent().map_or(DMat3::IDENTITY, |q| g[q.index()]);
         let Some(bone) = bones[j] else {
             g.push(gp);
             continue;
         };
-        if matches!(bone, Bone::Hips | Bone::Chest) {
-            // The joint's own bone up: the nearest spine joint above it
-            // that is not at the same place (the pelvis's own spine bone,
-            // the chest's neck), never a distant joint (Rokoko's spine
-            // lies along +X above its first joint).
-            let eps = 1e-9 * (1.0 + p[j].length());
-            let top = [Bone::Spine, Bone::Chest, Bone::Neck, Bone::Head]
-                .into_iter()
-                .filter_map(|b| find(bones, b))
-                .find(|&x| below(s, j, x) && (p[x] - p[j]).length() > eps);
-            let up = top.map(|x| p[x] - p[j]);
+        if matches!(bone, Bone::Hips | Bone::Chest) || Some(j) == carrier {
+            // The joint's own bone up (towards the nearest spine, neck or
+            // head joint above it), never a distant joint's (Rokoko's
+            // spine lies along +X above its first joint); a joint whose
+            // next one up is at the same place (Second Life's abdomen at
+            // the hip joint, CMU's neck at its chest) has no bone of its
+            // own and stands as the rest pose stands. Its left: the line
+            // between the hip joints (the pelvis) or the shoulders (the
+            // joint carrying the arms: a chest, or Kinect's shoulder
+            // centre, MediaPipe's spine), which is what the figure shows:
+            // it is matched first.
+            let own = own_up(s, bones, j, &p);
+            let up = own.unwrap_or(f.up);
             let left = if bone == Bone::Hips {
-                lr(Limb::UpperLeg).or_else(|| lr(Limb::UpperArm))
+                lr(j, Limb::UpperLeg).or_else(|| lr(j, Limb::UpperArm))
             } else {
-                lr(Limb::UpperArm).or_else(|| lr(Limb::Clavicle))
+                lr(j, Limb::UpperArm).or_else(|| lr(j, Limb::Clavicle))
             };
-            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-            if let Some(u) = up {
-                ours.push(u);
-                theirs.push(f.up);
-                if u.length() > 0.0 {
-                    let dev = u.angle_between(gp.transpose() * f.up).to_degrees();
-                    worst_body = worst_body.max(dev);
-                    judged += 1;
-                }
+            if let Some(u) = own {
+                let dev = u.angle_between(gp.transpose() * f.up).to_degrees();
+                worst_body = worst_body.max(dev);
+                judged += 1;
             }
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
             if let Some(l) = left {
                 ours.push(l);
                 theirs.push(f.left);
             }
+            ours.push(up);
+            theirs.push(f.up);
             // `align` turns the rest directions onto the canonical ones,
-            // both given in world space.
-            g.push(if ours.is_empty() { gp } else { align(&ours, &theirs) });
+            // both given in world space, the first exactly.
+            g.push(align(&ours, &theirs));
             continue;
         }
         let Some(end) = bone_end(s, bones, j, &p) else {
@@ -989,7 +1058,8 @@ impl Retarget {
                     {
                         let v = g_t[j].transpose() * (pos_t[tn] - pos_t[j]);
                         if v.length() > 0.0 {
-                            swing = Some(Swing { from: s, to: from_to, local: v.normalize() });
+                            swing =
+                                Some(Swing { from: s, to: from_to, local: v.normalize(), keep: None });
                         }
                     }
                     Drive::Mapped {
@@ -1008,6 +1078,55 @@ impl Retarget {
                     Drive::Kept { local: DMat3::from_quat(local), identity }
                 }
             });
+        }
+        // The joint carrying the arms turns with the source's joint
+        // carrying the arms, whatever their bones (a chest, Kinect's
+        // shoulder centre, MediaPipe's spine): the shoulder line is theirs
+        // (a joint's turn about its own bone is the source's carrier's,
+        // not that of the source joint of its bone, whose twist may carry
+        // nothing: Kinect v1's spine). Its bone is still swung onto the
+        // source's segment it stands for.
+        if let (Some(cs), Some(ct)) = (shoulder_carrier(ss, &bs), shoulder_carrier(ts, &bt))
+            && source_of[ct] != Some(cs)
+        {
+            // Its bone (to its next trunk joint) onto the source's segment
+            // from the source of the nearest mapped joint at or above it
+            // to the source's joint of that next bone, unless it is
+            // swung already.
+            let own = match drives[ct] {
+                Drive::Mapped { swing, .. } => swing,
+                Drive::Kept { .. } => None,
+            };
+            let swing = own.or_else(|| {
+                let mut up = Some(ct);
+                while let Some(x) = up.filter(|&x| source_of[x].is_none()) {
+                    up = ts.joints()[x].parent().map(|p| p.index());
+                }
+                let from = up.and_then(|x| source_of[x])?;
+                let tn = (ct + 1..ts.subtree_end(JointId::new(ct))).find(|&x| {
+                    matches!(bt[x], Some(Bone::Spine | Bone::Chest | Bone::Neck | Bone::Head))
+                })?;
+                let to = bt[tn].and_then(|b| find(&bs, b)).filter(|&to| below(ss, from, to))?;
+                let v = g_t[ct].transpose() * (pos_t[tn] - pos_t[ct]);
+                (v.length() > 0.0).then(|| Swing { from, to, local: v.normalize(), keep: None })
+            });
+            // The shoulder line (rest pose, as `local`) kept as the
+            // source's carrier turns it.
+            let line = own_line(ts, &bt, ct, Limb::UpperArm, &rest_t);
+            let swing = swing.map(|sw| {
+                let keep = line
+                    .map(|l| l - sw.local * l.dot(sw.local))
+                    .filter(|k| k.length() > 1e-9 * (1.0 + rest_t[ct].length()));
+                Swing { keep: keep.map(DVec3::normalize), ..sw }
+            });
+            drives[ct] = Drive::Mapped {
+                source: cs,
+                ws: cs,
+                k: g_s[cs].transpose() * c.transpose() * g_t[ct],
+                n: gparent(&g_t, ts, ct).transpose() * (c * scale) * gparent(&g_s, ss, cs),
+                swing,
+                translate: false,
+            };
         }
         let chans = tgt.joints();
         // The root translation goes to the topmost joint at or above the
@@ -1252,8 +1371,7 @@ impl Retarget {
                             self.src_world[sw.to].translation - self.src_world[sw.from].translation;
                         let want = if self.c_is_identity { seg } else { self.c * seg };
                         if want.length() > 0.0 {
-                            let arc = DQuat::from_rotation_arc(w * sw.local, want.normalize());
-                            w = DMat3::from_quat(arc) * w;
+                            w = sw.apply(w, want);
                         }
                     }
                     // The hips below the carrier keep their reference
@@ -1422,8 +1540,7 @@ mod tests {
                         let want =
                             r.c * (st.src_world[to].translation - st.src_world[from].translation);
                         if want.length() > 0.0 {
-                            let arc = DQuat::from_rotation_arc(w * sw.local, want.normalize());
-                            w = DMat3::from_quat(arc) * w;
+                            w = sw.apply(w, want);
                         }
                     }
                     let t = if translate {

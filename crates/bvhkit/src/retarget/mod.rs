@@ -345,6 +345,84 @@ impl Swing {
     }
 }
 
+/// The upper body's correction (see [`upright`]): the target's path from
+/// the hips to the head, and the source's hips and head.
+#[derive(Clone, Debug)]
+struct Torso {
+    /// The target's first joint above the hips on the way to the head
+    /// (the pivot), and its head.
+    first: usize,
+    head: usize,
+    /// The target's upper arms (left, right), for the shoulder line.
+    arms: Option<(usize, usize)>,
+    /// Per target joint: whether it turns with the upper body (the joints
+    /// between the hips and the head, and every joint that follows its
+    /// parent's turn: kept, or without rotation channels).
+    turned: Vec<bool>,
+    /// The joints whose local rotation changes: `first`, and every joint
+    /// with rotation channels that keeps its world rotation under a turned
+    /// parent (arms, the head).
+    rewrite: Vec<usize>,
+    /// The source's head and upper arms (indices into
+    /// `Retarget::src_keep`).
+    src_head: usize,
+    src_arms: Option<(usize, usize)>,
+}
+
+/// Turns the target's upper body about its first joint above the hips so
+/// that its hips-to-head direction is the source's (`hips_s`, `head_s`:
+/// the source's positions, in the source's axes), keeping the shoulder line
+/// as near where it was as that allows; joints that take their world
+/// rotation from the source (arms, head) keep it, their local rotations
+/// are rewritten. `world` and `positions` are the target's world rotations
+/// and positions of the frame in `output` (positions of the turned joints
+/// are left stale: only the hips and the feet are read after this).
+#[allow(clippy::too_many_arguments)]
+fn upright(
+    (c, tgt, tgt_hips): (DMat3, &PoseLayout, usize),
+    t: &Torso,
+    (hips_s, head_s, line_s): (DVec3, DVec3, Option<DVec3>),
+    world: &mut [DMat3],
+    positions: &[DVec3],
+    previous: Option<&[f64]>,
+    output: &mut [f64],
+) {
+    let d = c * (head_s - hips_s);
+    let (h, p, head) = (positions[tgt_hips], positions[t.first], positions[t.head]);
+    let v = head - p;
+    if d.length() <= 0.0 || v.length() <= 0.0 {
+        return;
+    }
+    let d = d.normalize();
+    // The point of the source's hips-to-head line at the head's distance
+    // from the pivot (the nearest point of the line when none is).
+    let hp = h - p;
+    let b = d.dot(hp);
+    let disc = b * b - (hp.length_squared() - v.length_squared());
+    let x = hp + d * (-b + disc.max(0.0).sqrt());
+    if x.length() <= 0.0 {
+        return;
+    }
+    let turn = match (t.arms, line_s) {
+        (Some((l, rr)), Some(ls)) => align(&[v, positions[l] - positions[rr]], &[x, c * ls]),
+        _ => DMat3::from_quat(DQuat::from_rotation_arc(v.normalize(), x.normalize())),
+    };
+    let chans = tgt.joints();
+    let parents = tgt.parents();
+    for (j, &turned) in t.turned.iter().enumerate() {
+        if turned {
+            world[j] = turn * world[j];
+        }
+    }
+    for &j in &t.rewrite {
+        let jc = &chans[j];
+        let wp = parents[j].map_or(DMat3::IDENTITY, |q| world[q]);
+        let local = wp.transpose() * world[j];
+        let q = DQuat::from_mat3(&local).normalize();
+        jc.write_rotation(q, previous.map(|f| jc.angles(f)), output);
+    }
+}
+
 /// A retarget set up for one source clip and one target skeleton: a
 /// [`FrameMap`] from source frames to target frames (see the module
 /// documentation). Frames must be given in order.
@@ -371,6 +449,8 @@ pub struct Retarget {
     follower: Option<usize>,
     /// The vertical correction by contacts.
     ground: Grounding,
+    /// The upper body's turn towards the source's hips-to-head direction.
+    torso: Option<Torso>,
     /// The source joints whose world transforms a frame needs (the mapped
     /// ones, the ends of the swung segments, the hips and the feet, with
     /// their ancestors), in file order: `src_hips`, `src_feet`, `ws` and
@@ -550,9 +630,8 @@ fn shoulder_carrier(s: &Skeleton, bones: &[Option<Bone>]) -> Option<usize> {
 /// nearest spine, chest, neck or head joint below it in the hierarchy;
 /// `None` when there is none or it is at the same place.
 fn own_up(s: &Skeleton, bones: &[Option<Bone>], j: usize, p: &[DVec3]) -> Option<DVec3> {
-    let next = (j + 1..s.subtree_end(JointId::new(j))).find(|&x| {
-        matches!(bones[x], Some(Bone::Spine | Bone::Chest | Bone::Neck | Bone::Head))
-    })?;
+    let next = (j + 1..s.subtree_end(JointId::new(j)))
+        .find(|&x| matches!(bones[x], Some(Bone::Spine | Bone::Chest | Bone::Neck | Bone::Head)))?;
     let v = p[next] - p[j];
     (v.length() > 1e-9 * (1.0 + p[j].length())).then_some(v)
 }
@@ -564,7 +643,13 @@ fn own_up(s: &Skeleton, bones: &[Option<Bone>], j: usize, p: &[DVec3]) -> Option
 /// without clavicles), never the limbs' own ends (Bandai Namco's rest pose
 /// points every bone along X: its upper arms' line is not left to right,
 /// its clavicles' roots' is); `None` without both limbs below `j`.
-fn own_line(s: &Skeleton, bones: &[Option<Bone>], j: usize, limb: Limb, p: &[DVec3]) -> Option<DVec3> {
+fn own_line(
+    s: &Skeleton,
+    bones: &[Option<Bone>],
+    j: usize,
+    limb: Limb,
+    p: &[DVec3],
+) -> Option<DVec3> {
     let eps = 1e-9 * (1.0 + p[j].length());
     let first = |side| {
         let x = find(bones, Bone::Limb(side, limb)).filter(|&x| below(s, j, x))?;
@@ -1058,8 +1143,12 @@ impl Retarget {
                     {
                         let v = g_t[j].transpose() * (pos_t[tn] - pos_t[j]);
                         if v.length() > 0.0 {
-                            swing =
-                                Some(Swing { from: s, to: from_to, local: v.normalize(), keep: None });
+                            swing = Some(Swing {
+                                from: s,
+                                to: from_to,
+                                local: v.normalize(),
+                                keep: None,
+                            });
                         }
                     }
                     Drive::Mapped {
@@ -1196,6 +1285,38 @@ impl Retarget {
                 }
             }
         }
+        // The upper body: the target's joints from the hips to the head.
+        let mut torso = None;
+        if let (Some(head), Some(src_head)) = (find(&bt, Bone::Head), find(&bs, Bone::Head))
+            && below(ts, tgt_hips, head)
+            && below(ss, src_hips, src_head)
+        {
+            let mut on_path = vec![false; ts.len()];
+            let mut first = head;
+            let mut x = ts.joints()[head].parent().map(|p| p.index());
+            while let Some(j) = x.filter(|&j| j != tgt_hips) {
+                on_path[j] = true;
+                first = j;
+                x = ts.joints()[j].parent().map(|p| p.index());
+            }
+            let mut turned = vec![false; ts.len()];
+            let mut rewrite = Vec::new();
+            for j in 0..ts.len() {
+                let parent = ts.joints()[j].parent().map(|p| p.index());
+                let pt = parent.is_some_and(|p| turned[p]);
+                let follows = matches!(drives[j], Drive::Kept { .. }) || chans[j].n_rot == 0;
+                turned[j] = on_path[j] || (pt && follows);
+                if parent.is_some() && turned[j] != pt && chans[j].n_rot > 0 {
+                    rewrite.push(j);
+                }
+            }
+            let arm = |b: &[Option<Bone>], side| find(b, Bone::Limb(side, Limb::UpperArm));
+            let arms = arm(&bt, Side::Left).zip(arm(&bt, Side::Right));
+            let src_arms = arm(&bs, Side::Left).zip(arm(&bs, Side::Right));
+            if first != head {
+                torso = Some(Torso { first, head, arms, turned, rewrite, src_head, src_arms });
+            }
+        }
         let names_s = ss.display_names();
         let names_t = ts.display_names();
         let pairs = map
@@ -1246,6 +1367,13 @@ impl Retarget {
         // them.
         let mut need = vec![false; ss.len()];
         need[src_hips] = true;
+        if let Some(t) = &torso {
+            need[t.src_head] = true;
+            if let Some((l, r)) = t.src_arms {
+                need[l] = true;
+                need[r] = true;
+            }
+        }
         for d in &drives {
             if let Drive::Mapped { ws, swing, .. } = d {
                 need[*ws] = true;
@@ -1277,6 +1405,10 @@ impl Retarget {
             }
         }
         let src_hips = at[src_hips];
+        if let Some(t) = &mut torso {
+            t.src_head = at[t.src_head];
+            t.src_arms = t.src_arms.map(|(l, r)| (at[l], at[r]));
+        }
         let (src_fk, src_gather) = src.kinematics().subset(&src_keep);
         let euler: Vec<(usize, RotationOrder)> = (0..ts.len())
             .filter(|&j| matches!(drives[j], Drive::Mapped { .. }))
@@ -1310,6 +1442,7 @@ impl Retarget {
             carrier,
             follower,
             ground,
+            torso,
             up_t: u_t,
             report,
         })
@@ -1411,12 +1544,32 @@ impl Retarget {
                 output[c] = v;
             }
         }
-        if let Some(carrier) = self.carrier {
+        if self.carrier.is_some() || self.torso.is_some() {
             self.tgt.kinematics().positions_from_rotations(
                 output,
                 &self.world,
                 &mut self.positions,
             );
+        }
+        if let Some(t) = &self.torso {
+            let sw = &self.src_world;
+            let ends = (
+                sw[self.src_hips].translation,
+                sw[t.src_head].translation,
+                t.src_arms.map(|(l, r)| sw[l].translation - sw[r].translation),
+            );
+            let previous = (!self.first).then_some(&self.previous[..]);
+            upright(
+                (self.c, &self.tgt, self.tgt_hips),
+                t,
+                ends,
+                &mut self.world,
+                &self.positions,
+                previous,
+                output,
+            );
+        }
+        if let Some(carrier) = self.carrier {
             let ps = self.src_world[self.src_hips].translation;
             let want = self.scale * (self.c * ps);
             let mut shift = want - self.positions[self.tgt_hips];
@@ -1573,9 +1726,25 @@ mod tests {
                 jc.write_translation(t, mode, output);
             }
         }
-        if let Some(carrier) = r.carrier {
+        if r.carrier.is_some() || r.torso.is_some() {
             let fk = r.tgt.kinematics();
             fk.positions_with(output, &mut fk.scratch(), &mut st.positions);
+        }
+        if let Some(t) = &r.torso {
+            let sw = |i: usize| st.src_world[r.src_keep[i]].translation;
+            let ends = (sw(r.src_hips), sw(t.src_head), t.src_arms.map(|(l, rr)| sw(l) - sw(rr)));
+            let previous = (!st.first).then_some(&st.previous[..]);
+            upright(
+                (r.c, &r.tgt, r.tgt_hips),
+                t,
+                ends,
+                &mut st.world,
+                &st.positions,
+                previous,
+                output,
+            );
+        }
+        if let Some(carrier) = r.carrier {
             let want = r.scale * (r.c * st.src_world[r.src_keep[r.src_hips]].translation);
             let mut shift = want - st.positions[r.tgt_hips];
             shift += st.ground.lift(&st.positions, shift.dot(r.up_t)) * r.up_t;

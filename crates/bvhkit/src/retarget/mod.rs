@@ -50,7 +50,7 @@
 //!    (`Grounding`) measured only while a source foot is in contact (the
 //!    source's contacts found over its whole clip by
 //!    [`crate::quality`]'s rule): the target's lowest foot point at `k`
-//!    times the source's, approached by at most 1% of the hip height per
+//!    times the source's, approached by at most 0.5% of the hip height per
 //!    frame. Mapped joints below the root keep the target's offsets unless
 //!    [`Options::joint_translations`] asks for the source's change of
 //!    translation, scaled by `k` and turned into the target's frame.
@@ -1042,7 +1042,7 @@ fn grounding(
 /// How fast the grounding correction may change: this fraction of the
 /// target's hip height per frame (about half the 1% of the figure's
 /// height that reads as a pop).
-const GROUND_STEP: f64 = 0.01;
+const GROUND_STEP: f64 = 0.005;
 
 impl Retarget {
     /// Sets up the retarget of `source`'s motion onto `target`'s skeleton

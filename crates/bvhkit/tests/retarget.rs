@@ -216,7 +216,7 @@ fn check_cross(src: &Bvh, out: &Bvh, what: &str) -> Angles {
                 let (sa, sb) = (index(bs, from)?, index(bs, to)?);
                 let (ta, tb) = (index(bt, from)?, index(bt, to)?);
                 let (vs, vt) = (pos(&ws[sb]) - pos(&ws[sa]), pos(&wt[tb]) - pos(&wt[ta]));
-                (vs.length() > 1e-9 && vt.length() > 1e-9).then(|| (vs, vt))
+                (vs.length() > 1e-9 && vt.length() > 1e-9).then_some((vs, vt))
             })
             .collect();
         for (i, a) in segs.iter().enumerate() {

@@ -41,11 +41,11 @@
 //!    from the source's (a single spine joint), is swung onto the source's
 //!    segment ending at the joint of the same bone as its own next one.
 //!    The joint carrying both arms (a chest, Kinect's shoulder centre,
-//!    MediaPipe's spine: [`shoulder_carrier`]) turns with the source's
+//!    MediaPipe's spine: `shoulder_carrier`) turns with the source's
 //!    joint carrying the arms, its bone then brought onto its segment with
-//!    its shoulder line kept as near as it can ([`Swing::keep`]). Last the
+//!    its shoulder line kept as near as it can (`Swing::keep`). Last the
 //!    upper body is turned about its first joint above the hips so that the
-//!    hips-to-head direction is the source's ([`upright`]), arms and head
+//!    hips-to-head direction is the source's (`upright`), arms and head
 //!    keeping their world rotations.
 //! 4. **Root**: the target hips follow the source hips scaled by the ratio
 //!    `k` of the hip heights (hips above the lowest foot in the reference

@@ -177,8 +177,109 @@ fn judge(src: &Bvh, qs: &Report, tgt: &Bvh, out: &Bvh, qo: &Report, scale: f64) 
     bad
 }
 
+/// Failed bounds not fixed yet (issue #27), each with why: (bound, reason,
+/// `source>target` pairs by the short names of the table). Every other
+/// pair must meet every bound, and a listed pair that meets its bound must
+/// leave the list (the test fails on both), so the list only shrinks.
+const KNOWN: [(&str, &str, &[&str]); 3] = [
+    (
+        "shoulder line",
+        "not fixed yet: the joint carrying the arms turns with the source's and the upper body \
+         is turned for the hips-to-head direction, which leaves the shoulder line 5-51° off \
+         where the source's spine leans far across its own shoulder line (Kinect v1's tracked \
+         spine joint, 48° from square in this take) or the target has no clavicles to take a \
+         shrug (Kinect v1, MediaPipe, onto or from them)",
+        &[
+            "bandai_namco>cmu_12",
+            "bandai_namco>kinect_v1",
+            "bandai_namco>mediapipe_to",
+            "bandai_namco>pymo_demo",
+            "bandai_namco>second_life",
+            "cmu_02>kinect_v1",
+            "cmu_12>kinect_v1",
+            "cmu_12>mediapipe_to",
+            "kinect_v1>bandai_namco",
+            "kinect_v1>cmu_02",
+            "kinect_v1>cmu_12",
+            "kinect_v1>mediapipe_to",
+            "kinect_v1>pymo_demo",
+            "kinect_v1>rokoko_jesse",
+            "kinect_v1>second_life",
+            "mediapipe_to>bandai_namco",
+            "mediapipe_to>cmu_12",
+            "mediapipe_to>kinect_v1",
+            "mediapipe_to>pymo_demo",
+            "mediapipe_to>second_life",
+            "perception_neuron>kinect_v1",
+            "pymo_demo>bandai_namco",
+            "pymo_demo>kinect_v1",
+            "rokoko_jesse>kinect_v1",
+            "second_life>kinect_v1",
+            "xsens_mvn>kinect_v1",
+        ],
+    ),
+    (
+        "feet",
+        "not fixed yet: the grounding follows the source's lowest foot point scaled, not the \
+         target's own sole over the source's contact (the Daz-named CMU take's feet carry \
+         face-rig-sized toe joints); 2.4-10 cm off in contact",
+        &[
+            "bandai_namco>kinect_v1",
+            "cmu_02>bandai_namco",
+            "cmu_02>cmu_12",
+            "cmu_02>kinect_v1",
+            "cmu_02>mediapipe_to",
+            "cmu_02>perception_neuron",
+            "cmu_02>pymo_demo",
+            "cmu_02>rokoko_jesse",
+            "cmu_02>second_life",
+            "cmu_02>xsens_mvn",
+            "cmu_12>pymo_demo",
+            "cmu_12>second_life",
+            "kinect_v1>bandai_namco",
+            "pymo_demo>bandai_namco",
+            "pymo_demo>kinect_v1",
+            "pymo_demo>mediapipe_to",
+            "rokoko_jesse>kinect_v1",
+            "rokoko_jesse>second_life",
+        ],
+    ),
+    (
+        "skate ratio",
+        "not fixed yet: the retarget does not plant the feet where the source's are (no foot \
+         lock on the result), so a target whose legs differ in proportion slides its planted \
+         feet (`quality_oracle::retargets_keep_the_feet_and_the_body_together` stays ignored)",
+        &[
+            "bandai_namco>cmu_12",
+            "cmu_02>bandai_namco",
+            "cmu_02>kinect_v1",
+            "cmu_02>pymo_demo",
+            "cmu_02>xsens_mvn",
+            "cmu_12>bandai_namco",
+            "cmu_12>kinect_v1",
+            "cmu_12>pymo_demo",
+            "mediapipe_to>bandai_namco",
+            "mediapipe_to>cmu_12",
+            "mediapipe_to>kinect_v1",
+            "mediapipe_to>pymo_demo",
+            "mediapipe_to>rokoko_jesse",
+            "mediapipe_to>xsens_mvn",
+            "pymo_demo>bandai_namco",
+            "pymo_demo>cmu_12",
+            "pymo_demo>kinect_v1",
+            "rokoko_jesse>bandai_namco",
+            "rokoko_jesse>kinect_v1",
+            "second_life>bandai_namco",
+            "second_life>cmu_02",
+            "second_life>cmu_12",
+            "second_life>kinect_v1",
+            "second_life>mediapipe_to",
+            "second_life>perception_neuron",
+        ],
+    ),
+];
+
 #[test]
-#[ignore = "retarget issue #27, not all bounds met yet: 118 failed bounds over 90 pairs (2026-11-28; 233 before this branch's fixes, 132 pairs of 12 rigs incl. MakeHuman and ShaderMotion). Left: hips to head 5-36 deg (Second Life, Xsens, MediaPipe, Kinect sources; spine proportions), shoulder lines onto or from Kinect v1 and MediaPipe (no chest: 6-150 deg), feet 3-11 cm off in contact (16 pairs, mostly CMU sources), hip pops from Kinect v1 (3), skate ratio, unit guesses onto Kinect v1 (inches read as centimetres)"]
 fn every_pair_of_human_skeletons_looks_right() {
     let mut clips = Vec::new();
     for name in HUMANS {
@@ -189,7 +290,10 @@ fn every_pair_of_human_skeletons_looks_right() {
         clips.push((short, bvh, cut));
     }
     let lint = |b: &Bvh| quality::lint(b, &quality::Options::default());
-    let mut table = Vec::new();
+    let known = |pair: &str, line: &str| {
+        KNOWN.iter().find(|(bound, _, pairs)| line.starts_with(bound) && pairs.contains(&pair))
+    };
+    let (mut table, mut unexpected, mut met) = (Vec::new(), Vec::new(), Vec::new());
     let mut pairs = 0;
     for (sn, _, src) in &clips {
         let qs = lint(src);
@@ -198,19 +302,35 @@ fn every_pair_of_human_skeletons_looks_right() {
                 continue;
             }
             pairs += 1;
+            let pair = format!("{sn}>{tn}");
             let (out, report) = retarget(src, tgt, &Options::default()).unwrap();
             let qo = lint(&out);
-            for line in judge(src, &qs, tgt, &out, &qo, report.scale) {
-                table.push(format!("{sn:>14} -> {tn:<14} {line}"));
+            let lines = judge(src, &qs, tgt, &out, &qo, report.scale);
+            for line in &lines {
+                let row = format!("{sn:>14} -> {tn:<14} {line}");
+                if known(&pair, line).is_none() {
+                    unexpected.push(row.clone());
+                }
+                table.push(row);
+            }
+            for (bound, _, listed) in &KNOWN {
+                if listed.contains(&pair.as_str()) && !lines.iter().any(|l| l.starts_with(bound)) {
+                    met.push(format!("{pair}: {bound}"));
+                }
             }
         }
     }
-    println!("{pairs} pairs, {} failures", table.len());
+    println!(
+        "{pairs} pairs, {} failed bounds ({} known)",
+        table.len(),
+        table.len() - unexpected.len()
+    );
     for line in &table {
         println!("{line}");
     }
     assert!(pairs >= 90, "{pairs} pairs");
-    assert!(table.is_empty(), "{} failed bounds over {pairs} pairs (table above)", table.len());
+    assert!(unexpected.is_empty(), "failed bounds not in KNOWN: {unexpected:#?}");
+    assert!(met.is_empty(), "listed in KNOWN but met now (take them out): {met:#?}");
 }
 
 #[test]

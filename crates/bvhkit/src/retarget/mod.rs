@@ -40,6 +40,13 @@
 //!    A bone spanning unmapped joints, or whose chain differs in length
 //!    from the source's (a single spine joint), is swung onto the source's
 //!    segment ending at the joint of the same bone as its own next one.
+//!    The joint carrying both arms (a chest, Kinect's shoulder centre,
+//!    MediaPipe's spine: `shoulder_carrier`) turns with the source's
+//!    joint carrying the arms, its bone then brought onto its segment with
+//!    its shoulder line kept as near as it can (`Swing::keep`). Last the
+//!    upper body is turned about its first joint above the hips so that the
+//!    hips-to-head direction is the source's (`upright`), arms and head
+//!    keeping their world rotations.
 //! 4. **Root**: the target hips follow the source hips scaled by the ratio
 //!    `k` of the hip heights (hips above the lowest foot in the reference
 //!    pose), `p_t = k·C·p_s`, in their own position channels when they
@@ -50,7 +57,7 @@
 //!    (`Grounding`) measured only while a source foot is in contact (the
 //!    source's contacts found over its whole clip by
 //!    [`crate::quality`]'s rule): the target's lowest foot point at `k`
-//!    times the source's, approached by at most 1% of the hip height per
+//!    times the source's, approached by at most 0.5% of the hip height per
 //!    frame. Mapped joints below the root keep the target's offsets unless
 //!    [`Options::joint_translations`] asks for the source's change of
 //!    translation, scaled by `k` and turned into the target's frame.
@@ -327,6 +334,100 @@ struct Swing {
     to: usize,
     /// The target's segment in the joint's own frame (unit length).
     local: DVec3,
+    /// A direction (the joint's own frame, unit, across `local`) kept as
+    /// near where the rotation transfer puts it as the segment allows (the
+    /// shoulder line of the joint carrying the arms), instead of the
+    /// shortest arc.
+    keep: Option<DVec3>,
+}
+
+impl Swing {
+    /// `w` turned so that the segment points along `want` (not zero).
+    fn apply(&self, w: DMat3, want: DVec3) -> DMat3 {
+        let want = want.normalize();
+        match self.keep {
+            Some(k) => align(&[k, self.local], &[w * k, want]),
+            None => DMat3::from_quat(DQuat::from_rotation_arc(w * self.local, want)) * w,
+        }
+    }
+}
+
+/// The upper body's correction (see [`upright`]): the target's path from
+/// the hips to the head, and the source's hips and head.
+#[derive(Clone, Debug)]
+struct Torso {
+    /// The target's first joint above the hips on the way to the head
+    /// (the pivot), and its head.
+    first: usize,
+    head: usize,
+    /// The target's upper arms (left, right), for the shoulder line.
+    arms: Option<(usize, usize)>,
+    /// Per target joint: whether it turns with the upper body (the joints
+    /// between the hips and the head, and every joint that follows its
+    /// parent's turn: kept, or without rotation channels).
+    turned: Vec<bool>,
+    /// The joints whose local rotation changes: `first`, and every joint
+    /// with rotation channels that keeps its world rotation under a turned
+    /// parent (arms, the head).
+    rewrite: Vec<usize>,
+    /// The source's head and upper arms (indices into
+    /// `Retarget::src_keep`).
+    src_head: usize,
+    src_arms: Option<(usize, usize)>,
+}
+
+/// Turns the target's upper body about its first joint above the hips so
+/// that its hips-to-head direction is the source's (`hips_s`, `head_s`:
+/// the source's positions, in the source's axes), keeping the shoulder line
+/// as near where it was as that allows; joints that take their world
+/// rotation from the source (arms, head) keep it, their local rotations
+/// are rewritten. `world` and `positions` are the target's world rotations
+/// and positions of the frame in `output` (positions of the turned joints
+/// are left stale: only the hips and the feet are read after this).
+#[allow(clippy::too_many_arguments)]
+fn upright(
+    (c, tgt, tgt_hips): (DMat3, &PoseLayout, usize),
+    t: &Torso,
+    (hips_s, head_s, line_s): (DVec3, DVec3, Option<DVec3>),
+    world: &mut [DMat3],
+    positions: &[DVec3],
+    previous: Option<&[f64]>,
+    output: &mut [f64],
+) {
+    let d = c * (head_s - hips_s);
+    let (h, p, head) = (positions[tgt_hips], positions[t.first], positions[t.head]);
+    let v = head - p;
+    if d.length() <= 0.0 || v.length() <= 0.0 {
+        return;
+    }
+    let d = d.normalize();
+    // The point of the source's hips-to-head line at the head's distance
+    // from the pivot (the nearest point of the line when none is).
+    let hp = h - p;
+    let b = d.dot(hp);
+    let disc = b * b - (hp.length_squared() - v.length_squared());
+    let x = hp + d * (-b + disc.max(0.0).sqrt());
+    if x.length() <= 0.0 {
+        return;
+    }
+    let turn = match (t.arms, line_s) {
+        (Some((l, rr)), Some(ls)) => align(&[v, positions[l] - positions[rr]], &[x, c * ls]),
+        _ => DMat3::from_quat(DQuat::from_rotation_arc(v.normalize(), x.normalize())),
+    };
+    let chans = tgt.joints();
+    let parents = tgt.parents();
+    for (j, &turned) in t.turned.iter().enumerate() {
+        if turned {
+            world[j] = turn * world[j];
+        }
+    }
+    for &j in &t.rewrite {
+        let jc = &chans[j];
+        let wp = parents[j].map_or(DMat3::IDENTITY, |q| world[q]);
+        let local = wp.transpose() * world[j];
+        let q = DQuat::from_mat3(&local).normalize();
+        jc.write_rotation(q, previous.map(|f| jc.angles(f)), output);
+    }
 }
 
 /// A retarget set up for one source clip and one target skeleton: a
@@ -355,6 +456,8 @@ pub struct Retarget {
     follower: Option<usize>,
     /// The vertical correction by contacts.
     ground: Grounding,
+    /// The upper body's turn towards the source's hips-to-head direction.
+    torso: Option<Torso>,
     /// The source joints whose world transforms a frame needs (the mapped
     /// ones, the ends of the swung segments, the hips and the feet, with
     /// their ancestors), in file order: `src_hips`, `src_feet`, `ws` and
@@ -513,6 +616,67 @@ fn knuckles(s: &Skeleton, hand: usize, p: &[DVec3]) -> Option<(DVec3, DVec3)> {
     (across.cross(mid).length() > 1e-6 * mid.length() * across.length()).then_some((mid, across))
 }
 
+/// The joint that carries both arms: the deepest joint above both upper
+/// arms (a chest, Kinect's shoulder centre, MediaPipe's spine), if it is a
+/// spine, chest or neck joint.
+fn shoulder_carrier(s: &Skeleton, bones: &[Option<Bone>]) -> Option<usize> {
+    let l = find(bones, Bone::Limb(Side::Left, Limb::UpperArm))?;
+    let r = find(bones, Bone::Limb(Side::Right, Limb::UpperArm))?;
+    let mut x = s.joints()[l].parent();
+    while let Some(p) = x {
+        let p = p.index();
+        if below(s, p, r) {
+            return matches!(bones[p], Some(Bone::Spine | Bone::Chest | Bone::Neck)).then_some(p);
+        }
+        x = s.joints()[p].parent();
+    }
+    None
+}
+
+/// The direction (rest pose, world) of a trunk joint's own bone up: to the
+/// nearest spine, chest, neck or head joint below it in the hierarchy;
+/// `None` when there is none or it is at the same place.
+fn own_up(s: &Skeleton, bones: &[Option<Bone>], j: usize, p: &[DVec3]) -> Option<DVec3> {
+    let next = (j + 1..s.subtree_end(JointId::new(j)))
+        .find(|&x| matches!(bones[x], Some(Bone::Spine | Bone::Chest | Bone::Neck | Bone::Head)))?;
+    let v = p[next] - p[j];
+    (v.length() > 1e-9 * (1.0 + p[j].length())).then_some(v)
+}
+
+/// A trunk joint's own left-right line (rest pose, world) towards the
+/// `limb` of either side: between its first joints on the way to the two
+/// limbs that are not at its own place (the hip joints, CMU's `LeftUpLeg`
+/// below `LHipJoint` at the hips; the clavicles' roots, or the upper arms
+/// without clavicles), never the limbs' own ends (Bandai Namco's rest pose
+/// points every bone along X: its upper arms' line is not left to right,
+/// its clavicles' roots' is); `None` without both limbs below `j`.
+fn own_line(
+    s: &Skeleton,
+    bones: &[Option<Bone>],
+    j: usize,
+    limb: Limb,
+    p: &[DVec3],
+) -> Option<DVec3> {
+    let eps = 1e-9 * (1.0 + p[j].length());
+    let first = |side| {
+        let x = find(bones, Bone::Limb(side, limb)).filter(|&x| below(s, j, x))?;
+        // The path from `x` up to `j`; its last joint away from `j` wins.
+        let mut pick = x;
+        let mut y = Some(x);
+        while let Some(k) = y {
+            if k == j {
+                break;
+            }
+            if (p[k] - p[j]).length() > eps {
+                pick = k;
+            }
+            y = s.joints()[k].parent().map(|q| q.index());
+        }
+        Some(p[pick])
+    };
+    Some(first(Side::Left)? - first(Side::Right)?)
+}
+
 /// The T-pose: every joint's world rotation relative to the rest pose, and
 /// the largest deviation of the judged bones (with whether the arms alone
 /// deviate like an A-pose).
@@ -521,50 +685,47 @@ fn tpose(s: &Skeleton, bones: &[Option<Bone>], f: &Frame) -> (Vec<DMat3>, RestKi
     let mut g: Vec<DMat3> = Vec::with_capacity(s.len());
     let (mut worst_body, mut worst_arm, mut judged) = (0.0f64, 0.0f64, 0usize);
     let mut arms_down = true;
-    let pair = |a: Bone, b: Bone| -> Option<DVec3> {
-        let (a, b) = (find(bones, a)?, find(bones, b)?);
-        Some(p[a] - p[b])
-    };
-    let lr = |l: Limb| pair(Bone::Limb(Side::Left, l), Bone::Limb(Side::Right, l));
+    let lr = |j: usize, l: Limb| own_line(s, bones, j, l, &p);
+    let carrier = shoulder_carrier(s, bones);
     for (j, joint) in s.joints().iter().enumerate() {
         let gp = joint.parent().map_or(DMat3::IDENTITY, |q| g[q.index()]);
         let Some(bone) = bones[j] else {
             g.push(gp);
             continue;
         };
-        if matches!(bone, Bone::Hips | Bone::Chest) {
-            // The joint's own bone up: the nearest spine joint above it
-            // that is not at the same place (the pelvis's own spine bone,
-            // the chest's neck), never a distant joint (Rokoko's spine
-            // lies along +X above its first joint).
-            let eps = 1e-9 * (1.0 + p[j].length());
-            let top = [Bone::Spine, Bone::Chest, Bone::Neck, Bone::Head]
-                .into_iter()
-                .filter_map(|b| find(bones, b))
-                .find(|&x| below(s, j, x) && (p[x] - p[j]).length() > eps);
-            let up = top.map(|x| p[x] - p[j]);
+        if matches!(bone, Bone::Hips | Bone::Chest) || Some(j) == carrier {
+            // The joint's own bone up (towards the nearest spine, neck or
+            // head joint above it), never a distant joint's (Rokoko's
+            // spine lies along +X above its first joint); a joint whose
+            // next one up is at the same place (Second Life's abdomen at
+            // the hip joint, CMU's neck at its chest) has no bone of its
+            // own and stands as the rest pose stands. Its left: the line
+            // between the hip joints (the pelvis) or the shoulders (the
+            // joint carrying the arms: a chest, or Kinect's shoulder
+            // centre, MediaPipe's spine), which is what the figure shows:
+            // it is matched first.
+            let own = own_up(s, bones, j, &p);
+            let up = own.unwrap_or(f.up);
             let left = if bone == Bone::Hips {
-                lr(Limb::UpperLeg).or_else(|| lr(Limb::UpperArm))
+                lr(j, Limb::UpperLeg).or_else(|| lr(j, Limb::UpperArm))
             } else {
-                lr(Limb::UpperArm).or_else(|| lr(Limb::Clavicle))
+                lr(j, Limb::UpperArm).or_else(|| lr(j, Limb::Clavicle))
             };
-            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-            if let Some(u) = up {
-                ours.push(u);
-                theirs.push(f.up);
-                if u.length() > 0.0 {
-                    let dev = u.angle_between(gp.transpose() * f.up).to_degrees();
-                    worst_body = worst_body.max(dev);
-                    judged += 1;
-                }
+            if let Some(u) = own {
+                let dev = u.angle_between(gp.transpose() * f.up).to_degrees();
+                worst_body = worst_body.max(dev);
+                judged += 1;
             }
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
             if let Some(l) = left {
                 ours.push(l);
                 theirs.push(f.left);
             }
+            ours.push(up);
+            theirs.push(f.up);
             // `align` turns the rest directions onto the canonical ones,
-            // both given in world space.
-            g.push(if ours.is_empty() { gp } else { align(&ours, &theirs) });
+            // both given in world space, the first exactly.
+            g.push(align(&ours, &theirs));
             continue;
         }
         let Some(end) = bone_end(s, bones, j, &p) else {
@@ -888,7 +1049,7 @@ fn grounding(
 /// How fast the grounding correction may change: this fraction of the
 /// target's hip height per frame (about half the 1% of the figure's
 /// height that reads as a pop).
-const GROUND_STEP: f64 = 0.01;
+const GROUND_STEP: f64 = 0.005;
 
 impl Retarget {
     /// Sets up the retarget of `source`'s motion onto `target`'s skeleton
@@ -989,7 +1150,12 @@ impl Retarget {
                     {
                         let v = g_t[j].transpose() * (pos_t[tn] - pos_t[j]);
                         if v.length() > 0.0 {
-                            swing = Some(Swing { from: s, to: from_to, local: v.normalize() });
+                            swing = Some(Swing {
+                                from: s,
+                                to: from_to,
+                                local: v.normalize(),
+                                keep: None,
+                            });
                         }
                     }
                     Drive::Mapped {
@@ -1008,6 +1174,55 @@ impl Retarget {
                     Drive::Kept { local: DMat3::from_quat(local), identity }
                 }
             });
+        }
+        // The joint carrying the arms turns with the source's joint
+        // carrying the arms, whatever their bones (a chest, Kinect's
+        // shoulder centre, MediaPipe's spine): the shoulder line is theirs
+        // (a joint's turn about its own bone is the source's carrier's,
+        // not that of the source joint of its bone, whose twist may carry
+        // nothing: Kinect v1's spine). Its bone is still swung onto the
+        // source's segment it stands for.
+        if let (Some(cs), Some(ct)) = (shoulder_carrier(ss, &bs), shoulder_carrier(ts, &bt))
+            && source_of[ct] != Some(cs)
+        {
+            // Its bone (to its next trunk joint) onto the source's segment
+            // from the source of the nearest mapped joint at or above it
+            // to the source's joint of that next bone, unless it is
+            // swung already.
+            let own = match drives[ct] {
+                Drive::Mapped { swing, .. } => swing,
+                Drive::Kept { .. } => None,
+            };
+            let swing = own.or_else(|| {
+                let mut up = Some(ct);
+                while let Some(x) = up.filter(|&x| source_of[x].is_none()) {
+                    up = ts.joints()[x].parent().map(|p| p.index());
+                }
+                let from = up.and_then(|x| source_of[x])?;
+                let tn = (ct + 1..ts.subtree_end(JointId::new(ct))).find(|&x| {
+                    matches!(bt[x], Some(Bone::Spine | Bone::Chest | Bone::Neck | Bone::Head))
+                })?;
+                let to = bt[tn].and_then(|b| find(&bs, b)).filter(|&to| below(ss, from, to))?;
+                let v = g_t[ct].transpose() * (pos_t[tn] - pos_t[ct]);
+                (v.length() > 0.0).then(|| Swing { from, to, local: v.normalize(), keep: None })
+            });
+            // The shoulder line (rest pose, as `local`) kept as the
+            // source's carrier turns it.
+            let line = own_line(ts, &bt, ct, Limb::UpperArm, &rest_t);
+            let swing = swing.map(|sw| {
+                let keep = line
+                    .map(|l| l - sw.local * l.dot(sw.local))
+                    .filter(|k| k.length() > 1e-9 * (1.0 + rest_t[ct].length()));
+                Swing { keep: keep.map(DVec3::normalize), ..sw }
+            });
+            drives[ct] = Drive::Mapped {
+                source: cs,
+                ws: cs,
+                k: g_s[cs].transpose() * c.transpose() * g_t[ct],
+                n: gparent(&g_t, ts, ct).transpose() * (c * scale) * gparent(&g_s, ss, cs),
+                swing,
+                translate: false,
+            };
         }
         let chans = tgt.joints();
         // The root translation goes to the topmost joint at or above the
@@ -1077,6 +1292,38 @@ impl Retarget {
                 }
             }
         }
+        // The upper body: the target's joints from the hips to the head.
+        let mut torso = None;
+        if let (Some(head), Some(src_head)) = (find(&bt, Bone::Head), find(&bs, Bone::Head))
+            && below(ts, tgt_hips, head)
+            && below(ss, src_hips, src_head)
+        {
+            let mut on_path = vec![false; ts.len()];
+            let mut first = head;
+            let mut x = ts.joints()[head].parent().map(|p| p.index());
+            while let Some(j) = x.filter(|&j| j != tgt_hips) {
+                on_path[j] = true;
+                first = j;
+                x = ts.joints()[j].parent().map(|p| p.index());
+            }
+            let mut turned = vec![false; ts.len()];
+            let mut rewrite = Vec::new();
+            for j in 0..ts.len() {
+                let parent = ts.joints()[j].parent().map(|p| p.index());
+                let pt = parent.is_some_and(|p| turned[p]);
+                let follows = matches!(drives[j], Drive::Kept { .. }) || chans[j].n_rot == 0;
+                turned[j] = on_path[j] || (pt && follows);
+                if parent.is_some() && turned[j] != pt && chans[j].n_rot > 0 {
+                    rewrite.push(j);
+                }
+            }
+            let arm = |b: &[Option<Bone>], side| find(b, Bone::Limb(side, Limb::UpperArm));
+            let arms = arm(&bt, Side::Left).zip(arm(&bt, Side::Right));
+            let src_arms = arm(&bs, Side::Left).zip(arm(&bs, Side::Right));
+            if first != head {
+                torso = Some(Torso { first, head, arms, turned, rewrite, src_head, src_arms });
+            }
+        }
         let names_s = ss.display_names();
         let names_t = ts.display_names();
         let pairs = map
@@ -1127,6 +1374,13 @@ impl Retarget {
         // them.
         let mut need = vec![false; ss.len()];
         need[src_hips] = true;
+        if let Some(t) = &torso {
+            need[t.src_head] = true;
+            if let Some((l, r)) = t.src_arms {
+                need[l] = true;
+                need[r] = true;
+            }
+        }
         for d in &drives {
             if let Drive::Mapped { ws, swing, .. } = d {
                 need[*ws] = true;
@@ -1158,6 +1412,10 @@ impl Retarget {
             }
         }
         let src_hips = at[src_hips];
+        if let Some(t) = &mut torso {
+            t.src_head = at[t.src_head];
+            t.src_arms = t.src_arms.map(|(l, r)| (at[l], at[r]));
+        }
         let (src_fk, src_gather) = src.kinematics().subset(&src_keep);
         let euler: Vec<(usize, RotationOrder)> = (0..ts.len())
             .filter(|&j| matches!(drives[j], Drive::Mapped { .. }))
@@ -1191,6 +1449,7 @@ impl Retarget {
             carrier,
             follower,
             ground,
+            torso,
             up_t: u_t,
             report,
         })
@@ -1252,8 +1511,7 @@ impl Retarget {
                             self.src_world[sw.to].translation - self.src_world[sw.from].translation;
                         let want = if self.c_is_identity { seg } else { self.c * seg };
                         if want.length() > 0.0 {
-                            let arc = DQuat::from_rotation_arc(w * sw.local, want.normalize());
-                            w = DMat3::from_quat(arc) * w;
+                            w = sw.apply(w, want);
                         }
                     }
                     // The hips below the carrier keep their reference
@@ -1293,12 +1551,32 @@ impl Retarget {
                 output[c] = v;
             }
         }
-        if let Some(carrier) = self.carrier {
+        if self.carrier.is_some() || self.torso.is_some() {
             self.tgt.kinematics().positions_from_rotations(
                 output,
                 &self.world,
                 &mut self.positions,
             );
+        }
+        if let Some(t) = &self.torso {
+            let sw = &self.src_world;
+            let ends = (
+                sw[self.src_hips].translation,
+                sw[t.src_head].translation,
+                t.src_arms.map(|(l, r)| sw[l].translation - sw[r].translation),
+            );
+            let previous = (!self.first).then_some(&self.previous[..]);
+            upright(
+                (self.c, &self.tgt, self.tgt_hips),
+                t,
+                ends,
+                &mut self.world,
+                &self.positions,
+                previous,
+                output,
+            );
+        }
+        if let Some(carrier) = self.carrier {
             let ps = self.src_world[self.src_hips].translation;
             let want = self.scale * (self.c * ps);
             let mut shift = want - self.positions[self.tgt_hips];
@@ -1422,8 +1700,7 @@ mod tests {
                         let want =
                             r.c * (st.src_world[to].translation - st.src_world[from].translation);
                         if want.length() > 0.0 {
-                            let arc = DQuat::from_rotation_arc(w * sw.local, want.normalize());
-                            w = DMat3::from_quat(arc) * w;
+                            w = sw.apply(w, want);
                         }
                     }
                     let t = if translate {
@@ -1456,9 +1733,25 @@ mod tests {
                 jc.write_translation(t, mode, output);
             }
         }
-        if let Some(carrier) = r.carrier {
+        if r.carrier.is_some() || r.torso.is_some() {
             let fk = r.tgt.kinematics();
             fk.positions_with(output, &mut fk.scratch(), &mut st.positions);
+        }
+        if let Some(t) = &r.torso {
+            let sw = |i: usize| st.src_world[r.src_keep[i]].translation;
+            let ends = (sw(r.src_hips), sw(t.src_head), t.src_arms.map(|(l, rr)| sw(l) - sw(rr)));
+            let previous = (!st.first).then_some(&st.previous[..]);
+            upright(
+                (r.c, &r.tgt, r.tgt_hips),
+                t,
+                ends,
+                &mut st.world,
+                &st.positions,
+                previous,
+                output,
+            );
+        }
+        if let Some(carrier) = r.carrier {
             let want = r.scale * (r.c * st.src_world[r.src_keep[r.src_hips]].translation);
             let mut shift = want - st.positions[r.tgt_hips];
             shift += st.ground.lift(&st.positions, shift.dot(r.up_t)) * r.up_t;

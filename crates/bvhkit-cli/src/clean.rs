@@ -62,6 +62,10 @@ pub(crate) struct Args {
     /// Pin feet in contact, one point per contact span, by two-bone IK of the legs.
     #[arg(long)]
     lock_feet: bool,
+    /// Contact spans for --lock-feet from a CSV file, one `joint,start,end` a line
+    /// (frames from 0, end included); default: the contacts bvh lint finds.
+    #[arg(long, value_name = "FILE", requires = "lock_feet")]
+    contacts: Option<PathBuf>,
     /// The foot joints, comma-separated (default: found by name).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     feet: Option<Vec<String>>,
@@ -131,6 +135,14 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     }
     let mut notes = Vec::new();
     let clips = load_all(&inputs, args.strict, &mut notes)?;
+    let contacts = match &args.contacts {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            Some(clean::parse_contacts(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?)
+        }
+        None => None,
+    };
     let opts = Options {
         spikes: args.spikes,
         butterworth: args.butterworth,
@@ -140,6 +152,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         remove_drift: args.remove_drift,
         ground: args.ground,
         lock_feet: args.lock_feet,
+        contacts,
         quality: bvhkit::quality::Options { up: args.up, feet: args.feet, ..Default::default() },
     };
     if opts == Options::default() {

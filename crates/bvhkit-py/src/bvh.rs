@@ -849,6 +849,7 @@ impl PyBvh {
             remove_drift,
             ground,
             lock_feet,
+            contacts: None,
             quality: bvhkit::quality::Options { up, feet, ..Default::default() },
         };
         let (bvh, report) = py

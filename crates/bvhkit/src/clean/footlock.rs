@@ -475,7 +475,7 @@ pub(crate) fn lock(
             .map(|li| {
                 let mine: Vec<&Span> = spans.iter().filter(|s| s.leg == li).collect();
                 let has_toe = legs[li].point != legs[li].foot;
-                targets(&tracks[li], has_toe, &mine, n, u, reach[li], lift, &range)
+                targets(&tracks[li], has_toe, &mine, u, reach[li], lift, &range)
             })
             .collect();
         // The lowering of the hips each frame needs, then spread.
@@ -636,7 +636,7 @@ pub(crate) fn lock(
             "{lengthened} ramp(s) lengthened so the knee turns at most {KNEE_SPEED_FACTOR} times its fastest"
         ));
     }
-    for li in 0..legs.len() {
+    for (li, leg) in legs.iter().enumerate() {
         let mine: Vec<&Span> = spans.iter().filter(|s| s.leg == li).collect();
         let laid = effective_ramps(&mine, &range);
         for (i, (s, &(ri, ro))) in mine.iter().zip(&laid).enumerate() {
@@ -645,8 +645,8 @@ pub(crate) fn lock(
                 if ro == usize::MAX { mine[i + 1].s - s.e - 1 } else { ro },
             );
             done.spans.push(LockedSpan {
-                foot: legs[li].foot,
-                point: legs[li].point,
+                foot: leg.foot,
+                point: leg.point,
                 frames: (s.s, s.e),
                 pin_frame: s.m,
                 pin: s.pin,
@@ -663,7 +663,6 @@ fn targets(
     t: &Track,
     has_toe: bool,
     spans: &[&Span],
-    n: usize,
     u: DVec3,
     reach: f64,
     lift: f64,
@@ -673,6 +672,7 @@ fn targets(
     // height; inside a span onto its pin, in a ramp the correction at the
     // span's edge faded by w (an offset that fades, not a pull towards the
     // pin: the foot keeps its captured speed).
+    let n = t.p.len();
     let ramps = effective_ramps(spans, range);
     let mut corr: Vec<Option<(DVec3, f64)>> = vec![None; n];
     // Inside a span: the contact point onto its pin across the up axis; along
@@ -686,8 +686,8 @@ fn targets(
         (d + u * rise, s.ankle_h - t.a[f].dot(u))
     };
     for (i, (s, &(ri, ro))) in spans.iter().zip(&ramps).enumerate() {
-        for f in s.s..=s.e {
-            corr[f] = Some(inside(s, f));
+        for (f, c) in corr.iter_mut().enumerate().take(s.e + 1).skip(s.s) {
+            *c = Some(inside(s, f));
         }
         let (at_s, at_e) = (inside(s, s.s), inside(s, s.e));
         // A gap too short for two ramps: one blend from this span's edge
@@ -695,9 +695,9 @@ fn targets(
         if let (true, Some(next)) = (ro == usize::MAX, spans.get(i + 1)) {
             let to = inside(next, next.s);
             let gap = next.s - s.e - 1;
-            for f in s.e + 1..next.s {
+            for (f, c) in corr.iter_mut().enumerate().take(next.s).skip(s.e + 1) {
                 let w = smoothstep((f - s.e) as f64 / (gap + 1) as f64);
-                corr[f] = Some((at_e.0 * (1.0 - w) + to.0 * w, at_e.1 * (1.0 - w) + to.1 * w));
+                *c = Some((at_e.0 * (1.0 - w) + to.0 * w, at_e.1 * (1.0 - w) + to.1 * w));
             }
             continue;
         }

@@ -22,7 +22,8 @@ scipy's savgol_filter), --one-euro (the causal one-euro filter), \
 --remove-drift (the root's horizontal travel removed at a constant rate), \
 --ground (the contact ground moved to height 0), --lock-feet (feet in \
 contact pinned, one point per contact span, by two-bone IK of the legs \
-with smoothstep ramps; contacts as bvh lint finds them). Rotations \
+with smoothstep ramps, the hips lowered when a leg cannot reach; contacts as \
+bvh lint finds them, or from --contacts FILE, a CSV of joint,start,end). Rotations \
 are filtered as continuous quaternion tracks (never raw Euler channels), \
 written back in each joint's own order closest to the input's angles; \
 every channel a step does not touch is copied bit for bit. A summary of \

@@ -22,7 +22,8 @@ scipy's savgol_filter), --one-euro (the causal one-euro filter), \
 --remove-drift (the root's horizontal travel removed at a constant rate), \
 --ground (the contact ground moved to height 0), --lock-feet (feet in \
 contact pinned, one point per contact span, by two-bone IK of the legs \
-with smoothstep ramps; contacts as bvh lint finds them). Rotations \
+with smoothstep ramps, the hips lowered when a leg cannot reach; contacts as \
+bvh lint finds them, or from --contacts FILE, a CSV of joint,start,end). Rotations \
 are filtered as continuous quaternion tracks (never raw Euler channels), \
 written back in each joint's own order closest to the input's angles; \
 every channel a step does not touch is copied bit for bit. A summary of \
@@ -64,6 +65,10 @@ pub(crate) struct Args {
     /// Pin feet in contact, one point per contact span, by two-bone IK of the legs.
     #[arg(long)]
     lock_feet: bool,
+    /// Contact spans for --lock-feet from a CSV file, one `joint,start,end` a line
+    /// (frames from 0, end included); default: the contacts bvh lint finds.
+    #[arg(long, value_name = "FILE", requires = "lock_feet")]
+    contacts: Option<PathBuf>,
     /// The foot joints, comma-separated (default: found by name).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     feet: Option<Vec<String>>,
@@ -137,6 +142,14 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     }
     let mut notes = Vec::new();
     let clips = load_all(&inputs, args.strict, &mut notes)?;
+    let contacts = match &args.contacts {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            Some(clean::parse_contacts(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?)
+        }
+        None => None,
+    };
     let opts = Options {
         spikes: args.spikes,
         butterworth: args.butterworth,
@@ -147,6 +160,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         ground: args.ground.is_some(),
         ground_over_time: args.ground.as_deref() == Some("smooth"),
         lock_feet: args.lock_feet,
+        contacts,
         quality: bvhkit::quality::Options { up: args.up, feet: args.feet, ..Default::default() },
     };
     if opts == Options::default() {

@@ -907,6 +907,7 @@ impl PyBvh {
             ground,
             ground_over_time,
             lock_feet,
+            contacts: None,
             quality: bvhkit::quality::Options { up, feet, ..Default::default() },
         };
         let (bvh, report) = py

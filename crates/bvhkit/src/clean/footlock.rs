@@ -1,43 +1,163 @@
 //! Foot locking: each foot in contact pinned to one point per contact span
 //! by analytic two-bone IK of its leg.
 //!
-//! The feet and their contacts are [`crate::quality::lint`]'s (the foot
-//! joint and its toes by the name families, in contact when low and slow).
-//! For each contact span of a foot (two frames or more), the pinned point
-//! is the mean world position over the span of the foot's contact point
-//! (the toe joint when there is one, else the foot joint: the point GMD's
-//! skating ratio measures). Around the span the pin fades in and out over
-//! [`RAMP_SECONDS`] with a smoothstep weight `w`, so the leg never pops; a
-//! frame's correction is `P - p` inside a span (`p` the contact point as
-//! captured) and `Σ wᵢ (Pᵢ - p) / max(1, Σ wᵢ)` over the spans near it
-//! outside; a frame far from every span is copied bit for bit.
+//! **Contacts.** The feet and their contact spans are
+//! [`crate::quality::lint`]'s (the foot joint and its toes by the name
+//! families, in contact when low and slow), or spans the caller gives
+//! ([`ContactSpan`], `--contacts FILE`, [`parse_contacts`]). Spans of one
+//! frame are left alone.
 //!
-//! The leg is solved analytically, hip (the thigh joint), knee, ankle: the
-//! knee bends about the normal of its own bend plane to the angle that the
-//! law of cosines gives for the hip-to-target distance, the thigh swings
-//! by the shortest arc onto the target, then twists about the hip-target
-//! axis so that the knee points where it pointed in the capture (the bend
-//! plane is kept). The foot keeps its world orientation, so the toes keep
-//! their roll. A target out of reach is clamped to the leg's length (the
-//! frames are reported; the hips are not lowered). Only the thigh, knee
-//! and ankle rotation channels change: every other joint, the hips
-//! included, stays bit for bit.
+//! **Pins.** Each span of a foot is pinned to one point: the position of the
+//! foot's contact point (its toe joint when it has one, else the foot joint:
+//! the point GMD's skating ratio measures) at the span's most still frame
+//! (the slowest horizontal speed of that point).
+//!
+//! **Corrections.** Inside a span the contact point is moved onto the pin,
+//! `Δ = P − p`; around it the correction fades in over `ramp_in` frames
+//! before and out over `ramp_out` frames after with a smoothstep weight
+//! `w`, and where ramps of several spans meet the corrections blend as
+//! `Σ wᵢ (Pᵢ − p) / max(1, Σ wᵢ)`, so the leg never jumps. The foot moves
+//! with its contact point, its world orientation kept, except that a foot
+//! whose ankle would then sink below the height it has at the pin's frame
+//! (a heel strike: the toe still up while the heel lands, the toe pinned
+//! down) is pitched about the pinned toe until the ankle is back at that
+//! height: the toe stays put and the heel does not go through the floor.
+//!
+//! **The leg** (thigh joint = hip, knee, ankle) is solved analytically: the
+//! knee bends about the normal of its own bend plane to the angle the law
+//! of cosines gives for the hip-to-target distance, the thigh swings by the
+//! shortest arc onto the target, then twists about the hip-target axis so
+//! the knee points where it pointed in the capture (the bend plane is kept
+//! from the motion). The ankle's local rotation is what keeps the foot's
+//! world orientation (or the pitched one).
+//!
+//! **Reach.** A target farther from the hip than the leg reaches in the
+//! capture (its longest hip-to-ankle distance over the clip) lowers the
+//! hips along the up axis by what makes it reachable; the lowering is
+//! spread over the frames around with a smoothstep bump, so the hips never
+//! jump, and every leg is solved again under the lowered hips (its foot
+//! stays where it was). The lowering is reported in the notes.
+//!
+//! **Ramps from the motion.** Ramps start at 0.1 s; after each solve the
+//! knee's angular speed (angle between its local rotations on consecutive
+//! frames) is compared with its fastest in the capture, and the ramp of the
+//! span edge nearest a frame where it turns faster than 1.45 times that is
+//! lengthened by half, until no such frame is left or the ramps reach 1 s.
+//!
+//! Rotations go back to each joint's own channels in its own Euler order,
+//! closest to the output's previous frame (continuous). Only the thigh,
+//! knee and ankle rotation channels of the legs change, and the root's
+//! position channels when the hips are lowered; everything else stays bit
+//! for bit, and a frame no span nor lowering reaches is not touched.
+//! [`lock_feet_in`] locks over a range of frames only (the corrections fade
+//! to nothing at the range's ends), for a caller that edits part of a clip
+//! (a crossfade).
+
+use std::ops::Range;
 
 use glam::{DAffine3, DQuat, DVec3};
 
 use crate::Bvh;
 use crate::edit::{JointChannels, PoseLayout};
-use crate::quality::{self, runs};
+use crate::quality::{self, Foot, runs};
+use crate::{Error, Result};
 
-/// Length of the blend ramps before and after a span (seconds).
-pub const RAMP_SECONDS: f64 = 0.15;
+/// First length of the blend ramps before and after a span (seconds).
+pub const RAMP_SECONDS: f64 = 0.1;
+/// Longest ramp the adaptation grows to (seconds).
+pub const MAX_RAMP_SECONDS: f64 = 1.0;
+/// Knee angular speed allowed after locking, times its fastest before.
+pub const KNEE_SPEED_FACTOR: f64 = 1.45;
+/// A contact point captured this far above its pin (metres) or less is put
+/// on it; higher, it keeps what it rises beyond this.
+pub const LIFT_METRES: f64 = 0.01;
+/// Half-width of the bump that spreads a lowering of the hips (seconds).
+pub const HIPS_RAMP_SECONDS: f64 = 0.25;
 
-/// What [`lock`] did.
+/// A contact span given by the caller: a foot joint (or a joint of a foot,
+/// e.g. its toe) in contact from frame `start` to frame `end`, both
+/// included, frames numbered from 0.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContactSpan {
+    /// The joint, by name.
+    pub joint: String,
+    /// First frame of the contact.
+    pub start: usize,
+    /// Last frame of the contact (included).
+    pub end: usize,
+}
+
+/// Reads contact spans from CSV text: one span a line, `joint,start,end`
+/// (frames from 0, `end` included); blank lines, lines starting with `#`
+/// and a first line `joint,start,end` are skipped; fields are trimmed.
+///
+/// ```
+/// let spans = bvhkit::clean::parse_contacts("joint,start,end\nLeftFoot,10,42\n# note\nRightFoot, 50, 80\n")?;
+/// assert_eq!(spans.len(), 2);
+/// assert_eq!((spans[1].joint.as_str(), spans[1].start, spans[1].end), ("RightFoot", 50, 80));
+/// # Ok::<(), bvhkit::Error>(())
+/// ```
+pub fn parse_contacts(text: &str) -> Result<Vec<ContactSpan>> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        if i == 0 && fields == ["joint", "start", "end"] {
+            continue;
+        }
+        let bad = |why: &str| {
+            Error::invalid(format!(
+                "contacts line {}: {why} (expected joint,start,end, got {line:?})",
+                i + 1
+            ))
+        };
+        if fields.len() != 3 || fields[0].is_empty() {
+            return Err(bad("three fields needed"));
+        }
+        let frame = |s: &str| s.parse::<usize>().map_err(|_| bad("frames are whole numbers"));
+        let (start, end) = (frame(fields[1])?, frame(fields[2])?);
+        if end < start {
+            return Err(bad("end before start"));
+        }
+        out.push(ContactSpan { joint: fields[0].to_string(), start, end });
+    }
+    Ok(out)
+}
+
+/// One contact span [`lock_feet_in`] locked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LockedSpan {
+    /// The foot joint (the ankle whose leg was solved).
+    pub foot: usize,
+    /// The joint pinned (the toe, else the foot joint).
+    pub point: usize,
+    /// First and last frame of the span (included).
+    pub frames: (usize, usize),
+    /// The frame whose position of `point` is the pin.
+    pub pin_frame: usize,
+    /// The pin, world position in file units.
+    pub pin: DVec3,
+    /// Frames of the blend ramp before and after the span.
+    pub ramps: (usize, usize),
+}
+
+/// What [`lock_feet_in`] did.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Locked {
-    pub(crate) spans: usize,
-    pub(crate) unreachable: usize,
-    pub(crate) notes: Vec<String>,
+pub struct Locked {
+    /// The spans locked, foot by foot, in frame order.
+    pub spans: Vec<LockedSpan>,
+    /// The largest lowering of the hips (file units; 0: not lowered).
+    pub hips_lowered: f64,
+    /// Frames whose hips were lowered.
+    pub hips_frames: usize,
+    /// Foot-frames whose target stayed out of reach (or whose leg was
+    /// straight: no bend plane to keep).
+    pub unsolved: usize,
+    /// Remarks (feet not locked and why, the lowering, ramps).
+    pub notes: Vec<String>,
 }
 
 fn smoothstep(x: f64) -> f64 {
@@ -45,8 +165,102 @@ fn smoothstep(x: f64) -> f64 {
     x * x * (3.0 - 2.0 * x)
 }
 
-/// Locks the feet of `bvh` in place (see the module documentation).
-pub(crate) fn lock(bvh: &mut Bvh, layouts: &[JointChannels], q: &quality::Options) -> Locked {
+/// Checks contact spans against `bvh`: every joint named, every frame in
+/// the clip.
+pub(crate) fn check_contacts(bvh: &Bvh, spans: &[ContactSpan]) -> Result<()> {
+    let n = bvh.motion().n_frames();
+    for s in spans {
+        if bvh.skeleton().find(&s.joint).is_none() {
+            return Err(Error::invalid(format!("no joint named {:?} (--contacts)", s.joint)));
+        }
+        if s.end >= n {
+            return Err(Error::invalid(format!(
+                "contact span {},{},{} ends past the clip's last frame {} (--contacts)",
+                s.joint,
+                s.start,
+                s.end,
+                n.saturating_sub(1)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Locks the feet of `bvh` in contact over the frames `frames` only (see
+/// the module documentation): spans are cut to the range and the
+/// corrections fade in from its first frame and out to its last, so frames
+/// outside it stay bit for bit and the edges do not jump. `options.quality`
+/// says how the feet, the contacts, the units and the up axis are found,
+/// `options.contacts` gives spans instead of the detected ones. Fails on a
+/// range outside the clip and on contact spans that name no joint or frames
+/// past the clip.
+pub fn lock_feet_in(
+    bvh: &mut Bvh,
+    frames: Range<usize>,
+    options: &super::Options,
+) -> Result<Locked> {
+    let n = bvh.motion().n_frames();
+    if frames.start >= frames.end || frames.end > n {
+        return Err(Error::invalid(format!(
+            "frames {}..{} are not a range inside the clip's {n} frames",
+            frames.start, frames.end
+        )));
+    }
+    if let Some(c) = &options.contacts {
+        check_contacts(bvh, c)?;
+    }
+    let layouts: Vec<JointChannels> =
+        bvh.skeleton().joints().iter().map(JointChannels::of).collect();
+    Ok(lock(bvh, &layouts, options, frames))
+}
+
+/// One leg's joints.
+struct Leg {
+    foot: usize,
+    knee: usize,
+    hip: usize,
+    hip_parent: Option<usize>,
+    point: usize,
+}
+
+/// One leg's captured world motion, frame by frame.
+struct Track {
+    h: Vec<DVec3>,
+    k: Vec<DVec3>,
+    a: Vec<DVec3>,
+    p: Vec<DVec3>,
+    qp: Vec<DQuat>,
+    qh: Vec<DQuat>,
+    qk: Vec<DQuat>,
+    qa: Vec<DQuat>,
+    /// The knee's local rotation as captured.
+    lk: Vec<DQuat>,
+}
+
+/// A span being locked.
+struct Span {
+    leg: usize,
+    s: usize,
+    e: usize,
+    m: usize,
+    pin: DVec3,
+    ankle_h: f64,
+    ramp_in: usize,
+    ramp_out: usize,
+}
+
+/// One frame of a solved leg: local rotations of hip, knee and ankle.
+type Solved = Option<(DQuat, DQuat, DQuat)>;
+
+/// Locks the feet of `bvh` over `range` (the work of [`lock_feet_in`],
+/// its arguments checked).
+pub(crate) fn lock(
+    bvh: &mut Bvh,
+    layouts: &[JointChannels],
+    options: &super::Options,
+    range: Range<usize>,
+) -> Locked {
+    let q = &options.quality;
     let mut done = Locked::default();
     let n = bvh.motion().n_frames();
     let width = bvh.motion().n_channels();
@@ -54,28 +268,52 @@ pub(crate) fn lock(bvh: &mut Bvh, layouts: &[JointChannels], q: &quality::Option
         return done;
     }
     let report = quality::lint(bvh, q);
-    if report.feet.is_empty() {
-        done.notes.push("no feet found: nothing locked".into());
-        return done;
-    }
     let skel = bvh.skeleton().clone();
     let nj = skel.len();
     let names = skel.display_names();
-    let layout = PoseLayout::new(&skel, q.position_channels);
-    let mut world = vec![DAffine3::IDENTITY; n * nj];
-    for (f, w) in world.chunks_exact_mut(nj).enumerate() {
-        layout.world(bvh.motion().frame(f), w);
-    }
-    let input = bvh.motion().values().to_vec();
+    let parent = |j: usize| skel.joints()[j].parent().map(|p| p.index());
     let fps = bvh.motion().fps();
-    let ramp = ((RAMP_SECONDS * fps).round() as usize).max(2);
-    let rot = |f: usize, j: usize| DQuat::from_mat3(&world[f * nj + j].matrix3);
-    let pos = |f: usize, j: usize| world[f * nj + j].translation;
-    let values = bvh.motion_mut().values_mut();
+    let u = report.up.vector();
+    let mpu = report.metres_per_unit;
 
-    for (fi, foot) in report.feet.iter().enumerate() {
+    // The feet and their spans: given, or lint's.
+    let mut feet: Vec<(Foot, Vec<(usize, usize)>)> = Vec::new();
+    match &options.contacts {
+        Some(given) => {
+            for c in given {
+                let Some(j) = skel.find(&c.joint).map(|id| id.index()) else { continue };
+                let foot =
+                    report.feet.iter().find(|f| f.points.contains(&j)).cloned().unwrap_or(Foot {
+                        name: names[j].clone(),
+                        points: (j..skel.subtree_end(crate::JointId::new(j))).collect(),
+                        skate_point: j,
+                        toe_point: j,
+                    });
+                let span = (c.start, c.end.min(n - 1));
+                match feet.iter_mut().find(|(f, _)| f.points[0] == foot.points[0]) {
+                    Some((_, spans)) => spans.push(span),
+                    None => feet.push((foot, vec![span])),
+                }
+            }
+        }
+        None => {
+            for (fi, foot) in report.feet.iter().enumerate() {
+                let spans = report.series.contact.get(fi).map_or(Vec::new(), |c| {
+                    runs(c.iter().copied()).into_iter().filter(|(s, e)| e > s).collect()
+                });
+                feet.push((foot.clone(), spans));
+            }
+        }
+    }
+    if feet.is_empty() {
+        done.notes.push("no feet found: nothing locked".into());
+        return done;
+    }
+
+    let mut legs = Vec::new();
+    let mut leg_spans: Vec<Vec<(usize, usize)>> = Vec::new();
+    for (foot, spans) in feet {
         let Some(&a) = foot.points.first() else { continue };
-        let parent = |j: usize| skel.joints()[j].parent().map(|p| p.index());
         let (Some(k), Some(h)) = (parent(a), parent(a).and_then(parent)) else {
             done.notes.push(format!("{}: no knee and hip above the foot: not locked", names[a]));
             continue;
@@ -87,73 +325,497 @@ pub(crate) fn lock(bvh: &mut Bvh, layouts: &[JointChannels], q: &quality::Option
             ));
             continue;
         }
-        let hp = parent(h);
-        let pin = foot.skate_point;
-        let Some(contact) = report.series.contact.get(fi) else { continue };
-        let spans: Vec<(usize, usize)> =
-            runs(contact.iter().copied()).into_iter().filter(|(s, e)| e > s).collect();
-        // Per frame: Σ w (P - p) and Σ w.
-        let mut sum_w = vec![0.0f64; n];
-        let mut acc = vec![DVec3::ZERO; n];
-        // Inside a span its own pin alone (a neighbour's ramp does not pull).
-        let mut inside: Vec<Option<DVec3>> = vec![None; n];
-        for &(s, e) in &spans {
-            let target = (s..=e).map(|f| pos(f, pin)).sum::<DVec3>() / (e - s + 1) as f64;
-            if !target.is_finite() {
-                continue;
-            }
-            done.spans += 1;
-            for slot in &mut inside[s..=e] {
-                *slot = Some(target);
-            }
-            for f in s.saturating_sub(ramp)..(e + ramp + 1).min(n) {
-                let w = if f < s {
-                    smoothstep(1.0 - (s - f) as f64 / (ramp + 1) as f64)
-                } else if f > e {
-                    smoothstep(1.0 - (f - e) as f64 / (ramp + 1) as f64)
-                } else {
-                    1.0
-                };
-                sum_w[f] += w;
-                acc[f] += w * (target - pos(f, pin));
+        legs.push(Leg { foot: a, knee: k, hip: h, hip_parent: parent(h), point: foot.skate_point });
+        leg_spans.push(spans);
+    }
+    if legs.is_empty() {
+        return done;
+    }
+
+    // The captured world motion of the legs, one FK pass.
+    let layout = PoseLayout::new(&skel, q.position_channels);
+    let mut tracks: Vec<Track> = legs
+        .iter()
+        .map(|_| Track {
+            h: Vec::with_capacity(n),
+            k: Vec::with_capacity(n),
+            a: Vec::with_capacity(n),
+            p: Vec::with_capacity(n),
+            qp: Vec::with_capacity(n),
+            qh: Vec::with_capacity(n),
+            qk: Vec::with_capacity(n),
+            qa: Vec::with_capacity(n),
+            lk: Vec::with_capacity(n),
+        })
+        .collect();
+    let mut world = vec![DAffine3::IDENTITY; nj];
+    for f in 0..n {
+        let frame = bvh.motion().frame(f);
+        layout.world(frame, &mut world);
+        let rot = |j: usize| DQuat::from_mat3(&world[j].matrix3).normalize();
+        for (leg, t) in legs.iter().zip(&mut tracks) {
+            t.h.push(world[leg.hip].translation);
+            t.k.push(world[leg.knee].translation);
+            t.a.push(world[leg.foot].translation);
+            t.p.push(world[leg.point].translation);
+            t.qp.push(leg.hip_parent.map_or(DQuat::IDENTITY, rot));
+            t.qh.push(rot(leg.hip));
+            t.qk.push(rot(leg.knee));
+            t.qa.push(rot(leg.foot));
+            t.lk.push(layouts[leg.knee].rotation(frame));
+        }
+    }
+
+    // Spans, cut to the range, and their pins.
+    let ramp0 = ((RAMP_SECONDS * fps).round() as usize).max(2);
+    let ramp_max = ((MAX_RAMP_SECONDS * fps).round() as usize).max(ramp0);
+    let mut spans: Vec<Span> = Vec::new();
+    for (li, list) in leg_spans.iter().enumerate() {
+        let t = &tracks[li];
+        // Sorted, overlapping or touching spans merged (given spans may).
+        let mut list = list.clone();
+        list.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::new();
+        for (s, e) in list {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 + 1 + ramp0 / 2 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
             }
         }
-        for f in 0..n {
-            if sum_w[f] <= 0.0 {
+        for &(s, e) in &merged {
+            // Inside a part of the clip, spans keep the first ramp's length
+            // from its ends, so that their ramps fit inside it.
+            let margin = |at_end: bool| if at_end { 0 } else { ramp0 };
+            let lo = range.start + margin(range.start == 0);
+            let hi = (range.end - 1).saturating_sub(margin(range.end == n));
+            let (s, e) = (s.max(lo), e.min(hi));
+            if e <= s {
                 continue;
             }
-            let delta = match inside[f] {
-                Some(target) => target - pos(f, pin),
-                None => acc[f] / sum_w[f].max(1.0),
-            };
-            let t = pos(f, a) + delta;
-            let Some((d, r1, reached)) = two_bone(pos(f, h), pos(f, k), pos(f, a), t) else {
+            // The pin: of the frames where the point is on the ground (at
+            // most `lift` above its lowest in the span), the one whose
+            // position is nearest, across the up axis, to the farthest of
+            // the span's (the centre of its slide: the least correction).
+            let lowest = (s..=e).map(|f| t.p[f].dot(u)).fold(f64::INFINITY, f64::min);
+            let across = |v: DVec3| (v - u * v.dot(u)).length();
+            let step = (e - s) / 64 + 1;
+            let m = (s..=e)
+                .step_by(step)
+                .filter(|&f| t.p[f].dot(u) <= lowest + LIFT_METRES / mpu)
+                .map(|f| {
+                    let worst = (s..=e).map(|g| across(t.p[g] - t.p[f])).fold(0.0, f64::max);
+                    (worst, f)
+                })
+                .min_by(|x, y| x.0.total_cmp(&y.0))
+                .map_or(s, |x| x.1);
+            let pin = t.p[m];
+            if !pin.is_finite() {
                 continue;
+            }
+            spans.push(Span {
+                leg: li,
+                s,
+                e,
+                m,
+                pin,
+                ankle_h: t.a[m].dot(u),
+                ramp_in: ramp0,
+                ramp_out: ramp0,
+            });
+        }
+    }
+
+    // The envelope of a locking over part of the clip.
+    let whole = range.start == 0 && range.end == n;
+    let env = |f: usize| -> f64 {
+        if whole {
+            1.0
+        } else if !range.contains(&f) {
+            0.0
+        } else {
+            let a = smoothstep((f - range.start + 1) as f64 / (ramp0 + 1) as f64);
+            let b = smoothstep((range.end - f) as f64 / (ramp0 + 1) as f64);
+            if range.start == 0 {
+                b
+            } else if range.end == n {
+                a
+            } else {
+                a.min(b)
+            }
+        }
+    };
+
+    // The longest hip-to-ankle distance of each leg in the capture.
+    let reach: Vec<f64> = tracks
+        .iter()
+        .map(|t| {
+            let (l1, l2) = ((t.k[0] - t.h[0]).length(), (t.a[0] - t.k[0]).length());
+            let most = (0..n).map(|f| (t.a[f] - t.h[f]).length()).fold(0.0, f64::max);
+            most.min((l1 + l2) * (1.0 - 1e-9))
+        })
+        .collect();
+
+    let knee_max: Vec<f64> = tracks
+        .iter()
+        .map(|t| (2..n).map(|f| t.lk[f].angle_between(t.lk[f - 1])).fold(0.0, f64::max))
+        .collect();
+
+    let lift = LIFT_METRES / mpu;
+    let mut hips_ramp = ((HIPS_RAMP_SECONDS * fps).round() as usize).max(2);
+    let mut solved: Vec<Vec<Solved>>;
+    let mut drop: Vec<f64>;
+    let mut unsolved;
+    let mut lengthened = 0usize;
+    let mut round = 0;
+    loop {
+        round += 1;
+        // Targets of each leg: the ankle's position and the foot's world
+        // rotation (None: as captured).
+        let targets: Vec<Vec<Option<(DVec3, DQuat)>>> = (0..legs.len())
+            .map(|li| {
+                let mine: Vec<&Span> = spans.iter().filter(|s| s.leg == li).collect();
+                let has_toe = legs[li].point != legs[li].foot;
+                targets(&tracks[li], has_toe, &mine, u, reach[li], lift, &range)
+            })
+            .collect();
+        // The lowering of the hips each frame needs, then spread.
+        let mut need = vec![0.0f64; n];
+        for (li, t) in tracks.iter().enumerate() {
+            for f in 0..n {
+                if let Some((target, _)) = targets[li][f] {
+                    need[f] = need[f].max(lowering(t.h[f], target, reach[li], u));
+                }
+            }
+        }
+        for x in &mut need {
+            // Below a micrometre of lowering is rounding, not a lowering.
+            if *x * mpu < 1e-6 {
+                *x = 0.0;
+            }
+        }
+        drop = spread(&need, hips_ramp);
+        for (f, d) in drop.iter_mut().enumerate() {
+            *d *= env(f);
+        }
+        // Solve every leg.
+        unsolved = 0;
+        solved = Vec::with_capacity(legs.len());
+        for (li, t) in tracks.iter().enumerate() {
+            let mut out: Vec<Solved> = vec![None; n];
+            for f in 0..n {
+                let dv = u * drop[f];
+                let (target, qa) = match targets[li][f] {
+                    Some(x) => x,
+                    None if drop[f] > 0.0 => (t.a[f], t.qa[f]),
+                    None => continue,
+                };
+                let Some((d, r1, reached)) =
+                    two_bone(t.h[f] - dv, t.k[f] - dv, t.a[f] - dv, target)
+                else {
+                    unsolved += 1;
+                    continue;
+                };
+                unsolved += usize::from(!reached);
+                let wh = d * t.qh[f];
+                let wk = d * r1 * t.qk[f];
+                let lh = (t.qp[f].inverse() * wh).normalize();
+                let lk = (wh.inverse() * wk).normalize();
+                let la = (wk.inverse() * qa).normalize();
+                out[f] = Some((lh, lk, la));
+            }
+            solved.push(out);
+        }
+        // Knee speed: lengthen the ramps at the edges where it pops.
+        let mut changed = false;
+        let mut drop_pop = false;
+        for (li, t) in tracks.iter().enumerate() {
+            let lk = |f: usize| solved[li][f].map_or(t.lk[f], |x| x.1);
+            let limit = KNEE_SPEED_FACTOR * knee_max[li];
+            let mut grow: Vec<(usize, bool)> = Vec::new();
+            for f in 2..n {
+                if solved[li][f].is_none() && solved[li][f - 1].is_none() {
+                    continue;
+                }
+                if lk(f).angle_between(lk(f - 1)) <= limit {
+                    continue;
+                }
+                // The nearest edge of this leg's spans.
+                let mut best: Option<(usize, usize, bool)> = None;
+                for (si, s) in spans.iter().enumerate().filter(|(_, s)| s.leg == li) {
+                    for (edge, is_in) in [(s.s, true), (s.e, false)] {
+                        let dist = edge.abs_diff(f);
+                        if best.is_none_or(|b| dist < b.0) {
+                            best = Some((dist, si, is_in));
+                        }
+                    }
+                }
+                match best {
+                    Some((dist, si, is_in))
+                        if dist
+                            <= if is_in { spans[si].ramp_in } else { spans[si].ramp_out } + 1 =>
+                    {
+                        grow.push((si, is_in))
+                    }
+                    _ => drop_pop |= drop[f] > 0.0 || drop[f - 1] > 0.0,
+                }
+            }
+            grow.sort_unstable();
+            grow.dedup();
+            for (si, is_in) in grow {
+                let r = if is_in { &mut spans[si].ramp_in } else { &mut spans[si].ramp_out };
+                if *r < ramp_max {
+                    *r = (*r + (*r).div_ceil(2)).min(ramp_max);
+                    lengthened += 1;
+                    changed = true;
+                }
+            }
+        }
+        if drop_pop && hips_ramp < ramp_max {
+            hips_ramp = (hips_ramp + hips_ramp.div_ceil(2)).min(ramp_max);
+            changed = true;
+        }
+        if !changed || round >= 12 {
+            break;
+        }
+    }
+
+    // Write back: the legs' rotations, the root's lowering.
+    let input = bvh.motion().values().to_vec();
+    let values = bvh.motion_mut().values_mut();
+    for (li, leg) in legs.iter().enumerate() {
+        for f in 0..n {
+            let Some((lh, lk, la)) = solved[li][f] else { continue };
+            let (prev, row) = if f == 0 {
+                (None, &mut values[..width])
+            } else {
+                let (before, rest) = values.split_at_mut(f * width);
+                (Some(&before[(f - 1) * width..]), &mut rest[..width])
             };
-            done.unreachable += usize::from(!reached);
-            let wp = hp.map_or(DQuat::IDENTITY, |p| rot(f, p));
-            let (wh, wk, wa) = (rot(f, h), rot(f, k), rot(f, a));
-            let wh2 = d * wh;
-            let wk2 = d * r1 * wk;
-            let lh = (wp.inverse() * wh2).normalize();
-            let lk = (wh2.inverse() * wk2).normalize();
-            let la = (wk2.inverse() * wa).normalize();
             let src = &input[f * width..(f + 1) * width];
-            let row = &mut values[f * width..(f + 1) * width];
-            layouts[h].write_rotation(lh, Some(layouts[h].angles(src)), row);
-            layouts[k].write_rotation(lk, Some(layouts[k].angles(src)), row);
-            if layouts[a].n_rot > 0 {
-                layouts[a].write_rotation(la, Some(layouts[a].angles(src)), row);
+            for (j, q) in [(leg.hip, lh), (leg.knee, lk), (leg.foot, la)] {
+                if j == leg.foot && layouts[j].n_rot == 0 {
+                    continue;
+                }
+                let near = layouts[j].angles(prev.unwrap_or(src));
+                layouts[j].write_rotation(q, Some(near), row);
             }
         }
     }
-    if done.unreachable > 0 {
+    let root = &layouts[0];
+    let lowered = drop.iter().any(|&d| d > 0.0);
+    if lowered && root.n_pos == 3 && skel.joints()[0].parent().is_none() {
+        for (f, &d) in drop.iter().enumerate() {
+            if d > 0.0 {
+                let row = &mut values[f * width..(f + 1) * width];
+                let t = root.translation(row, q.position_channels) - u * d;
+                root.write_translation(t, q.position_channels, row);
+            }
+        }
+        done.hips_lowered = drop.iter().copied().fold(0.0, f64::max);
+        done.hips_frames = drop.iter().filter(|&&d| d > 0.0).count();
         done.notes.push(format!(
-            "{} foot-frame(s) out of the leg's reach: clamped (the hips were not lowered)",
-            done.unreachable
+            "hips lowered by up to {:.4} units ({:.1} mm) over {} frame(s) where a leg could not reach its pin",
+            done.hips_lowered,
+            done.hips_lowered * mpu * 1e3,
+            done.hips_frames
+        ));
+    } else if lowered {
+        done.notes.push(
+            "a leg could not reach its pin and the root has no three position channels to lower"
+                .into(),
+        );
+    }
+    done.unsolved = unsolved;
+    if unsolved > 0 {
+        done.notes.push(format!(
+            "{unsolved} foot-frame(s) out of the leg's reach or with a straight leg: not pinned exactly"
         ));
     }
+    if lengthened > 0 {
+        done.notes.push(format!(
+            "{lengthened} ramp(s) lengthened so the knee turns at most {KNEE_SPEED_FACTOR} times its fastest"
+        ));
+    }
+    for (li, leg) in legs.iter().enumerate() {
+        let mine: Vec<&Span> = spans.iter().filter(|s| s.leg == li).collect();
+        let laid = effective_ramps(&mine, &range);
+        for (i, (s, &(ri, ro))) in mine.iter().zip(&laid).enumerate() {
+            let ramps = (
+                if ri == usize::MAX { s.s - mine[i - 1].e - 1 } else { ri },
+                if ro == usize::MAX { mine[i + 1].s - s.e - 1 } else { ro },
+            );
+            done.spans.push(LockedSpan {
+                foot: leg.foot,
+                point: leg.point,
+                frames: (s.s, s.e),
+                pin_frame: s.m,
+                pin: s.pin,
+                ramps,
+            });
+        }
+    }
     done
+}
+
+/// Each frame's target of one leg from its spans: the ankle's world
+/// position and the foot's world rotation, `None` where no span reaches.
+fn targets(
+    t: &Track,
+    has_toe: bool,
+    spans: &[&Span],
+    u: DVec3,
+    reach: f64,
+    lift: f64,
+    range: &Range<usize>,
+) -> Vec<Option<(DVec3, DQuat)>> {
+    // Per frame: the correction of the contact point and of the ankle's
+    // height; inside a span onto its pin, in a ramp the correction at the
+    // span's edge faded by w (an offset that fades, not a pull towards the
+    // pin: the foot keeps its captured speed).
+    let n = t.p.len();
+    let ramps = effective_ramps(spans, range);
+    let mut corr: Vec<Option<(DVec3, f64)>> = vec![None; n];
+    // Inside a span: the contact point onto its pin across the up axis; along
+    // it onto the pin's height, except that a point captured more than
+    // `lift` above the pin keeps what it rises beyond that (the toe still up
+    // at a heel strike, the ball lifting at a toe-off): the foot is not
+    // pushed down while it is in the air.
+    let inside = |s: &Span, f: usize| -> (DVec3, f64) {
+        let d = s.pin - t.p[f];
+        let rise = (t.p[f].dot(u) - s.pin.dot(u) - lift).max(0.0);
+        (d + u * rise, s.ankle_h - t.a[f].dot(u))
+    };
+    for (i, (s, &(ri, ro))) in spans.iter().zip(&ramps).enumerate() {
+        for (f, c) in corr.iter_mut().enumerate().take(s.e + 1).skip(s.s) {
+            *c = Some(inside(s, f));
+        }
+        let (at_s, at_e) = (inside(s, s.s), inside(s, s.e));
+        // A gap too short for two ramps: one blend from this span's edge
+        // correction to the next one's.
+        if let (true, Some(next)) = (ro == usize::MAX, spans.get(i + 1)) {
+            let to = inside(next, next.s);
+            let gap = next.s - s.e - 1;
+            for (f, c) in corr.iter_mut().enumerate().take(next.s).skip(s.e + 1) {
+                let w = smoothstep((f - s.e) as f64 / (gap + 1) as f64);
+                *c = Some((at_e.0 * (1.0 - w) + to.0 * w, at_e.1 * (1.0 - w) + to.1 * w));
+            }
+            continue;
+        }
+        let ri = if ri == usize::MAX { 0 } else { ri };
+        let ramp = (s.s - ri..s.s)
+            .map(|f| (f, smoothstep(1.0 - (s.s - f) as f64 / (ri + 1) as f64), at_s))
+            .chain(
+                (s.e + 1..=s.e + ro)
+                    .map(|f| (f, smoothstep(1.0 - (f - s.e) as f64 / (ro + 1) as f64), at_e)),
+            );
+        for (f, w, (d, h)) in ramp {
+            let c = corr[f].get_or_insert((DVec3::ZERO, 0.0));
+            c.0 += w * d;
+            c.1 += w * h;
+        }
+    }
+    (0..n)
+        .map(|f| {
+            let (delta, dh) = corr[f]?;
+            let toe = t.p[f] + delta;
+            let mut r = t.a[f] - t.p[f];
+            let mut qa = t.qa[f];
+            if has_toe {
+                // The ankle no lower than the lower of its captured height
+                // and its height at the pin: pitch the foot about the toe.
+                let want = t.a[f].dot(u) + dh.min(0.0);
+                if (toe + r).dot(u) < want - 1e-12 {
+                    let len = r.length();
+                    let v = (want - toe.dot(u)).clamp(-len, len);
+                    if let Some(dir) = (r - u * r.dot(u)).try_normalize() {
+                        let r2 = dir * (len * len - v * v).max(0.0).sqrt() + u * v;
+                        if let (Some(x), Some(y)) = (r.try_normalize(), r2.try_normalize()) {
+                            qa = (DQuat::from_rotation_arc(x, y) * qa).normalize();
+                            r = r2;
+                        }
+                    }
+                }
+            }
+            if has_toe && (toe + r - t.h[f]).length() > reach {
+                // Out of the leg's reach: the heel rises about the pinned
+                // toe towards the hip (a toe-off) before the hips go down.
+                let to_hip = t.h[f] - toe;
+                if let Some(axis) = r.cross(to_hip).try_normalize() {
+                    let most = r.angle_between(to_hip);
+                    let at = |phi: f64| DQuat::from_axis_angle(axis, phi) * r;
+                    let (mut lo, mut hi) = (0.0, most);
+                    if (toe + at(most) - t.h[f]).length() <= reach {
+                        for _ in 0..40 {
+                            let mid = 0.5 * (lo + hi);
+                            if (toe + at(mid) - t.h[f]).length() > reach {
+                                lo = mid;
+                            } else {
+                                hi = mid;
+                            }
+                        }
+                    }
+                    let turn = DQuat::from_axis_angle(axis, hi);
+                    qa = (turn * qa).normalize();
+                    r = turn * r;
+                }
+            }
+            Some((toe + r, qa))
+        })
+        .collect()
+}
+
+/// The ramps of one leg's spans (sorted, disjoint) as they are laid: each
+/// inside `range` (the clip, or the part of it being locked); where the ramps of two spans would meet in the gap
+/// between them, both are `usize::MAX`: the gap is one blend from the
+/// first span's correction to the second's.
+fn effective_ramps(spans: &[&Span], range: &Range<usize>) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = spans
+        .iter()
+        .map(|s| (s.ramp_in.min(s.s - range.start), s.ramp_out.min(range.end - 1 - s.e)))
+        .collect();
+    for i in 1..spans.len() {
+        let gap = spans[i].s.saturating_sub(spans[i - 1].e + 1);
+        let (ro, ri) = (out[i - 1].1, out[i].0);
+        if ro + ri > gap {
+            out[i - 1].1 = usize::MAX;
+            out[i].0 = usize::MAX;
+        }
+    }
+    out
+}
+
+/// How far the hip at `h` must go down along `u` for a leg reaching `reach`
+/// to touch `target` (0 when it reaches; the lowering that brings it
+/// closest when no lowering reaches).
+fn lowering(h: DVec3, target: DVec3, reach: f64, u: DVec3) -> f64 {
+    let v = target - h;
+    if v.length() <= reach {
+        return 0.0;
+    }
+    // |v + x u| = reach: x² + 2x (v·u) + |v|² - reach² = 0, smallest root.
+    let b = v.dot(u);
+    let disc = b * b - (v.length_squared() - reach * reach);
+    let x = if disc >= 0.0 { -b - disc.sqrt() } else { -b };
+    x.max(0.0)
+}
+
+/// `need` spread over the frames around with a smoothstep bump of
+/// half-width `r`: `out[f] = max_g need[g] · smoothstep(1 − |f − g| / (r + 1))`,
+/// at least `need[f]`, without a jump.
+fn spread(need: &[f64], r: usize) -> Vec<f64> {
+    let n = need.len();
+    let mut out = vec![0.0f64; n];
+    for (g, &x) in need.iter().enumerate() {
+        if x <= 0.0 {
+            continue;
+        }
+        for (f, o) in out.iter_mut().enumerate().take((g + r + 1).min(n)).skip(g.saturating_sub(r))
+        {
+            let w = smoothstep(1.0 - f.abs_diff(g) as f64 / (r + 1) as f64);
+            *o = o.max(x * w);
+        }
+    }
+    out
 }
 
 /// The component of `v` perpendicular to the unit vector `axis`.
@@ -219,5 +881,42 @@ mod tests {
         // Out of reach: clamped.
         let far = two_bone(h, k, a, DVec3::new(0.0, -2.0, 0.0)).unwrap();
         assert!(!far.2);
+    }
+
+    #[test]
+    fn lowering_brings_the_target_into_reach() {
+        let u = DVec3::Y;
+        let h = DVec3::new(0.0, 1.0, 0.0);
+        let t = DVec3::new(0.3, 0.0, 0.0);
+        let x = lowering(h, t, 0.9, u);
+        assert!(x > 0.0);
+        assert!(((t - (h - u * x)).length() - 0.9).abs() < 1e-12);
+        assert_eq!(lowering(h, DVec3::new(0.0, 0.5, 0.0), 0.9, u), 0.0);
+    }
+
+    #[test]
+    fn spread_covers_the_need_without_a_jump() {
+        let mut need = vec![0.0; 40];
+        need[20] = 1.0;
+        need[21] = 0.5;
+        let out = spread(&need, 6);
+        assert!(out[20] >= 1.0 && out[21] >= 0.5);
+        assert_eq!(out[13], 0.0);
+        assert_eq!(out[28], 0.0);
+        for f in 1..40 {
+            assert!((out[f] - out[f - 1]).abs() <= 0.3, "{out:?}");
+        }
+    }
+
+    #[test]
+    fn contacts_parse_and_fail_precisely() {
+        let s = parse_contacts("joint,start,end\n\n# c\nL,1,2\n").unwrap();
+        assert_eq!(s, vec![ContactSpan { joint: "L".into(), start: 1, end: 2 }]);
+        let e = parse_contacts("L,3,2").unwrap_err().to_string();
+        assert!(e.contains("line 1: end before start"), "{e}");
+        let e = parse_contacts("L,3\n").unwrap_err().to_string();
+        assert!(e.contains("three fields"), "{e}");
+        let e = parse_contacts("x\nL,a,2\n").unwrap_err().to_string();
+        assert!(e.contains("line 1"), "{e}");
     }
 }

@@ -63,6 +63,7 @@ use crate::rotation::{quat_from_scaled_axis, quat_to_scaled_axis};
 use crate::{Bvh, Error, Result, quality};
 
 pub use self::filter::{Butterworth, OneEuro, SavGol};
+pub use self::footlock::{ContactSpan, Locked, LockedSpan, lock_feet_in, parse_contacts};
 
 /// What [`clean`] does; `Options::default()` does nothing.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -88,6 +89,9 @@ pub struct Options {
     pub ground_over_time: bool,
     /// Pin the feet in contact by two-bone IK of the legs.
     pub lock_feet: bool,
+    /// The contact spans foot locking pins (`--contacts FILE`); `None`:
+    /// those [`quality::lint`] finds.
+    pub contacts: Option<Vec<ContactSpan>>,
     /// How the feet, their contacts, the units and the up axis are found
     /// (drift, ground, foot locking): [`quality::lint`]'s options.
     pub quality: quality::Options,
@@ -214,6 +218,9 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
     {
         return Err(Error::invalid(format!("spike k must be a positive number (got {k})")));
     }
+    if let Some(c) = &options.contacts {
+        footlock::check_contacts(bvh, c)?;
+    }
 
     let mut out = bvh.clone();
     let mut report =
@@ -300,9 +307,9 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
     }
     if options.lock_feet {
         step("lock feet".into(), &mut out, &mut report, &mut |out, notes| {
-            let locked = footlock::lock(out, &layouts, &options.quality);
+            let locked = footlock::lock(out, &layouts, options, 0..n);
             notes.extend(locked.notes);
-            (Vec::new(), locked.spans)
+            (Vec::new(), locked.spans.len())
         });
     }
     Ok((out, report))

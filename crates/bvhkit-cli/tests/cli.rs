@@ -2291,6 +2291,8 @@ fn render_serve_and_view_guess_the_same_units() {
 }
 
 mod record;
+#[path = "cli/clean.rs"]
+mod clean;
 #[path = "cli/stream.rs"]
 mod stream;
 

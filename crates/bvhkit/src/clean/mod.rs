@@ -50,6 +50,7 @@
 mod drift;
 pub mod filter;
 pub mod footlock;
+mod smooth;
 pub mod spikes;
 
 use std::fmt;
@@ -57,10 +58,11 @@ use std::fmt;
 use glam::{DQuat, DVec3};
 
 use crate::edit::JointChannels;
-use crate::rotation::{quat_from_scaled_axis, quat_to_scaled_axis};
+use crate::rotation::quat_to_scaled_axis;
 use crate::{Bvh, Error, Result, quality};
 
 pub use self::filter::{Butterworth, OneEuro, SavGol};
+pub use self::smooth::OneEuroFrames;
 
 /// What [`clean`] does; `Options::default()` does nothing.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -77,6 +79,13 @@ pub struct Options {
     /// The joints the smoothing filters apply to, by name; `None`: every
     /// joint.
     pub joints: Option<Vec<String>>,
+    /// How strongly the smoothing filters apply per joint: `(selector,
+    /// factor)` in order, a later entry overriding an earlier one; the
+    /// selector is a joint's name (that joint), `NAME/*` (every joint
+    /// below it) or `*` (every joint); the factor, in `[0, 1]`, blends
+    /// the filtered track with the original (1, the default: the full
+    /// filter; 0: the joint unchanged). See `smooth.rs`.
+    pub strength: Vec<(String, f64)>,
     /// Remove the root's horizontal drift (end matched to start).
     pub remove_drift: bool,
     /// Put the contact ground at height 0 (a constant root offset).
@@ -174,7 +183,8 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
     let skel = bvh.skeleton();
     let n = bvh.motion().n_frames();
     let fps = bvh.motion().fps();
-    let mask = joint_mask(bvh, options.joints.as_deref())?;
+    let mask = smooth::joint_mask(skel, options.joints.as_deref())?;
+    let strength = smooth::strengths(skel, &mask, &options.strength)?;
     // Check every option before the first step runs.
     let butter_ba = match options.butterworth {
         Some(b) => {
@@ -226,9 +236,9 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
         report.steps.push(Step { name, repaired, spans, changes });
     };
     let smooth =
-        |name: String, out: &mut Bvh, report: &mut Report, f: &dyn Fn(&[f64]) -> Vec<f64>| {
+        |name: String, out: &mut Bvh, report: &mut Report, f: &(dyn Fn(&[f64]) -> Vec<f64> + Sync)| {
             step(name, out, report, &mut |out, notes| {
-                smooth_tracks(out, &layouts, &mask, f, notes);
+                smooth::smooth_tracks(out, &layouts, &strength, f, notes);
                 (Vec::new(), 0)
             });
         };
@@ -294,20 +304,6 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
 /// returns the joint-frames it repaired and the contact spans it locked.
 type StepRun<'a> = dyn FnMut(&mut Bvh, &mut Vec<String>) -> (Vec<(usize, usize)>, usize) + 'a;
 
-/// Which joints the smoothing applies to: every joint, or those named.
-fn joint_mask(bvh: &Bvh, names: Option<&[String]>) -> Result<Vec<bool>> {
-    let skel = bvh.skeleton();
-    let Some(names) = names else { return Ok(vec![true; skel.len()]) };
-    let mut mask = vec![false; skel.len()];
-    for name in names {
-        match skel.find(name) {
-            Some(id) => mask[id.index()] = true,
-            None => return Err(Error::invalid(format!("no joint named {name:?} (--joints)"))),
-        }
-    }
-    Ok(mask)
-}
-
 /// Every frame's local rotation of joint `c` (`values` frame-major,
 /// `width` channels a frame).
 pub(crate) fn rotations(c: &JointChannels, values: &[f64], width: usize) -> Vec<DQuat> {
@@ -326,75 +322,6 @@ pub(crate) fn log_track(q: &[DQuat]) -> Vec<DVec3> {
         v.push(acc);
     }
     v
-}
-
-/// Runs `filter` on each masked joint's rotation track (its three
-/// components, see [`filter`]) and on each of its position channels,
-/// writing the results back; tracks with non-finite values are left as
-/// they are (noted).
-fn smooth_tracks(
-    bvh: &mut Bvh,
-    layouts: &[JointChannels],
-    mask: &[bool],
-    filter: &dyn Fn(&[f64]) -> Vec<f64>,
-    notes: &mut Vec<String>,
-) {
-    let names = bvh.skeleton().display_names();
-    let width = bvh.motion().n_channels();
-    let n = bvh.motion().n_frames();
-    if n == 0 || width == 0 {
-        return;
-    }
-    let input = bvh.motion().values().to_vec();
-    let values = bvh.motion_mut().values_mut();
-    for (j, c) in layouts.iter().enumerate() {
-        if !mask[j] {
-            continue;
-        }
-        let finite =
-            |idx: &[usize]| idx.iter().all(|&i| (0..n).all(|f| input[f * width + i].is_finite()));
-        if c.n_rot > 0 {
-            if !finite(&c.rot_index[..c.n_rot as usize]) {
-                notes.push(format!("{}: rotation not smoothed (values not finite)", names[j]));
-            } else {
-                let q = rotations(c, &input, width);
-                let v = log_track(&q);
-                // Filtered in degrees, the channels' unit (the one-euro
-                // filter's speed term depends on it).
-                let comp = |k: usize| -> Vec<f64> { v.iter().map(|x| x[k].to_degrees()).collect() };
-                let (x, y, z) = (filter(&comp(0)), filter(&comp(1)), filter(&comp(2)));
-                for f in 0..n {
-                    let d =
-                        DVec3::new(x[f].to_radians(), y[f].to_radians(), z[f].to_radians()) - v[f];
-                    if d == DVec3::ZERO {
-                        continue;
-                    }
-                    let q2 = q[f] * quat_from_scaled_axis(d);
-                    // Closest to the output's previous frame (continuous
-                    // output even where the input flips), the input's at
-                    // the first.
-                    let near = if f == 0 {
-                        c.angles(&input[..width])
-                    } else {
-                        c.angles(&values[(f - 1) * width..f * width])
-                    };
-                    let row = &mut values[f * width..(f + 1) * width];
-                    c.write_rotation(q2, Some(near), row);
-                }
-            }
-        }
-        for k in 0..c.n_pos as usize {
-            let i = c.pos_index[k];
-            if !finite(&[i]) {
-                notes.push(format!("{}: position not smoothed (values not finite)", names[j]));
-                continue;
-            }
-            let track: Vec<f64> = (0..n).map(|f| input[f * width + i]).collect();
-            for (f, v) in filter(&track).into_iter().enumerate() {
-                values[f * width + i] = v;
-            }
-        }
-    }
 }
 
 /// The joints whose channels differ between `a` and `b`, with their

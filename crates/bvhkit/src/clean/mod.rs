@@ -306,8 +306,24 @@ type StepRun<'a> = dyn FnMut(&mut Bvh, &mut Vec<String>) -> (Vec<(usize, usize)>
 
 /// Every frame's local rotation of joint `c` (`values` frame-major,
 /// `width` channels a frame).
+/// The half angles' sines and cosines are taken for the whole track at once
+/// (`sin_cos_deg_slice`, bit for bit `sin_cos_deg`), so each rotation has
+/// the bits of `c.rotation(frame)`.
 pub(crate) fn rotations(c: &JointChannels, values: &[f64], width: usize) -> Vec<DQuat> {
-    values.chunks_exact(width).map(|fr| c.rotation(fr)).collect()
+    let k = c.n_rot as usize;
+    if width == 0 || k == 0 {
+        return vec![DQuat::IDENTITY; if width == 0 { 0 } else { values.len() / width }];
+    }
+    let half: Vec<f64> = values
+        .chunks_exact(width)
+        .flat_map(|fr| c.rot_index[..k].iter().map(move |&i| 0.5 * fr[i]))
+        .collect();
+    let (mut s, mut co) = (vec![0.0; half.len()], vec![0.0; half.len()]);
+    crate::rotation::sin_cos_deg_slice(&half, &mut s, &mut co);
+    s.chunks_exact(k)
+        .zip(co.chunks_exact(k))
+        .map(|(s, co)| crate::rotation::euler_to_quat_sin_cos(&c.rot_axes[..k], s, co))
+        .collect()
 }
 
 /// The continuous rotation-vector track of `q` (radians): the log map of
@@ -325,26 +341,34 @@ pub(crate) fn log_track(q: &[DQuat]) -> Vec<DVec3> {
 }
 
 /// The joints whose channels differ between `a` and `b`, with their
-/// largest rotation change (degrees) and position-channel change.
+/// largest rotation change (degrees) and position-channel change; each
+/// joint on its own (on rayon's pool with the `parallel` feature), its
+/// rotations taken a track at a time ([`rotations`]) where any differ.
 pub(crate) fn changes(
     layouts: &[JointChannels],
     a: &[f64],
     b: &[f64],
     width: usize,
 ) -> Vec<JointChange> {
-    let mut out = Vec::new();
     if width == 0 {
-        return out;
+        return Vec::new();
     }
-    for (j, c) in layouts.iter().enumerate() {
-        let (mut rot, mut pos, mut any) = (0.0f64, 0.0f64, false);
-        for (fa, fb) in a.chunks_exact(width).zip(b.chunks_exact(width)) {
-            let ri = &c.rot_index[..c.n_rot as usize];
-            if ri.iter().any(|&i| fa[i].to_bits() != fb[i].to_bits()) {
-                any = true;
-                let d = c.rotation(fa).angle_between(c.rotation(fb)).to_degrees();
-                rot = rot.max(if d.is_nan() { f64::INFINITY } else { d });
+    let one = |(j, c): (usize, &JointChannels)| -> Option<JointChange> {
+        let (mut rot, mut pos) = (0.0f64, 0.0f64);
+        let ri = &c.rot_index[..c.n_rot as usize];
+        let differs = |fa: &[f64], fb: &[f64]| ri.iter().any(|&i| fa[i].to_bits() != fb[i].to_bits());
+        let rows = || a.chunks_exact(width).zip(b.chunks_exact(width));
+        let mut any = rows().any(|(fa, fb)| differs(fa, fb));
+        if any {
+            let (qa, qb) = (rotations(c, a, width), rotations(c, b, width));
+            for (f, (fa, fb)) in rows().enumerate() {
+                if differs(fa, fb) {
+                    let d = qa[f].angle_between(qb[f]).to_degrees();
+                    rot = rot.max(if d.is_nan() { f64::INFINITY } else { d });
+                }
             }
+        }
+        for (fa, fb) in rows() {
             for &i in &c.pos_index[..c.n_pos as usize] {
                 if fa[i].to_bits() != fb[i].to_bits() {
                     any = true;
@@ -352,9 +376,15 @@ pub(crate) fn changes(
                 }
             }
         }
-        if any {
-            out.push(JointChange { joint: j, rotation_deg: rot, position: pos });
-        }
+        any.then_some(JointChange { joint: j, rotation_deg: rot, position: pos })
+    };
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        layouts.par_iter().enumerate().filter_map(one).collect()
     }
-    out
+    #[cfg(not(feature = "parallel"))]
+    {
+        layouts.iter().enumerate().filter_map(one).collect()
+    }
 }

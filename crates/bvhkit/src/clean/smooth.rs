@@ -150,13 +150,14 @@ pub(crate) fn smooth_tracks(
         return;
     }
     // Copied in a piece of frames at a time (on the pool), each piece
-    // taking every column's values of its frames.
-    const PIECE: usize = 1024;
+    // (small enough to stay in cache) taking every column's values of its
+    // frames, row by row.
+    const PIECE: usize = 64;
     let values = bvh.motion_mut().values_mut();
     let copy = |(k, rows): (usize, &mut [f64])| {
         let f0 = k * PIECE;
-        for (i, col) in &columns {
-            for (r, row) in rows.chunks_exact_mut(width).enumerate() {
+        for (r, row) in rows.chunks_exact_mut(width).enumerate() {
+            for (i, col) in &columns {
                 row[*i] = col[f0 + r];
             }
         }

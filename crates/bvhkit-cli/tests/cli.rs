@@ -2290,9 +2290,9 @@ fn render_serve_and_view_guess_the_same_units() {
     }
 }
 
-mod record;
 #[path = "cli/clean.rs"]
 mod clean;
+mod record;
 #[path = "cli/stream.rs"]
 mod stream;
 

@@ -425,7 +425,8 @@ fn strength_blends_zero_unchanged_one_full() {
             .expect("a joint with a subtree");
         let below = sub + 1..skel.subtree_end(bvhkit::JointId::new(sub));
         let bw = Some(Butterworth { cutoff_hz: 6.0, order: 4 });
-        let full = clean::clean(&bvh, &Options { butterworth: bw, ..Options::default() }).unwrap().0;
+        let full =
+            clean::clean(&bvh, &Options { butterworth: bw, ..Options::default() }).unwrap().0;
         let opts = Options {
             butterworth: bw,
             strength: vec![
@@ -437,7 +438,8 @@ fn strength_blends_zero_unchanged_one_full() {
         };
         let (out, report) = clean::clean(&bvh, &opts).unwrap();
         let width = bvh.motion().n_channels();
-        let (vin, vfull, vout) = (bvh.motion().values(), full.motion().values(), out.motion().values());
+        let (vin, vfull, vout) =
+            (bvh.motion().values(), full.motion().values(), out.motion().values());
         let (mut worst_rot, mut worst_pos) = (0.0f64, 0.0f64);
         for (j, joint) in skel.joints().iter().enumerate() {
             let c = JointChannels::of(joint);
@@ -448,7 +450,11 @@ fn strength_blends_zero_unchanged_one_full() {
                     if below.contains(&j) {
                         assert_eq!(a[ch].to_bits(), o[ch].to_bits(), "{name}: {} moved", names[j]);
                     } else if j == 0 {
-                        assert_eq!(b[ch].to_bits(), o[ch].to_bits(), "{name}: root not fully filtered");
+                        assert_eq!(
+                            b[ch].to_bits(),
+                            o[ch].to_bits(),
+                            "{name}: root not fully filtered"
+                        );
                     }
                 }
                 if j == 0 || below.contains(&j) {
@@ -468,7 +474,8 @@ fn strength_blends_zero_unchanged_one_full() {
         assert!(worst_rot < 1e-9 && worst_pos < 1e-9, "{name}: {worst_rot} rad, {worst_pos}");
         assert!(report.steps[0].changes.iter().all(|c| !below.contains(&c.joint)));
         // Nothing at all.
-        let none = Options { butterworth: bw, strength: vec![("*".into(), 0.0)], ..Options::default() };
+        let none =
+            Options { butterworth: bw, strength: vec![("*".into(), 0.0)], ..Options::default() };
         let (same, report) = clean::clean(&bvh, &none).unwrap();
         assert_eq!(same, bvh, "{name}: *=0 changed the clip");
         assert!(report.steps[0].changes.is_empty());

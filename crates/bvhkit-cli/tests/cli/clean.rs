@@ -71,7 +71,8 @@ fn expected(text: &str, opts: &Options) -> Vec<u8> {
 
 /// Every file below `d`, relative, sorted (temporary files would show).
 fn tree(d: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = walk(d).into_iter().map(|p| p.strip_prefix(d).unwrap().into()).collect();
+    let mut v: Vec<PathBuf> =
+        walk(d).into_iter().map(|p| p.strip_prefix(d).unwrap().into()).collect();
     v.sort();
     v
 }
@@ -244,8 +245,10 @@ fn clean_folders_and_several_inputs() {
     let a = write(d, "in/a.bvh", &texts[0]);
     write(d, "in/sub/b.bvh", &texts[1]);
     let c = write(d, "c.bvh", &texts[2]);
-    let opts =
-        Options { butterworth: Some(Butterworth { cutoff_hz: 5.0, order: 4 }), ..Options::default() };
+    let opts = Options {
+        butterworth: Some(Butterworth { cutoff_hz: 5.0, order: 4 }),
+        ..Options::default()
+    };
     let ins = d.join("in").to_string_lossy().into_owned();
     let out = d.join("out").to_string_lossy().into_owned() + "/";
 
@@ -253,7 +256,9 @@ fn clean_folders_and_several_inputs() {
     let o = run(&["clean", &ins, &c, "-o", &out, "--butterworth", "5", "--dry-run", "-j", "2"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stdout(&o);
-    for (name, text) in [(a.clone(), &texts[0]), (format!("{ins}/sub/b.bvh"), &texts[1]), (c.clone(), &texts[2])] {
+    for (name, text) in
+        [(a.clone(), &texts[0]), (format!("{ins}/sub/b.bvh"), &texts[1]), (c.clone(), &texts[2])]
+    {
         let report = clean::clean(&Bvh::parse(text).unwrap(), &opts).unwrap().1.to_string();
         for l in report.lines() {
             assert!(s.contains(&format!("{name}: {l}\n")), "{name}: {l} missing from {s}");
@@ -263,10 +268,7 @@ fn clean_folders_and_several_inputs() {
 
     let o = run(&["clean", &ins, &c, "-o", &out, "--butterworth", "5"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(
-        tree(&d.join("out")),
-        ["a.bvh", "c.bvh", "sub/b.bvh"].map(PathBuf::from).to_vec()
-    );
+    assert_eq!(tree(&d.join("out")), ["a.bvh", "c.bvh", "sub/b.bvh"].map(PathBuf::from).to_vec());
     for (rel, text) in [("a.bvh", &texts[0]), ("sub/b.bvh", &texts[1]), ("c.bvh", &texts[2])] {
         let got = std::fs::read(d.join("out").join(rel)).unwrap();
         assert!(got == expected(text, &opts), "{rel}: not the library's result");
@@ -275,13 +277,25 @@ fn clean_folders_and_several_inputs() {
     // Several inputs need a folder: not standard output, not a file.
     let o = run(&["clean", &a, &c, "-o", "-", "--butterworth", "5"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("several inputs cannot all go to standard output"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("several inputs cannot all go to standard output"),
+        "{}",
+        stderr(&o)
+    );
     let o = run(&["clean", &a, &c, "-o", &c, "--butterworth", "5"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("several inputs need -o to name a directory"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(&c).unwrap(), texts[2]);
     // Two inputs on one output: refused before anything is written.
-    let o = run(&["clean", &a, &ins, "-o", &(d.join("twice/").to_string_lossy() + ""), "--butterworth", "5"]);
+    let o = run(&[
+        "clean",
+        &a,
+        &ins,
+        "-o",
+        &(d.join("twice/").to_string_lossy() + ""),
+        "--butterworth",
+        "5",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("would both be written to"), "{}", stderr(&o));
     assert!(!d.join("twice").exists());
@@ -297,7 +311,9 @@ fn clean_folders_and_several_inputs() {
     let e = stderr(&o);
     assert!(e.contains("bvh: error: ") && e.contains("bad.bvh"), "{e}");
     assert!(
-        e.contains("short.bvh: a Butterworth filter of order 4 needs more than 15 frames (the clip has 10)"),
+        e.contains(
+            "short.bvh: a Butterworth filter of order 4 needs more than 15 frames (the clip has 10)"
+        ),
         "{e}"
     );
     assert!(!e.contains("panicked"), "{e}");
@@ -335,7 +351,11 @@ fn clean_never_replaces_its_input_nor_leaves_half_output() {
     let out = write(d, "out/old.bvh", "old take\n");
     let o = run(&["clean", &input, "-o", &out, "--savgol", "101,2"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("window 101 is longer than the clip (100 frames)"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("window 101 is longer than the clip (100 frames)"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "old take\n");
     assert_eq!(tree(&d.join("out")), vec![PathBuf::from("old.bvh")]);
 }
@@ -353,7 +373,10 @@ fn clean_bad_values_are_precise_errors() {
         (&["--butterworth", "0"], &["Butterworth cut-off 0 Hz", "Nyquist frequency 12.5 Hz"]),
         (&["--butterworth", "13"], &["Butterworth cut-off 13 Hz", "Nyquist frequency 12.5 Hz"]),
         (&["--butterworth", "6,0"], &["Butterworth order 0 is not between 1 and 12"]),
-        (&["--butterworth", "6,2.5"], &["'--butterworth", "the order must be a whole number (got 2.5)"]),
+        (
+            &["--butterworth", "6,2.5"],
+            &["'--butterworth", "the order must be a whole number (got 2.5)"],
+        ),
         (&["--savgol", "61,2"], &["Savitzky-Golay window 61 is longer than the clip (60 frames)"]),
         (&["--savgol", "8,2"], &["Savitzky-Golay window 8 must be odd"]),
         (&["--savgol", "5,5"], &["polynomial order 5 must be less than the window 5"]),
@@ -361,9 +384,18 @@ fn clean_bad_values_are_precise_errors() {
         (&["--one-euro", "0,1"], &["one-euro needs MIN_CUTOFF > 0", "(got 0, 1, 1)"]),
         (&["--one-euro", "1"], &["'--one-euro", "expected MIN_CUTOFF,BETA[,D_CUTOFF]"]),
         (&["--spikes=0"], &["'--spikes", "'0' is not a positive number"]),
-        (&["--butterworth", "6", "--strength", "Hips=2"], &["'--strength", "'2' for Hips is not a factor from 0 to 1"]),
-        (&["--butterworth", "6", "--strength", "Hips"], &["'--strength", "'Hips' is not JOINT=FACTOR"]),
-        (&["--butterworth", "6", "--strength", "Tail/*=1"], &["no joint named \"Tail/*\" (--strength"]),
+        (
+            &["--butterworth", "6", "--strength", "Hips=2"],
+            &["'--strength", "'2' for Hips is not a factor from 0 to 1"],
+        ),
+        (
+            &["--butterworth", "6", "--strength", "Hips"],
+            &["'--strength", "'Hips' is not JOINT=FACTOR"],
+        ),
+        (
+            &["--butterworth", "6", "--strength", "Tail/*=1"],
+            &["no joint named \"Tail/*\" (--strength"],
+        ),
         (&["--butterworth", "6", "--joints", "Tail"], &["no joint named \"Tail\" (--joints)"]),
         (&["--butterworth", "6", "-j", "0"], &["'--threads", "0 threads: expected 1 to 1024"]),
     ];
@@ -403,7 +435,8 @@ fn record_one_euro_equals_clean_of_the_plain_take() {
     )
     .unwrap();
     let rec = |out: &str, extra: &[&str]| {
-        ok(&[&["record", "--config", "all.toml", "--input", "samples.csv", "-o", out][..], extra].concat())
+        ok(&[&["record", "--config", "all.toml", "--input", "samples.csv", "-o", out][..], extra]
+            .concat())
     };
     rec("plain.bvh", &[]);
     rec("live.bvh", &["--one-euro", "1.5,0.05"]);
@@ -423,7 +456,9 @@ fn record_one_euro_equals_clean_of_the_plain_take() {
         changed += usize::from(a != p);
     }
     let n = live.motion().values().len();
-    println!("record --one-euro vs clean --one-euro: {same_bits}/{n} values same bits, worst {worst:e}");
+    println!(
+        "record --one-euro vs clean --one-euro: {same_bits}/{n} values same bits, worst {worst:e}"
+    );
     assert!(worst <= 1e-9, "record --one-euro differs from clean --one-euro by {worst}");
     assert!(changed > n / 4, "the filter changed only {changed} of {n} values");
     // A bad value is refused before any file is made.

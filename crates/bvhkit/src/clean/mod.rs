@@ -235,13 +235,15 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
         let changes = changes(&layouts, &before, out.motion().values(), out.motion().n_channels());
         report.steps.push(Step { name, repaired, spans, changes });
     };
-    let smooth =
-        |name: String, out: &mut Bvh, report: &mut Report, f: &(dyn Fn(&[f64]) -> Vec<f64> + Sync)| {
-            step(name, out, report, &mut |out, notes| {
-                smooth::smooth_tracks(out, &layouts, &strength, f, notes);
-                (Vec::new(), 0)
-            });
-        };
+    let smooth = |name: String,
+                  out: &mut Bvh,
+                  report: &mut Report,
+                  f: &(dyn Fn(&[f64]) -> Vec<f64> + Sync)| {
+        step(name, out, report, &mut |out, notes| {
+            smooth::smooth_tracks(out, &layouts, &strength, f, notes);
+            (Vec::new(), 0)
+        });
+    };
 
     if let Some(k) = options.spikes {
         step(format!("spikes (k = {k})"), &mut out, &mut report, &mut |out, _| {
@@ -356,7 +358,8 @@ pub(crate) fn changes(
     let one = |(j, c): (usize, &JointChannels)| -> Option<JointChange> {
         let (mut rot, mut pos) = (0.0f64, 0.0f64);
         let ri = &c.rot_index[..c.n_rot as usize];
-        let differs = |fa: &[f64], fb: &[f64]| ri.iter().any(|&i| fa[i].to_bits() != fb[i].to_bits());
+        let differs =
+            |fa: &[f64], fb: &[f64]| ri.iter().any(|&i| fa[i].to_bits() != fb[i].to_bits());
         let rows = || a.chunks_exact(width).zip(b.chunks_exact(width));
         let mut any = rows().any(|(fa, fb)| differs(fa, fb));
         if any {

@@ -492,6 +492,9 @@ fn strength_blends_zero_unchanged_one_full() {
     }
 }
 
+/// A `--joints` mask and `--strength` entries.
+type MaskAndStrength = (Option<Vec<String>>, Vec<(String, f64)>);
+
 /// `OneEuroFrames`, fed one frame at a time, gives `clean`'s one-euro
 /// result bit for bit, with a mask and strengths too.
 #[test]
@@ -507,7 +510,7 @@ fn one_euro_frames_equal_clean_bit_for_bit() {
             .filter(|j| !j.is_end_site())
             .map(|j| j.name().to_string())
             .collect();
-        let cases: [(Option<Vec<String>>, Vec<(String, f64)>); 2] = [
+        let cases: [MaskAndStrength; 2] = [
             (None, Vec::new()),
             (
                 Some(names.iter().step_by(2).cloned().collect()),

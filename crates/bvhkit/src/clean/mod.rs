@@ -313,8 +313,8 @@ type StepRun<'a> = dyn FnMut(&mut Bvh, &mut Vec<String>) -> (Vec<(usize, usize)>
 /// the bits of `c.rotation(frame)`.
 pub(crate) fn rotations(c: &JointChannels, values: &[f64], width: usize) -> Vec<DQuat> {
     let k = c.n_rot as usize;
-    if width == 0 || k == 0 {
-        return vec![DQuat::IDENTITY; if width == 0 { 0 } else { values.len() / width }];
+    if k == 0 {
+        return vec![DQuat::IDENTITY; values.len().checked_div(width).unwrap_or(0)];
     }
     let half: Vec<f64> = values
         .chunks_exact(width)

@@ -191,7 +191,7 @@ fn smooth_rotation(
     let comp = |k: usize| -> Vec<f64> { v.iter().map(|x| x[k].to_degrees()).collect() };
     let (x, y, z) = (filter(&comp(0)), filter(&comp(1)), filter(&comp(2)));
     // The joint's rotation channels alone, in a row of three.
-    let mut local = c.clone();
+    let mut local = *c;
     local.rot_index = [0, 1, 2];
     let n_rot = c.n_rot as usize;
     let mut cols: Vec<Vec<f64>> = vec![Vec::with_capacity(n); n_rot];

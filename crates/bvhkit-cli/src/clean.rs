@@ -1,12 +1,15 @@
 //! `bvh clean`: spike repair, smoothing, drift, ground, foot locking (`bvhkit::clean`).
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
+use bvhkit::WriteOptions;
 use bvhkit::clean::{self, Butterworth, OneEuro, Options, SavGol};
 
-use crate::concat::{finish, inputs, load_all};
+use crate::concat::load_all;
+use crate::io::{Input, expand_rel, par_map, write_atomic};
 use crate::text::escape;
 
 pub(crate) const LONG_ABOUT: &str = "\
@@ -26,19 +29,32 @@ with smoothstep ramps, the hips lowered when a leg cannot reach; contacts as \
 bvh lint finds them, or from --contacts FILE, a CSV of joint,start,end). Rotations \
 are filtered as continuous quaternion tracks (never raw Euler channels), \
 written back in each joint's own order closest to the input's angles; \
-every channel a step does not touch is copied bit for bit. A summary of \
+every channel a step does not touch is copied bit for bit. --joints is the \
+mask of the smoothing steps; --strength blends each joint's filtered track \
+with its original by a factor S from 0 to 1 (a rotation moves by S times \
+what the filter changed, a position becomes p + S x (p' - p)). A summary of \
 each step (joints changed, largest change per joint, frames repaired) goes \
 to stderr, or to stdout with --dry-run, which writes nothing. \
 docs/cleaning.md gives the formulas.
 
-Example: bvh clean walk.bvh -o walk_clean.bvh --spikes --butterworth 6 --lock-feet";
+Several inputs, or folders (walked for *.bvh), are cleaned in parallel \
+into the folder -o names, each output written whole or not at all; a \
+file that fails is reported and the others are still written (exit 2).
+
+Examples:
+  bvh clean walk.bvh -o walk_clean.bvh --spikes --butterworth 6 --lock-feet
+  bvh clean takes/ -o clean/ --butterworth 6          # every take, the folders kept
+  bvh clean a.bvh b.bvh -o out/ --savgol 9,2 --dry-run  # the summaries, nothing written
+  bvh clean walk.bvh -o w.bvh --butterworth 6 --strength '*=0.6,Hips=1,LeftHand=0.3,LeftHand/*=0'";
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The clip (`-`: standard input).
-    #[arg(value_name = "IN")]
-    input: PathBuf,
-    /// Where to write (`-`: standard output); never the input.
+    /// The clips: files, folders (walked for *.bvh) or `-` (standard input).
+    #[arg(value_name = "IN", required = true, num_args = 1..)]
+    inputs: Vec<PathBuf>,
+    /// Where to write: a file for one input (`-`: standard output), a folder
+    /// for several or for a folder (ending in `/` or existing; the tree below
+    /// the folder given is recreated); never an input.
     #[arg(short, long, value_name = "OUT", required_unless_present = "dry_run")]
     output: Option<PathBuf>,
     /// Zero-phase Butterworth low-pass: cut-off in Hz, order (default 4).
@@ -78,6 +94,11 @@ pub(crate) struct Args {
     /// The joints the smoothing applies to, comma-separated (default all).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     joints: Option<Vec<String>>,
+    /// Smoothing strength per joint, 0 (unchanged) to 1 (the full filter, the default): JOINT=F
+    /// (that joint), JOINT/*=F (every joint below it), *=F (every joint); later entries win.
+    #[arg(long, value_name = "SEL=FACTOR,...", value_delimiter = ',', action = clap::ArgAction::Append,
+          value_parser = parse_strength)]
+    strength: Vec<(String, f64)>,
     /// Report what would change; write nothing.
     #[arg(long)]
     dry_run: bool,
@@ -88,6 +109,9 @@ pub(crate) struct Args {
     /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md).
     #[arg(long)]
     portable: bool,
+    /// Number of files cleaned at once (default: all cores).
+    #[arg(short = 'j', long, value_name = "N", value_parser = crate::io::parse_jobs)]
+    threads: Option<usize>,
 }
 
 fn numbers(s: &str, what: &str, min: usize, max: usize) -> Result<Vec<f64>, String> {
@@ -123,9 +147,25 @@ fn parse_savgol(s: &str) -> Result<SavGol, String> {
     Ok(SavGol { window: whole(v[0], "the window")?, poly: whole(v[1], "the order")? })
 }
 
-fn parse_one_euro(s: &str) -> Result<OneEuro, String> {
+pub(crate) fn parse_one_euro(s: &str) -> Result<OneEuro, String> {
     let v = numbers(s, "MIN_CUTOFF,BETA[,D_CUTOFF]", 2, 3)?;
     Ok(OneEuro { min_cutoff: v[0], beta: v[1], d_cutoff: v.get(2).copied().unwrap_or(1.0) })
+}
+
+/// One `--strength` entry: `SELECTOR=FACTOR`, the factor from 0 to 1 (the
+/// selector is checked against the clip's joints by the library).
+fn parse_strength(s: &str) -> Result<(String, f64), String> {
+    let Some((sel, f)) = s.rsplit_once('=') else {
+        return Err(format!("'{s}' is not JOINT=FACTOR (JOINT, JOINT/* or *; FACTOR 0 to 1)"));
+    };
+    let sel = sel.trim();
+    if sel.is_empty() {
+        return Err(format!("'{s}' names no joint (JOINT=FACTOR, JOINT/*=FACTOR or *=FACTOR)"));
+    }
+    match f.trim().parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok((sel.to_string(), x)),
+        _ => Err(format!("'{}' for {sel} is not a factor from 0 to 1", f.trim())),
+    }
 }
 
 fn parse_k(s: &str) -> Result<f64, String> {
@@ -136,12 +176,22 @@ fn parse_k(s: &str) -> Result<f64, String> {
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
-    let inputs = inputs(std::slice::from_ref(&args.input))?;
-    if let Some(out) = &args.output {
-        crate::io::refuse_overwriting_input(out, &inputs)?;
+    let found = expand_rel(&args.inputs)?;
+    if found.is_empty() {
+        bail!("no input file");
     }
-    let mut notes = Vec::new();
-    let clips = load_all(&inputs, args.strict, &mut notes)?;
+    // Every output decided (and checked: no two inputs on one output, no
+    // output that is an input) before anything is read; `--dry-run` checks
+    // them and writes nothing.
+    let targets = match &args.output {
+        Some(o) => Some(crate::io::targets(o, &args.inputs, &found)?),
+        None => None,
+    };
+    let several = found.len() > 1 || args.inputs.iter().any(|a| a.as_os_str() != "-" && a.is_dir());
+    let inputs: Vec<Input> = found.into_iter().map(|(i, _)| i).collect();
+    if several && args.contacts.is_some() {
+        bail!("--contacts gives the spans of one clip's frames: give one input with it");
+    }
     let contacts = match &args.contacts {
         Some(path) => {
             let text =
@@ -155,35 +205,94 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         butterworth: args.butterworth,
         savgol: args.savgol,
         one_euro: args.one_euro,
-        joints: args.joints,
+        joints: args.joints.clone(),
+        strength: args.strength.clone(),
         remove_drift: args.remove_drift,
         ground: args.ground.is_some(),
         ground_over_time: args.ground.as_deref() == Some("smooth"),
         lock_feet: args.lock_feet,
         contacts,
-        quality: bvhkit::quality::Options { up: args.up, feet: args.feet, ..Default::default() },
+        quality: bvhkit::quality::Options {
+            up: args.up,
+            feet: args.feet.clone(),
+            ..Default::default()
+        },
     };
     if opts == Options::default() {
-        notes.push(
-            "no cleaning step asked for (see bvh clean --help): the output is the input".into(),
+        eprintln!(
+            "bvh: note: no cleaning step asked for (see bvh clean --help): the output is the input"
         );
     }
-    let (out, report) =
-        clean::clean(&clips[0], &opts).map_err(|e| anyhow!("{}: {e}", inputs[0].display()))?;
-    let summary = report.to_string();
-    match &args.output {
-        Some(path) if !args.dry_run => {
-            notes.extend(summary.lines().map(|l| format!("{}: {l}", inputs[0].display())));
-            finish(path, &inputs, &out, &notes, args.portable)
-        }
-        _ => {
-            for n in &notes {
-                eprintln!("bvh: note: {}", escape(n));
+    // One file: its notes (reading warnings) and the summary's lines.
+    let results = par_map(&inputs, args.threads, |input| -> Result<(Vec<String>, Vec<String>)> {
+        let mut notes = Vec::new();
+        let bvh = load_all(std::slice::from_ref(input), args.strict, &mut notes)?
+            .pop()
+            .context("internal: no clip loaded")?;
+        let (out, report) =
+            clean::clean(&bvh, &opts).map_err(|e| anyhow!("{}: {e}", input.display()))?;
+        let summary: Vec<String> = report.to_string().lines().map(str::to_string).collect();
+        if let (Some(targets), false) = (&targets, args.dry_run) {
+            let t = &targets[input];
+            if let Some(dir) =
+                t.parent().filter(|d| !d.as_os_str().is_empty() && t.as_os_str() != "-")
+            {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
             }
-            for l in summary.lines() {
-                println!("{}", escape(l));
-            }
-            Ok(ExitCode::SUCCESS)
+            let out = if args.portable {
+                let mode = bvhkit::PositionChannels::Replace;
+                crate::portable::apply(&out, mode, &input.display(), &mut notes)?
+            } else {
+                out
+            };
+            let w = WriteOptions::new();
+            write_atomic(t, |o| w.write(&out, o).map_err(anyhow::Error::from))
+                .with_context(|| format!("writing {}", t.display()))?;
         }
+        Ok((notes, summary))
+    })?;
+    if args.dry_run {
+        // The summaries on standard output (each line after its file's
+        // name when there are several), notes and errors on stderr.
+        let mut failed = false;
+        let mut stdout = std::io::stdout().lock();
+        for (input, r) in inputs.iter().zip(results) {
+            match r {
+                Ok((notes, summary)) => {
+                    for n in notes {
+                        eprintln!("bvh: note: {}", escape(&n));
+                    }
+                    for l in summary {
+                        let line = if several { format!("{}: {l}", input.display()) } else { l };
+                        if writeln!(stdout, "{}", escape(&line)).is_err() {
+                            // A closed pipe (`| head`): nothing more to say.
+                            return Ok(ExitCode::SUCCESS);
+                        }
+                    }
+                }
+                Err(e) => {
+                    failed = true;
+                    eprintln!("bvh: error: {}", escape(&crate::text::error_chain(&e)));
+                }
+            }
+        }
+        return Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS });
     }
+    // Written: the notes and the summary on stderr, each summary line after
+    // its file's name.
+    Ok(crate::io::report(
+        inputs
+            .iter()
+            .zip(results)
+            .map(|(input, r)| {
+                r.map(|(notes, summary)| {
+                    let notes = notes.into_iter().map(|n| format!("bvh: note: {n}"));
+                    let summary =
+                        summary.into_iter().map(|l| format!("bvh: note: {}: {l}", input.display()));
+                    notes.chain(summary).collect()
+                })
+            })
+            .collect(),
+    ))
 }

@@ -23,7 +23,6 @@ mod stream;
 mod transform;
 mod whole;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -202,7 +201,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
     for t in plan {
         check_values(t)?;
     }
-    let targets = targets(&args.output, &args.files, &found)?;
+    let targets = crate::io::targets(&args.output, &args.files, &found)?;
     let inputs: Vec<Input> = found.into_iter().map(|(i, _)| i).collect();
     let stream = !args.portable && !plan.iter().any(Transform::whole_clip);
     let looks_ahead = plan.iter().any(|t| t.looks_ahead(args.source_up, args.source_units));
@@ -261,42 +260,6 @@ fn mirror_of(bvh: &Bvh, input: &Input, notes: &mut Vec<String>) -> Result<Mirror
         ));
     }
     Ok(m)
-}
-
-/// Where each input is written: `-o` itself for one file named directly
-/// (unless `-o` is a directory or ends with `/`), else under the folder
-/// `-o` at the path the input has below the folder argument it was found
-/// in (its file name when named directly), as `bvh fmt` does. Two inputs
-/// on one output, or an output that is an input, are refused before
-/// anything is read.
-fn targets(
-    output: &Path,
-    args: &[PathBuf],
-    found: &[(Input, PathBuf)],
-) -> Result<HashMap<Input, PathBuf>> {
-    let any_dir = args.iter().any(|a| a.as_os_str() != "-" && a.is_dir());
-    let single = found.len() == 1 && !any_dir;
-    let is_stdout = output.as_os_str() == "-";
-    let as_dir = crate::io::names_folder(output);
-    if !single && is_stdout {
-        bail!("several inputs cannot all go to standard output; use -o DIR");
-    }
-    if !single && output.exists() && !output.is_dir() {
-        bail!("{}: several inputs need -o to name a directory, not a file", output.display());
-    }
-    let mut pairs = Vec::with_capacity(found.len());
-    for (input, rel) in found {
-        let out = match input {
-            _ if single && (is_stdout || !as_dir) => output.to_path_buf(),
-            Input::Stdin => {
-                bail!("standard input cannot be written under a directory; use -o FILE or -o -")
-            }
-            Input::File(_) => output.join(rel),
-        };
-        pairs.push((input, out));
-    }
-    crate::io::check_targets(pairs.iter().map(|(i, o)| (*i, o.as_path())))?;
-    Ok(pairs.into_iter().map(|(i, o)| (i.clone(), o)).collect())
 }
 
 fn units_factor(

@@ -242,8 +242,9 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         } else {
             bvh
         };
-        write_atomic(out, |w| opts.write(&bvh, w).map_err(anyhow::Error::from))
-            .with_context(|| format!("{}: writing {}", input.display(), bvhkit_write::shown(out)))?;
+        write_atomic(out, |w| opts.write(&bvh, w).map_err(anyhow::Error::from)).with_context(
+            || format!("{}: writing {}", input.display(), bvhkit_write::shown(out)),
+        )?;
         Ok(notes)
     })?;
     Ok(crate::io::report(results))

@@ -362,6 +362,42 @@ pub(crate) fn names_folder(o: &Path) -> bool {
     s.ends_with(b"/") || (cfg!(windows) && s.ends_with(b"\\")) || o.is_dir()
 }
 
+/// Where each input is written: `-o` itself for one file named directly
+/// (unless `-o` is a directory or ends with `/`), else under the folder
+/// `-o` at the path the input has below the folder argument it was found
+/// in (its file name when named directly), as `bvh fmt` does (`bvh edit`
+/// and `bvh clean` use it). Two inputs on one output, or an output that is
+/// an input, are refused before anything is read.
+pub(crate) fn targets(
+    output: &Path,
+    args: &[PathBuf],
+    found: &[(Input, PathBuf)],
+) -> Result<std::collections::HashMap<Input, PathBuf>> {
+    let any_dir = args.iter().any(|a| a.as_os_str() != "-" && a.is_dir());
+    let single = found.len() == 1 && !any_dir;
+    let is_stdout = output.as_os_str() == "-";
+    let as_dir = names_folder(output);
+    if !single && is_stdout {
+        bail!("several inputs cannot all go to standard output; use -o DIR");
+    }
+    if !single && output.exists() && !output.is_dir() {
+        bail!("{}: several inputs need -o to name a directory, not a file", output.display());
+    }
+    let mut pairs = Vec::with_capacity(found.len());
+    for (input, rel) in found {
+        let out = match input {
+            _ if single && (is_stdout || !as_dir) => output.to_path_buf(),
+            Input::Stdin => {
+                bail!("standard input cannot be written under a directory; use -o FILE or -o -")
+            }
+            Input::File(_) => output.join(rel),
+        };
+        pairs.push((input, out));
+    }
+    check_targets(pairs.iter().map(|(i, o)| (*i, o.as_path())))?;
+    Ok(pairs.into_iter().map(|(i, o)| (i.clone(), o)).collect())
+}
+
 /// Refuses to write `output` when it is one of `inputs`: compared as files
 /// (same device and inode on Unix, else the same canonical path), so
 /// `./a.bvh`, `dir/../a.bvh`, symbolic links and hard links all count.

@@ -64,7 +64,13 @@ the recording as the end of the input does: the frame being filled is \
 written, the `Frames:` count patched, the summary printed, exit 0. After \
 `kill -9` the count reads 0 and `bvh fmt` repairs it. At the end the \
 command prints the frames written and the samples dropped (malformed, \
-unknown sensor, out of order, too far ahead) and held.";
+unknown sensor, out of order, too far ahead) and held.
+
+--one-euro MIN_CUTOFF,BETA[,D_CUTOFF] smooths every joint's rotation (as a \
+continuous quaternion track) and position channels as frames arrive, with \
+the causal one-euro filter of `bvh clean --one-euro`: the take equals \
+`bvh clean --one-euro` of the same take recorded without it \
+(docs/cleaning.md). The live view shows the smoothed frames.";
 
 /// Arguments of `bvh record`.
 #[derive(Debug, clap::Args)]
@@ -90,6 +96,9 @@ pub(crate) struct RecordArgs {
     /// Print the median, 99th percentile and largest delay from reading the data that completed a frame to that frame written.
     #[arg(long)]
     latency: bool,
+    /// Smooth each frame as it arrives with the one-euro filter, as `bvh clean --one-euro` would smooth the whole take: minimum cut-off (Hz), beta, speed cut-off (Hz, default 1).
+    #[arg(long, value_name = "MIN_CUTOFF,BETA[,D_CUTOFF]", value_parser = crate::clean::parse_one_euro)]
+    one_euro: Option<bvhkit::clean::OneEuro>,
 }
 
 /// The live view: a loopback server whose feed gets every frame's world positions.
@@ -317,6 +326,14 @@ pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
         }
         _ => None,
     };
+    // The rate `bvh clean` reads back from the take's Frame Time.
+    let smooth = a
+        .one_euro
+        .map(|p| {
+            bvhkit::clean::OneEuroFrames::new(&skeleton, p, 1.0 / (1.0 / frame_rate), None, &[])
+                .map_err(|e| anyhow::anyhow!("--one-euro: {e}"))
+        })
+        .transpose()?;
     let live = a.live.map(|port| Live::start(&skeleton, frame_rate, port)).transpose()?;
     let take = Take::create(&a.output, &skeleton, frame_rate)?;
     let n_channels = skeleton.n_channels();
@@ -340,6 +357,7 @@ pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
         line_no: 0,
         live,
         latency: a.latency.then(Latency::new),
+        smooth,
     };
     let shared: Shared = Arc::new(Mutex::new(Some(session)));
     watch_signals(shared.clone(), a.output.clone())?;

@@ -2307,6 +2307,8 @@ fn render_serve_and_view_guess_the_same_units() {
     }
 }
 
+#[path = "cli/clean.rs"]
+mod clean;
 mod record;
 #[path = "cli/stream.rs"]
 mod stream;

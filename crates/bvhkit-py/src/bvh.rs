@@ -835,11 +835,13 @@ impl PyBvh {
     /// a k), ``butterworth`` (cut-off Hz, or ``(cutoff, order)``),
     /// ``savgol`` (``(window, polyorder)``), ``one_euro`` (``(min_cutoff,
     /// beta)`` or ``(min_cutoff, beta, d_cutoff)``), ``joints`` (the joints
-    /// smoothed; default all), ``remove_drift``, ``ground`` (``True`` for a
-    /// constant offset, ``"smooth"`` to follow the ground over time), ``lock_feet``
+    /// smoothed; default all), ``strength`` (per-joint smoothing strength:
+    /// a dict or a sequence of ``(selector, factor)``, as ``--strength``),
+    /// ``remove_drift``, ``ground`` (``True`` for a constant offset,
+    /// ``"smooth"`` to follow the ground over time), ``lock_feet``
     /// (with ``feet`` and ``up`` as ``lint`` takes them). The result's
     /// ``report`` is the summary ``bvh clean`` prints.
-    #[pyo3(signature = (spikes = None, butterworth = None, savgol = None, one_euro = None, joints = None, remove_drift = false, ground = None, lock_feet = false, feet = None, up = None))]
+    #[pyo3(signature = (spikes = None, butterworth = None, savgol = None, one_euro = None, joints = None, remove_drift = false, ground = None, lock_feet = false, feet = None, up = None, strength = None))]
     #[allow(clippy::too_many_arguments)]
     fn clean<'py>(
         &self,
@@ -854,8 +856,25 @@ impl PyBvh {
         lock_feet: bool,
         feet: Option<Vec<String>>,
         up: Option<&str>,
+        strength: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<PyBvh> {
         use bvhkit::clean::{Butterworth, OneEuro, Options, SavGol};
+        // A dict keeps its order; so does a sequence of pairs.
+        let strength: Vec<(String, f64)> = match strength {
+            None => Vec::new(),
+            Some(v) => match v.cast::<pyo3::types::PyDict>() {
+                Ok(d) => d
+                    .iter()
+                    .map(|(k, f)| Ok((k.extract::<String>()?, f.extract::<f64>()?)))
+                    .collect::<PyResult<_>>(),
+                Err(_) => v.extract::<Vec<(String, f64)>>(),
+            }
+            .map_err(|_| {
+                PyTypeError::new_err(
+                    "strength must be a dict or a sequence of (selector, factor) pairs",
+                )
+            })?,
+        };
         let up = up.map(signed_axis).transpose()?;
         let (ground, ground_over_time) = match ground {
             None => (false, false),
@@ -903,6 +922,7 @@ impl PyBvh {
             savgol: savgol.map(|(window, poly)| SavGol { window, poly }),
             one_euro,
             joints,
+            strength,
             remove_drift,
             ground,
             ground_over_time,

@@ -119,3 +119,30 @@ def test_bad_options_are_errors() -> None:
         bvh.clean(savgol=(10, 2))
     with pytest.raises(ValueError, match="no joint named"):
         bvh.clean(butterworth=6.0, joints=["Nope"])
+
+
+def test_strength_blends_with_the_original() -> None:
+    """``strength``: 0 keeps a joint bit for bit, 1 is the full filter
+    (bit for bit the result without ``strength``), 0.5 on a single-axis
+    joint moves its angle halfway to scipy's filtered angle; a dict and a
+    sequence of pairs give the same; bad entries are errors."""
+    bvh, z, x, px = clip()
+    b, a = butter(4, 6.0, fs=FPS)
+    full = bvh.clean(butterworth=6.0).motion
+    out = bvh.clean(butterworth=6.0, strength={"*": 0.0, "Spine": 0.5, "Leg": 1.0})
+    m, src = out.motion, bvh.motion
+    assert np.array_equal(m[:, :6], src[:, :6])
+    assert np.array_equal(m[:, 7:], full[:, 7:])
+    assert angle_err(m[:, 6], x + 0.5 * (filtfilt(b, a, x) - x)) < TOL
+    pairs = bvh.clean(butterworth=6.0, strength=[("*", 0.0), ("Spine", 0.5), ("Leg", 1.0)])
+    assert np.array_equal(pairs.motion, m)
+    # "Hips/*" is every joint below the root; the later entry wins.
+    only_root = bvh.clean(butterworth=6.0, strength=[("Hips/*", 0.0), ("Spine", 1.0)]).motion
+    assert np.array_equal(only_root[:, :7], full[:, :7])
+    assert np.array_equal(only_root[:, 7:], src[:, 7:])
+    with pytest.raises(ValueError, match="not between 0 and 1"):
+        bvh.clean(butterworth=6.0, strength={"Spine": 1.5})
+    with pytest.raises(ValueError, match="no joint named"):
+        bvh.clean(butterworth=6.0, strength={"Tail": 0.5})
+    with pytest.raises(TypeError, match="strength must be"):
+        bvh.clean(butterworth=6.0, strength=3)

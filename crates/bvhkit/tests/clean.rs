@@ -1022,3 +1022,151 @@ fn ground_over_time_follows_a_drifting_floor() {
         );
     }
 }
+
+/// The smallest rotation vector of `q` (radians).
+fn log(q: DQuat) -> bvhkit::glam::DVec3 {
+    let q = if q.w < 0.0 { -q } else { q };
+    let (axis, angle) = q.to_axis_angle();
+    axis * angle
+}
+
+/// Per-joint strength on noisy walks: factor 0 (a whole subtree) keeps the
+/// joints bit for bit, factor 1 (the root) gives the full filter's values
+/// bit for bit, factor 0.5 moves each rotation by half the full filter's
+/// change (`log(q⁻¹ q') = ½ log(q⁻¹ q_full)`) and each position channel
+/// halfway; `*=0` changes nothing at all.
+#[test]
+fn strength_blends_zero_unchanged_one_full() {
+    let mut rng = Rng(7);
+    for (name, bvh) in walks() {
+        let bvh = add_noise(&bvh, 2.0, &mut rng);
+        let skel = bvh.skeleton();
+        let names: Vec<String> = skel.joints().iter().map(|j| j.name().to_string()).collect();
+        // A joint with at least two joints below it, not the root.
+        let sub = (1..skel.len())
+            .find(|&j| skel.subtree_end(bvhkit::JointId::new(j)) - j >= 3)
+            .expect("a joint with a subtree");
+        let below = sub + 1..skel.subtree_end(bvhkit::JointId::new(sub));
+        let bw = Some(Butterworth { cutoff_hz: 6.0, order: 4 });
+        let full =
+            clean::clean(&bvh, &Options { butterworth: bw, ..Options::default() }).unwrap().0;
+        let opts = Options {
+            butterworth: bw,
+            strength: vec![
+                ("*".into(), 0.5),
+                (names[0].clone(), 1.0),
+                (format!("{}/*", names[sub]), 0.0),
+            ],
+            ..Options::default()
+        };
+        let (out, report) = clean::clean(&bvh, &opts).unwrap();
+        let width = bvh.motion().n_channels();
+        let (vin, vfull, vout) =
+            (bvh.motion().values(), full.motion().values(), out.motion().values());
+        let (mut worst_rot, mut worst_pos) = (0.0f64, 0.0f64);
+        for (j, joint) in skel.joints().iter().enumerate() {
+            let c = JointChannels::of(joint);
+            for f in 0..bvh.motion().n_frames() {
+                let row = |v: &[f64]| v[f * width..(f + 1) * width].to_vec();
+                let (a, b, o) = (row(vin), row(vfull), row(vout));
+                for ch in joint.channel_range() {
+                    if below.contains(&j) {
+                        assert_eq!(a[ch].to_bits(), o[ch].to_bits(), "{name}: {} moved", names[j]);
+                    } else if j == 0 {
+                        assert_eq!(
+                            b[ch].to_bits(),
+                            o[ch].to_bits(),
+                            "{name}: root not fully filtered"
+                        );
+                    }
+                }
+                if j == 0 || below.contains(&j) {
+                    continue;
+                }
+                if c.n_rot > 0 {
+                    let (qa, qb, qo) = (c.rotation(&a), c.rotation(&b), c.rotation(&o));
+                    let want = log(qa.inverse() * qb) * 0.5;
+                    worst_rot = worst_rot.max((log(qa.inverse() * qo) - want).length());
+                }
+                for &i in &c.pos_index[..c.n_pos as usize] {
+                    worst_pos = worst_pos.max((o[i] - (a[i] + 0.5 * (b[i] - a[i]))).abs());
+                }
+            }
+        }
+        println!("{name}: strength 0.5 off by {worst_rot:e} rad, {worst_pos:e} units");
+        assert!(worst_rot < 1e-9 && worst_pos < 1e-9, "{name}: {worst_rot} rad, {worst_pos}");
+        assert!(report.steps[0].changes.iter().all(|c| !below.contains(&c.joint)));
+        // Nothing at all.
+        let none =
+            Options { butterworth: bw, strength: vec![("*".into(), 0.0)], ..Options::default() };
+        let (same, report) = clean::clean(&bvh, &none).unwrap();
+        assert_eq!(same, bvh, "{name}: *=0 changed the clip");
+        assert!(report.steps[0].changes.is_empty());
+        // Bad entries fail before anything runs.
+        let err = |s: Vec<(String, f64)>| {
+            clean::clean(&bvh, &Options { butterworth: bw, strength: s, ..Options::default() })
+                .unwrap_err()
+                .to_string()
+        };
+        let e = err(vec![("Nope".into(), 1.0)]);
+        assert!(e.contains("no joint named \"Nope\"") && e.contains("--strength"), "{e}");
+        let e = err(vec![(names[0].clone(), 1.5)]);
+        assert!(e.contains("strength 1.5") && e.contains("between 0 and 1"), "{e}");
+    }
+}
+
+/// A `--joints` mask and `--strength` entries.
+type MaskAndStrength = (Option<Vec<String>>, Vec<(String, f64)>);
+
+/// `OneEuroFrames`, fed one frame at a time, gives `clean`'s one-euro
+/// result bit for bit, with a mask and strengths too.
+#[test]
+fn one_euro_frames_equal_clean_bit_for_bit() {
+    let mut rng = Rng(11);
+    for (name, bvh) in walks() {
+        let bvh = add_noise(&bvh, 2.0, &mut rng);
+        let skel = bvh.skeleton();
+        let p = clean::OneEuro { min_cutoff: 1.2, beta: 0.05, d_cutoff: 1.0 };
+        let names: Vec<String> = skel
+            .joints()
+            .iter()
+            .filter(|j| !j.is_end_site())
+            .map(|j| j.name().to_string())
+            .collect();
+        let cases: [MaskAndStrength; 2] = [
+            (None, Vec::new()),
+            (
+                Some(names.iter().step_by(2).cloned().collect()),
+                vec![("*".into(), 0.3), (names[0].clone(), 1.0)],
+            ),
+        ];
+        for (joints, strength) in cases {
+            let opts = Options {
+                one_euro: Some(p),
+                joints: joints.clone(),
+                strength: strength.clone(),
+                ..Options::default()
+            };
+            let whole = clean::clean(&bvh, &opts).unwrap().0;
+            let mut live = clean::OneEuroFrames::new(
+                skel,
+                p,
+                bvh.motion().fps(),
+                joints.as_deref(),
+                &strength,
+            )
+            .unwrap();
+            let mut changed = 0;
+            for (f, frame) in bvh.motion().frames().enumerate() {
+                let mut row = frame.to_vec();
+                live.filter(&mut row);
+                let want = whole.motion().frame(f);
+                for (c, (a, b)) in row.iter().zip(want).enumerate() {
+                    assert_eq!(a.to_bits(), b.to_bits(), "{name}: frame {f} channel {c}");
+                }
+                changed += usize::from(row != frame);
+            }
+            assert!(changed > bvh.motion().n_frames() / 2, "{name}: the filter did little");
+        }
+    }
+}

@@ -196,6 +196,9 @@ pub(super) struct Session {
     pub(super) line_no: u64,
     pub(super) live: Option<Live>,
     pub(super) latency: Option<Latency>,
+    /// `--one-euro`: the filter every frame passes through before it is
+    /// written and shown.
+    pub(super) smooth: Option<bvhkit::clean::OneEuroFrames>,
 }
 
 pub(super) fn warn(source: &str, bad_lines: &mut u64, at: &str, message: &str) {
@@ -272,6 +275,11 @@ impl Session {
     pub(super) fn emit(&mut self, arrival: Option<Instant>) -> Result<()> {
         if self.frames.is_empty() {
             return Ok(());
+        }
+        if let Some(smooth) = &mut self.smooth {
+            for frame in self.frames.chunks_exact_mut(self.n_channels.max(1)) {
+                smooth.filter(frame);
+            }
         }
         self.take.frames(&self.frames, self.n_channels)?;
         let count = (self.frames.len() / self.n_channels.max(1)) as u64;

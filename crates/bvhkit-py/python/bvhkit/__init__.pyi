@@ -13,7 +13,7 @@ Example::
 """
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, final, overload
 
@@ -520,10 +520,11 @@ class Bvh:
         one_euro: tuple[float, float] | tuple[float, float, float] | None = None,
         joints: Sequence[str] | None = None,
         remove_drift: bool = False,
-        ground: bool | Literal["smooth"] = False,
+        ground: bool | Literal["smooth"] | None = None,
         lock_feet: bool = False,
         feet: Sequence[str] | None = None,
         up: str | None = None,
+        strength: Mapping[str, float] | Sequence[tuple[str, float]] | None = None,
     ) -> Bvh:
         """Cleaned motion, as ``bvh clean`` (``docs/cleaning.md``).
 
@@ -535,7 +536,11 @@ class Bvh:
         (``True``: a constant offset; ``"smooth"``: over time),
         ``lock_feet`` (feet in contact pinned by two-bone IK; ``feet`` and
         ``up`` as ``lint`` takes them). ``joints`` limits smoothing to the
-        joints named. ``report`` holds the summary.
+        joints named; ``strength`` gives joints a factor from 0 (unchanged)
+        to 1 (the full filter, the default) that blends the filtered track
+        with the original, as ``--strength``: selectors ``"NAME"`` (that
+        joint), ``"NAME/*"`` (every joint below it) and ``"*"`` (all), later
+        ones overriding earlier ones. ``report`` holds the summary.
 
         Example::
 

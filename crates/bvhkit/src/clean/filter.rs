@@ -309,6 +309,12 @@ impl OneEuroState {
         OneEuroState { p, freq, x_prev: None, dx_prev: 0.0 }
     }
 
+    /// Forgets every sample seen: the next one passes through.
+    pub fn reset(&mut self) {
+        self.x_prev = None;
+        self.dx_prev = 0.0;
+    }
+
     fn alpha(&self, cutoff: f64) -> f64 {
         let te = 1.0 / self.freq;
         let tau = 1.0 / (2.0 * std::f64::consts::PI * cutoff);

@@ -52,6 +52,7 @@
 mod drift;
 pub mod filter;
 pub mod footlock;
+mod smooth;
 pub mod spikes;
 
 use std::fmt;
@@ -59,11 +60,12 @@ use std::fmt;
 use glam::{DQuat, DVec3};
 
 use crate::edit::JointChannels;
-use crate::rotation::{quat_from_scaled_axis, quat_to_scaled_axis};
+use crate::rotation::quat_to_scaled_axis;
 use crate::{Bvh, Error, Result, quality};
 
 pub use self::filter::{Butterworth, OneEuro, SavGol};
 pub use self::footlock::{ContactSpan, Locked, LockedSpan, lock_feet_in, parse_contacts};
+pub use self::smooth::OneEuroFrames;
 
 /// What [`clean`] does; `Options::default()` does nothing.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -80,6 +82,13 @@ pub struct Options {
     /// The joints the smoothing filters apply to, by name; `None`: every
     /// joint.
     pub joints: Option<Vec<String>>,
+    /// How strongly the smoothing filters apply per joint: `(selector,
+    /// factor)` in order, a later entry overriding an earlier one; the
+    /// selector is a joint's name (that joint), `NAME/*` (every joint
+    /// below it) or `*` (every joint); the factor, in `[0, 1]`, blends
+    /// the filtered track with the original (1, the default: the full
+    /// filter; 0: the joint unchanged). See `smooth.rs`.
+    pub strength: Vec<(String, f64)>,
     /// Remove the root's horizontal drift (end matched to start).
     pub remove_drift: bool,
     /// Put the contact ground at height 0 (a constant root offset).
@@ -183,7 +192,8 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
     let skel = bvh.skeleton();
     let n = bvh.motion().n_frames();
     let fps = bvh.motion().fps();
-    let mask = joint_mask(bvh, options.joints.as_deref())?;
+    let mask = smooth::joint_mask(skel, options.joints.as_deref())?;
+    let strength = smooth::strengths(skel, &mask, &options.strength)?;
     // Check every option before the first step runs.
     let butter_ba = match options.butterworth {
         Some(b) => {
@@ -237,13 +247,15 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
         let changes = changes(&layouts, &before, out.motion().values(), out.motion().n_channels());
         report.steps.push(Step { name, repaired, spans, changes });
     };
-    let smooth =
-        |name: String, out: &mut Bvh, report: &mut Report, f: &dyn Fn(&[f64]) -> Vec<f64>| {
-            step(name, out, report, &mut |out, notes| {
-                smooth_tracks(out, &layouts, &mask, f, notes);
-                (Vec::new(), 0)
-            });
-        };
+    let smooth = |name: String,
+                  out: &mut Bvh,
+                  report: &mut Report,
+                  f: &(dyn Fn(&[f64]) -> Vec<f64> + Sync)| {
+        step(name, out, report, &mut |out, notes| {
+            smooth::smooth_tracks(out, &layouts, &strength, f, notes);
+            (Vec::new(), 0)
+        });
+    };
 
     if let Some(k) = options.spikes {
         step(format!("glitch frames (k = {k})"), &mut out, &mut report, &mut |out, _| {
@@ -319,24 +331,26 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
 /// returns the joint-frames it repaired and the contact spans it locked.
 type StepRun<'a> = dyn FnMut(&mut Bvh, &mut Vec<String>) -> (Vec<(usize, usize)>, usize) + 'a;
 
-/// Which joints the smoothing applies to: every joint, or those named.
-fn joint_mask(bvh: &Bvh, names: Option<&[String]>) -> Result<Vec<bool>> {
-    let skel = bvh.skeleton();
-    let Some(names) = names else { return Ok(vec![true; skel.len()]) };
-    let mut mask = vec![false; skel.len()];
-    for name in names {
-        match skel.find(name) {
-            Some(id) => mask[id.index()] = true,
-            None => return Err(Error::invalid(format!("no joint named {name:?} (--joints)"))),
-        }
-    }
-    Ok(mask)
-}
-
 /// Every frame's local rotation of joint `c` (`values` frame-major,
 /// `width` channels a frame).
+/// The half angles' sines and cosines are taken for the whole track at once
+/// (`sin_cos_deg_slice`, bit for bit `sin_cos_deg`), so each rotation has
+/// the bits of `c.rotation(frame)`.
 pub(crate) fn rotations(c: &JointChannels, values: &[f64], width: usize) -> Vec<DQuat> {
-    values.chunks_exact(width).map(|fr| c.rotation(fr)).collect()
+    let k = c.n_rot as usize;
+    if k == 0 {
+        return vec![DQuat::IDENTITY; values.len().checked_div(width).unwrap_or(0)];
+    }
+    let half: Vec<f64> = values
+        .chunks_exact(width)
+        .flat_map(|fr| c.rot_index[..k].iter().map(move |&i| 0.5 * fr[i]))
+        .collect();
+    let (mut s, mut co) = (vec![0.0; half.len()], vec![0.0; half.len()]);
+    crate::rotation::sin_cos_deg_slice(&half, &mut s, &mut co);
+    s.chunks_exact(k)
+        .zip(co.chunks_exact(k))
+        .map(|(s, co)| crate::rotation::euler_to_quat_sin_cos(&c.rot_axes[..k], s, co))
+        .collect()
 }
 
 /// The continuous rotation-vector track of `q` (radians): the log map of
@@ -353,96 +367,36 @@ pub(crate) fn log_track(q: &[DQuat]) -> Vec<DVec3> {
     v
 }
 
-/// Runs `filter` on each masked joint's rotation track (its three
-/// components, see [`filter`]) and on each of its position channels,
-/// writing the results back; tracks with non-finite values are left as
-/// they are (noted).
-fn smooth_tracks(
-    bvh: &mut Bvh,
-    layouts: &[JointChannels],
-    mask: &[bool],
-    filter: &dyn Fn(&[f64]) -> Vec<f64>,
-    notes: &mut Vec<String>,
-) {
-    let names = bvh.skeleton().display_names();
-    let width = bvh.motion().n_channels();
-    let n = bvh.motion().n_frames();
-    if n == 0 || width == 0 {
-        return;
-    }
-    let input = bvh.motion().values().to_vec();
-    let values = bvh.motion_mut().values_mut();
-    for (j, c) in layouts.iter().enumerate() {
-        if !mask[j] {
-            continue;
-        }
-        let finite =
-            |idx: &[usize]| idx.iter().all(|&i| (0..n).all(|f| input[f * width + i].is_finite()));
-        if c.n_rot > 0 {
-            if !finite(&c.rot_index[..c.n_rot as usize]) {
-                notes.push(format!("{}: rotation not smoothed (values not finite)", names[j]));
-            } else {
-                let q = rotations(c, &input, width);
-                let v = log_track(&q);
-                // Filtered in degrees, the channels' unit (the one-euro
-                // filter's speed term depends on it).
-                let comp = |k: usize| -> Vec<f64> { v.iter().map(|x| x[k].to_degrees()).collect() };
-                let (x, y, z) = (filter(&comp(0)), filter(&comp(1)), filter(&comp(2)));
-                for f in 0..n {
-                    let d =
-                        DVec3::new(x[f].to_radians(), y[f].to_radians(), z[f].to_radians()) - v[f];
-                    if d == DVec3::ZERO {
-                        continue;
-                    }
-                    let q2 = q[f] * quat_from_scaled_axis(d);
-                    // Closest to the output's previous frame (continuous
-                    // output even where the input flips), the input's at
-                    // the first.
-                    let near = if f == 0 {
-                        c.angles(&input[..width])
-                    } else {
-                        c.angles(&values[(f - 1) * width..f * width])
-                    };
-                    let row = &mut values[f * width..(f + 1) * width];
-                    c.write_rotation(q2, Some(near), row);
-                }
-            }
-        }
-        for k in 0..c.n_pos as usize {
-            let i = c.pos_index[k];
-            if !finite(&[i]) {
-                notes.push(format!("{}: position not smoothed (values not finite)", names[j]));
-                continue;
-            }
-            let track: Vec<f64> = (0..n).map(|f| input[f * width + i]).collect();
-            for (f, v) in filter(&track).into_iter().enumerate() {
-                values[f * width + i] = v;
-            }
-        }
-    }
-}
-
 /// The joints whose channels differ between `a` and `b`, with their
-/// largest rotation change (degrees) and position-channel change.
+/// largest rotation change (degrees) and position-channel change; each
+/// joint on its own (on rayon's pool with the `parallel` feature), its
+/// rotations taken a track at a time ([`rotations`]) where any differ.
 pub(crate) fn changes(
     layouts: &[JointChannels],
     a: &[f64],
     b: &[f64],
     width: usize,
 ) -> Vec<JointChange> {
-    let mut out = Vec::new();
     if width == 0 {
-        return out;
+        return Vec::new();
     }
-    for (j, c) in layouts.iter().enumerate() {
-        let (mut rot, mut pos, mut any) = (0.0f64, 0.0f64, false);
-        for (fa, fb) in a.chunks_exact(width).zip(b.chunks_exact(width)) {
-            let ri = &c.rot_index[..c.n_rot as usize];
-            if ri.iter().any(|&i| fa[i].to_bits() != fb[i].to_bits()) {
-                any = true;
-                let d = c.rotation(fa).angle_between(c.rotation(fb)).to_degrees();
-                rot = rot.max(if d.is_nan() { f64::INFINITY } else { d });
+    let one = |(j, c): (usize, &JointChannels)| -> Option<JointChange> {
+        let (mut rot, mut pos) = (0.0f64, 0.0f64);
+        let ri = &c.rot_index[..c.n_rot as usize];
+        let differs =
+            |fa: &[f64], fb: &[f64]| ri.iter().any(|&i| fa[i].to_bits() != fb[i].to_bits());
+        let rows = || a.chunks_exact(width).zip(b.chunks_exact(width));
+        let mut any = rows().any(|(fa, fb)| differs(fa, fb));
+        if any {
+            let (qa, qb) = (rotations(c, a, width), rotations(c, b, width));
+            for (f, (fa, fb)) in rows().enumerate() {
+                if differs(fa, fb) {
+                    let d = qa[f].angle_between(qb[f]).to_degrees();
+                    rot = rot.max(if d.is_nan() { f64::INFINITY } else { d });
+                }
             }
+        }
+        for (fa, fb) in rows() {
             for &i in &c.pos_index[..c.n_pos as usize] {
                 if fa[i].to_bits() != fb[i].to_bits() {
                     any = true;
@@ -450,9 +404,15 @@ pub(crate) fn changes(
                 }
             }
         }
-        if any {
-            out.push(JointChange { joint: j, rotation_deg: rot, position: pos });
-        }
+        any.then_some(JointChange { joint: j, rotation_deg: rot, position: pos })
+    };
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        layouts.par_iter().enumerate().filter_map(one).collect()
     }
-    out
+    #[cfg(not(feature = "parallel"))]
+    {
+        layouts.iter().enumerate().filter_map(one).collect()
+    }
 }

@@ -1473,8 +1473,22 @@ fn bvh_limited(mib: u64, args: &str) -> Command {
 
 #[test]
 fn endless_input_stops_at_the_size_limit() {
-    // /dev/zero named as a file: a device, so read up to --max-size only.
-    let child = bvh_limited(512, "check --max-size 16M /dev/zero")
+    // `HIERARCHY` and then endless lines of numbers, from a child process.
+    fn endless_header() -> Stdio {
+        let mut c = Command::new("sh")
+            .args(["-c", "echo HIERARCHY; exec yes '0.5 1.5 2.5'"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The child ends with a broken pipe when the reader stops.
+        Stdio::from(c.stdout.take().unwrap())
+    }
+    // A device that can start a BVH text, named as a file: read up to
+    // --max-size only (one that cannot, such as /dev/zero, is refused
+    // after its first 128 KiB: `io::input`'s tests and
+    // `check_exit_2_when_a_file_does_not_parse`).
+    let child = bvh_limited(512, "fmt --max-size 16M /dev/stdin")
+        .stdin(endless_header())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -1482,13 +1496,17 @@ fn endless_input_stops_at_the_size_limit() {
     let o = wait_bounded(child, 60);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("/dev/zero: more than 16 MiB (the --max-size limit"),
+        stderr(&o).contains("/dev/stdin: more than 16 MiB (the --max-size limit"),
         "{}",
         stderr(&o)
     );
 
     // An endless pipe from a child process on standard input.
-    let mut yes = Command::new("yes").arg("0.5 1.5 2.5").stdout(Stdio::piped()).spawn().unwrap();
+    let mut yes = Command::new("sh")
+        .args(["-c", "echo HIERARCHY; exec yes '0.5 1.5 2.5'"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
     let pipe = yes.stdout.take().unwrap();
     let child = bvh_limited(512, "fmt --max-size 8M -")
         .stdin(pipe)

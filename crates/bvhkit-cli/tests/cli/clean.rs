@@ -203,7 +203,8 @@ fn clean_summary_and_dry_run() {
         ..Options::default()
     };
     let report = clean::clean(&bvh_in, &opts).unwrap().1.to_string();
-    assert!(report.starts_with("spikes (k = 40): "), "{report}");
+    assert!(report.starts_with("glitch frames (k = 40): "), "{report}");
+    assert!(report.contains("\nspikes (k = 40): "), "{report}");
     assert!(report.contains("joint-frame(s) repaired in"), "{report}");
     assert!(report.contains("\nbutterworth 6 Hz, order 4: 4 joint(s) changed\n"), "{report}");
     assert!(report.contains("\n  Hips: up to "), "{report}");

@@ -1474,26 +1474,27 @@ fn bvh_limited(mib: u64, args: &str) -> Command {
 #[test]
 fn endless_input_stops_at_the_size_limit() {
     // `HIERARCHY` and then endless lines of numbers, from a child process.
-    fn endless_header() -> Stdio {
-        let mut c = Command::new("sh")
+    fn endless_header() -> std::process::Child {
+        Command::new("sh")
             .args(["-c", "echo HIERARCHY; exec yes '0.5 1.5 2.5'"])
             .stdout(Stdio::piped())
             .spawn()
-            .unwrap();
-        // The child ends with a broken pipe when the reader stops.
-        Stdio::from(c.stdout.take().unwrap())
+            .unwrap()
     }
     // A device that can start a BVH text, named as a file: read up to
     // --max-size only (one that cannot, such as /dev/zero, is refused
     // after its first 128 KiB: `io::input`'s tests and
     // `check_exit_2_when_a_file_does_not_parse`).
+    let mut text = endless_header();
     let child = bvh_limited(512, "fmt --max-size 16M /dev/stdin")
-        .stdin(endless_header())
+        .stdin(text.stdout.take().unwrap())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let o = wait_bounded(child, 60);
+    let _ = text.kill();
+    let _ = text.wait();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("/dev/stdin: more than 16 MiB (the --max-size limit"),
@@ -1502,11 +1503,7 @@ fn endless_input_stops_at_the_size_limit() {
     );
 
     // An endless pipe from a child process on standard input.
-    let mut yes = Command::new("sh")
-        .args(["-c", "echo HIERARCHY; exec yes '0.5 1.5 2.5'"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut yes = endless_header();
     let pipe = yes.stdout.take().unwrap();
     let child = bvh_limited(512, "fmt --max-size 8M -")
         .stdin(pipe)

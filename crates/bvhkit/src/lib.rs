@@ -54,6 +54,7 @@ mod channel;
 pub mod clean;
 pub mod edit;
 mod error;
+mod ik;
 mod kinematics;
 pub mod mix;
 mod motion;

@@ -176,9 +176,7 @@ pub(crate) fn load_clips(inputs: &[Input], mode: PositionChannels, up: Up) -> Re
                 continue;
             }
         };
-        for w in &warnings {
-            eprintln!("{}", crate::text::escape(&crate::io::located_warning(input, w)));
-        }
+        crate::io::print_warnings(input, &warnings);
         let name = match input {
             Input::Stdin => "stdin".to_string(),
             Input::File(p) => Path::new(p)

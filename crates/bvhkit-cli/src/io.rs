@@ -269,6 +269,14 @@ pub(crate) fn located_warning(input: &Input, w: &bvhkit::Warning) -> String {
     }
 }
 
+/// Prints each of `input`'s reading warnings on standard error as
+/// [`located_warning`] gives it, escaped for a terminal.
+pub(crate) fn print_warnings(input: &Input, warnings: &[bvhkit::Warning]) {
+    for w in warnings {
+        eprintln!("{}", crate::text::escape(&located_warning(input, w)));
+    }
+}
+
 /// Reads and parses an input, leniently unless `strict`.
 pub(crate) fn load(
     input: &Input,

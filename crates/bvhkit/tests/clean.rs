@@ -19,9 +19,11 @@ const WALKS: [&str; 3] = [
     "pymo_demo_av_8walk_meredith",
 ];
 
-fn walks() -> Vec<(String, Bvh)> {
+/// The corpus files `names` (stems), read leniently, with their stems;
+/// none when the corpus is absent.
+fn clips(names: &[&str]) -> Vec<(String, Bvh)> {
     let Some(dir) = corpus_dir() else { return Vec::new() };
-    WALKS
+    names
         .iter()
         .map(|name| {
             let p = dir.join(format!("{name}.bvh"));
@@ -29,6 +31,10 @@ fn walks() -> Vec<(String, Bvh)> {
             (stem(&p), bvh)
         })
         .collect()
+}
+
+fn walks() -> Vec<(String, Bvh)> {
+    clips(&WALKS)
 }
 
 /// A small deterministic generator (SplitMix64).
@@ -155,14 +161,7 @@ const SPIKE_CLIPS: [&str; 10] = [
 ];
 
 fn spike_clips() -> Vec<(String, Bvh)> {
-    let Some(dir) = corpus_dir() else { return Vec::new() };
-    SPIKE_CLIPS
-        .iter()
-        .map(|name| {
-            let p = dir.join(format!("{name}.bvh"));
-            (stem(&p), ReadOptions::new().lenient(true).read_path(&p).unwrap().0)
-        })
-        .collect()
+    clips(&SPIKE_CLIPS)
 }
 
 /// Whether `bvh lint` (an independent detector: world-position
@@ -427,15 +426,7 @@ const LOCK_CLIPS: [&str; 10] = [
 ];
 
 fn lock_clips() -> Vec<(String, Bvh)> {
-    let Some(dir) = corpus_dir() else { return Vec::new() };
-    LOCK_CLIPS
-        .iter()
-        .map(|name| {
-            let p = dir.join(format!("{name}.bvh"));
-            let bvh = ReadOptions::new().lenient(true).read_path(&p).unwrap().0;
-            (stem(&p), bvh)
-        })
-        .collect()
+    clips(&LOCK_CLIPS)
 }
 
 /// The bounds of foot locking that hold on every clip of

@@ -107,9 +107,7 @@ pub(crate) fn run_replay(a: ReplayArgs) -> Result<ExitCode> {
     };
     let (bvh, warnings) =
         crate::io::load(&input, a.strict).map_err(|e| anyhow::anyhow!(e.describe(&input)))?;
-    for w in &warnings {
-        eprintln!("{}", crate::text::escape(&crate::io::located_warning(&input, w)));
-    }
+    crate::io::print_warnings(&input, &warnings);
     if a.kind == ReplayAs::Neuron && a.config.is_some() {
         bail!(
             "--config is for --as sensors; the neuron stream carries the clip's channels as they are"

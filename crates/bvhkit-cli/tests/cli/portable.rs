@@ -43,14 +43,7 @@ Frame Time: 0.04
 
 /// World positions of every joint at every frame, frame-major.
 fn world(bvh: &Bvh, mode: PositionChannels) -> Vec<DVec3> {
-    let fk = Kinematics::new(bvh.skeleton(), mode);
-    let mut all = Vec::new();
-    let mut p = vec![DVec3::ZERO; bvh.skeleton().len()];
-    for f in bvh.motion().frames() {
-        fk.positions(f, &mut p);
-        all.extend_from_slice(&p);
-    }
-    all
+    Kinematics::new(bvh.skeleton(), mode).positions_all(bvh.motion())
 }
 
 /// The figure's size for tolerances: the largest extent of its joints over

@@ -272,14 +272,7 @@ mod tests {
         5 0 0 0 0 0 3 90 -3 30 0 0 50 0 0 10 -40 2";
 
     fn world(bvh: &Bvh, mode: PositionChannels) -> Vec<DVec3> {
-        let fk = Kinematics::new(bvh.skeleton(), mode);
-        let mut all = Vec::new();
-        let mut p = vec![DVec3::ZERO; bvh.skeleton().len()];
-        for f in bvh.motion().frames() {
-            fk.positions(f, &mut p);
-            all.extend_from_slice(&p);
-        }
-        all
+        Kinematics::new(bvh.skeleton(), mode).positions_all(bvh.motion())
     }
 
     #[test]

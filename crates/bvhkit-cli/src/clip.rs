@@ -13,9 +13,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use bvhkit::edit::axes::{
-    Axes, AxesMap, SignedAxis, UpAxis, detect_up, detect_up_sampled, sampled_frames,
-};
+use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, UpAxis, detect_up};
 use bvhkit::edit::map_frames;
 use bvhkit::{Bvh, PositionChannels, Skeleton};
 use bvhkit_render::Clip;
@@ -72,39 +70,8 @@ pub(crate) fn detected_source_up(
     }
 }
 
-/// The frame count `Frames:` declares (`declared`, none: 0), as a count of
-/// frames to expect.
-pub(crate) fn frame_count(declared: Option<u64>) -> usize {
-    declared.map_or(0, |d| usize::try_from(d).unwrap_or(usize::MAX))
-}
-
-/// [`detect_up`] of a clip of `skeleton` read once from start to end by
-/// `pass`, which hands each frame to the closure it is given (a `true`
-/// from that closure would stop it; this one never says so): only the
-/// frames [`sampled_frames`] names for the `expected` count are kept, and
-/// the answer is `detect_up`'s on the whole clip. `None` when the pass
-/// met another number of frames (the caller then loads the whole clip).
-pub(crate) fn detect_up_in_one_pass<E>(
-    skeleton: &Skeleton,
-    expected: usize,
-    pass: impl FnOnce(&mut (dyn FnMut(&[f64]) -> bool + Send)) -> Result<(), E>,
-) -> Result<Option<UpAxis>, E> {
-    let wanted = sampled_frames(expected);
-    let mut kept: Vec<Vec<f64>> = Vec::with_capacity(wanted.len());
-    let mut k = 0usize;
-    pass(&mut |f: &[f64]| {
-        if wanted.get(kept.len()) == Some(&k) {
-            kept.push(f.to_vec());
-        }
-        k += 1;
-        false
-    })?;
-    if k != expected || kept.len() != wanted.len() {
-        return Ok(None);
-    }
-    let frames: Vec<&[f64]> = kept.iter().map(Vec::as_slice).collect();
-    Ok(Some(detect_up_sampled(skeleton, &frames)))
-}
+pub(crate) use bvhkit::edit::run::detect_up_in_one_pass;
+pub(crate) use bvhkit::edit::run::sample::frame_count;
 
 /// [`source_up`] without a file: the axis given (`None` for `keep`, `y`
 /// and `auto`, which needs the file).

@@ -1,47 +1,36 @@
 //! `bvh edit`: single-clip transforms, applied in the order given.
 //!
-//! Every transform is one of `bvhkit::edit`'s, and the streamed pipeline
-//! is the core's [`bvhkit::edit::plan::Steps`]; this module parses the
-//! flags, keeps their command-line order ([`transform`]: values from clap,
-//! order from the raw arguments, since `ArgMatches::indices_of` reports a
-//! repeated flag without a value only once), chooses the output files and
-//! runs the transforms either as a stream ([`stream`]: every transform
-//! works frame by frame, `FrameReader` over a mapped file or a pipe in,
-//! frames written as they come, constant memory; those that look at frames
-//! first read a mapped file again, [`lookahead`]) or on the whole clip
-//! ([`whole`]: when one of them needs it, `--reverse`, `--fps`, `--height`;
-//! the transforms that look at frames first, root motion, `--up`,
-//! `--units`, `--rest-pose FRAME` and the mirror, on standard input or a
-//! pipe; and whenever the stream gives up, [`NEEDS_WHOLE_CLIP`]).
-//!
-//! Notes and errors name the input; the helpers shared by both paths
-//! (renaming, joint lists, the lossy and unit notes, the up axis said) are
-//! here.
+//! The edit itself is the core's [`bvhkit::edit::run::Edit`] (its steps,
+//! what each needs to see, whether it streams, the lookahead and its retry
+//! on the whole clip, the streamed writer); this module parses the flags,
+//! keeps their command-line order ([`transform`]: values from clap, order
+//! from the raw arguments, since `ArgMatches::indices_of` reports a
+//! repeated flag without a value only once), reads rename maps and
+//! `--rest-pose FILE`, chooses the input's form (a mapped file, read again
+//! where a step looks ahead; a pipe or standard input read once, which
+//! loads the whole clip when a step must look at frames first) and the
+//! output files ([`FileOutput`]: the output's own temporary file with room
+//! for the header, or an anonymous one for standard output, FIFOs and
+//! devices), and says the notes and errors, naming the input.
 
-mod lookahead;
-mod stream;
 mod transform;
-mod whole;
 
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
-use bvhkit::edit::axes::{SignedAxis, UpAxis};
-use bvhkit::edit::layout::{LayoutMap, Positions};
-use bvhkit::edit::mirror::{Mirror, MirrorOptions};
-use bvhkit::edit::order::OrderMap;
-use bvhkit::edit::plan::Stage;
-use bvhkit::edit::scale::ScaleMap;
+use bvhkit::edit::axes::SignedAxis;
+use bvhkit::edit::layout::Positions;
+use bvhkit::edit::run::{Edit, EditError, Note, Output, Rename, RestSource, Settings, Step};
 use bvhkit::rotation::RotationOrder;
-use bvhkit::units::{UnitGuess, Units};
-use bvhkit::{Bvh, PositionChannels, Skeleton};
+use bvhkit::units::Units;
+use bvhkit::{Bvh, WriteOptions};
 use clap::{ArgAction, ArgMatches, CommandFactory};
 
 use crate::PosMode;
-use crate::io::{Input, expand_rel, par_map};
+use crate::io::{Dest, Input, Streamed, WriteBehind, expand_rel, load, located, par_map};
 use crate::range::FrameRange;
-use crate::sample::GaveUp;
 use transform::{Transform, check_values, transforms};
 
 #[derive(Debug, clap::Args)]
@@ -203,8 +192,6 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
     }
     let targets = crate::io::targets(&args.output, &args.files, &found)?;
     let inputs: Vec<Input> = found.into_iter().map(|(i, _)| i).collect();
-    let stream = !args.portable && !plan.iter().any(Transform::whole_clip);
-    let looks_ahead = plan.iter().any(|t| t.looks_ahead(args.source_up, args.source_units));
     let results = par_map(&inputs, args.threads, |input| -> Result<Vec<String>> {
         let out = &targets[input];
         if let Some(dir) =
@@ -212,114 +199,204 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
         {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        // A transform that looks at frames first reads the input twice: a
+        let edit = edit_of(args, plan)?;
+        // A step that looks at frames first reads the input twice: a
         // regular file only (never standard input, a pipe or a FIFO).
         let rereadable = match input {
             Input::File(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file()),
             Input::Stdin => false,
         };
-        if stream && (rereadable || !looks_ahead) {
-            match stream::edit_stream(args, plan, input, out) {
-                Err(e) if e.is::<GaveUp>() => whole::edit_whole(args, plan, input, out),
-                r => r,
+        let mut sink = FileOutput { out, input, atomic: None };
+        let notes = if edit.streams() && (rereadable || !edit.looks_ahead()) {
+            match input.open_stream()? {
+                // Streamed, and on the whole clip when the stream gives up.
+                Streamed::Bytes(bytes) => edit.run_bytes(&bytes, &mut sink),
+                Streamed::Reader(r) => match edit.stream_reader(r, &mut sink) {
+                    Err(EditError::GaveUp) => edit_whole(&edit, input, &mut sink),
+                    r => r,
+                },
             }
         } else {
-            whole::edit_whole(args, plan, input, out)
-        }
+            edit_whole(&edit, input, &mut sink)
+        };
+        Ok(notes
+            .map_err(|e| cli_error(e, input, out))?
+            .into_iter()
+            .map(|n| match n {
+                Note::Warning(w) => crate::io::located_warning(input, &w),
+                Note::Said(s) => format!("{}: {s}", input.display()),
+            })
+            .collect())
     })?;
     Ok(crate::io::report(results))
 }
 
-/// Why [`stream::edit_stream`] gave up, having written nothing: a mirror whose
-/// plane comes from the first frame
-/// ([`bvhkit::edit::mirror::Mirror::rest_pose_decides`]); a transform that
-/// must look at frames first on an input that cannot be read twice (a
-/// pipe, a file the system refuses to map); or a transform that failed on
-/// a frame (`--rest-pose` past the last frame, a carrier that cannot hold
-/// its root motion), whose error the whole-clip path gives with its frame.
-const NEEDS_WHOLE_CLIP: GaveUp = GaveUp("this edit needs the whole clip");
-
-/// The mirror of `bvh`'s skeleton, with a note naming the name pairs it
-/// did not swap.
-fn mirror_of(bvh: &Bvh, input: &Input, notes: &mut Vec<String>) -> Result<Mirror> {
-    let m = Mirror::new(bvh, &MirrorOptions::default())
-        .map_err(|e| anyhow!("{}: {e}", input.display()))?;
-    if !m.rejected().is_empty() {
-        let names = bvh.skeleton().display_names();
-        let list: Vec<String> = m
-            .rejected()
-            .iter()
-            .map(|(l, r, why)| format!("{}|{} ({why})", names[l.index()], names[r.index()]))
-            .collect();
-        notes.push(format!(
-            "{}: --mirror: {} pairs, {} name pairs not swapped: {}",
-            input.display(),
-            m.pairs().len(),
-            list.len(),
-            list.join(", ")
-        ));
+/// The core's edit of `plan`: rename maps and `--rest-pose FILE` read.
+fn edit_of(args: &Args, plan: &[Transform]) -> Result<Edit> {
+    let mut steps = Vec::with_capacity(plan.len());
+    for t in plan {
+        steps.push(match t {
+            Transform::Frames(r) => Step::Frames(r.span()),
+            Transform::Every(n) => Step::Every(*n),
+            Transform::Reverse => Step::Reverse,
+            Transform::Fps(f) => Step::Fps(*f),
+            Transform::Order(o) => Step::Order(*o),
+            Transform::Layout(o) => Step::Layout(*o),
+            Transform::Up(a) => Step::Up(*a),
+            Transform::Scale(f) => Step::Scale(*f),
+            Transform::Units(u) => Step::Units(*u),
+            Transform::Height(h) => Step::Height(*h),
+            Transform::Mirror => Step::Mirror,
+            Transform::InPlaceRoot => Step::InPlaceRoot,
+            Transform::RootToOrigin => Step::RootToOrigin,
+            Transform::ExtractRoot(name) => Step::ExtractRoot(name.clone()),
+            Transform::Rename(spec) => Step::Rename(rename_of(spec)?),
+            Transform::RemoveJoints(list) => {
+                Step::RemoveJoints(joint_list(list).into_iter().map(String::from).collect())
+            }
+            Transform::StripEndSites => Step::StripEndSites,
+            Transform::AddEndSites => Step::AddEndSites,
+            Transform::RestPose(spec) => Step::RestPose(match spec.parse::<usize>() {
+                Ok(frame) => RestSource::Frame(frame),
+                Err(_) => RestSource::Skeleton(other_skeleton(spec)?.skeleton().clone()),
+            }),
+        });
     }
-    Ok(m)
-}
-
-fn units_factor(
-    args: &Args,
-    guess: impl FnOnce() -> Result<UnitGuess>,
-    to: Units,
-    input: &Input,
-    notes: &mut Vec<String>,
-) -> Result<f64> {
-    let from = match args.source_units {
-        Some(u) => u,
-        None => {
-            let guess = guess()?;
-            notes.push(guessed_note(&guess, input));
-            guess.units
-        }
+    let settings = Settings {
+        source_up: args.source_up,
+        source_units: args.source_units,
+        layout_positions: match args.layout_positions {
+            LayoutPositions::Root => Positions::Root,
+            LayoutPositions::All => Positions::All,
+            LayoutPositions::Keep => Positions::Keep,
+            LayoutPositions::None => Positions::None,
+        },
+        drop_motion: args.drop_motion,
+        portable: args.portable,
+        position_channels: args.position_channels.into(),
+        lenient: !args.strict,
     };
-    units_between(from, to)
-        .with_context(|| format!("{}: the skeleton's unit cannot be guessed from its size; give --source-units or use --scale", input.display()))
+    Ok(Edit::new(steps, settings))
 }
 
-/// The factor from `from` to `to`; `None` when either has no size.
-fn units_between(from: Units, to: Units) -> Option<f64> {
-    Some(from.metres_per_unit()? / to.metres_per_unit()?)
+/// The edit on the whole clip, loaded from `input`.
+fn edit_whole(
+    edit: &Edit,
+    input: &Input,
+    sink: &mut FileOutput<'_>,
+) -> Result<Vec<Note>, EditError<anyhow::Error>> {
+    let (bvh, warnings) =
+        load(input, !edit.settings.lenient).map_err(|e| EditError::Other(e.describe(input)))?;
+    edit.whole(bvh, warnings, sink)
 }
 
-/// What `--units` says of the unit it guessed.
-fn guessed_note(guess: &UnitGuess, input: &Input) -> String {
-    format!("{}: units guessed: {}", input.display(), guess.label())
-}
-
-/// The up axis root motion uses when `up` was detected: its axis, else Y
-/// (said).
-fn root_up(up: UpAxis, input: &Input, notes: &mut Vec<String>) -> SignedAxis {
-    match up.axis {
-        Some(a) => a,
-        None => {
-            notes.push(format!(
-                "{}: up axis not detected ({up}); root motion uses Y up (give --source-up)",
-                input.display()
-            ));
-            SignedAxis::PosY
-        }
+/// The error of an edit of `input` into `out`, as the command says it.
+fn cli_error(e: EditError<anyhow::Error>, input: &Input, out: &Path) -> anyhow::Error {
+    match e {
+        EditError::Read(e) => anyhow!(located(input, &e)),
+        EditError::Input(m) => anyhow!("{}: {m}", input.display()),
+        EditError::Step(e) => e.into(),
+        EditError::Other(m) => anyhow!(m),
+        EditError::Write(e) => anyhow::Error::from(e).context(format!(
+            "{}: writing {}",
+            input.display(),
+            bvhkit_write::shown(out)
+        )),
+        EditError::Output(e) => e,
+        EditError::GaveUp => anyhow!("{}: this edit needs the whole clip", input.display()),
     }
 }
 
-/// `--rename SPEC` of `skel`: a map file, or a `FROM=TO` pattern. Frames
-/// are unchanged (the channels keep their order).
-fn renamed(spec: &str, skel: &Skeleton, input: &Input) -> Result<Skeleton> {
-    use bvhkit::edit::joints;
-    let at = |e: bvhkit::Error| anyhow!("{}: {e}", input.display());
+/// Where an edit of `input` writes `out`. A regular file is written in
+/// place: a stream's frames after room for the header, sized for the
+/// frame count the frame steps should leave of `Frames:`; the header
+/// fills that room at the end when its size came out right, else the
+/// output is made again from the header and those frames, file to file
+/// (`io::write_atomic_with_body`, `copy_file_range`). Standard output,
+/// FIFOs and devices get the header and then the frames from an anonymous
+/// temporary file (it has no name, so a crash or `kill -9` leaves nothing
+/// behind, as the output's own temporary file does). The whole clip is
+/// written at once (`io::write_atomic`).
+struct FileOutput<'a> {
+    out: &'a Path,
+    input: &'a Input,
+    /// The output's own temporary file, while a stream writes it.
+    atomic: Option<crate::io::AtomicFile>,
+}
+
+impl FileOutput<'_> {
+    fn writing(&self) -> String {
+        format!("{}: writing {}", self.input.display(), bvhkit_write::shown(self.out))
+    }
+}
+
+impl Output for FileOutput<'_> {
+    type Body = WriteBehind;
+    type Error = anyhow::Error;
+
+    fn begin(&mut self, room: &[u8]) -> Result<WriteBehind> {
+        self.atomic = None;
+        match crate::io::destination(self.out)? {
+            Dest::Replace(target) => {
+                let atomic = crate::io::AtomicFile::create(&target)?;
+                let mut body = atomic.write_behind()?;
+                body.seek(SeekFrom::Start(room.len() as u64))?;
+                self.atomic = Some(atomic);
+                Ok(body)
+            }
+            _ => {
+                let dir = std::env::temp_dir();
+                let file = tempfile::tempfile_in(&dir)
+                    .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+                Ok(WriteBehind::new(file))
+            }
+        }
+    }
+
+    fn finish(&mut self, body: WriteBehind, room: &[u8], header: &[u8]) -> Result<()> {
+        let mut file = body.into_inner();
+        let atomic = self.atomic.take();
+        // Where the frames start: after the room, or at the start of the
+        // anonymous file.
+        let frames_at = if atomic.is_some() { room.len() as u64 } else { 0 };
+        let finished = match atomic {
+            Some(atomic) if header.len() == room.len() => file
+                .rewind()
+                .and_then(|()| file.write_all(header))
+                .and_then(|()| {
+                    drop(file);
+                    atomic.commit()
+                })
+                .map_err(anyhow::Error::from),
+            // No room, or not the header's size: header and frames are copied.
+            _ => file
+                .seek(SeekFrom::Start(frames_at))
+                .map_err(anyhow::Error::from)
+                .and_then(|_| crate::io::write_atomic_with_body(self.out, header, &mut file)),
+        };
+        finished.with_context(|| self.writing())
+    }
+
+    fn whole(&mut self, bvh: &Bvh) -> Result<()> {
+        // A stream that gave up leaves no temporary file behind.
+        self.atomic = None;
+        let opts = WriteOptions::new();
+        crate::io::write_atomic(self.out, |w| opts.write(bvh, w).map_err(anyhow::Error::from))
+            .with_context(|| self.writing())
+    }
+}
+
+/// `--rename SPEC`: a map file, or a `FROM=TO` pattern.
+fn rename_of(spec: &str) -> Result<Rename> {
     let path = Path::new(spec);
     if path.is_file() {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading rename map {}", path.display()))?;
-        let map =
-            joints::parse_rename_map(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-        joints::rename_map_skeleton(skel, &map).map_err(at)
+        let map = bvhkit::edit::joints::parse_rename_map(&text)
+            .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        Ok(Rename::Map(map))
     } else if let Some((from, to)) = spec.split_once('=') {
-        joints::rename_pattern_skeleton(skel, from, to).map_err(at)
+        Ok(Rename::Pattern { from: from.to_string(), to: to.to_string() })
     } else {
         bail!("--rename {spec}: not a map file, nor a FROM=TO pattern");
     }
@@ -333,82 +410,6 @@ fn joint_list(list: &str) -> Vec<&str> {
 /// The file of `--rest-pose FILE`.
 fn other_skeleton(spec: &str) -> Result<Bvh> {
     Bvh::from_path(spec).map_err(|e| anyhow!("--rest-pose: {e}"))
-}
-
-/// The note of a transform whose channels could not hold all of the world
-/// motion (`error` against the size of `skel`, its input skeleton).
-fn lossy_note(flag: &str, error: f64, skel: &Skeleton, input: &Input) -> Option<String> {
-    let what = if flag == "--remove-joints" {
-        "the remaining joints' channels cannot hold all of the removed motion"
-    } else {
-        "some joints' channels cannot hold the compensation"
-    };
-    (error > 1e-9 * bvhkit::edit::rest_height(skel)).then(|| {
-        format!("{}: {flag}: {what}: largest world position error {error}", input.display())
-    })
-}
-
-/// The up axis `--up` converts from when `up` was detected (said), else an
-/// error asking for `--source-up`.
-fn detected_up(up: UpAxis, input: &Input, notes: &mut Vec<String>) -> Result<SignedAxis> {
-    match up.axis {
-        Some(a) => {
-            notes.push(format!("{}: up axis detected: {up}", input.display()));
-            Ok(a)
-        }
-        None => bail!("{}: cannot detect the up axis: {up}; give --source-up", input.display()),
-    }
-}
-
-/// The [`bvhkit::edit::FrameMap`] of a per-frame transform.
-fn frame_map(args: &Args, t: &Transform, skel: &Skeleton, mode: PositionChannels) -> Result<Stage> {
-    Ok(match *t {
-        Transform::Order(o) => Stage::Order(OrderMap::all(skel, o)),
-        Transform::Layout(o) => {
-            let p = match args.layout_positions {
-                LayoutPositions::Root => Positions::Root,
-                LayoutPositions::All => Positions::All,
-                LayoutPositions::Keep => Positions::Keep,
-                LayoutPositions::None => Positions::None,
-            };
-            Stage::Layout(Box::new(LayoutMap::new(skel, o, p, mode)?))
-        }
-        Transform::Scale(f) => Stage::Scale(ScaleMap::new(skel, f)?),
-        _ => bail!("internal error: {t:?} is not a per-frame transform"),
-    })
-}
-
-/// A `--layout` that lost motion, refused without `--drop-motion`
-/// ([`LayoutMap::lost_motion`] says what).
-fn layout_refusal(args: &Args, stage: &Stage, input: &Input) -> Result<()> {
-    let Stage::Layout(m) = stage else { return Ok(()) };
-    match m.lost_motion() {
-        Some(what) if !args.drop_motion => bail!(
-            "{}: --layout {what}; give --drop-motion to drop them anyway, or keep them with \
-             --layout-positions keep or all",
-            input.display()
-        ),
-        _ => Ok(()),
-    }
-}
-
-/// What a per-frame transform reports at the end.
-fn stage_note(stage: &Stage, input: &Input) -> Option<String> {
-    match stage {
-        Stage::Layout(m) => m.is_lossy().then(|| {
-            format!(
-                "{}: --layout dropped position channels: largest world position error {}",
-                input.display(),
-                m.max_position_error()
-            )
-        }),
-        Stage::Remove(m, skel) => {
-            lossy_note("--remove-joints", m.max_position_error(), skel, input)
-        }
-        Stage::Rest(m, skel) => lossy_note("--rest-pose", m.max_position_error(), skel, input),
-        Stage::Units(_, check) => Some(guessed_note(&check.sizes().guess(), input)),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

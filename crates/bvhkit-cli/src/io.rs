@@ -250,9 +250,6 @@ pub(crate) fn write_by_program(out: &Path, write: impl FnOnce(&Path) -> Result<(
     output_options().write_by_program(out, write)
 }
 
-/// Values per batch of frames (about 2 MiB).
-pub(crate) const BATCH_VALUES: usize = 256 * 1024;
-
 /// Formats a `bvhkit` error for a file as `FILE:LINE:COL: message`.
 pub(crate) fn located(input: &Input, err: &bvhkit::Error) -> String {
     match err.position() {

@@ -29,22 +29,7 @@ pub(crate) fn note(
     what: &str,
     notes: &mut Vec<String>,
 ) {
-    if !report.is_empty() {
-        let names = skeleton.display_names();
-        let zeroed: Vec<&str> =
-            report.zeroed.iter().filter(|z| z.1 > 0).map(|z| names[z.0.index()].as_str()).collect();
-        let mut shown = zeroed.iter().take(8).copied().collect::<Vec<_>>().join(", ");
-        if zeroed.len() > 8 {
-            shown.push_str(&format!(" and {} more", zeroed.len() - 8));
-        }
-        notes.push(format!(
-            "{what}: --portable: {} constant position channels that repeat the OFFSET dropped, {} \
-             constant ones folded into the OFFSET, OFFSET zeroed under the varying position \
-             channels of {} joints{}",
-            report.dropped,
-            report.folded,
-            zeroed.len(),
-            if zeroed.is_empty() { String::new() } else { format!(" ({shown})") }
-        ));
+    if let Some(said) = report.describe(skeleton) {
+        notes.push(format!("{what}: {said}"));
     }
 }

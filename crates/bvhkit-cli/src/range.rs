@@ -89,6 +89,7 @@ impl FrameRange {
     }
 
     /// Whether frame `f` is in the range (for streams of unknown length).
+    #[cfg(test)]
     pub(crate) fn contains(self, f: usize) -> bool {
         self.span().contains(f)
     }
@@ -96,11 +97,6 @@ impl FrameRange {
     /// Whether no frame at or after `f` can be in the range.
     pub(crate) fn past(self, f: usize) -> bool {
         self.span().past(f)
-    }
-
-    /// Whether the range ends (so that reading can stop once it is past).
-    pub(crate) fn is_bounded(self) -> bool {
-        self.span().is_bounded()
     }
 }
 

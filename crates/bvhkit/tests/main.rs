@@ -21,6 +21,7 @@ mod clean;
 mod corpus;
 mod edit;
 mod edit_b;
+mod edit_run;
 mod fk;
 mod hostile;
 mod lenient;

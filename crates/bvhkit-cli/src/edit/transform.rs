@@ -1,7 +1,8 @@
 //! The transforms of a `bvh edit` command line, in the order given: the
 //! values from clap, the order from the raw arguments (clap's
 //! `ArgMatches::indices_of` reports a repeated flag without a value only
-//! once), and what each needs: the whole clip, or a look at frames first.
+//! once). What each needs (the whole clip, or a look at frames first) is
+//! the core's [`bvhkit::edit::run::Step`]'s to say.
 
 use anyhow::{Context, Result, anyhow};
 use bvhkit::edit::axes::SignedAxis;
@@ -56,42 +57,6 @@ pub(super) enum Transform {
     StripEndSites,
     AddEndSites,
     RestPose(String),
-}
-
-impl Transform {
-    /// Whether the transform needs the whole clip in memory.
-    pub(super) fn whole_clip(&self) -> bool {
-        matches!(self, Transform::Reverse | Transform::Fps(_) | Transform::Height(_))
-    }
-
-    /// Whether a stream may need to look at frames first (a first pass
-    /// over a mapped file): the root-motion transforms (the carrier, the
-    /// first frame, and the up axis unless `--source-up` gives it), `--up`
-    /// without `--source-up` (the up axis, detected on frames spread over
-    /// the clip: their lines alone behind frame steps only, else a whole
-    /// pass), `--units` without `--source-units` (the unit guess, from
-    /// every frame's size: on the sampled frames' lines behind frame steps
-    /// only, confirmed by the stream, else a whole pass), `--rest-pose
-    /// FRAME` and the mirror (whose
-    /// plane may come from the first frame, when the whole clip takes
-    /// over). Standard input and pipes, read once, take the whole clip
-    /// instead.
-    pub(super) fn looks_ahead(
-        &self,
-        source_up: Option<SignedAxis>,
-        source_units: Option<Units>,
-    ) -> bool {
-        match self {
-            Transform::InPlaceRoot
-            | Transform::RootToOrigin
-            | Transform::ExtractRoot(_)
-            | Transform::Mirror => true,
-            Transform::Up(_) => source_up.is_none(),
-            Transform::Units(_) => source_units.is_none(),
-            Transform::RestPose(spec) => spec.parse::<usize>().is_ok(),
-            _ => false,
-        }
-    }
 }
 
 /// Options of `bvh edit` that take a value (so the token after them is not a flag).
@@ -223,12 +188,6 @@ pub(super) fn check_values(t: &Transform) -> Result<()> {
         Transform::Height(h) => positive("--height", h),
         _ => Ok(()),
     }
-}
-
-/// Whether one of `plan`'s transforms can stop the reading before the end
-/// of the input (a frame range with an end).
-pub(super) fn stops_reading(plan: &[Transform]) -> bool {
-    plan.iter().any(|t| matches!(t, Transform::Frames(r) if r.is_bounded()))
 }
 
 #[cfg(test)]

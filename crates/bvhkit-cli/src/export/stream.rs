@@ -114,7 +114,9 @@ pub(super) fn sampled_up<'a, 'b>(
         return Ok(None);
     }
     let skeleton = rdr.skeleton();
-    let Some(sample) = Sample::of_clip(opts, bytes, input, skeleton.n_channels(), declared)? else {
+    let Some(sample) =
+        Sample::of_clip(opts, bytes, skeleton.n_channels(), declared).map_err(located)?
+    else {
         return Ok(None);
     };
     let (from, note) = crate::clip::detected_source_up(sample.up(skeleton), &input.display());

@@ -286,7 +286,8 @@ pub(super) fn walk_problem(root: &Path, e: &walkdir::Error) -> String {
 }
 
 /// Reads the frames of `rdr` in batches of whole frames (about
-/// [`BATCH_VALUES`] values each) and hands each batch to `each(frames,
+/// `bvhkit::edit::run::BATCH_VALUES` values each; the core's
+/// [`bvhkit::edit::run::read_batches`]) and hands each batch to `each(frames,
 /// values)`, in order, while the next batch is read and parsed: both run on
 /// rayon's pool (`rayon::join`, the whole loop on a worker of the pool), so
 /// the parse, its halves and the work on the frames share the cores by
@@ -298,54 +299,9 @@ pub(super) fn walk_problem(root: &Path, e: &walkdir::Error) -> String {
 /// reader's (a bad frame: the batches before it were handed out first).
 pub(crate) fn read_batches<R: bvhkit::FrameSource + Send>(
     rdr: &mut bvhkit::FrameReader<R>,
-    mut each: impl FnMut(usize, &[f64]) -> Result<bool> + Send,
+    each: impl FnMut(usize, &[f64]) -> Result<bool> + Send,
 ) -> Result<Result<(), bvhkit::Error>> {
-    let width = rdr.skeleton().n_channels();
-    // Frames without channels still count: batches carry their number.
-    let per_batch = (BATCH_VALUES / width.max(1)).max(2);
-    // One batch into `batch`: its frame count, whether the frames ended,
-    // and the reader's error (after the frames before it).
-    let read = |rdr: &mut bvhkit::FrameReader<R>, batch: &mut Vec<f64>| {
-        batch.clear();
-        let mut n = 0;
-        // A batch is the frames of one window of input (`read_window`: the
-        // buffer they were parsed into, not a copy) when they make half a
-        // batch or more, else of as many windows as that takes; at most
-        // two batches' worth.
-        while n < per_batch / 2 {
-            match rdr.read_window(batch, 2 * per_batch - n) {
-                Ok(0) => return (n, true, None),
-                Ok(k) => n += k,
-                Err(e) => return (n, true, Some(e)),
-            }
-        }
-        (n, false, None)
-    };
-    rayon::scope(|_| {
-        let (mut cur, mut next) = (Vec::new(), Vec::new());
-        let (mut n, mut end, mut failed) = read(rdr, &mut cur);
-        while n > 0 {
-            let (after, wants) = if end {
-                ((0, true, None), each(n, &cur))
-            } else {
-                rayon::join(|| read(rdr, &mut next), || each(n, &cur))
-            };
-            match wants {
-                Ok(true) => {}
-                // Frames past where the consumer stopped are not its
-                // business, nor their errors (the reading may have run
-                // ahead into one).
-                Ok(false) => return Ok(Ok(())),
-                Err(e) => return Err(e),
-            }
-            if failed.is_some() {
-                break;
-            }
-            std::mem::swap(&mut cur, &mut next);
-            (n, end, failed) = after;
-        }
-        Ok(failed.map_or(Ok(()), Err))
-    })
+    bvhkit::edit::run::read_batches(rdr, each)
 }
 
 /// A buffer sent back to be reused, or a new one.

@@ -98,6 +98,7 @@ mod pose;
 pub mod resample;
 pub mod rest;
 pub mod root;
+pub mod run;
 pub mod scale;
 
 pub use chunked::{ChunkedMap, SplitFrameMap};

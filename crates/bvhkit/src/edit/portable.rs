@@ -61,6 +61,30 @@ impl PortableReport {
     pub fn is_empty(&self) -> bool {
         self.dropped == 0 && self.folded == 0 && self.zeroed.iter().all(|z| z.1 == 0)
     }
+
+    /// What changed in a clip of `skeleton` (the input of [`portable`]),
+    /// as `--portable` says it: `None` when nothing did.
+    pub fn describe(&self, skeleton: &Skeleton) -> Option<String> {
+        if self.is_empty() {
+            return None;
+        }
+        let names = skeleton.display_names();
+        let zeroed: Vec<&str> =
+            self.zeroed.iter().filter(|z| z.1 > 0).map(|z| names[z.0.index()].as_str()).collect();
+        let mut shown = zeroed.iter().take(8).copied().collect::<Vec<_>>().join(", ");
+        if zeroed.len() > 8 {
+            shown.push_str(&format!(" and {} more", zeroed.len() - 8));
+        }
+        Some(format!(
+            "--portable: {} constant position channels that repeat the OFFSET dropped, {} \
+             constant ones folded into the OFFSET, OFFSET zeroed under the varying position \
+             channels of {} joints{}",
+            self.dropped,
+            self.folded,
+            zeroed.len(),
+            if zeroed.is_empty() { String::new() } else { format!(" ({shown})") }
+        ))
+    }
 }
 
 /// Where an output channel's values come from.

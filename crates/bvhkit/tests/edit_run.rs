@@ -1,0 +1,126 @@
+//! `edit::run::Edit`: the streamed run (with its lookahead) against the
+//! whole clip, and against a reference computed by hand.
+
+use bvhkit::edit::axes::SignedAxis;
+use bvhkit::edit::plan::FrameSpan;
+use bvhkit::edit::run::{Edit, EditError, Output, Rename, RestSource, Settings, Step};
+use bvhkit::rotation::RotationOrder;
+use bvhkit::units::Units;
+use bvhkit::{Bvh, WriteOptions};
+
+use crate::util::{corpus_files, stem};
+
+/// An output in memory that says which path wrote it.
+#[derive(Default)]
+struct Mem {
+    text: Vec<u8>,
+    streamed: bool,
+    whole: bool,
+}
+
+impl Output for Mem {
+    type Body = Vec<u8>;
+    type Error = bvhkit::Error;
+
+    fn begin(&mut self, _room: &[u8]) -> Result<Vec<u8>, bvhkit::Error> {
+        Ok(Vec::new())
+    }
+
+    fn finish(&mut self, body: Vec<u8>, _room: &[u8], header: &[u8]) -> bvhkit::Result<()> {
+        self.text = [header, &body].concat();
+        self.streamed = true;
+        Ok(())
+    }
+
+    fn whole(&mut self, bvh: &Bvh) -> bvhkit::Result<()> {
+        self.text.clear();
+        WriteOptions::new().write(bvh, &mut self.text)?;
+        self.whole = true;
+        Ok(())
+    }
+}
+
+fn edits() -> Vec<(&'static str, Vec<Step>)> {
+    vec![
+        ("frames-every", vec![Step::Frames(FrameSpan::new(Some(3), None)), Step::Every(2)]),
+        ("bounded", vec![Step::Frames(FrameSpan::new(Some(1), Some(30)))]),
+        (
+            "maps",
+            vec![
+                Step::Order(RotationOrder::ZXY),
+                Step::Scale(0.5),
+                Step::Rename(Rename::Pattern { from: "Left".into(), to: "L_".into() }),
+            ],
+        ),
+        ("up", vec![Step::Every(2), Step::Up(SignedAxis::PosZ)]),
+        ("map-then-units", vec![Step::Order(RotationOrder::YXZ), Step::Units(Units::Metres)]),
+        (
+            "sampled-units",
+            vec![Step::Frames(FrameSpan::new(Some(2), None)), Step::Units(Units::Centimetres)],
+        ),
+        ("root", vec![Step::InPlaceRoot, Step::Mirror]),
+        ("rest", vec![Step::Every(3), Step::RestPose(RestSource::Frame(1)), Step::StripEndSites]),
+    ]
+}
+
+#[test]
+fn streamed_edits_give_the_whole_clips_bytes_and_notes_on_the_corpus() {
+    let mut streamed = 0;
+    for path in corpus_files() {
+        let bytes = std::fs::read(&path).unwrap();
+        for (name, steps) in edits() {
+            let edit = Edit::new(steps, Settings::default());
+            let whole = match edit.read_options().parse(&bytes) {
+                Ok((bvh, warnings)) => {
+                    let mut out = Mem::default();
+                    edit.whole(bvh, warnings, &mut out).map(|notes| (notes, out.text))
+                }
+                Err(e) => Err(EditError::Read(e)),
+            };
+            let mut out = Mem::default();
+            let run = edit.run_bytes(&bytes, &mut out);
+            let at = format!("{} {name}", stem(&path));
+            match (whole, run) {
+                (Ok((notes, text)), Ok(run_notes)) => {
+                    assert!(out.text == text, "{at}: bytes differ");
+                    assert_eq!(notes, run_notes, "{at}");
+                    streamed += usize::from(out.streamed && !out.whole);
+                }
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{at}"),
+                (a, b) => panic!("{at}: whole {:?}, run {:?}", a.is_ok(), b.is_ok()),
+            }
+        }
+    }
+    // Most of them really streamed (the others gave up to the whole clip).
+    if !corpus_files().is_empty() {
+        assert!(streamed > 200, "only {streamed} streamed");
+    }
+}
+
+#[test]
+fn a_stream_writes_the_frames_the_steps_leave() {
+    let text = "HIERARCHY\nROOT A\n{\n\tOFFSET 1 2 3\n\tCHANNELS 3 Xposition Yposition Zposition\n\
+                \tEnd Site\n\t{\n\t\tOFFSET 0 1 0\n\t}\n}\nMOTION\nFrames: 5\nFrame Time: 0.1\n\
+                0 0 0\n1 0 0\n2 0 0\n3 0 0\n4 0 0\n";
+    let edit = Edit::new(
+        vec![Step::Frames(FrameSpan::new(Some(1), None)), Step::Every(2), Step::Scale(10.0)],
+        Settings::default(),
+    );
+    let mut out = Mem::default();
+    let notes = edit.run_bytes(text.as_bytes(), &mut out).unwrap();
+    assert!(notes.is_empty() && out.streamed && !out.whole);
+    let got = Bvh::parse(std::str::from_utf8(&out.text).unwrap()).unwrap();
+    // Input frames 1 and 3, times 10; Frame Time doubled; OFFSET times 10.
+    assert_eq!(got.motion().values(), [10.0, 0.0, 0.0, 30.0, 0.0, 0.0]);
+    assert_eq!(got.motion().frame_time(), 0.2);
+    assert_eq!(got.skeleton().joints()[0].offset().to_array(), [10.0, 20.0, 30.0]);
+    // Read once, a step that must look at frames first gives up, having
+    // finished nothing.
+    let up = Edit::new(vec![Step::Up(SignedAxis::PosZ)], Settings::default());
+    let mut out = Mem::default();
+    assert!(matches!(up.stream_reader(text.as_bytes(), &mut out), Err(EditError::GaveUp)));
+    assert!(!out.streamed && !out.whole);
+    // From bytes it is retried on the whole clip, never given up.
+    let run = up.run_bytes(text.as_bytes(), &mut out);
+    assert!(!matches!(run, Err(EditError::GaveUp)));
+}

@@ -58,6 +58,7 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 
 mod bvh;
+mod edit_file;
 mod errors;
 mod many;
 mod mix;
@@ -221,6 +222,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_many, m)?)?;
     m.add_function(wrap_pyfunction!(concat, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
+    m.add_function(wrap_pyfunction!(edit_file::edit_file, m)?)?;
     m.add_class::<PyBvh>()?;
     m.add_class::<PyReadWarning>()?;
     m.add("ParseError", py.get_type::<ParseError>())?;

@@ -21,6 +21,7 @@ from ._native import (
     __version__ as __version__,
     concat as concat,
     diff as diff,
+    edit_file as edit_file,
     parse as parse,
     read as read,
     read_many as read_many,

@@ -627,6 +627,60 @@ def read(path: _Path, strict: bool = False, warn: bool = False) -> Bvh:
         30.000030000029998
     """
 
+def edit_file(
+    src: _Path,
+    dst: _Path,
+    *,
+    strict: bool = False,
+    source_up: str | None = None,
+    source_units: str | None = None,
+    layout_positions: Literal["root", "all", "keep", "none"] = "root",
+    position_channels: _PositionChannels = "replace",
+    drop_motion: bool = False,
+    portable: bool = False,
+    break_links: bool = False,
+    **steps: Any,
+) -> list[str]:
+    """Edits the BVH file ``src`` into ``dst`` without loading the clip (``bvh edit``).
+
+    The keyword ``steps`` apply in the order given and are named as the
+    ``Bvh`` edit methods, with the same values: ``frames=(start, stop)``
+    (``stop`` may be None), ``every=n``, ``reverse=True``, ``resample=fps``,
+    ``reorder="ZXY"``, ``relayout="ZXY"`` (with ``layout_positions``,
+    ``drop_motion``), ``convert_up="z"``, ``scale=f``, ``to_units="m"``,
+    ``to_height=h``, ``mirror=True``, ``in_place_root=True``,
+    ``root_to_origin=True``, ``extract_root="Root"``, ``rename={old: new}``,
+    ``rename_pattern=(old, new)``, ``remove_joints=[names]``,
+    ``strip_end_sites=True``, ``add_end_sites=True``, ``rest_pose=frame``
+    or a ``Bvh``; each at most once (a keyword cannot repeat). ``source_up``
+    is the input's up axis for ``convert_up`` and the root-motion steps,
+    ``source_units`` its unit for ``to_units`` (else detected and guessed,
+    as the command does).
+
+    The run is the command's, in the core: frames are parsed, edited and
+    written a batch at a time (the clip's values are never all in memory;
+    the file's text is read into memory), looking at frames first where a
+    step must (the up axis, the unit, the root-motion carrier, a rest-pose
+    frame); ``reverse``, ``resample``, ``to_height``, ``portable=True`` and
+    a stream that cannot confirm what it looked at run on the whole clip.
+    The bytes are those of ``bvh edit`` with the same flags in the same
+    order, and of the same ``Bvh`` methods chained. ``dst`` is written as
+    ``Bvh.write`` writes (never half-written; ``break_links``).
+
+    Returns the notes the command prints (unit guessed, up axis detected,
+    reading warnings, ...), each starting with ``src``. Errors: ``OSError``
+    subclasses for the files, ``ParseError`` for a text that does not
+    parse, ``ValueError`` for an edit the clip refuses, ``TypeError`` for
+    an unknown step.
+
+    Example::
+
+        >>> bvhkit.edit_file("samples/walk.bvh", "/tmp/walk-half.bvh", every=2, to_units="m")
+        ['samples/walk.bvh: units guessed: centimetres (size 162.4169 ≈ 1.62 m)']
+        >>> bvhkit.read("/tmp/walk-half.bvh").n_frames
+        30
+    """
+
 def diff(
     a: Bvh,
     b: Bvh,

@@ -116,3 +116,11 @@ def test_edit_file_refuses_bad_steps_and_inputs_without_writing(corpus, tmp_path
             named(corpus, "bandai_namco_ds1_kick_6ch_every_joint.bvh"), dst, relayout="ZXY"
         )
     assert not dst.exists()
+    # Never over its input, by any name.
+    copy = tmp_path / "copy.bvh"
+    copy.write_bytes(src.read_bytes())
+    os.link(copy, tmp_path / "link.bvh")
+    for same in [copy, tmp_path / "link.bvh", tmp_path / "." / "copy.bvh"]:
+        with pytest.raises(ValueError, match="never writes over its input"):
+            bvhkit.edit_file(copy, same, every=2)
+    assert copy.read_bytes() == src.read_bytes()

@@ -665,7 +665,8 @@ def edit_file(
     a stream that cannot confirm what it looked at run on the whole clip.
     The bytes are those of ``bvh edit`` with the same flags in the same
     order, and of the same ``Bvh`` methods chained. ``dst`` is written as
-    ``Bvh.write`` writes (never half-written; ``break_links``).
+    ``Bvh.write`` writes (never half-written; ``break_links``), and never
+    over ``src`` (``ValueError``).
 
     Returns the notes the command prints (unit guessed, up axis detected,
     reading warnings, ...), each starting with ``src``. Errors: ``OSError``

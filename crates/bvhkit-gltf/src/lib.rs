@@ -8,10 +8,12 @@
 //! channels and a translation sampler per joint with position channels, and
 //! optionally a skin with one box per bone so that any viewer shows the
 //! figure moving. [`Export::to_glb`] and [`Export::to_gltf`] give the bytes
-//! of a `.glb` or a `.gltf` file. The mapping is described in `docs/gltf.md`.
+//! of a `.glb` or a `.gltf` file; [`plan`] and [`Plan::write_glb`] write the
+//! same `.glb` as its frames are computed, without the whole buffer in
+//! memory. The mapping is described in `docs/gltf.md`.
 //!
 //! Rotations are the core's: each joint's local rotation matrix from
-//! [`Kinematics::local`], turned into a unit quaternion, with its sign
+//! [`Kinematics::local`](bvhkit::Kinematics::local), turned into a unit quaternion, with its sign
 //! flipped whenever that keeps it in the same hemisphere as the previous
 //! frame's (so LINEAR interpolation takes the short way).
 //!
@@ -33,14 +35,20 @@
 //! # Implementation notes
 //!
 //! GlTF 2.0 export, in its own crate so the core stays lean (`gltf-json` for
-//! the document model). `export(&Bvh, &ExportOptions) -> Export` (document +
-//! buffer 0; `to_glb`, `to_gltf` with an embedded or side buffer): node `i` is
+//! the document model). `plan(&Bvh, &ExportOptions) -> Plan` makes the
+//! document and buffer 0's bytes around the animation's (nothing in the
+//! document depends on a frame's value: the only `min`/`max` are the key
+//! times' and the rest-pose boxes'); `Plan::write_glb` computes the frames
+//! as it writes them into a seekable writer (`bvh export -o x.glb`: the
+//! whole buffer is never in memory), `Plan::into_export` into memory, and
+//! `export(&Bvh, &ExportOptions) -> Export` (document + buffer 0; `to_glb`,
+//! `to_gltf` with an embedded or side buffer) is the two. Node `i` is
 //! joint `i`, rotations and translations per frame come from
-//! `Kinematics::local` (no Euler rule of its own; the frames computed in pieces
-//! of 512 on rayon's pool, each writing its part of every track, then a pass
-//! per rotation track makes the quaternions sign-continuous in frame order from
-//! each frame's side of the one before, so the bytes are those of one frame
-//! after the other), quaternions sign-continuous, units from `bvhkit::units`,
+//! `Kinematics::local` (no Euler rule of its own; `anim.rs`: the frames
+//! computed in pieces of 512 on rayon's pool and handed over in frame order,
+//! a run of bytes per track each, the quaternions made sign-continuous as
+//! they are handed over, so the bytes are those of one frame after the
+//! other), quaternions sign-continuous, units from `bvhkit::units`,
 //! the up axis detected (`edit::axes::detect_up`) and converted to Y up by
 //! `AxesMap` before anything else (`ExportOptions::up`). `tests/node.rs` runs
 //! `tests/js/check.mjs` (glTF-Validator and three.js GLTFLoader, npm packages

@@ -343,7 +343,7 @@ fn long_clip(frames: usize) -> String {
 #[test]
 fn streamed_glb_is_the_glb_made_in_memory_on_any_thread_count() {
     use std::io::{Cursor, Write};
-    let bvh = Bvh::parse(&long_clip(4 * 512 + 77)).unwrap();
+    let bvh = Bvh::parse(long_clip(4 * 512 + 77)).unwrap();
     for options in [
         ExportOptions::default(),
         ExportOptions { mesh: false, up: Up::Keep, ..Default::default() },

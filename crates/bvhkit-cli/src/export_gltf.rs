@@ -10,17 +10,17 @@
 //! file per input under `-o OUTDIR/`, a `.gltf` with `--bin-file` and its
 //! `.bin` through `io::write_atomic_all`.
 
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use bvhkit_gltf::{BufferUri, ExportOptions, Scale, Up, export};
+use bvhkit_gltf::{BufferUri, ExportOptions, GlbError, Scale, Up, export};
 
 use crate::PosMode;
 use crate::io::{
-    Input, expand_rel, load, located_warning, par_map, refuse_overwriting_input, write_atomic,
-    write_atomic_all,
+    Input, expand_rel, load, located_warning, open_output, par_map, refuse_overwriting_input,
+    write_atomic, write_atomic_all,
 };
 
 /// The long help of `bvh export` (`bvh export --help`).
@@ -214,34 +214,62 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
         mesh: !a.no_mesh,
         name: Some(name),
     };
-    let x = export(&bvh, &options)?;
-    match format {
-        Format::Glb => write_atomic(out, |w| Ok(x.write_glb(w)?))?,
+    let applied = match format {
+        Format::Glb => glb(&bvh, &options, out)?,
         Format::Gltf if a.bin_file => {
             let bin = out.with_extension("bin");
             let uri = bin.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let x = export(&bvh, &options)?;
             let text = x.to_gltf(&BufferUri::File(uri))?;
             // The .bin first, then the .gltf that names it, both only once both are complete.
             write_atomic_all(&mut [
                 (bin.as_path(), &mut |w: &mut dyn Write| Ok(w.write_all(&x.buffer)?)),
                 (out, &mut |w: &mut dyn Write| Ok(w.write_all(text.as_bytes())?)),
             ])?;
+            x.applied
         }
         Format::Gltf => {
+            let x = export(&bvh, &options)?;
             let text = x.to_gltf(&BufferUri::Embedded)?;
             write_atomic(out, |w| Ok(w.write_all(text.as_bytes())?))?;
+            x.applied
         }
         Format::Fbx => unreachable!("written above"),
-    }
+    };
     lines.push(format!(
         "{} → {}: {} joints, {} frames; {}",
         input.display(),
         out.display(),
         bvh.skeleton().len(),
         bvh.motion().n_frames(),
-        x.applied
+        applied
     ));
     Ok(lines)
+}
+
+/// The `.glb` export of one file: into a regular file (replaced when
+/// complete), the binary chunk written piece by piece as its frames are
+/// computed ([`bvhkit_gltf::Plan::write_glb`]); into anything else (a
+/// FIFO, a device), made in memory and written in order.
+fn glb(bvh: &bvhkit::Bvh, options: &ExportOptions, out: &Path) -> Result<bvhkit_gltf::Applied> {
+    let plan = bvhkit_gltf::plan(bvh, options)?;
+    let applied = plan.applied().clone();
+    let mut o = open_output(out)?;
+    let written = match o.atomic_file() {
+        Some(a) => plan.write_glb(a.file()),
+        None => plan.into_export().map_err(GlbError::Export).and_then(|x| {
+            let mut w = BufWriter::with_capacity(1 << 16, &mut o);
+            x.write_glb(&mut w)?;
+            Ok(w.flush()?)
+        }),
+    };
+    // Dropped unfinished, the temporary file goes and the target stays.
+    written.map_err(|e| match e {
+        GlbError::Export(e) => anyhow::Error::new(e),
+        GlbError::Io(e) => anyhow::Error::new(e).context(format!("writing {}", out.display())),
+    })?;
+    o.finish()?;
+    Ok(applied)
 }
 
 /// The FBX export of one file (`bvhkit-fbx`).

@@ -2026,6 +2026,81 @@ fn export_gltf_files_and_folders() {
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(fixture("crlf.bvh")).unwrap());
 }
 
+/// `bvh export -o x.glb` streams the binary chunk into the file as its
+/// frames are computed (pieces of 512 frames, each track sought to): its
+/// chunks are the `.gltf --bin-file` pair's, made in memory (the same
+/// document and the same buffer). A value that is not finite in a late
+/// frame stops it with the joint and frame named, the old output kept
+/// and no temporary file left.
+#[test]
+fn export_glb_streams_the_buffer_of_the_gltf_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
+    let frames = 3 * 512 + 100;
+    let mut text = standing_figure_header(frames);
+    for f in 0..frames {
+        let t = f as f64;
+        text.push_str(&format!(
+            "{} 90 {} {} {} 3 {} 0 0 {} 1 2 0 0 {}\n",
+            t * 0.1,
+            (t * 0.05).sin(),
+            7.0 * t - 3000.0,
+            10.0 * (t * 0.05).sin(),
+            11.0 * t,
+            -5.0 * t,
+            30.0 * (t * 0.02).cos(),
+        ));
+    }
+    std::fs::write(d("walk.bvh"), &text).unwrap();
+    run_ok(&["export", &d("walk.bvh"), "-o", &d("walk.glb")]);
+    run_ok(&["export", &d("walk.bvh"), "-o", &d("walk.gltf"), "--bin-file"]);
+    let glb = std::fs::read(d("walk.glb")).unwrap();
+    assert_eq!(&glb[..4], b"glTF");
+    assert_eq!(u32::from_le_bytes(glb[8..12].try_into().unwrap()) as usize, glb.len());
+    let json_len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+    let mut json: serde_json::Value = serde_json::from_slice(&glb[20..20 + json_len]).unwrap();
+    let bin_at = 20 + json_len;
+    assert_eq!(&glb[bin_at + 4..bin_at + 8], b"BIN\0");
+    let bin = std::fs::read(d("walk.bin")).unwrap();
+    assert_eq!(u32::from_le_bytes(glb[bin_at..bin_at + 4].try_into().unwrap()) as usize, bin.len());
+    assert!(glb[bin_at + 8..] == bin[..], "the streamed binary chunk is the .bin");
+    let mut gltf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d("walk.gltf")).unwrap()).unwrap();
+    assert_eq!(gltf["buffers"][0]["uri"], "walk.bin");
+    gltf["buffers"][0].as_object_mut().unwrap().remove("uri");
+    json["buffers"][0].as_object_mut().unwrap().remove("uri");
+    assert_eq!(json, gltf);
+    assert_eq!(json["animations"][0]["samplers"].as_array().unwrap().len(), 5);
+    // Frame 1300's root X beyond f32: refused, the old .glb kept, nothing left.
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines.len() - frames + 1300;
+    let bad: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .map(
+            |(i, l)| {
+                if i == at { l.replacen(&format!("{}", 130.0), "1e39", 1) } else { l.to_string() }
+            },
+        )
+        .collect();
+    assert!(bad[at].starts_with("1e39 "), "{}", bad[at]);
+    std::fs::write(d("bad.bvh"), bad.join("\n") + "\n").unwrap();
+    std::fs::copy(d("walk.glb"), d("bad.glb")).unwrap();
+    let before: Vec<_> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let o = run(&["export", &d("bad.bvh"), "-o", &d("bad.glb"), "--scale", "1", "--up", "keep"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("joint Hips, frame 1300: a value is not finite as a 32-bit float"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(std::fs::read(d("bad.glb")).unwrap() == glb, "the old output is kept");
+    let after: Vec<_> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(before.len(), after.len(), "nothing left: {after:?}");
+}
+
 #[cfg(unix)]
 #[test]
 fn render_through_links_and_fifos() {

@@ -8,10 +8,12 @@
 //! channels and a translation sampler per joint with position channels, and
 //! optionally a skin with one box per bone so that any viewer shows the
 //! figure moving. [`Export::to_glb`] and [`Export::to_gltf`] give the bytes
-//! of a `.glb` or a `.gltf` file. The mapping is described in `docs/gltf.md`.
+//! of a `.glb` or a `.gltf` file; [`plan`] and [`Plan::write_glb`] write the
+//! same `.glb` as its frames are computed, without the whole buffer in
+//! memory. The mapping is described in `docs/gltf.md`.
 //!
 //! Rotations are the core's: each joint's local rotation matrix from
-//! [`Kinematics::local`], turned into a unit quaternion, with its sign
+//! [`Kinematics::local`](bvhkit::Kinematics::local), turned into a unit quaternion, with its sign
 //! flipped whenever that keeps it in the same hemisphere as the previous
 //! frame's (so LINEAR interpolation takes the short way).
 //!
@@ -33,14 +35,20 @@
 //! # Implementation notes
 //!
 //! GlTF 2.0 export, in its own crate so the core stays lean (`gltf-json` for
-//! the document model). `export(&Bvh, &ExportOptions) -> Export` (document +
-//! buffer 0; `to_glb`, `to_gltf` with an embedded or side buffer): node `i` is
+//! the document model). `plan(&Bvh, &ExportOptions) -> Plan` makes the
+//! document and buffer 0's bytes around the animation's (nothing in the
+//! document depends on a frame's value: the only `min`/`max` are the key
+//! times' and the rest-pose boxes'); `Plan::write_glb` computes the frames
+//! as it writes them into a seekable writer (`bvh export -o x.glb`: the
+//! whole buffer is never in memory), `Plan::into_export` into memory, and
+//! `export(&Bvh, &ExportOptions) -> Export` (document + buffer 0; `to_glb`,
+//! `to_gltf` with an embedded or side buffer) is the two. Node `i` is
 //! joint `i`, rotations and translations per frame come from
-//! `Kinematics::local` (no Euler rule of its own; the frames computed in pieces
-//! of 512 on rayon's pool, each writing its part of every track, then a pass
-//! per rotation track makes the quaternions sign-continuous in frame order from
-//! each frame's side of the one before, so the bytes are those of one frame
-//! after the other), quaternions sign-continuous, units from `bvhkit::units`,
+//! `Kinematics::local` (no Euler rule of its own; `anim.rs`: the frames
+//! computed in pieces of 512 on rayon's pool and handed over in frame order,
+//! a run of bytes per track each, the quaternions made sign-continuous as
+//! they are handed over, so the bytes are those of one frame after the
+//! other), quaternions sign-continuous, units from `bvhkit::units`,
 //! the up axis detected (`edit::axes::detect_up`) and converted to Y up by
 //! `AxesMap` before anything else (`ExportOptions::up`). `tests/node.rs` runs
 //! `tests/js/check.mjs` (glTF-Validator and three.js GLTFLoader, npm packages
@@ -50,13 +58,15 @@
 //! mapping is in `docs/gltf.md`.
 #![deny(missing_docs)]
 
+mod anim;
+
 use std::collections::BTreeMap;
 use std::fmt;
 
 use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, UpAxis, detect_up};
-use bvhkit::glam::{DAffine3, DQuat, DVec3};
+use bvhkit::glam::DVec3;
 use bvhkit::units::{UnitGuess, Units};
-use bvhkit::{Bvh, Kinematics, PositionChannels, Skeleton};
+use bvhkit::{Bvh, PositionChannels, Skeleton};
 use gltf_json as json;
 use json::validation::{Checked::Valid, USize64};
 
@@ -281,26 +291,8 @@ impl Export {
     /// [`GlbError::Export`] ([`Error::Json`], [`Error::TooLarge`]) before
     /// anything is written, [`GlbError::Io`] when writing fails.
     pub fn write_glb(&self, w: &mut dyn std::io::Write) -> Result<(), GlbError> {
-        let mut root = self.root.clone();
-        root.buffers[0].uri = None;
-        let mut text = root.to_vec().map_err(|e| Error::Json(e.to_string()))?;
-        while !text.len().is_multiple_of(4) {
-            text.push(b' ');
-        }
-        let total = 12 + 8 + text.len() + 8 + self.buffer.len();
-        let total32 = u32::try_from(total).map_err(|_| Error::TooLarge(total))?;
-        let mut head = Vec::with_capacity(20);
-        head.extend_from_slice(b"glTF");
-        head.extend_from_slice(&2u32.to_le_bytes());
-        head.extend_from_slice(&total32.to_le_bytes());
-        head.extend_from_slice(&(text.len() as u32).to_le_bytes());
-        head.extend_from_slice(b"JSON");
+        let head = glb_head(&self.root, self.buffer.len())?;
         w.write_all(&head)?;
-        w.write_all(&text)?;
-        let mut bin = Vec::with_capacity(8);
-        bin.extend_from_slice(&(self.buffer.len() as u32).to_le_bytes());
-        bin.extend_from_slice(b"BIN\0");
-        w.write_all(&bin)?;
         w.write_all(&self.buffer)?;
         Ok(())
     }
@@ -322,6 +314,30 @@ impl Export {
     }
 }
 
+/// A `.glb` file up to its binary chunk's bytes: the header, the JSON
+/// chunk (the document without buffer 0's `uri`) and the binary chunk's
+/// header, for a buffer of `buffer_len` bytes.
+fn glb_head(root: &json::Root, buffer_len: usize) -> Result<Vec<u8>, Error> {
+    let mut root = root.clone();
+    root.buffers[0].uri = None;
+    let mut text = root.to_vec().map_err(|e| Error::Json(e.to_string()))?;
+    while !text.len().is_multiple_of(4) {
+        text.push(b' ');
+    }
+    let total = 12 + 8 + text.len() + 8 + buffer_len;
+    let total32 = u32::try_from(total).map_err(|_| Error::TooLarge(total))?;
+    let mut head = Vec::with_capacity(28 + text.len());
+    head.extend_from_slice(b"glTF");
+    head.extend_from_slice(&2u32.to_le_bytes());
+    head.extend_from_slice(&total32.to_le_bytes());
+    head.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    head.extend_from_slice(b"JSON");
+    head.extend_from_slice(&text);
+    head.extend_from_slice(&(buffer_len as u32).to_le_bytes());
+    head.extend_from_slice(b"BIN\0");
+    Ok(head)
+}
+
 fn base64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
@@ -338,26 +354,42 @@ fn base64(bytes: &[u8]) -> String {
 }
 
 /// Appends little-endian f32s and u32s to the buffer, views and accessors.
+/// The animation's bytes are not held: `gap` bytes, computed as they are
+/// written ([`Plan`]), lie between `before` and `buffer`.
 struct Builder {
     root: json::Root,
+    before: Vec<u8>,
+    gap: usize,
     buffer: Vec<u8>,
 }
 
 impl Builder {
+    /// The length of buffer 0 so far.
+    fn end(&self) -> usize {
+        self.before.len() + self.gap + self.buffer.len()
+    }
+
+    /// Leaves `len` bytes from the end (a multiple of 4) to the animation.
+    fn leave_gap(&mut self, len: usize) {
+        debug_assert!(self.gap == 0 && self.end().is_multiple_of(4));
+        self.before = std::mem::take(&mut self.buffer);
+        self.gap = len;
+    }
+
     fn view(
         &mut self,
         bytes: &[u8],
         target: Option<json::buffer::Target>,
     ) -> json::Index<json::buffer::View> {
         self.align();
-        let offset = self.buffer.len();
+        let offset = self.end();
         self.buffer.extend_from_slice(bytes);
         self.view_at(offset, bytes.len(), target)
     }
 
     /// Pads the buffer to a multiple of 4 bytes.
     fn align(&mut self) {
-        while !self.buffer.len().is_multiple_of(4) {
+        while !self.end().is_multiple_of(4) {
             self.buffer.push(0);
         }
     }
@@ -391,7 +423,7 @@ impl Builder {
     ) -> json::Index<json::Accessor> {
         let n = type_.multiplicity();
         self.align();
-        let offset = self.buffer.len();
+        let offset = self.end();
         self.buffer.reserve(4 * values.len());
         for v in values {
             self.buffer.extend_from_slice(&v.to_le_bytes());
@@ -469,36 +501,6 @@ fn bounds_of(values: &[f32], n: usize) -> (serde_json::Value, serde_json::Value)
     (serde_json::json!(lo), serde_json::json!(hi))
 }
 
-/// The bytes of each track of `buffer`, tracks given as (start, bytes per
-/// frame) in buffer order, `n_frames` frames each.
-fn track_bytes<'a>(
-    buffer: &'a mut [u8],
-    tracks: &[(usize, usize)],
-    n_frames: usize,
-) -> Vec<&'a mut [u8]> {
-    let mut rest = buffer;
-    let mut at = 0;
-    let mut out = Vec::with_capacity(tracks.len());
-    for &(start, stride) in tracks {
-        let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - at);
-        let (track, tail) = tail.split_at_mut(stride * n_frames);
-        rest = tail;
-        at = start + stride * n_frames;
-        out.push(track);
-    }
-    out
-}
-
-/// Frames per piece of the animation computed on rayon's pool.
-const PIECE_FRAMES: usize = 512;
-
-/// Writes `values` little-endian at the start of `out`.
-fn put(out: &mut [u8], values: &[f32]) {
-    for (o, v) in out.chunks_exact_mut(4).zip(values) {
-        o.copy_from_slice(&v.to_le_bytes());
-    }
-}
-
 fn finite32(v: DVec3, joint: &str, frame: Option<usize>) -> Result<[f32; 3], Error> {
     let a = [v.x as f32, v.y as f32, v.z as f32];
     if a.iter().all(|x| x.is_finite()) {
@@ -508,13 +510,123 @@ fn finite32(v: DVec3, joint: &str, frame: Option<usize>) -> Result<[f32; 3], Err
     }
 }
 
-/// Exports `bvh` as a glTF document and buffer: see the crate docs.
+/// Exports `bvh` as a glTF document and buffer: see the crate docs
+/// ([`plan`], then [`Plan::into_export`]).
 ///
 /// # Errors
 /// [`Error::FrameTime`] for a non-positive frame time with several frames,
 /// [`Error::NotFinite`] for values beyond `f32`, [`Error::Scale`] for a bad
 /// scale factor, [`Error::Axes`] when the axis conversion fails.
 pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
+    plan(bvh, options)?.into_export()
+}
+
+/// An export with everything but the animation's frames made: the
+/// document (its accessors' `min` and `max` are those of the key times and
+/// of the rest-pose boxes, which need no frame), and buffer 0's bytes
+/// before and after the animation's. [`Plan::write_glb`] computes the
+/// frames as it writes them; [`Plan::into_export`] into memory. Both give
+/// the same bytes on any number of threads.
+pub struct Plan<'a> {
+    root: json::Root,
+    before: Vec<u8>,
+    gap: usize,
+    after: Vec<u8>,
+    anim: Option<anim::Anim>,
+    source: &'a Bvh,
+    /// The source converted to Y up, when it was.
+    converted: Option<Bvh>,
+    applied: Applied,
+    joint_nodes: Vec<u32>,
+}
+
+impl Plan<'_> {
+    /// The document (buffer 0 without a `uri`).
+    pub fn root(&self) -> &json::Root {
+        &self.root
+    }
+
+    /// The unit and axis conversion applied.
+    pub fn applied(&self) -> &Applied {
+        &self.applied
+    }
+
+    /// The length of buffer 0 in bytes.
+    pub fn buffer_len(&self) -> usize {
+        self.before.len() + self.gap + self.after.len()
+    }
+
+    /// The motion exported (the source's, converted to Y up when it was).
+    fn motion(&self) -> &bvhkit::Motion {
+        self.converted.as_ref().unwrap_or(self.source).motion()
+    }
+
+    /// The export in memory: the frames computed into buffer 0.
+    ///
+    /// # Errors
+    /// [`Error::NotFinite`] for a frame's value beyond `f32` (the first in
+    /// frame order).
+    pub fn into_export(self) -> Result<Export, Error> {
+        let mut buffer = Vec::with_capacity(self.buffer_len());
+        buffer.extend_from_slice(&self.before);
+        buffer.resize(self.before.len() + self.gap, 0);
+        if let Some(a) = &self.anim {
+            let mut sink = |at: usize, bytes: &[u8]| {
+                buffer[at..at + bytes.len()].copy_from_slice(bytes);
+                Ok(())
+            };
+            a.stream(self.motion(), &mut sink).map_err(|e| match e {
+                GlbError::Export(e) => e,
+                GlbError::Io(e) => unreachable!("copying into memory failed: {e}"),
+            })?;
+        }
+        buffer.extend_from_slice(&self.after);
+        Ok(Export { root: self.root, buffer, applied: self.applied, joint_nodes: self.joint_nodes })
+    }
+
+    /// Writes the `.glb` file into `w` from its current position on,
+    /// computing the animation's frames on rayon's pool as it goes and
+    /// writing each piece of frames (512) as soon as the pieces before it
+    /// are written: the whole buffer is never in memory. Buffer 0 keeps
+    /// each track whole, so a piece lands in every track: `w` is sought to
+    /// each track's part (a regular file; [`Export::write_glb`] writes
+    /// anywhere). The bytes are [`Export::to_glb`]'s.
+    ///
+    /// # Errors
+    /// [`GlbError::Export`]: [`Error::Json`] and [`Error::TooLarge`] before
+    /// anything is written, [`Error::NotFinite`] for a frame's value beyond
+    /// `f32` (part of the file is then written); [`GlbError::Io`] when
+    /// writing fails.
+    pub fn write_glb<W: std::io::Write + std::io::Seek + Send>(
+        &self,
+        w: &mut W,
+    ) -> Result<(), GlbError> {
+        use std::io::SeekFrom;
+        let head = glb_head(&self.root, self.buffer_len())?;
+        let bin = w.stream_position()? + head.len() as u64;
+        w.write_all(&head)?;
+        w.write_all(&self.before)?;
+        if let Some(a) = &self.anim {
+            let mut sink = |at: usize, bytes: &[u8]| {
+                w.seek(SeekFrom::Start(bin + at as u64))?;
+                w.write_all(bytes)
+            };
+            a.stream(self.motion(), &mut sink)?;
+        }
+        w.seek(SeekFrom::Start(bin + (self.before.len() + self.gap) as u64))?;
+        w.write_all(&self.after)?;
+        Ok(())
+    }
+}
+
+/// Plans the export of `bvh` ([`export`]): checks and converts everything
+/// but the frames' values.
+///
+/// # Errors
+/// As [`export`], but values of frames beyond `f32` are found when the
+/// frames are computed ([`Plan::write_glb`], [`Plan::into_export`]).
+pub fn plan<'a>(source: &'a Bvh, options: &ExportOptions) -> Result<Plan<'a>, Error> {
+    let bvh = source;
     let (source_up, detected) = match options.up {
         Up::Keep => (None, None),
         Up::From(a) => (Some(a), None),
@@ -523,18 +635,16 @@ pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
             (d.axis, Some(d))
         }
     };
-    let converted;
-    let bvh = match source_up {
+    let converted = match source_up {
         Some(from) if from != SignedAxis::PosY => {
             // The conversion of `bvh edit --up y --source-up FROM`.
             let mut map =
                 AxesMap::new(bvh.skeleton(), Axes::with_up(from), Axes::with_up(SignedAxis::PosY));
-            converted =
-                bvhkit::edit::map_frames(bvh, &mut map).map_err(|e| Error::Axes(e.to_string()))?;
-            &converted
+            Some(bvhkit::edit::map_frames(bvh, &mut map).map_err(|e| Error::Axes(e.to_string()))?)
         }
-        _ => bvh,
+        _ => None,
     };
+    let bvh = converted.as_ref().unwrap_or(bvh);
     let skeleton = bvh.skeleton();
     let motion = bvh.motion();
     let n_joints = skeleton.len();
@@ -555,7 +665,8 @@ pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
     let names = skeleton.display_names();
     let name = options.name.clone().unwrap_or_else(|| "motion".to_string());
 
-    let mut b = Builder { root: json::Root::default(), buffer: Vec::new() };
+    let mut b =
+        Builder { root: json::Root::default(), before: Vec::new(), gap: 0, buffer: Vec::new() };
     b.root.asset.generator = Some(format!("bvhkit-gltf {}", env!("CARGO_PKG_VERSION")));
 
     b.root.extras = Some(
@@ -612,9 +723,11 @@ pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
         skeleton.roots().map(|r| json::Index::new(r.index() as u32)).collect();
 
     // Animation.
-    if n_frames > 0 {
-        animate(&mut b, bvh, options.position_channels, factor, &names, &name)?;
-    }
+    let anim = if n_frames > 0 {
+        Some(animate(&mut b, bvh, options.position_channels, factor, &names, &name)?)
+    } else {
+        None
+    };
 
     // Skin and mesh, one per ROOT tree.
     if options.mesh {
@@ -633,13 +746,24 @@ pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
         extras: None,
     });
     b.root.scene = Some(scene);
-    while !b.buffer.len().is_multiple_of(4) {
-        b.buffer.push(0);
-    }
-    b.root.buffers[0].byte_length = USize64(b.buffer.len() as u64);
-    Ok(Export { root: b.root, buffer: b.buffer, applied, joint_nodes })
+    b.align();
+    b.root.buffers[0].byte_length = USize64(b.end() as u64);
+    Ok(Plan {
+        root: b.root,
+        before: b.before,
+        gap: b.gap,
+        after: b.buffer,
+        anim,
+        source,
+        converted,
+        applied,
+        joint_nodes,
+    })
 }
 
+/// The animation: the key times' accessor, a view and accessor per track
+/// (its bytes left to [`anim::Anim`], which computes them when they are
+/// written), the animation's channels and samplers.
 fn animate(
     b: &mut Builder,
     bvh: &Bvh,
@@ -647,181 +771,49 @@ fn animate(
     factor: f64,
     names: &[String],
     name: &str,
-) -> Result<(), Error> {
+) -> Result<anim::Anim, Error> {
     let skeleton = bvh.skeleton();
     let motion = bvh.motion();
-    let n = skeleton.len();
     let n_frames = motion.n_frames();
-    let fk = Kinematics::new(skeleton, mode);
     let times: Vec<f32> = (0..n_frames).map(|i| (i as f64 * motion.frame_time()) as f32).collect();
     // A Frame Time of 1e300 gives infinite times, one of 1e-300 equal ones.
     if times.iter().any(|t| !t.is_finite()) || times.windows(2).any(|w| w[1] <= w[0]) {
         return Err(Error::FrameTime(motion.frame_time()));
     }
     let input = b.floats(&times, json::accessor::Type::Scalar, true, None);
-
-    let rotated: Vec<bool> =
-        skeleton.joints().iter().map(|j| j.rotation_axes().next().is_some()).collect();
-    let translated: Vec<bool> =
-        skeleton.joints().iter().map(|j| j.channels().iter().any(|c| c.is_position())).collect();
     // Every track's place in the buffer, joint by joint (translation, then
-    // rotation): the frames are written straight there, no copy.
+    // rotation).
     b.align();
-    let (mut tra_at, mut rot_at) = (vec![0; n], vec![0; n]);
-    let mut end = b.buffer.len();
-    for i in 0..n {
-        if translated[i] {
-            tra_at[i] = end;
-            end += 12 * n_frames;
-        }
-        if rotated[i] {
-            rot_at[i] = end;
-            end += 16 * n_frames;
-        }
-    }
-    b.buffer.resize(end, 0);
-    // The frames are computed in pieces on rayon's pool, each piece writing
-    // its frames of every track (the tracks are joint by joint, so a
-    // piece's part of a track is one run of bytes), with each rotation's
-    // quaternion as it comes and, per joint and frame, on which side of
-    // the frame before's it lies (the sign of their dot product). A pass
-    // over each rotation track then makes the quaternions sign-continuous
-    // in frame order, as one frame after the other would (`q` is turned
-    // to `-q` when its dot product with the quaternion written before it
-    // is negative; negating is exact, in f64 and in f32 alike).
-    // (start, bytes per frame) of every track, in buffer order.
-    let tracks: Vec<(usize, usize)> = (0..n)
-        .flat_map(|i| {
-            let t = translated[i].then_some((tra_at[i], 12));
-            let r = rotated[i].then_some((rot_at[i], 16));
-            t.into_iter().chain(r)
-        })
-        .collect();
-    let pieces = n_frames.div_ceil(PIECE_FRAMES);
-    let mut parts: Vec<Vec<&mut [u8]>> = (0..pieces).map(|_| Vec::new()).collect();
-    for (track, &(_, stride)) in
-        track_bytes(&mut b.buffer, &tracks, n_frames).into_iter().zip(&tracks)
-    {
-        for (k, chunk) in track.chunks_mut(stride * PIECE_FRAMES).enumerate() {
-            parts[k].push(chunk);
-        }
-    }
-    let n_rot = rotated.iter().filter(|r| **r).count();
-    // Per piece: the sides (+1, -1, 0 for a zero or NaN dot product), frame
-    // by frame, rotated joint by rotated joint; and the first joint and
-    // frame that is not finite.
-    let computed: Vec<(Vec<i8>, Option<Error>)> = {
-        use rayon::prelude::*;
-        parts
-            .into_par_iter()
-            .enumerate()
-            .map(|(k, mut out)| {
-                let first = k * PIECE_FRAMES;
-                let last = (first + PIECE_FRAMES).min(n_frames);
-                let mut sides = Vec::with_capacity((last - first) * n_rot);
-                let mut scratch = fk.scratch();
-                let mut local = vec![DAffine3::IDENTITY; n];
-                let mut prev = vec![DQuat::IDENTITY; n];
-                // The frame before the piece, for the sides of its first.
-                if first > 0 {
-                    fk.local_with(motion.frame(first - 1), &mut scratch, &mut local);
-                    for i in (0..n).filter(|&i| rotated[i]) {
-                        prev[i] = DQuat::from_mat3(&local[i].matrix3).normalize();
-                    }
-                }
-                for f in first..last {
-                    fk.local_with(motion.frame(f), &mut scratch, &mut local);
-                    let mut track = out.iter_mut();
-                    for i in 0..n {
-                        let (t, r) =
-                            (translated[i].then(|| track.next()), rotated[i].then(|| track.next()));
-                        if let Some(Some(slot)) = r {
-                            let q = DQuat::from_mat3(&local[i].matrix3).normalize();
-                            let d = q.dot(prev[i]);
-                            sides.push(if f == 0 {
-                                1
-                            } else if d < 0.0 {
-                                -1
-                            } else if d > 0.0 {
-                                1
-                            } else {
-                                0
-                            });
-                            prev[i] = q;
-                            let a = [q.x as f32, q.y as f32, q.z as f32, q.w as f32];
-                            if !a.iter().all(|x| x.is_finite()) {
-                                return (
-                                    sides,
-                                    Some(Error::NotFinite {
-                                        joint: names[i].clone(),
-                                        frame: Some(f),
-                                    }),
-                                );
-                            }
-                            put(&mut slot[16 * (f - first)..], &a);
-                        }
-                        if let Some(Some(slot)) = t {
-                            match finite32(local[i].translation * factor, &names[i], Some(f)) {
-                                Ok(v) => put(&mut slot[12 * (f - first)..], &v),
-                                Err(e) => return (sides, Some(e)),
-                            }
-                        }
-                    }
-                }
-                (sides, None)
-            })
-            .collect()
-    };
-    // The first failure in frame order.
-    let mut all_sides = Vec::with_capacity(n_frames * n_rot);
-    for (sides, failed) in computed {
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        all_sides.extend_from_slice(&sides);
-    }
-    // Sign continuity, each rotation track on its own.
-    {
-        use rayon::prelude::*;
-        let rot_tracks: Vec<(usize, usize)> = tracks.into_iter().filter(|t| t.1 == 16).collect();
-        let rot_bytes = track_bytes(&mut b.buffer, &rot_tracks, n_frames);
-        rot_bytes.into_par_iter().enumerate().for_each(|(r, track)| {
-            let mut sign = 1i8;
-            for (f, q) in track.chunks_exact_mut(16).enumerate() {
-                let side = all_sides[f * n_rot + r];
-                // Turned when its dot product with the one written before
-                // (this side times that one's sign) is negative.
-                sign = if side * sign < 0 { -1 } else { 1 };
-                if sign < 0 {
-                    for x in q.chunks_exact_mut(4) {
-                        x[3] ^= 0x80;
-                    }
-                }
-            }
-        });
-    }
-    let mut anim = json::Animation {
+    let start = b.end();
+    let (anim, end) = anim::Anim::plan(skeleton, mode, factor, names, n_frames, start);
+    b.leave_gap(end - start);
+    let mut channels = json::Animation {
         name: Some(name.to_string()),
         channels: Vec::new(),
         samplers: Vec::new(),
         extensions: None,
         extras: None,
     };
-    let mut add = |b: &mut Builder, node: usize, at: usize, ty: json::accessor::Type, path| {
-        let view = b.view_at(at, 4 * ty.multiplicity() * n_frames, None);
+    for t in &anim.tracks {
+        let (ty, path) = if t.stride == 12 {
+            (json::accessor::Type::Vec3, json::animation::Property::Translation)
+        } else {
+            (json::accessor::Type::Vec4, json::animation::Property::Rotation)
+        };
+        let view = b.view_at(t.start, t.stride * n_frames, None);
         let output = b.float_accessor(view, n_frames, ty, None);
-        let sampler = json::Index::new(anim.samplers.len() as u32);
-        anim.samplers.push(json::animation::Sampler {
+        let sampler = json::Index::new(channels.samplers.len() as u32);
+        channels.samplers.push(json::animation::Sampler {
             input,
             interpolation: Valid(json::animation::Interpolation::Linear),
             output,
             extensions: None,
             extras: None,
         });
-        anim.channels.push(json::animation::Channel {
+        channels.channels.push(json::animation::Channel {
             sampler,
             target: json::animation::Target {
-                node: json::Index::new(node as u32),
+                node: json::Index::new(t.joint as u32),
                 path: Valid(path),
                 extensions: None,
                 extras: None,
@@ -829,25 +821,11 @@ fn animate(
             extensions: None,
             extras: None,
         });
-    };
-    for i in 0..n {
-        if translated[i] {
-            add(
-                b,
-                i,
-                tra_at[i],
-                json::accessor::Type::Vec3,
-                json::animation::Property::Translation,
-            );
-        }
-        if rotated[i] {
-            add(b, i, rot_at[i], json::accessor::Type::Vec4, json::animation::Property::Rotation);
-        }
     }
-    if !anim.channels.is_empty() {
-        b.root.push(anim);
+    if !channels.channels.is_empty() {
+        b.root.push(channels);
     }
-    Ok(())
+    Ok(anim)
 }
 
 /// One box per bone of the tree under `root` (from each joint to each of

@@ -305,3 +305,174 @@ fn up_axis_is_detected_converted_and_recorded() {
     assert_eq!(extras(&keep)["bvhkit"]["source_up_axis"], serde_json::Value::Null);
     assert_eq!(extras(&keep)["bvhkit"]["up"], "kept");
 }
+
+/// A clip of four pieces and a bit with a joint that has position channels
+/// only, one with rotations only and a Z-up root (converted to Y up).
+fn long_clip(frames: usize) -> String {
+    let mut text = String::from(
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 90\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n \
+         JOINT Slide\n {\n  OFFSET 0 0 40\n  CHANNELS 3 Xposition Yposition Zposition\n  \
+         JOINT Head\n  {\n   OFFSET 0 0 20\n   CHANNELS 3 Zrotation Xrotation Yrotation\n   \
+         End Site\n   {\n    OFFSET 0 0 10\n   }\n  }\n }\n \
+         JOINT LeftFoot\n {\n  OFFSET 10 5 -85\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  \
+         End Site\n  {\n   OFFSET 0 10 0\n  }\n }\n}\nMOTION\n",
+    );
+    text.push_str(&format!("Frames: {frames}\nFrame Time: 0.0333333\n"));
+    for f in 0..frames {
+        let t = f as f64;
+        text.push_str(&format!(
+            "{} {} 90 {} {} 3 0.5 {} 40 {} 5 {} {} {} 2\n",
+            t * 0.1,
+            (t * 0.05).sin(),
+            7.0 * t - 3000.0,
+            10.0 * (t * 0.05).sin(),
+            (t * 0.01).cos(),
+            11.0 * t,
+            (t * 0.3).sin() * 20.0,
+            -5.0 * t,
+            30.0 * (t * 0.02).cos(),
+        ));
+    }
+    text
+}
+
+/// `Plan::write_glb` computes the frames as it writes them, piece by piece
+/// in frame order on rayon's pool: its bytes are those of the `.glb` made
+/// in memory from `export` (whose values the tests above check against
+/// references), from where the writer stands, on any number of threads.
+#[test]
+fn streamed_glb_is_the_glb_made_in_memory_on_any_thread_count() {
+    use std::io::{Cursor, Write};
+    let bvh = Bvh::parse(long_clip(4 * 512 + 77)).unwrap();
+    for options in [
+        ExportOptions::default(),
+        ExportOptions { mesh: false, up: Up::Keep, ..Default::default() },
+    ] {
+        let want = export(&bvh, &options).unwrap().to_glb().unwrap();
+        assert_eq!(u32::from_le_bytes(want[8..12].try_into().unwrap()) as usize, want.len());
+        for threads in [1, 2, 3, 8] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let plan = bvhkit_gltf::plan(&bvh, &options).unwrap();
+            assert_eq!(plan.buffer_len() + plan_head_len(&want), want.len());
+            let mut out = Cursor::new(Vec::new());
+            out.write_all(b"abc").unwrap();
+            pool.install(|| plan.write_glb(&mut out)).unwrap();
+            let got = out.into_inner();
+            assert_eq!(&got[..3], b"abc");
+            assert!(got[3..] == want[..], "{threads} threads: the streamed .glb differs");
+            let again = pool.install(|| export(&bvh, &options)).unwrap().to_glb().unwrap();
+            assert!(again == want, "{threads} threads: the .glb in memory differs");
+        }
+    }
+    // The Head's track against its reference, sign-continuous from frame 0:
+    // turning 11° a frame, its sign changes every 33 frames or so, so the
+    // sign carried across the pieces' edges is negative at some (checked).
+    let options = ExportOptions { mesh: false, up: Up::Keep, ..Default::default() };
+    let x = export(&bvh, &options).unwrap();
+    let (_, q) = track(&x, 2, Property::Rotation);
+    let (zax, xax, yax) = ([0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]);
+    let mut prev: Option<[f64; 4]> = None;
+    let mut turned_at_edges = 0;
+    for f in 0..bvh.motion().n_frames() {
+        let t = f as f64;
+        let mut want = mul(
+            mul(axis_quat(zax, 11.0 * t), axis_quat(xax, 5.0)),
+            axis_quat(yax, (t * 0.3).sin() * 20.0),
+        );
+        if let Some(p) = prev
+            && (0..4).map(|k| p[k] * want[k]).sum::<f64>() < 0.0
+        {
+            want = want.map(|v| -v);
+        }
+        prev = Some(want);
+        let got = &q[4 * f..4 * f + 4];
+        let err: f64 = (0..4).map(|k| (f64::from(got[k]) - want[k]).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-6, "frame {f}: {got:?} vs {want:?}");
+        let own = mul(
+            mul(axis_quat(zax, (11.0 * t) % 360.0), axis_quat(xax, 5.0)),
+            axis_quat(yax, (t * 0.3).sin() * 20.0),
+        );
+        if f > 0 && f % 512 == 0 && (0..4).map(|k| own[k] * want[k]).sum::<f64>() < 0.0 {
+            turned_at_edges += 1;
+        }
+    }
+    assert!(turned_at_edges > 0, "no piece starts turned: the carried sign is not checked");
+}
+
+/// The length of a `.glb`'s header, JSON chunk and binary chunk header.
+fn plan_head_len(glb: &[u8]) -> usize {
+    12 + 8 + u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize + 8
+}
+
+/// A writer that fails once `limit` bytes were written.
+struct Failing {
+    inner: std::io::Cursor<Vec<u8>>,
+    limit: u64,
+}
+
+impl std::io::Write for Failing {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.inner.position() + buf.len() as u64 > self.limit {
+            return Err(std::io::Error::other("disk full"));
+        }
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl std::io::Seek for Failing {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
+
+/// A value that is not finite in a later piece, or a writer that fails in
+/// the middle, stops the stream with that error (the first in frame order,
+/// as in memory), on any number of threads, without a hang or a panic.
+#[test]
+fn streaming_stops_at_the_first_bad_value_or_write_error() {
+    use bvhkit_gltf::GlbError;
+    let frames = 6 * 512;
+    let text = long_clip(frames);
+    let lines: Vec<&str> = text.lines().collect();
+    let motion = lines.len() - frames;
+    // Frame 1300: the Slide joint's translation (a joint with position
+    // channels only); frame 2900: the root's.
+    let mut bad: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let mut v: Vec<String> = bad[motion + 1300].split(' ').map(String::from).collect();
+    v[6] = "1e39".into();
+    bad[motion + 1300] = v.join(" ");
+    let mut v: Vec<String> = bad[motion + 2900].split(' ').map(String::from).collect();
+    v[0] = "1e39".into();
+    bad[motion + 2900] = v.join(" ");
+    let bvh = Bvh::parse(&(bad.join("\n") + "\n")).unwrap();
+    let options = ExportOptions { up: Up::Keep, scale: Scale::Factor(1.0), ..Default::default() };
+    let in_memory = export(&bvh, &options).unwrap_err();
+    assert_eq!(in_memory, Error::NotFinite { joint: "Slide".into(), frame: Some(1300) });
+    for threads in [1, 2, 8] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        for _ in 0..5 {
+            let plan = bvhkit_gltf::plan(&bvh, &options).unwrap();
+            let mut out = std::io::Cursor::new(Vec::new());
+            match pool.install(|| plan.write_glb(&mut out)) {
+                Err(GlbError::Export(e)) => assert_eq!(e, in_memory, "{threads} threads"),
+                other => panic!("{threads} threads: {other:?}"),
+            }
+        }
+    }
+    // A writer that fails in the middle of the binary chunk.
+    let good = Bvh::parse(&text).unwrap();
+    let whole = export(&good, &options).unwrap().to_glb().unwrap();
+    for threads in [1, 2, 8] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let plan = bvhkit_gltf::plan(&good, &options).unwrap();
+        let mut out =
+            Failing { inner: std::io::Cursor::new(Vec::new()), limit: whole.len() as u64 / 2 };
+        match pool.install(|| plan.write_glb(&mut out)) {
+            Err(GlbError::Io(e)) => assert_eq!(e.to_string(), "disk full"),
+            other => panic!("{threads} threads: {other:?}"),
+        }
+    }
+}

@@ -64,9 +64,18 @@ fn node_ready(test: &str) -> bool {
 }
 
 /// Writes NAME.glb and the expected world positions (metres) for check.mjs.
+/// The `.glb` is the streamed one of `bvh export` (`Plan::write_glb` into
+/// a file), which must be the bytes of the one made in memory.
 fn write_case(dir: &Path, name: &str, bvh: &Bvh, options: &ExportOptions) {
     let out = export(bvh, options).unwrap_or_else(|e| panic!("{name}: {e}"));
-    std::fs::write(dir.join(format!("{name}.glb")), out.to_glb().unwrap()).unwrap();
+    let path = dir.join(format!("{name}.glb"));
+    let mut file = std::fs::File::create(&path).unwrap();
+    bvhkit_gltf::plan(bvh, options).unwrap().write_glb(&mut file).unwrap();
+    drop(file);
+    assert!(
+        std::fs::read(&path).unwrap() == out.to_glb().unwrap(),
+        "{name}: streamed .glb differs"
+    );
     let s = bvh.skeleton();
     let fk = Kinematics::new(s, options.position_channels);
     let factor = out.applied.factor;

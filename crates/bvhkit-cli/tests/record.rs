@@ -583,3 +583,101 @@ fn a_config_skeleton_with_a_repairable_motion_section_records() {
     assert!(o.status.success(), "{err}");
     assert_eq!(Bvh::from_path(d.join("take.bvh")).unwrap().motion().n_frames(), 2, "{err}");
 }
+
+/// A root whose OFFSET is not zero under its position channels and a spine
+/// with six channels that repeat its OFFSET: the files three.js draws
+/// floating or with doubled bones unless written portable.
+const SIX_CHANNELS: &str = "HIERARCHY
+ROOT Hips
+{
+	OFFSET 5 90 0
+	CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+	JOINT Spine
+	{
+		OFFSET 0 10 0
+		CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+		JOINT Head
+		{
+			OFFSET 0 20 0
+			CHANNELS 3 Zrotation Xrotation Yrotation
+			End Site
+			{
+				OFFSET 0 8 0
+			}
+		}
+	}
+}
+MOTION
+Frames: 4
+Frame Time: 0.01
+5 90 0 0 0 0 0 10 0 0 0 0 0 0 0
+6 91 1 10 0 0 0 10 0 0 20 0 0 0 15
+7 92 2 20 5 0 0 10 0 0 30 0 5 0 0
+8 91 3 30 5 5 0 10 0 0 40 0 10 0 0
+";
+
+/// `record --portable`: the take has the plain take's channels and the very
+/// same frame values, every OFFSET component a position channel names is
+/// 0, and its world positions are the plain take's in both readings of
+/// position channels (replace, add), where the plain take's differ between
+/// them; a note names the joints whose OFFSET was zeroed.
+#[test]
+fn record_portable_zeroes_offsets_under_position_channels_and_keeps_the_frames() {
+    let dir = workdir("portable");
+    let d = dir.path();
+    std::fs::write(d.join("clip.bvh"), SIX_CHANNELS).unwrap();
+    std::fs::write(
+        d.join("all.toml"),
+        "skeleton = \"clip.bvh\"\nframe_rate = 100\nbind_all = true\n",
+    )
+    .unwrap();
+    let o = bvh()
+        .current_dir(d)
+        .args(["replay", "clip.bvh", "--as", "sensors", "-o", "samples.csv"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let record = |out: &str, extra: &[&str]| {
+        let o = bvh()
+            .current_dir(d)
+            .args(["record", "--config", "all.toml", "--input", "samples.csv", "-o", out])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{err}");
+        (Bvh::from_path(d.join(out)).unwrap(), err)
+    };
+    let (plain, plain_err) = record("plain.bvh", &[]);
+    let (port, err) = record("portable.bvh", &["--portable"]);
+    assert!(!plain_err.contains("--portable"), "{plain_err}");
+    assert!(
+        err.contains(
+            "portable.bvh: --portable: OFFSET zeroed under the position channels of 2 joints"
+        ),
+        "{err}"
+    );
+    let clip = Bvh::from_path(d.join("clip.bvh")).unwrap();
+    assert!(max_position_error(&clip, &plain) < 1e-6);
+    // The plain take is ambiguous: the two readings put the figure apart.
+    let world = |b: &Bvh, mode| Kinematics::new(b.skeleton(), mode).positions_all(b.motion());
+    let before = world(&plain, PositionChannels::Replace);
+    let dist = |a: &[DVec3], b: &[DVec3]| {
+        assert_eq!(a.len(), b.len());
+        a.iter().zip(b).map(|(p, q)| p.distance(*q)).fold(0.0, f64::max)
+    };
+    assert!(dist(&world(&plain, PositionChannels::Add), &before) > 50.0);
+    // The same channels and values; only the OFFSETs differ.
+    assert_eq!(port.motion(), plain.motion());
+    for (a, b) in port.skeleton().joints().iter().zip(plain.skeleton().joints()) {
+        assert_eq!(a.channels(), b.channels(), "{}", a.name());
+        for c in a.channels().iter().filter(|c| c.is_position()) {
+            assert_eq!(a.offset()[c.axis().index()], 0.0, "{} {c}", a.name());
+        }
+    }
+    assert_eq!(port.skeleton().joints()[2].offset(), DVec3::new(0.0, 20.0, 0.0));
+    for mode in [PositionChannels::Replace, PositionChannels::Add] {
+        let e = dist(&world(&port, mode), &before);
+        assert!(e <= 1e-9 * 130.0, "{mode:?}: {e}");
+    }
+}

@@ -219,7 +219,8 @@ fn ambiguous(bvh: &Bvh) -> bool {
 /// files do too when no position channel names a non-zero OFFSET
 /// component, and differ by more than 1e-3 of the size when one does (the
 /// bones floating or doubled that `--portable` fixes). The same for a
-/// retarget of a walk onto the Bandai Namco skeleton.
+/// retarget of a walk onto the Bandai Namco skeleton, and for a take
+/// `record` makes of the Bandai Namco kick's sensor samples.
 #[test]
 fn three_js_reads_portable_outputs_as_bvhkit_does() {
     let test = "three_js_reads_portable_outputs_as_bvhkit_does";
@@ -275,6 +276,34 @@ fn three_js_reads_portable_outputs_as_bvhkit_does() {
             expect.push((stem.to_string(), size(&out, &w), true, out.skeleton().len()));
         }
     }
+    // A take recorded from the kick's sensor samples (`replay --as
+    // sensors`, then `record` of every joint): written as it is recorded,
+    // so `--portable` keeps every position channel and zeroes the OFFSETs
+    // under them; without it three.js doubles the bones.
+    let samples = tmp.path().join("kick.csv");
+    run_ok(&["replay", kick.to_str().unwrap(), "--as", "sensors", "-o", samples.to_str().unwrap()]);
+    let rate = ReadOptions::new().lenient(true).read_path(&kick).unwrap().0.motion().fps();
+    let config = tmp.path().join("kick.toml");
+    std::fs::write(
+        &config,
+        format!("skeleton = {:?}\nframe_rate = {rate}\nbind_all = true\n", kick.to_str().unwrap()),
+    )
+    .unwrap();
+    let stem = "record_kick_samples";
+    for (d, extra) in [(&plain, None), (&port, Some("--portable"))] {
+        let o = d.join(format!("{stem}.bvh"));
+        let (c, s) = (config.to_str().unwrap(), samples.to_str().unwrap());
+        let mut args = vec!["record", "--config", c, "--input", s, "-o", o.to_str().unwrap()];
+        args.extend(extra);
+        run_ok(&args);
+        let out = Bvh::from_path(&o).unwrap();
+        let w = world(&out, PositionChannels::Replace);
+        let bin: Vec<u8> = w.iter().flat_map(|v| v.to_array()).flat_map(f64::to_le_bytes).collect();
+        std::fs::write(d.join(format!("{stem}.expect.bin")), bin).unwrap();
+        if extra.is_some() {
+            expect.push((stem.to_string(), size(&out, &w), true, out.skeleton().len()));
+        }
+    }
     let errors = |d: &Path| -> std::collections::HashMap<String, (f64, String)> {
         let out = Command::new("node")
             .arg(js_dir().join("bvh_positions.mjs"))
@@ -319,7 +348,7 @@ fn three_js_reads_portable_outputs_as_bvhkit_does() {
         }
     }
     eprintln!(
-        "three.js: {} of {} outputs (the corpus files and a retarget) drawn differently before --portable ({}), none after",
+        "three.js: {} of {} outputs (the corpus files, a retarget and a recording) drawn differently before --portable ({}), none after",
         differ.len(),
         expect.len(),
         differ.join(", ")
@@ -345,7 +374,8 @@ fn assert_portable(bvh: &Bvh, what: &str) {
 
 /// `--portable` on every command that writes BVH (`edit` streamed and
 /// whole, `fmt`, `concat`, `blend`, `layer`, `loop`, `clean`, `retarget`,
-/// `import`), on the Bandai Namco kick (six channels on every joint, hips
+/// `import`; `record` writes its take as it is recorded: its own test in
+/// `tests/record.rs`), on the Bandai Namco kick (six channels on every joint, hips
 /// under a fixed root): the output is portable and has the world positions
 /// of the same command without it, within 1e-9 of the size (`import`,
 /// which writes 32-bit values: 1e-7).

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use bvhkit_gltf::{BufferUri, ExportOptions, Scale, Up, export};
+use bvhkit::export::{Scale, Up};
+use bvhkit_gltf::{BufferUri, ExportOptions, export};
 
 use crate::PosMode;
 use crate::io::{
@@ -206,11 +207,7 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
     let options = ExportOptions {
         position_channels: a.position_channels.into(),
         scale: a.scale.map_or(Scale::Guess, Scale::Factor),
-        up: match a.up.unwrap_or(crate::clip::Up::Auto) {
-            crate::clip::Up::Auto => Up::Detect,
-            crate::clip::Up::Keep => Up::Keep,
-            crate::clip::Up::From(axis) => Up::From(axis),
-        },
+        up: export_up(a.up),
         mesh: !a.no_mesh,
         name: Some(name),
     };
@@ -244,6 +241,16 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
     Ok(lines)
 }
 
+/// `--up` as the up-axis choice of the glTF and FBX exports (detected
+/// when not given).
+fn export_up(up: Option<crate::clip::Up>) -> Up {
+    match up.unwrap_or(crate::clip::Up::Auto) {
+        crate::clip::Up::Auto => Up::Detect,
+        crate::clip::Up::Keep => Up::Keep,
+        crate::clip::Up::From(axis) => Up::From(axis),
+    }
+}
+
 /// The FBX export of one file (`bvhkit-fbx`).
 fn fbx(
     a: &Args,
@@ -253,15 +260,10 @@ fn fbx(
     name: String,
     mut lines: Vec<String>,
 ) -> Result<Vec<String>> {
-    use bvhkit_fbx::{Scale, Up};
     let options = bvhkit_fbx::ExportOptions {
         position_channels: a.position_channels.into(),
         scale: a.scale.map_or(Scale::Guess, Scale::Factor),
-        up: match a.up.unwrap_or(crate::clip::Up::Auto) {
-            crate::clip::Up::Auto => Up::Detect,
-            crate::clip::Up::Keep => Up::Keep,
-            crate::clip::Up::From(axis) => Up::From(axis),
-        },
+        up: export_up(a.up),
         mesh: !a.no_mesh,
         name: Some(name),
         ..Default::default()

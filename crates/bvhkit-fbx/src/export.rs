@@ -3,17 +3,16 @@
 
 use std::collections::HashSet;
 
-use bvhkit::edit::axes::{SignedAxis, detect_up};
+use bvhkit::edit::axes::SignedAxis;
 use bvhkit::glam::DVec3;
 use bvhkit::rotation::Axis;
-use bvhkit::units::UnitGuess;
 use bvhkit::{Bvh, PositionChannels, Skeleton};
 
 use crate::node::{
     CREATION_TIME, FILE_ID, Node, Sink, footer, header, object_name, p, p_f64, p_int, p_str,
     p_time, p_vec3,
 };
-use crate::{Applied, Error, Export, ExportOptions, Scale, Up};
+use crate::{Applied, Error, Export, ExportOptions};
 
 /// FBX time units per second.
 pub const TICKS_PER_SECOND: i64 = 46_186_158_000;
@@ -123,22 +122,9 @@ pub(crate) fn export(
     if n_frames > 1 && !(frame_time.is_finite() && frame_time > 0.0) {
         return Err(Error::FrameTime(frame_time));
     }
-    let (up, detected) = match options.up {
-        Up::Keep => (None, None),
-        Up::From(a) => (Some(a), None),
-        Up::Detect => {
-            let d = detect_up(bvh);
-            (d.axis, Some(d))
-        }
-    };
-    let guess = UnitGuess::of_bvh(bvh, options.position_channels);
-    let (factor, guessed) = match options.scale {
-        Scale::Guess => (guess.metres_per_unit(), true),
-        Scale::Factor(f) => (f, false),
-    };
-    if !(factor.is_finite() && factor > 0.0) {
-        return Err(Error::Scale(factor));
-    }
+    let (up, detected) = options.up.resolve(bvh);
+    let unit = options.scale.resolve(bvh, options.position_channels).map_err(Error::Scale)?;
+    let (factor, guess, guessed) = (unit.factor, unit.guess, unit.guessed);
     // Each channel's keys take 12 bytes a frame (an i64 time, an f32
     // value); 7.4's offsets are 32-bit.
     let curve_bytes = n_frames.saturating_mul(skeleton.n_channels()).saturating_mul(12);

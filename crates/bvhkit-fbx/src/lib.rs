@@ -53,29 +53,10 @@ mod raw;
 
 pub use export::{TICKS_PER_SECOND, frame_ticks};
 
-/// How file units are stated in the FBX file (`UnitScaleFactor`, in
-/// centimetres per unit). The numbers are always the BVH file's own.
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub enum Scale {
-    /// The unit guessed from the figure's size ([`bvhkit::units`]); an
-    /// unknown unit is stated so that the figure is 1.7 m tall.
-    #[default]
-    Guess,
-    /// One file unit is this many metres.
-    Factor(f64),
-}
-
-/// How the up axis is stated in the FBX file's `GlobalSettings`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Up {
-    /// Detected ([`bvhkit::edit::axes::detect_up`]); Y when none is found.
-    #[default]
-    Detect,
-    /// Given.
-    From(SignedAxis),
-    /// Stated as Y up, whatever the file's axes are.
-    Keep,
-}
+/// The unit and up-axis choices every export shares ([`bvhkit::export`]):
+/// FBX states them in its `GlobalSettings` (`UnitScaleFactor`, in
+/// centimetres per unit; the up axis) and keeps the file's numbers.
+pub use bvhkit::export::{Scale, Up};
 
 /// Options of [`export`].
 #[derive(Clone, Debug)]
@@ -83,9 +64,11 @@ pub struct ExportOptions {
     /// How position channels combine with `OFFSET` (as in `bvh positions`):
     /// `Add` writes `OFFSET + value` in the translation curves.
     pub position_channels: PositionChannels,
-    /// The unit stated.
+    /// The unit stated (an unknown guessed unit is stated so that the
+    /// figure is 1.7 m tall).
     pub scale: Scale,
-    /// The up axis stated.
+    /// The up axis stated: Y under [`Up::Keep`] and when none is detected,
+    /// whatever the file's axes are.
     pub up: Up,
     /// Write End Sites as leaf `LimbNode`s (named as `bvh positions` names them).
     pub end_sites: bool,

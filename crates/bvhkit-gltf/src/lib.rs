@@ -41,7 +41,7 @@
 //! per rotation track makes the quaternions sign-continuous in frame order from
 //! each frame's side of the one before, so the bytes are those of one frame
 //! after the other), quaternions sign-continuous, units from `bvhkit::units`,
-//! the up axis detected (`edit::axes::detect_up`) and converted to Y up by
+//! the up axis detected (`bvhkit::export::Up`, `edit::axes::detect_up`) and converted to Y up by
 //! `AxesMap` before anything else (`ExportOptions::up`). `tests/node.rs` runs
 //! `tests/js/check.mjs` (glTF-Validator and three.js GLTFLoader, npm packages
 //! pinned by its lock file, installed by `scripts/test.sh`) over every corpus
@@ -53,47 +53,30 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, UpAxis, detect_up};
+use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, UpAxis};
 use bvhkit::glam::{DAffine3, DQuat, DVec3};
 use bvhkit::units::{UnitGuess, Units};
 use bvhkit::{Bvh, Kinematics, PositionChannels, Skeleton};
 use gltf_json as json;
 use json::validation::{Checked::Valid, USize64};
 
-/// How file units become glTF metres.
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub enum Scale {
-    /// Guess the file's unit from the figure's size
-    /// ([`bvhkit::units`]) and convert to metres; an unknown unit is
-    /// scaled to a human size of 1.7 m.
-    #[default]
-    Guess,
-    /// Multiply every length by this factor (`1.0` keeps the file's numbers).
-    Factor(f64),
-}
-
-/// How the file's up axis is taken: glTF is Y up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Up {
-    /// Detect it ([`detect_up`]) and convert from it to Y up; the file's
-    /// axes are kept when none is found.
-    #[default]
-    Detect,
-    /// The file's up axis, given: convert from it to Y up (nothing for `+Y`).
-    From(SignedAxis),
-    /// Keep the file's axes, whatever they are.
-    Keep,
-}
+/// The unit and up-axis choices every export shares ([`bvhkit::export`]):
+/// glTF multiplies every length by the unit's metres per file unit, and
+/// converts from the up axis to its Y up.
+pub use bvhkit::export::{Scale, Up};
 
 /// Options of [`export`].
 #[derive(Clone, Debug)]
 pub struct ExportOptions {
     /// How position channels combine with `OFFSET` (as in `bvh positions`).
     pub position_channels: PositionChannels,
-    /// Unit conversion.
+    /// Unit conversion: every length is multiplied by the metres per file
+    /// unit (an unknown guessed unit is scaled to a human size of 1.7 m;
+    /// `Scale::Factor(1.0)` keeps the file's numbers).
     pub scale: Scale,
     /// Up axis: converted to glTF's Y up as `bvh edit --up y --source-up
-    /// AXIS` converts it ([`AxesMap`], Blender's axis conversion).
+    /// AXIS` converts it ([`AxesMap`], Blender's axis conversion); the
+    /// file's axes are kept under [`Up::Keep`] and when none is detected.
     pub up: Up,
     /// Add a skin and one box per bone weighted to its joint.
     pub mesh: bool,
@@ -515,14 +498,7 @@ fn finite32(v: DVec3, joint: &str, frame: Option<usize>) -> Result<[f32; 3], Err
 /// [`Error::NotFinite`] for values beyond `f32`, [`Error::Scale`] for a bad
 /// scale factor, [`Error::Axes`] when the axis conversion fails.
 pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
-    let (source_up, detected) = match options.up {
-        Up::Keep => (None, None),
-        Up::From(a) => (Some(a), None),
-        Up::Detect => {
-            let d = detect_up(bvh);
-            (d.axis, Some(d))
-        }
-    };
+    let (source_up, detected) = options.up.resolve(bvh);
     let converted;
     let bvh = match source_up {
         Some(from) if from != SignedAxis::PosY => {
@@ -543,14 +519,8 @@ pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
     if n_frames > 1 && !(frame_time.is_finite() && frame_time > 0.0) {
         return Err(Error::FrameTime(frame_time));
     }
-    let guess = UnitGuess::of_bvh(bvh, options.position_channels);
-    let (factor, guessed) = match options.scale {
-        Scale::Guess => (guess.metres_per_unit(), true),
-        Scale::Factor(f) => (f, false),
-    };
-    if !(factor.is_finite() && factor > 0.0) {
-        return Err(Error::Scale(factor));
-    }
+    let unit = options.scale.resolve(bvh, options.position_channels).map_err(Error::Scale)?;
+    let (factor, guess, guessed) = (unit.factor, unit.guess, unit.guessed);
     let applied = Applied { factor, guess, guessed, source_up, detected };
     let names = skeleton.display_names();
     let name = options.name.clone().unwrap_or_else(|| "motion".to_string());

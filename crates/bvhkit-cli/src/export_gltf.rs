@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use bvhkit::export::{Scale, Up};
-use bvhkit_gltf::{BufferUri, ExportOptions, export};
+use bvhkit::export::{Options, Scale, Up};
+use bvhkit_gltf::{BufferUri, export};
 
 use crate::PosMode;
 use crate::io::{
@@ -201,16 +201,23 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
     {
         std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
     }
-    if format == Format::Fbx {
-        return fbx(a, input, out, &bvh, name, lines);
-    }
-    let options = ExportOptions {
+    // The options both formats share, from `--position-channels`,
+    // `--scale`, `--up` and `--no-mesh`.
+    let options = Options {
         position_channels: a.position_channels.into(),
         scale: a.scale.map_or(Scale::Guess, Scale::Factor),
-        up: export_up(a.up),
+        up: match a.up.unwrap_or(crate::clip::Up::Auto) {
+            crate::clip::Up::Auto => Up::Detect,
+            crate::clip::Up::Keep => Up::Keep,
+            crate::clip::Up::From(axis) => Up::From(axis),
+        },
         mesh: !a.no_mesh,
         name: Some(name),
     };
+    if format == Format::Fbx {
+        let options = bvhkit_fbx::ExportOptions { common: options, ..Default::default() };
+        return fbx(input, out, &bvh, &options, lines);
+    }
     let x = export(&bvh, &options)?;
     match format {
         Format::Glb => write_atomic(out, |w| Ok(x.write_glb(w)?))?,
@@ -241,38 +248,19 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
     Ok(lines)
 }
 
-/// `--up` as the up-axis choice of the glTF and FBX exports (detected
-/// when not given).
-fn export_up(up: Option<crate::clip::Up>) -> Up {
-    match up.unwrap_or(crate::clip::Up::Auto) {
-        crate::clip::Up::Auto => Up::Detect,
-        crate::clip::Up::Keep => Up::Keep,
-        crate::clip::Up::From(axis) => Up::From(axis),
-    }
-}
-
 /// The FBX export of one file (`bvhkit-fbx`).
 fn fbx(
-    a: &Args,
     input: &Input,
     out: &Path,
     bvh: &bvhkit::Bvh,
-    name: String,
+    options: &bvhkit_fbx::ExportOptions,
     mut lines: Vec<String>,
 ) -> Result<Vec<String>> {
-    let options = bvhkit_fbx::ExportOptions {
-        position_channels: a.position_channels.into(),
-        scale: a.scale.map_or(Scale::Guess, Scale::Factor),
-        up: export_up(a.up),
-        mesh: !a.no_mesh,
-        name: Some(name),
-        ..Default::default()
-    };
     // Written as it is made, a few MiB at a time (so the file's writeback
     // starts early and the whole file is never held in memory).
     let mut done = None;
     write_atomic(out, |w| {
-        done = Some(bvhkit_fbx::export_to(bvh, &options, w)?);
+        done = Some(bvhkit_fbx::export_to(bvh, options, w)?);
         Ok(())
     })?;
     let x = done.expect("written");

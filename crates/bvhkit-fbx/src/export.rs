@@ -122,8 +122,9 @@ pub(crate) fn export(
     if n_frames > 1 && !(frame_time.is_finite() && frame_time > 0.0) {
         return Err(Error::FrameTime(frame_time));
     }
-    let (up, detected) = options.up.resolve(bvh);
-    let unit = options.scale.resolve(bvh, options.position_channels).map_err(Error::Scale)?;
+    let common = &options.common;
+    let (up, detected) = common.up.resolve(bvh);
+    let unit = common.scale.resolve(bvh, common.position_channels).map_err(Error::Scale)?;
     let (factor, guess, guessed) = (unit.factor, unit.guess, unit.guessed);
     // Each channel's keys take 12 bytes a frame (an i64 time, an f32
     // value); 7.4's offsets are 32-bit.
@@ -140,7 +141,7 @@ pub(crate) fn export(
     }
     let keep: Vec<bool> =
         skeleton.joints().iter().map(|j| options.end_sites || !j.is_end_site()).collect();
-    let anim_name = options.name.clone().unwrap_or_else(|| "motion".to_string());
+    let anim_name = common.animation_name();
     // The last key's time; a single frame lasts one frame time (readers
     // skip an animation of zero length).
     let stop = match n_frames {
@@ -226,7 +227,7 @@ pub(crate) fn export(
     // The mesh: a box along every bone, skinned to the bone's joint.
     let mut mesh_objects = 0usize;
     let mut mesh_model = None;
-    if options.mesh {
+    if common.mesh {
         let boxes = bone_boxes(skeleton, &keep, &rest_world, size);
         if !boxes.vertices.is_empty() {
             mesh_objects = 1;
@@ -399,7 +400,7 @@ pub(crate) fn export(
             crate::node::array_head(&mut times_array, b'l', n_frames, 0, raw.len());
             times_array.extend_from_slice(&raw);
         }
-        let add = options.position_channels == PositionChannels::Add;
+        let add = options.common.position_channels == PositionChannels::Add;
         for (i, j) in skeleton.joints().iter().enumerate() {
             if !keep[i] || j.channels().is_empty() {
                 continue;

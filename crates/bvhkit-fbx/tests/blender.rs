@@ -137,7 +137,7 @@ fn blender_imports_every_export() {
         assert!(r["error"].is_null(), "{name}: Blender's import failed: {}", r["error"]);
         let bones = r["bones"].as_object().unwrap();
         let s = bvh.skeleton();
-        let fk = Kinematics::new(s, options.position_channels);
+        let fk = Kinematics::new(s, options.common.position_channels);
         let factor = out.applied.factor;
         let size = out.applied.guess.size * factor;
         let mut p = vec![DVec3::ZERO; s.len()];

@@ -23,7 +23,7 @@ use std::process::Command;
 use bvhkit::edit::axes::SignedAxis;
 use bvhkit::glam::{DAffine3, DMat3, DMat4, DQuat, DVec3};
 use bvhkit::{Bvh, Kinematics, PositionChannels, ReadOptions};
-use bvhkit_fbx::{ExportOptions, export};
+use bvhkit_fbx::{ExportOptions, Options, export};
 use serde_json::Value;
 
 fn js_dir() -> PathBuf {
@@ -451,7 +451,8 @@ fn check_corpus(test: &str, mesh: bool) {
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         let bytes = std::fs::read(&path).unwrap();
         let Ok((bvh, _)) = ReadOptions::new().lenient(true).parse(&bytes) else { continue };
-        let options = ExportOptions { mesh, ..Default::default() };
+        let options =
+            ExportOptions { common: Options { mesh, ..Default::default() }, ..Default::default() };
         let out = export(&bvh, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
         let fbx = dir.path().join(format!("{name}.fbx"));
         std::fs::write(&fbx, &out.bytes).unwrap();

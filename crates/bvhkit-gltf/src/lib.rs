@@ -60,41 +60,17 @@ use bvhkit::{Bvh, Kinematics, PositionChannels, Skeleton};
 use gltf_json as json;
 use json::validation::{Checked::Valid, USize64};
 
-/// The unit and up-axis choices every export shares ([`bvhkit::export`]):
-/// glTF multiplies every length by the unit's metres per file unit, and
-/// converts from the up axis to its Y up.
+/// The options of [`export`] are the ones every export shares
+/// ([`bvhkit::export::Options`]): position channels, unit conversion (every
+/// length multiplied by the metres per file unit; an unknown guessed unit
+/// scaled to a human size of 1.7 m, `Scale::Factor(1.0)` keeping the
+/// file's numbers), the up axis converted to glTF's Y up ([`AxesMap`],
+/// Blender's axis conversion; the file's axes kept under [`Up::Keep`] and
+/// when none is detected), a skin with one box per bone weighted to its
+/// joint, and the name of the animation and scene.
+pub use bvhkit::export::Options as ExportOptions;
+/// The unit and up-axis choices ([`bvhkit::export`]).
 pub use bvhkit::export::{Scale, Up};
-
-/// Options of [`export`].
-#[derive(Clone, Debug)]
-pub struct ExportOptions {
-    /// How position channels combine with `OFFSET` (as in `bvh positions`).
-    pub position_channels: PositionChannels,
-    /// Unit conversion: every length is multiplied by the metres per file
-    /// unit (an unknown guessed unit is scaled to a human size of 1.7 m;
-    /// `Scale::Factor(1.0)` keeps the file's numbers).
-    pub scale: Scale,
-    /// Up axis: converted to glTF's Y up as `bvh edit --up y --source-up
-    /// AXIS` converts it ([`AxesMap`], Blender's axis conversion); the
-    /// file's axes are kept under [`Up::Keep`] and when none is detected.
-    pub up: Up,
-    /// Add a skin and one box per bone weighted to its joint.
-    pub mesh: bool,
-    /// Name of the animation (and of the scene); `"motion"` when `None`.
-    pub name: Option<String>,
-}
-
-impl Default for ExportOptions {
-    fn default() -> Self {
-        ExportOptions {
-            position_channels: PositionChannels::Replace,
-            scale: Scale::Guess,
-            up: Up::Detect,
-            mesh: true,
-            name: None,
-        }
-    }
-}
 
 /// What unit and axis conversion was applied.
 #[derive(Clone, Debug, PartialEq)]
@@ -523,7 +499,7 @@ pub fn export(bvh: &Bvh, options: &ExportOptions) -> Result<Export, Error> {
     let (factor, guess, guessed) = (unit.factor, unit.guess, unit.guessed);
     let applied = Applied { factor, guess, guessed, source_up, detected };
     let names = skeleton.display_names();
-    let name = options.name.clone().unwrap_or_else(|| "motion".to_string());
+    let name = options.animation_name();
 
     let mut b = Builder { root: json::Root::default(), buffer: Vec::new() };
     b.root.asset.generator = Some(format!("bvhkit-gltf {}", env!("CARGO_PKG_VERSION")));

@@ -1,7 +1,7 @@
 //! What the exports to other formats share (`bvhkit-gltf`, `bvhkit-fbx`):
-//! the unit and up-axis choices of their options ([`Scale`], [`Up`]) and
-//! the one way each is resolved against a clip ([`Scale::resolve`],
-//! [`Up::resolve`]). Each format says what it does with the answer: glTF
+//! their options ([`Options`]: position channels, unit, up axis, mesh,
+//! name), the unit and up-axis choices ([`Scale`], [`Up`]) and the one way
+//! each is resolved against a clip ([`Scale::resolve`], [`Up::resolve`]). Each format says what it does with the answer: glTF
 //! converts lengths to metres and axes to Y up, FBX states the unit and the
 //! axis in its settings and keeps the file's numbers.
 //!
@@ -90,5 +90,47 @@ impl Up {
                 (d.axis, Some(d))
             }
         }
+    }
+}
+
+/// The options every export shares (`bvhkit_gltf::ExportOptions` is this
+/// type; `bvhkit_fbx::ExportOptions` holds it as `common`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// How position channels combine with `OFFSET` (as in `bvh positions`):
+    /// the translations exported are those of this reading.
+    pub position_channels: PositionChannels,
+    /// The unit: glTF multiplies every length by its metres per file unit;
+    /// FBX states it and keeps the file's numbers.
+    pub scale: Scale,
+    /// The up axis: glTF converts from it to its Y up (as `bvh edit --up y
+    /// --source-up AXIS` does), keeping the file's axes under [`Up::Keep`]
+    /// and when none is detected; FBX states it (Y in those cases) and
+    /// keeps the file's numbers.
+    pub up: Up,
+    /// Add a mesh: a box along every bone, skinned to its joint, so that
+    /// any viewer shows the figure.
+    pub mesh: bool,
+    /// The animation's name (glTF's animation and scene, FBX's stack and
+    /// take); `"motion"` when `None`.
+    pub name: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            position_channels: PositionChannels::Replace,
+            scale: Scale::Guess,
+            up: Up::Detect,
+            mesh: true,
+            name: None,
+        }
+    }
+}
+
+impl Options {
+    /// The animation's name: [`Options::name`], or `"motion"`.
+    pub fn animation_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| "motion".to_string())
     }
 }

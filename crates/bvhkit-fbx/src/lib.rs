@@ -42,9 +42,9 @@
 
 use std::fmt;
 
+use bvhkit::Bvh;
 use bvhkit::edit::axes::{SignedAxis, UpAxis};
 use bvhkit::units::UnitGuess;
-use bvhkit::Bvh;
 
 mod export;
 mod import;

@@ -730,21 +730,6 @@ pub fn spinning_text(frames: usize) -> String {
     t
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fixed6_spells_like_exporters() {
-        let mut s = String::new();
-        for v in [0, 1, -1, 12_345_678, -12_345_678, 180_000_000, -999_999] {
-            s.push(' ');
-            push_fixed6(&mut s, v);
-        }
-        assert_eq!(s, " 0.000000 0.000001 -0.000001 12.345678 -12.345678 180.000000 -0.999999");
-    }
-}
-
 /// A world position of a file whose up axis is `up`, in Y-up axes, as the
 /// glTF export's conversion and the FBX file's stated axis system give it:
 /// the rotation that takes `up` to +Y and the default forward (Blender's: Y
@@ -773,5 +758,20 @@ pub fn to_y_up(
         Some(SignedAxis::NegY) => DVec3::new(x, -y, -z),
         Some(SignedAxis::PosX) => DVec3::new(-y, x, z),
         Some(SignedAxis::NegX) => DVec3::new(y, -x, z),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed6_spells_like_exporters() {
+        let mut s = String::new();
+        for v in [0, 1, -1, 12_345_678, -12_345_678, 180_000_000, -999_999] {
+            s.push(' ');
+            push_fixed6(&mut s, v);
+        }
+        assert_eq!(s, " 0.000000 0.000001 -0.000001 12.345678 -12.345678 180.000000 -0.999999");
     }
 }

@@ -12,12 +12,14 @@
 #![deny(unsafe_code)]
 
 mod config;
+mod error;
 mod neuron;
 mod recorder;
 mod replay;
 mod samples;
 
 pub use config::{Binding, Config, ConfigError, MAX_FRAME_RATE, Mount, RootPosition, Z_UP};
+pub use error::InputError;
 pub use neuron::{FrameError, MAX_TOKEN, NeuronReader, write_neuron_frame};
 pub use recorder::{Recorder, Sample, Stats};
 pub use replay::{REPLAY_HEADER, SensorReplay, replay_csv};

@@ -22,29 +22,12 @@
 //! reading goes on. At most `N + 2` tokens of a frame are kept, so a stream
 //! that never sends `||` is read in bounded memory.
 
-use std::fmt;
-
 /// Longest token (bytes); longer ones make their frame malformed.
 pub const MAX_TOKEN: usize = 64;
 
-/// A frame that is not one of the skeleton's.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FrameError {
-    /// 1-based line of the frame's first token.
-    pub line: u64,
-    /// 1-based column (bytes) of the frame's first token.
-    pub column: u64,
-    /// What was expected and found.
-    pub message: String,
-}
-
-impl fmt::Display for FrameError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.line, self.column, self.message)
-    }
-}
-
-impl std::error::Error for FrameError {}
+/// A frame that is not one of the skeleton's: at its first token's line
+/// and column (bytes), never fatal.
+pub type FrameError = crate::InputError;
 
 /// Reads the stream from bytes as they arrive (any split), appending each
 /// complete frame's `N` values to a caller-owned buffer.
@@ -250,7 +233,7 @@ impl NeuronReader {
     fn fail(&mut self, message: String, on_error: &mut dyn FnMut(FrameError)) {
         let (line, column) = self.frame_at.unwrap_or((self.line, self.column));
         self.malformed += 1;
-        on_error(FrameError { line, column, message });
+        on_error(FrameError { line, column, message, fatal: false });
         self.reset();
     }
 

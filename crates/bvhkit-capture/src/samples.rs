@@ -2,8 +2,6 @@
 //! lines with the same keys. The format is taken from the first non-empty
 //! line (`{` starts JSON lines, anything else is the CSV header).
 
-use std::fmt;
-
 use serde::Deserialize;
 
 use crate::recorder::Sample;
@@ -28,27 +26,9 @@ impl Reading {
     }
 }
 
-/// A line that is not a sample.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LineError {
-    /// 1-based line number.
-    pub line: u64,
-    /// 1-based column (characters) where the problem starts.
-    pub column: u64,
-    /// What was expected and found.
-    pub message: String,
-    /// Whether reading cannot go on (a bad CSV header); otherwise only this
-    /// line is malformed.
-    pub fatal: bool,
-}
-
-impl fmt::Display for LineError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.line, self.column, self.message)
-    }
-}
-
-impl std::error::Error for LineError {}
+/// A line that is not a sample: its line and column (characters); fatal
+/// when reading cannot go on (a bad CSV header).
+pub type LineError = crate::InputError;
 
 #[derive(Clone, Debug)]
 enum Format {

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use bvhkit_gltf::{BufferUri, ExportOptions, GlbError, Scale, Up, export};
+use bvhkit::export::{Options, Scale, Up};
+use bvhkit_gltf::{BufferUri, GlbError, export};
 
 use crate::PosMode;
 use crate::io::{
@@ -200,10 +201,9 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
     {
         std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
     }
-    if format == Format::Fbx {
-        return fbx(a, input, out, &bvh, name, lines);
-    }
-    let options = ExportOptions {
+    // The options both formats share, from `--position-channels`,
+    // `--scale`, `--up` and `--no-mesh`.
+    let options = Options {
         position_channels: a.position_channels.into(),
         scale: a.scale.map_or(Scale::Guess, Scale::Factor),
         up: match a.up.unwrap_or(crate::clip::Up::Auto) {
@@ -214,6 +214,10 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
         mesh: !a.no_mesh,
         name: Some(name),
     };
+    if format == Format::Fbx {
+        let options = bvhkit_fbx::ExportOptions { common: options, ..Default::default() };
+        return fbx(input, out, &bvh, &options, lines);
+    }
     let applied = match format {
         Format::Glb => glb(&bvh, &options, out)?,
         Format::Gltf if a.bin_file => {
@@ -251,7 +255,7 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
 /// complete), the binary chunk written piece by piece as its frames are
 /// computed ([`bvhkit_gltf::Plan::write_glb`]); into anything else (a
 /// FIFO, a device), made in memory and written in order.
-fn glb(bvh: &bvhkit::Bvh, options: &ExportOptions, out: &Path) -> Result<bvhkit_gltf::Applied> {
+fn glb(bvh: &bvhkit::Bvh, options: &Options, out: &Path) -> Result<bvhkit_gltf::Applied> {
     let plan = bvhkit_gltf::plan(bvh, options)?;
     let applied = plan.applied().clone();
     let mut o = open_output(out)?;
@@ -274,31 +278,17 @@ fn glb(bvh: &bvhkit::Bvh, options: &ExportOptions, out: &Path) -> Result<bvhkit_
 
 /// The FBX export of one file (`bvhkit-fbx`).
 fn fbx(
-    a: &Args,
     input: &Input,
     out: &Path,
     bvh: &bvhkit::Bvh,
-    name: String,
+    options: &bvhkit_fbx::ExportOptions,
     mut lines: Vec<String>,
 ) -> Result<Vec<String>> {
-    use bvhkit_fbx::{Scale, Up};
-    let options = bvhkit_fbx::ExportOptions {
-        position_channels: a.position_channels.into(),
-        scale: a.scale.map_or(Scale::Guess, Scale::Factor),
-        up: match a.up.unwrap_or(crate::clip::Up::Auto) {
-            crate::clip::Up::Auto => Up::Detect,
-            crate::clip::Up::Keep => Up::Keep,
-            crate::clip::Up::From(axis) => Up::From(axis),
-        },
-        mesh: !a.no_mesh,
-        name: Some(name),
-        ..Default::default()
-    };
     // Written as it is made, a few MiB at a time (so the file's writeback
     // starts early and the whole file is never held in memory).
     let mut done = None;
     write_atomic(out, |w| {
-        done = Some(bvhkit_fbx::export_to(bvh, &options, w)?);
+        done = Some(bvhkit_fbx::export_to(bvh, options, w)?);
         Ok(())
     })?;
     let x = done.expect("written");

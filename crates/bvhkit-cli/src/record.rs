@@ -99,6 +99,9 @@ pub(crate) struct RecordArgs {
     /// Smooth each frame as it arrives with the one-euro filter, as `bvh clean --one-euro` would smooth the whole take: minimum cut-off (Hz), beta, speed cut-off (Hz, default 1).
     #[arg(long, value_name = "MIN_CUTOFF,BETA[,D_CUTOFF]", value_parser = crate::clean::parse_one_euro)]
     one_euro: Option<bvhkit::clean::OneEuro>,
+    /// Write the take so that every reader reads its position channels alike (docs/format.md): the OFFSET component each position channel names set to 0. A take is written as it is recorded, so its position channels are all kept (`bvh fmt --portable` of the take drops those that stayed constant).
+    #[arg(long)]
+    portable: bool,
 }
 
 /// The live view: a loopback server whose feed gets every frame's world positions.
@@ -335,7 +338,20 @@ pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
         })
         .transpose()?;
     let live = a.live.map(|port| Live::start(&skeleton, frame_rate, port)).transpose()?;
-    let take = Take::create(&a.output, &skeleton, frame_rate)?;
+    // The frames' values are the same either way: only the written
+    // skeleton's OFFSETs differ.
+    let written = if a.portable {
+        let mut notes = Vec::new();
+        let out =
+            crate::portable::streamed(&skeleton, &a.output.display().to_string(), &mut notes)?;
+        for n in notes {
+            eprintln!("bvh: note: {}", escape(&n));
+        }
+        out
+    } else {
+        skeleton.clone()
+    };
+    let take = Take::create(&a.output, &written, frame_rate)?;
     let n_channels = skeleton.n_channels();
     let decoder = match &config {
         Some(config) if !neuron => Decoder::Samples {

@@ -9,6 +9,21 @@ fn bvh() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bvh"))
 }
 
+/// Runs `bvh ARGS` in `dir` with `input` on its standard input, its
+/// standard output and error captured.
+fn run_with_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Output {
+    let mut child = bvh()
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 fn run(args: &[&str]) -> Output {
     // `bvh view` opens one window at a time: clients connecting to Xvfb at
     // once now and then got "Failed to open connection to X server".
@@ -263,10 +278,8 @@ fn fmt_to_stdout_file_and_in_place() {
 
 #[test]
 fn fmt_reads_standard_input_and_walks_directories() {
-    let mut child =
-        bvh().args(["fmt", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(&std::fs::read(fixture("cr_only.bvh")).unwrap()).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let input = std::fs::read(fixture("cr_only.bvh")).unwrap();
+    let o = run_with_stdin(Path::new("."), &["fmt", "-"], &input);
     assert!(o.status.success());
     assert!(stdout(&o).starts_with("HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n"));
 

@@ -1,14 +1,31 @@
 //! `bvh record` and `bvh replay --as sensors`.
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
 
 use bvhkit::glam::DVec3;
 use bvhkit::{Bvh, Kinematics, PositionChannels};
 
-pub(crate) fn bvh() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_bvh"))
+pub(crate) use super::bvh;
+use super::run_with_stdin;
+
+/// Starts `bvh ARGS` in `dir`, standard input and standard error piped.
+pub(crate) fn spawn_piped(dir: &Path, args: &[&str]) -> Child {
+    bvh().current_dir(dir).args(args).stdin(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+/// Reads standard-error lines until one starts with `prefix`; returns the rest of it.
+pub(crate) fn after(err: &mut BufReader<ChildStderr>, prefix: &str) -> String {
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "no {prefix:?} in {seen}");
+        if let Some(rest) = line.trim_end().strip_prefix(prefix) {
+            return rest.to_string();
+        }
+        seen.push_str(&line);
+    }
 }
 
 pub(crate) fn capture_data(name: &str) -> PathBuf {
@@ -56,15 +73,8 @@ fn replay_then_record_gives_the_clip_back() {
     assert!(csv.starts_with("t,sensor,w,x,y,z,px,py,pz\n"), "{csv:.80}");
     // `-` reads the clip from standard input ("-: No such file or
     // directory" before): the same samples.
-    let mut child = bvh()
-        .current_dir(d)
-        .args(["replay", "-", "--as", "sensors", "-o", "stdin.csv"])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&std::fs::read(d.join("clip.bvh")).unwrap()).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let clip_text = std::fs::read(d.join("clip.bvh")).unwrap();
+    let o = run_with_stdin(d, &["replay", "-", "--as", "sensors", "-o", "stdin.csv"], &clip_text);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(std::fs::read_to_string(d.join("stdin.csv")).unwrap(), csv);
     std::fs::write(
@@ -73,15 +83,8 @@ fn replay_then_record_gives_the_clip_back() {
     )
     .unwrap();
     // Standard input as the source.
-    let mut child = bvh()
-        .current_dir(d)
-        .args(["record", "--config", "all.toml", "--input", "-", "-o", "take.bvh"])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(csv.as_bytes()).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let args = ["record", "--config", "all.toml", "--input", "-", "-o", "take.bvh"];
+    let o = run_with_stdin(d, &args, csv.as_bytes());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("take.bvh: 40 frames;") && err.contains(" 0 dropped"), "{err}");
@@ -204,11 +207,7 @@ fn killed_recording_keeps_every_completed_frame_and_fmt_repairs_the_count() {
 /// `bvh record` of the fixture config from UDP on a free loopback port
 /// (`--idle 30`, `extra` flags, `-o take.bvh`) in `d`: the child, its
 /// stderr, and the address it said it listens on.
-fn record_udp(
-    d: &Path,
-    extra: &[&str],
-) -> (std::process::Child, std::io::BufReader<std::process::ChildStderr>, String) {
-    use std::io::BufRead;
+fn record_udp(d: &Path, extra: &[&str]) -> (Child, BufReader<ChildStderr>, String) {
     let mut child = bvh()
         .current_dir(d)
         .args(["record", "--config", "two_sensors.toml", "--input", "udp://127.0.0.1:0"])
@@ -218,14 +217,8 @@ fn record_udp(
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    err.read_line(&mut first).unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("bvh: listening on udp://")
-        .unwrap_or_else(|| panic!("{first}"))
-        .to_string();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let addr = after(&mut err, "bvh: listening on udp://");
     (child, err, addr)
 }
 
@@ -415,13 +408,8 @@ fn an_existing_take_is_kept_until_the_first_frame() {
     assert!(err.contains("no frame recorded; take.bvh left as it was"), "{err}");
     assert_eq!(std::fs::read_to_string(d.join("take.bvh")).unwrap(), old);
     // Killed while the first frame is being filled (one sensor of two).
-    let mut child = bvh()
-        .current_dir(d)
-        .args(["record", "--config", "two_sensors.toml", "--input", "-", "-o", "take.bvh"])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = ["record", "--config", "two_sensors.toml", "--input", "-", "-o", "take.bvh"];
+    let mut child = spawn_piped(d, &args);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"t,sensor,w,x,y,z\n0,s-parent,1,0,0,0\n").unwrap();
     stdin.flush().unwrap();
@@ -582,4 +570,102 @@ fn a_config_skeleton_with_a_repairable_motion_section_records() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert_eq!(Bvh::from_path(d.join("take.bvh")).unwrap().motion().n_frames(), 2, "{err}");
+}
+
+/// A root whose OFFSET is not zero under its position channels and a spine
+/// with six channels that repeat its OFFSET: the files three.js draws
+/// floating or with doubled bones unless written portable.
+const SIX_CHANNELS: &str = "HIERARCHY
+ROOT Hips
+{
+	OFFSET 5 90 0
+	CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+	JOINT Spine
+	{
+		OFFSET 0 10 0
+		CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+		JOINT Head
+		{
+			OFFSET 0 20 0
+			CHANNELS 3 Zrotation Xrotation Yrotation
+			End Site
+			{
+				OFFSET 0 8 0
+			}
+		}
+	}
+}
+MOTION
+Frames: 4
+Frame Time: 0.01
+5 90 0 0 0 0 0 10 0 0 0 0 0 0 0
+6 91 1 10 0 0 0 10 0 0 20 0 0 0 15
+7 92 2 20 5 0 0 10 0 0 30 0 5 0 0
+8 91 3 30 5 5 0 10 0 0 40 0 10 0 0
+";
+
+/// `record --portable`: the take has the plain take's channels and the very
+/// same frame values, every OFFSET component a position channel names is
+/// 0, and its world positions are the plain take's in both readings of
+/// position channels (replace, add), where the plain take's differ between
+/// them; a note names the joints whose OFFSET was zeroed.
+#[test]
+fn record_portable_zeroes_offsets_under_position_channels_and_keeps_the_frames() {
+    let dir = workdir("portable");
+    let d = dir.path();
+    std::fs::write(d.join("clip.bvh"), SIX_CHANNELS).unwrap();
+    std::fs::write(
+        d.join("all.toml"),
+        "skeleton = \"clip.bvh\"\nframe_rate = 100\nbind_all = true\n",
+    )
+    .unwrap();
+    let o = bvh()
+        .current_dir(d)
+        .args(["replay", "clip.bvh", "--as", "sensors", "-o", "samples.csv"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let record = |out: &str, extra: &[&str]| {
+        let o = bvh()
+            .current_dir(d)
+            .args(["record", "--config", "all.toml", "--input", "samples.csv", "-o", out])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{err}");
+        (Bvh::from_path(d.join(out)).unwrap(), err)
+    };
+    let (plain, plain_err) = record("plain.bvh", &[]);
+    let (port, err) = record("portable.bvh", &["--portable"]);
+    assert!(!plain_err.contains("--portable"), "{plain_err}");
+    assert!(
+        err.contains(
+            "portable.bvh: --portable: OFFSET zeroed under the position channels of 2 joints"
+        ),
+        "{err}"
+    );
+    let clip = Bvh::from_path(d.join("clip.bvh")).unwrap();
+    assert!(max_position_error(&clip, &plain) < 1e-6);
+    // The plain take is ambiguous: the two readings put the figure apart.
+    let world = |b: &Bvh, mode| Kinematics::new(b.skeleton(), mode).positions_all(b.motion());
+    let before = world(&plain, PositionChannels::Replace);
+    let dist = |a: &[DVec3], b: &[DVec3]| {
+        assert_eq!(a.len(), b.len());
+        a.iter().zip(b).map(|(p, q)| p.distance(*q)).fold(0.0, f64::max)
+    };
+    assert!(dist(&world(&plain, PositionChannels::Add), &before) > 50.0);
+    // The same channels and values; only the OFFSETs differ.
+    assert_eq!(port.motion(), plain.motion());
+    for (a, b) in port.skeleton().joints().iter().zip(plain.skeleton().joints()) {
+        assert_eq!(a.channels(), b.channels(), "{}", a.name());
+        for c in a.channels().iter().filter(|c| c.is_position()) {
+            assert_eq!(a.offset()[c.axis().index()], 0.0, "{} {c}", a.name());
+        }
+    }
+    assert_eq!(port.skeleton().joints()[2].offset(), DVec3::new(0.0, 20.0, 0.0));
+    for mode in [PositionChannels::Replace, PositionChannels::Add] {
+        let e = dist(&world(&port, mode), &before);
+        assert!(e <= 1e-9 * 130.0, "{mode:?}: {e}");
+    }
 }

@@ -3,17 +3,16 @@
 
 use std::collections::HashSet;
 
-use bvhkit::edit::axes::{SignedAxis, detect_up};
+use bvhkit::edit::axes::SignedAxis;
 use bvhkit::glam::DVec3;
 use bvhkit::rotation::Axis;
-use bvhkit::units::UnitGuess;
 use bvhkit::{Bvh, PositionChannels, Skeleton};
 
 use crate::node::{
     CREATION_TIME, FILE_ID, Node, Sink, footer, header, object_name, p, p_f64, p_int, p_str,
     p_time, p_vec3,
 };
-use crate::{Applied, Error, Export, ExportOptions, Scale, Up};
+use crate::{Applied, Error, Export, ExportOptions};
 
 /// FBX time units per second.
 pub const TICKS_PER_SECOND: i64 = 46_186_158_000;
@@ -123,22 +122,10 @@ pub(crate) fn export(
     if n_frames > 1 && !(frame_time.is_finite() && frame_time > 0.0) {
         return Err(Error::FrameTime(frame_time));
     }
-    let (up, detected) = match options.up {
-        Up::Keep => (None, None),
-        Up::From(a) => (Some(a), None),
-        Up::Detect => {
-            let d = detect_up(bvh);
-            (d.axis, Some(d))
-        }
-    };
-    let guess = UnitGuess::of_bvh(bvh, options.position_channels);
-    let (factor, guessed) = match options.scale {
-        Scale::Guess => (guess.metres_per_unit(), true),
-        Scale::Factor(f) => (f, false),
-    };
-    if !(factor.is_finite() && factor > 0.0) {
-        return Err(Error::Scale(factor));
-    }
+    let common = &options.common;
+    let (up, detected) = common.up.resolve(bvh);
+    let unit = common.scale.resolve(bvh, common.position_channels).map_err(Error::Scale)?;
+    let (factor, guess, guessed) = (unit.factor, unit.guess, unit.guessed);
     // Each channel's keys take 12 bytes a frame (an i64 time, an f32
     // value); 7.4's offsets are 32-bit.
     let curve_bytes = n_frames.saturating_mul(skeleton.n_channels()).saturating_mul(12);
@@ -154,7 +141,7 @@ pub(crate) fn export(
     }
     let keep: Vec<bool> =
         skeleton.joints().iter().map(|j| options.end_sites || !j.is_end_site()).collect();
-    let anim_name = options.name.clone().unwrap_or_else(|| "motion".to_string());
+    let anim_name = common.animation_name();
     // The last key's time; a single frame lasts one frame time (readers
     // skip an animation of zero length).
     let stop = match n_frames {
@@ -240,7 +227,7 @@ pub(crate) fn export(
     // The mesh: a box along every bone, skinned to the bone's joint.
     let mut mesh_objects = 0usize;
     let mut mesh_model = None;
-    if options.mesh {
+    if common.mesh {
         let boxes = bone_boxes(skeleton, &keep, &rest_world, size);
         if !boxes.vertices.is_empty() {
             mesh_objects = 1;
@@ -413,7 +400,7 @@ pub(crate) fn export(
             crate::node::array_head(&mut times_array, b'l', n_frames, 0, raw.len());
             times_array.extend_from_slice(&raw);
         }
-        let add = options.position_channels == PositionChannels::Add;
+        let add = options.common.position_channels == PositionChannels::Add;
         for (i, j) in skeleton.joints().iter().enumerate() {
             if !keep[i] || j.channels().is_empty() {
                 continue;

@@ -42,9 +42,9 @@
 
 use std::fmt;
 
+use bvhkit::Bvh;
 use bvhkit::edit::axes::{SignedAxis, UpAxis};
 use bvhkit::units::UnitGuess;
-use bvhkit::{Bvh, PositionChannels};
 
 mod export;
 mod import;
@@ -53,63 +53,30 @@ mod raw;
 
 pub use export::{TICKS_PER_SECOND, frame_ticks};
 
-/// How file units are stated in the FBX file (`UnitScaleFactor`, in
-/// centimetres per unit). The numbers are always the BVH file's own.
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub enum Scale {
-    /// The unit guessed from the figure's size ([`bvhkit::units`]); an
-    /// unknown unit is stated so that the figure is 1.7 m tall.
-    #[default]
-    Guess,
-    /// One file unit is this many metres.
-    Factor(f64),
-}
-
-/// How the up axis is stated in the FBX file's `GlobalSettings`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Up {
-    /// Detected ([`bvhkit::edit::axes::detect_up`]); Y when none is found.
-    #[default]
-    Detect,
-    /// Given.
-    From(SignedAxis),
-    /// Stated as Y up, whatever the file's axes are.
-    Keep,
-}
+/// The unit and up-axis choices ([`bvhkit::export`]): FBX states them in
+/// its `GlobalSettings` (`UnitScaleFactor`, in centimetres per unit; the up
+/// axis) and keeps the file's numbers.
+pub use bvhkit::export::{Options, Scale, Up};
 
 /// Options of [`export`].
 #[derive(Clone, Debug)]
 pub struct ExportOptions {
-    /// How position channels combine with `OFFSET` (as in `bvh positions`):
-    /// `Add` writes `OFFSET + value` in the translation curves.
-    pub position_channels: PositionChannels,
-    /// The unit stated.
-    pub scale: Scale,
-    /// The up axis stated.
-    pub up: Up,
+    /// The options every export shares ([`Options`]): position channels
+    /// (`Add` writes `OFFSET + value` in the translation curves), the unit
+    /// stated (an unknown guessed unit stated so that the figure is 1.7 m
+    /// tall), the up axis stated (Y under [`Up::Keep`] and when none is
+    /// detected), the mesh (one `Geometry`, a `Skin` and a `Cluster` per
+    /// joint with bones) and the name of the animation stack and take.
+    pub common: Options,
     /// Write End Sites as leaf `LimbNode`s (named as `bvh positions` names them).
     pub end_sites: bool,
-    /// Add a mesh: a box along every bone, skinned to its joint (one
-    /// `Geometry`, a `Skin` and a `Cluster` per joint with bones), so that
-    /// any viewer shows the figure.
-    pub mesh: bool,
     /// Constant (stepped) keys instead of linear ones.
     pub constant: bool,
-    /// Name of the animation stack and take; `"motion"` when `None`.
-    pub name: Option<String>,
 }
 
 impl Default for ExportOptions {
     fn default() -> Self {
-        ExportOptions {
-            position_channels: PositionChannels::Replace,
-            scale: Scale::Guess,
-            up: Up::Detect,
-            end_sites: true,
-            mesh: true,
-            constant: false,
-            name: None,
-        }
+        ExportOptions { common: Options::default(), end_sites: true, constant: false }
     }
 }
 

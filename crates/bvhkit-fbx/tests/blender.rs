@@ -16,10 +16,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use bvhkit::edit::axes::SignedAxis;
 use bvhkit::glam::DVec3;
 use bvhkit::{Kinematics, PositionChannels, ReadOptions};
 use bvhkit_fbx::{ExportOptions, export};
+use bvhkit_testdata::to_y_up;
 use serde_json::{Value, json};
 
 /// Files that cannot meet 1e-4 of the size for a reason inside Blender's
@@ -45,20 +45,6 @@ fn blender(test: &str) -> Option<PathBuf> {
             );
             None
         }
-    }
-}
-
-/// A world position in Y-up axes of a file whose up axis is `up` (the
-/// conversion the FBX's axis system states).
-fn to_y_up(up: Option<SignedAxis>, p: DVec3) -> DVec3 {
-    let DVec3 { x, y, z } = p;
-    match up {
-        None | Some(SignedAxis::PosY) => p,
-        Some(SignedAxis::PosZ) => DVec3::new(x, z, -y),
-        Some(SignedAxis::NegZ) => DVec3::new(x, -z, y),
-        Some(SignedAxis::NegY) => DVec3::new(x, -y, -z),
-        Some(SignedAxis::PosX) => DVec3::new(-y, x, z),
-        Some(SignedAxis::NegX) => DVec3::new(y, -x, z),
     }
 }
 
@@ -137,7 +123,7 @@ fn blender_imports_every_export() {
         assert!(r["error"].is_null(), "{name}: Blender's import failed: {}", r["error"]);
         let bones = r["bones"].as_object().unwrap();
         let s = bvh.skeleton();
-        let fk = Kinematics::new(s, options.position_channels);
+        let fk = Kinematics::new(s, options.common.position_channels);
         let factor = out.applied.factor;
         let size = out.applied.guess.size * factor;
         let mut p = vec![DVec3::ZERO; s.len()];

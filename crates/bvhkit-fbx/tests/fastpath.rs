@@ -6,7 +6,8 @@
 
 use bvhkit::{Bvh, ReadOptions};
 use bvhkit_fbx::{
-    ExportOptions, ImportOptions, export, import, import_fast_path, import_through_ufbx_keys,
+    ExportOptions, ImportOptions, Options, export, import, import_fast_path,
+    import_through_ufbx_keys,
 };
 
 const FIXTURE: &str = "HIERARCHY
@@ -58,8 +59,11 @@ fn every_corpus_export_takes_the_fast_path_and_reads_as_ufbx_reads_it() {
         let back = same_both_ways(&name, &out.bytes, &ImportOptions::default());
         assert_eq!(back.motion().n_frames(), bvh.motion().n_frames(), "{name}");
         // Stepped keys and no End Sites: still keys on the frames.
-        let plain =
-            ExportOptions { constant: true, end_sites: false, mesh: false, ..Default::default() };
+        let plain = ExportOptions {
+            constant: true,
+            end_sites: false,
+            common: Options { mesh: false, ..Default::default() },
+        };
         let out = export(&bvh, &plain).unwrap();
         same_both_ways(&format!("{name} (constant keys)"), &out.bytes, &ImportOptions::default());
         done += 1;
@@ -70,7 +74,10 @@ fn every_corpus_export_takes_the_fast_path_and_reads_as_ufbx_reads_it() {
 #[test]
 fn the_fixture_reads_its_32_bit_values_and_a_named_stack() {
     let bvh = Bvh::parse(FIXTURE).unwrap();
-    let options = ExportOptions { name: Some("take 1".into()), ..Default::default() };
+    let options = ExportOptions {
+        common: Options { name: Some("take 1".into()), ..Default::default() },
+        ..Default::default()
+    };
     let out = export(&bvh, &options).unwrap();
     let back = same_both_ways("fixture", &out.bytes, &ImportOptions::default());
     for (x, y) in bvh.motion().values().iter().zip(back.motion().values()) {
@@ -113,7 +120,14 @@ Connections:  {
 #[test]
 fn damaged_files_never_panic() {
     let bvh = Bvh::parse(FIXTURE).unwrap();
-    let out = export(&bvh, &ExportOptions { mesh: false, ..Default::default() }).unwrap();
+    let out = export(
+        &bvh,
+        &ExportOptions {
+            common: Options { mesh: false, ..Default::default() },
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let bytes = &out.bytes;
     let options = ImportOptions::default();
     let mut fast_taken = 0;

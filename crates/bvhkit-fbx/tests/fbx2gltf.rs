@@ -23,7 +23,8 @@ use std::process::Command;
 use bvhkit::edit::axes::SignedAxis;
 use bvhkit::glam::{DAffine3, DMat3, DMat4, DQuat, DVec3};
 use bvhkit::{Bvh, Kinematics, PositionChannels, ReadOptions};
-use bvhkit_fbx::{ExportOptions, export};
+use bvhkit_fbx::{ExportOptions, Options, export};
+use bvhkit_testdata::to_y_up;
 use serde_json::Value;
 
 fn js_dir() -> PathBuf {
@@ -85,20 +86,6 @@ fn install_fbx2gltf() -> Result<PathBuf, String> {
         Ok(o) if o.status.success() => Ok(exe),
         Ok(o) => Err(format!("FBX2glTF --version failed: {}", String::from_utf8_lossy(&o.stderr))),
         Err(e) => Err(format!("FBX2glTF cannot run here: {e}")),
-    }
-}
-
-/// A world position in Y-up axes of a file whose up axis is `up`: the
-/// conversion the FBX's axis system states (up to +Y, front to +Z).
-fn to_y_up(up: Option<SignedAxis>, p: DVec3) -> DVec3 {
-    let DVec3 { x, y, z } = p;
-    match up {
-        None | Some(SignedAxis::PosY) => p,
-        Some(SignedAxis::PosZ) => DVec3::new(x, z, -y),
-        Some(SignedAxis::NegZ) => DVec3::new(x, -z, y),
-        Some(SignedAxis::NegY) => DVec3::new(x, -y, -z),
-        Some(SignedAxis::PosX) => DVec3::new(-y, x, z),
-        Some(SignedAxis::NegX) => DVec3::new(y, -x, z),
     }
 }
 
@@ -451,7 +438,8 @@ fn check_corpus(test: &str, mesh: bool) {
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         let bytes = std::fs::read(&path).unwrap();
         let Ok((bvh, _)) = ReadOptions::new().lenient(true).parse(&bytes) else { continue };
-        let options = ExportOptions { mesh, ..Default::default() };
+        let options =
+            ExportOptions { common: Options { mesh, ..Default::default() }, ..Default::default() };
         let out = export(&bvh, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
         let fbx = dir.path().join(format!("{name}.fbx"));
         std::fs::write(&fbx, &out.bytes).unwrap();

@@ -9,7 +9,7 @@
 use bvhkit::glam::DVec3;
 use bvhkit::units::UnitGuess;
 use bvhkit::{Bvh, Kinematics, PositionChannels, ReadOptions};
-use bvhkit_fbx::{ExportOptions, ImportOptions, export, import};
+use bvhkit_fbx::{ExportOptions, ImportOptions, Options, export, import};
 
 const FIXTURE: &str = "HIERARCHY
 ROOT Hips
@@ -222,8 +222,14 @@ fn the_stated_unit_and_axes_are_what_ufbx_reads() {
         (SignedAxis::NegY, (A::PositiveX, A::NegativeY, A::NegativeZ)),
         (SignedAxis::PosX, (A::NegativeY, A::PositiveX, A::PositiveZ)),
     ] {
-        let options =
-            ExportOptions { up: Up::From(up), scale: Scale::Factor(0.0254), ..Default::default() };
+        let options = ExportOptions {
+            common: Options {
+                up: Up::From(up),
+                scale: Scale::Factor(0.0254),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
         let out = export(&bvh, &options).unwrap();
         let scene = ufbx::load_memory(&out.bytes, ufbx::LoadOpts::default()).unwrap();
         let a = scene.settings.axes;
@@ -288,7 +294,10 @@ fn a_given_rate_samples_the_curves() {
 #[test]
 fn added_position_channels_come_back_as_translations() {
     let bvh = Bvh::parse(FIXTURE).unwrap();
-    let options = ExportOptions { position_channels: PositionChannels::Add, ..Default::default() };
+    let options = ExportOptions {
+        common: Options { position_channels: PositionChannels::Add, ..Default::default() },
+        ..Default::default()
+    };
     let out = export(&bvh, &options).unwrap();
     let back = import(&out.bytes, &ImportOptions::default()).unwrap().bvh;
     // The curves hold OFFSET + value: read with Replace, the positions of

@@ -49,7 +49,7 @@
 //! a run of bytes per track each, the quaternions made sign-continuous as
 //! they are handed over, so the bytes are those of one frame after the
 //! other), quaternions sign-continuous, units from `bvhkit::units`,
-//! the up axis detected (`edit::axes::detect_up`) and converted to Y up by
+//! the up axis detected (`bvhkit::export::Up`, `edit::axes::detect_up`) and converted to Y up by
 //! `AxesMap` before anything else (`ExportOptions::up`). `tests/node.rs` runs
 //! `tests/js/check.mjs` (glTF-Validator and three.js GLTFLoader, npm packages
 //! pinned by its lock file, installed by `scripts/test.sh`) over every corpus
@@ -63,65 +63,24 @@ mod anim;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, UpAxis, detect_up};
+use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis, UpAxis};
 use bvhkit::glam::DVec3;
 use bvhkit::units::{UnitGuess, Units};
 use bvhkit::{Bvh, PositionChannels, Skeleton};
 use gltf_json as json;
 use json::validation::{Checked::Valid, USize64};
 
-/// How file units become glTF metres.
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub enum Scale {
-    /// Guess the file's unit from the figure's size
-    /// ([`bvhkit::units`]) and convert to metres; an unknown unit is
-    /// scaled to a human size of 1.7 m.
-    #[default]
-    Guess,
-    /// Multiply every length by this factor (`1.0` keeps the file's numbers).
-    Factor(f64),
-}
-
-/// How the file's up axis is taken: glTF is Y up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Up {
-    /// Detect it ([`detect_up`]) and convert from it to Y up; the file's
-    /// axes are kept when none is found.
-    #[default]
-    Detect,
-    /// The file's up axis, given: convert from it to Y up (nothing for `+Y`).
-    From(SignedAxis),
-    /// Keep the file's axes, whatever they are.
-    Keep,
-}
-
-/// Options of [`export`].
-#[derive(Clone, Debug)]
-pub struct ExportOptions {
-    /// How position channels combine with `OFFSET` (as in `bvh positions`).
-    pub position_channels: PositionChannels,
-    /// Unit conversion.
-    pub scale: Scale,
-    /// Up axis: converted to glTF's Y up as `bvh edit --up y --source-up
-    /// AXIS` converts it ([`AxesMap`], Blender's axis conversion).
-    pub up: Up,
-    /// Add a skin and one box per bone weighted to its joint.
-    pub mesh: bool,
-    /// Name of the animation (and of the scene); `"motion"` when `None`.
-    pub name: Option<String>,
-}
-
-impl Default for ExportOptions {
-    fn default() -> Self {
-        ExportOptions {
-            position_channels: PositionChannels::Replace,
-            scale: Scale::Guess,
-            up: Up::Detect,
-            mesh: true,
-            name: None,
-        }
-    }
-}
+/// The options of [`export`] are the ones every export shares
+/// ([`bvhkit::export::Options`]): position channels, unit conversion (every
+/// length multiplied by the metres per file unit; an unknown guessed unit
+/// scaled to a human size of 1.7 m, `Scale::Factor(1.0)` keeping the
+/// file's numbers), the up axis converted to glTF's Y up ([`AxesMap`],
+/// Blender's axis conversion; the file's axes kept under [`Up::Keep`] and
+/// when none is detected), a skin with one box per bone weighted to its
+/// joint, and the name of the animation and scene.
+pub use bvhkit::export::Options as ExportOptions;
+/// The unit and up-axis choices ([`bvhkit::export`]).
+pub use bvhkit::export::{Scale, Up};
 
 /// What unit and axis conversion was applied.
 #[derive(Clone, Debug, PartialEq)]
@@ -627,14 +586,7 @@ impl Plan<'_> {
 /// frames are computed ([`Plan::write_glb`], [`Plan::into_export`]).
 pub fn plan<'a>(source: &'a Bvh, options: &ExportOptions) -> Result<Plan<'a>, Error> {
     let bvh = source;
-    let (source_up, detected) = match options.up {
-        Up::Keep => (None, None),
-        Up::From(a) => (Some(a), None),
-        Up::Detect => {
-            let d = detect_up(bvh);
-            (d.axis, Some(d))
-        }
-    };
+    let (source_up, detected) = options.up.resolve(bvh);
     let converted = match source_up {
         Some(from) if from != SignedAxis::PosY => {
             // The conversion of `bvh edit --up y --source-up FROM`.
@@ -653,17 +605,11 @@ pub fn plan<'a>(source: &'a Bvh, options: &ExportOptions) -> Result<Plan<'a>, Er
     if n_frames > 1 && !(frame_time.is_finite() && frame_time > 0.0) {
         return Err(Error::FrameTime(frame_time));
     }
-    let guess = UnitGuess::of_bvh(bvh, options.position_channels);
-    let (factor, guessed) = match options.scale {
-        Scale::Guess => (guess.metres_per_unit(), true),
-        Scale::Factor(f) => (f, false),
-    };
-    if !(factor.is_finite() && factor > 0.0) {
-        return Err(Error::Scale(factor));
-    }
+    let unit = options.scale.resolve(bvh, options.position_channels).map_err(Error::Scale)?;
+    let (factor, guess, guessed) = (unit.factor, unit.guess, unit.guessed);
     let applied = Applied { factor, guess, guessed, source_up, detected };
     let names = skeleton.display_names();
-    let name = options.name.clone().unwrap_or_else(|| "motion".to_string());
+    let name = options.animation_name();
 
     let mut b =
         Builder { root: json::Root::default(), before: Vec::new(), gap: 0, buffer: Vec::new() };

@@ -14,25 +14,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use bvhkit::edit::axes::SignedAxis;
 use bvhkit::glam::DVec3;
 use bvhkit::{Bvh, Kinematics, PositionChannels, ReadOptions};
 use bvhkit_gltf::{ExportOptions, export};
-
-/// A world position of a file whose up axis is `up`, in Y-up axes: the
-/// rotation that takes `up` to +Y and the default forward (Blender's: Y up
-/// looks along -Z, Z up along +Y; the others turned the shortest way) to -Z.
-fn to_y_up(up: Option<SignedAxis>, p: DVec3) -> DVec3 {
-    let DVec3 { x, y, z } = p;
-    match up {
-        None | Some(SignedAxis::PosY) => p,
-        Some(SignedAxis::PosZ) => DVec3::new(x, z, -y),
-        Some(SignedAxis::NegZ) => DVec3::new(x, -z, y),
-        Some(SignedAxis::NegY) => DVec3::new(x, -y, -z),
-        Some(SignedAxis::PosX) => DVec3::new(-y, x, z),
-        Some(SignedAxis::NegX) => DVec3::new(y, -x, z),
-    }
-}
+use bvhkit_testdata::to_y_up;
 
 /// Files whose up axis is not +Y (Z up, and Y down for the Kinect one).
 const NOT_Y_UP: [&str; 4] = [

@@ -13,6 +13,8 @@
 //!   positions and `bvh positions` CSV output.
 //! - [`assert_bit_identical`] compares two models bit for bit (round-trip
 //!   tests and the fuzz target).
+//! - [`to_y_up`] is the export tests' reference of an up axis turned to Y
+//!   up, written out by hand (not the core's `AxesMap`).
 //! - [`corpus_file_or_skip`] finds one named corpus file; [`chromium_or_skip`]
 //!   and [`run_headless_chromium`] find and run the browser the page and
 //!   glTF tests draw with.
@@ -726,6 +728,37 @@ pub fn spinning_text(frames: usize) -> String {
         ));
     }
     t
+}
+
+/// A world position of a file whose up axis is `up`, in Y-up axes, as the
+/// glTF export's conversion and the FBX file's stated axis system give it:
+/// the rotation that takes `up` to +Y and the default forward (Blender's: Y
+/// up looks along -Z, Z up along +Y; the others turned the shortest way) to
+/// -Z, front to +Z. `None` and `+Y`: unchanged. The reference of the export
+/// tests (`bvhkit-gltf`'s `node.rs`, `bvhkit-fbx`'s `blender.rs` and
+/// `fbx2gltf.rs`), written out rather than taken from the core.
+///
+/// ```
+/// use bvhkit::edit::axes::SignedAxis;
+/// use bvhkit::glam::DVec3;
+/// let p = bvhkit_testdata::to_y_up(Some(SignedAxis::PosZ), DVec3::new(1.0, 2.0, 3.0));
+/// assert_eq!(p, DVec3::new(1.0, 3.0, -2.0));
+/// ```
+pub fn to_y_up(
+    up: Option<bvhkit::edit::axes::SignedAxis>,
+    p: bvhkit::glam::DVec3,
+) -> bvhkit::glam::DVec3 {
+    use bvhkit::edit::axes::SignedAxis;
+    use bvhkit::glam::DVec3;
+    let DVec3 { x, y, z } = p;
+    match up {
+        None | Some(SignedAxis::PosY) => p,
+        Some(SignedAxis::PosZ) => DVec3::new(x, z, -y),
+        Some(SignedAxis::NegZ) => DVec3::new(x, -z, y),
+        Some(SignedAxis::NegY) => DVec3::new(x, -y, -z),
+        Some(SignedAxis::PosX) => DVec3::new(-y, x, z),
+        Some(SignedAxis::NegX) => DVec3::new(y, -x, z),
+    }
 }
 
 #[cfg(test)]

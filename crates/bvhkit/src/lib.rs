@@ -54,6 +54,7 @@ mod channel;
 pub mod clean;
 pub mod edit;
 mod error;
+pub mod export;
 mod ik;
 mod kinematics;
 pub mod mix;

@@ -1,7 +1,6 @@
 //! `bvh edit` end to end: command-line order, streaming against the whole
 //! clip and against the library, outputs never over inputs.
-use std::io::Write;
-use std::process::Stdio;
+use std::path::Path;
 
 use bvhkit::Bvh;
 use bvhkit::edit::axes::{Axes, AxesMap, SignedAxis};
@@ -10,7 +9,7 @@ use bvhkit::edit::scale::ScaleMap;
 use bvhkit::edit::{frames, map_frames, resample};
 use bvhkit::rotation::RotationOrder;
 
-use super::{bvh, corpus, run, run_ok, stderr, stdout};
+use super::{bvh, corpus, run, run_ok, run_with_stdin, stderr, stdout};
 
 #[test]
 fn edit_streams_the_per_frame_transforms_like_the_library_and_the_whole_clip() {
@@ -139,14 +138,8 @@ fn edit_never_writes_over_an_input_and_takes_several_files_and_stdin() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&b).unwrap(), text);
     // Standard input to standard output, streamed.
-    let mut child = bvh()
-        .args(["edit", "-", "-o", "-", "--frames", "..3"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let args = ["edit", "-", "-o", "-", "--frames", "..3"];
+    let o = run_with_stdin(Path::new("."), &args, text.as_bytes());
     assert!(o.status.success());
     assert_eq!(
         stdout(&o).into_bytes(),

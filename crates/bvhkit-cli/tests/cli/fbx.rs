@@ -1,7 +1,7 @@
 //! `bvh export -o OUT.fbx` and `bvh import`: the library's bytes and
 //! motion, through the command's options and atomic outputs.
 use bvhkit::Bvh;
-use bvhkit_fbx::{ExportOptions, ImportOptions, Scale, Up, export, import};
+use bvhkit_fbx::{ExportOptions, ImportOptions, Options, Scale, Up, export, import};
 
 use super::{corpus, run, run_ok, stderr};
 
@@ -16,7 +16,10 @@ fn fbx_export_and_import_are_the_library_s() {
     assert!(stderr(&r).contains("up axis detected z"), "{}", stderr(&r));
     let bvh = Bvh::from_path(&src).unwrap();
     let options = ExportOptions {
-        name: Some("fair_zombie_animated_drawings_xyz_yxz".into()),
+        common: Options {
+            name: Some("fair_zombie_animated_drawings_xyz_yxz".into()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     assert_eq!(std::fs::read(&fbx).unwrap(), export(&bvh, &options).unwrap().bytes);
@@ -24,10 +27,13 @@ fn fbx_export_and_import_are_the_library_s() {
     // --scale and --up are stated as given; --no-mesh leaves the boxes out.
     run_ok(&["export", s, "-o", f, "--scale", "0.01", "--up", "keep", "--no-mesh"]);
     let options = ExportOptions {
-        scale: Scale::Factor(0.01),
-        up: Up::Keep,
-        mesh: false,
-        name: Some("fair_zombie_animated_drawings_xyz_yxz".into()),
+        common: Options {
+            scale: Scale::Factor(0.01),
+            up: Up::Keep,
+            mesh: false,
+            name: Some("fair_zombie_animated_drawings_xyz_yxz".into()),
+            ..Default::default()
+        },
         ..Default::default()
     };
     assert_eq!(std::fs::read(&fbx).unwrap(), export(&bvh, &options).unwrap().bytes);

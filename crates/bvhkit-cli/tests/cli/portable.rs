@@ -199,6 +199,14 @@ fn portable_keeps_world_positions_on_every_corpus_file() {
     }
 }
 
+/// Writes the positions three.js must give (`bvh_positions.mjs` reads
+/// them): f64 little-endian, frame-major.
+fn write_expect(path: &Path, positions: &[DVec3]) {
+    let bin: Vec<u8> =
+        positions.iter().flat_map(|v| v.to_array()).flat_map(f64::to_le_bytes).collect();
+    std::fs::write(path, bin).unwrap();
+}
+
 fn js_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js")
 }
@@ -219,7 +227,8 @@ fn ambiguous(bvh: &Bvh) -> bool {
 /// files do too when no position channel names a non-zero OFFSET
 /// component, and differ by more than 1e-3 of the size when one does (the
 /// bones floating or doubled that `--portable` fixes). The same for a
-/// retarget of a walk onto the Bandai Namco skeleton.
+/// retarget of a walk onto the Bandai Namco skeleton, and for a take
+/// `record` makes of the Bandai Namco kick's sensor samples.
 #[test]
 fn three_js_reads_portable_outputs_as_bvhkit_does() {
     let test = "three_js_reads_portable_outputs_as_bvhkit_does";
@@ -246,35 +255,54 @@ fn three_js_reads_portable_outputs_as_bvhkit_does() {
             let mut args = vec!["fmt", p, "--repair", "-o", o.to_str().unwrap()];
             args.extend(extra);
             run_ok(&args);
-            let w = world(&src, PositionChannels::Replace);
-            let bin: Vec<u8> =
-                w.iter().flat_map(|v| v.to_array()).flat_map(f64::to_le_bytes).collect();
-            std::fs::write(d.join(format!("{stem}.expect.bin")), bin).unwrap();
+            write_expect(
+                &d.join(format!("{stem}.expect.bin")),
+                &world(&src, PositionChannels::Replace),
+            );
         }
         let w = world(&src, PositionChannels::Replace);
         expect.push((stem, size(&src, &w), ambiguous(&src), src.skeleton().len()));
     }
+    // A command's output without and with --portable, where three.js must
+    // give bvhkit's positions of the output itself.
+    let mut output_case = |args: &[&str], stem: &str| {
+        for (d, extra) in [(&plain, None), (&port, Some("--portable"))] {
+            let o = d.join(format!("{stem}.bvh"));
+            let mut full: Vec<&str> = args.to_vec();
+            full.extend(["-o", o.to_str().unwrap()]);
+            full.extend(extra);
+            run_ok(&full);
+            let out = Bvh::from_path(&o).unwrap();
+            let w = world(&out, PositionChannels::Replace);
+            write_expect(&d.join(format!("{stem}.expect.bin")), &w);
+            if extra.is_some() {
+                expect.push((stem.to_string(), size(&out, &w), true, out.skeleton().len()));
+            }
+        }
+    };
     // A retarget onto the six-channels-per-joint Bandai Namco skeleton,
     // whose hips carry the travel under a fixed root: without --portable
     // three.js floats the figure by the hips' OFFSET (the repeats of the
     // OFFSET are never written), with it three.js agrees.
     let walk = dir.join("cmu_01_01_walk_cgspeed_mb_names.bvh");
     let kick = dir.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
-    let stem = "retarget_walk_onto_bandai";
-    for (d, extra) in [(&plain, None), (&port, Some("--portable"))] {
-        let o = d.join(format!("{stem}.bvh"));
-        let (w, k) = (walk.to_str().unwrap(), kick.to_str().unwrap());
-        let mut args = vec!["retarget", w, "--to", k, "-o", o.to_str().unwrap()];
-        args.extend(extra);
-        run_ok(&args);
-        let out = Bvh::from_path(&o).unwrap();
-        let w = world(&out, PositionChannels::Replace);
-        let bin: Vec<u8> = w.iter().flat_map(|v| v.to_array()).flat_map(f64::to_le_bytes).collect();
-        std::fs::write(d.join(format!("{stem}.expect.bin")), bin).unwrap();
-        if extra.is_some() {
-            expect.push((stem.to_string(), size(&out, &w), true, out.skeleton().len()));
-        }
-    }
+    let (w, k) = (walk.to_str().unwrap(), kick.to_str().unwrap());
+    output_case(&["retarget", w, "--to", k], "retarget_walk_onto_bandai");
+    // A take recorded from the kick's sensor samples (`replay --as
+    // sensors`, then `record` of every joint): written as it is recorded,
+    // so `--portable` keeps every position channel and zeroes the OFFSETs
+    // under them; without it three.js doubles the bones.
+    let samples = tmp.path().join("kick.csv");
+    run_ok(&["replay", kick.to_str().unwrap(), "--as", "sensors", "-o", samples.to_str().unwrap()]);
+    let rate = ReadOptions::new().lenient(true).read_path(&kick).unwrap().0.motion().fps();
+    let config = tmp.path().join("kick.toml");
+    std::fs::write(
+        &config,
+        format!("skeleton = {:?}\nframe_rate = {rate}\nbind_all = true\n", kick.to_str().unwrap()),
+    )
+    .unwrap();
+    let (c, s) = (config.to_str().unwrap(), samples.to_str().unwrap());
+    output_case(&["record", "--config", c, "--input", s], "record_kick_samples");
     let errors = |d: &Path| -> std::collections::HashMap<String, (f64, String)> {
         let out = Command::new("node")
             .arg(js_dir().join("bvh_positions.mjs"))
@@ -319,7 +347,7 @@ fn three_js_reads_portable_outputs_as_bvhkit_does() {
         }
     }
     eprintln!(
-        "three.js: {} of {} outputs (the corpus files and a retarget) drawn differently before --portable ({}), none after",
+        "three.js: {} of {} outputs (the corpus files, a retarget and a recording) drawn differently before --portable ({}), none after",
         differ.len(),
         expect.len(),
         differ.join(", ")
@@ -345,7 +373,8 @@ fn assert_portable(bvh: &Bvh, what: &str) {
 
 /// `--portable` on every command that writes BVH (`edit` streamed and
 /// whole, `fmt`, `concat`, `blend`, `layer`, `loop`, `clean`, `retarget`,
-/// `import`), on the Bandai Namco kick (six channels on every joint, hips
+/// `import`; `record` writes its take as it is recorded: its own test in
+/// `tests/record.rs`), on the Bandai Namco kick (six channels on every joint, hips
 /// under a fixed root): the output is portable and has the world positions
 /// of the same command without it, within 1e-9 of the size (`import`,
 /// which writes 32-bit values: 1e-7).

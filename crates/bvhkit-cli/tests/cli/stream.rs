@@ -2,39 +2,20 @@
 //! sample lines, the Axis Neuron-style stream, `replay --to`, `--realtime`,
 //! SIGINT and SIGTERM.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStderr, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bvhkit::Bvh;
 
-use super::record::{bvh, frame_lines, max_position_error, workdir};
+use super::record::{after, bvh, frame_lines, max_position_error, spawn_piped, workdir};
 
-/// Starts `bvh` with piped standard error; returns it and its reader.
+/// Starts `bvh` with piped standard input and error; returns it and its reader.
 fn spawn(dir: &Path, args: &[&str]) -> (Child, BufReader<ChildStderr>) {
-    let mut child = bvh()
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(dir, args);
     let err = BufReader::new(child.stderr.take().unwrap());
     (child, err)
-}
-
-/// Reads standard-error lines until one starts with `prefix`; returns the rest of it.
-fn after(err: &mut BufReader<ChildStderr>, prefix: &str) -> String {
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        assert!(err.read_line(&mut line).unwrap() > 0, "no {prefix:?} in {seen}");
-        if let Some(rest) = line.trim_end().strip_prefix(prefix) {
-            return rest.to_string();
-        }
-        seen.push_str(&line);
-    }
 }
 
 /// The rest of standard error, once the process has ended; and its status.

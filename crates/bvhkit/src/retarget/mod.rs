@@ -61,6 +61,13 @@
 //!    frame. Mapped joints below the root keep the target's offsets unless
 //!    [`Options::joint_translations`] asks for the source's change of
 //!    translation, scaled by `k` and turned into the target's frame.
+//! 5. **Feet** (only when [`Options::lock_feet`] asks, in [`retarget`], a
+//!    pass over the whole output): the source's feet in contact (low and
+//!    slow, [`crate::quality::lint`]'s contacts) pin the target's foot of
+//!    the same side over each span by [`crate::clean::lock_feet_in`]
+//!    (two-bone IK of the leg, ramps at the span's edges); only the legs'
+//!    rotations and the root's position change, so the legs no longer
+//!    point exactly where the source's do inside the spans and ramps.
 //!
 //! World transforms come from [`Kinematics`], Euler angles from
 //! [`crate::rotation`] through [`PoseLayout`]/[`crate::edit::JointChannels`]; a frame

@@ -32,7 +32,11 @@ hip heights (a top joint above the hips stays as TARGET's own motion keeps
 it), and the figure is lifted or lowered, smoothly and only while a source
 foot is in contact, so that its soles touch the ground where the source's
 do. Joints below the root keep TARGET's offsets (--joint-translations
-copies the source's). The mapping and the joints left unmapped
+copies the source's). --lock-feet plants the feet: wherever a source foot
+is in contact (low and slow), the target's foot of that side is pinned to
+one point by two-bone IK of its leg (the legs then bend away from the
+source's directions to keep the feet still; the output is held whole in
+memory). The mapping and the joints left unmapped
 are printed on standard error.
 
 Examples:
@@ -76,6 +80,11 @@ pub(crate) struct Args {
     /// that have position channels (by default they keep TARGET's offsets).
     #[arg(long)]
     joint_translations: bool,
+    /// Pin the target's feet where the source's feet are in contact, by
+    /// two-bone IK of the legs (no skating where leg proportions differ;
+    /// the legs no longer point exactly where the source's do).
+    #[arg(long)]
+    lock_feet: bool,
     /// Read the inputs strictly (any deviation from the format is an error).
     #[arg(long)]
     strict: bool,
@@ -130,6 +139,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         target_up: args.target_up,
         mode: args.position_channels.into(),
         joint_translations: args.joint_translations,
+        lock_feet: args.lock_feet,
     };
     let mut map = Retarget::new(&source, &target, &options)
         .map_err(|e| anyhow!("{} onto {}: {}", src_in.display(), tgt_in.display(), e.message()))?;
@@ -144,12 +154,30 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     // double the bones, pybvh refuses them), and `--portable` goes on as
     // the core's `edit::portable` says. The map is cloned so that the
     // second pass starts afresh.
+    // With --lock-feet the output is made whole (the locking reads the
+    // whole clip) and its frames are written from memory.
+    let locked = if args.lock_feet {
+        let (out, report) =
+            bvhkit::retarget::retarget(&source, &target, &options).map_err(|e| {
+                anyhow!("{} onto {}: {}", src_in.display(), tgt_in.display(), e.message())
+            })?;
+        let done = report.locked.unwrap_or_default();
+        eprintln!("bvh: feet locked over {} contact span(s)", done.spans.len());
+        for n in &done.notes {
+            eprintln!("bvh: note: {}", crate::text::escape(n));
+        }
+        Some(out)
+    } else {
+        None
+    };
     let (m, nc) = (source.motion(), map.output_skeleton().n_channels());
     let mut observer = Observer::new(map.output_skeleton(), options.mode);
     let mut probe = map.clone();
     let mut frame = vec![0.0; nc];
-    for input in m.frames() {
-        if nc > 0 {
+    for (i, input) in m.frames().enumerate() {
+        if let Some(out) = &locked {
+            frame.copy_from_slice(out.motion().frame(i));
+        } else if nc > 0 {
             probe.map(input, &mut frame);
         }
         observer.observe(&frame);
@@ -171,8 +199,10 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     write_atomic(&args.output, |w| {
         let mut text = Vec::with_capacity(BATCH_BYTES + (1 << 16));
         opts.write_header(&skeleton, m.n_frames(), m.frame_time(), &mut text)?;
-        for input in m.frames() {
-            if nc > 0 {
+        for (i, input) in m.frames().enumerate() {
+            if let Some(out) = &locked {
+                frame.copy_from_slice(out.motion().frame(i));
+            } else if nc > 0 {
                 map.map(input, &mut frame);
             }
             layout.map(&frame, &mut written);

@@ -1004,7 +1004,7 @@ impl PyBvh {
 
     /// This motion on ``target``'s skeleton, as ``bvh retarget SRC --to
     /// TARGET``.
-    #[pyo3(signature = (target, map = None, reference = None, source_reference = None, source_up = None, target_up = None, position_channels = "replace", joint_translations = false))]
+    #[pyo3(signature = (target, map = None, reference = None, source_reference = None, source_up = None, target_up = None, position_channels = "replace", joint_translations = false, lock_feet = false))]
     #[allow(clippy::too_many_arguments)]
     fn retarget(
         &self,
@@ -1017,6 +1017,7 @@ impl PyBvh {
         target_up: Option<&str>,
         position_channels: &str,
         joint_translations: bool,
+        lock_feet: bool,
     ) -> PyResult<PyBvh> {
         let tpose = pyo3::types::PyString::new(py, "tpose").into_any();
         let args = crate::mix::RetargetArgs {
@@ -1027,6 +1028,7 @@ impl PyBvh {
             target_up,
             position_channels,
             joint_translations,
+            lock_feet,
         };
         crate::mix::retarget_onto(py, self.clip(), target.clip(), &args).map(made)
     }

@@ -270,6 +270,7 @@ pub(crate) struct RetargetArgs<'a, 'py> {
     pub(crate) target_up: Option<&'a str>,
     pub(crate) position_channels: &'a str,
     pub(crate) joint_translations: bool,
+    pub(crate) lock_feet: bool,
 }
 
 /// The explicit map: None, a map file's path, or a dict `{source: target}`.
@@ -313,7 +314,7 @@ pub(crate) fn retarget_onto(
     let mode = position_channels(args.position_channels)?;
     let (sn, tn) = (clip_name(source, "the source"), clip_name(target, "the target"));
     let (src, tgt) = (source.bvh, target.bvh);
-    let joint_translations = args.joint_translations;
+    let (joint_translations, lock_feet) = (args.joint_translations, args.lock_feet);
     let result = py.detach(|| -> Result<_, String> {
         let map = match &map {
             None => None,
@@ -338,6 +339,7 @@ pub(crate) fn retarget_onto(
             target_up,
             mode,
             joint_translations,
+            lock_feet,
         };
         // As `bvh retarget`: constant position channels below the root
         // that repeat the OFFSET are not written.

@@ -429,3 +429,81 @@ fn an_output_too_large_to_hold_is_refused_before_it_is_allocated() {
     let (out, _) = retarget(&short, &target, &Options::default()).unwrap();
     assert_eq!(out.motion().values().len(), 10 * tc);
 }
+
+/// `Options::lock_feet`: the CMU 12_01 walk onto Bandai Namco with the feet
+/// planted over the source's contacts. Inside every locked span the
+/// target's contact point stays on its pin (measured with the plain 4x4
+/// FK), where without the lock it slides; only the legs' rotation channels
+/// and the root's position channels differ from the retarget without the
+/// lock (every other channel bit for bit: arms, spine and head keep the
+/// exact transfer); and the skating ratio does not rise.
+#[test]
+fn locking_the_feet_plants_them_over_the_source_contacts() {
+    let (Some(src), Some(tgt)) =
+        (corpus("cmu_12_01_walk_cgspeed_pybvh"), corpus("bandai_namco_ds1_kick_6ch_every_joint"))
+    else {
+        return;
+    };
+    let n = src.motion().n_frames().min(240);
+    let src = bvhkit::edit::frames::range(&src, 0..n).unwrap();
+    let (plain, r0) = retarget(&src, &tgt, &Options::default()).unwrap();
+    assert!(r0.locked.is_none());
+    let lock = Options { lock_feet: true, ..Options::default() };
+    let (locked, report) = retarget(&src, &tgt, &lock).unwrap();
+    let done = report.locked.expect("locked");
+    assert!(done.spans.len() >= 3, "{:?}", done.spans);
+    let skel = locked.skeleton();
+    // The channels the lock may change.
+    let parent = |j: usize| skel.joints()[j].parent().unwrap().index();
+    let mut may = vec![false; skel.n_channels()];
+    let mut mark = |j: usize, position: bool| {
+        let jt = &skel.joints()[j];
+        for (c, ch) in jt.channel_range().zip(jt.channels()) {
+            may[c] |= ch.is_position() == position;
+        }
+    };
+    for s in &done.spans {
+        for j in [s.foot, parent(s.foot), parent(parent(s.foot))] {
+            mark(j, false);
+        }
+    }
+    mark(0, true);
+    let nc = skel.n_channels();
+    let (a, b) = (plain.motion().values(), locked.motion().values());
+    let mut changed = 0;
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        if x.to_bits() != y.to_bits() {
+            assert!(may[i % nc], "channel {} of frame {} changed", i % nc, i / nc);
+            changed += 1;
+        }
+    }
+    assert!(changed > 0);
+    // Pinned: the contact point on its pin across the up axis in every
+    // frame of its span, and never below it (it may rise off it, as a
+    // heel or toe does: `clean::footlock`'s lift).
+    let size = height(&plain, &sample(&plain, 50));
+    let up = report.target.up.vector();
+    let across = |v: DVec3| (v - up * v.dot(up)).length();
+    let mut slid = 0.0f64;
+    for s in &done.spans {
+        for f in s.frames.0..=s.frames.1 {
+            let p = pos(&world(&locked, f)[s.point]);
+            let off = (across(p - s.pin), (p - s.pin).dot(up));
+            assert!(
+                off.0 < 1e-6 * size && off.1 > -1e-6 * size,
+                "span {:?} frame {f}: {p} vs {}",
+                s.frames,
+                s.pin
+            );
+            let q = pos(&world(&plain, f)[s.point]);
+            slid = slid.max(across(q - s.pin));
+        }
+    }
+    // Without the lock the same points slid (more than 1% of the size).
+    assert!(slid > 0.01 * size, "{slid}");
+    let lint = |b: &Bvh| bvhkit::quality::lint(b, &bvhkit::quality::Options::default());
+    let (q0, q1) = (lint(&plain), lint(&locked));
+    let (s0, s1) = (q0.metrics.skate_ratio.unwrap(), q1.metrics.skate_ratio.unwrap());
+    println!("skate ratio {s0:.3} without the lock, {s1:.3} with; {} span(s)", done.spans.len());
+    assert!(s1 <= s0, "{s0} -> {s1}");
+}

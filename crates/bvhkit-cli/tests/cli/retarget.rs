@@ -76,6 +76,22 @@ fn retarget_writes_the_library_result_and_prints_the_map() {
     .unwrap();
     bvhkit_testdata::assert_bit_identical(&Bvh::from_path(&out).unwrap(), &expected, "--map");
     assert!(stderr(&r).contains("3 joints mapped:"), "{}", stderr(&r));
+
+    // --lock-feet: the library's locked result, and what was locked said.
+    let r = run_ok(&["retarget", s, "--to", t, "-o", o, "--lock-feet"]);
+    let lock = Options { lock_feet: true, ..Options::default() };
+    let (expected, report) = retarget(&src, &tgt, &lock).unwrap();
+    let spans = report.locked.unwrap().spans.len();
+    assert!(spans > 0);
+    let (expected, _) = bvhkit::edit::portable::portable(
+        &expected,
+        bvhkit::PositionChannels::Replace,
+        bvhkit::edit::portable::Scope::Repeats,
+    )
+    .unwrap();
+    bvhkit_testdata::assert_bit_identical(&Bvh::from_path(&out).unwrap(), &expected, "--lock-feet");
+    let e = stderr(&r);
+    assert!(e.contains(&format!("feet locked over {spans} contact span(s)")), "{e}");
 }
 
 #[test]

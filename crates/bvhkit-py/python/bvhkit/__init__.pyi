@@ -490,6 +490,7 @@ class Bvh:
         target_up: str | None = None,
         position_channels: _PositionChannels = "replace",
         joint_translations: bool = False,
+        lock_feet: bool = False,
     ) -> Bvh:
         """This motion on ``target``'s skeleton (``bvh retarget SRC --to TARGET``).
 
@@ -503,6 +504,8 @@ class Bvh:
         joints left unmapped. Joints below the root keep ``target``'s offsets;
         ``joint_translations=True`` copies the source's translations into
         joints that have position channels (``--joint-translations``).
+        ``lock_feet=True`` pins the target's feet where the source's are in
+        contact, by two-bone IK of the legs (``--lock-feet``).
 
         Example::
 

@@ -61,6 +61,13 @@
 //!    frame. Mapped joints below the root keep the target's offsets unless
 //!    [`Options::joint_translations`] asks for the source's change of
 //!    translation, scaled by `k` and turned into the target's frame.
+//! 5. **Feet** (only when [`Options::lock_feet`] asks, in [`retarget`], a
+//!    pass over the whole output): the source's feet in contact (low and
+//!    slow, [`crate::quality::lint`]'s contacts) pin the target's foot of
+//!    the same side over each span by [`crate::clean::lock_feet_in`]
+//!    (two-bone IK of the leg, ramps at the span's edges); only the legs'
+//!    rotations and the root's position change, so the legs no longer
+//!    point exactly where the source's do inside the spans and ramps.
 //!
 //! World transforms come from [`Kinematics`], Euler angles from
 //! [`crate::rotation`] through [`PoseLayout`]/[`crate::edit::JointChannels`]; a frame
@@ -194,6 +201,14 @@ pub struct Options {
     /// that have position channels (scaled and turned); by default they
     /// keep the target's own offsets and only rotations are carried over.
     pub joint_translations: bool,
+    /// Plant the target's feet over the source's contacts ([`retarget`]
+    /// only, a pass over the whole output): each span in which a source
+    /// foot is in contact pins the target's foot of the same side to one
+    /// point by two-bone IK of its leg ([`crate::clean::footlock`], ramps
+    /// at the span's edges). Off by default: the legs then point exactly
+    /// where the source's do in every frame; on, they bend to keep the
+    /// planted feet still (no skating where leg proportions differ).
+    pub lock_feet: bool,
 }
 
 /// What a skeleton's rest pose is, judged by bone directions.
@@ -258,6 +273,9 @@ pub struct Report {
     /// Target hip height over source hip height: the scale of the root
     /// translation.
     pub scale: f64,
+    /// The target's feet planted over the source's contacts
+    /// ([`Options::lock_feet`]; `None` when not asked).
+    pub locked: Option<crate::clean::Locked>,
 }
 
 impl SkeletonReport {
@@ -1024,6 +1042,7 @@ fn grounding(
     };
     let floor = k * d.ground;
     let mut want = vec![[(f64::NAN, false); 2]; n];
+
     // In contact: within the contact height of the ground (a foot that
     // slides or pivots on the ground holds the figure up all the same).
     for (foot, h) in compact_feet.iter().zip(&d.height) {
@@ -1368,6 +1387,7 @@ impl Retarget {
                 hip_height: h_t,
             },
             scale,
+            locked: None,
         };
         // Only the source joints a frame reads are computed: the world
         // indices above (`ws`, swings, hips, feet) become indices among
@@ -1655,8 +1675,51 @@ pub fn retarget(source: &Bvh, target: &Bvh, options: &Options) -> Result<(Bvh, R
             source.motion().values().len()
         )));
     }
-    let out = crate::edit::map_frames(source, &mut r)?;
+    let mut out = crate::edit::map_frames(source, &mut r)?;
+    if options.lock_feet {
+        r.report.locked = Some(lock_feet(&r, source, &mut out)?);
+    }
     Ok((out, r.report))
+}
+
+/// Pins the feet of the retargeted `out` over the source's contact spans
+/// (see [`Options::lock_feet`]): the feet of `source` and their contacts
+/// (low and slow) as [`crate::quality::lint`] finds them, each foot's spans
+/// given to [`crate::clean::lock_feet_in`] on the target's foot joint of the
+/// same side, with the target's up axis.
+fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::Locked> {
+    let n = out.motion().n_frames();
+    let mode = r.src.mode();
+    let quality = |up| crate::quality::Options {
+        up: Some(up),
+        position_channels: mode,
+        ..crate::quality::Options::default()
+    };
+    let qs = crate::quality::lint(source, &quality(r.report.source.up));
+    let mut spans = Vec::new();
+    for (foot, contact) in qs.feet.iter().zip(&qs.series.contact) {
+        let i = match foot.name.as_str() {
+            "left" => 0,
+            "right" => 1,
+            _ => continue,
+        };
+        let Some(&joint) = r.ground.points[i].first() else { continue };
+        let joint = r.skeleton.joints()[joint].name().to_string();
+        for (start, end) in crate::quality::runs(contact.iter().copied()) {
+            if end > start && end < n {
+                spans.push(crate::clean::ContactSpan { joint: joint.clone(), start, end });
+            }
+        }
+    }
+    if spans.is_empty() || n < 2 {
+        return Ok(crate::clean::Locked::default());
+    }
+    let options = crate::clean::Options {
+        contacts: Some(spans),
+        quality: quality(r.report.target.up),
+        ..crate::clean::Options::default()
+    };
+    crate::clean::lock_feet_in(out, 0..n, &options)
 }
 
 #[cfg(test)]

@@ -346,6 +346,70 @@ fn diff_resamples_another_rate_and_says_so() {
     assert!(d.mpjpe < 0.01, "{}", d.mpjpe);
 }
 
+/// MPJPE of each of A's frames against B interpolated at A's times, from
+/// whole-clip positions (`Kinematics::positions_all`): the plain reference
+/// of `diff`, which computes positions run by run.
+fn plain_per_frame(a: &Bvh, b: &Bvh, mpu_a: f64, mpu_b: f64) -> Vec<f64> {
+    use bvhkit::{Kinematics, PositionChannels};
+    let fk = |c: &Bvh| Kinematics::new(c.skeleton(), PositionChannels::Replace);
+    let (pa, pb) = (fk(a).positions_all(a.motion()), fk(b).positions_all(b.motion()));
+    let (nj, nb) = (a.skeleton().len(), b.motion().n_frames());
+    let ratio = a.motion().frame_time() / b.motion().frame_time();
+    (0..a.motion().n_frames())
+        .map(|f| f as f64 * ratio)
+        .take_while(|&u| u <= (nb - 1) as f64 + 1e-9)
+        .enumerate()
+        .map(|(f, u)| {
+            let lo = (u.floor() as usize).min(nb - 1);
+            let frac = u - lo as f64;
+            let sum: f64 = (0..nj)
+                .map(|j| {
+                    let p0 = pb[lo * nj + j] * mpu_b;
+                    let q = if frac <= 0.0 || lo + 1 >= nb {
+                        p0
+                    } else {
+                        p0 + (pb[(lo + 1) * nj + j] * mpu_b - p0) * frac
+                    };
+                    (pa[f * nj + j] * mpu_a - q).length()
+                })
+                .sum();
+            sum / nj as f64
+        })
+        .collect()
+}
+
+#[test]
+fn diff_per_frame_matches_whole_clip_positions_across_runs_and_rates() {
+    // More than one run of 512 frames, B read at twice and at half A's
+    // rate (the B frames a run needs cross run boundaries).
+    let Some(a) = clip("quality diff runs", "perception_neuron_axis_yxz_fingers_crlf.bvh") else {
+        return;
+    };
+    assert!(a.motion().n_frames() > 1024, "{}", a.motion().n_frames());
+    let half = bvhkit::edit::frames::every(&a, 2).unwrap();
+    let mpu = quality::lint(&a, &Options::default()).metres_per_unit;
+    for (x, y) in [(&a, &half), (&half, &a), (&a, &a)] {
+        for given in [None, Some(mpu)] {
+            let o = DiffOptions { metres_per_unit: given, ..DiffOptions::default() };
+            let d = quality::diff(x, y, &o).unwrap();
+            let (ma, mb) = (
+                given.unwrap_or_else(|| quality::lint(x, &Options::default()).metres_per_unit),
+                given.unwrap_or_else(|| quality::lint(y, &Options::default()).metres_per_unit),
+            );
+            let want = plain_per_frame(x, y, ma, mb);
+            assert_eq!(d.per_frame.len(), want.len());
+            for (f, (got, want)) in d.per_frame.iter().zip(&want).enumerate() {
+                assert!(
+                    (got - want).abs() <= 1e-12 * want.abs().max(1e-3),
+                    "frame {f}: {got} against {want}"
+                );
+            }
+            let mean = want.iter().sum::<f64>() / want.len() as f64;
+            assert!((d.mpjpe - mean).abs() <= 1e-9 * mean.max(1e-3), "{} against {mean}", d.mpjpe);
+        }
+    }
+}
+
 #[test]
 fn lint_runs_on_every_corpus_file() {
     let Some(clips) =

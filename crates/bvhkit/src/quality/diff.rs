@@ -1,13 +1,22 @@
 //! The distance between two clips: MPJPE, root-aligned MPJPE, PA-MPJPE
 //! (a similarity Procrustes fit per frame) and the geodesic error of the
 //! joints' rotations.
+//!
+//! No whole-clip positions are kept: each clip's unit guess comes first
+//! from one size per frame, then runs of 512 frames of A are measured on
+//! the pool, each computing the world positions of its frames and of the
+//! B frames it reads into buffers its thread reuses (scaled to metres as
+//! they are read). Every sum is taken in a fixed order, so the result does
+//! not depend on the number of threads.
 
 use glam::{DMat3, DQuat, DVec3};
 
 use super::{hips_of, joint_names, world_positions};
-use crate::kinematics::PositionChannels;
+use crate::FkLanes;
+use crate::kinematics::{Kinematics, PositionChannels};
 use crate::retarget::map::JointMap;
 use crate::rotation::{euler_to_quat_sin_cos, sin_cos_deg_slice};
+use crate::units::UnitGuess;
 use crate::{Bvh, Error, Result};
 
 /// Choices of [`diff`].
@@ -127,8 +136,15 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
     if ma.n_frames() == 0 || mb.n_frames() == 0 {
         return Err(Error::invalid("a clip has no frames to compare"));
     }
-    let wa = world_positions(a, o.position_channels, o.metres_per_unit, false);
-    let wb = world_positions(b, o.position_channels, o.metres_per_unit, false);
+    // Metres per unit of each clip, both clips at once: the unit guess
+    // takes every frame's size, so it comes first, from a pass that keeps
+    // no positions; the positions are computed again run by run below.
+    let (mpu_a, mpu_b) = super::join(
+        || metres_per_unit(a, o.position_channels, o.metres_per_unit),
+        || metres_per_unit(b, o.position_channels, o.metres_per_unit),
+    );
+    let fk_a = Kinematics::new(a.skeleton(), o.position_channels);
+    let fk_b = Kinematics::new(b.skeleton(), o.position_channels);
     let (fa, fb) = (ma.fps(), mb.fps());
     let same_rate = (ma.frame_time() - mb.frame_time()).abs()
         <= 1e-9 * ma.frame_time().abs().max(mb.frame_time().abs());
@@ -150,17 +166,8 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
             mb.n_frames()
         ));
     }
-    let (nja, njb) = (wa.n_joints, wb.n_joints);
-    let pos_b = |u: f64, k: usize| -> DVec3 {
-        let lo = (u.floor() as usize).min(mb.n_frames() - 1);
-        let frac = u - lo as f64;
-        let p0 = wb.pos[lo * njb + k];
-        if frac <= 0.0 || lo + 1 >= mb.n_frames() {
-            p0
-        } else {
-            p0 + (wb.pos[(lo + 1) * njb + k] - p0) * frac
-        }
-    };
+    let (nja, njb) = (fk_a.len(), fk_b.len());
+    let nfb = mb.n_frames();
     let (ra, rb) = {
         let ha = hips_of(a).index();
         let hb = hips_of(b).index();
@@ -201,10 +208,45 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
     // Runs of frames measured on the pool, summed in order afterwards (the
     // same sums whatever the threads).
     const RUN: usize = 512;
+    /// A thread's buffers: FK lanes and the run's positions of each clip.
+    struct Scratch {
+        lanes_a: FkLanes,
+        lanes_b: FkLanes,
+        a: Vec<DVec3>,
+        b: Vec<DVec3>,
+    }
+    let scratch = || Scratch {
+        lanes_a: fk_a.lanes_scratch(),
+        lanes_b: fk_b.lanes_scratch(),
+        a: Vec::new(),
+        b: Vec::new(),
+    };
     let mut per_frame = vec![0.0; frames];
-    let measure = |(r, out): (usize, &mut [f64])| -> Part {
+    let measure = |(r, out): (usize, &mut [f64]), sc: &mut Scratch| -> Part {
         let mut part =
             Part { sum: 0.0, root: 0.0, pa: 0.0, joint: vec![0.0; np], rot: vec![0.0; np] };
+        // This run's world positions of A and of the frames of B it reads
+        // (frame-major, in file units: the scale to metres is applied as
+        // they are read, the bits of scaling them in place).
+        let (f0, f1) = (r * RUN, r * RUN + out.len());
+        let b0 = (at[f0].floor() as usize).min(nfb - 1);
+        let b1 = (at[f1 - 1].floor() as usize + 1).min(nfb - 1);
+        sc.a.resize((f1 - f0) * nja, DVec3::ZERO);
+        sc.b.resize((b1 + 1 - b0) * njb, DVec3::ZERO);
+        positions(&fk_a, ma, f0..f1, &mut sc.lanes_a, &mut sc.a);
+        positions(&fk_b, mb, b0..b1 + 1, &mut sc.lanes_b, &mut sc.b);
+        let (wa, wb) = (&sc.a, &sc.b);
+        let pos_a = |f: usize, i: usize| wa[(f - f0) * nja + i] * mpu_a;
+        let pos_b = |u: f64, k: usize| -> DVec3 {
+            let lo = (u.floor() as usize).min(nfb - 1);
+            let frac = u - lo as f64;
+            let p0 = wb[(lo - b0) * njb + k] * mpu_b;
+            if frac <= 0.0 || lo + 1 >= nfb {
+                p0
+            } else {
+                p0 + (wb[(lo + 1 - b0) * njb + k] * mpu_b - p0) * frac
+            }
+        };
         let mut xs = vec![DVec3::ZERO; np];
         let mut ys = vec![DVec3::ZERO; np];
         // Each frame's half angles, their sines and cosines (one SIMD pass
@@ -215,11 +257,11 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
         for (k, slot) in out.iter_mut().enumerate() {
             let f = r * RUN + k;
             let u = at[f];
-            let root_a = wa.pos[f * nja + ra];
+            let root_a = pos_a(f, ra);
             let root_b = pos_b(u, rb);
             let mut frame_sum = 0.0;
             for (p, &(i, j)) in pairs.iter().enumerate() {
-                let ya = wa.pos[f * nja + i];
+                let ya = pos_a(f, i);
                 let xb = pos_b(u, j);
                 let e = (ya - xb).length();
                 frame_sum += e;
@@ -264,10 +306,17 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
     #[cfg(feature = "parallel")]
     let parts: Vec<Part> = {
         use rayon::prelude::*;
-        per_frame.par_chunks_mut(RUN).enumerate().map(measure).collect()
+        per_frame
+            .par_chunks_mut(RUN)
+            .enumerate()
+            .map_init(scratch, |sc, x| measure(x, sc))
+            .collect()
     };
     #[cfg(not(feature = "parallel"))]
-    let parts: Vec<Part> = per_frame.chunks_mut(RUN).enumerate().map(measure).collect();
+    let parts: Vec<Part> = {
+        let mut sc = scratch();
+        per_frame.chunks_mut(RUN).enumerate().map(|x| measure(x, &mut sc)).collect()
+    };
     let (mut sum, mut sum_root, mut sum_pa) = (0.0, 0.0, 0.0);
     let mut per_joint = vec![0.0; np];
     let mut per_rot = vec![0.0; np];
@@ -319,6 +368,46 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
         notes,
     })
 }
+
+/// Metres per file unit of `bvh`: `given`, else its unit guess (the guess
+/// of [`world_positions`], one size per frame, no positions kept).
+fn metres_per_unit(bvh: &Bvh, mode: PositionChannels, given: Option<f64>) -> f64 {
+    if let Some(m) = given {
+        return m;
+    }
+    let m = bvh.motion();
+    let fk_empty = Kinematics::new(bvh.skeleton(), mode).is_empty();
+    if m.n_frames() == 0 || m.n_channels() == 0 || fk_empty {
+        return world_positions(bvh, mode, None, false).mpu;
+    }
+    UnitGuess::of_bvh(bvh, mode).metres_per_unit()
+}
+
+/// World positions (file units, frame-major) of `frames` of `motion` into
+/// `out`, [`FK_RUN`] frames per call of [`Kinematics::positions_many`].
+fn positions(
+    fk: &Kinematics,
+    motion: &crate::Motion,
+    frames: std::ops::Range<usize>,
+    lanes: &mut FkLanes,
+    out: &mut [DVec3],
+) {
+    let (nj, width) = (fk.len(), motion.n_channels());
+    if nj == 0 {
+        return;
+    }
+    if width == 0 {
+        fk.positions_many(&[], lanes, out);
+        return;
+    }
+    let values = &motion.values()[frames.start * width..frames.end * width];
+    for (rows, vals) in out.chunks_mut(FK_RUN * nj).zip(values.chunks(FK_RUN * width)) {
+        fk.positions_many(vals, lanes, rows);
+    }
+}
+
+/// Frames per call of [`Kinematics::positions_many`] in [`diff`].
+const FK_RUN: usize = 64;
 
 /// The sines and cosines of half of every value of `row` into `sin` and
 /// `cos` (`half` their buffer), as [`crate::rotation::euler_to_quat`] takes

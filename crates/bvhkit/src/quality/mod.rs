@@ -1,7 +1,7 @@
 //! Motion quality: the metrics an animator checks by eye (feet that slide,
 //! jitter, pops, joints far from the body, feet through the floor, Euler
 //! wraps), measured on a clip's world positions, and the distance between
-//! two clips ([`diff`]).
+//! two clips ([`diff()`]).
 //!
 //! [`lint`] computes every metric of one clip and lists what it finds as
 //! [`Finding`]s (a kind, a span of frames, the joints, a value); `bvh lint`
@@ -406,7 +406,7 @@ pub(crate) struct World {
 /// put together in, do not depend on the number of threads.
 const PIECE: usize = 512;
 
-/// Frames per call of [`Kinematics::positions_many`] in [`world_joint_major`].
+/// Frames per call of [`Kinematics::positions_many`] in [`world_positions`].
 const RUN: usize = 64;
 
 /// `f` of each piece of [`PIECE`] frames of a clip of `n` frames (the

@@ -361,6 +361,9 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
     let changed = std::sync::Condvar::new();
     let written = std::thread::scope(|s| -> Result<Sink> {
         let writer = s.spawn(|| -> Result<Sink> {
+            // Says the writer stopped however it ends (a panic included), so
+            // that the reading side never waits for it in vain.
+            let _stopped = Stopped(&progress, &changed);
             let mut sink = sink;
             let mut next = 0;
             let result = (|| -> Result<()> {
@@ -394,8 +397,6 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                 }
                 Ok(())
             })();
-            lock(&progress).1 = true;
-            changed.notify_all();
             result.map(|()| sink)
         });
         pool.in_place_scope_fifo(|scope| {
@@ -534,4 +535,15 @@ const AHEAD_BYTES: u64 = 48 << 20;
 /// `m` locked, whether or not a thread panicked holding it.
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Marks the writer stopped (the flag beside the count of files written)
+/// when dropped, and wakes whoever waits for it.
+struct Stopped<'a>(&'a std::sync::Mutex<(usize, bool)>, &'a std::sync::Condvar);
+
+impl Drop for Stopped<'_> {
+    fn drop(&mut self) {
+        lock(self.0).1 = true;
+        self.1.notify_all();
+    }
 }

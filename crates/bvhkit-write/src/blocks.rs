@@ -266,6 +266,22 @@ mod tests {
     }
 
     #[test]
+    fn dropped_without_a_flush_it_ends_its_threads_and_keeps_the_full_blocks() {
+        let data = pattern(3 * BLOCK + 5);
+        let mut file = tempfile::tempfile().unwrap();
+        let mut w = BlockWriter::new(file.try_clone().unwrap(), 2).unwrap();
+        w.write_all(&data).unwrap();
+        // The drop waits for the blocks in flight (it returns: no thread is
+        // left waiting); the last, partial block was never handed over.
+        drop(w);
+        let mut back = Vec::new();
+        file.rewind().unwrap();
+        file.read_to_end(&mut back).unwrap();
+        assert_eq!(back.len(), 3 * BLOCK);
+        assert!(back[..] == data[..3 * BLOCK]);
+    }
+
+    #[test]
     fn a_failed_write_is_returned() {
         // A file opened for reading only: every pwrite fails.
         let dir = tempfile::tempdir().unwrap();

@@ -89,7 +89,9 @@ fn a_folder_export_gives_the_same_bytes_on_any_number_of_threads() {
     // on `-j`.
     let tmp = tempfile::tempdir().unwrap();
     let folder = fixture("crlf.bvh").parent().unwrap().to_string_lossy().into_owned();
-    let mut seen: Option<(Vec<u8>, Vec<u8>, Option<i32>, Vec<String>)> = None;
+    // The table, the skeleton table, the exit code and the skipped lines.
+    type Run = (Vec<u8>, Vec<u8>, Option<i32>, Vec<String>);
+    let mut seen: Option<Run> = None;
     for j in ["1", "2", "5"] {
         let out = tmp.path().join(format!("j{j}.parquet"));
         let r = run(&["export", &folder, "-o", out.to_str().unwrap(), "-j", j, "--strict"]);

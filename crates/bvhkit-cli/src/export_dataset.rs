@@ -26,11 +26,13 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use bvhkit_dataset::{Clip, Contacts, NpzWriter, Options, ParquetWriter, skeleton_path};
-use rayon::prelude::*;
+use bvhkit_dataset::{
+    Clip, Contacts, NpzWriter, Options, ParquetWriter, PreparedClip, skeleton_path,
+};
 
 use crate::io::{
-    AtomicFile, Dest, Input, WriteBehind, destination, expand_rel, load, located_warning,
+    AtomicFile, BlockWriter, Dest, Input, WriteBehind, destination, expand_rel, load,
+    located_warning,
 };
 
 /// Whether `out` asks for a dataset (`.parquet` or `.npz`).
@@ -123,6 +125,9 @@ struct Done {
 enum Item {
     Parsed(String, bvhkit::Bvh),
     Computed(Box<Clip>),
+    /// A Parquet clip of one row group, computed and encoded where it was
+    /// parsed (or why it could not be: the write reports it in its turn).
+    Prepared(Result<Box<PreparedClip>, bvhkit_dataset::Error>),
 }
 
 impl Item {
@@ -134,6 +139,8 @@ impl Item {
                 (nf, nf * bvh.skeleton().len())
             }
             Item::Computed(clip) => (clip.n_frames, clip.rows()),
+            Item::Prepared(Ok(clip)) => (clip.n_frames(), clip.rows()),
+            Item::Prepared(Err(_)) => (0, 0),
         }
     }
 }
@@ -178,7 +185,7 @@ fn options(d: &DatasetArgs, position_channels: crate::PosMode) -> Result<Options
 
 /// Where the outputs go while they are written.
 enum Sink {
-    Parquet(Box<ParquetWriter<BufWriter<WriteBehind>>>),
+    Parquet(Box<ParquetWriter<BlockWriter>>),
     Npz(Box<NpzWriter<BufWriter<WriteBehind>>>),
 }
 
@@ -242,19 +249,33 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
         }
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
+    // The command's pool: -j threads, or rayon's default (every core).
+    let pool =
+        rayon::ThreadPoolBuilder::new().num_threads(c.threads.map_or(0, |n| n.max(1))).build()?;
+    let threads = pool.current_num_threads();
+    // Runs `f` on the command's pool (from any thread).
+    let on_pool = |f: &mut (dyn FnMut() -> Result<()> + Send)| pool.install(f);
     let mut main = AtomicFile::create(&target)?;
-    let file = main.write_behind()?;
-    let w = BufWriter::with_capacity(1 << 20, file);
-    let mut sink = match kind {
-        Kind::Parquet => Sink::Parquet(Box::new(ParquetWriter::new(w, &options)?)),
-        Kind::Npz => Sink::Npz(Box::new(NpzWriter::new(w, options.dtype))),
+    let sink = match kind {
+        // The table's bytes are copied into the file by writer threads
+        // (`BlockWriter`), off the thread that encodes the row groups.
+        Kind::Parquet => Sink::Parquet(Box::new(ParquetWriter::new(
+            main.block_writer(threads.clamp(1, WRITER_THREADS))?,
+            &options,
+        )?)),
+        Kind::Npz => Sink::Npz(Box::new(NpzWriter::new(
+            BufWriter::with_capacity(1 << 20, main.write_behind()?),
+            options.dtype,
+        ))),
     };
-    let pool = match c.threads {
-        Some(n) => Some(rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build()?),
-        None => None,
+    // A clip of one row group (most files) is computed and encoded where
+    // it is parsed, on the pool, so the thread that writes the file only
+    // copies it; a longer one is computed a row group at a time as it is
+    // written (`write_bvh`).
+    let preparer = match &sink {
+        Sink::Parquet(w) => Some(w.preparer()),
+        Sink::Npz(_) => None,
     };
-    let threads =
-        pool.as_ref().map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
     let bar = crate::io::files_bar(inputs.len());
     let compute = |job: &(Input, PathBuf)| -> Result<Done, String> {
         let (input, rel) = job;
@@ -269,17 +290,21 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
             Input::Stdin => 0,
         };
         let item = match kind {
-            Kind::Parquet => Item::Parsed(name, bvh),
+            Kind::Parquet => match preparer.as_ref().and_then(|p| p.prepare(&name, &bvh)) {
+                Some(prepared) => Item::Prepared(prepared.map(Box::new)),
+                None => Item::Parsed(name, bvh),
+            },
             Kind::Npz => Item::Computed(Box::new(Clip::compute(&name, &bvh, &options))),
         };
         Ok(Done { item, lines, bytes })
     };
-    // A window of files is computed on all cores while the previous one is
-    // written (its columns are encoded in parallel too).
-    let window = (threads * 2).max(2);
     let mut stats = Stats::default();
     let mut skipped: Vec<String> = Vec::new();
-    let mut write = |results: Vec<Result<Done, String>>, sink: &mut Sink| -> Result<()> {
+    let write = |results: Vec<Result<Done, String>>,
+                 sink: &mut Sink,
+                 stats: &mut Stats,
+                 skipped: &mut Vec<String>|
+     -> Result<()> {
         for r in results {
             match r {
                 Ok(done) => {
@@ -294,6 +319,10 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                     match (&mut *sink, done.item) {
                         (Sink::Parquet(w), Item::Parsed(name, bvh)) => w.write_bvh(&name, &bvh)?,
                         (Sink::Parquet(w), Item::Computed(clip)) => w.write_clip(*clip)?,
+                        (Sink::Parquet(w), Item::Prepared(clip)) => w.write_prepared(*clip?)?,
+                        (Sink::Npz(_), Item::Prepared(_)) => {
+                            unreachable!("only a Parquet table prepares clips")
+                        }
                         (Sink::Npz(w), Item::Computed(clip)) => w.write_clip(&clip)?,
                         (Sink::Npz(w), Item::Parsed(name, bvh)) => {
                             w.write_clip(&Clip::compute(&name, &bvh, &options))?;
@@ -311,28 +340,110 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
         }
         Ok(())
     };
-    let mut work = || -> Result<()> {
-        let mut pending: Option<Vec<Result<Done, String>>> = None;
-        for chunk in inputs.chunks(window) {
-            let (written, next) = rayon::join(
-                || pending.take().map_or(Ok(()), |p| write(p, &mut sink)),
-                || chunk.par_iter().map(compute).collect::<Vec<_>>(),
-            );
-            written?;
-            pending = Some(next);
-        }
-        if let Some(p) = pending {
-            write(p, &mut sink)?;
-        }
-        Ok(())
-    };
+    // Every file is parsed (and a Parquet clip prepared) on the pool, a
+    // task each, in input order, while a thread of its own writes them in
+    // order as they are ready (the row groups of a long clip are computed
+    // and encoded on the pool too). No barrier: a slow file holds back only
+    // the writing of the files after it, and the tasks started ahead of the
+    // writer are bounded (`AHEAD_FILES` a thread, `AHEAD_BYTES` of input).
+    let sizes: Vec<u64> = inputs
+        .iter()
+        .map(|(i, _)| match i {
+            Input::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
+            Input::Stdin => 0,
+        })
+        .collect();
+    let ahead_files = threads.max(1) * AHEAD_FILES;
+    let slots: Vec<std::sync::Mutex<Option<Result<Done, String>>>> =
+        inputs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    // How many files are written, and whether the writer stopped.
+    let progress = std::sync::Mutex::new((0usize, false));
+    let changed = std::sync::Condvar::new();
+    let written = std::thread::scope(|s| -> Result<Sink> {
+        let writer = s.spawn(|| -> Result<Sink> {
+            // Says the writer stopped however it ends (a panic included), so
+            // that the reading side never waits for it in vain.
+            let _stopped = Stopped(&progress, &changed);
+            let mut sink = sink;
+            let mut next = 0;
+            let result = (|| -> Result<()> {
+                while next < inputs.len() {
+                    // The files ready from `next` on, in order (waiting for
+                    // the first).
+                    let mut ready = Vec::new();
+                    let mut p = lock(&progress);
+                    loop {
+                        while let Some(r) = slots
+                            .get(next + ready.len())
+                            .and_then(|slot| slot.lock().unwrap_or_else(|e| e.into_inner()).take())
+                        {
+                            ready.push(r);
+                        }
+                        if !ready.is_empty() {
+                            break;
+                        }
+                        p = changed.wait(p).unwrap_or_else(|e| e.into_inner());
+                    }
+                    drop(p);
+                    let n = ready.len();
+                    let mut ready = Some(ready);
+                    on_pool(&mut || {
+                        let r = ready.take().unwrap_or_default();
+                        write(r, &mut sink, &mut stats, &mut skipped)
+                    })?;
+                    next += n;
+                    lock(&progress).0 = next;
+                    changed.notify_all();
+                }
+                Ok(())
+            })();
+            result.map(|()| sink)
+        });
+        pool.in_place_scope_fifo(|scope| {
+            let mut in_flight: std::collections::VecDeque<(usize, u64)> = Default::default();
+            let mut bytes = 0;
+            for (i, job) in inputs.iter().enumerate() {
+                // Wait for room: few enough files and bytes started ahead
+                // of the writer (a file alone always has room).
+                let mut p = lock(&progress);
+                loop {
+                    while in_flight.front().is_some_and(|&(k, _)| k < p.0) {
+                        bytes -= in_flight.pop_front().map_or(0, |f| f.1);
+                    }
+                    let room = in_flight.is_empty()
+                        || (in_flight.len() < ahead_files && bytes + sizes[i] <= AHEAD_BYTES);
+                    if room || p.1 {
+                        break;
+                    }
+                    p = changed.wait(p).unwrap_or_else(|e| e.into_inner());
+                }
+                if p.1 {
+                    // The writer stopped: its error is what the command says.
+                    return;
+                }
+                drop(p);
+                in_flight.push_back((i, sizes[i]));
+                bytes += sizes[i];
+                let (slots, progress, changed, compute) = (&slots, &progress, &changed, &compute);
+                scope.spawn_fifo(move |_| {
+                    // A panic would leave the writer waiting: it is this
+                    // file's error instead.
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compute(job)))
+                        .unwrap_or_else(|_| {
+                            Err(format!("{}: reading it panicked", job.0.display()))
+                        });
+                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                    // Under the lock, so that the writer cannot miss it.
+                    let _p = lock(progress);
+                    changed.notify_all();
+                });
+            }
+        });
+        writer.join().map_err(|_| anyhow::anyhow!("the writer thread panicked"))?
+    });
     // What a failed write says: the output.
     let writing = || format!("writing {}", out.display());
-    match &pool {
-        Some(p) => p.install(&mut work),
-        None => work(),
-    }
-    .with_context(writing)?;
+    let sink = written.with_context(writing)?;
     bar.finish_and_clear();
     if stats.clips == 0 {
         bail!("no input could be exported; {} not written", out.display());
@@ -341,6 +452,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
     let finished = match sink {
         Sink::Parquet(w) => (|| -> Result<()> {
             let (mut w, skeletons) = (*w).finish()?;
+            // Every block written (the writer threads end with `w`).
             w.flush()?;
             drop(w);
             // The table's last bytes reach the disk on another thread while
@@ -406,4 +518,32 @@ struct Stats {
     frames: usize,
     rows: usize,
     bytes: u64,
+}
+
+/// Writer threads of a Parquet table at most: the kernel copies into one
+/// file a write at a time, so a second thread only overlaps one block's
+/// copy with another's writeback.
+const WRITER_THREADS: usize = 2;
+
+/// Files parsed ahead of the writer, at most, per thread.
+const AHEAD_FILES: usize = 4;
+
+/// Bytes of input parsed ahead of the writer at most (a file larger than
+/// that alone): what is in memory besides the clip being written.
+const AHEAD_BYTES: u64 = 48 << 20;
+
+/// `m` locked, whether or not a thread panicked holding it.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Marks the writer stopped (the flag beside the count of files written)
+/// when dropped, and wakes whoever waits for it.
+struct Stopped<'a>(&'a std::sync::Mutex<(usize, bool)>, &'a std::sync::Condvar);
+
+impl Drop for Stopped<'_> {
+    fn drop(&mut self) {
+        lock(self.0).1 = true;
+        self.1.notify_all();
+    }
 }

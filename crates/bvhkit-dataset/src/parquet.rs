@@ -41,7 +41,7 @@ use parquet::basic::{Compression, Encoding};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::ColumnPath;
+use parquet::schema::types::{ColumnDescPtr, ColumnPath};
 use rayon::prelude::*;
 
 use bvhkit::Bvh;
@@ -350,13 +350,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             let names = self.schema.fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
             // The column of each field: a number column's index in a set,
             // or `None`.
-            let index = |n: &str| match n {
-                "clip" | "frame" | "joint" | "parent" => None,
-                "px" => Some(0),
-                "py" => Some(1),
-                "pz" => Some(2),
-                rotation => Some(3 + rotation_index(&o, rotation)),
-            };
+            let index = |n: &str| number_column(&o, n);
             let descr = self.file.schema_descr();
             let descrs = (0..names.len()).map(|i| descr.column(i)).collect::<Vec<_>>();
             let mut prepared: Vec<long::Prepared> = Vec::new();
@@ -384,33 +378,9 @@ impl<W: Write + Send> ParquetWriter<W> {
                     let rows = frames.len() * nj;
                     let mut out: Vec<&mut [f64]> = cur.iter_mut().map(|c| &mut c[..rows]).collect();
                     kernel.run(motion, frames.start, &mut out, &mut sizes[frames.clone()]);
-                    let cur = &*cur;
-                    names
-                        .par_iter()
-                        .enumerate()
-                        .with_max_len(1)
-                        .map(|(i, n)| {
-                            let column = match n.as_str() {
-                                "clip" => LongColumn::Clip(name),
-                                "frame" => LongColumn::Frame,
-                                "joint" => LongColumn::Joint(&joints),
-                                "parent" => LongColumn::Parent(&joints, &parents),
-                                n => {
-                                    let values = &cur[index(n).expect("a number column")][..rows];
-                                    features::check_finite(
-                                        name,
-                                        n,
-                                        values,
-                                        o.dtype,
-                                        frames.start,
-                                        &joints,
-                                    )?;
-                                    LongColumn::Floats(values, o.dtype)
-                                }
-                            };
-                            Ok(long::prepare(&descrs[i], &column, frames.clone(), nj)?)
-                        })
-                        .collect()
+                    let values = |c: usize| &cur[c][..rows];
+                    let clip = ClipParts { name, joints: &joints, parents: &parents };
+                    prepare_group(&o, &names, &descrs, &clip, &values, frames.clone())
                 };
                 let (written, next) = rayon::join(write, compute);
                 written?;
@@ -432,6 +402,58 @@ impl<W: Write + Send> ParquetWriter<W> {
             motion.frame_time(),
             nf,
             &units,
+        );
+        Ok(())
+    }
+
+    /// What prepares clips for [`ParquetWriter::write_prepared`] on other
+    /// threads.
+    #[must_use]
+    pub fn preparer(&self) -> Preparer {
+        let descr = self.file.schema_descr();
+        Preparer {
+            options: self.options.clone(),
+            names: self.schema.fields().iter().map(|f| f.name().clone()).collect(),
+            descrs: (0..descr.num_columns()).map(|i| descr.column(i)).collect(),
+            max_group_rows: self.max_group_rows,
+            direct: self.direct,
+            free: Arc::default(),
+        }
+    }
+
+    /// Writes a clip prepared by this writer's [`ParquetWriter::preparer`]
+    /// (as [`ParquetWriter::write_bvh`] writes it): its row group copied
+    /// into the file, its skeleton recorded.
+    ///
+    /// # Errors
+    /// When writing fails.
+    pub fn write_prepared(&mut self, clip: PreparedClip) -> Result<()> {
+        let rows = clip.rows();
+        let mut rg = self.file.next_row_group()?;
+        for (field, p) in self.schema.fields().iter().zip(clip.prepared) {
+            let values = number_column(&self.options, field.name())
+                .map_or(&[][..], |c| &clip.columns[c][..rows]);
+            let (chunk, close) = p.chunk(values);
+            rg.append_column(&chunk, close)?;
+        }
+        rg.close()?;
+        self.row_groups += 1;
+        // The columns for the next clips, as many as a few clips need.
+        let mut free = clip.free.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let kept: usize = free.iter().map(Vec::len).sum();
+        let these: usize = clip.columns.iter().map(Vec::len).sum();
+        if (kept + these) * 8 <= FREE_BYTES {
+            free.extend(clip.columns);
+        }
+        drop(free);
+        self.skeletons.add_joints(
+            &clip.name,
+            &clip.joints,
+            &clip.parents,
+            &clip.offsets,
+            clip.frame_time,
+            clip.n_frames,
+            &clip.units,
         );
         Ok(())
     }
@@ -492,6 +514,192 @@ impl<W: Write + Send> ParquetWriter<W> {
             .append_key_value_metadata(KeyValue::new(PAIR_KEY.to_string(), self.skeletons.pair()));
         let w = self.file.into_inner()?;
         Ok((w, self.skeletons))
+    }
+}
+
+/// What [`ParquetWriter::prepare_group`] reads of a clip besides its
+/// numbers.
+struct ClipParts<'a> {
+    name: &'a str,
+    joints: &'a [String],
+    parents: &'a [i32],
+}
+
+/// The long table's row group of frames `frames` of a clip, prepared
+/// ([`long::prepare`]: all but the number pages' bodies), a task per column
+/// on rayon's current pool; `values(c)` is number column `c`
+/// ([`number_column`]) over those frames.
+fn prepare_group<'v>(
+    o: &Options,
+    names: &[String],
+    descrs: &[ColumnDescPtr],
+    clip: &ClipParts<'_>,
+    values: &(dyn Fn(usize) -> &'v [f64] + Sync),
+    frames: Range<usize>,
+) -> Result<Vec<long::Prepared>> {
+    let nj = clip.joints.len();
+    names
+        .par_iter()
+        .enumerate()
+        .with_max_len(1)
+        .map(|(i, n)| {
+            let column = match number_column(o, n) {
+                None => match n.as_str() {
+                    "clip" => LongColumn::Clip(clip.name),
+                    "frame" => LongColumn::Frame,
+                    "joint" => LongColumn::Joint(clip.joints),
+                    _ => LongColumn::Parent(clip.joints, clip.parents),
+                },
+                Some(c) => {
+                    let values = values(c);
+                    features::check_finite(
+                        clip.name,
+                        n,
+                        values,
+                        o.dtype,
+                        frames.start,
+                        clip.joints,
+                    )?;
+                    LongColumn::Floats(values, o.dtype)
+                }
+            };
+            Ok(long::prepare(&descrs[i], &column, frames.clone(), nj)?)
+        })
+        .collect()
+}
+
+/// The index of the long table's number column `name` among the columns
+/// [`Kernel::run`] computes (`px py pz`, then the rotation's), or `None`
+/// for `clip`, `frame`, `joint` and `parent`.
+fn number_column(o: &Options, name: &str) -> Option<usize> {
+    match name {
+        "clip" | "frame" | "joint" | "parent" => None,
+        "px" => Some(0),
+        "py" => Some(1),
+        "pz" => Some(2),
+        rotation => Some(3 + rotation_index(o, rotation)),
+    }
+}
+
+/// Prepares clips for a [`ParquetWriter`] on any thread
+/// ([`ParquetWriter::preparer`]): the features of a clip computed and its
+/// row group encoded but for the copy into the file, which
+/// [`ParquetWriter::write_prepared`] does in order. Many clips are so
+/// prepared at once, one per thread, while the writer copies the ones
+/// before: the file is written by one thread, but only the copy is left
+/// to it.
+#[derive(Clone)]
+pub struct Preparer {
+    options: Options,
+    names: Vec<String>,
+    descrs: Vec<ColumnDescPtr>,
+    max_group_rows: usize,
+    direct: bool,
+    /// Column buffers of clips written, for the next clips: their pages
+    /// are not faulted in and cleared again for every clip.
+    free: Arc<std::sync::Mutex<Vec<Vec<f64>>>>,
+}
+
+impl Preparer {
+    /// The clip of `bvh` under `name`, prepared: the same row group and
+    /// skeleton as [`ParquetWriter::write_bvh`] gives it. `None` when the
+    /// clip is not one row group of the long, uncompressed table without
+    /// velocities or contacts (more rows than a row group, no rows, or
+    /// other options): [`ParquetWriter::write_bvh`] writes those.
+    ///
+    /// It holds the clip's features (7 to 12 numbers a joint and frame)
+    /// until it is written.
+    ///
+    /// # Errors
+    /// As for [`ParquetWriter::write_bvh`] (a value that is not finite).
+    pub fn prepare(&self, name: &str, bvh: &Bvh) -> Option<Result<PreparedClip>> {
+        let o = &self.options;
+        if !self.direct || o.velocities || o.contacts.is_some() {
+            return None;
+        }
+        let skeleton = bvh.skeleton();
+        let motion = bvh.motion();
+        let (nj, nf) = (skeleton.len(), motion.n_frames());
+        let rows = nj.checked_mul(nf)?;
+        if rows == 0 || rows > self.max_group_rows {
+            return None;
+        }
+        Some((|| {
+            i32::try_from(nf).map_err(|_| Error::TooLarge("frames".into()))?;
+            i32::try_from(nj).map_err(|_| Error::TooLarge("joints".into()))?;
+            let kernel = Kernel::new(skeleton, o, true);
+            // Buffers of clips already written (every value in use is
+            // overwritten), or new ones.
+            let mut columns: Vec<Vec<f64>> = {
+                let mut free = self.free.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let keep = free.len().saturating_sub(kernel.columns());
+                free.split_off(keep)
+            };
+            columns.resize_with(kernel.columns(), Vec::new);
+            for c in &mut columns {
+                if c.len() < rows {
+                    *c = Vec::new();
+                    *c = vec![0.0; rows];
+                }
+            }
+            let mut sizes = vec![0.0; nf];
+            let mut out: Vec<&mut [f64]> = columns.iter_mut().map(|c| &mut c[..rows]).collect();
+            kernel.run(motion, 0, &mut out, &mut sizes);
+            let joints = skeleton.display_names();
+            let parents = features::parents(skeleton);
+            let clip = ClipParts { name, joints: &joints, parents: &parents };
+            let values = |c: usize| &columns[c][..rows];
+            let prepared = prepare_group(o, &self.names, &self.descrs, &clip, &values, 0..nf)?;
+            let units = features::unit_guess(skeleton, o, sizes);
+            Ok(PreparedClip {
+                name: name.to_string(),
+                offsets: skeleton.joints().iter().map(|j| j.offset().to_array()).collect(),
+                joints,
+                parents,
+                frame_time: motion.frame_time(),
+                n_frames: nf,
+                units,
+                columns,
+                prepared,
+                free: self.free.clone(),
+            })
+        })())
+    }
+}
+
+/// Bytes of column buffers a [`Preparer`] keeps for the next clips, at
+/// most.
+const FREE_BYTES: usize = 64 << 20;
+
+/// A clip ready to be copied into the file ([`Preparer::prepare`],
+/// [`ParquetWriter::write_prepared`]).
+pub struct PreparedClip {
+    name: String,
+    joints: Vec<String>,
+    parents: Vec<i32>,
+    offsets: Vec<[f64; 3]>,
+    frame_time: f64,
+    n_frames: usize,
+    units: UnitGuess,
+    /// The number columns ([`number_column`]).
+    columns: Vec<Vec<f64>>,
+    /// The row group's chunks, in schema order.
+    prepared: Vec<long::Prepared>,
+    /// Where the columns go once written ([`Preparer`]'s).
+    free: Arc<std::sync::Mutex<Vec<Vec<f64>>>>,
+}
+
+impl PreparedClip {
+    /// Frames of the clip.
+    #[must_use]
+    pub fn n_frames(&self) -> usize {
+        self.n_frames
+    }
+
+    /// Rows of the long table (frames × joints).
+    #[must_use]
+    pub fn rows(&self) -> usize {
+        self.n_frames * self.joints.len()
     }
 }
 
@@ -995,6 +1203,87 @@ mod tests {
             &write(&clips, &o, ROW_GROUP_ROWS, false),
             "corpus",
         );
+    }
+
+    #[test]
+    fn prepared_clips_give_the_bytes_of_write_bvh() {
+        // Clips prepared on other threads (`Preparer`, as `bvh export DIR`
+        // does) and written in order give the file `write_bvh` gives, byte
+        // for byte; a clip longer than a row group is not prepared (None)
+        // and goes through `write_bvh` in both files.
+        let clips: Vec<(String, Bvh)> = [(3, 20, 700), (5, 7, 1), (11, 60, 90), (4, 9, 40)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(seed, joints, frames))| {
+                (
+                    format!("c{i}"),
+                    Bvh::parse(bvhkit_testdata::synth_text(seed, joints, frames)).unwrap(),
+                )
+            })
+            .collect();
+        for dtype in [Dtype::F64, Dtype::F32] {
+            for rotations in [Rotations::Quat, Rotations::SixD, Rotations::Matrix] {
+                let o = Options { dtype, rotations, ..Options::default() };
+                let group = 6_000;
+                let mut a = ParquetWriter::new(Vec::new(), &o).unwrap().with_row_group_rows(group);
+                for (name, bvh) in &clips {
+                    a.write_bvh(name, bvh).unwrap();
+                }
+                let (a, sa) = a.finish().unwrap();
+                let mut b = ParquetWriter::new(Vec::new(), &o).unwrap().with_row_group_rows(group);
+                let preparer = b.preparer();
+                let prepared: Vec<_> = clips
+                    .par_iter()
+                    .map(|(name, bvh)| preparer.prepare(name, bvh).map(Result::unwrap))
+                    .collect();
+                // A clip of more rows than a row group is not prepared.
+                let kinds: Vec<bool> = prepared.iter().map(Option::is_some).collect();
+                let fits: Vec<bool> = clips
+                    .iter()
+                    .map(|(_, b)| b.motion().n_frames() * b.skeleton().len() <= group)
+                    .collect();
+                assert_eq!(kinds, fits, "{dtype:?} {rotations:?}");
+                assert!(fits.contains(&true) && fits.contains(&false), "{fits:?}");
+                for ((name, bvh), p) in clips.iter().zip(prepared) {
+                    match p {
+                        Some(p) => b.write_prepared(p).unwrap(),
+                        None => b.write_bvh(name, bvh).unwrap(),
+                    }
+                }
+                let (b, sb) = b.finish().unwrap();
+                assert!(a == b, "{dtype:?} {rotations:?}: the files differ");
+                assert_eq!(sa.pair(), sb.pair());
+                let (batches, meta) = read(&b, None);
+                assert!(meta.num_row_groups() > clips.len(), "a clip split in row groups");
+                let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+                let want: usize = clips
+                    .iter()
+                    .map(|(_, bvh)| bvh.motion().n_frames() * bvh.skeleton().len())
+                    .sum();
+                assert_eq!(rows, want);
+            }
+        }
+    }
+
+    #[test]
+    fn a_prepared_clip_with_a_value_that_is_not_finite_is_an_error() {
+        let mut bvh = Bvh::parse(bvhkit_testdata::synth_text(3, 5, 10)).unwrap();
+        // The root's first position channel: finite, but not as float32.
+        bvh.motion_mut().values_mut()[0] = 1e308;
+        let w =
+            ParquetWriter::new(Vec::new(), &Options { dtype: Dtype::F32, ..Options::default() })
+                .unwrap();
+        let e = w.preparer().prepare("x", &bvh).expect("one row group").err();
+        let direct = {
+            let mut w = ParquetWriter::new(
+                Vec::new(),
+                &Options { dtype: Dtype::F32, ..Options::default() },
+            )
+            .unwrap();
+            w.write_bvh("x", &bvh).err()
+        };
+        assert!(e.is_some(), "1e308 as float32 is refused");
+        assert_eq!(e.map(|e| e.to_string()), direct.map(|e| e.to_string()));
     }
 
     #[test]

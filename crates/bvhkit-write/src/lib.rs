@@ -74,6 +74,11 @@
 //! refuses to write over its configuration, skeleton or input.
 #![deny(unsafe_code)]
 
+#[cfg(unix)]
+mod blocks;
+#[cfg(unix)]
+pub use blocks::{BLOCK, BlockWriter};
+
 use std::fs::File;
 use std::io::{self, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -648,6 +653,20 @@ impl AtomicFile {
             format!("opening the output file {} again", self.target.display())
         }))?;
         Ok(WriteBehind::new(file))
+    }
+
+    /// A [`BlockWriter`] of the file from its start, with `threads` writer
+    /// threads (a handle of its own: write through it alone, and `flush`
+    /// it before [`AtomicFile::commit`]).
+    ///
+    /// # Errors
+    /// When the file cannot be opened again or a thread cannot start.
+    #[cfg(unix)]
+    pub fn block_writer(&self, threads: usize) -> io::Result<BlockWriter> {
+        let file = self.out.file.try_clone().map_err(failed(|| {
+            format!("opening the output file {} again", self.target.display())
+        }))?;
+        BlockWriter::new(file, threads)
     }
 
     /// Syncs the file, gives it the owner and mode of the file it replaces

@@ -229,9 +229,13 @@ pub(super) struct PieceState<S> {
     fk: Option<(bvhkit::FkScratch, Vec<DVec3>)>,
 }
 
-/// Frames per piece of a batch, at least (a piece of the synthetic file's
-/// 65 joints is then about a tenth of a millisecond of work or more).
-pub(super) const MIN_PIECE_FRAMES: usize = 32;
+/// Frames per piece of a batch, at least: a piece of the synthetic file's
+/// 65 joints is then about half a millisecond of work or more, so a batch
+/// (about 1,300 frames of that file) wakes at most ten threads. With
+/// 32-frame pieces, 16 cores took longer than 4 on `bvh positions` of the
+/// 100 MB file (pieces of a tenth of a millisecond, each thread woken for
+/// two or three of them); not measured here on more than two cores.
+pub(super) const MIN_PIECE_FRAMES: usize = 128;
 
 impl Run<'_> {
     /// Reads, computes and writes every frame of `rdr` ([`stream()`]).

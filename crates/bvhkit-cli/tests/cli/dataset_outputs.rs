@@ -3,7 +3,7 @@
 //! a dangling link to a missing folder is refused as for every output.
 use std::path::Path;
 
-use super::{fx, run, run_ok, stderr};
+use super::{fixture, fx, run, run_ok, stderr};
 
 fn bytes(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap()
@@ -79,4 +79,32 @@ fn dataset_outputs_through_symbolic_links() {
     // A plain -o in a new folder is still made.
     run_ok(&["export", &fx("two_roots.bvh"), "-o", d.join("new/dir/t.npz").to_str().unwrap()]);
     assert!(d.join("new/dir/t.npz").is_file());
+}
+
+#[test]
+fn a_folder_export_gives_the_same_bytes_on_any_number_of_threads() {
+    // Files are parsed and their clips prepared as tasks of their own,
+    // written in order by another thread: the bytes, the files skipped (the
+    // quirks folder read strictly: many fail) and their order do not depend
+    // on `-j`.
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = fixture("crlf.bvh").parent().unwrap().to_string_lossy().into_owned();
+    // The table, the skeleton table, the exit code and the skipped lines.
+    type Run = (Vec<u8>, Vec<u8>, Option<i32>, Vec<String>);
+    let mut seen: Option<Run> = None;
+    for j in ["1", "2", "5"] {
+        let out = tmp.path().join(format!("j{j}.parquet"));
+        let r = run(&["export", &folder, "-o", out.to_str().unwrap(), "-j", j, "--strict"]);
+        let err = stderr(&r);
+        let skipped: Vec<String> =
+            err.lines().filter(|l| l.contains("; skipped")).map(str::to_string).collect();
+        assert!(!skipped.is_empty(), "-j {j}: files fail when read strictly\n{err}");
+        let skel = tmp.path().join(format!("j{j}.skeleton.parquet"));
+        let this = (bytes(&out), bytes(&skel), r.status.code(), skipped);
+        assert!(this.0.len() > 1000, "-j {j}: a table of {} bytes", this.0.len());
+        match &seen {
+            None => seen = Some(this),
+            Some(first) => assert!(first == &this, "-j {j} differs from -j 1\n{err}"),
+        }
+    }
 }

@@ -154,7 +154,7 @@ pub(crate) fn parse_one_euro(s: &str) -> Result<OneEuro, String> {
 
 /// One `--strength` entry: `SELECTOR=FACTOR`, the factor from 0 to 1 (the
 /// selector is checked against the clip's joints by the library).
-fn parse_strength(s: &str) -> Result<(String, f64), String> {
+pub(crate) fn parse_strength(s: &str) -> Result<(String, f64), String> {
     let Some((sel, f)) = s.rsplit_once('=') else {
         return Err(format!("'{s}' is not JOINT=FACTOR (JOINT, JOINT/* or *; FACTOR 0 to 1)"));
     };

@@ -102,6 +102,14 @@ pub(crate) struct RecordArgs {
     /// Write the take so that every reader reads its position channels alike (docs/format.md): the OFFSET component each position channel names set to 0. A take is written as it is recorded, so its position channels are all kept (`bvh fmt --portable` of the take drops those that stayed constant).
     #[arg(long)]
     portable: bool,
+    /// With --one-euro: the joints it smooths, comma-separated (default all), as `bvh clean --joints`.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', requires = "one_euro")]
+    joints: Option<Vec<String>>,
+    /// With --one-euro: smoothing strength per joint, 0 (unchanged) to 1 (the full filter, the default),
+    /// as `bvh clean --strength`: JOINT=F, JOINT/*=F (every joint below it), *=F; later entries win.
+    #[arg(long, value_name = "SEL=FACTOR,...", value_delimiter = ',', action = clap::ArgAction::Append,
+          value_parser = crate::clean::parse_strength, requires = "one_euro")]
+    strength: Vec<(String, f64)>,
 }
 
 /// The live view: a loopback server whose feed gets every frame's world positions.
@@ -333,8 +341,14 @@ pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
     let smooth = a
         .one_euro
         .map(|p| {
-            bvhkit::clean::OneEuroFrames::new(&skeleton, p, 1.0 / (1.0 / frame_rate), None, &[])
-                .map_err(|e| anyhow::anyhow!("--one-euro: {e}"))
+            bvhkit::clean::OneEuroFrames::new(
+                &skeleton,
+                p,
+                1.0 / (1.0 / frame_rate),
+                a.joints.as_deref(),
+                &a.strength,
+            )
+            .map_err(|e| anyhow::anyhow!("--one-euro: {e}"))
         })
         .transpose()?;
     let live = a.live.map(|port| Live::start(&skeleton, frame_rate, port)).transpose()?;

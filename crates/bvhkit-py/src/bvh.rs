@@ -857,9 +857,12 @@ impl PyBvh {
     /// a dict or a sequence of ``(selector, factor)``, as ``--strength``),
     /// ``remove_drift``, ``ground`` (``True`` for a constant offset,
     /// ``"smooth"`` to follow the ground over time), ``lock_feet``
-    /// (with ``feet`` and ``up`` as ``lint`` takes them). The result's
+    /// (with ``feet`` and ``up`` as ``lint`` takes them; ``contacts``, the
+    /// spans it locks instead of those lint finds: a path to a CSV file of
+    /// ``joint,start,end`` lines, as ``--contacts FILE``, or a sequence of
+    /// ``(joint, start, end)``, frames from 0, end included). The result's
     /// ``report`` is the summary ``bvh clean`` prints.
-    #[pyo3(signature = (spikes = None, butterworth = None, savgol = None, one_euro = None, joints = None, remove_drift = false, ground = None, lock_feet = false, feet = None, up = None, strength = None))]
+    #[pyo3(signature = (spikes = None, butterworth = None, savgol = None, one_euro = None, joints = None, remove_drift = false, ground = None, lock_feet = false, feet = None, up = None, strength = None, contacts = None))]
     #[allow(clippy::too_many_arguments)]
     fn clean<'py>(
         &self,
@@ -875,8 +878,47 @@ impl PyBvh {
         feet: Option<Vec<String>>,
         up: Option<&str>,
         strength: Option<&Bound<'py, PyAny>>,
+        contacts: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<PyBvh> {
-        use bvhkit::clean::{Butterworth, OneEuro, Options, SavGol};
+        use bvhkit::clean::{Butterworth, ContactSpan, OneEuro, Options, SavGol};
+        // A path (read and parsed as `--contacts FILE` is) or the spans.
+        let contacts: Option<Vec<ContactSpan>> = match contacts {
+            None => None,
+            Some(_) if !lock_feet => {
+                return Err(bad_arg("contacts needs lock_feet=True (the spans it locks)"));
+            }
+            Some(v) => Some(match v.extract::<PathBuf>() {
+                Ok(path) => {
+                    let text = std::fs::read_to_string(&path).map_err(|e| {
+                        pyo3::exceptions::PyOSError::new_err((
+                            e.raw_os_error().unwrap_or(0),
+                            e.to_string(),
+                            path.clone(),
+                        ))
+                    })?;
+                    bvhkit::clean::parse_contacts(&text)
+                        .map_err(|e| bad_arg(format!("{}: {e}", path.display())))?
+                }
+                Err(_) => v
+                    .extract::<Vec<(String, usize, usize)>>()
+                    .map_err(|_| {
+                        PyTypeError::new_err(
+                            "contacts must be a path to a CSV file or a sequence of (joint, start, end)",
+                        )
+                    })?
+                    .into_iter()
+                    .map(|(joint, start, end)| {
+                        if end < start {
+                            Err(bad_arg(format!(
+                                "contacts: span of {joint:?} ends ({end}) before it starts ({start})"
+                            )))
+                        } else {
+                            Ok(ContactSpan { joint, start, end })
+                        }
+                    })
+                    .collect::<PyResult<_>>()?,
+            }),
+        };
         // A dict keeps its order; so does a sequence of pairs.
         let strength: Vec<(String, f64)> = match strength {
             None => Vec::new(),
@@ -945,7 +987,7 @@ impl PyBvh {
             ground,
             ground_over_time,
             lock_feet,
-            contacts: None,
+            contacts,
             quality: bvhkit::quality::Options { up, feet, ..Default::default() },
         };
         let (bvh, report) = py

@@ -6,8 +6,11 @@ outside `joints` and a clip no step touches stay bit for bit."""
 
 from __future__ import annotations
 
+import subprocess
+
 import numpy as np
 import pytest
+from conftest import corpus_named
 from scipy.signal import butter, filtfilt, savgol_filter
 
 import bvhkit
@@ -146,3 +149,47 @@ def test_strength_blends_with_the_original() -> None:
         bvh.clean(butterworth=6.0, strength={"Tail": 0.5})
     with pytest.raises(TypeError, match="strength must be"):
         bvh.clean(butterworth=6.0, strength=3)
+
+
+def test_contacts_from_a_file_or_spans_equal_the_command(corpus, bvh_bin, tmp_path) -> None:
+    """``contacts`` (with ``lock_feet``): a CSV path, as ``--contacts FILE``,
+    and the same spans as tuples give the bytes ``bvh clean --lock-feet
+    --contacts FILE`` writes; only the spans given are locked (frames well
+    past the last span's ramps stay the input's, where lint's own contacts
+    would lock the whole walk); bad spans are errors."""
+    (src,) = corpus_named(corpus, ["cmu_01_01_walk_cgspeed_mb_names.bvh"])
+    csv = tmp_path / "contacts.csv"
+    csv.write_text("joint,start,end\nLeftFoot,100,160\n# the right foot\nRightFoot, 200, 260\n")
+    out = tmp_path / "cli.bvh"
+    cli = subprocess.run(
+        [str(bvh_bin), "clean", str(src), "-o", str(out), "--lock-feet", "--contacts", str(csv)],
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 0, cli.stderr
+    bvh = bvhkit.read(src)
+    from_file = bvh.clean(lock_feet=True, contacts=csv)
+    assert from_file.to_bytes() == out.read_bytes()
+    assert bvh.clean(lock_feet=True, contacts=str(csv)).to_bytes() == out.read_bytes()
+    spans = [("LeftFoot", 100, 160), ("RightFoot", 200, 260)]
+    assert bvh.clean(lock_feet=True, contacts=spans).to_bytes() == out.read_bytes()
+    assert "2 contact span(s) locked" in from_file.report
+    m, src_m = from_file.motion, bvh.motion
+    assert not np.array_equal(m[100:161], src_m[100:161])
+    assert np.array_equal(m[600:], src_m[600:])
+    lint_spans = bvh.clean(lock_feet=True).motion
+    assert not np.array_equal(lint_spans[600:], src_m[600:])
+    with pytest.raises(ValueError, match="lock_feet"):
+        bvh.clean(contacts=spans)
+    with pytest.raises(ValueError, match="Nope"):
+        bvh.clean(lock_feet=True, contacts=[("Nope", 1, 2)])
+    with pytest.raises(ValueError, match="before it starts"):
+        bvh.clean(lock_feet=True, contacts=[("LeftFoot", 20, 10)])
+    with pytest.raises(ValueError, match="contacts line 1"):
+        bad = tmp_path / "bad.csv"
+        bad.write_text("LeftFoot,ten,20\n")
+        bvh.clean(lock_feet=True, contacts=bad)
+    with pytest.raises(FileNotFoundError):
+        bvh.clean(lock_feet=True, contacts=tmp_path / "missing.csv")
+    with pytest.raises(TypeError, match="contacts must be"):
+        bvh.clean(lock_feet=True, contacts=3)

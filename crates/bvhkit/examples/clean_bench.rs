@@ -1,5 +1,5 @@
 //! Smoothing plus foot locking over one clip, or forward kinematics over it
-//! (the yardstick), for whole-process timings with `farm-bench`
+//! (the yardstick), for whole-process timings in paired runs
 //! (`docs/performance.md`).
 //!
 //! ```text

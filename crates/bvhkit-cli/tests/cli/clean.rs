@@ -474,3 +474,88 @@ fn record_one_euro_equals_clean_of_the_plain_take() {
     assert!(e.contains("--one-euro: one-euro needs MIN_CUTOFF > 0, BETA >= 0"), "{e}");
     assert!(!d.join("bad.bvh").exists());
 }
+
+/// `bvh record --one-euro P --joints LIST --strength S` writes the take that
+/// `bvh clean --one-euro P --joints LIST --strength S` makes of the plain
+/// take (bit for bit, allowing 1e-9); joints outside the mask and joints of
+/// strength 0 are the plain take's bits, a joint at 0.5 moves; both options
+/// need `--one-euro`, and a bad one is refused before any file is made.
+#[test]
+fn record_one_euro_joints_strength_equal_clean_of_the_plain_take() {
+    let dir = crate::record::workdir("one-euro-joints");
+    let d = dir.path();
+    std::fs::write(d.join("clip.bvh"), bvhkit_testdata::synth_text(6, 10, 150)).unwrap();
+    let clip = Bvh::from_path(d.join("clip.bvh")).unwrap();
+    let ok = |args: &[&str]| {
+        let o = bvh().current_dir(d).args(args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    ok(&["replay", "clip.bvh", "--as", "sensors", "-o", "samples.csv"]);
+    std::fs::write(
+        d.join("all.toml"),
+        format!("skeleton = \"clip.bvh\"\nframe_rate = {}\nbind_all = true\n", clip.motion().fps()),
+    )
+    .unwrap();
+    let skel = clip.skeleton();
+    let name = |j: usize| skel.joints()[j].name().to_string();
+    let (root, half, off, outside) = (name(0), name(1), name(2), name(3));
+    let joints = format!("{root},{half},{off}");
+    let strength = format!("*=0.5,{root}=1,{off}=0");
+    let rec = |out: &str, extra: &[&str]| {
+        let base = ["record", "--config", "all.toml", "--input", "samples.csv", "-o", out];
+        ok(&[&base[..], extra].concat())
+    };
+    let filter = ["--one-euro", "1.5,0.05", "--joints", &joints, "--strength", &strength];
+    rec("plain.bvh", &[]);
+    rec("live.bvh", &filter);
+    ok(&[&["clean", "plain.bvh", "-o", "cleaned.bvh"][..], &filter].concat());
+    let read = |f: &str| Bvh::from_path(d.join(f)).unwrap();
+    let (live, cleaned, plain) = (read("live.bvh"), read("cleaned.bvh"), read("plain.bvh"));
+    assert_eq!(live.motion().n_frames(), plain.motion().n_frames());
+    let worst = live
+        .motion()
+        .values()
+        .iter()
+        .zip(cleaned.motion().values())
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(worst <= 1e-9, "record differs from clean by {worst}");
+    // Each joint's channels: changed or the plain take's bits.
+    let channels = |b: &Bvh, j: usize| -> Vec<u64> {
+        let range = skel.joints()[j].channel_range();
+        b.motion().frames().flat_map(|fr| fr[range.clone()].iter().map(|v| v.to_bits())).collect()
+    };
+    for (j, moved) in [(0, true), (1, true), (2, false), (3, false)] {
+        let same = channels(&live, j) == channels(&plain, j);
+        assert_eq!(!same, moved, "joint {} ({}): moved {}", j, name(j), !same);
+    }
+    println!("masked joint {outside} and strength-0 joint {off} kept bit for bit");
+    // Half strength moves the joint less than the full filter does.
+    rec("full.bvh", &["--one-euro", "1.5,0.05"]);
+    let full = read("full.bvh");
+    let dist = |a: &Bvh| -> f64 {
+        let (x, p) = (channels(a, 1), channels(&plain, 1));
+        x.iter().zip(&p).map(|(a, b)| (f64::from_bits(*a) - f64::from_bits(*b)).abs()).sum()
+    };
+    let (h, f) = (dist(&live), dist(&full));
+    assert!(h > 0.3 * f && h < 0.7 * f, "half strength moved {h}, full {f}");
+    // Bad joints and factors fail before a file is made; both need --one-euro.
+    let cases: [(&[&str], &str); 4] = [
+        (&["--one-euro", "1,0", "--joints", "Tail"], "no joint named \"Tail\" (--joints)"),
+        (&["--one-euro", "1,0", "--strength", "*=2"], "is not a factor from 0 to 1"),
+        (&["--joints", &root], "--one-euro"),
+        (&["--strength", "*=0.5"], "--one-euro"),
+    ];
+    for (extra, want) in cases {
+        let o = bvh()
+            .current_dir(d)
+            .args(["record", "--config", "all.toml", "--input", "samples.csv", "-o", "bad.bvh"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {e}");
+        assert!(e.contains(want), "{extra:?}: {want:?} not in {e}");
+        assert!(!d.join("bad.bvh").exists(), "{extra:?} made a file");
+    }
+}

@@ -528,6 +528,7 @@ class Bvh:
         feet: Sequence[str] | None = None,
         up: str | None = None,
         strength: Mapping[str, float] | Sequence[tuple[str, float]] | None = None,
+        contacts: _Path | Sequence[tuple[str, int, int]] | None = None,
     ) -> Bvh:
         """Cleaned motion, as ``bvh clean`` (``docs/cleaning.md``).
 
@@ -538,7 +539,10 @@ class Bvh:
         (``(min_cutoff, beta[, d_cutoff])``), ``remove_drift``, ``ground``
         (``True``: a constant offset; ``"smooth"``: over time),
         ``lock_feet`` (feet in contact pinned by two-bone IK; ``feet`` and
-        ``up`` as ``lint`` takes them). ``joints`` limits smoothing to the
+        ``up`` as ``lint`` takes them; ``contacts``, with ``lock_feet``: the
+        spans to lock instead of lint's, a CSV file of ``joint,start,end``
+        lines as ``--contacts FILE``, or ``(joint, start, end)`` tuples,
+        frames from 0, end included). ``joints`` limits smoothing to the
         joints named; ``strength`` gives joints a factor from 0 (unchanged)
         to 1 (the full filter, the default) that blends the filtered track
         with the original, as ``--strength``: selectors ``"NAME"`` (that

@@ -128,12 +128,47 @@ pub fn filtfilt(b: &[f64], a: &[f64], x: &[f64]) -> Result<Vec<f64>> {
     ext.extend((1..=edge).map(|i| 2.0 * x[n - 1] - x[n - 1 - i]));
     let (b, a) = normalise(b, a);
     let zi = lfilter_zi(&b, &a)?;
-    let mut y = lfilter(&b, &a, &ext, &zi, ext[0]);
-    y.reverse();
-    let first = y[0];
-    let mut y = lfilter(&b, &a, &y, &zi, first);
-    y.reverse();
-    Ok(y[edge..edge + n].to_vec())
+    // Forward, then backward over the same buffer in place: the operations
+    // of scipy's reversed copies, in the same order, without the copies.
+    let x0 = ext[0];
+    lfilter_in_place(&b, &a, ext.iter_mut(), &zi, x0);
+    let last = ext[ext.len() - 1];
+    lfilter_in_place(&b, &a, ext.iter_mut().rev(), &zi, last);
+    Ok(ext[edge..edge + n].to_vec())
+}
+
+/// [`lfilter`] over `x` in place, in the order the iterator gives (the
+/// same operations, the same bits).
+fn lfilter_in_place<'a>(
+    b: &[f64],
+    a: &[f64],
+    x: impl Iterator<Item = &'a mut f64>,
+    zi: &[f64],
+    x0: f64,
+) {
+    let m = zi.len();
+    // The state on the stack up to order 16 (`butter` makes 12 at most).
+    let (mut small, mut large) = ([0.0f64; 16], Vec::new());
+    let z: &mut [f64] = if m <= small.len() {
+        &mut small[..m]
+    } else {
+        large.resize(m, 0.0);
+        &mut large
+    };
+    for (zk, v) in z.iter_mut().zip(zi) {
+        *zk = v * x0;
+    }
+    for xp in x {
+        let xn = *xp;
+        let yn = if m == 0 { b[0] * xn } else { z[0] + b[0] * xn };
+        for i in 0..m.saturating_sub(1) {
+            z[i] = z[i + 1] + xn * b[i + 1] - yn * a[i + 1];
+        }
+        if m > 0 {
+            z[m - 1] = xn * b[m] - yn * a[m];
+        }
+        *xp = yn;
+    }
 }
 
 /// `(b, a)` divided by `a[0]` and padded with zeros to one length.
@@ -165,7 +200,9 @@ fn lfilter_zi(b: &[f64], a: &[f64]) -> Result<Vec<f64>> {
 }
 
 /// `x` through the direct form II transposed filter `(b, a)` (normalised,
-/// one length) from the state `zi · x0`.
+/// one length) from the state `zi · x0`: the reference of
+/// [`lfilter_in_place`] (scipy's `filtfilt` with its reversed copies).
+#[cfg(test)]
 fn lfilter(b: &[f64], a: &[f64], x: &[f64], zi: &[f64], x0: f64) -> Vec<f64> {
     let m = zi.len();
     let mut z: Vec<f64> = zi.iter().map(|v| v * x0).collect();
@@ -388,6 +425,40 @@ impl C {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `filtfilt` filtering in place gives the bits of scipy's route
+    /// (forward `lfilter`, reversed copy, `lfilter`, reversed copy), for
+    /// every order `butter` makes and for coefficients longer than the
+    /// stack state (a caller's own filter).
+    #[test]
+    fn filtfilt_in_place_equals_the_reversed_copies_bit_for_bit() {
+        let reference = |b: &[f64], a: &[f64], x: &[f64]| -> Vec<f64> {
+            let edge = filtfilt_padlen(b, a);
+            let n = x.len();
+            let mut ext = Vec::new();
+            ext.extend((1..=edge).rev().map(|i| 2.0 * x[0] - x[i]));
+            ext.extend_from_slice(x);
+            ext.extend((1..=edge).map(|i| 2.0 * x[n - 1] - x[n - 1 - i]));
+            let (b, a) = normalise(b, a);
+            let zi = lfilter_zi(&b, &a).unwrap();
+            let mut y = lfilter(&b, &a, &ext, &zi, ext[0]);
+            y.reverse();
+            let first = y[0];
+            let mut y = lfilter(&b, &a, &y, &zi, first);
+            y.reverse();
+            y[edge..edge + n].to_vec()
+        };
+        let x: Vec<f64> =
+            (0..400).map(|i| (i as f64 * 0.37).sin() * 30.0 + (i % 7) as f64 - 3.0).collect();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for order in 1..=12 {
+            let (b, a) = butter(order, 0.1).unwrap();
+            assert_eq!(bits(&filtfilt(&b, &a, &x).unwrap()), bits(&reference(&b, &a, &x)));
+        }
+        // 20 coefficients: a moving average, its state on the heap.
+        let (b, a) = (vec![0.05; 20], vec![1.0]);
+        assert_eq!(bits(&filtfilt(&b, &a, &x).unwrap()), bits(&reference(&b, &a, &x)));
+    }
 
     #[test]
     fn butter_matches_scipy_coefficients() {

@@ -52,13 +52,19 @@
 //! [`lock_feet_in`] locks over a range of frames only (the corrections fade
 //! to nothing at the range's ends), for a caller that edits part of a clip
 //! (a crossfade).
+//!
+//! **Work.** The captured world motion of the legs comes from one FK pass
+//! over the legs and the joints above them alone ([`Kinematics::subset`],
+//! the same bits as the whole skeleton's FK); the contacts, the up axis and
+//! the units from one [`quality::lint`] of the clip.
 
 use std::ops::Range;
 
 use glam::{DAffine3, DQuat, DVec3};
 
 use crate::Bvh;
-use crate::edit::{JointChannels, PoseLayout};
+use crate::Kinematics;
+use crate::edit::JointChannels;
 use crate::ik::two_bone;
 use crate::quality::{self, Foot, runs};
 use crate::{Error, Result};
@@ -333,8 +339,27 @@ pub(crate) fn lock(
         return done;
     }
 
-    // The captured world motion of the legs, one FK pass.
-    let layout = PoseLayout::new(&skel, q.position_channels);
+    // The captured world motion of the legs, one FK pass over the legs and
+    // the joints above them alone (`Kinematics::subset`: the same bits as
+    // the whole skeleton's FK; a tenth of a full body's joints).
+    let mut need = vec![false; nj];
+    for leg in &legs {
+        for start in [leg.point, leg.foot] {
+            let mut j = Some(start);
+            while let Some(i) = j.filter(|&i| !need[i]) {
+                need[i] = true;
+                j = parent(i);
+            }
+        }
+    }
+    let keep: Vec<usize> = (0..nj).filter(|&j| need[j]).collect();
+    let mut at = vec![usize::MAX; nj];
+    for (i, &j) in keep.iter().enumerate() {
+        at[j] = i;
+    }
+    let (fk, gather) = Kinematics::new(&skel, q.position_channels).subset(&keep);
+    let mut scratch = fk.scratch();
+    let mut compact = vec![0.0; gather.len()];
     let mut tracks: Vec<Track> = legs
         .iter()
         .map(|_| Track {
@@ -349,16 +374,20 @@ pub(crate) fn lock(
             lk: Vec::with_capacity(n),
         })
         .collect();
-    let mut world = vec![DAffine3::IDENTITY; nj];
+    let mut world = vec![DAffine3::IDENTITY; keep.len()];
     for f in 0..n {
         let frame = bvh.motion().frame(f);
-        layout.world(frame, &mut world);
-        let rot = |j: usize| DQuat::from_mat3(&world[j].matrix3).normalize();
+        for (v, &c) in compact.iter_mut().zip(&gather) {
+            *v = frame[c];
+        }
+        fk.world_with(&compact, &mut scratch, &mut world);
+        let rot = |j: usize| DQuat::from_mat3(&world[at[j]].matrix3).normalize();
+        let pos = |j: usize| world[at[j]].translation;
         for (leg, t) in legs.iter().zip(&mut tracks) {
-            t.h.push(world[leg.hip].translation);
-            t.k.push(world[leg.knee].translation);
-            t.a.push(world[leg.foot].translation);
-            t.p.push(world[leg.point].translation);
+            t.h.push(pos(leg.hip));
+            t.k.push(pos(leg.knee));
+            t.a.push(pos(leg.foot));
+            t.p.push(pos(leg.point));
             t.qp.push(leg.hip_parent.map_or(DQuat::IDENTITY, rot));
             t.qh.push(rot(leg.hip));
             t.qk.push(rot(leg.knee));

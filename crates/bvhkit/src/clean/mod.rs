@@ -251,10 +251,9 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
                   out: &mut Bvh,
                   report: &mut Report,
                   f: &(dyn Fn(&[f64]) -> Vec<f64> + Sync)| {
-        step(name, out, report, &mut |out, notes| {
-            smooth::smooth_tracks(out, &layouts, &strength, f, notes);
-            (Vec::new(), 0)
-        });
+        // The step measures its own changes: no copy of the clip before it.
+        let changes = smooth::smooth_tracks(out, &layouts, &strength, f, &mut report.notes);
+        report.steps.push(Step { name, repaired: Vec::new(), spans: 0, changes });
     };
 
     if let Some(k) = options.spikes {
@@ -380,7 +379,23 @@ pub(crate) fn changes(
     if width == 0 {
         return Vec::new();
     }
+    // Which channels differ at all, in one pass over the rows (a joint
+    // whose channels all keep their bits is skipped without reading its
+    // columns again).
+    let mut differ = vec![false; width];
+    for (fa, fb) in a.chunks_exact(width).zip(b.chunks_exact(width)) {
+        for ((d, x), y) in differ.iter_mut().zip(fa).zip(fb) {
+            *d |= x.to_bits() != y.to_bits();
+        }
+    }
     let one = |(j, c): (usize, &JointChannels)| -> Option<JointChange> {
+        let touched = c.rot_index[..c.n_rot as usize]
+            .iter()
+            .chain(&c.pos_index[..c.n_pos as usize])
+            .any(|&i| differ[i]);
+        if !touched {
+            return None;
+        }
         let (mut rot, mut pos) = (0.0f64, 0.0f64);
         let ri = &c.rot_index[..c.n_rot as usize];
         let differs =

@@ -22,12 +22,15 @@
 //! position channels) are filtered on their own, so the joints run on
 //! rayon's pool (the `parallel` feature); each writes columns of its own,
 //! copied into the clip afterwards a piece of frames at a time. The result
-//! does not depend on the thread count.
+//! does not depend on the thread count. The step's summary (each joint's
+//! largest change) comes from its own correction, without a copy of the
+//! clip before it: a rotation's change is the angle of `exp(s · (v' − v))`
+//! at the frames whose channels changed.
 
 use glam::{DQuat, DVec3};
 
 use super::filter::{OneEuro, OneEuroState};
-use super::{log_track, rotations};
+use super::{JointChange, log_track, rotations};
 use crate::edit::JointChannels;
 use crate::rotation::{quat_from_scaled_axis, quat_to_scaled_axis};
 use crate::{Bvh, Error, Result, Skeleton};
@@ -82,33 +85,43 @@ pub(crate) fn strengths(
 }
 
 /// What smoothing one joint gave: its channels' new columns (channel
-/// index, one value per frame) and notes.
+/// index, one value per frame), notes, and its largest changes (rotation
+/// in degrees, position channels in file units; `changed`: some channel's
+/// bits differ from the input's).
 struct Smoothed {
     columns: Vec<(usize, Vec<f64>)>,
     notes: Vec<String>,
+    rot: f64,
+    pos: f64,
+    changed: bool,
 }
 
 /// Runs `filter` on each joint's rotation track (its three components, see
 /// [`filter`](super::filter)) and on each of its position channels, blended
 /// by the joint's `strength` (0: the joint is skipped), writing the results
 /// back; tracks with non-finite values are left as they are (noted).
+/// Returns the joints it changed with their largest changes, in file order
+/// (what [`changes`](super::changes) measures of the clips before and
+/// after, taken from the step's own correction: a rotation's change is the
+/// angle of `exp(s · (v' − v))` at the frames whose channels changed).
 pub(crate) fn smooth_tracks(
     bvh: &mut Bvh,
     layouts: &[JointChannels],
     strength: &[f64],
     filter: &(dyn Fn(&[f64]) -> Vec<f64> + Sync),
     notes: &mut Vec<String>,
-) {
+) -> Vec<JointChange> {
     let names = bvh.skeleton().display_names();
     let width = bvh.motion().n_channels();
     let n = bvh.motion().n_frames();
     if n == 0 || width == 0 {
-        return;
+        return Vec::new();
     }
     let input = bvh.motion().values();
     let one = |j: usize| -> Smoothed {
         let (c, s) = (&layouts[j], strength[j]);
-        let mut out = Smoothed { columns: Vec::new(), notes: Vec::new() };
+        let mut out =
+            Smoothed { columns: Vec::new(), notes: Vec::new(), rot: 0.0, pos: 0.0, changed: false };
         if s == 0.0 {
             return out;
         }
@@ -116,7 +129,12 @@ pub(crate) fn smooth_tracks(
             |idx: &[usize]| idx.iter().all(|&i| (0..n).all(|f| input[f * width + i].is_finite()));
         if c.n_rot > 0 {
             if finite(&c.rot_index[..c.n_rot as usize]) {
-                out.columns.extend(smooth_rotation(c, input, width, s, filter));
+                let (cols, rot) = smooth_rotation(c, input, width, s, filter);
+                if let Some(rot) = rot {
+                    out.changed = true;
+                    out.rot = rot;
+                }
+                out.columns.extend(cols);
             } else {
                 out.notes.push(format!("{}: rotation not smoothed (values not finite)", names[j]));
             }
@@ -133,6 +151,12 @@ pub(crate) fn smooth_tracks(
             } else {
                 track.iter().zip(y).map(|(&p, q)| p + s * (q - p)).collect()
             };
+            for (&p, &q) in track.iter().zip(&col) {
+                if p.to_bits() != q.to_bits() {
+                    out.changed = true;
+                    out.pos = out.pos.max((p - q).abs());
+                }
+            }
             out.columns.push((i, col));
         }
         out
@@ -146,8 +170,14 @@ pub(crate) fn smooth_tracks(
     let done: Vec<Smoothed> = (0..layouts.len()).map(one).collect();
     let columns: Vec<&(usize, Vec<f64>)> = done.iter().flat_map(|d| &d.columns).collect();
     notes.extend(done.iter().flat_map(|d| d.notes.iter().cloned()));
+    let changes: Vec<JointChange> = done
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.changed)
+        .map(|(joint, d)| JointChange { joint, rotation_deg: d.rot, position: d.pos })
+        .collect();
     if columns.is_empty() {
-        return;
+        return changes;
     }
     // Copied in a piece of frames at a time (on the pool), each piece
     // (small enough to stay in cache) taking every column's values of its
@@ -169,20 +199,22 @@ pub(crate) fn smooth_tracks(
     }
     #[cfg(not(feature = "parallel"))]
     values.chunks_mut(PIECE * width).enumerate().for_each(copy);
+    changes
 }
 
 /// One joint's rotation channels smoothed (channel index, column per
 /// channel): its continuous track filtered, moved by `s` times what the
 /// filter changed, written as the angles closest to the previous output
 /// frame's (the input's at the first); frames the filter leaves alone keep
-/// the input's angles bit for bit.
+/// the input's angles bit for bit. Also returns, when some angle's bits
+/// changed, the largest rotation change (degrees) over those frames.
 fn smooth_rotation(
     c: &JointChannels,
     input: &[f64],
     width: usize,
     s: f64,
     filter: &dyn Fn(&[f64]) -> Vec<f64>,
-) -> Vec<(usize, Vec<f64>)> {
+) -> (Vec<(usize, Vec<f64>)>, Option<f64>) {
     let q = rotations(c, input, width);
     let v = log_track(&q);
     let n = q.len();
@@ -196,6 +228,7 @@ fn smooth_rotation(
     let n_rot = c.n_rot as usize;
     let mut cols: Vec<Vec<f64>> = vec![Vec::with_capacity(n); n_rot];
     let mut prev = [0.0; 3];
+    let mut most: Option<f64> = None;
     for f in 0..n {
         let inp = c.angles(&input[f * width..(f + 1) * width]);
         let d = (DVec3::new(x[f].to_radians(), y[f].to_radians(), z[f].to_radians()) - v[f]) * s;
@@ -205,6 +238,12 @@ fn smooth_rotation(
             let mut row = inp;
             let near = if f == 0 { inp } else { prev };
             local.write_rotation(q[f] * quat_from_scaled_axis(d), Some(near), &mut row);
+            if row[..n_rot].iter().zip(&inp).any(|(a, b)| a.to_bits() != b.to_bits()) {
+                // The angle of exp(d), in [0°, 180°].
+                let a = d.length() % std::f64::consts::TAU;
+                let deg = a.min(std::f64::consts::TAU - a).to_degrees();
+                most = Some(most.map_or(deg, |m| m.max(deg)));
+            }
             row
         };
         for (col, a) in cols.iter_mut().zip(angles) {
@@ -212,7 +251,7 @@ fn smooth_rotation(
         }
         prev = angles;
     }
-    c.rot_index[..n_rot].iter().copied().zip(cols).collect()
+    (c.rot_index[..n_rot].iter().copied().zip(cols).collect(), most)
 }
 
 /// One joint's one-euro state in [`OneEuroFrames`].
@@ -358,5 +397,66 @@ impl OneEuroFrames {
         }
         self.prev_out.clear();
         self.prev_out.extend_from_slice(frame);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Butterworth, Options, changes, clean};
+    use crate::Bvh;
+    use crate::edit::JointChannels;
+
+    /// The smoothing step's changes, taken from its own correction, are
+    /// what measuring the clips before and after gives (`changes`): the
+    /// same joints, rotation within 1e-5° (below), positions exactly.
+    #[test]
+    fn smoothing_reports_the_changes_measured_from_the_clips() {
+        let mut text = String::from(
+            "HIERARCHY\nROOT Hips { OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+             JOINT Spine { OFFSET 0 10 0 CHANNELS 3 Zrotation Xrotation Yrotation\n\
+             JOINT Head { OFFSET 0 10 0 CHANNELS 1 Xrotation End Site { OFFSET 0 5 0 } } }\n\
+             JOINT Still { OFFSET 0 -10 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site { OFFSET 0 -5 0 } } }\n\
+             MOTION\nFrames: 90\nFrame Time: 0.0333333\n",
+        );
+        for f in 0..90 {
+            let w = if f % 2 == 0 { 1.5 } else { -1.5 };
+            let t = f as f64;
+            text += &format!(
+                "{} 0 {} {} {} {} {} {} {} {} 5 6 7\n",
+                t * 0.3 + w,
+                w * 0.1,
+                t * 4.0 + w,
+                10.0 + w,
+                -20.0,
+                30.0 * (t / 9.0).sin() + w,
+                t * 2.5 - 170.0,
+                w,
+                40.0 + 2.0 * w,
+            );
+        }
+        let bvh = Bvh::parse(&text).unwrap();
+        let opts = Options {
+            butterworth: Some(Butterworth { cutoff_hz: 3.0, order: 4 }),
+            strength: vec![("Spine".into(), 0.5)],
+            ..Options::default()
+        };
+        let (out, report) = clean(&bvh, &opts).unwrap();
+        let layouts: Vec<JointChannels> =
+            bvh.skeleton().joints().iter().map(JointChannels::of).collect();
+        let width = bvh.motion().n_channels();
+        let measured = changes(&layouts, bvh.motion().values(), out.motion().values(), width);
+        let got = &report.steps[0].changes;
+        let joints = |c: &[super::JointChange]| c.iter().map(|c| c.joint).collect::<Vec<_>>();
+        assert_eq!(joints(got), joints(&measured));
+        // Hips, Spine, Head (index 3 is Head's End Site); Still, constant,
+        // may change in its last bits only.
+        assert_eq!(joints(got)[..3], [0, 1, 2]);
+        for (g, m) in got.iter().zip(&measured) {
+            assert!(g.joint == 4 || g.rotation_deg > 0.1, "{g:?}");
+            // `changes` takes the angle through acos of a dot product near
+            // 1, good to about 1e-6° (the summary prints 0.001°).
+            assert!((g.rotation_deg - m.rotation_deg).abs() < 1e-5, "{g:?} {m:?}");
+            assert_eq!(g.position, m.position);
+        }
     }
 }

@@ -210,6 +210,26 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
         let notes = if edit.streams() && (rereadable || !edit.looks_ahead()) {
             match input.open_stream()? {
                 // Streamed, and on the whole clip when the stream gives up.
+                // A mapped file's pages are dropped behind the stream, which
+                // then holds a constant few; when it gives up, the whole
+                // clip is read anew.
+                Streamed::Bytes(crate::io::Bytes::Mapped(map)) => {
+                    let mut done = 0;
+                    let mut release = |upto| crate::io::release_pages(&map, upto, &mut done);
+                    match edit.stream_bytes_releasing(&map, &mut sink, &mut release) {
+                        Err(EditError::GaveUp) => {
+                            drop(map);
+                            // As `run_bytes` reads the whole clip, on the
+                            // file mapped anew.
+                            let bytes = input.read()?;
+                            match edit.read_options().parse(&bytes) {
+                                Ok((bvh, warnings)) => edit.whole(bvh, warnings, &mut sink),
+                                Err(e) => Err(EditError::Read(e)),
+                            }
+                        }
+                        r => r,
+                    }
+                }
                 Streamed::Bytes(bytes) => edit.run_bytes(&bytes, &mut sink),
                 Streamed::Reader(r) => match edit.stream_reader(r, &mut sink) {
                     Err(EditError::GaveUp) => edit_whole(&edit, input, &mut sink),

@@ -41,6 +41,11 @@
 //! the kernel), `write_atomic_all` for files that belong together, see
 //! `bvhkit-write`), `FILE:LINE:COL:` formatting.
 //!
+//! A streamed `bvh edit` drops the mapped pages behind it
+//! (`io::input::release_pages`, `madvise(MADV_DONTNEED)` on the private
+//! read-only map: a page read again comes back from the file, the same
+//! bytes), so its memory stays constant however large the file.
+//!
 //! Why `unsafe`: `io::input::map_regular` memory-maps regular input files of 1 MiB or
 //! more (`memmap2`, read-only, private, pre-faulted with `MAP_POPULATE`) for
 //! the whole-file reads (`io::input::read_file`) and the streamed commands
@@ -78,7 +83,9 @@ use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-pub(crate) use input::{Input, Streamed, expand, expand_rel, read_batches, take_free};
+pub(crate) use input::{
+    Bytes, Input, Streamed, expand, expand_rel, read_batches, release_pages, take_free,
+};
 // The desktop player reads whole files itself: only regular ones.
 #[cfg(feature = "view")]
 pub(crate) use input::require_regular;

@@ -124,3 +124,110 @@ fn a_stream_writes_the_frames_the_steps_leave() {
     let run = up.run_bytes(text.as_bytes(), &mut out);
     assert!(!matches!(run, Err(EditError::GaveUp)));
 }
+
+/// What a streamed run did, in order: its output's body begun (every step
+/// has looked at the frames it must by then) and each release of input
+/// bytes.
+#[derive(Debug, PartialEq)]
+enum Event {
+    Begin,
+    Release(usize),
+}
+
+/// [`Mem`], logging when the body begins.
+struct Logged {
+    mem: Mem,
+    log: std::sync::Arc<std::sync::Mutex<Vec<Event>>>,
+}
+
+impl Output for Logged {
+    type Body = Vec<u8>;
+    type Error = bvhkit::Error;
+
+    fn begin(&mut self, room: &[u8]) -> Result<Vec<u8>, bvhkit::Error> {
+        self.log.lock().unwrap().push(Event::Begin);
+        self.mem.begin(room)
+    }
+
+    fn finish(&mut self, body: Vec<u8>, room: &[u8], header: &[u8]) -> bvhkit::Result<()> {
+        self.mem.finish(body, room, header)
+    }
+
+    fn whole(&mut self, bvh: &Bvh) -> bvhkit::Result<()> {
+        self.mem.whole(bvh)
+    }
+}
+
+/// A clip of `frames` frames of a root (positions, ZXY rotations) and a
+/// child (ZXY rotations), several batches long.
+fn long_clip(frames: usize) -> Vec<u8> {
+    use std::fmt::Write as _;
+    let mut t = String::from(
+        "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 90 0\n\tCHANNELS 6 Xposition Yposition Zposition \
+         Zrotation Xrotation Yrotation\n\tJOINT Chest\n\t{\n\t\tOFFSET 0 20 0\n\t\tCHANNELS 3 \
+         Zrotation Xrotation Yrotation\n\t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 30 0\n\t\t}\n\t}\n}\n\
+         MOTION\n",
+    );
+    writeln!(t, "Frames: {frames}\nFrame Time: 0.0083333").unwrap();
+    for f in 0..frames {
+        let a = (f % 360) as f64;
+        writeln!(
+            t,
+            "{:.2} 90 {:.2} {a} {:.1} -{a} {:.1} 3.5 {a}",
+            f as f64 * 0.1,
+            (f % 7) as f64,
+            a / 2.0,
+            a / 3.0
+        )
+        .unwrap();
+    }
+    t.into_bytes()
+}
+
+#[test]
+fn a_stream_releases_the_bytes_behind_it_only_after_the_lookahead_and_in_order() {
+    let bytes = long_clip(300_000);
+    let edits = [
+        ("order", vec![Step::Order(RotationOrder::XYZ)]),
+        // A first pass over every frame (the unit guess behind a map).
+        ("units", vec![Step::Order(RotationOrder::YXZ), Step::Units(Units::Metres)]),
+        // The carrier and first frame, looked at first.
+        ("root", vec![Step::InPlaceRoot, Step::Scale(2.0)]),
+    ];
+    for (name, steps) in edits {
+        let edit = Edit::new(steps, Settings::default());
+        let mut plain = Mem::default();
+        let notes = edit.run_bytes(&bytes, &mut plain).unwrap();
+        assert!(plain.streamed && !plain.whole, "{name}: streamed");
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut out = Logged { mem: Mem::default(), log: log.clone() };
+        let hook_log = log.clone();
+        let mut release = move |n: usize| hook_log.lock().unwrap().push(Event::Release(n));
+        let released_notes = edit.stream_bytes_releasing(&bytes, &mut out, &mut release).unwrap();
+        // The same output and notes as without releasing.
+        assert!(out.mem.text == plain.text, "{name}: bytes differ");
+        assert_eq!(released_notes, notes, "{name}");
+        let log = log.lock().unwrap();
+        // Nothing released before the body began (after every look at the
+        // frames, which reads the input again from the start).
+        assert_eq!(log.first(), Some(&Event::Begin), "{name}: {:?}", &log[..2]);
+        let offsets: Vec<usize> = log[1..]
+            .iter()
+            .map(|e| match e {
+                Event::Release(n) => *n,
+                Event::Begin => panic!("{name}: a second begin"),
+            })
+            .collect();
+        // As the stream goes (a batch at a time), increasing, up to the end.
+        assert!(offsets.len() >= 3, "{name}: {offsets:?}");
+        assert!(offsets.windows(2).all(|w| w[0] <= w[1]), "{name}: {offsets:?}");
+        assert!(offsets[0] < bytes.len() / 2, "{name}: {offsets:?}");
+        assert_eq!(offsets.last(), Some(&bytes.len()), "{name}");
+        // Each offset is past the header and after a separator: no number
+        // is cut, the values before it were parsed whole.
+        let motion = bytes.windows(6).position(|w| w == b"MOTION").unwrap();
+        for &n in &offsets[..offsets.len() - 1] {
+            assert!(n > motion && bytes[n - 1].is_ascii_whitespace(), "{name}: {n}");
+        }
+    }
+}

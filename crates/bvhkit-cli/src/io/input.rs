@@ -151,6 +151,43 @@ pub(super) fn map_regular(file: &File, len: u64, populate: bool) -> Option<memma
     Some(map)
 }
 
+/// Drops the pages of `map` before byte `upto` (rounded down to a page)
+/// from this process's memory, beyond those of an earlier call (`*done`,
+/// moved on): a stream over a mapped file that will never read them again
+/// then holds a constant number of pages, however large the file
+/// (`Edit::stream_bytes_releasing`). Best effort: an error leaves the
+/// pages mapped.
+#[cfg(unix)]
+pub(crate) fn release_pages(map: &memmap2::Mmap, upto: usize, done: &mut usize) {
+    const PAGE: usize = 4096;
+    // Whole pages only, and rounded down to the largest page size in use
+    // on the usual systems (16 KiB on Apple silicon, 4 KiB elsewhere):
+    // the page holding `upto` is still being read.
+    let end = upto.min(map.len()) / (4 * PAGE) * (4 * PAGE);
+    if end <= *done {
+        return;
+    }
+    // SAFETY: `map` is a private read-only map of a file
+    // (`map_regular`: `map_copy_read_only`), whose pages this process never
+    // writes. MADV_DONTNEED on such pages only unmaps them: a later read
+    // maps the file's page again, with the same bytes (madvise(2): private
+    // file mappings are repopulated from the underlying file), so no byte
+    // the `&[u8]` over the map shows changes (as with any map, unless
+    // another process changes the file: see `map_regular`). The caller
+    // releases only what its stream will not read again, and maps the
+    // file anew before reading it whole after a stream gave up, so not
+    // even that re-read happens.
+    #[allow(unsafe_code)]
+    let _ = unsafe {
+        map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, *done, end - *done)
+    };
+    *done = end;
+}
+
+/// Elsewhere the pages stay mapped.
+#[cfg(not(unix))]
+pub(crate) fn release_pages(_map: &memmap2::Mmap, _upto: usize, _done: &mut usize) {}
+
 /// Refuses a path that is not a regular file (a device, a FIFO), for readers
 /// that take paths and read them whole without a limit (the desktop player).
 #[cfg_attr(not(feature = "view"), allow(dead_code))]

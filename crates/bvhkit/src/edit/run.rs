@@ -330,7 +330,29 @@ impl Edit {
     ) -> Result<Vec<Note>, EditError<O::Error>> {
         let opts = self.read_options();
         let rdr = opts.frame_reader_slice(bytes).map_err(EditError::Read)?;
-        stream::run(self, rdr, Some(lookahead::Lookahead { opts: &opts, bytes }), out)
+        stream::run(self, rdr, Some(lookahead::Lookahead { opts: &opts, bytes }), out, None)
+    }
+
+    /// [`Edit::stream_bytes`], calling `release(n)` as the stream goes: the
+    /// stream will never read `bytes[..n]` again. The calls come only in the
+    /// real pass, after every step has looked at the frames it must (which
+    /// reads `bytes` again from the start), with offsets that never
+    /// decrease, the last one `bytes.len()` when the stream read to the
+    /// end. A caller holding a mapped file may drop those pages from its
+    /// memory (so a stream's memory stays constant however large the
+    /// file). On [`EditError::GaveUp`] the whole clip must decide, and
+    /// reading the whole clip reads every byte again: the caller gets the
+    /// bytes again (maps the file anew) before that.
+    pub fn stream_bytes_releasing<O: Output>(
+        &self,
+        bytes: &[u8],
+        out: &mut O,
+        release: &mut (dyn FnMut(usize) + Send),
+    ) -> Result<Vec<Note>, EditError<O::Error>> {
+        let opts = self.read_options();
+        let rdr = opts.frame_reader_slice(bytes).map_err(EditError::Read)?;
+        let again = Some(lookahead::Lookahead { opts: &opts, bytes });
+        stream::run(self, rdr, again, out, Some(release))
     }
 
     /// Streams what `r` gives into `out`, reading it once:
@@ -343,7 +365,7 @@ impl Edit {
         out: &mut O,
     ) -> Result<Vec<Note>, EditError<O::Error>> {
         let rdr = self.read_options().frame_reader(r).map_err(EditError::Read)?;
-        stream::run(self, rdr, None, out)
+        stream::run(self, rdr, None, out, None)
     }
 
     /// Runs the steps on the whole clip `bvh` (read with `warnings`) and

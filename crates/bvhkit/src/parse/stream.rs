@@ -344,6 +344,14 @@ impl<R: FrameSource> FrameReader<R> {
         self.frames_declared
     }
 
+    /// How many bytes of the input the reader has consumed: it never looks
+    /// at the input before this offset again (their values are parsed, or
+    /// handed out). A caller streaming bytes in memory may release the
+    /// memory behind it (a mapped file's pages).
+    pub fn bytes_consumed(&self) -> usize {
+        self.buf_base
+    }
+
     /// Frames handed out so far.
     pub fn frames_read(&self) -> u64 {
         self.frames_read

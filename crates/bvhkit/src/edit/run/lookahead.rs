@@ -221,6 +221,17 @@ pub fn read_batches<R: FrameSource + Send, E: Send>(
     rdr: &mut FrameReader<R>,
     mut each: impl FnMut(usize, &[f64]) -> std::result::Result<bool, E> + Send,
 ) -> std::result::Result<Result<()>, E> {
+    read_batches_consumed(rdr, |n, batch, _| each(n, batch))
+}
+
+/// [`read_batches`], also handing `each` the input bytes the reader had
+/// consumed when it finished parsing that batch
+/// ([`FrameReader::bytes_consumed`]): the reading of the next batch, going
+/// on meanwhile, never looks before that offset.
+pub(super) fn read_batches_consumed<R: FrameSource + Send, E: Send>(
+    rdr: &mut FrameReader<R>,
+    mut each: impl FnMut(usize, &[f64], usize) -> std::result::Result<bool, E> + Send,
+) -> std::result::Result<Result<()>, E> {
     let width = rdr.skeleton().n_channels();
     // Frames without channels still count: batches carry their number.
     let per_batch = (BATCH_VALUES / width.max(1)).max(2);
@@ -235,21 +246,21 @@ pub fn read_batches<R: FrameSource + Send, E: Send>(
         // two batches' worth.
         while n < per_batch / 2 {
             match rdr.read_window(batch, 2 * per_batch - n) {
-                Ok(0) => return (n, true, None),
+                Ok(0) => return (n, true, None, rdr.bytes_consumed()),
                 Ok(k) => n += k,
-                Err(e) => return (n, true, Some(e)),
+                Err(e) => return (n, true, Some(e), rdr.bytes_consumed()),
             }
         }
-        (n, false, None)
+        (n, false, None, rdr.bytes_consumed())
     };
     let mut run = || {
         let (mut cur, mut next) = (Vec::new(), Vec::new());
-        let (mut n, mut end, mut failed) = read(rdr, &mut cur);
+        let (mut n, mut end, mut failed, mut consumed) = read(rdr, &mut cur);
         while n > 0 {
             let (after, wants) = if end {
-                ((0, true, None), each(n, &cur))
+                ((0, true, None, consumed), each(n, &cur, consumed))
             } else {
-                join(|| read(rdr, &mut next), || each(n, &cur))
+                join(|| read(rdr, &mut next), || each(n, &cur, consumed))
             };
             match wants {
                 Ok(true) => {}
@@ -263,7 +274,7 @@ pub fn read_batches<R: FrameSource + Send, E: Send>(
                 break;
             }
             std::mem::swap(&mut cur, &mut next);
-            (n, end, failed) = after;
+            (n, end, failed, consumed) = after;
         }
         Ok(failed.map_or(Ok(()), Err))
     };

@@ -37,7 +37,7 @@ use crate::skeleton::Skeleton;
 use crate::units::{FrameSizes, UnitGuess};
 use crate::write::WriteOptions;
 
-use super::lookahead::{Lookahead, read_batches};
+use super::lookahead::{Lookahead, read_batches_consumed};
 use super::sample::SampleCheck;
 use super::{
     Edit, EditError, Note, Output, RestSource, Step, detected_up, frame_map, layout_refusal,
@@ -275,12 +275,16 @@ fn build<E>(
 
 /// Runs `edit` frame by frame over `rdr` into `out`; `again` reads the
 /// input again from the start for the steps that look at frames first
-/// (`None`: they give up).
+/// (`None`: they give up). `release`, when given, is called after each
+/// batch of the real pass (never during the steps' look at frames, which
+/// reads the input again from the start) with the offset of the input
+/// before which the pass will never read again, increasing.
 pub(super) fn run<R: FrameSource + Send, O: Output>(
     edit: &Edit,
     mut rdr: FrameReader<R>,
     again: Option<Lookahead<'_>>,
     out: &mut O,
+    mut release: Option<&mut (dyn FnMut(usize) + Send)>,
 ) -> Result<Vec<Note>, EditError<O::Error>> {
     let n_in = rdr.skeleton().n_channels();
     let declared = rdr.frames_declared();
@@ -316,7 +320,7 @@ pub(super) fn run<R: FrameSource + Send, O: Output>(
             Ok(())
         });
         let mut a: Vec<f64> = Vec::new();
-        let read = read_batches(&mut rdr, |frames, batch| -> Result<bool, EditError<O::Error>> {
+        let read = read_batches_consumed(&mut rdr, |frames, batch, consumed| {
             for c in &mut checks {
                 c.batch(frames, batch);
             }
@@ -330,7 +334,11 @@ pub(super) fn run<R: FrameSource + Send, O: Output>(
                 return Err(EditError::Other("the writing thread stopped".to_string()));
             }
             n_out += left.count;
-            Ok(left.more)
+            // The batch's values are parsed: its bytes are never read again.
+            if let Some(release) = release.as_mut() {
+                release(consumed);
+            }
+            Ok::<bool, EditError<O::Error>>(left.more)
         });
         drop(full_tx);
         let written = writer

@@ -56,9 +56,13 @@
 //!    from it). Then the figure is moved along up by a correction
 //!    (`Grounding`) measured only while a source foot is in contact (the
 //!    source's contacts found over its whole clip by
-//!    [`crate::quality`]'s rule): the target's lowest foot point at `k`
-//!    times the source's, approached by at most 0.5% of the hip height per
-//!    frame. Mapped joints below the root keep the target's offsets unless
+//!    [`crate::quality`]'s rule): the sole of the target's lowest foot in
+//!    contact at `k` times the source's sole, approached by at most 0.5% of
+//!    the hip height per frame. A sole is the lowest of a foot's points,
+//!    each less its planted height above the foot's lowest (its 5th
+//!    percentile, as the metrics measure a foot); the target's are surveyed
+//!    on the ungrounded retarget itself (`Retarget::survey_soles`), so its
+//!    feet are measured turned as the source's turn them. Mapped joints below the root keep the target's offsets unless
 //!    [`Options::joint_translations`] asks for the source's change of
 //!    translation, scaled by `k` and turned into the target's frame.
 //! 5. **Feet** (only when [`Options::lock_feet`] asks, in [`retarget`], a

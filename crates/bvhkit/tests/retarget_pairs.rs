@@ -240,8 +240,9 @@ const KNOWN: [(&str, &str, &[&str]); 4] = [
          height above the foot's lowest, measured on the retarget) at the source's, scaled, \
          the lowest foot in contact on the ground; what is left is not a shift of the whole \
          figure: the source's own contact foot stands up to 4.2 cm high where it lands (the \
-         Daz-named CMU take: frames 99-101, contact by height below 5 cm) and the target's \
-         leg, its own length and knee, lands it later, 5-7 cm high; the pinned foot holds its \
+         Daz-named CMU take, frame 99: the source itself fails this bound, 2% of its height \
+         is 3.1 cm; contact is by height below 5 cm) and the target's leg, its own length \
+         and knee, lands it later, 5-7 cm high; the pinned foot holds its \
          span's lowest height (`clean::footlock`'s pin); 2.3-7.2 cm off in contact",
         &[
             "cmu_02>bandai_namco",

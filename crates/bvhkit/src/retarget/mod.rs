@@ -2029,6 +2029,38 @@ mod tests {
     }
 
     #[test]
+    fn the_lowest_sole_in_contact_stands_where_the_source_s_does() {
+        // Two feet of three points each (ankle, toe, tip), planted at
+        // heights (8, 2, 0) and (9, 3, 1) over a survey: the clearances are
+        // those heights less the foot's lowest; 0 where a point has none.
+        let l = vec![vec![8.0, 8.0, 12.0], vec![2.0, 2.0, 6.0], vec![0.0, 0.0, 4.0]];
+        assert_eq!(clearances(&l), [8.0, 2.0, 0.0]);
+        let r = vec![vec![9.0; 20], vec![3.0; 20], vec![]];
+        assert_eq!(clearances(&r), [6.0, 0.0, 0.0]);
+        // The target: left foot joints 0..3, right 3..6. In the frame
+        // measured the left heel is down (ankle at its planted 8, toe and tip
+        // raised to 5 and 6: its sole at 0) and the right foot flat 3 higher
+        // (ankle 11, toe 5, tip 3: its sole at 3).
+        let up = DVec3::Y;
+        let pos: Vec<DVec3> =
+            [8.0, 5.0, 6.0, 11.0, 5.0, 3.0].iter().map(|&y| DVec3::new(0.0, y, 0.0)).collect();
+        let mut g = Grounding::off(up);
+        g.points = [vec![0, 1, 2], vec![3, 4, 5]];
+        g.clear = [vec![8.0, 2.0, 0.0], vec![8.0, 2.0, 0.0]];
+        g.max_step = 0.5;
+        // Wanted: both soles at 1 in contact (frame 0 starts from both);
+        // then only the right foot in contact, wanted at 2.
+        g.want = vec![[(1.0, true), (1.0, true)], [(1.0, false), (2.0, true)], [(1.0, false); 2]];
+        // The lower sole (the left, by its heel: its toe joint is not its
+        // lowest point) is lifted onto 1; the right stands 3 above it.
+        assert!((g.lift(&pos, 0.0) - 1.0).abs() < 1e-12);
+        // The right sole wanted at 2 needs a lift of -1: approached by at
+        // most `max_step` a frame, then held without contacts.
+        assert!((g.lift(&pos, 0.0) - 0.5).abs() < 1e-12);
+        assert!((g.lift(&pos, 0.0) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
     fn reference_parses() {
         assert_eq!("tpose".parse::<Reference>().unwrap(), Reference::TPose);
         assert_eq!("rest".parse::<Reference>().unwrap(), Reference::Rest);

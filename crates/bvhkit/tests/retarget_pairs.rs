@@ -236,13 +236,14 @@ const KNOWN: [(&str, &str, &[&str]); 4] = [
     ),
     (
         "feet",
-        "not fixed yet: the grounding follows the source's lowest foot point scaled, not the \
-         target's own sole over the source's contact (the Daz-named CMU take's feet carry \
-         face-rig-sized toe joints), and the target's two feet may stand at different heights \
-         (one 2-3 cm below the other's planted height); the feet locked (`LOOKS`), a pinned \
-         foot holds its span's lowest height (`clean::footlock`'s pin), which takes the CMU \
-         walk onto Rokoko and Xsens and Rokoko onto the Daz-named take from 2.7-3.4 cm to \
-         3.7-4.0 cm; 1.7-9.5 cm off in contact",
+        "not fixed yet: the grounding puts the target's sole (each foot point less its planted \
+         height above the foot's lowest, measured on the retarget) at the source's, scaled, \
+         the lowest foot in contact on the ground; what is left is not a shift of the whole \
+         figure: the source's own contact foot stands up to 4.2 cm high where it lands (the \
+         Daz-named CMU take, frame 99: the source itself fails this bound, 2% of its height \
+         is 3.1 cm; contact is by height below 5 cm) and the target's leg, its own length \
+         and knee, lands it later, 5-7 cm high; the pinned foot holds its \
+         span's lowest height (`clean::footlock`'s pin); 2.3-7.2 cm off in contact",
         &[
             "cmu_02>bandai_namco",
             "cmu_02>cmu_12",
@@ -253,12 +254,7 @@ const KNOWN: [(&str, &str, &[&str]); 4] = [
             "cmu_02>rokoko_jesse",
             "cmu_02>second_life",
             "cmu_02>xsens_mvn",
-            "cmu_12>pymo_demo",
-            "cmu_12>rokoko_jesse",
-            "cmu_12>xsens_mvn",
             "kinect_v1>bandai_namco",
-            "pymo_demo>bandai_namco",
-            "pymo_demo>kinect_v1",
             "rokoko_jesse>cmu_02",
         ],
     ),
@@ -283,12 +279,14 @@ const KNOWN: [(&str, &str, &[&str]); 4] = [
         "not fixed yet: the feet are pinned only where the source's are in contact (low and \
          slow); these skate where no span is locked (the CMU walk onto Kinect v1: frames 71-92, \
          a swing), where the target's skate point (its toe, or its foot joint without toes: \
-         Kinect v1, MediaPipe) passes nearer the ground than the source's at more than 0.5 m/s",
+         Kinect v1, MediaPipe) passes nearer the ground than the source's at more than 0.5 m/s \
+         (the CMU walk onto Bandai Namco: the swing toe 0-6 cm above the ground at 1-3.6 m/s \
+         over frames 52-104, since the grounding by soles stands the support foot on the \
+         ground, within 5 mm, 0.454 against 0.356)",
         &[
             "cmu_02>bandai_namco",
             "cmu_02>kinect_v1",
-            "cmu_02>xsens_mvn",
-            "cmu_12>kinect_v1",
+            "cmu_12>bandai_namco",
             "mediapipe_to>bandai_namco",
             "mediapipe_to>cmu_12",
             "mediapipe_to>kinect_v1",

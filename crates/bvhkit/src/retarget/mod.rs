@@ -56,9 +56,13 @@
 //!    from it). Then the figure is moved along up by a correction
 //!    (`Grounding`) measured only while a source foot is in contact (the
 //!    source's contacts found over its whole clip by
-//!    [`crate::quality`]'s rule): the target's lowest foot point at `k`
-//!    times the source's, approached by at most 0.5% of the hip height per
-//!    frame. Mapped joints below the root keep the target's offsets unless
+//!    [`crate::quality`]'s rule): the sole of the target's lowest foot in
+//!    contact at `k` times the source's sole, approached by at most 0.5% of
+//!    the hip height per frame. A sole is the lowest of a foot's points,
+//!    each less its planted height above the foot's lowest (its 5th
+//!    percentile, as the metrics measure a foot); the target's are surveyed
+//!    on the ungrounded retarget itself (`Retarget::survey_soles`), so its
+//!    feet are measured turned as the source's turn them. Mapped joints below the root keep the target's offsets unless
 //!    [`Options::joint_translations`] asks for the source's change of
 //!    translation, scaled by `k` and turned into the target's frame.
 //! 5. **Feet** (only when [`Options::lock_feet`] asks, in [`retarget`], a
@@ -878,6 +882,11 @@ struct Grounding {
     /// Per foot: the target's points (the foot joint and everything
     /// under it).
     points: [Vec<usize>; 2],
+    /// Per foot, per point: how far the point stands above the target's
+    /// sole when the foot is planted (its 5th-percentile height over a
+    /// survey of the retarget less the foot's lowest such height, as
+    /// [`crate::quality`] measures a foot); zeros until surveyed.
+    clear: [Vec<f64>; 2],
     /// The ground wanted (target units along up): the source's, scaled.
     floor: f64,
     up: DVec3,
@@ -893,6 +902,7 @@ impl Grounding {
         Grounding {
             want: Vec::new(),
             points: [Vec::new(), Vec::new()],
+            clear: [Vec::new(), Vec::new()],
             floor: 0.0,
             up,
             max_step: 0.0,
@@ -909,24 +919,33 @@ impl Grounding {
         }
         let f = self.frame;
         self.frame += 1;
+        // The sole: the lowest of the foot's points, each less its own
+        // height above the sole when planted.
         let low = |i: usize| {
-            self.points[i].iter().map(|&j| pos[j].dot(self.up)).fold(f64::INFINITY, f64::min) + rise
+            self.points[i]
+                .iter()
+                .zip(&self.clear[i])
+                .map(|(&j, &c)| pos[j].dot(self.up) - c)
+                .fold(f64::INFINITY, f64::min)
+                + rise
         };
-        // The mean error of the feet in contact (of every foot in the
-        // first frame, where the correction starts).
-        let (mut sum, mut n) = (0.0, 0usize);
+        // The lift that brings the lowest of the feet in contact (of every
+        // foot in the first frame, where the correction starts) to its
+        // wanted height: a foot lower than the other for the target's legs
+        // stands on the ground, the other a little above it, none sinks.
+        let mut need = f64::NEG_INFINITY;
         if let Some(w) = self.want.get(f) {
             for (i, &(w, contact)) in w.iter().enumerate() {
                 if (contact || f == 0) && w.is_finite() && !self.points[i].is_empty() {
-                    sum += w - low(i);
-                    n += 1;
+                    need = need.max(w - low(i));
                 }
             }
         }
+        let found = need.is_finite();
         if f == 0 {
-            self.lift = if n > 0 { sum / n as f64 } else { self.floor - low(0).min(low(1)) };
-        } else if n > 0 {
-            self.lift += (sum / n as f64 - self.lift).clamp(-self.max_step, self.max_step);
+            self.lift = if found { need } else { self.floor - low(0).min(low(1)) };
+        } else if found {
+            self.lift += (need - self.lift).clamp(-self.max_step, self.max_step);
         }
         self.lift
     }
@@ -1043,19 +1062,36 @@ fn grounding(
     let floor = k * d.ground;
     let mut want = vec![[(f64::NAN, false); 2]; n];
 
-    // In contact: within the contact height of the ground (a foot that
-    // slides or pivots on the ground holds the figure up all the same).
+    // The source's sole as the metrics measure it (each point less its own
+    // planted height above the foot's lowest: an ankle's 8 cm, a toe
+    // joint's 2 cm), over the frames the target's is surveyed on
+    // (`Retarget::survey_soles`), scaled. In contact: within the contact
+    // height of the ground (a foot that slides or pivots on the ground
+    // holds the figure up all the same).
+    let step = n.div_ceil(SOLE_SURVEY).max(1);
     for (foot, h) in compact_feet.iter().zip(&d.height) {
         let i = usize::from(foot.name == "right");
+        let hs: Vec<Vec<f64>> = foot
+            .points
+            .iter()
+            .map(|&p| (0..n).step_by(step).map(|f| jm[p * n + f].dot(u_s)).collect())
+            .collect();
+        let clear = clearances(&hs);
         for f in 0..n {
-            let low =
-                foot.points.iter().map(|&p| jm[p * n + f].dot(u_s)).fold(f64::INFINITY, f64::min);
+            let low = foot
+                .points
+                .iter()
+                .zip(&clear)
+                .map(|(&p, &c)| jm[p * n + f].dot(u_s) - c)
+                .fold(f64::INFINITY, f64::min);
             want[f][i] = (k * low, h[f] < o.contact_height);
         }
     }
+    let clear = points.each_ref().map(|p| vec![0.0; p.len()]);
     let g = Grounding {
         want,
         points,
+        clear,
         floor,
         up: u_t,
         max_step: GROUND_STEP * hip_height_t.abs(),
@@ -1064,6 +1100,23 @@ fn grounding(
     };
     (g, travel)
 }
+
+/// Per point of a foot, given its heights over frames: its 5th-percentile
+/// height less the lowest such of the foot (0 where unknown), the rule of
+/// [`crate::quality`]'s feet.
+fn clearances(heights: &[Vec<f64>]) -> Vec<f64> {
+    let q: Vec<f64> = heights
+        .iter()
+        .map(|h| crate::quality::stats::quantile(h, 0.05).unwrap_or(f64::NAN))
+        .collect();
+    let base = q.iter().copied().filter(|x| x.is_finite()).fold(f64::INFINITY, f64::min);
+    q.iter().map(|&x| if x.is_finite() && base.is_finite() { x - base } else { 0.0 }).collect()
+}
+
+/// The most frames of the source the target's soles are measured over
+/// (`Retarget::survey_soles`), spread evenly: enough for a 5th percentile,
+/// a small part of a long clip's retarget.
+const SOLE_SURVEY: usize = 256;
 
 /// How fast the grounding correction may change: this fraction of the
 /// target's hip height per frame (about half the 1% of the figure's
@@ -1442,7 +1495,7 @@ impl Retarget {
             .filter(|&j| chans[j].n_rot == 3)
             .map(|j| (j, chans[j].rotation_order().unwrap_or(RotationOrder::XYZ)))
             .collect();
-        Ok(Retarget {
+        let mut r = Retarget {
             skeleton: ts.clone(),
             src_world: vec![DAffine3::IDENTITY; src_keep.len()],
             src_frame: vec![0.0; src_gather.len()],
@@ -1472,7 +1525,46 @@ impl Retarget {
             torso,
             up_t: u_t,
             report,
-        })
+        };
+        r.survey_soles(source);
+        Ok(r)
+    }
+
+    /// Measures the target's soles (`Grounding::clear`) on the retarget
+    /// itself, ungrounded, over at most [`SOLE_SURVEY`] frames spread over
+    /// the source: each foot point's 5th-percentile height less the foot's
+    /// lowest such height, the rule of [`crate::quality`]'s feet. The
+    /// target's foot turns as the source's does, so its points stand above
+    /// its sole as they do when the source's foot is planted, not as in
+    /// the target's rest pose. Then the state is as new.
+    fn survey_soles(&mut self, source: &Bvh) {
+        if self.carrier.is_none() || self.ground.points.iter().all(Vec::is_empty) {
+            return;
+        }
+        let m = source.motion();
+        let n = m.n_frames();
+        let step = n.div_ceil(SOLE_SURVEY).max(1);
+        let ground = std::mem::replace(&mut self.ground, Grounding::off(self.up_t));
+        let mut out = vec![0.0; self.skeleton.n_channels()];
+        let mut heights: [Vec<Vec<f64>>; 2] =
+            ground.points.each_ref().map(|p| vec![Vec::new(); p.len()]);
+        for f in (0..n).step_by(step) {
+            self.map_frame(m.frame(f), &mut out);
+            // The root's rise that `map_frame` would give before grounding.
+            let ps = self.src_world[self.src_hips].translation;
+            let rise = (self.scale * (self.c * ps) - self.positions[self.tgt_hips]).dot(self.up_t);
+            for (points, hs) in ground.points.iter().zip(&mut heights) {
+                for (&p, h) in points.iter().zip(hs) {
+                    h.push(self.positions[p].dot(self.up_t) + rise);
+                }
+            }
+        }
+        self.ground = ground;
+        for (clear, hs) in self.ground.clear.iter_mut().zip(&heights) {
+            *clear = clearances(hs);
+        }
+        self.first = true;
+        self.previous.fill(0.0);
     }
 
     /// What was mapped and measured.
@@ -1934,6 +2026,38 @@ mod tests {
                 assert!(worst <= 1e-9, "{options:?}: {worst:e}");
             }
         }
+    }
+
+    #[test]
+    fn the_lowest_sole_in_contact_stands_where_the_source_s_does() {
+        // Two feet of three points each (ankle, toe, tip), planted at
+        // heights (8, 2, 0) and (9, 3, 1) over a survey: the clearances are
+        // those heights less the foot's lowest; 0 where a point has none.
+        let l = vec![vec![8.0, 8.0, 12.0], vec![2.0, 2.0, 6.0], vec![0.0, 0.0, 4.0]];
+        assert_eq!(clearances(&l), [8.0, 2.0, 0.0]);
+        let r = vec![vec![9.0; 20], vec![3.0; 20], vec![]];
+        assert_eq!(clearances(&r), [6.0, 0.0, 0.0]);
+        // The target: left foot joints 0..3, right 3..6. In the frame
+        // measured the left heel is down (ankle at its planted 8, toe and tip
+        // raised to 5 and 6: its sole at 0) and the right foot flat 3 higher
+        // (ankle 11, toe 5, tip 3: its sole at 3).
+        let up = DVec3::Y;
+        let pos: Vec<DVec3> =
+            [8.0, 5.0, 6.0, 11.0, 5.0, 3.0].iter().map(|&y| DVec3::new(0.0, y, 0.0)).collect();
+        let mut g = Grounding::off(up);
+        g.points = [vec![0, 1, 2], vec![3, 4, 5]];
+        g.clear = [vec![8.0, 2.0, 0.0], vec![8.0, 2.0, 0.0]];
+        g.max_step = 0.5;
+        // Wanted: both soles at 1 in contact (frame 0 starts from both);
+        // then only the right foot in contact, wanted at 2.
+        g.want = vec![[(1.0, true), (1.0, true)], [(1.0, false), (2.0, true)], [(1.0, false); 2]];
+        // The lower sole (the left, by its heel: its toe joint is not its
+        // lowest point) is lifted onto 1; the right stands 3 above it.
+        assert!((g.lift(&pos, 0.0) - 1.0).abs() < 1e-12);
+        // The right sole wanted at 2 needs a lift of -1: approached by at
+        // most `max_step` a frame, then held without contacts.
+        assert!((g.lift(&pos, 0.0) - 0.5).abs() < 1e-12);
+        assert!((g.lift(&pos, 0.0) - 0.5).abs() < 1e-12);
     }
 
     #[test]

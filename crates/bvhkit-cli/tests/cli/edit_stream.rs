@@ -420,3 +420,44 @@ fn a_killed_streaming_edit_leaves_nothing_behind() {
     child.wait().unwrap();
     assert!(names().is_empty(), "left behind: {:?}", names());
 }
+
+/// A 2 MB clip (so `bvh edit` maps it) whose unit guess on the frames
+/// `--units` samples (15 spread evenly) differs from the guess on every
+/// frame: its chest's position channel is 0.5 in the sampled frames and
+/// 50 in all the others.
+fn unit_flip_text() -> String {
+    let n = 60_000;
+    let sampled = bvhkit::edit::axes::sampled_frames(n);
+    let mut text = format!(
+        "HIERARCHY\nROOT Hips\n{{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n  JOINT Chest\n  {{\n    OFFSET 0 10 0\n    CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n    JOINT Head\n    {{\n      OFFSET 0 10 0\n      CHANNELS 3 Zrotation Xrotation Yrotation\n      End Site\n      {{\n        OFFSET 0 10 0\n      }}\n    }}\n  }}\n}}\nMOTION\nFrames: {n}\nFrame Time: 0.0333333\n"
+    );
+    for f in 0..n {
+        let y = if sampled.contains(&f) { "0.5" } else { "50" };
+        text.push_str(&format!("0 90 0 0 0 0 0 {y} 0 0 0 0 0 0 0\n"));
+    }
+    text
+}
+
+/// A mapped stream that gives up after it has released the input's pages
+/// behind it (the sampled unit guess is not the whole clip's, which only
+/// the end of the pass shows) is run again on the whole clip, read anew:
+/// the bytes and notes of the whole-clip path, with the whole clip's guess.
+#[test]
+fn a_stream_that_gives_up_after_releasing_pages_reads_the_clip_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("flip.bvh");
+    std::fs::write(&input, unit_flip_text()).unwrap();
+    assert!(
+        std::fs::metadata(&input).unwrap().len() > 1 << 20,
+        "the clip must be mapped (1 MiB and more)"
+    );
+    let flags: Vec<String> =
+        ["--every", "1", "--units", "m"].iter().map(|s| s.to_string()).collect();
+    for threads in [1, 2] {
+        assert!(same_streamed_and_whole(&input, dir.path(), &flags, threads));
+        let o = edit(threads, &input, &dir.path().join("o.bvh"), &flags);
+        // The whole clip's guess (size 70 in inches), not the sampled
+        // frames' (size 20.5).
+        assert!(stderr(&o).contains("units guessed: inches (size 70.0000"), "{}", stderr(&o));
+    }
+}

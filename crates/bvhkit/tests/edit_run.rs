@@ -87,9 +87,8 @@ fn portable_edits() -> Vec<(&'static str, Vec<Step>)> {
 fn all_edits() -> Vec<(&'static str, Edit)> {
     let plain = edits().into_iter().map(|(n, s)| (n, Edit::new(s, Settings::default())));
     let portable = portable_edits().into_iter().map(|(n, s)| {
-        let mut settings = Settings::default();
-        settings.portable = true;
-        settings.layout_positions = Positions::All;
+        let settings =
+            Settings { portable: true, layout_positions: Positions::All, ..Settings::default() };
         (n, Edit::new(s, settings))
     });
     plain.chain(portable).collect()

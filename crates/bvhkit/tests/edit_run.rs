@@ -1,9 +1,12 @@
 //! `edit::run::Edit`: the streamed run (with its lookahead) against the
 //! whole clip, and against a reference computed by hand.
 
+use std::collections::HashMap;
+
 use bvhkit::edit::axes::SignedAxis;
+use bvhkit::edit::layout::Positions;
 use bvhkit::edit::plan::FrameSpan;
-use bvhkit::edit::run::{Edit, EditError, Output, Rename, RestSource, Settings, Step};
+use bvhkit::edit::run::{Edit, EditError, Note, Output, Rename, RestSource, Settings, Step};
 use bvhkit::rotation::RotationOrder;
 use bvhkit::units::Units;
 use bvhkit::{Bvh, WriteOptions};
@@ -63,13 +66,44 @@ fn edits() -> Vec<(&'static str, Vec<Step>)> {
     ]
 }
 
+/// Step lists run with `--portable` (after their steps): alone, behind a
+/// bounded range, a layout giving every joint position channels, a scale
+/// (every value changes), a sampled unit guess and root motion.
+fn portable_edits() -> Vec<(&'static str, Vec<Step>)> {
+    vec![
+        ("portable", vec![]),
+        ("portable-bounded", vec![Step::Frames(FrameSpan::new(Some(1), Some(30))), Step::Every(2)]),
+        ("portable-layout", vec![Step::Layout(RotationOrder::ZYX), Step::Scale(0.5)]),
+        (
+            "portable-units",
+            vec![Step::Frames(FrameSpan::new(Some(2), None)), Step::Units(Units::Centimetres)],
+        ),
+        ("portable-root", vec![Step::RootToOrigin, Step::StripEndSites]),
+    ]
+}
+
+/// Every edit of [`edits`] as it is, then every one of [`portable_edits`]
+/// with `--portable`.
+fn all_edits() -> Vec<(&'static str, Edit)> {
+    let plain = edits().into_iter().map(|(n, s)| (n, Edit::new(s, Settings::default())));
+    let portable = portable_edits().into_iter().map(|(n, s)| {
+        let settings =
+            Settings { portable: true, layout_positions: Positions::All, ..Settings::default() };
+        (n, Edit::new(s, settings))
+    });
+    plain.chain(portable).collect()
+}
+
 #[test]
 fn streamed_edits_give_the_whole_clips_bytes_and_notes_on_the_corpus() {
     let mut streamed = 0;
+    // Per `--portable` step list: the files it streamed, those it could
+    // read at all, and whether the portable rule changed anything.
+    let mut portable: HashMap<&str, (usize, usize)> = HashMap::new();
+    let mut changed = 0;
     for path in corpus_files() {
         let bytes = std::fs::read(&path).unwrap();
-        for (name, steps) in edits() {
-            let edit = Edit::new(steps, Settings::default());
+        for (name, edit) in all_edits() {
             let whole = match edit.read_options().parse(&bytes) {
                 Ok((bvh, warnings)) => {
                     let mut out = Mem::default();
@@ -85,6 +119,21 @@ fn streamed_edits_give_the_whole_clips_bytes_and_notes_on_the_corpus() {
                     assert!(out.text == text, "{at}: bytes differ");
                     assert_eq!(notes, run_notes, "{at}");
                     streamed += usize::from(out.streamed && !out.whole);
+                    if edit.settings.portable {
+                        // The same steps without `--portable` stream exactly
+                        // when they do with it.
+                        let mut plain = edit.clone();
+                        plain.settings.portable = false;
+                        let mut alone = Mem::default();
+                        plain.run_bytes(&bytes, &mut alone).unwrap();
+                        assert_eq!(alone.streamed, out.streamed && !out.whole, "{at}");
+                        let e = portable.entry(name).or_default();
+                        e.0 += usize::from(out.streamed && !out.whole);
+                        e.1 += 1;
+                        let said =
+                            |n: &Note| matches!(n, Note::Said(s) if s.starts_with("--portable:"));
+                        changed += usize::from(run_notes.iter().any(said));
+                    }
                 }
                 (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{at}"),
                 (a, b) => panic!("{at}: whole {:?}, run {:?}", a.is_ok(), b.is_ok()),
@@ -94,6 +143,17 @@ fn streamed_edits_give_the_whole_clips_bytes_and_notes_on_the_corpus() {
     // Most of them really streamed (the others gave up to the whole clip).
     if !corpus_files().is_empty() {
         assert!(streamed > 200, "only {streamed} streamed");
+        // `--portable` streams: alone, behind frame steps and maps, on
+        // every file that reads (the malformed ones repaired); behind root
+        // motion, on all but the three whose root-motion step gives up
+        // without it too (asserted above).
+        for (name, &(s, read)) in &portable {
+            let all = if *name == "portable-root" { read - 3 } else { read };
+            assert!(s == all && read >= 35, "{name}: {s} of {read} streamed");
+        }
+        assert_eq!(portable.len(), portable_edits().len());
+        // And the rule had something to do on many of them.
+        assert!(changed > 50, "--portable changed only {changed} outputs");
     }
 }
 
@@ -123,6 +183,22 @@ fn a_stream_writes_the_frames_the_steps_leave() {
     // From bytes it is retried on the whole clip, never given up.
     let run = up.run_bytes(text.as_bytes(), &mut out);
     assert!(!matches!(run, Err(EditError::GaveUp)));
+    // `--portable` looks at every frame first: from bytes it streams, read
+    // once it gives up.
+    let settings = Settings { portable: true, ..Settings::default() };
+    let portable = Edit::new(vec![Step::Scale(10.0)], settings);
+    assert!(portable.streams() && portable.looks_ahead());
+    let mut out = Mem::default();
+    assert!(matches!(portable.stream_reader(text.as_bytes(), &mut out), Err(EditError::GaveUp)));
+    assert!(!out.streamed && !out.whole);
+    let notes = portable.run_bytes(text.as_bytes(), &mut out).unwrap();
+    assert!(out.streamed && !out.whole);
+    // The root's varying X and its constant Y and Z (a root's constant
+    // channels are kept): every OFFSET component zeroed, values times 10.
+    let got = Bvh::parse(std::str::from_utf8(&out.text).unwrap()).unwrap();
+    assert_eq!(got.skeleton().joints()[0].offset().to_array(), [0.0, 0.0, 0.0]);
+    assert_eq!(got.motion().frame(4), [40.0, 0.0, 0.0]);
+    assert_eq!(notes.len(), 1, "{notes:?}");
 }
 
 /// What a streamed run did, in order: its output's body begun (every step

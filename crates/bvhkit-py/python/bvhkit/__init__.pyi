@@ -668,8 +668,9 @@ def edit_file(
     written a batch at a time (the clip's values are never all in memory;
     the file's text is read into memory), looking at frames first where a
     step must (the up axis, the unit, the root-motion carrier, a rest-pose
-    frame); ``reverse``, ``resample``, ``to_height``, ``portable=True`` and
-    a stream that cannot confirm what it looked at run on the whole clip.
+    frame, and with ``portable=True`` which position channels stay
+    constant); ``reverse``, ``resample``, ``to_height`` and a stream that
+    cannot confirm what it looked at run on the whole clip.
     The bytes are those of ``bvh edit`` with the same flags in the same
     order, and of the same ``Bvh`` methods chained. ``dst`` is written as
     ``Bvh.write`` writes (never half-written; ``break_links``), and never

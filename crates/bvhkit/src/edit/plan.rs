@@ -52,6 +52,7 @@ use crate::edit::joints::RemoveJoints;
 use crate::edit::layout::LayoutMap;
 use crate::edit::mirror::Mirror;
 use crate::edit::order::OrderMap;
+use crate::edit::portable::PortableMap;
 use crate::edit::rest::RestMap;
 use crate::edit::root::{Extract, InPlace, ToOrigin};
 use crate::edit::scale::ScaleMap;
@@ -129,6 +130,9 @@ pub enum Stage {
     ToOrigin(Box<ToOrigin>),
     /// Root motion extracted onto a new root joint.
     Extract(Box<Extract>),
+    /// Position channels every reader reads alike
+    /// ([`crate::edit::portable`]), planned on the frames observed first.
+    Portable(Box<PortableMap>),
 }
 
 /// A unit guessed on sampled frames, and the sizes of every frame the
@@ -171,6 +175,7 @@ impl Stage {
             Stage::InPlace(m) => &**m,
             Stage::ToOrigin(m) => &**m,
             Stage::Extract(m) => &**m,
+            Stage::Portable(m) => &**m,
         }
     }
 
@@ -208,6 +213,7 @@ impl FrameMap for Stage {
             Stage::InPlace(m) => m.map(input, output),
             Stage::ToOrigin(m) => m.map(input, output),
             Stage::Extract(m) => m.map(input, output),
+            Stage::Portable(m) => m.map(input, output),
         }
     }
 }
@@ -254,6 +260,9 @@ impl SplitFrameMap for Stage {
             Stage::InPlace(m) => m.map_many(frames, input, output),
             Stage::ToOrigin(m) => m.map_many(frames, input, output),
             Stage::Extract(m) => m.map_many(frames, input, output),
+            // Channels copied or moved by a constant: `ChunkedMap` cuts
+            // the run, every part exact (the map keeps no state).
+            Stage::Portable(_) => false,
         }
     }
 }

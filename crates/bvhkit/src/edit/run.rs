@@ -8,7 +8,8 @@
 //! (mapped or read): as a stream when no step needs the whole clip
 //! ([`Edit::streams`]), looking at frames first where a step must
 //! (`lookahead`: the up axis, the unit guess, the root-motion carrier, a
-//! rest-pose frame, read again from those bytes, or only sampled lines
+//! rest-pose frame, `portable`'s constant channels, read again from those
+//! bytes, or only sampled lines
 //! behind frame steps, which the real pass confirms, `sample`), and
 //! retrying on the whole clip whenever the stream gives up, having
 //! written nothing ([`EditError::GaveUp`]). [`Edit::stream_reader`]
@@ -171,7 +172,9 @@ pub struct Settings {
     /// Make a layout that drops position channels whose motion is lost.
     pub drop_motion: bool,
     /// Write position channels every reader reads alike
-    /// ([`crate::edit::portable`]; the whole clip).
+    /// ([`crate::edit::portable`]), after the steps: streamed after a first
+    /// pass over the frames they leave (which channels stay constant), a
+    /// reader read once loads the whole clip.
     pub portable: bool,
     /// How position channels combine with OFFSET.
     pub position_channels: PositionChannels,
@@ -288,16 +291,18 @@ impl Edit {
         opts
     }
 
-    /// Whether the edit can stream: no step needs the whole clip, nor
-    /// does `portable`.
+    /// Whether the edit can stream: no step needs the whole clip
+    /// (`portable` streams after a first pass over the frames, see
+    /// [`Edit::looks_ahead`]).
     pub fn streams(&self) -> bool {
-        !self.settings.portable && !self.steps.iter().any(Step::whole_clip)
+        !self.steps.iter().any(Step::whole_clip)
     }
 
-    /// Whether a step may look at frames before streaming (the input must
+    /// Whether a step, or `portable` (which channels stay constant, over
+    /// every frame), may look at frames before streaming (the input must
     /// then be read twice: bytes in memory, not a reader).
     pub fn looks_ahead(&self) -> bool {
-        self.steps.iter().any(|s| s.looks_ahead(&self.settings))
+        self.settings.portable || self.steps.iter().any(|s| s.looks_ahead(&self.settings))
     }
 
     /// Runs the edit over `bytes`, the whole input in memory (a mapped or

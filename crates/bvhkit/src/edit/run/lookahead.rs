@@ -17,11 +17,14 @@
 //! ([`Lookahead::sampled_units`]) and confirmed by the stage itself
 //! (`plan::Stage::Units` measures every frame it scales), else on every
 //! frame's size in a first pass, a batch at a time on lanes
-//! ([`Lookahead::batches`]).
+//! ([`Lookahead::batches`]). `--portable` observes every frame the steps
+//! leave in a first pass ([`Lookahead::portable`]): which position channels
+//! stay constant decides the output's header.
 
 use crate::PositionChannels;
 use crate::edit::axes::{UpAxis, detect_up_sampled, sampled_frames};
 use crate::edit::plan::Steps;
+use crate::edit::portable::{Observer, PortableMap, PortableReport, Scope};
 use crate::error::Result;
 use crate::parse::{FrameReader, FrameSource, ReadOptions};
 use crate::skeleton::Skeleton;
@@ -134,6 +137,30 @@ impl Lookahead<'_> {
             return Ok(None);
         }
         Sample::read(self.opts, self.bytes, frames, n_in, expected)
+    }
+
+    /// The portable map of the frames as they leave `steps` (frames of
+    /// `n_in` values in, of `skel`'s channels out, position channels read
+    /// as `mode`) and what it changes: which position channels are the same
+    /// in every frame is known only after the last one, so every frame the
+    /// steps leave is observed in a first pass ([`Observer`], one frame kept)
+    /// before the stream writes its header.
+    pub(super) fn portable(
+        &self,
+        steps: &Steps,
+        n_in: usize,
+        skel: &Skeleton,
+        mode: PositionChannels,
+    ) -> Result<Result<(PortableMap, PortableReport)>> {
+        let mut obs = Observer::new(skel, mode);
+        let w = skel.n_channels();
+        self.batches(steps, n_in, |count, values| {
+            for k in 0..count {
+                obs.observe(&values[k * w..(k + 1) * w]);
+            }
+            false
+        })?;
+        Ok(obs.plan(Scope::Full))
     }
 
     /// Reads the frames again from the start through `steps` (a copy: the

@@ -14,7 +14,8 @@
 //!
 //! Steps that must see frames first do so through
 //! [`super::lookahead::Lookahead`] (the up axis, the unit, the carrier and
-//! first frame of root motion, the rest-pose frame). The run gives up with
+//! first frame of root motion, the rest-pose frame, and `--portable`'s
+//! constant channels, observed on every frame). The run gives up with
 //! [`EditError::GaveUp`], having finished nothing, when such a step meets
 //! a reader read once, a mirror's plane comes from the first frame, a
 //! rest-pose frame is past the end, a root-motion frame fails or a guess
@@ -269,6 +270,20 @@ fn build<E>(
         skel = stage.output_skeleton().clone();
         steps.push_map(stage);
         map_of.push(i);
+    }
+    if settings.portable {
+        // After every step: the frames they leave observed first; its note
+        // said last, as the whole clip says it.
+        let Some(again) = again else { return Err(EditError::GaveUp) };
+        let (map, report) = again
+            .portable(&steps, n_in, &skel, mode)
+            .map_err(EditError::Read)?
+            .map_err(|e| EditError::Input(format!("--portable: {e}")))?;
+        notes_of.push(report.describe(&skel).map(Note::Said).into_iter().collect());
+        map_of.push(plan.len());
+        let stage = Stage::Portable(Box::new(map));
+        skel = stage.output_skeleton().clone();
+        steps.push_map(stage);
     }
     Ok(Built { steps, skel, frame_time, notes_of, map_of, checks })
 }

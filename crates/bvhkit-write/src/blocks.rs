@@ -103,6 +103,13 @@ impl BlockWriter {
     /// Takes one writer's answer (waiting for it).
     fn receive(&mut self) -> io::Result<()> {
         let answer = self.done.recv().map_err(|_| io::Error::other("the writer threads ended"))?;
+        self.answered(answer);
+        Ok(())
+    }
+
+    /// Counts one writer's answer: its buffer back on the free list, or its
+    /// error kept (the first one) and its buffer gone.
+    fn answered(&mut self, answer: Done) {
         self.in_flight -= 1;
         match answer {
             Ok(mut buffer) => {
@@ -116,7 +123,6 @@ impl BlockWriter {
                 }
             }
         }
-        Ok(())
     }
 
     /// Gives the current block to the writers and takes an empty one.
@@ -125,19 +131,7 @@ impl BlockWriter {
             return Ok(());
         }
         while let Ok(answer) = self.done.try_recv() {
-            self.in_flight -= 1;
-            match answer {
-                Ok(mut buffer) => {
-                    buffer.clear();
-                    self.free.push(buffer);
-                }
-                Err(e) => {
-                    self.made -= 1;
-                    if self.failed.is_none() {
-                        self.failed = Some((e.kind(), e.to_string()));
-                    }
-                }
-            }
+            self.answered(answer);
         }
         self.error()?;
         let next = if let Some(b) = self.free.pop() {

@@ -416,29 +416,43 @@ fn clean_bad_values_are_precise_errors() {
     assert!(stderr(&o).contains("--output <OUT>"), "{}", stderr(&o));
 }
 
+/// A folder with `clip.bvh` (the synthetic clip of seed `seed`, 10
+/// joints, 150 frames), `samples.csv` (its replay as sensor samples) and `all.toml` (a
+/// config binding every joint at the clip's rate): what `record` needs to
+/// record the clip again. Returns the folder and the clip.
+fn take_fixture(name: &str, seed: u64) -> (tempfile::TempDir, Bvh) {
+    let dir = crate::record::workdir(name);
+    let d = dir.path();
+    std::fs::write(d.join("clip.bvh"), bvhkit_testdata::synth_text(seed, 10, 150)).unwrap();
+    let clip = Bvh::from_path(d.join("clip.bvh")).unwrap();
+    ok_in(d, &["replay", "clip.bvh", "--as", "sensors", "-o", "samples.csv"]);
+    let config =
+        format!("skeleton = \"clip.bvh\"\nframe_rate = {}\nbind_all = true\n", clip.motion().fps());
+    std::fs::write(d.join("all.toml"), config).unwrap();
+    (dir, clip)
+}
+
+/// `bvh ARGS` run in `d`, which must succeed.
+fn ok_in(d: &Path, args: &[&str]) {
+    let o = bvh().current_dir(d).args(args).output().unwrap();
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// The take of [`take_fixture`]'s folder recorded into `out` with `extra`.
+fn record_in(d: &Path, out: &str, extra: &[&str]) {
+    let base = ["record", "--config", "all.toml", "--input", "samples.csv", "-o", out];
+    ok_in(d, &[&base[..], extra].concat());
+}
+
 /// `bvh record --one-euro P` writes the take that `bvh clean --one-euro P`
 /// makes of the same take recorded without it, value for value (bit for
 /// bit, allowing 1e-9).
 #[test]
 fn record_one_euro_equals_clean_of_the_plain_take() {
-    let dir = crate::record::workdir("one-euro");
+    let (dir, _) = take_fixture("one-euro", 5);
     let d = dir.path();
-    std::fs::write(d.join("clip.bvh"), bvhkit_testdata::synth_text(5, 10, 150)).unwrap();
-    let clip = Bvh::from_path(d.join("clip.bvh")).unwrap();
-    let ok = |args: &[&str]| {
-        let o = bvh().current_dir(d).args(args).output().unwrap();
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    };
-    ok(&["replay", "clip.bvh", "--as", "sensors", "-o", "samples.csv"]);
-    std::fs::write(
-        d.join("all.toml"),
-        format!("skeleton = \"clip.bvh\"\nframe_rate = {}\nbind_all = true\n", clip.motion().fps()),
-    )
-    .unwrap();
-    let rec = |out: &str, extra: &[&str]| {
-        ok(&[&["record", "--config", "all.toml", "--input", "samples.csv", "-o", out][..], extra]
-            .concat())
-    };
+    let ok = |args: &[&str]| ok_in(d, args);
+    let rec = |out: &str, extra: &[&str]| record_in(d, out, extra);
     rec("plain.bvh", &[]);
     rec("live.bvh", &["--one-euro", "1.5,0.05"]);
     ok(&["clean", "plain.bvh", "-o", "cleaned.bvh", "--one-euro", "1.5,0.05"]);
@@ -482,29 +496,15 @@ fn record_one_euro_equals_clean_of_the_plain_take() {
 /// need `--one-euro`, and a bad one is refused before any file is made.
 #[test]
 fn record_one_euro_joints_strength_equal_clean_of_the_plain_take() {
-    let dir = crate::record::workdir("one-euro-joints");
+    let (dir, clip) = take_fixture("one-euro-joints", 6);
     let d = dir.path();
-    std::fs::write(d.join("clip.bvh"), bvhkit_testdata::synth_text(6, 10, 150)).unwrap();
-    let clip = Bvh::from_path(d.join("clip.bvh")).unwrap();
-    let ok = |args: &[&str]| {
-        let o = bvh().current_dir(d).args(args).output().unwrap();
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    };
-    ok(&["replay", "clip.bvh", "--as", "sensors", "-o", "samples.csv"]);
-    std::fs::write(
-        d.join("all.toml"),
-        format!("skeleton = \"clip.bvh\"\nframe_rate = {}\nbind_all = true\n", clip.motion().fps()),
-    )
-    .unwrap();
+    let ok = |args: &[&str]| ok_in(d, args);
     let skel = clip.skeleton();
     let name = |j: usize| skel.joints()[j].name().to_string();
     let (root, half, off, outside) = (name(0), name(1), name(2), name(3));
     let joints = format!("{root},{half},{off}");
     let strength = format!("*=0.5,{root}=1,{off}=0");
-    let rec = |out: &str, extra: &[&str]| {
-        let base = ["record", "--config", "all.toml", "--input", "samples.csv", "-o", out];
-        ok(&[&base[..], extra].concat())
-    };
+    let rec = |out: &str, extra: &[&str]| record_in(d, out, extra);
     let filter = ["--one-euro", "1.5,0.05", "--joints", &joints, "--strength", &strength];
     rec("plain.bvh", &[]);
     rec("live.bvh", &filter);

@@ -166,24 +166,13 @@ fn writer(file: &File, jobs: &Mutex<Receiver<Job>>, done: &SyncSender<Done>) {
         };
         let Ok(Job { at, bytes }) = job else { return };
         let answer = file.write_all_at(&bytes, at).map(|()| {
-            start_writeback(file, at, bytes.len() as u64);
+            crate::start_writeback(file, at, bytes.len() as u64);
             bytes
         });
         if done.send(answer).is_err() {
             return;
         }
     }
-}
-
-/// Asks the kernel to start writing back `len` bytes at `at` (advice only,
-/// as [`crate::WriteBehind`] does).
-fn start_writeback(file: &File, at: u64, len: u64) {
-    #[cfg(target_os = "linux")]
-    if let Some(len) = std::num::NonZeroU64::new(len) {
-        let _ = rustix::fs::fadvise(file, at, Some(len), rustix::fs::Advice::DontNeed);
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (file, at, len);
 }
 
 impl Write for BlockWriter {

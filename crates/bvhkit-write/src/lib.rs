@@ -525,16 +525,22 @@ impl Writeback {
     /// Starts writing back the bytes written since the last time (advice
     /// only: an error changes nothing written, so it is ignored).
     fn start(&mut self, file: &File) {
-        #[cfg(target_os = "linux")]
-        {
-            let len = std::num::NonZeroU64::new(self.end - self.started);
-            let advice = rustix::fs::Advice::DontNeed;
-            let _ = rustix::fs::fadvise(file, self.started, len, advice);
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = file;
+        start_writeback(file, self.started, self.end - self.started);
         self.started = self.end;
     }
+}
+
+/// Asks the kernel to start writing back `len` bytes of `file` at `at`
+/// (Linux: `posix_fadvise(POSIX_FADV_DONTNEED)`, which starts the writeback
+/// without waiting and drops none of it before it is on disk; advice only:
+/// an error changes nothing written, so it is ignored). Elsewhere nothing.
+fn start_writeback(file: &File, at: u64, len: u64) {
+    #[cfg(target_os = "linux")]
+    if let Some(len) = std::num::NonZeroU64::new(len) {
+        let _ = rustix::fs::fadvise(file, at, Some(len), rustix::fs::Advice::DontNeed);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, at, len);
 }
 
 /// An output file written through, asking the kernel to start writing back

@@ -418,20 +418,9 @@ pub(crate) fn refuse_overwriting_input(output: &Path, inputs: &[Input]) -> Resul
     if output.as_os_str() == "-" {
         return Ok(());
     }
-    let Ok(out_meta) = std::fs::metadata(output) else { return Ok(()) };
-    #[cfg(unix)]
-    let same = |p: &Path| {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(p).is_ok_and(|m| m.dev() == out_meta.dev() && m.ino() == out_meta.ino())
-    };
-    #[cfg(not(unix))]
-    let same = |p: &Path| {
-        let _ = &out_meta;
-        matches!((std::fs::canonicalize(p), std::fs::canonicalize(output)), (Ok(a), Ok(b)) if a == b)
-    };
     for input in inputs {
         if let Input::File(p) = input
-            && same(p)
+            && bvhkit_write::same_file(p, output)
         {
             return Err(overwrite_refusal(output, p));
         }

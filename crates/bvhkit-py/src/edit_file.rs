@@ -72,7 +72,7 @@ pub(crate) fn edit_file(
             }
         }
     }
-    if same_file(&src, &dst) {
+    if bvhkit_write::same_file(&src, &dst) {
         return Err(bad_arg(format!(
             "{}: dst is src; edit_file never writes over its input",
             dst.display()
@@ -108,22 +108,6 @@ pub(crate) fn edit_file(
             EditError::Output(e) => errors::write_error(py, e, &dst),
             EditError::GaveUp => PyRuntimeError::new_err("the edit gave up"),
         }),
-    }
-}
-
-/// Whether `a` and `b` name one existing file (a link or another path
-/// to it included).
-fn same_file(a: &Path, b: &Path) -> bool {
-    let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) else { return false };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        x.dev() == y.dev() && x.ino() == y.ino()
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (x, y);
-        std::fs::canonicalize(a).ok().is_some_and(|p| std::fs::canonicalize(b).ok() == Some(p))
     }
 }
 

@@ -187,6 +187,25 @@ pub fn shown(path: &Path) -> String {
     if path.as_os_str() == "-" { "standard output".into() } else { path.display().to_string() }
 }
 
+/// Whether `a` and `b` name one existing file: the same device and inode
+/// on Unix (so `./a.bvh`, `dir/../a.bvh`, symbolic links and hard links
+/// all count), else the same canonical path. A path that does not exist
+/// names no file. The commands refuse to write an output that is one of
+/// their inputs with it.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) else { return false };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        x.dev() == y.dev() && x.ino() == y.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (x, y);
+        matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(p), Ok(q)) if p == q)
+    }
+}
+
 /// The OS error number behind `e`: its own, that of the OS error under one
 /// of this crate's errors, the one that stands for one of its refusals
 /// (`EISDIR` for a folder, `ELOOP` for a link loop, `EMLINK` for a file

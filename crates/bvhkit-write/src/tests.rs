@@ -385,3 +385,26 @@ fn a_folder_that_is_a_file_is_said_plainly() {
     assert!(!shown.contains(".bvh-") && !shown.contains("at path"), "{shown}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
 }
+
+/// `same_file`: one file by another path, a hard link or a symbolic link
+/// is the same file; another file, or a path that does not exist, is not.
+#[test]
+fn same_file_tells_one_file_by_any_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("sub")).unwrap();
+    std::fs::write(d.join("a.bvh"), "a").unwrap();
+    std::fs::write(d.join("b.bvh"), "a").unwrap();
+    std::fs::hard_link(d.join("a.bvh"), d.join("hard.bvh")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(d.join("a.bvh"), d.join("soft.bvh")).unwrap();
+    let a = d.join("a.bvh");
+    assert!(crate::same_file(&a, &a));
+    assert!(crate::same_file(&a, &d.join("sub/../a.bvh")));
+    assert!(crate::same_file(&a, &d.join("hard.bvh")));
+    #[cfg(unix)]
+    assert!(crate::same_file(&d.join("soft.bvh"), &a));
+    assert!(!crate::same_file(&a, &d.join("b.bvh")), "same bytes, another file");
+    assert!(!crate::same_file(&a, &d.join("missing.bvh")));
+    assert!(!crate::same_file(&d.join("missing.bvh"), &d.join("missing.bvh")));
+}

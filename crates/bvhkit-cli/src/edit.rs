@@ -221,11 +221,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
                             drop(map);
                             // As `run_bytes` reads the whole clip, on the
                             // file mapped anew.
-                            let bytes = input.read()?;
-                            match edit.read_options().parse(&bytes) {
-                                Ok((bvh, warnings)) => edit.whole(bvh, warnings, &mut sink),
-                                Err(e) => Err(EditError::Read(e)),
-                            }
+                            edit.whole_bytes(&input.read()?, &mut sink)
                         }
                         r => r,
                     }

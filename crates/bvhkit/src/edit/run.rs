@@ -321,6 +321,17 @@ impl Edit {
                 r => return r,
             }
         }
+        self.whole_bytes(bytes, out)
+    }
+
+    /// Runs the edit on the whole clip that `bytes` hold (parsed with
+    /// [`Edit::read_options`]), into `out`: what [`Edit::run_bytes`] does
+    /// when the stream gives up or cannot stream. Returns the notes.
+    pub fn whole_bytes<O: Output>(
+        &self,
+        bytes: &[u8],
+        out: &mut O,
+    ) -> Result<Vec<Note>, EditError<O::Error>> {
         let (bvh, warnings) = self.read_options().parse(bytes).map_err(EditError::Read)?;
         self.whole(bvh, warnings, out)
     }
@@ -333,9 +344,7 @@ impl Edit {
         bytes: &[u8],
         out: &mut O,
     ) -> Result<Vec<Note>, EditError<O::Error>> {
-        let opts = self.read_options();
-        let rdr = opts.frame_reader_slice(bytes).map_err(EditError::Read)?;
-        stream::run(self, rdr, Some(lookahead::Lookahead { opts: &opts, bytes }), out, None)
+        self.stream_slice(bytes, out, None)
     }
 
     /// [`Edit::stream_bytes`], calling `release(n)` as the stream goes: the
@@ -354,10 +363,20 @@ impl Edit {
         out: &mut O,
         release: &mut (dyn FnMut(usize) + Send),
     ) -> Result<Vec<Note>, EditError<O::Error>> {
+        self.stream_slice(bytes, out, Some(release))
+    }
+
+    /// The stream of [`Edit::stream_bytes`] and
+    /// [`Edit::stream_bytes_releasing`].
+    fn stream_slice<O: Output>(
+        &self,
+        bytes: &[u8],
+        out: &mut O,
+        release: Option<&mut (dyn FnMut(usize) + Send)>,
+    ) -> Result<Vec<Note>, EditError<O::Error>> {
         let opts = self.read_options();
         let rdr = opts.frame_reader_slice(bytes).map_err(EditError::Read)?;
-        let again = Some(lookahead::Lookahead { opts: &opts, bytes });
-        stream::run(self, rdr, again, out, Some(release))
+        stream::run(self, rdr, Some(lookahead::Lookahead { opts: &opts, bytes }), out, release)
     }
 
     /// Streams what `r` gives into `out`, reading it once:

@@ -89,7 +89,7 @@ pub(crate) struct Args {
     #[arg(long)]
     drop_motion: bool,
     /// Write position channels every reader reads the same way: constant ones below a root
-    /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md); whole clip.
+    /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md); streams after a first pass over the frames finds which stay constant.
     #[arg(long)]
     portable: bool,
     /// Convert so that AXIS is up (x, y, z, -x, -y, -z), from --source-up or the detected up axis

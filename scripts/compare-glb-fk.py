@@ -74,8 +74,11 @@ def world_positions(path, times):
             for path, cur in (('translation', tr), ('rotation', ro), ('scale', sc)):
                 if (i, path) in tracks:
                     ts, vs = tracks[(i, path)]
-                    k = bisect.bisect_left(ts, t - 1e-6)
-                    k = min(k, len(ts) - 1)
+                    # The key nearest t: a long bake's 32-bit key times
+                    # stray from k/60 by more than a microsecond.
+                    k = min(bisect.bisect_left(ts, t), len(ts) - 1)
+                    if k > 0 and abs(ts[k - 1] - t) < abs(ts[k] - t):
+                        k -= 1
                     assert abs(ts[k] - t) < 1e-4, (path, ts[k], t)
                     cur[:] = vs[k]
             local.append(trs(tr, ro, sc))
@@ -100,7 +103,7 @@ if __name__ == '__main__':
     size = None
     for glb in sys.argv[5:]:
         pos = world_positions(glb, times)
-        worst, n, missing = 0.0, 0, set()
+        worst, where, n, missing = 0.0, None, 0, set()
         ys = [p[1] for p in ref[frames[0]].values()]
         size = max(ys) - min(ys)
         for f, got in zip(frames, pos):
@@ -110,5 +113,7 @@ if __name__ == '__main__':
                     missing.add(name); continue
                 g = got[name]
                 d = math.dist([c * scale for c in p], g) / (size * scale)
-                worst = max(worst, d); n += 1
-        print(glb, 'frames', len(frames), 'joints compared', n // len(frames), 'missing', len(missing), 'worst/size %.3g' % worst)
+                if d > worst:
+                    worst, where = d, (f, name)
+                n += 1
+        print(glb, 'frames', len(frames), 'joints compared', n // len(frames), 'missing', len(missing), 'worst/size %.3g' % worst, 'at frame %s joint %s' % where if where else '')

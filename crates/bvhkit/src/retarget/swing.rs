@@ -13,8 +13,9 @@
 //! differ.
 //!
 //! **The lift.** Per foot and frame outside the source foot's contacts the
-//! deficit `d = max(0, min(k·h_s, 10 cm) − h_t)` (near the ground only: a
-//! kick keeps its own height), over the sole's height above the
+//! deficit `d = max(0, min(k·h_s, 10 cm) − h_t)`, at most 10 cm (near the
+//! ground only: a kick keeps its own height, a foot far below the floor is
+//! not lifted out of it), over the sole's height above the
 //! ground (`quality`'s foot height: the lowest point less its planted
 //! height) and, when both feet's skate points are the same bone (toe
 //! joints, or foot joints), over the skate point's height above the
@@ -41,7 +42,8 @@ const RAMP_SECONDS: f64 = 0.1;
 
 /// The clearance held (metres): a source point higher than this, scaled,
 /// asks the target's for this much only (twice `skate_ratio`'s 5 cm: the
-/// near-ground swing, not the height of a kick).
+/// near-ground swing, not the height of a kick); and the largest lift (a
+/// foot far below the floor is not a clearance to fix).
 const CLEARANCE: f64 = 0.1;
 
 /// A knee bent less than this (degrees) is not lifted; up to twice this,
@@ -198,7 +200,7 @@ pub(crate) fn lift(
                 if same {
                     x = x.max(want(hs[f]) - ht[f]);
                 }
-                if x.is_finite() && x > LEAST { x } else { 0.0 }
+                if x.is_finite() && x > LEAST { x.min(CLEARANCE) } else { 0.0 }
             })
             .collect();
         if d.iter().all(|&x| x == 0.0) {

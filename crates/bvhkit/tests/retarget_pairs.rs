@@ -266,10 +266,10 @@ const KNOWN: [(&str, &str, &[&str]); 3] = [
         "not comparable: the source has no toe joint, so `skate_ratio` (GMD's definition, \
          the reference of `quality_oracle`) measures its ankle, 8-15 cm above the floor, which \
          never passes below 5 cm, while the target's toe (or Kinect's low foot joint) does and \
-         counts the same motion; `foot_slide`, measured on the sole of both, is no worse than \
+         counts the same motion; `foot_slide`, measured on the sole of both, is within 3% of \
          the source's in every one: the Second Life in-place walk (feet sliding at 1.98 m/s, \
          never slow enough to lock; ratio 0 -> 0.62-1.0, foot_slide 1.98 -> 1.78-1.89 m/s), \
-         the MediaPipe dance (0 -> 0.025-0.118, foot_slide 4.84 -> 4.11-4.71 m/s) and the \
+         the MediaPipe dance (0 -> 0.025-0.118, foot_slide 4.84 -> 4.11-4.98 m/s) and the \
          Daz-named CMU take onto Bandai Namco and Kinect v1 (0.008 -> 0.076 and 0.084, \
          foot_slide 0.365 -> 0.216 and 0.223 m/s)",
         &[

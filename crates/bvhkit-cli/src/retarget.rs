@@ -34,9 +34,10 @@ foot is in contact, so that its soles touch the ground where the source's
 do. Joints below the root keep TARGET's offsets (--joint-translations
 copies the source's). --lock-feet plants the feet: wherever a source foot
 is in contact (low and slow), the target's foot of that side is pinned to
-one point by two-bone IK of its leg (the legs then bend away from the
-source's directions to keep the feet still; the output is held whole in
-memory). The mapping and the joints left unmapped
+one point by two-bone IK of its leg, and a swing foot that would pass
+nearer the ground than the source's (scaled) is lifted to its clearance
+(the legs then bend away from the source's directions; the output is held
+whole in memory). The mapping and the joints left unmapped
 are printed on standard error.
 
 Examples:
@@ -81,8 +82,10 @@ pub(crate) struct Args {
     #[arg(long)]
     joint_translations: bool,
     /// Pin the target's feet where the source's feet are in contact, by
-    /// two-bone IK of the legs (no skating where leg proportions differ;
-    /// the legs no longer point exactly where the source's do).
+    /// two-bone IK of the legs, and lift a swing foot that would pass
+    /// nearer the ground than the source's (scaled) to its clearance (no
+    /// skating where leg proportions differ; the legs no longer point
+    /// exactly where the source's do).
     #[arg(long)]
     lock_feet: bool,
     /// Read the inputs strictly (any deviation from the format is an error).

@@ -440,7 +440,6 @@ fn retargets_add_no_pop_spike_or_nan() {
 }
 
 #[test]
-#[ignore = "retarget issue #27: feet skate more on some rigs (CMU 12_01 walk, skate_ratio 0.247 onto bandai 0.543, xia 0.564 without the lock; with lock_feet, judged here, 0.377 and 0.348: feet pinned only where the source's are low and slow, the rest skates where no span is locked; rokoko and far joints pass; measured 2026-11-28 17:10)"]
 fn retargets_keep_the_feet_and_the_body_together() {
     // The feet planted over the source's contacts (off by default).
     let lock = retarget::Options { lock_feet: true, ..retarget::Options::default() };

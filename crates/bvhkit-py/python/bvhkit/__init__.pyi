@@ -505,7 +505,9 @@ class Bvh:
         ``joint_translations=True`` copies the source's translations into
         joints that have position channels (``--joint-translations``).
         ``lock_feet=True`` pins the target's feet where the source's are in
-        contact, by two-bone IK of the legs (``--lock-feet``).
+        contact, by two-bone IK of the legs, and lifts a swing foot passing
+        nearer the ground than the source's to its clearance
+        (``--lock-feet``).
 
         Example::
 

@@ -69,9 +69,12 @@
 //!    pass over the whole output): the source's feet in contact (low and
 //!    slow, [`crate::quality::lint`]'s contacts) pin the target's foot of
 //!    the same side over each span by [`crate::clean::lock_feet_in`]
-//!    (two-bone IK of the leg, ramps at the span's edges); only the legs'
-//!    rotations and the root's position change, so the legs no longer
-//!    point exactly where the source's do inside the spans and ramps.
+//!    (two-bone IK of the leg, ramps at the span's edges); then outside
+//!    the contacts a foot whose toe or sole would pass nearer the ground
+//!    than the source's, scaled, is lifted to it (`swing`: two-bone IK,
+//!    ramped); only the legs' rotations and the root's position change, so
+//!    the legs no longer point exactly where the source's do inside the
+//!    spans, ramps and lifts.
 //!
 //! World transforms come from [`Kinematics`], Euler angles from
 //! [`crate::rotation`] through [`PoseLayout`]/[`crate::edit::JointChannels`]; a frame
@@ -141,6 +144,7 @@ use crate::skeleton::{JointId, Skeleton};
 
 pub mod map;
 pub mod names;
+mod swing;
 
 use map::{JointMap, Reason};
 use names::{Bone, Limb, Side, classify};
@@ -209,9 +213,13 @@ pub struct Options {
     /// only, a pass over the whole output): each span in which a source
     /// foot is in contact pins the target's foot of the same side to one
     /// point by two-bone IK of its leg ([`crate::clean::footlock`], ramps
-    /// at the span's edges). Off by default: the legs then point exactly
-    /// where the source's do in every frame; on, they bend to keep the
-    /// planted feet still (no skating where leg proportions differ).
+    /// at the span's edges), and a swing foot that would pass nearer the
+    /// ground than the source's, scaled, is lifted to its clearance
+    /// (`swing`). Off by default: the legs then point exactly where the
+    /// source's do in every frame (and the CLI streams the output); on,
+    /// they bend to keep the planted feet still (no skating where leg
+    /// proportions differ). Not the default yet: on long contact spans of
+    /// a sliding foot the lock leaves one-frame knee pops (CMU 12_01).
     pub lock_feet: bool,
 }
 
@@ -277,8 +285,8 @@ pub struct Report {
     /// Target hip height over source hip height: the scale of the root
     /// translation.
     pub scale: f64,
-    /// The target's feet planted over the source's contacts
-    /// ([`Options::lock_feet`]; `None` when not asked).
+    /// The target's feet planted over the source's contacts and lifted in
+    /// the swing ([`Options::lock_feet`]; `None` when not asked).
     pub locked: Option<crate::clean::Locked>,
 }
 
@@ -930,13 +938,17 @@ impl Grounding {
                 + rise
         };
         // The lift that brings the lowest of the feet in contact (of every
-        // foot in the first frame, where the correction starts) to its
-        // wanted height: a foot lower than the other for the target's legs
-        // stands on the ground, the other a little above it, none sinks.
+        // foot in a first frame without contacts, where the correction
+        // starts) to its wanted height: a foot lower than the other for the
+        // target's legs stands on the ground, the other a little above it,
+        // none sinks. A raised foot of the first frame does not hold the
+        // figure up when the other is in contact.
         let mut need = f64::NEG_INFINITY;
         if let Some(w) = self.want.get(f) {
+            let counts = |i: usize| w[i].0.is_finite() && !self.points[i].is_empty();
+            let any = (0..2).any(|i| w[i].1 && counts(i));
             for (i, &(w, contact)) in w.iter().enumerate() {
-                if (contact || f == 0) && w.is_finite() && !self.points[i].is_empty() {
+                if (contact || (f == 0 && !any)) && counts(i) {
                     need = need.max(w - low(i));
                 }
             }
@@ -1774,6 +1786,16 @@ pub fn retarget(source: &Bvh, target: &Bvh, options: &Options) -> Result<(Bvh, R
     Ok((out, r.report))
 }
 
+/// The quality options the feet of a retarget are measured with: the up
+/// axis given, the position channels read as the retarget reads them.
+fn feet_quality(r: &Retarget, up: SignedAxis) -> crate::quality::Options {
+    crate::quality::Options {
+        up: Some(up),
+        position_channels: r.src.mode(),
+        ..crate::quality::Options::default()
+    }
+}
+
 /// Pins the feet of the retargeted `out` over the source's contact spans
 /// (see [`Options::lock_feet`]): the feet of `source` and their contacts
 /// (low and slow) as [`crate::quality::lint`] finds them, each foot's spans
@@ -1781,12 +1803,7 @@ pub fn retarget(source: &Bvh, target: &Bvh, options: &Options) -> Result<(Bvh, R
 /// same side, with the target's up axis.
 fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::Locked> {
     let n = out.motion().n_frames();
-    let mode = r.src.mode();
-    let quality = |up| crate::quality::Options {
-        up: Some(up),
-        position_channels: mode,
-        ..crate::quality::Options::default()
-    };
+    let quality = |up| feet_quality(r, up);
     let qs = crate::quality::lint(source, &quality(r.report.source.up));
     let mut spans = Vec::new();
     for (foot, contact) in qs.feet.iter().zip(&qs.series.contact) {
@@ -1803,15 +1820,25 @@ fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::
             }
         }
     }
-    if spans.is_empty() || n < 2 {
-        return Ok(crate::clean::Locked::default());
-    }
-    let options = crate::clean::Options {
-        contacts: Some(spans),
-        quality: quality(r.report.target.up),
-        ..crate::clean::Options::default()
+    let mut locked = if spans.is_empty() || n < 2 {
+        crate::clean::Locked::default()
+    } else {
+        let options = crate::clean::Options {
+            contacts: Some(spans),
+            quality: quality(r.report.target.up),
+            ..crate::clean::Options::default()
+        };
+        crate::clean::lock_feet_in(out, 0..n, &options)?
     };
-    crate::clean::lock_feet_in(out, 0..n, &options)
+    let lifted = swing::lift(source, &qs, out, &quality(r.report.target.up), r.report.scale);
+    if lifted.frames > 0 {
+        locked.notes.push(format!(
+            "swing feet lifted to the source's clearance, scaled: up to {:.1} mm over {} foot-frame(s)",
+            lifted.most * 1e3,
+            lifted.frames
+        ));
+    }
+    Ok(locked)
 }
 
 #[cfg(test)]
@@ -2058,6 +2085,16 @@ mod tests {
         // most `max_step` a frame, then held without contacts.
         assert!((g.lift(&pos, 0.0) - 0.5).abs() < 1e-12);
         assert!((g.lift(&pos, 0.0) - 0.5).abs() < 1e-12);
+        // A first frame with the right foot alone in contact starts from
+        // it (its sole at 3, wanted at 2: -1), not from the raised left
+        // (sole 0, wanted at 1, which would lift the figure by 1).
+        g.frame = 0;
+        g.want = vec![[(1.0, false), (2.0, true)]];
+        assert!((g.lift(&pos, 0.0) + 1.0).abs() < 1e-12);
+        // Without a contact in the first frame, every foot counts.
+        g.frame = 0;
+        g.want = vec![[(1.0, false), (2.0, false)]];
+        assert!((g.lift(&pos, 0.0) - 1.0).abs() < 1e-12);
     }
 
     #[test]

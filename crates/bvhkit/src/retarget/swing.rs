@@ -1,0 +1,303 @@
+//! The swing clearance of a retarget's feet ([`super::Options::lock_feet`],
+//! after the lock): outside the source's contacts, a target foot whose
+//! skate point (its toe joint, else its foot joint: the point `skate_ratio`
+//! measures) or sole passes nearer the ground than the source's, scaled by
+//! the ratio of hip heights, is lifted to it by two-bone IK of its leg.
+//!
+//! **Why.** Bone directions are copied, so a target whose toe joint sits
+//! farther below and ahead of its ankle than the source's (Bandai Namco's
+//! against CMU's) passes its toe a few centimetres lower through every
+//! swing: the toe skims the floor at swing speed and reads as skating
+//! (`skate_ratio` counts a point below 5 cm moving faster than 0.5 m/s), and
+//! a foot may sink below the floor outside a contact where leg proportions
+//! differ.
+//!
+//! **The lift.** Per foot and frame outside the source foot's contacts the
+//! deficit `d = max(0, min(k·h_s, 10 cm) − h_t)`, at most 10 cm (near the
+//! ground only: a kick keeps its own height, a foot far below the floor is
+//! not lifted out of it), over the sole's height above the
+//! ground (`quality`'s foot height: the lowest point less its planted
+//! height) and, when both feet's skate points are the same bone (toe
+//! joints, or foot joints), over the skate point's height above the
+//! ground, `k` the target's hip height over the source's in metres; then an envelope of the
+//! deficits, `L(f) = max_g d(g)·s(1 − |f − g|/(r + 1))` with `s` the
+//! smoothstep and `r` [`RAMP_SECONDS`], faded to nothing towards the
+//! source's contacts over `r/2` frames (a planted foot is never
+//! lifted, and no frame jumps). The ankle is moved up by `L`, the leg solved
+//! by [`crate::ik::two_bone`] (the knee kept in its bend plane; a knee bent
+//! less than 5° has none, so the lift fades in from 5° to 10°), the foot's
+//! world orientation kept; only the thigh, knee and ankle rotation channels
+//! of frames with a lift change.
+
+use glam::{DAffine3, DQuat, DVec3};
+
+use crate::Bvh;
+use crate::edit::JointChannels;
+use crate::ik::two_bone;
+use crate::kinematics::Kinematics;
+use crate::quality;
+
+/// The ramp of a lift, in and out (seconds).
+const RAMP_SECONDS: f64 = 0.1;
+
+/// The clearance held (metres): a source point higher than this, scaled,
+/// asks the target's for this much only (twice `skate_ratio`'s 5 cm: the
+/// near-ground swing, not the height of a kick); and the largest lift (a
+/// foot far below the floor is not a clearance to fix).
+const CLEARANCE: f64 = 0.1;
+
+/// A knee bent less than this (degrees) is not lifted; up to twice this,
+/// the lift fades in.
+const STRAIGHT: f64 = 5.0;
+
+/// Lifts smaller than this (metres) are left alone.
+const LEAST: f64 = 1e-4;
+
+/// What [`lift`] did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Lifted {
+    /// Foot-frames lifted.
+    pub frames: usize,
+    /// The largest lift (metres).
+    pub most: f64,
+}
+
+fn smoothstep(x: f64) -> f64 {
+    let x = x.clamp(0.0, 1.0);
+    x * x * (3.0 - 2.0 * x)
+}
+
+/// Heights above the ground (metres) of joint `j` over the clip.
+fn heights(bvh: &Bvh, q: &quality::Report, mode: crate::PositionChannels, j: usize) -> Vec<f64> {
+    let skel = bvh.skeleton();
+    let mut keep = Vec::new();
+    let mut at = Some(j);
+    while let Some(i) = at {
+        keep.push(i);
+        at = skel.joints()[i].parent().map(|p| p.index());
+    }
+    keep.sort_unstable();
+    let (fk, gather) = Kinematics::new(skel, mode).subset(&keep);
+    let last = keep.iter().position(|&k| k == j).unwrap_or(0);
+    let (mut compact, mut out) = (vec![0.0; gather.len()], vec![DVec3::ZERO; keep.len()]);
+    let u = q.up.vector();
+    bvh.motion()
+        .frames()
+        .map(|frame| {
+            for (v, &c) in compact.iter_mut().zip(&gather) {
+                *v = frame[c];
+            }
+            fk.positions(&compact, &mut out);
+            out[last].dot(u) * q.metres_per_unit - q.ground
+        })
+        .collect()
+}
+
+/// The envelope of the deficits `d` (see the module documentation), faded
+/// towards the frames where `planted`.
+fn envelope(d: &[f64], planted: &[bool], r: usize) -> Vec<f64> {
+    let n = d.len();
+    let mut l = vec![0.0f64; n];
+    for (g, &x) in d.iter().enumerate() {
+        if x <= 0.0 {
+            continue;
+        }
+        for (f, y) in l.iter_mut().enumerate().take((g + r + 1).min(n)).skip(g.saturating_sub(r)) {
+            *y = y.max(x * smoothstep(1.0 - f.abs_diff(g) as f64 / (r + 1) as f64));
+        }
+    }
+    // Distance to the nearest planted frame, both ways.
+    let mut dist = vec![usize::MAX; n];
+    let mut last = None;
+    for f in 0..n {
+        if planted[f] {
+            last = Some(f);
+        }
+        if let Some(p) = last {
+            dist[f] = f - p;
+        }
+    }
+    last = None;
+    for f in (0..n).rev() {
+        if planted[f] {
+            last = Some(f);
+        }
+        if let Some(p) = last {
+            dist[f] = dist[f].min(p - f);
+        }
+    }
+    let fade = (r / 2).max(1);
+    for (y, &k) in l.iter_mut().zip(&dist) {
+        if k != usize::MAX {
+            *y *= smoothstep(k as f64 / (fade + 1) as f64);
+        }
+    }
+    l
+}
+
+/// Lifts the swing feet of `out` (the retarget of `source`, its feet
+/// locked) to the source's clearance (see the module documentation). `qs`
+/// is the source's [`quality::lint`], `qo_options` how the output is
+/// linted (its up axis), `k` the target's hip height over the source's in
+/// file units.
+pub(crate) fn lift(
+    source: &Bvh,
+    qs: &quality::Report,
+    out: &mut Bvh,
+    qo_options: &quality::Options,
+    k: f64,
+) -> Lifted {
+    let mut done = Lifted::default();
+    let n = out.motion().n_frames();
+    if n < 2 || source.motion().n_frames() != n {
+        return done;
+    }
+    let qo = quality::lint(out, qo_options);
+    let mode = qo_options.position_channels;
+    let km = k * qo.metres_per_unit / qs.metres_per_unit;
+    if !(km.is_finite() && km > 0.0) {
+        return done;
+    }
+    let skel = out.skeleton().clone();
+    let layouts: Vec<JointChannels> = skel.joints().iter().map(JointChannels::of).collect();
+    let parent = |j: usize| skel.joints()[j].parent().map(|p| p.index());
+    let fps = out.motion().fps();
+    let r = ((RAMP_SECONDS * fps).round() as usize).max(2);
+    let u = qo.up.vector();
+    let mpu = qo.metres_per_unit;
+    let width = out.motion().n_channels();
+
+    for (fi, foot) in qo.feet.iter().enumerate() {
+        let Some(si) = qs.feet.iter().position(|f| f.name == foot.name) else { continue };
+        let (Some(&a), Some(planted)) = (foot.points.first(), qs.series.contact.get(si)) else {
+            continue;
+        };
+        let (Some(kn), Some(h)) = (parent(a), parent(a).and_then(parent)) else { continue };
+        if layouts[h].n_rot != 3 || layouts[kn].n_rot != 3 {
+            continue;
+        }
+        // Deficits: the sole's; and the skate point's when both are the
+        // same bone (toe and toe, or foot joint and foot joint: a toe is
+        // not held to an ankle's swing).
+        let (ss, st) = (&qs.series.foot_height[si], &qo.series.foot_height[fi]);
+        let toe = |f: &quality::Foot| f.skate_point != f.points[0];
+        let same = toe(&qs.feet[si]) == toe(foot);
+        let (hs, ht) = if same {
+            (
+                heights(source, qs, mode, qs.feet[si].skate_point),
+                heights(out, &qo, mode, foot.skate_point),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let d: Vec<f64> = (0..n)
+            .map(|f| {
+                if planted[f] {
+                    return 0.0;
+                }
+                let want = |h: f64| (km * h).min(CLEARANCE);
+                let mut x = want(ss[f]) - st[f];
+                if same {
+                    x = x.max(want(hs[f]) - ht[f]);
+                }
+                if x.is_finite() && x > LEAST { x.min(CLEARANCE) } else { 0.0 }
+            })
+            .collect();
+        if d.iter().all(|&x| x == 0.0) {
+            continue;
+        }
+        let l = envelope(&d, planted, r);
+
+        // The leg's world motion (the joints above it, the leg alone).
+        let mut keep = Vec::new();
+        let mut at = Some(a);
+        while let Some(i) = at {
+            keep.push(i);
+            at = parent(i);
+        }
+        keep.sort_unstable();
+        let idx = |j: usize| keep.iter().position(|&x| x == j).unwrap_or(0);
+        let (ia, ik, ih) = (idx(a), idx(kn), idx(h));
+        let ip = parent(h).map(idx);
+        let (fk, gather) = Kinematics::new(&skel, mode).subset(&keep);
+        let mut scratch = fk.scratch();
+        let mut compact = vec![0.0; gather.len()];
+        let mut world = vec![DAffine3::IDENTITY; keep.len()];
+        let values = out.motion_mut().values_mut();
+        for f in 0..n {
+            let lift = l[f];
+            if lift <= LEAST {
+                continue;
+            }
+            let row = &values[f * width..(f + 1) * width];
+            for (v, &c) in compact.iter_mut().zip(&gather) {
+                *v = row[c];
+            }
+            fk.world_with(&compact, &mut scratch, &mut world);
+            let rot = |i: usize| DQuat::from_mat3(&world[i].matrix3).normalize();
+            let (ph, pk, pa) =
+                (world[ih].translation, world[ik].translation, world[ia].translation);
+            // A leg nearly straight has no bend plane to keep: the lift
+            // fades out below 15° of knee bend and is none below 5°.
+            let bend = (pk - ph).angle_between(pa - pk).to_degrees();
+            let lift = lift * smoothstep((bend - STRAIGHT) / STRAIGHT);
+            if lift <= LEAST {
+                continue;
+            }
+            let Some((dq, r1, _)) = two_bone(ph, pk, pa, pa + u * (lift / mpu)) else {
+                continue;
+            };
+            let (qp, qh, qk, qa) = (ip.map_or(DQuat::IDENTITY, rot), rot(ih), rot(ik), rot(ia));
+            let wh = dq * qh;
+            let wk = dq * r1 * qk;
+            let lh = (qp.inverse() * wh).normalize();
+            let lk = (wh.inverse() * wk).normalize();
+            let la = (wk.inverse() * qa).normalize();
+            let (before, rest) = values.split_at_mut(f * width);
+            let row = &mut rest[..width];
+            for (j, q) in [(h, lh), (kn, lk), (a, la)] {
+                if layouts[j].n_rot == 0 {
+                    continue;
+                }
+                let near = if f == 0 {
+                    layouts[j].angles(row)
+                } else {
+                    layouts[j].angles(&before[(f - 1) * width..])
+                };
+                layouts[j].write_rotation(q, Some(near), row);
+            }
+            done.frames += 1;
+            done.most = done.most.max(lift);
+        }
+    }
+    done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::envelope;
+
+    #[test]
+    fn the_envelope_covers_each_deficit_ramps_and_spares_planted_frames() {
+        let mut d = vec![0.0; 30];
+        d[15] = 0.02;
+        let mut planted = vec![false; 30];
+        planted[..3].fill(true);
+        let l = envelope(&d, &planted, 4);
+        assert_eq!(l[15], 0.02);
+        // Ramped: smaller away from the deficit, nothing beyond the ramp.
+        assert!(l[13] < l[14] && l[14] < 0.02 && l[12] > 0.0);
+        assert_eq!(l[10], 0.0);
+        assert_eq!(l[20], 0.0);
+        // A deficit next to a planted frame is faded to nothing there.
+        let mut d = vec![0.0; 30];
+        d[4] = 0.02;
+        let l = envelope(&d, &planted, 4);
+        assert!(l[..3].iter().all(|&x| x == 0.0));
+        assert!(l[4] > 0.0 && l[4] < 0.02, "{l:?}");
+        // No jump larger than the ramp allows.
+        for w in l.windows(2) {
+            assert!((w[1] - w[0]).abs() <= 0.02 * 0.6, "{l:?}");
+        }
+    }
+}

@@ -44,9 +44,16 @@
 //!    MediaPipe's spine: `shoulder_carrier`) turns with the source's
 //!    joint carrying the arms, its bone then brought onto its segment with
 //!    its shoulder line kept as near as it can (`Swing::keep`). Last the
-//!    upper body is turned about its first joint above the hips so that the
-//!    hips-to-head direction is the source's (`upright`), arms and head
-//!    keeping their world rotations.
+//!    upper body is turned about its first joint above the hips
+//!    (`upright`), arms, clavicles and head keeping their world rotations:
+//!    where the joint carrying the arms carries the shoulder line alone (no
+//!    clavicle taking its turn from the source), so that the line between
+//!    the upper arms is the source's, then the spine below that joint and
+//!    the neck above it are bent (`Bend`) to put the head on the source's
+//!    hips-to-head line, and what they cannot reach is turned with the
+//!    head first; where clavicles carry the shrug, so that the
+//!    hips-to-head direction is the source's, the shoulder line as near as
+//!    that allows.
 //! 4. **Root**: the target hips follow the source hips scaled by the ratio
 //!    `k` of the hip heights (hips above the lowest foot in the reference
 //!    pose), `p_t = k·C·p_s`, in their own position channels when they

@@ -375,7 +375,7 @@ impl Swing {
     fn apply(&self, w: DMat3, want: DVec3) -> DMat3 {
         let want = want.normalize();
         match self.keep {
-            Some(k) => align(&[k, self.local], &[w * k, want]),
+            Some(k) => align_pair([k, self.local], [w * k, want]),
             None => DMat3::from_quat(DQuat::from_rotation_arc(w * self.local, want)) * w,
         }
     }
@@ -446,6 +446,28 @@ fn on_line(p: DVec3, r: f64, h: DVec3, d: DVec3, near: Option<DVec3>) -> DVec3 {
     }
 }
 
+/// [`align`] of two pairs of directions without allocating (the per-frame
+/// turns of [`upright`]): `ours[0]` onto `theirs[0]` exactly, `ours[1]` as
+/// near `theirs[1]` as that allows; the same arithmetic, the same bits.
+fn align_pair(ours: [DVec3; 2], theirs: [DVec3; 2]) -> DMat3 {
+    let mut pairs = ours
+        .into_iter()
+        .zip(theirs)
+        .filter(|(a, b)| a.length() > 1e-12 && b.length() > 1e-12)
+        .map(|(a, b)| (a.normalize(), b.normalize()));
+    let Some((a0, b0)) = pairs.next() else { return DMat3::IDENTITY };
+    match pairs.find(|(a, b)| a.cross(a0).length() > 1e-6 && b.cross(b0).length() > 1e-6) {
+        None => DMat3::from_quat(DQuat::from_rotation_arc(a0, b0)),
+        Some((a1, b1)) => {
+            let frame = |x: DVec3, y: DVec3| {
+                let z = x.cross(y).normalize();
+                DMat3::from_cols(x, z.cross(x), z)
+            };
+            frame(b0, b1) * frame(a0, a1).transpose()
+        }
+    }
+}
+
 /// The turn of the line `a` (turned) plus `b` (fixed) onto the direction
 /// `s` (unit): where `a` must point, at its own length, for `a + b` to lie
 /// along `s` (as near as it can when no turn of `a` reaches it).
@@ -507,8 +529,10 @@ fn upright(
         _ => None,
     };
     let turn = match (line, t.arms, line_s) {
-        (Some((a, want, ..)), ..) => align(&[a, v], &[want, x]),
-        (None, Some((l, rr)), Some(ls)) => align(&[v, positions[l] - positions[rr]], &[x, c * ls]),
+        (Some((a, want, ..)), ..) => align_pair([a, v], [want, x]),
+        (None, Some((l, rr)), Some(ls)) => {
+            align_pair([v, positions[l] - positions[rr]], [x, c * ls])
+        }
         _ => DMat3::from_quat(DQuat::from_rotation_arc(v.normalize(), x.normalize())),
     };
     let chans = tgt.joints();
@@ -545,7 +569,7 @@ fn upright(
         let v = p + turn * (positions[t.head] - p) + shift - p;
         let x = on_line(p, v.length(), h, d, None);
         if x.length() > 0.0 && v.angle_between(x) > 1e-9 {
-            let last = align(&[v, turn * a + b], &[x, s]);
+            let last = align_pair([v, turn * a + b], [x, s]);
             for (j, &turned) in t.turned.iter().enumerate() {
                 if turned {
                     world[j] = last * world[j];

@@ -3,8 +3,8 @@
 //! the result (the same joints and frames) measured in the same run.
 //!
 //! `cargo bench -p bvhkit --bench retarget`. Inputs: corpus clips onto
-//! other corpus skeletons (a CMU walk onto Bandai Namco and Rokoko, Perception
-//! Neuron onto CMU).
+//! other corpus skeletons (a CMU walk onto Bandai Namco, Rokoko and Kinect v1,
+//! Perception Neuron onto CMU).
 
 #[allow(dead_code)]
 mod common;
@@ -63,6 +63,10 @@ fn retarget_benches(c: &mut Criterion) {
     bench(c, "cmu_walk_onto_bandai_namco", &cmu, &bandai);
     bench(c, "cmu_walk_onto_rokoko", &cmu, &rokoko);
     bench(c, "perception_neuron_onto_cmu", &neuron, &cmu);
+    // The shoulder line from the joint carrying the arms and the spine
+    // bent for the head (no clavicles in the target).
+    let kinect = read(&dir, "kinect_v1_custom_writer_nonzero_root_offset");
+    bench(c, "cmu_walk_onto_kinect_v1", &cmu, &kinect);
 }
 
 criterion_group!(benches, retarget_benches);

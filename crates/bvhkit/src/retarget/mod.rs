@@ -44,9 +44,16 @@
 //!    MediaPipe's spine: `shoulder_carrier`) turns with the source's
 //!    joint carrying the arms, its bone then brought onto its segment with
 //!    its shoulder line kept as near as it can (`Swing::keep`). Last the
-//!    upper body is turned about its first joint above the hips so that the
-//!    hips-to-head direction is the source's (`upright`), arms and head
-//!    keeping their world rotations.
+//!    upper body is turned about its first joint above the hips
+//!    (`upright`), arms, clavicles and head keeping their world rotations:
+//!    where the joint carrying the arms carries the shoulder line alone (no
+//!    clavicle taking its turn from the source), so that the line between
+//!    the upper arms is the source's, then the spine below that joint and
+//!    the neck above it are bent (`Bend`) to put the head on the source's
+//!    hips-to-head line, and what they cannot reach is turned with the
+//!    head first; where clavicles carry the shrug, so that the
+//!    hips-to-head direction is the source's, the shoulder line as near as
+//!    that allows.
 //! 4. **Root**: the target hips follow the source hips scaled by the ratio
 //!    `k` of the hip heights (hips above the lowest foot in the reference
 //!    pose), `p_t = k·C·p_s`, in their own position channels when they
@@ -376,14 +383,14 @@ impl Swing {
     fn apply(&self, w: DMat3, want: DVec3) -> DMat3 {
         let want = want.normalize();
         match self.keep {
-            Some(k) => align(&[k, self.local], &[w * k, want]),
+            Some(k) => align_pair([k, self.local], [w * k, want]),
             None => DMat3::from_quat(DQuat::from_rotation_arc(w * self.local, want)) * w,
         }
     }
 }
 
 /// The upper body's correction (see [`upright`]): the target's path from
-/// the hips to the head, and the source's hips and head.
+/// the hips to the head, and the source's hips, head and upper arms.
 #[derive(Clone, Debug)]
 struct Torso {
     /// The target's first joint above the hips on the way to the head
@@ -392,13 +399,25 @@ struct Torso {
     head: usize,
     /// The target's upper arms (left, right), for the shoulder line.
     arms: Option<(usize, usize)>,
+    /// The upper arms again when their places turn with the upper body
+    /// (no clavicle between them and the joint carrying the arms takes
+    /// its world rotation from the source): then that joint carries the
+    /// shoulder line alone and the turn makes it the source's exactly.
+    /// (Where both skeletons have clavicles, they carry the shrug, and the
+    /// turn matches the hips-to-head direction exactly instead.)
+    anchors: Option<(usize, usize)>,
     /// Per target joint: whether it turns with the upper body (the joints
     /// between the hips and the head, and every joint that follows its
     /// parent's turn: kept, or without rotation channels).
     turned: Vec<bool>,
-    /// The joints whose local rotation changes: `first`, and every joint
-    /// with rotation channels that keeps its world rotation under a turned
-    /// parent (arms, the head).
+    /// The bends that put the head on the source's hips-to-head line once
+    /// the shoulder line is the source's: the spine below the joint
+    /// carrying the arms, then the neck above it (as far as the first
+    /// reaches, the second the rest).
+    bends: Vec<Bend>,
+    /// The joints whose local rotation changes: `first`, every joint with
+    /// rotation channels that keeps its world rotation under a turned
+    /// parent (arms, the head), and the bend's.
     rewrite: Vec<usize>,
     /// The source's head and upper arms (indices into
     /// `Retarget::src_keep`).
@@ -406,14 +425,80 @@ struct Torso {
     src_arms: Option<(usize, usize)>,
 }
 
+/// A chain of the target's trunk turned about its first joint (`pivot`)
+/// so that the head lands on the source's hips-to-head line while the
+/// joint at its end (`end`: the joint carrying the arms, or the head) and
+/// everything above it keep their world rotations: the spine below the
+/// joint carrying the arms, or the neck above it when that joint is the
+/// first above the hips (MediaPipe's spine).
+#[derive(Clone, Debug)]
+struct Bend {
+    pivot: usize,
+    end: usize,
+    /// Per target joint: whether it turns with the chain.
+    turned: Vec<bool>,
+}
+
+/// The point of the line through `h` along `d` (unit) at the distance `r`
+/// from `p`, less `p`: of the two, the one nearer `near` (relative to `p`)
+/// or, without it, the farther along `d`; the nearest point of the line
+/// when none is.
+fn on_line(p: DVec3, r: f64, h: DVec3, d: DVec3, near: Option<DVec3>) -> DVec3 {
+    let hp = h - p;
+    let b = d.dot(hp);
+    let root = (b * b - (hp.length_squared() - r * r)).max(0.0).sqrt();
+    let (far, close) = (hp + d * (-b + root), hp + d * (-b - root));
+    match near {
+        Some(q) if (close - q).length_squared() < (far - q).length_squared() => close,
+        _ => far,
+    }
+}
+
+/// [`align`] of two pairs of directions without allocating (the per-frame
+/// turns of [`upright`]): `ours[0]` onto `theirs[0]` exactly, `ours[1]` as
+/// near `theirs[1]` as that allows; the same arithmetic, the same bits.
+fn align_pair(ours: [DVec3; 2], theirs: [DVec3; 2]) -> DMat3 {
+    let mut pairs = ours
+        .into_iter()
+        .zip(theirs)
+        .filter(|(a, b)| a.length() > 1e-12 && b.length() > 1e-12)
+        .map(|(a, b)| (a.normalize(), b.normalize()));
+    let Some((a0, b0)) = pairs.next() else { return DMat3::IDENTITY };
+    match pairs.find(|(a, b)| a.cross(a0).length() > 1e-6 && b.cross(b0).length() > 1e-6) {
+        None => DMat3::from_quat(DQuat::from_rotation_arc(a0, b0)),
+        Some((a1, b1)) => {
+            let frame = |x: DVec3, y: DVec3| {
+                let z = x.cross(y).normalize();
+                DMat3::from_cols(x, z.cross(x), z)
+            };
+            frame(b0, b1) * frame(a0, a1).transpose()
+        }
+    }
+}
+
+/// The turn of the line `a` (turned) plus `b` (fixed) onto the direction
+/// `s` (unit): where `a` must point, at its own length, for `a + b` to lie
+/// along `s` (as near as it can when no turn of `a` reaches it).
+fn line_target(a: DVec3, b: DVec3, s: DVec3) -> DVec3 {
+    let sb = s.dot(b);
+    let disc = sb * sb - b.length_squared() + a.length_squared();
+    let t = s * (sb + disc.max(0.0).sqrt()) - b;
+    if t.length() > 1e-12 { t.normalize() * a.length() } else { a }
+}
+
 /// Turns the target's upper body about its first joint above the hips so
-/// that its hips-to-head direction is the source's (`hips_s`, `head_s`:
-/// the source's positions, in the source's axes), keeping the shoulder line
-/// as near where it was as that allows; joints that take their world
-/// rotation from the source (arms, head) keep it, their local rotations
-/// are rewritten. `world` and `positions` are the target's world rotations
-/// and positions of the frame in `output` (positions of the turned joints
-/// are left stale: only the hips and the feet are read after this).
+/// that its shoulder line (the upper arms, left to right) lies along the
+/// source's and its hips-to-head direction is as near the source's
+/// (`hips_s`, `head_s`: the source's positions, in the source's axes) as
+/// that allows; then bends the spine below the joint carrying the arms (or
+/// the neck above it) so that the head lies on the source's hips-to-head
+/// line, the shoulders kept (`Torso::bend`). Without a shoulder line the
+/// hips-to-head direction is matched by the turn alone. Joints that take
+/// their world rotation from the source (arms, clavicles, the head) keep
+/// it, their local rotations are rewritten. `world` and `positions` are
+/// the target's world rotations and positions of the frame in `output`
+/// (positions of the turned joints are left stale: only the hips and the
+/// feet are read after this).
 #[allow(clippy::too_many_arguments)]
 fn upright(
     (c, tgt, tgt_hips): (DMat3, &PoseLayout, usize),
@@ -432,16 +517,30 @@ fn upright(
     }
     let d = d.normalize();
     // The point of the source's hips-to-head line at the head's distance
-    // from the pivot (the nearest point of the line when none is).
-    let hp = h - p;
-    let b = d.dot(hp);
-    let disc = b * b - (hp.length_squared() - v.length_squared());
-    let x = hp + d * (-b + disc.max(0.0).sqrt());
+    // from the pivot.
+    let x = on_line(p, v.length(), h, d, None);
     if x.length() <= 0.0 {
         return;
     }
-    let turn = match (t.arms, line_s) {
-        (Some((l, rr)), Some(ls)) => align(&[v, positions[l] - positions[rr]], &[x, c * ls]),
+    // The shoulder line first, where the joint carrying the arms carries
+    // it alone (`Torso::anchors`): `a`, between the anchors, turns; `b`,
+    // what the clavicles below them add, does not.
+    let line = match (t.arms, t.anchors, line_s) {
+        (Some((l, r)), Some((al, ar)), Some(ls))
+            if (c * ls).length() > 0.0 && !t.bends.is_empty() =>
+        {
+            let a = positions[al] - positions[ar];
+            let b = positions[l] - positions[r] - a;
+            let s = (c * ls).normalize();
+            (a.length() > 1e-9 * (1.0 + v.length())).then(|| (a, line_target(a, b, s), b, s))
+        }
+        _ => None,
+    };
+    let turn = match (line, t.arms, line_s) {
+        (Some((a, want, ..)), ..) => align_pair([a, v], [want, x]),
+        (None, Some((l, rr)), Some(ls)) => {
+            align_pair([v, positions[l] - positions[rr]], [x, c * ls])
+        }
         _ => DMat3::from_quat(DQuat::from_rotation_arc(v.normalize(), x.normalize())),
     };
     let chans = tgt.joints();
@@ -449,6 +548,41 @@ fn upright(
     for (j, &turned) in t.turned.iter().enumerate() {
         if turned {
             world[j] = turn * world[j];
+        }
+    }
+    if let Some((a, _, b, s)) = line {
+        // Where the turn put the bends' joints; each bend moves what is
+        // above its end without turning it.
+        let mut shift = DVec3::ZERO;
+        for bend in &t.bends {
+            let moved = |j: usize| p + turn * (positions[j] - p) + shift;
+            let (pivot, end, head) = (moved(bend.pivot), moved(bend.end), moved(t.head));
+            let (e, q) = (head - end, end - pivot);
+            let y = on_line(pivot, q.length(), h - e, d, Some(q));
+            if q.length() <= 0.0 || y.length() <= 0.0 {
+                continue;
+            }
+            let r = DMat3::from_quat(DQuat::from_rotation_arc(q.normalize(), y.normalize()));
+            for (j, &turned) in bend.turned.iter().enumerate() {
+                if turned {
+                    world[j] = r * world[j];
+                }
+            }
+            shift += pivot + r * q - end;
+        }
+        // Where the bends cannot reach the source's line (a short spine or
+        // neck), the upper body turns the rest of the way, the head onto
+        // the line and the shoulder line as near the source's as that
+        // allows: the hips-to-head direction comes first.
+        let v = p + turn * (positions[t.head] - p) + shift - p;
+        let x = on_line(p, v.length(), h, d, None);
+        if x.length() > 0.0 && v.angle_between(x) > 1e-9 {
+            let last = align_pair([v, turn * a + b], [x, s]);
+            for (j, &turned) in t.turned.iter().enumerate() {
+                if turned {
+                    world[j] = last * world[j];
+                }
+            }
         }
     }
     for &j in &t.rewrite {
@@ -1404,8 +1538,60 @@ impl Retarget {
             let arm = |b: &[Option<Bone>], side| find(b, Bone::Limb(side, Limb::UpperArm));
             let arms = arm(&bt, Side::Left).zip(arm(&bt, Side::Right));
             let src_arms = arm(&bs, Side::Left).zip(arm(&bs, Side::Right));
+            // The upper arms, when their places turn with the upper body:
+            // every joint above them up to the path follows it.
+            let anchored = |x: usize| {
+                let mut x = ts.joints()[x].parent().map(|p| p.index());
+                while let Some(p) = x {
+                    if on_path[p] {
+                        return true;
+                    }
+                    if !turned[p] {
+                        return false;
+                    }
+                    x = ts.joints()[p].parent().map(|p| p.index());
+                }
+                false
+            };
+            let anchors = arms.filter(|&(l, r)| anchored(l) && anchored(r));
+            // The bends: the spine between the hips and the joint carrying
+            // the arms, then the neck between that joint and the head.
+            let mut bends = Vec::new();
+            if let Some(k) = shoulder_carrier(ts, &bt).filter(|&k| on_path[k]) {
+                let neck = (k + 1..head)
+                    .find(|&j| on_path[j] && ts.joints()[j].parent().map(|p| p.index()) == Some(k));
+                let spine = (k != first).then_some((first, k));
+                for (pivot, end) in spine.into_iter().chain(neck.map(|n| (n, head))) {
+                    let mut bent = vec![false; ts.len()];
+                    for j in 0..ts.len() {
+                        let parent = ts.joints()[j].parent().map(|p| p.index());
+                        let pt = parent.is_some_and(|p| bent[p]);
+                        let follows =
+                            matches!(drives[j], Drive::Kept { .. }) || chans[j].n_rot == 0;
+                        let chain =
+                            on_path[j] && (j == pivot || below(ts, pivot, j)) && below(ts, j, end);
+                        bent[j] = j != end && (chain || (pt && follows));
+                        if parent.is_some() && bent[j] != pt && chans[j].n_rot > 0 {
+                            rewrite.push(j);
+                        }
+                    }
+                    bends.push(Bend { pivot, end, turned: bent });
+                }
+            }
+            rewrite.sort_unstable();
+            rewrite.dedup();
             if first != head {
-                torso = Some(Torso { first, head, arms, turned, rewrite, src_head, src_arms });
+                torso = Some(Torso {
+                    first,
+                    head,
+                    arms,
+                    anchors,
+                    turned,
+                    bends,
+                    rewrite,
+                    src_head,
+                    src_arms,
+                });
             }
         }
         let names_s = ss.display_names();

@@ -24,11 +24,11 @@
 //! | neck | `neck`, `neck1`, `neck01`, `lowerneck`, `upperneck`, `neckdummy`, `shouldercenter` (no side) |
 //! | head | `head` (no side) |
 //! | clavicle | `collar`, `clavicle`, and `shoulder` when a child is an upper arm |
-//! | upper arm | `arm`, `uparm`, `upperarm`, `humerus`, `shldr`, and `shoulder` otherwise |
-//! | lower arm | `forearm`, `lowarm`, `lowerarm`, `radius`, `elbow` |
+//! | upper arm | `arm`, `uparm`, `upperarm`, `upperarm01`, `humerus`, `shldr`, and `shoulder` otherwise |
+//! | lower arm | `forearm`, `lowarm`, `lowerarm`, `lowerarm01`, `radius`, `elbow` |
 //! | hand | `hand`, `wrist` |
-//! | upper leg | `upleg`, `upperleg`, `thigh`, `femur`, `hip` |
-//! | lower leg | `leg`, `lowleg`, `lowerleg`, `shin`, `calf`, `tibia`, `knee` |
+//! | upper leg | `upleg`, `upperleg`, `upperleg01`, `thigh`, `femur`, `hip` |
+//! | lower leg | `leg`, `lowleg`, `lowerleg`, `lowerleg01`, `shin`, `calf`, `tibia`, `knee` |
 //! | foot | `foot`, `ankle` (a foot under a foot is a toe: Kinect's `FootLeft` under `AnkleLeft`) |
 //! | toe | `toe`, `toes`, `toebase`, `toe0`, `ball` |
 //!
@@ -39,7 +39,10 @@
 //! (`RightUpperArm`, `RightCollar RightShoulder RightElbow`), Daz/Poser and
 //! Second Life (`lCollar lShldr lForeArm lThigh lShin`), 3ds Max biped
 //! (`Bip01_L_Calf`), Unity humanoid (`LeftUpperLeg`), Kinect and Azure
-//! Kinect (`ShoulderLeft`, `ELBOW_LEFT`), MediaPipe, iPi and MakeHuman.
+//! Kinect (`ShoulderLeft`, `ELBOW_LEFT`), MediaPipe, iPi and MakeHuman
+//! (`upperarm01.L upperarm02.L lowerarm01.L`: the first of each pair is the
+//! bone, the second a twist joint left unmapped, which the bone's swing
+//! spans).
 //! When two joints get the same bone, the one nearest the root keeps it
 //! (Azure Kinect's `WRIST_LEFT` is the hand, `HAND_LEFT` below it is not).
 
@@ -193,11 +196,13 @@ fn limb(n: &str) -> Option<Option<Limb>> {
     Some(Some(match n {
         "shoulder" => return Some(None),
         "collar" | "clavicle" => Limb::Clavicle,
-        "arm" | "uparm" | "upperarm" | "humerus" | "shldr" => Limb::UpperArm,
-        "forearm" | "lowarm" | "lowerarm" | "radius" | "elbow" => Limb::LowerArm,
+        "arm" | "uparm" | "upperarm" | "upperarm01" | "humerus" | "shldr" => Limb::UpperArm,
+        "forearm" | "lowarm" | "lowerarm" | "lowerarm01" | "radius" | "elbow" => Limb::LowerArm,
         "hand" | "wrist" => Limb::Hand,
-        "upleg" | "upperleg" | "thigh" | "femur" | "hip" => Limb::UpperLeg,
-        "leg" | "lowleg" | "lowerleg" | "shin" | "calf" | "tibia" | "knee" => Limb::LowerLeg,
+        "upleg" | "upperleg" | "upperleg01" | "thigh" | "femur" | "hip" => Limb::UpperLeg,
+        "leg" | "lowleg" | "lowerleg" | "lowerleg01" | "shin" | "calf" | "tibia" | "knee" => {
+            Limb::LowerLeg
+        }
         "foot" | "ankle" => Limb::Foot,
         "toe" | "toes" | "toebase" | "toe0" | "ball" => Limb::Toe,
         _ => return None,
@@ -387,6 +392,9 @@ mod tests {
             ("Spine1", None),
             ("LeftHandIndex1", None),
             ("toe1-1.R", None),
+            ("upperarm01.L", Some(Guess::Limb(Side::Left, Limb::UpperArm))),
+            ("lowerleg01.R", Some(Guess::Limb(Side::Right, Limb::LowerLeg))),
+            ("upperarm02.L", None),
         ];
         for (name, want) in cases {
             assert_eq!(guess(name), *want, "{name}");

@@ -1160,3 +1160,111 @@ fn one_euro_frames_equal_clean_bit_for_bit() {
         }
     }
 }
+
+/// An [`Output`](bvhkit::edit::run::Output) in memory: the header the
+/// stream gives at the end, then its frames.
+#[derive(Default)]
+struct Memory {
+    bytes: Vec<u8>,
+    begun: usize,
+}
+
+impl bvhkit::edit::run::Output for Memory {
+    type Body = Vec<u8>;
+    type Error = String;
+    fn begin(&mut self, room: &[u8]) -> Result<Vec<u8>, String> {
+        self.begun += 1;
+        Ok(room.to_vec())
+    }
+    fn finish(&mut self, body: Vec<u8>, room: &[u8], header: &[u8]) -> Result<(), String> {
+        self.bytes = [header, &body[room.len()..]].concat();
+        Ok(())
+    }
+    fn whole(&mut self, _: &Bvh) -> Result<(), String> {
+        Err("the stream never writes a whole clip".into())
+    }
+}
+
+/// `clean::stream::stream` of `text` with `opts`: the bytes and the report.
+fn streamed(
+    text: &[u8],
+    opts: &Options,
+) -> Result<(Vec<u8>, clean::Report), bvhkit::edit::run::EditError<String>> {
+    let rdr = ReadOptions::new().lenient(true).frame_reader_slice(text).unwrap();
+    let mut out = Memory::default();
+    let (report, _) = clean::stream::stream(rdr, opts, &mut out, None)?;
+    Ok((out.bytes, report))
+}
+
+/// `bvh clean --one-euro` streamed from input to output, a frame at a time:
+/// on every corpus file that reads, with and without `--joints` and
+/// `--strength`, the bytes the whole clip's `clean` writes and its summary
+/// (equal reports: the same joints and largest changes, bit for bit).
+#[test]
+fn one_euro_streams_the_whole_clips_bytes_and_summary() {
+    let p = clean::OneEuro { min_cutoff: 1.0, beta: 0.05, d_cutoff: 1.0 };
+    let mut files = 0;
+    for path in crate::util::corpus_files() {
+        let text = std::fs::read(&path).unwrap();
+        let Ok((bvh, _)) = ReadOptions::new().lenient(true).parse(&text) else { continue };
+        let names: Vec<String> = bvh
+            .skeleton()
+            .joints()
+            .iter()
+            .filter(|j| j.kind() != bvhkit::JointKind::EndSite)
+            .map(|j| j.name().to_string())
+            .collect();
+        let some: Vec<String> = names.iter().step_by(3).cloned().collect();
+        let cases = [
+            Options { one_euro: Some(p), ..Options::default() },
+            Options {
+                one_euro: Some(p),
+                joints: Some(some),
+                strength: vec![("*".into(), 0.5), (names[0].clone(), 1.0)],
+                ..Options::default()
+            },
+        ];
+        for opts in cases {
+            let (whole, report) = clean::clean(&bvh, &opts).unwrap();
+            let (bytes, got) = streamed(&text, &opts).unwrap();
+            assert!(
+                bytes == whole.to_bytes().unwrap(),
+                "{}: not the whole clip's bytes",
+                stem(&path)
+            );
+            assert_eq!(got, report, "{}", stem(&path));
+        }
+        files += 1;
+    }
+    assert!(files >= 36 || corpus_dir().is_none(), "{files} files read");
+}
+
+/// The stream gives up, before writing anything, on what it cannot do
+/// alone: steps that need the whole clip, an unknown joint (the whole
+/// clip's check says so); a number out of range is the reader's error.
+#[test]
+fn one_euro_stream_gives_up_where_the_whole_clip_decides() {
+    use bvhkit::edit::run::EditError;
+    let text = b"HIERARCHY ROOT Hips { OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+        End Site { OFFSET 0 1 0 } } MOTION Frames: 3 Frame Time: 0.1
+        0 0 0\n1 0 0\n2 0 0\n";
+    let p = Some(clean::OneEuro { min_cutoff: 1.0, beta: 0.0, d_cutoff: 1.0 });
+    let gave_up = |opts: Options| matches!(streamed(text, &opts), Err(EditError::GaveUp));
+    assert!(gave_up(Options { one_euro: p, spikes: Some(40.0), ..Options::default() }));
+    assert!(gave_up(Options { one_euro: p, lock_feet: true, ..Options::default() }));
+    assert!(gave_up(Options {
+        one_euro: p,
+        joints: Some(vec!["Nope".into()]),
+        ..Options::default()
+    }));
+    assert!(gave_up(Options { spikes: Some(40.0), ..Options::default() }));
+    let (_, _) = streamed(text, &Options { one_euro: p, ..Options::default() }).unwrap();
+    // A value out of range is the reader's error, at its place, as the
+    // whole clip's.
+    let inf = String::from_utf8_lossy(text).replace("1 0 0", "1e999 0 0");
+    let whole = ReadOptions::new().lenient(true).parse(inf.as_bytes()).unwrap_err();
+    match streamed(inf.as_bytes(), &Options { one_euro: p, ..Options::default() }) {
+        Err(EditError::Read(e)) => assert_eq!(e.to_string(), whole.to_string()),
+        r => panic!("{:?}", r.map(|x| x.0.len())),
+    }
+}

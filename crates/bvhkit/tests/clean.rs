@@ -1268,3 +1268,69 @@ fn one_euro_stream_gives_up_where_the_whole_clip_decides() {
         r => panic!("{:?}", r.map(|x| x.0.len())),
     }
 }
+
+/// The one-frame rule on a small joint: a fingertip (its reach 1 unit of
+/// a figure of about 112) turned 20° for one frame moves its tip far less
+/// than [`clean::spikes::SEEN_SIZE`] of the figure, and is repaired all
+/// the same ([`clean::spikes::ONE_FRAME_DEG`]); turned 10° for one frame,
+/// or 20° for two frames, it is left alone (below the one-frame angle; a
+/// longer span keeps the visible size).
+#[test]
+fn one_frame_spikes_of_a_fingertip_are_repaired_by_their_angle() {
+    let mut text = String::from(
+        "HIERARCHY\nROOT Hips { OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+         JOINT Spine { OFFSET 0 50 0 CHANNELS 3 Zrotation Xrotation Yrotation\n\
+         JOINT Hand { OFFSET 0 50 0 CHANNELS 3 Zrotation Xrotation Yrotation\n\
+         JOINT Finger { OFFSET 0 10 0 CHANNELS 3 Zrotation Xrotation Yrotation\n\
+         JOINT Tip { OFFSET 0 1 0 CHANNELS 3 Zrotation Xrotation Yrotation\n\
+         End Site { OFFSET 0 1 0 } } } } } }\nMOTION\nFrames: 200\nFrame Time: 0.0333333\n",
+    );
+    for f in 0..200 {
+        let t = f as f64 / 30.0;
+        let tip = match f {
+            50 => 20.0,
+            100 => 10.0,
+            150 | 151 => 20.0,
+            _ => 0.0,
+        };
+        let s = |a: f64, w: f64| a * (w * t).sin();
+        let v = [
+            s(3.0, 0.5),
+            90.0,
+            0.0,
+            s(5.0, 1.0),
+            s(4.0, 0.7),
+            s(3.0, 0.9),
+            s(5.0, 1.1),
+            s(4.0, 0.8),
+            0.0,
+            s(6.0, 1.3),
+            s(5.0, 0.6),
+            0.0,
+            s(8.0, 1.0),
+            s(5.0, 1.2),
+            0.0,
+            s(8.0, 0.9) + tip,
+            s(5.0, 1.4),
+            0.0,
+        ];
+        let row: Vec<String> = v.iter().map(|x| format!("{x:.6}")).collect();
+        text += &row.join(" ");
+        text.push('\n');
+    }
+    let bvh = Bvh::parse(&text).unwrap();
+    let tip = bvh.skeleton().find("Tip").unwrap().index();
+    let opts = Options { spikes: Some(clean::DEFAULT_SPIKE_K), ..Options::default() };
+    let (out, report) = clean::clean(&bvh, &opts).unwrap();
+    let repaired = repaired_by(&report);
+    assert!(repaired.contains(&(tip, 50)), "{repaired:?}");
+    for f in [100, 150, 151] {
+        assert!(!repaired.contains(&(tip, f)), "frame {f} repaired: {repaired:?}");
+    }
+    assert!(repaired.iter().all(|&(j, _)| j == tip), "{repaired:?}");
+    // Repaired to the SLERP of its neighbours: within a degree of where
+    // the clean motion is.
+    let mid = local(&out, tip, 49).slerp(local(&out, tip, 51), 0.5);
+    let off = local(&out, tip, 50).angle_between(mid).to_degrees();
+    assert!(off < 1.0, "{off}° from its neighbours");
+}

@@ -9,7 +9,7 @@ use bvhkit::WriteOptions;
 use bvhkit::clean::{self, Butterworth, OneEuro, Options, SavGol};
 
 use crate::concat::load_all;
-use crate::io::{Input, expand_rel, par_map, write_atomic};
+use crate::io::{Bytes, Input, Streamed, expand_rel, par_map, write_atomic};
 use crate::text::escape;
 
 pub(crate) const LONG_ABOUT: &str = "\
@@ -21,7 +21,8 @@ The steps run in this order, each only when asked: --spikes (joint-frames \
 far from their neighbours, above median + K x MAD of the joint's own \
 deviations, replaced by SLERP from the frames around them), --butterworth \
 (zero-phase low-pass, scipy's butter + filtfilt), --savgol (Savitzky-Golay, \
-scipy's savgol_filter), --one-euro (the causal one-euro filter), \
+scipy's savgol_filter), --one-euro (the causal one-euro filter; alone, \
+it streams a file to its output a frame at a time, in constant memory), \
 --remove-drift (the root's horizontal travel removed at a constant rate), \
 --ground (the contact ground moved to height 0), --lock-feet (feet in \
 contact pinned, one point per contact span, by two-bone IK of the legs \
@@ -175,6 +176,59 @@ fn parse_k(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `input` cleaned into `target` by [`clean::stream::stream`], when `input`
+/// is a regular file (read twice if the stream gives up): its notes and the
+/// summary's lines; `None` when it must be cleaned whole (standard input,
+/// a pipe, or the stream gave up having kept nothing).
+fn stream_one(
+    input: &Input,
+    target: &std::path::Path,
+    opts: &Options,
+    lenient: bool,
+) -> Result<Option<(Vec<String>, Vec<String>)>> {
+    use bvhkit::edit::run::EditError;
+    let rereadable = match input {
+        Input::File(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file()),
+        Input::Stdin => false,
+    };
+    if !rereadable {
+        return Ok(None);
+    }
+    if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty() && target != "-") {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut read = bvhkit::ReadOptions::new();
+    read.lenient(lenient);
+    let mut sink = crate::edit::FileOutput::new(target, input);
+    let streamed = match input.open_stream()? {
+        Streamed::Bytes(Bytes::Mapped(map)) => {
+            // The pages read are dropped behind the stream.
+            let mut done = 0;
+            let mut release = |upto| crate::io::release_pages(&map, upto, &mut done);
+            match read.frame_reader_slice(&map) {
+                Ok(rdr) => clean::stream::stream(rdr, opts, &mut sink, Some(&mut release)),
+                Err(e) => Err(EditError::Read(e)),
+            }
+        }
+        Streamed::Bytes(bytes) => match read.frame_reader_slice(&bytes) {
+            Ok(rdr) => clean::stream::stream(rdr, opts, &mut sink, None),
+            Err(e) => Err(EditError::Read(e)),
+        },
+        Streamed::Reader(_) => return Ok(None),
+    };
+    match streamed {
+        Ok((report, warnings)) => {
+            let notes = warnings.iter().map(|w| crate::io::located_warning(input, w)).collect();
+            let summary = report.to_string().lines().map(str::to_string).collect();
+            Ok(Some((notes, summary)))
+        }
+        Err(EditError::GaveUp) => Ok(None),
+        Err(EditError::Read(e)) => Err(anyhow!(crate::io::located(input, &e))),
+        Err(EditError::Output(e)) => Err(e),
+        Err(e) => Err(anyhow!("{}: {e}", input.display())),
+    }
+}
+
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let found = expand_rel(&args.inputs)?;
     if found.is_empty() {
@@ -225,6 +279,15 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     }
     // One file: its notes (reading warnings) and the summary's lines.
     let results = par_map(&inputs, args.threads, |input| -> Result<(Vec<String>, Vec<String>)> {
+        // One-euro alone streams a regular file into its output in bounded
+        // memory; anything else, or a stream that gives up, cleans the
+        // whole clip.
+        if let (Some(targets), false, false, true) =
+            (&targets, args.dry_run, args.portable, clean::stream::streams(&opts))
+            && let Some(done) = stream_one(input, &targets[input], &opts, !args.strict)?
+        {
+            return Ok(done);
+        }
         let mut notes = Vec::new();
         let bvh = load_all(std::slice::from_ref(input), args.strict, &mut notes)?
             .pop()

@@ -332,15 +332,21 @@ fn cli_error(e: EditError<anyhow::Error>, input: &Input, out: &Path) -> anyhow::
 /// FIFOs and devices get the header and then the frames from an anonymous
 /// temporary file (it has no name, so a crash or `kill -9` leaves nothing
 /// behind, as the output's own temporary file does). The whole clip is
-/// written at once (`io::write_atomic`).
-struct FileOutput<'a> {
+/// written at once (`io::write_atomic`). `bvh clean`'s stream writes
+/// through it too.
+pub(crate) struct FileOutput<'a> {
     out: &'a Path,
     input: &'a Input,
     /// The output's own temporary file, while a stream writes it.
     atomic: Option<crate::io::AtomicFile>,
 }
 
-impl FileOutput<'_> {
+impl<'a> FileOutput<'a> {
+    /// The output of `input` into `out`.
+    pub(crate) fn new(out: &'a Path, input: &'a Input) -> FileOutput<'a> {
+        FileOutput { out, input, atomic: None }
+    }
+
     fn writing(&self) -> String {
         format!("{}: writing {}", self.input.display(), bvhkit_write::shown(self.out))
     }

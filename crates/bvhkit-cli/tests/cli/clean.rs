@@ -559,3 +559,52 @@ fn record_one_euro_joints_strength_equal_clean_of_the_plain_take() {
         assert!(!d.join("bad.bvh").exists(), "{extra:?} made a file");
     }
 }
+
+/// `bvh clean --one-euro` of a regular file streams (frame by frame, the
+/// file's pages dropped behind it); standard input is cleaned whole: both
+/// write the same bytes and the same summary. A stream that fails (the
+/// motion cut inside a frame, read strictly) leaves the old output as it
+/// was and nothing beside it.
+#[test]
+fn clean_one_euro_streams_a_file_as_the_whole_clip() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = wobbly(300, 11);
+    let input = write(d, "in.bvh", &text);
+    let out = d.join("out/streamed.bvh");
+    let out_s = out.to_string_lossy().into_owned();
+    for args in [&["--one-euro", "1,0.05"][..], &["--one-euro", "2,0.01,2", "--joints", "Head"]] {
+        let o = run(&[&["clean", &input, "-o", &out_s][..], args].concat());
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let mut child = bvh()
+            .args([&["clean", "-", "-o", "-"][..], args].concat())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), text.as_bytes()).unwrap();
+        let whole = child.wait_with_output().unwrap();
+        assert!(whole.status.success(), "{}", stderr(&whole));
+        assert!(
+            std::fs::read(&out).unwrap() == whole.stdout,
+            "{args:?}: not the whole clip's bytes"
+        );
+        // The summary after each file's name.
+        let lines = |o: &std::process::Output, name: &str| -> Vec<String> {
+            stderr(o).lines().map(|l| l.replacen(name, "IN", 1)).collect()
+        };
+        assert_eq!(lines(&o, &input), lines(&whole, "<stdin>"), "{args:?}");
+        assert!(stderr(&o).contains("one-euro min cut-off"), "{}", stderr(&o));
+    }
+    // Cut inside the last frame: read strictly, the reader's error at its
+    // place, after frames were streamed; the old output kept.
+    let cut = write(d, "cut.bvh", &text[..text.len() - 20]);
+    std::fs::write(&out, "old take\n").unwrap();
+    let o = run(&["clean", &cut, "-o", &out_s, "--one-euro", "1,0.05", "--strict"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cut.bvh:336:"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old take\n");
+    assert_eq!(tree(&d.join("out")), vec![PathBuf::from("streamed.bvh")]);
+}

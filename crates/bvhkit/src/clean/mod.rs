@@ -54,6 +54,7 @@ pub mod filter;
 pub mod footlock;
 mod smooth;
 pub mod spikes;
+pub mod stream;
 
 use std::fmt;
 
@@ -280,15 +281,7 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
     }
     if let Some(p) = options.one_euro {
         let f = |x: &[f64]| filter::one_euro(x, p, fps);
-        smooth(
-            format!(
-                "one-euro min cut-off {} Hz, beta {}, d cut-off {} Hz",
-                p.min_cutoff, p.beta, p.d_cutoff
-            ),
-            &mut out,
-            &mut report,
-            &f,
-        );
+        smooth(one_euro_name(p), &mut out, &mut report, &f);
     }
     if let (true, Some(root)) = (options.remove_drift || options.ground, layouts.first()) {
         let lint = quality::lint(&out, &options.quality);
@@ -324,6 +317,15 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
         });
     }
     Ok((out, report))
+}
+
+/// The one-euro step's name in the summary (the whole clip's and the
+/// stream's, [`stream`]).
+fn one_euro_name(p: OneEuro) -> String {
+    format!(
+        "one-euro min cut-off {} Hz, beta {}, d cut-off {} Hz",
+        p.min_cutoff, p.beta, p.d_cutoff
+    )
 }
 
 /// A step's work in [`clean`]: changes the clip, adds its notes, and

@@ -351,11 +351,21 @@ impl OneEuroFrames {
     /// skeleton, in file order; a frame of another length is left as it is
     /// and not counted).
     pub fn filter(&mut self, frame: &mut [f64]) {
+        self.filter_measured(frame, None);
+    }
+
+    /// [`OneEuroFrames::filter`], and, with `most` (one per joint), each
+    /// joint's rotation change at this frame raised into `most` as the
+    /// whole clip's step measures it: the angle of its correction, where
+    /// the angles' bits changed (`clean::stream`'s summary).
+    pub(crate) fn filter_measured(&mut self, frame: &mut [f64], mut most: Option<&mut [f64]>) {
         if frame.len() != self.width {
             return;
         }
         let first = self.prev_out.is_empty();
-        for ((c, t), &s) in self.layouts.iter().zip(&mut self.tracks).zip(&self.strength) {
+        for (j, ((c, t), &s)) in
+            self.layouts.iter().zip(&mut self.tracks).zip(&self.strength).enumerate()
+        {
             if s == 0.0 {
                 continue;
             }
@@ -379,6 +389,16 @@ impl OneEuroFrames {
                     if d != DVec3::ZERO {
                         let near = if first || restart { inp } else { c.angles(&self.prev_out) };
                         c.write_rotation(q * quat_from_scaled_axis(d), Some(near), frame);
+                        if let Some(m) = most.as_deref_mut()
+                            && c.angles(frame)
+                                .iter()
+                                .zip(&inp)
+                                .any(|(a, b)| a.to_bits() != b.to_bits())
+                        {
+                            // As `smooth_rotation`: the angle of exp(d).
+                            let a = d.length() % std::f64::consts::TAU;
+                            m[j] = m[j].max(a.min(std::f64::consts::TAU - a).to_degrees());
+                        }
                     }
                 } else {
                     t.prev_q = None;

@@ -1,0 +1,165 @@
+//! `bvh clean` streamed from input to output in bounded memory, for the
+//! steps that allow it: today `--one-euro` alone (with `--joints` and
+//! `--strength`), the causal filter run a frame at a time
+//! ([`OneEuroFrames`]) between a [`FrameReader`] and the frame-at-a-time
+//! writer ([`WriteOptions::write_frame`]), into the [`Output`] of a
+//! streamed edit (room for the header first, the real header at the end).
+//!
+//! The output's bytes are those of [`clean`](super::clean) on the whole
+//! clip, written by [`WriteOptions::write`]: [`OneEuroFrames`] gives each
+//! frame the whole clip's values bit for bit. Where they would differ the
+//! stream gives up, having written nothing the caller keeps
+//! ([`EditError::GaveUp`]), and the caller runs the whole clip: a value
+//! that is not finite (the whole clip leaves that joint's track alone, and
+//! its writer refuses the value), or options the one-euro set-up refuses
+//! (the whole clip's check gives the error).
+//!
+//! The summary ([`Report`]) is the whole clip's: each joint's largest
+//! rotation change is the angle of the filter's own correction at the
+//! frames whose angles changed, its position change the largest change of
+//! a position channel.
+//!
+//! Spike repair does not stream yet: its thresholds are robust statistics
+//! over the whole clip (a first pass) and its repairs look at 8 frames on
+//! each side of a span of up to 4 (a window); see `docs/cleaning.md`.
+
+use std::io::Write;
+
+use super::{JointChange, OneEuroFrames, Options, Report, Step};
+use crate::edit::JointChannels;
+use crate::edit::run::{EditError, Output};
+use crate::error::Warning;
+use crate::parse::{FrameReader, FrameSource};
+use crate::write::WriteOptions;
+
+/// Whether [`stream`] can run `options`: one-euro and nothing else that
+/// changes motion.
+pub fn streams(options: &Options) -> bool {
+    let Options {
+        spikes,
+        butterworth,
+        savgol,
+        one_euro,
+        joints: _,
+        strength: _,
+        remove_drift,
+        ground,
+        ground_over_time: _,
+        lock_feet,
+        contacts: _,
+        quality: _,
+    } = options;
+    one_euro.is_some()
+        && spikes.is_none()
+        && butterworth.is_none()
+        && savgol.is_none()
+        && !remove_drift
+        && !ground
+        && !lock_feet
+}
+
+/// Text formatted before it goes to the output's body.
+const FLUSH_AT: usize = 1 << 20;
+
+/// Cleans the frames `rdr` reads as `options` say into `out`, one frame at
+/// a time (see the module documentation); returns the summary and the
+/// reader's warnings. `release(n)` is told, after each piece written, that
+/// the first `n` bytes of the input are read (a mapped file's pages may be
+/// dropped). [`EditError::GaveUp`] when the whole clip must decide (the
+/// caller then runs [`clean`](super::clean) on the loaded clip; what was
+/// begun in `out` is to be dropped).
+pub fn stream<R: FrameSource, O: Output>(
+    mut rdr: FrameReader<R>,
+    options: &Options,
+    out: &mut O,
+    mut release: Option<&mut (dyn FnMut(usize) + Send)>,
+) -> Result<(Report, Vec<Warning>), EditError<O::Error>> {
+    let Some(p) = options.one_euro.filter(|_| streams(options)) else {
+        return Err(EditError::GaveUp);
+    };
+    let skel = rdr.skeleton().clone();
+    let frame_time = rdr.frame_time();
+    let fps = 1.0 / frame_time;
+    let Ok(mut filter) =
+        OneEuroFrames::new(&skel, p, fps, options.joints.as_deref(), &options.strength)
+    else {
+        return Err(EditError::GaveUp);
+    };
+    let layouts: Vec<JointChannels> = skel.joints().iter().map(JointChannels::of).collect();
+    let write = WriteOptions::new();
+    let mut room = Vec::new();
+    let declared = rdr.frames_declared().map_or(0, |n| usize::try_from(n).unwrap_or(0));
+    write.write_header(&skel, declared, frame_time, &mut room)?;
+    let mut body = out.begin(&room).map_err(EditError::Output)?;
+
+    let width = skel.n_channels();
+    let mut input = vec![0.0; width];
+    let mut frame = vec![0.0; width];
+    let mut text: Vec<u8> = Vec::with_capacity(FLUSH_AT + FLUSH_AT / 4);
+    // Per joint: the largest rotation change (degrees), position change,
+    // and whether any channel changed.
+    let mut most = vec![(0.0f64, 0.0f64, false); layouts.len()];
+    let mut rot_most = vec![0.0f64; layouts.len()];
+    let mut n = 0usize;
+    while rdr.read_frame(&mut input).map_err(EditError::Read)? {
+        if input.iter().any(|v| !v.is_finite()) {
+            return Err(EditError::GaveUp);
+        }
+        frame.copy_from_slice(&input);
+        filter.filter_measured(&mut frame, Some(&mut rot_most));
+        measure(&layouts, &input, &frame, &mut most);
+        write.write_frame(&frame, &mut text)?;
+        n += 1;
+        if text.len() >= FLUSH_AT {
+            body.write_all(&text).map_err(EditError::Write)?;
+            text.clear();
+            if let Some(r) = release.as_deref_mut() {
+                r(rdr.bytes_consumed());
+            }
+        }
+    }
+    body.write_all(&text).map_err(EditError::Write)?;
+    body.flush().map_err(EditError::Write)?;
+    let mut header = Vec::with_capacity(room.len());
+    write.write_header(&skel, n, frame_time, &mut header)?;
+    out.finish(body, &room, &header).map_err(EditError::Output)?;
+
+    let changes = most
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.2)
+        .map(|(joint, &(_, position, _))| JointChange {
+            joint,
+            rotation_deg: rot_most[joint],
+            position,
+        })
+        .collect();
+    let report = Report {
+        steps: vec![Step {
+            name: super::one_euro_name(p),
+            repaired: Vec::new(),
+            spans: 0,
+            changes,
+        }],
+        joint_names: skel.display_names(),
+        notes: Vec::new(),
+    };
+    Ok((report, rdr.take_warnings()))
+}
+
+/// Adds one frame's changes (`a` before, `b` after) to `most`: whether a
+/// joint changed, and its largest position change.
+fn measure(layouts: &[JointChannels], a: &[f64], b: &[f64], most: &mut [(f64, f64, bool)]) {
+    for (c, m) in layouts.iter().zip(most.iter_mut()) {
+        let ri = &c.rot_index[..c.n_rot as usize];
+        if ri.iter().any(|&i| a[i].to_bits() != b[i].to_bits()) {
+            m.2 = true;
+        }
+        for &i in &c.pos_index[..c.n_pos as usize] {
+            if a[i].to_bits() != b[i].to_bits() {
+                m.1 = m.1.max((a[i] - b[i]).abs());
+                m.2 = true;
+            }
+        }
+    }
+}

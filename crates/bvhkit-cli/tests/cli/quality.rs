@@ -214,11 +214,13 @@ fn lint_json_does_not_depend_on_the_thread_count() {
     }
     // With `--loop` the parsed clip is measured; without it, a file is
     // streamed.
-    for (input, seam) in inputs.iter().flat_map(|i| [(i, "--loop"), (i, "--json")]) {
+    for (input, seam) in inputs.iter().flat_map(|i| [(i, &["--loop"][..]), (i, &[][..])]) {
         let lint = |threads: usize| {
             let o = super::bvh()
                 .env("RAYON_NUM_THREADS", threads.to_string())
-                .args(["lint", "--json", seam, input])
+                .args(["lint", "--json"])
+                .args(seam)
+                .arg(input)
                 .output()
                 .unwrap();
             assert!(matches!(o.status.code(), Some(0..=2)), "{}", stderr(&o));
@@ -269,6 +271,7 @@ fn lint_of_a_streamed_file_is_the_lint_of_the_parsed_clip() {
                 .spawn()
                 .unwrap();
             let mut stdin = piped.stdin.take().unwrap();
+            let bytes = bytes.clone();
             let feed = std::thread::spawn(move || {
                 use std::io::Write;
                 let _ = stdin.write_all(&bytes);

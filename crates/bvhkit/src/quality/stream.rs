@@ -263,7 +263,7 @@ impl LintStream {
             || {
                 let piece = |k: usize| {
                     let frames = n0 + k * PIECE..n0 + ((k + 1) * PIECE).min(frames);
-                    channel_piece(ch, names, o, frames, &row_of)
+                    channel_piece(ch, names, o, frames, row_of)
                 };
                 #[cfg(feature = "parallel")]
                 {
@@ -374,7 +374,8 @@ impl LintStream {
         let size = guess.size * mpu;
         let far = size.is_finite() && size > 0.0;
         let limit = o.far_factor * size;
-        if far && !(limit >= self.far_keep) {
+        // (A NaN sampled size kept nothing: not confirmed either.)
+        if far && (limit < self.far_keep || self.far_keep.is_nan()) {
             return None;
         }
         let mut notes = self.notes;

@@ -334,7 +334,12 @@ fn missing_foot<'a>(skel: &bvhkit::Skeleton, options: &'a Options) -> Option<&'a
 /// standard input, a reader's warning or error, an unconfirmed sample,
 /// or what the stream does not measure itself (`LintStream::finish`).
 fn streamed(input: &Input, options: &Options) -> Option<Outcome> {
-    let Input::File(_) = input else { return None };
+    // Only a regular file (looked at without opening it: a FIFO opened and
+    // closed here would lose its writer before the exact path reads it).
+    let Input::File(path) = input else { return None };
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
     let Ok(Streamed::Bytes(bytes)) = input.open_stream() else { return None };
     let mut opts = bvhkit::ReadOptions::new();
     opts.lenient(true);

@@ -12,9 +12,11 @@ use bvhkit::quality::{self, Ground, Kind, Options, Report};
 use bvhkit::units::Units;
 use serde_json::{Value, json};
 
-use crate::io::{LoadError, expand, load, par_map};
+use crate::io::{Input, LoadError, Streamed, expand, load, par_map};
+use crate::sample::Sample;
 use crate::text::escape;
 use crate::{Inputs, PosMode};
+use bvhkit::units::FrameSizes;
 
 mod html;
 
@@ -301,6 +303,89 @@ enum Outcome {
     Failed(String),
 }
 
+/// The lint of the parsed clip of `input` (`quality::lint`): the exact
+/// path, for what [`streamed`] leaves to it.
+fn whole(input: &Input, options: &Options) -> Outcome {
+    match load(input, false) {
+        Ok((bvh, _)) => {
+            if let Some(missing) = missing_foot(bvh.skeleton(), options) {
+                return Outcome::Failed(format!(
+                    "{}: --feet: no joint named {missing:?}",
+                    input.display()
+                ));
+            }
+            Outcome::Report(Box::new(quality::lint(&bvh, options)))
+        }
+        Err(e @ (LoadError::Parse(_) | LoadError::Io(_))) => Outcome::Failed(e.describe(input)),
+    }
+}
+
+/// A name of `--feet` that `skel` has no joint of.
+fn missing_foot<'a>(skel: &bvhkit::Skeleton, options: &'a Options) -> Option<&'a String> {
+    options.feet.as_ref()?.iter().find(|f| skel.find(f).is_none())
+}
+
+/// The lint of a regular file read a batch of frames at a time
+/// (`quality::LintStream`), without the parsed clip: the up axis, the
+/// unit guess and the figure's size taken first on the frames the up-axis
+/// detection samples, read from their own lines (`Sample`), and checked
+/// by the pass (the sampled frames and their count through `SampleCheck`,
+/// the unit and the size by the stream itself). `None` where the exact path ([`whole`]) must decide:
+/// standard input, a reader's warning or error, an unconfirmed sample,
+/// or what the stream does not measure itself (`LintStream::finish`).
+fn streamed(input: &Input, options: &Options) -> Option<Outcome> {
+    // Only a regular file (looked at without opening it: a FIFO opened and
+    // closed here would lose its writer before the exact path reads it).
+    let Input::File(path) = input else { return None };
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let Ok(Streamed::Bytes(bytes)) = input.open_stream() else { return None };
+    let mut opts = bvhkit::ReadOptions::new();
+    opts.lenient(true);
+    let mut rdr = opts.frame_reader_slice(&bytes).ok()?;
+    if !rdr.warnings().is_empty() {
+        return None;
+    }
+    let skel = rdr.skeleton().clone();
+    if let Some(missing) = missing_foot(&skel, options) {
+        return Some(Outcome::Failed(format!(
+            "{}: --feet: no joint named {missing:?}",
+            input.display()
+        )));
+    }
+    let declared = rdr.frames_declared();
+    let sample = Sample::of_clip(&opts, &bytes, skel.n_channels(), declared).ok()??;
+    let detected = options.up.is_none().then(|| sample.up(&skel).axis).flatten();
+    let mut sizes = FrameSizes::new(&skel, options.position_channels);
+    sample.values().for_each(|v| sizes.push(v));
+    let guess = sizes.guess();
+    let mpu = options.metres_per_unit.unwrap_or_else(|| guess.metres_per_unit());
+    let mut check = options.up.is_none().then(|| sample.check(()));
+    let mut lint = quality::LintStream::new(
+        &skel,
+        rdr.frame_time(),
+        options,
+        detected,
+        mpu,
+        guess.size * mpu,
+    )?;
+    let read = crate::io::read_batches(&mut rdr, |frames, batch| {
+        if let Some(check) = &mut check {
+            check.batch(frames, batch);
+        }
+        lint.push(frames, batch);
+        Ok(true)
+    });
+    if !matches!(read, Ok(Ok(()))) || !rdr.warnings().is_empty() {
+        return None;
+    }
+    if check.is_some_and(|c| !c.holds(true)) {
+        return None;
+    }
+    lint.finish().map(|r| Outcome::Report(Box::new(r)))
+}
+
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let inputs = expand(&args.inputs.files)?;
     if let Some(html) = &args.html {
@@ -310,19 +395,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         crate::io::refuse_overwriting_input(html, &inputs)?;
     }
     let options = args.options();
-    let outcomes = par_map(&inputs, args.inputs.threads, |input| match load(input, false) {
-        Ok((bvh, _)) => {
-            if let Some(feet) = &options.feet
-                && let Some(missing) = feet.iter().find(|f| bvh.skeleton().find(f).is_none())
-            {
-                return Outcome::Failed(format!(
-                    "{}: --feet: no joint named {missing:?}",
-                    input.display()
-                ));
-            }
-            Outcome::Report(Box::new(quality::lint(&bvh, &options)))
+    let outcomes = par_map(&inputs, args.inputs.threads, |input| {
+        if let Some(done) = streamed(input, &options) {
+            return done;
         }
-        Err(e @ (LoadError::Parse(_) | LoadError::Io(_))) => Outcome::Failed(e.describe(input)),
+        whole(input, &options)
     })?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

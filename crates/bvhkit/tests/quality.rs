@@ -472,6 +472,11 @@ fn spans_across_the_frame_pieces_are_whole() {
         set(&mut bvh, f, c, |_| f64::NAN);
     }
     let r = quality::lint(&bvh, &Options::default());
+    // The streamed lint, its batches cut elsewhere, gives the same report.
+    for batch in [1, 300, 511, 513] {
+        let s = streamed(&bvh, &Options::default(), batch).expect("streamed");
+        assert_eq!(format!("{s:?}"), format!("{r:?}"), "batch {batch}");
+    }
     let spans = |kind: Kind| -> Vec<((usize, usize), Vec<usize>)> {
         r.findings.iter().filter(|f| f.kind == kind).map(|f| (f.frames, f.joints.clone())).collect()
     };
@@ -484,4 +489,103 @@ fn spans_across_the_frame_pieces_are_whole() {
     assert_eq!(r.metrics.nan, 31);
     assert_eq!(spans(Kind::EulerJump), [((511, 512), vec![right])]);
     assert_eq!(r.metrics.euler_jumps, 1);
+}
+
+/// `LintStream` of `bvh` fed in batches of `batch` frames, up axis and
+/// unit as `lint` finds them on the whole clip; `None` where the stream
+/// leaves the clip to `lint`.
+fn streamed(bvh: &Bvh, o: &Options, batch: usize) -> Option<Report> {
+    let detected = bvhkit::edit::axes::detect_up(bvh).axis;
+    let guess = bvhkit::units::UnitGuess::of_bvh(bvh, o.position_channels);
+    let mpu = guess.metres_per_unit();
+    let size = guess.size * o.metres_per_unit.unwrap_or(mpu);
+    let m = bvh.motion();
+    let mut s = quality::LintStream::new(bvh.skeleton(), m.frame_time(), o, detected, mpu, size)?;
+    let w = m.n_channels();
+    let mut f = 0;
+    while f < m.n_frames() {
+        let k = batch.min(m.n_frames() - f);
+        s.push(k, &m.values()[f * w..(f + k) * w]);
+        f += k;
+    }
+    s.finish()
+}
+
+/// The streamed lint gives `lint`'s report, every number to the bit (the
+/// reports' `Debug` text, which prints each `f64` in full and tells NaN
+/// and -0 apart), on every corpus file the stream takes, whatever the
+/// batch size (1 frame, 7, 700: seams inside the carried frames, inside
+/// and across `lint`'s pieces of 512), and with the ground, feet and units
+/// given; most files are streamed (the rest are `lint`'s to measure).
+#[test]
+fn streamed_lint_is_the_whole_clips_report_to_the_bit() {
+    let Some(clips) =
+        bvhkit_testdata::corpus_or_skip("quality stream").map(|_| bvhkit_testdata::corpus_files())
+    else {
+        return;
+    };
+    let options = [
+        Options::default(),
+        Options { ground: quality::Ground::Lowest, ..Options::default() },
+        Options {
+            ground: quality::Ground::Height(0.0),
+            up: Some(SignedAxis::PosZ),
+            ..Options::default()
+        },
+        Options {
+            metres_per_unit: Some(0.01),
+            spike_k: 2.0,
+            pop_factor: 1.5,
+            ..Options::default()
+        },
+    ];
+    let (mut streamed_n, mut total) = (0, 0);
+    for path in clips {
+        let bytes = std::fs::read(&path).unwrap();
+        let Ok((bvh, _)) = ReadOptions::new().lenient(true).parse(&bytes) else { continue };
+        for (k, o) in options.iter().enumerate() {
+            total += 1;
+            let whole = format!("{:?}", quality::lint(&bvh, o));
+            let batches: &[usize] = if k == 0 { &[1, 7, 700] } else { &[700] };
+            for &batch in batches {
+                let Some(r) = streamed(&bvh, o, batch) else { break };
+                assert_eq!(format!("{r:?}"), whole, "{} {o:?} batch {batch}", path.display());
+                if batch == 700 {
+                    streamed_n += 1;
+                }
+            }
+        }
+    }
+    assert!(streamed_n * 4 >= total * 3, "only {streamed_n} of {total} runs streamed");
+}
+
+/// A unit guess the whole clip does not confirm, far joints whose
+/// distances were not kept (a sampled size far too large) and the loop
+/// seam are left to `lint`; far joints otherwise are `lint`'s.
+#[test]
+fn streamed_lint_leaves_what_it_cannot_confirm() {
+    let Some(bvh) = clip("quality stream", WALKS[0]) else { return };
+    let o = Options::default();
+    let m = bvh.motion();
+    let guess = bvhkit::units::UnitGuess::of_bvh(&bvh, o.position_channels);
+    let (mpu, size) = (guess.metres_per_unit(), guess.size * guess.metres_per_unit());
+    let run = |o: &Options, mpu: f64, size: f64| {
+        let up = bvhkit::edit::axes::detect_up(&bvh).axis;
+        let mut s = quality::LintStream::new(bvh.skeleton(), m.frame_time(), o, up, mpu, size)?;
+        s.push(m.n_frames(), m.values());
+        s.finish()
+    };
+    assert!(run(&o, mpu, size).is_some());
+    assert!(run(&o, mpu * 10.0, size).is_none(), "an unconfirmed unit guess");
+    assert!(run(&Options { seam: true, ..o.clone() }, mpu, size).is_none(), "the loop seam");
+    // Far joints: found from the distances kept, unless the sampled size
+    // was so large that the limit is below what was kept.
+    let near = Options { far_factor: 0.2, ..o.clone() };
+    let r = run(&near, mpu, size).expect("far joints kept");
+    assert!(r.metrics.far_joints > 0);
+    assert_eq!(format!("{r:?}"), format!("{:?}", quality::lint(&bvh, &near)));
+    assert!(run(&near, mpu, 3.0 * size).is_none(), "far joints not kept");
+    // Given units need no confirmation.
+    let given = Options { metres_per_unit: Some(mpu * 10.0), ..o.clone() };
+    assert!(run(&given, 0.0, size).is_some());
 }

@@ -202,7 +202,8 @@ fn diff_of_a_file_with_itself_and_with_a_moved_copy() {
 
 /// `bvh lint --json` with `RAYON_NUM_THREADS` of 1, 2 and 3 on a clip of
 /// several pieces of frames (the passes split over frames and joints) and
-/// on the corpus: the same bytes.
+/// on the corpus, streamed and on the parsed clip (`--loop`): the same
+/// bytes.
 #[test]
 fn lint_json_does_not_depend_on_the_thread_count() {
     let dir = tempfile::tempdir().unwrap();
@@ -211,11 +212,15 @@ fn lint_json_does_not_depend_on_the_thread_count() {
     if let Some(c) = corpus() {
         inputs.push(c.to_string_lossy().into_owned());
     }
-    for input in &inputs {
+    // With `--loop` the parsed clip is measured; without it, a file is
+    // streamed.
+    for (input, seam) in inputs.iter().flat_map(|i| [(i, &["--loop"][..]), (i, &[][..])]) {
         let lint = |threads: usize| {
             let o = super::bvh()
                 .env("RAYON_NUM_THREADS", threads.to_string())
-                .args(["lint", "--json", "--loop", input])
+                .args(["lint", "--json"])
+                .args(seam)
+                .arg(input)
                 .output()
                 .unwrap();
             assert!(matches!(o.status.code(), Some(0..=2)), "{}", stderr(&o));
@@ -229,4 +234,60 @@ fn lint_json_does_not_depend_on_the_thread_count() {
         assert_eq!(lint(2), one, "{input}: 2 threads");
         assert_eq!(lint(3), one, "{input}: 3 threads");
     }
+}
+
+/// A file is linted as it streams (`quality::LintStream`); standard input
+/// is parsed whole and linted (`quality::lint`): the same JSON, but for
+/// the file's name, on a synthetic clip of several batches and on every
+/// corpus file, with the default options and with the ground, unit and up
+/// axis given.
+#[test]
+fn lint_of_a_streamed_file_is_the_lint_of_the_parsed_clip() {
+    let dir = tempfile::tempdir().unwrap();
+    let synth = write(dir.path(), "synth.bvh", &bvhkit_testdata::synth_text(11, 40, 3_000));
+    let mut inputs = vec![std::path::PathBuf::from(synth)];
+    if let Some(c) = corpus() {
+        let mut files: Vec<_> = std::fs::read_dir(c)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "bvh"))
+            .collect();
+        files.sort();
+        inputs.extend(files);
+    }
+    let mut compared = 0;
+    for input in &inputs {
+        let bytes = std::fs::read(input).unwrap();
+        for opts in [&[][..], &["--ground", "lowest", "--units", "cm", "--up", "z"]] {
+            let file =
+                super::bvh().args(["lint", "--json"]).args(opts).arg(input).output().unwrap();
+            let mut piped = super::bvh()
+                .args(["lint", "--json"])
+                .args(opts)
+                .arg("-")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = piped.stdin.take().unwrap();
+            let bytes = bytes.clone();
+            let feed = std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = stdin.write_all(&bytes);
+            });
+            let piped = piped.wait_with_output().unwrap();
+            feed.join().unwrap();
+            assert_eq!(file.status.code(), piped.status.code(), "{}", input.display());
+            if file.status.code() == Some(2) {
+                continue;
+            }
+            let name = serde_json::to_string(&input.to_string_lossy()).unwrap();
+            let want =
+                stdout(&piped).replacen("\"file\":\"<stdin>\"", &format!("\"file\":{name}"), 1);
+            assert_eq!(stdout(&file), want, "{} {opts:?}", input.display());
+            compared += 1;
+        }
+    }
+    assert!(compared >= 2);
 }

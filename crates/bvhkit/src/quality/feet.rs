@@ -89,12 +89,15 @@ pub(crate) struct FeetData {
     pub(crate) contact: Vec<Vec<bool>>,
 }
 
-/// The feet's metrics over `n` frames of joint-major positions (metres,
-/// `jm[j * n + f]`), `u` the up axis; `None` without feet or with fewer than two
-/// frames.
-pub(crate) fn measure(
+/// The feet's metrics over `n` frames of positions in metres (`row(j)`:
+/// joint `j`'s `n` positions, needed for the feet's points only), `u` the
+/// up axis, `lowest` the lowest height of any joint ([`Ground::Lowest`],
+/// asked for with that option only); `None` without feet or with fewer
+/// than two frames.
+pub(crate) fn measure<'a>(
     feet: &[Foot],
-    jm: &[DVec3],
+    row: impl Fn(usize) -> &'a [DVec3],
+    lowest: impl FnOnce() -> f64,
     n: usize,
     fps: f64,
     u: DVec3,
@@ -103,7 +106,7 @@ pub(crate) fn measure(
     if feet.is_empty() || n < 2 {
         return None;
     }
-    let p = |f: usize, j: usize| jm[j * n + f];
+    let p = |f: usize, j: usize| row(j)[f];
     let h = |f: usize, j: usize| p(f, j).dot(u);
     let horiz = |v: DVec3| v - u * v.dot(u);
     let hspeed = |f: usize, j: usize| horiz(p(f + 1, j) - p(f, j)).length() * fps;
@@ -145,7 +148,7 @@ pub(crate) fn measure(
 
     let ground = match o.ground {
         Ground::Height(g) => g,
-        Ground::Lowest => super::lowest(jm, u),
+        Ground::Lowest => lowest(),
         Ground::Contacts => {
             let sole: Vec<f64> = (0..n).map(|f| min_nan(low.iter().map(|l| l[f]))).collect();
             let g0 = stats::quantile(&sole, 0.10)?;

@@ -46,6 +46,7 @@
 mod diff;
 pub(crate) mod feet;
 pub(crate) mod stats;
+mod stream;
 
 use std::fmt;
 
@@ -54,6 +55,7 @@ use glam::DVec3;
 pub use self::diff::{Diff, DiffOptions, JointDiff, Similarity, diff, procrustes};
 pub use self::feet::Foot;
 pub use self::stats::runs;
+pub use self::stream::LintStream;
 
 use crate::edit::axes::{SignedAxis, detect_up};
 use crate::kinematics::{Kinematics, PositionChannels};
@@ -556,129 +558,45 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
     let fps = motion.fps();
     let mut notes = Vec::new();
 
-    let (up, up_detected) = match options.up {
-        Some(a) => (a, false),
-        None => match detect_up(bvh).axis {
-            Some(a) => (a, true),
-            None => {
-                notes.push("up axis not found (no head above hips above feet); +y assumed".into());
-                (SignedAxis::PosY, false)
-            }
-        },
-    };
+    let (up, up_detected) = up_of(options.up, || detect_up(bvh).axis, &mut notes);
     let world = world_positions(bvh, options.position_channels, options.metres_per_unit, true);
-    let units = if options.metres_per_unit.is_some() { Units::Metres } else { world.guess.units };
-    if options.metres_per_unit.is_none() && units.metres_per_unit().is_none() {
-        notes.push(format!(
-            "unit unknown ({}); scaled to a {} m figure",
-            world.guess.label(),
-            crate::units::HUMAN_SIZE_M
-        ));
-    }
+    let units = units_of(options, &world.guess, &mut notes);
     let nj = world.n_joints;
     // Joint-major positions (every frame of joint 0, then of joint 1, ...):
     // the per-joint passes below read them contiguously.
     let jm = &world.pos[..];
+    let row = |j: usize| &jm[j * n..(j + 1) * n];
     let u = up.vector();
     let size = world.guess.size * world.mpu;
     let bones = classify(skel);
     let names = joint_names(bvh);
 
-    let mut metrics = Metrics::default();
-    let mut findings = Vec::new();
-
     // Feet, ground and contacts.
     let feet = feet::find(skel, &bones, &names, options.feet.as_deref(), &mut notes);
     // The feet, the per-joint smoothness and the passes over the channels
     // at once on the pool (each of them also splits its own work).
-    let (feet_data, (smooth, (chan_metrics, chan_findings))) = join(
-        || feet::measure(&feet, jm, n, fps, u, options),
+    let (feet_data, (smooth, chan)) = join(
+        || feet::measure(&feet, row, || lowest(jm, u), n, fps, u, options),
         || join(|| smoothness(jm, nj, n, fps, options), || channels(bvh, &names, options)),
     );
-    let ground = feet_data.as_ref().map_or_else(
-        || match options.ground {
-            Ground::Height(h) => h,
-            Ground::Lowest => lowest(jm, u),
-            Ground::Contacts => f64::NAN,
-        },
-        |d| d.ground,
-    );
-    let mut series = Series::default();
-    if let Some(d) = feet_data {
-        metrics.skate_ratio = d.skate_ratio;
-        metrics.skate_ratio_kimodo = d.skate_ratio_kimodo;
-        metrics.foot_slide = d.foot_slide;
-        metrics.ground_penetration = d.penetration_depth;
-        metrics.floating = d.floating;
-        findings.extend(d.findings);
-        series.foot_height = d.height;
-        series.foot_speed = d.speed;
-        series.contact = d.contact;
-    } else if !feet.is_empty() {
-        notes.push("too few frames to measure the feet".into());
-    }
-
-    // Per-joint smoothness: jitter, spikes, pops.
-    metrics.jitter = smooth.jitter;
-    metrics.spikes = smooth.spikes.len();
-    metrics.pops = smooth.pops.len();
-    series.spike_ratio = smooth.spike_ratio;
-    series.jerk = smooth.jerk;
-    findings.extend(group(Kind::Spike, &smooth.spikes, &names, "acceleration", "m/s²", 1));
-    findings.extend(group(Kind::Pop, &smooth.pops, &names, "one-frame step", "m", 1));
-
-    // From the channels: non-finite values, Euler jumps, gimbal lock,
-    // quaternion hemisphere flips, frozen joints.
-    metrics.nan = chan_metrics.nan;
-    metrics.quat_flips = chan_metrics.quat_flips;
-    metrics.euler_jumps = chan_metrics.euler_jumps;
-    metrics.gimbal_frames = chan_metrics.gimbal_frames;
-    metrics.frozen = chan_metrics.frozen;
-    findings.extend(chan_findings);
+    let (mut metrics, mut findings, series, ground) =
+        combine(&feet, feet_data, smooth, chan, &names, || lowest(jm, u), options, &mut notes);
 
     // Bones that stretch: joints under a parent that have position channels.
     let hips = bones.iter().position(|b| *b == Some(Bone::Hips)).unwrap_or(0);
-    for (j, joint) in skel.joints().iter().enumerate() {
-        let Some(parent) = joint.parent() else { continue };
-        if !joint.channels().iter().any(|c| c.is_position()) || n == 0 {
-            continue;
+    for (j, parent) in stretching(skel) {
+        if n == 0 {
+            break;
         }
-        let lens: Vec<f64> =
-            (0..n).map(|f| (jm[j * n + f] - jm[parent.index() * n + f]).length()).collect();
-        let finite = lens.iter().copied().filter(|l| l.is_finite());
-        let (lo, hi) =
-            finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), l| (a.min(l), b.max(l)));
-        let Some(med) = stats::quantile(&lens, 0.5) else { continue };
-        let base = med.max(size * 1e-3).max(f64::MIN_POSITIVE);
-        let rel = (hi - lo) / base;
-        metrics.bone_stretch = metrics.bone_stretch.max(rel);
-        if rel > options.stretch {
-            let (fa, fb) = (
-                lens.iter().position(|&l| l == lo).unwrap_or(0),
-                lens.iter().position(|&l| l == hi).unwrap_or(0),
-            );
-            findings.push(Finding {
-                kind: Kind::BoneStretch,
-                frames: (fa.min(fb), fa.max(fb)),
-                joints: vec![j],
-                value: rel,
-                message: format!(
-                    "bone {} to {} changes length by {:.1}% ({:.3} m to {:.3} m)",
-                    names[parent.index()],
-                    names[j],
-                    rel * 100.0,
-                    lo,
-                    hi
-                ),
-            });
-        }
+        let lens: Vec<f64> = (0..n).map(|f| (row(j)[f] - row(parent)[f]).length()).collect();
+        stretch(j, parent, &lens, size, &names, options, &mut metrics, &mut findings);
     }
 
     // Joints far from the hips.
     if n > 0 && size.is_finite() && size > 0.0 {
         let limit = options.far_factor * size;
         let far_of = |j: usize| -> Vec<Finding> {
-            let (pj, ph) = (&jm[j * n..(j + 1) * n], &jm[hips * n..(hips + 1) * n]);
+            let (pj, ph) = (row(j), row(hips));
             let dist = |f: usize| (pj[f] - ph[f]).length();
             stats::runs((0..n).map(|f| dist(f) > limit))
                 .into_iter()
@@ -727,6 +645,152 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
         series,
         notes,
     }
+}
+
+/// The up axis of a lint: `given`, else `detect()`'s, else +Y with a note;
+/// and whether it was detected.
+pub(crate) fn up_of(
+    given: Option<SignedAxis>,
+    detect: impl FnOnce() -> Option<SignedAxis>,
+    notes: &mut Vec<String>,
+) -> (SignedAxis, bool) {
+    match given {
+        Some(a) => (a, false),
+        None => match detect() {
+            Some(a) => (a, true),
+            None => {
+                notes.push("up axis not found (no head above hips above feet); +y assumed".into());
+                (SignedAxis::PosY, false)
+            }
+        },
+    }
+}
+
+/// The unit a lint reports for the unit guess `guess`, with a note when
+/// the guess found none.
+pub(crate) fn units_of(o: &Options, guess: &UnitGuess, notes: &mut Vec<String>) -> Units {
+    let units = if o.metres_per_unit.is_some() { Units::Metres } else { guess.units };
+    if o.metres_per_unit.is_none() && units.metres_per_unit().is_none() {
+        notes.push(format!(
+            "unit unknown ({}); scaled to a {} m figure",
+            guess.label(),
+            crate::units::HUMAN_SIZE_M
+        ));
+    }
+    units
+}
+
+/// The joints whose bone to their parent can stretch (those with
+/// position channels), with that parent, in joint order.
+pub(crate) fn stretching(skel: &crate::Skeleton) -> Vec<(usize, usize)> {
+    skel.joints()
+        .iter()
+        .enumerate()
+        .filter(|(_, joint)| joint.channels().iter().any(|c| c.is_position()))
+        .filter_map(|(j, joint)| Some((j, joint.parent()?.index())))
+        .collect()
+}
+
+/// The bone from `parent` to `j` over the clip (`lens`, per frame, m):
+/// its relative change into `bone_stretch`, a finding when above the
+/// threshold.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn stretch(
+    j: usize,
+    parent: usize,
+    lens: &[f64],
+    size: f64,
+    names: &[String],
+    o: &Options,
+    metrics: &mut Metrics,
+    findings: &mut Vec<Finding>,
+) {
+    let finite = lens.iter().copied().filter(|l| l.is_finite());
+    let (lo, hi) =
+        finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), l| (a.min(l), b.max(l)));
+    let Some(med) = stats::quantile(lens, 0.5) else { return };
+    let base = med.max(size * 1e-3).max(f64::MIN_POSITIVE);
+    let rel = (hi - lo) / base;
+    metrics.bone_stretch = metrics.bone_stretch.max(rel);
+    if rel > o.stretch {
+        let (fa, fb) = (
+            lens.iter().position(|&l| l == lo).unwrap_or(0),
+            lens.iter().position(|&l| l == hi).unwrap_or(0),
+        );
+        findings.push(Finding {
+            kind: Kind::BoneStretch,
+            frames: (fa.min(fb), fa.max(fb)),
+            joints: vec![j],
+            value: rel,
+            message: format!(
+                "bone {} to {} changes length by {:.1}% ({:.3} m to {:.3} m)",
+                names[parent],
+                names[j],
+                rel * 100.0,
+                lo,
+                hi
+            ),
+        });
+    }
+}
+
+/// The metrics, findings, curves and ground of the feet, the smoothness
+/// and the channels' pass, as both forms of lint put them together;
+/// `lowest` is the ground of [`Ground::Lowest`] when no feet were measured.
+#[allow(clippy::too_many_arguments)]
+fn combine(
+    feet: &[Foot],
+    feet_data: Option<feet::FeetData>,
+    smooth: Smoothness,
+    (chan_metrics, chan_findings): (Metrics, Vec<Finding>),
+    names: &[String],
+    lowest: impl FnOnce() -> f64,
+    options: &Options,
+    notes: &mut Vec<String>,
+) -> (Metrics, Vec<Finding>, Series, f64) {
+    let mut metrics = Metrics::default();
+    let mut findings = Vec::new();
+    let ground = feet_data.as_ref().map_or_else(
+        || match options.ground {
+            Ground::Height(h) => h,
+            Ground::Lowest => lowest(),
+            Ground::Contacts => f64::NAN,
+        },
+        |d| d.ground,
+    );
+    let mut series = Series::default();
+    if let Some(d) = feet_data {
+        metrics.skate_ratio = d.skate_ratio;
+        metrics.skate_ratio_kimodo = d.skate_ratio_kimodo;
+        metrics.foot_slide = d.foot_slide;
+        metrics.ground_penetration = d.penetration_depth;
+        metrics.floating = d.floating;
+        findings.extend(d.findings);
+        series.foot_height = d.height;
+        series.foot_speed = d.speed;
+        series.contact = d.contact;
+    } else if !feet.is_empty() {
+        notes.push("too few frames to measure the feet".into());
+    }
+
+    // Per-joint smoothness: jitter, spikes, pops.
+    metrics.jitter = smooth.jitter;
+    metrics.spikes = smooth.spikes.len();
+    metrics.pops = smooth.pops.len();
+    series.spike_ratio = smooth.spike_ratio;
+    series.jerk = smooth.jerk;
+    findings.extend(group(Kind::Spike, &smooth.spikes, names, "acceleration", "m/s²", 1));
+    findings.extend(group(Kind::Pop, &smooth.pops, names, "one-frame step", "m", 1));
+
+    // From the channels: non-finite values, Euler jumps, gimbal lock,
+    // quaternion hemisphere flips, frozen joints.
+    metrics.nan = chan_metrics.nan;
+    metrics.quat_flips = chan_metrics.quat_flips;
+    metrics.euler_jumps = chan_metrics.euler_jumps;
+    metrics.gimbal_frames = chan_metrics.gimbal_frames;
+    metrics.frozen = chan_metrics.frozen;
+    findings.extend(chan_findings);
+    (metrics, findings, series, ground)
 }
 
 /// The lowest finite height of `points` along `u` (`Ground::Lowest`).
@@ -816,6 +880,57 @@ fn group(
     out
 }
 
+/// What [`judge`] found of one joint.
+pub(crate) struct Judged {
+    /// The spike threshold, when any acceleration is finite.
+    pub(crate) spike_t: Option<f64>,
+    pub(crate) spikes: Vec<(usize, usize, f64, f64)>,
+    pub(crate) pops: Vec<(usize, usize, f64, f64)>,
+}
+
+/// The spikes and pops of joint `j` from its accelerations (`acc[f - 1]`:
+/// frame `f`'s, m/s²) and steps (`step[f]`: frame `f` to `f + 1`, m) over
+/// the whole clip: the acceleration against the joint's own robust
+/// threshold, the step against the steps around it. `sorted` is a buffer
+/// the caller reuses.
+pub(crate) fn judge(
+    j: usize,
+    acc: &[f64],
+    step: &[f64],
+    o: &Options,
+    sorted: &mut Vec<f64>,
+) -> Judged {
+    let mut r = Judged { spike_t: None, spikes: Vec::new(), pops: Vec::new() };
+    if let Some((med, mad)) = stats::median_mad_with(acc, sorted) {
+        let t = (med + o.spike_k * mad).max(o.spike_min);
+        r.spike_t = Some(t);
+        for (i, &a) in acc.iter().enumerate() {
+            if a > t {
+                r.spikes.push((i + 1, j, a, t));
+            }
+        }
+    }
+    // A step much longer than the steps both before and after it
+    // (skipping the neighbours a one-frame pop also lengthens); a
+    // motion that speeds up has long steps after, so it is no pop.
+    // ... and longer than the joint's fast steps (twice the 95th
+    // percentile of its steps over the clip), so that a kick at
+    // 15 fps, over in two frames, is no pop.
+    let fast = 2.0 * stats::quantile_with(step, 0.95, sorted).unwrap_or(0.0);
+    for f in 3..step.len().saturating_sub(3) {
+        let side = |a: usize, b: usize| (step[a] + step[b]) / 2.0;
+        let typical = side(f - 3, f - 2).max(side(f + 2, f + 3));
+        if !typical.is_finite() {
+            continue;
+        }
+        let t = (o.pop_factor * typical).max(o.pop_min).max(fast);
+        if step[f] > t {
+            r.pops.push((f + 1, j, step[f], t));
+        }
+    }
+    r
+}
+
 struct Smoothness {
     jitter: Option<f64>,
     spikes: Vec<(usize, usize, f64, f64)>,
@@ -859,57 +974,30 @@ fn smoothness(jm: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoot
     let acc_at = |p: &[DVec3], f: usize| ((p[f + 1] - p[f]) - (p[f] - p[f - 1])).length() * fps2;
     let per_joint = |sc: &mut Scratch, j: usize| -> PerJoint {
         let p = row(j);
-        let mut r = PerJoint {
-            jerk_sum: 0.0,
-            jerk_count: 0,
-            spike_t: None,
-            spikes: Vec::new(),
-            pops: Vec::new(),
-        };
+        let (mut jerk_sum, mut jerk_count) = (0.0, 0);
         for f in 0..n.saturating_sub(3) {
             let d3 = jerk_at(p, f);
             if d3.is_finite() {
-                r.jerk_sum += d3;
-                r.jerk_count += 1;
+                jerk_sum += d3;
+                jerk_count += 1;
             }
         }
+        sc.acc.clear();
         if n >= 3 {
-            sc.acc.clear();
             sc.acc.extend((1..n - 1).map(|f| acc_at(p, f)));
-            if let Some((med, mad)) = stats::median_mad_with(&sc.acc, &mut sc.sorted) {
-                let t = (med + o.spike_k * mad).max(o.spike_min);
-                r.spike_t = Some(t);
-                for (i, &a) in sc.acc.iter().enumerate() {
-                    if a > t {
-                        r.spikes.push((i + 1, j, a, t));
-                    }
-                }
-            }
         }
+        sc.step.clear();
         if n >= 2 {
-            sc.step.clear();
             sc.step.extend((0..n - 1).map(|f| (p[f + 1] - p[f]).length()));
-            let step = &sc.step;
-            // A step much longer than the steps both before and after it
-            // (skipping the neighbours a one-frame pop also lengthens); a
-            // motion that speeds up has long steps after, so it is no pop.
-            // ... and longer than the joint's fast steps (twice the 95th
-            // percentile of its steps over the clip), so that a kick at
-            // 15 fps, over in two frames, is no pop.
-            let fast = 2.0 * stats::quantile_with(step, 0.95, &mut sc.sorted).unwrap_or(0.0);
-            for f in 3..step.len().saturating_sub(3) {
-                let side = |a: usize, b: usize| (step[a] + step[b]) / 2.0;
-                let typical = side(f - 3, f - 2).max(side(f + 2, f + 3));
-                if !typical.is_finite() {
-                    continue;
-                }
-                let t = (o.pop_factor * typical).max(o.pop_min).max(fast);
-                if step[f] > t {
-                    r.pops.push((f + 1, j, step[f], t));
-                }
-            }
         }
-        r
+        let judged = judge(j, &sc.acc, &sc.step, o, &mut sc.sorted);
+        PerJoint {
+            jerk_sum,
+            jerk_count,
+            spike_t: judged.spike_t,
+            spikes: judged.spikes,
+            pops: judged.pops,
+        }
     };
     #[cfg(feature = "parallel")]
     let all: Vec<PerJoint> = {
@@ -982,11 +1070,18 @@ fn join_runs<'a>(parts: impl IntoIterator<Item = &'a [(usize, usize)]>) -> Vec<(
     out
 }
 
-/// Extends the runs in `runs` with index `i` (met in increasing order).
-fn push_run(runs: &mut Vec<(usize, usize)>, i: usize) {
+/// Extends the runs in `runs` with index `i` (met in increasing order);
+/// whether `i` began a new run.
+fn push_run(runs: &mut Vec<(usize, usize)>, i: usize) -> bool {
     match runs.last_mut() {
-        Some(last) if last.1 + 1 == i => last.1 = i,
-        _ => runs.push((i, i)),
+        Some(last) if last.1 + 1 == i => {
+            last.1 = i;
+            false
+        }
+        _ => {
+            runs.push((i, i));
+            true
+        }
     }
 }
 
@@ -996,8 +1091,8 @@ fn rem_180(x: f64) -> f64 {
     if x.abs() < 180.0 { if x < 0.0 { x + 180.0 } else { x } } else { x.rem_euclid(180.0) }
 }
 
-/// What [`channels`] measured of one piece of frames.
-struct ChannelPiece {
+/// What [`channel_piece`] measured of one piece of frames.
+pub(crate) struct ChannelPiece {
     /// Per channel: runs of non-finite values.
     nan: Vec<Vec<(usize, usize)>>,
     /// Per joint: quaternion flips and Euler jumps.
@@ -1005,155 +1100,203 @@ struct ChannelPiece {
     jumps: Vec<usize>,
     /// Per joint: Euler jump findings, by frame.
     euler: Vec<Vec<Finding>>,
-    /// Per joint: runs of frames near gimbal lock.
+    /// Per joint: runs of frames near gimbal lock, and the middle angle at
+    /// the first frame of each.
     gimbal: Vec<Vec<(usize, usize)>>,
+    gimbal_first: Vec<Vec<f64>>,
     /// Per joint: runs of steps (step `s` from frame `s` to `s + 1`) that
     /// hold every channel bit for bit.
     held: Vec<Vec<(usize, usize)>>,
+}
+
+/// The rotation channels of one joint, as [`channel_piece`] reads them.
+struct Rot {
+    channels: Vec<usize>,
+    axes: Vec<crate::rotation::Axis>,
+    /// The middle channel, when three distinct axes can lock.
+    gimbal: Option<usize>,
+}
+
+/// What the pass over the channels needs of a skeleton: each joint's
+/// rotation channels and channel range.
+pub(crate) struct Channels {
+    rots: Vec<Rot>,
+    ranges: Vec<std::ops::Range<usize>>,
+    width: usize,
+}
+
+impl Channels {
+    pub(crate) fn new(skel: &crate::Skeleton) -> Channels {
+        let rots = skel
+            .joints()
+            .iter()
+            .map(|joint| {
+                let (axes, channels): (Vec<_>, Vec<_>) = joint
+                    .channels()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.is_rotation())
+                    .map(|(k, c)| (c.axis(), joint.first_channel() + k))
+                    .unzip();
+                let gimbal = (axes.len() == 3
+                    && axes[0] != axes[1]
+                    && axes[1] != axes[2]
+                    && axes[0] != axes[2])
+                    .then(|| channels[1]);
+                Rot { channels, axes, gimbal }
+            })
+            .collect();
+        let ranges = skel.joints().iter().map(|j| j.channel_range()).collect();
+        Channels { rots, ranges, width: skel.n_channels() }
+    }
+}
+
+/// The channels' metrics of frames `frames`, `frame(f)` giving frame `f`'s
+/// row (and frame `frames.start - 1`'s, when there is one): a piece starts
+/// from the frame before it, so it measures its steps as the whole clip
+/// does, whatever its bounds, and the pieces' runs are joined in order
+/// afterwards ([`channel_findings`]).
+pub(crate) fn channel_piece<'a>(
+    ch: &Channels,
+    names: &[String],
+    o: &Options,
+    frames: std::ops::Range<usize>,
+    frame: impl Fn(usize) -> &'a [f64],
+) -> ChannelPiece {
+    let (rots, ranges) = (&ch.rots, &ch.ranges);
+    let nj = rots.len();
+    let mut out = ChannelPiece {
+        nan: vec![Vec::new(); ch.width],
+        flips: vec![0; nj],
+        jumps: vec![0; nj],
+        euler: vec![Vec::new(); nj],
+        gimbal: vec![Vec::new(); nj],
+        gimbal_first: vec![Vec::new(); nj],
+        held: vec![Vec::new(); nj],
+    };
+    // Per joint: the previous frame's quaternion, when it was computed.
+    let mut prev_q: Vec<Option<glam::DQuat>> = vec![None; nj];
+    let (mut qa, mut qb) = (Vec::new(), Vec::new());
+    for f in frames {
+        let row = frame(f);
+        let prev = (f > 0).then(|| frame(f - 1));
+        if row.iter().any(|x| !x.is_finite()) {
+            for (c, x) in row.iter().enumerate() {
+                if !x.is_finite() {
+                    push_run(&mut out.nan[c], f);
+                }
+            }
+        }
+        for (j, rot) in rots.iter().enumerate() {
+            if let Some(prev) = prev {
+                let r = ranges[j].clone();
+                if !r.is_empty()
+                    && row[r.clone()].iter().zip(&prev[r]).all(|(x, y)| x.to_bits() == y.to_bits())
+                {
+                    push_run(&mut out.held[j], f - 1);
+                }
+            }
+            if let Some(c) = rot.gimbal
+                && (rem_180(row[c]) - 90.0).abs() < o.gimbal_deg
+                && push_run(&mut out.gimbal[j], f)
+            {
+                out.gimbal_first[j].push(row[c]);
+            }
+            if rot.channels.is_empty() {
+                continue;
+            }
+            if rot.channels.iter().any(|&c| !row[c].is_finite()) {
+                prev_q[j] = None;
+                continue;
+            }
+            // The previous frame counts when its angles are finite.
+            let Some(prev) = prev.filter(|p| rot.channels.iter().all(|&c| p[c].is_finite())) else {
+                prev_q[j] = None;
+                continue;
+            };
+            // The quaternions are only needed where the angles move far:
+            // a factor `q(θ)` moves by at most |Δθ|/2 (chord), so the
+            // product can change hemisphere (a chord above √2) only when
+            // the angles move by more than 2√2 rad (162°) in all.
+            let (mut delta, mut total) = (0.0f64, 0.0f64);
+            for &c in &rot.channels {
+                let d = (row[c] - prev[c]).abs();
+                delta = delta.max(d);
+                total += d;
+            }
+            if delta > o.euler_jump_deg || total.to_radians() > 2.0 * std::f64::consts::SQRT_2 {
+                qa.clear();
+                qa.extend(rot.channels.iter().map(|&c| row[c]));
+                let q = euler_to_quat(&rot.axes, &qa);
+                let pq = prev_q[j].unwrap_or_else(|| {
+                    qb.clear();
+                    qb.extend(rot.channels.iter().map(|&c| prev[c]));
+                    euler_to_quat(&rot.axes, &qb)
+                });
+                if pq.dot(q) < 0.0 {
+                    out.flips[j] += 1;
+                }
+                if delta > o.euler_jump_deg {
+                    let turn = 2.0 * pq.dot(q).abs().min(1.0).acos().to_degrees();
+                    if turn < delta / 2.0 {
+                        out.jumps[j] += 1;
+                        out.euler[j].push(Finding {
+                            kind: Kind::EulerJump,
+                            frames: (f - 1, f),
+                            joints: vec![j],
+                            value: delta,
+                            message: format!(
+                                "{} rotation channel jumps {:.1}° while the joint turns {:.1}° (a wrap or an Euler flip)",
+                                names[j], delta, turn
+                            ),
+                        });
+                    }
+                }
+                prev_q[j] = Some(q);
+            } else {
+                prev_q[j] = None;
+            }
+        }
+    }
+    out
 }
 
 /// The metrics read from the channels themselves: non-finite values, Euler
 /// jumps, gimbal lock, quaternion flips and frozen joints.
 ///
 /// One pass over the frames, [`PIECE`] frames per task on the pool, every
-/// joint of a frame inside (the frames' rows are read in order, once); a
-/// piece starts from the frame before it, so it measures its steps as the
-/// whole clip does, and the pieces' runs are joined in order afterwards.
+/// joint of a frame inside (the frames' rows are read in order, once); the
+/// pieces' runs are joined in order afterwards.
 fn channels(bvh: &Bvh, names: &[String], o: &Options) -> (Metrics, Vec<Finding>) {
+    let motion = bvh.motion();
+    let ch = Channels::new(bvh.skeleton());
+    let pieces = per_piece(motion.n_frames(), |_, frames| {
+        channel_piece(&ch, names, o, frames, |f| motion.frame(f))
+    });
+    let (n, fps, dt) = (motion.n_frames(), motion.fps(), motion.frame_time());
+    channel_findings(&ch, bvh.skeleton(), names, o, pieces, n, (fps, dt))
+}
+
+/// The channels' metrics and findings of a clip of `n` frames at `fps`
+/// (`dt` seconds per frame) from its pieces ([`channel_piece`]), in frame
+/// order.
+pub(crate) fn channel_findings(
+    ch: &Channels,
+    skel: &crate::Skeleton,
+    names: &[String],
+    o: &Options,
+    mut pieces: Vec<ChannelPiece>,
+    n: usize,
+    (fps, dt): (f64, f64),
+) -> (Metrics, Vec<Finding>) {
     let mut metrics = Metrics::default();
     let mut findings = Vec::new();
     let m = &mut metrics;
-    let skel = bvh.skeleton();
-    let motion = bvh.motion();
-    let (n, width, nj) = (motion.n_frames(), motion.n_channels(), skel.len());
-    let fps = motion.fps();
-    let dt = motion.frame_time();
-    struct Rot {
-        channels: Vec<usize>,
-        axes: Vec<crate::rotation::Axis>,
-        /// The middle channel, when three distinct axes can lock.
-        gimbal: Option<usize>,
-    }
-    let rots: Vec<Rot> = skel
-        .joints()
-        .iter()
-        .map(|joint| {
-            let (axes, channels): (Vec<_>, Vec<_>) = joint
-                .channels()
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.is_rotation())
-                .map(|(k, c)| (c.axis(), joint.first_channel() + k))
-                .unzip();
-            let gimbal =
-                (axes.len() == 3 && axes[0] != axes[1] && axes[1] != axes[2] && axes[0] != axes[2])
-                    .then(|| channels[1]);
-            Rot { channels, axes, gimbal }
-        })
-        .collect();
-    let ranges: Vec<_> = skel.joints().iter().map(|j| j.channel_range()).collect();
-    let piece = |_: usize, frames: std::ops::Range<usize>| -> ChannelPiece {
-        let mut out = ChannelPiece {
-            nan: vec![Vec::new(); width],
-            flips: vec![0; nj],
-            jumps: vec![0; nj],
-            euler: vec![Vec::new(); nj],
-            gimbal: vec![Vec::new(); nj],
-            held: vec![Vec::new(); nj],
-        };
-        // Per joint: the previous frame's quaternion, when it was computed.
-        let mut prev_q: Vec<Option<glam::DQuat>> = vec![None; nj];
-        let (mut qa, mut qb) = (Vec::new(), Vec::new());
-        for f in frames {
-            let row = motion.frame(f);
-            let prev = (f > 0).then(|| motion.frame(f - 1));
-            if row.iter().any(|x| !x.is_finite()) {
-                for (c, x) in row.iter().enumerate() {
-                    if !x.is_finite() {
-                        push_run(&mut out.nan[c], f);
-                    }
-                }
-            }
-            for (j, rot) in rots.iter().enumerate() {
-                if let Some(prev) = prev {
-                    let r = ranges[j].clone();
-                    if !r.is_empty()
-                        && row[r.clone()]
-                            .iter()
-                            .zip(&prev[r])
-                            .all(|(x, y)| x.to_bits() == y.to_bits())
-                    {
-                        push_run(&mut out.held[j], f - 1);
-                    }
-                }
-                if let Some(c) = rot.gimbal
-                    && (rem_180(row[c]) - 90.0).abs() < o.gimbal_deg
-                {
-                    push_run(&mut out.gimbal[j], f);
-                }
-                if rot.channels.is_empty() {
-                    continue;
-                }
-                if rot.channels.iter().any(|&c| !row[c].is_finite()) {
-                    prev_q[j] = None;
-                    continue;
-                }
-                // The previous frame counts when its angles are finite.
-                let Some(prev) = prev.filter(|p| rot.channels.iter().all(|&c| p[c].is_finite()))
-                else {
-                    prev_q[j] = None;
-                    continue;
-                };
-                // The quaternions are only needed where the angles move far:
-                // a factor `q(θ)` moves by at most |Δθ|/2 (chord), so the
-                // product can change hemisphere (a chord above √2) only when
-                // the angles move by more than 2√2 rad (162°) in all.
-                let (mut delta, mut total) = (0.0f64, 0.0f64);
-                for &c in &rot.channels {
-                    let d = (row[c] - prev[c]).abs();
-                    delta = delta.max(d);
-                    total += d;
-                }
-                if delta > o.euler_jump_deg || total.to_radians() > 2.0 * std::f64::consts::SQRT_2 {
-                    qa.clear();
-                    qa.extend(rot.channels.iter().map(|&c| row[c]));
-                    let q = euler_to_quat(&rot.axes, &qa);
-                    let pq = prev_q[j].unwrap_or_else(|| {
-                        qb.clear();
-                        qb.extend(rot.channels.iter().map(|&c| prev[c]));
-                        euler_to_quat(&rot.axes, &qb)
-                    });
-                    if pq.dot(q) < 0.0 {
-                        out.flips[j] += 1;
-                    }
-                    if delta > o.euler_jump_deg {
-                        let turn = 2.0 * pq.dot(q).abs().min(1.0).acos().to_degrees();
-                        if turn < delta / 2.0 {
-                            out.jumps[j] += 1;
-                            out.euler[j].push(Finding {
-                                kind: Kind::EulerJump,
-                                frames: (f - 1, f),
-                                joints: vec![j],
-                                value: delta,
-                                message: format!(
-                                    "{} rotation channel jumps {:.1}° while the joint turns {:.1}° (a wrap or an Euler flip)",
-                                    names[j], delta, turn
-                                ),
-                            });
-                        }
-                    }
-                    prev_q[j] = Some(q);
-                } else {
-                    prev_q[j] = None;
-                }
-            }
-        }
-        out
-    };
-    let mut pieces = per_piece(n, piece);
+    let (rots, ranges) = (&ch.rots, &ch.ranges);
+    let nj = rots.len();
 
     // Non-finite values, by channel runs.
-    for c in 0..width {
+    for c in 0..ch.width {
         let runs = join_runs(pieces.iter().map(|p| &p.nan[c][..]));
         if runs.is_empty() {
             continue;
@@ -1184,14 +1327,25 @@ fn channels(bvh: &Bvh, names: &[String], o: &Options) -> (Metrics, Vec<Finding>)
             m.euler_jumps += p.jumps[j];
         }
         findings.extend(pieces.iter_mut().flat_map(|p| std::mem::take(&mut p.euler[j])));
-        let Some(mid) = rot.gimbal else { continue };
-        for (a, b) in join_runs(pieces.iter().map(|p| &p.gimbal[j][..])) {
+        if rot.gimbal.is_none() {
+            continue;
+        }
+        let firsts = pieces.iter().flat_map(|p| p.gimbal_first[j].iter().copied());
+        let runs = pieces.iter().flat_map(|p| p.gimbal[j].iter().copied());
+        let mut joined: Vec<((usize, usize), f64)> = Vec::new();
+        for ((a, b), v) in runs.zip(firsts) {
+            match joined.last_mut() {
+                Some((last, _)) if last.1 + 1 == a => last.1 = b,
+                _ => joined.push(((a, b), v)),
+            }
+        }
+        for ((a, b), value) in joined {
             m.gimbal_frames += b - a + 1;
             findings.push(Finding {
                 kind: Kind::Gimbal,
                 frames: (a, b),
                 joints: vec![j],
-                value: motion.frame(a)[mid],
+                value,
                 message: format!(
                     "{} middle angle ({}rotation) within {}° of ±90° (gimbal lock) for {} frame(s)",
                     names[j],

@@ -1202,7 +1202,9 @@ fn grounding(
             })
             .fold(0.0, f64::max)
     });
-    let Some(d) = crate::quality::feet::measure(&compact_feet, &jm, n, fps, u_s, &o) else {
+    let row = |j: usize| &jm[j * n..(j + 1) * n];
+    let lowest = || crate::quality::lowest(&jm, u_s);
+    let Some(d) = crate::quality::feet::measure(&compact_feet, row, lowest, n, fps, u_s, &o) else {
         return (Grounding::off(u_t), travel);
     };
     let floor = k * d.ground;

@@ -2,12 +2,19 @@
 //! (a similarity Procrustes fit per frame) and the geodesic error of the
 //! joints' rotations.
 //!
-//! No whole-clip positions are kept: each clip's unit guess comes first
-//! from one size per frame, then runs of 512 frames of A are measured on
-//! the pool, each computing the world positions of its frames and of the
-//! B frames it reads into buffers its thread reuses (scaled to metres as
-//! they are read). Every sum is taken in a fixed order, so the result does
-//! not depend on the number of threads.
+//! Two ways, one result. [`diff`] takes two parsed clips: each clip's unit
+//! guess comes first from one size per frame, then runs of 512 frames of A
+//! are measured on the pool, each computing the world positions of its
+//! frames and of the B frames it reads into buffers its thread reuses
+//! (scaled to metres as they are read). [`diff_stream`] takes two
+//! [`FrameReader`]s of the same frame rate and reads a batch of whole runs
+//! from both at once while the batch before is measured (FK once per frame:
+//! each frame's size for the unit guess comes from the positions the run
+//! measures); the unit is guessed from the first batch and confirmed by
+//! every frame's size at the end, or the caller reads again with the units
+//! found ([`Streamed::Units`]). Both measure a run with `Plan::measure`
+//! and add the runs' sums in run order, so neither the threads nor the way
+//! the frames came change a bit.
 
 use glam::{DMat3, DQuat, DVec3};
 
@@ -624,8 +631,8 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
         let rows = |w: usize, n: usize| if n == 0 { 0..0 } else { s * w..(s + n) * w };
         positions_of(&fk_a, &ca[rows(wa, na)], wa, lanes_a, a);
         positions_of(&fk_b, &cb[rows(wb, nb)], wb, lanes_b, b);
-        let sizes_a = a.chunks_exact(nja).map(|p| pose_size(p)).collect();
-        let sizes_b = b.chunks_exact(njb).map(|p| pose_size(p)).collect();
+        let sizes_a = a.chunks_exact(nja).map(pose_size).collect();
+        let sizes_b = b.chunks_exact(njb).map(pose_size).collect();
         let n = na.min(nb);
         let mut per_frame = vec![0.0; n];
         if n == 0 {

@@ -101,6 +101,15 @@ fn whole(args: &Args, ia: &Input, ib: &Input, mut options: DiffOptions) -> Resul
 /// other frame rates, no channels or frames, failing pairs) and every
 /// error: [`whole`] then decides, with its own messages.
 fn streamed(args: &Args, ia: &Input, ib: &Input, options: &DiffOptions) -> Option<quality::Diff> {
+    // Only regular files: a pipe (`<(cmd)`) or a device opened here and
+    // dropped would lose what the whole path must read.
+    let regular = |i: &Input| match i {
+        Input::File(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file()),
+        Input::Stdin => false,
+    };
+    if !regular(ia) || !regular(ib) {
+        return None;
+    }
     let mut units = None;
     // The first pass, and a second one when the first names the units.
     for _ in 0..2 {

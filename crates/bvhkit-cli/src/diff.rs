@@ -11,7 +11,7 @@ use bvhkit::units::Units;
 use serde_json::json;
 
 use crate::PosMode;
-use crate::io::{Input, load};
+use crate::io::{Bytes, Input, Streamed, load, release_pages};
 use crate::text::escape;
 
 /// The long help of `bvh diff` (`bvh diff --help`).
@@ -61,6 +61,87 @@ pub(crate) struct Args {
     position_channels: PosMode,
 }
 
+/// The joint pairs of `--map` between skeletons `a` and `b`; `None` without it.
+fn pairs_of(
+    map: Option<&str>,
+    a: &bvhkit::Skeleton,
+    b: &bvhkit::Skeleton,
+) -> Result<Option<Vec<(usize, usize)>>> {
+    Ok(match map {
+        None => None,
+        Some("auto") => {
+            Some(JointMap::auto(a, b).pairs().iter().map(|p| (p.source, p.target)).collect())
+        }
+        Some(file) => {
+            let text = std::fs::read_to_string(file).with_context(|| format!("--map {file}"))?;
+            let map = JointMap::parse(&text, a, b)
+                .map_err(|e| anyhow::anyhow!("--map {file}: {}", e.message()))?;
+            Some(map.pairs().iter().map(|p| (p.source, p.target)).collect())
+        }
+    })
+}
+
+/// The diff of the whole clips, each parsed first: every case
+/// [`streamed`] leaves, and every error, in its order (A's reading, B's,
+/// the map, the clips).
+fn whole(args: &Args, ia: &Input, ib: &Input, mut options: DiffOptions) -> Result<quality::Diff> {
+    let (a, _) = load(ia, false).map_err(|e| anyhow::anyhow!(e.describe(ia)))?;
+    let (b, _) = load(ib, false).map_err(|e| anyhow::anyhow!(e.describe(ib)))?;
+    options.pairs = pairs_of(args.map.as_deref(), a.skeleton(), b.skeleton())?;
+    quality::diff(&a, &b, &options)
+        .map_err(|e| anyhow::anyhow!("{} and {}: {}", ia.display(), ib.display(), e.message()))
+}
+
+/// The diff of two regular files read in lockstep, a batch of frames of
+/// each at a time from their maps (or their bytes, when small) ([`quality::diff_stream`]), their pages
+/// released behind the readers; run again with the units the first pass
+/// found when a unit guessed from the first frames was not the clip's.
+/// `None` for standard input and pipes, anything
+/// the stream leaves to the whole clips ([`quality::Streamed::Whole`]:
+/// other frame rates, no channels or frames, failing pairs) and every
+/// error: [`whole`] then decides, with its own messages.
+fn streamed(args: &Args, ia: &Input, ib: &Input, options: &DiffOptions) -> Option<quality::Diff> {
+    // Only regular files: a pipe (`<(cmd)`) or a device opened here and
+    // dropped would lose what the whole path must read.
+    let regular = |i: &Input| match i {
+        Input::File(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file()),
+        Input::Stdin => false,
+    };
+    if !regular(ia) || !regular(ib) {
+        return None;
+    }
+    let mut units = None;
+    // The first pass, and a second one when the first names the units.
+    for _ in 0..2 {
+        let (Ok(Streamed::Bytes(ma)), Ok(Streamed::Bytes(mb))) =
+            (ia.open_stream(), ib.open_stream())
+        else {
+            return None;
+        };
+        let mut read = bvhkit::ReadOptions::new();
+        read.lenient(true);
+        let ra = read.frame_reader_slice(&ma).ok()?;
+        let rb = read.frame_reader_slice(&mb).ok()?;
+        let mut options = options.clone();
+        options.pairs = pairs_of(args.map.as_deref(), ra.skeleton(), rb.skeleton()).ok()?;
+        let (mut done_a, mut done_b) = (0, 0);
+        let release = |a, b| {
+            if let Bytes::Mapped(m) = &ma {
+                release_pages(m, a, &mut done_a);
+            }
+            if let Bytes::Mapped(m) = &mb {
+                release_pages(m, b, &mut done_b);
+            }
+        };
+        match quality::diff_stream(ra, rb, &options, units, release).ok()? {
+            quality::Streamed::Done(d) => return Some(*d),
+            quality::Streamed::Units(a, b) if units.is_none() => units = Some((a, b)),
+            _ => return None,
+        }
+    }
+    None
+}
+
 fn input(p: &std::path::Path) -> Input {
     if p.as_os_str() == "-" { Input::Stdin } else { Input::File(p.to_path_buf()) }
 }
@@ -70,32 +151,16 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         bail!("A and B cannot both be standard input");
     }
     let (ia, ib) = (input(&args.a), input(&args.b));
-    let (a, _) = load(&ia, false).map_err(|e| anyhow::anyhow!(e.describe(&ia)))?;
-    let (b, _) = load(&ib, false).map_err(|e| anyhow::anyhow!(e.describe(&ib)))?;
-    let pairs = match args.map.as_deref() {
-        None => None,
-        Some("auto") => Some(
-            JointMap::auto(a.skeleton(), b.skeleton())
-                .pairs()
-                .iter()
-                .map(|p| (p.source, p.target))
-                .collect(),
-        ),
-        Some(file) => {
-            let text = std::fs::read_to_string(file).with_context(|| format!("--map {file}"))?;
-            let map = JointMap::parse(&text, a.skeleton(), b.skeleton())
-                .map_err(|e| anyhow::anyhow!("--map {file}: {}", e.message()))?;
-            Some(map.pairs().iter().map(|p| (p.source, p.target)).collect())
-        }
-    };
     let options = DiffOptions {
         metres_per_unit: args.units.and_then(Units::metres_per_unit),
         position_channels: args.position_channels.into(),
-        pairs,
+        pairs: None,
         worst: args.worst as usize,
     };
-    let d = quality::diff(&a, &b, &options)
-        .map_err(|e| anyhow::anyhow!("{} and {}: {}", ia.display(), ib.display(), e.message()))?;
+    let d = match streamed(&args, &ia, &ib, &options) {
+        Some(d) => d,
+        None => whole(&args, &ia, &ib, options)?,
+    };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let num = |v: f64| if v.is_finite() { json!(v) } else { serde_json::Value::Null };

@@ -2,22 +2,30 @@
 //! (a similarity Procrustes fit per frame) and the geodesic error of the
 //! joints' rotations.
 //!
-//! No whole-clip positions are kept: each clip's unit guess comes first
-//! from one size per frame, then runs of 512 frames of A are measured on
-//! the pool, each computing the world positions of its frames and of the
-//! B frames it reads into buffers its thread reuses (scaled to metres as
-//! they are read). Every sum is taken in a fixed order, so the result does
-//! not depend on the number of threads.
+//! Two ways, one result. [`diff`] takes two parsed clips: each clip's unit
+//! guess comes first from one size per frame, then runs of 512 frames of A
+//! are measured on the pool, each computing the world positions of its
+//! frames and of the B frames it reads into buffers its thread reuses
+//! (scaled to metres as they are read). [`diff_stream`] takes two
+//! [`FrameReader`]s of the same frame rate and reads a batch of whole runs
+//! from both at once while the batch before is measured (FK once per frame:
+//! each frame's size for the unit guess comes from the positions the run
+//! measures); the unit is guessed from the first batch and confirmed by
+//! every frame's size at the end, or the caller reads again with the units
+//! found ([`Streamed::Units`]). Both measure a run with `Plan::measure`
+//! and add the runs' sums in run order, so neither the threads nor the way
+//! the frames came change a bit.
 
 use glam::{DMat3, DQuat, DVec3};
 
-use super::{hips_of, joint_names, world_positions};
-use crate::FkLanes;
+use super::world_positions;
 use crate::kinematics::{Kinematics, PositionChannels};
+use crate::parse::{FrameReader, FrameSource};
 use crate::retarget::map::JointMap;
-use crate::rotation::{euler_to_quat_sin_cos, sin_cos_deg_slice};
-use crate::units::UnitGuess;
-use crate::{Bvh, Error, Result};
+use crate::retarget::names::{Bone, classify};
+use crate::rotation::{Axis, euler_to_quat_sin_cos, sin_cos_deg_slice};
+use crate::units::{FrameSizes, Limbs, UnitGuess, pose_size};
+use crate::{Bvh, Error, FkLanes, Result, Skeleton};
 
 /// Choices of [`diff`].
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -79,8 +87,8 @@ pub struct Diff {
 
 /// The joint pairs by exact name (End Sites named as `bvh positions` names
 /// them), or by [`JointMap::auto`] when no name is shared.
-fn pairs_by_name(a: &Bvh, b: &Bvh, notes: &mut Vec<String>) -> Vec<(usize, usize)> {
-    let (na, nb) = (joint_names(a), joint_names(b));
+fn pairs_by_name(a: &Skeleton, b: &Skeleton, notes: &mut Vec<String>) -> Vec<(usize, usize)> {
+    let (na, nb) = (a.display_names(), b.display_names());
     let pairs: Vec<(usize, usize)> = na
         .iter()
         .enumerate()
@@ -89,9 +97,302 @@ fn pairs_by_name(a: &Bvh, b: &Bvh, notes: &mut Vec<String>) -> Vec<(usize, usize
     if !pairs.is_empty() {
         return pairs;
     }
-    let map = JointMap::auto(a.skeleton(), b.skeleton());
+    let map = JointMap::auto(a, b);
     notes.push("no joint name is shared: joints paired by the retarget name families".into());
     map.pairs().iter().map(|p| (p.source, p.target)).collect()
+}
+
+/// The hips joint of `skeleton` as [`super::hips_of`] takes it: the joint
+/// the name families call the hips, else the first.
+fn hips_index(skeleton: &Skeleton) -> usize {
+    classify(skeleton).iter().position(|b| *b == Some(Bone::Hips)).unwrap_or(0)
+}
+
+/// A joint's rotation channels: their axes and their indices in a frame.
+type RotChannels = (Vec<Axis>, Vec<usize>);
+
+/// What the whole-clip and the streamed diff share: the joint pairs, the
+/// pair the root-aligned error subtracts, each pair's rotation channels,
+/// and the measure of a run of frames ([`Plan::measure`]).
+struct Plan {
+    pairs: Vec<(usize, usize)>,
+    /// The hips pair when it is paired, else the first pair.
+    root: (usize, usize),
+    rots: Vec<(RotChannels, RotChannels)>,
+    /// Whether a pair has rotation channels on both sides.
+    rotating: Vec<bool>,
+    any_rotating: bool,
+    /// Positions per frame of A's and of B's forward kinematics.
+    joints: (usize, usize),
+}
+
+impl Plan {
+    /// The pairs given, else by name; `joints` are the FK's positions per
+    /// frame of each clip.
+    ///
+    /// # Errors
+    /// When no joint pairs, or a pair names a joint outside the skeletons.
+    fn new(
+        a: &Skeleton,
+        b: &Skeleton,
+        given: Option<&[(usize, usize)]>,
+        joints: (usize, usize),
+        notes: &mut Vec<String>,
+    ) -> Result<Plan> {
+        let pairs = match given {
+            Some(p) => p.to_vec(),
+            None => pairs_by_name(a, b, notes),
+        };
+        let (la, lb) = (a.len(), b.len());
+        if pairs.is_empty() {
+            return Err(Error::invalid(
+                "no joints to compare: no name is shared and no name family matches (give a map)",
+            ));
+        }
+        if let Some(&(i, k)) = pairs.iter().find(|&&(i, k)| i >= la || k >= lb) {
+            return Err(Error::invalid(format!(
+                "joint pair ({i}, {k}) is outside the skeletons ({la} and {lb} joints)"
+            )));
+        }
+        let root = {
+            let (ha, hb) = (hips_index(a), hips_index(b));
+            pairs
+                .iter()
+                .copied()
+                .find(|&(i, _)| i == ha)
+                .or_else(|| pairs.iter().copied().find(|&(_, k)| k == hb))
+                .unwrap_or(pairs[0])
+        };
+        let rot_channels = |skel: &Skeleton, j: usize| -> RotChannels {
+            let joint = &skel.joints()[j];
+            joint
+                .channels()
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.is_rotation())
+                .map(|(k, c)| (c.axis(), joint.first_channel() + k))
+                .unzip()
+        };
+        let rots: Vec<_> =
+            pairs.iter().map(|&(i, k)| (rot_channels(a, i), rot_channels(b, k))).collect();
+        let rotating: Vec<bool> =
+            rots.iter().map(|((aa, _), (ab, _))| !aa.is_empty() && !ab.is_empty()).collect();
+        let any_rotating = rotating.iter().any(|&r| r);
+        Ok(Plan { pairs, root, rots, rotating, any_rotating, joints })
+    }
+
+    /// The sums of the run `r` and each of its frames' MPJPE into `out`
+    /// (one slot per frame of A in the run).
+    fn measure(&self, r: &RunIn<'_>, out: &mut [f64], w: &mut Work) -> Sums {
+        let np = self.pairs.len();
+        let (nja, njb) = self.joints;
+        let (mpu_a, mpu_b) = r.mpu;
+        let (ra, rb) = self.root;
+        let mut part = Sums::new(np);
+        let (wa, wb, f0, b0, nfb) = (r.a, r.b, r.f0, r.b0, r.nfb);
+        let pos_a = |f: usize, i: usize| wa[(f - f0) * nja + i] * mpu_a;
+        let pos_b = |u: f64, k: usize| -> DVec3 {
+            let lo = (u.floor() as usize).min(nfb - 1);
+            let frac = u - lo as f64;
+            let p0 = wb[(lo - b0) * njb + k] * mpu_b;
+            if frac <= 0.0 || lo + 1 >= nfb {
+                p0
+            } else {
+                p0 + (wb[(lo + 1 - b0) * njb + k] * mpu_b - p0) * frac
+            }
+        };
+        fn row(rows: &[f64], base: usize, f: usize, width: usize) -> &[f64] {
+            let at = (f - base) * width;
+            &rows[at..at + width]
+        }
+        w.xs.resize(np, DVec3::ZERO);
+        w.ys.resize(np, DVec3::ZERO);
+        let Work { xs, ys, ha, sa, ca, hb, sb, cb, ps, pc } = w;
+        for (k, slot) in out.iter_mut().enumerate() {
+            let f = f0 + k;
+            let u = r.at[k];
+            let root_a = pos_a(f, ra);
+            let root_b = pos_b(u, rb);
+            let mut frame_sum = 0.0;
+            for (p, &(i, j)) in self.pairs.iter().enumerate() {
+                let ya = pos_a(f, i);
+                let xb = pos_b(u, j);
+                let e = (ya - xb).length();
+                frame_sum += e;
+                part.joint[p] += e;
+                part.root += ((ya - root_a) - (xb - root_b)).length();
+                ys[p] = ya;
+                xs[p] = xb;
+            }
+            *slot = frame_sum / np as f64;
+            part.sum += frame_sum;
+            if xs != ys {
+                let fit = procrustes(xs, ys);
+                part.pa += xs
+                    .iter()
+                    .zip(ys.iter())
+                    .map(|(x, y)| (fit.apply(*x) - *y).length())
+                    .sum::<f64>();
+            }
+            if !self.any_rotating {
+                continue;
+            }
+            // B's rotations at its nearest frame.
+            let fb = (u.round() as usize).min(nfb - 1);
+            half_sin_cos(row(r.rows_a.0, r.rows_a.1, f, r.widths.0), ha, sa, ca);
+            half_sin_cos(row(r.rows_b.0, r.rows_b.1, fb, r.widths.1), hb, sb, cb);
+            let mut quat = |axes: &[Axis], ch: &[usize], s: &[f64], c: &[f64]| {
+                ps.clear();
+                ps.extend(ch.iter().map(|&k| s[k]));
+                pc.clear();
+                pc.extend(ch.iter().map(|&k| c[k]));
+                euler_to_quat_sin_cos(axes, ps, pc)
+            };
+            for (p, ((axa, cha), (axb, chb))) in self.rots.iter().enumerate() {
+                if !self.rotating[p] {
+                    continue;
+                }
+                let (qa, qb) = (quat(axa, cha, sa, ca), quat(axb, chb, sb, cb));
+                if qa != qb {
+                    part.rot[p] += geodesic_deg(qa, qb);
+                }
+            }
+        }
+        part
+    }
+
+    /// The [`Diff`] of the sums of every run (added in run order),
+    /// `per_frame` the MPJPE of each frame compared.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        (na, nb): (&Skeleton, &Skeleton),
+        frames: usize,
+        fps: f64,
+        sums: &Sums,
+        per_frame: Vec<f64>,
+        worst: usize,
+        notes: Vec<String>,
+    ) -> Diff {
+        let np = self.pairs.len();
+        let total = (frames * np) as f64;
+        let mut rot_sum = 0.0;
+        let mut rot_count = 0usize;
+        let mut joints = Vec::with_capacity(np);
+        let (na, nb) = (na.display_names(), nb.display_names());
+        for (p, &(i, k)) in self.pairs.iter().enumerate() {
+            let rotation_deg = self.rotating[p].then(|| sums.rot[p] / frames as f64);
+            if let Some(r) = rotation_deg {
+                rot_sum += r;
+                rot_count += 1;
+            }
+            joints.push(JointDiff {
+                a: na[i].clone(),
+                b: nb[k].clone(),
+                mpjpe: sums.joint[p] / frames as f64,
+                rotation_deg,
+            });
+        }
+        let worst = if worst == 0 { 10 } else { worst };
+        let mut order: Vec<usize> = (0..frames).collect();
+        order.sort_by(|&x, &y| per_frame[y].total_cmp(&per_frame[x]).then(x.cmp(&y)));
+        let worst_frames = order.iter().take(worst).map(|&f| (f, per_frame[f])).collect();
+        let mut jorder: Vec<usize> = (0..np).collect();
+        jorder.sort_by(|&x, &y| joints[y].mpjpe.total_cmp(&joints[x].mpjpe).then(x.cmp(&y)));
+        jorder.truncate(worst);
+        Diff {
+            frames,
+            fps,
+            mpjpe: sums.sum / total,
+            mpjpe_root: sums.root / total,
+            pa_mpjpe: sums.pa / total,
+            rotation_deg: (rot_count > 0).then(|| rot_sum / rot_count as f64),
+            joints,
+            per_frame,
+            worst_frames,
+            worst_joints: jorder,
+            notes,
+        }
+    }
+}
+
+/// One run of frames for [`Plan::measure`].
+struct RunIn<'v> {
+    /// A's first frame in the run.
+    f0: usize,
+    /// B's frame (fractional) at each of the run's frames of A.
+    at: &'v [f64],
+    /// A's world positions of the run's frames (file units, frame-major).
+    a: &'v [DVec3],
+    /// B's world positions from its frame `b0` on, as far as `at` reads.
+    b: &'v [DVec3],
+    b0: usize,
+    /// B's frames: no frame at or past it is read (a bound is enough where
+    /// every `at` is a whole frame).
+    nfb: usize,
+    /// Metres per file unit of A and of B.
+    mpu: (f64, f64),
+    /// Channel values of A and of B, each from the frame with the index given.
+    rows_a: (&'v [f64], usize),
+    rows_b: (&'v [f64], usize),
+    /// Channels per frame of A and of B.
+    widths: (usize, usize),
+}
+
+/// Buffers of [`Plan::measure`] a thread reuses from run to run: each
+/// frame's paired positions, its half angles, their sines and cosines
+/// (one SIMD pass over the row: `euler_to_quat`'s bits), and a pair's
+/// gathered.
+#[derive(Default)]
+struct Work {
+    xs: Vec<DVec3>,
+    ys: Vec<DVec3>,
+    ha: Vec<f64>,
+    sa: Vec<f64>,
+    ca: Vec<f64>,
+    hb: Vec<f64>,
+    sb: Vec<f64>,
+    cb: Vec<f64>,
+    ps: Vec<f64>,
+    pc: Vec<f64>,
+}
+
+/// Sums over a run of frames, or over every run so far (added in run
+/// order: the same sums whatever the threads or the way the frames came).
+struct Sums {
+    sum: f64,
+    root: f64,
+    pa: f64,
+    joint: Vec<f64>,
+    rot: Vec<f64>,
+}
+
+impl Sums {
+    fn new(np: usize) -> Sums {
+        Sums { sum: 0.0, root: 0.0, pa: 0.0, joint: vec![0.0; np], rot: vec![0.0; np] }
+    }
+
+    /// Adds a later run's sums.
+    fn add(&mut self, part: &Sums) {
+        self.sum += part.sum;
+        self.root += part.root;
+        self.pa += part.pa;
+        for (s, p) in self.joint.iter_mut().zip(&part.joint) {
+            *s += p;
+        }
+        for (s, p) in self.rot.iter_mut().zip(&part.rot) {
+            *s += p;
+        }
+    }
+}
+
+/// Frames per run: the unit of work on the pool, and of the sums added in
+/// order.
+const RUN: usize = 512;
+
+/// Whether two frame times are the same rate.
+fn same_rate(ta: f64, tb: f64) -> bool {
+    (ta - tb).abs() <= 1e-9 * ta.abs().max(tb.abs())
 }
 
 /// Compares clip `b` with clip `a` (the reference): see [`Diff`].
@@ -117,21 +418,10 @@ fn pairs_by_name(a: &Bvh, b: &Bvh, notes: &mut Vec<String>) -> Vec<(usize, usize
 /// ```
 pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
     let mut notes = Vec::new();
-    let pairs = match &o.pairs {
-        Some(p) => p.clone(),
-        None => pairs_by_name(a, b, &mut notes),
-    };
-    let (la, lb) = (a.skeleton().len(), b.skeleton().len());
-    if pairs.is_empty() {
-        return Err(Error::invalid(
-            "no joints to compare: no name is shared and no name family matches (give a map)",
-        ));
-    }
-    if let Some(&(i, k)) = pairs.iter().find(|&&(i, k)| i >= la || k >= lb) {
-        return Err(Error::invalid(format!(
-            "joint pair ({i}, {k}) is outside the skeletons ({la} and {lb} joints)"
-        )));
-    }
+    let fk_a = Kinematics::new(a.skeleton(), o.position_channels);
+    let fk_b = Kinematics::new(b.skeleton(), o.position_channels);
+    let (nja, njb) = (fk_a.len(), fk_b.len());
+    let plan = Plan::new(a.skeleton(), b.skeleton(), o.pairs.as_deref(), (nja, njb), &mut notes)?;
     let (ma, mb) = (a.motion(), b.motion());
     if ma.n_frames() == 0 || mb.n_frames() == 0 {
         return Err(Error::invalid("a clip has no frames to compare"));
@@ -139,15 +429,12 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
     // Metres per unit of each clip, both clips at once: the unit guess
     // takes every frame's size, so it comes first, from a pass that keeps
     // no positions; the positions are computed again run by run below.
-    let (mpu_a, mpu_b) = super::join(
+    let mpu = super::join(
         || metres_per_unit(a, o.position_channels, o.metres_per_unit),
         || metres_per_unit(b, o.position_channels, o.metres_per_unit),
     );
-    let fk_a = Kinematics::new(a.skeleton(), o.position_channels);
-    let fk_b = Kinematics::new(b.skeleton(), o.position_channels);
     let (fa, fb) = (ma.fps(), mb.fps());
-    let same_rate = (ma.frame_time() - mb.frame_time()).abs()
-        <= 1e-9 * ma.frame_time().abs().max(mb.frame_time().abs());
+    let same_rate = same_rate(ma.frame_time(), mb.frame_time());
     // B's frame (as a fractional index) at each of A's frames.
     let at: Vec<f64> = if same_rate {
         (0..ma.n_frames().min(mb.n_frames())).map(|f| f as f64).collect()
@@ -160,71 +447,27 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
     };
     let frames = at.len();
     if ma.n_frames() != mb.n_frames() && (same_rate || frames < ma.n_frames()) {
-        notes.push(format!(
-            "lengths differ ({} and {} frames): the first {frames} frames of A compared",
-            ma.n_frames(),
-            mb.n_frames()
-        ));
+        notes.push(lengths_note(ma.n_frames(), mb.n_frames(), frames));
     }
-    let (nja, njb) = (fk_a.len(), fk_b.len());
     let nfb = mb.n_frames();
-    let (ra, rb) = {
-        let ha = hips_of(a).index();
-        let hb = hips_of(b).index();
-        // The hips pair when it is paired, else the first pair.
-        pairs
-            .iter()
-            .copied()
-            .find(|&(i, _)| i == ha)
-            .or_else(|| pairs.iter().copied().find(|&(_, k)| k == hb))
-            .unwrap_or(pairs[0])
-    };
-    let np = pairs.len();
-    // Each paired joint's rotation channels and their axes, on both sides.
-    let rot_channels = |bvh: &Bvh, j: usize| -> (Vec<crate::rotation::Axis>, Vec<usize>) {
-        let joint = &bvh.skeleton().joints()[j];
-        joint
-            .channels()
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.is_rotation())
-            .map(|(k, c)| (c.axis(), joint.first_channel() + k))
-            .unzip()
-    };
-    let rots: Vec<_> =
-        pairs.iter().map(|&(i, k)| (rot_channels(a, i), rot_channels(b, k))).collect();
-    let rotating: Vec<bool> =
-        rots.iter().map(|((aa, _), (ab, _))| !aa.is_empty() && !ab.is_empty()).collect();
-
-    let any_rotating = rotating.iter().any(|&r| r);
-    /// Sums over a run of frames.
-    struct Part {
-        sum: f64,
-        root: f64,
-        pa: f64,
-        joint: Vec<f64>,
-        rot: Vec<f64>,
-    }
-    // Runs of frames measured on the pool, summed in order afterwards (the
-    // same sums whatever the threads).
-    const RUN: usize = 512;
     /// A thread's buffers: FK lanes and the run's positions of each clip.
     struct Scratch {
         lanes_a: FkLanes,
         lanes_b: FkLanes,
         a: Vec<DVec3>,
         b: Vec<DVec3>,
+        work: Work,
     }
     let scratch = || Scratch {
         lanes_a: fk_a.lanes_scratch(),
         lanes_b: fk_b.lanes_scratch(),
         a: Vec::new(),
         b: Vec::new(),
+        work: Work::default(),
     };
     let mut per_frame = vec![0.0; frames];
-    let measure = |(r, out): (usize, &mut [f64]), sc: &mut Scratch| -> Part {
-        let mut part =
-            Part { sum: 0.0, root: 0.0, pa: 0.0, joint: vec![0.0; np], rot: vec![0.0; np] };
+    let widths = (ma.n_channels(), mb.n_channels());
+    let measure = |(r, out): (usize, &mut [f64]), sc: &mut Scratch| -> Sums {
         // This run's world positions of A and of the frames of B it reads
         // (frame-major, in file units: the scale to metres is applied as
         // they are read, the bits of scaling them in place).
@@ -235,76 +478,22 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
         sc.b.resize((b1 + 1 - b0) * njb, DVec3::ZERO);
         positions(&fk_a, ma, f0..f1, &mut sc.lanes_a, &mut sc.a);
         positions(&fk_b, mb, b0..b1 + 1, &mut sc.lanes_b, &mut sc.b);
-        let (wa, wb) = (&sc.a, &sc.b);
-        let pos_a = |f: usize, i: usize| wa[(f - f0) * nja + i] * mpu_a;
-        let pos_b = |u: f64, k: usize| -> DVec3 {
-            let lo = (u.floor() as usize).min(nfb - 1);
-            let frac = u - lo as f64;
-            let p0 = wb[(lo - b0) * njb + k] * mpu_b;
-            if frac <= 0.0 || lo + 1 >= nfb {
-                p0
-            } else {
-                p0 + (wb[(lo + 1 - b0) * njb + k] * mpu_b - p0) * frac
-            }
+        let run = RunIn {
+            f0,
+            at: &at[f0..f1],
+            a: &sc.a,
+            b: &sc.b,
+            b0,
+            nfb,
+            mpu,
+            rows_a: (ma.values(), 0),
+            rows_b: (mb.values(), 0),
+            widths,
         };
-        let mut xs = vec![DVec3::ZERO; np];
-        let mut ys = vec![DVec3::ZERO; np];
-        // Each frame's half angles, their sines and cosines (one SIMD pass
-        // over the row: `euler_to_quat`'s bits), and a pair's gathered.
-        let (mut ha, mut sa, mut ca) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut hb, mut sb, mut cb) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut ps, mut pc) = (Vec::new(), Vec::new());
-        for (k, slot) in out.iter_mut().enumerate() {
-            let f = r * RUN + k;
-            let u = at[f];
-            let root_a = pos_a(f, ra);
-            let root_b = pos_b(u, rb);
-            let mut frame_sum = 0.0;
-            for (p, &(i, j)) in pairs.iter().enumerate() {
-                let ya = pos_a(f, i);
-                let xb = pos_b(u, j);
-                let e = (ya - xb).length();
-                frame_sum += e;
-                part.joint[p] += e;
-                part.root += ((ya - root_a) - (xb - root_b)).length();
-                ys[p] = ya;
-                xs[p] = xb;
-            }
-            *slot = frame_sum / np as f64;
-            part.sum += frame_sum;
-            if xs != ys {
-                let fit = procrustes(&xs, &ys);
-                part.pa +=
-                    xs.iter().zip(&ys).map(|(x, y)| (fit.apply(*x) - *y).length()).sum::<f64>();
-            }
-            // B's rotations at its nearest frame.
-            let fb = (u.round() as usize).min(mb.n_frames() - 1);
-            if !any_rotating {
-                continue;
-            }
-            half_sin_cos(ma.frame(f), &mut ha, &mut sa, &mut ca);
-            half_sin_cos(mb.frame(fb), &mut hb, &mut sb, &mut cb);
-            let mut quat = |axes: &[crate::rotation::Axis], ch: &[usize], s: &[f64], c: &[f64]| {
-                ps.clear();
-                ps.extend(ch.iter().map(|&k| s[k]));
-                pc.clear();
-                pc.extend(ch.iter().map(|&k| c[k]));
-                euler_to_quat_sin_cos(axes, &ps, &pc)
-            };
-            for (p, ((axa, cha), (axb, chb))) in rots.iter().enumerate() {
-                if !rotating[p] {
-                    continue;
-                }
-                let (qa, qb) = (quat(axa, cha, &sa, &ca), quat(axb, chb, &sb, &cb));
-                if qa != qb {
-                    part.rot[p] += geodesic_deg(qa, qb);
-                }
-            }
-        }
-        part
+        plan.measure(&run, out, &mut sc.work)
     };
     #[cfg(feature = "parallel")]
-    let parts: Vec<Part> = {
+    let parts: Vec<Sums> = {
         use rayon::prelude::*;
         per_frame
             .par_chunks_mut(RUN)
@@ -313,60 +502,292 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
             .collect()
     };
     #[cfg(not(feature = "parallel"))]
-    let parts: Vec<Part> = {
+    let parts: Vec<Sums> = {
         let mut sc = scratch();
         per_frame.chunks_mut(RUN).enumerate().map(|x| measure(x, &mut sc)).collect()
     };
-    let (mut sum, mut sum_root, mut sum_pa) = (0.0, 0.0, 0.0);
-    let mut per_joint = vec![0.0; np];
-    let mut per_rot = vec![0.0; np];
+    let mut sums = Sums::new(plan.pairs.len());
     for part in &parts {
-        sum += part.sum;
-        sum_root += part.root;
-        sum_pa += part.pa;
-        for p in 0..np {
-            per_joint[p] += part.joint[p];
-            per_rot[p] += part.rot[p];
-        }
+        sums.add(part);
     }
-    let total = (frames * np) as f64;
-    let mut rot_sum = 0.0;
-    let mut rot_count = 0usize;
-    let mut joints = Vec::with_capacity(np);
-    let (na, nb) = (joint_names(a), joint_names(b));
-    for (p, &(i, k)) in pairs.iter().enumerate() {
-        let rotation_deg = rotating[p].then(|| per_rot[p] / frames as f64);
-        if let Some(r) = rotation_deg {
-            rot_sum += r;
-            rot_count += 1;
-        }
-        joints.push(JointDiff {
-            a: na[i].clone(),
-            b: nb[k].clone(),
-            mpjpe: per_joint[p] / frames as f64,
-            rotation_deg,
-        });
+    Ok(plan.finish((a.skeleton(), b.skeleton()), frames, fa, &sums, per_frame, o.worst, notes))
+}
+
+/// The note of clips of different lengths.
+fn lengths_note(na: usize, nb: usize, frames: usize) -> String {
+    format!("lengths differ ({na} and {nb} frames): the first {frames} frames of A compared")
+}
+
+/// What [`diff_stream`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Streamed {
+    /// The diff: the same as [`diff`] of the whole clips.
+    Done(Box<Diff>),
+    /// The unit of a clip guessed from its first frames was not the guess
+    /// from all of them: the stream must run again, over new readers, with
+    /// these metres per unit (A's, B's) given.
+    Units(f64, f64),
+    /// The stream cannot give [`diff`]'s answer, for the reason given: the
+    /// caller parses the whole clips and calls [`diff`] (which also gives
+    /// the errors, in its order).
+    Whole(&'static str),
+}
+
+/// Values per batch of frames of [`diff_stream`] (of the clip with more
+/// channels), rounded to whole runs.
+const STREAM_VALUES: usize = 512 * 1024;
+
+/// [`diff`] of two clips read a batch of frames at a time from `ra` and
+/// `rb`, both at once and while the frames before are measured, all on
+/// rayon's pool, in memory independent of their length: per frame only
+/// its MPJPE and each clip's figure size are kept. The runs of frames and
+/// the order of every sum are [`diff`]'s, so the result is the same.
+///
+/// `units` are the metres per unit of A and of B when known (the second
+/// pass after [`Streamed::Units`]); else [`DiffOptions::metres_per_unit`];
+/// else each clip's unit is guessed from its first batch of frames, and
+/// checked at the end against the guess from every frame
+/// ([`crate::units::UnitGuess::of_bvh`]'s). `consumed(a, b)` is told, after
+/// each batch, how many input bytes each reader will not look at again
+/// (a caller may release a mapped file's pages behind them).
+///
+/// Clips of different frame rates, without channels or frames, or whose
+/// joint pairs fail are [`Streamed::Whole`].
+///
+/// # Errors
+/// A reader's error (a bad frame).
+pub fn diff_stream<RA: FrameSource + Send, RB: FrameSource + Send>(
+    ra: FrameReader<RA>,
+    rb: FrameReader<RB>,
+    o: &DiffOptions,
+    units: Option<(f64, f64)>,
+    consumed: impl FnMut(usize, usize) + Send,
+) -> Result<Streamed> {
+    diff_stream_in(ra, rb, o, units, consumed, STREAM_VALUES)
+}
+
+/// [`diff_stream`] in batches of about `values` values (at least two runs).
+fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
+    mut ra: FrameReader<RA>,
+    mut rb: FrameReader<RB>,
+    o: &DiffOptions,
+    units: Option<(f64, f64)>,
+    mut consumed: impl FnMut(usize, usize) + Send,
+    values: usize,
+) -> Result<Streamed> {
+    let (sa, sb) = (ra.skeleton().clone(), rb.skeleton().clone());
+    let mode = o.position_channels;
+    let frame_time = ra.frame_time();
+    if !same_rate(frame_time, rb.frame_time()) {
+        return Ok(Streamed::Whole("the frame rates differ"));
     }
-    let worst = if o.worst == 0 { 10 } else { o.worst };
-    let mut order: Vec<usize> = (0..frames).collect();
-    order.sort_by(|&x, &y| per_frame[y].total_cmp(&per_frame[x]).then(x.cmp(&y)));
-    let worst_frames = order.iter().take(worst).map(|&f| (f, per_frame[f])).collect();
-    let mut jorder: Vec<usize> = (0..np).collect();
-    jorder.sort_by(|&x, &y| joints[y].mpjpe.total_cmp(&joints[x].mpjpe).then(x.cmp(&y)));
-    jorder.truncate(worst);
-    Ok(Diff {
-        frames,
-        fps: fa,
-        mpjpe: sum / total,
-        mpjpe_root: sum_root / total,
-        pa_mpjpe: sum_pa / total,
-        rotation_deg: (rot_count > 0).then(|| rot_sum / rot_count as f64),
-        joints,
-        per_frame,
-        worst_frames,
-        worst_joints: jorder,
-        notes,
-    })
+    let (fk_a, fk_b) = (Kinematics::new(&sa, mode), Kinematics::new(&sb, mode));
+    let (wa, wb) = (sa.n_channels(), sb.n_channels());
+    if wa == 0 || wb == 0 || fk_a.is_empty() || fk_b.is_empty() {
+        return Ok(Streamed::Whole("a clip has no channels"));
+    }
+    let mut notes = Vec::new();
+    let (nja, njb) = (fk_a.len(), fk_b.len());
+    let Ok(plan) = Plan::new(&sa, &sb, o.pairs.as_deref(), (nja, njb), &mut notes) else {
+        return Ok(Streamed::Whole("the joint pairs fail"));
+    };
+    let np = plan.pairs.len();
+    let per_batch = RUN * (values / (RUN * wa.max(wb))).max(2);
+    let read_a = |rdr: &mut FrameReader<RA>, buf: &mut Vec<f64>| {
+        buf.clear();
+        rdr.read_frames(buf, per_batch)
+    };
+    let read_b = |rdr: &mut FrameReader<RB>, buf: &mut Vec<f64>| {
+        buf.clear();
+        rdr.read_frames(buf, per_batch)
+    };
+    // A run's buffers, one set per run of a batch, kept from batch to batch.
+    let mut scratch: Vec<Scratch> = (0..per_batch / RUN)
+        .map(|_| Scratch {
+            lanes_a: fk_a.lanes_scratch(),
+            lanes_b: fk_b.lanes_scratch(),
+            a: Vec::new(),
+            b: Vec::new(),
+            at: Vec::new(),
+            work: Work::default(),
+        })
+        .collect();
+    // Run `i` of the batch from frame `g`, `ka` frames of A in `ca` and
+    // `kb` of B in `cb`: the world positions of its frames of each clip,
+    // their sizes, and the measure of the frames both clips have.
+    let run = |sc: &mut Scratch,
+               i: usize,
+               g: usize,
+               (ca, ka): (&[f64], usize),
+               (cb, kb): (&[f64], usize),
+               mpu: (f64, f64)|
+     -> RunOut {
+        let s = i * RUN;
+        let (na, nb) = (ka.saturating_sub(s).min(RUN), kb.saturating_sub(s).min(RUN));
+        let Scratch { lanes_a, lanes_b, a, b, at, work } = sc;
+        a.resize(na * nja, DVec3::ZERO);
+        b.resize(nb * njb, DVec3::ZERO);
+        // A run past a clip's last frame has none of its frames.
+        let rows = |w: usize, n: usize| if n == 0 { 0..0 } else { s * w..(s + n) * w };
+        positions_of(&fk_a, &ca[rows(wa, na)], wa, lanes_a, a);
+        positions_of(&fk_b, &cb[rows(wb, nb)], wb, lanes_b, b);
+        let sizes_a = a.chunks_exact(nja).map(pose_size).collect();
+        let sizes_b = b.chunks_exact(njb).map(pose_size).collect();
+        let n = na.min(nb);
+        let mut per_frame = vec![0.0; n];
+        if n == 0 {
+            return RunOut { sums: None, sizes_a, sizes_b, per_frame };
+        }
+        at.clear();
+        at.extend((g + s..g + s + n).map(|f| f as f64));
+        let r = RunIn {
+            f0: g + s,
+            at,
+            a,
+            b,
+            b0: g + s,
+            // Every `at` is a whole frame that B has.
+            nfb: g + kb,
+            mpu,
+            rows_a: (ca, g),
+            rows_b: (cb, g),
+            widths: (wa, wb),
+        };
+        let sums = plan.measure(&r, &mut per_frame, work);
+        RunOut { sums: Some(sums), sizes_a, sizes_b, per_frame }
+    };
+    let stream = || -> Result<Streamed> {
+        let (mut ca, mut cb, mut xa, mut xb) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (ka, kb) = super::join(|| read_a(&mut ra, &mut ca), || read_b(&mut rb, &mut cb));
+        let (mut ka, mut kb) = (ka?, kb?);
+        // Each clip's unit: given, or guessed from its first batch.
+        let mpu = match units.or(o.metres_per_unit.map(|m| (m, m))) {
+            Some(m) => m,
+            None => {
+                let first = |skel: &Skeleton, k: usize, values: &[f64]| {
+                    let mut sizes = FrameSizes::new(skel, mode);
+                    sizes.push_many(k, values);
+                    sizes.guess().metres_per_unit()
+                };
+                (first(&sa, ka, &ca), first(&sb, kb, &cb))
+            }
+        };
+        let (mut sizes_a, mut sizes_b) = (Vec::new(), Vec::new());
+        let mut per_frame = Vec::new();
+        let mut sums = Sums::new(np);
+        let (mut ended_a, mut ended_b) = (false, false);
+        let mut g = 0;
+        while ka > 0 || kb > 0 {
+            // Only a clip's last batch may be short: the runs of both clips
+            // then start at the same frames.
+            if (ended_a && ka > 0) || (ended_b && kb > 0) {
+                return Ok(Streamed::Whole("a batch of frames came short"));
+            }
+            ended_a |= ka < per_batch;
+            ended_b |= kb < per_batch;
+            let runs = ka.max(kb).div_ceil(RUN);
+            let (next, outs) = super::join(
+                || super::join(|| read_a(&mut ra, &mut xa), || read_b(&mut rb, &mut xb)),
+                || each_run(&mut scratch[..runs], |sc, i| run(sc, i, g, (&ca, ka), (&cb, kb), mpu)),
+            );
+            for out in outs {
+                if let Some(part) = &out.sums {
+                    sums.add(part);
+                }
+                sizes_a.extend(out.sizes_a);
+                sizes_b.extend(out.sizes_b);
+                per_frame.extend(out.per_frame);
+            }
+            g += per_batch;
+            std::mem::swap(&mut ca, &mut xa);
+            std::mem::swap(&mut cb, &mut xb);
+            (ka, kb) = (next.0?, next.1?);
+            consumed(ra.bytes_consumed(), rb.bytes_consumed());
+        }
+        let (na, nb) = (sizes_a.len(), sizes_b.len());
+        if na == 0 || nb == 0 {
+            return Ok(Streamed::Whole("a clip has no frames"));
+        }
+        if units.is_none() && o.metres_per_unit.is_none() {
+            let all = |sizes: Vec<f64>, skel: &Skeleton| {
+                UnitGuess::of_pose_sizes(sizes).named(&Limbs::of(skel)).metres_per_unit()
+            };
+            let m = (all(sizes_a, &sa), all(sizes_b, &sb));
+            if m.0.to_bits() != mpu.0.to_bits() || m.1.to_bits() != mpu.1.to_bits() {
+                return Ok(Streamed::Units(m.0, m.1));
+            }
+        }
+        let frames = na.min(nb);
+        if na != nb {
+            notes.push(lengths_note(na, nb, frames));
+        }
+        let fps = 1.0 / frame_time;
+        let d = plan.finish((&sa, &sb), frames, fps, &sums, per_frame, o.worst, notes);
+        Ok(Streamed::Done(Box::new(d)))
+    };
+    // The loop itself on a worker of the pool (as `edit::run::read_batches`).
+    #[cfg(feature = "parallel")]
+    {
+        rayon::scope(|_| stream())
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        stream()
+    }
+}
+
+/// A thread's buffers in [`diff_stream`]: FK lanes, a run's positions of
+/// each clip, B's frame at each frame of A, and [`Plan::measure`]'s.
+struct Scratch {
+    lanes_a: FkLanes,
+    lanes_b: FkLanes,
+    a: Vec<DVec3>,
+    b: Vec<DVec3>,
+    at: Vec<f64>,
+    work: Work,
+}
+
+/// What a run of [`diff_stream`] gives: its sums (when it compares
+/// frames), each of its frames' size in A and in B, and the MPJPE of each
+/// frame compared.
+struct RunOut {
+    sums: Option<Sums>,
+    sizes_a: Vec<f64>,
+    sizes_b: Vec<f64>,
+    per_frame: Vec<f64>,
+}
+
+/// `f(scratch, i)` of each run `i` of a batch, on rayon's pool (with the
+/// `parallel` feature), in run order.
+fn each_run<T: Send>(
+    scratch: &mut [Scratch],
+    f: impl Fn(&mut Scratch, usize) -> T + Sync + Send,
+) -> Vec<T> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        scratch.par_iter_mut().enumerate().map(|(i, s)| f(s, i)).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        scratch.iter_mut().enumerate().map(|(i, s)| f(s, i)).collect()
+    }
+}
+
+/// World positions (file units, frame-major) of the frames `values` holds
+/// (`width` values each, not 0) into `out`, [`FK_RUN`] frames per call of
+/// [`Kinematics::positions_many`].
+fn positions_of(
+    fk: &Kinematics,
+    values: &[f64],
+    width: usize,
+    lanes: &mut FkLanes,
+    out: &mut [DVec3],
+) {
+    let nj = fk.len();
+    for (rows, vals) in out.chunks_mut(FK_RUN * nj).zip(values.chunks(FK_RUN * width)) {
+        fk.positions_many(vals, lanes, rows);
+    }
 }
 
 /// Metres per file unit of `bvh`: `given`, else its unit guess (the guess
@@ -401,9 +822,7 @@ fn positions(
         return;
     }
     let values = &motion.values()[frames.start * width..frames.end * width];
-    for (rows, vals) in out.chunks_mut(FK_RUN * nj).zip(values.chunks(FK_RUN * width)) {
-        fk.positions_many(vals, lanes, rows);
-    }
+    positions_of(fk, values, width, lanes, out);
 }
 
 /// Frames per call of [`Kinematics::positions_many`] in [`diff`].
@@ -538,6 +957,127 @@ fn jacobi4(a: &mut [[f64; 4]; 4]) -> ([f64; 4], [[f64; 4]; 4]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ReadOptions;
+
+    /// A figure of six joints (no name the unit guess knows), each with
+    /// position and rotation channels, `n` frames at `fps`, moving with
+    /// `phase`; its lengths (the position channels) times `scale.1` from
+    /// frame `scale.0` on.
+    fn clip(n: usize, fps: f64, phase: f64, scale: (usize, f64)) -> String {
+        const OFFSETS: [[f64; 3]; 6] = [
+            [0.0, 90.0, 0.0],
+            [0.0, 10.0, 0.0],
+            [15.0, 30.0, 0.0],
+            [9.0, 0.0, 0.0],
+            [0.0, -42.0, 0.0],
+            [-9.0, 0.0, 0.0],
+        ];
+        let ch = "CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation";
+        let mut s = format!(
+            "HIERARCHY\nROOT J0\n{{\nOFFSET 0 0 0\n{ch}\n\
+             JOINT J1\n{{\nOFFSET 0 10 0\n{ch}\n\
+             JOINT J2\n{{\nOFFSET 15 30 0\n{ch}\nEnd Site\n{{\nOFFSET 25 0 0\n}}\n}}\n}}\n\
+             JOINT J3\n{{\nOFFSET 9 0 0\n{ch}\n\
+             JOINT J4\n{{\nOFFSET 0 -42 0\n{ch}\nEnd Site\n{{\nOFFSET 0 -42 0\n}}\n}}\n}}\n\
+             JOINT J5\n{{\nOFFSET -9 0 0\n{ch}\nEnd Site\n{{\nOFFSET 0 -84 0\n}}\n}}\n}}\n"
+        );
+        s += &format!("MOTION\nFrames: {n}\nFrame Time: {}\n", 1.0 / fps);
+        for f in 0..n {
+            let t = f as f64 * 0.05 + phase;
+            let k = if f >= scale.0 { scale.1 } else { 1.0 };
+            let mut row = Vec::new();
+            for (j, o) in OFFSETS.iter().enumerate() {
+                let a = (t * (1.0 + j as f64 * 0.3)).sin();
+                let drift =
+                    if j == 0 { [3.0 * t.sin(), t.cos(), 0.5 * f as f64] } else { [0.0; 3] };
+                row.extend((0..3).map(|i| k * (o[i] + drift[i])));
+                row.extend([20.0 * a, 35.0 * (t + j as f64).cos(), 5.0 * a * a]);
+            }
+            let row: Vec<String> = row.iter().map(|v| format!("{v:.6}")).collect();
+            s += &row.join(" ");
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The streamed diff in batches of two runs, a second pass when it
+    /// names the units.
+    fn streamed(a: &str, b: &str, o: &DiffOptions) -> Streamed {
+        let read = ReadOptions::new();
+        let run = |units| {
+            let ra = read.frame_reader_slice(a.as_bytes()).unwrap();
+            let rb = read.frame_reader_slice(b.as_bytes()).unwrap();
+            diff_stream_in(ra, rb, o, units, |_, _| {}, 1).unwrap()
+        };
+        match run(None) {
+            Streamed::Units(ma, mb) => match run(Some((ma, mb))) {
+                Streamed::Units(..) => panic!("a second pass with the units named them again"),
+                s => s,
+            },
+            s => s,
+        }
+    }
+
+    #[test]
+    fn the_stream_gives_the_whole_clips_diff() {
+        let o = DiffOptions::default();
+        let cm = DiffOptions { metres_per_unit: Some(0.01), worst: 7, ..Default::default() };
+        let cases = [
+            // Several batches, the last one short, on both sides.
+            (clip(2600, 30.0, 0.0, (0, 1.0)), clip(2600, 30.0, 0.4, (0, 1.0)), &o),
+            // Lengths differ, either way, in another run than the last.
+            (clip(2600, 30.0, 0.0, (0, 1.0)), clip(1500, 30.0, 0.4, (0, 1.0)), &o),
+            (clip(700, 30.0, 0.0, (0, 1.0)), clip(2100, 30.0, 0.4, (0, 1.0)), &cm),
+            // B's first batch in metres, the rest (and so its unit) in
+            // centimetres: the unit guessed from the first batch fails and
+            // a second pass runs with the units found.
+            (clip(2600, 30.0, 0.0, (0, 1.0)), clip(2600, 30.0, 0.0, (1024, 0.01)), &o),
+            (clip(2600, 30.0, 0.0, (0, 0.01)), clip(2600, 30.0, 0.0, (700, 100.0)), &o),
+            // Identical clips, one frame.
+            (clip(1, 30.0, 0.0, (0, 1.0)), clip(1, 30.0, 0.0, (0, 1.0)), &o),
+        ];
+        for (k, (a, b, o)) in cases.iter().enumerate() {
+            let (ba, bb) = (Bvh::parse(a).unwrap(), Bvh::parse(b).unwrap());
+            let whole = diff(&ba, &bb, o).unwrap();
+            assert!(whole.mpjpe > 0.0 || k == 5, "case {k}: the clips differ");
+            match streamed(a, b, o) {
+                Streamed::Done(d) => assert_eq!(*d, whole, "case {k}"),
+                s => panic!("case {k}: {s:?}"),
+            }
+        }
+        // The fourth case's first pass: the units of every frame.
+        let read = ReadOptions::new();
+        let (a, b) = (clip(2600, 30.0, 0.0, (0, 1.0)), clip(2600, 30.0, 0.0, (1024, 0.01)));
+        let ra = read.frame_reader_slice(a.as_bytes()).unwrap();
+        let rb = read.frame_reader_slice(b.as_bytes()).unwrap();
+        let first = diff_stream_in(ra, rb, &o, None, |_, _| {}, 1).unwrap();
+        // A in centimetres throughout; B guessed so from its first batch,
+        // and otherwise from all its frames.
+        assert!(matches!(first, Streamed::Units(ma, mb) if ma == 0.01 && mb != 0.01), "{first:?}");
+    }
+
+    #[test]
+    fn the_stream_leaves_other_rates_and_bad_frames_to_the_whole_clips() {
+        let read = ReadOptions::new();
+        let (a, b) = (clip(600, 30.0, 0.0, (0, 1.0)), clip(1200, 60.0, 0.0, (0, 1.0)));
+        let ra = read.frame_reader_slice(a.as_bytes()).unwrap();
+        let rb = read.frame_reader_slice(b.as_bytes()).unwrap();
+        let s = diff_stream(ra, rb, &DiffOptions::default(), None, |_, _| {}).unwrap();
+        assert_eq!(s, Streamed::Whole("the frame rates differ"));
+        // A bad value in B's last batch: the reader's error, not a diff.
+        let bad = clip(1300, 30.0, 0.0, (0, 1.0));
+        let bad = {
+            let mut lines: Vec<&str> = bad.lines().collect();
+            let at = lines.len() - 3;
+            let broken = format!("{} nope", lines[at]);
+            lines[at] = &broken;
+            lines.join("\n")
+        };
+        let ra = read.frame_reader_slice(a.as_bytes()).unwrap();
+        let rb = read.frame_reader_slice(bad.as_bytes()).unwrap();
+        assert!(diff_stream_in(ra, rb, &DiffOptions::default(), None, |_, _| {}, 1).is_err());
+        assert!(Bvh::parse(&bad).is_err());
+    }
 
     #[test]
     fn procrustes_recovers_a_similarity() {

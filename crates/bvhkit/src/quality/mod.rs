@@ -52,7 +52,9 @@ use std::fmt;
 
 use glam::DVec3;
 
-pub use self::diff::{Diff, DiffOptions, JointDiff, Similarity, diff, procrustes};
+pub use self::diff::{
+    Diff, DiffOptions, JointDiff, Similarity, Streamed, diff, diff_stream, procrustes,
+};
 pub use self::feet::Foot;
 pub use self::stats::runs;
 pub use self::stream::LintStream;

@@ -296,6 +296,36 @@ mod tests {
     }
 
     #[test]
+    fn the_search_releases_what_it_counted_a_window_at_a_time() {
+        // A motion of two windows and a part: the line ends counted per
+        // piece as in one go, the searched ends reported in order, and the
+        // frames the same as without releasing.
+        let line = "\n1.5 -2 30.25";
+        let n = (2 * RELEASE_WINDOW + 3 * LINE_PIECE) / line.len() + 1;
+        let body = line.repeat(n);
+        let text = file(n, &body);
+        let data = &body.as_bytes()[1..];
+        let searched = std::sync::Mutex::new(Vec::new());
+        let counts = piece_line_ends(data, |k| searched.lock().unwrap().push(k));
+        let plain: Vec<usize> =
+            data.chunks(LINE_PIECE).map(|p| memchr::memchr_iter(b'\n', p).count()).collect();
+        assert_eq!(counts, plain);
+        assert_eq!(*searched.lock().unwrap(), [RELEASE_WINDOW, 2 * RELEASE_WINDOW, data.len()]);
+        let frames = [0, n / 3, n - 1];
+        let released = std::sync::Mutex::new(Vec::new());
+        let o = ReadOptions::new();
+        let release = |k: usize| released.lock().unwrap().push(k);
+        let got = o.sample_frames_releasing(&text, &frames, &release).unwrap();
+        assert_eq!(got, o.sample_frames(&text, &frames).unwrap());
+        assert_eq!(got.unwrap()[..3], [1.5, -2.0, 30.25]);
+        // Offsets of the file, from the motion's first line end (where
+        // the header's reader stops) to the file's last byte.
+        let released = released.into_inner().unwrap();
+        let start = text.len() - body.len();
+        assert_eq!(released, [start + RELEASE_WINDOW, start + 2 * RELEASE_WINDOW, text.len()]);
+    }
+
+    #[test]
     fn lines_are_read_as_the_reader_reads_them() {
         let plain = "\n1 2 3\n4.5 -6.25 7\n8 9 10.125\n";
         for body in [

@@ -13,12 +13,19 @@
 //!
 //! `-o OUT.parquet`/`OUT.npz` is handed to `export_dataset.rs` (its other flags
 //! are `DatasetArgs`, flattened into the export arguments; `--up` is shared):
-//! every input into one dataset through `bvhkit-dataset`, a window of files
-//! parsed on all cores (and, for NPZ, computed) while the previous window is
-//! written in order (`rayon::join`; a Parquet table computes each file's
-//! features as it writes it, `ParquetWriter::write_bvh`), broken files reported
-//! and skipped, a summary, both outputs through `AtomicFile`, the table through
-//! `io::WriteBehind`.
+//! every input into one dataset through `bvhkit-dataset`. Each file is a task
+//! of its own on the command's pool, in input order (parsed, and a Parquet
+//! clip of one row group computed and encoded, `Preparer::prepare`; an NPZ's
+//! clip computed), at most `AHEAD_FILES` a thread and `AHEAD_BYTES` of input
+//! ahead of a writer thread that takes them in order: a prepared clip it
+//! copies itself into the table's blocks (`ParquetWriter::write_prepared`
+//! into a `BlockWriter`, whose threads copy the blocks into the file), so
+//! the pool's threads go on with the next files; a long clip (computed a
+//! row group at a time as it is written, `ParquetWriter::write_bvh`) or an
+//! NPZ's clip it writes on the pool. Broken files are reported and skipped.
+//! At the end both outputs are staged (`AtomicFile`) and renamed back to
+//! back, the replaced files held open through the renames and released
+//! afterwards on a thread of their own (`Staged::publish_keeping_old`).
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};

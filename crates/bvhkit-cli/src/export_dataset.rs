@@ -13,12 +13,19 @@
 //!
 //! `-o OUT.parquet`/`OUT.npz` is handed to `export_dataset.rs` (its other flags
 //! are `DatasetArgs`, flattened into the export arguments; `--up` is shared):
-//! every input into one dataset through `bvhkit-dataset`, a window of files
-//! parsed on all cores (and, for NPZ, computed) while the previous window is
-//! written in order (`rayon::join`; a Parquet table computes each file's
-//! features as it writes it, `ParquetWriter::write_bvh`), broken files reported
-//! and skipped, a summary, both outputs through `AtomicFile`, the table through
-//! `io::WriteBehind`.
+//! every input into one dataset through `bvhkit-dataset`. Each file is a task
+//! of its own on the command's pool, in input order (parsed, and a Parquet
+//! clip of one row group computed and encoded, `Preparer::prepare`; an NPZ's
+//! clip computed), at most `AHEAD_FILES` a thread and `AHEAD_BYTES` of input
+//! ahead of a writer thread that takes them in order: a prepared clip it
+//! copies itself into the table's blocks (`ParquetWriter::write_prepared`
+//! into a `BlockWriter`, whose threads copy the blocks into the file), so
+//! the pool's threads go on with the next files; a long clip (computed a
+//! row group at a time as it is written, `ParquetWriter::write_bvh`) or an
+//! NPZ's clip it writes on the pool. Broken files are reported and skipped.
+//! At the end both outputs are staged (`AtomicFile`) and renamed back to
+//! back, the replaced files held open through the renames and released
+//! afterwards on a thread of their own (`Staged::publish_keeping_old`).
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -385,15 +392,26 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                         p = changed.wait(p).unwrap_or_else(|e| e.into_inner());
                     }
                     drop(p);
-                    let n = ready.len();
-                    let mut ready = Some(ready);
-                    on_pool(&mut || {
-                        let r = ready.take().unwrap_or_default();
-                        write(r, &mut sink, &mut stats, &mut skipped)
-                    })?;
-                    next += n;
-                    lock(&progress).0 = next;
-                    changed.notify_all();
+                    for r in ready {
+                        // A prepared clip (or a file that failed) is only
+                        // copied: here, on this thread, so that both
+                        // cores go on parsing and encoding the files
+                        // after it meanwhile. A clip computed as it is
+                        // written (a long clip, an NPZ's) needs the pool.
+                        if matches!(r, Ok(Done { item: Item::Prepared(_), .. }) | Err(_)) {
+                            write(vec![r], &mut sink, &mut stats, &mut skipped)?;
+                        } else {
+                            let mut r = Some(vec![r]);
+                            on_pool(&mut || {
+                                let r = r.take().unwrap_or_default();
+                                write(r, &mut sink, &mut stats, &mut skipped)
+                            })?;
+                        }
+                        // Each file written makes room for one more ahead.
+                        next += 1;
+                        lock(&progress).0 = next;
+                        changed.notify_all();
+                    }
                 }
                 Ok(())
             })();
@@ -452,15 +470,17 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
     let finished = match sink {
         Sink::Parquet(w) => (|| -> Result<()> {
             let (mut w, skeletons) = (*w).finish()?;
-            // Every block written (the writer threads end with `w`).
-            w.flush()?;
-            drop(w);
-            // The table's last bytes reach the disk on another thread while
-            // the skeleton table is written (`commit` syncs again: nothing
-            // is left then).
+            // The table's last blocks are written, and its bytes reach the
+            // disk, on another thread while the skeleton table is written
+            // (`commit` syncs again: nothing is left then).
             let table = main.file().try_clone()?;
             let synced = std::thread::scope(|s| -> Result<()> {
-                let sync = s.spawn(move || table.sync_all());
+                let sync = s.spawn(move || {
+                    // Every block written (the writer threads end with `w`).
+                    w.flush()?;
+                    drop(w);
+                    table.sync_all()
+                });
                 let mut sk = AtomicFile::create(&skeleton_target)?;
                 let f = sk.file().try_clone()?;
                 skeletons.write(BufWriter::new(f))?.flush()?;
@@ -471,8 +491,16 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                 // written or synced between them, and a failure before them
                 // leaves both old files.
                 let (sk, table) = (sk.stage()?, main.stage()?);
-                sk.publish()?;
-                table.publish()?;
+                // The replaced files are kept open through the renames, so
+                // that neither rename frees the old file's pages (0.1 s for
+                // a table of 500 MB): the renames are microseconds apart.
+                let old_skeleton = sk.publish_keeping_old()?;
+                pause_between_renames();
+                let old_table = table.publish_keeping_old()?;
+                // The old files are released on a thread of their own,
+                // while this one frees the command's memory and exits (the
+                // process ends when both are done).
+                std::thread::spawn(move || drop((old_table, old_skeleton)));
                 Ok(())
             });
             synced?;
@@ -510,6 +538,19 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
     // Written, but with inputs left out: 1 (a folder walk's skipped path
     // makes it 2 in main, as for every command).
     Ok(if skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Debug builds only: sleeps between the two renames of a Parquet pair
+/// for the milliseconds `BVHKIT_TEST_PAUSE_BETWEEN_RENAMES_MS` says, so
+/// that a test can kill the command there (`tests/cli/dataset_outputs.rs`).
+fn pause_between_renames() {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("BVHKIT_TEST_PAUSE_BETWEEN_RENAMES_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 #[derive(Default)]

@@ -408,3 +408,26 @@ fn same_file_tells_one_file_by_any_name() {
     assert!(!crate::same_file(&a, &d.join("missing.bvh")));
     assert!(!crate::same_file(&d.join("missing.bvh"), &d.join("missing.bvh")));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_publish_keeping_the_old_file_hands_it_back_unlinked_and_whole() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("out.parquet");
+    // No file to replace: nothing to hand back.
+    let mut a = AtomicFile::create(&target).unwrap();
+    a.file().write_all(b"first").unwrap();
+    assert!(a.stage().unwrap().publish_keeping_old().unwrap().is_none());
+    let first = std::fs::metadata(&target).unwrap();
+    // A file replaced: handed back, the very file (no name left, its size
+    // as it was) while the target holds the new bytes.
+    let mut a = AtomicFile::create(&target).unwrap();
+    a.file().write_all(b"the second file").unwrap();
+    let old = a.stage().unwrap().publish_keeping_old().unwrap().expect("the old file");
+    let m = old.metadata().unwrap();
+    assert_eq!((m.ino(), m.dev(), m.len(), m.nlink()), (first.ino(), first.dev(), 5, 0));
+    assert_eq!(std::fs::read(&target).unwrap(), b"the second file");
+    drop(old);
+    assert_eq!(names(dir.path()), ["out.parquet"]);
+}

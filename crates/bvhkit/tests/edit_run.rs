@@ -261,16 +261,23 @@ fn long_clip(frames: usize) -> Vec<u8> {
 }
 
 #[test]
-fn a_stream_releases_the_bytes_behind_it_only_after_the_lookahead_and_in_order() {
+fn a_stream_releases_the_bytes_behind_each_read_in_order() {
     let bytes = long_clip(300_000);
+    let motion = bytes.windows(6).position(|w| w == b"MOTION").unwrap();
+    // (name, steps, whether a look at the frames before the stream
+    // releases what it read).
     let edits = [
-        ("order", vec![Step::Order(RotationOrder::XYZ)]),
+        ("order", vec![Step::Order(RotationOrder::XYZ)], false),
         // A first pass over every frame (the unit guess behind a map).
-        ("units", vec![Step::Order(RotationOrder::YXZ), Step::Units(Units::Metres)]),
-        // The carrier and first frame, looked at first.
-        ("root", vec![Step::InPlaceRoot, Step::Scale(2.0)]),
+        ("units", vec![Step::Order(RotationOrder::YXZ), Step::Units(Units::Metres)], false),
+        // The carrier and first frame, looked at first, and the up axis
+        // of the root's motion on sampled lines (below).
+        ("root", vec![Step::InPlaceRoot, Step::Scale(2.0)], true),
+        // The unit guess on sampled lines, found by a search for line
+        // ends over the whole motion, which releases what it searched.
+        ("sampled units", vec![Step::Units(Units::Metres)], true),
     ];
-    for (name, steps) in edits {
+    for (name, steps, searches) in edits {
         let edit = Edit::new(steps, Settings::default());
         let mut plain = Mem::default();
         let notes = edit.run_bytes(&bytes, &mut plain).unwrap();
@@ -284,25 +291,38 @@ fn a_stream_releases_the_bytes_behind_it_only_after_the_lookahead_and_in_order()
         assert!(out.mem.text == plain.text, "{name}: bytes differ");
         assert_eq!(released_notes, notes, "{name}");
         let log = log.lock().unwrap();
-        // Nothing released before the body began (after every look at the
-        // frames, which reads the input again from the start).
-        assert_eq!(log.first(), Some(&Event::Begin), "{name}: {:?}", &log[..2]);
-        let offsets: Vec<usize> = log[1..]
-            .iter()
-            .map(|e| match e {
-                Event::Release(n) => *n,
-                Event::Begin => panic!("{name}: a second begin"),
-            })
-            .collect();
-        // As the stream goes (a batch at a time), increasing, up to the end.
-        assert!(offsets.len() >= 3, "{name}: {offsets:?}");
-        assert!(offsets.windows(2).all(|w| w[0] <= w[1]), "{name}: {offsets:?}");
-        assert!(offsets[0] < bytes.len() / 2, "{name}: {offsets:?}");
-        assert_eq!(offsets.last(), Some(&bytes.len()), "{name}");
+        let begin = log.iter().position(|e| *e == Event::Begin).expect("the body began");
+        let offsets = |events: &[Event]| -> Vec<usize> {
+            events
+                .iter()
+                .map(|e| match e {
+                    Event::Release(n) => *n,
+                    Event::Begin => panic!("{name}: a second begin"),
+                })
+                .collect()
+        };
+        let (search, pass) = (offsets(&log[..begin]), offsets(&log[begin + 1..]));
+        if searches {
+            // The search, a window at a time, increasing, over the motion
+            // to its last value; every offset past the header.
+            assert!(search.len() >= 2, "{name}: {search:?}");
+            assert!(search.windows(2).all(|w| w[0] < w[1]), "{name}: {search:?}");
+            assert!(search[0] > motion, "{name}: {search:?}");
+            assert_eq!(search.last(), Some(&(bytes.len() - 1)), "{name}: to the last value");
+        } else {
+            // Nothing released before the body began (after every look at
+            // the frames, which reads the input again from the start).
+            assert!(search.is_empty(), "{name}: {search:?}");
+        }
+        // The real pass: as the stream goes (a batch at a time), from the
+        // start again, increasing, up to the end.
+        assert!(pass.len() >= 3, "{name}: {pass:?}");
+        assert!(pass.windows(2).all(|w| w[0] <= w[1]), "{name}: {pass:?}");
+        assert!(pass[0] < bytes.len() / 2, "{name}: {pass:?}");
+        assert_eq!(pass.last(), Some(&bytes.len()), "{name}");
         // Each offset is past the header and after a separator: no number
         // is cut, the values before it were parsed whole.
-        let motion = bytes.windows(6).position(|w| w == b"MOTION").unwrap();
-        for &n in &offsets[..offsets.len() - 1] {
+        for &n in &pass[..pass.len() - 1] {
             assert!(n > motion && bytes[n - 1].is_ascii_whitespace(), "{name}: {n}");
         }
     }

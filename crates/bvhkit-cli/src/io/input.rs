@@ -153,7 +153,8 @@ pub(super) fn map_regular(file: &File, len: u64, populate: bool) -> Option<memma
 
 /// Drops the pages of `map` before byte `upto` (rounded down to a page)
 /// from this process's memory, beyond those of an earlier call (`*done`,
-/// moved on): a stream over a mapped file that will never read them again
+/// moved on; an `upto` below it starts another read of the map, from its
+/// start): a stream over a mapped file that will not read them again
 /// then holds a constant number of pages, however large the file
 /// (`Edit::stream_bytes_releasing`). Best effort: an error leaves the
 /// pages mapped.
@@ -164,6 +165,11 @@ pub(crate) fn release_pages(map: &memmap2::Mmap, upto: usize, done: &mut usize) 
     // on the usual systems (16 KiB on Apple silicon, 4 KiB elsewhere):
     // the page holding `upto` is still being read.
     let end = upto.min(map.len()) / (4 * PAGE) * (4 * PAGE);
+    if end < *done {
+        // Another read from the start (the real pass after the search for
+        // sampled lines): its pages are mapped again from the first.
+        *done = 0;
+    }
     if end <= *done {
         return;
     }
@@ -174,9 +180,10 @@ pub(crate) fn release_pages(map: &memmap2::Mmap, upto: usize, done: &mut usize) 
     // file mappings are repopulated from the underlying file), so no byte
     // the `&[u8]` over the map shows changes (as with any map, unless
     // another process changes the file: see `map_regular`). The caller
-    // releases only what its stream will not read again, and maps the
-    // file anew before reading it whole after a stream gave up, so not
-    // even that re-read happens.
+    // releases only what its current read will not read again (a page the
+    // real pass reads after the search for sampled lines released it is
+    // mapped again, from the page cache), and maps the file anew before
+    // reading it whole after a stream gave up.
     #[allow(unsafe_code)]
     let _ = unsafe {
         map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, *done, end - *done)

@@ -3,7 +3,7 @@
 //! a dangling link to a missing folder is refused as for every output.
 use std::path::Path;
 
-use super::{fixture, fx, run, run_ok, stderr};
+use super::{bvh, fixture, fx, run, run_ok, stderr};
 
 fn bytes(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap()
@@ -48,6 +48,70 @@ fn a_parquet_pair_is_replaced_whole_or_not_at_all() {
     assert_ne!(bytes(&skel), skeleton);
     let left = bvhkit_testdata::file_names(d);
     assert!(left.iter().all(|n| !n.starts_with(".bvh-")), "temporary files left: {left:?}");
+}
+
+/// The `bvhkit.pair` id in a Parquet file's key-value metadata: the 32 hex
+/// digits after the key (the footer's strings are stored as they are).
+fn pair_id(file: &[u8]) -> String {
+    let key = b"bvhkit.pair";
+    let at =
+        file.windows(key.len()).rposition(|w| w == key).expect("a bvhkit.pair key") + key.len();
+    let rest = &file[at..];
+    let from = rest.iter().position(u8::is_ascii_hexdigit).expect("a value after the key");
+    let id = &rest[from..from + 32];
+    assert!(id.iter().all(u8::is_ascii_hexdigit), "{}", String::from_utf8_lossy(id));
+    String::from_utf8(id.to_vec()).unwrap()
+}
+
+/// A `kill -9` between the two renames (held there by the debug builds'
+/// `BVHKIT_TEST_PAUSE_BETWEEN_RENAMES_MS`) leaves the new skeleton table
+/// beside the old table, which their `bvhkit.pair` ids tell apart, and the
+/// new table complete under its temporary name; the writer threads are
+/// done by then.
+#[cfg(all(unix, debug_assertions))]
+#[test]
+fn a_kill_between_the_parquet_renames_leaves_a_pair_the_ids_tell_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (out, skel) = (d.join("x.parquet"), d.join("x.skeleton.parquet"));
+    let o = out.to_str().unwrap();
+    run_ok(&["export", &fx("two_roots.bvh"), "-o", o]);
+    let (old_table, old_skel) = (bytes(&out), bytes(&skel));
+    assert_eq!(pair_id(&old_table), pair_id(&old_skel), "a pair written whole");
+    // What the interrupted export writes, complete (elsewhere).
+    let fresh = tempfile::tempdir().unwrap();
+    let f = fresh.path().join("x.parquet");
+    run_ok(&["export", &fx("crlf.bvh"), "-o", f.to_str().unwrap()]);
+    let (new_table, new_skel) = (bytes(&f), bytes(&fresh.path().join("x.skeleton.parquet")));
+    assert_ne!(pair_id(&new_table), pair_id(&old_table));
+    let mut child = bvh()
+        .args(["export", &fx("crlf.bvh"), "-o", o])
+        .env("BVHKIT_TEST_PAUSE_BETWEEN_RENAMES_MS", "60000")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The skeleton table's rename is the first: wait for it.
+    let start = std::time::Instant::now();
+    while bytes(&skel) != new_skel {
+        assert!(child.try_wait().unwrap().is_none(), "the export ended before the kill");
+        assert!(start.elapsed().as_secs() < 60, "the skeleton table was never replaced");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    // The new skeleton table beside the old table: the ids differ.
+    assert_eq!(bytes(&out), old_table, "the table is the old one");
+    assert_ne!(pair_id(&bytes(&out)), pair_id(&bytes(&skel)), "the mismatch shows");
+    // The new table is whole under its temporary name, nothing else.
+    let left = bvhkit_testdata::file_names(d);
+    let temps: Vec<&String> = left.iter().filter(|n| n.starts_with(".bvh-")).collect();
+    assert_eq!(left.len(), 3, "{left:?}");
+    assert_eq!(temps.len(), 1, "{left:?}");
+    assert!(bytes(&d.join(temps[0])) == new_table, "the staged table is the new table");
+    // Renaming it into place completes the pair.
+    std::fs::rename(d.join(temps[0]), &out).unwrap();
+    assert_eq!(pair_id(&bytes(&out)), pair_id(&bytes(&skel)));
 }
 
 #[cfg(unix)]

@@ -348,15 +348,20 @@ impl Edit {
     }
 
     /// [`Edit::stream_bytes`], calling `release(n)` as the stream goes: the
-    /// stream will never read `bytes[..n]` again. The calls come only in the
-    /// real pass, after every step has looked at the frames it must (which
-    /// reads `bytes` again from the start), with offsets that never
-    /// decrease, the last one `bytes.len()` when the stream read to the
-    /// end. A caller holding a mapped file may drop those pages from its
-    /// memory (so a stream's memory stays constant however large the
-    /// file). On [`EditError::GaveUp`] the whole clip must decide, and
-    /// reading the whole clip reads every byte again: the caller gets the
-    /// bytes again (maps the file anew) before that.
+    /// stream will not read `bytes[..n]` again in this read of them. A read
+    /// is the search for the sampled lines of a step that looks at frames
+    /// first (`--up`, `--units` without a source unit), which needs only a
+    /// few of the lines it searched afterwards, then the real pass, which
+    /// reads `bytes` from the start again: within a read the offsets never
+    /// decrease, and an offset below the one before starts the next read
+    /// (the pages before it were read again). The real pass's last call is
+    /// `bytes.len()` when the stream read to the end. A caller holding a
+    /// private read-only map of a file may drop those pages from its memory
+    /// (a page read again is mapped again from the file, with the same
+    /// bytes), so a stream's memory stays constant however large the file.
+    /// On [`EditError::GaveUp`] the whole clip must decide, and reading the
+    /// whole clip reads every byte again: the caller gets the bytes again
+    /// (maps the file anew) before that.
     pub fn stream_bytes_releasing<O: Output>(
         &self,
         bytes: &[u8],
@@ -376,7 +381,17 @@ impl Edit {
     ) -> Result<Vec<Note>, EditError<O::Error>> {
         let opts = self.read_options();
         let rdr = opts.frame_reader_slice(bytes).map_err(EditError::Read)?;
-        stream::run(self, rdr, Some(lookahead::Lookahead { opts: &opts, bytes }), out, release)
+        // One caller of `release` at a time: the sampled lines' search and
+        // the real pass come one after the other.
+        let release = release.map(std::sync::Mutex::new);
+        let call = |n: usize| {
+            if let Some(r) = &release {
+                (r.lock().unwrap_or_else(std::sync::PoisonError::into_inner))(n);
+            }
+        };
+        let release: Option<&(dyn Fn(usize) + Sync)> = release.as_ref().map(|_| &call as _);
+        let again = lookahead::Lookahead { opts: &opts, bytes, release };
+        stream::run(self, rdr, Some(again), out, release)
     }
 
     /// Streams what `r` gives into `out`, reading it once:

@@ -74,17 +74,50 @@ impl ReadOptions {
     /// # Ok::<(), bvhkit::Error>(())
     /// ```
     pub fn sample_frames(&self, bytes: &[u8], frames: &[usize]) -> Result<Option<Vec<f64>>> {
+        self.sample_frames_as(bytes, frames, None)
+    }
+
+    /// [`ReadOptions::sample_frames`], calling `release(n)` as the search
+    /// for line ends goes (every 8 MiB of the motion, offsets
+    /// increasing): it will not read `bytes[..n]` again but for the few
+    /// chosen lines. A caller holding a mapped file may drop those pages
+    /// from its memory (a private read-only map gives the same bytes when
+    /// a page is read again), so that the search holds a window of the
+    /// text, not the whole text, in memory.
+    ///
+    /// # Errors
+    /// As [`ReadOptions::sample_frames`].
+    pub fn sample_frames_releasing(
+        &self,
+        bytes: &[u8],
+        frames: &[usize],
+        release: &(dyn Fn(usize) + Sync),
+    ) -> Result<Option<Vec<f64>>> {
+        self.sample_frames_as(bytes, frames, Some(release))
+    }
+
+    fn sample_frames_as(
+        &self,
+        bytes: &[u8],
+        frames: &[usize],
+        release: Option<&(dyn Fn(usize) + Sync)>,
+    ) -> Result<Option<Vec<f64>>> {
         let header = match HeaderParser::new(bytes, true, self.lenient).parse() {
             Ok(h) => h,
             Err(Stop::Fatal(e)) => return Err(e),
             Err(Stop::NeedMore) => unreachable!("complete input never needs more"),
         };
-        Ok(sample(bytes, &header, frames))
+        Ok(sample(bytes, &header, frames, release))
     }
 }
 
 /// [`ReadOptions::sample_frames`] once the header is read.
-fn sample(bytes: &[u8], header: &Header, frames: &[usize]) -> Option<Vec<f64>> {
+fn sample(
+    bytes: &[u8],
+    header: &Header,
+    frames: &[usize],
+    release: Option<&(dyn Fn(usize) + Sync)>,
+) -> Option<Vec<f64>> {
     let channels = header.skeleton.n_channels();
     let (declared, _) = header.frames_declared?;
     if channels == 0 || frames.windows(2).any(|w| w[0] > w[1]) {
@@ -101,7 +134,11 @@ fn sample(bytes: &[u8], header: &Header, frames: &[usize]) -> Option<Vec<f64>> {
     let skip = usize::from(data[..first_end].iter().all(|&b| is_space(b)));
     // The line ends of each piece of the motion, counted (on the pool for
     // a large text); line `k` starts after the `k`th line end.
-    let counts = piece_line_ends(data);
+    let counts = piece_line_ends(data, |n| {
+        if let Some(release) = release {
+            release(start + n);
+        }
+    });
     let ends: usize = counts.iter().sum();
     let lines = ends + 1 - skip;
     if lines as u64 != declared {
@@ -141,17 +178,30 @@ fn sample(bytes: &[u8], header: &Header, frames: &[usize]) -> Option<Vec<f64>> {
 /// ([`piece_line_ends`]).
 const LINE_PIECE: usize = 256 << 10;
 
+/// Bytes of the motion searched for line ends before the bytes searched
+/// are released ([`ReadOptions::sample_frames_releasing`]): 32 pieces.
+const RELEASE_WINDOW: usize = 32 * LINE_PIECE;
+
 /// The number of line ends (`\n`) in each [`LINE_PIECE`] of `data`, on
 /// rayon's pool (with the `parallel` feature) when there are several: a
-/// chosen line is then looked for in its own piece only.
-fn piece_line_ends(data: &[u8]) -> Vec<usize> {
+/// chosen line is then looked for in its own piece only. `searched(n)` is
+/// called after each [`RELEASE_WINDOW`] of `data` with the end of the
+/// bytes searched so far (the last call with `data.len()`).
+fn piece_line_ends(data: &[u8], searched: impl Fn(usize)) -> Vec<usize> {
     let count = |piece: &[u8]| memchr::memchr_iter(b'\n', piece).count();
-    #[cfg(feature = "parallel")]
-    if data.len() > 2 * LINE_PIECE {
-        use rayon::prelude::*;
-        return data.par_chunks(LINE_PIECE).map(count).collect();
+    let mut counts = Vec::with_capacity(data.len().div_ceil(LINE_PIECE));
+    for (k, window) in data.chunks(RELEASE_WINDOW).enumerate() {
+        #[cfg(feature = "parallel")]
+        if window.len() > 2 * LINE_PIECE {
+            use rayon::prelude::*;
+            counts.par_extend(window.par_chunks(LINE_PIECE).map(count));
+            searched(k * RELEASE_WINDOW + window.len());
+            continue;
+        }
+        counts.extend(window.chunks(LINE_PIECE).map(count));
+        searched(k * RELEASE_WINDOW + window.len());
     }
-    data.chunks(LINE_PIECE).map(count).collect()
+    counts
 }
 
 /// Appends the values of the line `bytes[from..to]` (its `\n` excluded) to
@@ -230,7 +280,7 @@ mod tests {
         }
         let n = k as usize;
         let text = file(n, &body);
-        assert!(piece_line_ends(&body.as_bytes()[1..]).len() > 2, "several pieces");
+        assert!(piece_line_ends(&body.as_bytes()[1..], |_| {}).len() > 2, "several pieces");
         // The frames whose lines meet each piece edge, and some others.
         let mut frames = vec![0, 1, n / 2, n - 2, n - 1];
         for edge in (1..=5).map(|p| p * LINE_PIECE) {
@@ -243,6 +293,36 @@ mod tests {
         // One line more than declared: no answer.
         assert_eq!(sampled(&file(n - 1, &body), &[0]), None);
         assert_eq!(sampled(&text, &[n]), None, "a frame past the last line");
+    }
+
+    #[test]
+    fn the_search_releases_what_it_counted_a_window_at_a_time() {
+        // A motion of two windows and a part: the line ends counted per
+        // piece as in one go, the searched ends reported in order, and the
+        // frames the same as without releasing.
+        let line = "\n1.5 -2 30.25";
+        let n = (2 * RELEASE_WINDOW + 3 * LINE_PIECE) / line.len() + 1;
+        let body = line.repeat(n);
+        let text = file(n, &body);
+        let data = &body.as_bytes()[1..];
+        let searched = std::sync::Mutex::new(Vec::new());
+        let counts = piece_line_ends(data, |k| searched.lock().unwrap().push(k));
+        let plain: Vec<usize> =
+            data.chunks(LINE_PIECE).map(|p| memchr::memchr_iter(b'\n', p).count()).collect();
+        assert_eq!(counts, plain);
+        assert_eq!(*searched.lock().unwrap(), [RELEASE_WINDOW, 2 * RELEASE_WINDOW, data.len()]);
+        let frames = [0, n / 3, n - 1];
+        let released = std::sync::Mutex::new(Vec::new());
+        let o = ReadOptions::new();
+        let release = |k: usize| released.lock().unwrap().push(k);
+        let got = o.sample_frames_releasing(&text, &frames, &release).unwrap();
+        assert_eq!(got, o.sample_frames(&text, &frames).unwrap());
+        assert_eq!(got.unwrap()[..3], [1.5, -2.0, 30.25]);
+        // Offsets of the file, from the motion's first line end (where
+        // the header's reader stops) to the file's last byte.
+        let released = released.into_inner().unwrap();
+        let start = text.len() - body.len();
+        assert_eq!(released, [start + RELEASE_WINDOW, start + 2 * RELEASE_WINDOW, text.len()]);
     }
 
     #[test]

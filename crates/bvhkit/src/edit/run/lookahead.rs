@@ -41,6 +41,10 @@ pub const BATCH_VALUES: usize = 256 * 1024;
 pub(super) struct Lookahead<'a> {
     pub(super) opts: &'a ReadOptions,
     pub(super) bytes: &'a [u8],
+    /// Called as the search for sampled lines goes over `bytes`
+    /// ([`Sample::read_releasing`]), when the caller may drop what it
+    /// searched (`Edit::stream_bytes_releasing`).
+    pub(super) release: Option<&'a (dyn Fn(usize) + Sync)>,
 }
 
 impl Lookahead<'_> {
@@ -136,7 +140,7 @@ impl Lookahead<'_> {
         if skel.n_channels() != n_in {
             return Ok(None);
         }
-        Sample::read(self.opts, self.bytes, frames, n_in, expected)
+        Sample::read_releasing(self.opts, self.bytes, frames, n_in, expected, self.release)
     }
 
     /// The portable map of the frames as they leave `steps` (frames of

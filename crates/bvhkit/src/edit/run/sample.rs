@@ -44,10 +44,27 @@ impl Sample {
         width: usize,
         expected: usize,
     ) -> Result<Option<Sample>> {
+        Self::read_releasing(opts, bytes, frames, width, expected, None)
+    }
+
+    /// [`Sample::read`], calling `release` as the search for the lines
+    /// goes when it is given ([`ReadOptions::sample_frames_releasing`]).
+    pub fn read_releasing(
+        opts: &ReadOptions,
+        bytes: &[u8],
+        frames: Vec<usize>,
+        width: usize,
+        expected: usize,
+        release: Option<&(dyn Fn(usize) + Sync)>,
+    ) -> Result<Option<Sample>> {
         if width == 0 {
             return Ok(None);
         }
-        let Some(values) = opts.sample_frames(bytes, &frames)? else {
+        let values = match release {
+            Some(release) => opts.sample_frames_releasing(bytes, &frames, release)?,
+            None => opts.sample_frames(bytes, &frames)?,
+        };
+        let Some(values) = values else {
             return Ok(None);
         };
         Ok(Some(Sample { frames, values, width, expected }))

@@ -291,15 +291,16 @@ fn build<E>(
 /// Runs `edit` frame by frame over `rdr` into `out`; `again` reads the
 /// input again from the start for the steps that look at frames first
 /// (`None`: they give up). `release`, when given, is called after each
-/// batch of the real pass (never during the steps' look at frames, which
-/// reads the input again from the start) with the offset of the input
-/// before which the pass will never read again, increasing.
+/// batch of the real pass with the offset of the input before which the
+/// pass will never read again, increasing (the search for sampled lines
+/// before it calls it too, through `again`: see
+/// `Edit::stream_bytes_releasing`).
 pub(super) fn run<R: FrameSource + Send, O: Output>(
     edit: &Edit,
     mut rdr: FrameReader<R>,
     again: Option<Lookahead<'_>>,
     out: &mut O,
-    mut release: Option<&mut (dyn FnMut(usize) + Send)>,
+    release: Option<&(dyn Fn(usize) + Sync)>,
 ) -> Result<Vec<Note>, EditError<O::Error>> {
     let n_in = rdr.skeleton().n_channels();
     let declared = rdr.frames_declared();
@@ -350,7 +351,7 @@ pub(super) fn run<R: FrameSource + Send, O: Output>(
             }
             n_out += left.count;
             // The batch's values are parsed: its bytes are never read again.
-            if let Some(release) = release.as_mut() {
+            if let Some(release) = release {
                 release(consumed);
             }
             Ok::<bool, EditError<O::Error>>(left.more)

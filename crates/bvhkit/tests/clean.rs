@@ -430,26 +430,27 @@ fn lock_clips() -> Vec<(String, Bvh)> {
 }
 
 /// The issue's bounds of foot locking that hold on every clip of
-/// [`LOCK_CLIPS`] (see [`check_locked`]): pins, the feet's speed in contact,
-/// the rest of the body, continuity.
+/// [`LOCK_CLIPS`] (see [`check_locked`]): the skating ratio at ground 0,
+/// pins, the feet's speed in contact, the rest of the body, continuity.
 #[test]
 fn foot_locking_meets_the_issue_bounds() {
     assert_bounds(lock_corpus(), false);
     assert_bounds(lock_made(), false);
 }
 
-/// Every bound of the issue, not met yet: the GMD skating ratio at ground
-/// 0 stays above 0.01 where the input's is (Xia 0.34, CMU 16_15 0.13,
-/// Rokoko 0.017: toes low and fast outside lint's contacts, which are slow
-/// by definition) and rises on the Bandai Namco kick (0.020 to 0.028) and
-/// the PyMO walk retargeted onto CMU (0.034 to 0.040); the knee turns up to
-/// 4.6 times its fastest before (PyMO 2.8, CMU 131_01 3.8; on the CMU walks
-/// 1.2 and 1.3 over every step, but 1.9 and 4.4 without the first step,
-/// the cgspeed conversions' first frame being another pose) where the
-/// captured foot jumps inside a span or a span ends with the leg stretched
-/// to its reach.
+/// Every bound of the issue, not met yet: the knee's angular speed stays
+/// above 1.5 times its fastest before on most clips (over every step /
+/// after the first: CMU 01_01 x1.20 / x1.87, CMU 12_01 x1.44 / x4.36, PyMO
+/// x3.02, Xia x4.01, CMU 16_15 x3.31, CMU 131_01 x3.79, Bandai Namco
+/// x1.68, Rokoko x2.26, SFU x1.96, CMU onto PyMO x1.33 / x1.77, PyMO onto
+/// CMU x4.09, the concat x1.20 / x1.87): the foot stops on its pin in one
+/// frame at a span's start where the captured foot still moves, a long span
+/// (CMU 131_01's 390 frames) holds a foot the capture moves under a hip that
+/// stretches the leg near its reach, and a lift between spans bends the
+/// knee at the swing's fastest. The skating ratio at ground 0 is met on
+/// every clip (0 after locking) and checked by the test above.
 #[test]
-#[ignore = "unmet: skate_ratio above 0.01 on 5 clips, knee up to x4.6 its fastest"]
+#[ignore = "unmet: knee angular speed up to x4.4 its fastest (Xia, PyMO, CMU 12_01, 16_15, 131_01, PyMO onto CMU, ...)"]
 fn foot_locking_meets_every_issue_bound() {
     assert_bounds(lock_corpus(), true);
     assert_bounds(lock_made(), true);
@@ -733,8 +734,8 @@ fn check_locked(
     bound(slide1 <= 0.1 * slide0, false, format!("speed in contact {slide0} -> {slide1}"));
     bound(pinned_miss <= 0.005, false, format!("a pinned foot is {pinned_miss} m off"));
     bound(others <= 0.001, false, format!("a joint outside the legs moved {others} m"));
+    bound(s1 <= 0.01 && s1 <= s0, false, format!("skate_ratio {s0} -> {s1}"));
     // Not met on every clip yet (see `foot_locking_meets_every_issue_bound`).
-    bound(s1 <= 0.01 && s1 <= s0, true, format!("skate_ratio {s0} -> {s1}"));
     bound(knee_ratio <= 1.5, true, format!("knee angular speed x{knee_ratio}"));
     bound(
         knee_strict <= 1.5,

@@ -89,6 +89,9 @@ pub const RAMP_SECONDS: f64 = 0.1;
 pub const MAX_RAMP_SECONDS: f64 = 1.0;
 /// Knee angular speed allowed after locking, times its fastest before.
 pub const KNEE_SPEED_FACTOR: f64 = 1.45;
+/// Outside the spans, the knee's bend changes per frame by at most this
+/// times the knee's fastest step before, less the captured step.
+pub const KNEE_BEND_FACTOR: f64 = 1.4;
 /// A contact point captured this far above its pin (metres) or less is put
 /// on it; higher, it keeps what it rises beyond this.
 pub const LIFT_METRES: f64 = 0.01;
@@ -516,6 +519,12 @@ pub(crate) fn lock(
         .collect();
 
     let lift = LIFT_METRES / mpu;
+    let mut pinned = vec![vec![false; n]; legs.len()];
+    for sp in &spans {
+        for x in &mut pinned[sp.leg][sp.s..=sp.e] {
+            *x = true;
+        }
+    }
     // The file's own floor: the height given to lint, else 0 when the feet
     // stand near it (floor-normalised data, GMD's), else lint's ground.
     let floor_m = match q.ground {
@@ -566,18 +575,16 @@ pub(crate) fn lock(
         for (f, d) in drop.iter_mut().enumerate() {
             *d *= env(f);
         }
-        // Solve every leg.
+        // Solve every leg, its knee's bend outside the spans limited in
+        // speed (`limit_bend`).
         unsolved = 0;
         solved = Vec::with_capacity(legs.len());
         for (li, t) in tracks.iter().enumerate() {
+            let goal = limit_bend(t, &targets[li], &drop, &pinned[li], u, knee_max[li]);
             let mut out: Vec<Solved> = vec![None; n];
             for f in 0..n {
                 let dv = u * drop[f];
-                let (target, qa) = match targets[li][f] {
-                    Some(x) => x,
-                    None if drop[f] > 0.0 => (t.a[f], t.qa[f]),
-                    None => continue,
-                };
+                let Some((target, qa)) = goal[f] else { continue };
                 let Some((d, r1, reached)) =
                     two_bone(t.h[f] - dv, t.k[f] - dv, t.a[f] - dv, target)
                 else {
@@ -901,6 +908,87 @@ fn effective_ramps(spans: &[&Span], range: &Range<usize>) -> Vec<(usize, usize)>
             (s.ramp_in.min(s.s - lo), s.ramp_out.min(hi - s.e))
         })
         .collect()
+}
+
+/// The targets of one leg (`None` where it keeps its capture; the ankle
+/// where only the hips go down) with the knee's bend limited in speed
+/// outside its spans: the change of the knee's angle that the IK makes
+/// (`θ₁ − θ₀`, the law of cosines' angle for the hip-to-target distance
+/// less the captured one) moves by at most [`KNEE_BEND_FACTOR`] times the
+/// knee's fastest step before, less the captured step, from frame to frame
+/// (at least a quarter of that); frames in spans and frames the lock does
+/// not touch are held, the others follow in passes forward and backward,
+/// and a frame whose bend changed gets its target moved to the distance
+/// from the hip that bend gives, at the target's height (the lift stays)
+/// where it can, else along the line from the hip.
+fn limit_bend(
+    t: &Track,
+    targets: &[Option<(DVec3, DQuat)>],
+    drop: &[f64],
+    pinned: &[bool],
+    u: DVec3,
+    knee_max: f64,
+) -> Vec<Option<(DVec3, DQuat)>> {
+    let n = t.p.len();
+    let mut goal: Vec<Option<(DVec3, DQuat)>> = (0..n)
+        .map(|f| match targets[f] {
+            Some(x) => Some(x),
+            None if drop[f] > 0.0 => Some((t.a[f], t.qa[f])),
+            None => None,
+        })
+        .collect();
+    if n < 3 || !(knee_max > 0.0) {
+        return goal;
+    }
+    let (l1, l2) = ((t.k[0] - t.h[0]).length(), (t.a[0] - t.k[0]).length());
+    if !(l1 > 0.0 && l2 > 0.0) {
+        return goal;
+    }
+    let bend = |d: f64| ((l1 * l1 + l2 * l2 - d * d) / (2.0 * l1 * l2)).clamp(-1.0, 1.0).acos();
+    let hip = |f: usize| t.h[f] - u * drop[f];
+    let captured: Vec<f64> = (0..n).map(|f| bend((t.a[f] - t.h[f]).length())).collect();
+    let want: Vec<f64> = (0..n)
+        .map(|f| goal[f].map_or(0.0, |(x, _)| bend((x - hip(f)).length()) - captured[f]))
+        .collect();
+    // Held: spans and the frames the lock does not touch.
+    let hard: Vec<bool> = (0..n).map(|f| goal[f].is_none() || pinned[f]).collect();
+    let limit = KNEE_BEND_FACTOR * knee_max;
+    let budget = |f: usize| (limit - t.lk[f].angle_between(t.lk[f - 1])).max(0.25 * limit);
+    let mut c = want.clone();
+    for _ in 0..3 {
+        for f in 1..n {
+            if !hard[f] {
+                let b = budget(f);
+                c[f] = c[f].clamp(c[f - 1] - b, c[f - 1] + b);
+            }
+        }
+        for f in (0..n - 1).rev() {
+            if !hard[f] {
+                let b = budget(f + 1);
+                c[f] = c[f].clamp(c[f + 1] - b, c[f + 1] + b);
+            }
+        }
+    }
+    for f in 0..n {
+        if (c[f] - want[f]).abs() <= 1e-12 {
+            continue;
+        }
+        if let Some((x, q)) = goal[f] {
+            let th = (captured[f] + c[f]).clamp(0.0, std::f64::consts::PI);
+            let d = (l1 * l1 + l2 * l2 - 2.0 * l1 * l2 * th.cos()).max(0.0).sqrt();
+            // At the target's height where that distance allows it (the
+            // lift keeps its effect), else along the line from the hip.
+            let v = x - hip(f);
+            let y = v.dot(u);
+            let across = (v - u * y).try_normalize();
+            if let (Some(dir), true) = (across, d >= y.abs()) {
+                goal[f] = Some((hip(f) + u * y + dir * (d * d - y * y).sqrt(), q));
+            } else if let Some(dir) = v.try_normalize() {
+                goal[f] = Some((hip(f) + dir * d, q));
+            }
+        }
+    }
+    goal
 }
 
 /// How far the hip at `h` must go down along `u` for a leg reaching `reach`

@@ -580,7 +580,8 @@ pub(crate) fn lock(
         unsolved = 0;
         solved = Vec::with_capacity(legs.len());
         for (li, t) in tracks.iter().enumerate() {
-            let goal = limit_bend(t, &targets[li], &drop, &pinned[li], u, knee_max[li]);
+            let has_toe = legs[li].point != legs[li].foot;
+            let goal = limit_bend(t, &targets[li], &drop, &pinned[li], u, knee_max[li], has_toe);
             let mut out: Vec<Solved> = vec![None; n];
             for f in 0..n {
                 let dv = u * drop[f];
@@ -928,6 +929,7 @@ fn limit_bend(
     pinned: &[bool],
     u: DVec3,
     knee_max: f64,
+    has_toe: bool,
 ) -> Vec<Option<(DVec3, DQuat)>> {
     let n = t.p.len();
     let mut goal: Vec<Option<(DVec3, DQuat)>> = (0..n)
@@ -950,42 +952,80 @@ fn limit_bend(
     let want: Vec<f64> = (0..n)
         .map(|f| goal[f].map_or(0.0, |(x, _)| bend((x - hip(f)).length()) - captured[f]))
         .collect();
-    // Held: spans and the frames the lock does not touch.
-    let hard: Vec<bool> = (0..n).map(|f| goal[f].is_none() || pinned[f]).collect();
+    // Each frame's range of that change: none where the lock does not
+    // touch; in a span (with a toe) what pitching the foot about its pinned
+    // toe by up to 30° gives, the toe staying on its pin; else free.
+    let reach = (l1 + l2) * (1.0 - 1e-9);
+    let toe_of = |f: usize, x: DVec3, q: DQuat| x - (q * t.qa[f].inverse()) * (t.a[f] - t.p[f]);
+    let range: Vec<(f64, f64)> = (0..n)
+        .map(|f| match goal[f] {
+            None => (0.0, 0.0),
+            Some(_) if pinned[f] && !has_toe => (want[f], want[f]),
+            Some((x, q)) if pinned[f] => {
+                let toe = toe_of(f, x, q);
+                let (rho, dd) = ((x - toe).length(), (toe - hip(f)).length());
+                let d0 = (x - hip(f)).length();
+                let lo = (dd - rho).abs().max(d0 - 0.5 * rho);
+                let hi = (dd + rho).min(d0 + 0.5 * rho).min(reach);
+                if lo > hi {
+                    (want[f], want[f])
+                } else {
+                    (bend(lo) - captured[f], bend(hi) - captured[f])
+                }
+            }
+            Some(_) => (f64::NEG_INFINITY, f64::INFINITY),
+        })
+        .collect();
     let limit = KNEE_BEND_FACTOR * knee_max;
     let budget = |f: usize| (limit - t.lk[f].angle_between(t.lk[f - 1])).max(0.25 * limit);
     let mut c = want.clone();
     for _ in 0..3 {
         for f in 1..n {
-            if !hard[f] {
-                let b = budget(f);
-                c[f] = c[f].clamp(c[f - 1] - b, c[f - 1] + b);
-            }
+            let b = budget(f);
+            c[f] = c[f].max(c[f - 1] - b).min(c[f - 1] + b).max(range[f].0).min(range[f].1);
         }
         for f in (0..n - 1).rev() {
-            if !hard[f] {
-                let b = budget(f + 1);
-                c[f] = c[f].clamp(c[f + 1] - b, c[f + 1] + b);
-            }
+            let b = budget(f + 1);
+            c[f] = c[f].max(c[f + 1] - b).min(c[f + 1] + b).max(range[f].0).min(range[f].1);
         }
     }
     for f in 0..n {
         if (c[f] - want[f]).abs() <= 1e-12 {
             continue;
         }
-        if let Some((x, q)) = goal[f] {
-            let th = (captured[f] + c[f]).clamp(0.0, std::f64::consts::PI);
-            let d = (l1 * l1 + l2 * l2 - 2.0 * l1 * l2 * th.cos()).max(0.0).sqrt();
-            // At the target's height where that distance allows it (the
-            // lift keeps its effect), else along the line from the hip.
-            let v = x - hip(f);
-            let y = v.dot(u);
-            let across = (v - u * y).try_normalize();
-            if let (Some(dir), true) = (across, d >= y.abs()) {
-                goal[f] = Some((hip(f) + u * y + dir * (d * d - y * y).sqrt(), q));
-            } else if let Some(dir) = v.try_normalize() {
-                goal[f] = Some((hip(f) + dir * d, q));
+        let Some((x, q)) = goal[f] else { continue };
+        let th = (captured[f] + c[f]).clamp(0.0, std::f64::consts::PI);
+        let d = (l1 * l1 + l2 * l2 - 2.0 * l1 * l2 * th.cos()).max(0.0).sqrt();
+        let h = hip(f);
+        if pinned[f] {
+            // The ankle on the circle at distance d from the hip and its
+            // foot's length from the pinned toe, nearest its target.
+            let toe = toe_of(f, x, q);
+            let rho = (x - toe).length();
+            let e = toe - h;
+            let dd = e.length();
+            let Some(axis) = e.try_normalize() else { continue };
+            let along = (d * d - rho * rho + dd * dd) / (2.0 * dd);
+            let rc = (d * d - along * along).max(0.0).sqrt();
+            let centre = h + axis * along;
+            let Some(side) = (x - centre - axis * (x - centre).dot(axis)).try_normalize() else {
+                continue;
+            };
+            let y = centre + side * rc;
+            if let (Some(a), Some(b)) = ((x - toe).try_normalize(), (y - toe).try_normalize()) {
+                goal[f] = Some((y, (DQuat::from_rotation_arc(a, b) * q).normalize()));
             }
+            continue;
+        }
+        // At the target's height where that distance allows it (the lift
+        // keeps its effect), else along the line from the hip.
+        let v = x - h;
+        let y = v.dot(u);
+        let across = (v - u * y).try_normalize();
+        if let (Some(dir), true) = (across, d >= y.abs()) {
+            goal[f] = Some((h + u * y + dir * (d * d - y * y).sqrt(), q));
+        } else if let Some(dir) = v.try_normalize() {
+            goal[f] = Some((h + dir * d, q));
         }
     }
     goal

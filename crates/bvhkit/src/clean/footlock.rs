@@ -95,6 +95,9 @@ pub const KNEE_BEND_FACTOR: f64 = 1.4;
 /// A contact point captured this far above its pin (metres) or less is put
 /// on it; higher, it keeps what it rises beyond this.
 pub const LIFT_METRES: f64 = 0.01;
+/// A leg captured within this of straight (degrees) is bent about its
+/// knee's hinge before the IK (see `prebend`).
+pub const STRAIGHT_DEGREES: f64 = 10.0;
 /// Half-width of the bump that spreads a lowering of the hips (seconds).
 pub const HIPS_RAMP_SECONDS: f64 = 0.25;
 /// Lint's contact ground within this of height 0 (metres): the file's
@@ -513,6 +516,18 @@ pub(crate) fn lock(
         })
         .collect();
 
+    // Each knee's hinge in its thigh's frame: the mean of the captured
+    // bend planes' normals (weighted by how bent the leg is).
+    let hinge: Vec<DVec3> = tracks
+        .iter()
+        .map(|t| {
+            let sum: DVec3 = (0..n)
+                .map(|f| t.qh[f].inverse() * (t.h[f] - t.k[f]).cross(t.a[f] - t.k[f]))
+                .filter(|m| m.is_finite())
+                .sum();
+            sum.normalize_or_zero()
+        })
+        .collect();
     let knee_max: Vec<f64> = tracks
         .iter()
         .map(|t| (2..n).map(|f| t.lk[f].angle_between(t.lk[f - 1])).fold(0.0, f64::max))
@@ -586,15 +601,17 @@ pub(crate) fn lock(
             for f in 0..n {
                 let dv = u * drop[f];
                 let Some((target, qa)) = goal[f] else { continue };
-                let Some((d, r1, reached)) =
-                    two_bone(t.h[f] - dv, t.k[f] - dv, t.a[f] - dv, target)
-                else {
+                let (h, k, a) = (t.h[f] - dv, t.k[f] - dv, t.a[f] - dv);
+                // A leg captured straight or bent backwards is first bent
+                // about its knee's hinge (its bend plane is noise there).
+                let pre = prebend(h, k, a, target, t.qh[f] * hinge[li]);
+                let Some((d, r1, reached)) = two_bone(h, k, k + pre * (a - k), target) else {
                     unsolved += 1;
                     continue;
                 };
                 unsolved += usize::from(!reached);
                 let wh = d * t.qh[f];
-                let wk = d * r1 * t.qk[f];
+                let wk = d * r1 * pre * t.qk[f];
                 let lh = (t.qp[f].inverse() * wh).normalize();
                 let lk = (wh.inverse() * wk).normalize();
                 let la = (wk.inverse() * qa).normalize();
@@ -1029,6 +1046,31 @@ fn limit_bend(
         }
     }
     goal
+}
+
+/// The knee's rotation (world, about the knee) that bends a leg captured
+/// within [`STRAIGHT_DEGREES`] of straight, or bent backwards, about its
+/// `hinge` (world) to the bend the target needs, at least that far from
+/// straight: [`two_bone`] then finds a bend plane. Identity for a leg bent
+/// the right way, and without a hinge.
+fn prebend(h: DVec3, k: DVec3, a: DVec3, target: DVec3, hinge: DVec3) -> DQuat {
+    let (u, v) = (h - k, a - k);
+    let (l1, l2) = (u.length(), v.length());
+    let Some(m) = crate::ik::perp(hinge, u.normalize_or_zero()).try_normalize() else {
+        return DQuat::IDENTITY;
+    };
+    if !(l1 > 0.0 && l2 > 0.0) {
+        return DQuat::IDENTITY;
+    }
+    // The bend from the thigh, signed about the hinge: (0, π) the right way.
+    let phi = u.cross(v).dot(m).atan2(u.dot(v)).rem_euclid(std::f64::consts::TAU);
+    let most = std::f64::consts::PI - STRAIGHT_DEGREES.to_radians();
+    if phi <= most {
+        return DQuat::IDENTITY;
+    }
+    let d = (target - h).length();
+    let want = ((l1 * l1 + l2 * l2 - d * d) / (2.0 * l1 * l2)).clamp(-1.0, 1.0).acos().min(most);
+    DQuat::from_axis_angle(m, want - phi)
 }
 
 /// How far the hip at `h` must go down along `u` for a leg reaching `reach`

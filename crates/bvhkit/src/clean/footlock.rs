@@ -95,8 +95,8 @@ pub const KNEE_BEND_FACTOR: f64 = 1.4;
 /// A contact point captured this far above its pin (metres) or less is put
 /// on it; higher, it keeps what it rises beyond this.
 pub const LIFT_METRES: f64 = 0.01;
-/// A leg captured within this of straight (degrees) is bent about its
-/// knee's hinge before the IK (see `prebend`).
+/// The IK first bends a leg about its knee's hinge to at most this short of
+/// straight (degrees; see `prebend`).
 pub const STRAIGHT_DEGREES: f64 = 10.0;
 /// Half-width of the bump that spreads a lowering of the hips (seconds).
 pub const HIPS_RAMP_SECONDS: f64 = 0.25;
@@ -596,7 +596,16 @@ pub(crate) fn lock(
         solved = Vec::with_capacity(legs.len());
         for (li, t) in tracks.iter().enumerate() {
             let has_toe = legs[li].point != legs[li].foot;
-            let goal = limit_bend(t, &targets[li], &drop, &pinned[li], u, knee_max[li], has_toe);
+            let goal = limit_bend(
+                t,
+                &targets[li],
+                &drop,
+                &pinned[li],
+                u,
+                knee_max[li],
+                has_toe,
+                hinge[li],
+            );
             let mut out: Vec<Solved> = vec![None; n];
             for f in 0..n {
                 let dv = u * drop[f];
@@ -947,6 +956,7 @@ fn limit_bend(
     u: DVec3,
     knee_max: f64,
     has_toe: bool,
+    hinge: DVec3,
 ) -> Vec<Option<(DVec3, DQuat)>> {
     let n = t.p.len();
     let mut goal: Vec<Option<(DVec3, DQuat)>> = (0..n)
@@ -965,7 +975,15 @@ fn limit_bend(
     }
     let bend = |d: f64| ((l1 * l1 + l2 * l2 - d * d) / (2.0 * l1 * l2)).clamp(-1.0, 1.0).acos();
     let hip = |f: usize| t.h[f] - u * drop[f];
-    let captured: Vec<f64> = (0..n).map(|f| bend((t.a[f] - t.h[f]).length())).collect();
+    // The captured bend, past π where the leg is bent backwards about its
+    // hinge (what `prebend` turns back).
+    let captured: Vec<f64> = (0..n)
+        .map(|f| {
+            let b = bend((t.a[f] - t.h[f]).length());
+            let (u, v) = (t.h[f] - t.k[f], t.a[f] - t.k[f]);
+            if u.cross(v).dot(t.qh[f] * hinge) < 0.0 { std::f64::consts::TAU - b } else { b }
+        })
+        .collect();
     let want: Vec<f64> = (0..n)
         .map(|f| goal[f].map_or(0.0, |(x, _)| bend((x - hip(f)).length()) - captured[f]))
         .collect();
@@ -1048,11 +1066,13 @@ fn limit_bend(
     goal
 }
 
-/// The knee's rotation (world, about the knee) that bends a leg captured
-/// within [`STRAIGHT_DEGREES`] of straight, or bent backwards, about its
-/// `hinge` (world) to the bend the target needs, at least that far from
-/// straight: [`two_bone`] then finds a bend plane. Identity for a leg bent
-/// the right way, and without a hinge.
+/// The knee's rotation (world, about the knee) that bends a leg about its
+/// `hinge` (world) from its captured bend (signed about the hinge: past π
+/// when bent backwards) to the bend the target needs, at most
+/// [`STRAIGHT_DEGREES`] short of straight: [`two_bone`] then does the rest
+/// about a bend plane that is not noise where the capture is straight or
+/// bent backwards. Continuous in the target and the capture; identity
+/// without a hinge.
 fn prebend(h: DVec3, k: DVec3, a: DVec3, target: DVec3, hinge: DVec3) -> DQuat {
     let (u, v) = (h - k, a - k);
     let (l1, l2) = (u.length(), v.length());
@@ -1065,9 +1085,6 @@ fn prebend(h: DVec3, k: DVec3, a: DVec3, target: DVec3, hinge: DVec3) -> DQuat {
     // The bend from the thigh, signed about the hinge: (0, π) the right way.
     let phi = u.cross(v).dot(m).atan2(u.dot(v)).rem_euclid(std::f64::consts::TAU);
     let most = std::f64::consts::PI - STRAIGHT_DEGREES.to_radians();
-    if phi <= most {
-        return DQuat::IDENTITY;
-    }
     let d = (target - h).length();
     let want = ((l1 * l1 + l2 * l2 - d * d) / (2.0 * l1 * l2)).clamp(-1.0, 1.0).acos().min(most);
     DQuat::from_axis_angle(m, want - phi)

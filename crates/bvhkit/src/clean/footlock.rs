@@ -95,8 +95,14 @@ pub const KNEE_BEND_FACTOR: f64 = 1.4;
 /// A contact point captured this far above its pin (metres) or less is put
 /// on it; higher, it keeps what it rises beyond this.
 pub const LIFT_METRES: f64 = 0.01;
-/// The IK first bends a leg about its knee's hinge to at most this short of
-/// straight (degrees; see `prebend`).
+/// Inside a span the foot pitches about its pinned toe by at most about
+/// this (degrees) to ease the knee (see `limit_bend`).
+pub const PITCH_DEGREES: f64 = 30.0;
+/// A leg captured bent backwards about its hinge by more than this
+/// (degrees) keeps its captured bend plane (see `prebend`).
+pub const BACKWARDS_DEGREES: f64 = 30.0;
+/// A leg captured within this of straight (degrees) is first bent about its
+/// knee's hinge to this short of straight (see `prebend`).
 pub const STRAIGHT_DEGREES: f64 = 10.0;
 /// Half-width of the bump that spreads a lowering of the hips (seconds).
 pub const HIPS_RAMP_SECONDS: f64 = 0.25;
@@ -516,16 +522,23 @@ pub(crate) fn lock(
         })
         .collect();
 
-    // Each knee's hinge in its thigh's frame: the mean of the captured
-    // bend planes' normals (weighted by how bent the leg is).
+    // Each knee's hinge in its thigh's frame: the mean axis of the knee's
+    // captured local rotations (weighted by their angles), turned to the
+    // side the captured bend planes' normals take (weighted by how bent the
+    // leg is).
     let hinge: Vec<DVec3> = tracks
         .iter()
         .map(|t| {
-            let sum: DVec3 = (0..n)
-                .map(|f| t.qh[f].inverse() * (t.h[f] - t.k[f]).cross(t.a[f] - t.k[f]))
-                .filter(|m| m.is_finite())
+            let axis: DVec3 =
+                t.lk.iter()
+                    .map(|&q| crate::rotation::quat_to_scaled_axis(q))
+                    .filter(|v| v.is_finite())
+                    .sum();
+            let side: f64 = (0..n)
+                .map(|f| (t.h[f] - t.k[f]).cross(t.a[f] - t.k[f]).dot(t.qh[f] * axis))
+                .filter(|x| x.is_finite())
                 .sum();
-            sum.normalize_or_zero()
+            axis.normalize_or_zero() * if side < 0.0 { -1.0 } else { 1.0 }
         })
         .collect();
     let knee_max: Vec<f64> = tracks
@@ -981,7 +994,12 @@ fn limit_bend(
         .map(|f| {
             let b = bend((t.a[f] - t.h[f]).length());
             let (u, v) = (t.h[f] - t.k[f], t.a[f] - t.k[f]);
-            if u.cross(v).dot(t.qh[f] * hinge) < 0.0 { std::f64::consts::TAU - b } else { b }
+            let back = std::f64::consts::PI - BACKWARDS_DEGREES.to_radians();
+            if u.cross(v).dot(t.qh[f] * hinge) < 0.0 && b >= back {
+                std::f64::consts::TAU - b
+            } else {
+                b
+            }
         })
         .collect();
     let want: Vec<f64> = (0..n)
@@ -1000,8 +1018,9 @@ fn limit_bend(
                 let toe = toe_of(f, x, q);
                 let (rho, dd) = ((x - toe).length(), (toe - hip(f)).length());
                 let d0 = (x - hip(f)).length();
-                let lo = (dd - rho).abs().max(d0 - 0.5 * rho);
-                let hi = (dd + rho).min(d0 + 0.5 * rho).min(reach);
+                let most = 2.0 * (0.5 * PITCH_DEGREES.to_radians()).sin() * rho;
+                let lo = (dd - rho).abs().max(d0 - most);
+                let hi = (dd + rho).min(d0 + most).min(reach);
                 if lo > hi {
                     (want[f], want[f])
                 } else {
@@ -1047,7 +1066,9 @@ fn limit_bend(
                 continue;
             };
             let y = centre + side * rc;
-            if let (Some(a), Some(b)) = ((x - toe).try_normalize(), (y - toe).try_normalize()) {
+            if let (Some(a), Some(b)) = ((x - toe).try_normalize(), (y - toe).try_normalize())
+                && a.angle_between(b) <= PITCH_DEGREES.to_radians() * 1.5
+            {
                 goal[f] = Some((y, (DQuat::from_rotation_arc(a, b) * q).normalize()));
             }
             continue;
@@ -1066,13 +1087,13 @@ fn limit_bend(
     goal
 }
 
-/// The knee's rotation (world, about the knee) that bends a leg about its
-/// `hinge` (world) from its captured bend (signed about the hinge: past π
-/// when bent backwards) to the bend the target needs, at most
-/// [`STRAIGHT_DEGREES`] short of straight: [`two_bone`] then does the rest
-/// about a bend plane that is not noise where the capture is straight or
-/// bent backwards. Continuous in the target and the capture; identity
-/// without a hinge.
+/// The knee's rotation (world, about the knee) that bends a leg captured
+/// within [`STRAIGHT_DEGREES`] of straight, or bent backwards (up to
+/// [`BACKWARDS_DEGREES`]), about its `hinge` (world) to the bend the target
+/// needs, at most that far short of straight: [`two_bone`] then does the
+/// rest about a bend plane that is not noise. Identity for a leg bent the
+/// right way, without a hinge, and for one bent far backwards (the hinge
+/// is not that knee's).
 fn prebend(h: DVec3, k: DVec3, a: DVec3, target: DVec3, hinge: DVec3) -> DQuat {
     let (u, v) = (h - k, a - k);
     let (l1, l2) = (u.length(), v.length());
@@ -1085,6 +1106,14 @@ fn prebend(h: DVec3, k: DVec3, a: DVec3, target: DVec3, hinge: DVec3) -> DQuat {
     // The bend from the thigh, signed about the hinge: (0, π) the right way.
     let phi = u.cross(v).dot(m).atan2(u.dot(v)).rem_euclid(std::f64::consts::TAU);
     let most = std::f64::consts::PI - STRAIGHT_DEGREES.to_radians();
+    if phi <= most {
+        return DQuat::IDENTITY;
+    }
+    if phi > std::f64::consts::PI + BACKWARDS_DEGREES.to_radians() {
+        // Bent far the other way: the hinge is not this knee's (a rig
+        // whose knee bends both ways, or a hinge of noise): the capture's.
+        return DQuat::IDENTITY;
+    }
     let d = (target - h).length();
     let want = ((l1 * l1 + l2 * l2 - d * d) / (2.0 * l1 * l2)).clamp(-1.0, 1.0).acos().min(most);
     DQuat::from_axis_angle(m, want - phi)

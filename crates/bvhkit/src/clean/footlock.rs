@@ -618,6 +618,7 @@ pub(crate) fn lock(
                 knee_max[li],
                 has_toe,
                 hinge[li],
+                options.contacts.is_none(),
             );
             let mut out: Vec<Solved> = vec![None; n];
             for f in 0..n {
@@ -960,7 +961,9 @@ fn effective_ramps(spans: &[&Span], range: &Range<usize>) -> Vec<(usize, usize)>
 /// not touch are held, the others follow in passes forward and backward,
 /// and a frame whose bend changed gets its target moved to the distance
 /// from the hip that bend gives, at the target's height (the lift stays)
-/// where it can, else along the line from the hip.
+/// where it can, else along the line from the hip. Only with the contacts
+/// lint finds (`ease`): spans the caller gives (`--contacts`, retarget's
+/// lock over the source's contacts) are followed as given.
 fn limit_bend(
     t: &Track,
     targets: &[Option<(DVec3, DQuat)>],
@@ -970,6 +973,7 @@ fn limit_bend(
     knee_max: f64,
     has_toe: bool,
     hinge: DVec3,
+    ease: bool,
 ) -> Vec<Option<(DVec3, DQuat)>> {
     let n = t.p.len();
     let mut goal: Vec<Option<(DVec3, DQuat)>> = (0..n)
@@ -979,7 +983,7 @@ fn limit_bend(
             None => None,
         })
         .collect();
-    if n < 3 || !(knee_max > 0.0) {
+    if n < 3 || !(knee_max > 0.0) || !ease {
         return goal;
     }
     let (l1, l2) = ((t.k[0] - t.h[0]).length(), (t.a[0] - t.k[0]).length());

@@ -58,6 +58,17 @@
 //! lengthened by half (a lift's bump, when the frame is away from every
 //! span's ramps), until no such frame is left or the ramps reach 1 s.
 //!
+//! **Knee speed.** With lint's contacts (not with spans the caller gives),
+//! the change the IK makes to the knee's bend moves by at most
+//! [`KNEE_BEND_FACTOR`] times the knee's fastest step before, less the
+//! captured step, from frame to frame: outside the spans the target moves
+//! to the distance from the hip that bend gives, at its height; inside a
+//! span the foot pitches about its pinned toe by up to [`PITCH_DEGREES`]
+//! (`limit_bend`). A leg captured within [`STRAIGHT_DEGREES`] of straight
+//! or bent backwards is first bent about its knee's hinge (the mean axis of
+//! the knee's captured local rotations), so the IK's bend plane is not
+//! noise (`prebend`).
+//!
 //! Rotations go back to each joint's own channels in its own Euler order,
 //! closest to the output's previous frame (continuous). Only the thigh,
 //! knee and ankle rotation channels of the legs change, and the root's
@@ -964,6 +975,7 @@ fn effective_ramps(spans: &[&Span], range: &Range<usize>) -> Vec<(usize, usize)>
 /// where it can, else along the line from the hip. Only with the contacts
 /// lint finds (`ease`): spans the caller gives (`--contacts`, retarget's
 /// lock over the source's contacts) are followed as given.
+#[allow(clippy::too_many_arguments)]
 fn limit_bend(
     t: &Track,
     targets: &[Option<(DVec3, DQuat)>],
@@ -983,7 +995,7 @@ fn limit_bend(
             None => None,
         })
         .collect();
-    if n < 3 || !(knee_max > 0.0) || !ease {
+    if n < 3 || knee_max.is_nan() || knee_max <= 0.0 || !ease {
         return goal;
     }
     let (l1, l2) = ((t.k[0] - t.h[0]).length(), (t.a[0] - t.k[0]).length());

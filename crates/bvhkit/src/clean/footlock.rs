@@ -13,15 +13,28 @@
 //! (the slowest horizontal speed of that point).
 //!
 //! **Corrections.** Inside a span the contact point is moved onto the pin,
-//! `Δ = P − p`; around it the correction fades in over `ramp_in` frames
-//! before and out over `ramp_out` frames after with a smoothstep weight
-//! `w`, and where ramps of several spans meet the corrections blend as
-//! `Σ wᵢ (Pᵢ − p) / max(1, Σ wᵢ)`, so the leg never jumps. The foot moves
+//! `Δ = P − p`; around it the correction at the span's edge fades in over
+//! `ramp_in` frames before and out over `ramp_out` frames after with a
+//! smoothstep weight `w` (each ramp inside the gap to the next span), and
+//! where ramps of several spans overlap the corrections blend as
+//! `Σ wᵢ Δᵢ / max(1, Σ wᵢ)`, so the leg never jumps. The foot moves
 //! with its contact point, its world orientation kept, except that a foot
 //! whose ankle would then sink below the height it has at the pin's frame
 //! (a heel strike: the toe still up while the heel lands, the toe pinned
 //! down) is pitched about the pinned toe until the ankle is back at that
 //! height: the toe stays put and the heel does not go through the floor.
+//!
+//! **Lift.** GMD's skating ratio counts a foot as skating when its contact
+//! point is below 5 cm on two consecutive frames and moves faster than
+//! 0.5 m/s; a foot low is by that measure a foot that must be still. Spans
+//! are pinned, so still; outside them (between spans, in the ramps) a
+//! step of the contact point below GMD's height (plus 1 mm) on the file's
+//! floor that moves faster than 0.9 times GMD's speed raises that point to
+//! 4 mm above GMD's height, spread with a smoothstep bump of 0.1 s that
+//! never enters a span (the foot clears the floor where it must move fast,
+//! as a mocap artist lifts a skimming toe). The floor is the height given
+//! as lint's ground, else 0 when lint's contact ground is within 10 cm of
+//! 0 (floor-normalised data, GMD's), else lint's ground.
 //!
 //! **The leg** (thigh joint = hip, knee, ankle) is solved analytically: the
 //! knee bends about the normal of its own bend plane to the angle the law
@@ -42,7 +55,19 @@
 //! knee's angular speed (angle between its local rotations on consecutive
 //! frames) is compared with its fastest in the capture, and the ramp of the
 //! span edge nearest a frame where it turns faster than 1.45 times that is
-//! lengthened by half, until no such frame is left or the ramps reach 1 s.
+//! lengthened by half (a lift's bump, when the frame is away from every
+//! span's ramps), until no such frame is left or the ramps reach 1 s.
+//!
+//! **Knee speed.** With lint's contacts (not with spans the caller gives),
+//! the change the IK makes to the knee's bend moves by at most
+//! [`KNEE_BEND_FACTOR`] times the knee's fastest step before, less the
+//! captured step, from frame to frame: outside the spans the target moves
+//! to the distance from the hip that bend gives, at its height; inside a
+//! span the foot pitches about its pinned toe by up to [`PITCH_DEGREES`]
+//! (`limit_bend`). A leg captured within [`STRAIGHT_DEGREES`] of straight
+//! or bent backwards is first bent about its knee's hinge (the mean axis of
+//! the knee's captured local rotations), so the IK's bend plane is not
+//! noise (`prebend`).
 //!
 //! Rotations go back to each joint's own channels in its own Euler order,
 //! closest to the output's previous frame (continuous). Only the thigh,
@@ -75,11 +100,34 @@ pub const RAMP_SECONDS: f64 = 0.1;
 pub const MAX_RAMP_SECONDS: f64 = 1.0;
 /// Knee angular speed allowed after locking, times its fastest before.
 pub const KNEE_SPEED_FACTOR: f64 = 1.45;
+/// Outside the spans, the knee's bend changes per frame by at most this
+/// times the knee's fastest step before, less the captured step.
+pub const KNEE_BEND_FACTOR: f64 = 1.4;
 /// A contact point captured this far above its pin (metres) or less is put
 /// on it; higher, it keeps what it rises beyond this.
 pub const LIFT_METRES: f64 = 0.01;
+/// Inside a span the foot pitches about its pinned toe by at most about
+/// this (degrees) to ease the knee (see `limit_bend`).
+pub const PITCH_DEGREES: f64 = 30.0;
+/// A leg captured bent backwards about its hinge by more than this
+/// (degrees) keeps its captured bend plane (see `prebend`).
+pub const BACKWARDS_DEGREES: f64 = 30.0;
+/// A leg captured within this of straight (degrees) is first bent about its
+/// knee's hinge to this short of straight (see `prebend`).
+pub const STRAIGHT_DEGREES: f64 = 10.0;
 /// Half-width of the bump that spreads a lowering of the hips (seconds).
 pub const HIPS_RAMP_SECONDS: f64 = 0.25;
+/// Lint's contact ground within this of height 0 (metres): the file's
+/// floor is 0 (floor-normalised data), else it is lint's ground.
+pub const FLOOR_METRES: f64 = 0.1;
+/// A foot that must move fast near the floor is lifted this far above
+/// GMD's contact height (metres).
+pub const CLEAR_METRES: f64 = 0.004;
+/// Near the floor a foot outside its spans moves at most this fraction of
+/// GMD's skating speed, else it is lifted.
+pub const SKIM_SPEED: f64 = 0.9;
+/// Half-width of the bump that spreads a lift of the foot (seconds).
+pub const LIFT_RAMP_SECONDS: f64 = 0.1;
 
 /// A contact span given by the caller: a foot joint (or a joint of a foot,
 /// e.g. its toe) in contact from frame `start` to frame `end`, both
@@ -485,12 +533,51 @@ pub(crate) fn lock(
         })
         .collect();
 
+    // Each knee's hinge in its thigh's frame: the mean axis of the knee's
+    // captured local rotations (weighted by their angles), turned to the
+    // side the captured bend planes' normals take (weighted by how bent the
+    // leg is).
+    let hinge: Vec<DVec3> = tracks
+        .iter()
+        .map(|t| {
+            let axis: DVec3 =
+                t.lk.iter()
+                    .map(|&q| crate::rotation::quat_to_scaled_axis(q))
+                    .filter(|v| v.is_finite())
+                    .sum();
+            let side: f64 = (0..n)
+                .map(|f| (t.h[f] - t.k[f]).cross(t.a[f] - t.k[f]).dot(t.qh[f] * axis))
+                .filter(|x| x.is_finite())
+                .sum();
+            axis.normalize_or_zero() * if side < 0.0 { -1.0 } else { 1.0 }
+        })
+        .collect();
     let knee_max: Vec<f64> = tracks
         .iter()
         .map(|t| (2..n).map(|f| t.lk[f].angle_between(t.lk[f - 1])).fold(0.0, f64::max))
         .collect();
 
     let lift = LIFT_METRES / mpu;
+    let mut pinned = vec![vec![false; n]; legs.len()];
+    for sp in &spans {
+        for x in &mut pinned[sp.leg][sp.s..=sp.e] {
+            *x = true;
+        }
+    }
+    // The file's own floor: the height given to lint, else 0 when the feet
+    // stand near it (floor-normalised data, GMD's), else lint's ground.
+    let floor_m = match q.ground {
+        quality::Ground::Height(h) => h,
+        _ if report.ground.abs() <= FLOOR_METRES => 0.0,
+        _ => report.ground,
+    };
+    let mut clear = Clear {
+        floor: floor_m / mpu,
+        low: (q.skate_height + 0.001) / mpu,
+        to: (q.skate_height + CLEAR_METRES) / mpu,
+        speed: SKIM_SPEED * q.skate_speed / mpu / fps,
+        ramp: ((LIFT_RAMP_SECONDS * fps).round() as usize).max(2),
+    };
     let mut hips_ramp = ((HIPS_RAMP_SECONDS * fps).round() as usize).max(2);
     let mut solved: Vec<Vec<Solved>>;
     let mut drop: Vec<f64>;
@@ -505,7 +592,7 @@ pub(crate) fn lock(
             .map(|li| {
                 let mine: Vec<&Span> = spans.iter().filter(|s| s.leg == li).collect();
                 let has_toe = legs[li].point != legs[li].foot;
-                targets(&tracks[li], has_toe, &mine, u, reach[li], lift, &range)
+                targets(&tracks[li], has_toe, &mine, u, reach[li], lift, &range, &clear, &env)
             })
             .collect();
         // The lowering of the hips each frame needs, then spread.
@@ -527,27 +614,38 @@ pub(crate) fn lock(
         for (f, d) in drop.iter_mut().enumerate() {
             *d *= env(f);
         }
-        // Solve every leg.
+        // Solve every leg, its knee's bend outside the spans limited in
+        // speed (`limit_bend`).
         unsolved = 0;
         solved = Vec::with_capacity(legs.len());
         for (li, t) in tracks.iter().enumerate() {
+            let has_toe = legs[li].point != legs[li].foot;
+            let goal = limit_bend(
+                t,
+                &targets[li],
+                &drop,
+                &pinned[li],
+                u,
+                knee_max[li],
+                has_toe,
+                hinge[li],
+                options.contacts.is_none(),
+            );
             let mut out: Vec<Solved> = vec![None; n];
             for f in 0..n {
                 let dv = u * drop[f];
-                let (target, qa) = match targets[li][f] {
-                    Some(x) => x,
-                    None if drop[f] > 0.0 => (t.a[f], t.qa[f]),
-                    None => continue,
-                };
-                let Some((d, r1, reached)) =
-                    two_bone(t.h[f] - dv, t.k[f] - dv, t.a[f] - dv, target)
-                else {
+                let Some((target, qa)) = goal[f] else { continue };
+                let (h, k, a) = (t.h[f] - dv, t.k[f] - dv, t.a[f] - dv);
+                // A leg captured straight or bent backwards is first bent
+                // about its knee's hinge (its bend plane is noise there).
+                let pre = prebend(h, k, a, target, t.qh[f] * hinge[li]);
+                let Some((d, r1, reached)) = two_bone(h, k, k + pre * (a - k), target) else {
                     unsolved += 1;
                     continue;
                 };
                 unsolved += usize::from(!reached);
                 let wh = d * t.qh[f];
-                let wk = d * r1 * t.qk[f];
+                let wk = d * r1 * pre * t.qk[f];
                 let lh = (t.qp[f].inverse() * wh).normalize();
                 let lk = (wh.inverse() * wk).normalize();
                 let la = (wk.inverse() * qa).normalize();
@@ -558,6 +656,7 @@ pub(crate) fn lock(
         // Knee speed: lengthen the ramps at the edges where it pops.
         let mut changed = false;
         let mut drop_pop = false;
+        let mut lift_pop = false;
         for (li, t) in tracks.iter().enumerate() {
             let lk = |f: usize| solved[li][f].map_or(t.lk[f], |x| x.1);
             let limit = KNEE_SPEED_FACTOR * knee_max[li];
@@ -586,7 +685,9 @@ pub(crate) fn lock(
                     {
                         grow.push((si, is_in))
                     }
-                    _ => drop_pop |= drop[f] > 0.0 || drop[f - 1] > 0.0,
+                    _ if drop[f] > 0.0 || drop[f - 1] > 0.0 => drop_pop = true,
+                    // Away from every span and its ramps: a lift.
+                    _ => lift_pop = true,
                 }
             }
             grow.sort_unstable();
@@ -599,6 +700,10 @@ pub(crate) fn lock(
                     changed = true;
                 }
             }
+        }
+        if lift_pop && clear.ramp < ramp_max {
+            clear.ramp = (clear.ramp + clear.ramp.div_ceil(2)).min(ramp_max);
+            changed = true;
         }
         if drop_pop && hips_ramp < ramp_max {
             hips_ramp = (hips_ramp + hips_ramp.div_ceil(2)).min(ramp_max);
@@ -669,11 +774,7 @@ pub(crate) fn lock(
     for (li, leg) in legs.iter().enumerate() {
         let mine: Vec<&Span> = spans.iter().filter(|s| s.leg == li).collect();
         let laid = effective_ramps(&mine, &range);
-        for (i, (s, &(ri, ro))) in mine.iter().zip(&laid).enumerate() {
-            let ramps = (
-                if ri == usize::MAX { s.s - mine[i - 1].e - 1 } else { ri },
-                if ro == usize::MAX { mine[i + 1].s - s.e - 1 } else { ro },
-            );
+        for (s, &ramps) in mine.iter().zip(&laid) {
             done.spans.push(LockedSpan {
                 foot: leg.foot,
                 point: leg.point,
@@ -687,8 +788,26 @@ pub(crate) fn lock(
     done
 }
 
+/// Where the feet may not skim: the file's floor along the up axis and the
+/// height and speed above which GMD's skating ratio counts a step (file
+/// units, units per frame).
+struct Clear {
+    /// The floor (height along the up axis).
+    floor: f64,
+    /// GMD's contact height above the floor.
+    low: f64,
+    /// The height above the floor a foot is lifted to.
+    to: f64,
+    /// The fastest horizontal step of a foot below `low`.
+    speed: f64,
+    /// Half-width of the bump that spreads a lift (frames).
+    ramp: usize,
+}
+
 /// Each frame's target of one leg from its spans: the ankle's world
-/// position and the foot's world rotation, `None` where no span reaches.
+/// position and the foot's world rotation, `None` where no span reaches
+/// and no lift is needed.
+#[allow(clippy::too_many_arguments)]
 fn targets(
     t: &Track,
     has_toe: bool,
@@ -697,41 +816,35 @@ fn targets(
     reach: f64,
     lift: f64,
     range: &Range<usize>,
+    clear: &Clear,
+    env: &dyn Fn(usize) -> f64,
 ) -> Vec<Option<(DVec3, DQuat)>> {
-    // Per frame: the correction of the contact point and of the ankle's
-    // height; inside a span onto its pin, in a ramp the correction at the
-    // span's edge faded by w (an offset that fades, not a pull towards the
-    // pin: the foot keeps its captured speed).
+    // Per frame the correction of the contact point and of the ankle's
+    // height: inside a span onto its pin, in a ramp the correction at the
+    // span's edge faded by w, `Σ wᵢ Δᵢ / max(1, Σ wᵢ)` where ramps overlap.
     let n = t.p.len();
     let ramps = effective_ramps(spans, range);
-    let mut corr: Vec<Option<(DVec3, f64)>> = vec![None; n];
-    // Inside a span: the contact point onto its pin across the up axis; along
-    // it onto the pin's height, except that a point captured more than
-    // `lift` above the pin keeps what it rises beyond that (the toe still up
-    // at a heel strike, the ball lifting at a toe-off): the foot is not
-    // pushed down while it is in the air.
+    // A span's target at frame f: the pin across the up axis; along it the
+    // pin's height, except that a point captured more than `lift` above the
+    // pin keeps what it rises beyond that (the toe still up at a heel
+    // strike, the ball lifting at a toe-off): the foot is not pushed down
+    // while it is in the air.
     let inside = |s: &Span, f: usize| -> (DVec3, f64) {
-        let d = s.pin - t.p[f];
         let rise = (t.p[f].dot(u) - s.pin.dot(u) - lift).max(0.0);
-        (d + u * rise, s.ankle_h - t.a[f].dot(u))
+        (s.pin + u * rise - t.p[f], s.ankle_h - t.a[f].dot(u))
     };
-    for (i, (s, &(ri, ro))) in spans.iter().zip(&ramps).enumerate() {
-        for (f, c) in corr.iter_mut().enumerate().take(s.e + 1).skip(s.s) {
-            *c = Some(inside(s, f));
+    let mut acc: Vec<(f64, DVec3, f64)> = vec![(0.0, DVec3::ZERO, 0.0); n];
+    let mut pinned = vec![false; n];
+    for (s, &(ri, ro)) in spans.iter().zip(&ramps) {
+        for f in s.s..=s.e {
+            let (d, h) = inside(s, f);
+            acc[f] = (1.0, d, h);
+            pinned[f] = true;
         }
+        // In a ramp the correction at the span's edge, faded by w (an
+        // offset that fades, not a pull towards the pin: the foot keeps its
+        // captured speed).
         let (at_s, at_e) = (inside(s, s.s), inside(s, s.e));
-        // A gap too short for two ramps: one blend from this span's edge
-        // correction to the next one's.
-        if let (true, Some(next)) = (ro == usize::MAX, spans.get(i + 1)) {
-            let to = inside(next, next.s);
-            let gap = next.s - s.e - 1;
-            for (f, c) in corr.iter_mut().enumerate().take(next.s).skip(s.e + 1) {
-                let w = smoothstep((f - s.e) as f64 / (gap + 1) as f64);
-                *c = Some((at_e.0 * (1.0 - w) + to.0 * w, at_e.1 * (1.0 - w) + to.1 * w));
-            }
-            continue;
-        }
-        let ri = if ri == usize::MAX { 0 } else { ri };
         let ramp = (s.s - ri..s.s)
             .map(|f| (f, smoothstep(1.0 - (s.s - f) as f64 / (ri + 1) as f64), at_s))
             .chain(
@@ -739,21 +852,61 @@ fn targets(
                     .map(|f| (f, smoothstep(1.0 - (f - s.e) as f64 / (ro + 1) as f64), at_e)),
             );
         for (f, w, (d, h)) in ramp {
-            let c = corr[f].get_or_insert((DVec3::ZERO, 0.0));
-            c.0 += w * d;
-            c.1 += w * h;
+            let c = &mut acc[f];
+            c.0 += w;
+            c.1 += w * d;
+            c.2 += w * h;
         }
     }
+    let corr: Vec<Option<(DVec3, f64)>> =
+        acc.iter().map(|&(w, d, h)| (w > 0.0).then(|| (d / w.max(1.0), h / w.max(1.0)))).collect();
+
+    // The lift: a foot below GMD's contact height that moves faster than
+    // its skating speed (between spans, in a ramp) is raised above it, with
+    // a smoothstep bump over the frames around; never inside a span.
+    let toe0: Vec<DVec3> = (0..n).map(|f| t.p[f] + corr[f].map_or(DVec3::ZERO, |c| c.0)).collect();
+    let mut up = vec![0.0f64; n];
+    for _ in 0..6 {
+        let h = |f: usize| toe0[f].dot(u) + up[f] - clear.floor;
+        let mut need = vec![0.0f64; n];
+        let mut any = false;
+        for f in range.start..range.end.saturating_sub(1) {
+            if h(f) >= clear.low || h(f + 1) >= clear.low {
+                continue;
+            }
+            let d = toe0[f + 1] - toe0[f];
+            if (d - u * d.dot(u)).length() <= clear.speed {
+                continue;
+            }
+            for g in [f, f + 1] {
+                if !pinned[g] {
+                    need[g] = need[g].max(clear.to - h(g) + up[g]);
+                    any = true;
+                }
+            }
+        }
+        if !any {
+            break;
+        }
+        let bump = spread_between(&need, clear.ramp, &pinned);
+        for (f, (x, b)) in up.iter_mut().zip(bump).enumerate() {
+            *x = x.max(b * env(f));
+        }
+    }
+
     (0..n)
         .map(|f| {
-            let (delta, dh) = corr[f]?;
-            let toe = t.p[f] + delta;
+            if corr[f].is_none() && up[f] == 0.0 {
+                return None;
+            }
+            let (delta, dh) = corr[f].unwrap_or((DVec3::ZERO, 0.0));
+            let toe = t.p[f] + delta + u * up[f];
             let mut r = t.a[f] - t.p[f];
             let mut qa = t.qa[f];
             if has_toe {
                 // The ankle no lower than the lower of its captured height
                 // and its height at the pin: pitch the foot about the toe.
-                let want = t.a[f].dot(u) + dh.min(0.0);
+                let want = t.a[f].dot(u) + dh.min(0.0) + up[f];
                 if (toe + r).dot(u) < want - 1e-12 {
                     let len = r.length();
                     let v = (want - toe.dot(u)).clamp(-len, len);
@@ -795,23 +948,191 @@ fn targets(
 }
 
 /// The ramps of one leg's spans (sorted, disjoint) as they are laid: each
-/// inside `range` (the clip, or the part of it being locked); where the ramps of two spans would meet in the gap
-/// between them, both are `usize::MAX`: the gap is one blend from the
-/// first span's correction to the second's.
+/// inside `range` (the clip, or the part of it being locked) and inside the
+/// gap to the next span (where the ramps of two spans overlap, their
+/// weights share the gap).
 fn effective_ramps(spans: &[&Span], range: &Range<usize>) -> Vec<(usize, usize)> {
-    let mut out: Vec<(usize, usize)> = spans
-        .iter()
-        .map(|s| (s.ramp_in.min(s.s - range.start), s.ramp_out.min(range.end - 1 - s.e)))
+    (0..spans.len())
+        .map(|i| {
+            let s = spans[i];
+            let lo = if i > 0 { spans[i - 1].e + 1 } else { range.start };
+            let hi = spans.get(i + 1).map_or(range.end - 1, |x| x.s - 1);
+            (s.ramp_in.min(s.s - lo), s.ramp_out.min(hi - s.e))
+        })
+        .collect()
+}
+
+/// The targets of one leg (`None` where it keeps its capture; the ankle
+/// where only the hips go down) with the knee's bend limited in speed
+/// outside its spans: the change of the knee's angle that the IK makes
+/// (`θ₁ − θ₀`, the law of cosines' angle for the hip-to-target distance
+/// less the captured one) moves by at most [`KNEE_BEND_FACTOR`] times the
+/// knee's fastest step before, less the captured step, from frame to frame
+/// (at least a quarter of that); frames in spans and frames the lock does
+/// not touch are held, the others follow in passes forward and backward,
+/// and a frame whose bend changed gets its target moved to the distance
+/// from the hip that bend gives, at the target's height (the lift stays)
+/// where it can, else along the line from the hip. Only with the contacts
+/// lint finds (`ease`): spans the caller gives (`--contacts`, retarget's
+/// lock over the source's contacts) are followed as given.
+#[allow(clippy::too_many_arguments)]
+fn limit_bend(
+    t: &Track,
+    targets: &[Option<(DVec3, DQuat)>],
+    drop: &[f64],
+    pinned: &[bool],
+    u: DVec3,
+    knee_max: f64,
+    has_toe: bool,
+    hinge: DVec3,
+    ease: bool,
+) -> Vec<Option<(DVec3, DQuat)>> {
+    let n = t.p.len();
+    let mut goal: Vec<Option<(DVec3, DQuat)>> = (0..n)
+        .map(|f| match targets[f] {
+            Some(x) => Some(x),
+            None if drop[f] > 0.0 => Some((t.a[f], t.qa[f])),
+            None => None,
+        })
         .collect();
-    for i in 1..spans.len() {
-        let gap = spans[i].s.saturating_sub(spans[i - 1].e + 1);
-        let (ro, ri) = (out[i - 1].1, out[i].0);
-        if ro + ri > gap {
-            out[i - 1].1 = usize::MAX;
-            out[i].0 = usize::MAX;
+    if n < 3 || knee_max.is_nan() || knee_max <= 0.0 || !ease {
+        return goal;
+    }
+    let (l1, l2) = ((t.k[0] - t.h[0]).length(), (t.a[0] - t.k[0]).length());
+    if !(l1 > 0.0 && l2 > 0.0) {
+        return goal;
+    }
+    let bend = |d: f64| ((l1 * l1 + l2 * l2 - d * d) / (2.0 * l1 * l2)).clamp(-1.0, 1.0).acos();
+    let hip = |f: usize| t.h[f] - u * drop[f];
+    // The captured bend, past π where the leg is bent backwards about its
+    // hinge (what `prebend` turns back).
+    let captured: Vec<f64> = (0..n)
+        .map(|f| {
+            let b = bend((t.a[f] - t.h[f]).length());
+            let (u, v) = (t.h[f] - t.k[f], t.a[f] - t.k[f]);
+            let back = std::f64::consts::PI - BACKWARDS_DEGREES.to_radians();
+            if u.cross(v).dot(t.qh[f] * hinge) < 0.0 && b >= back {
+                std::f64::consts::TAU - b
+            } else {
+                b
+            }
+        })
+        .collect();
+    let want: Vec<f64> = (0..n)
+        .map(|f| goal[f].map_or(0.0, |(x, _)| bend((x - hip(f)).length()) - captured[f]))
+        .collect();
+    // Each frame's range of that change: none where the lock does not
+    // touch; in a span (with a toe) what pitching the foot about its pinned
+    // toe by up to 30° gives, the toe staying on its pin; else free.
+    let reach = (l1 + l2) * (1.0 - 1e-9);
+    let toe_of = |f: usize, x: DVec3, q: DQuat| x - (q * t.qa[f].inverse()) * (t.a[f] - t.p[f]);
+    let range: Vec<(f64, f64)> = (0..n)
+        .map(|f| match goal[f] {
+            None => (0.0, 0.0),
+            Some(_) if pinned[f] && !has_toe => (want[f], want[f]),
+            Some((x, q)) if pinned[f] => {
+                let toe = toe_of(f, x, q);
+                let (rho, dd) = ((x - toe).length(), (toe - hip(f)).length());
+                let d0 = (x - hip(f)).length();
+                let most = 2.0 * (0.5 * PITCH_DEGREES.to_radians()).sin() * rho;
+                let lo = (dd - rho).abs().max(d0 - most);
+                let hi = (dd + rho).min(d0 + most).min(reach);
+                if lo > hi {
+                    (want[f], want[f])
+                } else {
+                    (bend(lo) - captured[f], bend(hi) - captured[f])
+                }
+            }
+            Some(_) => (f64::NEG_INFINITY, f64::INFINITY),
+        })
+        .collect();
+    let limit = KNEE_BEND_FACTOR * knee_max;
+    let budget = |f: usize| (limit - t.lk[f].angle_between(t.lk[f - 1])).max(0.25 * limit);
+    let mut c = want.clone();
+    for _ in 0..3 {
+        for f in 1..n {
+            let b = budget(f);
+            c[f] = c[f].max(c[f - 1] - b).min(c[f - 1] + b).max(range[f].0).min(range[f].1);
+        }
+        for f in (0..n - 1).rev() {
+            let b = budget(f + 1);
+            c[f] = c[f].max(c[f + 1] - b).min(c[f + 1] + b).max(range[f].0).min(range[f].1);
         }
     }
-    out
+    for f in 0..n {
+        if (c[f] - want[f]).abs() <= 1e-12 {
+            continue;
+        }
+        let Some((x, q)) = goal[f] else { continue };
+        let th = (captured[f] + c[f]).clamp(0.0, std::f64::consts::PI);
+        let d = (l1 * l1 + l2 * l2 - 2.0 * l1 * l2 * th.cos()).max(0.0).sqrt();
+        let h = hip(f);
+        if pinned[f] {
+            // The ankle on the circle at distance d from the hip and its
+            // foot's length from the pinned toe, nearest its target.
+            let toe = toe_of(f, x, q);
+            let rho = (x - toe).length();
+            let e = toe - h;
+            let dd = e.length();
+            let Some(axis) = e.try_normalize() else { continue };
+            let along = (d * d - rho * rho + dd * dd) / (2.0 * dd);
+            let rc = (d * d - along * along).max(0.0).sqrt();
+            let centre = h + axis * along;
+            let Some(side) = (x - centre - axis * (x - centre).dot(axis)).try_normalize() else {
+                continue;
+            };
+            let y = centre + side * rc;
+            if let (Some(a), Some(b)) = ((x - toe).try_normalize(), (y - toe).try_normalize())
+                && a.angle_between(b) <= PITCH_DEGREES.to_radians() * 1.5
+            {
+                goal[f] = Some((y, (DQuat::from_rotation_arc(a, b) * q).normalize()));
+            }
+            continue;
+        }
+        // At the target's height where that distance allows it (the lift
+        // keeps its effect), else along the line from the hip.
+        let v = x - h;
+        let y = v.dot(u);
+        let across = (v - u * y).try_normalize();
+        if let (Some(dir), true) = (across, d >= y.abs()) {
+            goal[f] = Some((h + u * y + dir * (d * d - y * y).sqrt(), q));
+        } else if let Some(dir) = v.try_normalize() {
+            goal[f] = Some((h + dir * d, q));
+        }
+    }
+    goal
+}
+
+/// The knee's rotation (world, about the knee) that bends a leg captured
+/// within [`STRAIGHT_DEGREES`] of straight, or bent backwards (up to
+/// [`BACKWARDS_DEGREES`]), about its `hinge` (world) to the bend the target
+/// needs, at most that far short of straight: [`two_bone`] then does the
+/// rest about a bend plane that is not noise. Identity for a leg bent the
+/// right way, without a hinge, and for one bent far backwards (the hinge
+/// is not that knee's).
+fn prebend(h: DVec3, k: DVec3, a: DVec3, target: DVec3, hinge: DVec3) -> DQuat {
+    let (u, v) = (h - k, a - k);
+    let (l1, l2) = (u.length(), v.length());
+    let Some(m) = crate::ik::perp(hinge, u.normalize_or_zero()).try_normalize() else {
+        return DQuat::IDENTITY;
+    };
+    if !(l1 > 0.0 && l2 > 0.0) {
+        return DQuat::IDENTITY;
+    }
+    // The bend from the thigh, signed about the hinge: (0, π) the right way.
+    let phi = u.cross(v).dot(m).atan2(u.dot(v)).rem_euclid(std::f64::consts::TAU);
+    let most = std::f64::consts::PI - STRAIGHT_DEGREES.to_radians();
+    if phi <= most {
+        return DQuat::IDENTITY;
+    }
+    if phi > std::f64::consts::PI + BACKWARDS_DEGREES.to_radians() {
+        // Bent far the other way: the hinge is not this knee's (a rig
+        // whose knee bends both ways, or a hinge of noise): the capture's.
+        return DQuat::IDENTITY;
+    }
+    let d = (target - h).length();
+    let want = ((l1 * l1 + l2 * l2 - d * d) / (2.0 * l1 * l2)).clamp(-1.0, 1.0).acos().min(most);
+    DQuat::from_axis_angle(m, want - phi)
 }
 
 /// How far the hip at `h` must go down along `u` for a leg reaching `reach`
@@ -848,6 +1169,31 @@ fn spread(need: &[f64], r: usize) -> Vec<f64> {
     out
 }
 
+/// [`spread`] that never reaches a frame of `wall`: on each side of a
+/// frame with a need, the bump's half-width is cut to the frames before the
+/// nearest wall frame (a lift never enters a pinned span).
+fn spread_between(need: &[f64], r: usize, wall: &[bool]) -> Vec<f64> {
+    let n = need.len();
+    let mut out = vec![0.0f64; n];
+    for (g, &x) in need.iter().enumerate() {
+        if x <= 0.0 || wall[g] {
+            continue;
+        }
+        let left = (1..=r).take_while(|&k| g >= k && !wall[g - k]).count();
+        let right = (1..=r).take_while(|&k| g + k < n && !wall[g + k]).count();
+        out[g] = out[g].max(x);
+        for k in 1..=left {
+            let w = smoothstep(1.0 - k as f64 / (left + 1) as f64);
+            out[g - k] = out[g - k].max(x * w);
+        }
+        for k in 1..=right {
+            let w = smoothstep(1.0 - k as f64 / (right + 1) as f64);
+            out[g + k] = out[g + k].max(x * w);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -874,6 +1220,24 @@ mod tests {
         assert_eq!(out[28], 0.0);
         for f in 1..40 {
             assert!((out[f] - out[f - 1]).abs() <= 0.3, "{out:?}");
+        }
+    }
+
+    #[test]
+    fn spread_between_covers_the_need_and_never_enters_a_wall() {
+        let mut wall = vec![false; 40];
+        for w in &mut wall[24..30] {
+            *w = true;
+        }
+        let mut need = vec![0.0; 40];
+        need[20] = 1.0;
+        need[27] = 5.0; // inside the wall: ignored
+        let out = spread_between(&need, 8, &wall);
+        assert_eq!(out[20], 1.0);
+        assert!(out[24..30].iter().all(|&x| x == 0.0), "{out:?}");
+        assert!(out[23] > 0.0 && out[23] < 1.0 && out[11] == 0.0 && out[12] > 0.0);
+        for f in 1..24 {
+            assert!((out[f] - out[f - 1]).abs() <= 0.35, "{out:?}");
         }
     }
 

@@ -291,7 +291,7 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
         );
     }
     if let (true, Some(root)) = (options.remove_drift || options.ground, layouts.first()) {
-        let lint = quality::lint(&out, &options.quality);
+        let lint = quality::contacts(&out, &options.quality);
         if options.remove_drift {
             step("remove drift".into(), &mut out, &mut report, &mut |out, notes| {
                 notes.extend(drift::remove_drift(out, root, lint.up));
@@ -300,7 +300,7 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
         }
         if options.ground && options.ground_over_time {
             // Measured after drift removal, which moves the feet too.
-            let lint = quality::lint(&out, &options.quality);
+            let lint = quality::contacts(&out, &options.quality);
             let curve = drift::ground_curve(&lint, &options.quality);
             let height: Option<Vec<f64>> =
                 curve.map(|c| c.iter().map(|g| g / lint.metres_per_unit).collect());

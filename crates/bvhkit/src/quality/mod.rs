@@ -550,6 +550,22 @@ pub(crate) fn joint_names(bvh: &Bvh) -> Vec<String> {
 
 /// Measures every metric of `bvh` (see the module documentation).
 pub fn lint(bvh: &Bvh, options: &Options) -> Report {
+    measure(bvh, options, true)
+}
+
+/// [`lint`]'s measure of the feet alone, for callers that need the contacts
+/// and not the other metrics (`clean`'s foot locking, drift and ground):
+/// the same `units`, `metres_per_unit`, `up`, `feet`, `ground`, `size` and
+/// the feet's series (`foot_height`, `foot_speed`, `contact`) and metrics,
+/// bit for bit, and the feet's findings and notes. The other metrics keep
+/// their defaults, the other series are empty and the other findings are
+/// not looked for (no smoothness, channel, bone, far-joint or seam pass).
+pub fn contacts(bvh: &Bvh, options: &Options) -> Report {
+    measure(bvh, options, false)
+}
+
+/// [`lint`] (`all`) or [`contacts`] (the feet alone).
+fn measure(bvh: &Bvh, options: &Options, all: bool) -> Report {
     let skel = bvh.skeleton();
     let motion = bvh.motion();
     let n = motion.n_frames();
@@ -591,9 +607,13 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
     let feet = feet::find(skel, &bones, &names, options.feet.as_deref(), &mut notes);
     // The feet, the per-joint smoothness and the passes over the channels
     // at once on the pool (each of them also splits its own work).
-    let (feet_data, (smooth, (chan_metrics, chan_findings))) = join(
+    let (feet_data, rest) = join(
         || feet::measure(&feet, jm, n, fps, u, options),
-        || join(|| smoothness(jm, nj, n, fps, options), || channels(bvh, &names, options)),
+        || {
+            all.then(|| {
+                join(|| smoothness(jm, nj, n, fps, options), || channels(bvh, &names, options))
+            })
+        },
     );
     let ground = feet_data.as_ref().map_or_else(
         || match options.ground {
@@ -618,96 +638,100 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
         notes.push("too few frames to measure the feet".into());
     }
 
-    // Per-joint smoothness: jitter, spikes, pops.
-    metrics.jitter = smooth.jitter;
-    metrics.spikes = smooth.spikes.len();
-    metrics.pops = smooth.pops.len();
-    series.spike_ratio = smooth.spike_ratio;
-    series.jerk = smooth.jerk;
-    findings.extend(group(Kind::Spike, &smooth.spikes, &names, "acceleration", "m/s²", 1));
-    findings.extend(group(Kind::Pop, &smooth.pops, &names, "one-frame step", "m", 1));
+    // Everything else, for lint (`contacts` stops at the feet).
+    if let Some((smooth, (chan_metrics, chan_findings))) = rest {
+        // Per-joint smoothness: jitter, spikes, pops.
+        metrics.jitter = smooth.jitter;
+        metrics.spikes = smooth.spikes.len();
+        metrics.pops = smooth.pops.len();
+        series.spike_ratio = smooth.spike_ratio;
+        series.jerk = smooth.jerk;
+        findings.extend(group(Kind::Spike, &smooth.spikes, &names, "acceleration", "m/s²", 1));
+        findings.extend(group(Kind::Pop, &smooth.pops, &names, "one-frame step", "m", 1));
 
-    // From the channels: non-finite values, Euler jumps, gimbal lock,
-    // quaternion hemisphere flips, frozen joints.
-    metrics.nan = chan_metrics.nan;
-    metrics.quat_flips = chan_metrics.quat_flips;
-    metrics.euler_jumps = chan_metrics.euler_jumps;
-    metrics.gimbal_frames = chan_metrics.gimbal_frames;
-    metrics.frozen = chan_metrics.frozen;
-    findings.extend(chan_findings);
+        // From the channels: non-finite values, Euler jumps, gimbal lock,
+        // quaternion hemisphere flips, frozen joints.
+        metrics.nan = chan_metrics.nan;
+        metrics.quat_flips = chan_metrics.quat_flips;
+        metrics.euler_jumps = chan_metrics.euler_jumps;
+        metrics.gimbal_frames = chan_metrics.gimbal_frames;
+        metrics.frozen = chan_metrics.frozen;
+        findings.extend(chan_findings);
 
-    // Bones that stretch: joints under a parent that have position channels.
-    let hips = bones.iter().position(|b| *b == Some(Bone::Hips)).unwrap_or(0);
-    for (j, joint) in skel.joints().iter().enumerate() {
-        let Some(parent) = joint.parent() else { continue };
-        if !joint.channels().iter().any(|c| c.is_position()) || n == 0 {
-            continue;
+        // Bones that stretch: joints under a parent that have position channels.
+        let hips = bones.iter().position(|b| *b == Some(Bone::Hips)).unwrap_or(0);
+        for (j, joint) in skel.joints().iter().enumerate() {
+            let Some(parent) = joint.parent() else { continue };
+            if !joint.channels().iter().any(|c| c.is_position()) || n == 0 {
+                continue;
+            }
+            let lens: Vec<f64> =
+                (0..n).map(|f| (jm[j * n + f] - jm[parent.index() * n + f]).length()).collect();
+            let finite = lens.iter().copied().filter(|l| l.is_finite());
+            let (lo, hi) =
+                finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), l| (a.min(l), b.max(l)));
+            let Some(med) = stats::quantile(&lens, 0.5) else { continue };
+            let base = med.max(size * 1e-3).max(f64::MIN_POSITIVE);
+            let rel = (hi - lo) / base;
+            metrics.bone_stretch = metrics.bone_stretch.max(rel);
+            if rel > options.stretch {
+                let (fa, fb) = (
+                    lens.iter().position(|&l| l == lo).unwrap_or(0),
+                    lens.iter().position(|&l| l == hi).unwrap_or(0),
+                );
+                findings.push(Finding {
+                    kind: Kind::BoneStretch,
+                    frames: (fa.min(fb), fa.max(fb)),
+                    joints: vec![j],
+                    value: rel,
+                    message: format!(
+                        "bone {} to {} changes length by {:.1}% ({:.3} m to {:.3} m)",
+                        names[parent.index()],
+                        names[j],
+                        rel * 100.0,
+                        lo,
+                        hi
+                    ),
+                });
+            }
         }
-        let lens: Vec<f64> =
-            (0..n).map(|f| (jm[j * n + f] - jm[parent.index() * n + f]).length()).collect();
-        let finite = lens.iter().copied().filter(|l| l.is_finite());
-        let (lo, hi) =
-            finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), l| (a.min(l), b.max(l)));
-        let Some(med) = stats::quantile(&lens, 0.5) else { continue };
-        let base = med.max(size * 1e-3).max(f64::MIN_POSITIVE);
-        let rel = (hi - lo) / base;
-        metrics.bone_stretch = metrics.bone_stretch.max(rel);
-        if rel > options.stretch {
-            let (fa, fb) = (
-                lens.iter().position(|&l| l == lo).unwrap_or(0),
-                lens.iter().position(|&l| l == hi).unwrap_or(0),
-            );
-            findings.push(Finding {
-                kind: Kind::BoneStretch,
-                frames: (fa.min(fb), fa.max(fb)),
-                joints: vec![j],
-                value: rel,
-                message: format!(
-                    "bone {} to {} changes length by {:.1}% ({:.3} m to {:.3} m)",
-                    names[parent.index()],
-                    names[j],
-                    rel * 100.0,
-                    lo,
-                    hi
-                ),
-            });
-        }
-    }
 
-    // Joints far from the hips.
-    if n > 0 && size.is_finite() && size > 0.0 {
-        let limit = options.far_factor * size;
-        let far_of = |j: usize| -> Vec<Finding> {
-            let (pj, ph) = (&jm[j * n..(j + 1) * n], &jm[hips * n..(hips + 1) * n]);
-            let dist = |f: usize| (pj[f] - ph[f]).length();
-            stats::runs((0..n).map(|f| dist(f) > limit))
-                .into_iter()
-                .map(|(a, b)| {
-                    let worst = (a..=b).map(dist).fold(0.0, f64::max);
-                    Finding {
-                        kind: Kind::FarJoint,
-                        frames: (a, b),
-                        joints: vec![j],
-                        value: worst,
-                        message: format!(
-                            "{} is {:.2} m from {} (the figure is {:.2} m)",
-                            names[j], worst, names[hips], size
-                        ),
-                    }
-                })
-                .collect()
-        };
-        for far in per_joint(nj, far_of) {
-            metrics.far_joints += usize::from(!far.is_empty());
-            findings.extend(far);
+        // Joints far from the hips.
+        if n > 0 && size.is_finite() && size > 0.0 {
+            let limit = options.far_factor * size;
+            let far_of = |j: usize| -> Vec<Finding> {
+                let (pj, ph) = (&jm[j * n..(j + 1) * n], &jm[hips * n..(hips + 1) * n]);
+                let dist = |f: usize| (pj[f] - ph[f]).length();
+                stats::runs((0..n).map(|f| dist(f) > limit))
+                    .into_iter()
+                    .map(|(a, b)| {
+                        let worst = (a..=b).map(dist).fold(0.0, f64::max);
+                        Finding {
+                            kind: Kind::FarJoint,
+                            frames: (a, b),
+                            joints: vec![j],
+                            value: worst,
+                            message: format!(
+                                "{} is {:.2} m from {} (the figure is {:.2} m)",
+                                names[j], worst, names[hips], size
+                            ),
+                        }
+                    })
+                    .collect()
+            };
+            for far in per_joint(nj, far_of) {
+                metrics.far_joints += usize::from(!far.is_empty());
+                findings.extend(far);
+            }
         }
-    }
 
-    // The loop seam.
-    if options.seam {
-        let leg = |side| bones.iter().position(|b| *b == Some(Bone::Limb(side, Limb::UpperLeg)));
-        let legs = leg(Side::Left).zip(leg(Side::Right));
-        seam(jm, nj, n, hips, legs, u, options, &mut metrics, &mut findings);
+        // The loop seam.
+        if options.seam {
+            let leg =
+                |side| bones.iter().position(|b| *b == Some(Bone::Limb(side, Limb::UpperLeg)));
+            let legs = leg(Side::Left).zip(leg(Side::Right));
+            seam(jm, nj, n, hips, legs, u, options, &mut metrics, &mut findings);
+        }
     }
 
     findings.sort_by_key(|f| (f.kind, f.frames.0));

@@ -189,6 +189,15 @@ impl fmt::Display for Report {
 /// anything, on options that cannot apply (an unknown joint, a window
 /// longer than the clip, a cut-off above the Nyquist frequency).
 pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
+    let mut out = bvh.clone();
+    let report = clean_in_place(&mut out, options)?;
+    Ok((out, report))
+}
+
+/// [`clean`] on `bvh` itself, without a copy of the clip (what `bvh clean`
+/// runs): the same values and report. On an error (options that cannot
+/// apply) `bvh` is left as it was.
+pub fn clean_in_place(bvh: &mut Bvh, options: &Options) -> Result<Report> {
     let skel = bvh.skeleton();
     let n = bvh.motion().n_frames();
     let fps = bvh.motion().fps();
@@ -232,10 +241,10 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
         footlock::check_contacts(bvh, c)?;
     }
 
-    let mut out = bvh.clone();
     let mut report =
         Report { steps: Vec::new(), joint_names: skel.display_names(), notes: Vec::new() };
     let layouts: Vec<JointChannels> = skel.joints().iter().map(JointChannels::of).collect();
+    let out = bvh;
 
     // Runs one step on `out` and records it: `run` changes the clip, adds
     // its notes and returns the joint-frames it repaired and the contact
@@ -257,26 +266,21 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
     };
 
     if let Some(k) = options.spikes {
-        step(format!("glitch frames (k = {k})"), &mut out, &mut report, &mut |out, _| {
+        step(format!("glitch frames (k = {k})"), out, &mut report, &mut |out, _| {
             (spikes::repair_frames(out, &layouts, k).1, 0)
         });
-        step(format!("spikes (k = {k})"), &mut out, &mut report, &mut |out, _| {
+        step(format!("spikes (k = {k})"), out, &mut report, &mut |out, _| {
             (spikes::repair(out, &layouts, k), 0)
         });
     }
     if let (Some(b), Some((bb, aa))) = (options.butterworth, &butter_ba) {
         // The length was checked above: filtfilt cannot fail here.
         let f = |x: &[f64]| filter::filtfilt(bb, aa, x).unwrap_or_else(|_| x.to_vec());
-        smooth(
-            format!("butterworth {} Hz, order {}", b.cutoff_hz, b.order),
-            &mut out,
-            &mut report,
-            &f,
-        );
+        smooth(format!("butterworth {} Hz, order {}", b.cutoff_hz, b.order), out, &mut report, &f);
     }
     if let Some(s) = options.savgol {
         let f = |x: &[f64]| filter::savgol(x, s).unwrap_or_else(|_| x.to_vec());
-        smooth(format!("savgol window {}, order {}", s.window, s.poly), &mut out, &mut report, &f);
+        smooth(format!("savgol window {}, order {}", s.window, s.poly), out, &mut report, &f);
     }
     if let Some(p) = options.one_euro {
         let f = |x: &[f64]| filter::one_euro(x, p, fps);
@@ -285,45 +289,45 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
                 "one-euro min cut-off {} Hz, beta {}, d cut-off {} Hz",
                 p.min_cutoff, p.beta, p.d_cutoff
             ),
-            &mut out,
+            out,
             &mut report,
             &f,
         );
     }
     if let (true, Some(root)) = (options.remove_drift || options.ground, layouts.first()) {
-        let lint = quality::contacts(&out, &options.quality);
+        let lint = quality::contacts(out, &options.quality);
         if options.remove_drift {
-            step("remove drift".into(), &mut out, &mut report, &mut |out, notes| {
+            step("remove drift".into(), out, &mut report, &mut |out, notes| {
                 notes.extend(drift::remove_drift(out, root, lint.up));
                 (Vec::new(), 0)
             });
         }
         if options.ground && options.ground_over_time {
             // Measured after drift removal, which moves the feet too.
-            let lint = quality::contacts(&out, &options.quality);
+            let lint = quality::contacts(out, &options.quality);
             let curve = drift::ground_curve(&lint, &options.quality);
             let height: Option<Vec<f64>> =
                 curve.map(|c| c.iter().map(|g| g / lint.metres_per_unit).collect());
-            step("ground over time".into(), &mut out, &mut report, &mut |out, notes| {
+            step("ground over time".into(), out, &mut report, &mut |out, notes| {
                 notes.extend(drift::ground_over_time(out, root, lint.up, height.as_deref()));
                 (Vec::new(), 0)
             });
         } else if options.ground {
             let height = lint.ground / lint.metres_per_unit;
-            step("ground".into(), &mut out, &mut report, &mut |out, notes| {
+            step("ground".into(), out, &mut report, &mut |out, notes| {
                 notes.extend(drift::ground(out, root, lint.up, height));
                 (Vec::new(), 0)
             });
         }
     }
     if options.lock_feet {
-        step("lock feet".into(), &mut out, &mut report, &mut |out, notes| {
+        step("lock feet".into(), out, &mut report, &mut |out, notes| {
             let locked = footlock::lock(out, &layouts, options, 0..n);
             notes.extend(locked.notes);
             (Vec::new(), locked.spans.len())
         });
     }
-    Ok((out, report))
+    Ok(report)
 }
 
 /// A step's work in [`clean`]: changes the clip, adds its notes, and

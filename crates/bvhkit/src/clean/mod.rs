@@ -340,26 +340,57 @@ type StepRun<'a> = dyn FnMut(&mut Bvh, &mut Vec<String>) -> (Vec<(usize, usize)>
 /// (`sin_cos_deg_slice`, bit for bit `sin_cos_deg`), so each rotation has
 /// the bits of `c.rotation(frame)`.
 pub(crate) fn rotations(c: &JointChannels, values: &[f64], width: usize) -> Vec<DQuat> {
+    let mut q = Vec::new();
+    rotations_into(c, values, width, &mut RotationBuffers::default(), &mut q);
+    q
+}
+
+/// The buffers of [`rotations_into`], kept from one track to the next.
+#[derive(Default)]
+pub(crate) struct RotationBuffers {
+    half: Vec<f64>,
+    sin: Vec<f64>,
+    cos: Vec<f64>,
+}
+
+/// [`rotations`] into `q` (cleared first), through `b`'s buffers: the same
+/// bits, no fresh memory once the buffers have held a track.
+pub(crate) fn rotations_into(
+    c: &JointChannels,
+    values: &[f64],
+    width: usize,
+    b: &mut RotationBuffers,
+    q: &mut Vec<DQuat>,
+) {
+    q.clear();
     let k = c.n_rot as usize;
     if k == 0 {
-        return vec![DQuat::IDENTITY; values.len().checked_div(width).unwrap_or(0)];
+        q.resize(values.len().checked_div(width).unwrap_or(0), DQuat::IDENTITY);
+        return;
     }
-    let half: Vec<f64> = values
-        .chunks_exact(width)
-        .flat_map(|fr| c.rot_index[..k].iter().map(move |&i| 0.5 * fr[i]))
-        .collect();
-    let (mut s, mut co) = (vec![0.0; half.len()], vec![0.0; half.len()]);
-    crate::rotation::sin_cos_deg_slice(&half, &mut s, &mut co);
-    s.chunks_exact(k)
-        .zip(co.chunks_exact(k))
-        .map(|(s, co)| crate::rotation::euler_to_quat_sin_cos(&c.rot_axes[..k], s, co))
-        .collect()
+    b.half.clear();
+    b.half.extend(
+        values.chunks_exact(width).flat_map(|fr| c.rot_index[..k].iter().map(move |&i| 0.5 * fr[i])),
+    );
+    let len = b.half.len();
+    b.sin.clear();
+    b.sin.resize(len, 0.0);
+    b.cos.clear();
+    b.cos.resize(len, 0.0);
+    crate::rotation::sin_cos_deg_slice(&b.half, &mut b.sin, &mut b.cos);
+    q.extend(
+        b.sin
+            .chunks_exact(k)
+            .zip(b.cos.chunks_exact(k))
+            .map(|(s, co)| crate::rotation::euler_to_quat_sin_cos(&c.rot_axes[..k], s, co)),
+    );
 }
 
 /// The continuous rotation-vector track of `q` (radians): the log map of
-/// each frame's step from the one before, summed, from 0 at frame 0.
-pub(crate) fn log_track(q: &[DQuat]) -> Vec<DVec3> {
-    let mut v = Vec::with_capacity(q.len());
+/// each frame's step from the one before, summed, from 0 at frame 0; into
+/// `v` (cleared first).
+pub(crate) fn log_track_into(q: &[DQuat], v: &mut Vec<DVec3>) {
+    v.clear();
     let mut acc = DVec3::ZERO;
     for (f, &qf) in q.iter().enumerate() {
         if f > 0 {
@@ -367,7 +398,6 @@ pub(crate) fn log_track(q: &[DQuat]) -> Vec<DVec3> {
         }
         v.push(acc);
     }
-    v
 }
 
 /// The joints whose channels differ between `a` and `b`, with their

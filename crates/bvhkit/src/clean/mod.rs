@@ -370,7 +370,9 @@ pub(crate) fn rotations_into(
     }
     b.half.clear();
     b.half.extend(
-        values.chunks_exact(width).flat_map(|fr| c.rot_index[..k].iter().map(move |&i| 0.5 * fr[i])),
+        values
+            .chunks_exact(width)
+            .flat_map(|fr| c.rot_index[..k].iter().map(move |&i| 0.5 * fr[i])),
     );
     let len = b.half.len();
     b.sin.clear();

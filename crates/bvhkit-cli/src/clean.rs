@@ -289,11 +289,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             return Ok(done);
         }
         let mut notes = Vec::new();
-        let bvh = load_all(std::slice::from_ref(input), args.strict, &mut notes)?
+        let mut out = load_all(std::slice::from_ref(input), args.strict, &mut notes)?
             .pop()
             .context("internal: no clip loaded")?;
-        let (out, report) =
-            clean::clean(&bvh, &opts).map_err(|e| anyhow!("{}: {e}", input.display()))?;
+        // Cleaned in place: no copy of the clip.
+        let report = clean::clean_in_place(&mut out, &opts)
+            .map_err(|e| anyhow!("{}: {e}", input.display()))?;
         let summary: Vec<String> = report.to_string().lines().map(str::to_string).collect();
         if let (Some(targets), false) = (&targets, args.dry_run) {
             let t = &targets[input];

@@ -437,6 +437,53 @@ fn lint_runs_on_every_corpus_file() {
     }
 }
 
+/// `contacts` (the feet alone, what `clean` uses) gives lint's units, up
+/// axis, feet, ground, foot series, feet metrics and feet findings, bit for
+/// bit, on every corpus file, and measures nothing else.
+#[test]
+fn contacts_are_lints_feet_on_every_corpus_file() {
+    let Some(clips) = bvhkit_testdata::corpus_or_skip("quality contacts")
+        .map(|_| bvhkit_testdata::corpus_files())
+    else {
+        return;
+    };
+    let mut with_contacts = 0;
+    for path in clips {
+        let bytes = std::fs::read(&path).unwrap();
+        let Ok((bvh, _)) = ReadOptions::new().lenient(true).parse(&bytes) else { continue };
+        let o = Options { seam: true, ..Options::default() };
+        let (all, feet) = (quality::lint(&bvh, &o), quality::contacts(&bvh, &o));
+        let p = path.display();
+        assert_eq!(feet.units, all.units, "{p}");
+        assert_eq!(feet.metres_per_unit.to_bits(), all.metres_per_unit.to_bits(), "{p}");
+        assert_eq!((feet.up, feet.up_detected), (all.up, all.up_detected), "{p}");
+        assert_eq!((feet.fps, feet.frames), (all.fps, all.frames), "{p}");
+        assert_eq!(feet.feet, all.feet, "{p}");
+        assert_eq!(feet.ground.to_bits(), all.ground.to_bits(), "{p}");
+        assert_eq!(feet.size.to_bits(), all.size.to_bits(), "{p}");
+        let bits = |s: &[Vec<f64>]| -> Vec<Vec<u64>> {
+            s.iter().map(|v| v.iter().map(|x| x.to_bits()).collect()).collect()
+        };
+        assert_eq!(bits(&feet.series.foot_height), bits(&all.series.foot_height), "{p}");
+        assert_eq!(bits(&feet.series.foot_speed), bits(&all.series.foot_speed), "{p}");
+        assert_eq!(feet.series.contact, all.series.contact, "{p}");
+        with_contacts += usize::from(feet.series.contact.iter().flatten().any(|&c| c));
+        let m = &feet.metrics;
+        assert_eq!(m.skate_ratio, all.metrics.skate_ratio, "{p}");
+        assert_eq!(m.foot_slide, all.metrics.foot_slide, "{p}");
+        assert_eq!(m.ground_penetration, all.metrics.ground_penetration, "{p}");
+        assert_eq!(m.floating, all.metrics.floating, "{p}");
+        // Nothing but the feet: no smoothness or channel pass.
+        assert!(feet.series.jerk.is_empty() && feet.series.spike_ratio.is_empty(), "{p}");
+        assert_eq!((m.spikes, m.pops, m.nan, m.frozen), (0, 0, 0, 0), "{p}");
+        let of_feet = [Kind::Skate, Kind::GroundPenetration, Kind::Floating];
+        let feet_findings: Vec<_> =
+            all.findings.iter().filter(|f| of_feet.contains(&f.kind)).collect();
+        assert_eq!(feet.findings.iter().collect::<Vec<_>>(), feet_findings, "{p}");
+    }
+    assert!(with_contacts >= 10, "only {with_contacts} corpus files have contacts");
+}
+
 /// `lint` measures the frames in pieces of a few hundred on the pool;
 /// spans that cross from one piece into the next (frame 512) are one
 /// finding each, with the frames and counts of the whole clip.

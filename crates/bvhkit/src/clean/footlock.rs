@@ -81,7 +81,7 @@
 //! **Work.** The captured world motion of the legs comes from one FK pass
 //! over the legs and the joints above them alone ([`Kinematics::subset`],
 //! the same bits as the whole skeleton's FK); the contacts, the up axis and
-//! the units from one [`quality::lint`] of the clip.
+//! the units from one [`quality::contacts`] of the clip (lint's feet alone).
 
 use std::ops::Range;
 
@@ -322,7 +322,7 @@ pub(crate) fn lock(
     if n < 2 || width == 0 {
         return done;
     }
-    let report = quality::lint(bvh, q);
+    let report = quality::contacts(bvh, q);
     let skel = bvh.skeleton().clone();
     let nj = skel.len();
     let names = skel.display_names();

@@ -190,6 +190,15 @@ impl fmt::Display for Report {
 /// anything, on options that cannot apply (an unknown joint, a window
 /// longer than the clip, a cut-off above the Nyquist frequency).
 pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
+    let mut out = bvh.clone();
+    let report = clean_in_place(&mut out, options)?;
+    Ok((out, report))
+}
+
+/// [`clean`] on `bvh` itself, without a copy of the clip (what `bvh clean`
+/// runs): the same values and report. On an error (options that cannot
+/// apply) `bvh` is left as it was.
+pub fn clean_in_place(bvh: &mut Bvh, options: &Options) -> Result<Report> {
     let skel = bvh.skeleton();
     let n = bvh.motion().n_frames();
     let fps = bvh.motion().fps();
@@ -233,10 +242,10 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
         footlock::check_contacts(bvh, c)?;
     }
 
-    let mut out = bvh.clone();
     let mut report =
         Report { steps: Vec::new(), joint_names: skel.display_names(), notes: Vec::new() };
     let layouts: Vec<JointChannels> = skel.joints().iter().map(JointChannels::of).collect();
+    let out = bvh;
 
     // Runs one step on `out` and records it: `run` changes the clip, adds
     // its notes and returns the joint-frames it repaired and the contact
@@ -258,65 +267,60 @@ pub fn clean(bvh: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
     };
 
     if let Some(k) = options.spikes {
-        step(format!("glitch frames (k = {k})"), &mut out, &mut report, &mut |out, _| {
+        step(format!("glitch frames (k = {k})"), out, &mut report, &mut |out, _| {
             (spikes::repair_frames(out, &layouts, k).1, 0)
         });
-        step(format!("spikes (k = {k})"), &mut out, &mut report, &mut |out, _| {
+        step(format!("spikes (k = {k})"), out, &mut report, &mut |out, _| {
             (spikes::repair(out, &layouts, k), 0)
         });
     }
     if let (Some(b), Some((bb, aa))) = (options.butterworth, &butter_ba) {
         // The length was checked above: filtfilt cannot fail here.
         let f = |x: &[f64]| filter::filtfilt(bb, aa, x).unwrap_or_else(|_| x.to_vec());
-        smooth(
-            format!("butterworth {} Hz, order {}", b.cutoff_hz, b.order),
-            &mut out,
-            &mut report,
-            &f,
-        );
+        smooth(format!("butterworth {} Hz, order {}", b.cutoff_hz, b.order), out, &mut report, &f);
     }
     if let Some(s) = options.savgol {
         let f = |x: &[f64]| filter::savgol(x, s).unwrap_or_else(|_| x.to_vec());
-        smooth(format!("savgol window {}, order {}", s.window, s.poly), &mut out, &mut report, &f);
+        smooth(format!("savgol window {}, order {}", s.window, s.poly), out, &mut report, &f);
     }
     if let Some(p) = options.one_euro {
         let f = |x: &[f64]| filter::one_euro(x, p, fps);
-        smooth(one_euro_name(p), &mut out, &mut report, &f);
+        smooth(one_euro_name(p), out, &mut report, &f);
     }
     if let (true, Some(root)) = (options.remove_drift || options.ground, layouts.first()) {
-        let lint = quality::lint(&out, &options.quality);
+        let lint = quality::contacts(out, &options.quality);
         if options.remove_drift {
-            step("remove drift".into(), &mut out, &mut report, &mut |out, notes| {
+            step("remove drift".into(), out, &mut report, &mut |out, notes| {
                 notes.extend(drift::remove_drift(out, root, lint.up));
                 (Vec::new(), 0)
             });
         }
         if options.ground && options.ground_over_time {
             // Measured after drift removal, which moves the feet too.
-            let lint = quality::lint(&out, &options.quality);
+            let lint = quality::contacts(out, &options.quality);
             let curve = drift::ground_curve(&lint, &options.quality);
             let height: Option<Vec<f64>> =
                 curve.map(|c| c.iter().map(|g| g / lint.metres_per_unit).collect());
-            step("ground over time".into(), &mut out, &mut report, &mut |out, notes| {
+            step("ground over time".into(), out, &mut report, &mut |out, notes| {
                 notes.extend(drift::ground_over_time(out, root, lint.up, height.as_deref()));
                 (Vec::new(), 0)
             });
         } else if options.ground {
             let height = lint.ground / lint.metres_per_unit;
-            step("ground".into(), &mut out, &mut report, &mut |out, notes| {
+            step("ground".into(), out, &mut report, &mut |out, notes| {
                 notes.extend(drift::ground(out, root, lint.up, height));
                 (Vec::new(), 0)
             });
         }
     }
     if options.lock_feet {
-        step("lock feet".into(), &mut out, &mut report, &mut |out, notes| {
+        step("lock feet".into(), out, &mut report, &mut |out, notes| {
             let locked = footlock::lock(out, &layouts, options, 0..n);
             notes.extend(locked.notes);
             (Vec::new(), locked.spans.len())
         });
     }
-    Ok((out, report))
+    Ok(report)
 }
 
 /// The one-euro step's name in the summary (the whole clip's and the
@@ -338,26 +342,59 @@ type StepRun<'a> = dyn FnMut(&mut Bvh, &mut Vec<String>) -> (Vec<(usize, usize)>
 /// (`sin_cos_deg_slice`, bit for bit `sin_cos_deg`), so each rotation has
 /// the bits of `c.rotation(frame)`.
 pub(crate) fn rotations(c: &JointChannels, values: &[f64], width: usize) -> Vec<DQuat> {
+    let mut q = Vec::new();
+    rotations_into(c, values, width, &mut RotationBuffers::default(), &mut q);
+    q
+}
+
+/// The buffers of [`rotations_into`], kept from one track to the next.
+#[derive(Default)]
+pub(crate) struct RotationBuffers {
+    half: Vec<f64>,
+    sin: Vec<f64>,
+    cos: Vec<f64>,
+}
+
+/// [`rotations`] into `q` (cleared first), through `b`'s buffers: the same
+/// bits, no fresh memory once the buffers have held a track.
+pub(crate) fn rotations_into(
+    c: &JointChannels,
+    values: &[f64],
+    width: usize,
+    b: &mut RotationBuffers,
+    q: &mut Vec<DQuat>,
+) {
+    q.clear();
     let k = c.n_rot as usize;
     if k == 0 {
-        return vec![DQuat::IDENTITY; values.len().checked_div(width).unwrap_or(0)];
+        q.resize(values.len().checked_div(width).unwrap_or(0), DQuat::IDENTITY);
+        return;
     }
-    let half: Vec<f64> = values
-        .chunks_exact(width)
-        .flat_map(|fr| c.rot_index[..k].iter().map(move |&i| 0.5 * fr[i]))
-        .collect();
-    let (mut s, mut co) = (vec![0.0; half.len()], vec![0.0; half.len()]);
-    crate::rotation::sin_cos_deg_slice(&half, &mut s, &mut co);
-    s.chunks_exact(k)
-        .zip(co.chunks_exact(k))
-        .map(|(s, co)| crate::rotation::euler_to_quat_sin_cos(&c.rot_axes[..k], s, co))
-        .collect()
+    b.half.clear();
+    b.half.extend(
+        values
+            .chunks_exact(width)
+            .flat_map(|fr| c.rot_index[..k].iter().map(move |&i| 0.5 * fr[i])),
+    );
+    let len = b.half.len();
+    b.sin.clear();
+    b.sin.resize(len, 0.0);
+    b.cos.clear();
+    b.cos.resize(len, 0.0);
+    crate::rotation::sin_cos_deg_slice(&b.half, &mut b.sin, &mut b.cos);
+    q.extend(
+        b.sin
+            .chunks_exact(k)
+            .zip(b.cos.chunks_exact(k))
+            .map(|(s, co)| crate::rotation::euler_to_quat_sin_cos(&c.rot_axes[..k], s, co)),
+    );
 }
 
 /// The continuous rotation-vector track of `q` (radians): the log map of
-/// each frame's step from the one before, summed, from 0 at frame 0.
-pub(crate) fn log_track(q: &[DQuat]) -> Vec<DVec3> {
-    let mut v = Vec::with_capacity(q.len());
+/// each frame's step from the one before, summed, from 0 at frame 0; into
+/// `v` (cleared first).
+pub(crate) fn log_track_into(q: &[DQuat], v: &mut Vec<DVec3>) {
+    v.clear();
     let mut acc = DVec3::ZERO;
     for (f, &qf) in q.iter().enumerate() {
         if f > 0 {
@@ -365,7 +402,6 @@ pub(crate) fn log_track(q: &[DQuat]) -> Vec<DVec3> {
         }
         v.push(acc);
     }
-    v
 }
 
 /// The joints whose channels differ between `a` and `b`, with their

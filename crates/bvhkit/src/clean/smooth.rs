@@ -30,7 +30,7 @@
 use glam::{DQuat, DVec3};
 
 use super::filter::{OneEuro, OneEuroState};
-use super::{JointChange, log_track, rotations};
+use super::{JointChange, RotationBuffers, log_track_into, rotations_into};
 use crate::edit::JointChannels;
 use crate::rotation::{quat_from_scaled_axis, quat_to_scaled_axis};
 use crate::{Bvh, Error, Result, Skeleton};
@@ -118,18 +118,23 @@ pub(crate) fn smooth_tracks(
         return Vec::new();
     }
     let input = bvh.motion().values();
-    let one = |j: usize| -> Smoothed {
+    let one = |sc: &mut Scratch, j: usize| -> Smoothed {
         let (c, s) = (&layouts[j], strength[j]);
         let mut out =
             Smoothed { columns: Vec::new(), notes: Vec::new(), rot: 0.0, pos: 0.0, changed: false };
         if s == 0.0 {
             return out;
         }
-        let finite =
-            |idx: &[usize]| idx.iter().all(|&i| (0..n).all(|f| input[f * width + i].is_finite()));
         if c.n_rot > 0 {
-            if finite(&c.rot_index[..c.n_rot as usize]) {
-                let (cols, rot) = smooth_rotation(c, input, width, s, filter);
+            // The joint's rotation channels gathered in one pass over the
+            // rows (`k` a frame), then read contiguously.
+            let k = c.n_rot as usize;
+            sc.angles.clear();
+            for row in input.chunks_exact(width) {
+                sc.angles.extend(c.rot_index[..k].iter().map(|&i| row[i]));
+            }
+            if sc.angles.iter().all(|a| a.is_finite()) {
+                let (cols, rot) = smooth_rotation(c, &sc.angles, s, filter, &mut sc.track);
                 if let Some(rot) = rot {
                     out.changed = true;
                     out.rot = rot;
@@ -140,11 +145,11 @@ pub(crate) fn smooth_tracks(
             }
         }
         for &i in &c.pos_index[..c.n_pos as usize] {
-            if !finite(&[i]) {
+            let track: Vec<f64> = input.chunks_exact(width).map(|row| row[i]).collect();
+            if !track.iter().all(|p| p.is_finite()) {
                 out.notes.push(format!("{}: position not smoothed (values not finite)", names[j]));
                 continue;
             }
-            let track: Vec<f64> = (0..n).map(|f| input[f * width + i]).collect();
             let y = filter(&track);
             let col = if s == 1.0 {
                 y
@@ -164,10 +169,13 @@ pub(crate) fn smooth_tracks(
     #[cfg(feature = "parallel")]
     let done: Vec<Smoothed> = {
         use rayon::prelude::*;
-        (0..layouts.len()).into_par_iter().map(one).collect()
+        (0..layouts.len()).into_par_iter().map_init(Scratch::default, one).collect()
     };
     #[cfg(not(feature = "parallel"))]
-    let done: Vec<Smoothed> = (0..layouts.len()).map(one).collect();
+    let done: Vec<Smoothed> = {
+        let mut sc = Scratch::default();
+        (0..layouts.len()).map(|j| one(&mut sc, j)).collect()
+    };
     let columns: Vec<&(usize, Vec<f64>)> = done.iter().flat_map(|d| &d.columns).collect();
     notes.extend(done.iter().flat_map(|d| d.notes.iter().cloned()));
     let changes: Vec<JointChange> = done
@@ -202,35 +210,59 @@ pub(crate) fn smooth_tracks(
     changes
 }
 
+/// Buffers of one worker of [`smooth_tracks`], kept from one joint to the
+/// next (the same values as fresh ones; no fresh pages for each joint).
+#[derive(Default)]
+struct Scratch {
+    /// The joint's rotation channels, `n_rot` a frame.
+    angles: Vec<f64>,
+    track: TrackBuffers,
+}
+
+/// The buffers of [`smooth_rotation`].
+#[derive(Default)]
+struct TrackBuffers {
+    rot: RotationBuffers,
+    q: Vec<DQuat>,
+    v: Vec<DVec3>,
+    comp: Vec<f64>,
+}
+
 /// One joint's rotation channels smoothed (channel index, column per
 /// channel): its continuous track filtered, moved by `s` times what the
 /// filter changed, written as the angles closest to the previous output
 /// frame's (the input's at the first); frames the filter leaves alone keep
-/// the input's angles bit for bit. Also returns, when some angle's bits
+/// the input's angles bit for bit. `angles` holds the joint's rotation
+/// channels alone, `c.n_rot` a frame. Also returns, when some angle's bits
 /// changed, the largest rotation change (degrees) over those frames.
 fn smooth_rotation(
     c: &JointChannels,
-    input: &[f64],
-    width: usize,
+    angles: &[f64],
     s: f64,
     filter: &dyn Fn(&[f64]) -> Vec<f64>,
+    b: &mut TrackBuffers,
 ) -> (Vec<(usize, Vec<f64>)>, Option<f64>) {
-    let q = rotations(c, input, width);
-    let v = log_track(&q);
+    let n_rot = c.n_rot as usize;
+    // The joint's rotation channels alone, in a row of `n_rot`.
+    let mut local = *c;
+    local.rot_index = [0, 1, 2];
+    rotations_into(&local, angles, n_rot, &mut b.rot, &mut b.q);
+    log_track_into(&b.q, &mut b.v);
+    let (q, v) = (&b.q, &b.v);
     let n = q.len();
     // Filtered in degrees, the channels' unit (the one-euro filter's speed
     // term depends on it).
-    let comp = |k: usize| -> Vec<f64> { v.iter().map(|x| x[k].to_degrees()).collect() };
-    let (x, y, z) = (filter(&comp(0)), filter(&comp(1)), filter(&comp(2)));
-    // The joint's rotation channels alone, in a row of three.
-    let mut local = *c;
-    local.rot_index = [0, 1, 2];
-    let n_rot = c.n_rot as usize;
+    let mut comp = |k: usize| -> Vec<f64> {
+        b.comp.clear();
+        b.comp.extend(v.iter().map(|x| x[k].to_degrees()));
+        filter(&b.comp)
+    };
+    let (x, y, z) = (comp(0), comp(1), comp(2));
     let mut cols: Vec<Vec<f64>> = vec![Vec::with_capacity(n); n_rot];
     let mut prev = [0.0; 3];
     let mut most: Option<f64> = None;
     for f in 0..n {
-        let inp = c.angles(&input[f * width..(f + 1) * width]);
+        let inp = local.angles(&angles[f * n_rot..(f + 1) * n_rot]);
         let d = (DVec3::new(x[f].to_radians(), y[f].to_radians(), z[f].to_radians()) - v[f]) * s;
         let angles = if d == DVec3::ZERO {
             inp

@@ -554,6 +554,22 @@ pub(crate) fn joint_names(bvh: &Bvh) -> Vec<String> {
 
 /// Measures every metric of `bvh` (see the module documentation).
 pub fn lint(bvh: &Bvh, options: &Options) -> Report {
+    measure(bvh, options, true)
+}
+
+/// [`lint`]'s measure of the feet alone, for callers that need the contacts
+/// and not the other metrics (`clean`'s foot locking, drift and ground):
+/// the same `units`, `metres_per_unit`, `up`, `feet`, `ground`, `size` and
+/// the feet's series (`foot_height`, `foot_speed`, `contact`) and metrics,
+/// bit for bit, and the feet's findings and notes. The other metrics keep
+/// their defaults, the other series are empty and the other findings are
+/// not looked for (no smoothness, channel, bone, far-joint or seam pass).
+pub fn contacts(bvh: &Bvh, options: &Options) -> Report {
+    measure(bvh, options, false)
+}
+
+/// [`lint`] (`all`) or [`contacts`] (the feet alone).
+fn measure(bvh: &Bvh, options: &Options, all: bool) -> Report {
     let skel = bvh.skeleton();
     let motion = bvh.motion();
     let n = motion.n_frames();
@@ -577,57 +593,65 @@ pub fn lint(bvh: &Bvh, options: &Options) -> Report {
     let feet = feet::find(skel, &bones, &names, options.feet.as_deref(), &mut notes);
     // The feet, the per-joint smoothness and the passes over the channels
     // at once on the pool (each of them also splits its own work).
-    let (feet_data, (smooth, chan)) = join(
+    let (feet_data, rest) = join(
         || feet::measure(&feet, row, || lowest(jm, u), n, fps, u, options),
-        || join(|| smoothness(jm, nj, n, fps, options), || channels(bvh, &names, options)),
+        || {
+            all.then(|| {
+                join(|| smoothness(jm, nj, n, fps, options), || channels(bvh, &names, options))
+            })
+        },
     );
     let (mut metrics, mut findings, series, ground) =
-        combine(&feet, feet_data, smooth, chan, &names, || lowest(jm, u), options, &mut notes);
+        combine(&feet, feet_data, rest, &names, || lowest(jm, u), options, &mut notes);
 
-    // Bones that stretch: joints under a parent that have position channels.
-    let hips = bones.iter().position(|b| *b == Some(Bone::Hips)).unwrap_or(0);
-    for (j, parent) in stretching(skel) {
-        if n == 0 {
-            break;
+    // Everything else, for lint (`contacts` stops at the feet).
+    if all {
+        // Bones that stretch: joints under a parent that have position channels.
+        let hips = bones.iter().position(|b| *b == Some(Bone::Hips)).unwrap_or(0);
+        for (j, parent) in stretching(skel) {
+            if n == 0 {
+                break;
+            }
+            let lens: Vec<f64> = (0..n).map(|f| (row(j)[f] - row(parent)[f]).length()).collect();
+            stretch(j, parent, &lens, size, &names, options, &mut metrics, &mut findings);
         }
-        let lens: Vec<f64> = (0..n).map(|f| (row(j)[f] - row(parent)[f]).length()).collect();
-        stretch(j, parent, &lens, size, &names, options, &mut metrics, &mut findings);
-    }
 
-    // Joints far from the hips.
-    if n > 0 && size.is_finite() && size > 0.0 {
-        let limit = options.far_factor * size;
-        let far_of = |j: usize| -> Vec<Finding> {
-            let (pj, ph) = (row(j), row(hips));
-            let dist = |f: usize| (pj[f] - ph[f]).length();
-            stats::runs((0..n).map(|f| dist(f) > limit))
-                .into_iter()
-                .map(|(a, b)| {
-                    let worst = (a..=b).map(dist).fold(0.0, f64::max);
-                    Finding {
-                        kind: Kind::FarJoint,
-                        frames: (a, b),
-                        joints: vec![j],
-                        value: worst,
-                        message: format!(
-                            "{} is {:.2} m from {} (the figure is {:.2} m)",
-                            names[j], worst, names[hips], size
-                        ),
-                    }
-                })
-                .collect()
-        };
-        for far in per_joint(nj, far_of) {
-            metrics.far_joints += usize::from(!far.is_empty());
-            findings.extend(far);
+        // Joints far from the hips.
+        if n > 0 && size.is_finite() && size > 0.0 {
+            let limit = options.far_factor * size;
+            let far_of = |j: usize| -> Vec<Finding> {
+                let (pj, ph) = (row(j), row(hips));
+                let dist = |f: usize| (pj[f] - ph[f]).length();
+                stats::runs((0..n).map(|f| dist(f) > limit))
+                    .into_iter()
+                    .map(|(a, b)| {
+                        let worst = (a..=b).map(dist).fold(0.0, f64::max);
+                        Finding {
+                            kind: Kind::FarJoint,
+                            frames: (a, b),
+                            joints: vec![j],
+                            value: worst,
+                            message: format!(
+                                "{} is {:.2} m from {} (the figure is {:.2} m)",
+                                names[j], worst, names[hips], size
+                            ),
+                        }
+                    })
+                    .collect()
+            };
+            for far in per_joint(nj, far_of) {
+                metrics.far_joints += usize::from(!far.is_empty());
+                findings.extend(far);
+            }
         }
-    }
 
-    // The loop seam.
-    if options.seam {
-        let leg = |side| bones.iter().position(|b| *b == Some(Bone::Limb(side, Limb::UpperLeg)));
-        let legs = leg(Side::Left).zip(leg(Side::Right));
-        seam(jm, nj, n, hips, legs, u, options, &mut metrics, &mut findings);
+        // The loop seam.
+        if options.seam {
+            let leg =
+                |side| bones.iter().position(|b| *b == Some(Bone::Limb(side, Limb::UpperLeg)));
+            let legs = leg(Side::Left).zip(leg(Side::Right));
+            seam(jm, nj, n, hips, legs, u, options, &mut metrics, &mut findings);
+        }
     }
 
     findings.sort_by_key(|f| (f.kind, f.frames.0));
@@ -743,8 +767,7 @@ pub(crate) fn stretch(
 fn combine(
     feet: &[Foot],
     feet_data: Option<feet::FeetData>,
-    smooth: Smoothness,
-    (chan_metrics, chan_findings): (Metrics, Vec<Finding>),
+    rest: Option<(Smoothness, (Metrics, Vec<Finding>))>,
     names: &[String],
     lowest: impl FnOnce() -> f64,
     options: &Options,
@@ -775,6 +798,10 @@ fn combine(
         notes.push("too few frames to measure the feet".into());
     }
 
+    // The rest is lint's alone ([`contacts`] stops at the feet).
+    let Some((smooth, (chan_metrics, chan_findings))) = rest else {
+        return (metrics, findings, series, ground);
+    };
     // Per-joint smoothness: jitter, spikes, pops.
     metrics.jitter = smooth.jitter;
     metrics.spikes = smooth.spikes.len();

@@ -405,7 +405,7 @@ impl LintStream {
         let mut smooth = smooth;
         smooth.jerk = self.jerk;
         let (mut metrics, mut findings, series, ground) =
-            combine(&self.feet, feet_data, smooth, chan, names, lowest, o, &mut notes);
+            combine(&self.feet, feet_data, Some((smooth, chan)), names, lowest, o, &mut notes);
         for (j, parent) in stretching(&self.skel) {
             stretch(j, parent, &joints[j].lens, size, names, o, &mut metrics, &mut findings);
         }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use bvhkit::clean::{self, Butterworth, OneEuro, Options, SavGol};
 use bvhkit::{Bvh, WriteOptions};
 
-use super::{bvh, run, standing_figure_header, stderr, stdout};
+use super::{bvh, run, run_with_stdin, standing_figure_header, stderr, stdout};
 
 /// A standing figure (`standing_figure_header`: Hips with position, Head,
 /// LeftFoot, RightFoot) of `frames` frames at 25 fps: slow swings with a
@@ -175,15 +175,11 @@ fn clean_options_write_the_library_result() {
         assert_eq!(std::fs::read_to_string(&input).unwrap(), text, "{args:?}: input changed");
     }
     // Standard input to standard output: the same bytes.
-    let mut child = bvh()
-        .args(["clean", "-", "-o", "-", "--butterworth", "6"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), text.as_bytes()).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = run_with_stdin(
+        dir.path(),
+        &["clean", "-", "-o", "-", "--butterworth", "6"],
+        text.as_bytes(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(o.stdout == expected(&text, &Options { butterworth: bw(6.0, 4), ..d }));
 }
@@ -576,15 +572,8 @@ fn clean_one_euro_streams_a_file_as_the_whole_clip() {
     for args in [&["--one-euro", "1,0.05"][..], &["--one-euro", "2,0.01,2", "--joints", "Head"]] {
         let o = run(&[&["clean", &input, "-o", &out_s][..], args].concat());
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-        let mut child = bvh()
-            .args([&["clean", "-", "-o", "-"][..], args].concat())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::io::Write::write_all(&mut child.stdin.take().unwrap(), text.as_bytes()).unwrap();
-        let whole = child.wait_with_output().unwrap();
+        let whole =
+            run_with_stdin(d, &[&["clean", "-", "-o", "-"][..], args].concat(), text.as_bytes());
         assert!(whole.status.success(), "{}", stderr(&whole));
         assert!(
             std::fs::read(&out).unwrap() == whole.stdout,

@@ -626,16 +626,7 @@ fn measure(bvh: &Bvh, options: &Options, all: bool) -> Report {
                     .into_iter()
                     .map(|(a, b)| {
                         let worst = (a..=b).map(dist).fold(0.0, f64::max);
-                        Finding {
-                            kind: Kind::FarJoint,
-                            frames: (a, b),
-                            joints: vec![j],
-                            value: worst,
-                            message: format!(
-                                "{} is {:.2} m from {} (the figure is {:.2} m)",
-                                names[j], worst, names[hips], size
-                            ),
-                        }
+                        far_finding(j, (a, b), worst, &names[j], &names[hips], size)
                     })
                     .collect()
             };
@@ -820,6 +811,26 @@ fn combine(
     metrics.frozen = chan_metrics.frozen;
     findings.extend(chan_findings);
     (metrics, findings, series, ground)
+}
+
+/// The finding of joint `j` (named `name`) farther than the limit from
+/// the hips (named `hips`) over `frames`, `worst` metres at most, in a
+/// figure of `size` metres.
+pub(crate) fn far_finding(
+    j: usize,
+    frames: (usize, usize),
+    worst: f64,
+    name: &str,
+    hips: &str,
+    size: f64,
+) -> Finding {
+    Finding {
+        kind: Kind::FarJoint,
+        frames,
+        joints: vec![j],
+        value: worst,
+        message: format!("{name} is {worst:.2} m from {hips} (the figure is {size:.2} m)"),
+    }
 }
 
 /// The lowest finite height of `points` along `u` (`Ground::Lowest`).

@@ -35,9 +35,9 @@ use glam::DVec3;
 
 use super::feet::{self, Foot};
 use super::{
-    ChannelPiece, Channels, Finding, Ground, Kind, Options, PIECE, RUN, Report, Smoothness,
-    channel_findings, channel_piece, combine, join, judge, per_joint, stretch, stretching,
-    units_of, up_of,
+    ChannelPiece, Channels, Ground, Options, PIECE, RUN, Report, Smoothness, channel_findings,
+    channel_piece, combine, far_finding, join, judge, per_joint, stretch, stretching, units_of,
+    up_of,
 };
 use crate::edit::axes::SignedAxis;
 use crate::kinematics::Kinematics;
@@ -427,16 +427,7 @@ impl LintStream {
                 }
                 for (a, b, worst) in runs {
                     any = true;
-                    findings.push(Finding {
-                        kind: Kind::FarJoint,
-                        frames: (a, b),
-                        joints: vec![j],
-                        value: worst,
-                        message: format!(
-                            "{} is {:.2} m from {} (the figure is {:.2} m)",
-                            names[j], worst, hips, size
-                        ),
-                    });
+                    findings.push(far_finding(j, (a, b), worst, &names[j], hips, size));
                 }
                 metrics.far_joints += usize::from(any);
             }

@@ -13,7 +13,7 @@ use bvhkit::edit::{
 };
 use bvhkit::glam::{DAffine3, DVec3};
 use bvhkit::rotation::{RotationOrder, RotationRepr, mat3_to_repr};
-use bvhkit::units::{UnitGuess, Units};
+use bvhkit::units::UnitGuess;
 use bvhkit::{Kinematics, PositionChannels, ReadOptions};
 use numpy::ndarray::{Array, ArrayView2, Ix2};
 use numpy::{IntoPyArray, PyArray, PyArray1, PyArray2, PyArrayDyn, PyArrayMethods};
@@ -22,7 +22,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PySlice, PySliceMethods};
 use rayon::prelude::*;
 
-use crate::errors::{self, BvhWarning, bad_arg};
+use crate::errors::{self, BvhWarning, bad_arg, rotation_order, units};
 pub(crate) use crate::errors::{position_channels, signed_axis};
 use crate::mix::Clip;
 
@@ -624,19 +624,9 @@ impl PyBvh {
         position_channels: &str,
         drop_motion: bool,
     ) -> PyResult<PyBvh> {
-        use edit::layout::{LayoutMap, Positions};
+        use edit::layout::LayoutMap;
         let order = rotation_order(order)?;
-        let positions = match positions {
-            "root" => Positions::Root,
-            "all" => Positions::All,
-            "keep" => Positions::Keep,
-            "none" => Positions::None,
-            _ => {
-                return Err(bad_arg(format!(
-                    "positions must be 'root', 'all', 'keep' or 'none', not {positions:?}"
-                )));
-            }
-        };
+        let positions = errors::layout_positions(positions, "positions")?;
         let mode = self::position_channels(position_channels)?;
         let lost = std::sync::Mutex::new(None);
         let out = self.edited(py, |b| {
@@ -1119,15 +1109,4 @@ impl From<bvhkit::Error> for EditError {
 /// The root-motion up axis: given, else detected, else Y (as `bvh edit`).
 fn up_for_root(bvh: &bvhkit::Bvh, given: Option<SignedAxis>) -> SignedAxis {
     given.or_else(|| detect_up(bvh).axis).unwrap_or(SignedAxis::PosY)
-}
-
-fn rotation_order(s: &str) -> PyResult<RotationOrder> {
-    RotationOrder::from_name(s).ok_or_else(|| {
-        bad_arg(format!("order must be one of XYZ, XZY, YXZ, YZX, ZXY, ZYX, not {s:?}"))
-    })
-}
-
-/// A unit by symbol or first word of its name (as `bvh edit --units`).
-fn units(s: &str) -> PyResult<Units> {
-    Units::from_name(s).ok_or_else(|| bad_arg(format!("{s:?} is not a unit (m, cm, mm, in, cmu)")))
 }

@@ -12,18 +12,17 @@
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use bvhkit::edit::layout::Positions;
 use bvhkit::edit::plan::FrameSpan;
 use bvhkit::edit::run::{Edit, EditError, Note, Output, Rename, RestSource, Settings, Step};
-use bvhkit::rotation::RotationOrder;
-use bvhkit::units::Units;
 use bvhkit_write::{AtomicFile, Dest, WriteBehind};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::bvh::PyBvh;
-use crate::errors::{self, WriteError, bad_arg, position_channels, signed_axis};
+use crate::errors::{
+    self, WriteError, bad_arg, position_channels, rotation_order, signed_axis, units,
+};
 
 /// Streams the edit `steps` of the BVH file `src` into `dst`; returns the
 /// notes `bvh edit` would print.
@@ -47,17 +46,7 @@ pub(crate) fn edit_file(
     let settings = Settings {
         source_up: source_up.map(signed_axis).transpose()?,
         source_units: source_units.map(units).transpose()?,
-        layout_positions: match layout_positions {
-            "root" => Positions::Root,
-            "all" => Positions::All,
-            "keep" => Positions::Keep,
-            "none" => Positions::None,
-            _ => {
-                return Err(bad_arg(format!(
-                    "layout_positions must be 'root', 'all', 'keep' or 'none', not {layout_positions:?}"
-                )));
-            }
-        },
+        layout_positions: errors::layout_positions(layout_positions, "layout_positions")?,
         drop_motion,
         portable,
         position_channels: self::position_channels(position_channels)?,
@@ -166,16 +155,6 @@ fn positive(what: &str, v: f64) -> PyResult<f64> {
     } else {
         Err(bad_arg(format!("{what} must be positive, not {v}")))
     }
-}
-
-fn rotation_order(s: &str) -> PyResult<RotationOrder> {
-    RotationOrder::from_name(s).ok_or_else(|| {
-        bad_arg(format!("order must be one of XYZ, XZY, YXZ, YZX, ZXY, ZYX, not {s:?}"))
-    })
-}
-
-fn units(s: &str) -> PyResult<Units> {
-    Units::from_name(s).ok_or_else(|| bad_arg(format!("{s:?} is not a unit (m, cm, mm, in, cmu)")))
 }
 
 /// `dst`, written as `bvh edit` writes its output: a regular file in

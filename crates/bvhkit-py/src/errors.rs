@@ -126,3 +126,30 @@ pub(crate) fn signed_axis(s: &str) -> PyResult<bvhkit::edit::axes::SignedAxis> {
     bvhkit::edit::axes::SignedAxis::from_name(s)
         .ok_or_else(|| bad_arg(format!("{s:?} is not an axis (x, y, z, -x, -y, -z)")))
 }
+
+/// A rotation order by name (`"ZXY"`, any case), as `--order`.
+pub(crate) fn rotation_order(s: &str) -> PyResult<bvhkit::rotation::RotationOrder> {
+    bvhkit::rotation::RotationOrder::from_name(s).ok_or_else(|| {
+        bad_arg(format!("order must be one of XYZ, XZY, YXZ, YZX, ZXY, ZYX, not {s:?}"))
+    })
+}
+
+/// A unit by symbol or first word of its name (as `bvh edit --units`).
+pub(crate) fn units(s: &str) -> PyResult<bvhkit::units::Units> {
+    bvhkit::units::Units::from_name(s)
+        .ok_or_else(|| bad_arg(format!("{s:?} is not a unit (m, cm, mm, in, cmu)")))
+}
+
+/// Which joints keep position channels after a layout change (`"root"`,
+/// `"all"`, `"keep"` or `"none"`, as `--layout-positions`); `arg` names the
+/// argument in the error.
+pub(crate) fn layout_positions(s: &str, arg: &str) -> PyResult<bvhkit::edit::layout::Positions> {
+    use bvhkit::edit::layout::Positions;
+    match s {
+        "root" => Ok(Positions::Root),
+        "all" => Ok(Positions::All),
+        "keep" => Ok(Positions::Keep),
+        "none" => Ok(Positions::None),
+        _ => Err(bad_arg(format!("{arg} must be 'root', 'all', 'keep' or 'none', not {s:?}"))),
+    }
+}

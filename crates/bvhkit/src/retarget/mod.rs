@@ -1986,13 +1986,14 @@ fn feet_quality(r: &Retarget, up: SignedAxis) -> crate::quality::Options {
 
 /// Pins the feet of the retargeted `out` over the source's contact spans
 /// (see [`Options::lock_feet`]): the feet of `source` and their contacts
-/// (low and slow) as [`crate::quality::lint`] finds them, each foot's spans
+/// (low and slow) as [`crate::quality::lint`] finds them (its feet pass
+/// alone, [`crate::quality::contacts`]), each foot's spans
 /// given to [`crate::clean::lock_feet_in`] on the target's foot joint of the
 /// same side, with the target's up axis.
 fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::Locked> {
     let n = out.motion().n_frames();
     let quality = |up| feet_quality(r, up);
-    let qs = crate::quality::lint(source, &quality(r.report.source.up));
+    let qs = crate::quality::contacts(source, &quality(r.report.source.up));
     let mut spans = Vec::new();
     for (foot, contact) in qs.feet.iter().zip(&qs.series.contact) {
         let i = match foot.name.as_str() {

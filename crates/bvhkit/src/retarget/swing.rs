@@ -137,8 +137,8 @@ fn envelope(d: &[f64], planted: &[bool], r: usize) -> Vec<f64> {
 
 /// Lifts the swing feet of `out` (the retarget of `source`, its feet
 /// locked) to the source's clearance (see the module documentation). `qs`
-/// is the source's [`quality::lint`], `qo_options` how the output is
-/// linted (its up axis), `k` the target's hip height over the source's in
+/// is the source's feet ([`quality::contacts`]), `qo_options` how the
+/// output's are measured (its up axis), `k` the target's hip height over the source's in
 /// file units.
 pub(crate) fn lift(
     source: &Bvh,
@@ -152,7 +152,7 @@ pub(crate) fn lift(
     if n < 2 || source.motion().n_frames() != n {
         return done;
     }
-    let qo = quality::lint(out, qo_options);
+    let qo = quality::contacts(out, qo_options);
     let mode = qo_options.position_channels;
     let km = k * qo.metres_per_unit / qs.metres_per_unit;
     if !(km.is_finite() && km > 0.0) {

@@ -187,10 +187,7 @@ fn stream_one(
     lenient: bool,
 ) -> Result<Option<(Vec<String>, Vec<String>)>> {
     use bvhkit::edit::run::EditError;
-    let rereadable = match input {
-        Input::File(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file()),
-        Input::Stdin => false,
-    };
+    let rereadable = input.is_regular_file();
     if !rereadable {
         return Ok(None);
     }

@@ -103,11 +103,7 @@ fn whole(args: &Args, ia: &Input, ib: &Input, mut options: DiffOptions) -> Resul
 fn streamed(args: &Args, ia: &Input, ib: &Input, options: &DiffOptions) -> Option<quality::Diff> {
     // Only regular files: a pipe (`<(cmd)`) or a device opened here and
     // dropped would lose what the whole path must read.
-    let regular = |i: &Input| match i {
-        Input::File(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file()),
-        Input::Stdin => false,
-    };
-    if !regular(ia) || !regular(ib) {
+    if !ia.is_regular_file() || !ib.is_regular_file() {
         return None;
     }
     let mut units = None;

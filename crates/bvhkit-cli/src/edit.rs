@@ -202,10 +202,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
         let edit = edit_of(args, plan)?;
         // A step that looks at frames first reads the input twice: a
         // regular file only (never standard input, a pipe or a FIFO).
-        let rereadable = match input {
-            Input::File(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file()),
-            Input::Stdin => false,
-        };
+        let rereadable = input.is_regular_file();
         let mut sink = FileOutput { out, input, atomic: None };
         let notes = if edit.streams() && (rereadable || !edit.looks_ahead()) {
             match input.open_stream()? {

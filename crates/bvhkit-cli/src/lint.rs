@@ -336,8 +336,7 @@ fn missing_foot<'a>(skel: &bvhkit::Skeleton, options: &'a Options) -> Option<&'a
 fn streamed(input: &Input, options: &Options) -> Option<Outcome> {
     // Only a regular file (looked at without opening it: a FIFO opened and
     // closed here would lose its writer before the exact path reads it).
-    let Input::File(path) = input else { return None };
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+    if !input.is_regular_file() {
         return None;
     }
     let Ok(Streamed::Bytes(bytes)) = input.open_stream() else { return None };

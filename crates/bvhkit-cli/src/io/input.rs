@@ -34,6 +34,16 @@ impl std::ops::Deref for Bytes {
 }
 
 impl Input {
+    /// Whether the input is a regular file, which can be read twice, looked
+    /// at without opening it (a FIFO opened and closed here would lose its
+    /// writer before the read that follows; standard input never is one).
+    pub(crate) fn is_regular_file(&self) -> bool {
+        match self {
+            Input::File(p) => std::fs::metadata(p).is_ok_and(|m| m.is_file()),
+            Input::Stdin => false,
+        }
+    }
+
     /// How the input is named in messages.
     pub(crate) fn display(&self) -> String {
         match self {

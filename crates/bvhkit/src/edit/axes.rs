@@ -443,6 +443,13 @@ impl super::SplitFrameMap for AxesMap {
 /// How many frames [`detect_up`] looks at, spread over the clip.
 pub const FRAMES_SAMPLED: usize = 15;
 
+/// The cosine of the largest angle (30°) between the up axis and the
+/// standing direction (head and hips above the feet) of a clip's only
+/// frame for that frame to decide alone ([`detect_up`]): a retarget of a
+/// one-frame take onto a rig whose rest pose lies along X stands in its
+/// frame, a test rig tilted 45° about three axes does not.
+const SINGLE_FRAME_COS: f64 = 0.866_025_403_784_438_6;
+
 /// Which poses showed the up axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Evidence {
@@ -516,8 +523,10 @@ impl fmt::Display for UpAxis {
 /// upright for a person standing, sitting or leaning, and for four legs). The motion decides first, as it is what is
 /// drawn: [`FRAMES_SAMPLED`] frames spread over the clip (position channels
 /// read as [`PositionChannels::Replace`]), when at least two and at least
-/// 60% of them agree. Otherwise (a single frame, or a motion that lies down)
-/// the rest pose (offsets only) decides. Rest poses do not always stand
+/// 60% of them agree, or, in a clip of a single frame, when that frame
+/// stands within 30° of the axis (`SINGLE_FRAME_COS`). Otherwise (a single
+/// frame that leans farther, or a motion that lies down) the rest pose
+/// (offsets only) decides. Rest poses do not always stand
 /// upright (some files keep every bone along X and let the motion turn
 /// them), hence the motion first.
 ///
@@ -600,7 +609,9 @@ pub fn detect_up_sampled(skel: &Skeleton, frames: &[&[f64]]) -> UpAxis {
     if feet.is_empty() {
         return result;
     }
-    let decide = |p: &[DVec3]| -> (Option<SignedAxis>, DVec3) {
+    // The axis of a pose, the head minus the feet, and whether the pose
+    // stands within 30° of that axis (the sum below).
+    let decide = |p: &[DVec3]| -> (Option<SignedAxis>, DVec3, bool) {
         let foot = feet.iter().map(|&i| p[i]).sum::<DVec3>() / feet.len() as f64;
         let (body, legs) = (p[head] - foot, p[hips] - foot);
         // Standing, sitting or on four legs, head and hips are both above the
@@ -613,30 +624,34 @@ pub fn detect_up_sampled(skel: &Skeleton, frames: &[&[f64]]) -> UpAxis {
         let up = SignedAxis::new(a, v[a.index()]);
         let d = up.vector();
         let ok = v.dot(d) > 0.5 * v.length() && body.dot(d) > 0.0 && legs.dot(d) > 0.0;
-        (ok.then_some(up), body)
+        (ok.then_some(up), body, ok && v.dot(d) >= SINGLE_FRAME_COS * v.length())
     };
-    // The motion decides when most sampled frames agree; else the rest pose.
+    // The motion decides when most sampled frames agree, or when a clip of
+    // one frame stands upright in it; else the rest pose.
     let mut votes = [0usize; 6];
+    let mut upright = false;
     let fk = Kinematics::new(skel, PositionChannels::Replace);
     let mut p = vec![DVec3::ZERO; skel.len()];
     let mut scratch = fk.scratch();
     for (k, frame) in frames.iter().enumerate() {
         fk.positions_with(frame, &mut scratch, &mut p);
-        let (axis, v) = decide(&p);
+        let (axis, v, strong) = decide(&p);
         if k == 0 {
             result.head_minus_feet = v;
+            upright = strong;
         }
         if let Some(a) = axis {
             votes[SignedAxis::ALL.iter().position(|&x| x == a).unwrap_or(0)] += 1;
         }
     }
     let (best, &count) = votes.iter().enumerate().max_by_key(|&(_, c)| *c).unwrap_or((0, &0));
-    if count >= 2 && count * 5 >= frames.len() * 3 {
+    let single = frames.len() == 1 && count == 1 && upright;
+    if single || (count >= 2 && count * 5 >= frames.len() * 3) {
         result.axis = Some(SignedAxis::ALL[best]);
         result.source = Evidence::Frames { agreeing: count, sampled: frames.len() };
         return result;
     }
-    let (axis, v) = decide(&rest_positions(skel));
+    let (axis, v, _) = decide(&rest_positions(skel));
     if axis.is_some() {
         result.axis = axis;
         result.source = Evidence::RestPose;

@@ -809,11 +809,13 @@ fn own_up(s: &Skeleton, bones: &[Option<Bone>], j: usize, p: &[DVec3]) -> Option
 
 /// A trunk joint's own left-right line (rest pose, world) towards the
 /// `limb` of either side: between its first joints on the way to the two
-/// limbs that are not at its own place (the hip joints, CMU's `LeftUpLeg`
-/// below `LHipJoint` at the hips; the clavicles' roots, or the upper arms
-/// without clavicles), never the limbs' own ends (Bandai Namco's rest pose
-/// points every bone along X: its upper arms' line is not left to right,
-/// its clavicles' roots' is); `None` without both limbs below `j`.
+/// limbs that stand apart (the hip joints, CMU's `LeftUpLeg` below
+/// `LHipJoint` at the hips, MakeHuman's `upperleg01.L` below `pelvis.L`,
+/// which stands with `pelvis.R` below the hips; the clavicles' roots, or
+/// the upper arms without clavicles), never the limbs' own ends (Bandai
+/// Namco's rest pose points every bone along X: its upper arms' line is
+/// not left to right, its clavicles' roots' is); `None` without both limbs
+/// below `j`.
 fn own_line(
     s: &Skeleton,
     bones: &[Option<Bone>],
@@ -822,23 +824,24 @@ fn own_line(
     p: &[DVec3],
 ) -> Option<DVec3> {
     let eps = 1e-9 * (1.0 + p[j].length());
-    let first = |side| {
+    // The path from just below `j` down to the limb's joint.
+    let path = |side| {
         let x = find(bones, Bone::Limb(side, limb)).filter(|&x| below(s, j, x))?;
-        // The path from `x` up to `j`; its last joint away from `j` wins.
-        let mut pick = x;
+        let mut v = Vec::new();
         let mut y = Some(x);
-        while let Some(k) = y {
-            if k == j {
-                break;
-            }
-            if (p[k] - p[j]).length() > eps {
-                pick = k;
-            }
+        while let Some(k) = y.filter(|&k| k != j) {
+            v.push(k);
             y = s.joints()[k].parent().map(|q| q.index());
         }
-        Some(p[pick])
+        v.reverse();
+        Some(v)
     };
-    Some(first(Side::Left)? - first(Side::Right)?)
+    let (l, r) = (path(Side::Left)?, path(Side::Right)?);
+    // The first depth at which the two sides stand apart (the limbs'
+    // joints themselves at the latest).
+    (0..l.len().max(r.len()))
+        .map(|d| p[l[d.min(l.len() - 1)]] - p[r[d.min(r.len() - 1)]])
+        .find(|v| v.length() > eps)
 }
 
 /// The T-pose: every joint's world rotation relative to the rest pose, and

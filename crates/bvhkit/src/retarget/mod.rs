@@ -52,8 +52,10 @@
 //!    the neck above it are bent (`Bend`) to put the head on the source's
 //!    hips-to-head line, and what they cannot reach is turned with the
 //!    head first; where clavicles carry the shrug, so that the
-//!    hips-to-head direction is the source's, the shoulder line as near as
-//!    that allows.
+//!    hips-to-head direction is the source's, then twisted about its axis
+//!    so that the shoulder line is as near the source's as a twist can
+//!    make it, the clavicles turning by that twist alone (they keep their
+//!    angle to the hips-to-head line, not their direction about it).
 //! 4. **Root**: the target hips follow the source hips scaled by the ratio
 //!    `k` of the hip heights (hips above the lowest foot in the reference
 //!    pose), `p_t = k·C·p_s`, in their own position channels when they
@@ -404,12 +406,20 @@ struct Torso {
     /// its world rotation from the source): then that joint carries the
     /// shoulder line alone and the turn makes it the source's exactly.
     /// (Where both skeletons have clavicles, they carry the shrug, and the
-    /// turn matches the hips-to-head direction exactly instead.)
+    /// turn matches the hips-to-head direction exactly instead, then
+    /// twists about it for the shoulder line: `twisted`.)
     anchors: Option<(usize, usize)>,
     /// Per target joint: whether it turns with the upper body (the joints
     /// between the hips and the head, and every joint that follows its
     /// parent's turn: kept, or without rotation channels).
     turned: Vec<bool>,
+    /// Per target joint (empty when none): whether it turns only by the
+    /// upper body's twist about the source's hips-to-head direction: the
+    /// clavicles that take their world rotation from the source and hang
+    /// from a turned joint, and every joint that follows them. They keep
+    /// the source's elevation (their angle to that direction) while the
+    /// twist lays the line between the upper arms along the source's.
+    twisted: Vec<bool>,
     /// The bends that put the head on the source's hips-to-head line once
     /// the shoulder line is the source's: the spine below the joint
     /// carrying the arms, then the neck above it (as far as the first
@@ -492,10 +502,13 @@ fn line_target(a: DVec3, b: DVec3, s: DVec3) -> DVec3 {
 /// (`hips_s`, `head_s`: the source's positions, in the source's axes) as
 /// that allows; then bends the spine below the joint carrying the arms (or
 /// the neck above it) so that the head lies on the source's hips-to-head
-/// line, the shoulders kept (`Torso::bend`). Without a shoulder line the
-/// hips-to-head direction is matched by the turn alone. Joints that take
-/// their world rotation from the source (arms, clavicles, the head) keep
-/// it, their local rotations are rewritten. `world` and `positions` are
+/// line, the shoulders kept (`Torso::bend`). Where clavicles carry the
+/// shrug (`Torso::twisted`), the head goes onto the line first and the
+/// upper body is then twisted about it, the clavicles by the twist alone,
+/// to bring the shoulder line as near the source's as a twist can. Without
+/// a shoulder line the hips-to-head direction is matched by the turn
+/// alone. Joints that take their world rotation from the source (arms,
+/// the head) keep it, their local rotations are rewritten. `world` and `positions` are
 /// the target's world rotations and positions of the frame in `output`
 /// (positions of the turned joints are left stale: only the hips and the
 /// feet are read after this).
@@ -509,6 +522,8 @@ fn upright(
     previous: Option<&[f64]>,
     output: &mut [f64],
 ) {
+    let chans = tgt.joints();
+    let parents = tgt.parents();
     let d = c * (head_s - hips_s);
     let (h, p, head) = (positions[tgt_hips], positions[t.first], positions[t.head]);
     let v = head - p;
@@ -536,18 +551,41 @@ fn upright(
         }
         _ => None,
     };
+    let mut twist = DMat3::IDENTITY;
     let turn = match (line, t.arms, line_s) {
         (Some((a, want, ..)), ..) => align_pair([a, v], [want, x]),
+        (None, Some((l, rr)), Some(ls)) if !t.twisted.is_empty() => {
+            // The head onto the line, then the twist about it that lays
+            // the line between the upper arms along the source's: the
+            // clavicles' roots turn with the trunk, the clavicles by the
+            // twist alone.
+            let arc = DMat3::from_quat(DQuat::from_rotation_arc(v.normalize(), x.normalize()));
+            let line = positions[l] - positions[rr];
+            // Each side's clavicle root: the top of the twisted joints
+            // above its upper arm (the upper arm itself without them).
+            let root = |mut k: usize| {
+                while let Some(q) = parents[k].filter(|&q| t.twisted[q]) {
+                    k = q;
+                }
+                positions[k]
+            };
+            let a = root(l) - root(rr);
+            twist = align_pair([x, arc * a + (line - a)], [x, c * ls]);
+            twist * arc
+        }
         (None, Some((l, rr)), Some(ls)) => {
             align_pair([v, positions[l] - positions[rr]], [x, c * ls])
         }
         _ => DMat3::from_quat(DQuat::from_rotation_arc(v.normalize(), x.normalize())),
     };
-    let chans = tgt.joints();
-    let parents = tgt.parents();
     for (j, &turned) in t.turned.iter().enumerate() {
         if turned {
             world[j] = turn * world[j];
+        }
+    }
+    for (j, &twisted) in t.twisted.iter().enumerate() {
+        if twisted {
+            world[j] = twist * world[j];
         }
     }
     if let Some((a, _, b, s)) = line {
@@ -1559,6 +1597,30 @@ impl Retarget {
                 false
             };
             let anchors = arms.filter(|&(l, r)| anchored(l) && anchored(r));
+            // Clavicles with a source under a turned joint (where the
+            // upper arms are not anchored): they and what follows them
+            // turn by the twist alone.
+            let mut twisted = vec![false; ts.len()];
+            if anchors.is_none() && arms.is_some() {
+                for j in 0..ts.len() {
+                    let parent = ts.joints()[j].parent().map(|p| p.index());
+                    let (pt, pw) = parent.map_or((false, false), |p| (turned[p], twisted[p]));
+                    let follows = matches!(drives[j], Drive::Kept { .. }) || chans[j].n_rot == 0;
+                    let clavicle = matches!(bt[j], Some(Bone::Limb(_, Limb::Clavicle)))
+                        && matches!(drives[j], Drive::Mapped { .. });
+                    twisted[j] = !turned[j] && ((clavicle && pt) || (pw && follows));
+                    if parent.is_some() && chans[j].n_rot > 0 && (twisted[j] || pw) && !turned[j] {
+                        // Its world rotation changes unlike its parent's
+                        // (a clavicle, or an upper arm under one).
+                        if twisted[j] != pw {
+                            rewrite.push(j);
+                        }
+                    }
+                }
+                if !twisted.iter().any(|&x| x) {
+                    twisted.clear();
+                }
+            }
             // The bends: the spine between the hips and the joint carrying
             // the arms, then the neck between that joint and the head.
             let mut bends = Vec::new();
@@ -1592,6 +1654,7 @@ impl Retarget {
                     arms,
                     anchors,
                     turned,
+                    twisted,
                     bends,
                     rewrite,
                     src_head,

@@ -399,7 +399,49 @@ fn detected_up_axes_of_the_corpus() {
     if !lines.is_empty() {
         assert!(get("cmu_01_01_walk").contains(": y ("), "{all}");
         assert!(get("azure_kinect").contains(": -y ("), "{all}");
+        // One frame: MakeHuman's take stands on z in its frame; the C++
+        // parser's test rig, its root tilted 45° about three axes, does
+        // not stand within 30° of any axis and keeps its rest pose's y.
+        assert!(
+            get("makehuman_163").contains(": z (")
+                && get("makehuman_163").contains("in 1 of 1 frames"),
+            "{all}"
+        );
+        assert!(get("cpp_bvh_parser_test_simple_single_frame").contains(": y ("), "{all}");
+        assert!(get("cpp_bvh_parser_test_simple_single_frame").contains("rest pose"), "{all}");
     }
+}
+
+#[test]
+fn a_single_frame_decides_the_up_axis_only_when_it_stands() {
+    // The rest pose lies along X (Bandai Namco's way); its one frame turns
+    // it upright on Y (-90° about Z), or 35° short of that (-55° about Z:
+    // 35° off Y, standing on no axis within 30°).
+    let clip = |z: f64| {
+        Bvh::parse(&format!(
+            "HIERARCHY ROOT Hips {{ OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+            JOINT Head {{ OFFSET 60 0 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site {{ OFFSET 10 0 0 }} }}
+            JOINT LeftFoot {{ OFFSET -90 0 10 CHANNELS 3 Zrotation Xrotation Yrotation End Site {{ OFFSET 0 0 5 }} }} }}
+            MOTION Frames: 1 Frame Time: 0.1
+            0 90 0 {z} 0 0 0 0 0 0 0 0"
+        ))
+        .unwrap()
+    };
+    let up = detect_up(&clip(90.0));
+    assert_eq!(up.axis, Some(SignedAxis::PosY), "{up}");
+    assert_eq!(up.source, Evidence::Frames { agreeing: 1, sampled: 1 }, "{up}");
+    let up = detect_up(&clip(55.0));
+    assert_eq!((up.axis, up.source), (Some(SignedAxis::PosX), Evidence::RestPose), "{up}");
+    // The same frame twice: two agreeing frames decide, as before.
+    let one = clip(55.0);
+    let mut values = one.motion().frame(0).to_vec();
+    values.extend_from_slice(one.motion().frame(0));
+    let two = Bvh::new(
+        one.skeleton().clone(),
+        bvhkit::Motion::new(0.1, one.skeleton().n_channels(), values).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(detect_up(&two).axis, Some(SignedAxis::PosY));
 }
 
 #[test]

@@ -414,11 +414,12 @@ struct Torso {
     /// parent's turn: kept, or without rotation channels).
     turned: Vec<bool>,
     /// Per target joint (empty when none): whether it turns only by the
-    /// upper body's twist about the source's hips-to-head direction: the
+    /// upper body's twist about its axis (from its first joint to the
+    /// head, once the head is on the source's hips-to-head line): the
     /// clavicles that take their world rotation from the source and hang
     /// from a turned joint, and every joint that follows them. They keep
-    /// the source's elevation (their angle to that direction) while the
-    /// twist lays the line between the upper arms along the source's.
+    /// their angle to that axis (the source's shrug) while the twist lays
+    /// the line between the upper arms along the source's.
     twisted: Vec<bool>,
     /// The bends that put the head on the source's hips-to-head line once
     /// the shoulder line is the source's: the spine below the joint
@@ -508,8 +509,9 @@ fn line_target(a: DVec3, b: DVec3, s: DVec3) -> DVec3 {
 /// to bring the shoulder line as near the source's as a twist can. Without
 /// a shoulder line the hips-to-head direction is matched by the turn
 /// alone. Joints that take their world rotation from the source (arms,
-/// the head) keep it, their local rotations are rewritten. `world` and `positions` are
-/// the target's world rotations and positions of the frame in `output`
+/// the head) keep it, their local rotations are rewritten. `world` and
+/// `positions` are the target's world rotations and positions of the
+/// frame in `output`
 /// (positions of the turned joints are left stale: only the hips and the
 /// feet are read after this).
 #[allow(clippy::too_many_arguments)]
@@ -1609,12 +1611,10 @@ impl Retarget {
                     let clavicle = matches!(bt[j], Some(Bone::Limb(_, Limb::Clavicle)))
                         && matches!(drives[j], Drive::Mapped { .. });
                     twisted[j] = !turned[j] && ((clavicle && pt) || (pw && follows));
-                    if parent.is_some() && chans[j].n_rot > 0 && (twisted[j] || pw) && !turned[j] {
-                        // Its world rotation changes unlike its parent's
-                        // (a clavicle, or an upper arm under one).
-                        if twisted[j] != pw {
-                            rewrite.push(j);
-                        }
+                    // Its world rotation changes unlike its parent's (a
+                    // clavicle, or an upper arm under one).
+                    if parent.is_some() && chans[j].n_rot > 0 && !turned[j] && twisted[j] != pw {
+                        rewrite.push(j);
                     }
                 }
                 if !twisted.iter().any(|&x| x) {

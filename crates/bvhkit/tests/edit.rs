@@ -418,7 +418,7 @@ fn a_single_frame_decides_the_up_axis_only_when_it_stands() {
     // it upright on Y (-90° about Z), or 35° short of that (-55° about Z:
     // 35° off Y, standing on no axis within 30°).
     let clip = |z: f64| {
-        Bvh::parse(&format!(
+        Bvh::parse(format!(
             "HIERARCHY ROOT Hips {{ OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
             JOINT Head {{ OFFSET 60 0 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site {{ OFFSET 10 0 0 }} }}
             JOINT LeftFoot {{ OFFSET -90 0 10 CHANNELS 3 Zrotation Xrotation Yrotation End Site {{ OFFSET 0 0 5 }} }} }}

@@ -438,6 +438,7 @@ fn a_publish_keeping_the_old_file_hands_it_back_unlinked_and_whole() {
 #[cfg(unix)]
 #[test]
 fn dropping_cached_pages_keeps_the_contents_and_passes_over_other_files() {
+    use std::os::unix::fs::FileTypeExt;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("old.parquet");
     let bytes: Vec<u8> =

@@ -19,13 +19,15 @@
 //! clip computed), at most `AHEAD_FILES` a thread and `AHEAD_BYTES` of input
 //! ahead of a writer thread that takes them in order: a prepared clip it
 //! copies itself into the table's blocks (`ParquetWriter::write_prepared`
-//! into a `BlockWriter`, whose threads copy the blocks into the file), so
+//! into a `BlockWriter`, whose thread copies the blocks into the file), so
 //! the pool's threads go on with the next files; a long clip (computed a
 //! row group at a time as it is written, `ParquetWriter::write_bvh`) or an
 //! NPZ's clip it writes on the pool. Broken files are reported and skipped.
 //! At the end both outputs are staged (`AtomicFile`) and renamed back to
 //! back, the replaced files held open through the renames and released
-//! afterwards on a thread of their own (`Staged::publish_keeping_old`).
+//! afterwards on a thread of their own (`Staged::publish_keeping_old`);
+//! their cached pages are dropped at the start, beside the work
+//! (`drop_cached_pages`), so that release is short on a disk.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -38,8 +40,8 @@ use bvhkit_dataset::{
 };
 
 use crate::io::{
-    AtomicFile, BlockWriter, Dest, Input, WriteBehind, destination, expand_rel, load,
-    located_warning,
+    AtomicFile, BlockWriter, Dest, Input, WriteBehind, destination, drop_cached_pages, expand_rel,
+    load, located_warning,
 };
 
 /// Whether `out` asks for a dataset (`.parquet` or `.npz`).
@@ -256,6 +258,21 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
         }
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
+    // The pages of the files this run replaces are dropped from the cache
+    // now, beside the work, so that the renames at the end leave little
+    // to free (ext4: the 500 MB table the run before wrote; tmpfs ignores
+    // it). Their contents stay whole until they are replaced.
+    let dropping = {
+        let mut olds = vec![target.clone()];
+        if kind == Kind::Parquet {
+            olds.push(skeleton_target.clone());
+        }
+        std::thread::Builder::new().name("bvh-drop-cache".into()).spawn(move || {
+            for old in &olds {
+                drop_cached_pages(old);
+            }
+        })?
+    };
     // The command's pool: -j threads, or rayon's default (every core).
     let pool =
         rayon::ThreadPoolBuilder::new().num_threads(c.threads.map_or(0, |n| n.max(1))).build()?;
@@ -264,10 +281,10 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
     let on_pool = |f: &mut (dyn FnMut() -> Result<()> + Send)| pool.install(f);
     let mut main = AtomicFile::create(&target)?;
     let sink = match kind {
-        // The table's bytes are copied into the file by writer threads
+        // The table's bytes are copied into the file by a writer thread
         // (`BlockWriter`), off the thread that encodes the row groups.
         Kind::Parquet => Sink::Parquet(Box::new(ParquetWriter::new(
-            main.block_writer(threads.clamp(1, WRITER_THREADS))?,
+            main.block_writer(WRITER_THREADS)?,
             &options,
         )?)),
         Kind::Npz => Sink::Npz(Box::new(NpzWriter::new(
@@ -459,6 +476,9 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
         });
         writer.join().map_err(|_| anyhow::anyhow!("the writer thread panicked"))?
     });
+    // Done long before (it only drops cached pages), and never left
+    // running past the renames.
+    let _ = dropping.join();
     // What a failed write says: the output.
     let writing = || format!("writing {}", out.display());
     let sink = written.with_context(writing)?;
@@ -561,10 +581,12 @@ struct Stats {
     bytes: u64,
 }
 
-/// Writer threads of a Parquet table at most: the kernel copies into one
-/// file a write at a time, so a second thread only overlaps one block's
-/// copy with another's writeback.
-const WRITER_THREADS: usize = 2;
+/// Writer threads of a Parquet table: one. The kernel copies into one file
+/// a write at a time (under the file's lock), so a second thread only
+/// overlapped one block's copy with another's writeback, and on two idle
+/// cores it spun on that lock instead (`rwsem_spin_on_owner`, 4.5% of the
+/// samples of a two-core run).
+const WRITER_THREADS: usize = 1;
 
 /// Files parsed ahead of the writer, at most, per thread.
 const AHEAD_FILES: usize = 4;

@@ -194,7 +194,9 @@ pub(crate) fn par_map<T: Send>(
 
 // Outputs: `bvhkit-write`, with the CLI's `--break-links` and anyhow errors.
 
-pub(crate) use bvhkit_write::{AtomicFile, BlockWriter, Dest, Output, Staged, WriteBehind};
+pub(crate) use bvhkit_write::{
+    AtomicFile, BlockWriter, Dest, Output, Staged, WriteBehind, drop_cached_pages,
+};
 
 /// What writes one output's bytes (see [`write_atomic_all`]).
 pub(crate) type WriteFn<'a> = bvhkit_write::WriteFn<'a, anyhow::Error>;

@@ -31,7 +31,10 @@
 //! `write_unsynced`, `write_atomic_with_body`, `write_atomic_all`,
 //! `write_by_program`; `AtomicFile` (anonymous file, `commit` = sync, owner and
 //! mode, link, rename), `Staged` (synced and named, not yet renamed),
-//! `WriteBehind` (writeback started every 2 MiB written). Errors are
+//! `WriteBehind` (writeback started every 2 MiB written), `BlockWriter`
+//! (`blocks.rs`), `drop_cached_pages` (the cached pages of a file about to
+//! be replaced dropped early, so that its release at the rename is short).
+//! Errors are
 //! `std::io::Error`s of the OS error's kind whose message says what failed and
 //! the path; `os_error_code` finds the OS error number (also the
 //! `EISDIR`/`ELOOP`/`EMLINK` that stand for its refusals), which the Python
@@ -791,6 +794,33 @@ impl Staged {
         self.publish()?;
         Ok(old)
     }
+}
+
+/// Asks the kernel to drop the cached pages of the regular file at `path`
+/// (Linux: `posix_fadvise(POSIX_FADV_DONTNEED)` over the whole file), for a
+/// file that an output is about to replace: done early, on a thread that
+/// runs beside the work, it leaves the rename, or the last close of the
+/// replaced file, with few pages to free (about 0.1 s for 500 MB), a
+/// serial step at the very end otherwise. The file's contents stay whole:
+/// a clean page is read again from the disk when asked for, a dirty one is
+/// written back first and kept. On tmpfs, whose pages are the data, the
+/// kernel ignores the advice. Advice only: nothing is reported (a missing
+/// file, a FIFO, a file that cannot be read are left alone). Elsewhere
+/// nothing.
+pub fn drop_cached_pages(path: &Path) {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{CWD, FileType, Mode, OFlags, fstat, openat};
+        // Never blocks (a FIFO opened non-blocking), follows no link (the
+        // caller gives the file at the end of the chain).
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let Ok(fd) = openat(CWD, path, flags, Mode::empty()) else { return };
+        if fstat(&fd).is_ok_and(|st| FileType::from_raw_mode(st.st_mode).is_file()) {
+            let _ = rustix::fs::fadvise(&fd, 0, None, rustix::fs::Advice::DontNeed);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = path;
 }
 
 /// A handle that keeps the file at `path` alive (not its contents

@@ -431,3 +431,34 @@ fn a_publish_keeping_the_old_file_hands_it_back_unlinked_and_whole() {
     drop(old);
     assert_eq!(names(dir.path()), ["out.parquet"]);
 }
+
+/// Dropping the cached pages of a file an output will replace leaves its
+/// contents whole, and never blocks or fails on what is not a regular
+/// file (a FIFO opened for reading would wait for a writer).
+#[cfg(unix)]
+#[test]
+fn dropping_cached_pages_keeps_the_contents_and_passes_over_other_files() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("old.parquet");
+    let bytes: Vec<u8> =
+        (0..3_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 9) as u8).collect();
+    put(&file, &bytes).unwrap();
+    let fifo = dir.path().join("fifo");
+    rustix::fs::mknodat(rustix::fs::CWD, &fifo, rustix::fs::FileType::Fifo, 0o600.into(), 0)
+        .unwrap();
+    let (done, finished) = std::sync::mpsc::channel();
+    let paths = [file.clone(), fifo.clone(), dir.path().join("missing"), dir.path().to_path_buf()];
+    std::thread::spawn(move || {
+        for p in &paths {
+            drop_cached_pages(p);
+        }
+        done.send(()).unwrap();
+    });
+    finished
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("drop_cached_pages returned for a file, a FIFO, a missing path and a folder");
+    assert!(std::fs::read(&file).unwrap() == bytes, "the contents changed");
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert_eq!(names(dir.path()), ["fifo", "old.parquet"]);
+}

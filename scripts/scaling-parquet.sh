@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# The folder Parquet export on one core against two (issue #30), written to
+# the disk and to memory, with the CPU time of each run and, optionally, a
+# baseline binary paired against this one (docs/performance.md "Scaling").
+#
+#   scripts/scaling-parquet.sh [PAIRS]
+#
+# For each output folder (a temporary folder under $TMPDIR or /tmp, and one
+# under /dev/shm): PAIRS pairs of runs, one core (`taskset -c 0`, `-j 1`) then
+# two (`taskset -c 0,1`, `-j 2`), each replacing the table the run before
+# wrote, as a re-export does. Prints the median wall and CPU seconds (user +
+# system, from /usr/bin/time) of each side, the median of the pairs' speedups
+# S = one core / two cores and Amdahl's serial fraction s = 2/S - 1. With
+# $BASE set to another `bvh` binary, the same pairs for it run in turn with
+# this one's (A B A B), so both see the same minutes; the tables of every
+# run are compared byte for byte (every build, both thread counts) at the end.
+# With SERIAL=1, one two-core run of each binary is recorded with
+# `perf sched record` and its serial CPU time printed (scripts/serial-time.py).
+# With RT=1 every run is started at real-time priority (`chrt -f 10`, root
+# only): on a machine loaded by other work the runs then take the cores
+# first, and their wall times are close to a quiet machine's (on /dev/shm;
+# on a disk the kernel's writeback threads, at normal priority, wait).
+#
+# Needs a release build (`cargo build --release -p bvhkit-cli`, or $BVH),
+# taskset, /usr/bin/time, two processors; the input folder is the corpus's
+# well-formed files copied 12 times (432 files, about 184 MB), made in a
+# temporary folder ($CORPUS, default ../shared/corpus), removed at the end
+# with every output. Run it on a quiet machine: under load the wall times
+# stretch and only the CPU times and the serial time mean anything.
+set -euo pipefail
+pairs=${1:-7}
+here=$(cd "$(dirname "$0")" && pwd)
+bvh=${BVH:-$here/../target/release/bvh}
+base=${BASE:-}
+corpus=${CORPUS:-$here/../../shared/corpus}
+rt=()
+[ "${RT:-0}" = 1 ] && rt=(chrt -f 10)
+for tool in taskset /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "scaling-parquet: needs $tool"; exit 2; }
+done
+[ -x "$bvh" ] || { echo "scaling-parquet: no $bvh (cargo build --release -p bvhkit-cli)"; exit 2; }
+[ -z "$base" ] || [ -x "$base" ] || { echo "scaling-parquet: no baseline binary $base"; exit 2; }
+[ -d "$corpus" ] || { echo "scaling-parquet: no corpus folder $corpus (set CORPUS)"; exit 2; }
+tmp=$(mktemp -d)
+shm=$(mktemp -d /dev/shm/scaling-parquet.XXXXXX)
+trap 'rm -rf "$tmp" "$shm"' EXIT
+
+dir=$tmp/dir
+mkdir -p "$dir"
+for i in $(seq 12); do
+  for f in "$corpus"/*.bvh; do
+    case $(basename "$f") in malformed_*) continue ;; esac
+    cp "$f" "$dir/r${i}_$(basename "$f")"
+  done
+done
+echo "input: $(find "$dir" -name '*.bvh' | wc -l) files, $(du -sm "$dir" | cut -f1) MB; $(nproc) processors, load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# "wall cpu" of one run of BIN CORES JOBS OUT (exit 0 or 1 counts as done).
+run() {
+  local bin=$1 cores=$2 jobs=$3 out=$4 rc=0
+  /usr/bin/time -f '%e %U %S' -o "$tmp/time" "${rt[@]}" taskset -c "$cores" "$bin" export "$dir" -o "$out" -j "$jobs" \
+    >/dev/null 2>"$tmp/err" || rc=$?
+  [ "$rc" -le 1 ] || { echo "scaling-parquet: $bin failed (exit $rc):" >&2; cat "$tmp/err" >&2; exit 1; }
+  awk '{printf "%.4f %.4f\n", $1, $2 + $3}' "$tmp/time"
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# One table row per binary for the output folder OUTDIR.
+measure() {
+  local outdir=$1 where=$2
+  local -a bins=("$bvh")
+  [ -z "$base" ] || bins+=("$base")
+  for b in "${bins[@]}"; do
+    run "$b" 0 1 "$outdir/x.parquet" >/dev/null # warm-up: an old table to replace
+    : >"$tmp/$(basename "$b").log"
+  done
+  for _ in $(seq "$pairs"); do
+    for b in "${bins[@]}"; do
+      read -r w1 c1 < <(run "$b" 0 1 "$outdir/x.parquet")
+      read -r w2 c2 < <(run "$b" 0,1 2 "$outdir/x.parquet")
+      echo "$w1 $c1 $w2 $c2" >>"$tmp/$(basename "$b").log"
+    done
+  done
+  for b in "${bins[@]}"; do
+    local log=$tmp/$(basename "$b").log
+    awk -v n="$b ($where)" \
+      -v w1="$(cut -d' ' -f1 "$log" | median)" -v c1="$(cut -d' ' -f2 "$log" | median)" \
+      -v w2="$(cut -d' ' -f3 "$log" | median)" -v c2="$(cut -d' ' -f4 "$log" | median)" \
+      -v s="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | median)" \
+      -v lo="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | sort -g | head -1)" \
+      -v hi="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | sort -g | tail -1)" \
+      'BEGIN {printf "| %s | %.3f (%.3f CPU) | %.3f (%.3f CPU) | %.2fx (%.2f to %.2f) | %.2f |\n", n, w1, c1, w2, c2, s, lo, hi, 2 / s - 1}'
+  done
+}
+
+printf '| binary (output) | one core: wall s (CPU s) | two cores: wall s (CPU s) | speedup S (range) | serial fraction s |\n'
+printf '|---|---:|---:|---:|---:|\n'
+measure "$tmp" "$(df --output=fstype "$tmp" | tail -1)"
+measure "$shm" "$(df --output=fstype "$shm" | tail -1)"
+
+# The bytes: every build and thread count gives the same table and skeleton table.
+mkdir -p "$shm/cmp"
+for b in "$bvh" ${base:+"$base"}; do
+  for j in 1 2; do
+    "$b" export "$dir" -o "$shm/cmp/$j-$(basename "$b").parquet" -j "$j" >/dev/null 2>&1 || true
+  done
+done
+sums=$(cd "$shm/cmp" && for f in *.skeleton.parquet; do
+  sha256sum "$f" "${f%.skeleton.parquet}.parquet" | cut -d' ' -f1 | tr '\n' ' '
+  echo
+done | sort -u | wc -l)
+if [ "$sums" = 1 ]; then echo "bytes: the same table and skeleton table from every run compared"; else
+  echo "bytes: the tables DIFFER between builds or thread counts"; exit 1; fi
+
+if [ "${SERIAL:-0}" = 1 ]; then
+  command -v perf >/dev/null || { echo "scaling-parquet: SERIAL=1 needs perf"; exit 2; }
+  for b in "$bvh" ${base:+"$base"}; do
+    run "$b" 0,1 2 "$shm/x.parquet" >/dev/null
+    "${rt[@]}" perf sched record -q -o "$tmp/sched.data" -- taskset -c 0,1 "$b" export "$dir" -o "$shm/x.parquet" -j 2 \
+      >/dev/null 2>&1
+    echo "serial time of $b (two cores, /dev/shm):"
+    perf script -i "$tmp/sched.data" -F comm,pid,tid,cpu,time,event,trace 2>/dev/null |
+      python3 "$here/serial-time.py" "$(basename "$b" | cut -c1-15)" | sed -n '1,8p'
+  done
+fi

@@ -120,9 +120,8 @@ impl EulerBatch {
             v.resize(at, 0.0);
             v.push(c[idx[n % 3] * 3 + idx[n / 3]]);
         }
-        for v in &mut self.q {
-            v.push(0.0);
-        }
+        // The quaternion columns are filled up (with zeros) only when a
+        // quaternion is pushed after this, or by `solve`.
         self.push_common(e, near, false)
     }
 
@@ -132,7 +131,9 @@ impl EulerBatch {
     pub fn push_quat(&mut self, q: DQuat, order: RotationOrder, near: Option<[f64; 3]>) -> usize {
         let (i, j, k, e) = PERMUTATIONS[order as usize];
         let v = [q.x, q.y, q.z];
+        let at = self.len();
         for (dst, x) in self.q.iter_mut().zip([e * v[i], e * v[j], e * v[k], q.w]) {
+            dst.resize(at, 0.0);
             dst.push(x);
         }
         // The matrix columns are filled up (with zeros) only when a matrix

@@ -144,8 +144,8 @@ impl EulerBatch {
     /// Extracts the angles of every entry, on SIMD lanes (AVX2 where the
     /// CPU has it).
     ///
-    /// The entries are padded with identity matrices to a whole number of
-    /// [`PAD`] for the loop and the padding dropped after it: a small
+    /// The entries are padded with identity matrices to a multiple of 16
+    /// (`PAD`) for the loop and the padding dropped after it: a small
     /// batch (a frame's joints) would otherwise run its last few entries
     /// one at a time, outside the lanes, at nearly a whole vector's cost
     /// each. Every entry's lane is computed on its own, so the padding

@@ -150,20 +150,21 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         eprintln!("{}", crate::text::escape(&line));
     }
     // The output is mapped and written a batch of frames at a time (the
-    // frames of `retarget()`, bit for bit), never held whole: a target of
-    // very many channels costs time, not memory.
+    // frames of `retarget()`, bit for bit), held whole only while it is no
+    // larger than the source and 64 MiB: a target of very many channels
+    // costs time, not memory.
     // A first pass finds the constant position channels: those below the
     // root that only repeat the OFFSET are never written (three.js would
     // double the bones, pybvh refuses them), and `--portable` goes on as
     // the core's `edit::portable` says. The map is cloned so that the
     // second pass starts afresh.
     // With --lock-feet the output is made whole (the locking reads the
-    // whole clip) and its frames are written from memory.
+    // whole clip) and its frames are written from memory; the set-up above
+    // is used for it (not made again).
     let locked = if args.lock_feet {
-        let (out, report) =
-            bvhkit::retarget::retarget(&source, &target, &options).map_err(|e| {
-                anyhow!("{} onto {}: {}", src_in.display(), tgt_in.display(), e.message())
-            })?;
+        let (out, report) = map.clone().into_clip(&source, true).map_err(|e| {
+            anyhow!("{} onto {}: {}", src_in.display(), tgt_in.display(), e.message())
+        })?;
         let done = report.locked.unwrap_or_default();
         eprintln!("bvh: feet locked over {} contact span(s)", done.spans.len());
         for n in &done.notes {
@@ -177,6 +178,13 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let mut observer = Observer::new(map.output_skeleton(), options.mode);
     let mut probe = map.clone();
     let mut frame = vec![0.0; nc];
+    // The first pass's frames are kept for the second when they take no
+    // more memory than the source's own values, and at most
+    // `KEPT_VALUES`: a longer output is mapped again (bit for bit the same
+    // frames: the map starts afresh).
+    let n = m.n_frames();
+    let keep = locked.is_none() && n.saturating_mul(nc) <= m.values().len().min(KEPT_VALUES);
+    let mut kept = Vec::with_capacity(if keep { n * nc } else { 0 });
     for (i, input) in m.frames().enumerate() {
         if let Some(out) = &locked {
             frame.copy_from_slice(out.motion().frame(i));
@@ -184,8 +192,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             probe.map(input, &mut frame);
         }
         observer.observe(&frame);
+        if keep {
+            kept.extend_from_slice(&frame);
+        }
     }
     drop(probe);
+    let held = locked.as_ref().map_or(&kept[..], |out| out.motion().values());
     let scope = if args.portable { Scope::Full } else { Scope::Repeats };
     let (mut layout, report) = observer.plan(scope)?;
     if args.portable {
@@ -203,8 +215,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         let mut text = Vec::with_capacity(BATCH_BYTES + (1 << 16));
         opts.write_header(&skeleton, m.n_frames(), m.frame_time(), &mut text)?;
         for (i, input) in m.frames().enumerate() {
-            if let Some(out) = &locked {
-                frame.copy_from_slice(out.motion().frame(i));
+            if locked.is_some() || keep {
+                frame.copy_from_slice(&held[i * nc..(i + 1) * nc]);
             } else if nc > 0 {
                 map.map(input, &mut frame);
             }
@@ -224,3 +236,6 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
 
 /// How much text is formatted before it is written.
 const BATCH_BYTES: usize = 1 << 20;
+
+/// The most output values the first pass keeps for the second (64 MiB).
+const KEPT_VALUES: usize = 1 << 23;

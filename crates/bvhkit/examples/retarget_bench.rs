@@ -3,13 +3,14 @@
 //! (`docs/performance.md`).
 //!
 //! ```text
-//! cargo run --release -p bvhkit --example retarget_bench -- retarget SRC.bvh TARGET.bvh
+//! cargo run --release -p bvhkit --example retarget_bench -- retarget SRC.bvh TARGET.bvh [PASSES]
 //! cargo run --release -p bvhkit --example retarget_bench -- lock SRC.bvh TARGET.bvh [OUT.bvh]
 //! cargo run --release -p bvhkit --example retarget_bench -- fk SRC.bvh
 //! ```
 //!
 //! `retarget` maps every frame with `Retarget::map_frame` into one reused
-//! output frame (the streamed default of `bvh retarget`, less the text); `lock` makes the whole output with
+//! output frame (the streamed default of `bvh retarget`, less the text;
+//! PASSES times, for a profile); `lock` makes the whole output with
 //! `retarget()` and `Options::lock_feet` (the feet planted and lifted in the
 //! swing: the output held whole; written to OUT.bvh when given, inside
 //! the timed step: leave it out to time); `fk` the world positions of every joint
@@ -54,14 +55,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
                 out.motion().values().iter().sum::<f64>()
             } else {
-                let mut map = Retarget::new(&src, &tgt, &Options::default())?;
-                eprintln!("set-up (Retarget::new): {:.3} s", start.elapsed().as_secs_f64());
+                let map = Retarget::new(&src, &tgt, &Options::default())?;
+                let set_up = cpu_seconds() - cpu0;
+                eprintln!(
+                    "set-up (Retarget::new): {:.3} s, {set_up:.3} CPU s",
+                    start.elapsed().as_secs_f64()
+                );
                 let mut frame = vec![0.0; tgt.skeleton().n_channels()];
                 let mut sum = 0.0;
-                for input in src.motion().frames() {
-                    map.map_frame(input, &mut frame);
-                    sum += frame[0];
+                // Passes over the clip (for profiles), each from a fresh
+                // copy of the set-up.
+                let passes: usize = args.get(4).map_or(Ok(1), |p| p.parse())?;
+                for _ in 0..passes {
+                    let mut map = map.clone();
+                    for input in src.motion().frames() {
+                        map.map_frame(input, &mut frame);
+                        sum += frame[0];
+                    }
                 }
+                let jf = jf * passes;
+                let frames = cpu_seconds() - cpu0 - set_up;
+                eprintln!(
+                    "map_frame alone: {frames:.3} CPU s ({:.2} M joint-frames per CPU second)",
+                    jf as f64 / frames / 1e6
+                );
                 sum
             };
             (jf, start.elapsed().as_secs_f64(), check)

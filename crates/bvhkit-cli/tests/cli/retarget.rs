@@ -6,6 +6,45 @@ use bvhkit::retarget::{Options, Reference, retarget};
 
 use super::{corpus, run, run_ok, stderr};
 
+/// Both ways the command writes its frames give the library's result bit
+/// for bit: mapped again in the writing pass (Bandai Namco: 132 output
+/// channels, more than the source's 96) or kept from the first pass
+/// (Kinect v1: 63), with and without `--lock-feet`.
+#[test]
+fn retarget_writes_the_library_result_whether_it_keeps_its_first_pass_or_not() {
+    let Some(dir) = corpus() else { return };
+    let src_path = dir.join("cmu_01_01_walk_cgspeed_mb_names.bvh");
+    let src = Bvh::from_path(&src_path).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out.bvh");
+    let (s, o) = (src_path.to_str().unwrap(), out.to_str().unwrap());
+    for name in [
+        "bandai_namco_ds1_kick_6ch_every_joint.bvh",
+        "kinect_v1_custom_writer_nonzero_root_offset.bvh",
+    ] {
+        let tgt_path = dir.join(name);
+        let tgt = Bvh::from_path(&tgt_path).unwrap();
+        assert_eq!(src.skeleton().n_channels(), 96);
+        for lock_feet in [false, true] {
+            let mut args = vec!["retarget", s, "--to", tgt_path.to_str().unwrap(), "-o", o];
+            if lock_feet {
+                args.push("--lock-feet");
+            }
+            run_ok(&args);
+            let opts = Options { lock_feet, ..Options::default() };
+            let (expected, _) = retarget(&src, &tgt, &opts).unwrap();
+            let (expected, _) = bvhkit::edit::portable::portable(
+                &expected,
+                bvhkit::PositionChannels::Replace,
+                bvhkit::edit::portable::Scope::Repeats,
+            )
+            .unwrap();
+            let what = format!("{name}, lock_feet {lock_feet}");
+            bvhkit_testdata::assert_bit_identical(&Bvh::from_path(&out).unwrap(), &expected, &what);
+        }
+    }
+}
+
 #[test]
 fn retarget_writes_the_library_result_and_prints_the_map() {
     let Some(dir) = corpus() else { return };

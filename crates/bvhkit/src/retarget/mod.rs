@@ -411,7 +411,10 @@ struct Torso {
     anchors: Option<(usize, usize)>,
     /// Per target joint: whether it turns with the upper body (the joints
     /// between the hips and the head, and every joint that follows its
-    /// parent's turn: kept, or without rotation channels).
+    /// parent's turn: kept, or without rotation channels) and its world
+    /// rotation is read after the turn (a `rewrite` joint or its parent,
+    /// the carrier's parent): the others' are not turned, nothing reads
+    /// them.
     turned: Vec<bool>,
     /// Per target joint (empty when none): whether it turns only by the
     /// upper body's twist about its axis (from its first joint to the
@@ -446,7 +449,8 @@ struct Torso {
 struct Bend {
     pivot: usize,
     end: usize,
-    /// Per target joint: whether it turns with the chain.
+    /// Per target joint: whether it turns with the chain (and is read
+    /// afterwards, as `Torso::turned`).
     turned: Vec<bool>,
 }
 
@@ -513,7 +517,9 @@ fn line_target(a: DVec3, b: DVec3, s: DVec3) -> DVec3 {
 /// `positions` are the target's world rotations and positions of the
 /// frame in `output`
 /// (positions of the turned joints are left stale: only the hips and the
-/// feet are read after this).
+/// feet are read after this). Only the world rotations read afterwards
+/// are turned (`Torso::turned`). Returns whether the `Torso::rewrite`
+/// joints' rotations were written.
 #[allow(clippy::too_many_arguments)]
 fn upright(
     (c, tgt, tgt_hips): (DMat3, &PoseLayout, usize),
@@ -523,21 +529,21 @@ fn upright(
     positions: &[DVec3],
     previous: Option<&[f64]>,
     output: &mut [f64],
-) {
+) -> bool {
     let chans = tgt.joints();
     let parents = tgt.parents();
     let d = c * (head_s - hips_s);
     let (h, p, head) = (positions[tgt_hips], positions[t.first], positions[t.head]);
     let v = head - p;
     if d.length() <= 0.0 || v.length() <= 0.0 {
-        return;
+        return false;
     }
     let d = d.normalize();
     // The point of the source's hips-to-head line at the head's distance
     // from the pivot.
     let x = on_line(p, v.length(), h, d, None);
     if x.length() <= 0.0 {
-        return;
+        return false;
     }
     // The shoulder line first, where the joint carrying the arms carries
     // it alone (`Torso::anchors`): `a`, between the anchors, turns; `b`,
@@ -632,6 +638,7 @@ fn upright(
         let q = DQuat::from_mat3(&local).normalize();
         jc.write_rotation(q, previous.map(|f| jc.angles(f)), output);
     }
+    true
 }
 
 /// A retarget set up for one source clip and one target skeleton: a
@@ -680,14 +687,21 @@ pub struct Retarget {
     /// angles are extracted after the pass over the joints, with their
     /// orders.
     euler: Vec<(usize, RotationOrder)>,
+    /// Per target joint: a three-channel joint that the upper body's turn
+    /// rewrites (`Torso::rewrite`), extracted only in a frame where the
+    /// turn does not happen.
+    rewritten: Vec<bool>,
     // Per-frame buffers.
     /// The compact source frame of `src_fk`.
     src_frame: Vec<f64>,
     src_world: Vec<DAffine3>,
     world: Vec<DMat3>,
     /// The local rotations of the `euler` joints, in that order, for one
-    /// batched extraction.
+    /// batched extraction; the joint of each entry; the `rewritten` joints'
+    /// local rotations and previous angles, held until the turn.
     batch: EulerBatch,
+    pushed: Vec<usize>,
+    held: Vec<(usize, DMat3, RotationOrder, Option<[f64; 3]>)>,
     positions: Vec<DVec3>,
     /// The source's FK buffers (sines and cosines).
     scratch: FkScratch,
@@ -1214,11 +1228,12 @@ fn grounding(
     let m = keep.len();
     let mut jm = vec![DVec3::ZERO; m * n];
     let (mut compact, mut out) = (vec![0.0; gather.len()], vec![DVec3::ZERO; m]);
+    let mut scratch = fk.scratch();
     for (f, frame) in source.motion().frames().enumerate() {
         for (v, &c) in compact.iter_mut().zip(&gather) {
             *v = frame[c];
         }
-        fk.positions(&compact, &mut out);
+        fk.positions_with(&compact, &mut scratch, &mut out);
         for (k, p) in out.iter().enumerate() {
             jm[k * n + f] = *p * mpu;
         }
@@ -1647,6 +1662,24 @@ impl Retarget {
             }
             rewrite.sort_unstable();
             rewrite.dedup();
+            // Only the world rotations read after the turn are turned.
+            let mut read = vec![false; ts.len()];
+            let parent = |j: usize| ts.joints()[j].parent().map(|p| p.index());
+            for &j in &rewrite {
+                read[j] = true;
+                if let Some(p) = parent(j) {
+                    read[p] = true;
+                }
+            }
+            if let Some(p) = carrier.and_then(parent) {
+                read[p] = true;
+            }
+            for list in std::iter::once(&mut turned).chain(bends.iter_mut().map(|b| &mut b.turned))
+            {
+                for (x, &r) in list.iter_mut().zip(&read) {
+                    *x &= r;
+                }
+            }
             if first != head {
                 torso = Some(Torso {
                     first,
@@ -1761,6 +1794,12 @@ impl Retarget {
             .filter(|&j| chans[j].n_rot == 3)
             .map(|j| (j, chans[j].rotation_order().unwrap_or(RotationOrder::XYZ)))
             .collect();
+        let mut rewritten = vec![false; ts.len()];
+        if let Some(t) = &torso {
+            for &j in &t.rewrite {
+                rewritten[j] = euler.iter().any(|e| e.0 == j);
+            }
+        }
         let mut r = Retarget {
             skeleton: ts.clone(),
             src_world: vec![DAffine3::IDENTITY; src_keep.len()],
@@ -1772,7 +1811,10 @@ impl Retarget {
             src_gather,
             world: vec![DMat3::IDENTITY; ts.len()],
             batch: EulerBatch::new(),
+            pushed: Vec::new(),
+            held: Vec::new(),
             euler,
+            rewritten,
             positions: vec![DVec3::ZERO; ts.len()],
             previous: vec![0.0; ts.n_channels()],
             first: true,
@@ -1867,6 +1909,8 @@ impl Retarget {
         let chans = self.tgt.joints();
         let parents = self.tgt.parents();
         self.batch.clear();
+        self.pushed.clear();
+        self.held.clear();
         let mut euler = self.euler.iter();
         for j in 0..chans.len() {
             let wp = parents[j].map_or(DMat3::IDENTITY, |p| self.world[p]);
@@ -1907,7 +1951,12 @@ impl Retarget {
                             let local = if parents[j].is_some() { wp.transpose() * w } else { w };
                             let order = euler.next().map_or(RotationOrder::XYZ, |e| e.1);
                             let near = near_ok.then(|| jc.angles(&self.previous));
-                            self.batch.push_mat3(&local, order, near);
+                            if self.rewritten[j] {
+                                self.held.push((j, local, order, near));
+                            } else {
+                                self.batch.push_mat3(&local, order, near);
+                                self.pushed.push(j);
+                            }
                             w
                         }
                         // One or two channels may not hold `w`: the world
@@ -1922,12 +1971,6 @@ impl Retarget {
                     }
                 }
             };
-        }
-        self.batch.solve();
-        for (k, &(j, _)) in self.euler.iter().enumerate() {
-            for (&c, v) in chans[j].rot_index.iter().zip(self.batch.angles(k)) {
-                output[c] = v;
-            }
         }
         if self.carrier.is_some() || self.torso.is_some() {
             self.tgt.kinematics().positions_from_rotations(
@@ -1944,7 +1987,7 @@ impl Retarget {
                 t.src_arms.map(|(l, r)| sw[l].translation - sw[r].translation),
             );
             let previous = (!self.first).then_some(&self.previous[..]);
-            upright(
+            let turned = upright(
                 (self.c, &self.tgt, self.tgt_hips),
                 t,
                 ends,
@@ -1953,6 +1996,22 @@ impl Retarget {
                 previous,
                 output,
             );
+            // Without the turn, the rotations it would have rewritten are
+            // the transfer's.
+            if !turned {
+                for (j, local, order, near) in self.held.drain(..) {
+                    self.batch.push_mat3(&local, order, near);
+                    self.pushed.push(j);
+                }
+            }
+        }
+        // The Euler angles of the three-channel joints (the upper body's
+        // turn reads and writes none of them but its own).
+        self.batch.solve();
+        for (k, &j) in self.pushed.iter().enumerate() {
+            for (&c, v) in chans[j].rot_index.iter().zip(self.batch.angles(k)) {
+                output[c] = v;
+            }
         }
         if let Some(carrier) = self.carrier {
             let ps = self.src_world[self.src_hips].translation;
@@ -2020,24 +2079,37 @@ impl FrameMap for Retarget {
 ///
 /// [`resample::MAX_VALUES`]: crate::edit::resample::MAX_VALUES
 pub fn retarget(source: &Bvh, target: &Bvh, options: &Options) -> Result<(Bvh, Report)> {
-    let mut r = Retarget::new(source, target, options)?;
-    let max = crate::edit::resample::MAX_VALUES;
-    let (n, nc) = (source.motion().n_frames(), r.skeleton.n_channels());
-    let values = n.saturating_mul(nc);
-    if values > max && values > source.motion().values().len() {
-        return Err(Error::invalid(format!(
-            "retargeting {n} frames onto a skeleton of {nc} channels makes {values} values \
-             ({:.1} GiB), held in memory whole; a retarget's output has at most {max} values \
-             (4 GiB) or as many as its source ({})",
-            values as f64 * 8.0 / f64::from(1u32 << 30),
-            source.motion().values().len()
-        )));
+    Retarget::new(source, target, options)?.into_clip(source, options.lock_feet)
+}
+
+impl Retarget {
+    /// [`retarget`] with this set-up, made by [`Retarget::new`] for
+    /// `source` and not used yet (a caller that has printed its report
+    /// need not set it up again): every frame of `source` mapped, the feet
+    /// locked when `lock` ([`Options::lock_feet`]).
+    ///
+    /// # Errors
+    /// As [`retarget`].
+    pub fn into_clip(mut self, source: &Bvh, lock: bool) -> Result<(Bvh, Report)> {
+        let r = &mut self;
+        let max = crate::edit::resample::MAX_VALUES;
+        let (n, nc) = (source.motion().n_frames(), r.skeleton.n_channels());
+        let values = n.saturating_mul(nc);
+        if values > max && values > source.motion().values().len() {
+            return Err(Error::invalid(format!(
+                "retargeting {n} frames onto a skeleton of {nc} channels makes {values} values \
+                 ({:.1} GiB), held in memory whole; a retarget's output has at most {max} values \
+                 (4 GiB) or as many as its source ({})",
+                values as f64 * 8.0 / f64::from(1u32 << 30),
+                source.motion().values().len()
+            )));
+        }
+        let mut out = crate::edit::map_frames(source, r)?;
+        if lock {
+            r.report.locked = Some(lock_feet(r, source, &mut out)?);
+        }
+        Ok((out, self.report))
     }
-    let mut out = crate::edit::map_frames(source, &mut r)?;
-    if options.lock_feet {
-        r.report.locked = Some(lock_feet(&r, source, &mut out)?);
-    }
-    Ok((out, r.report))
 }
 
 /// The quality options the feet of a retarget are measured with: the up

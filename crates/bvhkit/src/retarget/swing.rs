@@ -80,6 +80,7 @@ fn heights(bvh: &Bvh, q: &quality::Report, mode: crate::PositionChannels, j: usi
     let (fk, gather) = Kinematics::new(skel, mode).subset(&keep);
     let last = keep.iter().position(|&k| k == j).unwrap_or(0);
     let (mut compact, mut out) = (vec![0.0; gather.len()], vec![DVec3::ZERO; keep.len()]);
+    let mut scratch = fk.scratch();
     let u = q.up.vector();
     bvh.motion()
         .frames()
@@ -87,7 +88,7 @@ fn heights(bvh: &Bvh, q: &quality::Report, mode: crate::PositionChannels, j: usi
             for (v, &c) in compact.iter_mut().zip(&gather) {
                 *v = frame[c];
             }
-            fk.positions(&compact, &mut out);
+            fk.positions_with(&compact, &mut scratch, &mut out);
             out[last].dot(u) * q.metres_per_unit - q.ground
         })
         .collect()

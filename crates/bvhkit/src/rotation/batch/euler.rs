@@ -53,6 +53,10 @@ pub struct EulerBatch {
     pub(super) solved: bool,
 }
 
+/// [`EulerBatch::solve`] runs a multiple of this many entries (AVX-512's
+/// eight lanes, twice: the vectorised loop may take two vectors a turn).
+const PAD: usize = 16;
+
 /// `(i, j, k, parity)` of each order, in [`RotationOrder::ALL`]'s order.
 pub(super) const PERMUTATIONS: [(usize, usize, usize, f64); 6] = [
     (0, 1, 2, 1.0),
@@ -116,9 +120,8 @@ impl EulerBatch {
             v.resize(at, 0.0);
             v.push(c[idx[n % 3] * 3 + idx[n / 3]]);
         }
-        for v in &mut self.q {
-            v.push(0.0);
-        }
+        // The quaternion columns are filled up (with zeros) only when a
+        // quaternion is pushed after this, or by `solve`.
         self.push_common(e, near, false)
     }
 
@@ -128,7 +131,9 @@ impl EulerBatch {
     pub fn push_quat(&mut self, q: DQuat, order: RotationOrder, near: Option<[f64; 3]>) -> usize {
         let (i, j, k, e) = PERMUTATIONS[order as usize];
         let v = [q.x, q.y, q.z];
+        let at = self.len();
         for (dst, x) in self.q.iter_mut().zip([e * v[i], e * v[j], e * v[k], q.w]) {
+            dst.resize(at, 0.0);
             dst.push(x);
         }
         // The matrix columns are filled up (with zeros) only when a matrix
@@ -138,12 +143,33 @@ impl EulerBatch {
 
     /// Extracts the angles of every entry, on SIMD lanes (AVX2 where the
     /// CPU has it).
+    ///
+    /// The entries are padded with identity matrices to a multiple of 16
+    /// (`PAD`) for the loop and the padding dropped after it: a small
+    /// batch (a frame's joints) would otherwise run its last few entries
+    /// one at a time, outside the lanes, at nearly a whole vector's cost
+    /// each. Every entry's lane is computed on its own, so the padding
+    /// changes no bit of the others.
     pub fn solve(&mut self) {
         let n = self.len();
-        for v in self.m.iter_mut().chain(&mut self.out) {
+        let padded = n.next_multiple_of(PAD);
+        for (k, v) in self.m.iter_mut().enumerate() {
             v.resize(n, 0.0);
+            v.resize(padded, if k % 4 == 0 { 1.0 } else { 0.0 });
         }
+        for v in self.q.iter_mut().chain(&mut self.near).chain(&mut self.out) {
+            v.resize(padded, 0.0);
+        }
+        self.is_quat.resize(padded, 0.0);
+        self.parity.resize(padded, 1.0);
+        self.has_near.resize(padded, 0.0);
         solve_on(Simd::best(), self);
+        for v in self.m.iter_mut().chain(&mut self.q).chain(&mut self.near).chain(&mut self.out) {
+            v.truncate(n);
+        }
+        self.is_quat.truncate(n);
+        self.parity.truncate(n);
+        self.has_near.truncate(n);
         self.solved = true;
     }
 

@@ -709,3 +709,57 @@ fn euler_batch_matches_the_scalar_extraction() {
         }
     }
 }
+
+/// A batch gives each entry the same bits whatever its size and the
+/// entry's place in it (`solve` pads a batch to whole vectors): every
+/// prefix of 1 to 40 entries, matrices and quaternions mixed, with and
+/// without a previous frame, against each entry solved alone, and the
+/// batch keeps its own length (a push after a solve).
+#[test]
+fn euler_batch_bits_do_not_depend_on_its_size_or_padding() {
+    use crate::rotation::euler_to_quat;
+    let mut rng = Rng(77);
+    let cases: Vec<_> = (0..40)
+        .map(|n| {
+            let order = RotationOrder::ALL[n % 6];
+            let angles = [rng.unit() * 180.0, rng.unit() * 90.0, rng.unit() * 180.0];
+            let near = (n % 3 != 0).then(|| [rng.unit() * 400.0, rng.unit() * 100.0, 0.0]);
+            (order, angles, near, n % 5 == 0)
+        })
+        .collect();
+    let push = |b: &mut EulerBatch,
+                &(order, angles, near, quat): &(RotationOrder, [f64; 3], _, bool)| {
+        if quat {
+            b.push_quat(euler_to_quat(&order.axes(), &angles), order, near)
+        } else {
+            b.push_mat3(&euler_to_mat3(&order.axes(), &angles), order, near)
+        }
+    };
+    let alone: Vec<[u64; 3]> = cases
+        .iter()
+        .map(|c| {
+            let mut b = EulerBatch::new();
+            let i = push(&mut b, c);
+            b.solve();
+            b.angles(i).map(f64::to_bits)
+        })
+        .collect();
+    let mut batch = EulerBatch::new();
+    for n in 1..=cases.len() {
+        batch.clear();
+        // The entries in reverse: each at another place than alone.
+        for c in cases[..n].iter().rev() {
+            push(&mut batch, c);
+        }
+        batch.solve();
+        assert_eq!(batch.len(), n);
+        for (i, want) in alone[..n].iter().rev().enumerate() {
+            assert_eq!(batch.angles(i).map(f64::to_bits), *want, "entry {i} of {n}");
+        }
+    }
+    // A push after a solve extends the batch by one entry.
+    let i = push(&mut batch, &cases[0]);
+    assert_eq!(i, cases.len());
+    batch.solve();
+    assert_eq!(batch.angles(i).map(f64::to_bits), alone[0]);
+}

@@ -33,8 +33,10 @@ it), and the figure is lifted or lowered, smoothly and only while a source
 foot is in contact, so that its soles touch the ground where the source's
 do. Joints below the root keep TARGET's offsets (--joint-translations
 copies the source's). --lock-feet plants the feet: wherever a source foot
-is in contact (low and slow), the target's foot of that side is pinned to
-one point by two-bone IK of its leg, and a swing foot that would pass
+is in contact (low and slow), the target's foot of that side stands with
+its sole on the ground, pinned by two-bone IK of its leg where the source's
+stands (moving only as the source's foot slides, scaled), and a swing foot
+that would pass
 nearer the ground than the source's (scaled) is lifted to its clearance
 (the legs then bend away from the source's directions; the output is held
 whole in memory). The mapping and the joints left unmapped

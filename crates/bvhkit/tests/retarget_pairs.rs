@@ -180,10 +180,10 @@ fn judge(src: &Bvh, qs: &Report, tgt: &Bvh, out: &Bvh, qo: &Report, scale: f64) 
             bad.push(format!("feet {:.1} cm off the ground in contact", worst * 100.0));
         }
     }
-    if let (Some(a), Some(b)) = (qs.metrics.skate_ratio, qo.metrics.skate_ratio)
-        && b > a + 0.02
-    {
-        bad.push(format!("skate ratio {a:.3} -> {b:.3}"));
+    // Skating, like with like (see `skating`): GMD's rule on the soles.
+    let (a, b) = (sole_skate(qs), sole_skate(qo));
+    if b > a + 0.02 {
+        bad.push(format!("skate ratio {a:.3} -> {b:.3} (soles)"));
     }
     let (ut, uo) = (
         UnitGuess::of_bvh(tgt, PositionChannels::Replace).units,
@@ -195,11 +195,56 @@ fn judge(src: &Bvh, qs: &Report, tgt: &Bvh, out: &Bvh, qo: &Report, scale: f64) 
     bad
 }
 
+/// GMD's skating ratio (`quality`'s `skate_ratio`: a step skates when the
+/// point is below 5 cm in both its frames and moves faster than 0.5 m/s,
+/// and so does the mean over 5 steps, SciPy's `uniform_filter1d` with
+/// zeros outside) measured on each foot's sole: its height the lowest of
+/// its points, each less its planted height (`Series::foot_height`), its
+/// speed the slowest point's (`Series::foot_speed`, the point it rolls
+/// over); the fraction of steps in which either foot skates.
+///
+/// **Why the judge measures skating on the soles** (issue #27 asks for
+/// "the skating ratio no worse than the source's plus 0.02"): lint's
+/// `skate_ratio` measures one joint per foot, the toe joint, else the foot
+/// joint (GMD's definition, kept as it is in lint). Between two skeletons
+/// that joint is often not the same body point: a source without a toe
+/// joint (the Second Life, MediaPipe and Daz-named CMU takes) is measured
+/// at its ankle, 8-15 cm above the floor, which never passes below 5 cm,
+/// while a target's toe joint does and counts the same motion: the Second
+/// Life in-place walk, whose feet slide at 1.98 m/s, has a ratio of 0 and
+/// its retargets 0.6-1.0. Measured on both soles the same body point is
+/// compared on both sides (the retarget's ratio is then its own skating,
+/// not the joint's height) and a sliding source shows its slide.
+fn sole_skate(q: &Report) -> f64 {
+    let o = quality::Options::default();
+    let steps = q.frames.saturating_sub(1);
+    if steps == 0 {
+        return 0.0;
+    }
+    let mut skating = vec![false; steps];
+    for (h, v) in q.series.foot_height.iter().zip(&q.series.foot_speed) {
+        let half = o.skate_window / 2;
+        let mean = |f: usize| {
+            let from = f as isize - half as isize;
+            let sum: f64 = (from..from + o.skate_window as isize)
+                .filter(|&k| k >= 0 && (k as usize) < v.len())
+                .map(|k| v[k as usize])
+                .sum();
+            sum / o.skate_window as f64
+        };
+        for (f, s) in skating.iter_mut().enumerate() {
+            let low = h[f] < o.skate_height && h[f + 1] < o.skate_height;
+            *s |= low && v[f] > o.skate_speed && mean(f) > o.skate_speed;
+        }
+    }
+    skating.iter().filter(|&&s| s).count() as f64 / steps as f64
+}
+
 /// Failed bounds not fixed yet (issue #27), each with why: (bound, reason,
 /// `source>target` pairs by the short names of the table). Every other
 /// pair must meet every bound, and a listed pair that meets its bound must
 /// leave the list (the test fails on both), so the list only shrinks.
-const KNOWN: [(&str, &str, &[&str]); 6] = [
+const KNOWN: [(&str, &str, &[&str]); 3] = [
     (
         "shoulder line",
         "genuine conflict with a plausible trunk: Kinect v1's take (its 120 frames nearly \
@@ -226,66 +271,22 @@ const KNOWN: [(&str, &str, &[&str]); 6] = [
         &["kinect_v1>pymo_demo", "mediapipe_to>pymo_demo"],
     ),
     (
-        "feet",
-        "not fixed yet (not investigated; the grounding is the feet work's): onto MakeHuman, \
-         whose feet have toe joints toe1-1 to toe5-3 and no toe bone: 4.3 cm (the Daz-named \
-         CMU take, whose own contact foot stands high, as below) and 5.0 cm (Rokoko)",
-        &["cmu_02>makehuman_163", "rokoko_jesse>makehuman_163"],
-    ),
-    (
         "skate ratio",
-        "the source's own feet slide (the Second Life take, as below): 0.000 -> 0.308",
-        &["second_life>makehuman_163"],
-    ),
-    (
-        "feet",
-        "the source's own contact foot stands up to 4.2 cm high at the edges of its contacts \
-         (the Daz-named CMU take, frames 48, 88 and 99: contact is by height below 5 cm, so a \
-         foot still landing or already lifting counts; the source itself fails this bound, 2% \
-         of its height is 3.1 cm) and the target's foot, pinned by `clean::footlock` which \
-         keeps a rise above its pin at a span's edges, follows it 2.8-7.2 cm high; onto the \
-         others a foot pinned over a long contact of the sliding CMU 12_01 or PyMO stance is \
-         out of its leg's reach and pitched about its pinned toe, heel 3.4-4.1 cm up (cmu_12 \
-         onto Xsens, frames 58-67, span 23-118), or its pin holds the height of its pin \
-         frame (PyMO onto Second Life, 3.5 cm, frames 28-31): the swing foot that passed \
-         lower used to hide them and now keeps the source's clearance (`retarget::swing`)",
+        "the source's own feet slide and the target's slide with them, scaled (the lock's pins \
+         follow a sliding source foot: `retarget::stance`), a little faster on the larger \
+         figures: the PyMO walk (feet sliding at 0.99 m/s in its contacts) onto Perception \
+         Neuron, Second Life, Xsens and MediaPipe, 0.790 -> 0.832, 0.882, 0.824, 0.866 \
+         (foot_slide 0.99 -> 1.04, 1.21, 1.03, 1.06 m/s); the Daz-named CMU take onto Second \
+         Life, whose ankle without a toe joint is pinned where the source's ankle rolls, \
+         0.084 -> 0.160 (foot_slide 0.37 -> 0.48 m/s); the Second Life in-place walk (14 \
+         frames: one step is 0.077 of the ratio) onto Kinect v1, whose straight swing leg is \
+         not lifted (`swing`), 0.846 -> 1.000",
         &[
-            "cmu_02>bandai_namco",
-            "cmu_02>cmu_12",
-            "cmu_02>kinect_v1",
-            "cmu_02>mediapipe_to",
-            "cmu_02>perception_neuron",
-            "cmu_02>pymo_demo",
-            "cmu_02>rokoko_jesse",
             "cmu_02>second_life",
-            "cmu_02>xsens_mvn",
-            "cmu_12>second_life",
-            "cmu_12>xsens_mvn",
+            "pymo_demo>mediapipe_to",
+            "pymo_demo>perception_neuron",
             "pymo_demo>second_life",
-        ],
-    ),
-    (
-        "skate ratio",
-        "not comparable: the source has no toe joint, so `skate_ratio` (GMD's definition, \
-         the reference of `quality_oracle`) measures its ankle, 8-15 cm above the floor, which \
-         never passes below 5 cm, while the target's toe (or Kinect's low foot joint) does and \
-         counts the same motion; `foot_slide`, measured on the sole of both, is within 3% of \
-         the source's in every one: the Second Life in-place walk (feet sliding at 1.98 m/s, \
-         never slow enough to lock; ratio 0 -> 0.62-1.0, foot_slide 1.98 -> 1.78-1.89 m/s), \
-         the MediaPipe dance (0 -> 0.025-0.118, foot_slide 4.84 -> 4.11-4.98 m/s) and the \
-         Daz-named CMU take onto Bandai Namco and Kinect v1 (0.008 -> 0.076 and 0.084, \
-         foot_slide 0.365 -> 0.216 and 0.223 m/s)",
-        &[
-            "cmu_02>bandai_namco",
-            "cmu_02>kinect_v1",
-            "mediapipe_to>bandai_namco",
-            "mediapipe_to>cmu_12",
-            "mediapipe_to>kinect_v1",
-            "mediapipe_to>pymo_demo",
-            "mediapipe_to>rokoko_jesse",
-            "mediapipe_to>xsens_mvn",
-            "second_life>bandai_namco",
-            "second_life>cmu_12",
+            "pymo_demo>xsens_mvn",
             "second_life>kinect_v1",
         ],
     ),

@@ -36,7 +36,19 @@
 //! as lint's ground, else 0 when lint's contact ground is within 10 cm of
 //! 0 (floor-normalised data, GMD's), else lint's ground.
 //!
-//! **The leg** (thigh joint = hip, knee, ankle) is solved analytically: the
+//! **Guided** (crate-internal, `Guide`: a retarget's lock, which knows
+//! where the source's feet are): inside a span the foot's sole (the lowest
+//! of its points, each less its planted height, as [`quality`] measures a
+//! foot) stands on the guide's floor, whatever the clip's own height there
+//! (no rise is kept, no pitch for the ankle's height), and the pin moves
+//! across the up axis along the guide's path from the pin's frame (a
+//! sliding source foot slides it); the pin's frame is chosen on the point
+//! less its path.
+//!
+//! **The leg** (thigh joint = hip, knee, ankle; the knee and hip the
+//! nearest joints above the foot named as lower and upper leg, past at most
+//! `LEG_JOINTS_BETWEEN` (2) twist or split joints, else its parent and
+//! grandparent: `leg_joints`) is solved analytically: the
 //! knee bends about the normal of its own bend plane to the angle the law
 //! of cosines gives for the hip-to-target distance, the thigh swings by the
 //! shortest arc onto the target, then twists about the hip-target axis so
@@ -266,7 +278,47 @@ pub fn lock_feet_in(
     }
     let layouts: Vec<JointChannels> =
         bvh.skeleton().joints().iter().map(JointChannels::of).collect();
-    Ok(lock(bvh, &layouts, options, frames))
+    Ok(lock(bvh, &layouts, options, frames, None))
+}
+
+/// What a caller that knows where the feet belong tells the lock (a
+/// retarget: the source's feet, scaled): the floor the soles of the feet
+/// in contact stand on, and the horizontal path each pin follows.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Guide {
+    /// Inside a span the foot's sole (the lowest of its points, each less
+    /// its planted height, as [`quality`] measures a foot) stands at this
+    /// height along the up axis (file units), whatever the clip's own
+    /// height there: the pin's height and the rise above it are not used.
+    pub floor: f64,
+    /// Per foot joint (index): per frame, where its pin has slid to
+    /// (file units, across the up axis; any origin): inside a span the
+    /// contact point follows it from the pin's frame (a sliding source
+    /// foot slides the pin with it, a still one holds it).
+    pub paths: Vec<(usize, Vec<DVec3>)>,
+}
+
+/// [`lock_feet_in`] with a [`Guide`]: spans given (`options.contacts`),
+/// the soles put on the guide's floor and the pins moved along its paths.
+pub(crate) fn lock_feet_guided(
+    bvh: &mut Bvh,
+    frames: Range<usize>,
+    options: &super::Options,
+    guide: &Guide,
+) -> Result<Locked> {
+    let n = bvh.motion().n_frames();
+    if frames.start >= frames.end || frames.end > n {
+        return Err(Error::invalid(format!(
+            "frames {}..{} are not a range inside the clip's {n} frames",
+            frames.start, frames.end
+        )));
+    }
+    if let Some(c) = &options.contacts {
+        check_contacts(bvh, c)?;
+    }
+    let layouts: Vec<JointChannels> =
+        bvh.skeleton().joints().iter().map(JointChannels::of).collect();
+    Ok(lock(bvh, &layouts, options, frames, Some(guide)))
 }
 
 /// One leg's joints.
@@ -275,7 +327,14 @@ struct Leg {
     knee: usize,
     hip: usize,
     hip_parent: Option<usize>,
+    /// The knee's parent: the hip, or a joint between (a twist joint of
+    /// the thigh) that turns with the thigh.
+    knee_parent: usize,
+    /// The foot's parent: the knee, or a joint of the shin between.
+    foot_parent: usize,
     point: usize,
+    /// Every point of the foot (the foot joint first).
+    points: Vec<usize>,
 }
 
 /// One leg's captured world motion, frame by frame.
@@ -288,8 +347,18 @@ struct Track {
     qh: Vec<DQuat>,
     qk: Vec<DQuat>,
     qa: Vec<DQuat>,
+    /// World rotations of the knee's and the foot's parents (the hip's and
+    /// the knee's but on legs with joints between).
+    qkp: Vec<DQuat>,
+    qap: Vec<DQuat>,
     /// The knee's local rotation as captured.
     lk: Vec<DQuat>,
+    /// With a [`Guide`]: the foot's sole height as captured (the lowest of
+    /// its points, each less its planted height); else empty.
+    sole: Vec<f64>,
+    /// With a [`Guide`]'s path for this foot: where the pin has slid to;
+    /// else empty.
+    path: Vec<DVec3>,
 }
 
 /// A span being locked.
@@ -314,6 +383,7 @@ pub(crate) fn lock(
     layouts: &[JointChannels],
     options: &super::Options,
     range: Range<usize>,
+    guide: Option<&Guide>,
 ) -> Locked {
     let q = &options.quality;
     let mut done = Locked::default();
@@ -326,6 +396,7 @@ pub(crate) fn lock(
     let skel = bvh.skeleton().clone();
     let nj = skel.len();
     let names = skel.display_names();
+    let bones = crate::retarget::names::classify(&skel);
     let parent = |j: usize| skel.joints()[j].parent().map(|p| p.index());
     let fps = bvh.motion().fps();
     let u = report.up.vector();
@@ -369,7 +440,7 @@ pub(crate) fn lock(
     let mut leg_spans: Vec<Vec<(usize, usize)>> = Vec::new();
     for (foot, spans) in feet {
         let Some(&a) = foot.points.first() else { continue };
-        let (Some(k), Some(h)) = (parent(a), parent(a).and_then(parent)) else {
+        let Some((h, k)) = leg_joints(&skel, &bones, a) else {
             done.notes.push(format!("{}: no knee and hip above the foot: not locked", names[a]));
             continue;
         };
@@ -380,7 +451,16 @@ pub(crate) fn lock(
             ));
             continue;
         }
-        legs.push(Leg { foot: a, knee: k, hip: h, hip_parent: parent(h), point: foot.skate_point });
+        legs.push(Leg {
+            foot: a,
+            knee: k,
+            hip: h,
+            hip_parent: parent(h),
+            knee_parent: parent(k).unwrap_or(h),
+            foot_parent: parent(a).unwrap_or(k),
+            point: foot.skate_point,
+            points: foot.points.clone(),
+        });
         leg_spans.push(spans);
     }
     if legs.is_empty() {
@@ -392,7 +472,8 @@ pub(crate) fn lock(
     // the whole skeleton's FK; a tenth of a full body's joints).
     let mut need = vec![false; nj];
     for leg in &legs {
-        for start in [leg.point, leg.foot] {
+        let sole_points = if guide.is_some() { &leg.points[..] } else { &[] };
+        for &start in [leg.point, leg.foot].iter().chain(sole_points) {
             let mut j = Some(start);
             while let Some(i) = j.filter(|&i| !need[i]) {
                 need[i] = true;
@@ -419,7 +500,19 @@ pub(crate) fn lock(
             qh: Vec::with_capacity(n),
             qk: Vec::with_capacity(n),
             qa: Vec::with_capacity(n),
+            qkp: Vec::with_capacity(n),
+            qap: Vec::with_capacity(n),
             lk: Vec::with_capacity(n),
+            sole: Vec::new(),
+            path: Vec::new(),
+        })
+        .collect();
+    // With a guide, the heights of every point of each foot (for its sole).
+    let mut point_heights: Vec<Vec<Vec<f64>>> = legs
+        .iter()
+        .map(|leg| {
+            let k = if guide.is_some() { leg.points.len() } else { 0 };
+            vec![Vec::with_capacity(n); k]
         })
         .collect();
     let mut world = vec![DAffine3::IDENTITY; keep.len()];
@@ -440,7 +533,35 @@ pub(crate) fn lock(
             t.qh.push(rot(leg.hip));
             t.qk.push(rot(leg.knee));
             t.qa.push(rot(leg.foot));
+            t.qkp.push(rot(leg.knee_parent));
+            t.qap.push(rot(leg.foot_parent));
             t.lk.push(layouts[leg.knee].rotation(frame));
+        }
+        for (leg, hs) in legs.iter().zip(&mut point_heights) {
+            for (&j, h) in leg.points.iter().zip(hs) {
+                h.push(pos(j).dot(u));
+            }
+        }
+    }
+    if let Some(g) = guide {
+        for ((leg, t), hs) in legs.iter().zip(&mut tracks).zip(&point_heights) {
+            // Each point less its planted height (its 5th percentile less
+            // the foot's lowest such), `quality`'s rule.
+            let q: Vec<f64> =
+                hs.iter().map(|h| quality::stats::quantile(h, 0.05).unwrap_or(f64::NAN)).collect();
+            let base = q.iter().copied().filter(|x| x.is_finite()).fold(f64::INFINITY, f64::min);
+            t.sole = (0..n)
+                .map(|f| {
+                    hs.iter()
+                        .zip(&q)
+                        .filter(|(_, c)| c.is_finite())
+                        .map(|(h, c)| h[f] - (c - base))
+                        .fold(f64::INFINITY, f64::min)
+                })
+                .collect();
+            if let Some((_, path)) = g.paths.iter().find(|(j, p)| *j == leg.foot && p.len() == n) {
+                t.path = path.iter().map(|&v| v - u * v.dot(u)).collect();
+            }
         }
     }
 
@@ -473,20 +594,27 @@ pub(crate) fn lock(
             // The pin: of the frames where the point is on the ground (at
             // most `lift` above its lowest in the span), the one whose
             // position is nearest, across the up axis, to the farthest of
-            // the span's (the centre of its slide: the least correction).
+            // the span's (the centre of its slide: the least correction);
+            // along a guide's path, the point less the path.
             let lowest = (s..=e).map(|f| t.p[f].dot(u)).fold(f64::INFINITY, f64::min);
             let across = |v: DVec3| (v - u * v.dot(u)).length();
+            let slid = |f: usize| t.p[f] - t.path.get(f).copied().unwrap_or(DVec3::ZERO);
             let step = (e - s) / 64 + 1;
             let m = (s..=e)
                 .step_by(step)
                 .filter(|&f| t.p[f].dot(u) <= lowest + LIFT_METRES / mpu)
                 .map(|f| {
-                    let worst = (s..=e).map(|g| across(t.p[g] - t.p[f])).fold(0.0, f64::max);
+                    let worst = (s..=e).map(|g| across(slid(g) - slid(f))).fold(0.0, f64::max);
                     (worst, f)
                 })
                 .min_by(|x, y| x.0.total_cmp(&y.0))
                 .map_or(s, |x| x.1);
-            let pin = t.p[m];
+            // With a guide the pin's height is the floor's, less the
+            // contact point's own height above the sole there.
+            let pin = match guide {
+                Some(g) => t.p[m] + u * (g.floor - t.sole[m]),
+                None => t.p[m],
+            };
             if !pin.is_finite() {
                 continue;
             }
@@ -546,7 +674,7 @@ pub(crate) fn lock(
                     .filter(|v| v.is_finite())
                     .sum();
             let side: f64 = (0..n)
-                .map(|f| (t.h[f] - t.k[f]).cross(t.a[f] - t.k[f]).dot(t.qh[f] * axis))
+                .map(|f| (t.h[f] - t.k[f]).cross(t.a[f] - t.k[f]).dot(t.qkp[f] * axis))
                 .filter(|x| x.is_finite())
                 .sum();
             axis.normalize_or_zero() * if side < 0.0 { -1.0 } else { 1.0 }
@@ -572,7 +700,7 @@ pub(crate) fn lock(
         _ => report.ground,
     };
     let mut clear = Clear {
-        floor: floor_m / mpu,
+        floor: guide.map_or(floor_m / mpu, |g| g.floor),
         low: (q.skate_height + 0.001) / mpu,
         to: (q.skate_height + CLEAR_METRES) / mpu,
         speed: SKIM_SPEED * q.skate_speed / mpu / fps,
@@ -592,7 +720,9 @@ pub(crate) fn lock(
             .map(|li| {
                 let mine: Vec<&Span> = spans.iter().filter(|s| s.leg == li).collect();
                 let has_toe = legs[li].point != legs[li].foot;
-                targets(&tracks[li], has_toe, &mine, u, reach[li], lift, &range, &clear, &env)
+                let floor = guide.map(|g| g.floor);
+                let pins = Pins { has_toe, floor, reach: reach[li], lift };
+                targets(&tracks[li], &pins, &mine, u, &range, &clear, &env)
             })
             .collect();
         // The lowering of the hips each frame needs, then spread.
@@ -638,17 +768,20 @@ pub(crate) fn lock(
                 let (h, k, a) = (t.h[f] - dv, t.k[f] - dv, t.a[f] - dv);
                 // A leg captured straight or bent backwards is first bent
                 // about its knee's hinge (its bend plane is noise there).
-                let pre = prebend(h, k, a, target, t.qh[f] * hinge[li]);
+                let pre = prebend(h, k, a, target, t.qkp[f] * hinge[li]);
                 let Some((d, r1, reached)) = two_bone(h, k, k + pre * (a - k), target) else {
                     unsolved += 1;
                     continue;
                 };
                 unsolved += usize::from(!reached);
+                // The thigh's joints turn by `d`, the shin's by `d·r1·pre`
+                // (on a plain leg the knee's parent is the hip and the
+                // foot's the knee).
                 let wh = d * t.qh[f];
                 let wk = d * r1 * pre * t.qk[f];
                 let lh = (t.qp[f].inverse() * wh).normalize();
-                let lk = (wh.inverse() * wk).normalize();
-                let la = (wk.inverse() * qa).normalize();
+                let lk = ((d * t.qkp[f]).inverse() * wk).normalize();
+                let la = ((d * r1 * pre * t.qap[f]).inverse() * qa).normalize();
                 out[f] = Some((lh, lk, la));
             }
             solved.push(out);
@@ -804,21 +937,32 @@ struct Clear {
     ramp: usize,
 }
 
+/// How one leg's pins are held.
+struct Pins {
+    /// The contact point is the toe joint (not the foot joint).
+    has_toe: bool,
+    /// A [`Guide`]'s floor: the sole stands on it inside a span.
+    floor: Option<f64>,
+    /// The leg's longest hip-to-ankle distance in the capture.
+    reach: f64,
+    /// A point captured this far above its pin keeps what it rises beyond
+    /// (file units; not with a floor).
+    lift: f64,
+}
+
 /// Each frame's target of one leg from its spans: the ankle's world
 /// position and the foot's world rotation, `None` where no span reaches
 /// and no lift is needed.
-#[allow(clippy::too_many_arguments)]
 fn targets(
     t: &Track,
-    has_toe: bool,
+    pins: &Pins,
     spans: &[&Span],
     u: DVec3,
-    reach: f64,
-    lift: f64,
     range: &Range<usize>,
     clear: &Clear,
     env: &dyn Fn(usize) -> f64,
 ) -> Vec<Option<(DVec3, DQuat)>> {
+    let Pins { has_toe, floor, reach, lift } = *pins;
     // Per frame the correction of the contact point and of the ankle's
     // height: inside a span onto its pin, in a ramp the correction at the
     // span's edge faded by w, `Σ wᵢ Δᵢ / max(1, Σ wᵢ)` where ramps overlap.
@@ -829,7 +973,17 @@ fn targets(
     // pin keeps what it rises beyond that (the toe still up at a heel
     // strike, the ball lifting at a toe-off): the foot is not pushed down
     // while it is in the air.
+    //
+    // With a guide's floor: the pin across the up axis, moved along the
+    // guide's path from the pin's frame, and along it the sole on the
+    // floor (the foot moves as one piece, so its sole moves with its
+    // contact point).
     let inside = |s: &Span, f: usize| -> (DVec3, f64) {
+        if let Some(floor) = floor {
+            let at = s.pin + t.path.get(f).map_or(DVec3::ZERO, |&p| p - t.path[s.m]);
+            let d = at - t.p[f];
+            return (d - u * d.dot(u) + u * (floor - t.sole[f]), 0.0);
+        }
         let rise = (t.p[f].dot(u) - s.pin.dot(u) - lift).max(0.0);
         (s.pin + u * rise - t.p[f], s.ankle_h - t.a[f].dot(u))
     };
@@ -903,9 +1057,10 @@ fn targets(
             let toe = t.p[f] + delta + u * up[f];
             let mut r = t.a[f] - t.p[f];
             let mut qa = t.qa[f];
-            if has_toe {
+            if has_toe && floor.is_none() {
                 // The ankle no lower than the lower of its captured height
-                // and its height at the pin: pitch the foot about the toe.
+                // and its height at the pin: pitch the foot about the toe
+                // (on a floor the sole never goes below it).
                 let want = t.a[f].dot(u) + dh.min(0.0) + up[f];
                 if (toe + r).dot(u) < want - 1e-12 {
                     let len = r.length();
@@ -945,6 +1100,40 @@ fn targets(
             Some((toe + r, qa))
         })
         .collect()
+}
+
+/// Joints a leg's knee or hip may be above the joint below it: twist or
+/// split joints between (MakeHuman's `upperleg01`-`upperleg02`-`lowerleg01`
+/// -`lowerleg02`-`foot`).
+const LEG_JOINTS_BETWEEN: usize = 2;
+
+/// The hip (thigh) and knee joints of the leg above foot joint `foot`: the
+/// nearest ancestors named as a lower and an upper leg
+/// ([`crate::retarget::names`]) with at most [`LEG_JOINTS_BETWEEN`] joints
+/// between, else the foot's parent and grandparent. On a leg whose bones
+/// are split (MakeHuman's `lowerleg01`-`lowerleg02`), the parent and
+/// grandparent would be half a shin: a leg that reaches nothing.
+pub(crate) fn leg_joints(
+    skel: &crate::Skeleton,
+    bones: &[Option<crate::retarget::names::Bone>],
+    foot: usize,
+) -> Option<(usize, usize)> {
+    use crate::retarget::names::{Bone, Limb};
+    let parent = |j: usize| skel.joints()[j].parent().map(|p| p.index());
+    let named = |from: usize, limb: Limb| {
+        let mut at = parent(from);
+        for _ in 0..=LEG_JOINTS_BETWEEN {
+            let j = at?;
+            if matches!(bones.get(j), Some(Some(Bone::Limb(_, l))) if *l == limb) {
+                return Some(j);
+            }
+            at = parent(j);
+        }
+        None
+    };
+    let knee = named(foot, Limb::LowerLeg).or_else(|| parent(foot))?;
+    let hip = named(knee, Limb::UpperLeg).or_else(|| parent(knee))?;
+    Some((hip, knee))
 }
 
 /// The ramps of one leg's spans (sorted, disjoint) as they are laid: each
@@ -1011,7 +1200,7 @@ fn limit_bend(
             let b = bend((t.a[f] - t.h[f]).length());
             let (u, v) = (t.h[f] - t.k[f], t.a[f] - t.k[f]);
             let back = std::f64::consts::PI - BACKWARDS_DEGREES.to_radians();
-            if u.cross(v).dot(t.qh[f] * hinge) < 0.0 && b >= back {
+            if u.cross(v).dot(t.qkp[f] * hinge) < 0.0 && b >= back {
                 std::f64::consts::TAU - b
             } else {
                 b
@@ -1197,6 +1386,39 @@ fn spread_between(need: &[f64], r: usize, wall: &[bool]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_leg_s_knee_and_hip_are_found_by_name_past_split_bones() {
+        // MakeHuman's legs: each bone in two, the foot's parent and
+        // grandparent half a shin; a plain leg and a leg of unnamed joints
+        // take the parent and grandparent.
+        let chain = |names: &[&str]| {
+            let mut text = String::from(
+                "HIERARCHY\nROOT Hips\n{ OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation\n",
+            );
+            for n in names {
+                text += &format!(
+                    "JOINT {n}\n{{ OFFSET 0 -10 0 CHANNELS 3 Zrotation Xrotation Yrotation\n"
+                );
+            }
+            text += "End Site\n{ OFFSET 0 0 5 }\n";
+            text += &"}\n".repeat(names.len() + 1);
+            text += "MOTION\nFrames: 1\nFrame Time: 0.1\n";
+            text += &"0 ".repeat(3 * (names.len() + 1));
+            crate::Bvh::parse(&text).unwrap()
+        };
+        let legs = |names: &[&str]| {
+            let b = chain(names);
+            let bones = crate::retarget::names::classify(b.skeleton());
+            let foot = names.len();
+            leg_joints(b.skeleton(), &bones, foot)
+        };
+        let split = ["upperleg01.L", "upperleg02.L", "lowerleg01.L", "lowerleg02.L", "foot.L"];
+        assert_eq!(legs(&split), Some((1, 3)));
+        assert_eq!(legs(&["LeftUpLeg", "LeftLeg", "LeftFoot"]), Some((1, 2)));
+        assert_eq!(legs(&["a", "b", "c"]), Some((1, 2)));
+        assert_eq!(legs(&["LeftFoot"]), None);
+    }
 
     #[test]
     fn lowering_brings_the_target_into_reach() {

@@ -315,7 +315,7 @@ pub fn clean_in_place(bvh: &mut Bvh, options: &Options) -> Result<Report> {
     }
     if options.lock_feet {
         step("lock feet".into(), out, &mut report, &mut |out, notes| {
-            let locked = footlock::lock(out, &layouts, options, 0..n);
+            let locked = footlock::lock(out, &layouts, options, 0..n, None);
             notes.extend(locked.notes);
             (Vec::new(), locked.spans.len())
         });

@@ -77,8 +77,11 @@
 //! 5. **Feet** (only when [`Options::lock_feet`] asks, in [`retarget`], a
 //!    pass over the whole output): the source's feet in contact (low and
 //!    slow, [`crate::quality::lint`]'s contacts) pin the target's foot of
-//!    the same side over each span by [`crate::clean::lock_feet_in`]
-//!    (two-bone IK of the leg, ramps at the span's edges); then outside
+//!    the same side over each span by [`crate::clean::footlock`] (two-bone
+//!    IK of the leg, ramps outside the span's frames), guided by the
+//!    source (`stance`): the target's sole on the target's ground (the
+//!    source's, scaled) for the whole span, the pin moving only as the
+//!    source's foot slides, scaled; then outside
 //!    the contacts a foot whose toe or sole would pass nearer the ground
 //!    than the source's, scaled, is lifted to it (`swing`: two-bone IK,
 //!    ramped); only the legs' rotations and the root's position change, so
@@ -153,6 +156,7 @@ use crate::skeleton::{JointId, Skeleton};
 
 pub mod map;
 pub mod names;
+mod stance;
 mod swing;
 
 use map::{JointMap, Reason};
@@ -219,16 +223,19 @@ pub struct Options {
     /// keep the target's own offsets and only rotations are carried over.
     pub joint_translations: bool,
     /// Plant the target's feet over the source's contacts ([`retarget`]
-    /// only, a pass over the whole output): each span in which a source
-    /// foot is in contact pins the target's foot of the same side to one
-    /// point by two-bone IK of its leg ([`crate::clean::footlock`], ramps
-    /// at the span's edges), and a swing foot that would pass nearer the
+    /// only, a pass over the whole output): through each span in which a
+    /// source foot is in contact the target's foot of the same side stands
+    /// with its sole on the ground, pinned by two-bone IK of its leg where
+    /// the source's foot stands, moving only as that slides, scaled
+    /// ([`crate::clean::footlock`], ramps outside the span), and a swing
+    /// foot that would pass nearer the
     /// ground than the source's, scaled, is lifted to its clearance
     /// (`swing`). Off by default: the legs then point exactly where the
     /// source's do in every frame (and the CLI streams the output); on,
     /// they bend to keep the planted feet still (no skating where leg
-    /// proportions differ). Not the default yet: on long contact spans of
-    /// a sliding foot the lock leaves one-frame knee pops (CMU 12_01).
+    /// proportions differ). Not the default yet: the lock leaves 1-5
+    /// one-frame knee pops (4-8 cm) on the whole CMU 12_01 walk onto most
+    /// rigs, where the exact transfer has none.
     pub lock_feet: bool,
 }
 
@@ -2133,13 +2140,33 @@ fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::
     let quality = |up| feet_quality(r, up);
     let qs = crate::quality::contacts(source, &quality(r.report.source.up));
     let mut spans = Vec::new();
-    for (foot, contact) in qs.feet.iter().zip(&qs.series.contact) {
+    // Each pin follows the source's point of the kind of the target's
+    // contact point (foot joint, or toe joint when both have one), else
+    // the slowest point of the source's foot (`stance`).
+    let target_feet = feet_of(&r.skeleton, &r.report.target.bones);
+    let follow: Vec<stance::Follow> = qs
+        .feet
+        .iter()
+        .map(|foot| {
+            let tf = target_feet.iter().find(|t| t.name == foot.name);
+            let toe = |f: &Foot| f.points.first().is_some_and(|&a| a != f.skate_point);
+            match tf {
+                Some(t) if !toe(t) => stance::Follow::Joint(foot.points[0]),
+                Some(_) if toe(foot) => stance::Follow::Joint(foot.skate_point),
+                _ => stance::Follow::Slowest,
+            }
+        })
+        .collect();
+    let slides = stance::slides(source, &qs, &follow, r.src.mode(), r.c, r.scale);
+    let mut guide = crate::clean::footlock::Guide { floor: r.ground.floor, paths: Vec::new() };
+    for ((foot, contact), path) in qs.feet.iter().zip(&qs.series.contact).zip(slides) {
         let i = match foot.name.as_str() {
             "left" => 0,
             "right" => 1,
             _ => continue,
         };
         let Some(&joint) = r.ground.points[i].first() else { continue };
+        guide.paths.push((joint, path));
         let joint = r.skeleton.joints()[joint].name().to_string();
         for (start, end) in crate::quality::runs(contact.iter().copied()) {
             if end > start && end < n {
@@ -2155,7 +2182,7 @@ fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::
             quality: quality(r.report.target.up),
             ..crate::clean::Options::default()
         };
-        crate::clean::lock_feet_in(out, 0..n, &options)?
+        crate::clean::footlock::lock_feet_guided(out, 0..n, &options, &guide)?
     };
     let lifted = swing::lift(source, &qs, out, &quality(r.report.target.up), r.report.scale);
     if lifted.frames > 0 {

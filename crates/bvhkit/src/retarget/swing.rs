@@ -15,7 +15,9 @@
 //! **The lift.** Per foot and frame outside the source foot's contacts the
 //! deficit `d = max(0, min(k·h_s, 10 cm) − h_t)`, at most 10 cm (near the
 //! ground only: a kick keeps its own height, a foot far below the floor is
-//! not lifted out of it), over the sole's height above the
+//! not lifted out of it), the wanted height at least 5.4 cm where `h_s` is
+//! above `skate_ratio`'s 5 cm (a foot the source has off the ground, scaled
+//! down, would skim it), over the sole's height above the
 //! ground (`quality`'s foot height: the lowest point less its planted
 //! height) and, when both feet's skate points are the same bone (toe
 //! joints, or foot joints), over the skate point's height above the
@@ -45,6 +47,11 @@ const RAMP_SECONDS: f64 = 0.1;
 /// near-ground swing, not the height of a kick); and the largest lift (a
 /// foot far below the floor is not a clearance to fix).
 const CLEARANCE: f64 = 0.1;
+
+/// A source point above GMD's contact height (`skate_ratio`'s 5 cm) asks
+/// the target's for at least this much above it (metres): scaled down, a
+/// foot the source lifts off the ground would skim it in the target.
+const CLEAR_ABOVE: f64 = 0.004;
 
 /// A knee bent less than this (degrees) is not lifted; up to twice this,
 /// the lift fades in.
@@ -162,6 +169,7 @@ pub(crate) fn lift(
     let skel = out.skeleton().clone();
     let layouts: Vec<JointChannels> = skel.joints().iter().map(JointChannels::of).collect();
     let parent = |j: usize| skel.joints()[j].parent().map(|p| p.index());
+    let bones = crate::retarget::names::classify(&skel);
     let fps = out.motion().fps();
     let r = ((RAMP_SECONDS * fps).round() as usize).max(2);
     let u = qo.up.vector();
@@ -173,7 +181,8 @@ pub(crate) fn lift(
         let (Some(&a), Some(planted)) = (foot.points.first(), qs.series.contact.get(si)) else {
             continue;
         };
-        let (Some(kn), Some(h)) = (parent(a), parent(a).and_then(parent)) else { continue };
+        let Some((h, kn)) = crate::clean::footlock::leg_joints(&skel, &bones, a) else { continue };
+        let (kp, ap) = (parent(kn).unwrap_or(h), parent(a).unwrap_or(kn));
         if layouts[h].n_rot != 3 || layouts[kn].n_rot != 3 {
             continue;
         }
@@ -196,7 +205,13 @@ pub(crate) fn lift(
                 if planted[f] {
                     return 0.0;
                 }
-                let want = |h: f64| (km * h).min(CLEARANCE);
+                // Off the ground as the source is: a source point above
+                // GMD's contact height keeps the target's above it too.
+                let off = qo_options.skate_height + CLEAR_ABOVE;
+                let want = |h: f64| {
+                    let w = (km * h).min(CLEARANCE);
+                    if h >= qo_options.skate_height { w.max(off) } else { w }
+                };
                 let mut x = want(ss[f]) - st[f];
                 if same {
                     x = x.max(want(hs[f]) - ht[f]);
@@ -218,7 +233,7 @@ pub(crate) fn lift(
         }
         keep.sort_unstable();
         let idx = |j: usize| keep.iter().position(|&x| x == j).unwrap_or(0);
-        let (ia, ik, ih) = (idx(a), idx(kn), idx(h));
+        let (ia, ik, ih, ikp, iap) = (idx(a), idx(kn), idx(h), idx(kp), idx(ap));
         let ip = parent(h).map(idx);
         let (fk, gather) = Kinematics::new(&skel, mode).subset(&keep);
         let mut scratch = fk.scratch();
@@ -249,11 +264,14 @@ pub(crate) fn lift(
                 continue;
             };
             let (qp, qh, qk, qa) = (ip.map_or(DQuat::IDENTITY, rot), rot(ih), rot(ik), rot(ia));
+            // The thigh's joints turn by `dq`, the shin's by `dq·r1` (the
+            // knee's parent is the hip and the foot's the knee on a plain
+            // leg).
             let wh = dq * qh;
             let wk = dq * r1 * qk;
             let lh = (qp.inverse() * wh).normalize();
-            let lk = (wh.inverse() * wk).normalize();
-            let la = (wk.inverse() * qa).normalize();
+            let lk = ((dq * rot(ikp)).inverse() * wk).normalize();
+            let la = ((dq * r1 * rot(iap)).inverse() * qa).normalize();
             let (before, rest) = values.split_at_mut(f * width);
             let row = &mut rest[..width];
             for (j, q) in [(h, lh), (kn, lk), (a, la)] {

@@ -431,8 +431,8 @@ fn sym_eigen3(mut a: [[f64; 3]; 3]) -> ([f64; 3], [[f64; 3]; 3]) {
                 row[p] = c * x - s * y;
                 row[q] = s * x + c * y;
             }
-            for k in 0..3 {
-                let (x, y) = (a[p][k], a[q][k]);
+            let (rp, rq) = (a[p], a[q]);
+            for (k, (x, y)) in rp.into_iter().zip(rq).enumerate() {
                 a[p][k] = c * x - s * y;
                 a[q][k] = s * x + c * y;
             }

@@ -249,7 +249,7 @@ mod tests {
                 match i % 23 {
                     5 => 0.0,
                     7 => -0.0,
-                    11 if seed % 2 == 0 => f64::NAN,
+                    11 if seed.is_multiple_of(2) => f64::NAN,
                     13 => f64::INFINITY,
                     _ => (u - 0.5) * 400.0,
                 }
@@ -292,9 +292,9 @@ mod tests {
                 let mut out = vec![0.0; n];
                 let (m, t) = (fit.rotation.to_cols_array(), fit.translation.to_array());
                 residuals_kernel(simd, m, fit.scale, t, xb.slices(), ya.slices(), &mut out);
-                for p in 0..n {
+                for (p, got) in out.iter().enumerate() {
                     let want = (fit.apply(xb.get(p)) - ya.get(p)).length();
-                    assert!(same_bits(out[p], want), "{simd:?} {p}");
+                    assert!(same_bits(*got, want), "{simd:?} {p}");
                 }
                 // Quaternions of three channels in each order, then the
                 // operands of the geodesic angle.

@@ -410,6 +410,122 @@ fn diff_per_frame_matches_whole_clip_positions_across_runs_and_rates() {
     }
 }
 
+/// Eigenvalues and eigenvectors (columns) of a symmetric 3x3 matrix by
+/// cyclic Jacobi rotations: the plain SVD under [`kabsch_pa`].
+fn sym_eigen3(mut a: [[f64; 3]; 3]) -> ([f64; 3], [[f64; 3]; 3]) {
+    let mut v = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+    for _ in 0..100 {
+        let off = a[0][1].powi(2) + a[0][2].powi(2) + a[1][2].powi(2);
+        if off < 1e-36 * (a[0][0].powi(2) + a[1][1].powi(2) + a[2][2].powi(2)) || off == 0.0 {
+            break;
+        }
+        for (p, q) in [(0, 1), (0, 2), (1, 2)] {
+            if a[p][q] == 0.0 {
+                continue;
+            }
+            let phi = 0.5 * (2.0 * a[p][q]).atan2(a[q][q] - a[p][p]);
+            let (s, c) = phi.sin_cos();
+            // A = Jᵀ A J with J the rotation in the (p, q) plane.
+            for row in a.iter_mut() {
+                let (x, y) = (row[p], row[q]);
+                row[p] = c * x - s * y;
+                row[q] = s * x + c * y;
+            }
+            let (rp, rq) = (a[p], a[q]);
+            for (k, (x, y)) in rp.into_iter().zip(rq).enumerate() {
+                a[p][k] = c * x - s * y;
+                a[q][k] = s * x + c * y;
+            }
+            for row in v.iter_mut() {
+                let (x, y) = (row[p], row[q]);
+                row[p] = c * x - s * y;
+                row[q] = s * x + c * y;
+            }
+        }
+    }
+    ([a[0][0], a[1][1], a[2][2]], v)
+}
+
+/// The mean distance of `y` from `x` fitted onto it by Umeyama's
+/// similarity, the rotation from the SVD of the cross-covariance
+/// `H = Σ (y - ȳ)(x - x̄)ᵀ = U Σ Vᵀ` (`V` and `Σ²` the eigenvectors and
+/// eigenvalues of `HᵀH`, `U = H V Σ⁻¹`, both made proper rotations, the
+/// last singular value signed): `R = U Vᵀ`, scale `tr(Σ) / Σ |x - x̄|²`,
+/// translation `ȳ - s R x̄`. An independent reference of `diff`'s
+/// PA-MPJPE, which takes the rotation from Horn's quaternion.
+fn kabsch_pa(x: &[glam::DVec3], y: &[glam::DVec3]) -> f64 {
+    use glam::{DMat3, DVec3};
+    let n = x.len() as f64;
+    let mx = x.iter().copied().sum::<DVec3>() / n;
+    let my = y.iter().copied().sum::<DVec3>() / n;
+    let mut h = DMat3::ZERO;
+    let mut spread = 0.0;
+    for (a, b) in x.iter().zip(y) {
+        let (a, b) = (*a - mx, *b - my);
+        // b aᵀ: column j is b * a[j].
+        h += DMat3::from_cols(b * a.x, b * a.y, b * a.z);
+        spread += a.length_squared();
+    }
+    let m = (h.transpose() * h).to_cols_array_2d();
+    let (vals, vecs) = sym_eigen3([
+        [m[0][0], m[1][0], m[2][0]],
+        [m[0][1], m[1][1], m[2][1]],
+        [m[0][2], m[1][2], m[2][2]],
+    ]);
+    let mut order = [0, 1, 2];
+    order.sort_by(|&i, &j| vals[j].total_cmp(&vals[i]));
+    let col = |i: usize| DVec3::new(vecs[0][i], vecs[1][i], vecs[2][i]);
+    let (v0, v1) = (col(order[0]), col(order[1]));
+    let v2 = v0.cross(v1);
+    let u0 = (h * v0).normalize();
+    let u1 = (h * v1 - u0 * u0.dot(h * v1)).normalize();
+    let u2 = u0.cross(u1);
+    let (s0, s1, s2) = ((h * v0).dot(u0), (h * v1).dot(u1), (h * v2).dot(u2));
+    let r = DMat3::from_cols(u0, u1, u2) * DMat3::from_cols(v0, v1, v2).transpose();
+    let scale = (s0 + s1 + s2) / spread;
+    let t = my - scale * (r * mx);
+    x.iter().zip(y).map(|(a, b)| (scale * (r * *a) + t - *b).length()).sum::<f64>() / n
+}
+
+#[test]
+fn diff_pa_mpjpe_matches_an_svd_procrustes() {
+    use bvhkit::{Kinematics, PositionChannels};
+    for name in WALKS {
+        let Some(a) = clip("quality diff pa", name) else { return };
+        let mpu = quality::lint(&a, &Options::default()).metres_per_unit;
+        // B: every rotation channel of A bent by a different amount per
+        // frame and channel, the root moved, so no frame fits exactly.
+        let mut b = a.clone();
+        let width = a.motion().n_channels();
+        for f in 0..a.motion().n_frames() {
+            for c in 0..width {
+                set(&mut b, f, c, |v| v + 7.0 * ((f * 31 + c * 17) as f64 * 0.37).sin());
+            }
+        }
+        let o = DiffOptions { metres_per_unit: Some(mpu), ..DiffOptions::default() };
+        let d = quality::diff(&a, &b, &o).unwrap();
+        let fk = |c: &Bvh| Kinematics::new(c.skeleton(), PositionChannels::Replace);
+        let (pa, pb) = (fk(&a).positions_all(a.motion()), fk(&b).positions_all(b.motion()));
+        let nj = a.skeleton().len();
+        let scaled = |p: &[glam::DVec3]| p.iter().map(|v| *v * mpu).collect::<Vec<_>>();
+        let frames = a.motion().n_frames();
+        let want = (0..frames)
+            .map(|f| {
+                let (ya, xb) = (scaled(&pa[f * nj..][..nj]), scaled(&pb[f * nj..][..nj]));
+                kabsch_pa(&xb, &ya)
+            })
+            .sum::<f64>()
+            / frames as f64;
+        assert!(want > 1e-3, "{name}: {want}: the clips should differ after the fit");
+        assert!(
+            (d.pa_mpjpe - want).abs() <= 1e-9 * want,
+            "{name}: PA-MPJPE {} against the SVD's {want}",
+            d.pa_mpjpe
+        );
+        assert!(d.pa_mpjpe < d.mpjpe_root && d.pa_mpjpe < d.mpjpe, "{name}");
+    }
+}
+
 #[test]
 fn lint_runs_on_every_corpus_file() {
     let Some(clips) =

@@ -16,6 +16,8 @@
 //! and add the runs' sums in run order, so neither the threads nor the way
 //! the frames came change a bit.
 
+mod lanes;
+
 use glam::{DMat3, DQuat, DVec3};
 
 use super::world_positions;
@@ -23,7 +25,7 @@ use crate::kinematics::{Kinematics, PositionChannels};
 use crate::parse::{FrameReader, FrameSource};
 use crate::retarget::map::JointMap;
 use crate::retarget::names::{Bone, classify};
-use crate::rotation::{Axis, euler_to_quat_sin_cos, sin_cos_deg_slice};
+use crate::rotation::{Axis, sin_cos_deg_slice};
 use crate::units::{FrameSizes, Limbs, UnitGuess, pose_size};
 use crate::{Bvh, Error, FkLanes, Result, Skeleton};
 
@@ -111,6 +113,11 @@ fn hips_index(skeleton: &Skeleton) -> usize {
 /// A joint's rotation channels: their axes and their indices in a frame.
 type RotChannels = (Vec<Axis>, Vec<usize>);
 
+/// A pair's rotation channels for [`Plan::measure`]: the pair, then the
+/// axes of its channels in A and in B, each with its slot among the
+/// channels the run's sines and cosines are taken of.
+type RotSlots = (usize, Vec<(Axis, usize)>, Vec<(Axis, usize)>);
+
 /// What the whole-clip and the streamed diff share: the joint pairs, the
 /// pair the root-aligned error subtracts, each pair's rotation channels,
 /// and the measure of a run of frames ([`Plan::measure`]).
@@ -118,7 +125,12 @@ struct Plan {
     pairs: Vec<(usize, usize)>,
     /// The hips pair when it is paired, else the first pair.
     root: (usize, usize),
-    rots: Vec<(RotChannels, RotChannels)>,
+    /// The channels of A and of B the rotation errors read, each once.
+    rot_channels: (Vec<usize>, Vec<usize>),
+    /// Per pair with rotation channels on both sides: the pair, and the
+    /// axes of its channels in A and in B with the slot of each in
+    /// `rot_channels` (B's after all of A's).
+    rot_slots: Vec<RotSlots>,
     /// Whether a pair has rotation channels on both sides.
     rotating: Vec<bool>,
     any_rotating: bool,
@@ -178,87 +190,162 @@ impl Plan {
         let rotating: Vec<bool> =
             rots.iter().map(|((aa, _), (ab, _))| !aa.is_empty() && !ab.is_empty()).collect();
         let any_rotating = rotating.iter().any(|&r| r);
-        Ok(Plan { pairs, root, rots, rotating, any_rotating, joints })
+        let (mut chans_a, mut chans_b) = (Vec::new(), Vec::new());
+        let slot = |chans: &mut Vec<usize>, c: usize| match chans.iter().position(|&x| x == c) {
+            Some(s) => s,
+            None => {
+                chans.push(c);
+                chans.len() - 1
+            }
+        };
+        let mut slots = Vec::new();
+        for (p, ((axa, cha), (axb, chb))) in rots.iter().enumerate() {
+            if rotating[p] {
+                let a: Vec<_> =
+                    axa.iter().zip(cha).map(|(&x, &c)| (x, slot(&mut chans_a, c))).collect();
+                let b: Vec<_> =
+                    axb.iter().zip(chb).map(|(&x, &c)| (x, slot(&mut chans_b, c))).collect();
+                slots.push((p, a, b));
+            }
+        }
+        let offset = chans_a.len();
+        for (_, _, b) in &mut slots {
+            for (_, s) in b {
+                *s += offset;
+            }
+        }
+        Ok(Plan {
+            pairs,
+            root,
+            rot_channels: (chans_a, chans_b),
+            rot_slots: slots,
+            rotating,
+            any_rotating,
+            joints,
+        })
     }
 
     /// The sums of the run `r` and each of its frames' MPJPE into `out`
     /// (one slot per frame of A in the run).
+    ///
+    /// The positions frame by frame (each frame's pairs on SIMD lanes, the
+    /// sums then added in pair order); the rotations pair by pair over
+    /// chunks of [`ROT_CHUNK`] frames (the frames on SIMD lanes, each
+    /// pair's sum in frame order): every sum adds the same terms in the
+    /// same order as one loop over frames and pairs would.
     fn measure(&self, r: &RunIn<'_>, out: &mut [f64], w: &mut Work) -> Sums {
+        let mut part = Sums::new(self.pairs.len());
+        self.measure_positions(r, out, w, &mut part);
+        if self.any_rotating {
+            self.measure_rotations(r, out.len(), w, &mut part);
+        }
+        part
+    }
+
+    /// The position errors of [`Plan::measure`]: MPJPE, root-aligned and
+    /// PA-MPJPE.
+    fn measure_positions(&self, r: &RunIn<'_>, out: &mut [f64], w: &mut Work, part: &mut Sums) {
         let np = self.pairs.len();
         let (nja, njb) = self.joints;
         let (mpu_a, mpu_b) = r.mpu;
         let (ra, rb) = self.root;
-        let mut part = Sums::new(np);
         let (wa, wb, f0, b0, nfb) = (r.a, r.b, r.f0, r.b0, r.nfb);
-        let pos_a = |f: usize, i: usize| wa[(f - f0) * nja + i] * mpu_a;
-        let pos_b = |u: f64, k: usize| -> DVec3 {
+        w.xs.resize(np);
+        w.ys.resize(np);
+        let Work { xs, ys, e, er, .. } = w;
+        for (k, slot) in out.iter_mut().enumerate() {
+            let f = f0 + k;
+            let u = r.at[k];
+            let a = &wa[(f - f0) * nja..][..nja];
+            // B at `u`: its frame `lo`, or between it and the next.
             let lo = (u.floor() as usize).min(nfb - 1);
             let frac = u - lo as f64;
-            let p0 = wb[(lo - b0) * njb + k] * mpu_b;
-            if frac <= 0.0 || lo + 1 >= nfb {
-                p0
+            let b_lo = &wb[(lo - b0) * njb..][..njb];
+            let b_hi = if frac <= 0.0 || lo + 1 >= nfb {
+                None
             } else {
-                p0 + (wb[(lo + 1 - b0) * njb + k] * mpu_b - p0) * frac
+                Some(&wb[(lo + 1 - b0) * njb..][..njb])
+            };
+            let pos_b = |j: usize| -> DVec3 {
+                let p0 = b_lo[j] * mpu_b;
+                match b_hi {
+                    None => p0,
+                    Some(hi) => p0 + (hi[j] * mpu_b - p0) * frac,
+                }
+            };
+            let roots = (a[ra] * mpu_a, pos_b(rb));
+            for (p, &(i, j)) in self.pairs.iter().enumerate() {
+                ys.set(p, a[i] * mpu_a);
+                xs.set(p, pos_b(j));
             }
-        };
+            lanes::errors(ys, xs, roots, e, er);
+            let mut frame_sum = 0.0;
+            for ((joint, &e), &er) in part.joint.iter_mut().zip(e.iter()).zip(er.iter()) {
+                frame_sum += e;
+                *joint += e;
+                part.root += er;
+            }
+            *slot = frame_sum / np as f64;
+            part.sum += frame_sum;
+            if xs.x != ys.x || xs.y != ys.y || xs.z != ys.z {
+                let fit = fit_points(np, |p| xs.get(p), |p| ys.get(p));
+                lanes::residuals(&fit, xs, ys, e);
+                part.pa += e.iter().sum::<f64>();
+            }
+        }
+    }
+
+    /// The rotation errors of [`Plan::measure`] of the run's first `n`
+    /// frames.
+    fn measure_rotations(&self, r: &RunIn<'_>, n: usize, w: &mut Work, part: &mut Sums) {
         fn row(rows: &[f64], base: usize, f: usize, width: usize) -> &[f64] {
             let at = (f - base) * width;
             &rows[at..at + width]
         }
-        w.xs.resize(np, DVec3::ZERO);
-        w.ys.resize(np, DVec3::ZERO);
-        let Work { xs, ys, ha, sa, ca, hb, sb, cb, ps, pc } = w;
-        for (k, slot) in out.iter_mut().enumerate() {
-            let f = f0 + k;
-            let u = r.at[k];
-            let root_a = pos_a(f, ra);
-            let root_b = pos_b(u, rb);
-            let mut frame_sum = 0.0;
-            for (p, &(i, j)) in self.pairs.iter().enumerate() {
-                let ya = pos_a(f, i);
-                let xb = pos_b(u, j);
-                let e = (ya - xb).length();
-                frame_sum += e;
-                part.joint[p] += e;
-                part.root += ((ya - root_a) - (xb - root_b)).length();
-                ys[p] = ya;
-                xs[p] = xb;
-            }
-            *slot = frame_sum / np as f64;
-            part.sum += frame_sum;
-            if xs != ys {
-                let fit = procrustes(xs, ys);
-                part.pa += xs
-                    .iter()
-                    .zip(ys.iter())
-                    .map(|(x, y)| (fit.apply(*x) - *y).length())
-                    .sum::<f64>();
-            }
-            if !self.any_rotating {
-                continue;
-            }
+        let (chans_a, chans_b) = &self.rot_channels;
+        let slots = chans_a.len() + chans_b.len();
+        let Work { half, sin, cos, fb, qa, qb, e: v, er: aw, .. } = w;
+        for c0 in (0..n).step_by(ROT_CHUNK) {
+            let m = ROT_CHUNK.min(n - c0);
+            // The half angles of the channels the pairs use, channel by
+            // channel, then their sines and cosines in one pass.
+            half.resize(slots * m, 0.0);
+            sin.resize(slots * m, 0.0);
+            cos.resize(slots * m, 0.0);
             // B's rotations at its nearest frame.
-            let fb = (u.round() as usize).min(nfb - 1);
-            half_sin_cos(row(r.rows_a.0, r.rows_a.1, f, r.widths.0), ha, sa, ca);
-            half_sin_cos(row(r.rows_b.0, r.rows_b.1, fb, r.widths.1), hb, sb, cb);
-            let mut quat = |axes: &[Axis], ch: &[usize], s: &[f64], c: &[f64]| {
-                ps.clear();
-                ps.extend(ch.iter().map(|&k| s[k]));
-                pc.clear();
-                pc.extend(ch.iter().map(|&k| c[k]));
-                euler_to_quat_sin_cos(axes, ps, pc)
-            };
-            for (p, ((axa, cha), (axb, chb))) in self.rots.iter().enumerate() {
-                if !self.rotating[p] {
-                    continue;
+            fb.clear();
+            fb.extend(r.at[c0..c0 + m].iter().map(|u| (u.round() as usize).min(r.nfb - 1)));
+            // Frame by frame: each row is read once, while it is in cache.
+            let (half_a, half_b) = half.split_at_mut(chans_a.len() * m);
+            for (k, &g) in fb.iter().enumerate() {
+                let ra = row(r.rows_a.0, r.rows_a.1, r.f0 + c0 + k, r.widths.0);
+                for (&ch, h) in chans_a.iter().zip(half_a[k..].iter_mut().step_by(m)) {
+                    *h = 0.5 * ra[ch];
                 }
-                let (qa, qb) = (quat(axa, cha, sa, ca), quat(axb, chb, sb, cb));
-                if qa != qb {
-                    part.rot[p] += geodesic_deg(qa, qb);
+                let rb = row(r.rows_b.0, r.rows_b.1, g, r.widths.1);
+                for (&ch, h) in chans_b.iter().zip(half_b[k..].iter_mut().step_by(m)) {
+                    *h = 0.5 * rb[ch];
+                }
+            }
+            sin_cos_deg_slice(half, sin, cos);
+            let quat = |q: &mut lanes::Quats, axes: &[(Axis, usize)]| {
+                q.identity(m);
+                for &(axis, s) in axes {
+                    q.mul_axis(axis, &sin[s * m..][..m], &cos[s * m..][..m]);
+                }
+            };
+            for (p, axes_a, axes_b) in &self.rot_slots {
+                quat(qa, axes_a);
+                quat(qb, axes_b);
+                lanes::between(qa, qb, v, aw);
+                let sum = &mut part.rot[*p];
+                for k in 0..m {
+                    if !qa.same(qb, k) {
+                        *sum += 2.0 * v[k].atan2(aw[k]).to_degrees();
+                    }
                 }
             }
         }
-        part
     }
 
     /// The [`Diff`] of the sums of every run (added in run order),
@@ -339,22 +426,23 @@ struct RunIn<'v> {
     widths: (usize, usize),
 }
 
-/// Buffers of [`Plan::measure`] a thread reuses from run to run: each
-/// frame's paired positions, its half angles, their sines and cosines
-/// (one SIMD pass over the row: `euler_to_quat`'s bits), and a pair's
-/// gathered.
+/// Buffers of [`Plan::measure`] a thread reuses from run to run: a
+/// frame's paired positions of B and of A, each pair's errors; a chunk of
+/// frames' half angles, their sines and cosines (one SIMD pass:
+/// `euler_to_quat`'s bits), B's frame at each, and a pair's quaternions in
+/// A and in B.
 #[derive(Default)]
 struct Work {
-    xs: Vec<DVec3>,
-    ys: Vec<DVec3>,
-    ha: Vec<f64>,
-    sa: Vec<f64>,
-    ca: Vec<f64>,
-    hb: Vec<f64>,
-    sb: Vec<f64>,
-    cb: Vec<f64>,
-    ps: Vec<f64>,
-    pc: Vec<f64>,
+    xs: lanes::Points,
+    ys: lanes::Points,
+    e: Vec<f64>,
+    er: Vec<f64>,
+    half: Vec<f64>,
+    sin: Vec<f64>,
+    cos: Vec<f64>,
+    fb: Vec<usize>,
+    qa: lanes::Quats,
+    qb: lanes::Quats,
 }
 
 /// Sums over a run of frames, or over every run so far (added in run
@@ -389,6 +477,10 @@ impl Sums {
 /// Frames per run: the unit of work on the pool, and of the sums added in
 /// order.
 const RUN: usize = 512;
+
+/// Frames per chunk of the rotation errors in [`Plan::measure`]: the
+/// lanes of its quaternions.
+const ROT_CHUNK: usize = 16;
 
 /// Whether two frame times are the same rate.
 fn same_rate(ta: f64, tb: f64) -> bool {
@@ -828,19 +920,10 @@ fn positions(
 /// Frames per call of [`Kinematics::positions_many`] in [`diff`].
 const FK_RUN: usize = 64;
 
-/// The sines and cosines of half of every value of `row` into `sin` and
-/// `cos` (`half` their buffer), as [`crate::rotation::euler_to_quat`] takes
-/// them channel by channel.
-fn half_sin_cos(row: &[f64], half: &mut Vec<f64>, sin: &mut Vec<f64>, cos: &mut Vec<f64>) {
-    half.clear();
-    half.extend(row.iter().map(|v| 0.5 * v));
-    sin.resize(row.len(), 0.0);
-    cos.resize(row.len(), 0.0);
-    sin_cos_deg_slice(half, sin, cos);
-}
-
-/// The geodesic angle between two rotations (degrees), 0 to 180.
-pub(crate) fn geodesic_deg(a: DQuat, b: DQuat) -> f64 {
+/// The geodesic angle between two rotations (degrees), 0 to 180: the
+/// scalar form of [`Plan::measure`]'s (`lanes::between`, then `atan2`).
+#[cfg(test)]
+fn geodesic_deg(a: DQuat, b: DQuat) -> f64 {
     let d = a.conjugate() * b;
     let v = DVec3::new(d.x, d.y, d.z).length();
     2.0 * v.atan2(d.w.abs()).to_degrees()
@@ -875,13 +958,19 @@ impl Similarity {
 /// When `x` and `y` differ in length.
 pub fn procrustes(x: &[DVec3], y: &[DVec3]) -> Similarity {
     assert_eq!(x.len(), y.len(), "procrustes: point counts differ");
-    let n = x.len().max(1) as f64;
-    let mx = x.iter().copied().sum::<DVec3>() / n;
-    let my = y.iter().copied().sum::<DVec3>() / n;
+    fit_points(x.len(), |p| x[p], |p| y[p])
+}
+
+/// [`procrustes`] of the `len` points `x(p)` and `y(p)`.
+#[inline]
+fn fit_points(len: usize, x: impl Fn(usize) -> DVec3, y: impl Fn(usize) -> DVec3) -> Similarity {
+    let n = len.max(1) as f64;
+    let mx = (0..len).map(&x).fold(DVec3::ZERO, |a, b| a + b) / n;
+    let my = (0..len).map(&y).fold(DVec3::ZERO, |a, b| a + b) / n;
     let mut s = [[0.0f64; 3]; 3];
     let mut spread = 0.0;
-    for (a, b) in x.iter().zip(y) {
-        let (a, b) = (*a - mx, *b - my);
+    for p in 0..len {
+        let (a, b) = (x(p) - mx, y(p) - my);
         spread += a.length_squared();
         let (a, b) = (a.to_array(), b.to_array());
         for (r, ar) in s.iter_mut().zip(a) {

@@ -191,18 +191,19 @@ impl LintStream {
     /// stretching bones, the frame sizes and the jerk curve), so that
     /// these arrays are not copied, and their pages touched twice, as they
     /// grow. A hint (a file's declared frame count, bounded by what its
-    /// size can hold): fewer or more frames may follow.
+    /// size can hold): fewer or more frames may follow, and room the
+    /// allocator refuses is not taken (the arrays then grow as before).
     pub fn reserve(&mut self, frames: usize) {
-        self.sizes.reserve(frames);
-        self.jerk.reserve(frames);
+        let _ = self.sizes.try_reserve(frames);
+        let _ = self.jerk.try_reserve(frames);
         for s in &mut self.joints {
-            s.step.reserve(frames);
-            s.acc.reserve(frames);
+            let _ = s.step.try_reserve(frames);
+            let _ = s.acc.try_reserve(frames);
             if s.keep {
-                s.kept.reserve(frames);
+                let _ = s.kept.try_reserve(frames);
             }
             if s.parent.is_some() {
-                s.lens.reserve(frames);
+                let _ = s.lens.try_reserve(frames);
             }
         }
     }
@@ -383,8 +384,8 @@ impl LintStream {
             }
             for i in c..m {
                 let d2 = (p[i] - h[i]).length_squared();
-                // `!(d2 < floor)`: NaN goes the exact way too.
-                if !(d2 < floor) {
+                // NaN goes the exact way too.
+                if d2 >= floor || d2.is_nan() {
                     let dist = d2.sqrt();
                     if dist > far_keep {
                         s.far.push((n0 + i - c, dist));

@@ -41,7 +41,7 @@
 //! the kernel), `write_atomic_all` for files that belong together, see
 //! `bvhkit-write`), `FILE:LINE:COL:` formatting.
 //!
-//! A streamed `bvh edit` drops the mapped pages behind it
+//! A streamed `bvh edit` (and `bvh lint`) drops the mapped pages behind it
 //! (`io::input::release_pages`, `madvise(MADV_DONTNEED)` on the private
 //! read-only map: a page read again comes back from the file, the same
 //! bytes), so its memory stays constant however large the file.

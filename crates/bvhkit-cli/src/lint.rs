@@ -369,12 +369,25 @@ fn streamed(input: &Input, options: &Options) -> Option<Outcome> {
         mpu,
         guess.size * mpu,
     )?;
-    let read = crate::io::read_batches(&mut rdr, |frames, batch| {
+    // Room for the frames declared, as many as the file's size can hold
+    // (two bytes a value) and at most 16 bytes kept per joint-frame for
+    // each byte of it.
+    if let Some(declared) = declared {
+        let (w, nj) = (skel.n_channels().max(1), skel.len().max(1));
+        let fits = (bytes.len() / (2 * w)).min(bytes.len() / nj);
+        lint.reserve(usize::try_from(declared).unwrap_or(usize::MAX).min(fits));
+    }
+    // The mapped pages behind the reader are dropped as it goes.
+    let mut done = 0;
+    let read = bvhkit::edit::run::read_batches_consumed(&mut rdr, |frames, batch, consumed| {
         if let Some(check) = &mut check {
             check.batch(frames, batch);
         }
         lint.push(frames, batch);
-        Ok(true)
+        if let crate::io::Bytes::Mapped(map) = &bytes {
+            crate::io::release_pages(map, consumed, &mut done);
+        }
+        anyhow::Ok(true)
     });
     if !matches!(read, Ok(Ok(()))) || !rdr.warnings().is_empty() {
         return None;

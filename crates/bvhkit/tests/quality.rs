@@ -664,6 +664,9 @@ fn streamed(bvh: &Bvh, o: &Options, batch: usize) -> Option<Report> {
     let size = guess.size * o.metres_per_unit.unwrap_or(mpu);
     let m = bvh.motion();
     let mut s = quality::LintStream::new(bvh.skeleton(), m.frame_time(), o, detected, mpu, size)?;
+    // A hint short of the frames (the rest grows as it comes): no bit
+    // changes.
+    s.reserve(m.n_frames() / 2);
     let w = m.n_channels();
     let mut f = 0;
     while f < m.n_frames() {

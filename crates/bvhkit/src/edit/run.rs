@@ -57,7 +57,7 @@ use crate::rotation::RotationOrder;
 use crate::skeleton::Skeleton;
 use crate::units::{UnitGuess, Units};
 
-pub use lookahead::{BATCH_VALUES, detect_up_in_one_pass, read_batches};
+pub use lookahead::{BATCH_VALUES, detect_up_in_one_pass, read_batches, read_batches_consumed};
 
 /// One transform of an edit, applied in the order given.
 #[derive(Clone, Debug, PartialEq)]

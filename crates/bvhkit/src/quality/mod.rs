@@ -1217,10 +1217,15 @@ pub(crate) fn channel_piece<'a>(
     // Per joint: the previous frame's quaternion, when it was computed.
     let mut prev_q: Vec<Option<glam::DQuat>> = vec![None; nj];
     let (mut qa, mut qb) = (Vec::new(), Vec::new());
+    // Whether every value of the previous frame is finite (then no joint
+    // checks its angles there again).
+    let finite = |row: &[f64]| row.iter().all(|x| x.is_finite());
+    let mut prev_finite = frames.start > 0 && finite(frame(frames.start - 1));
     for f in frames {
         let row = frame(f);
         let prev = (f > 0).then(|| frame(f - 1));
-        if row.iter().any(|x| !x.is_finite()) {
+        let row_finite = finite(row);
+        if !row_finite {
             for (c, x) in row.iter().enumerate() {
                 if !x.is_finite() {
                     push_run(&mut out.nan[c], f);
@@ -1245,12 +1250,14 @@ pub(crate) fn channel_piece<'a>(
             if rot.channels.is_empty() {
                 continue;
             }
-            if rot.channels.iter().any(|&c| !row[c].is_finite()) {
+            if !row_finite && rot.channels.iter().any(|&c| !row[c].is_finite()) {
                 prev_q[j] = None;
                 continue;
             }
             // The previous frame counts when its angles are finite.
-            let Some(prev) = prev.filter(|p| rot.channels.iter().all(|&c| p[c].is_finite())) else {
+            let Some(prev) =
+                prev.filter(|p| prev_finite || rot.channels.iter().all(|&c| p[c].is_finite()))
+            else {
                 prev_q[j] = None;
                 continue;
             };
@@ -1297,6 +1304,7 @@ pub(crate) fn channel_piece<'a>(
                 prev_q[j] = None;
             }
         }
+        prev_finite = row_finite;
     }
     out
 }

@@ -25,7 +25,15 @@ pub(crate) fn quantile_in_place(s: &mut [f64], q: f64) -> Option<f64> {
     let pos = q.clamp(0.0, 1.0) * (s.len() - 1) as f64;
     let lo = pos.floor() as usize;
     let frac = pos - lo as f64;
-    let (_, &mut a, rest) = s.select_nth_unstable_by(lo, f64::total_cmp);
+    // Values without a sign bit (lengths, speeds, deviations: most of
+    // what the metrics select in) are ordered by their bits as integers,
+    // which is `total_cmp`'s order there: the same value at each rank,
+    // fewer instructions per comparison.
+    let (_, &mut a, rest) = if s.iter().all(|x| x.is_sign_positive()) {
+        s.select_nth_unstable_by_key(lo, |x| x.to_bits())
+    } else {
+        s.select_nth_unstable_by(lo, f64::total_cmp)
+    };
     if frac == 0.0 || rest.is_empty() {
         return Some(a);
     }
@@ -93,6 +101,46 @@ mod tests {
         assert_eq!(quantile(&v, 1.0), Some(4.0));
         assert_eq!(quantile(&[f64::NAN], 0.5), None);
         assert_eq!(median_mad(&[1.0, 2.0, 3.0, 4.0, 100.0]), Some((3.0, 1.0)));
+    }
+
+    /// The integer order of non-negative values and `total_cmp` give the
+    /// same value at every rank: each quantile of a set without a sign bit
+    /// is the one of a full sort, and with one negative value (the
+    /// `total_cmp` path) as well.
+    #[test]
+    fn quantiles_of_non_negative_values_are_the_sorted_ones() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut v: Vec<f64> = (0..1001)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                match i % 7 {
+                    0 => 0.0,
+                    1 => f64::MIN_POSITIVE / 4.0,
+                    2 => 1e300,
+                    _ => (x >> 11) as f64 / (1u64 << 40) as f64,
+                }
+            })
+            .collect();
+        for neg in [false, true] {
+            if neg {
+                v[500] = -3.5;
+            }
+            let mut sorted = v.clone();
+            sorted.sort_by(f64::total_cmp);
+            for q in [0.0, 0.05, 0.1, 0.5, 0.95, 1.0, 0.333] {
+                let pos = q * (sorted.len() - 1) as f64;
+                let (lo, frac) = (pos.floor() as usize, pos - pos.floor());
+                let want = if frac == 0.0 {
+                    sorted[lo]
+                } else {
+                    sorted[lo] + (sorted[lo + 1] - sorted[lo]) * frac
+                };
+                let got = quantile(&v, q).unwrap();
+                assert_eq!(got.to_bits(), want.to_bits(), "q {q} negative {neg}");
+            }
+        }
     }
 
     #[test]

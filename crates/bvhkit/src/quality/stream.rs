@@ -186,6 +186,28 @@ impl LintStream {
         })
     }
 
+    /// Room for `frames` more frames in what the stream keeps per frame
+    /// (each joint's steps and accelerations, the feet's points, the
+    /// stretching bones, the frame sizes and the jerk curve), so that
+    /// these arrays are not copied, and their pages touched twice, as they
+    /// grow. A hint (a file's declared frame count, bounded by what its
+    /// size can hold): fewer or more frames may follow, and room the
+    /// allocator refuses is not taken (the arrays then grow as before).
+    pub fn reserve(&mut self, frames: usize) {
+        let _ = self.sizes.try_reserve(frames);
+        let _ = self.jerk.try_reserve(frames);
+        for s in &mut self.joints {
+            let _ = s.step.try_reserve(frames);
+            let _ = s.acc.try_reserve(frames);
+            if s.keep {
+                let _ = s.kept.try_reserve(frames);
+            }
+            if s.parent.is_some() {
+                let _ = s.lens.try_reserve(frames);
+            }
+        }
+    }
+
     /// The next `frames` frames, `values` holding them one after the other.
     ///
     /// # Panics
@@ -280,16 +302,26 @@ impl LintStream {
         self.take_positions(c, m);
 
         // This batch's jerks per frame: the mean over the joints, in joint
-        // order (as `smoothness` sums them).
+        // order (as `smoothness` sums them), pieces of frames on the pool.
         let k = self.joints[0].d3.len();
-        let nj_f = nj as f64;
-        for i in 0..k {
-            let mut a = 0.0;
-            for s in &self.joints {
-                a += s.d3[i] / nj_f;
+        let j0 = self.jerk.len();
+        self.jerk.resize(j0 + k, 0.0);
+        let (joints, nj_f) = (&self.joints, nj as f64);
+        let mean = |(p, out): (usize, &mut [f64])| {
+            let f0 = p * PIECE;
+            for s in joints {
+                for (a, d) in out.iter_mut().zip(&s.d3[f0..]) {
+                    *a += d / nj_f;
+                }
             }
-            self.jerk.push(a);
+        };
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            self.jerk[j0..].par_chunks_mut(PIECE).enumerate().for_each(mean);
         }
+        #[cfg(not(feature = "parallel"))]
+        self.jerk[j0..].chunks_mut(PIECE).enumerate().for_each(mean);
         // Carry the last three frames.
         let c2 = m.min(3);
         for (j, row) in self.pos.chunks(m).enumerate() {
@@ -303,46 +335,73 @@ impl LintStream {
 
     /// Each joint's scalars of this batch's positions (rows of `m`, the
     /// first `c` carried), a joint per task on the pool.
+    ///
+    /// Per joint-frame the step, acceleration and jerk vectors are the
+    /// differences of the last three steps (each step subtracted once, the
+    /// bits of the nested differences), their squared lengths written
+    /// first and their square roots taken afterwards over the batch's
+    /// slice at once (a loop the compiler puts on SIMD lanes: `sqrt` is
+    /// correctly rounded there as in a scalar, the same bits); the
+    /// distance from the hips is rooted only where it may pass the limit
+    /// kept ([`far_floor`]).
     fn take_positions(&mut self, c: usize, m: usize) {
         let fps2 = self.fps * self.fps;
         let fps3 = fps2 * self.fps;
         let (pos, hips, u, far_keep, n0) = (&self.pos, self.hips, self.u, self.far_keep, self.n);
+        let floor = far_floor(far_keep);
         let lowest = self.o.ground == Ground::Lowest;
         let row = |j: usize| &pos[j * m..(j + 1) * m];
         let each = |(j, s): (usize, &mut JointState)| {
             let (p, h) = (row(j), row(hips));
-            let parent = s.parent.map(row);
+            let (s0, a0) = (s.step.len(), s.acc.len());
             s.d3.clear();
+            // The first frames of the clip (no carried frames before them)
+            // have no step, acceleration or jerk yet.
+            let first = |k: usize| c.max(k).min(m);
+            s.step.extend((first(1)..m).map(|i| (p[i] - p[i - 1]).length_squared()));
+            s.acc.extend(
+                (first(2)..m).map(|i| ((p[i] - p[i - 1]) - (p[i - 1] - p[i - 2])).length_squared()),
+            );
+            // Nested first differences, as NumPy's `diff(p, n=3)`.
+            s.d3.extend((first(3)..m).map(|i| {
+                let (a, b, cc) = (p[i - 2] - p[i - 3], p[i - 1] - p[i - 2], p[i] - p[i - 1]);
+                ((cc - b) - (b - a)).length_squared()
+            }));
+            for x in &mut s.step[s0..] {
+                *x = x.sqrt();
+            }
+            for x in &mut s.acc[a0..] {
+                *x = x.sqrt() * fps2;
+            }
+            for x in &mut s.d3 {
+                *x = x.sqrt() * fps3;
+            }
+            for &d3 in &s.d3 {
+                if d3.is_finite() {
+                    s.jerk_sum += d3;
+                    s.jerk_count += 1;
+                }
+            }
             for i in c..m {
-                if i >= 1 {
-                    s.step.push((p[i] - p[i - 1]).length());
-                }
-                if i >= 2 {
-                    s.acc.push(((p[i] - p[i - 1]) - (p[i - 1] - p[i - 2])).length() * fps2);
-                }
-                if i >= 3 {
-                    // Nested first differences, as NumPy's `diff(p, n=3)`.
-                    let (a, b, cc) = (p[i - 2] - p[i - 3], p[i - 1] - p[i - 2], p[i] - p[i - 1]);
-                    let d3 = ((cc - b) - (b - a)).length() * fps3;
-                    if d3.is_finite() {
-                        s.jerk_sum += d3;
-                        s.jerk_count += 1;
+                let d2 = (p[i] - h[i]).length_squared();
+                // NaN goes the exact way too.
+                if d2 >= floor || d2.is_nan() {
+                    let dist = d2.sqrt();
+                    if dist > far_keep {
+                        s.far.push((n0 + i - c, dist));
                     }
-                    s.d3.push(d3);
                 }
-                let dist = (p[i] - h[i]).length();
-                if dist > far_keep {
-                    s.far.push((n0 + i - c, dist));
-                }
-                if lowest {
-                    let height = p[i].dot(u);
+            }
+            if lowest {
+                for q in &p[c..] {
+                    let height = q.dot(u);
                     if height.is_finite() {
                         s.low = s.low.min(height);
                     }
                 }
-                if let Some(q) = parent {
-                    s.lens.push((p[i] - q[i]).length());
-                }
+            }
+            if let Some(q) = s.parent.map(row) {
+                s.lens.extend((c..m).map(|i| (p[i] - q[i]).length()));
             }
             if s.keep {
                 s.kept.extend_from_slice(&p[c..]);
@@ -460,13 +519,26 @@ fn smoothness(joints: &[JointState], n: usize, o: &Options) -> Smoothness {
         judge(j, &s.acc, &s.step, o, &mut Vec::new())
     });
     let (sum, count) = joints.iter().fold((0.0, 0), |(s, c), r| (s + r.jerk_sum, c + r.jerk_count));
+    // Per frame the largest ratio over the joints, in joint order, pieces
+    // of frames on the pool (frame `f`'s acceleration is `acc[f - 1]`).
     let mut spike_ratio = vec![0.0f64; n];
-    for (s, r) in joints.iter().zip(&judged) {
-        let Some(t) = r.spike_t else { continue };
-        for (a, acc) in spike_ratio[1..].iter_mut().zip(&s.acc) {
-            *a = a.max(acc / t);
+    let ratio = |(k, out): (usize, &mut [f64])| {
+        let f0 = k * PIECE;
+        for (s, r) in joints.iter().zip(&judged) {
+            let Some(t) = r.spike_t else { continue };
+            let (skip, from) = if f0 == 0 { (1, 0) } else { (0, f0 - 1) };
+            for (a, acc) in out.iter_mut().skip(skip).zip(s.acc.get(from..).unwrap_or(&[])) {
+                *a = a.max(acc / t);
+            }
         }
+    };
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        spike_ratio.par_chunks_mut(PIECE).enumerate().for_each(ratio);
     }
+    #[cfg(not(feature = "parallel"))]
+    spike_ratio.chunks_mut(PIECE).enumerate().for_each(ratio);
     Smoothness {
         jitter: (count > 0).then(|| sum / count as f64),
         spikes: judged.iter().flat_map(|r| r.spikes.iter().copied()).collect(),
@@ -474,4 +546,15 @@ fn smoothness(joints: &[JointState], n: usize, o: &Options) -> Smoothness {
         spike_ratio,
         jerk: Vec::new(),
     }
+}
+
+/// A squared distance below which a distance cannot pass `limit`: its
+/// square root is then below `limit` whatever the rounding (a margin of
+/// 1e-9, far above the few ulps the rounding of the square and of the root
+/// can move them); minus infinity, every distance rooted and compared,
+/// where the square of `limit` is not a normal number or `limit` is 0,
+/// negative or NaN.
+fn far_floor(limit: f64) -> f64 {
+    let sq = limit * limit * (1.0 - 1e-9);
+    if limit > 0.0 && sq.is_normal() { sq } else { f64::NEG_INFINITY }
 }

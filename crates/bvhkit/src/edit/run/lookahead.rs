@@ -258,8 +258,9 @@ pub fn read_batches<R: FrameSource + Send, E: Send>(
 /// [`read_batches`], also handing `each` the input bytes the reader had
 /// consumed when it finished parsing that batch
 /// ([`FrameReader::bytes_consumed`]): the reading of the next batch, going
-/// on meanwhile, never looks before that offset.
-pub(super) fn read_batches_consumed<R: FrameSource + Send, E: Send>(
+/// on meanwhile, never looks before that offset (a caller reading a mapped
+/// file may drop the pages before it).
+pub fn read_batches_consumed<R: FrameSource + Send, E: Send>(
     rdr: &mut FrameReader<R>,
     mut each: impl FnMut(usize, &[f64], usize) -> std::result::Result<bool, E> + Send,
 ) -> std::result::Result<Result<()>, E> {

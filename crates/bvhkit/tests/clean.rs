@@ -1242,10 +1242,12 @@ fn spikes_stream_the_whole_clips_bytes_and_summary() {
         let (bvh, _) = ReadOptions::new().lenient(true).parse(text).unwrap();
         let (whole, report) = clean::clean(&bvh, opts).unwrap();
         let (bytes, got) = streamed(text, opts).unwrap_or_else(|e| {
-            panic!(
-                "{name} {opts:?}: the stream failed: {}",
-                matches!(e, bvhkit::edit::run::EditError::GaveUp)
-            )
+            let why = match e {
+                bvhkit::edit::run::EditError::GaveUp => "gave up".to_string(),
+                bvhkit::edit::run::EditError::Read(e) => e.to_string(),
+                _ => "another error".to_string(),
+            };
+            panic!("{name} {opts:?}: the stream failed: {why}")
         });
         assert!(
             bytes == whole.to_bytes().unwrap(),

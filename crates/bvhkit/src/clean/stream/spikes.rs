@@ -559,15 +559,16 @@ fn third_pass<R: FrameSource, E>(
         .flat_map(|(t, c)| c.order.iter().map(move |&(f, _)| (f, t)))
         .collect();
     todo.sort_unstable();
-    let devs: Vec<Vec<f64>> = tracks
+    // Each track's candidates in frame order (frame, excursion), to find a
+    // candidate's excursion and whether another is near enough to meet it.
+    let by_frame: Vec<Vec<(usize, f64)>> = tracks
         .iter()
         .map(|c| {
             let mut d: Vec<(usize, f64)> = c.order.clone();
             d.sort_unstable_by_key(|x| x.0);
-            d.into_iter().map(|x| x.1).collect()
+            d
         })
         .collect();
-    // Each track's candidates in frame order, to find a candidate's dev.
     let mut seen = vec![0usize; tracks.len()];
     let mut rows = Rows::new(width);
     let (mut next, mut tmp, mut buf) = (0, Vec::new(), Vec::new());
@@ -582,7 +583,13 @@ fn third_pass<R: FrameSource, E>(
                 break;
             }
             at_todo += 1;
-            let dev = devs[t][seen[t]];
+            let (fs, k) = (&by_frame[t], seen[t]);
+            let dev = fs[k].1;
+            // Alone: no other candidate's span can cover a frame its spans
+            // look at, so the resolution stops at the first length with a
+            // span that passes, and so do the tests.
+            let near = |g: Option<&(usize, f64)>| g.is_some_and(|g| g.0.abs_diff(f) < 2 * MAX_SPAN);
+            let alone = !near(k.checked_sub(1).map(|i| &fs[i])) && !near(fs.get(k + 1));
             seen[t] += 1;
             let lo = f.saturating_sub(REACH);
             let cand = &mut tracks[t];
@@ -606,6 +613,7 @@ fn third_pass<R: FrameSource, E>(
                         if dev <= th.at(len) {
                             break;
                         }
+                        let before = cand.passed.len();
                         for a in (f + 1).saturating_sub(len).max(1)..=f {
                             let b = a + len - 1;
                             if b + 1 >= n {
@@ -616,6 +624,9 @@ fn third_pass<R: FrameSource, E>(
                             if passes(n, a, b, e, gap, th.at(len), step, &mut buf) {
                                 cand.passed.push((a, len, e));
                             }
+                        }
+                        if alone && cand.passed.len() > before {
+                            break;
                         }
                     }
                 };
@@ -649,7 +660,7 @@ fn third_pass<R: FrameSource, E>(
     let mut covered = vec![false; n];
     let mut out = Vec::new();
     for cand in &mut tracks {
-        cand.passed.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+        cand.passed.sort_unstable_by_key(|x| (x.0, x.1));
         cand.passed.dedup_by_key(|x| (x.0, x.1));
         let passed = &cand.passed;
         let spans = resolve(n, cand.order.iter().copied(), cand.th, &mut covered, |a, len| {

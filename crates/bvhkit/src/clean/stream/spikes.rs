@@ -31,7 +31,11 @@
 //! 3. **Tests.** The glitch spans again; each candidate's spans tested
 //!    from the [`REACH`] frames on each side of it (a window of
 //!    `2 · REACH + 1` frames), the spans that pass kept with their
-//!    excursions. At the end each track's spans are resolved.
+//!    excursions; a span is tested once for the candidates that share it,
+//!    and a candidate no other comes within `2 · MAX_SPAN` of stops at the
+//!    first length with a span that passes (nothing can cover its frames,
+//!    so its resolution stops there too). At the end each track's spans
+//!    are resolved.
 //! 4. **Writing.** The glitch spans, then the tracks' spans (each when the
 //!    frame after it has its glitch repair), then one-euro, a frame at a
 //!    time into the output, eight frames behind the reader; the summary's
@@ -570,6 +574,9 @@ fn third_pass<R: FrameSource, E>(
         })
         .collect();
     let mut seen = vec![0usize; tracks.len()];
+    // Each track's spans tested for the candidates before, which the next
+    // candidates may share (a span of a frame near them): (a, len, passed).
+    let mut tested: Vec<Vec<(usize, usize, bool)>> = vec![Vec::new(); tracks.len()];
     let mut rows = Rows::new(width);
     let (mut next, mut tmp, mut buf) = (0, Vec::new(), Vec::new());
     let mut q = QuatBuf::default();
@@ -593,6 +600,8 @@ fn third_pass<R: FrameSource, E>(
             seen[t] += 1;
             let lo = f.saturating_sub(REACH);
             let cand = &mut tracks[t];
+            let tested = &mut tested[t];
+            tested.retain(|x| x.0 + MAX_SPAN > f);
             let (c, rotation, th) = (&layouts[cand.track.joint], cand.track.rotation, cand.th);
             let window = rows.range(lo, hi);
             let mut try_spans =
@@ -613,19 +622,26 @@ fn third_pass<R: FrameSource, E>(
                         if dev <= th.at(len) {
                             break;
                         }
-                        let before = cand.passed.len();
+                        let mut any = false;
                         for a in (f + 1).saturating_sub(len).max(1)..=f {
                             let b = a + len - 1;
                             if b + 1 >= n {
                                 continue;
                             }
+                            if let Some(x) = tested.iter().find(|x| (x.0, x.1) == (a, len)) {
+                                any |= x.2;
+                                continue;
+                            }
                             let e = excursion(a, b, |i, s| off(i, a - 1, b + 1, s));
                             let gap = || dist(a - 1, b + 1);
-                            if passes(n, a, b, e, gap, th.at(len), step, &mut buf) {
+                            let pass = passes(n, a, b, e, gap, th.at(len), step, &mut buf);
+                            if pass {
                                 cand.passed.push((a, len, e));
                             }
+                            tested.push((a, len, pass));
+                            any |= pass;
                         }
-                        if alone && cand.passed.len() > before {
+                        if alone && any {
                             break;
                         }
                     }

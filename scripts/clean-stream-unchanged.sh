@@ -2,7 +2,8 @@
 # `bvh clean` of one binary against another on every corpus file, with the
 # options that stream (--spikes at several K, --one-euro, both): output
 # bytes, stderr (the summary and notes) and exit code must agree. A change
-# that "changes no result" must print nothing but the final count.
+# that "changes no result" must print nothing but the final count. The
+# file on standard input (cleaned whole) is compared too.
 #
 #   scripts/clean-stream-unchanged.sh OLD_BVH NEW_BVH
 #
@@ -24,7 +25,7 @@ run() {
     local bin=$1 tag=$2
     shift 2
     rm -f "$T/out.bvh"
-    "$bin" clean "$@" -o "$T/out.bvh" >"$T/$tag.stdout" 2>"$T/$tag.err" </dev/null
+    "$bin" clean "$@" -o "$T/out.bvh" >"$T/$tag.stdout" 2>"$T/$tag.err" <"${STDIN:-/dev/null}"
     echo $? >"$T/$tag.rc"
     if [ -f "$T/out.bvh" ]; then mv "$T/out.bvh" "$T/$tag.bvh"; else : >"$T/$tag.bvh"; fi
 }
@@ -51,6 +52,8 @@ for f in "$CORPUS"/*.bvh; do
     same "$f" --spikes --one-euro 1,0.05
     same "$f" --spikes=5 --one-euro 2,0.01,2 --joints "$(sed -n 's/^ROOT[[:space:]]*//p' "$f" | head -1 | tr -d '\r')"
     same "$f" --one-euro 1,0.05
+    STDIN=$f same - --spikes
+    STDIN=$f same - --spikes=3 --one-euro 1,0.05
 done
 echo "$n cases, $bad differ"
 [ "$bad" = 0 ]

@@ -21,8 +21,7 @@ The steps run in this order, each only when asked: --spikes (joint-frames \
 far from their neighbours, above median + K x MAD of the joint's own \
 deviations, replaced by SLERP from the frames around them), --butterworth \
 (zero-phase low-pass, scipy's butter + filtfilt), --savgol (Savitzky-Golay, \
-scipy's savgol_filter), --one-euro (the causal one-euro filter; alone, \
-it streams a file to its output a frame at a time, in constant memory), \
+scipy's savgol_filter), --one-euro (the causal one-euro filter), \
 --remove-drift (the root's horizontal travel removed at a constant rate), \
 --ground (the contact ground moved to height 0), --lock-feet (feet in \
 contact pinned, one point per contact span, by two-bone IK of the legs \
@@ -36,7 +35,11 @@ with its original by a factor S from 0 to 1 (a rotation moves by S times \
 what the filter changed, a position becomes p + S x (p' - p)). A summary of \
 each step (joints changed, largest change per joint, frames repaired) goes \
 to stderr, or to stdout with --dry-run, which writes nothing. \
-docs/cleaning.md gives the formulas.
+--spikes and --one-euro, alone or together, stream a regular file to its \
+output without holding its frames (spikes read it four times), with the \
+bytes and summary of the whole clip; the other steps, standard input and \
+--portable clean the whole clip in memory. docs/cleaning.md gives the \
+formulas.
 
 Several inputs, or folders (walked for *.bvh), are cleaned in parallel \
 into the folder -o names, each output written whole or not at all; a \
@@ -199,18 +202,17 @@ fn stream_one(
     let mut sink = crate::edit::FileOutput::new(target, input);
     let streamed = match input.open_stream()? {
         Streamed::Bytes(Bytes::Mapped(map)) => {
-            // The pages read are dropped behind the stream.
+            // The pages read are dropped behind the stream, in each of its
+            // reads.
             let mut done = 0;
             let mut release = |upto| crate::io::release_pages(&map, upto, &mut done);
-            match read.frame_reader_slice(&map) {
-                Ok(rdr) => clean::stream::stream(rdr, opts, &mut sink, Some(&mut release)),
-                Err(e) => Err(EditError::Read(e)),
-            }
+            let mut open = || read.frame_reader_slice(&map);
+            clean::stream::stream(&mut open, opts, &mut sink, Some(&mut release))
         }
-        Streamed::Bytes(bytes) => match read.frame_reader_slice(&bytes) {
-            Ok(rdr) => clean::stream::stream(rdr, opts, &mut sink, None),
-            Err(e) => Err(EditError::Read(e)),
-        },
+        Streamed::Bytes(bytes) => {
+            let mut open = || read.frame_reader_slice(&bytes);
+            clean::stream::stream(&mut open, opts, &mut sink, None)
+        }
         Streamed::Reader(_) => return Ok(None),
     };
     match streamed {
@@ -276,9 +278,9 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     }
     // One file: its notes (reading warnings) and the summary's lines.
     let results = par_map(&inputs, args.threads, |input| -> Result<(Vec<String>, Vec<String>)> {
-        // One-euro alone streams a regular file into its output in bounded
-        // memory; anything else, or a stream that gives up, cleans the
-        // whole clip.
+        // Spikes and one-euro, alone or together, stream a regular file
+        // into its output in bounded memory; anything else, or a stream
+        // that gives up, cleans the whole clip.
         if let (Some(targets), false, false, true) =
             (&targets, args.dry_run, args.portable, clean::stream::streams(&opts))
             && let Some(done) = stream_one(input, &targets[input], &opts, !args.strict)?

@@ -410,7 +410,9 @@ pub fn motion_size(n_joints: usize, positions: &[DVec3]) -> f64 {
     median_size(positions.chunks_exact(n_joints).map(pose_size).collect())
 }
 
-fn median_size(mut sizes: Vec<f64>) -> f64 {
+/// The lower middle of the sizes above a point's (0 when none): the
+/// figure's size of [`motion_size`] and [`UnitGuess::of_bvh`].
+pub(crate) fn median_size(mut sizes: Vec<f64>) -> f64 {
     sizes.retain(|s| *s > NO_SIZE);
     if sizes.is_empty() {
         return 0.0;

@@ -1177,9 +1177,11 @@ fn streamed(
     text: &[u8],
     opts: &Options,
 ) -> Result<(Vec<u8>, clean::Report), bvhkit::edit::run::EditError<String>> {
-    let rdr = ReadOptions::new().lenient(true).frame_reader_slice(text).unwrap();
+    let mut read = ReadOptions::new();
+    read.lenient(true);
+    let mut open = || read.frame_reader_slice(text);
     let mut out = Memory::default();
-    let (report, _) = clean::stream::stream(rdr, opts, &mut out, None)?;
+    let (report, _) = clean::stream::stream(&mut open, opts, &mut out, None)?;
     Ok((out.bytes, report))
 }
 
@@ -1226,6 +1228,91 @@ fn one_euro_streams_the_whole_clips_bytes_and_summary() {
     assert!(files >= 36 || corpus_dir().is_none(), "{files} files read");
 }
 
+/// `bvh clean --spikes` streamed (four reads of the file, never its
+/// frames held): on every corpus file that reads, at K = 40, 10 and 3 (at
+/// 3 the candidates of many tracks run into each other over the whole
+/// clip), with one-euro after it, and on corpus clips with spikes and
+/// whole glitch frames injected, the bytes the whole clip's `clean`
+/// writes and its report, equal field by field (the repaired joint-frames
+/// and each joint's largest change, to the bit).
+#[test]
+fn spikes_stream_the_whole_clips_bytes_and_summary() {
+    let euro = clean::OneEuro { min_cutoff: 1.0, beta: 0.05, d_cutoff: 1.0 };
+    let same = |name: &str, text: &[u8], opts: &Options| -> usize {
+        let (bvh, _) = ReadOptions::new().lenient(true).parse(text).unwrap();
+        let (whole, report) = clean::clean(&bvh, opts).unwrap();
+        let (bytes, got) = streamed(text, opts).unwrap_or_else(|e| {
+            let why = match e {
+                bvhkit::edit::run::EditError::GaveUp => "gave up".to_string(),
+                bvhkit::edit::run::EditError::Read(e) => e.to_string(),
+                _ => "another error".to_string(),
+            };
+            panic!("{name} {opts:?}: the stream failed: {why}")
+        });
+        assert!(
+            bytes == whole.to_bytes().unwrap(),
+            "{name} {:?}: not the whole clip's bytes",
+            opts.spikes
+        );
+        assert_eq!(got, report, "{name} {:?}", opts.spikes);
+        assert_eq!(got.to_string(), report.to_string());
+        report.steps.iter().map(|s| s.repaired.len()).sum()
+    };
+    let (mut files, mut repaired, mut injected_repaired) = (0, 0, 0);
+    for path in crate::util::corpus_files() {
+        let text = std::fs::read(&path).unwrap();
+        let Ok((bvh, _)) = ReadOptions::new().lenient(true).parse(&text) else { continue };
+        let name = stem(&path);
+        for k in [40.0, 10.0, 3.0] {
+            repaired += same(&name, &text, &Options { spikes: Some(k), ..Options::default() });
+        }
+        let both = Options { spikes: Some(40.0), one_euro: Some(euro), ..Options::default() };
+        same(&name, &text, &both);
+        // Spikes and glitch frames injected where the clip is long enough.
+        let n = bvh.motion().n_frames();
+        if n >= 200 && !moving(&bvh).is_empty() {
+            let mut rng = Rng(28);
+            let (spiky, _) = inject_spikes(&bvh, &mut rng, 8);
+            let mpu = quality::lint(&bvh, &quality::Options::default()).metres_per_unit;
+            let (glitchy, _) = inject_glitch_frames(&spiky, &mut rng, 3, mpu);
+            let text = glitchy.to_bytes().unwrap();
+            for k in [40.0, 10.0] {
+                let opts = Options { spikes: Some(k), ..Options::default() };
+                injected_repaired += same(&name, &text, &opts);
+            }
+            // Spikes 1 to 3 frames apart, of one and two frames, on two
+            // joints and the root's position: candidates whose spans
+            // meet, resolved together, largest first.
+            let mut dense = bvh.clone();
+            let layouts: Vec<JointChannels> =
+                bvh.skeleton().joints().iter().map(JointChannels::of).collect();
+            let joints = moving(&bvh);
+            for (i, f) in [60, 62, 63, 66, 67, 70, 72, 73, 74, 78, 80].into_iter().enumerate() {
+                let c = &layouts[joints[i % 2 * (joints.len() - 1)]];
+                let row = dense.motion_mut().frame_mut(f);
+                let angle = (10.0 + 3.0 * i as f64).to_radians();
+                let axis = bvhkit::glam::DVec3::new(1.0, i as f64, 0.5).normalize();
+                let q = c.rotation(row) * DQuat::from_axis_angle(axis, angle);
+                let near = c.angles(row);
+                c.write_rotation(q, Some(near), row);
+                if let Some(&x) = layouts[0].pos_index[..layouts[0].n_pos as usize].first() {
+                    row[x] += (3 + i % 4) as f64 / mpu * 0.01;
+                }
+            }
+            let text = dense.to_bytes().unwrap();
+            for k in [40.0, 10.0, 3.0] {
+                let opts = Options { spikes: Some(k), ..Options::default() };
+                injected_repaired += same(&name, &text, &opts);
+            }
+        }
+        files += 1;
+    }
+    if corpus_dir().is_some() {
+        assert!(files >= 36, "{files} files read");
+        assert!(repaired > 100 && injected_repaired > 3000, "{repaired} {injected_repaired}");
+    }
+}
+
 /// The stream gives up, before writing anything, on what it cannot do
 /// alone: steps that need the whole clip, an unknown joint (the whole
 /// clip's check says so); a number out of range is the reader's error.
@@ -1237,14 +1324,21 @@ fn one_euro_stream_gives_up_where_the_whole_clip_decides() {
         0 0 0\n1 0 0\n2 0 0\n";
     let p = Some(clean::OneEuro { min_cutoff: 1.0, beta: 0.0, d_cutoff: 1.0 });
     let gave_up = |opts: Options| matches!(streamed(text, &opts), Err(EditError::GaveUp));
-    assert!(gave_up(Options { one_euro: p, spikes: Some(40.0), ..Options::default() }));
+    let butterworth = Some(Butterworth { cutoff_hz: 1.0, order: 2 });
+    assert!(gave_up(Options { one_euro: p, butterworth, ..Options::default() }));
+    assert!(gave_up(Options { spikes: Some(40.0), butterworth, ..Options::default() }));
     assert!(gave_up(Options { one_euro: p, lock_feet: true, ..Options::default() }));
     assert!(gave_up(Options {
         one_euro: p,
         joints: Some(vec!["Nope".into()]),
         ..Options::default()
     }));
-    assert!(gave_up(Options { spikes: Some(40.0), ..Options::default() }));
+    assert!(gave_up(Options::default()));
+    assert!(gave_up(Options {
+        spikes: Some(40.0),
+        joints: Some(vec!["Nope".into()]),
+        ..Options::default()
+    }));
     let (_, _) = streamed(text, &Options { one_euro: p, ..Options::default() }).unwrap();
     // A value out of range is the reader's error, at its place, as the
     // whole clip's.

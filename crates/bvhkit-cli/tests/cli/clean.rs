@@ -556,20 +556,26 @@ fn record_one_euro_joints_strength_equal_clean_of_the_plain_take() {
     }
 }
 
-/// `bvh clean --one-euro` of a regular file streams (frame by frame, the
-/// file's pages dropped behind it); standard input is cleaned whole: both
-/// write the same bytes and the same summary. A stream that fails (the
+/// `bvh clean --one-euro`, `--spikes` and both of a regular file stream
+/// (frame by frame, the file's pages dropped behind each read); standard
+/// input is cleaned whole: both write the same bytes and the same summary. A stream that fails (the
 /// motion cut inside a frame, read strictly) leaves the old output as it
 /// was and nothing beside it.
 #[test]
-fn clean_one_euro_streams_a_file_as_the_whole_clip() {
+fn clean_one_euro_and_spikes_stream_a_file_as_the_whole_clip() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let text = wobbly(300, 11);
     let input = write(d, "in.bvh", &text);
     let out = d.join("out/streamed.bvh");
     let out_s = out.to_string_lossy().into_owned();
-    for args in [&["--one-euro", "1,0.05"][..], &["--one-euro", "2,0.01,2", "--joints", "Head"]] {
+    let cases = [
+        &["--one-euro", "1,0.05"][..],
+        &["--one-euro", "2,0.01,2", "--joints", "Head"],
+        &["--spikes"],
+        &["--spikes=3", "--one-euro", "1,0.05"],
+    ];
+    for args in cases {
         let o = run(&[&["clean", &input, "-o", &out_s][..], args].concat());
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         let whole =
@@ -584,16 +590,26 @@ fn clean_one_euro_streams_a_file_as_the_whole_clip() {
             stderr(o).lines().map(|l| l.replacen(name, "IN", 1)).collect()
         };
         assert_eq!(lines(&o, &input), lines(&whole, "<stdin>"), "{args:?}");
-        assert!(stderr(&o).contains("one-euro min cut-off"), "{}", stderr(&o));
+        let step = if args[0] == "--spikes" { "joint-frame(s) repaired" } else { "one-euro min" };
+        assert!(stderr(&o).contains(step), "{}", stderr(&o));
     }
+    // The spike at frame 40 repaired, by the stream as by the whole clip.
+    let o = run(&["clean", &input, "-o", &out_s, "--spikes"]);
+    assert!(
+        stderr(&o).contains("spikes (k = 40): 1 joint(s) changed, 1 joint-frame(s)"),
+        "{}",
+        stderr(&o)
+    );
     // Cut inside the last frame: read strictly, the reader's error at its
     // place, after frames were streamed; the old output kept.
     let cut = write(d, "cut.bvh", &text[..text.len() - 20]);
     std::fs::write(&out, "old take\n").unwrap();
-    let o = run(&["clean", &cut, "-o", &out_s, "--one-euro", "1,0.05", "--strict"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("cut.bvh:336:"), "{}", stderr(&o));
-    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old take\n");
+    for step in [&["--one-euro", "1,0.05"][..], &["--spikes"]] {
+        let o = run(&[&["clean", &cut, "-o", &out_s, "--strict"][..], step].concat());
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("cut.bvh:336:"), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "old take\n");
+    }
     assert_eq!(tree(&d.join("out")), vec![PathBuf::from("streamed.bvh")]);
 }

@@ -1,29 +1,34 @@
 //! `bvh clean` streamed from input to output in bounded memory, for the
-//! steps that allow it: today `--one-euro` alone (with `--joints` and
-//! `--strength`), the causal filter run a frame at a time
-//! ([`OneEuroFrames`]) between a [`FrameReader`] and the frame-at-a-time
-//! writer ([`WriteOptions::write_frame`]), into the [`Output`] of a
-//! streamed edit (room for the header first, the real header at the end).
+//! steps that allow it: `--spikes` and `--one-euro` (with `--joints` and
+//! `--strength`), alone or together, between a [`FrameReader`] and the
+//! frame-at-a-time writer ([`WriteOptions::write_frame`]), into the
+//! [`Output`] of a streamed edit (room for the header first, the real
+//! header at the end).
 //!
 //! The output's bytes are those of [`clean`](super::clean) on the whole
-//! clip, written by [`WriteOptions::write`]: [`OneEuroFrames`] gives each
-//! frame the whole clip's values bit for bit. Where they would differ the
-//! stream gives up, having written nothing the caller keeps
-//! ([`EditError::GaveUp`]), and the caller runs the whole clip: a value
-//! that is not finite (the whole clip leaves that joint's track alone, and
-//! its writer refuses the value), or options the one-euro set-up refuses
-//! (the whole clip's check gives the error).
+//! clip, written by [`WriteOptions::write`], and the summary ([`Report`])
+//! is the whole clip's:
 //!
-//! The summary ([`Report`]) is the whole clip's: each joint's largest
-//! rotation change is the angle of the filter's own correction at the
-//! frames whose angles changed, its position change the largest change of
-//! a position channel.
+//! - one-euro alone reads the input once: the causal filter run a frame at
+//!   a time ([`OneEuroFrames`], the whole clip's values bit for bit); each
+//!   joint's largest rotation change is the angle of the filter's own
+//!   correction at the frames whose angles changed, its position change
+//!   the largest change of a position channel;
+//! - spike repair (then one-euro, if asked) reads the input four times,
+//!   keeping a few numbers per frame and one per joint-frame for the
+//!   thresholds, never the clip: see `spikes` (this module's
+//!   `stream/spikes.rs`) for the passes and the bound.
 //!
-//! Spike repair does not stream yet: its thresholds are robust statistics
-//! over the whole clip (a first pass) and its repairs look at 8 frames on
-//! each side of a span of up to 4 (a window); see `docs/cleaning.md`.
+//! Where the bytes would differ the stream gives up, having written
+//! nothing the caller keeps ([`EditError::GaveUp`]), and the caller runs
+//! the whole clip: a value that is not finite (the whole clip leaves that
+//! joint's track alone, and its writer refuses the value), a skeleton
+//! without channels, or options the whole clip's check refuses (it gives
+//! the error).
 
 use std::io::Write;
+
+mod spikes;
 
 use super::{JointChange, OneEuroFrames, Options, Report, Step};
 use crate::edit::JointChannels;
@@ -32,8 +37,8 @@ use crate::error::Warning;
 use crate::parse::{FrameReader, FrameSource};
 use crate::write::WriteOptions;
 
-/// Whether [`stream`] can run `options`: one-euro and nothing else that
-/// changes motion.
+/// Whether [`stream`] can run `options`: spike repair, one-euro or both,
+/// and nothing else that changes motion.
 pub fn streams(options: &Options) -> bool {
     let Options {
         spikes,
@@ -49,8 +54,7 @@ pub fn streams(options: &Options) -> bool {
         contacts: _,
         quality: _,
     } = options;
-    one_euro.is_some()
-        && spikes.is_none()
+    (one_euro.is_some() || spikes.is_some())
         && butterworth.is_none()
         && savgol.is_none()
         && !remove_drift
@@ -61,20 +65,42 @@ pub fn streams(options: &Options) -> bool {
 /// Text formatted before it goes to the output's body.
 const FLUSH_AT: usize = 1 << 20;
 
-/// Cleans the frames `rdr` reads as `options` say into `out`, one frame at
-/// a time (see the module documentation); returns the summary and the
-/// reader's warnings. `release(n)` is told, after each piece written, that
-/// the first `n` bytes of the input are read (a mapped file's pages may be
-/// dropped). [`EditError::GaveUp`] when the whole clip must decide (the
-/// caller then runs [`clean`](super::clean) on the loaded clip; what was
-/// begun in `out` is to be dropped).
+/// A reader of the input from its start, each time it is called (the
+/// input is read once for one-euro alone, four times with spikes).
+pub type Open<'a, R> = dyn FnMut() -> crate::Result<FrameReader<R>> + 'a;
+
+/// Cleans the frames the readers `open` gives read as `options` say into
+/// `out`, a frame at a time (see the module documentation); returns the
+/// summary and the reader's warnings. `release(n)` is told, after each
+/// piece read, that the first `n` bytes of the input are read in this pass
+/// (a mapped file's pages may be dropped; a new pass starts again from 0).
+/// [`EditError::GaveUp`] when the whole clip must decide (the caller then
+/// runs [`clean`](super::clean) on the loaded clip; what was begun in
+/// `out` is to be dropped).
 pub fn stream<R: FrameSource, O: Output>(
+    open: &mut Open<'_, R>,
+    options: &Options,
+    out: &mut O,
+    release: Option<&mut (dyn FnMut(usize) + Send)>,
+) -> Result<(Report, Vec<Warning>), EditError<O::Error>> {
+    if !streams(options) {
+        return Err(EditError::GaveUp);
+    }
+    if let Some(k) = options.spikes {
+        return spikes::stream(open, options, k, out, release);
+    }
+    let rdr = open().map_err(EditError::Read)?;
+    one_euro(rdr, options, out, release)
+}
+
+/// One-euro alone, in one read.
+fn one_euro<R: FrameSource, O: Output>(
     mut rdr: FrameReader<R>,
     options: &Options,
     out: &mut O,
     mut release: Option<&mut (dyn FnMut(usize) + Send)>,
 ) -> Result<(Report, Vec<Warning>), EditError<O::Error>> {
-    let Some(p) = options.one_euro.filter(|_| streams(options)) else {
+    let Some(p) = options.one_euro else {
         return Err(EditError::GaveUp);
     };
     let skel = rdr.skeleton().clone();

@@ -51,7 +51,10 @@
 //!    the upper arms is the source's, then the spine below that joint and
 //!    the neck above it are bent (`Bend`) to put the head on the source's
 //!    hips-to-head line, and what they cannot reach is turned with the
-//!    head first; where clavicles carry the shrug, so that the
+//!    head first; the bends and that last turn bend no trunk joint beyond
+//!    the source's largest trunk bend plus `BEND_MARGIN` (or the target
+//!    clip's own bend of it), the head left off the line instead of a
+//!    folded neck; where clavicles carry the shrug, so that the
 //!    hips-to-head direction is the source's, then twisted about its axis
 //!    so that the shoulder line is as near the source's as a twist can
 //!    make it, the clavicles turning by that twist alone (they keep their

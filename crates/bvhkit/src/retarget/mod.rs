@@ -2531,6 +2531,28 @@ mod tests {
     }
 
     #[test]
+    fn trunk_bends_skip_joints_at_one_place() {
+        // Hips, a chest at the hips' place, a spine up, a neck bent 90°
+        // forward, a head bent 45° back up: bones up, forward, forward-up.
+        let (up, fwd) = (DVec3::Y, DVec3::Z);
+        let pts = [DVec3::ZERO, DVec3::ZERO, up, up + fwd, up + 2.0 * fwd + up];
+        let deg = |x: f64| x.to_degrees();
+        assert!((deg(bend_at(&pts, 2)) - 90.0).abs() < 1e-9);
+        assert!((deg(bend_at(&pts, 3)) - 45.0).abs() < 1e-9);
+        assert_eq!(bend_at(&pts, 0), 0.0);
+        assert_eq!(bend_at(&pts, 4), 0.0);
+        // The joint at the hips' place has the hips' bend: none before it.
+        assert_eq!(bend_at(&pts, 1), 0.0);
+        // Largest between any two bones: up against forward, 90°, not the
+        // 45° of the last joint; a straight chain none.
+        assert!((deg(largest_bend(pts.into_iter())) - 90.0).abs() < 1e-9);
+        assert!(largest_bend([DVec3::ZERO, up, 2.0 * up].into_iter()) < 1e-12);
+        // Up against down (a folded chain): 180°.
+        let fold = [DVec3::ZERO, up, up + fwd * 1e-3, fwd * 1e-3];
+        assert!((deg(largest_bend(fold.into_iter())) - 180.0).abs() < 1e-9);
+    }
+
+    #[test]
     fn reference_parses() {
         assert_eq!("tpose".parse::<Reference>().unwrap(), Reference::TPose);
         assert_eq!("rest".parse::<Reference>().unwrap(), Reference::Rest);

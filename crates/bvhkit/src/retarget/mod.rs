@@ -579,7 +579,7 @@ fn line_target(a: DVec3, b: DVec3, s: DVec3) -> DVec3 {
 fn upright(
     (c, tgt, tgt_hips): (DMat3, &PoseLayout, usize),
     t: &Torso,
-    (hips_s, head_s, line_s, bend_s): (DVec3, DVec3, Option<DVec3>, f64),
+    (hips_s, head_s, line_s, bend_s): (DVec3, DVec3, Option<DVec3>, impl Fn() -> f64),
     world: &mut [DMat3],
     positions: &[DVec3],
     previous: Option<&[f64]>,
@@ -665,7 +665,10 @@ fn upright(
         for (k, &j) in t.path.iter().take(m).enumerate() {
             pts[k] = if k == 0 { positions[j] } else { p + turn * (positions[j] - p) };
         }
-        let limit = bend_s + BEND_MARGIN;
+        // The source's largest bend, read only when a bend goes past what
+        // the target's own clip and the turn give a joint.
+        let limit = std::cell::OnceCell::new();
+        let limit = || *limit.get_or_init(|| bend_s() + BEND_MARGIN);
         let bent = |r: DMat3, (ip, ie): (usize, usize), pts: &mut [DVec3]| {
             let (o, e0) = (pts[ip], pts[ie]);
             for x in &mut pts[ip + 1..=ie] {
@@ -688,23 +691,24 @@ fn upright(
             let (ip, ie) = bend.at;
             if ie < m {
                 // How far the bend `r` takes its two joints past their limit.
-                let (ai, ae) = (
-                    limit.max(t.own[ip]).max(bend_at(&pts[..m], ip)),
-                    limit.max(t.own[ie]).max(bend_at(&pts[..m], ie)),
-                );
-                let worst = |r: DMat3| {
+                let (mut ai, mut ae) =
+                    (t.own[ip].max(bend_at(&pts[..m], ip)), t.own[ie].max(bend_at(&pts[..m], ie)));
+                let worst = |r: DMat3, (ai, ae): (f64, f64)| {
                     let mut x = pts;
                     bent(r, (ip, ie), &mut x[..m]);
                     (bend_at(&x[..m], ip) - ai).max(bend_at(&x[..m], ie) - ae)
                 };
-                let allowed = 0.0;
-                if worst(r) > allowed {
+                if worst(r, (ai, ae)) > 0.0 {
+                    (ai, ae) = (ai.max(limit()), ae.max(limit()));
+                }
+                let worst = |r: DMat3| worst(r, (ai, ae));
+                if worst(r) > 0.0 {
                     // The largest part of the bend within the limit.
                     let (axis, angle) = DQuat::from_mat3(&r).to_axis_angle();
                     let (mut lo, mut hi) = (0.0, 1.0);
                     for _ in 0..24 {
                         let mid = 0.5 * (lo + hi);
-                        if worst(DMat3::from_axis_angle(axis, angle * mid)) <= allowed {
+                        if worst(DMat3::from_axis_angle(axis, angle * mid)) <= 0.0 {
                             lo = mid;
                         } else {
                             hi = mid;
@@ -732,14 +736,18 @@ fn upright(
             // It bends the first joint (against the hips' bone): held to
             // the same limit, the head left off the line by the rest.
             if m > 2 {
-                let allowed = limit.max(t.own[1]).max(bend_at(&pts[..m], 1));
-                let worst = |r: DMat3| {
+                let mut allowed = t.own[1].max(bend_at(&pts[..m], 1));
+                let worst = |r: DMat3, allowed: f64| {
                     let mut x = pts;
                     for q in &mut x[2..m] {
                         *q = pts[1] + r * (*q - pts[1]);
                     }
                     bend_at(&x[..m], 1) - allowed
                 };
+                if worst(last, allowed) > 0.0 {
+                    allowed = allowed.max(limit());
+                }
+                let worst = |r: DMat3| worst(r, allowed);
                 if worst(last) > 0.0 {
                     let (axis, angle) = DQuat::from_mat3(&last).to_axis_angle();
                     let (mut lo, mut hi) = (0.0, 1.0);
@@ -2109,10 +2117,7 @@ impl Retarget {
         }
         if let Some(t) = &self.torso {
             let sw = &self.src_world;
-            let bend = match t.bends.is_empty() {
-                true => 0.0,
-                false => largest_bend(t.src_path.iter().map(|&i| sw[i].translation)),
-            };
+            let bend = || largest_bend(t.src_path.iter().map(|&i| sw[i].translation));
             let ends = (
                 sw[self.src_hips].translation,
                 sw[t.src_head].translation,
@@ -2352,7 +2357,7 @@ mod tests {
         }
         if let Some(t) = &r.torso {
             let sw = |i: usize| st.src_world[r.src_keep[i]].translation;
-            let bend = largest_bend(t.src_path.iter().map(|&i| sw(i)));
+            let bend = || largest_bend(t.src_path.iter().map(|&i| sw(i)));
             let ends =
                 (sw(r.src_hips), sw(t.src_head), t.src_arms.map(|(l, rr)| sw(l) - sw(rr)), bend);
             let previous = (!st.first).then_some(&st.previous[..]);

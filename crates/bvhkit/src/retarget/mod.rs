@@ -51,7 +51,10 @@
 //!    the upper arms is the source's, then the spine below that joint and
 //!    the neck above it are bent (`Bend`) to put the head on the source's
 //!    hips-to-head line, and what they cannot reach is turned with the
-//!    head first; where clavicles carry the shrug, so that the
+//!    head first; the bends and that last turn bend no trunk joint beyond
+//!    the source's largest trunk bend plus `BEND_MARGIN` (or the target
+//!    clip's own bend of it), the head left off the line instead of a
+//!    folded neck; where clavicles carry the shrug, so that the
 //!    hips-to-head direction is the source's, then twisted about its axis
 //!    so that the shoulder line is as near the source's as a twist can
 //!    make it, the clavicles turning by that twist alone (they keep their
@@ -444,6 +447,62 @@ struct Torso {
     /// `Retarget::src_keep`).
     src_head: usize,
     src_arms: Option<(usize, usize)>,
+    /// The trunk and neck, the hips to the head: the target's joints, and
+    /// the source's (indices into `Retarget::src_keep`), for the bends'
+    /// limit ([`BEND_MARGIN`]).
+    path: Vec<usize>,
+    src_path: Vec<usize>,
+    /// Per joint of `path`: the largest bend (radians, [`bend_at`]) the
+    /// target's own clip gives it (over at most `SOLE_SURVEY` frames):
+    /// a bend may go as far as that (Kinect v1's tracked neck, 76°).
+    own: Vec<f64>,
+}
+
+/// How far (radians) a bend may bend a joint of the target's trunk or neck
+/// beyond the source's largest trunk bend of the frame ([`largest_bend`]):
+/// unlimited, the Kinect v1 take (its neck 76° off its trunk) folded the
+/// Daz-named CMU's neck up to 127° and Bandai Namco's spine 171°. 14°: a
+/// degree inside the 15° that `tests/retarget_pairs.rs` allows, for the
+/// Euler round trip of the written channels.
+const BEND_MARGIN: f64 = 14.0 * std::f64::consts::PI / 180.0;
+
+/// The largest angle between two bones of a chain of points (joints at
+/// their parent's place add no bone; at most 16 bones): the source's
+/// largest trunk bend, what one joint of a shorter chain stands for.
+fn largest_bend(points: impl Iterator<Item = DVec3>) -> f64 {
+    let mut bones = [DVec3::ZERO; 16];
+    let (mut n, mut last) = (0, None::<DVec3>);
+    for q in points {
+        match last {
+            Some(l) if (q - l).length() <= 1e-9 * (1.0 + q.length()) => {}
+            Some(l) if n < bones.len() => {
+                bones[n] = q - l;
+                n += 1;
+                last = Some(q);
+            }
+            _ => last = Some(q),
+        }
+    }
+    let mut most: f64 = 0.0;
+    for i in 0..n {
+        for b in &bones[i + 1..n] {
+            most = most.max(bones[i].angle_between(*b));
+        }
+    }
+    most
+}
+
+/// The bend (radians) of the chain `pts` at its `i`th point: the angle
+/// between the bones that end and start there (points at one place add no
+/// bone); 0 at an end.
+fn bend_at(pts: &[DVec3], i: usize) -> f64 {
+    let tiny = |v: DVec3| v.length() <= 1e-9 * (1.0 + pts[i].length());
+    let before = pts[..i].iter().rev().map(|&q| pts[i] - q).find(|&v| !tiny(v));
+    let after = pts[i + 1..].iter().map(|&q| q - pts[i]).find(|&v| !tiny(v));
+    match (before, after) {
+        (Some(a), Some(b)) => a.angle_between(b),
+        _ => 0.0,
+    }
 }
 
 /// A chain of the target's trunk turned about its first joint (`pivot`)
@@ -456,6 +515,8 @@ struct Torso {
 struct Bend {
     pivot: usize,
     end: usize,
+    /// `pivot` and `end` in `Torso::path`.
+    at: (usize, usize),
     /// Per target joint: whether it turns with the chain (and is read
     /// afterwards, as `Torso::turned`).
     turned: Vec<bool>,
@@ -531,7 +592,7 @@ fn line_target(a: DVec3, b: DVec3, s: DVec3) -> DVec3 {
 fn upright(
     (c, tgt, tgt_hips): (DMat3, &PoseLayout, usize),
     t: &Torso,
-    (hips_s, head_s, line_s): (DVec3, DVec3, Option<DVec3>),
+    (hips_s, head_s, line_s, bend_s): (DVec3, DVec3, Option<DVec3>, impl Fn() -> f64),
     world: &mut [DMat3],
     positions: &[DVec3],
     previous: Option<&[f64]>,
@@ -607,6 +668,30 @@ fn upright(
         // Where the turn put the bends' joints; each bend moves what is
         // above its end without turning it.
         let mut shift = DVec3::ZERO;
+        // The trunk's joints where the turn and the bends so far put them,
+        // for the bends' limit: no joint bent by a bend beyond the source's
+        // largest trunk bend plus `BEND_MARGIN`, or beyond what the target's
+        // own clip gives it or its bend before, when that is more; the rest
+        // is the last turn's.
+        let m = t.path.len().min(16);
+        let mut pts = [DVec3::ZERO; 16];
+        for (k, &j) in t.path.iter().take(m).enumerate() {
+            pts[k] = if k == 0 { positions[j] } else { p + turn * (positions[j] - p) };
+        }
+        // The source's largest bend, read only when a bend goes past what
+        // the target's own clip and the turn give a joint.
+        let limit = std::cell::OnceCell::new();
+        let limit = || *limit.get_or_init(|| bend_s() + BEND_MARGIN);
+        let bent = |r: DMat3, (ip, ie): (usize, usize), pts: &mut [DVec3]| {
+            let (o, e0) = (pts[ip], pts[ie]);
+            for x in &mut pts[ip + 1..=ie] {
+                *x = o + r * (*x - o);
+            }
+            let moved = pts[ie] - e0;
+            for x in &mut pts[ie + 1..] {
+                *x += moved;
+            }
+        };
         for bend in &t.bends {
             let moved = |j: usize| p + turn * (positions[j] - p) + shift;
             let (pivot, end, head) = (moved(bend.pivot), moved(bend.end), moved(t.head));
@@ -615,7 +700,37 @@ fn upright(
             if q.length() <= 0.0 || y.length() <= 0.0 {
                 continue;
             }
-            let r = DMat3::from_quat(DQuat::from_rotation_arc(q.normalize(), y.normalize()));
+            let mut r = DMat3::from_quat(DQuat::from_rotation_arc(q.normalize(), y.normalize()));
+            let (ip, ie) = bend.at;
+            if ie < m {
+                // How far the bend `r` takes its two joints past their limit.
+                let (mut ai, mut ae) =
+                    (t.own[ip].max(bend_at(&pts[..m], ip)), t.own[ie].max(bend_at(&pts[..m], ie)));
+                let worst = |r: DMat3, (ai, ae): (f64, f64)| {
+                    let mut x = pts;
+                    bent(r, (ip, ie), &mut x[..m]);
+                    (bend_at(&x[..m], ip) - ai).max(bend_at(&x[..m], ie) - ae)
+                };
+                if worst(r, (ai, ae)) > 0.0 {
+                    (ai, ae) = (ai.max(limit()), ae.max(limit()));
+                }
+                let worst = |r: DMat3| worst(r, (ai, ae));
+                if worst(r) > 0.0 {
+                    // The largest part of the bend within the limit.
+                    let (axis, angle) = DQuat::from_mat3(&r).to_axis_angle();
+                    let (mut lo, mut hi) = (0.0, 1.0);
+                    for _ in 0..24 {
+                        let mid = 0.5 * (lo + hi);
+                        if worst(DMat3::from_axis_angle(axis, angle * mid)) <= 0.0 {
+                            lo = mid;
+                        } else {
+                            hi = mid;
+                        }
+                    }
+                    r = DMat3::from_axis_angle(axis, angle * lo);
+                }
+                bent(r, (ip, ie), &mut pts[..m]);
+            }
             for (j, &turned) in bend.turned.iter().enumerate() {
                 if turned {
                     world[j] = r * world[j];
@@ -630,7 +745,36 @@ fn upright(
         let v = p + turn * (positions[t.head] - p) + shift - p;
         let x = on_line(p, v.length(), h, d, None);
         if x.length() > 0.0 && v.angle_between(x) > 1e-9 {
-            let last = align_pair([v, turn * a + b], [x, s]);
+            let mut last = align_pair([v, turn * a + b], [x, s]);
+            // It bends the first joint (against the hips' bone): held to
+            // the same limit, the head left off the line by the rest.
+            if m > 2 {
+                let mut allowed = t.own[1].max(bend_at(&pts[..m], 1));
+                let worst = |r: DMat3, allowed: f64| {
+                    let mut x = pts;
+                    for q in &mut x[2..m] {
+                        *q = pts[1] + r * (*q - pts[1]);
+                    }
+                    bend_at(&x[..m], 1) - allowed
+                };
+                if worst(last, allowed) > 0.0 {
+                    allowed = allowed.max(limit());
+                }
+                let worst = |r: DMat3| worst(r, allowed);
+                if worst(last) > 0.0 {
+                    let (axis, angle) = DQuat::from_mat3(&last).to_axis_angle();
+                    let (mut lo, mut hi) = (0.0, 1.0);
+                    for _ in 0..24 {
+                        let mid = 0.5 * (lo + hi);
+                        if worst(DMat3::from_axis_angle(axis, angle * mid)) <= 0.0 {
+                            lo = mid;
+                        } else {
+                            hi = mid;
+                        }
+                    }
+                    last = DMat3::from_axis_angle(axis, angle * lo);
+                }
+            }
             for (j, &turned) in t.turned.iter().enumerate() {
                 if turned {
                     world[j] = last * world[j];
@@ -1664,7 +1808,7 @@ impl Retarget {
                             rewrite.push(j);
                         }
                     }
-                    bends.push(Bend { pivot, end, turned: bent });
+                    bends.push(Bend { pivot, end, at: (0, 0), turned: bent });
                 }
             }
             rewrite.sort_unstable();
@@ -1687,6 +1831,35 @@ impl Retarget {
                     *x &= r;
                 }
             }
+            // The trunk and neck, hips to head, of either skeleton.
+            let chain = |s: &Skeleton, hips: usize, head: usize| {
+                let mut path = vec![head];
+                let mut x = s.joints()[head].parent().map(|p| p.index());
+                while let Some(j) = x {
+                    path.push(j);
+                    x = (j != hips).then(|| s.joints()[j].parent().map(|p| p.index())).flatten();
+                }
+                path.reverse();
+                path
+            };
+            let path = chain(ts, tgt_hips, head);
+            let mut own = vec![0.0f64; path.len().min(16)];
+            if !bends.is_empty() {
+                let (m, fk) = (target.motion(), Kinematics::new(ts, mode));
+                let step = m.n_frames().div_ceil(SOLE_SURVEY).max(1);
+                let mut at = vec![DVec3::ZERO; ts.len()];
+                for f in (0..m.n_frames()).step_by(step) {
+                    fk.positions(m.frame(f), &mut at);
+                    let pts: Vec<DVec3> = path.iter().take(own.len()).map(|&j| at[j]).collect();
+                    for (i, o) in own.iter_mut().enumerate() {
+                        *o = o.max(bend_at(&pts, i));
+                    }
+                }
+            }
+            for b in &mut bends {
+                let at = |j| path.iter().position(|&x| x == j).unwrap_or(usize::MAX);
+                b.at = (at(b.pivot), at(b.end));
+            }
             if first != head {
                 torso = Some(Torso {
                     first,
@@ -1699,6 +1872,9 @@ impl Retarget {
                     rewrite,
                     src_head,
                     src_arms,
+                    path,
+                    src_path: chain(ss, src_hips, src_head),
+                    own,
                 });
             }
         }
@@ -1794,6 +1970,9 @@ impl Retarget {
         if let Some(t) = &mut torso {
             t.src_head = at[t.src_head];
             t.src_arms = t.src_arms.map(|(l, r)| (at[l], at[r]));
+            for j in &mut t.src_path {
+                *j = at[*j];
+            }
         }
         let (src_fk, src_gather) = src.kinematics().subset(&src_keep);
         let euler: Vec<(usize, RotationOrder)> = (0..ts.len())
@@ -1988,10 +2167,12 @@ impl Retarget {
         }
         if let Some(t) = &self.torso {
             let sw = &self.src_world;
+            let bend = || largest_bend(t.src_path.iter().map(|&i| sw[i].translation));
             let ends = (
                 sw[self.src_hips].translation,
                 sw[t.src_head].translation,
                 t.src_arms.map(|(l, r)| sw[l].translation - sw[r].translation),
+                bend,
             );
             let previous = (!self.first).then_some(&self.previous[..]);
             let turned = upright(
@@ -2275,7 +2456,9 @@ mod tests {
         }
         if let Some(t) = &r.torso {
             let sw = |i: usize| st.src_world[r.src_keep[i]].translation;
-            let ends = (sw(r.src_hips), sw(t.src_head), t.src_arms.map(|(l, rr)| sw(l) - sw(rr)));
+            let bend = || largest_bend(t.src_path.iter().map(|&i| sw(i)));
+            let ends =
+                (sw(r.src_hips), sw(t.src_head), t.src_arms.map(|(l, rr)| sw(l) - sw(rr)), bend);
             let previous = (!st.first).then_some(&st.previous[..]);
             upright(
                 (r.c, &r.tgt, r.tgt_hips),
@@ -2449,6 +2632,28 @@ mod tests {
         g.frame = 0;
         g.want = vec![[(1.0, false), (2.0, false)]];
         assert!((g.lift(&pos, 0.0) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn trunk_bends_skip_joints_at_one_place() {
+        // Hips, a chest at the hips' place, a spine up, a neck bent 90°
+        // forward, a head bent 45° back up: bones up, forward, forward-up.
+        let (up, fwd) = (DVec3::Y, DVec3::Z);
+        let pts = [DVec3::ZERO, DVec3::ZERO, up, up + fwd, up + 2.0 * fwd + up];
+        let deg = |x: f64| x.to_degrees();
+        assert!((deg(bend_at(&pts, 2)) - 90.0).abs() < 1e-9);
+        assert!((deg(bend_at(&pts, 3)) - 45.0).abs() < 1e-9);
+        assert_eq!(bend_at(&pts, 0), 0.0);
+        assert_eq!(bend_at(&pts, 4), 0.0);
+        // The joint at the hips' place has the hips' bend: none before it.
+        assert_eq!(bend_at(&pts, 1), 0.0);
+        // Largest between any two bones: up against forward, 90°, not the
+        // 45° of the last joint; a straight chain none.
+        assert!((deg(largest_bend(pts.into_iter())) - 90.0).abs() < 1e-9);
+        assert!(largest_bend([DVec3::ZERO, up, 2.0 * up].into_iter()) < 1e-12);
+        // Up against down (a folded chain): 180°.
+        let fold = [DVec3::ZERO, up, up + fwd * 1e-3, fwd * 1e-3];
+        assert!((deg(largest_bend(fold.into_iter())) - 180.0).abs() < 1e-9);
     }
 
     #[test]

@@ -6,6 +6,19 @@ use bvhkit::retarget::{Options, Reference, retarget};
 
 use super::{corpus, run, run_ok, stderr};
 
+/// What `bvh retarget` writes, from the library: the retarget without the
+/// position channels that only repeat the target's offsets.
+fn library_result(src: &Bvh, tgt: &Bvh, opts: &Options) -> Bvh {
+    let (out, _) = retarget(src, tgt, opts).unwrap();
+    bvhkit::edit::portable::portable(
+        &out,
+        bvhkit::PositionChannels::Replace,
+        bvhkit::edit::portable::Scope::Repeats,
+    )
+    .unwrap()
+    .0
+}
+
 /// Both ways the command writes its frames give the library's result bit
 /// for bit: mapped again in the writing pass (Bandai Namco: 132 output
 /// channels, more than the source's 96) or kept from the first pass
@@ -32,13 +45,7 @@ fn retarget_writes_the_library_result_whether_it_keeps_its_first_pass_or_not() {
             }
             run_ok(&args);
             let opts = Options { lock_feet, ..Options::default() };
-            let (expected, _) = retarget(&src, &tgt, &opts).unwrap();
-            let (expected, _) = bvhkit::edit::portable::portable(
-                &expected,
-                bvhkit::PositionChannels::Replace,
-                bvhkit::edit::portable::Scope::Repeats,
-            )
-            .unwrap();
+            let expected = library_result(&src, &tgt, &opts);
             let what = format!("{name}, lock_feet {lock_feet}");
             bvhkit_testdata::assert_bit_identical(&Bvh::from_path(&out).unwrap(), &expected, &what);
         }
@@ -106,13 +113,7 @@ fn retarget_writes_the_library_result_and_prints_the_map() {
         source_reference: Some(Reference::Frame(0)),
         ..Options::default()
     };
-    let (expected, _) = retarget(&src, &tgt, &opts).unwrap();
-    let (expected, _) = bvhkit::edit::portable::portable(
-        &expected,
-        bvhkit::PositionChannels::Replace,
-        bvhkit::edit::portable::Scope::Repeats,
-    )
-    .unwrap();
+    let expected = library_result(&src, &tgt, &opts);
     bvhkit_testdata::assert_bit_identical(&Bvh::from_path(&out).unwrap(), &expected, "--map");
     assert!(stderr(&r).contains("3 joints mapped:"), "{}", stderr(&r));
 

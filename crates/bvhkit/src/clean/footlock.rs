@@ -266,6 +266,16 @@ pub fn lock_feet_in(
     frames: Range<usize>,
     options: &super::Options,
 ) -> Result<Locked> {
+    checked_lock(bvh, frames, options, None)
+}
+
+/// [`lock_feet_in`]'s checks of the range and the spans, then the lock.
+fn checked_lock(
+    bvh: &mut Bvh,
+    frames: Range<usize>,
+    options: &super::Options,
+    guide: Option<&Guide>,
+) -> Result<Locked> {
     let n = bvh.motion().n_frames();
     if frames.start >= frames.end || frames.end > n {
         return Err(Error::invalid(format!(
@@ -278,7 +288,7 @@ pub fn lock_feet_in(
     }
     let layouts: Vec<JointChannels> =
         bvh.skeleton().joints().iter().map(JointChannels::of).collect();
-    Ok(lock(bvh, &layouts, options, frames, None))
+    Ok(lock(bvh, &layouts, options, frames, guide))
 }
 
 /// What a caller that knows where the feet belong tells the lock (a
@@ -306,19 +316,7 @@ pub(crate) fn lock_feet_guided(
     options: &super::Options,
     guide: &Guide,
 ) -> Result<Locked> {
-    let n = bvh.motion().n_frames();
-    if frames.start >= frames.end || frames.end > n {
-        return Err(Error::invalid(format!(
-            "frames {}..{} are not a range inside the clip's {n} frames",
-            frames.start, frames.end
-        )));
-    }
-    if let Some(c) = &options.contacts {
-        check_contacts(bvh, c)?;
-    }
-    let layouts: Vec<JointChannels> =
-        bvh.skeleton().joints().iter().map(JointChannels::of).collect();
-    Ok(lock(bvh, &layouts, options, frames, Some(guide)))
+    checked_lock(bvh, frames, options, Some(guide))
 }
 
 /// One leg's joints.

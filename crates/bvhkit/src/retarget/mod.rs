@@ -588,6 +588,23 @@ fn line_target(a: DVec3, b: DVec3, s: DVec3) -> DVec3 {
 /// feet are read after this). Only the world rotations read afterwards
 /// are turned (`Torso::turned`). Returns whether the `Torso::rewrite`
 /// joints' rotations were written.
+/// The largest part of the turn `r` (the same axis, a fraction of its
+/// angle, found by bisection to 2^-24 of it) that `worst` finds within its
+/// limit (`worst <= 0`).
+fn within_limit(r: DMat3, worst: impl Fn(DMat3) -> f64) -> DMat3 {
+    let (axis, angle) = DQuat::from_mat3(&r).to_axis_angle();
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..24 {
+        let mid = 0.5 * (lo + hi);
+        if worst(DMat3::from_axis_angle(axis, angle * mid)) <= 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    DMat3::from_axis_angle(axis, angle * lo)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn upright(
     (c, tgt, tgt_hips): (DMat3, &PoseLayout, usize),
@@ -716,18 +733,7 @@ fn upright(
                 }
                 let worst = |r: DMat3| worst(r, (ai, ae));
                 if worst(r) > 0.0 {
-                    // The largest part of the bend within the limit.
-                    let (axis, angle) = DQuat::from_mat3(&r).to_axis_angle();
-                    let (mut lo, mut hi) = (0.0, 1.0);
-                    for _ in 0..24 {
-                        let mid = 0.5 * (lo + hi);
-                        if worst(DMat3::from_axis_angle(axis, angle * mid)) <= 0.0 {
-                            lo = mid;
-                        } else {
-                            hi = mid;
-                        }
-                    }
-                    r = DMat3::from_axis_angle(axis, angle * lo);
+                    r = within_limit(r, worst);
                 }
                 bent(r, (ip, ie), &mut pts[..m]);
             }
@@ -762,17 +768,7 @@ fn upright(
                 }
                 let worst = |r: DMat3| worst(r, allowed);
                 if worst(last) > 0.0 {
-                    let (axis, angle) = DQuat::from_mat3(&last).to_axis_angle();
-                    let (mut lo, mut hi) = (0.0, 1.0);
-                    for _ in 0..24 {
-                        let mid = 0.5 * (lo + hi);
-                        if worst(DMat3::from_axis_angle(axis, angle * mid)) <= 0.0 {
-                            lo = mid;
-                        } else {
-                            hi = mid;
-                        }
-                    }
-                    last = DMat3::from_axis_angle(axis, angle * lo);
+                    last = within_limit(last, worst);
                 }
             }
             for (j, &turned) in t.turned.iter().enumerate() {

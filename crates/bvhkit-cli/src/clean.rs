@@ -26,7 +26,9 @@ scipy's savgol_filter), --one-euro (the causal one-euro filter), \
 --ground (the contact ground moved to height 0), --lock-feet (feet in \
 contact pinned, one point per contact span, by two-bone IK of the legs \
 with smoothstep ramps, the hips lowered when a leg cannot reach; contacts as \
-bvh lint finds them, or from --contacts FILE, a CSV of joint,start,end). Rotations \
+bvh lint finds them, or from --contacts FILE, a CSV of joint,start,end; \
+with --flatten-feet each locked foot is also turned to lie flat, as in the \
+rest pose, blended over the span's ramps). Rotations \
 are filtered as continuous quaternion tracks (never raw Euler channels), \
 written back in each joint's own order closest to the input's angles; \
 every channel a step does not touch is copied bit for bit. --joints is the \
@@ -85,6 +87,11 @@ pub(crate) struct Args {
     /// Pin feet in contact, one point per contact span, by two-bone IK of the legs.
     #[arg(long)]
     lock_feet: bool,
+    /// With --lock-feet: in each locked span (blended over its ramps) turn the
+    /// foot to lie flat on the ground, as it stands in the rest pose, keeping its
+    /// heading; the leg's IK, the ankle and the toes' own rotations unchanged.
+    #[arg(long)]
+    flatten_feet: bool,
     /// Contact spans for --lock-feet from a CSV file, one `joint,start,end` a line
     /// (frames from 0, end included); default: the contacts bvh lint finds.
     #[arg(long, value_name = "FILE", requires = "lock_feet")]
@@ -242,6 +249,9 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     };
     let several = found.len() > 1 || args.inputs.iter().any(|a| a.as_os_str() != "-" && a.is_dir());
     let inputs: Vec<Input> = found.into_iter().map(|(i, _)| i).collect();
+    if args.flatten_feet && !args.lock_feet {
+        bail!("--flatten-feet flattens the feet --lock-feet pins: give --lock-feet with it");
+    }
     if several && args.contacts.is_some() {
         bail!("--contacts gives the spans of one clip's frames: give one input with it");
     }
@@ -264,6 +274,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         ground: args.ground.is_some(),
         ground_over_time: args.ground.as_deref() == Some("smooth"),
         lock_feet: args.lock_feet,
+        flatten_feet: args.flatten_feet,
         contacts,
         quality: bvhkit::quality::Options {
             up: args.up,

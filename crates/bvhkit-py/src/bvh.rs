@@ -850,9 +850,11 @@ impl PyBvh {
     /// (with ``feet`` and ``up`` as ``lint`` takes them; ``contacts``, the
     /// spans it locks instead of those lint finds: a path to a CSV file of
     /// ``joint,start,end`` lines, as ``--contacts FILE``, or a sequence of
-    /// ``(joint, start, end)``, frames from 0, end included). The result's
+    /// ``(joint, start, end)``, frames from 0, end included; ``flatten_feet``,
+    /// with ``lock_feet``: each locked foot turned to lie flat as in the rest
+    /// pose, as ``--flatten-feet``). The result's
     /// ``report`` is the summary ``bvh clean`` prints.
-    #[pyo3(signature = (spikes = None, butterworth = None, savgol = None, one_euro = None, joints = None, remove_drift = false, ground = None, lock_feet = false, feet = None, up = None, strength = None, contacts = None))]
+    #[pyo3(signature = (spikes = None, butterworth = None, savgol = None, one_euro = None, joints = None, remove_drift = false, ground = None, lock_feet = false, feet = None, up = None, strength = None, contacts = None, flatten_feet = false))]
     #[allow(clippy::too_many_arguments)]
     fn clean<'py>(
         &self,
@@ -869,8 +871,12 @@ impl PyBvh {
         up: Option<&str>,
         strength: Option<&Bound<'py, PyAny>>,
         contacts: Option<&Bound<'py, PyAny>>,
+        flatten_feet: bool,
     ) -> PyResult<PyBvh> {
         use bvhkit::clean::{Butterworth, ContactSpan, OneEuro, Options, SavGol};
+        if flatten_feet && !lock_feet {
+            return Err(bad_arg("flatten_feet needs lock_feet=True (the feet it flattens)"));
+        }
         // A path (read and parsed as `--contacts FILE` is) or the spans.
         let contacts: Option<Vec<ContactSpan>> = match contacts {
             None => None,
@@ -977,6 +983,7 @@ impl PyBvh {
             ground,
             ground_over_time,
             lock_feet,
+            flatten_feet,
             contacts,
             quality: bvhkit::quality::Options { up, feet, ..Default::default() },
         };

@@ -193,3 +193,23 @@ def test_contacts_from_a_file_or_spans_equal_the_command(corpus, bvh_bin, tmp_pa
         bvh.clean(lock_feet=True, contacts=tmp_path / "missing.csv")
     with pytest.raises(TypeError, match="contacts must be"):
         bvh.clean(lock_feet=True, contacts=3)
+
+
+def test_flatten_feet_equals_the_command(corpus, bvh_bin, tmp_path) -> None:
+    """``flatten_feet`` (with ``lock_feet``) gives the bytes ``bvh clean
+    --lock-feet --flatten-feet`` writes, differs from ``lock_feet`` alone,
+    and without ``lock_feet`` is an error naming both."""
+    (src,) = corpus_named(corpus, ["cmu_01_01_walk_cgspeed_mb_names.bvh"])
+    out = tmp_path / "cli.bvh"
+    cli = subprocess.run(
+        [str(bvh_bin), "clean", str(src), "-o", str(out), "--lock-feet", "--flatten-feet"],
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 0, cli.stderr
+    bvh = bvhkit.read(src)
+    flat = bvh.clean(lock_feet=True, flatten_feet=True)
+    assert flat.to_bytes() == out.read_bytes()
+    assert flat.to_bytes() != bvh.clean(lock_feet=True).to_bytes()
+    with pytest.raises(ValueError, match="flatten_feet needs lock_feet"):
+        bvh.clean(flatten_feet=True)

@@ -555,6 +555,83 @@ fn foot_locking_takes_contacts_from_a_file() {
     }
 }
 
+/// `flatten_feet` on the corpus walks: in every locked frame the foot's
+/// toe direction (foot joint to toe, from world positions) lies as flat as
+/// in the rest pose (its elevation there from the file's offsets, within
+/// 1°); the ankles where the lock without it puts them (1e-9 units); every
+/// channel but the locked feet's own rotations bit for bit the lock's
+/// without it; and the locked frames' toes closer to flat than without it.
+#[test]
+fn foot_locking_flattens_the_feet_when_asked() {
+    let walks = walks();
+    if walks.is_empty() {
+        return;
+    }
+    for (name, bvh) in walks {
+        let plain = Options { lock_feet: true, ..Options::default() };
+        let flat = Options { flatten_feet: true, ..plain.clone() };
+        let n = bvh.motion().n_frames();
+        let (mut a, mut b) = (bvh.clone(), bvh.clone());
+        let la = clean::lock_feet_in(&mut a, 0..n, &plain).unwrap();
+        let lb = clean::lock_feet_in(&mut b, 0..n, &flat).unwrap();
+        assert_eq!(la.spans, lb.spans, "{name}");
+        assert!(!lb.spans.is_empty(), "{name}: nothing locked");
+        let u = quality::lint(&bvh, &quality::Options::default()).up.vector();
+        let skel = bvh.skeleton();
+        let nj = skel.len();
+        let (pa, pb) = (world_m(&a, 1.0), world_m(&b, 1.0));
+        let feet: Vec<usize> = {
+            let mut f: Vec<usize> = lb.spans.iter().map(|s| s.foot).collect();
+            f.sort_unstable();
+            f.dedup();
+            f
+        };
+        // Every channel outside the feet's own bit for bit.
+        for j in (0..nj).filter(|j| !feet.contains(j)) {
+            for ch in skel.joints()[j].channel_range() {
+                for f in 0..n {
+                    let (x, y) = (a.motion().frame(f)[ch], b.motion().frame(f)[ch]);
+                    assert_eq!(x.to_bits(), y.to_bits(), "{name}: joint {j} frame {f}");
+                }
+            }
+        }
+        let elev =
+            |d: bvhkit::glam::DVec3| d.dot(u).atan2((d - u * d.dot(u)).length()).to_degrees();
+        let (mut worst, mut before, mut after, mut toe_moved) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        for s in &lb.spans {
+            let toe = s.point;
+            assert_ne!(toe, s.foot, "{name}: a walk's foot has a toe");
+            // The toe's offset from the foot in the rest pose.
+            let mut o = bvhkit::glam::DVec3::ZERO;
+            let mut j = toe;
+            while j != s.foot {
+                o += skel.joints()[j].offset();
+                j = skel.joints()[j].parent().unwrap().index();
+            }
+            let rest = elev(o);
+            for f in s.frames.0..=s.frames.1 {
+                let ankle = (pb[f * nj + s.foot] - pa[f * nj + s.foot]).length();
+                assert!(ankle <= 1e-9, "{name} frame {f}: ankle moved {ankle}");
+                toe_moved = toe_moved.max((pb[f * nj + toe] - pa[f * nj + toe]).length());
+                let e = elev(pb[f * nj + toe] - pb[f * nj + s.foot]);
+                let e0 = elev(pa[f * nj + toe] - pa[f * nj + s.foot]);
+                worst = worst.max((e - rest).abs());
+                before = before.max((e0 - rest).abs());
+                after = after.max((e - rest).abs());
+                assert!(
+                    (e - rest).abs() <= 1.0,
+                    "{name} frame {f}: toe at {e:.2}°, rest {rest:.2}°"
+                );
+            }
+        }
+        println!(
+            "{name}: {} spans, toe elevation off the rest pose's at most {before:.2}° without, {after:.2}° with; toe moved up to {toe_moved:.3} units",
+            lb.spans.len()
+        );
+        assert!(worst <= 1.0 && before > after, "{name}");
+    }
+}
+
 /// Checks the bounds of `out` (the failures, one line each), `bvh`
 /// with its feet locked over
 /// `range` as `locked` says, against lint's measures of both (metres):

@@ -156,6 +156,10 @@ fn clean_options_write_the_library_result() {
         ),
         (vec!["--lock-feet"], Options { lock_feet: true, ..d.clone() }),
         (
+            vec!["--lock-feet", "--flatten-feet"],
+            Options { lock_feet: true, flatten_feet: true, ..d.clone() },
+        ),
+        (
             vec!["--spikes", "--savgol", "7,3", "--one-euro", "2,0.01", "--remove-drift"],
             Options {
                 spikes: Some(40.0),
@@ -365,7 +369,7 @@ fn clean_bad_values_are_precise_errors() {
     let d = dir.path();
     let input = write(d, "walk.bvh", &wobbly(60, 8));
     let out = d.join("out.bvh").to_string_lossy().into_owned();
-    let cases: [(&[&str], &[&str]); 17] = [
+    let cases: [(&[&str], &[&str]); 18] = [
         (&["--butterworth", "abc"], &["'--butterworth", "'abc' is not a number"]),
         (&["--butterworth", "0"], &["Butterworth cut-off 0 Hz", "Nyquist frequency 12.5 Hz"]),
         (&["--butterworth", "13"], &["Butterworth cut-off 13 Hz", "Nyquist frequency 12.5 Hz"]),
@@ -381,6 +385,7 @@ fn clean_bad_values_are_precise_errors() {
         (&["--one-euro", "0,1"], &["one-euro needs MIN_CUTOFF > 0", "(got 0, 1, 1)"]),
         (&["--one-euro", "1"], &["'--one-euro", "expected MIN_CUTOFF,BETA[,D_CUTOFF]"]),
         (&["--spikes=0"], &["'--spikes", "'0' is not a positive number"]),
+        (&["--flatten-feet"], &["--flatten-feet", "give --lock-feet with it"]),
         (
             &["--butterworth", "6", "--strength", "Hips=2"],
             &["'--strength", "'2' for Hips is not a factor from 0 to 1"],

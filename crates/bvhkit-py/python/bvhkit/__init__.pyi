@@ -531,6 +531,7 @@ class Bvh:
         up: str | None = None,
         strength: Mapping[str, float] | Sequence[tuple[str, float]] | None = None,
         contacts: _Path | Sequence[tuple[str, int, int]] | None = None,
+        flatten_feet: bool = False,
     ) -> Bvh:
         """Cleaned motion, as ``bvh clean`` (``docs/cleaning.md``).
 
@@ -544,7 +545,9 @@ class Bvh:
         ``up`` as ``lint`` takes them; ``contacts``, with ``lock_feet``: the
         spans to lock instead of lint's, a CSV file of ``joint,start,end``
         lines as ``--contacts FILE``, or ``(joint, start, end)`` tuples,
-        frames from 0, end included). ``joints`` limits smoothing to the
+        frames from 0, end included; ``flatten_feet``, with ``lock_feet``:
+        each locked foot turned to lie flat as it stands in the rest pose,
+        as ``--flatten-feet``). ``joints`` limits smoothing to the
         joints named; ``strength`` gives joints a factor from 0 (unchanged)
         to 1 (the full filter, the default) that blends the filtered track
         with the original, as ``--strength``: selectors ``"NAME"`` (that

@@ -81,6 +81,13 @@
 //! the knee's captured local rotations), so the IK's bend plane is not
 //! noise (`prebend`).
 //!
+//! **Flattening** (`flatten_feet`, off by default): after the IK the
+//! foot's world rotation is SLERPed, by the span's weight (1 inside, its
+//! ramps' smoothstep around), towards the foot as it stands in the rest
+//! pose (its toe direction and side axis there) turned about the up axis to
+//! the captured heading (`flatten`); only the foot's own rotation changes
+//! (the ankle stays, the toe turns about it).
+//!
 //! Rotations go back to each joint's own channels in its own Euler order,
 //! closest to the output's previous frame (continuous). Only the thigh,
 //! knee and ankle rotation channels of the legs change, and the root's
@@ -683,6 +690,42 @@ pub(crate) fn lock(
         .map(|t| (2..n).map(|f| t.lk[f].angle_between(t.lk[f - 1])).fold(0.0, f64::max))
         .collect();
 
+    // With `flatten_feet`: each foot's toe direction in the rest pose (its
+    // toe joint's offset from the foot, else its first child's), the foot
+    // standing flat there.
+    let toe_rest: Vec<Option<DVec3>> = legs
+        .iter()
+        .map(|leg| {
+            if !options.flatten_feet {
+                return None;
+            }
+            let o = if leg.point != leg.foot {
+                let mut o = DVec3::ZERO;
+                let mut j = Some(leg.point);
+                while let Some(i) = j.filter(|&i| i != leg.foot) {
+                    o += skel.joints()[i].offset();
+                    j = parent(i);
+                }
+                o
+            } else {
+                skel.children(crate::JointId::new(leg.foot))
+                    .next()
+                    .map_or(DVec3::ZERO, |c| skel.joint(c).offset())
+            };
+            (o - u * o.dot(u)).try_normalize().map(|_| o)
+        })
+        .collect();
+    if options.flatten_feet && toe_rest.iter().any(Option::is_none) {
+        for (leg, o) in legs.iter().zip(&toe_rest) {
+            if o.is_none() {
+                done.notes.push(format!(
+                    "{}: no toe pointing forward in the rest pose: the foot not flattened",
+                    names[leg.foot]
+                ));
+            }
+        }
+    }
+
     let lift = LIFT_METRES / mpu;
     let mut pinned = vec![vec![false; n]; legs.len()];
     for sp in &spans {
@@ -748,6 +791,14 @@ pub(crate) fn lock(
         solved = Vec::with_capacity(legs.len());
         for (li, t) in tracks.iter().enumerate() {
             let has_toe = legs[li].point != legs[li].foot;
+            // With `flatten_feet`: each frame's weight of the flat foot.
+            let flat_w = match toe_rest[li] {
+                Some(_) => {
+                    let mine: Vec<&Span> = spans.iter().filter(|s| s.leg == li).collect();
+                    flat_weights(&mine, &range, n, &env)
+                }
+                None => Vec::new(),
+            };
             let goal = limit_bend(
                 t,
                 &targets[li],
@@ -763,6 +814,10 @@ pub(crate) fn lock(
             for f in 0..n {
                 let dv = u * drop[f];
                 let Some((target, qa)) = goal[f] else { continue };
+                let qa = match (toe_rest[li], flat_w.get(f)) {
+                    (Some(o), Some(&w)) if w > 0.0 => flatten(qa, o, u, w),
+                    _ => qa,
+                };
                 let (h, k, a) = (t.h[f] - dv, t.k[f] - dv, t.a[f] - dv);
                 // A leg captured straight or bent backwards is first bent
                 // about its knee's hinge (its bend plane is noise there).
@@ -1098,6 +1153,46 @@ fn targets(
             Some((toe + r, qa))
         })
         .collect()
+}
+
+/// Each frame's weight of the flat foot over one leg's spans: 1 inside a
+/// span, the smoothstep of its ramps around it (the largest where ramps
+/// overlap), times the envelope `env` of a locking over part of the clip.
+fn flat_weights(
+    spans: &[&Span],
+    range: &Range<usize>,
+    n: usize,
+    env: &dyn Fn(usize) -> f64,
+) -> Vec<f64> {
+    let mut w = vec![0.0f64; n];
+    for (s, &(ri, ro)) in spans.iter().zip(&effective_ramps(spans, range)) {
+        for x in &mut w[s.s..=s.e] {
+            *x = 1.0;
+        }
+        for (k, x) in w[s.s - ri..s.s].iter_mut().rev().enumerate() {
+            *x = x.max(smoothstep(1.0 - (k + 1) as f64 / (ri + 1) as f64));
+        }
+        for (k, x) in w[s.e + 1..=s.e + ro].iter_mut().enumerate() {
+            *x = x.max(smoothstep(1.0 - (k + 1) as f64 / (ro + 1) as f64));
+        }
+    }
+    for (f, x) in w.iter_mut().enumerate() {
+        *x *= env(f);
+    }
+    w
+}
+
+/// The foot's world rotation `q` turned towards the foot lying flat, by
+/// `w` (SLERP; 1: flat): flat is the rest pose's orientation (the foot as
+/// it stands there, its toe direction `o` and its side axis as in the rest
+/// pose) turned about the up axis `u` to the heading of `q`'s toe
+/// direction. A toe pointing straight up or down keeps `q`.
+fn flatten(q: DQuat, o: DVec3, u: DVec3, w: f64) -> DQuat {
+    let flat = |v: DVec3| (v - u * v.dot(u)).try_normalize();
+    let (Some(rest), Some(now)) = (flat(o), flat(q * o)) else { return q };
+    let yaw = DQuat::from_axis_angle(u, rest.cross(now).dot(u).atan2(rest.dot(now)));
+    // Long-path SLERP is never wanted: `slerp` takes the short one.
+    q.slerp(yaw, w.clamp(0.0, 1.0)).normalize()
 }
 
 /// Joints a leg's knee or hip may be above the joint below it: twist or

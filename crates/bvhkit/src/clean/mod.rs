@@ -99,6 +99,10 @@ pub struct Options {
     pub ground_over_time: bool,
     /// Pin the feet in contact by two-bone IK of the legs.
     pub lock_feet: bool,
+    /// With `lock_feet`: in each locked span (with its ramps) the foot
+    /// turned to lie flat, as it stands in the rest pose at the heading it
+    /// has (see `footlock.rs`); the pins unchanged.
+    pub flatten_feet: bool,
     /// The contact spans foot locking pins (`--contacts FILE`); `None`:
     /// those [`quality::lint`] finds.
     pub contacts: Option<Vec<ContactSpan>>,

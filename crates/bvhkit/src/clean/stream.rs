@@ -51,6 +51,7 @@ pub fn streams(options: &Options) -> bool {
         ground,
         ground_over_time: _,
         lock_feet,
+        flatten_feet: _,
         contacts: _,
         quality: _,
     } = options;

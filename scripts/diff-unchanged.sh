@@ -11,69 +11,35 @@
 # The edited clips are made by OLD_BVH. Corpus: BVHKIT_CORPUS or
 # ../shared/corpus from the repository root.
 set -u
-OLD=$(realpath "${1:?usage: diff-unchanged.sh OLD_BVH NEW_BVH}")
-NEW=$(realpath "${2:?usage: diff-unchanged.sh OLD_BVH NEW_BVH}")
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CORPUS=${BVHKIT_CORPUS:-$ROOT/../shared/corpus}
-[ -d "$CORPUS" ] || { echo "no corpus at $CORPUS" >&2; exit 2; }
-T=$(mktemp -d /tmp/diff-unchanged.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-n=0 bad=0
-
-# same ARGS...: `bvh diff ARGS` of both binaries must agree byte for byte.
-same() {
-    n=$((n + 1))
-    "$OLD" diff "$@" >"$T/o.out" 2>"$T/o.err" </dev/null
-    local ro=$?
-    "$NEW" diff "$@" >"$T/n.out" 2>"$T/n.err" </dev/null
-    local rn=$?
-    if [ $ro != $rn ] || ! cmp -s "$T/o.out" "$T/n.out" || ! cmp -s "$T/o.err" "$T/n.err"; then
-        bad=$((bad + 1))
-        echo "DIFFERS: bvh diff $* (exit $ro / $rn)"
-    fi
-}
-
-# samepipe FILE ARGS...: the same with FILE on standard input.
-samepipe() {
-    local f=$1
-    shift
-    n=$((n + 1))
-    "$OLD" diff "$@" <"$f" >"$T/o.out" 2>"$T/o.err"
-    local ro=$?
-    "$NEW" diff "$@" <"$f" >"$T/n.out" 2>"$T/n.err"
-    local rn=$?
-    if [ $ro != $rn ] || ! cmp -s "$T/o.out" "$T/n.out" || ! cmp -s "$T/o.err" "$T/n.err"; then
-        bad=$((bad + 1))
-        echo "DIFFERS: bvh diff $* < $f (exit $ro / $rn)"
-    fi
-}
+. "$(dirname "$0")/unchanged-lib.sh"
+unchanged_init "diff-unchanged.sh OLD_BVH NEW_BVH" "$@"
 
 files=("$CORPUS"/*.bvh)
 for f in "${files[@]}"; do
     b=$(basename "$f" .bvh)
-    same --json "$f" "$f"
-    same "$f" "$f" --worst 3
-    same --json "$f" "$f" --units cm
-    same --json "$f" "$f" --position-channels add
+    same diff --json "$f" "$f"
+    same diff "$f" "$f" --worst 3
+    same diff --json "$f" "$f" --units cm
+    same diff --json "$f" "$f" --position-channels add
     "$OLD" edit "$f" --mirror -o "$T/$b.mirror.bvh" 2>/dev/null &&
-        same --json "$f" "$T/$b.mirror.bvh" &&
-        same --json "$T/$b.mirror.bvh" "$f" --units m &&
-        same --json "$f" "$T/$b.mirror.bvh" --map auto
+        same diff --json "$f" "$T/$b.mirror.bvh" &&
+        same diff --json "$T/$b.mirror.bvh" "$f" --units m &&
+        same diff --json "$f" "$T/$b.mirror.bvh" --map auto
     "$OLD" edit "$f" --up z -o "$T/$b.upz.bvh" 2>/dev/null &&
-        same --json "$f" "$T/$b.upz.bvh"
+        same diff --json "$f" "$T/$b.upz.bvh"
     "$OLD" edit "$f" --frames 0..700 -o "$T/$b.head.bvh" 2>/dev/null &&
-        same --json "$f" "$T/$b.head.bvh" && same --json "$T/$b.head.bvh" "$f" &&
-        same --json "$T/$b.head.bvh" "$T/$b.mirror.bvh"
+        same diff --json "$f" "$T/$b.head.bvh" && same diff --json "$T/$b.head.bvh" "$f" &&
+        same diff --json "$T/$b.head.bvh" "$T/$b.mirror.bvh"
     "$OLD" edit "$f" --fps 60 -o "$T/$b.fps.bvh" 2>/dev/null &&
-        same --json "$f" "$T/$b.fps.bvh" && same --json "$T/$b.fps.bvh" "$f"
+        same diff --json "$f" "$T/$b.fps.bvh" && same diff --json "$T/$b.fps.bvh" "$f"
     "$OLD" edit "$f" --units mm -o "$T/$b.mm.bvh" 2>/dev/null &&
-        same --json "$f" "$T/$b.mm.bvh" && same --json "$T/$b.mm.bvh" "$T/$b.mirror.bvh"
-    samepipe "$f" --json - "$f"
+        same diff --json "$f" "$T/$b.mm.bvh" && same diff --json "$T/$b.mm.bvh" "$T/$b.mirror.bvh"
+    STDIN=$f same diff --json - "$f"
 done
 # Files against each other (shared names, name families, nothing shared).
 for ((i = 0; i < ${#files[@]}; i += 3)); do
     for ((k = 1; k < ${#files[@]}; k += 4)); do
-        same --json "${files[i]}" "${files[k]}"
+        same diff --json "${files[i]}" "${files[k]}"
     done
 done
 echo "$n pairs, $bad differ"

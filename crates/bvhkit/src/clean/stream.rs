@@ -30,7 +30,7 @@ use std::io::Write;
 
 mod spikes;
 
-use super::{JointChange, OneEuroFrames, Options, Report, Step};
+use super::{JointChange, OneEuro, OneEuroFrames, Options, Report, Step};
 use crate::edit::JointChannels;
 use crate::edit::run::{EditError, Output};
 use crate::error::Warning;
@@ -151,6 +151,18 @@ fn one_euro<R: FrameSource, O: Output>(
     write.write_header(&skel, n, frame_time, &mut header)?;
     out.finish(body, &room, &header).map_err(EditError::Output)?;
 
+    let report = Report {
+        steps: vec![one_euro_step(p, &most, &rot_most)],
+        joint_names: skel.display_names(),
+        notes: Vec::new(),
+    };
+    Ok((report, rdr.take_warnings()))
+}
+
+/// The one-euro step of a streamed clean's report, from what [`measure`]
+/// kept per joint and the filter's largest rotation change per joint
+/// (degrees).
+fn one_euro_step(p: OneEuro, most: &[(f64, f64, bool)], rot_most: &[f64]) -> Step {
     let changes = most
         .iter()
         .enumerate()
@@ -161,17 +173,7 @@ fn one_euro<R: FrameSource, O: Output>(
             position,
         })
         .collect();
-    let report = Report {
-        steps: vec![Step {
-            name: super::one_euro_name(p),
-            repaired: Vec::new(),
-            spans: 0,
-            changes,
-        }],
-        joint_names: skel.display_names(),
-        notes: Vec::new(),
-    };
-    Ok((report, rdr.take_warnings()))
+    Step { name: super::one_euro_name(p), repaired: Vec::new(), spans: 0, changes }
 }
 
 /// Adds one frame's changes (`a` before, `b` after) to `most`: whether a

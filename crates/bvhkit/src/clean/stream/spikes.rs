@@ -820,22 +820,7 @@ fn write_pass<R: FrameSource, O: Output>(
         },
     ];
     if let Some((p, _)) = euro {
-        let changes = euro_most
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.2)
-            .map(|(joint, &(_, position, _))| JointChange {
-                joint,
-                rotation_deg: euro_rot[joint],
-                position,
-            })
-            .collect();
-        steps.push(Step {
-            name: super::super::one_euro_name(p),
-            repaired: Vec::new(),
-            spans: 0,
-            changes,
-        });
+        steps.push(super::one_euro_step(p, &euro_most, &euro_rot));
     }
     let report = Report { steps, joint_names: plan.skel.display_names(), notes: Vec::new() };
     Ok((report, warnings))

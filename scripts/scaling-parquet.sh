@@ -8,14 +8,18 @@
 # For each output folder (a temporary folder under $TMPDIR or /tmp, and one
 # under /dev/shm): PAIRS pairs of runs, one core (`taskset -c 0`, `-j 1`) then
 # two (`taskset -c 0,1`, `-j 2`), each replacing the table the run before
-# wrote, as a re-export does. Prints the median wall and CPU seconds (user +
+# wrote, as a re-export does ("replacing"), then PAIRS pairs more into a
+# fresh output path ("fresh": the table and skeleton table of the run before
+# removed first, outside the timed run, so that no old table is released at
+# the end; on tmpfs that release is 0.07 s of one thread). Prints the median wall and CPU seconds (user +
 # system, from /usr/bin/time) of each side, the median of the pairs' speedups
 # S = one core / two cores and Amdahl's serial fraction s = 2/S - 1. With
 # $BASE set to another `bvh` binary, the same pairs for it run in turn with
 # this one's (A B A B), so both see the same minutes; the tables of every
 # run are compared byte for byte (every build, both thread counts) at the end.
-# With SERIAL=1, one two-core run of each binary is recorded with
-# `perf sched record` and its serial CPU time printed (scripts/serial-time.py).
+# With SERIAL=1, two two-core runs of each binary, replacing and fresh, are
+# recorded with `perf sched record` and their serial CPU time printed
+# (scripts/serial-time.py), with Amdahl's bound from it.
 # With RT=1 every run is started at real-time priority (`chrt -f 10`, root
 # only): on a machine loaded by other work the runs then take the cores
 # first, and their wall times are close to a quiet machine's (on /dev/shm;
@@ -55,9 +59,12 @@ for i in $(seq 12); do
 done
 echo "input: $(find "$dir" -name '*.bvh' | wc -l) files, $(du -sm "$dir" | cut -f1) MB; $(nproc) processors, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# "wall cpu" of one run of BIN CORES JOBS OUT (exit 0 or 1 counts as done).
+# "wall cpu" of one run of BIN CORES JOBS OUT [fresh] (exit 0 or 1 counts as
+# done); with "fresh", OUT and its skeleton table are removed first (not
+# timed).
 run() {
   local bin=$1 cores=$2 jobs=$3 out=$4 rc=0
+  [ "${5:-}" = fresh ] && rm -f "$out" "${out%.parquet}.skeleton.parquet"
   /usr/bin/time -f '%e %U %S' -o "$tmp/time" "${rt[@]}" taskset -c "$cores" "$bin" export "$dir" -o "$out" -j "$jobs" \
     >/dev/null 2>"$tmp/err" || rc=$?
   [ "$rc" -le 1 ] || { echo "scaling-parquet: $bin failed (exit $rc):" >&2; cat "$tmp/err" >&2; exit 1; }
@@ -66,9 +73,10 @@ run() {
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
-# One table row per binary for the output folder OUTDIR.
+# One table row per binary for the output folder OUTDIR (WHERE names it),
+# replacing the table of the run before or, with MODE "fresh", not.
 measure() {
-  local outdir=$1 where=$2
+  local outdir=$1 where=$2 mode=${3:-replacing}
   local -a bins=("$bvh")
   [ -z "$base" ] || bins+=("$base")
   for b in "${bins[@]}"; do
@@ -77,14 +85,14 @@ measure() {
   done
   for _ in $(seq "$pairs"); do
     for b in "${bins[@]}"; do
-      read -r w1 c1 < <(run "$b" 0 1 "$outdir/x.parquet")
-      read -r w2 c2 < <(run "$b" 0,1 2 "$outdir/x.parquet")
+      read -r w1 c1 < <(run "$b" 0 1 "$outdir/x.parquet" "$mode")
+      read -r w2 c2 < <(run "$b" 0,1 2 "$outdir/x.parquet" "$mode")
       echo "$w1 $c1 $w2 $c2" >>"$tmp/$(basename "$b").log"
     done
   done
   for b in "${bins[@]}"; do
     local log=$tmp/$(basename "$b").log
-    awk -v n="$b ($where)" \
+    awk -v n="$b ($where, $mode)" \
       -v w1="$(cut -d' ' -f1 "$log" | median)" -v c1="$(cut -d' ' -f2 "$log" | median)" \
       -v w2="$(cut -d' ' -f3 "$log" | median)" -v c2="$(cut -d' ' -f4 "$log" | median)" \
       -v s="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | median)" \
@@ -96,8 +104,11 @@ measure() {
 
 printf '| binary (output) | one core: wall s (CPU s) | two cores: wall s (CPU s) | speedup S (range) | serial fraction s |\n'
 printf '|---|---:|---:|---:|---:|\n'
-measure "$tmp" "$(df --output=fstype "$tmp" | tail -1)"
-measure "$shm" "$(df --output=fstype "$shm" | tail -1)"
+for mode in replacing fresh; do
+  measure "$tmp" "$(df --output=fstype "$tmp" | tail -1)" "$mode"
+  measure "$shm" "$(df --output=fstype "$shm" | tail -1)" "$mode"
+done
+rm -f "$tmp/x.parquet" "$tmp/x.skeleton.parquet" "$shm/x.parquet" "$shm/x.skeleton.parquet"
 
 # The bytes: every build and thread count gives the same table and skeleton table.
 mkdir -p "$shm/cmp"
@@ -116,11 +127,14 @@ if [ "$sums" = 1 ]; then echo "bytes: the same table and skeleton table from eve
 if [ "${SERIAL:-0}" = 1 ]; then
   command -v perf >/dev/null || { echo "scaling-parquet: SERIAL=1 needs perf"; exit 2; }
   for b in "$bvh" ${base:+"$base"}; do
-    run "$b" 0,1 2 "$shm/x.parquet" >/dev/null
-    "${rt[@]}" perf sched record -q -o "$tmp/sched.data" -- taskset -c 0,1 "$b" export "$dir" -o "$shm/x.parquet" -j 2 \
-      >/dev/null 2>&1
-    echo "serial time of $b (two cores, /dev/shm):"
-    perf script -i "$tmp/sched.data" -F comm,pid,tid,cpu,time,event,trace 2>/dev/null |
-      python3 "$here/serial-time.py" "$(basename "$b" | cut -c1-15)" | sed -n '1,8p'
+    for mode in replacing fresh; do
+      run "$b" 0,1 2 "$shm/x.parquet" >/dev/null
+      [ "$mode" = fresh ] && rm -f "$shm/x.parquet" "$shm/x.skeleton.parquet"
+      "${rt[@]}" perf sched record -q -o "$tmp/sched.data" -- taskset -c 0,1 "$b" export "$dir" -o "$shm/x.parquet" -j 2 \
+        >/dev/null 2>&1
+      echo "serial time of $b (two cores, /dev/shm, $mode):"
+      perf script -i "$tmp/sched.data" -F comm,pid,tid,cpu,time,event,trace 2>/dev/null |
+        python3 "$here/serial-time.py" "$(basename "$b" | cut -c1-15)" | sed -n '1,8p'
+    done
   done
 fi

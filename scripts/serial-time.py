@@ -2,7 +2,7 @@
 """The serial time of one process, from a `perf sched record` of it.
 
     perf sched record -o sched.data -- taskset -c 0,1 bvh export DIR -o x.parquet -j 2
-    perf script -i sched.data -F comm,pid,tid,cpu,time,event,trace | scripts/serial-time.py COMM
+    perf script -i sched.data -F comm,pid,tid,cpu,time,event,trace | scripts/serial-time.py COMM [MIN_MS]
 
 COMM is the start of the process's name (`bvh`, or the first 15 characters of
 the binary's file name). For every moment between the process's first and
@@ -18,7 +18,7 @@ machine would add: a thread that is runnable but could not use the second
 core well (a lock, memory bandwidth) counts as parallel here.
 
 Prints the totals, the CPU time of each thread, and the serial spans of at
-least 2 ms with the thread that ran alone (find what it did with `perf
+least MIN_MS milliseconds (default 2) with the thread that ran alone (find what it did with `perf
 record` and the same timestamps).
 """
 
@@ -37,6 +37,7 @@ WAKES = ("sched:sched_waking", "sched:sched_wakeup", "sched:sched_wakeup_new")
 
 def main() -> int:
     prefix = sys.argv[1] if len(sys.argv) > 1 else "bvh"
+    min_span = float(sys.argv[2]) / 1e3 if len(sys.argv) > 2 else 0.002
     events = []
     tgid_of: dict[int, int] = {}
     for line in sys.stdin:
@@ -131,9 +132,9 @@ def main() -> int:
     for k, v in sorted(cpu_of.items(), key=lambda kv: -kv[1]):
         name = names.get(k, "?") + (" (main)" if k == tgid else "")
         print(f"  {k:8d} {name:23s} {v * 1e3:8.1f} {alone_of[k] * 1e3:8.1f}")
-    print("alone for 2 ms or more (ms from the first switch-in):")
+    print(f"alone for {min_span * 1e3:g} ms or more (ms from the first switch-in):")
     for a, b, k in spans:
-        if b - a >= 0.002:
+        if b - a >= min_span:
             span = f"{(a - start) * 1e3:8.1f} .. {(b - start) * 1e3:8.1f}  {(b - a) * 1e3:6.1f}"
             print(f"  {span}  {k} {names.get(k, '?')}")
     return 0

@@ -417,17 +417,47 @@ pub(crate) fn targets(
 /// `./a.bvh`, `dir/../a.bvh`, symbolic links and hard links all count.
 /// `-` (standard output) and outputs that do not exist yet never clash.
 pub(crate) fn refuse_overwriting_input(output: &Path, inputs: &[Input]) -> Result<()> {
-    if output.as_os_str() == "-" {
-        return Ok(());
-    }
-    for input in inputs {
-        if let Input::File(p) = input
-            && bvhkit_write::same_file(p, output)
-        {
-            return Err(overwrite_refusal(output, p));
+    refuse_overwriting_inputs(&[output], inputs).map(drop)
+}
+
+/// [`refuse_overwriting_input`] for several outputs at once (the first
+/// output that is an input is named), each output and each input looked up
+/// once (a folder export of 432 files made 1,728 `stat` calls for its two
+/// outputs before any file was read, on one thread); returns the size of
+/// every input in bytes (0 for standard input or a file that cannot be
+/// looked up).
+pub(crate) fn refuse_overwriting_inputs(outputs: &[&Path], inputs: &[Input]) -> Result<Vec<u64>> {
+    let metas: Vec<Option<std::fs::Metadata>> = inputs
+        .iter()
+        .map(|i| match i {
+            Input::File(p) => std::fs::metadata(p).ok(),
+            Input::Stdin => None,
+        })
+        .collect();
+    for &output in outputs {
+        // An output that does not exist (or `-`) is none of the inputs.
+        if output.as_os_str() == "-" {
+            continue;
+        }
+        let Ok(out) = std::fs::metadata(output) else { continue };
+        for (input, meta) in inputs.iter().zip(&metas) {
+            let (Input::File(p), Some(meta)) = (input, meta) else { continue };
+            #[cfg(unix)]
+            let same = {
+                use std::os::unix::fs::MetadataExt;
+                meta.dev() == out.dev() && meta.ino() == out.ino()
+            };
+            #[cfg(not(unix))]
+            let same = {
+                let _ = (meta, &out);
+                bvhkit_write::same_file(p, output)
+            };
+            if same {
+                return Err(overwrite_refusal(output, p));
+            }
         }
     }
-    Ok(())
+    Ok(metas.iter().map(|m| m.as_ref().map_or(0, std::fs::Metadata::len)).collect())
 }
 
 /// Prints what a per-file job over several inputs returned, in input

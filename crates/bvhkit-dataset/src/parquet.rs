@@ -438,14 +438,25 @@ impl<W: Write + Send> ParquetWriter<W> {
         }
         rg.close()?;
         self.row_groups += 1;
-        // The columns for the next clips, as many as a few clips need.
+        // The columns for the next clips, sorted by length; at most
+        // `FREE_BYTES` of them, the largest (which serve any clip), so
+        // that after the first few clips hardly any clip needs new pages
+        // (each new page is faulted in and cleared, under the kernel's
+        // page-allocator locks, which two threads then contend for).
         let mut free = clip.free.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let kept: usize = free.iter().map(Vec::len).sum();
-        let these: usize = clip.columns.iter().map(Vec::len).sum();
-        if (kept + these) * 8 <= FREE_BYTES {
-            free.extend(clip.columns);
+        for c in clip.columns {
+            let at = free.partition_point(|f| f.len() < c.len());
+            free.insert(at, c);
         }
+        let mut kept: usize = free.iter().map(Vec::len).sum();
+        let mut smallest = 0;
+        while kept * 8 > FREE_BYTES && smallest < free.len() {
+            kept -= free[smallest].len();
+            smallest += 1;
+        }
+        let dropped: Vec<Vec<f64>> = free.drain(..smallest).collect();
         drop(free);
+        drop(dropped);
         self.skeletons.add_joints(
             &clip.name,
             &clip.joints,
@@ -509,11 +520,36 @@ impl<W: Write + Send> ParquetWriter<W> {
     ///
     /// # Errors
     /// When writing the footer fails.
-    pub fn finish(mut self) -> Result<(W, SkeletonTable)> {
-        self.file
-            .append_key_value_metadata(KeyValue::new(PAIR_KEY.to_string(), self.skeletons.pair()));
-        let w = self.file.into_inner()?;
-        Ok((w, self.skeletons))
+    pub fn finish(self) -> Result<(W, SkeletonTable)> {
+        let (w, skeletons, ()) = self.finish_beside(|_| (), |w| w)?;
+        Ok((w, skeletons))
+    }
+
+    /// [`ParquetWriter::finish`], running `beside` on another thread with
+    /// the skeletons of the clips written (to write their table, say) while
+    /// this one writes the file's footer and page indexes, then hands the
+    /// writer to `then` (to flush and sync it, say): these are the last
+    /// steps of an export, and neither side needs the other. The pairing
+    /// id ([`SkeletonTable::pair`]) is computed once, before both. Returns
+    /// what `then` and `beside` returned, with the skeletons.
+    ///
+    /// # Errors
+    /// When writing the footer fails (`beside` has run then too, `then`
+    /// not).
+    pub fn finish_beside<R: Send, T>(
+        self,
+        beside: impl FnOnce(&SkeletonTable) -> R + Send,
+        then: impl FnOnce(W) -> T,
+    ) -> Result<(T, SkeletonTable, R)> {
+        let ParquetWriter { mut file, skeletons, .. } = self;
+        file.append_key_value_metadata(KeyValue::new(PAIR_KEY.to_string(), skeletons.pair()));
+        let (t, r) = std::thread::scope(|s| {
+            let side = s.spawn(|| beside(&skeletons));
+            let t = file.into_inner().map(then);
+            let r = side.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (t, r)
+        });
+        Ok((t?, skeletons, r))
     }
 }
 
@@ -630,18 +666,16 @@ impl Preparer {
             let kernel = Kernel::new(skeleton, o, true);
             // Buffers of clips already written (every value in use is
             // overwritten), or new ones.
+            // (the smallest that hold `rows` values: the free list is
+            // sorted by length), or new ones.
+            let n = kernel.columns();
             let mut columns: Vec<Vec<f64>> = {
                 let mut free = self.free.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                let keep = free.len().saturating_sub(kernel.columns());
-                free.split_off(keep)
+                let at = free.partition_point(|c| c.len() < rows);
+                let take = n.min(free.len() - at);
+                free.drain(at..at + take).collect()
             };
-            columns.resize_with(kernel.columns(), Vec::new);
-            for c in &mut columns {
-                if c.len() < rows {
-                    *c = Vec::new();
-                    *c = vec![0.0; rows];
-                }
-            }
+            columns.resize_with(n, || vec![0.0; rows]);
             let mut sizes = vec![0.0; nf];
             let mut out: Vec<&mut [f64]> = columns.iter_mut().map(|c| &mut c[..rows]).collect();
             kernel.run(motion, 0, &mut out, &mut sizes);
@@ -907,6 +941,53 @@ fn interleave(cols: &[&[f64]]) -> Vec<f64> {
     out
 }
 
+/// Texts one after another in one buffer (a skeleton table's names: one
+/// row per joint of every clip, thousands of them), so that a row costs
+/// no allocation of its own: they are added on the thread that writes the
+/// table, whose heap then grew a page at a time (one `mprotect` each,
+/// about 2,000 for 432 clips, each holding the process's memory-map lock
+/// against the other threads' page faults), and freed one by one at the
+/// end, on the command's last, serial steps.
+#[derive(Clone, Debug, Default)]
+struct Texts {
+    bytes: String,
+    /// Where each text ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl Texts {
+    fn push(&mut self, text: &str) {
+        self.bytes.push_str(text);
+        self.ends.push(self.bytes.len());
+    }
+
+    /// Adds `d` as [`std::fmt::Display`] writes it.
+    fn push_display(&mut self, d: impl std::fmt::Display) {
+        use std::fmt::Write as _;
+        // Writing into a `String` cannot fail.
+        let _ = write!(self.bytes, "{d}");
+        self.ends.push(self.bytes.len());
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Text `i` (`i < len`).
+    fn get(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
 /// The skeletons of the clips written: one row per clip × joint, written
 /// beside the motion table as `OUT.skeleton.parquet`.
 ///
@@ -919,17 +1000,22 @@ fn interleave(cols: &[&[f64]]) -> Vec<f64> {
 /// thresholds).
 #[derive(Clone, Debug, Default)]
 pub struct SkeletonTable {
-    clip: Vec<String>,
+    clip: Texts,
     joint_index: Vec<i32>,
-    joint: Vec<String>,
-    parent: Vec<Option<String>>,
+    joint: Texts,
+    /// The parent's name, empty for a root (whose `parent_index` is -1:
+    /// null in the table).
+    parent: Texts,
     parent_index: Vec<i32>,
     offsets: [Vec<f64>; 3],
     frame_time: Vec<f64>,
     frames: Vec<i64>,
-    units: Vec<String>,
+    units: Texts,
     metres_per_unit: Vec<Option<f64>>,
     size: Vec<f64>,
+    /// [`SkeletonTable::pair`], once computed (cleared by every change):
+    /// the motion table's footer and this table's both carry it.
+    pair: std::sync::OnceLock<String>,
 }
 
 impl SkeletonTable {
@@ -941,6 +1027,11 @@ impl SkeletonTable {
     /// same rows, when either serves.
     #[must_use]
     pub fn pair(&self) -> String {
+        self.pair.get_or_init(|| self.compute_pair()).clone()
+    }
+
+    /// [`SkeletonTable::pair`] computed from the rows.
+    fn compute_pair(&self) -> String {
         // The rows as bytes (a skeleton table is small: joints × clips),
         // each text after its length, then hashed at once.
         let mut b = Vec::new();
@@ -950,12 +1041,13 @@ impl SkeletonTable {
         };
         b.extend_from_slice(&(self.clip.len() as u64).to_le_bytes());
         for r in 0..self.clip.len() {
-            text(&mut b, &self.clip[r]);
+            text(&mut b, self.clip.get(r));
             b.extend_from_slice(&self.joint_index[r].to_le_bytes());
-            text(&mut b, &self.joint[r]);
-            match &self.parent[r] {
-                Some(p) => text(&mut b, p),
-                None => b.extend_from_slice(&u64::MAX.to_le_bytes()),
+            text(&mut b, self.joint.get(r));
+            if self.parent_index[r] < 0 {
+                b.extend_from_slice(&u64::MAX.to_le_bytes());
+            } else {
+                text(&mut b, self.parent.get(r));
             }
             b.extend_from_slice(&self.parent_index[r].to_le_bytes());
             for o in &self.offsets {
@@ -963,7 +1055,7 @@ impl SkeletonTable {
             }
             b.extend_from_slice(&self.frame_time[r].to_le_bytes());
             b.extend_from_slice(&self.frames[r].to_le_bytes());
-            text(&mut b, &self.units[r]);
+            text(&mut b, self.units.get(r));
             b.extend_from_slice(
                 &self.metres_per_unit[r].map_or(u64::MAX, f64::to_bits).to_le_bytes(),
             );
@@ -998,19 +1090,20 @@ impl SkeletonTable {
         n_frames: usize,
         units: &UnitGuess,
     ) {
+        self.pair = std::sync::OnceLock::new();
         for (j, joint) in joints.iter().enumerate() {
-            self.clip.push(name.to_string());
+            self.clip.push(name);
             self.joint_index.push(j as i32);
-            self.joint.push(joint.clone());
+            self.joint.push(joint);
             let p = parents[j];
-            self.parent.push((p >= 0).then(|| joints[p as usize].clone()));
+            self.parent.push(if p >= 0 { &joints[p as usize] } else { "" });
             self.parent_index.push(p);
             for (column, &v) in self.offsets.iter_mut().zip(&offsets[j]) {
                 column.push(v);
             }
             self.frame_time.push(frame_time);
             self.frames.push(n_frames as i64);
-            self.units.push(units.units.to_string());
+            self.units.push_display(&units.units);
             self.metres_per_unit.push(units.units.metres_per_unit());
             self.size.push(units.size);
         }
@@ -1034,10 +1127,10 @@ impl SkeletonTable {
     /// # Errors
     /// When encoding or writing fails.
     pub fn write<W: Write + Send>(&self, w: W) -> Result<W> {
-        let strings = |v: &[String]| -> ArrayRef { Arc::new(StringArray::from_iter_values(v)) };
+        let strings = |v: &Texts| -> ArrayRef { Arc::new(StringArray::from_iter_values(v.iter())) };
         let mut parent = StringBuilder::new();
-        for p in &self.parent {
-            parent.append_option(p.as_deref());
+        for (r, &p) in self.parent_index.iter().enumerate() {
+            parent.append_option((p >= 0).then(|| self.parent.get(r)));
         }
         let mut mpu = Float64Builder::new();
         for m in &self.metres_per_unit {

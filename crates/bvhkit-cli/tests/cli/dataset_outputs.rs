@@ -172,3 +172,45 @@ fn a_folder_export_gives_the_same_bytes_on_any_number_of_threads() {
         }
     }
 }
+
+/// Neither the table nor its skeleton table may be one of the inputs
+/// (each input is looked up once for both): the first output that is an
+/// input is named, the table before its skeleton table, and nothing is
+/// written.
+#[cfg(unix)]
+#[test]
+fn a_dataset_output_that_is_an_input_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (a, b) = (d.join("a.bvh"), d.join("b.bvh"));
+    std::fs::copy(fixture("two_roots.bvh"), &a).unwrap();
+    std::fs::copy(fixture("crlf.bvh"), &b).unwrap();
+    let (a_bytes, b_bytes) = (bytes(&a), bytes(&b));
+    let (a_s, b_s) = (a.to_str().unwrap(), b.to_str().unwrap());
+    // The skeleton table is the second input.
+    std::os::unix::fs::symlink("b.bvh", d.join("s.skeleton.parquet")).unwrap();
+    let out = d.join("s.parquet");
+    let r = run(&["export", a_s, b_s, "-o", out.to_str().unwrap()]);
+    let err = stderr(&r);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("s.skeleton.parquet: the output is the input"), "{err}");
+    assert!(err.contains("b.bvh; refusing to overwrite it"), "{err}");
+    // The table is the second input and the skeleton table the first: the
+    // table is named.
+    std::os::unix::fs::symlink("b.bvh", d.join("t.parquet")).unwrap();
+    std::os::unix::fs::symlink("a.bvh", d.join("t.skeleton.parquet")).unwrap();
+    let r = run(&["export", a_s, b_s, "-o", d.join("t.parquet").to_str().unwrap()]);
+    let err = stderr(&r);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("t.parquet: the output is the input"), "{err}");
+    assert!(err.contains("b.bvh; refusing"), "{err}");
+    // Nothing written, the inputs as they were.
+    assert_eq!((bytes(&a), bytes(&b)), (a_bytes, b_bytes));
+    assert!(!out.exists());
+    let left = bvhkit_testdata::file_names(d);
+    assert!(left.iter().all(|n| !n.starts_with(".bvh-")), "temporary files left: {left:?}");
+    // An NPZ has no skeleton table: a file named like one is not an output.
+    let npz = d.join("s.npz");
+    run_ok(&["export", a_s, b_s, "-o", npz.to_str().unwrap()]);
+    assert!(npz.is_file());
+}

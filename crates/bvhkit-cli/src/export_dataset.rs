@@ -23,7 +23,11 @@
 //! the pool's threads go on with the next files; a long clip (computed a
 //! row group at a time as it is written, `ParquetWriter::write_bvh`) or an
 //! NPZ's clip it writes on the pool. Broken files are reported and skipped.
-//! At the end both outputs are staged (`AtomicFile`) and renamed back to
+//! Each input is looked up once before the work starts, for the refusal of
+//! both outputs and for its size (`io::refuse_overwriting_inputs`). At the
+//! end the skeleton table is written and staged on a thread of its own
+//! while the table's footer is written (`ParquetWriter::finish_beside`),
+//! then both outputs, staged (`AtomicFile`), are renamed back to
 //! back, the replaced files held open through the renames and released
 //! afterwards on a thread of their own (`Staged::publish_keeping_old`);
 //! their cached pages are dropped at the start, beside the work

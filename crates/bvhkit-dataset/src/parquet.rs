@@ -1103,7 +1103,7 @@ impl SkeletonTable {
             }
             self.frame_time.push(frame_time);
             self.frames.push(n_frames as i64);
-            self.units.push_display(&units.units);
+            self.units.push_display(units.units);
             self.metres_per_unit.push(units.units.metres_per_unit());
             self.size.push(units.size);
         }

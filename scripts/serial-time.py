@@ -26,7 +26,9 @@ import re
 import sys
 from collections import defaultdict
 
-LINE = re.compile(r"^\s*(.+?)\s+(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+([\d.]+):\s+(\S+):\s*(.*)$")
+LINE = re.compile(
+    r"^\s*(.+?)\s+(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+([\d.]+):\s+(\S+):\s*(.*)$"
+)
 SWITCH = re.compile(
     r"prev_comm=(.*?) prev_pid=(-?\d+) prev_prio=-?\d+ prev_state=(\S+) ==> "
     r"next_comm=(.*?) next_pid=(-?\d+)"
@@ -52,9 +54,13 @@ def main() -> int:
     # The process: the one whose threads named COMM... switched most.
     counts: dict[int, int] = defaultdict(int)
     for _t, ev, _pid, _tid, rest in events:
-        if ev == "sched:sched_switch" and (m := SWITCH.search(rest)):
-            if m.group(1).startswith(prefix) and int(m.group(2)) in tgid_of:
-                counts[tgid_of[int(m.group(2))]] += 1
+        if (
+            ev == "sched:sched_switch"
+            and (m := SWITCH.search(rest))
+            and m.group(1).startswith(prefix)
+            and int(m.group(2)) in tgid_of
+        ):
+            counts[tgid_of[int(m.group(2))]] += 1
     if not counts:
         print(f"serial-time: no process named {prefix}...", file=sys.stderr)
         return 2
@@ -127,7 +133,9 @@ def main() -> int:
     ):
         print(f"  {k:42s} {acc[k] * 1e3:8.1f} ms")
     alone_ms, bound = acc["alone"] * 1e3, 2 / (1 + s)
-    print(f"serial CPU time {alone_ms:.1f} ms: s = {s:.3f}, Amdahl on two cores {bound:.2f}x")
+    print(
+        f"serial CPU time {alone_ms:.1f} ms: s = {s:.3f}, Amdahl on two cores {bound:.2f}x"
+    )
     print("CPU time by thread (ms, of which alone):")
     for k, v in sorted(cpu_of.items(), key=lambda kv: -kv[1]):
         name = names.get(k, "?") + (" (main)" if k == tgid else "")

@@ -1,6 +1,8 @@
 //! The kernels of [`super::Plan::measure`] on SIMD lanes: each pair's
-//! position errors over a frame's pairs, the Procrustes residuals, and the
-//! rotation error's quaternions over a run's frames (lane `k` a frame).
+//! position errors over a frame's pairs, the Procrustes residuals, the
+//! Procrustes fits' 4×4 eigenproblems of many frames ([`jacobi4`], a lane
+//! per frame, refilled as each frame's sweeps end), and the rotation
+//! error's quaternions over a run's frames (lane `k` a frame).
 //!
 //! Each kernel is the scalar code it replaces written over slices (glam's
 //! `DVec3::length`, `DMat3 * DVec3`, `DQuat * DQuat` and `conjugate`, term

@@ -223,7 +223,7 @@ simd_kernel! {
 }
 
 /// Of each `conj(a[k]) * b[k]`: its vector part's length into `v`, its
-/// scalar part's magnitude into `w` ([`super::geodesic_deg`]'s operands of
+/// scalar part's magnitude into `w` (`super::geodesic_deg`'s operands of
 /// `atan2`).
 pub(super) fn between(a: &Quats, b: &Quats, v: &mut Vec<f64>, w: &mut Vec<f64>) {
     let n = a.x.len();

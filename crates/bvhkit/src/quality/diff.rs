@@ -250,10 +250,15 @@ impl Plan {
         let (mpu_a, mpu_b) = r.mpu;
         let (ra, rb) = self.root;
         let (wa, wb, f0, b0, nfb) = (r.a, r.b, r.f0, r.b0, r.nfb);
-        w.xs.resize(np);
-        w.ys.resize(np);
-        let Work { xs, ys, e, er, .. } = w;
+        let Work { pts, fits, eigen, e, er, .. } = w;
+        pts.resize_with(FIT_BLOCK, Default::default);
+        for (xs, ys) in pts.iter_mut() {
+            xs.resize(np);
+            ys.resize(np);
+        }
         for (k, slot) in out.iter_mut().enumerate() {
+            // This frame's points go to the slot of the next fit.
+            let (xs, ys) = &mut pts[fits.len()];
             let f = f0 + k;
             let u = r.at[k];
             let a = &wa[(f - f0) * nja..][..nja];
@@ -288,11 +293,39 @@ impl Plan {
             *slot = frame_sum / np as f64;
             part.sum += frame_sum;
             if xs.x != ys.x || xs.y != ys.y || xs.z != ys.z {
-                let fit = fit_points(np, |p| xs.get(p), |p| ys.get(p));
-                lanes::residuals(&fit, xs, ys, e);
-                part.pa += e.iter().sum::<f64>();
+                fits.push(FitInput::of(np, |p| xs.get(p), |p| ys.get(p)));
+                if fits.len() == FIT_BLOCK {
+                    Self::fit_residuals(pts, fits, eigen, e, part);
+                }
             }
         }
+        Self::fit_residuals(pts, fits, eigen, e, part);
+    }
+
+    /// The Procrustes fits of the frames in `fits` (their points in the
+    /// slots of `pts` in the same order), their eigenproblems on SIMD lanes
+    /// ([`lanes::jacobi4`]: [`jacobi4`]'s bits), then each frame's
+    /// residuals added to `part.pa` in frame order; `fits` left empty.
+    fn fit_residuals(
+        pts: &[(lanes::Points, lanes::Points)],
+        fits: &mut Vec<FitInput>,
+        eigen: &mut (Vec<[[f64; 4]; 4]>, Vec<lanes::Eigen>),
+        e: &mut Vec<f64>,
+        part: &mut Sums,
+    ) {
+        if fits.is_empty() {
+            return;
+        }
+        let (mats, out) = eigen;
+        mats.clear();
+        mats.extend(fits.iter().map(|f| f.n));
+        lanes::jacobi4(mats, out);
+        for ((f, (xs, ys)), &(values, vectors)) in fits.iter().zip(pts).zip(out.iter()) {
+            let fit = f.similarity(values, vectors);
+            lanes::residuals(&fit, xs, ys, e);
+            part.pa += e.iter().sum::<f64>();
+        }
+        fits.clear();
     }
 
     /// The rotation errors of [`Plan::measure`] of the run's first `n`
@@ -433,8 +466,12 @@ struct RunIn<'v> {
 /// A and in B.
 #[derive(Default)]
 struct Work {
-    xs: lanes::Points,
-    ys: lanes::Points,
+    /// A frame's paired points of B and of A, one slot per frame whose
+    /// fit waits in `fits`.
+    pts: Vec<(lanes::Points, lanes::Points)>,
+    fits: Vec<FitInput>,
+    /// The fits' matrices and their eigenproblems' answers.
+    eigen: (Vec<[[f64; 4]; 4]>, Vec<lanes::Eigen>),
     e: Vec<f64>,
     er: Vec<f64>,
     half: Vec<f64>,
@@ -477,6 +514,10 @@ impl Sums {
 /// Frames per run: the unit of work on the pool, and of the sums added in
 /// order.
 const RUN: usize = 512;
+
+/// Frames whose Procrustes fits [`Plan::measure`] solves together (their
+/// eigenproblems on SIMD lanes, [`lanes::jacobi4`]).
+const FIT_BLOCK: usize = 64;
 
 /// Frames per chunk of the rotation errors in [`Plan::measure`]: the
 /// lanes of its quaternions.
@@ -962,38 +1003,66 @@ pub fn procrustes(x: &[DVec3], y: &[DVec3]) -> Similarity {
 }
 
 /// [`procrustes`] of the `len` points `x(p)` and `y(p)`.
-#[inline]
 fn fit_points(len: usize, x: impl Fn(usize) -> DVec3, y: impl Fn(usize) -> DVec3) -> Similarity {
-    let n = len.max(1) as f64;
-    let mx = (0..len).map(&x).fold(DVec3::ZERO, |a, b| a + b) / n;
-    let my = (0..len).map(&y).fold(DVec3::ZERO, |a, b| a + b) / n;
-    let mut s = [[0.0f64; 3]; 3];
-    let mut spread = 0.0;
-    for p in 0..len {
-        let (a, b) = (x(p) - mx, y(p) - my);
-        spread += a.length_squared();
-        let (a, b) = (a.to_array(), b.to_array());
-        for (r, ar) in s.iter_mut().zip(a) {
-            for (c, bc) in r.iter_mut().zip(b) {
-                *c += ar * bc;
+    let mut input = FitInput::of(len, x, y);
+    let (values, vectors) = jacobi4(&mut input.n);
+    input.similarity(values, vectors)
+}
+
+/// What a Procrustes fit needs besides the eigenproblem: the centroids,
+/// the spread of `x`, and Horn's symmetric 4×4 matrix `n` (its
+/// eigenvector of the largest eigenvalue is the rotation).
+struct FitInput {
+    mx: DVec3,
+    my: DVec3,
+    spread: f64,
+    n: [[f64; 4]; 4],
+}
+
+impl FitInput {
+    /// Of the `len` points `x(p)` and `y(p)`.
+    #[inline]
+    fn of(len: usize, x: impl Fn(usize) -> DVec3, y: impl Fn(usize) -> DVec3) -> FitInput {
+        let n = len.max(1) as f64;
+        let mx = (0..len).map(&x).fold(DVec3::ZERO, |a, b| a + b) / n;
+        let my = (0..len).map(&y).fold(DVec3::ZERO, |a, b| a + b) / n;
+        let mut s = [[0.0f64; 3]; 3];
+        let mut spread = 0.0;
+        for p in 0..len {
+            let (a, b) = (x(p) - mx, y(p) - my);
+            spread += a.length_squared();
+            let (a, b) = (a.to_array(), b.to_array());
+            for (r, ar) in s.iter_mut().zip(a) {
+                for (c, bc) in r.iter_mut().zip(b) {
+                    *c += ar * bc;
+                }
             }
         }
+        let [[sxx, sxy, sxz], [syx, syy, syz], [szx, szy, szz]] = s;
+        let n = [
+            [sxx + syy + szz, syz - szy, szx - sxz, sxy - syx],
+            [syz - szy, sxx - syy - szz, sxy + syx, szx + sxz],
+            [szx - sxz, sxy + syx, -sxx + syy - szz, syz + szy],
+            [sxy - syx, szx + sxz, syz + szy, -sxx - syy + szz],
+        ];
+        FitInput { mx, my, spread, n }
     }
-    let [[sxx, sxy, sxz], [syx, syy, syz], [szx, szy, szz]] = s;
-    let mut nm = [
-        [sxx + syy + szz, syz - szy, szx - sxz, sxy - syx],
-        [syz - szy, sxx - syy - szz, sxy + syx, szx + sxz],
-        [szx - sxz, sxy + syx, -sxx + syy - szz, syz + szy],
-        [sxy - syx, szx + sxz, syz + szy, -sxx - syy + szz],
-    ];
-    let (values, vectors) = jacobi4(&mut nm);
-    let best = (0..4).max_by(|&i, &j| values[i].total_cmp(&values[j])).unwrap_or(0);
-    let q =
-        DQuat::from_xyzw(vectors[1][best], vectors[2][best], vectors[3][best], vectors[0][best])
-            .normalize();
-    let rotation = DMat3::from_quat(q);
-    let scale = if spread > 0.0 { values[best] / spread } else { 0.0 };
-    Similarity { rotation, scale, translation: my - scale * (rotation * mx) }
+
+    /// The fit from the eigenvalues and eigenvectors (columns) of `n`.
+    fn similarity(&self, values: [f64; 4], vectors: [[f64; 4]; 4]) -> Similarity {
+        let FitInput { mx, my, spread, .. } = *self;
+        let best = (0..4).max_by(|&i, &j| values[i].total_cmp(&values[j])).unwrap_or(0);
+        let q = DQuat::from_xyzw(
+            vectors[1][best],
+            vectors[2][best],
+            vectors[3][best],
+            vectors[0][best],
+        )
+        .normalize();
+        let rotation = DMat3::from_quat(q);
+        let scale = if spread > 0.0 { values[best] / spread } else { 0.0 };
+        Similarity { rotation, scale, translation: my - scale * (rotation * mx) }
+    }
 }
 
 /// Eigenvalues and eigenvectors (columns) of a symmetric 4×4 matrix by

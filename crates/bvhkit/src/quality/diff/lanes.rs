@@ -1,6 +1,8 @@
 //! The kernels of [`super::Plan::measure`] on SIMD lanes: each pair's
-//! position errors over a frame's pairs, the Procrustes residuals, and the
-//! rotation error's quaternions over a run's frames (lane `k` a frame).
+//! position errors over a frame's pairs, the Procrustes residuals, the
+//! Procrustes fits' 4×4 eigenproblems of many frames ([`jacobi4`], a lane
+//! per frame, refilled as each frame's sweeps end), and the rotation
+//! error's quaternions over a run's frames (lane `k` a frame).
 //!
 //! Each kernel is the scalar code it replaces written over slices (glam's
 //! `DVec3::length`, `DMat3 * DVec3`, `DQuat * DQuat` and `conjugate`, term
@@ -221,7 +223,7 @@ simd_kernel! {
 }
 
 /// Of each `conj(a[k]) * b[k]`: its vector part's length into `v`, its
-/// scalar part's magnitude into `w` ([`super::geodesic_deg`]'s operands of
+/// scalar part's magnitude into `w` (`super::geodesic_deg`'s operands of
 /// `atan2`).
 pub(super) fn between(a: &Quats, b: &Quats, v: &mut Vec<f64>, w: &mut Vec<f64>) {
     let n = a.x.len();
@@ -230,6 +232,155 @@ pub(super) fn between(a: &Quats, b: &Quats, v: &mut Vec<f64>, w: &mut Vec<f64>) 
     let a = [&a.x[..], &a.y[..], &a.z[..], &a.w[..]];
     let b = [&b.x[..], &b.y[..], &b.z[..], &b.w[..]];
     between_kernel(Simd::best(), a, b, v, w);
+}
+
+/// Lanes of [`jacobi4`]'s sweeps.
+pub(super) const FIT_LANES: usize = 8;
+
+/// A symmetric 4×4 matrix's eigenvalues and eigenvectors (columns).
+pub(super) type Eigen = ([f64; 4], [[f64; 4]; 4]);
+
+/// [`super::jacobi4`] of every matrix of `mats` into `out`, [`FIT_LANES`]
+/// at a time on SIMD lanes: each lane runs one matrix's scalar sweeps and
+/// rotations, masked (a rotation whose pivot is 0 leaves the lane as it
+/// is), and takes the next matrix as soon as its own sweeps end, so that a
+/// matrix that needs many sweeps holds one lane, not all. Each lane's
+/// operations are the scalar function's, in its order: the bits are the
+/// same.
+pub(super) fn jacobi4(mats: &[[[f64; 4]; 4]], out: &mut Vec<Eigen>) {
+    out.clear();
+    out.resize(mats.len(), ([0.0; 4], [[0.0; 4]; 4]));
+    jacobi4_kernel(Simd::best(), mats, out);
+}
+
+simd_kernel! {
+    /// [`jacobi4`] into `out` (as long as `mats`).
+    fn jacobi4_kernel(simd: Simd, mats: &[[[f64; 4]; 4]], out: &mut [Eigen]) {
+        jacobi4_lanes(mats, out)
+    }
+}
+
+/// A lane's values of a 4×4 matrix, `m[i][j][lane]`.
+type Mat4Lanes = [[[f64; FIT_LANES]; 4]; 4];
+
+/// [`jacobi4_kernel`]'s body: `super::jacobi4` term for term, per lane
+/// (its loops over indices written as the scalar code's).
+#[inline(always)]
+#[allow(clippy::needless_range_loop)]
+fn jacobi4_lanes(mats: &[[[f64; 4]; 4]], out: &mut [Eigen]) {
+    const L: usize = FIT_LANES;
+    let mut a: Mat4Lanes = [[[0.0; L]; 4]; 4];
+    let mut v: Mat4Lanes = [[[0.0; L]; 4]; 4];
+    // Per lane: its matrix (`None`: no more), its sweeps so far.
+    let mut which: [Option<usize>; L] = [None; L];
+    let mut sweeps = [0u32; L];
+    let mut next = 0;
+    // Lane `k` takes the next matrix, or zeros when none is left.
+    let mut load =
+        |k: usize, a: &mut Mat4Lanes, v: &mut Mat4Lanes, which: &mut [Option<usize>; L]| {
+            let m = mats.get(next);
+            for i in 0..4 {
+                for j in 0..4 {
+                    a[i][j][k] = m.map_or(0.0, |m| m[i][j]);
+                    v[i][j][k] = if i == j { 1.0 } else { 0.0 };
+                }
+            }
+            which[k] = m.map(|_| next);
+            next += usize::from(m.is_some());
+        };
+    for k in 0..L {
+        load(k, &mut a, &mut v, &mut which);
+    }
+    loop {
+        // The off-diagonal and diagonal sums in the scalar order.
+        let mut off = [0.0f64; L];
+        let mut diag = [0.0f64; L];
+        for i in 0..4 {
+            for j in 0..4 {
+                if j != i {
+                    for k in 0..L {
+                        off[k] += a[i][j][k] * a[i][j][k];
+                    }
+                }
+            }
+        }
+        for i in 0..4 {
+            for k in 0..L {
+                diag[k] += a[i][i][k] * a[i][i][k];
+            }
+        }
+        // Lanes whose sweeps end: 64 sweeps made, or converged
+        // (`diag.max(MIN_POSITIVE)`: a NaN `diag` gives MIN_POSITIVE).
+        let mut ended = false;
+        let mut live = false;
+        for k in 0..L {
+            let Some(at) = which[k] else { continue };
+            let d = if diag[k] > f64::MIN_POSITIVE { diag[k] } else { f64::MIN_POSITIVE };
+            if sweeps[k] == 64 || off[k] <= 1e-32 * d || off[k] == 0.0 {
+                let vectors = [0, 1, 2, 3].map(|i| [0, 1, 2, 3].map(|j| v[i][j][k]));
+                out[at] = ([a[0][0][k], a[1][1][k], a[2][2][k], a[3][3][k]], vectors);
+                load(k, &mut a, &mut v, &mut which);
+                sweeps[k] = 0;
+                ended = true;
+            } else {
+                live = true;
+            }
+        }
+        if ended {
+            // The new matrices' own first test.
+            continue;
+        }
+        if !live {
+            return;
+        }
+        for p in 0..3 {
+            for q in p + 1..4 {
+                let mut on = [false; L];
+                let (mut c, mut s) = ([1.0f64; L], [0.0f64; L]);
+                for k in 0..L {
+                    let apq = a[p][q][k];
+                    on[k] = apq != 0.0;
+                    let theta = (a[q][q][k] - a[p][p][k]) / (2.0 * apq);
+                    // `theta.signum()`.
+                    let sign = if theta.is_nan() { f64::NAN } else { 1.0f64.copysign(theta) };
+                    let t = sign / (theta.abs() + (theta * theta + 1.0).sqrt());
+                    let t = if theta == 0.0 { 1.0 } else { t };
+                    c[k] = 1.0 / (t * t + 1.0).sqrt();
+                    s[k] = t * c[k];
+                }
+                for row in a.iter_mut() {
+                    for k in 0..L {
+                        let (akp, akq) = (row[p][k], row[q][k]);
+                        let np = c[k] * akp - s[k] * akq;
+                        let nq = s[k] * akp + c[k] * akq;
+                        row[p][k] = if on[k] { np } else { akp };
+                        row[q][k] = if on[k] { nq } else { akq };
+                    }
+                }
+                let (rp, rq) = (a[p], a[q]);
+                for j in 0..4 {
+                    for k in 0..L {
+                        let np = c[k] * rp[j][k] - s[k] * rq[j][k];
+                        let nq = s[k] * rp[j][k] + c[k] * rq[j][k];
+                        a[p][j][k] = if on[k] { np } else { rp[j][k] };
+                        a[q][j][k] = if on[k] { nq } else { rq[j][k] };
+                    }
+                }
+                for row in v.iter_mut() {
+                    for k in 0..L {
+                        let (vkp, vkq) = (row[p][k], row[q][k]);
+                        let np = c[k] * vkp - s[k] * vkq;
+                        let nq = s[k] * vkp + c[k] * vkq;
+                        row[p][k] = if on[k] { np } else { vkp };
+                        row[q][k] = if on[k] { nq } else { vkq };
+                    }
+                }
+            }
+        }
+        for s in &mut sweeps {
+            *s += 1;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -342,6 +493,76 @@ mod tests {
                     let d = want[0].conjugate() * want[1];
                     assert!(same_bits(v[k], DVec3::new(d.x, d.y, d.z).length()), "{simd:?} {k}");
                     assert!(same_bits(w[k], d.w.abs()), "{simd:?} {k}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[allow(clippy::needless_range_loop)]
+    fn the_jacobi_lanes_give_the_scalar_bits() {
+        // Symmetric matrices: random ones, some entries 0 (pivots that
+        // skip), diagonal ones (no sweep), a repeated eigenvalue, huge and
+        // tiny scales, NaN and infinity, and Horn's matrices of point sets.
+        let mut mats: Vec<[[f64; 4]; 4]> = Vec::new();
+        for seed in 0..40u64 {
+            let v = values(10, 100 + seed);
+            let mut m = [[0.0; 4]; 4];
+            let mut it = v.iter();
+            for i in 0..4 {
+                for j in i..4 {
+                    let x = *it.next().unwrap_or(&1.0);
+                    let x = match seed % 5 {
+                        // Finite values only, some zeros.
+                        0 | 1 if !x.is_finite() => 0.0,
+                        2 => x * 1e-150,
+                        3 => x * 1e150,
+                        _ => x,
+                    };
+                    (m[i][j], m[j][i]) = (x, x);
+                }
+            }
+            if seed % 7 == 0 {
+                for (i, row) in m.iter_mut().enumerate() {
+                    for (j, x) in row.iter_mut().enumerate() {
+                        if i != j {
+                            *x = 0.0;
+                        }
+                    }
+                }
+            }
+            mats.push(m);
+        }
+        mats.push([[2.0, 1.0, 0.0, 0.0], [1.0, 2.0, 0.0, 0.0], [0.0, 0.0, 2.0, 0.0], [0.0; 4]]);
+        for seed in 0..12 {
+            let (x, y) = (points(9, 300 + seed), points(9, 400 + seed));
+            let clean = |p: &Points| {
+                let f =
+                    |v: &[f64]| v.iter().map(|&a| if a.is_finite() { a } else { 1.5 }).collect();
+                Points { x: f(&p.x), y: f(&p.y), z: f(&p.z) }
+            };
+            let (x, y) = if seed % 3 == 0 { (x, y) } else { (clean(&x), clean(&y)) };
+            mats.push(super::super::FitInput::of(9, |p| x.get(p), |p| y.get(p)).n);
+        }
+        let want: Vec<Eigen> = mats
+            .iter()
+            .map(|m| {
+                let mut m = *m;
+                super::super::jacobi4(&mut m)
+            })
+            .collect();
+        for simd in Simd::available() {
+            for n in [0, 1, FIT_LANES - 1, FIT_LANES + 1, mats.len()] {
+                let mut out = vec![([0.0; 4], [[0.0; 4]; 4]); n];
+                jacobi4_kernel(simd, &mats[..n], &mut out);
+                for (k, ((vals, vecs), (wvals, wvecs))) in out.iter().zip(&want).enumerate() {
+                    for i in 0..4 {
+                        assert!(same_bits(vals[i], wvals[i]), "{simd:?} {n} {k} {i}");
+                        for j in 0..4 {
+                            let (got, w) = (vecs[i][j], wvecs[i][j]);
+                            assert!(same_bits(got, w), "{simd:?} {n} {k} {i} {j}");
+                        }
+                    }
                 }
             }
         }

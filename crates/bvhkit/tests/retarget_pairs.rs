@@ -383,7 +383,7 @@ const KNOWN: [(&str, &str, &[&str]); 4] = [
         "the source's own feet slide and the target's slide with them, scaled (the lock's pins \
          follow a sliding source foot: `retarget::stance`), a little faster on the larger \
          figures: the PyMO walk (feet sliding at 0.99 m/s in its contacts) onto Perception \
-         Neuron, Second Life, Xsens and MediaPipe, 0.790 -> 0.832, 0.882, 0.824, 0.866 \
+         Neuron, Second Life, Xsens and MediaPipe, 0.790 -> 0.832, 0.882, 0.815, 0.866 \
          (foot_slide 0.99 -> 1.04, 1.21, 1.03, 1.06 m/s); the Daz-named CMU take onto Second \
          Life, whose ankle without a toe joint is pinned where the source's ankle rolls, \
          0.084 -> 0.160 (foot_slide 0.37 -> 0.48 m/s); the Second Life in-place walk (14 \
@@ -465,7 +465,8 @@ fn a_single_spine_target_follows_the_whole_chain() {
         return;
     };
     let src = frames::range(&src, 0..FRAMES).unwrap();
-    let (out, r) = retarget(&src, &tgt, &Options::default()).unwrap();
+    let exact = Options { lock_feet: false, ..Options::default() };
+    let (out, r) = retarget(&src, &tgt, &exact).unwrap();
     let (bs, bt) = (body(&src), body(&out));
     assert_eq!(bt.spines, 1);
     let c = Axes::with_up(r.source.up).conversion(Axes::with_up(r.target.up));

@@ -32,14 +32,15 @@ hip heights (a top joint above the hips stays as TARGET's own motion keeps
 it), and the figure is lifted or lowered, smoothly and only while a source
 foot is in contact, so that its soles touch the ground where the source's
 do. Joints below the root keep TARGET's offsets (--joint-translations
-copies the source's). --lock-feet plants the feet: wherever a source foot
-is in contact (low and slow), the target's foot of that side stands with
-its sole on the ground, pinned by two-bone IK of its leg where the source's
-stands (moving only as the source's foot slides, scaled), and a swing foot
-that would pass
-nearer the ground than the source's (scaled) is lifted to its clearance
-(the legs then bend away from the source's directions; the output is held
-whole in memory). The mapping and the joints left unmapped
+copies the source's). The feet are planted (--no-lock-feet leaves them):
+wherever a source foot is in contact (low and slow), the target's foot of
+that side stands with its sole on the ground, pinned by two-bone IK of its
+leg where the source's stands (moving only as the source's foot slides,
+scaled), and a swing foot that would pass nearer the ground than the
+source's (scaled) is lifted to its clearance (the legs then bend away from
+the source's directions; the output is held whole in memory). With
+--no-lock-feet every mapped limb points exactly where the source's does and
+the output is streamed. The mapping and the joints left unmapped
 are printed on standard error.
 
 Examples:
@@ -87,9 +88,14 @@ pub(crate) struct Args {
     /// two-bone IK of the legs, and lift a swing foot that would pass
     /// nearer the ground than the source's (scaled) to its clearance (no
     /// skating where leg proportions differ; the legs no longer point
-    /// exactly where the source's do).
-    #[arg(long)]
+    /// exactly where the source's do). The default; --no-lock-feet turns
+    /// it off.
+    #[arg(long, overrides_with = "no_lock_feet")]
     lock_feet: bool,
+    /// Leave the feet as the transfer puts them: every mapped limb points
+    /// exactly where the source's does, and the output is streamed.
+    #[arg(long, overrides_with = "lock_feet")]
+    no_lock_feet: bool,
     /// Read the inputs strictly (any deviation from the format is an error).
     #[arg(long)]
     strict: bool,
@@ -144,7 +150,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         target_up: args.target_up,
         mode: args.position_channels.into(),
         joint_translations: args.joint_translations,
-        lock_feet: args.lock_feet,
+        lock_feet: args.lock_feet || !args.no_lock_feet,
     };
     let mut map = Retarget::new(&source, &target, &options)
         .map_err(|e| anyhow!("{} onto {}: {}", src_in.display(), tgt_in.display(), e.message()))?;
@@ -160,10 +166,10 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     // double the bones, pybvh refuses them), and `--portable` goes on as
     // the core's `edit::portable` says. The map is cloned so that the
     // second pass starts afresh.
-    // With --lock-feet the output is made whole (the locking reads the
-    // whole clip) and its frames are written from memory; the set-up above
-    // is used for it (not made again).
-    let locked = if args.lock_feet {
+    // With the feet locked (the default) the output is made whole (the
+    // locking reads the whole clip) and its frames are written from memory;
+    // the set-up above is used for it (not made again).
+    let locked = if options.lock_feet {
         let (out, report) = map.clone().into_clip(&source, true).map_err(|e| {
             anyhow!("{} onto {}: {}", src_in.display(), tgt_in.display(), e.message())
         })?;

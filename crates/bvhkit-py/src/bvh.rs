@@ -1061,7 +1061,7 @@ impl PyBvh {
 
     /// This motion on ``target``'s skeleton, as ``bvh retarget SRC --to
     /// TARGET``.
-    #[pyo3(signature = (target, map = None, reference = None, source_reference = None, source_up = None, target_up = None, position_channels = "replace", joint_translations = false, lock_feet = false))]
+    #[pyo3(signature = (target, map = None, reference = None, source_reference = None, source_up = None, target_up = None, position_channels = "replace", joint_translations = false, lock_feet = true))]
     #[allow(clippy::too_many_arguments)]
     fn retarget(
         &self,

@@ -351,5 +351,11 @@ pub(crate) fn retarget_onto(
             .map_err(|e| format!("{sn} onto {tn}: {}", e.message()))
     });
     let (out, report) = result.map_err(PyValueError::new_err)?;
-    Ok((out, report.summary(&sn, &tn).join("\n")))
+    // As `bvh retarget` prints them: the summary, then what the lock did.
+    let mut lines = report.summary(&sn, &tn);
+    if let Some(done) = &report.locked {
+        lines.push(format!("bvh: feet locked over {} contact span(s)", done.spans.len()));
+        lines.extend(done.notes.iter().map(|n| format!("bvh: note: {n}")));
+    }
+    Ok((out, lines.join("\n")))
 }

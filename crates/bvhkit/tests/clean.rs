@@ -466,7 +466,7 @@ fn lock_made() -> Vec<String> {
     };
     let (cmu, pymo) = (read(WALKS[0]), read(WALKS[2]));
     let opts = Options { lock_feet: true, ..Options::default() };
-    let ro = bvhkit::retarget::Options::default();
+    let ro = bvhkit::retarget::Options { lock_feet: false, ..Default::default() };
     let mut failed = Vec::new();
     let mut made = Vec::new();
     made.push(("cmu onto pymo", bvhkit::retarget::retarget(&cmu, &pymo, &ro).unwrap().0));

@@ -285,7 +285,12 @@ fn walks(test: &str) -> Option<Vec<(String, Bvh)>> {
     let src = out[1].1.clone();
     for name in HUMANS.iter().skip(1) {
         let target = clip(test, name)?;
-        let (r, _) = retarget::retarget(&src, &target, &retarget::Options::default()).unwrap();
+        let (r, _) = retarget::retarget(
+            &src,
+            &target,
+            &retarget::Options { lock_feet: false, ..Default::default() },
+        )
+        .unwrap();
         out.push((format!("cmu_16_15 onto {name}"), r));
     }
     Some(out)
@@ -402,7 +407,8 @@ fn loops_keep_the_velocity_at_their_seam() {
 /// A retarget: the target's name, the source, the output and their lints.
 type Retargeted = (String, Bvh, Bvh, Report, Report);
 
-/// Retargets of a CMU walk onto the human rigs of the corpus.
+/// Retargets of a CMU walk onto the human rigs of the corpus (the default:
+/// the feet locked).
 fn retargets(test: &str) -> Option<Vec<Retargeted>> {
     retargets_with(test, &retarget::Options::default())
 }
@@ -441,8 +447,8 @@ fn retargets_add_no_pop_spike_or_nan() {
 
 #[test]
 fn retargets_keep_the_feet_and_the_body_together() {
-    // The feet planted over the source's contacts (off by default).
-    let lock = retarget::Options { lock_feet: true, ..retarget::Options::default() };
+    // The feet planted over the source's contacts (the default).
+    let lock = retarget::Options::default();
     let Some(all) = retargets_with("oracle retarget feet", &lock) else { return };
     let mut bad = Vec::new();
     for (name, _, _, qs, qr) in &all {

@@ -40,8 +40,9 @@ fn retarget_writes_the_library_result_whether_it_keeps_its_first_pass_or_not() {
         assert_eq!(src.skeleton().n_channels(), 96);
         for lock_feet in [false, true] {
             let mut args = vec!["retarget", s, "--to", tgt_path.to_str().unwrap(), "-o", o];
-            if lock_feet {
-                args.push("--lock-feet");
+            // The default locks; --no-lock-feet streams the exact transfer.
+            if !lock_feet {
+                args.push("--no-lock-feet");
             }
             run_ok(&args);
             let opts = Options { lock_feet, ..Options::default() };

@@ -490,7 +490,7 @@ class Bvh:
         target_up: str | None = None,
         position_channels: _PositionChannels = "replace",
         joint_translations: bool = False,
-        lock_feet: bool = False,
+        lock_feet: bool = True,
     ) -> Bvh:
         """This motion on ``target``'s skeleton (``bvh retarget SRC --to TARGET``).
 
@@ -504,10 +504,12 @@ class Bvh:
         joints left unmapped. Joints below the root keep ``target``'s offsets;
         ``joint_translations=True`` copies the source's translations into
         joints that have position channels (``--joint-translations``).
-        ``lock_feet=True`` pins the target's feet where the source's are in
-        contact, by two-bone IK of the legs, and lifts a swing foot passing
-        nearer the ground than the source's to its clearance
-        (``--lock-feet``).
+        ``lock_feet`` (the default) pins the target's feet where the
+        source's are in contact, by two-bone IK of the legs, and lifts a
+        swing foot passing nearer the ground than the source's to its
+        clearance; ``lock_feet=False`` (``--no-lock-feet``) leaves every
+        mapped limb exactly where the source's points; ``report`` ends with
+        what the lock did, as the command prints it.
 
         Example::
 

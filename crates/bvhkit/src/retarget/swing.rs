@@ -30,6 +30,14 @@
 //! less than 5° has none, so the lift fades in from 5° to 10°), the foot's
 //! world orientation kept; only the thigh, knee and ankle rotation channels
 //! of frames with a lift change.
+//!
+//! **No knee pops.** The bend a lift adds to the knee changes by at most
+//! half the knee's own 95th-percentile step of bend per frame
+//! (`limit_extra`; the lift is lowered to what that bend gives): a leg
+//! straightening for a heel strike has no lift, and the lift before it
+//! used to be cut in one frame (the knee snapped back 6-7 cm on CMU 12_01's
+//! retargets, found by `bvh lint` as pops); it now fades over the frames
+//! before.
 
 use glam::{DAffine3, DQuat, DVec3};
 
@@ -143,6 +151,20 @@ fn envelope(d: &[f64], planted: &[bool], r: usize) -> Vec<f64> {
     l
 }
 
+/// `extra` held to change by at most `step` per frame: each frame at most
+/// the least of `extra[g] + step·|f − g|` over every frame `g` (a frame
+/// that may not bend lowers its neighbours' instead of being jumped to).
+fn limit_extra(extra: &[f64], step: f64) -> Vec<f64> {
+    let mut out = extra.to_vec();
+    for f in 1..out.len() {
+        out[f] = out[f].min(out[f - 1] + step);
+    }
+    for f in (0..out.len().saturating_sub(1)).rev() {
+        out[f] = out[f].min(out[f + 1] + step);
+    }
+    out
+}
+
 /// Lifts the swing feet of `out` (the retarget of `source`, its feet
 /// locked) to the source's clearance (see the module documentation). `qs`
 /// is the source's feet ([`quality::contacts`]), `qo_options` how the
@@ -240,8 +262,57 @@ pub(crate) fn lift(
         let mut compact = vec![0.0; gather.len()];
         let mut world = vec![DAffine3::IDENTITY; keep.len()];
         let values = out.motion_mut().values_mut();
+        // Every frame's leg (hip, knee, ankle) and its bend (0 straight).
+        let legs: Vec<(DVec3, DVec3, DVec3)> = (0..n)
+            .map(|f| {
+                for (v, &c) in compact.iter_mut().zip(&gather) {
+                    *v = values[f * width + c];
+                }
+                fk.world_with(&compact, &mut scratch, &mut world);
+                (world[ih].translation, world[ik].translation, world[ia].translation)
+            })
+            .collect();
+        let bend = |(ph, pk, pa): (DVec3, DVec3, DVec3)| (pk - ph).angle_between(pa - pk);
+        let (l1, l2) = ((legs[0].1 - legs[0].0).length(), (legs[0].2 - legs[0].1).length());
+        // Each frame's lift, faded out on a leg nearly straight (it has no
+        // bend plane to keep: none below 5° of knee bend, in full from
+        // 10°), and the bend it asks of the knee beyond its own.
+        let want: Vec<f64> = (0..n)
+            .map(|f| l[f] * smoothstep((bend(legs[f]).to_degrees() - STRAIGHT) / STRAIGHT))
+            .collect();
+        let extra: Vec<f64> = (0..n)
+            .map(|f| {
+                let (ph, _, pa) = legs[f];
+                if want[f] <= LEAST {
+                    return 0.0;
+                }
+                let d = (pa + u * (want[f] / mpu) - ph).length();
+                let c = ((d * d - l1 * l1 - l2 * l2) / (2.0 * l1 * l2)).clamp(-1.0, 1.0);
+                (c.acos() - bend(legs[f])).max(0.0)
+            })
+            .collect();
+        // That extra bend changes by at most half the knee's 95th-percentile
+        // step of bend per frame (`limit_extra`; the largest step is often
+        // a glitch of the capture): a lift next to a straight leg (a heel
+        // strike) fades over the frames before it instead of snapping the
+        // knee back in one.
+        let steps: Vec<f64> = (1..n).map(|f| (bend(legs[f]) - bend(legs[f - 1])).abs()).collect();
+        let fastest = quality::stats::quantile(&steps, 0.95).unwrap_or(0.0);
+        let extra = limit_extra(&extra, 0.5 * fastest);
         for f in 0..n {
-            let lift = l[f];
+            if extra[f] <= 0.0 {
+                continue;
+            }
+            let (ph, pk, pa) = legs[f];
+            // The lift that gives the limited bend: the ankle moved up to
+            // the distance from the hip that bend gives (at most `l`).
+            let th = (bend(legs[f]) + extra[f]).min(std::f64::consts::PI);
+            let reach = (l1 * l1 + l2 * l2 + 2.0 * l1 * l2 * th.cos()).max(0.0).sqrt();
+            let v = pa - ph;
+            let (b, c) = (v.dot(u), v.length_squared() - reach * reach);
+            let disc = b * b - c;
+            let x = if disc >= 0.0 { -b - disc.sqrt() } else { -b };
+            let lift = (x * mpu).clamp(0.0, want[f]);
             if lift <= LEAST {
                 continue;
             }
@@ -251,15 +322,6 @@ pub(crate) fn lift(
             }
             fk.world_with(&compact, &mut scratch, &mut world);
             let rot = |i: usize| DQuat::from_mat3(&world[i].matrix3).normalize();
-            let (ph, pk, pa) =
-                (world[ih].translation, world[ik].translation, world[ia].translation);
-            // A leg nearly straight has no bend plane to keep: the lift
-            // fades out below 15° of knee bend and is none below 5°.
-            let bend = (pk - ph).angle_between(pa - pk).to_degrees();
-            let lift = lift * smoothstep((bend - STRAIGHT) / STRAIGHT);
-            if lift <= LEAST {
-                continue;
-            }
             let Some((dq, r1, _)) = two_bone(ph, pk, pa, pa + u * (lift / mpu)) else {
                 continue;
             };
@@ -294,7 +356,24 @@ pub(crate) fn lift(
 
 #[cfg(test)]
 mod tests {
-    use super::envelope;
+    use super::{envelope, limit_extra};
+
+    #[test]
+    fn the_extra_bend_changes_by_at_most_the_step_and_never_grows() {
+        // A bend wanted up to the frame before a straight leg (0 there).
+        let extra = [0.0, 0.1, 0.3, 0.5, 0.6, 0.0, 0.0, 0.4];
+        let l = limit_extra(&extra, 0.15);
+        for (a, b) in l.iter().zip(&extra) {
+            assert!(a <= b, "{l:?}");
+        }
+        for w in l.windows(2) {
+            assert!((w[1] - w[0]).abs() <= 0.15 + 1e-12, "{l:?}");
+        }
+        // Before the straight frame it falls in steps: 0.15, then 0.3.
+        assert!((l[4] - 0.15).abs() < 1e-12 && (l[3] - 0.3).abs() < 1e-12, "{l:?}");
+        assert_eq!(l[5], 0.0);
+        assert!((l[7] - 0.15).abs() < 1e-12, "{l:?}");
+    }
 
     #[test]
     fn the_envelope_covers_each_deficit_ramps_and_spares_planted_frames() {

@@ -147,6 +147,12 @@ pub const CLEAR_METRES: f64 = 0.004;
 pub const SKIM_SPEED: f64 = 0.9;
 /// Half-width of the bump that spreads a lift of the foot (seconds).
 pub const LIFT_RAMP_SECONDS: f64 = 0.1;
+/// With `flatten_feet`: a foot whose flattening would lift its toe by up
+/// to this (metres) is pitched flat in full...
+pub const FLAT_RISE_METRES: f64 = 0.002;
+/// ...and one whose toe it would lift by this or more (a foot on its ball,
+/// heel up) keeps its captured pitch (only its roll is flattened).
+pub const FLAT_RISE_MAX_METRES: f64 = 0.02;
 
 /// A contact span given by the caller: a foot joint (or a joint of a foot,
 /// e.g. its toe) in contact from frame `start` to frame `end`, both
@@ -795,7 +801,7 @@ pub(crate) fn lock(
             let flat_w = match toe_rest[li] {
                 Some(_) => {
                     let mine: Vec<&Span> = spans.iter().filter(|s| s.leg == li).collect();
-                    flat_weights(&mine, &range, n, &env)
+                    flat_weights(&mine, &range, n, u, &env)
                 }
                 None => Vec::new(),
             };
@@ -810,12 +816,25 @@ pub(crate) fn lock(
                 hinge[li],
                 options.contacts.is_none(),
             );
+            // With `flatten_feet`: the foot's planted pitch, the median of
+            // its toe line's elevation (sine) over its spans' frames.
+            let planted = toe_rest[li].and_then(|o| {
+                let e: Vec<f64> = (0..n)
+                    .filter(|&f| pinned[li][f])
+                    .filter_map(|f| goal[f].and_then(|(_, q)| (q * o).try_normalize()))
+                    .map(|v| v.dot(u))
+                    .collect();
+                quality::stats::quantile(&e, 0.5)
+            });
             let mut out: Vec<Solved> = vec![None; n];
             for f in 0..n {
                 let dv = u * drop[f];
                 let Some((target, qa)) = goal[f] else { continue };
-                let qa = match (toe_rest[li], flat_w.get(f)) {
-                    (Some(o), Some(&w)) if w > 0.0 => flatten(qa, o, u, w),
+                let qa = match (toe_rest[li], planted, flat_w.get(f)) {
+                    (Some(o), Some(e), Some(&(w, ground))) if w > 0.0 => {
+                        let room = ((target + qa * o).dot(u) - ground) * mpu;
+                        flatten(qa, &Flat { o, u, w, e, mpu, room })
+                    }
                     _ => qa,
                 };
                 let (h, k, a) = (t.h[f] - dv, t.k[f] - dv, t.a[f] - dv);
@@ -1157,42 +1176,97 @@ fn targets(
 
 /// Each frame's weight of the flat foot over one leg's spans: 1 inside a
 /// span, the smoothstep of its ramps around it (the largest where ramps
-/// overlap), times the envelope `env` of a locking over part of the clip.
+/// overlap), times the envelope `env` of a locking over part of the clip;
+/// with the ground there (the height of the pin of the span that weight
+/// comes from).
 fn flat_weights(
     spans: &[&Span],
     range: &Range<usize>,
     n: usize,
+    u: DVec3,
     env: &dyn Fn(usize) -> f64,
-) -> Vec<f64> {
-    let mut w = vec![0.0f64; n];
+) -> Vec<(f64, f64)> {
+    let mut w = vec![(0.0f64, 0.0f64); n];
+    let put = |x: &mut (f64, f64), v: f64, g: f64| {
+        if v > x.0 {
+            *x = (v, g);
+        }
+    };
     for (s, &(ri, ro)) in spans.iter().zip(&effective_ramps(spans, range)) {
+        let g = s.pin.dot(u);
         for x in &mut w[s.s..=s.e] {
-            *x = 1.0;
+            *x = (1.0, g);
         }
         for (k, x) in w[s.s - ri..s.s].iter_mut().rev().enumerate() {
-            *x = x.max(smoothstep(1.0 - (k + 1) as f64 / (ri + 1) as f64));
+            put(x, smoothstep(1.0 - (k + 1) as f64 / (ri + 1) as f64), g);
         }
         for (k, x) in w[s.e + 1..=s.e + ro].iter_mut().enumerate() {
-            *x = x.max(smoothstep(1.0 - (k + 1) as f64 / (ro + 1) as f64));
+            put(x, smoothstep(1.0 - (k + 1) as f64 / (ro + 1) as f64), g);
         }
     }
     for (f, x) in w.iter_mut().enumerate() {
-        *x *= env(f);
+        x.0 *= env(f);
     }
     w
 }
 
-/// The foot's world rotation `q` turned towards the foot lying flat, by
-/// `w` (SLERP; 1: flat): flat is the rest pose's orientation (the foot as
-/// it stands there, its toe direction `o` and its side axis as in the rest
-/// pose) turned about the up axis `u` to the heading of `q`'s toe
-/// direction. A toe pointing straight up or down keeps `q`.
-fn flatten(q: DQuat, o: DVec3, u: DVec3, w: f64) -> DQuat {
-    let flat = |v: DVec3| (v - u * v.dot(u)).try_normalize();
-    let (Some(rest), Some(now)) = (flat(o), flat(q * o)) else { return q };
-    let yaw = DQuat::from_axis_angle(u, rest.cross(now).dot(u).atan2(rest.dot(now)));
-    // Long-path SLERP is never wanted: `slerp` takes the short one.
-    q.slerp(yaw, w.clamp(0.0, 1.0)).normalize()
+/// One frame's flattening of a foot (see [`flatten`]).
+struct Flat {
+    /// The toe's offset from the foot in the rest pose (file units).
+    o: DVec3,
+    /// The up axis.
+    u: DVec3,
+    /// The span's weight (1 inside it, its ramps' smoothstep around).
+    w: f64,
+    /// The foot's planted pitch: the sine of its toe line's elevation.
+    e: f64,
+    /// Metres per file unit.
+    mpu: f64,
+    /// The toe's height above the span's ground before (metres).
+    room: f64,
+}
+
+/// The foot's world rotation `q` flattened, in two turns about the ankle:
+///
+/// 1. **roll**, by `w`: about the ankle-to-toe line (the toe does not
+///    move), by what brings the foot's side axis (the rest pose's,
+///    `u × o` across the up axis, carried by `q`) to horizontal;
+/// 2. **pitch**, by `w` times [`flat_pitch_weight`]: about that side axis,
+///    by what brings the ankle-to-toe line to the foot's planted pitch `e`
+///    at the captured heading. The weight falls with what the pitch would
+///    do wrong: lift the toe (a foot captured heel-up, on its ball: it keeps
+///    its pitch) or push it below the ground (a toe already down).
+///
+/// A toe pointing straight up or down keeps `q`.
+fn flatten(q: DQuat, x: &Flat) -> DQuat {
+    let Flat { o, u, w, e, mpu, room } = *x;
+    let w = w.clamp(0.0, 1.0);
+    let across = |v: DVec3| (v - u * v.dot(u)).try_normalize();
+    let (Some(rest), Some(heading)) = (across(o), across(q * o)) else { return q };
+    let Some(t) = (q * o).try_normalize() else { return q };
+    // The side axis the flat foot has: the rest pose's, turned to the
+    // heading (horizontal, across the toe line).
+    let level = u.cross(heading);
+    let side = q * u.cross(rest);
+    let roll = side.cross(level).dot(t).atan2(side.dot(level));
+    let q1 = (DQuat::from_axis_angle(t, w * roll) * q).normalize();
+    // The toe line at the planted pitch, at the captured heading.
+    let e = e.clamp(-1.0, 1.0);
+    let flat = heading * (1.0 - e * e).sqrt() + u * e;
+    let pitch = t.cross(flat).dot(level).atan2(t.dot(flat));
+    let rise = o.length() * mpu * (e - t.dot(u));
+    let wp = w * flat_pitch_weight(rise.max(-rise - room));
+    (DQuat::from_axis_angle(level, wp * pitch) * q1).normalize()
+}
+
+/// The weight of the flattening's pitch for a toe that the full pitch
+/// would lift by `bad` metres (or push below the ground by that): 1 up to
+/// [`FLAT_RISE_METRES`], 0 from [`FLAT_RISE_MAX_METRES`], a smoothstep
+/// between, so the weight follows the captured pitch smoothly and nothing
+/// pops; the toe moves the wrong way by at most about 6 mm for it.
+fn flat_pitch_weight(bad: f64) -> f64 {
+    let x = (bad - FLAT_RISE_METRES) / (FLAT_RISE_MAX_METRES - FLAT_RISE_METRES);
+    1.0 - smoothstep(x.clamp(0.0, 1.0))
 }
 
 /// Joints a leg's knee or hip may be above the joint below it: twist or

@@ -1641,4 +1641,64 @@ mod tests {
         let e = parse_contacts("x\nL,a,2\n").unwrap_err().to_string();
         assert!(e.contains("line 1"), "{e}");
     }
+
+    #[test]
+    fn flatten_rolls_about_the_toe_line_and_pitches_only_where_the_toe_may_move() {
+        // Y up, the toe 13 cm ahead of the ankle and 2 cm below it.
+        let (u, o) = (DVec3::Y, DVec3::new(0.0, -0.02, 0.13));
+        let elev = |v: DVec3| v.normalize().dot(u);
+        let side = u.cross(o.normalize()).normalize();
+        let turn = |yaw: f64, pitch: f64, roll: f64| {
+            DQuat::from_axis_angle(u, yaw.to_radians())
+                * DQuat::from_axis_angle(side, pitch.to_radians())
+                * DQuat::from_axis_angle(o.normalize(), roll.to_radians())
+        };
+        let e = elev(o); // planted as in the rest pose
+        let at = |q: DQuat, w: f64, room: f64| flatten(q, &Flat { o, u, w, e, mpu: 1.0, room });
+        let heading = |v: DVec3| (v - u * v.dot(u)).normalize();
+        // Rolled 20° and turned 30°: the toe does not move, the side axis
+        // comes to horizontal, the heading stays.
+        let q = turn(30.0, 0.0, 20.0);
+        let r = at(q, 1.0, 0.0);
+        assert!((r * o - q * o).length() < 1e-12);
+        assert!((r * side).dot(u).abs() < 1e-12);
+        // Half the weight: half the roll.
+        let h = at(q, 0.5, 0.0);
+        assert!((h.angle_between(q) - 0.5 * r.angle_between(q)).abs() < 1e-9);
+        assert!((r.angle_between(q).to_degrees() - 20.0).abs() < 1e-9);
+        // Toe up 10° (a heel strike) with room above the ground: laid at the
+        // planted pitch, heading kept, side axis horizontal.
+        let q = turn(-40.0, -10.0, 5.0);
+        assert!(elev(q * o) > e + 0.1);
+        let r = at(q, 1.0, 0.05);
+        assert!((elev(r * o) - e).abs() < 1e-12);
+        assert!((heading(r * o) - heading(q * o)).length() < 1e-12);
+        assert!((r * side).dot(u).abs() < 1e-12);
+        // The same with the toe on the ground: lowering it 2.3 cm would put
+        // it through the floor, so the pitch stays (the roll still goes).
+        let r = at(q, 1.0, 0.0);
+        assert!((r * o - q * o).length() < 1e-12);
+        // Toe down 20° (on its ball, heel up): pitching would lift the toe
+        // 4.5 cm, so the toe stays where it is.
+        let q = turn(10.0, 20.0, -8.0);
+        let r = at(q, 1.0, 0.0);
+        assert!((r * o - q * o).length() < 1e-12);
+        assert!((r * side).dot(u).abs() < 1e-12);
+        // Toe down 0.5° (1.1 mm): laid flat in full.
+        let q = turn(10.0, 0.5, 0.0);
+        assert!((elev(at(q, 1.0, 0.0) * o) - e).abs() < 1e-12);
+        // Weight 0: untouched; the pitch weight falls smoothly.
+        let q = turn(10.0, 5.0, 7.0);
+        assert!(at(q, 0.0, 0.0).angle_between(q) < 1e-12);
+        assert_eq!(flat_pitch_weight(FLAT_RISE_METRES), 1.0);
+        assert_eq!(flat_pitch_weight(FLAT_RISE_MAX_METRES), 0.0);
+        let mid = flat_pitch_weight(0.5 * (FLAT_RISE_METRES + FLAT_RISE_MAX_METRES));
+        assert!((mid - 0.5).abs() < 1e-12);
+        // The toe moves the wrong way by at most about 6 mm.
+        let worst = (0..2000)
+            .map(|i| i as f64 * 1e-5)
+            .map(|b| b * flat_pitch_weight(b))
+            .fold(0.0, f64::max);
+        assert!(worst < 0.0062, "{worst}");
+    }
 }

@@ -81,12 +81,41 @@
 //! the knee's captured local rotations), so the IK's bend plane is not
 //! noise (`prebend`).
 //!
-//! **Flattening** (`flatten_feet`, off by default): after the IK the
-//! foot's world rotation is SLERPed, by the span's weight (1 inside, its
-//! ramps' smoothstep around), towards the foot as it stands in the rest
-//! pose (its toe direction and side axis there) turned about the up axis to
-//! the captured heading (`flatten`); only the foot's own rotation changes
-//! (the ankle stays, the toe turns about it).
+//! **Flattening** (`flatten_feet`, off by default): after the IK, the
+//! foot's world rotation is turned about the ankle (which stays where the
+//! lock puts it), by the span's weight `w` (1 inside, its ramps' smoothstep
+//! around) (`flatten`):
+//!
+//! - **roll** about the ankle-to-toe line, by what brings the foot's side
+//!   axis (the rest pose's `up × toe` across the up axis, carried by the
+//!   foot's rotation) to horizontal. The toe is on that line, so it does
+//!   not move: a foot on its ball keeps its ball where it is and lies level
+//!   across, as a foot-roll rig's ball pivot does;
+//! - **pitch** about that (now horizontal) side axis, towards the foot's
+//!   *planted pitch*: the median elevation of its toe line over its spans'
+//!   frames (the captured foot standing on the ground, whose frames are
+//!   most of a contact span; heel strikes above it, toe-offs below). Turned
+//!   about the ankle, a pitch moves the toe, so it is weighted by
+//!   `1 − smoothstep` of what it would do wrong, from
+//!   [`FLAT_RISE_METRES`] (2 mm: in full) to [`FLAT_RISE_MAX_METRES`]
+//!   (2 cm: none): lift the toe (a foot captured heel-up, on its ball:
+//!   flattened, the toe rose up to 14 cm on CMU 01_01) or push it below
+//!   the span's ground, its pin's height (a toe down on the floor with the
+//!   heel low). What it does is lay a toe held up in the air (a heel
+//!   strike) down onto the ground at the planted pitch; elsewhere the toe
+//!   moves the wrong way by at most about 6 mm.
+//!
+//! Why not the rest pose's pitch (the first version): the rest pose is not
+//! the foot standing flat on most rigs. On the corpus the planted pitch is
+//! 3°–8° below the rest pose's on CMU 01_01, 40° below on Bandai Namco's
+//! (whose rest foot points straight ahead) and about 50° above on CMU
+//! 16_15's (pointing down), so the ankle stayed and the toe rose or sank by
+//! centimetres. Why not pitch about the toe and solve the leg again for the
+//! moved ankle: with the toe on the ground and the ankle where the lock
+//! pins it, the pitch is already what the capture's foot has; turning a
+//! heel-up foot flat about its ball would plant the heel through a toe-off
+//! (another gait, and a heel that snaps up at the span's end) and move the
+//! ankle pin. Not built.
 //!
 //! Rotations go back to each joint's own channels in its own Euler order,
 //! closest to the output's previous frame (continuous). Only the thigh,
@@ -153,6 +182,10 @@ pub const FLAT_RISE_METRES: f64 = 0.002;
 /// ...and one whose toe it would lift by this or more (a foot on its ball,
 /// heel up) keeps its captured pitch (only its roll is flattened).
 pub const FLAT_RISE_MAX_METRES: f64 = 0.02;
+/// With `flatten_feet`: a foot whose toe line is within this of its
+/// planted pitch (degrees) is rolled in full, one past twice this not at
+/// all (a smoothstep between).
+pub const FLAT_ROLL_DEGREES: f64 = 20.0;
 
 /// A contact span given by the caller: a foot joint (or a joint of a foot,
 /// e.g. its toe) in contact from frame `start` to frame `end`, both
@@ -697,8 +730,8 @@ pub(crate) fn lock(
         .collect();
 
     // With `flatten_feet`: each foot's toe direction in the rest pose (its
-    // toe joint's offset from the foot, else its first child's), the foot
-    // standing flat there.
+    // toe joint's offset from the foot, else its first child's), whose
+    // side axis (up × toe) is the one the flattening makes horizontal.
     let toe_rest: Vec<Option<DVec3>> = legs
         .iter()
         .map(|leg| {
@@ -818,22 +851,24 @@ pub(crate) fn lock(
             );
             // With `flatten_feet`: the foot's planted pitch, the median of
             // its toe line's elevation (sine) over its spans' frames.
+            // With `flatten_feet`: the foot's planted pitch and roll, the
+            // medians of its toe line's elevation (sine) and of its roll
+            // over its spans' frames (`pitch_roll`).
             let planted = toe_rest[li].and_then(|o| {
-                let e: Vec<f64> = (0..n)
+                let (e, r): (Vec<f64>, Vec<f64>) = (0..n)
                     .filter(|&f| pinned[li][f])
-                    .filter_map(|f| goal[f].and_then(|(_, q)| (q * o).try_normalize()))
-                    .map(|v| v.dot(u))
-                    .collect();
-                quality::stats::quantile(&e, 0.5)
+                    .filter_map(|f| goal[f].and_then(|(_, q)| pitch_roll(q, o, u)))
+                    .unzip();
+                Some((quality::stats::quantile(&e, 0.5)?, quality::stats::quantile(&r, 0.5)?))
             });
             let mut out: Vec<Solved> = vec![None; n];
             for f in 0..n {
                 let dv = u * drop[f];
                 let Some((target, qa)) = goal[f] else { continue };
                 let qa = match (toe_rest[li], planted, flat_w.get(f)) {
-                    (Some(o), Some(e), Some(&(w, ground))) if w > 0.0 => {
+                    (Some(o), Some((e, roll)), Some(&(w, ground))) if w > 0.0 => {
                         let room = ((target + qa * o).dot(u) - ground) * mpu;
-                        flatten(qa, &Flat { o, u, w, e, mpu, room })
+                        flatten(qa, &Flat { o, u, w, e, roll, mpu, room })
                     }
                     _ => qa,
                 };
@@ -1220,42 +1255,63 @@ struct Flat {
     w: f64,
     /// The foot's planted pitch: the sine of its toe line's elevation.
     e: f64,
+    /// The foot's planted roll (radians, as [`pitch_roll`] gives it).
+    roll: f64,
     /// Metres per file unit.
     mpu: f64,
     /// The toe's height above the span's ground before (metres).
     room: f64,
 }
 
+/// The pitch and roll of a foot of world rotation `q` and rest-pose toe
+/// offset `o`: the sine of its toe line's elevation, and the angle about
+/// the toe line from the horizontal across it (`u × heading`) to the foot's
+/// side axis (the rest pose's `u × o`, carried by `q`). `None` for a toe
+/// line straight up or down.
+fn pitch_roll(q: DQuat, o: DVec3, u: DVec3) -> Option<(f64, f64)> {
+    let t = (q * o).try_normalize()?;
+    let heading = (t - u * t.dot(u)).try_normalize()?;
+    let rest = (o - u * o.dot(u)).try_normalize()?;
+    let level = u.cross(heading);
+    let side = q * u.cross(rest);
+    Some((t.dot(u), level.cross(side).dot(t).atan2(level.dot(side))))
+}
+
 /// The foot's world rotation `q` flattened, in two turns about the ankle:
 ///
 /// 1. **roll**, by `w`: about the ankle-to-toe line (the toe does not
-///    move), by what brings the foot's side axis (the rest pose's,
-///    `u × o` across the up axis, carried by `q`) to horizontal;
-/// 2. **pitch**, by `w` times [`flat_pitch_weight`]: about that side axis,
-///    by what brings the ankle-to-toe line to the foot's planted pitch `e`
-///    at the captured heading. The weight falls with what the pitch would
-///    do wrong: lift the toe (a foot captured heel-up, on its ball: it keeps
-///    its pitch) or push it below the ground (a toe already down).
+///    move), by what brings the foot's roll ([`pitch_roll`]) to its
+///    planted roll;
+/// 2. **pitch**, by `w` times [`flat_pitch_weight`]: about the horizontal
+///    across the toe line, by what brings the ankle-to-toe line to the
+///    foot's planted pitch `e` at the captured heading (the roll stays).
+///    The weight falls with what the pitch would do wrong: lift the toe (a
+///    foot captured heel-up, on its ball: it keeps its pitch) or push it
+///    below the ground (a toe already down).
 ///
 /// A toe pointing straight up or down keeps `q`.
 fn flatten(q: DQuat, x: &Flat) -> DQuat {
-    let Flat { o, u, w, e, mpu, room } = *x;
+    let Flat { o, u, w, e, roll, mpu, room } = *x;
     let w = w.clamp(0.0, 1.0);
-    let across = |v: DVec3| (v - u * v.dot(u)).try_normalize();
-    let (Some(rest), Some(heading)) = (across(o), across(q * o)) else { return q };
-    let Some(t) = (q * o).try_normalize() else { return q };
-    // The side axis the flat foot has: the rest pose's, turned to the
-    // heading (horizontal, across the toe line).
+    let Some((now_e, now_roll)) = pitch_roll(q, o, u) else { return q };
+    let t = (q * o).normalize();
+    let heading = (t - u * now_e).normalize();
     let level = u.cross(heading);
-    let side = q * u.cross(rest);
-    let roll = side.cross(level).dot(t).atan2(side.dot(level));
-    let q1 = (DQuat::from_axis_angle(t, w * roll) * q).normalize();
+    let turn = roll - now_roll;
+    let turn = turn.sin().atan2(turn.cos());
+    // A toe line far steeper than planted (on tiptoe): its roll is a twist
+    // of the foot about the shin more than a bank, and is kept.
+    let steep = (now_e.clamp(-1.0, 1.0).asin() - e.clamp(-1.0, 1.0).asin()).abs().to_degrees();
+    let wr = w * (1.0 - smoothstep((steep - FLAT_ROLL_DEGREES) / FLAT_ROLL_DEGREES));
+    let q1 = (DQuat::from_axis_angle(t, wr * turn) * q).normalize();
     // The toe line at the planted pitch, at the captured heading.
     let e = e.clamp(-1.0, 1.0);
     let flat = heading * (1.0 - e * e).sqrt() + u * e;
     let pitch = t.cross(flat).dot(level).atan2(t.dot(flat));
-    let rise = o.length() * mpu * (e - t.dot(u));
-    let wp = w * flat_pitch_weight(rise.max(-rise - room));
+    let len = o.length() * mpu;
+    let rise = len * (e - now_e);
+    let across = len * ((1.0 - e * e).sqrt() - (1.0 - now_e * now_e).max(0.0).sqrt()).abs();
+    let wp = w * flat_pitch_weight(rise.max(-rise - room).max(2.0 * across));
     (DQuat::from_axis_angle(level, wp * pitch) * q1).normalize()
 }
 
@@ -1654,7 +1710,9 @@ mod tests {
                 * DQuat::from_axis_angle(o.normalize(), roll.to_radians())
         };
         let e = elev(o); // planted as in the rest pose
-        let at = |q: DQuat, w: f64, room: f64| flatten(q, &Flat { o, u, w, e, mpu: 1.0, room });
+        let at = |q: DQuat, w: f64, room: f64| {
+            flatten(q, &Flat { o, u, w, e, roll: 0.0, mpu: 1.0, room })
+        };
         let heading = |v: DVec3| (v - u * v.dot(u)).normalize();
         // Rolled 20° and turned 30°: the toe does not move, the side axis
         // comes to horizontal, the heading stays.
@@ -1687,6 +1745,15 @@ mod tests {
         // Toe down 0.5° (1.1 mm): laid flat in full.
         let q = turn(10.0, 0.5, 0.0);
         assert!((elev(at(q, 1.0, 0.0) * o) - e).abs() < 1e-12);
+        // A planted roll of 15°: the foot rolled to it, the toe in place.
+        let q = turn(30.0, 0.0, -20.0);
+        let r =
+            flatten(q, &Flat { o, u, w: 1.0, e, roll: 15f64.to_radians(), mpu: 1.0, room: 0.0 });
+        assert!((r * o - q * o).length() < 1e-12);
+        let (_, roll) = pitch_roll(r, o, u).unwrap();
+        assert!((roll.to_degrees() - 15.0).abs() < 1e-9, "{}", roll.to_degrees());
+        let (_, roll) = pitch_roll(q, o, u).unwrap();
+        assert!((roll.to_degrees() + 20.0).abs() < 1e-9, "{}", roll.to_degrees());
         // Weight 0: untouched; the pitch weight falls smoothly.
         let q = turn(10.0, 5.0, 7.0);
         assert!(at(q, 0.0, 0.0).angle_between(q) < 1e-12);

@@ -1724,16 +1724,22 @@ mod tests {
         let h = at(q, 0.5, 0.0);
         assert!((h.angle_between(q) - 0.5 * r.angle_between(q)).abs() < 1e-9);
         assert!((r.angle_between(q).to_degrees() - 20.0).abs() < 1e-9);
-        // Toe up 10° (a heel strike) with room above the ground: laid at the
-        // planted pitch, heading kept, side axis horizontal.
-        let q = turn(-40.0, -10.0, 5.0);
-        assert!(elev(q * o) > e + 0.1);
+        // Toe up 3° (a heel strike) with room above the ground: laid at the
+        // planted pitch (the toe 6.8 mm lower, 0.85 mm back), heading kept,
+        // side axis horizontal.
+        let q = turn(-40.0, -3.0, 5.0);
+        assert!(elev(q * o) > e + 0.03);
         let r = at(q, 1.0, 0.05);
         assert!((elev(r * o) - e).abs() < 1e-12);
         assert!((heading(r * o) - heading(q * o)).length() < 1e-12);
         assert!((r * side).dot(u).abs() < 1e-12);
-        // The same with the toe on the ground: lowering it 2.3 cm would put
-        // it through the floor, so the pitch stays (the roll still goes).
+        // Toe up 10° with room: the pitch would move the toe 2.9 mm across
+        // (twice that counts), so it is laid down only part of the way.
+        let q = turn(-40.0, -10.0, 5.0);
+        let r = at(q, 1.0, 0.05);
+        assert!(elev(r * o) > e + 1e-3 && elev(r * o) < elev(q * o) - 1e-3);
+        // Toe up 10° with the toe on the ground: lowering it 2.3 cm would
+        // put it through the floor, so the pitch stays (the roll still goes).
         let r = at(q, 1.0, 0.0);
         assert!((r * o - q * o).length() < 1e-12);
         // Toe down 20° (on its ball, heel up): pitching would lift the toe

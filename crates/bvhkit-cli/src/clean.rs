@@ -27,9 +27,9 @@ scipy's savgol_filter), --one-euro (the causal one-euro filter), \
 contact pinned, one point per contact span, by two-bone IK of the legs \
 with smoothstep ramps, the hips lowered when a leg cannot reach; contacts as \
 bvh lint finds them, or from --contacts FILE, a CSV of joint,start,end; \
-with --flatten-feet each locked foot is also rolled level about its toe \
-line and pitched to its planted pitch where that lifts no toe nor sinks \
-it, blended over the span's ramps). Rotations \
+with --flatten-feet each locked foot is also turned about the ankle to \
+its planted roll and pitch (medians over its spans) where that moves its \
+toe by less than 2 cm, blended over the span's ramps). Rotations \
 are filtered as continuous quaternion tracks (never raw Euler channels), \
 written back in each joint's own order closest to the input's angles; \
 every channel a step does not touch is copied bit for bit. --joints is the \
@@ -89,10 +89,10 @@ pub(crate) struct Args {
     #[arg(long)]
     lock_feet: bool,
     /// With --lock-feet: in each locked span (blended over its ramps) roll the
-    /// foot level about its ankle-to-toe line (the toe stays) and pitch it about
-    /// the ankle to its planted pitch (the median over its spans) where that
-    /// neither lifts the toe nor sinks it below the ground; the leg's IK, the
-    /// ankle, the heading and the toes' own rotations unchanged.
+    /// foot about its ankle-to-toe line (the toe stays) to its planted roll, and
+    /// pitch it about the ankle to its planted pitch (medians over its spans)
+    /// where that moves the toe by less than 2 cm; the leg's IK, the ankle, the
+    /// heading and the toes' own rotations unchanged.
     #[arg(long)]
     flatten_feet: bool,
     /// Contact spans for --lock-feet from a CSV file, one `joint,start,end` a line

@@ -82,40 +82,41 @@
 //! noise (`prebend`).
 //!
 //! **Flattening** (`flatten_feet`, off by default): after the IK, the
-//! foot's world rotation is turned about the ankle (which stays where the
-//! lock puts it), by the span's weight `w` (1 inside, its ramps' smoothstep
-//! around) (`flatten`):
+//! foot's world rotation is turned about the ankle, which never moves, by
+//! the span's weight `w` (1 inside, its ramps' smoothstep around)
+//! (`flatten`), towards the foot as it stands planted in the capture: its
+//! *planted* pitch and roll (`pitch_roll`: the toe line's elevation, and
+//! the angle about the toe line of the rest pose's side axis `up × toe`
+//! from the horizontal), the medians over its spans' frames (most of a
+//! contact span is the foot standing flat; heel strikes lie above, toe-offs
+//! below), at the captured heading:
 //!
-//! - **roll** about the ankle-to-toe line, by what brings the foot's side
-//!   axis (the rest pose's `up × toe` across the up axis, carried by the
-//!   foot's rotation) to horizontal. The toe is on that line, so it does
-//!   not move: a foot on its ball keeps its ball where it is and lies level
-//!   across, as a foot-roll rig's ball pivot does;
-//! - **pitch** about that (now horizontal) side axis, towards the foot's
-//!   *planted pitch*: the median elevation of its toe line over its spans'
-//!   frames (the captured foot standing on the ground, whose frames are
-//!   most of a contact span; heel strikes above it, toe-offs below). Turned
-//!   about the ankle, a pitch moves the toe, so it is weighted by
-//!   `1 − smoothstep` of what it would do wrong, from
-//!   [`FLAT_RISE_METRES`] (2 mm: in full) to [`FLAT_RISE_MAX_METRES`]
-//!   (2 cm: none): lift the toe (a foot captured heel-up, on its ball:
-//!   flattened, the toe rose up to 14 cm on CMU 01_01) or push it below
-//!   the span's ground, its pin's height (a toe down on the floor with the
-//!   heel low). What it does is lay a toe held up in the air (a heel
-//!   strike) down onto the ground at the planted pitch; elsewhere the toe
-//!   moves the wrong way by at most about 6 mm.
+//! - **roll** about the ankle-to-toe line to the planted roll: the toe is on
+//!   that line and does not move. Weighted down where the toe line is more
+//!   than [`FLAT_ROLL_DEGREES`] (20°) off the planted pitch, none past 40°:
+//!   on tiptoe the roll about a steep toe line is the foot's twist about
+//!   the shin (100°–150° on CMU 131_01 and PyMO), not a bank to undo;
+//! - **pitch** about the horizontal across the toe line to the planted
+//!   pitch. About the ankle a pitch moves the toe, so it is weighted by
+//!   `1 − smoothstep` of the worst of: how far it would lift the toe, push
+//!   it below the span's ground (its pin's height) and (twice) move it
+//!   across the up axis off its pin, from [`FLAT_RISE_METRES`] (2 mm: in
+//!   full) to [`FLAT_RISE_MAX_METRES`] (2 cm: none). So a foot captured
+//!   nearly flat is laid flat, a foot on its ball or heel keeps its pitch
+//!   (the toe stays on the ground), and the toe moves the wrong way by at
+//!   most about 6 mm (3 mm across).
 //!
-//! Why not the rest pose's pitch (the first version): the rest pose is not
-//! the foot standing flat on most rigs. On the corpus the planted pitch is
-//! 3°–8° below the rest pose's on CMU 01_01, 40° below on Bandai Namco's
-//! (whose rest foot points straight ahead) and about 50° above on CMU
-//! 16_15's (pointing down), so the ankle stayed and the toe rose or sank by
-//! centimetres. Why not pitch about the toe and solve the leg again for the
-//! moved ankle: with the toe on the ground and the ankle where the lock
-//! pins it, the pitch is already what the capture's foot has; turning a
-//! heel-up foot flat about its ball would plant the heel through a toe-off
-//! (another gait, and a heel that snaps up at the span's end) and move the
-//! ankle pin. Not built.
+//! Why not the rest pose (the first version): it is not the foot standing
+//! flat on most rigs. The planted pitch is 3°–8° below the rest pose's on
+//! CMU 01_01, 40° below on Bandai Namco's, about 50° above on CMU 16_15's;
+//! the planted roll is 14°–50° off level on five of seven corpus clips
+//! (CMU 01_01: ±15°, mirrored between the feet); turned to the rest pose
+//! about the pinned ankle, tiptoe feet had their toes lifted by up to 14 cm.
+//! Why not pitch about the toe and solve the leg again for the moved ankle
+//! (tried: the ankle moved across the up axis to keep the toe on its pin):
+//! the moved ankles fell out of the leg's reach (68 foot-frames on CMU
+//! 12_01) and made knee pops that lengthened ramps (PyMO); and a heel-up
+//! foot turned flat about its ball plants its heel through the toe-off.
 //!
 //! Rotations go back to each joint's own channels in its own Euler order,
 //! closest to the output's previous frame (continuous). Only the thigh,

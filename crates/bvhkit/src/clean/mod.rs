@@ -100,9 +100,9 @@ pub struct Options {
     /// Pin the feet in contact by two-bone IK of the legs.
     pub lock_feet: bool,
     /// With `lock_feet`: in each locked span (with its ramps) the foot
-    /// rolled level about its ankle-to-toe line and pitched about the ankle
-    /// to its planted pitch where that neither lifts the toe nor sinks it
-    /// (see `footlock.rs`); the ankles and pins unchanged.
+    /// turned about the ankle to its planted roll and pitch (medians over
+    /// its spans) where that keeps its toe in place (see `footlock.rs`);
+    /// the ankles unchanged.
     pub flatten_feet: bool,
     /// The contact spans foot locking pins (`--contacts FILE`); `None`:
     /// those [`quality::lint`] finds.

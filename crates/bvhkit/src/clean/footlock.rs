@@ -179,10 +179,10 @@ pub const SKIM_SPEED: f64 = 0.9;
 pub const LIFT_RAMP_SECONDS: f64 = 0.1;
 /// With `flatten_feet`: a foot whose flattening would lift its toe by up
 /// to this (metres) is pitched flat in full...
-pub const FLAT_RISE_METRES: f64 = 0.002;
+pub const FLAT_RISE_METRES: f64 = 0.0005;
 /// ...and one whose toe it would lift by this or more (a foot on its ball,
 /// heel up) keeps its captured pitch (only its roll is flattened).
-pub const FLAT_RISE_MAX_METRES: f64 = 0.02;
+pub const FLAT_RISE_MAX_METRES: f64 = 0.003;
 /// With `flatten_feet`: a foot whose toe line is within this of its
 /// planted pitch (degrees) is rolled in full, one past twice this not at
 /// all (a smoothstep between).
@@ -835,7 +835,7 @@ pub(crate) fn lock(
             let flat_w = match toe_rest[li] {
                 Some(_) => {
                     let mine: Vec<&Span> = spans.iter().filter(|s| s.leg == li).collect();
-                    flat_weights(&mine, &range, n, u, &env)
+                    flat_weights(&mine, &range, n, &env)
                 }
                 None => Vec::new(),
             };
@@ -867,9 +867,8 @@ pub(crate) fn lock(
                 let dv = u * drop[f];
                 let Some((target, qa)) = goal[f] else { continue };
                 let qa = match (toe_rest[li], planted, flat_w.get(f)) {
-                    (Some(o), Some((e, roll)), Some(&(w, ground))) if w > 0.0 => {
-                        let room = ((target + qa * o).dot(u) - ground) * mpu;
-                        flatten(qa, &Flat { o, u, w, e, roll, mpu, room })
+                    (Some(o), Some((e, roll)), Some(&w)) if w > 0.0 => {
+                        flatten(qa, &Flat { o, u, w, e, roll, mpu })
                     }
                     _ => qa,
                 };
@@ -1212,36 +1211,27 @@ fn targets(
 
 /// Each frame's weight of the flat foot over one leg's spans: 1 inside a
 /// span, the smoothstep of its ramps around it (the largest where ramps
-/// overlap), times the envelope `env` of a locking over part of the clip;
-/// with the ground there (the height of the pin of the span that weight
-/// comes from).
+/// overlap), times the envelope `env` of a locking over part of the clip.
 fn flat_weights(
     spans: &[&Span],
     range: &Range<usize>,
     n: usize,
-    u: DVec3,
     env: &dyn Fn(usize) -> f64,
-) -> Vec<(f64, f64)> {
-    let mut w = vec![(0.0f64, 0.0f64); n];
-    let put = |x: &mut (f64, f64), v: f64, g: f64| {
-        if v > x.0 {
-            *x = (v, g);
-        }
-    };
+) -> Vec<f64> {
+    let mut w = vec![0.0f64; n];
     for (s, &(ri, ro)) in spans.iter().zip(&effective_ramps(spans, range)) {
-        let g = s.pin.dot(u);
         for x in &mut w[s.s..=s.e] {
-            *x = (1.0, g);
+            *x = 1.0;
         }
         for (k, x) in w[s.s - ri..s.s].iter_mut().rev().enumerate() {
-            put(x, smoothstep(1.0 - (k + 1) as f64 / (ri + 1) as f64), g);
+            *x = x.max(smoothstep(1.0 - (k + 1) as f64 / (ri + 1) as f64));
         }
         for (k, x) in w[s.e + 1..=s.e + ro].iter_mut().enumerate() {
-            put(x, smoothstep(1.0 - (k + 1) as f64 / (ro + 1) as f64), g);
+            *x = x.max(smoothstep(1.0 - (k + 1) as f64 / (ro + 1) as f64));
         }
     }
     for (f, x) in w.iter_mut().enumerate() {
-        x.0 *= env(f);
+        *x *= env(f);
     }
     w
 }
@@ -1260,8 +1250,6 @@ struct Flat {
     roll: f64,
     /// Metres per file unit.
     mpu: f64,
-    /// The toe's height above the span's ground before (metres).
-    room: f64,
 }
 
 /// The pitch and roll of a foot of world rotation `q` and rest-pose toe
@@ -1292,7 +1280,7 @@ fn pitch_roll(q: DQuat, o: DVec3, u: DVec3) -> Option<(f64, f64)> {
 ///
 /// A toe pointing straight up or down keeps `q`.
 fn flatten(q: DQuat, x: &Flat) -> DQuat {
-    let Flat { o, u, w, e, roll, mpu, room } = *x;
+    let Flat { o, u, w, e, roll, mpu } = *x;
     let w = w.clamp(0.0, 1.0);
     let Some((now_e, now_roll)) = pitch_roll(q, o, u) else { return q };
     let t = (q * o).normalize();
@@ -1312,7 +1300,7 @@ fn flatten(q: DQuat, x: &Flat) -> DQuat {
     let len = o.length() * mpu;
     let rise = len * (e - now_e);
     let across = len * ((1.0 - e * e).sqrt() - (1.0 - now_e * now_e).max(0.0).sqrt()).abs();
-    let wp = w * flat_pitch_weight(rise.max(-rise - room).max(2.0 * across));
+    let wp = w * flat_pitch_weight(rise.abs().max(2.0 * across));
     (DQuat::from_axis_angle(level, wp * pitch) * q1).normalize()
 }
 
@@ -1711,51 +1699,46 @@ mod tests {
                 * DQuat::from_axis_angle(o.normalize(), roll.to_radians())
         };
         let e = elev(o); // planted as in the rest pose
-        let at = |q: DQuat, w: f64, room: f64| {
-            flatten(q, &Flat { o, u, w, e, roll: 0.0, mpu: 1.0, room })
-        };
+        let at = |q: DQuat, w: f64| flatten(q, &Flat { o, u, w, e, roll: 0.0, mpu: 1.0 });
         let heading = |v: DVec3| (v - u * v.dot(u)).normalize();
         // Rolled 20° and turned 30°: the toe does not move, the side axis
         // comes to horizontal, the heading stays.
         let q = turn(30.0, 0.0, 20.0);
-        let r = at(q, 1.0, 0.0);
+        let r = at(q, 1.0);
         assert!((r * o - q * o).length() < 1e-12);
         assert!((r * side).dot(u).abs() < 1e-12);
         // Half the weight: half the roll.
-        let h = at(q, 0.5, 0.0);
+        let h = at(q, 0.5);
         assert!((h.angle_between(q) - 0.5 * r.angle_between(q)).abs() < 1e-9);
         assert!((r.angle_between(q).to_degrees() - 20.0).abs() < 1e-9);
-        // Toe up 3° (a heel strike) with room above the ground: laid at the
-        // planted pitch (the toe 6.8 mm lower, 0.85 mm back), heading kept,
-        // side axis horizontal.
-        let q = turn(-40.0, -3.0, 5.0);
-        assert!(elev(q * o) > e + 0.03);
-        let r = at(q, 1.0, 0.05);
+        // Toe up 0.1°: laid at the planted pitch (the toe 0.2 mm lower),
+        // heading kept, side axis horizontal.
+        let q = turn(-40.0, -0.1, 5.0);
+        assert!(elev(q * o) > e + 0.001);
+        let r = at(q, 1.0);
         assert!((elev(r * o) - e).abs() < 1e-12);
         assert!((heading(r * o) - heading(q * o)).length() < 1e-12);
         assert!((r * side).dot(u).abs() < 1e-12);
-        // Toe up 10° with room: the pitch would move the toe 2.9 mm across
-        // (twice that counts), so it is laid down only part of the way.
-        let q = turn(-40.0, -10.0, 5.0);
-        let r = at(q, 1.0, 0.05);
-        assert!(elev(r * o) > e + 1e-3 && elev(r * o) < elev(q * o) - 1e-3);
-        // Toe up 10° with the toe on the ground: lowering it 2.3 cm would
-        // put it through the floor, so the pitch stays (the roll still goes).
-        let r = at(q, 1.0, 0.0);
+        // Toe up 0.5° (1.1 mm): laid down part of the way; up 15° (a heel
+        // strike, 3.4 cm), not at all (the roll still goes).
+        let q = turn(-40.0, -0.5, 5.0);
+        let r = at(q, 1.0);
+        assert!(elev(r * o) > e + 1e-5 && elev(r * o) < elev(q * o) - 1e-5);
+        let q = turn(-40.0, -15.0, 5.0);
+        let r = at(q, 1.0);
         assert!((r * o - q * o).length() < 1e-12);
         // Toe down 20° (on its ball, heel up): pitching would lift the toe
         // 4.5 cm, so the toe stays where it is.
         let q = turn(10.0, 20.0, -8.0);
-        let r = at(q, 1.0, 0.0);
+        let r = at(q, 1.0);
         assert!((r * o - q * o).length() < 1e-12);
         assert!((r * side).dot(u).abs() < 1e-12);
-        // Toe down 0.5° (1.1 mm): laid flat in full.
-        let q = turn(10.0, 0.5, 0.0);
-        assert!((elev(at(q, 1.0, 0.0) * o) - e).abs() < 1e-12);
+        // Toe down 0.1° (0.2 mm): laid flat in full.
+        let q = turn(10.0, 0.1, 0.0);
+        assert!((elev(at(q, 1.0) * o) - e).abs() < 1e-12);
         // A planted roll of 15°: the foot rolled to it, the toe in place.
         let q = turn(30.0, 0.0, -20.0);
-        let r =
-            flatten(q, &Flat { o, u, w: 1.0, e, roll: 15f64.to_radians(), mpu: 1.0, room: 0.0 });
+        let r = flatten(q, &Flat { o, u, w: 1.0, e, roll: 15f64.to_radians(), mpu: 1.0 });
         assert!((r * o - q * o).length() < 1e-12);
         let (_, roll) = pitch_roll(r, o, u).unwrap();
         assert!((roll.to_degrees() - 15.0).abs() < 1e-9, "{}", roll.to_degrees());
@@ -1763,16 +1746,16 @@ mod tests {
         assert!((roll.to_degrees() + 20.0).abs() < 1e-9, "{}", roll.to_degrees());
         // Weight 0: untouched; the pitch weight falls smoothly.
         let q = turn(10.0, 5.0, 7.0);
-        assert!(at(q, 0.0, 0.0).angle_between(q) < 1e-12);
+        assert!(at(q, 0.0).angle_between(q) < 1e-12);
         assert_eq!(flat_pitch_weight(FLAT_RISE_METRES), 1.0);
         assert_eq!(flat_pitch_weight(FLAT_RISE_MAX_METRES), 0.0);
         let mid = flat_pitch_weight(0.5 * (FLAT_RISE_METRES + FLAT_RISE_MAX_METRES));
         assert!((mid - 0.5).abs() < 1e-12);
-        // The toe moves the wrong way by at most about 6 mm.
+        // The toe moves the wrong way by at most about 1 mm.
         let worst = (0..2000)
             .map(|i| i as f64 * 1e-5)
             .map(|b| b * flat_pitch_weight(b))
             .fold(0.0, f64::max);
-        assert!(worst < 0.0062, "{worst}");
+        assert!(worst < 0.001, "{worst}");
     }
 }

@@ -29,7 +29,7 @@ with smoothstep ramps, the hips lowered when a leg cannot reach; contacts as \
 bvh lint finds them, or from --contacts FILE, a CSV of joint,start,end; \
 with --flatten-feet each locked foot is also turned about the ankle to \
 its planted roll and pitch (medians over its spans) where that moves its \
-toe by less than 2 cm, blended over the span's ramps). Rotations \
+toe by less than 3 mm, blended over the span's ramps). Rotations \
 are filtered as continuous quaternion tracks (never raw Euler channels), \
 written back in each joint's own order closest to the input's angles; \
 every channel a step does not touch is copied bit for bit. --joints is the \
@@ -91,7 +91,7 @@ pub(crate) struct Args {
     /// With --lock-feet: in each locked span (blended over its ramps) roll the
     /// foot about its ankle-to-toe line (the toe stays) to its planted roll, and
     /// pitch it about the ankle to its planted pitch (medians over its spans)
-    /// where that moves the toe by less than 2 cm; the leg's IK, the ankle, the
+    /// where that moves the toe by less than 3 mm; the leg's IK, the ankle, the
     /// heading and the toes' own rotations unchanged.
     #[arg(long)]
     flatten_feet: bool,

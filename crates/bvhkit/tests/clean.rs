@@ -584,9 +584,9 @@ fn world_rotation(bvh: &Bvh, j: usize, f: usize) -> DQuat {
 /// `flatten_feet` on [`FLAT_CLIPS`], against the lock without it (`a`) in
 /// every locked frame, measured from world positions (FK) and from world
 /// rotations composed from the channels:
-/// - the ankle where the lock without it puts it (1e-9 units), every channel
-///   but the locked feet's own rotations bit for bit the lock's without it
-///   (so the joints outside the locked legs as the lock leaves them);
+/// - the ankle where the lock without it puts it (1e-9 units); every
+///   channel outside the locked legs bit for bit the lock's without it and,
+///   but for the root's (the hips' lowering), the input's;
 /// - the toe (the contact point) at most 1 cm higher than without it and at
 ///   most 1 cm below the span's ground (its pin's height): the part of the
 ///   foot on the ground stays there. CMU 01_01 frame 2434 (both feet on
@@ -594,12 +594,15 @@ fn world_rotation(bvh: &Bvh, j: usize, f: usize) -> DQuat {
 ///   lifted by up to 14 cm, is named: its toes within 6 mm of their height
 ///   without;
 /// - where laying the foot at its planted pitch (the median of its toe
-///   line's elevation over its locked frames) about the ankle neither lifts
-///   the toe nor puts it below the ground (by 1.5 mm), the toe line within
-///   1° of that pitch; at least 5% of the locked frames are such;
-/// - the roll: the foot's side axis (the rest pose's `up × toe` across the
-///   up axis, turned by the world rotation) within 1° of horizontal;
-/// - lint's pops and spikes no more than without it.
+///   line's elevation over its locked frames) about the ankle moves the toe
+///   by at most 0.4 mm (0.2 mm across), the toe line within 1° of that
+///   pitch; at least 1% of the locked frames are such;
+/// - the roll (the angle about the toe line from the horizontal to the
+///   rest pose's side axis `up × toe` turned by the world rotation) within
+///   1° of its planted roll (the median without) where the toe line is
+///   within 20° of the planted pitch;
+/// - every bound of the lock ([`check_locked`]) on the flattened output;
+/// - lint's pops and spikes (at ground 0) no more than without it.
 #[test]
 fn foot_locking_flattens_the_feet_when_asked() {
     let clips = clips(&FLAT_CLIPS);

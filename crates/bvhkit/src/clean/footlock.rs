@@ -97,14 +97,16 @@
 //!   on tiptoe the roll about a steep toe line is the foot's twist about
 //!   the shin (100°–150° on CMU 131_01 and PyMO), not a bank to undo;
 //! - **pitch** about the horizontal across the toe line to the planted
-//!   pitch. About the ankle a pitch moves the toe, so it is weighted by
-//!   `1 − smoothstep` of the worst of: how far it would lift the toe, push
-//!   it below the span's ground (its pin's height) and (twice) move it
-//!   across the up axis off its pin, from [`FLAT_RISE_METRES`] (2 mm: in
-//!   full) to [`FLAT_RISE_MAX_METRES`] (2 cm: none). So a foot captured
-//!   nearly flat is laid flat, a foot on its ball or heel keeps its pitch
-//!   (the toe stays on the ground), and the toe moves the wrong way by at
-//!   most about 6 mm (3 mm across).
+//!   pitch. About the ankle a pitch moves the toe, which the lock has
+//!   pinned, so it is weighted by `1 − smoothstep` of how far it would move
+//!   the toe (up or down, or twice across the up axis), from
+//!   [`FLAT_RISE_METRES`] (0.5 mm: in full) to [`FLAT_RISE_MAX_METRES`]
+//!   (3 mm: none): a foot captured within a fraction of a degree of its
+//!   planted pitch is laid at it exactly, a foot on its ball or heel keeps
+//!   its pitch, and the toe moves by at most about 1 mm. (A weight that let
+//!   a toe held up at a heel strike come down to the ground, 2 cm, moved
+//!   the pinned toe by 6 mm and switched off at the span's start: knee
+//!   spikes on CMU 12_01.)
 //!
 //! Why not the rest pose (the first version): it is not the foot standing
 //! flat on most rigs. The planted pitch is 3°–8° below the rest pose's on
@@ -117,6 +119,8 @@
 //! the moved ankles fell out of the leg's reach (68 foot-frames on CMU
 //! 12_01) and made knee pops that lengthened ramps (PyMO); and a heel-up
 //! foot turned flat about its ball plants its heel through the toe-off.
+//! With the toe pinned and the ankle kept, a foot's pitch is what the
+//! capture gives it, so the flattening is mostly its roll.
 //!
 //! Rotations go back to each joint's own channels in its own Euler order,
 //! closest to the output's previous frame (continuous). Only the thigh,
@@ -177,11 +181,11 @@ pub const CLEAR_METRES: f64 = 0.004;
 pub const SKIM_SPEED: f64 = 0.9;
 /// Half-width of the bump that spreads a lift of the foot (seconds).
 pub const LIFT_RAMP_SECONDS: f64 = 0.1;
-/// With `flatten_feet`: a foot whose flattening would lift its toe by up
-/// to this (metres) is pitched flat in full...
+/// With `flatten_feet`: a foot whose pitch to the planted one would move
+/// its toe by up to this (metres) is pitched in full...
 pub const FLAT_RISE_METRES: f64 = 0.0005;
-/// ...and one whose toe it would lift by this or more (a foot on its ball,
-/// heel up) keeps its captured pitch (only its roll is flattened).
+/// ...and one whose toe it would move by this or more (a foot on its ball,
+/// or on its heel) keeps its captured pitch (only its roll is flattened).
 pub const FLAT_RISE_MAX_METRES: f64 = 0.003;
 /// With `flatten_feet`: a foot whose toe line is within this of its
 /// planted pitch (degrees) is rolled in full, one past twice this not at
@@ -1274,9 +1278,8 @@ fn pitch_roll(q: DQuat, o: DVec3, u: DVec3) -> Option<(f64, f64)> {
 /// 2. **pitch**, by `w` times [`flat_pitch_weight`]: about the horizontal
 ///    across the toe line, by what brings the ankle-to-toe line to the
 ///    foot's planted pitch `e` at the captured heading (the roll stays).
-///    The weight falls with what the pitch would do wrong: lift the toe (a
-///    foot captured heel-up, on its ball: it keeps its pitch) or push it
-///    below the ground (a toe already down).
+///    The weight falls with how far that moves the pinned toe (a foot on
+///    its ball or its heel keeps its pitch).
 ///
 /// A toe pointing straight up or down keeps `q`.
 fn flatten(q: DQuat, x: &Flat) -> DQuat {
@@ -1305,10 +1308,10 @@ fn flatten(q: DQuat, x: &Flat) -> DQuat {
 }
 
 /// The weight of the flattening's pitch for a toe that the full pitch
-/// would lift by `bad` metres (or push below the ground by that): 1 up to
+/// would move by `bad` metres (up, down, or half that across): 1 up to
 /// [`FLAT_RISE_METRES`], 0 from [`FLAT_RISE_MAX_METRES`], a smoothstep
 /// between, so the weight follows the captured pitch smoothly and nothing
-/// pops; the toe moves the wrong way by at most about 6 mm for it.
+/// pops; the toe moves by at most about 1 mm for it.
 fn flat_pitch_weight(bad: f64) -> f64 {
     let x = (bad - FLAT_RISE_METRES) / (FLAT_RISE_MAX_METRES - FLAT_RISE_METRES);
     1.0 - smoothstep(x.clamp(0.0, 1.0))

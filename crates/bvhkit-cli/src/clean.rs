@@ -27,8 +27,9 @@ scipy's savgol_filter), --one-euro (the causal one-euro filter), \
 contact pinned, one point per contact span, by two-bone IK of the legs \
 with smoothstep ramps, the hips lowered when a leg cannot reach; contacts as \
 bvh lint finds them, or from --contacts FILE, a CSV of joint,start,end; \
-with --flatten-feet each locked foot is also turned to lie flat, as in the \
-rest pose, blended over the span's ramps). Rotations \
+with --flatten-feet each locked foot is also turned about the ankle to \
+its planted roll and pitch (medians over its spans) where that moves its \
+toe by less than 3 mm, blended over the span's ramps). Rotations \
 are filtered as continuous quaternion tracks (never raw Euler channels), \
 written back in each joint's own order closest to the input's angles; \
 every channel a step does not touch is copied bit for bit. --joints is the \
@@ -87,9 +88,11 @@ pub(crate) struct Args {
     /// Pin feet in contact, one point per contact span, by two-bone IK of the legs.
     #[arg(long)]
     lock_feet: bool,
-    /// With --lock-feet: in each locked span (blended over its ramps) turn the
-    /// foot to lie flat on the ground, as it stands in the rest pose, keeping its
-    /// heading; the leg's IK, the ankle and the toes' own rotations unchanged.
+    /// With --lock-feet: in each locked span (blended over its ramps) roll the
+    /// foot about its ankle-to-toe line (the toe stays) to its planted roll, and
+    /// pitch it about the ankle to its planted pitch (medians over its spans)
+    /// where that moves the toe by less than 3 mm; the leg's IK, the ankle, the
+    /// heading and the toes' own rotations unchanged.
     #[arg(long)]
     flatten_feet: bool,
     /// Contact spans for --lock-feet from a CSV file, one `joint,start,end` a line

@@ -851,8 +851,8 @@ impl PyBvh {
     /// spans it locks instead of those lint finds: a path to a CSV file of
     /// ``joint,start,end`` lines, as ``--contacts FILE``, or a sequence of
     /// ``(joint, start, end)``, frames from 0, end included; ``flatten_feet``,
-    /// with ``lock_feet``: each locked foot turned to lie flat as in the rest
-    /// pose, as ``--flatten-feet``). The result's
+    /// with ``lock_feet``: each locked foot turned to its planted roll and
+    /// pitch where its toe stays, as ``--flatten-feet``). The result's
     /// ``report`` is the summary ``bvh clean`` prints.
     #[pyo3(signature = (spikes = None, butterworth = None, savgol = None, one_euro = None, joints = None, remove_drift = false, ground = None, lock_feet = false, feet = None, up = None, strength = None, contacts = None, flatten_feet = false))]
     #[allow(clippy::too_many_arguments)]

@@ -548,8 +548,8 @@ class Bvh:
         spans to lock instead of lint's, a CSV file of ``joint,start,end``
         lines as ``--contacts FILE``, or ``(joint, start, end)`` tuples,
         frames from 0, end included; ``flatten_feet``, with ``lock_feet``:
-        each locked foot turned to lie flat as it stands in the rest pose,
-        as ``--flatten-feet``). ``joints`` limits smoothing to the
+        each locked foot turned to its planted roll and pitch where its
+        toe stays, as ``--flatten-feet``). ``joints`` limits smoothing to the
         joints named; ``strength`` gives joints a factor from 0 (unchanged)
         to 1 (the full filter, the default) that blends the filtered track
         with the original, as ``--strength``: selectors ``"NAME"`` (that

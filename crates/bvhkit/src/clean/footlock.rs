@@ -84,12 +84,46 @@
 //! the knee's captured local rotations), so the IK's bend plane is not
 //! noise (`prebend`).
 //!
-//! **Flattening** (`flatten_feet`, off by default): after the IK the
-//! foot's world rotation is SLERPed, by the span's weight (1 inside, its
-//! ramps' smoothstep around), towards the foot as it stands in the rest
-//! pose (its toe direction and side axis there) turned about the up axis to
-//! the captured heading (`flatten`); only the foot's own rotation changes
-//! (the ankle stays, the toe turns about it).
+//! **Flattening** (`flatten_feet`, off by default): after the IK, the
+//! foot's world rotation is turned about the ankle, which never moves, by
+//! the span's weight `w` (1 inside, its ramps' smoothstep around)
+//! (`flatten`), towards the foot as it stands planted in the capture: its
+//! *planted* pitch and roll (`pitch_roll`: the toe line's elevation, and
+//! the angle about the toe line of the rest pose's side axis `up × toe`
+//! from the horizontal), the medians over its spans' frames (most of a
+//! contact span is the foot standing flat; heel strikes lie above, toe-offs
+//! below), at the captured heading:
+//!
+//! - **roll** about the ankle-to-toe line to the planted roll: the toe is on
+//!   that line and does not move. Weighted down where the toe line is more
+//!   than [`FLAT_ROLL_DEGREES`] (20°) off the planted pitch, none past 40°:
+//!   on tiptoe the roll about a steep toe line is the foot's twist about
+//!   the shin (100°–150° on CMU 131_01 and PyMO), not a bank to undo;
+//! - **pitch** about the horizontal across the toe line to the planted
+//!   pitch. About the ankle a pitch moves the toe, which the lock has
+//!   pinned, so it is weighted by `1 − smoothstep` of how far it would move
+//!   the toe (up or down, or twice across the up axis), from
+//!   [`FLAT_RISE_METRES`] (0.5 mm: in full) to [`FLAT_RISE_MAX_METRES`]
+//!   (3 mm: none): a foot captured within a fraction of a degree of its
+//!   planted pitch is laid at it exactly, a foot on its ball or heel keeps
+//!   its pitch, and the toe moves by at most about 1 mm. (A weight that let
+//!   a toe held up at a heel strike come down to the ground, 2 cm, moved
+//!   the pinned toe by 6 mm and switched off at the span's start: knee
+//!   spikes on CMU 12_01.)
+//!
+//! Why not the rest pose (the first version): it is not the foot standing
+//! flat on most rigs. The planted pitch is 3°–8° below the rest pose's on
+//! CMU 01_01, 40° below on Bandai Namco's, about 50° above on CMU 16_15's;
+//! the planted roll is 14°–50° off level on five of seven corpus clips
+//! (CMU 01_01: ±15°, mirrored between the feet); turned to the rest pose
+//! about the pinned ankle, tiptoe feet had their toes lifted by up to 14 cm.
+//! Why not pitch about the toe and solve the leg again for the moved ankle
+//! (tried: the ankle moved across the up axis to keep the toe on its pin):
+//! the moved ankles fell out of the leg's reach (68 foot-frames on CMU
+//! 12_01) and made knee pops that lengthened ramps (PyMO); and a heel-up
+//! foot turned flat about its ball plants its heel through the toe-off.
+//! With the toe pinned and the ankle kept, a foot's pitch is what the
+//! capture gives it, so the flattening is mostly its roll.
 //!
 //! Rotations go back to each joint's own channels in its own Euler order,
 //! closest to the output's previous frame (continuous). Only the thigh,
@@ -150,6 +184,16 @@ pub const CLEAR_METRES: f64 = 0.004;
 pub const SKIM_SPEED: f64 = 0.9;
 /// Half-width of the bump that spreads a lift of the foot (seconds).
 pub const LIFT_RAMP_SECONDS: f64 = 0.1;
+/// With `flatten_feet`: a foot whose pitch to the planted one would move
+/// its toe by up to this (metres) is pitched in full...
+pub const FLAT_RISE_METRES: f64 = 0.0005;
+/// ...and one whose toe it would move by this or more (a foot on its ball,
+/// or on its heel) keeps its captured pitch (only its roll is flattened).
+pub const FLAT_RISE_MAX_METRES: f64 = 0.003;
+/// With `flatten_feet`: a foot whose toe line is within this of its
+/// planted pitch (degrees) is rolled in full, one past twice this not at
+/// all (a smoothstep between).
+pub const FLAT_ROLL_DEGREES: f64 = 20.0;
 
 /// A contact span given by the caller: a foot joint (or a joint of a foot,
 /// e.g. its toe) in contact from frame `start` to frame `end`, both
@@ -694,8 +738,8 @@ pub(crate) fn lock(
         .collect();
 
     // With `flatten_feet`: each foot's toe direction in the rest pose (its
-    // toe joint's offset from the foot, else its first child's), the foot
-    // standing flat there.
+    // toe joint's offset from the foot, else its first child's), whose
+    // side axis (up × toe) is the one the flattening makes horizontal.
     let toe_rest: Vec<Option<DVec3>> = legs
         .iter()
         .map(|leg| {
@@ -813,12 +857,26 @@ pub(crate) fn lock(
                 hinge[li],
                 options.contacts.is_none(),
             );
+            // With `flatten_feet`: the foot's planted pitch, the median of
+            // its toe line's elevation (sine) over its spans' frames.
+            // With `flatten_feet`: the foot's planted pitch and roll, the
+            // medians of its toe line's elevation (sine) and of its roll
+            // over its spans' frames (`pitch_roll`).
+            let planted = toe_rest[li].and_then(|o| {
+                let (e, r): (Vec<f64>, Vec<f64>) = (0..n)
+                    .filter(|&f| pinned[li][f])
+                    .filter_map(|f| goal[f].and_then(|(_, q)| pitch_roll(q, o, u)))
+                    .unzip();
+                Some((quality::stats::quantile(&e, 0.5)?, quality::stats::quantile(&r, 0.5)?))
+            });
             let mut out: Vec<Solved> = vec![None; n];
             for f in 0..n {
                 let dv = u * drop[f];
                 let Some((target, qa)) = goal[f] else { continue };
-                let qa = match (toe_rest[li], flat_w.get(f)) {
-                    (Some(o), Some(&w)) if w > 0.0 => flatten(qa, o, u, w),
+                let qa = match (toe_rest[li], planted, flat_w.get(f)) {
+                    (Some(o), Some((e, roll)), Some(&w)) if w > 0.0 => {
+                        flatten(qa, &Flat { o, u, w, e, roll, mpu })
+                    }
                     _ => qa,
                 };
                 let (h, k, a) = (t.h[f] - dv, t.k[f] - dv, t.a[f] - dv);
@@ -1190,17 +1248,81 @@ fn flat_weights(
     w
 }
 
-/// The foot's world rotation `q` turned towards the foot lying flat, by
-/// `w` (SLERP; 1: flat): flat is the rest pose's orientation (the foot as
-/// it stands there, its toe direction `o` and its side axis as in the rest
-/// pose) turned about the up axis `u` to the heading of `q`'s toe
-/// direction. A toe pointing straight up or down keeps `q`.
-fn flatten(q: DQuat, o: DVec3, u: DVec3, w: f64) -> DQuat {
-    let flat = |v: DVec3| (v - u * v.dot(u)).try_normalize();
-    let (Some(rest), Some(now)) = (flat(o), flat(q * o)) else { return q };
-    let yaw = DQuat::from_axis_angle(u, rest.cross(now).dot(u).atan2(rest.dot(now)));
-    // Long-path SLERP is never wanted: `slerp` takes the short one.
-    q.slerp(yaw, w.clamp(0.0, 1.0)).normalize()
+/// One frame's flattening of a foot (see [`flatten`]).
+struct Flat {
+    /// The toe's offset from the foot in the rest pose (file units).
+    o: DVec3,
+    /// The up axis.
+    u: DVec3,
+    /// The span's weight (1 inside it, its ramps' smoothstep around).
+    w: f64,
+    /// The foot's planted pitch: the sine of its toe line's elevation.
+    e: f64,
+    /// The foot's planted roll (radians, as [`pitch_roll`] gives it).
+    roll: f64,
+    /// Metres per file unit.
+    mpu: f64,
+}
+
+/// The pitch and roll of a foot of world rotation `q` and rest-pose toe
+/// offset `o`: the sine of its toe line's elevation, and the angle about
+/// the toe line from the horizontal across it (`u × heading`) to the foot's
+/// side axis (the rest pose's `u × o`, carried by `q`). `None` for a toe
+/// line straight up or down.
+fn pitch_roll(q: DQuat, o: DVec3, u: DVec3) -> Option<(f64, f64)> {
+    let t = (q * o).try_normalize()?;
+    let heading = (t - u * t.dot(u)).try_normalize()?;
+    let rest = (o - u * o.dot(u)).try_normalize()?;
+    let level = u.cross(heading);
+    let side = q * u.cross(rest);
+    Some((t.dot(u), level.cross(side).dot(t).atan2(level.dot(side))))
+}
+
+/// The foot's world rotation `q` flattened, in two turns about the ankle:
+///
+/// 1. **roll**, by `w`: about the ankle-to-toe line (the toe does not
+///    move), by what brings the foot's roll ([`pitch_roll`]) to its
+///    planted roll;
+/// 2. **pitch**, by `w` times [`flat_pitch_weight`]: about the horizontal
+///    across the toe line, by what brings the ankle-to-toe line to the
+///    foot's planted pitch `e` at the captured heading (the roll stays).
+///    The weight falls with how far that moves the pinned toe (a foot on
+///    its ball or its heel keeps its pitch).
+///
+/// A toe pointing straight up or down keeps `q`.
+fn flatten(q: DQuat, x: &Flat) -> DQuat {
+    let Flat { o, u, w, e, roll, mpu } = *x;
+    let w = w.clamp(0.0, 1.0);
+    let Some((now_e, now_roll)) = pitch_roll(q, o, u) else { return q };
+    let t = (q * o).normalize();
+    let heading = (t - u * now_e).normalize();
+    let level = u.cross(heading);
+    let turn = roll - now_roll;
+    let turn = turn.sin().atan2(turn.cos());
+    // A toe line far steeper than planted (on tiptoe): its roll is a twist
+    // of the foot about the shin more than a bank, and is kept.
+    let steep = (now_e.clamp(-1.0, 1.0).asin() - e.clamp(-1.0, 1.0).asin()).abs().to_degrees();
+    let wr = w * (1.0 - smoothstep((steep - FLAT_ROLL_DEGREES) / FLAT_ROLL_DEGREES));
+    let q1 = (DQuat::from_axis_angle(t, wr * turn) * q).normalize();
+    // The toe line at the planted pitch, at the captured heading.
+    let e = e.clamp(-1.0, 1.0);
+    let flat = heading * (1.0 - e * e).sqrt() + u * e;
+    let pitch = t.cross(flat).dot(level).atan2(t.dot(flat));
+    let len = o.length() * mpu;
+    let rise = len * (e - now_e);
+    let across = len * ((1.0 - e * e).sqrt() - (1.0 - now_e * now_e).max(0.0).sqrt()).abs();
+    let wp = w * flat_pitch_weight(rise.abs().max(2.0 * across));
+    (DQuat::from_axis_angle(level, wp * pitch) * q1).normalize()
+}
+
+/// The weight of the flattening's pitch for a toe that the full pitch
+/// would move by `bad` metres (up, down, or half that across): 1 up to
+/// [`FLAT_RISE_METRES`], 0 from [`FLAT_RISE_MAX_METRES`], a smoothstep
+/// between, so the weight follows the captured pitch smoothly and nothing
+/// pops; the toe moves by at most about 1 mm for it.
+fn flat_pitch_weight(bad: f64) -> f64 {
+    let x = (bad - FLAT_RISE_METRES) / (FLAT_RISE_MAX_METRES - FLAT_RISE_METRES);
+    1.0 - smoothstep(x.clamp(0.0, 1.0))
 }
 
 /// Joints a leg's knee or hip may be above the joint below it: twist or
@@ -1613,5 +1735,77 @@ mod tests {
         assert!(e.contains("three fields"), "{e}");
         let e = parse_contacts("x\nL,a,2\n").unwrap_err().to_string();
         assert!(e.contains("line 1"), "{e}");
+    }
+
+    #[test]
+    fn flatten_rolls_about_the_toe_line_and_pitches_only_where_the_toe_may_move() {
+        // Y up, the toe 13 cm ahead of the ankle and 2 cm below it.
+        let (u, o) = (DVec3::Y, DVec3::new(0.0, -0.02, 0.13));
+        let elev = |v: DVec3| v.normalize().dot(u);
+        let side = u.cross(o.normalize()).normalize();
+        let turn = |yaw: f64, pitch: f64, roll: f64| {
+            DQuat::from_axis_angle(u, yaw.to_radians())
+                * DQuat::from_axis_angle(side, pitch.to_radians())
+                * DQuat::from_axis_angle(o.normalize(), roll.to_radians())
+        };
+        let e = elev(o); // planted as in the rest pose
+        let at = |q: DQuat, w: f64| flatten(q, &Flat { o, u, w, e, roll: 0.0, mpu: 1.0 });
+        let heading = |v: DVec3| (v - u * v.dot(u)).normalize();
+        // Rolled 20° and turned 30°: the toe does not move, the side axis
+        // comes to horizontal, the heading stays.
+        let q = turn(30.0, 0.0, 20.0);
+        let r = at(q, 1.0);
+        assert!((r * o - q * o).length() < 1e-12);
+        assert!((r * side).dot(u).abs() < 1e-12);
+        // Half the weight: half the roll.
+        let h = at(q, 0.5);
+        assert!((h.angle_between(q) - 0.5 * r.angle_between(q)).abs() < 1e-9);
+        assert!((r.angle_between(q).to_degrees() - 20.0).abs() < 1e-9);
+        // Toe up 0.1°: laid at the planted pitch (the toe 0.2 mm lower),
+        // heading kept, side axis horizontal.
+        let q = turn(-40.0, -0.1, 5.0);
+        assert!(elev(q * o) > e + 0.001);
+        let r = at(q, 1.0);
+        assert!((elev(r * o) - e).abs() < 1e-12);
+        assert!((heading(r * o) - heading(q * o)).length() < 1e-12);
+        assert!((r * side).dot(u).abs() < 1e-12);
+        // Toe up 0.5° (1.1 mm): laid down part of the way; up 15° (a heel
+        // strike, 3.4 cm), not at all (the roll still goes).
+        let q = turn(-40.0, -0.5, 5.0);
+        let r = at(q, 1.0);
+        assert!(elev(r * o) > e + 1e-5 && elev(r * o) < elev(q * o) - 1e-5);
+        let q = turn(-40.0, -15.0, 5.0);
+        let r = at(q, 1.0);
+        assert!((r * o - q * o).length() < 1e-12);
+        // Toe down 20° (on its ball, heel up): pitching would lift the toe
+        // 4.5 cm, so the toe stays where it is.
+        let q = turn(10.0, 20.0, -8.0);
+        let r = at(q, 1.0);
+        assert!((r * o - q * o).length() < 1e-12);
+        assert!((r * side).dot(u).abs() < 1e-12);
+        // Toe down 0.1° (0.2 mm): laid flat in full.
+        let q = turn(10.0, 0.1, 0.0);
+        assert!((elev(at(q, 1.0) * o) - e).abs() < 1e-12);
+        // A planted roll of 15°: the foot rolled to it, the toe in place.
+        let q = turn(30.0, 0.0, -20.0);
+        let r = flatten(q, &Flat { o, u, w: 1.0, e, roll: 15f64.to_radians(), mpu: 1.0 });
+        assert!((r * o - q * o).length() < 1e-12);
+        let (_, roll) = pitch_roll(r, o, u).unwrap();
+        assert!((roll.to_degrees() - 15.0).abs() < 1e-9, "{}", roll.to_degrees());
+        let (_, roll) = pitch_roll(q, o, u).unwrap();
+        assert!((roll.to_degrees() + 20.0).abs() < 1e-9, "{}", roll.to_degrees());
+        // Weight 0: untouched; the pitch weight falls smoothly.
+        let q = turn(10.0, 5.0, 7.0);
+        assert!(at(q, 0.0).angle_between(q) < 1e-12);
+        assert_eq!(flat_pitch_weight(FLAT_RISE_METRES), 1.0);
+        assert_eq!(flat_pitch_weight(FLAT_RISE_MAX_METRES), 0.0);
+        let mid = flat_pitch_weight(0.5 * (FLAT_RISE_METRES + FLAT_RISE_MAX_METRES));
+        assert!((mid - 0.5).abs() < 1e-12);
+        // The toe moves the wrong way by at most about 1 mm.
+        let worst = (0..2000)
+            .map(|i| i as f64 * 1e-5)
+            .map(|b| b * flat_pitch_weight(b))
+            .fold(0.0, f64::max);
+        assert!(worst < 0.001, "{worst}");
     }
 }

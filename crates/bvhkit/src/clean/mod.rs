@@ -100,8 +100,9 @@ pub struct Options {
     /// Pin the feet in contact by two-bone IK of the legs.
     pub lock_feet: bool,
     /// With `lock_feet`: in each locked span (with its ramps) the foot
-    /// turned to lie flat, as it stands in the rest pose at the heading it
-    /// has (see `footlock.rs`); the pins unchanged.
+    /// turned about the ankle to its planted roll and pitch (medians over
+    /// its spans) where that keeps its toe in place (see `footlock.rs`);
+    /// the ankles unchanged.
     pub flatten_feet: bool,
     /// The contact spans foot locking pins (`--contacts FILE`); `None`:
     /// those [`quality::lint`] finds.

@@ -44,7 +44,8 @@ pub(crate) struct Args {
     /// Frame to draw into a PNG (0-based; default: the first).
     #[arg(long, value_name = "N", conflicts_with = "contact_sheet")]
     frame: Option<usize>,
-    /// Frames to animate into a GIF or MP4 (`A..B`, `A..=B`, `A..`, `..B`; default: all).
+    /// Frames to animate into a GIF or MP4, or to space a contact sheet's
+    /// cells over, framed close (`A..B`, `A..=B`, `A..`, `..B`; default: all).
     #[arg(long, value_name = "RANGE")]
     frames: Option<FrameRange>,
     /// Animation frame rate (default: the file's, capped at 50 for GIF and 60 for MP4).
@@ -128,16 +129,15 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         opts.background = bg;
     }
     let longest = clips.iter().map(|c| c.n_frames).max().unwrap_or(0);
-    let anim = AnimationOptions {
-        frames: args.frames.map(|r| r.resolve(longest)).transpose()?,
-        fps: args.fps,
-    };
+    let frames = args.frames.map(|r| r.resolve(longest)).transpose()?;
+    let anim = AnimationOptions { frames: frames.clone(), fps: args.fps };
     let out = &args.output;
     match ext.as_str() {
         "png" if args.contact_sheet => {
             let sheet = SheetOptions {
                 cells: args.cells,
                 columns: args.columns,
+                frames,
                 ..SheetOptions::default()
             };
             let bytes = raster::render_contact_sheet_of(&refs, &opts, &sheet)?;

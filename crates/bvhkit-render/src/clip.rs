@@ -85,6 +85,24 @@ impl Clip {
         bounds_of(&self.positions)
     }
 
+    /// Frames `range` of the clip as a clip of their own, clamped to it:
+    /// at least one frame (the last) when the range starts past the end.
+    #[must_use]
+    pub fn frames(&self, range: std::ops::Range<usize>) -> Clip {
+        let n = self.n_joints();
+        let start = range.start.min(self.n_frames.saturating_sub(1));
+        let end = range.end.min(self.n_frames).max(start + 1).min(self.n_frames);
+        Clip {
+            name: self.name.clone(),
+            joint_names: self.joint_names.clone(),
+            parents: self.parents.clone(),
+            is_end_site: self.is_end_site.clone(),
+            frame_time: self.frame_time,
+            n_frames: end.saturating_sub(start),
+            positions: self.positions[start * n..end * n].to_vec(),
+        }
+    }
+
     /// The box a camera should frame: [`Clip::bounds`] over every frame
     /// except the [`Clip::glitch_frames`]. Without glitches this is
     /// [`Clip::bounds`].

@@ -94,7 +94,7 @@ fn golden_two_walkers() {
 fn golden_contact_sheet() {
     let clip = walker("walk", 60, 0.0);
     let opts = RenderOptions { width: 80, height: 60, ..RenderOptions::default() };
-    let sheet = SheetOptions { cells: 6, columns: 3, labels: true };
+    let sheet = SheetOptions { cells: 6, columns: 3, labels: true, frames: None };
     let png = raster::render_contact_sheet(&clip, &opts, &sheet).unwrap();
     let (w, h, _) = decode_png(&png);
     assert_eq!((w, h), (240, 120));
@@ -404,4 +404,36 @@ fn a_late_still_of_a_walk_is_framed_on_the_figure() {
     let (lx0, _, lx1, ly1) = bbox(&added);
     assert!((f64::from(lx0 + lx1) / 2.0 - cx).abs() < 20.0, "label {lx0}..{lx1}");
     assert!(ly1 < y0 && y0 - ly1 < 30, "label bottom {ly1}, figure top {y0}");
+}
+
+/// A contact sheet over a few frames (`SheetOptions::frames`, `bvh render
+/// --contact-sheet --frames`) is framed on those frames: late in the CMU
+/// walk the figure fills most of each cell, where the sheet of the whole
+/// walk draws it far smaller; a range with no frame of the clip is an
+/// error, not an empty picture.
+#[test]
+fn a_contact_sheet_of_a_few_frames_is_framed_on_them() {
+    let Some(dir) = bvhkit_testdata::corpus_or_skip("a_contact_sheet_of_a_few_frames") else {
+        return;
+    };
+    let (_, clip) = corpus_clip(&dir.join("cmu_01_01_walk_cgspeed_mb_names.bvh")).unwrap();
+    let opts = RenderOptions { width: 200, height: 300, labels: false, ..RenderOptions::default() };
+    let height_in_first_cell = |frames: Option<std::ops::Range<usize>>| {
+        let sheet = SheetOptions { cells: 2, columns: 2, labels: false, frames };
+        let (w, h, rgba) = decode_png(&raster::render_contact_sheet(&clip, &opts, &sheet).unwrap());
+        assert_eq!((w, h), (400, 300));
+        let first: Vec<(u32, u32)> =
+            blue_pixels(&rgba, w).into_iter().filter(|&(x, _)| x < 200).collect();
+        let (_, y0, _, y1) = bbox(&first);
+        f64::from(y1 - y0) / f64::from(h)
+    };
+    let close = height_in_first_cell(Some(2400..2408));
+    assert!(close > 0.6, "the figure is {close} of the cell");
+    let whole = height_in_first_cell(None);
+    assert!(whole < 0.6 * close, "whole walk {whole}, frames 2400..2408 {close}");
+    // Past the end: clamped to the last frame (one cell of it).
+    let last = SheetOptions { cells: 2, frames: Some(5000..6000), ..SheetOptions::default() };
+    assert!(raster::render_contact_sheet(&clip, &opts, &last).is_ok());
+    let empty = SheetOptions { frames: Some(10..10), ..SheetOptions::default() };
+    assert!(raster::render_contact_sheet(&clip, &opts, &empty).is_err());
 }

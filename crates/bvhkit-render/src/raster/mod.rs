@@ -189,11 +189,15 @@ pub struct SheetOptions {
     /// Write the frame number in each cell's corner. Default: `true`.
     /// (The figure's name is [`RenderOptions::labels`].)
     pub labels: bool,
+    /// The frames to space the cells over (of the first clip, clamped to
+    /// it), framed by the camera as they stand in those frames: a close look
+    /// at a few frames. `None` (the default): every frame.
+    pub frames: Option<Range<usize>>,
 }
 
 impl Default for SheetOptions {
     fn default() -> SheetOptions {
-        SheetOptions { cells: 12, columns: 0, labels: true }
+        SheetOptions { cells: 12, columns: 0, labels: true, frames: None }
     }
 }
 
@@ -616,16 +620,39 @@ pub fn render_contact_sheet(
 
 /// [`render_contact_sheet`] of several clips side by side in every cell
 /// (as [`render_frame`] lays them out): the frames are spaced over the
-/// first clip, and each clip shows that frame (clamped to its length).
+/// first clip (or over [`SheetOptions::frames`] of it), and each clip shows
+/// that frame (clamped to its length).
 ///
 /// # Errors
-/// As [`render_contact_sheet`], for any of the clips.
+/// As [`render_contact_sheet`], for any of the clips; [`Error::NoFrames`]
+/// for an empty [`SheetOptions::frames`].
 pub fn render_contact_sheet_of(
     clips: &[&Clip],
     opts: &RenderOptions,
     sheet: &SheetOptions,
 ) -> Result<Vec<u8>> {
     check_clips(clips)?;
+    let Some(range) = sheet.frames.clone() else {
+        return contact_sheet(clips, opts, sheet, 0);
+    };
+    let start = range.start.min(clips[0].n_frames - 1);
+    let end = range.end.min(clips[0].n_frames);
+    if range.is_empty() || end <= start {
+        return Err(Error::NoFrames { clip: clips[0].name.clone() });
+    }
+    let parts: Vec<Clip> = clips.iter().map(|c| c.frames(start..end)).collect();
+    let refs: Vec<&Clip> = parts.iter().collect();
+    contact_sheet(&refs, opts, sheet, start)
+}
+
+/// The contact sheet of `clips`, whose frame 0 is frame `first` of the
+/// file (for the cells' numbers).
+fn contact_sheet(
+    clips: &[&Clip],
+    opts: &RenderOptions,
+    sheet: &SheetOptions,
+    first: usize,
+) -> Result<Vec<u8>> {
     let clip = clips[0];
     let n = sheet.cells.clamp(1, clip.n_frames);
     let cols =
@@ -657,7 +684,7 @@ pub fn render_contact_sheet_of(
         }
         if sheet.labels {
             let s = number.scale * 2.0;
-            text::draw_text(&mut cell, s, s, &number, &frame.to_string());
+            text::draw_text(&mut cell, s, s, &number, &(first + frame).to_string());
         }
         let (cx, cy) = ((k % cols) * cw, (k / cols) * ch);
         let src = cell.data();

@@ -59,6 +59,11 @@
 //!    so that the shoulder line is as near the source's as a twist can
 //!    make it, the clavicles turning by that twist alone (they keep their
 //!    angle to the hips-to-head line, not their direction about it).
+//!    Where that still leaves either line more than 5° off the source's
+//!    (a contorted source: Kinect v1's take), a least-squares solve over
+//!    every trunk and neck joint and each clavicle without a source
+//!    ([`trunk`], under the T-pose reference) spreads the bend within the
+//!    same limit; where no pose meets both lines, the head comes first.
 //! 4. **Root**: the target hips follow the source hips scaled by the ratio
 //!    `k` of the hip heights (hips above the lowest foot in the reference
 //!    pose), `p_t = k·C·p_s`, in their own position channels when they

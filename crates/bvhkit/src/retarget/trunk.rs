@@ -254,8 +254,8 @@ impl Solve {
         for (k, &i) in self.path.iter().enumerate() {
             pts[k] = p[i];
         }
-        for i in 1..m.saturating_sub(1) {
-            r[n] = wall(bend_at(&pts[..m], i) - limit[i]);
+        for (i, l) in limit.iter().enumerate().take(m.saturating_sub(1)).skip(1) {
+            r[n] = wall(bend_at(&pts[..m], i) - l);
             n += 1;
         }
         let cost = r[..n].iter().map(|v| v * v).sum();
@@ -411,10 +411,11 @@ fn solve_in_place(m: &mut [[f64; MAX_VARS]; MAX_VARS], b: &mut [f64; MAX_VARS], 
         }
         m.swap(c, p);
         b.swap(c, p);
+        let pivot = m[c];
         for i in c + 1..n {
-            let f = m[i][c] / m[c][c];
-            for k in c..n {
-                m[i][k] -= f * m[c][k];
+            let f = m[i][c] / pivot[c];
+            for (x, y) in m[i][c..n].iter_mut().zip(&pivot[c..n]) {
+                *x -= f * y;
             }
             b[i] -= f * b[c];
         }

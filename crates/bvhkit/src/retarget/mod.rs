@@ -62,7 +62,7 @@
 //!    Where that still leaves either line more than 5° off the source's
 //!    (a contorted source: Kinect v1's take), a least-squares solve over
 //!    every trunk and neck joint and each clavicle without a source
-//!    ([`trunk`], under the T-pose reference) spreads the bend within the
+//!    (`trunk`, under the T-pose reference) spreads the bend within the
 //!    same limit; where no pose meets both lines, the head comes first.
 //! 4. **Root**: the target hips follow the source hips scaled by the ratio
 //!    `k` of the hip heights (hips above the lowest foot in the reference

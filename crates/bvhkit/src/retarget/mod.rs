@@ -59,6 +59,11 @@
 //!    so that the shoulder line is as near the source's as a twist can
 //!    make it, the clavicles turning by that twist alone (they keep their
 //!    angle to the hips-to-head line, not their direction about it).
+//!    Where that still leaves either line more than 5° off the source's
+//!    (a contorted source: Kinect v1's take), a least-squares solve over
+//!    every trunk and neck joint and each clavicle without a source
+//!    (`trunk`, under the T-pose reference) spreads the bend within the
+//!    same limit; where no pose meets both lines, the head comes first.
 //! 4. **Root**: the target hips follow the source hips scaled by the ratio
 //!    `k` of the hip heights (hips above the lowest foot in the reference
 //!    pose), `p_t = k·C·p_s`, in their own position channels when they
@@ -161,6 +166,7 @@ pub mod map;
 pub mod names;
 mod stance;
 mod swing;
+mod trunk;
 
 use map::{JointMap, Reason};
 use names::{Bone, Limb, Side, classify};
@@ -473,6 +479,9 @@ struct Torso {
     /// target's own clip gives it (over at most `SOLE_SURVEY` frames):
     /// a bend may go as far as that (Kinect v1's tracked neck, 76°).
     own: Vec<f64>,
+    /// The least-squares solve over the whole trunk where the turn and
+    /// the bends leave a line off ([`trunk`]).
+    solve: Option<trunk::Solve>,
 }
 
 /// How far (radians) a bend may bend a joint of the target's trunk or neck
@@ -634,6 +643,10 @@ fn upright(
 ) -> bool {
     let chans = tgt.joints();
     let parents = tgt.parents();
+    let mut locals = [DVec3::ZERO; trunk::MAX_NODES];
+    if let Some(s) = &t.solve {
+        s.capture(world, positions, &mut locals);
+    }
     let d = c * (head_s - hips_s);
     let (h, p, head) = (positions[tgt_hips], positions[t.first], positions[t.head]);
     let v = head - p;
@@ -794,6 +807,21 @@ fn upright(
                 }
             }
         }
+    }
+    if let Some(s) = &t.solve {
+        let goal = trunk::Goal {
+            hips: h,
+            d,
+            s: line_s.map(|l| c * l).filter(|l| l.length() > 0.0).map(DVec3::normalize),
+        };
+        s.refine(world, &locals, &goal, || {
+            let mut limit = [f64::INFINITY; 16];
+            let most = bend_s();
+            for (l, &own) in limit.iter_mut().zip(&t.own) {
+                *l = own.max(most) + BEND_MARGIN;
+            }
+            limit
+        });
     }
     for &j in &t.rewrite {
         let jc = &chans[j];
@@ -1824,11 +1852,37 @@ impl Retarget {
                     bends.push(Bend { pivot, end, at: (0, 0), turned: bent });
                 }
             }
+            // The joints the trunk's solve turns freely (`trunk`): the
+            // trunk and neck, and the clavicles without a source (kept,
+            // turned with the trunk) between it and the upper arms; their
+            // rotations are rewritten, and the world rotations of every
+            // joint between the hips and the head or an upper arm are read.
+            // Only between T-poses: under a rest or frame reference the
+            // lines' mismatch is the reference's, and there the solve's
+            // minimum is one of many (the fast path and the plain reference
+            // stop at different ones).
+            let tpose = options.reference == Reference::TPose
+                && matches!(options.source_reference, None | Some(Reference::TPose));
+            let parent = |j: usize| ts.joints()[j].parent().map(|p| p.index());
+            let mut chain = vec![false; ts.len()];
+            let mut free = vec![false; ts.len()];
+            let ends = std::iter::once(head).chain(arms.into_iter().flat_map(|(l, r)| [l, r]));
+            for end in ends.filter(|_| tpose) {
+                let mut x = parent(end);
+                while let Some(j) = x.filter(|&j| j != tgt_hips) {
+                    chain[j] = true;
+                    let kept = matches!(drives[j], Drive::Kept { .. }) && turned[j];
+                    free[j] = (on_path[j] || kept) && chans[j].n_rot == 3;
+                    if free[j] {
+                        rewrite.push(j);
+                    }
+                    x = parent(j);
+                }
+            }
             rewrite.sort_unstable();
             rewrite.dedup();
             // Only the world rotations read after the turn are turned.
-            let mut read = vec![false; ts.len()];
-            let parent = |j: usize| ts.joints()[j].parent().map(|p| p.index());
+            let mut read = chain.clone();
             for &j in &rewrite {
                 read[j] = true;
                 if let Some(p) = parent(j) {
@@ -1856,8 +1910,20 @@ impl Retarget {
                 path
             };
             let path = chain(ts, tgt_hips, head);
+            let parents: Vec<Option<usize>> = (0..ts.len()).map(parent).collect();
+            let solve = tpose
+                .then(|| {
+                    trunk::Solve::new(
+                        &parents,
+                        (tgt_hips, head, arms),
+                        &path,
+                        |j| free[j],
+                        |j| turned[j] || bends.iter().any(|b| b.turned[j]),
+                    )
+                })
+                .flatten();
             let mut own = vec![0.0f64; path.len().min(16)];
-            if !bends.is_empty() {
+            if !bends.is_empty() || solve.is_some() {
                 let (m, fk) = (target.motion(), Kinematics::new(ts, mode));
                 let step = m.n_frames().div_ceil(SOLE_SURVEY).max(1);
                 let mut at = vec![DVec3::ZERO; ts.len()];
@@ -1888,6 +1954,7 @@ impl Retarget {
                     path,
                     src_path: chain(ss, src_hips, src_head),
                     own,
+                    solve,
                 });
             }
         }

@@ -171,6 +171,9 @@ pub const BACKWARDS_DEGREES: f64 = 30.0;
 /// A leg captured within this of straight (degrees) is first bent about its
 /// knee's hinge to this short of straight (see `prebend`).
 pub const STRAIGHT_DEGREES: f64 = 10.0;
+/// With a guide (a retarget's lock): the fastest a toe-off turns the foot
+/// about its pinned toe (degrees per second).
+pub const TOE_OFF_DEGREES_PER_SECOND: f64 = 360.0;
 /// Half-width of the bump that spreads a lowering of the hips (seconds).
 pub const HIPS_RAMP_SECONDS: f64 = 0.25;
 /// Lint's contact ground within this of height 0 (metres): the file's
@@ -809,7 +812,8 @@ pub(crate) fn lock(
                 let mine: Vec<&Span> = spans.iter().filter(|s| s.leg == li).collect();
                 let has_toe = legs[li].point != legs[li].foot;
                 let floor = guide.map(|g| g.floor);
-                let pins = Pins { has_toe, floor, reach: reach[li], lift };
+                let toe_off_step = guide.map(|_| TOE_OFF_DEGREES_PER_SECOND.to_radians() / fps);
+                let pins = Pins { has_toe, floor, reach: reach[li], lift, toe_off_step };
                 targets(&tracks[li], &pins, &mine, u, &range, &clear, &env)
             })
             .collect();
@@ -855,7 +859,7 @@ pub(crate) fn lock(
                 knee_max[li],
                 has_toe,
                 hinge[li],
-                options.contacts.is_none(),
+                options.contacts.is_none() || guide.is_some(),
             );
             // With `flatten_feet`: the foot's planted pitch, the median of
             // its toe line's elevation (sine) over its spans' frames.
@@ -1062,6 +1066,9 @@ struct Pins {
     /// A point captured this far above its pin keeps what it rises beyond
     /// (file units; not with a floor).
     lift: f64,
+    /// With a guide: the most a toe-off's turn of the foot about its
+    /// pinned toe changes per frame (radians; `None`: unlimited).
+    toe_off_step: Option<f64>,
 }
 
 /// Each frame's target of one leg from its spans: the ankle's world
@@ -1076,7 +1083,7 @@ fn targets(
     clear: &Clear,
     env: &dyn Fn(usize) -> f64,
 ) -> Vec<Option<(DVec3, DQuat)>> {
-    let Pins { has_toe, floor, reach, lift } = *pins;
+    let Pins { has_toe, floor, reach, lift, .. } = *pins;
     // Per frame the correction of the contact point and of the ankle's
     // height: inside a span onto its pin, in a ramp the correction at the
     // span's edge faded by w, `Σ wᵢ Δᵢ / max(1, Σ wᵢ)` where ramps overlap.
@@ -1167,7 +1174,7 @@ fn targets(
         }
     }
 
-    (0..n)
+    let mut placed: Vec<Option<(DVec3, DVec3, DQuat)>> = (0..n)
         .map(|f| {
             if corr[f].is_none() && up[f] == 0.0 {
                 return None;
@@ -1193,32 +1200,60 @@ fn targets(
                     }
                 }
             }
-            if has_toe && (toe + r - t.h[f]).length() > reach {
-                // Out of the leg's reach: the heel rises about the pinned
-                // toe towards the hip (a toe-off) before the hips go down.
-                let to_hip = t.h[f] - toe;
-                if let Some(axis) = r.cross(to_hip).try_normalize() {
-                    let most = r.angle_between(to_hip);
-                    let at = |phi: f64| DQuat::from_axis_angle(axis, phi) * r;
-                    let (mut lo, mut hi) = (0.0, most);
-                    if (toe + at(most) - t.h[f]).length() <= reach {
-                        for _ in 0..40 {
-                            let mid = 0.5 * (lo + hi);
-                            if (toe + at(mid) - t.h[f]).length() > reach {
-                                lo = mid;
-                            } else {
-                                hi = mid;
-                            }
-                        }
-                    }
-                    let turn = DQuat::from_axis_angle(axis, hi);
-                    qa = (turn * qa).normalize();
-                    r = turn * r;
+            Some((toe, r, qa))
+        })
+        .collect();
+    // Out of the leg's reach: the heel rises about the pinned toe towards
+    // the hip (a toe-off) before the hips go down. Each frame's turn is the
+    // least that brings the ankle into reach; with a guide's floor it
+    // changes by at most `toe_off_step` per frame (raised in the frames
+    // around, up to what each allows: the heel rises over several frames
+    // instead of snapping 40° in one, the ankle's pops at the end of a
+    // span on Rokoko's retargets onto Kinect v1 and Bandai Namco).
+    let turn_of = |f: usize| -> Option<(DVec3, f64, f64)> {
+        let (toe, r, _) = placed[f]?;
+        if !has_toe {
+            return None;
+        }
+        let to_hip = t.h[f] - toe;
+        let axis = r.cross(to_hip).try_normalize()?;
+        let most = r.angle_between(to_hip);
+        if (toe + r - t.h[f]).length() <= reach {
+            return Some((axis, 0.0, most));
+        }
+        let at = |phi: f64| DQuat::from_axis_angle(axis, phi) * r;
+        let (mut lo, mut hi) = (0.0, most);
+        if (toe + at(most) - t.h[f]).length() <= reach {
+            for _ in 0..40 {
+                let mid = 0.5 * (lo + hi);
+                if (toe + at(mid) - t.h[f]).length() > reach {
+                    lo = mid;
+                } else {
+                    hi = mid;
                 }
             }
-            Some((toe + r, qa))
-        })
-        .collect()
+        }
+        Some((axis, hi, most))
+    };
+    let turns: Vec<Option<(DVec3, f64, f64)>> = (0..n).map(turn_of).collect();
+    let mut angle: Vec<f64> = turns.iter().map(|x| x.map_or(0.0, |(_, a, _)| a)).collect();
+    if let Some(step) = pins.toe_off_step.filter(|s| *s > 0.0) {
+        let most = |f: usize| turns[f].map_or(0.0, |(_, _, m)| m);
+        for f in 1..n {
+            angle[f] = angle[f].max((angle[f - 1] - step).min(most(f)));
+        }
+        for f in (0..n.saturating_sub(1)).rev() {
+            angle[f] = angle[f].max((angle[f + 1] - step).min(most(f)));
+        }
+    }
+    for (f, x) in placed.iter_mut().enumerate() {
+        let (Some((toe, r, qa)), Some((axis, _, _))) = (*x, turns[f]) else { continue };
+        if angle[f] > 0.0 {
+            let turn = DQuat::from_axis_angle(axis, angle[f]);
+            *x = Some((toe, turn * r, (turn * qa).normalize()));
+        }
+    }
+    placed.into_iter().map(|x| x.map(|(toe, r, qa)| (toe + r, qa))).collect()
 }
 
 /// Each frame's weight of the flat foot over one leg's spans: 1 inside a

@@ -47,6 +47,15 @@
 //! over its ramp (`wall_fade`): cut off at the edge, a foot lifted in the
 //! frame before a span and on the floor in its first snapped the knee
 //! (4-8 cm in one frame, `bvh lint`'s pops, on CMU 12_01's retargets).
+//! Also with a guide: the knee's bend is eased as with lint's contacts
+//! (**Knee speed**, below); the leg is never solved straighter than
+//! [`STRAIGHT_DEGREES`] of knee bend (the hips go down instead: at full
+//! stretch a one-frame bump of CMU 01_01's hips, 3.6 mm at frame 1189,
+//! moved the knee 4 cm); and a toe-off's turn of the foot about its pinned
+//! toe where the pin is out of reach changes by at most [`TOE_OFF_DEGREES_PER_SECOND`],
+//! spread to the frames around (it snapped by about 40° in one frame at the
+//! end of a span, the ankle 7 cm, on Rokoko's dance onto Kinect v1 and
+//! Bandai Namco).
 //!
 //! **The leg** (thigh joint = hip, knee, ankle; the knee and hip the
 //! nearest joints above the foot named as lower and upper leg, past at most
@@ -73,7 +82,8 @@
 //! lengthened by half (a lift's bump, when the frame is away from every
 //! span's ramps), until no such frame is left or the ramps reach 1 s.
 //!
-//! **Knee speed.** With lint's contacts (not with spans the caller gives),
+//! **Knee speed.** With lint's contacts or a guide (not with spans the
+//! caller gives alone),
 //! the change the IK makes to the knee's bend moves by at most
 //! [`KNEE_BEND_FACTOR`] times the knee's fastest step before, less the
 //! captured step, from frame to frame: outside the spans the target moves
@@ -712,6 +722,18 @@ pub(crate) fn lock(
         .map(|t| {
             let (l1, l2) = ((t.k[0] - t.h[0]).length(), (t.a[0] - t.k[0]).length());
             let most = (0..n).map(|f| (t.a[f] - t.h[f]).length()).fold(0.0, f64::max);
+            // With a guide the leg is never solved straighter than
+            // `STRAIGHT_DEGREES` of knee bend: at full stretch a hip's
+            // millimetre moves the knee by centimetres (a one-frame bump of
+            // CMU 01_01's hips at frame 1189 popped the knee 4 cm on two
+            // rigs); the hips go down instead, spread.
+            let most = match guide {
+                Some(_) => {
+                    let c = STRAIGHT_DEGREES.to_radians().cos();
+                    most.min((l1 * l1 + l2 * l2 + 2.0 * l1 * l2 * c).sqrt())
+                }
+                None => most,
+            };
             most.min((l1 + l2) * (1.0 - 1e-9))
         })
         .collect();
@@ -1420,8 +1442,9 @@ fn effective_ramps(spans: &[&Span], range: &Range<usize>) -> Vec<(usize, usize)>
 /// and a frame whose bend changed gets its target moved to the distance
 /// from the hip that bend gives, at the target's height (the lift stays)
 /// where it can, else along the line from the hip. Only with the contacts
-/// lint finds (`ease`): spans the caller gives (`--contacts`, retarget's
-/// lock over the source's contacts) are followed as given.
+/// lint finds or with a [`Guide`] (`ease`: retarget's lock, whose knees
+/// popped 4-10 cm at span edges on CMU 01_01 without it): spans the caller
+/// gives alone (`--contacts`) are followed as given.
 #[allow(clippy::too_many_arguments)]
 fn limit_bend(
     t: &Track,

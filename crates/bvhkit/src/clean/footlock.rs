@@ -1260,13 +1260,8 @@ fn targets(
     let turns: Vec<Option<(DVec3, f64, f64)>> = (0..n).map(turn_of).collect();
     let mut angle: Vec<f64> = turns.iter().map(|x| x.map_or(0.0, |(_, a, _)| a)).collect();
     if let Some(step) = pins.toe_off_step.filter(|s| *s > 0.0) {
-        let most = |f: usize| turns[f].map_or(0.0, |(_, _, m)| m);
-        for f in 1..n {
-            angle[f] = angle[f].max((angle[f - 1] - step).min(most(f)));
-        }
-        for f in (0..n.saturating_sub(1)).rev() {
-            angle[f] = angle[f].max((angle[f + 1] - step).min(most(f)));
-        }
+        let most: Vec<f64> = turns.iter().map(|x| x.map_or(0.0, |(_, _, m)| m)).collect();
+        spread_turns(&mut angle, &most, step);
     }
     for (f, x) in placed.iter_mut().enumerate() {
         let (Some((toe, r, qa)), Some((axis, _, _))) = (*x, turns[f]) else { continue };
@@ -1276,6 +1271,20 @@ fn targets(
         }
     }
     placed.into_iter().map(|x| x.map(|(toe, r, qa)| (toe + r, qa))).collect()
+}
+
+/// Raises each frame's toe-off turn `angle` (radians) so that it changes
+/// by at most `step` from frame to frame, up to each frame's `most`: a
+/// turn that must be reached is started in the frames before it and let go
+/// over the frames after, never lowered.
+fn spread_turns(angle: &mut [f64], most: &[f64], step: f64) {
+    let n = angle.len();
+    for f in 1..n {
+        angle[f] = angle[f].max((angle[f - 1] - step).min(most[f]));
+    }
+    for f in (0..n.saturating_sub(1)).rev() {
+        angle[f] = angle[f].max((angle[f + 1] - step).min(most[f]));
+    }
 }
 
 /// Each frame's weight of the flat foot over one leg's spans: 1 inside a
@@ -1694,6 +1703,24 @@ fn spread_between(need: &[f64], r: usize, wall: &[bool]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_toe_off_turn_is_spread_over_the_frames_around_never_lowered() {
+        // 0.6 rad needed at frame 5 alone, a step of 0.2 per frame.
+        let mut a = vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.6, 0.0, 0.0, 0.0];
+        let most = vec![1.0; 9];
+        spread_turns(&mut a, &most, 0.2);
+        let want = [0.0, 0.0, 0.0, 0.2, 0.4, 0.6, 0.4, 0.2, 0.0];
+        for (x, w) in a.iter().zip(want) {
+            assert!((x - w).abs() < 1e-12, "{a:?}");
+        }
+        // A frame that may turn less (its `most`) holds the ramp back there
+        // and the turn it needs is kept.
+        let mut a = vec![0.0, 0.0, 0.0, 0.0, 0.6];
+        spread_turns(&mut a, &[1.0, 1.0, 0.1, 1.0, 1.0], 0.2);
+        assert!((a[2] - 0.1).abs() < 1e-12 && (a[3] - 0.4).abs() < 1e-12, "{a:?}");
+        assert_eq!(a[4], 0.6);
+    }
 
     #[test]
     fn a_leg_s_knee_and_hip_are_found_by_name_past_split_bones() {

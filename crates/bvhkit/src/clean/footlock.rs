@@ -47,6 +47,15 @@
 //! over its ramp (`wall_fade`): cut off at the edge, a foot lifted in the
 //! frame before a span and on the floor in its first snapped the knee
 //! (4-8 cm in one frame, `bvh lint`'s pops, on CMU 12_01's retargets).
+//! Also with a guide: the knee's bend is eased as with lint's contacts
+//! (**Knee speed**, below); the leg is never solved straighter than
+//! [`STRAIGHT_DEGREES`] of knee bend (the hips go down instead: at full
+//! stretch a one-frame bump of CMU 01_01's hips, 3.6 mm at frame 1189,
+//! moved the knee 4 cm); and a toe-off's turn of the foot about its pinned
+//! toe where the pin is out of reach changes by at most [`TOE_OFF_DEGREES_PER_SECOND`],
+//! spread to the frames around (it snapped by about 40° in one frame at the
+//! end of a span, the ankle 7 cm, on Rokoko's dance onto Kinect v1 and
+//! Bandai Namco).
 //!
 //! **The leg** (thigh joint = hip, knee, ankle; the knee and hip the
 //! nearest joints above the foot named as lower and upper leg, past at most
@@ -73,7 +82,8 @@
 //! lengthened by half (a lift's bump, when the frame is away from every
 //! span's ramps), until no such frame is left or the ramps reach 1 s.
 //!
-//! **Knee speed.** With lint's contacts (not with spans the caller gives),
+//! **Knee speed.** With lint's contacts or a guide (not with spans the
+//! caller gives alone),
 //! the change the IK makes to the knee's bend moves by at most
 //! [`KNEE_BEND_FACTOR`] times the knee's fastest step before, less the
 //! captured step, from frame to frame: outside the spans the target moves
@@ -171,6 +181,9 @@ pub const BACKWARDS_DEGREES: f64 = 30.0;
 /// A leg captured within this of straight (degrees) is first bent about its
 /// knee's hinge to this short of straight (see `prebend`).
 pub const STRAIGHT_DEGREES: f64 = 10.0;
+/// With a guide (a retarget's lock): the fastest a toe-off turns the foot
+/// about its pinned toe (degrees per second).
+pub const TOE_OFF_DEGREES_PER_SECOND: f64 = 360.0;
 /// Half-width of the bump that spreads a lowering of the hips (seconds).
 pub const HIPS_RAMP_SECONDS: f64 = 0.25;
 /// Lint's contact ground within this of height 0 (metres): the file's
@@ -709,6 +722,18 @@ pub(crate) fn lock(
         .map(|t| {
             let (l1, l2) = ((t.k[0] - t.h[0]).length(), (t.a[0] - t.k[0]).length());
             let most = (0..n).map(|f| (t.a[f] - t.h[f]).length()).fold(0.0, f64::max);
+            // With a guide the leg is never solved straighter than
+            // `STRAIGHT_DEGREES` of knee bend: at full stretch a hip's
+            // millimetre moves the knee by centimetres (a one-frame bump of
+            // CMU 01_01's hips at frame 1189 popped the knee 4 cm on two
+            // rigs); the hips go down instead, spread.
+            let most = match guide {
+                Some(_) => {
+                    let c = STRAIGHT_DEGREES.to_radians().cos();
+                    most.min((l1 * l1 + l2 * l2 + 2.0 * l1 * l2 * c).sqrt())
+                }
+                None => most,
+            };
             most.min((l1 + l2) * (1.0 - 1e-9))
         })
         .collect();
@@ -809,7 +834,8 @@ pub(crate) fn lock(
                 let mine: Vec<&Span> = spans.iter().filter(|s| s.leg == li).collect();
                 let has_toe = legs[li].point != legs[li].foot;
                 let floor = guide.map(|g| g.floor);
-                let pins = Pins { has_toe, floor, reach: reach[li], lift };
+                let toe_off_step = guide.map(|_| TOE_OFF_DEGREES_PER_SECOND.to_radians() / fps);
+                let pins = Pins { has_toe, floor, reach: reach[li], lift, toe_off_step };
                 targets(&tracks[li], &pins, &mine, u, &range, &clear, &env)
             })
             .collect();
@@ -855,7 +881,7 @@ pub(crate) fn lock(
                 knee_max[li],
                 has_toe,
                 hinge[li],
-                options.contacts.is_none(),
+                options.contacts.is_none() || guide.is_some(),
             );
             // With `flatten_feet`: the foot's planted pitch, the median of
             // its toe line's elevation (sine) over its spans' frames.
@@ -1062,6 +1088,9 @@ struct Pins {
     /// A point captured this far above its pin keeps what it rises beyond
     /// (file units; not with a floor).
     lift: f64,
+    /// With a guide: the most a toe-off's turn of the foot about its
+    /// pinned toe changes per frame (radians; `None`: unlimited).
+    toe_off_step: Option<f64>,
 }
 
 /// Each frame's target of one leg from its spans: the ankle's world
@@ -1076,7 +1105,7 @@ fn targets(
     clear: &Clear,
     env: &dyn Fn(usize) -> f64,
 ) -> Vec<Option<(DVec3, DQuat)>> {
-    let Pins { has_toe, floor, reach, lift } = *pins;
+    let Pins { has_toe, floor, reach, lift, .. } = *pins;
     // Per frame the correction of the contact point and of the ankle's
     // height: inside a span onto its pin, in a ramp the correction at the
     // span's edge faded by w, `Σ wᵢ Δᵢ / max(1, Σ wᵢ)` where ramps overlap.
@@ -1167,7 +1196,7 @@ fn targets(
         }
     }
 
-    (0..n)
+    let mut placed: Vec<Option<(DVec3, DVec3, DQuat)>> = (0..n)
         .map(|f| {
             if corr[f].is_none() && up[f] == 0.0 {
                 return None;
@@ -1193,32 +1222,69 @@ fn targets(
                     }
                 }
             }
-            if has_toe && (toe + r - t.h[f]).length() > reach {
-                // Out of the leg's reach: the heel rises about the pinned
-                // toe towards the hip (a toe-off) before the hips go down.
-                let to_hip = t.h[f] - toe;
-                if let Some(axis) = r.cross(to_hip).try_normalize() {
-                    let most = r.angle_between(to_hip);
-                    let at = |phi: f64| DQuat::from_axis_angle(axis, phi) * r;
-                    let (mut lo, mut hi) = (0.0, most);
-                    if (toe + at(most) - t.h[f]).length() <= reach {
-                        for _ in 0..40 {
-                            let mid = 0.5 * (lo + hi);
-                            if (toe + at(mid) - t.h[f]).length() > reach {
-                                lo = mid;
-                            } else {
-                                hi = mid;
-                            }
-                        }
-                    }
-                    let turn = DQuat::from_axis_angle(axis, hi);
-                    qa = (turn * qa).normalize();
-                    r = turn * r;
+            Some((toe, r, qa))
+        })
+        .collect();
+    // Out of the leg's reach: the heel rises about the pinned toe towards
+    // the hip (a toe-off) before the hips go down. Each frame's turn is the
+    // least that brings the ankle into reach; with a guide's floor it
+    // changes by at most `toe_off_step` per frame (raised in the frames
+    // around, up to what each allows: the heel rises over several frames
+    // instead of snapping 40° in one, the ankle's pops at the end of a
+    // span on Rokoko's retargets onto Kinect v1 and Bandai Namco).
+    let turn_of = |f: usize| -> Option<(DVec3, f64, f64)> {
+        let (toe, r, _) = placed[f]?;
+        if !has_toe {
+            return None;
+        }
+        let to_hip = t.h[f] - toe;
+        let axis = r.cross(to_hip).try_normalize()?;
+        let most = r.angle_between(to_hip);
+        if (toe + r - t.h[f]).length() <= reach {
+            return Some((axis, 0.0, most));
+        }
+        let at = |phi: f64| DQuat::from_axis_angle(axis, phi) * r;
+        let (mut lo, mut hi) = (0.0, most);
+        if (toe + at(most) - t.h[f]).length() <= reach {
+            for _ in 0..40 {
+                let mid = 0.5 * (lo + hi);
+                if (toe + at(mid) - t.h[f]).length() > reach {
+                    lo = mid;
+                } else {
+                    hi = mid;
                 }
             }
-            Some((toe + r, qa))
-        })
-        .collect()
+        }
+        Some((axis, hi, most))
+    };
+    let turns: Vec<Option<(DVec3, f64, f64)>> = (0..n).map(turn_of).collect();
+    let mut angle: Vec<f64> = turns.iter().map(|x| x.map_or(0.0, |(_, a, _)| a)).collect();
+    if let Some(step) = pins.toe_off_step.filter(|s| *s > 0.0) {
+        let most: Vec<f64> = turns.iter().map(|x| x.map_or(0.0, |(_, _, m)| m)).collect();
+        spread_turns(&mut angle, &most, step);
+    }
+    for (f, x) in placed.iter_mut().enumerate() {
+        let (Some((toe, r, qa)), Some((axis, _, _))) = (*x, turns[f]) else { continue };
+        if angle[f] > 0.0 {
+            let turn = DQuat::from_axis_angle(axis, angle[f]);
+            *x = Some((toe, turn * r, (turn * qa).normalize()));
+        }
+    }
+    placed.into_iter().map(|x| x.map(|(toe, r, qa)| (toe + r, qa))).collect()
+}
+
+/// Raises each frame's toe-off turn `angle` (radians) so that it changes
+/// by at most `step` from frame to frame, up to each frame's `most`: a
+/// turn that must be reached is started in the frames before it and let go
+/// over the frames after, never lowered.
+fn spread_turns(angle: &mut [f64], most: &[f64], step: f64) {
+    let n = angle.len();
+    for f in 1..n {
+        angle[f] = angle[f].max((angle[f - 1] - step).min(most[f]));
+    }
+    for f in (0..n.saturating_sub(1)).rev() {
+        angle[f] = angle[f].max((angle[f + 1] - step).min(most[f]));
+    }
 }
 
 /// Each frame's weight of the flat foot over one leg's spans: 1 inside a
@@ -1385,8 +1451,9 @@ fn effective_ramps(spans: &[&Span], range: &Range<usize>) -> Vec<(usize, usize)>
 /// and a frame whose bend changed gets its target moved to the distance
 /// from the hip that bend gives, at the target's height (the lift stays)
 /// where it can, else along the line from the hip. Only with the contacts
-/// lint finds (`ease`): spans the caller gives (`--contacts`, retarget's
-/// lock over the source's contacts) are followed as given.
+/// lint finds or with a [`Guide`] (`ease`: retarget's lock, whose knees
+/// popped 4-10 cm at span edges on CMU 01_01 without it): spans the caller
+/// gives alone (`--contacts`) are followed as given.
 #[allow(clippy::too_many_arguments)]
 fn limit_bend(
     t: &Track,
@@ -1636,6 +1703,24 @@ fn spread_between(need: &[f64], r: usize, wall: &[bool]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_toe_off_turn_is_spread_over_the_frames_around_never_lowered() {
+        // 0.6 rad needed at frame 5 alone, a step of 0.2 per frame.
+        let mut a = vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.6, 0.0, 0.0, 0.0];
+        let most = vec![1.0; 9];
+        spread_turns(&mut a, &most, 0.2);
+        let want = [0.0, 0.0, 0.0, 0.2, 0.4, 0.6, 0.4, 0.2, 0.0];
+        for (x, w) in a.iter().zip(want) {
+            assert!((x - w).abs() < 1e-12, "{a:?}");
+        }
+        // A frame that may turn less (its `most`) holds the ramp back there
+        // and the turn it needs is kept.
+        let mut a = vec![0.0, 0.0, 0.0, 0.0, 0.6];
+        spread_turns(&mut a, &[1.0, 1.0, 0.1, 1.0, 1.0], 0.2);
+        assert!((a[2] - 0.1).abs() < 1e-12 && (a[3] - 0.4).abs() < 1e-12, "{a:?}");
+        assert_eq!(a[4], 0.6);
+    }
 
     #[test]
     fn a_leg_s_knee_and_hip_are_found_by_name_past_split_bones() {

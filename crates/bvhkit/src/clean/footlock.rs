@@ -1652,11 +1652,18 @@ fn spread(need: &[f64], r: usize) -> Vec<f64> {
 /// of `wall`: the smoothstep of the distance to the nearest such frame over
 /// `r + 1` (0 on a wall frame, 1 farther than `r`).
 fn wall_fade(wall: &[bool], r: usize) -> Vec<f64> {
-    let n = wall.len();
+    let dist = distance_to_nearest(wall);
+    dist.iter().map(|&d| if d > r { 1.0 } else { smoothstep(d as f64 / (r + 1) as f64) }).collect()
+}
+
+/// For each frame, the number of frames to the nearest frame of `marks`,
+/// before or after it (0 on a marked frame; `usize::MAX` when none is).
+pub(crate) fn distance_to_nearest(marks: &[bool]) -> Vec<usize> {
+    let n = marks.len();
     let mut dist = vec![usize::MAX; n];
     let mut last: Option<usize> = None;
     for f in 0..n {
-        if wall[f] {
+        if marks[f] {
             last = Some(f);
         }
         if let Some(w) = last {
@@ -1665,14 +1672,14 @@ fn wall_fade(wall: &[bool], r: usize) -> Vec<f64> {
     }
     last = None;
     for f in (0..n).rev() {
-        if wall[f] {
+        if marks[f] {
             last = Some(f);
         }
         if let Some(w) = last {
             dist[f] = dist[f].min(w - f);
         }
     }
-    dist.iter().map(|&d| if d > r { 1.0 } else { smoothstep(d as f64 / (r + 1) as f64) }).collect()
+    dist
 }
 
 /// [`spread`] that never reaches a frame of `wall`: on each side of a

@@ -123,25 +123,7 @@ fn envelope(d: &[f64], planted: &[bool], r: usize) -> Vec<f64> {
         }
     }
     // Distance to the nearest planted frame, both ways.
-    let mut dist = vec![usize::MAX; n];
-    let mut last = None;
-    for f in 0..n {
-        if planted[f] {
-            last = Some(f);
-        }
-        if let Some(p) = last {
-            dist[f] = f - p;
-        }
-    }
-    last = None;
-    for f in (0..n).rev() {
-        if planted[f] {
-            last = Some(f);
-        }
-        if let Some(p) = last {
-            dist[f] = dist[f].min(p - f);
-        }
-    }
+    let dist = crate::clean::footlock::distance_to_nearest(planted);
     let fade = (r / 2).max(1);
     for (y, &k) in l.iter_mut().zip(&dist) {
         if k != usize::MAX {

@@ -450,7 +450,7 @@ impl Solve {
                 self.residuals(&xn, world, locals, goal, &mut rr, Some(&mut jj));
                 let c: f64 = rr[..nr].iter().map(|v| v * v).sum();
                 if c.is_finite() && c < cost {
-                    improved = true;
+                    improved = cost - c > 1e-12 * cost;
                     (x, r, jac, cost) = (xn, rr, jj, c);
                     mu = (mu / 3.0).max(1e-9);
                     break;

@@ -2600,6 +2600,7 @@ mod tests {
     fn fast_path_agrees_with_the_plain_reference_on_corpus_pairs() {
         let test = "retarget::fast_path_agrees_with_the_plain_reference_on_corpus_pairs";
         let cmu = "cmu_01_01_walk_cgspeed_mb_names";
+        let kinect = "kinect_v1_custom_writer_nonzero_root_offset";
         let pairs = [
             (cmu, "bandai_namco_ds1_kick_6ch_every_joint"),
             (cmu, "rokoko_jesse_dance_yxz_fingers"),
@@ -2608,10 +2609,15 @@ mod tests {
             ("xsens_mvn_style_mpi_1space_yxz_crlf", "bandai_namco_ds1_kick_6ch_every_joint"),
             ("second_life_avatar_walk_poser_per_joint_orders", "rokoko_jesse_dance_yxz_fingers"),
             (cmu, cmu),
+            // Pairs where the trunk's solve runs (`trunk`): Kinect v1's
+            // contorted take, every frame solved.
+            (kinect, "mediapipe_to_bvh_dance_zxy"),
+            (kinect, "bandai_namco_ds1_kick_6ch_every_joint"),
+            (kinect, "pymo_demo_av_8walk_meredith"),
         ];
         for (a, b) in pairs {
             let (Some(src), Some(tgt)) = (corpus(test, a), corpus(test, b)) else { return };
-            for options in [
+            for (i, options) in [
                 Options::default(),
                 Options { reference: Reference::Rest, ..Options::default() },
                 Options { mode: PositionChannels::Add, ..Options::default() },
@@ -2620,9 +2626,23 @@ mod tests {
                     source_reference: Some(Reference::Frame(0)),
                     ..Options::default()
                 },
-            ] {
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let ran = trunk::CALLS_N.with(|n| n.get());
                 let worst = fast_against_reference(&src, &tgt, &options);
-                assert!(worst <= 1e-9, "{a} onto {b} ({options:?}): {worst:e}");
+                let ran = trunk::CALLS_N.with(|n| n.get()) - ran;
+                // Known limit (`trunk`): onto MediaPipe both lines cannot be
+                // met and the solve stops short of its minimum, where it
+                // moves with the inputs' last bits.
+                let bound = if a == kinect && b.starts_with("mediapipe") { 0.5 } else { 1e-9 };
+                assert!(worst <= bound, "{a} onto {b} ({options:?}): {worst:e}");
+                if a == kinect && i == 0 {
+                    // Both paths run the solve in every frame.
+                    let frames = 2 * src.motion().n_frames();
+                    assert!(ran >= frames, "{a} onto {b}: {ran} solves in {frames} frames");
+                }
             }
         }
     }

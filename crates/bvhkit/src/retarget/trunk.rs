@@ -12,8 +12,8 @@
 //! and neck (the path from the hips to the head) turns on its own, and so
 //! does every clavicle without a source (PyMO's, whose spine joint carries
 //! both the head and the arms: turned, they lay the shoulder line while
-//! the spine holds the head): Levenberg-Marquardt on finite differences
-//! over their world rotations (as rotation vectors, from where the
+//! the spine holds the head): Levenberg-Marquardt over their world
+//! rotations (as rotation vectors, from where the
 //! analytic step left them), the residuals
 //! - the difference of the target's hips-to-head direction and the
 //!   source's, and of the shoulder lines' (unit vectors: its length is
@@ -32,16 +32,26 @@
 //! that miss run the solve: a frame that meets both lines costs one pass
 //! of forward kinematics over the chain.
 //!
-//! Known limit: the solve stops where Levenberg-Marquardt on
-//! finite differences stops, which moves with the last bits of its input:
-//! in solved frames the fast path and the plain reference of the tests
+//! The Jacobian is analytic: a turn `exp(x)` of a joint moves every
+//! point above it (through the joints that follow it) by
+//! `(J_l(x)·dx) × u`, `u` the bone from the turned joint, and each
+//! residual is a smooth function of the points; a wall within [`TOUCH`]
+//! of its edge counts as touching (the analytic step leaves bends exactly
+//! at their limit). After Levenberg-Marquardt (while the cost falls by more
+//! than 1e-12 of itself), Gauss-Newton steps go to the stationary point
+//! while they shrink, until one is below [`CONVERGED`]: there the cost no
+//! longer tells, and a result that stopped on the cost would move with
+//! the inputs' last bits.
+//!
+//! Known limit: where the two lines cannot both be met (the Kinect v1 take
+//! onto MediaPipe, whose two passes trade one line for the other) the
+//! solve still stops short of its minimum (the Gauss-Newton steps grow)
+//! and the fast path and the plain reference of the tests
 //! (`tests::fast_path_agrees_with_the_plain_reference_on_corpus_pairs`)
-//! agree to about 1e-6 of a channel, not 1e-9 (from the Kinect v1 take
-//! onto MediaPipe, whose two passes trade one line for the other, up to
-//! 0.65); one path is deterministic, so the command, the library and
-//! Python give the same bytes. That is why the solve runs only under the
-//! T-pose reference and only where a line fails its bound, which no pair
-//! of that test reaches.
+//! differ by up to 0.17 of a channel; onto Bandai Namco and PyMO, where
+//! it runs in every frame of that take, they agree to about 1e-11. One
+//! path is deterministic, so the command, the library and Python give the
+//! same bytes.
 use glam::{DMat3, DQuat, DVec3};
 
 use super::bend_at;
@@ -64,6 +74,11 @@ const TOLERANCE: f64 = 5.0 * std::f64::consts::PI / 180.0;
 /// The unit of a bend's excess (radians: half a degree).
 const WALL: f64 = 0.5 * std::f64::consts::PI / 180.0;
 
+/// A wall within this of its edge (radians) touches: its slope enters the
+/// Jacobian (the analytic step leaves bends exactly at their limit, where a
+/// wall's residual is zero but a turn into it costs).
+const TOUCH: f64 = 1e-7;
+
 /// A wall's residual of the excess `e` (radians): `e` beyond 0 in units
 /// of [`WALL`].
 fn wall(e: f64) -> f64 {
@@ -72,13 +87,24 @@ fn wall(e: f64) -> f64 {
 
 /// The weight of a rotation (per radian) against the lines.
 const REGULARISE: f64 = 0.05;
-/// Levenberg-Marquardt iterations and the finite difference (radians).
+/// Levenberg-Marquardt iterations.
 const ITERATIONS: usize = 60;
-const STEP: f64 = 1e-6;
+/// The most Gauss-Newton steps after Levenberg-Marquardt, and the step
+/// (radians) below which the solve has converged.
+const POLISH: usize = 40;
+const CONVERGED: f64 = 1e-13;
 /// Where both lines cannot be met, the head is held within this of its
 /// line (radians: 4.5°, inside [`TOLERANCE`]) and the shoulder line is
 /// made as near as that allows.
 const HEAD_FIRST: f64 = 4.5 * std::f64::consts::PI / 180.0;
+
+#[cfg(test)]
+thread_local! {
+    /// This thread's minimisations, and the frames its solves turned (for
+    /// the tests that must reach the solve).
+    pub(super) static CALLS_N: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    pub(super) static SOLVED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
 /// How a node of the chain turns in the solve.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -224,10 +250,26 @@ impl Solve {
         }
     }
 
+    /// Per node, the variable whose turn turns it (a free node's own, a
+    /// following node's parent's).
+    fn var_of(&self, var: &mut [Option<usize>; MAX_NODES]) {
+        for (i, k) in self.kind.iter().enumerate() {
+            var[i] = match *k {
+                Kind::Free(v) => Some(v),
+                Kind::Follows if i > 0 => var[self.parent[i]],
+                _ => None,
+            };
+        }
+    }
+
     /// The residuals of the variables `x` (see the module documentation):
     /// their count, the cost of the lines and bends alone, and the angles
     /// (radians) of the hips-to-head line and of the shoulder line (0
-    /// without one) to the source's.
+    /// without one) to the source's. With `jac`, also their derivatives
+    /// (row per residual, column per variable), analytic: a turn
+    /// `exp(x_v)` moves a point `p` of a bone `u` it turns by
+    /// `(J_l(x_v)·dx_v) × u` (`J_l`, the left Jacobian of the rotation
+    /// vector), and each residual is a smooth function of the points.
     fn residuals(
         &self,
         x: &[f64; MAX_VARS],
@@ -235,28 +277,81 @@ impl Solve {
         locals: &[DVec3; MAX_NODES],
         (goal, limit, head_first): (&Goal, &[f64; 16], bool),
         r: &mut [f64; MAX_RES],
+        mut jac: Option<&mut [[f64; MAX_VARS]; MAX_RES]>,
     ) -> (usize, f64, [f64; 2]) {
+        let nn = self.nodes.len();
+        let nf = self.n_free;
         let mut turns = [DMat3::IDENTITY; MAX_NODES];
         self.turns(x, &mut turns);
         let mut p = [DVec3::ZERO; MAX_NODES];
         p[0] = goal.hips;
-        for i in 1..self.nodes.len() {
-            let q = self.parent[i];
-            p[i] = p[q] + turns[q] * world[self.nodes[q]] * locals[i];
+        // d p[i] / d x_v (3×3 per node and free joint), where `jac` is asked.
+        let mut dp = [[DMat3::ZERO; MAX_FREE]; MAX_NODES];
+        let mut var = [None; MAX_NODES];
+        let mut jl = [DMat3::ZERO; MAX_FREE];
+        if jac.is_some() {
+            self.var_of(&mut var);
+            for (v, m) in jl.iter_mut().enumerate().take(nf) {
+                *m = left_jacobian(DVec3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2]));
+            }
         }
+        for i in 1..nn {
+            let q = self.parent[i];
+            let u = turns[q] * world[self.nodes[q]] * locals[i];
+            p[i] = p[q] + u;
+            if jac.is_some() {
+                dp[i] = dp[q];
+                if let Some(v) = var[q] {
+                    dp[i][v] -= skew(u) * jl[v];
+                }
+            }
+        }
+        // One residual's row from its gradients by points (node, d/dp).
+        let row = |jac: &mut Option<&mut [[f64; MAX_VARS]; MAX_RES]>,
+                   n: usize,
+                   grads: &[(usize, DVec3)]| {
+            if let Some(jac) = jac.as_deref_mut() {
+                jac[n] = [0.0; MAX_VARS];
+                for &(i, g) in grads {
+                    for v in 0..nf {
+                        let d = dp[i][v].transpose() * g;
+                        jac[n][3 * v] += d.x;
+                        jac[n][3 * v + 1] += d.y;
+                        jac[n][3 * v + 2] += d.z;
+                    }
+                }
+            }
+        };
         let mut n = 0;
         let mut angles = [0.0; 2];
-        let lines = [
-            Some((p[self.head] - p[0], goal.d)),
-            self.arms.zip(goal.s).map(|((l, rr), s)| (p[l] - p[rr], s)),
-        ];
-        for (k, (v, want)) in lines.into_iter().enumerate().filter_map(|(k, x)| x.map(|x| (k, x))) {
+        let lines = [Some(((self.head, 0), goal.d)), self.arms.zip(goal.s)];
+        for (k, ((a, b), want)) in
+            lines.into_iter().enumerate().filter_map(|(k, x)| x.map(|x| (k, x)))
+        {
+            let v = p[a] - p[b];
+            let len = v.length();
+            let u = v / len;
             angles[k] = v.angle_between(want);
             if k == 0 && head_first {
-                r[n..n + 3].copy_from_slice(&[wall(angles[k] - HEAD_FIRST), 0.0, 0.0]);
+                let e = angles[k] - HEAD_FIRST;
+                r[n..n + 3].copy_from_slice(&[wall(e), 0.0, 0.0]);
+                let sin = angles[k].sin();
+                let g = if e > -TOUCH && sin > 0.0 {
+                    -(want - want.dot(u) * u) / (len * sin * WALL)
+                } else {
+                    DVec3::ZERO
+                };
+                row(&mut jac, n, &[(a, g), (b, -g)]);
+                row(&mut jac, n + 1, &[]);
+                row(&mut jac, n + 2, &[]);
             } else {
-                let e = (v.normalize() - want) / TOLERANCE;
+                let e = (u - want) / TOLERANCE;
                 r[n..n + 3].copy_from_slice(&e.to_array());
+                // d u / d v = (I - u uᵀ) / |v|, symmetric: its rows.
+                for c in 0..3 {
+                    let g = (DVec3::AXES[c] - u[c] * u) / (len * TOLERANCE);
+                    row(&mut jac, n + c, &[(a, g), (b, -g)]);
+                }
             }
             n += 3;
         }
@@ -266,12 +361,24 @@ impl Solve {
             pts[k] = p[i];
         }
         for (i, l) in limit.iter().enumerate().take(m.saturating_sub(1)).skip(1) {
-            r[n] = wall(bend_at(&pts[..m], i) - l);
+            let (bend, grads) = bend_grad(&pts[..m], i);
+            let e = bend - l;
+            r[n] = wall(e);
+            if e > -TOUCH {
+                let g = grads.map(|(k, g)| (self.path[k], g / WALL));
+                row(&mut jac, n, &g);
+            } else {
+                row(&mut jac, n, &[]);
+            }
             n += 1;
         }
         let cost = r[..n].iter().map(|v| v * v).sum();
-        for v in &x[..3 * self.n_free] {
+        for (k, v) in x[..3 * nf].iter().enumerate() {
             r[n] = REGULARISE * v;
+            if let Some(jac) = jac.as_deref_mut() {
+                jac[n] = [0.0; MAX_VARS];
+                jac[n][k] = REGULARISE;
+            }
             n += 1;
         }
         (n, cost, angles)
@@ -287,13 +394,17 @@ impl Solve {
         goal: (&Goal, &[f64; 16]),
     ) -> (f64, [f64; 2]) {
         let mut r = [0.0; MAX_RES];
-        let (_, c, a) = self.residuals(x, world, locals, (goal.0, goal.1, false), &mut r);
+        let (_, c, a) = self.residuals(x, world, locals, (goal.0, goal.1, false), &mut r, None);
         (c, a)
     }
 
-    /// Levenberg-Marquardt from `x`: the variables where the residuals'
-    /// squares are least (with `head_first`, the head's residual is its
-    /// angle beyond [`HEAD_FIRST`], a wall).
+    /// Levenberg-Marquardt from `x` on the analytic Jacobian, then
+    /// Gauss-Newton steps taken without comparing costs until the step is
+    /// below [`CONVERGED`]: the variables where the residuals' squares are
+    /// least (with `head_first`, the head's residual is its angle beyond
+    /// [`HEAD_FIRST`], a wall), to the last bits, so that inputs that
+    /// differ in their last bits give results that differ as little.
+    #[allow(clippy::needless_range_loop)] // the normal equations' triangle
     fn minimise(
         &self,
         mut x: [f64; MAX_VARS],
@@ -303,31 +414,34 @@ impl Solve {
     ) -> [f64; MAX_VARS] {
         let nv = 3 * self.n_free;
         let mut r = [0.0; MAX_RES];
-        let (nr, ..) = self.residuals(&x, world, locals, goal, &mut r);
+        let mut jac = [[0.0; MAX_VARS]; MAX_RES];
+        let (nr, ..) = self.residuals(&x, world, locals, goal, &mut r, Some(&mut jac));
         let mut cost: f64 = r[..nr].iter().map(|v| v * v).sum();
         let mut mu = 1e-3;
-        let mut jac = [[0.0; MAX_VARS]; MAX_RES];
         let mut rr = [0.0; MAX_RES];
-        for _ in 0..ITERATIONS {
-            // The Jacobian by forward differences.
-            for v in 0..nv {
-                let mut xv = x;
-                xv[v] += STEP;
-                self.residuals(&xv, world, locals, goal, &mut rr);
-                for k in 0..nr {
-                    jac[k][v] = (rr[k] - r[k]) / STEP;
-                }
-            }
+        let mut jj = [[0.0; MAX_VARS]; MAX_RES];
+        let normal = |jac: &[[f64; MAX_VARS]; MAX_RES], r: &[f64; MAX_RES]| {
             let mut g = [0.0; MAX_VARS];
             let mut a = [[0.0; MAX_VARS]; MAX_VARS];
             for k in 0..nr {
                 for u in 0..nv {
                     g[u] += jac[k][u] * r[k];
-                    for v in 0..nv {
+                    for v in u..nv {
                         a[u][v] += jac[k][u] * jac[k][v];
                     }
                 }
             }
+            for u in 1..nv {
+                for v in 0..u {
+                    a[u][v] = a[v][u];
+                }
+            }
+            (g, a)
+        };
+        let norm = |s: &[f64; MAX_VARS]| s[..nv].iter().map(|v| v * v).sum::<f64>().sqrt();
+        // Levenberg-Marquardt while the cost falls measurably.
+        for _ in 0..ITERATIONS {
+            let (g, a) = normal(&jac, &r);
             let mut improved = false;
             for _ in 0..8 {
                 let mut m = a;
@@ -343,20 +457,44 @@ impl Solve {
                 for v in 0..nv {
                     xn[v] += step[v];
                 }
-                self.residuals(&xn, world, locals, goal, &mut rr);
+                self.residuals(&xn, world, locals, goal, &mut rr, Some(&mut jj));
                 let c: f64 = rr[..nr].iter().map(|v| v * v).sum();
                 if c.is_finite() && c < cost {
-                    (x, r, cost) = (xn, rr, c);
+                    improved = cost - c > 1e-12 * cost;
+                    (x, r, jac, cost) = (xn, rr, jj, c);
                     mu = (mu / 3.0).max(1e-9);
-                    improved = true;
                     break;
                 }
                 mu *= 4.0;
             }
-            if !improved || cost < 1e-12 {
+            if !improved {
                 break;
             }
         }
+        // Gauss-Newton to the stationary point, each step taken while the
+        // steps shrink (near the minimum the cost no longer tells).
+        let mut last = f64::INFINITY;
+        for _ in 0..POLISH {
+            let (g, mut a) = normal(&jac, &r);
+            let mut step = g.map(|v| -v);
+            if !solve_in_place(&mut a, &mut step, nv) {
+                break;
+            }
+            let size = norm(&step);
+            if !size.is_finite() || size >= last.min(1e-4) {
+                break;
+            }
+            for v in 0..nv {
+                x[v] += step[v];
+            }
+            if size <= CONVERGED {
+                break;
+            }
+            last = size;
+            self.residuals(&x, world, locals, goal, &mut r, Some(&mut jac));
+        }
+        #[cfg(test)]
+        CALLS_N.with(|n| n.set(n.get() + 1));
         x
     }
 
@@ -398,6 +536,8 @@ impl Solve {
         if after.is_nan() || after >= before {
             return false;
         }
+        #[cfg(test)]
+        SOLVED.with(|n| n.set(n.get() + 1));
         let mut turns = [DMat3::IDENTITY; MAX_NODES];
         self.turns(&x, &mut turns);
         for &(j, n) in &self.follow {
@@ -410,6 +550,51 @@ impl Solve {
         }
         true
     }
+}
+
+/// The cross-product matrix of `u`: `skew(u)·w = u × w`.
+fn skew(u: DVec3) -> DMat3 {
+    DMat3::from_cols(
+        DVec3::new(0.0, u.z, -u.y),
+        DVec3::new(-u.z, 0.0, u.x),
+        DVec3::new(u.y, -u.x, 0.0),
+    )
+}
+
+/// The left Jacobian of the rotation vector `w`:
+/// `exp(w + dw) = exp(J_l(w)·dw)·exp(w)` to first order.
+fn left_jacobian(w: DVec3) -> DMat3 {
+    let t2 = w.length_squared();
+    let k = skew(w);
+    let (a, b) = if t2 < 1e-8 {
+        (0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0)
+    } else {
+        let t = t2.sqrt();
+        ((1.0 - t.cos()) / t2, (t - t.sin()) / (t2 * t))
+    };
+    DMat3::IDENTITY + k * a + (k * k) * b
+}
+
+/// [`bend_at`] at `i` and its gradients by the points it reads (their
+/// indices in `pts`; zero where the bend is straight or folded back).
+fn bend_grad(pts: &[DVec3], i: usize) -> (f64, [(usize, DVec3); 3]) {
+    let bend = bend_at(pts, i);
+    let none = [(i, DVec3::ZERO); 3];
+    let tiny = |v: DVec3| v.length() <= 1e-9 * (1.0 + pts[i].length());
+    let before = (0..i).rev().find(|&k| !tiny(pts[i] - pts[k]));
+    let after = (i + 1..pts.len()).find(|&k| !tiny(pts[k] - pts[i]));
+    let (Some(kb), Some(ka)) = (before, after) else { return (bend, none) };
+    let (a, b) = (pts[i] - pts[kb], pts[ka] - pts[i]);
+    let (la, lb) = (a.length(), b.length());
+    let (na, nb) = (a / la, b / lb);
+    let (cos, sin) = (na.dot(nb), bend.sin());
+    if sin <= 1e-12 {
+        return (bend, none);
+    }
+    // d bend / d a and d bend / d b.
+    let ga = -(nb - cos * na) / (la * sin);
+    let gb = -(na - cos * nb) / (lb * sin);
+    (bend, [(kb, -ga), (i, ga - gb), (ka, gb)])
 }
 
 /// Solves `m·x = b` (the first `n` rows and columns) by Gaussian
@@ -460,5 +645,126 @@ mod tests {
         for i in 0..3 {
             assert!((b[i] - want[i]).abs() < 1e-12, "{b:?}");
         }
+    }
+
+    /// A small trunk: hips, spine, chest, neck, head; a clavicle and an
+    /// upper arm each side of the chest (joint 5 free, joint 7 following).
+    fn small() -> (Solve, Vec<DMat3>, [DVec3; MAX_NODES], Goal) {
+        let parents =
+            [None, Some(0), Some(1), Some(2), Some(3), Some(2), Some(5), Some(2), Some(7)];
+        let offsets = [
+            DVec3::ZERO,
+            DVec3::new(0.0, 0.1, 0.01),
+            DVec3::new(0.0, 0.15, -0.02),
+            DVec3::new(0.0, 0.2, 0.0),
+            DVec3::new(0.0, 0.1, 0.03),
+            DVec3::new(0.05, 0.15, 0.0),
+            DVec3::new(0.12, 0.0, 0.0),
+            DVec3::new(-0.05, 0.15, 0.0),
+            DVec3::new(-0.12, 0.0, 0.0),
+        ];
+        let solve = Solve::new(
+            &parents,
+            (0, 4, Some((6, 8))),
+            &[0, 1, 2, 3, 4],
+            |j| matches!(j, 1..=3 | 5),
+            |_| true,
+        )
+        .unwrap();
+        let world: Vec<DMat3> = (0..9)
+            .map(|j| {
+                let a = DVec3::new(
+                    0.3 * (j as f64).sin(),
+                    0.2 * j as f64 - 0.5,
+                    0.1 * (j as f64).cos(),
+                );
+                DMat3::from_quat(DQuat::from_scaled_axis(a))
+            })
+            .collect();
+        let mut positions = vec![DVec3::ZERO; 9];
+        for j in 1..9 {
+            let p = parents[j].unwrap();
+            positions[j] = positions[p] + world[p] * offsets[j];
+        }
+        let mut locals = [DVec3::ZERO; MAX_NODES];
+        solve.capture(&world, &positions, &mut locals);
+        let goal = Goal {
+            hips: DVec3::ZERO,
+            d: DVec3::new(0.4, 1.0, 0.3).normalize(),
+            s: Some(DVec3::new(1.0, 0.2, -0.5).normalize()),
+        };
+        (solve, world, locals, goal)
+    }
+
+    #[test]
+    fn the_analytic_jacobian_matches_central_differences() {
+        let (solve, world, locals, goal) = small();
+        assert_eq!(solve.n_free, 4);
+        let nv = 3 * solve.n_free;
+        let mut x = [0.0; MAX_VARS];
+        for (v, x) in x.iter_mut().enumerate().take(nv) {
+            *x = 0.2 * ((v as f64) * 1.7).sin();
+        }
+        // Limits low enough that bend walls are active; the head's wall
+        // (head first) and the unit-vector residuals both.
+        for limit in [[0.05; 16], [f64::INFINITY; 16]] {
+            for head_first in [false, true] {
+                let g = (&goal, &limit, head_first);
+                let (mut r, mut jac) = ([0.0; MAX_RES], [[0.0; MAX_VARS]; MAX_RES]);
+                let (nr, ..) = solve.residuals(&x, &world, &locals, g, &mut r, Some(&mut jac));
+                let mut active = 0;
+                for v in 0..nv {
+                    let h = 1e-6;
+                    let (mut xp, mut xm) = (x, x);
+                    xp[v] += h;
+                    xm[v] -= h;
+                    let (mut rp, mut rm) = ([0.0; MAX_RES], [0.0; MAX_RES]);
+                    solve.residuals(&xp, &world, &locals, g, &mut rp, None);
+                    solve.residuals(&xm, &world, &locals, g, &mut rm, None);
+                    for k in 0..nr {
+                        let fd = (rp[k] - rm[k]) / (2.0 * h);
+                        let err = (fd - jac[k][v]).abs();
+                        assert!(
+                            err <= 1e-5 * (1.0 + fd.abs()),
+                            "row {k} var {v}: {fd} against {}",
+                            jac[k][v]
+                        );
+                        if jac[k][v] != 0.0 && k >= 6 && k < nr - nv {
+                            active += 1;
+                        }
+                    }
+                }
+                if limit[0] < 1.0 {
+                    assert!(active > 0, "no bend wall active");
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[allow(clippy::needless_range_loop)]
+    fn the_solve_converges_to_a_stationary_point() {
+        // At the result the gradient of the whole cost vanishes to rounding,
+        // and a start a few ulps away ends at the same variables.
+        let (solve, world, locals, goal) = small();
+        let nv = 3 * solve.n_free;
+        let limit = [f64::INFINITY; 16];
+        let g = (&goal, &limit, false);
+        let x = solve.minimise([0.0; MAX_VARS], &world, &locals, g);
+        let (mut r, mut jac) = ([0.0; MAX_RES], [[0.0; MAX_VARS]; MAX_RES]);
+        let (nr, ..) = solve.residuals(&x, &world, &locals, g, &mut r, Some(&mut jac));
+        let scale: f64 = r[..nr].iter().map(|v| v * v).sum::<f64>();
+        assert!(scale > 1e-3, "the lines should conflict with the regulariser");
+        for v in 0..nv {
+            let grad: f64 = (0..nr).map(|k| jac[k][v] * r[k]).sum();
+            assert!(grad.abs() < 1e-10, "gradient {v}: {grad:e}");
+        }
+        let mut start = [0.0; MAX_VARS];
+        start[0] = 1e-12;
+        let y = solve.minimise(start, &world, &locals, g);
+        for v in 0..nv {
+            assert!((x[v] - y[v]).abs() < 1e-12, "{v}: {:e}", x[v] - y[v]);
+        }
+        assert!(x[..nv].iter().any(|v| v.abs() > 1e-3), "the solve moved nothing");
     }
 }

@@ -27,7 +27,7 @@ use bvhkit::{Bvh, Kinematics, PositionChannels, ReadOptions};
 /// Neuron, Second Life, Xsens style, Daz (CMU on Daz names), Kinect v1 and
 /// MediaPipe (single spine), PyMO, MakeHuman (one frame, six channels on
 /// every joint).
-const HUMANS: [&str; 11] = [
+pub(crate) const HUMANS: [&str; 11] = [
     "cmu_12_01_walk_cgspeed_pybvh.bvh",
     "bandai_namco_ds1_kick_6ch_every_joint.bvh",
     "rokoko_jesse_dance_yxz_fingers.bvh",

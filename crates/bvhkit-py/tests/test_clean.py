@@ -7,6 +7,7 @@ outside `joints` and a clip no step touches stay bit for bit."""
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -151,6 +152,16 @@ def test_strength_blends_with_the_original() -> None:
         bvh.clean(butterworth=6.0, strength=3)
 
 
+def cli_clean(bvh_bin: Path, src: Path, tmp_path: Path, flags: list[str]) -> bytes:
+    """The bytes ``bvh clean SRC -o OUT FLAGS`` writes (it must succeed)."""
+    out = tmp_path / "cli.bvh"
+    cli = subprocess.run(
+        [str(bvh_bin), "clean", str(src), "-o", str(out), *flags], capture_output=True, text=True
+    )
+    assert cli.returncode == 0, cli.stderr
+    return out.read_bytes()
+
+
 def test_contacts_from_a_file_or_spans_equal_the_command(corpus, bvh_bin, tmp_path) -> None:
     """``contacts`` (with ``lock_feet``): a CSV path, as ``--contacts FILE``,
     and the same spans as tuples give the bytes ``bvh clean --lock-feet
@@ -160,19 +171,13 @@ def test_contacts_from_a_file_or_spans_equal_the_command(corpus, bvh_bin, tmp_pa
     (src,) = corpus_named(corpus, ["cmu_01_01_walk_cgspeed_mb_names.bvh"])
     csv = tmp_path / "contacts.csv"
     csv.write_text("joint,start,end\nLeftFoot,100,160\n# the right foot\nRightFoot, 200, 260\n")
-    out = tmp_path / "cli.bvh"
-    cli = subprocess.run(
-        [str(bvh_bin), "clean", str(src), "-o", str(out), "--lock-feet", "--contacts", str(csv)],
-        capture_output=True,
-        text=True,
-    )
-    assert cli.returncode == 0, cli.stderr
+    written = cli_clean(bvh_bin, src, tmp_path, ["--lock-feet", "--contacts", str(csv)])
     bvh = bvhkit.read(src)
     from_file = bvh.clean(lock_feet=True, contacts=csv)
-    assert from_file.to_bytes() == out.read_bytes()
-    assert bvh.clean(lock_feet=True, contacts=str(csv)).to_bytes() == out.read_bytes()
+    assert from_file.to_bytes() == written
+    assert bvh.clean(lock_feet=True, contacts=str(csv)).to_bytes() == written
     spans = [("LeftFoot", 100, 160), ("RightFoot", 200, 260)]
-    assert bvh.clean(lock_feet=True, contacts=spans).to_bytes() == out.read_bytes()
+    assert bvh.clean(lock_feet=True, contacts=spans).to_bytes() == written
     assert "2 contact span(s) locked" in from_file.report
     m, src_m = from_file.motion, bvh.motion
     assert not np.array_equal(m[100:161], src_m[100:161])
@@ -200,16 +205,10 @@ def test_flatten_feet_equals_the_command(corpus, bvh_bin, tmp_path) -> None:
     --lock-feet --flatten-feet`` writes, differs from ``lock_feet`` alone,
     and without ``lock_feet`` is an error naming both."""
     (src,) = corpus_named(corpus, ["cmu_01_01_walk_cgspeed_mb_names.bvh"])
-    out = tmp_path / "cli.bvh"
-    cli = subprocess.run(
-        [str(bvh_bin), "clean", str(src), "-o", str(out), "--lock-feet", "--flatten-feet"],
-        capture_output=True,
-        text=True,
-    )
-    assert cli.returncode == 0, cli.stderr
+    written = cli_clean(bvh_bin, src, tmp_path, ["--lock-feet", "--flatten-feet"])
     bvh = bvhkit.read(src)
     flat = bvh.clean(lock_feet=True, flatten_feet=True)
-    assert flat.to_bytes() == out.read_bytes()
+    assert flat.to_bytes() == written
     assert flat.to_bytes() != bvh.clean(lock_feet=True).to_bytes()
     with pytest.raises(ValueError, match="flatten_feet needs lock_feet"):
         bvh.clean(flatten_feet=True)

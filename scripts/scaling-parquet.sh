@@ -50,13 +50,9 @@ shm=$(mktemp -d /dev/shm/scaling-parquet.XXXXXX)
 trap 'rm -rf "$tmp" "$shm"' EXIT
 
 dir=$tmp/dir
-mkdir -p "$dir"
-for i in $(seq 12); do
-  for f in "$corpus"/*.bvh; do
-    case $(basename "$f") in malformed_*) continue ;; esac
-    cp "$f" "$dir/r${i}_$(basename "$f")"
-  done
-done
+# shellcheck source=scripts/corpus-copies.sh
+. "$here/corpus-copies.sh"
+corpus_copies "$corpus" "$dir" 12
 echo "input: $(find "$dir" -name '*.bvh' | wc -l) files, $(du -sm "$dir" | cut -f1) MB; $(nproc) processors, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # "wall cpu" of one run of BIN CORES JOBS OUT [fresh] (exit 0 or 1 counts as

@@ -34,13 +34,9 @@ if [ -z "$synth" ]; then
   (cd "$here/.." && cargo run -q --release -p bvhkit-testdata --example synth) >"$synth"
 fi
 dir=$tmp/dir
-mkdir -p "$dir"
-for i in $(seq 10); do
-  for f in "$corpus"/*.bvh; do
-    case $(basename "$f") in malformed_*) continue ;; esac
-    cp "$f" "$dir/r${i}_$(basename "$f")"
-  done
-done
+# shellcheck source=scripts/corpus-copies.sh
+. "$here/corpus-copies.sh"
+corpus_copies "$corpus" "$dir" 10
 walk=$corpus/cmu_01_01_walk_cgspeed_mb_names.bvh
 target=$corpus/rokoko_jesse_dance_yxz_fingers.bvh
 

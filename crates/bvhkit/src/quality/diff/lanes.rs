@@ -263,6 +263,29 @@ simd_kernel! {
 /// A lane's values of a 4×4 matrix, `m[i][j][lane]`.
 type Mat4Lanes = [[[f64; FIT_LANES]; 4]; 4];
 
+/// Columns `p` and `q` of every row of `m` turned by each lane's Jacobi
+/// rotation (`c`, `s`), in lanes where `on` (the others kept): the scalar
+/// `jacobi4`'s column update of both the matrix and its eigenvectors.
+#[inline(always)]
+fn rotate_columns(
+    m: &mut Mat4Lanes,
+    p: usize,
+    q: usize,
+    c: &[f64; FIT_LANES],
+    s: &[f64; FIT_LANES],
+    on: &[bool; FIT_LANES],
+) {
+    for row in m.iter_mut() {
+        for k in 0..FIT_LANES {
+            let (mp, mq) = (row[p][k], row[q][k]);
+            let np = c[k] * mp - s[k] * mq;
+            let nq = s[k] * mp + c[k] * mq;
+            row[p][k] = if on[k] { np } else { mp };
+            row[q][k] = if on[k] { nq } else { mq };
+        }
+    }
+}
+
 /// [`jacobi4_kernel`]'s body: `super::jacobi4` term for term, per lane
 /// (its loops over indices written as the scalar code's).
 #[inline(always)]
@@ -348,15 +371,7 @@ fn jacobi4_lanes(mats: &[[[f64; 4]; 4]], out: &mut [Eigen]) {
                     c[k] = 1.0 / (t * t + 1.0).sqrt();
                     s[k] = t * c[k];
                 }
-                for row in a.iter_mut() {
-                    for k in 0..L {
-                        let (akp, akq) = (row[p][k], row[q][k]);
-                        let np = c[k] * akp - s[k] * akq;
-                        let nq = s[k] * akp + c[k] * akq;
-                        row[p][k] = if on[k] { np } else { akp };
-                        row[q][k] = if on[k] { nq } else { akq };
-                    }
-                }
+                rotate_columns(&mut a, p, q, &c, &s, &on);
                 let (rp, rq) = (a[p], a[q]);
                 for j in 0..4 {
                     for k in 0..L {
@@ -366,15 +381,7 @@ fn jacobi4_lanes(mats: &[[[f64; 4]; 4]], out: &mut [Eigen]) {
                         a[q][j][k] = if on[k] { nq } else { rq[j][k] };
                     }
                 }
-                for row in v.iter_mut() {
-                    for k in 0..L {
-                        let (vkp, vkq) = (row[p][k], row[q][k]);
-                        let np = c[k] * vkp - s[k] * vkq;
-                        let nq = s[k] * vkp + c[k] * vkq;
-                        row[p][k] = if on[k] { np } else { vkp };
-                        row[q][k] = if on[k] { nq } else { vkq };
-                    }
-                }
+                rotate_columns(&mut v, p, q, &c, &s, &on);
             }
         }
         for s in &mut sweeps {

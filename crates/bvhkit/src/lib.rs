@@ -60,6 +60,7 @@ mod kinematics;
 pub mod mix;
 mod motion;
 mod number;
+mod par;
 mod parse;
 pub mod quality;
 pub mod retarget;

@@ -166,16 +166,7 @@ pub(crate) fn smooth_tracks(
         }
         out
     };
-    #[cfg(feature = "parallel")]
-    let done: Vec<Smoothed> = {
-        use rayon::prelude::*;
-        (0..layouts.len()).into_par_iter().map_init(Scratch::default, one).collect()
-    };
-    #[cfg(not(feature = "parallel"))]
-    let done: Vec<Smoothed> = {
-        let mut sc = Scratch::default();
-        (0..layouts.len()).map(|j| one(&mut sc, j)).collect()
-    };
+    let done: Vec<Smoothed> = crate::par::map_with_scratch(layouts.len(), Scratch::default, one);
     let columns: Vec<&(usize, Vec<f64>)> = done.iter().flat_map(|d| &d.columns).collect();
     notes.extend(done.iter().flat_map(|d| d.notes.iter().cloned()));
     let changes: Vec<JointChange> = done

@@ -1039,16 +1039,7 @@ fn smoothness(jm: &[DVec3], nj: usize, n: usize, fps: f64, o: &Options) -> Smoot
             pops: judged.pops,
         }
     };
-    #[cfg(feature = "parallel")]
-    let all: Vec<PerJoint> = {
-        use rayon::prelude::*;
-        (0..nj).into_par_iter().map_init(Scratch::default, per_joint).collect()
-    };
-    #[cfg(not(feature = "parallel"))]
-    let all: Vec<PerJoint> = {
-        let mut sc = Scratch::default();
-        (0..nj).map(|j| per_joint(&mut sc, j)).collect()
-    };
+    let all: Vec<PerJoint> = crate::par::map_with_scratch(nj, Scratch::default, per_joint);
 
     let (sum, count) = all.iter().fold((0.0, 0), |(s, c), r| (s + r.jerk_sum, c + r.jerk_count));
     // Per frame over the joints in joint order, pieces of frames on the pool.

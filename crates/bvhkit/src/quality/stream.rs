@@ -605,16 +605,7 @@ impl LintStream {
 /// the selections (sized for the whole clip once, its pages touched once).
 fn smoothness(joints: &[JointState], curves: &Curves, n: usize, o: &Options) -> Smoothness {
     let judge_one = |buf: &mut Vec<f64>, j: usize| judge(j, curves.acc(j), curves.step(j), o, buf);
-    #[cfg(feature = "parallel")]
-    let judged: Vec<_> = {
-        use rayon::prelude::*;
-        (0..joints.len()).into_par_iter().map_init(Vec::new, judge_one).collect()
-    };
-    #[cfg(not(feature = "parallel"))]
-    let judged: Vec<_> = {
-        let mut buf = Vec::new();
-        (0..joints.len()).map(|j| judge_one(&mut buf, j)).collect()
-    };
+    let judged: Vec<_> = crate::par::map_with_scratch(joints.len(), Vec::new, judge_one);
     let (sum, count) = joints.iter().fold((0.0, 0), |(s, c), r| (s + r.jerk_sum, c + r.jerk_count));
     // Per frame the largest ratio over the joints, in joint order, pieces
     // of frames on the pool (frame `f`'s acceleration is `acc[f - 1]`).

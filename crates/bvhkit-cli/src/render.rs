@@ -1,7 +1,8 @@
 //! `bvh render`: PNG, GIF, contact sheets and MP4 (through ffmpeg).
 //!
 //! A still (`--frame N`) is framed on the figures in that frame; animations
-//! and contact sheets frame the whole motion. Inputs that cannot be loaded
+//! and contact sheets frame the whole motion, a contact sheet over
+//! `--frames` only those frames. Inputs that cannot be loaded
 //! are reported and skipped (exit code 1, or 2 when nothing is left).
 
 use std::path::PathBuf;
@@ -21,7 +22,7 @@ pub(crate) const LONG_ABOUT: &str = "\
 Draw files to PNG, GIF, a contact sheet or MP4.
 
 The output's extension picks what is drawn: .png one frame (--frame) or, \
-with --contact-sheet, a grid of evenly spaced frames (of the first file; several files stand side by side in every cell); .gif an animation of \
+with --contact-sheet, a grid of evenly spaced frames (of the first file, or of its --frames, framed close; several files stand side by side in every cell); .gif an animation of \
 --frames at --fps (default: the file's rate, at most 50); .mp4 the same \
 through ffmpeg (at most 60 fps). Several files stand side by side at one \
 scale. The camera orbits the figures: --azimuth -360 to 360 degrees about \

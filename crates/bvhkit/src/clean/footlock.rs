@@ -895,6 +895,12 @@ pub(crate) fn lock(
                     .unzip();
                 Some((quality::stats::quantile(&e, 0.5)?, quality::stats::quantile(&r, 0.5)?))
             });
+            // With a guide, each target's distance from the hip smoothed
+            // (`smooth_reach`).
+            let goal = match guide {
+                Some(_) => smooth_reach(t, &goal, &drop, &pinned[li], u, (reach[li], fps)),
+                None => goal,
+            };
             let mut out: Vec<Solved> = vec![None; n];
             for f in 0..n {
                 let dv = u * drop[f];
@@ -1271,6 +1277,77 @@ fn targets(
         }
     }
     placed.into_iter().map(|x| x.map(|(toe, r, qa)| (toe + r, qa))).collect()
+}
+
+/// One leg's targets with their distance from the hip smoothed: that
+/// distance (the captured ankle's where the lock leaves the leg) filtered
+/// by the binomial kernel `[1, 4, 6, 4, 1]/16` (twice from 100 fps, once
+/// from 50 fps, not below), which passes no
+/// frame-to-frame zigzag, and each target moved along the up axis to the
+/// smoothed distance (at most `reach`), its place across it kept; outside
+/// the spans (`pinned`) only up, so a lift keeps its clearance. The knee's bend follows
+/// that distance, steeply near a straight leg: a pinned foot under hips
+/// that shake by 2-3 mm from frame to frame (CMU 01_01's, frames
+/// 1170-1176) shook the knee by three times as much, and a target's speed
+/// that changes in one frame (a span's edge) did the same through the
+/// knee (`bvh lint`'s acceleration spikes on the knees of CMU 01_01's
+/// retargets, twice the unlocked result's). The foot moves up or down by
+/// the difference (millimetres): what the source's foot itself shook by.
+fn smooth_reach(
+    t: &Track,
+    goal: &[Option<(DVec3, DQuat)>],
+    drop: &[f64],
+    pinned: &[bool],
+    u: DVec3,
+    (reach, fps): (f64, f64),
+) -> Vec<Option<(DVec3, DQuat)>> {
+    const K: [f64; 5] = [1.0, 4.0, 6.0, 4.0, 1.0];
+    let n = goal.len();
+    // Two passes at 100 fps and more, one from 50 fps, none below: the
+    // kernel spans a tenth of a second at most (a pinned foot of a 25 fps
+    // clip was held 3 cm off the floor by four frames of ramp either side
+    // of a short span).
+    let passes = ((fps / 50.0).floor().max(0.0) as usize).min(2);
+    if passes == 0 {
+        return goal.to_vec();
+    }
+    let hip = |f: usize| t.h[f] - u * drop[f];
+    let mut d: Vec<f64> =
+        (0..n).map(|f| (goal[f].map_or(t.a[f], |(x, _)| x) - hip(f)).length()).collect();
+    for _ in 0..passes {
+        d = (0..n)
+            .map(|f| {
+                let (mut s, mut w) = (0.0, 0.0);
+                for (i, k) in K.iter().enumerate() {
+                    if let Some(g) = (f + i).checked_sub(2).filter(|&g| g < n) {
+                        s += k * d[g];
+                        w += k;
+                    }
+                }
+                s / w
+            })
+            .collect();
+    }
+    (0..n)
+        .map(|f| {
+            let (x, q) = goal[f]?;
+            // Moved along the up axis by the `y` nearest 0 that puts it at
+            // the smoothed distance: `|v + u·y| = d`, a pin's place across
+            // the up axis kept exactly.
+            let v = x - hip(f);
+            let (b, want) = (v.dot(u), d[f].min(reach));
+            let disc = b * b - v.length_squared() + want * want;
+            if !(disc >= 0.0 && want.is_finite()) {
+                return Some((x, q));
+            }
+            let r = disc.sqrt();
+            let y = if (-b + r).abs() <= (-b - r).abs() { -b + r } else { -b - r };
+            // Outside a span only up: a foot lifted to clear the floor
+            // (`Clear`) keeps its clearance.
+            let y = if pinned[f] { y } else { y.max(0.0) };
+            Some((x + u * y, q))
+        })
+        .collect()
 }
 
 /// Raises each frame's toe-off turn `angle` (radians) so that it changes

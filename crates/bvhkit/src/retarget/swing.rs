@@ -147,6 +147,33 @@ fn limit_extra(extra: &[f64], step: f64) -> Vec<f64> {
     out
 }
 
+/// `lift` smoothed twice by the binomial kernel `[1, 4, 6, 4, 1]/16` (a
+/// frame's lift spread over the four frames either side), never lower than
+/// `lift` (a foot keeps its clearance), nothing where `planted`: a corner
+/// of the curve where two bumps of the envelope cross becomes a bend over
+/// those frames.
+fn smooth_lift(lift: &[f64], planted: &[bool]) -> Vec<f64> {
+    const K: [f64; 5] = [1.0, 4.0, 6.0, 4.0, 1.0];
+    let n = lift.len();
+    let mut a = lift.to_vec();
+    for _ in 0..2 {
+        a = (0..n)
+            .map(|f| {
+                let mut s = 0.0;
+                for (i, k) in K.iter().enumerate() {
+                    let g = (f + i).checked_sub(2).filter(|&g| g < n);
+                    s += k * g.map_or(0.0, |g| a[g]);
+                }
+                s / 16.0
+            })
+            .collect();
+    }
+    for ((x, &p), &l) in a.iter_mut().zip(planted).zip(lift) {
+        *x = if p { 0.0 } else { x.max(l) };
+    }
+    a
+}
+
 /// Lifts the swing feet of `out` (the retarget of `source`, its feet
 /// locked) to the source's clearance (see the module documentation). `qs`
 /// is the source's feet ([`quality::contacts`]), `qo_options` how the
@@ -281,23 +308,37 @@ pub(crate) fn lift(
         let steps: Vec<f64> = (1..n).map(|f| (bend(legs[f]) - bend(legs[f - 1])).abs()).collect();
         let fastest = quality::stats::quantile(&steps, 0.95).unwrap_or(0.0);
         let extra = limit_extra(&extra, 0.5 * fastest);
+        // The lift that gives the limited bend: the ankle moved up to the
+        // distance from the hip that bend gives (at most `want`).
+        let raw: Vec<f64> = (0..n)
+            .map(|f| {
+                if extra[f] <= 0.0 {
+                    return 0.0;
+                }
+                let (ph, _, pa) = legs[f];
+                let th = (bend(legs[f]) + extra[f]).min(std::f64::consts::PI);
+                let reach = (l1 * l1 + l2 * l2 + 2.0 * l1 * l2 * th.cos()).max(0.0).sqrt();
+                let v = pa - ph;
+                let (b, c) = (v.dot(u), v.length_squared() - reach * reach);
+                let disc = b * b - c;
+                let x = if disc >= 0.0 { -b - disc.sqrt() } else { -b };
+                (x * mpu).clamp(0.0, want[f])
+            })
+            .collect();
+        // Smoothed (`smooth_lift`): the envelope's maxima, the bend's limit
+        // and the fade on a straight leg each leave a corner, a step of
+        // the foot's velocity (`bvh lint`'s acceleration spikes on the
+        // feet and knees of CMU 01_01 onto Bandai Namco); never into the
+        // source's contacts.
+        let lifts = smooth_lift(&raw, planted);
         for f in 0..n {
-            if extra[f] <= 0.0 {
-                continue;
-            }
-            let (ph, pk, pa) = legs[f];
-            // The lift that gives the limited bend: the ankle moved up to
-            // the distance from the hip that bend gives (at most `l`).
-            let th = (bend(legs[f]) + extra[f]).min(std::f64::consts::PI);
-            let reach = (l1 * l1 + l2 * l2 + 2.0 * l1 * l2 * th.cos()).max(0.0).sqrt();
-            let v = pa - ph;
-            let (b, c) = (v.dot(u), v.length_squared() - reach * reach);
-            let disc = b * b - c;
-            let x = if disc >= 0.0 { -b - disc.sqrt() } else { -b };
-            let lift = (x * mpu).clamp(0.0, want[f]);
+            // Faded again on a leg nearly straight: the smoothing spreads a
+            // lift into frames that had none.
+            let lift = lifts[f] * smoothstep((bend(legs[f]).to_degrees() - STRAIGHT) / STRAIGHT);
             if lift <= LEAST {
                 continue;
             }
+            let (ph, pk, pa) = legs[f];
             let row = &values[f * width..(f + 1) * width];
             for (v, &c) in compact.iter_mut().zip(&gather) {
                 *v = row[c];
@@ -338,7 +379,7 @@ pub(crate) fn lift(
 
 #[cfg(test)]
 mod tests {
-    use super::{envelope, limit_extra};
+    use super::{envelope, limit_extra, smooth_lift};
 
     #[test]
     fn the_extra_bend_changes_by_at_most_the_step_and_never_grows() {
@@ -355,6 +396,27 @@ mod tests {
         assert!((l[4] - 0.15).abs() < 1e-12 && (l[3] - 0.3).abs() < 1e-12, "{l:?}");
         assert_eq!(l[5], 0.0);
         assert!((l[7] - 0.15).abs() < 1e-12, "{l:?}");
+    }
+
+    #[test]
+    fn the_smoothed_lift_rounds_corners_never_lowers_and_spares_planted_frames() {
+        // Two ramps meeting in a V at frame 10 (the envelope's maximum of
+        // two bumps), a plateau, then planted frames from 20.
+        let mut lift: Vec<f64> = (0..30)
+            .map(|f: i32| if f < 20 { 0.03 + 0.004 * ((f - 10).abs() as f64) } else { 0.0 })
+            .collect();
+        lift[19] = 0.0;
+        let planted: Vec<bool> = (0..30).map(|f| f >= 20).collect();
+        let l = smooth_lift(&lift, &planted);
+        for (f, (a, b)) in l.iter().zip(&lift).enumerate() {
+            assert!(*a >= *b - 1e-15 || planted[f], "{f}: {l:?}");
+        }
+        assert!(l[20..].iter().all(|&x| x == 0.0), "{l:?}");
+        // The V's corner: its second difference (8 mm) spread out.
+        let second = |v: &[f64], f: usize| v[f + 1] - 2.0 * v[f] + v[f - 1];
+        assert!((second(&lift, 10) - 0.008).abs() < 1e-12);
+        assert!(second(&l, 10) < 0.004, "{}", second(&l, 10));
+        assert!(l[10] > lift[10]);
     }
 
     #[test]

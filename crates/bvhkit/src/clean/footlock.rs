@@ -56,6 +56,12 @@
 //! spread to the frames around (it snapped by about 40° in one frame at the
 //! end of a span, the ankle 7 cm, on Rokoko's dance onto Kinect v1 and
 //! Bandai Namco).
+//! And with a guide each leg's target distance from the hip is smoothed
+//! over a few frames before the solve, the target moved along the up axis
+//! only (`smooth_reach`): near straight, the knee turned the hips' 2-3 mm
+//! frame-to-frame shake under a pinned foot, and a target's speed changing
+//! in one frame at a span's edge, into three times as much at the knee
+//! (`bvh lint`'s acceleration spikes, issue #27).
 //!
 //! **The leg** (thigh joint = hip, knee, ankle; the knee and hip the
 //! nearest joints above the foot named as lower and upper leg, past at most

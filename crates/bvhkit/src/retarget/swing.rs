@@ -38,6 +38,14 @@
 //! used to be cut in one frame (the knee snapped back 6-7 cm on CMU 12_01's
 //! retargets, found by `bvh lint` as pops); it now fades over the frames
 //! before.
+//!
+//! **No jerks.** The lift per frame is then smoothed twice by the binomial
+//! kernel `[1, 4, 6, 4, 1]/16`, never lower than before and nothing in the
+//! source's contacts (`smooth_lift`), and faded again on a leg nearly
+//! straight: the envelope's crossings and the bend's limit left corners,
+//! steps of the foot's velocity that `bvh lint` counts as acceleration
+//! spikes (issue #27; on CMU 01_01 onto Bandai Namco, with the lock's
+//! smoothed reach, 36 spikes without this smoothing, 27 with it).
 
 use glam::{DAffine3, DQuat, DVec3};
 

@@ -61,7 +61,10 @@
 //! only (`smooth_reach`): near straight, the knee turned the hips' 2-3 mm
 //! frame-to-frame shake under a pinned foot, and a target's speed changing
 //! in one frame at a span's edge, into three times as much at the knee
-//! (`bvh lint`'s acceleration spikes, issue #27).
+//! (`bvh lint`'s acceleration spikes, issue #27); and a leg captured folded
+//! (past [`FOLD_DEGREES`] of knee bend, a crouch) is left as captured, by
+//! how folded it is: there the knee turned by centimetres for the pin's
+//! millimetres (pops on the crouching Kinect v1 take).
 //!
 //! **The leg** (thigh joint = hip, knee, ankle; the knee and hip the
 //! nearest joints above the foot named as lower and upper leg, past at most
@@ -190,6 +193,10 @@ pub const STRAIGHT_DEGREES: f64 = 10.0;
 /// With a guide (a retarget's lock): the fastest a toe-off turns the foot
 /// about its pinned toe (degrees per second).
 pub const TOE_OFF_DEGREES_PER_SECOND: f64 = 360.0;
+/// With a guide: a leg captured bent more than this (degrees) at the knee
+/// is folded (a squat, a kneel), in full from 20° more: the lock leaves it
+/// as captured, by that weight (see `smooth_reach`).
+pub const FOLD_DEGREES: f64 = 140.0;
 /// Half-width of the bump that spreads a lowering of the hips (seconds).
 pub const HIPS_RAMP_SECONDS: f64 = 0.25;
 /// Lint's contact ground within this of height 0 (metres): the file's
@@ -1288,10 +1295,10 @@ fn targets(
 /// One leg's targets with their distance from the hip smoothed: that
 /// distance (the captured ankle's where the lock leaves the leg) filtered
 /// by the binomial kernel `[1, 4, 6, 4, 1]/16` (twice from 100 fps, once
-/// from 50 fps, not below), which passes no
-/// frame-to-frame zigzag, and each target moved along the up axis to the
-/// smoothed distance (at most `reach`), its place across it kept; outside
-/// the spans (`pinned`) only up, so a lift keeps its clearance. The knee's bend follows
+/// from 50 fps, not below), which passes no frame-to-frame zigzag, and
+/// each target moved along the up axis to the smoothed distance (at most
+/// `reach`), its place across it kept; outside the spans (`pinned`) only
+/// up, so a lift keeps its clearance. The knee's bend follows
 /// that distance, steeply near a straight leg: a pinned foot under hips
 /// that shake by 2-3 mm from frame to frame (CMU 01_01's, frames
 /// 1170-1176) shook the knee by three times as much, and a target's speed
@@ -1299,6 +1306,13 @@ fn targets(
 /// knee (`bvh lint`'s acceleration spikes on the knees of CMU 01_01's
 /// retargets, twice the unlocked result's). The foot moves up or down by
 /// the difference (millimetres): what the source's foot itself shook by.
+///
+/// And a leg captured folded (more than [`FOLD_DEGREES`] of knee bend, in
+/// full from 20° more: a crouch) is left as captured, by that weight (its
+/// target and foot rotation moved to the captured ankle's): folded, the
+/// knee turns by centimetres for a millimetre's change of where the ankle
+/// is, and the Kinect v1 take's crouching legs, pinned, popped 2-11 cm at
+/// the knee where the hips stepped 0.4 cm (the unlocked knee 1.3 cm).
 fn smooth_reach(
     t: &Track,
     goal: &[Option<(DVec3, DQuat)>],
@@ -1314,7 +1328,16 @@ fn smooth_reach(
     // clip was held 3 cm off the floor by four frames of ramp either side
     // of a short span).
     let passes = ((fps / 50.0).floor().max(0.0) as usize).min(2);
-    if passes == 0 {
+    // How folded the captured leg is: 0 up to `FOLD_DEGREES` of knee bend,
+    // 1 from 20° more.
+    let fold: Vec<f64> = (0..n)
+        .map(|f| {
+            let b = (t.k[f] - t.h[f]).angle_between(t.a[f] - t.k[f]).to_degrees();
+            if b.is_finite() { smoothstep((b - FOLD_DEGREES) / 20.0) } else { 0.0 }
+        })
+        .collect();
+    let folded = fold.iter().any(|&w| w > 0.0);
+    if passes == 0 && !folded {
         return goal.to_vec();
     }
     let hip = |f: usize| t.h[f] - u * drop[f];
@@ -1343,14 +1366,23 @@ fn smooth_reach(
             let v = x - hip(f);
             let (b, want) = (v.dot(u), d[f].min(reach));
             let disc = b * b - v.length_squared() + want * want;
-            if !(disc >= 0.0 && want.is_finite()) {
-                return Some((x, q));
+            if !(disc >= 0.0 && want.is_finite()) || passes == 0 {
+                let w = fold[f];
+                let a = t.a[f] - u * drop[f];
+                return Some((x.lerp(a, w), q.slerp(t.qa[f], w).normalize()));
             }
             let r = disc.sqrt();
             let y = if (-b + r).abs() <= (-b - r).abs() { -b + r } else { -b - r };
             // Outside a span only up: a foot lifted to clear the floor
             // (`Clear`) keeps its clearance.
             let y = if pinned[f] { y } else { y.max(0.0) };
+            // A folded leg is left as captured, by its weight: its knee
+            // would turn by centimetres for the pin's millimetres.
+            let w = fold[f];
+            if w > 0.0 {
+                let a = t.a[f] - u * drop[f];
+                return Some(((x + u * y).lerp(a, w), q.slerp(t.qa[f], w).normalize()));
+            }
             Some((x + u * y, q))
         })
         .collect()

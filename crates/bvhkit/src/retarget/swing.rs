@@ -27,7 +27,8 @@
 //! source's contacts over `r/2` frames (a planted foot is never
 //! lifted, and no frame jumps). The ankle is moved up by `L`, the leg solved
 //! by [`crate::ik::two_bone`] (the knee kept in its bend plane; a knee bent
-//! less than 5° has none, so the lift fades in from 5° to 10°), the foot's
+//! less than 5° has none, so the lift fades in from 5° to 10°; see below
+//! for a folded one), the foot's
 //! world orientation kept; only the thigh, knee and ankle rotation channels
 //! of frames with a lift change.
 //!
@@ -46,6 +47,10 @@
 //! steps of the foot's velocity that `bvh lint` counts as acceleration
 //! spikes (issue #27; on CMU 01_01 onto Bandai Namco, with the lock's
 //! smoothed reach, 36 spikes without this smoothing, 27 with it).
+//! A leg bent past [`crate::clean::footlock::FOLD_DEGREES`] (a crouch) is
+//! not lifted either, in full from 20° more (`unfolded`): a folded knee
+//! turns by centimetres for the lift's millimetres (the crouching Kinect v1
+//! take's swing knee stepped 2.2 cm where the unlocked one steps 1.3).
 
 use glam::{DAffine3, DQuat, DVec3};
 
@@ -88,6 +93,16 @@ pub(crate) struct Lifted {
 fn smoothstep(x: f64) -> f64 {
     let x = x.clamp(0.0, 1.0);
     x * x * (3.0 - 2.0 * x)
+}
+
+/// The weight of a lift on a leg bent `deg` degrees at the knee: none
+/// below [`STRAIGHT`] (no bend plane), in full from twice that, and fading
+/// to none again on a folded leg, from [`crate::clean::footlock::FOLD_DEGREES`]
+/// to 20° more (a folded knee turns by centimetres for a millimetre's lift:
+/// the Kinect v1 take's crouch, 173°).
+fn unfolded(deg: f64) -> f64 {
+    let fold = crate::clean::footlock::FOLD_DEGREES;
+    smoothstep((deg - STRAIGHT) / STRAIGHT) * (1.0 - smoothstep((deg - fold) / 20.0))
 }
 
 /// Heights above the ground (metres) of joint `j` over the clip.
@@ -294,9 +309,7 @@ pub(crate) fn lift(
         // Each frame's lift, faded out on a leg nearly straight (it has no
         // bend plane to keep: none below 5° of knee bend, in full from
         // 10°), and the bend it asks of the knee beyond its own.
-        let want: Vec<f64> = (0..n)
-            .map(|f| l[f] * smoothstep((bend(legs[f]).to_degrees() - STRAIGHT) / STRAIGHT))
-            .collect();
+        let want: Vec<f64> = (0..n).map(|f| l[f] * unfolded(bend(legs[f]).to_degrees())).collect();
         let extra: Vec<f64> = (0..n)
             .map(|f| {
                 let (ph, _, pa) = legs[f];
@@ -342,7 +355,7 @@ pub(crate) fn lift(
         for f in 0..n {
             // Faded again on a leg nearly straight: the smoothing spreads a
             // lift into frames that had none.
-            let lift = lifts[f] * smoothstep((bend(legs[f]).to_degrees() - STRAIGHT) / STRAIGHT);
+            let lift = lifts[f] * unfolded(bend(legs[f]).to_degrees());
             if lift <= LEAST {
                 continue;
             }

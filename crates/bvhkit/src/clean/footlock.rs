@@ -1360,30 +1360,27 @@ fn smooth_reach(
     (0..n)
         .map(|f| {
             let (x, q) = goal[f]?;
+            // A folded leg is left as captured, by its weight: its knee
+            // would turn by centimetres for the pin's millimetres.
+            let unfold = |x: DVec3| match fold[f] {
+                w if w > 0.0 => (x.lerp(t.a[f] - u * drop[f], w), q.slerp(t.qa[f], w).normalize()),
+                _ => (x, q),
+            };
             // Moved along the up axis by the `y` nearest 0 that puts it at
             // the smoothed distance: `|v + u·y| = d`, a pin's place across
             // the up axis kept exactly.
             let v = x - hip(f);
             let (b, want) = (v.dot(u), d[f].min(reach));
             let disc = b * b - v.length_squared() + want * want;
-            if !(disc >= 0.0 && want.is_finite()) || passes == 0 {
-                let w = fold[f];
-                let a = t.a[f] - u * drop[f];
-                return Some((x.lerp(a, w), q.slerp(t.qa[f], w).normalize()));
+            if passes == 0 || !(disc >= 0.0 && want.is_finite()) {
+                return Some(unfold(x));
             }
             let r = disc.sqrt();
             let y = if (-b + r).abs() <= (-b - r).abs() { -b + r } else { -b - r };
             // Outside a span only up: a foot lifted to clear the floor
             // (`Clear`) keeps its clearance.
             let y = if pinned[f] { y } else { y.max(0.0) };
-            // A folded leg is left as captured, by its weight: its knee
-            // would turn by centimetres for the pin's millimetres.
-            let w = fold[f];
-            if w > 0.0 {
-                let a = t.a[f] - u * drop[f];
-                return Some(((x + u * y).lerp(a, w), q.slerp(t.qa[f], w).normalize()));
-            }
-            Some((x + u * y, q))
+            Some(unfold(x + u * y))
         })
         .collect()
 }

@@ -291,10 +291,13 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
     let sink = match kind {
         // The table's bytes are copied into the file by a writer thread
         // (`BlockWriter`), off the thread that encodes the row groups.
-        Kind::Parquet => Sink::Parquet(Box::new(ParquetWriter::new(
-            main.block_writer(WRITER_THREADS)?,
-            &options,
-        )?)),
+        // The number pages of prepared clips are not copied into its
+        // blocks: the writer thread writes them from the clips' column
+        // buffers (`with_shared_pages`).
+        Kind::Parquet => Sink::Parquet(Box::new(
+            ParquetWriter::new(main.block_writer(WRITER_THREADS)?, &options)?
+                .with_shared_pages(BlockWriter::write_shared),
+        )),
         Kind::Npz => Sink::Npz(Box::new(NpzWriter::new(
             BufWriter::with_capacity(1 << 20, main.write_behind()?),
             options.dtype,

@@ -48,14 +48,6 @@ use std::thread::JoinHandle;
 /// Bytes of one block: what a writer thread takes at once.
 pub const BLOCK: usize = 4 << 20;
 
-/// Shared bytes of one block at most ([`BlockWriter::write_shared`]): a
-/// block that holds them goes to the writer thread once it holds this
-/// many, so that the producer gets its buffers back after about as many
-/// bytes more (a 4 MiB block held the column buffers of about a dozen
-/// clips of a Parquet export, which the clips prepared meanwhile then
-/// could not reuse: 4,000 more page faults of fresh buffers, 16 MiB).
-const SHARED_BLOCK: usize = 1 << 20;
-
 /// Bytes of one `pwrite` of a block (see the module notes: 4 MiB calls
 /// cost up to eight times the kernel time of 256 KiB ones on ext4).
 const PIECE: usize = 256 << 10;
@@ -92,10 +84,8 @@ pub struct BlockWriter {
     /// up to `own_from`, where its own bytes not yet in a piece start.
     pieces: Vec<Piece>,
     own_from: usize,
-    /// Bytes of the block being filled, its own and shared, and of those
-    /// the shared ones.
+    /// Bytes of the block being filled, its own and shared.
     len: usize,
-    shared: usize,
     /// The file offset of `current`'s first byte.
     at: u64,
     /// Buffers back from the writers, ready to fill.
@@ -137,7 +127,6 @@ impl BlockWriter {
             pieces: Vec::new(),
             own_from: 0,
             len: 0,
-            shared: 0,
             at: 0,
             free: Vec::new(),
             made: 1,
@@ -200,9 +189,8 @@ impl BlockWriter {
         }
         self.own_piece();
         self.len += range.len();
-        self.shared += range.len();
         self.pieces.push(Piece::Shared(bytes, range));
-        if self.len >= BLOCK || self.shared >= SHARED_BLOCK {
+        if self.len >= BLOCK {
             self.dispatch()?;
         }
         Ok(())
@@ -244,7 +232,7 @@ impl BlockWriter {
         let bytes = std::mem::replace(&mut self.current, next);
         let pieces = std::mem::take(&mut self.pieces);
         let len = std::mem::take(&mut self.len) as u64;
-        (self.own_from, self.shared) = (0, 0);
+        self.own_from = 0;
         let jobs = self.jobs.as_ref().expect("jobs are open until drop");
         jobs.send(Job { at: self.at, bytes, pieces })
             .map_err(|_| io::Error::other("the writer threads ended"))?;

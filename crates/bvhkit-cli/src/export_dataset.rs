@@ -18,9 +18,11 @@
 //! clip of one row group computed and encoded, `Preparer::prepare`; an NPZ's
 //! clip computed), at most `AHEAD_FILES` a thread and `AHEAD_BYTES` of input
 //! ahead of a writer thread that takes them in order: a prepared clip it
-//! copies itself into the table's blocks (`ParquetWriter::write_prepared`
-//! into a `BlockWriter`, whose thread copies the blocks into the file), so
-//! the pool's threads go on with the next files; a long clip (computed a
+//! hands itself to the table's blocks (`ParquetWriter::write_prepared`
+//! into a `BlockWriter`, whose thread copies the blocks into the file; the
+//! number pages are not copied into the blocks but written from the
+//! clip's column buffers, `with_shared_pages`), so the pool's threads go
+//! on with the next files; a long clip (computed a
 //! row group at a time as it is written, `ParquetWriter::write_bvh`) or an
 //! NPZ's clip it writes on the pool. Broken files are reported and skipped.
 //! Each input is looked up once before the work starts, for the refusal of

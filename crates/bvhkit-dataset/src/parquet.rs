@@ -21,6 +21,20 @@
 //! whole-clip Arrow arrays), the long and wide schemas, the options as
 //! key-value metadata under `bvhkit`, and `SkeletonTable` (one row per clip ×
 //! joint, written as `OUT.skeleton.parquet`).
+//!
+//! Shared pages (`ParquetWriter::with_shared_pages`, the folder export's
+//! path): a prepared clip's float64 page bodies are its column buffers'
+//! bytes, so they are not copied through the crate at all. Its chunks are
+//! made with holes there (`long::Prepared::chunk_sharing`: the chunk reads
+//! as that many bytes left unwritten), the file offset of each hole is
+//! known before the row group is appended (the crate's count of bytes
+//! written, then the chunks one after another), and `Spliced`, the writer
+//! under the crate's, skips the stand-in bytes of each hole and hands the
+//! buffer itself (an `Arc` of `Column`, which goes back to the
+//! `Preparer`'s free list when the last handle drops) to `W` in their
+//! place. Before, a page was copied into the crate's 8 KiB copy buffer,
+//! then into a 4 MiB block, then by the kernel into the file; now only the
+//! last copy is left.
 
 use std::io::Write;
 use std::ops::Range;

@@ -1557,7 +1557,8 @@ mod tests {
                 assert_eq!(preparer.free.lock().unwrap().len(), buffers, "buffers back");
                 assert!(a == c, "{dtype:?} {rotations:?}: the file with shared pages differs");
                 assert_eq!(sa.pair(), sc.pair());
-                let shared = SHARED_PAGES.load(std::sync::atomic::Ordering::Relaxed) - shared_before;
+                let shared =
+                    SHARED_PAGES.load(std::sync::atomic::Ordering::Relaxed) - shared_before;
                 if cfg!(target_endian = "little") && dtype == Dtype::F64 {
                     // A page per number column of each prepared clip.
                     assert!(shared >= buffers, "{shared} pages shared for {buffers} columns");

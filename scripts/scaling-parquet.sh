@@ -13,7 +13,10 @@
 # removed first, outside the timed run, so that no old table is released at
 # the end; on tmpfs that release is 0.07 s of one thread). Prints the median wall and CPU seconds (user +
 # system, from /usr/bin/time) of each side, the median of the pairs' speedups
-# S = one core / two cores and Amdahl's serial fraction s = 2/S - 1. With
+# S = one core / two cores and Amdahl's serial fraction s = 2/S - 1, the
+# median of the pairs' CPU ratios (two cores' CPU seconds over one core's:
+# what two cores cost beyond the work itself) and the median minor page
+# faults and voluntary context switches of each side. With
 # $BASE set to another `bvh` binary, the same pairs for it run in turn with
 # this one's (A B A B), so both see the same minutes; the tables of every
 # run are compared byte for byte (every build, both thread counts) at the end.
@@ -55,16 +58,16 @@ dir=$tmp/dir
 corpus_copies "$corpus" "$dir" 12
 echo "input: $(find "$dir" -name '*.bvh' | wc -l) files, $(du -sm "$dir" | cut -f1) MB; $(nproc) processors, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# "wall cpu" of one run of BIN CORES JOBS OUT [fresh] (exit 0 or 1 counts as
+# "wall cpu faults switches" of one run of BIN CORES JOBS OUT [fresh] (exit 0 or 1 counts as
 # done); with "fresh", OUT and its skeleton table are removed first (not
 # timed).
 run() {
   local bin=$1 cores=$2 jobs=$3 out=$4 rc=0
   [ "${5:-}" = fresh ] && rm -f "$out" "${out%.parquet}.skeleton.parquet"
-  /usr/bin/time -f '%e %U %S' -o "$tmp/time" "${rt[@]}" taskset -c "$cores" "$bin" export "$dir" -o "$out" -j "$jobs" \
+  /usr/bin/time -f '%e %U %S %R %w' -o "$tmp/time" "${rt[@]}" taskset -c "$cores" "$bin" export "$dir" -o "$out" -j "$jobs" \
     >/dev/null 2>"$tmp/err" || rc=$?
   [ "$rc" -le 1 ] || { echo "scaling-parquet: $bin failed (exit $rc):" >&2; cat "$tmp/err" >&2; exit 1; }
-  awk '{printf "%.4f %.4f\n", $1, $2 + $3}' "$tmp/time"
+  awk '{printf "%.4f %.4f %d %d\n", $1, $2 + $3, $4, $5}' "$tmp/time"
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -81,9 +84,9 @@ measure() {
   done
   for _ in $(seq "$pairs"); do
     for b in "${bins[@]}"; do
-      read -r w1 c1 < <(run "$b" 0 1 "$outdir/x.parquet" "$mode")
-      read -r w2 c2 < <(run "$b" 0,1 2 "$outdir/x.parquet" "$mode")
-      echo "$w1 $c1 $w2 $c2" >>"$tmp/$(basename "$b").log"
+      read -r w1 c1 f1 v1 < <(run "$b" 0 1 "$outdir/x.parquet" "$mode")
+      read -r w2 c2 f2 v2 < <(run "$b" 0,1 2 "$outdir/x.parquet" "$mode")
+      echo "$w1 $c1 $w2 $c2 $f1 $f2 $v1 $v2" >>"$tmp/$(basename "$b").log"
     done
   done
   for b in "${bins[@]}"; do
@@ -94,12 +97,15 @@ measure() {
       -v s="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | median)" \
       -v lo="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | sort -g | head -1)" \
       -v hi="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | sort -g | tail -1)" \
-      'BEGIN {printf "| %s | %.3f (%.3f CPU) | %.3f (%.3f CPU) | %.2fx (%.2f to %.2f) | %.2f |\n", n, w1, c1, w2, c2, s, lo, hi, 2 / s - 1}'
+      -v cr="$(awk '{print ($2 > 0 ? $4 / $2 : 0)}' "$log" | median)" \
+      -v f1="$(cut -d' ' -f5 "$log" | median)" -v f2="$(cut -d' ' -f6 "$log" | median)" \
+      -v v1="$(cut -d' ' -f7 "$log" | median)" -v v2="$(cut -d' ' -f8 "$log" | median)" \
+      'BEGIN {printf "| %s | %.3f (%.3f CPU) | %.3f (%.3f CPU) | %.2fx (%.2f to %.2f) | %.2f | %.3f | %d / %d | %d / %d |\n", n, w1, c1, w2, c2, s, lo, hi, 2 / s - 1, cr, f1, f2, v1, v2}'
   done
 }
 
-printf '| binary (output) | one core: wall s (CPU s) | two cores: wall s (CPU s) | speedup S (range) | serial fraction s |\n'
-printf '|---|---:|---:|---:|---:|\n'
+printf '| binary (output) | one core: wall s (CPU s) | two cores: wall s (CPU s) | speedup S (range) | serial fraction s | CPU two / one | page faults one / two | voluntary switches one / two |\n'
+printf '|---|---:|---:|---:|---:|---:|---:|---:|\n'
 for mode in replacing fresh; do
   measure "$tmp" "$(df --output=fstype "$tmp" | tail -1)" "$mode"
   measure "$shm" "$(df --output=fstype "$shm" | tail -1)" "$mode"

@@ -18,9 +18,11 @@
 //! clip of one row group computed and encoded, `Preparer::prepare`; an NPZ's
 //! clip computed), at most `AHEAD_FILES` a thread and `AHEAD_BYTES` of input
 //! ahead of a writer thread that takes them in order: a prepared clip it
-//! copies itself into the table's blocks (`ParquetWriter::write_prepared`
-//! into a `BlockWriter`, whose thread copies the blocks into the file), so
-//! the pool's threads go on with the next files; a long clip (computed a
+//! hands itself to the table's blocks (`ParquetWriter::write_prepared`
+//! into a `BlockWriter`, whose thread copies the blocks into the file; the
+//! number pages are not copied into the blocks but written from the
+//! clip's column buffers, `with_shared_pages`), so the pool's threads go
+//! on with the next files; a long clip (computed a
 //! row group at a time as it is written, `ParquetWriter::write_bvh`) or an
 //! NPZ's clip it writes on the pool. Broken files are reported and skipped.
 //! Each input is looked up once before the work starts, for the refusal of
@@ -291,10 +293,13 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
     let sink = match kind {
         // The table's bytes are copied into the file by a writer thread
         // (`BlockWriter`), off the thread that encodes the row groups.
-        Kind::Parquet => Sink::Parquet(Box::new(ParquetWriter::new(
-            main.block_writer(WRITER_THREADS)?,
-            &options,
-        )?)),
+        // The number pages of prepared clips are not copied into its
+        // blocks: the writer thread writes them from the clips' column
+        // buffers (`with_shared_pages`).
+        Kind::Parquet => Sink::Parquet(Box::new(
+            ParquetWriter::new(main.block_writer(WRITER_THREADS)?, &options)?
+                .with_shared_pages(BlockWriter::write_shared),
+        )),
         Kind::Npz => Sink::Npz(Box::new(NpzWriter::new(
             BufWriter::with_capacity(1 << 20, main.write_behind()?),
             options.dtype,
@@ -379,12 +384,15 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
         inputs.iter().map(|_| std::sync::Mutex::new(None)).collect();
     // How many files are written, and whether the writer stopped.
     let progress = std::sync::Mutex::new((0usize, false));
-    let changed = std::sync::Condvar::new();
+    // The writer waits on `is_ready` for the next file, the loop that
+    // starts the files on `has_room` for a file written: each is woken when it can go
+    // on, not by every change (a run of 432 files woke both at each).
+    let (is_ready, has_room) = (std::sync::Condvar::new(), std::sync::Condvar::new());
     let written = std::thread::scope(|s| -> Result<Sink> {
         let writer = s.spawn(|| -> Result<Sink> {
             // Says the writer stopped however it ends (a panic included), so
             // that the reading side never waits for it in vain.
-            let _stopped = Stopped(&progress, &changed);
+            let _stopped = Stopped(&progress, [&is_ready, &has_room]);
             let mut sink = sink;
             let mut next = 0;
             let result = (|| -> Result<()> {
@@ -403,7 +411,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                         if !ready.is_empty() {
                             break;
                         }
-                        p = changed.wait(p).unwrap_or_else(|e| e.into_inner());
+                        p = is_ready.wait(p).unwrap_or_else(|e| e.into_inner());
                     }
                     drop(p);
                     for r in ready {
@@ -424,7 +432,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                         // Each file written makes room for one more ahead.
                         next += 1;
                         lock(&progress).0 = next;
-                        changed.notify_all();
+                        has_room.notify_one();
                     }
                 }
                 Ok(())
@@ -447,7 +455,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                     if room || p.1 {
                         break;
                     }
-                    p = changed.wait(p).unwrap_or_else(|e| e.into_inner());
+                    p = has_room.wait(p).unwrap_or_else(|e| e.into_inner());
                 }
                 if p.1 {
                     // The writer stopped: its error is what the command says.
@@ -456,7 +464,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                 drop(p);
                 in_flight.push_back((i, sizes[i]));
                 bytes += sizes[i];
-                let (slots, progress, changed, compute) = (&slots, &progress, &changed, &compute);
+                let (slots, progress, is_ready, compute) = (&slots, &progress, &is_ready, &compute);
                 let size = sizes[i];
                 scope.spawn_fifo(move |_| {
                     // A panic would leave the writer waiting: it is this
@@ -466,9 +474,13 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                     }))
                     .unwrap_or_else(|_| Err(format!("{}: reading it panicked", job.0.display())));
                     *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                    // Under the lock, so that the writer cannot miss it.
-                    let _p = lock(progress);
-                    changed.notify_all();
+                    // Under the lock, so that the writer cannot miss it;
+                    // only when the writer waits for this file (it counts
+                    // the files written under the lock, and finds a file
+                    // after the next one ready when it gets there).
+                    if lock(progress).0 == i {
+                        is_ready.notify_one();
+                    }
                 });
             }
         });
@@ -600,11 +612,13 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Marks the writer stopped (the flag beside the count of files written)
 /// when dropped, and wakes whoever waits for it.
-struct Stopped<'a>(&'a std::sync::Mutex<(usize, bool)>, &'a std::sync::Condvar);
+struct Stopped<'a>(&'a std::sync::Mutex<(usize, bool)>, [&'a std::sync::Condvar; 2]);
 
 impl Drop for Stopped<'_> {
     fn drop(&mut self) {
         lock(self.0).1 = true;
-        self.1.notify_all();
+        for c in self.1 {
+            c.notify_all();
+        }
     }
 }

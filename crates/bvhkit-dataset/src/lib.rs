@@ -52,8 +52,8 @@ mod parquet;
 pub use crate::features::{Clip, Contacts, Dtype, Layout, Options, Rotations};
 pub use crate::npz::NpzWriter;
 pub use crate::parquet::{
-    METADATA_KEY, PAIR_KEY, ParquetWriter, PreparedClip, Preparer, ROW_GROUP_ROWS, SkeletonTable,
-    options_json, schema, skeleton_path,
+    METADATA_KEY, PAIR_KEY, ParquetWriter, PreparedClip, Preparer, ROW_GROUP_ROWS, Shared,
+    SkeletonTable, WriteShared, options_json, schema, skeleton_path,
 };
 pub use ::parquet::basic::Compression;
 

@@ -85,6 +85,9 @@ pub(crate) struct Chunk<'a> {
 enum Part<'a> {
     Bytes(Bytes),
     Floats(&'a [f64], Dtype),
+    /// Bytes the writer takes from elsewhere (`parquet::Spliced`): read as
+    /// this many bytes, the reader's buffer left as it was.
+    Hole(usize),
 }
 
 impl Part<'_> {
@@ -92,6 +95,7 @@ impl Part<'_> {
         match self {
             Part::Bytes(b) => b.len(),
             Part::Floats(v, d) => v.len() * width(*d),
+            Part::Hole(n) => *n,
         }
     }
 }
@@ -181,6 +185,7 @@ impl Read for ChunkRead<'_> {
                     out[..n].copy_from_slice(&b[self.at..self.at + n]);
                     n
                 }
+                Part::Hole(len) => out.len().min(len - self.at),
                 Part::Floats(v, d) => {
                     let w = width(*d);
                     let (first, skip) = (self.at / w, self.at % w);
@@ -275,6 +280,42 @@ impl Prepared {
             .collect();
         debug_assert!(values.is_empty() || values.len() == self.rows);
         (Chunk { parts, len: self.len }, self.close)
+    }
+
+    /// [`Prepared::chunk`], but the float64 page bodies are holes: for
+    /// each, `hole(offset, rows)` is told where it starts in the chunk and
+    /// which rows of `values` it holds (their bytes, little-endian, are
+    /// the body), and the chunk reads as that many bytes left unwritten.
+    pub(crate) fn chunk_sharing(
+        self,
+        values: &[f64],
+        mut hole: impl FnMut(u64, Range<usize>),
+    ) -> (Chunk<'_>, ColumnCloseResult) {
+        let mut offset = 0u64;
+        let parts = self
+            .parts
+            .into_iter()
+            .map(|p| {
+                let part = match p {
+                    Spec::Bytes(b) => Part::Bytes(b),
+                    Spec::Values(r, Dtype::F64) => {
+                        let n = r.len() * 8;
+                        hole(offset, r);
+                        Part::Hole(n)
+                    }
+                    Spec::Values(r, d) => Part::Floats(&values[r], d),
+                };
+                offset += part.len() as u64;
+                part
+            })
+            .collect();
+        debug_assert!(values.is_empty() || values.len() == self.rows);
+        (Chunk { parts, len: self.len }, self.close)
+    }
+
+    /// Bytes of the chunk.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
     }
 }
 

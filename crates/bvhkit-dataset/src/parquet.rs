@@ -21,6 +21,20 @@
 //! whole-clip Arrow arrays), the long and wide schemas, the options as
 //! key-value metadata under `bvhkit`, and `SkeletonTable` (one row per clip ×
 //! joint, written as `OUT.skeleton.parquet`).
+//!
+//! Shared pages (`ParquetWriter::with_shared_pages`, the folder export's
+//! path): a prepared clip's float64 page bodies are its column buffers'
+//! bytes, so they are not copied through the crate at all. Its chunks are
+//! made with holes there (`long::Prepared::chunk_sharing`: the chunk reads
+//! as that many bytes left unwritten), the file offset of each hole is
+//! known before the row group is appended (the crate's count of bytes
+//! written, then the chunks one after another), and `Spliced`, the writer
+//! under the crate's, skips the stand-in bytes of each hole and hands the
+//! buffer itself (an `Arc` of `Column`, which goes back to the
+//! `Preparer`'s free list when the last handle drops) to `W` in their
+//! place. Before, a page was copied into the crate's 8 KiB copy buffer,
+//! then into a 4 MiB block, then by the kernel into the file; now only the
+//! last copy is left.
 
 use std::io::Write;
 use std::ops::Range;
@@ -165,7 +179,7 @@ fn properties(options: &Options, compression: Compression) -> WriterProperties {
 pub struct ParquetWriter<W: Write + Send> {
     /// The clips' names so far: each is a key.
     names: std::collections::HashSet<String>,
-    file: SerializedFileWriter<W>,
+    file: SerializedFileWriter<Spliced<W>>,
     factory: ArrowRowGroupWriterFactory,
     schema: SchemaRef,
     options: Options,
@@ -199,7 +213,8 @@ impl<W: Write + Send> ParquetWriter<W> {
         let schema = schema(options);
         let props = Arc::new(properties(options, compression));
         let parquet_schema = ArrowSchemaConverter::new().convert(&schema)?;
-        let file = SerializedFileWriter::new(w, parquet_schema.root_schema_ptr(), props)?;
+        let file =
+            SerializedFileWriter::new(Spliced::new(w), parquet_schema.root_schema_ptr(), props)?;
         let factory = ArrowRowGroupWriterFactory::new(&file, schema.clone());
         Ok(ParquetWriter {
             file,
@@ -213,6 +228,26 @@ impl<W: Write + Send> ParquetWriter<W> {
             buffers: Default::default(),
             names: std::collections::HashSet::new(),
         })
+    }
+
+    /// Hands the bodies of the number pages of prepared clips
+    /// ([`ParquetWriter::write_prepared`]) to `write_shared` instead of
+    /// copying them through the writer: the page's bytes (the column
+    /// buffer's own, little-endian doubles) and their range, to be written
+    /// next into `W`, in order with the bytes `W` is given by `write` (a
+    /// [`bvhkit_write::BlockWriter`]-like writer that keeps a handle and
+    /// copies them into the file itself, say). The bytes of the file are
+    /// the same. Float32 tables and clips written by
+    /// [`ParquetWriter::write_bvh`] or [`ParquetWriter::write_clip`] are
+    /// copied as before, and so is everything on a big-endian machine.
+    ///
+    /// [`bvhkit_write::BlockWriter`]: https://docs.rs/bvhkit-write
+    #[must_use]
+    pub fn with_shared_pages(mut self, write_shared: WriteShared<W>) -> Self {
+        if cfg!(target_endian = "little") {
+            self.file.inner_mut().shared = Some(write_shared);
+        }
+        self
     }
 
     /// Sets the most rows of a row group ([`ROW_GROUP_ROWS`] by default; at
@@ -428,35 +463,44 @@ impl<W: Write + Send> ParquetWriter<W> {
     /// # Errors
     /// When writing fails.
     pub fn write_prepared(&mut self, clip: PreparedClip) -> Result<()> {
-        let rows = clip.rows();
+        let PreparedClip { columns, prepared, free, .. } = clip;
+        let rows = clip.n_frames * clip.joints.len();
+        // With shared pages, the float64 pages' bodies are handed to the
+        // writer as the column buffers' own bytes (`Spliced`): each column
+        // goes back to the free list when the writer lets go of it.
+        let share = self.file.inner_mut().shared.is_some() && self.options.dtype == Dtype::F64;
+        let columns: Vec<Arc<Column>> = columns
+            .into_iter()
+            .map(|values| Arc::new(Column { values, free: free.clone() }))
+            .collect();
+        // Where the row group starts in the file: its chunks follow one
+        // another from there.
+        let mut at = self.file.bytes_written() as u64;
+        let mut chunks = Vec::with_capacity(prepared.len());
+        for (field, p) in self.schema.fields().iter().zip(prepared) {
+            let column = number_column(&self.options, field.name()).map(|c| &columns[c]);
+            let values = column.map_or(&[][..], |c| &c.values[..rows]);
+            let len = p.len();
+            let chunk = match column {
+                Some(c) if share => {
+                    let spliced = self.file.inner_mut();
+                    p.chunk_sharing(values, |offset, rows| {
+                        let bytes: Shared = c.clone();
+                        spliced.hole(at + offset, bytes, rows.start * 8..rows.end * 8);
+                    })
+                }
+                _ => p.chunk(values),
+            };
+            at += len;
+            chunks.push(chunk);
+        }
         let mut rg = self.file.next_row_group()?;
-        for (field, p) in self.schema.fields().iter().zip(clip.prepared) {
-            let values = number_column(&self.options, field.name())
-                .map_or(&[][..], |c| &clip.columns[c][..rows]);
-            let (chunk, close) = p.chunk(values);
+        for (chunk, close) in chunks {
             rg.append_column(&chunk, close)?;
         }
         rg.close()?;
         self.row_groups += 1;
-        // The columns for the next clips, sorted by length; at most
-        // `FREE_BYTES` of them, the largest (which serve any clip), so
-        // that after the first few clips hardly any clip needs new pages
-        // (each new page is faulted in and cleared, under the kernel's
-        // page-allocator locks, which two threads then contend for).
-        let mut free = clip.free.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        for c in clip.columns {
-            let at = free.partition_point(|f| f.len() < c.len());
-            free.insert(at, c);
-        }
-        let mut kept: usize = free.iter().map(Vec::len).sum();
-        let mut smallest = 0;
-        while kept * 8 > FREE_BYTES && smallest < free.len() {
-            kept -= free[smallest].len();
-            smallest += 1;
-        }
-        let dropped: Vec<Vec<f64>> = free.drain(..smallest).collect();
-        drop(free);
-        drop(dropped);
+        drop(columns);
         self.skeletons.add_joints(
             &clip.name,
             &clip.joints,
@@ -545,7 +589,7 @@ impl<W: Write + Send> ParquetWriter<W> {
         file.append_key_value_metadata(KeyValue::new(PAIR_KEY.to_string(), skeletons.pair()));
         let (t, r) = std::thread::scope(|s| {
             let side = s.spawn(|| beside(&skeletons));
-            let t = file.into_inner().map(then);
+            let t = file.into_inner().map(|w| then(w.into_inner()));
             let r = side.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
             (t, r)
         });
@@ -704,6 +748,134 @@ impl Preparer {
 /// Bytes of column buffers a [`Preparer`] keeps for the next clips, at
 /// most.
 const FREE_BYTES: usize = 64 << 20;
+
+/// A written clip's column buffer, on its way back to its [`Preparer`]'s
+/// free list: it goes back when dropped, which with shared pages
+/// ([`ParquetWriter::with_shared_pages`]) is once the writer has copied
+/// its pages into the file.
+struct Column {
+    values: Vec<f64>,
+    free: Arc<std::sync::Mutex<Vec<Vec<f64>>>>,
+}
+
+impl AsRef<[u8]> for Column {
+    /// The values' bytes in memory (little-endian doubles, the body of a
+    /// PLAIN page, on the machines that share pages).
+    fn as_ref(&self) -> &[u8] {
+        use arrow_buffer::ToByteSlice;
+        self.values.to_byte_slice()
+    }
+}
+
+impl Drop for Column {
+    fn drop(&mut self) {
+        // The free list is sorted by length and keeps at most `FREE_BYTES`
+        // of buffers, the largest (which serve any clip), so that after
+        // the first few clips hardly any clip needs new pages (each new
+        // page is faulted in and cleared, under the kernel's
+        // page-allocator locks, which two threads then contend for).
+        let c = std::mem::take(&mut self.values);
+        let mut free = self.free.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let at = free.partition_point(|f| f.len() < c.len());
+        free.insert(at, c);
+        let mut kept: usize = free.iter().map(Vec::len).sum();
+        let mut smallest = 0;
+        while kept * 8 > FREE_BYTES && smallest < free.len() {
+            kept -= free[smallest].len();
+            smallest += 1;
+        }
+        let dropped: Vec<Vec<f64>> = free.drain(..smallest).collect();
+        drop(free);
+        drop(dropped);
+    }
+}
+
+/// Bytes shared with a writer rather than copied into it (the type of
+/// `bvhkit_write::Shared`).
+pub type Shared = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// What writes shared bytes into a [`ParquetWriter`]'s `W`, next after
+/// what it was given before ([`ParquetWriter::with_shared_pages`]).
+pub type WriteShared<W> = fn(&mut W, Shared, Range<usize>) -> std::io::Result<()>;
+
+/// The writer under the `parquet` crate's file writer: what it is given
+/// goes to `W`, but for the holes, ranges of the file whose bytes are
+/// shared (number pages of prepared clips): there the crate's bytes (a
+/// stand-in, never read) are skipped and the shared bytes handed to `W`
+/// instead, when the hole's first byte comes.
+struct Spliced<W> {
+    inner: W,
+    /// Bytes given so far (the file offset of the next).
+    at: u64,
+    holes: std::collections::VecDeque<Hole>,
+    shared: Option<WriteShared<W>>,
+}
+
+/// A range of the file written from shared bytes.
+struct Hole {
+    at: u64,
+    len: u64,
+    /// The bytes and their range, until they go to `W`.
+    bytes: Option<(Shared, Range<usize>)>,
+}
+
+impl<W> Spliced<W> {
+    fn new(inner: W) -> Spliced<W> {
+        Spliced { inner, at: 0, holes: Default::default(), shared: None }
+    }
+
+    /// Bytes `range` of `bytes` are the file's from offset `at` (after
+    /// every hole before, and not before what was given so far).
+    fn hole(&mut self, at: u64, bytes: Shared, range: Range<usize>) {
+        debug_assert!(at >= self.holes.back().map_or(self.at, |h| h.at + h.len));
+        if !range.is_empty() {
+            let len = range.len() as u64;
+            self.holes.push_back(Hole { at, len, bytes: Some((bytes, range)) });
+        }
+    }
+
+    fn into_inner(self) -> W {
+        debug_assert!(self.holes.is_empty(), "every hole is filled by the end");
+        self.inner
+    }
+}
+
+impl<W: Write> Write for Spliced<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            let left = buf.len() - done;
+            let Some(hole) = self.holes.front_mut() else {
+                self.inner.write_all(&buf[done..])?;
+                self.at += left as u64;
+                break;
+            };
+            if self.at < hole.at {
+                // Up to the hole, as given.
+                let n = left.min((hole.at - self.at) as usize);
+                self.inner.write_all(&buf[done..done + n])?;
+                (self.at, done) = (self.at + n as u64, done + n);
+                continue;
+            }
+            if let Some((bytes, range)) = hole.bytes.take() {
+                let write = self.shared.ok_or_else(|| std::io::Error::other("no shared writer"))?;
+                write(&mut self.inner, bytes, range)?;
+            }
+            // The stand-in bytes of the hole, skipped.
+            let end = hole.at + hole.len;
+            let n = left.min((end - self.at) as usize);
+            (self.at, done) = (self.at + n as u64, done + n);
+            if self.at == end {
+                self.holes.pop_front();
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
 
 /// A clip ready to be copied into the file ([`Preparer::prepare`],
 /// [`ParquetWriter::write_prepared`]).
@@ -1298,6 +1470,17 @@ mod tests {
         );
     }
 
+    /// Pages handed to [`append_shared`], by every test.
+    static SHARED_PAGES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    /// A `Vec<u8>`'s writer of shared bytes: appended, as a file writer
+    /// writes them next.
+    fn append_shared(w: &mut Vec<u8>, bytes: Shared, range: Range<usize>) -> std::io::Result<()> {
+        SHARED_PAGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        w.extend_from_slice(&(*bytes).as_ref()[range]);
+        Ok(())
+    }
+
     #[test]
     fn prepared_clips_give_the_bytes_of_write_bvh() {
         // Clips prepared on other threads (`Preparer`, as `bvh export DIR`
@@ -1346,6 +1529,40 @@ mod tests {
                 let (b, sb) = b.finish().unwrap();
                 assert!(a == b, "{dtype:?} {rotations:?}: the files differ");
                 assert_eq!(sa.pair(), sb.pair());
+                // Again with the float64 page bodies shared: handed to the
+                // writer from the column buffers, never copied through the
+                // crate; the same bytes, and every buffer back in the free
+                // list once written.
+                let shared_before = SHARED_PAGES.load(std::sync::atomic::Ordering::Relaxed);
+                let mut c = ParquetWriter::new(Vec::new(), &o)
+                    .unwrap()
+                    .with_row_group_rows(group)
+                    .with_shared_pages(append_shared);
+                let preparer = c.preparer();
+                let prepared: Vec<_> = clips
+                    .par_iter()
+                    .map(|(name, bvh)| preparer.prepare(name, bvh).map(Result::unwrap))
+                    .collect();
+                let mut buffers = 0;
+                for ((name, bvh), p) in clips.iter().zip(prepared) {
+                    match p {
+                        Some(p) => {
+                            buffers += p.columns.len();
+                            c.write_prepared(p).unwrap();
+                        }
+                        None => c.write_bvh(name, bvh).unwrap(),
+                    }
+                }
+                let (c, sc) = c.finish().unwrap();
+                assert_eq!(preparer.free.lock().unwrap().len(), buffers, "buffers back");
+                assert!(a == c, "{dtype:?} {rotations:?}: the file with shared pages differs");
+                assert_eq!(sa.pair(), sc.pair());
+                let shared =
+                    SHARED_PAGES.load(std::sync::atomic::Ordering::Relaxed) - shared_before;
+                if cfg!(target_endian = "little") && dtype == Dtype::F64 {
+                    // A page per number column of each prepared clip.
+                    assert!(shared >= buffers, "{shared} pages shared for {buffers} columns");
+                }
                 let (batches, meta) = read(&b, None);
                 assert!(meta.num_row_groups() > clips.len(), "a clip split in row groups");
                 let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();

@@ -80,7 +80,7 @@
 #[cfg(unix)]
 mod blocks;
 #[cfg(unix)]
-pub use blocks::{BLOCK, BlockWriter};
+pub use blocks::{BLOCK, BlockWriter, Shared};
 
 use std::fs::File;
 use std::io::{self, Seek, Write};

@@ -173,6 +173,51 @@ fn a_folder_export_gives_the_same_bytes_on_any_number_of_threads() {
     }
 }
 
+#[test]
+fn a_folder_export_is_the_library_s_table_written_without_shared_pages() {
+    // The command writes the number pages of prepared clips from their
+    // column buffers (`with_shared_pages`, `BlockWriter::write_shared`);
+    // the library's `write_bvh` into a `Vec` copies them through the
+    // `parquet` crate. Clips of several pages (65,536 rows a page) and of
+    // one, float64 and float32 (whose pages are copied in both), on one
+    // and two threads: the same bytes, table and skeleton table.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("in");
+    std::fs::create_dir(&dir).unwrap();
+    let clips = [("a.bvh", 3, 40, 4_000), ("b.bvh", 5, 7, 3), ("c.bvh", 11, 25, 2_700)];
+    for (name, seed, joints, frames) in clips {
+        std::fs::write(dir.join(name), bvhkit_testdata::synth_text(seed, joints, frames)).unwrap();
+    }
+    for dtype in ["f64", "f32"] {
+        let options = bvhkit_dataset::Options {
+            dtype: if dtype == "f64" {
+                bvhkit_dataset::Dtype::F64
+            } else {
+                bvhkit_dataset::Dtype::F32
+            },
+            ..bvhkit_dataset::Options::default()
+        };
+        let mut w = bvhkit_dataset::ParquetWriter::new(Vec::new(), &options).unwrap();
+        for (name, seed, joints, frames) in clips {
+            let bvh =
+                bvhkit::Bvh::parse(bvhkit_testdata::synth_text(seed, joints, frames)).unwrap();
+            w.write_bvh(name, &bvh).unwrap();
+        }
+        let (table, skeletons) = w.finish().unwrap();
+        let skeleton_table = skeletons.write(Vec::new()).unwrap();
+        assert!(table.len() > 8 * 40 * 4_000 * 7 / 2, "{dtype}: {} bytes", table.len());
+        for j in ["1", "2"] {
+            let out = tmp.path().join(format!("{dtype}-{j}.parquet"));
+            let d = dir.to_str().unwrap();
+            let o = out.to_str().unwrap();
+            run_ok(&["export", d, "-o", o, "-j", j, "--up", "keep", "--dtype", dtype]);
+            assert!(bytes(&out) == table, "{dtype} -j {j}: the table differs from the library's");
+            let skel = tmp.path().join(format!("{dtype}-{j}.skeleton.parquet"));
+            assert!(bytes(&skel) == skeleton_table, "{dtype} -j {j}: the skeleton table differs");
+        }
+    }
+}
+
 /// Neither the table nor its skeleton table may be one of the inputs
 /// (each input is looked up once for both): the first output that is an
 /// input is named, the table before its skeleton table, and nothing is

@@ -360,32 +360,15 @@ const KNOWN: [(&str, &str, &[&str]); 2] = [
     ),
     (
         "skate ratio",
-        "the source's own feet slide and the target's slide with them, scaled (the lock's pins \
-         follow a sliding source foot: `retarget::stance`), while GMD's thresholds (5 cm, 0.5 \
-         m/s) are absolute and the figure is scaled by km, the target's hip height over the \
-         source's in metres. The PyMO walk (its feet slide at 0.99 m/s in its contacts) onto \
-         Perception Neuron, Second Life, Xsens and MediaPipe, 0.790 -> 0.832, 0.882, 0.815, \
-         0.866 (km 1.04, 1.32, 1.06, 1.02; foot_slide 1.04, 1.21, 1.02, 1.06 m/s against the \
-         source's scaled 1.03, 1.30, 1.05, 1.01); with both thresholds scaled by km (the same \
-         rule on the scaled figure) 0.815, 0.815, 0.807, 0.866: the scale, but for MediaPipe, \
-         whose ankle (no toe joint) is pinned following the source's ankle, which rolls (5% \
-         more slide; following the source's slowest point instead gives 0.790 there but slides \
-         Second Life's feet 9% more, 1.32 m/s, and the CMU 12_01 walk's onto Second Life 10% \
-         more: not taken). The Daz-named CMU take onto Second Life (km 1.35), ankle pinned to \
-         ankle, 0.084 -> 0.160 (foot_slide 0.49 m/s, the source's scaled 0.49; 0.109 with the \
-         thresholds scaled). The Second Life in-place walk (14 frames at 15 fps: one step is \
-         0.077 of the ratio; its feet slide at 1.98 m/s, never a contact, so nothing is \
-         pinned) onto Kinect v1 (km 0.81), whose straight swing leg is not lifted (`swing`), \
-         0.846 -> 1.000 (0.769 with the thresholds scaled; foot_slide 1.89 m/s, the source's \
-         scaled 1.60)",
-        &[
-            "cmu_02>second_life",
-            "pymo_demo>mediapipe_to",
-            "pymo_demo>perception_neuron",
-            "pymo_demo>second_life",
-            "pymo_demo>xsens_mvn",
-            "second_life>kinect_v1",
-        ],
+        "the source's own feet skate and no contact is there to pin: the Second Life in-place \
+         walk (14 frames at 15 fps: one step is 0.077 of the ratio) slides its feet along the \
+         floor at 1.98 m/s, faster than GMD's 0.5 m/s, so it has no contact span and the lock \
+         places no pin (`retarget::stance` stands a foot still only over the source's \
+         contacts); onto Kinect v1 (km 0.81, the target's hip height over the source's in \
+         metres), whose straight swing leg is not lifted (`swing`, no lift below 5° of knee \
+         bend), 0.846 -> 1.000 (0.769 with GMD's thresholds scaled by km, the same rule on the \
+         scaled figure; foot_slide 1.89 m/s, the source's scaled 1.60)",
+        &["second_life>kinect_v1"],
     ),
 ];
 

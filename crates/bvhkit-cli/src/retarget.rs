@@ -35,8 +35,9 @@ do. Joints below the root keep TARGET's offsets (--joint-translations
 copies the source's). The feet are planted (--no-lock-feet leaves them):
 wherever a source foot is in contact (low and slow), the target's foot of
 that side stands with its sole on the ground, pinned by two-bone IK of its
-leg where the source's stands (moving only as the source's foot slides,
-scaled), and a swing foot that would pass nearer the ground than the
+leg, still wherever the leg reaches (a source foot's slide is not copied;
+out of reach it slides by the least the leg asks), and a swing foot that
+would pass nearer the ground than the
 source's (scaled) is lifted to its clearance (the legs then bend away from
 the source's directions; the output is held whole in memory). With
 --no-lock-feet every mapped limb points exactly where the source's does and

@@ -40,11 +40,10 @@
 //! where the source's feet are): inside a span the foot's sole (the lowest
 //! of its points, each less its planted height, as [`quality`] measures a
 //! foot) stands on the guide's floor, whatever the clip's own height there
-//! (no rise is kept, no pitch for the ankle's height), and the pin moves
-//! across the up axis along the guide's path from the pin's frame (a
-//! sliding source foot slides it); the pin's frame is chosen on the point
-//! less its path. The lift (above) fades to nothing towards a span's edges
-//! over its ramp (`wall_fade`): cut off at the edge, a foot lifted in the
+//! (no rise is kept, no pitch for the ankle's height), and across the up
+//! axis the contact point stands where the guide's path puts it in each
+//! frame (a retarget's stance: still where the leg reaches). The lift
+//! (above) fades to nothing towards a span's edges over its ramp (`wall_fade`): cut off at the edge, a foot lifted in the
 //! frame before a span and on the floor in its first snapped the knee
 //! (4-8 cm in one frame, `bvh lint`'s pops, on CMU 12_01's retargets).
 //! Also with a guide: the knee's bend is eased as with lint's contacts
@@ -381,10 +380,9 @@ pub(crate) struct Guide {
     /// height along the up axis (file units), whatever the clip's own
     /// height there: the pin's height and the rise above it are not used.
     pub floor: f64,
-    /// Per foot joint (index): per frame, where its pin has slid to
-    /// (file units, across the up axis; any origin): inside a span the
-    /// contact point follows it from the pin's frame (a sliding source
-    /// foot slides the pin with it, a still one holds it).
+    /// Per foot joint (index): per frame, where its contact point stands
+    /// across the up axis inside a span (file units; a retarget's
+    /// `stance`: still where the leg reaches it).
     pub paths: Vec<(usize, Vec<DVec3>)>,
 }
 
@@ -688,9 +686,13 @@ pub(crate) fn lock(
                 .min_by(|x, y| x.0.total_cmp(&y.0))
                 .map_or(s, |x| x.1);
             // With a guide the pin's height is the floor's, less the
-            // contact point's own height above the sole there.
+            // contact point's own height above the sole there; across the
+            // up axis where the guide's path stands then.
             let pin = match guide {
-                Some(g) => t.p[m] + u * (g.floor - t.sole[m]),
+                Some(g) => {
+                    let v = t.p[m] + u * (g.floor - t.sole[m]);
+                    t.path.get(m).map_or(v, |&h| h + u * v.dot(u))
+                }
                 None => t.p[m],
             };
             if !pin.is_finite() {
@@ -1142,7 +1144,7 @@ fn targets(
     // contact point).
     let inside = |s: &Span, f: usize| -> (DVec3, f64) {
         if let Some(floor) = floor {
-            let at = s.pin + t.path.get(f).map_or(DVec3::ZERO, |&p| p - t.path[s.m]);
+            let at = t.path.get(f).copied().unwrap_or(s.pin);
             let d = at - t.p[f];
             return (d - u * d.dot(u) + u * (floor - t.sole[f]), 0.0);
         }

@@ -88,8 +88,8 @@
 //!    the same side over each span by [`crate::clean::footlock`] (two-bone
 //!    IK of the leg, ramps outside the span's frames), guided by the
 //!    source (`stance`): the target's sole on the target's ground (the
-//!    source's, scaled) for the whole span, the pin moving only as the
-//!    source's foot slides, scaled; then outside
+//!    source's, scaled) for the whole span, the pin still wherever the leg
+//!    reaches it (sliding only by what the leg asks); then outside
 //!    the contacts a foot whose toe or sole would pass nearer the ground
 //!    than the source's, scaled, is lifted to it (`swing`: two-bone IK,
 //!    ramped); only the legs' rotations and the root's position change, so
@@ -235,9 +235,10 @@ pub struct Options {
     /// Plant the target's feet over the source's contacts ([`retarget`]
     /// only, a pass over the whole output): through each span in which a
     /// source foot is in contact the target's foot of the same side stands
-    /// with its sole on the ground, pinned by two-bone IK of its leg where
-    /// the source's foot stands, moving only as that slides, scaled
-    /// ([`crate::clean::footlock`], ramps outside the span), and a swing
+    /// with its sole on the ground, pinned by two-bone IK of its leg, still
+    /// wherever the leg reaches (a source foot's slide is not copied; out
+    /// of reach the pin slides by the least the leg asks, spread over the
+    /// span) ([`crate::clean::footlock`], ramps outside the span), and a swing
     /// foot that would pass nearer the
     /// ground than the source's, scaled, is lifted to its clearance
     /// (`swing`). On by default: the legs then bend to keep the planted
@@ -2401,40 +2402,30 @@ fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::
     let quality = |up| feet_quality(r, up);
     let qs = crate::quality::contacts(source, &quality(r.report.source.up));
     let mut spans = Vec::new();
-    // Each pin follows the source's point of the kind of the target's
-    // contact point (foot joint, or toe joint when both have one), else
-    // the slowest point of the source's foot (`stance`).
-    let target_feet = feet_of(&r.skeleton, &r.report.target.bones);
-    let follow: Vec<stance::Follow> = qs
-        .feet
-        .iter()
-        .map(|foot| {
-            let tf = target_feet.iter().find(|t| t.name == foot.name);
-            let toe = |f: &Foot| f.points.first().is_some_and(|&a| a != f.skate_point);
-            match tf {
-                Some(t) if !toe(t) => stance::Follow::Joint(foot.points[0]),
-                Some(_) if toe(foot) => stance::Follow::Joint(foot.skate_point),
-                _ => stance::Follow::Slowest,
-            }
-        })
-        .collect();
-    let slides = stance::slides(source, &qs, &follow, r.src.mode(), r.c, r.scale);
-    let mut guide = crate::clean::footlock::Guide { floor: r.ground.floor, paths: Vec::new() };
-    for ((foot, contact), path) in qs.feet.iter().zip(&qs.series.contact).zip(slides) {
+    // Per target foot joint its spans, and where its contact point stands
+    // in them (`stance`).
+    let mut feet: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
+    for (foot, contact) in qs.feet.iter().zip(&qs.series.contact) {
         let i = match foot.name.as_str() {
             "left" => 0,
             "right" => 1,
             _ => continue,
         };
         let Some(&joint) = r.ground.points[i].first() else { continue };
-        guide.paths.push((joint, path));
-        let joint = r.skeleton.joints()[joint].name().to_string();
-        for (start, end) in crate::quality::runs(contact.iter().copied()) {
-            if end > start && end < n {
-                spans.push(crate::clean::ContactSpan { joint: joint.clone(), start, end });
-            }
+        let runs: Vec<(usize, usize)> = crate::quality::runs(contact.iter().copied())
+            .into_iter()
+            .filter(|&(start, end)| end > start && end < n)
+            .collect();
+        let name = r.skeleton.joints()[joint].name().to_string();
+        for &(start, end) in &runs {
+            spans.push(crate::clean::ContactSpan { joint: name.clone(), start, end });
         }
+        feet.push((joint, runs));
     }
+    let guide = crate::clean::footlock::Guide {
+        floor: r.ground.floor,
+        paths: stance::stand(out, &quality(r.report.target.up), &feet, r.ground.floor),
+    };
     let mut locked = if spans.is_empty() || n < 2 {
         crate::clean::Locked::default()
     } else {

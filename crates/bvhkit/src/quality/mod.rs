@@ -1269,11 +1269,12 @@ pub(crate) fn channel_piece<'a>(
                 out.gimbal_first[j].push(row[c]);
             }
         }
-        // The largest move of a rotation channel (every value finite).
+        // Whether every rotation channel moves by at most `quiet` (every
+        // value finite: plain comparisons, stopping at the first that
+        // moves more).
         let calm = match prev {
             Some(prev) if row_finite && prev_finite => {
-                let most = ch.rot_all.iter().fold(0.0f64, |m, &c| m.max((row[c] - prev[c]).abs()));
-                most <= quiet
+                ch.rot_all.iter().all(|&c| (row[c] - prev[c]).abs() <= quiet)
             }
             _ => false,
         };
@@ -1307,7 +1308,10 @@ pub(crate) fn channel_piece<'a>(
             let (mut delta, mut total) = (0.0f64, 0.0f64);
             for &c in &rot.channels {
                 let d = (row[c] - prev[c]).abs();
-                delta = delta.max(d);
+                // `delta.max(d)`'s value (`d` is never -0; a NaN `d` leaves
+                // `delta`) as one select (a `maxsd`), without a branch or
+                // `max`'s NaN handling.
+                delta = if d > delta { d } else { delta };
                 total += d;
             }
             if delta > o.euler_jump_deg || total.to_radians() > 2.0 * std::f64::consts::SQRT_2 {

@@ -2,12 +2,14 @@
 //! the report of [`super::lint`], bit for bit, without the parsed clip or
 //! its world positions.
 //!
-//! Each batch's world positions are computed into a buffer reused from
-//! batch to batch (joint-major, with the last three frames of the batch
-//! before in front, so that the steps, accelerations and jerks across the
-//! seam are measured as in the whole clip), on rayon's pool in pieces of
-//! [`PIECE`] frames, [`RUN`] frames per FK call: the bits of
-//! [`super::world_positions`]. Of them are kept only what the whole-clip
+//! Each batch's world positions are computed on rayon's pool in pieces of
+//! [`PIECE`] frames, [`RUN`] frames per FK call (the bits of
+//! [`super::world_positions`]), and each run goes straight into the
+//! per-joint scalars while it is in cache, no batch of positions kept
+//! (each piece starts its differences from the three frames before it:
+//! the batch before's, carried, or its own computed again, so that the
+//! steps, accelerations and jerks across any seam are measured as in the
+//! whole clip). Of them are kept only what the whole-clip
 //! statistics need: per frame its pose size (the unit guess); per joint
 //! and frame its acceleration and step (the median and MAD of the
 //! spikes, the 95th percentile of the pops), 16 bytes where the parsed
@@ -284,8 +286,10 @@ impl LintStream {
         self.sizes.resize(g1, 0.0);
         let j0 = self.jerk.len();
         self.jerk.resize(j0 + count(n0, g1, 3), 0.0);
-        self.d3.clear();
-        self.d3.resize(nj * frames, 0.0);
+        // Every value read is written first: grown, never cleared.
+        if self.d3.len() < nj * frames {
+            self.d3.resize(nj * frames, 0.0);
+        }
         for s in &mut self.joints {
             if s.keep {
                 s.kept.resize(g1, DVec3::ZERO);

@@ -961,7 +961,8 @@ pub(crate) fn judge(
     // operand): a step not above it is no pop, whatever the steps around.
     let least = o.pop_min.max(fast);
     for f in 3..step.len().saturating_sub(3) {
-        if !(step[f] > least) {
+        let above = step[f] > least;
+        if !above {
             continue;
         }
         let side = |a: usize, b: usize| (step[a] + step[b]) / 2.0;

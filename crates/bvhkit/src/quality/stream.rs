@@ -690,7 +690,7 @@ impl Pass<'_> {
     fn scale(&self, sc: &mut Scratch) {
         if self.mpu != 1.0 {
             let mpu = self.mpu;
-            sc.run.iter_mut().for_each(|p| *p = *p * mpu);
+            sc.run.iter_mut().for_each(|p| *p *= mpu);
         }
     }
 

@@ -799,8 +799,13 @@ fn combine(
     metrics.pops = smooth.pops.len();
     series.spike_ratio = smooth.spike_ratio;
     series.jerk = smooth.jerk;
-    findings.extend(group(Kind::Spike, &smooth.spikes, names, "acceleration", "m/s²", 1));
-    findings.extend(group(Kind::Pop, &smooth.pops, names, "one-frame step", "m", 1));
+    // The two groupings (a sort and a message each) at once.
+    let (spikes, pops) = join(
+        || group(Kind::Spike, &smooth.spikes, names, "acceleration", "m/s²", 1),
+        || group(Kind::Pop, &smooth.pops, names, "one-frame step", "m", 1),
+    );
+    findings.extend(spikes);
+    findings.extend(pops);
 
     // From the channels: non-finite values, Euler jumps, gimbal lock,
     // quaternion hemisphere flips, frozen joints.

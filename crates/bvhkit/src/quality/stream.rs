@@ -544,11 +544,11 @@ impl LintStream {
             stretch(j, parent, &joints[j].lens, size, names, o, &mut metrics, &mut findings);
         }
         // Joints far from the hips: every frame beyond the limit was kept.
+        // The joints' findings (a message each) on the pool, in joint order.
         if far {
             let hips = &names[self.hips];
-            for (j, s) in joints.iter().enumerate() {
-                let mut any = false;
-                let beyond = s.far.iter().filter(|(_, d)| *d > limit);
+            let per = super::per_joint(joints.len(), |j| {
+                let beyond = joints[j].far.iter().filter(|(_, d)| *d > limit);
                 let mut runs: Vec<(usize, usize, f64)> = Vec::new();
                 for &(f, d) in beyond {
                     match runs.last_mut() {
@@ -559,11 +559,13 @@ impl LintStream {
                         _ => runs.push((f, f, 0.0f64.max(d))),
                     }
                 }
-                for (a, b, worst) in runs {
-                    any = true;
-                    findings.push(far_finding(j, (a, b), worst, &names[j], hips, size));
-                }
-                metrics.far_joints += usize::from(any);
+                runs.into_iter()
+                    .map(|(a, b, worst)| far_finding(j, (a, b), worst, &names[j], hips, size))
+                    .collect::<Vec<_>>()
+            });
+            for found in per {
+                metrics.far_joints += usize::from(!found.is_empty());
+                findings.extend(found);
             }
         }
         findings.sort_by_key(|f| (f.kind, f.frames.0));

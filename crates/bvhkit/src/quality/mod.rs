@@ -799,8 +799,13 @@ fn combine(
     metrics.pops = smooth.pops.len();
     series.spike_ratio = smooth.spike_ratio;
     series.jerk = smooth.jerk;
-    findings.extend(group(Kind::Spike, &smooth.spikes, names, "acceleration", "m/s²", 1));
-    findings.extend(group(Kind::Pop, &smooth.pops, names, "one-frame step", "m", 1));
+    // The two groupings (a sort and a message each) at once.
+    let (spikes, pops) = join(
+        || group(Kind::Spike, &smooth.spikes, names, "acceleration", "m/s²", 1),
+        || group(Kind::Pop, &smooth.pops, names, "one-frame step", "m", 1),
+    );
+    findings.extend(spikes);
+    findings.extend(pops);
 
     // From the channels: non-finite values, Euler jumps, gimbal lock,
     // quaternion hemisphere flips, frozen joints.
@@ -957,7 +962,14 @@ pub(crate) fn judge(
     // percentile of its steps over the clip), so that a kick at
     // 15 fps, over in two frames, is no pop.
     let fast = 2.0 * stats::quantile_with(step, 0.95, sorted).unwrap_or(0.0);
+    // Every threshold below is at least `least` (`max` passes over a NaN
+    // operand): a step not above it is no pop, whatever the steps around.
+    let least = o.pop_min.max(fast);
     for f in 3..step.len().saturating_sub(3) {
+        let above = step[f] > least;
+        if !above {
+            continue;
+        }
         let side = |a: usize, b: usize| (step[a] + step[b]) / 2.0;
         let typical = side(f - 3, f - 2).max(side(f + 2, f + 3));
         if !typical.is_finite() {
@@ -1154,6 +1166,12 @@ pub(crate) struct Channels {
     rots: Vec<Rot>,
     ranges: Vec<std::ops::Range<usize>>,
     width: usize,
+    /// Every joint's rotation channels, joint after joint.
+    rot_all: Vec<usize>,
+    /// The most rotation channels of one joint.
+    rot_max: usize,
+    /// The joints that can lock, with their middle channel.
+    gimbals: Vec<(usize, usize)>,
 }
 
 impl Channels {
@@ -1176,9 +1194,13 @@ impl Channels {
                     .then(|| channels[1]);
                 Rot { channels, axes, gimbal }
             })
-            .collect();
+            .collect::<Vec<Rot>>();
         let ranges = skel.joints().iter().map(|j| j.channel_range()).collect();
-        Channels { rots, ranges, width: skel.n_channels() }
+        let rot_all = rots.iter().flat_map(|r| r.channels.iter().copied()).collect();
+        let rot_max = rots.iter().map(|r| r.channels.len()).max().unwrap_or(0);
+        let gimbals =
+            rots.iter().enumerate().filter_map(|(j, r)| r.gimbal.map(|c| (j, c))).collect();
+        Channels { rots, ranges, width: skel.n_channels(), rot_all, rot_max, gimbals }
     }
 }
 
@@ -1205,17 +1227,32 @@ pub(crate) fn channel_piece<'a>(
         gimbal_first: vec![Vec::new(); nj],
         held: vec![Vec::new(); nj],
     };
-    // Per joint: the previous frame's quaternion, when it was computed.
+    // Per joint: the previous frame's quaternion, when it was computed
+    // (`any_q`: whether any joint has one).
     let mut prev_q: Vec<Option<glam::DQuat>> = vec![None; nj];
+    let mut any_q = false;
     let (mut qa, mut qb) = (Vec::new(), Vec::new());
     // Whether every value of the previous frame is finite (then no joint
     // checks its angles there again).
     let finite = |row: &[f64]| row.iter().all(|x| x.is_finite());
     let mut prev_finite = frames.start > 0 && finite(frame(frames.start - 1));
+    // A frame whose rotation channels all move by at most `quiet` from
+    // the frame before (every value of both finite) needs no joint's
+    // quaternions: no channel passes `o.euler_jump_deg`, and no joint's
+    // sum of moves (at most `rot_max` of them, summed with a rounding far
+    // below the margin) reaches 160° < 2√2 rad (162.1°).
+    let quiet = o.euler_jump_deg.min(160.0 / ch.rot_max.max(1) as f64);
     for f in frames {
         let row = frame(f);
         let prev = (f > 0).then(|| frame(f - 1));
-        let row_finite = finite(row);
+        // One pass over the row: whether every value is finite and
+        // whether any is held bit for bit from the frame before.
+        let (row_finite, any_held) = match prev {
+            Some(prev) => row.iter().zip(prev).fold((true, false), |(fin, held), (x, y)| {
+                (fin & x.is_finite(), held | (x.to_bits() == y.to_bits()))
+            }),
+            None => (finite(row), false),
+        };
         if !row_finite {
             for (c, x) in row.iter().enumerate() {
                 if !x.is_finite() {
@@ -1223,21 +1260,39 @@ pub(crate) fn channel_piece<'a>(
                 }
             }
         }
-        for (j, rot) in rots.iter().enumerate() {
-            if let Some(prev) = prev {
-                let r = ranges[j].clone();
+        if let Some(prev) = prev.filter(|_| any_held) {
+            for (j, r) in ranges.iter().enumerate() {
+                let r = r.clone();
                 if !r.is_empty()
                     && row[r.clone()].iter().zip(&prev[r]).all(|(x, y)| x.to_bits() == y.to_bits())
                 {
                     push_run(&mut out.held[j], f - 1);
                 }
             }
-            if let Some(c) = rot.gimbal
-                && (rem_180(row[c]) - 90.0).abs() < o.gimbal_deg
-                && push_run(&mut out.gimbal[j], f)
-            {
+        }
+        for &(j, c) in &ch.gimbals {
+            if (rem_180(row[c]) - 90.0).abs() < o.gimbal_deg && push_run(&mut out.gimbal[j], f) {
                 out.gimbal_first[j].push(row[c]);
             }
+        }
+        // Whether every rotation channel moves by at most `quiet` (every
+        // value finite: plain comparisons, stopping at the first that
+        // moves more).
+        let calm = match prev {
+            Some(prev) if row_finite && prev_finite => {
+                ch.rot_all.iter().all(|&c| (row[c] - prev[c]).abs() <= quiet)
+            }
+            _ => false,
+        };
+        if calm {
+            if any_q {
+                prev_q.fill(None);
+                any_q = false;
+            }
+            prev_finite = row_finite;
+            continue;
+        }
+        for (j, rot) in rots.iter().enumerate() {
             if rot.channels.is_empty() {
                 continue;
             }
@@ -1259,7 +1314,10 @@ pub(crate) fn channel_piece<'a>(
             let (mut delta, mut total) = (0.0f64, 0.0f64);
             for &c in &rot.channels {
                 let d = (row[c] - prev[c]).abs();
-                delta = delta.max(d);
+                // `delta.max(d)`'s value (`d` is never -0; a NaN `d` leaves
+                // `delta`) as one select (a `maxsd`), without a branch or
+                // `max`'s NaN handling.
+                delta = if d > delta { d } else { delta };
                 total += d;
             }
             if delta > o.euler_jump_deg || total.to_radians() > 2.0 * std::f64::consts::SQRT_2 {
@@ -1291,6 +1349,7 @@ pub(crate) fn channel_piece<'a>(
                     }
                 }
                 prev_q[j] = Some(q);
+                any_q = true;
             } else {
                 prev_q[j] = None;
             }

@@ -2,12 +2,14 @@
 //! the report of [`super::lint`], bit for bit, without the parsed clip or
 //! its world positions.
 //!
-//! Each batch's world positions are computed into a buffer reused from
-//! batch to batch (joint-major, with the last three frames of the batch
-//! before in front, so that the steps, accelerations and jerks across the
-//! seam are measured as in the whole clip), on rayon's pool in pieces of
-//! [`PIECE`] frames, [`RUN`] frames per FK call: the bits of
-//! [`super::world_positions`]. Of them are kept only what the whole-clip
+//! Each batch's world positions are computed on rayon's pool in pieces of
+//! [`PIECE`] frames, [`RUN`] frames per FK call (the bits of
+//! [`super::world_positions`]), and each run goes straight into the
+//! per-joint scalars while it is in cache, no batch of positions kept
+//! (each piece starts its differences from the three frames before it:
+//! the batch before's, carried, or its own computed again, so that the
+//! steps, accelerations and jerks across any seam are measured as in the
+//! whole clip). Of them are kept only what the whole-clip
 //! statistics need: per frame its pose size (the unit guess); per joint
 //! and frame its acceleration and step (the median and MAD of the
 //! spikes, the 95th percentile of the pops), 16 bytes where the parsed
@@ -108,8 +110,6 @@ struct JointState {
     /// The sum and count of the finite jerks (jitter), in frame order.
     jerk_sum: f64,
     jerk_count: usize,
-    /// This batch's jerks (the per-frame curve).
-    d3: Vec<f64>,
     /// The frames farther from the hips than the stream's `far_keep`,
     /// with that distance (m).
     far: Vec<(usize, f64)>,
@@ -150,8 +150,8 @@ pub struct LintStream {
     /// joint, three slots per joint.
     carry: Vec<DVec3>,
     carry_len: usize,
-    /// This batch's positions, joint-major, the carried frames first.
-    pos: Vec<DVec3>,
+    /// This batch's jerks, joint-major (`frames` per joint).
+    d3: Vec<f64>,
     /// The last frame's values.
     prev_row: Vec<f64>,
     pieces: Vec<ChannelPiece>,
@@ -234,7 +234,7 @@ impl LintStream {
             curves: Curves::default(),
             carry: vec![DVec3::ZERO; nj * 3],
             carry_len: 0,
-            pos: Vec::new(),
+            d3: Vec::new(),
             prev_row: Vec::new(),
             pieces: Vec::new(),
             jerk: Vec::new(),
@@ -278,65 +278,123 @@ impl LintStream {
         }
         let nj = self.joints.len();
         let (n0, c) = (self.n, self.carry_len);
-        let m = c + frames;
-        self.pos.resize(nj * m, DVec3::ZERO);
-        self.sizes.resize(n0 + frames, 0.0);
-        let (fk, mpu) = (&self.fk, self.mpu);
-        let (pos, sizes, carry) = (&mut self.pos, &mut self.sizes[n0..], &self.carry);
+        let g1 = n0 + frames;
+        // Values per curve from frame `t` on (steps from 1, accelerations
+        // from 2, jerks from 3) of global frames `a..b`.
+        let count = |a: usize, b: usize, t: usize| b.saturating_sub(a.max(t));
+        self.curves.grow(nj, frames);
+        self.sizes.resize(g1, 0.0);
+        let j0 = self.jerk.len();
+        self.jerk.resize(j0 + count(n0, g1, 3), 0.0);
+        // Every value read is written first: grown, never cleared.
+        if self.d3.len() < nj * frames {
+            self.d3.resize(nj * frames, 0.0);
+        }
+        for s in &mut self.joints {
+            if s.keep {
+                s.kept.resize(g1, DVec3::ZERO);
+            }
+            if s.parent.is_some() {
+                s.lens.resize(g1, 0.0);
+            }
+        }
+        let parents: Vec<Option<usize>> = self.joints.iter().map(|s| s.parent).collect();
+        let n_pieces = frames.div_ceil(PIECE);
+        let piece_of = |k: usize| (n0 + k * PIECE, n0 + ((k + 1) * PIECE).min(frames));
+
+        // Every piece's share of what the batch writes: per joint its
+        // steps, accelerations, jerks, bone lengths and kept positions.
+        let mut outs: Vec<PieceOut> = Vec::with_capacity(n_pieces);
+        {
+            let (steps0, accs0, cap) = (self.curves.steps, self.curves.accs, self.curves.cap);
+            let mut sizes = &mut self.sizes[n0..];
+            let mut jerk = &mut self.jerk[j0..];
+            for k in 0..n_pieces {
+                let (a, b) = piece_of(k);
+                let (x, rest) = std::mem::take(&mut sizes).split_at_mut(b - a);
+                sizes = rest;
+                let (y, rest) = std::mem::take(&mut jerk).split_at_mut(count(a, b, 3));
+                jerk = rest;
+                outs.push(PieceOut {
+                    sizes: x,
+                    jerk: y,
+                    step: Vec::with_capacity(nj),
+                    acc: Vec::with_capacity(nj),
+                    d3: Vec::with_capacity(nj),
+                    lens: Vec::with_capacity(nj),
+                    kept: Vec::with_capacity(nj),
+                });
+            }
+            let curves = self.curves.data.chunks_mut(2 * cap).zip(self.d3.chunks_mut(frames));
+            for ((curve, d3), s) in curves.zip(self.joints.iter_mut()) {
+                let (step, acc) = curve.split_at_mut(cap);
+                let mut step = &mut step[steps0..steps0 + count(n0, g1, 1)];
+                let mut acc = &mut acc[accs0..accs0 + count(n0, g1, 2)];
+                let mut d3 = &mut d3[..count(n0, g1, 3)];
+                let mut lens = if s.parent.is_some() { &mut s.lens[n0..] } else { &mut [][..] };
+                let mut kept = if s.keep { &mut s.kept[n0..] } else { &mut [][..] };
+                for (k, out) in outs.iter_mut().enumerate() {
+                    let (a, b) = piece_of(k);
+                    let (x, r) = std::mem::take(&mut step).split_at_mut(count(a, b, 1));
+                    step = r;
+                    out.step.push(x);
+                    let (x, r) = std::mem::take(&mut acc).split_at_mut(count(a, b, 2));
+                    acc = r;
+                    out.acc.push(x);
+                    let (x, r) = std::mem::take(&mut d3).split_at_mut(count(a, b, 3));
+                    d3 = r;
+                    out.d3.push(x);
+                    let len = if lens.is_empty() { 0 } else { b - a };
+                    let (x, r) = std::mem::take(&mut lens).split_at_mut(len);
+                    lens = r;
+                    out.lens.push(x);
+                    let len = if kept.is_empty() { 0 } else { b - a };
+                    let (x, r) = std::mem::take(&mut kept).split_at_mut(len);
+                    kept = r;
+                    out.kept.push(x);
+                }
+            }
+        }
+
+        let (fk, mpu, fps) = (&self.fk, self.mpu, self.fps);
+        let (hips, u, far_keep) = (self.hips, self.u, self.far_keep);
+        let lowest = self.o.ground == Ground::Lowest;
+        let carry = &self.carry;
         let (ch, names, o, prev_row) = (&self.ch, &self.names, &self.o, &self.prev_row);
         let row_of = |f: usize| {
             if f >= n0 { &values[(f - n0) * w..(f - n0 + 1) * w] } else { &prev_row[..] }
         };
-        let ((), mut pieces) = join(
+        let pass = Pass {
+            fk,
+            values,
+            w,
+            nj,
+            n0,
+            c,
+            carry,
+            mpu,
+            fps,
+            hips,
+            u,
+            far_keep,
+            lowest,
+            parents: &parents,
+        };
+        let (found, mut pieces) = join(
             || {
-                // The carried frames, then this batch's positions in their
-                // rows, pieces of frames on the pool.
-                let mut parts: Vec<Vec<&mut [DVec3]>> =
-                    (0..frames.div_ceil(PIECE)).map(|_| Vec::with_capacity(nj)).collect();
-                for (j, row) in pos.chunks_mut(m).enumerate() {
-                    let (old, new) = row.split_at_mut(c);
-                    old.copy_from_slice(&carry[j * 3..j * 3 + c]);
-                    for (k, part) in new.chunks_mut(PIECE).enumerate() {
-                        parts[k].push(part);
-                    }
-                }
-                let work =
-                    |(k, (mut out, sizes)): (usize, (Vec<&mut [DVec3]>, &mut [f64])),
-                     (lanes, run): &mut (crate::FkLanes, Vec<DVec3>)| {
-                        let f0 = k * PIECE;
-                        for (r, sizes) in sizes.chunks_mut(RUN).enumerate() {
-                            let (a, len) = (f0 + r * RUN, sizes.len());
-                            run.resize(len * nj, DVec3::ZERO);
-                            fk.positions_many(&values[a * w..(a + len) * w], lanes, run);
-                            for (s, p) in sizes.iter_mut().zip(run.chunks_exact(nj)) {
-                                *s = pose_size(p);
-                            }
-                            for (j, row) in out.iter_mut().enumerate() {
-                                let dst = &mut row[r * RUN..r * RUN + len];
-                                let src = run[j..].iter().step_by(nj);
-                                if mpu == 1.0 {
-                                    dst.iter_mut().zip(src).for_each(|(d, p)| *d = *p);
-                                } else {
-                                    dst.iter_mut().zip(src).for_each(|(d, p)| *d = *p * mpu);
-                                }
-                            }
-                        }
-                    };
+                let work = |sc: &mut Scratch, (k, out): (usize, PieceOut)| pass.piece(k, out, sc);
                 #[cfg(feature = "parallel")]
                 {
                     use rayon::prelude::*;
-                    parts
-                        .into_par_iter()
-                        .zip(sizes.par_chunks_mut(PIECE))
+                    outs.into_par_iter()
                         .enumerate()
-                        .for_each_init(|| (fk.lanes_scratch(), Vec::new()), |st, it| work(it, st));
+                        .map_init(|| Scratch::new(fk, nj), work)
+                        .collect::<Vec<_>>()
                 }
                 #[cfg(not(feature = "parallel"))]
                 {
-                    let mut st = (fk.lanes_scratch(), Vec::new());
-                    for it in parts.into_iter().zip(sizes.chunks_mut(PIECE)).enumerate() {
-                        work(it, &mut st);
-                    }
+                    let mut sc = Scratch::new(fk, nj);
+                    outs.into_iter().enumerate().map(|it| work(&mut sc, it)).collect::<Vec<_>>()
                 }
             },
             || {
@@ -347,160 +405,82 @@ impl LintStream {
                 #[cfg(feature = "parallel")]
                 {
                     use rayon::prelude::*;
-                    (0..frames.div_ceil(PIECE)).into_par_iter().map(piece).collect::<Vec<_>>()
+                    (0..n_pieces).into_par_iter().map(piece).collect::<Vec<_>>()
                 }
                 #[cfg(not(feature = "parallel"))]
                 {
-                    (0..frames.div_ceil(PIECE)).map(piece).collect::<Vec<_>>()
+                    (0..n_pieces).map(piece).collect::<Vec<_>>()
                 }
             },
         );
         self.pieces.append(&mut pieces);
-        self.take_positions(c, m);
-
-        // This batch's jerks per frame: the mean over the joints, in joint
-        // order (as `smoothness` sums them), pieces of frames on the pool.
-        let k = self.joints[0].d3.len();
-        let j0 = self.jerk.len();
-        self.jerk.resize(j0 + k, 0.0);
-        let (joints, nj_f) = (&self.joints, nj as f64);
-        let mean = |(p, out): (usize, &mut [f64])| {
-            let f0 = p * PIECE;
-            for s in joints {
-                for (a, d) in out.iter_mut().zip(&s.d3[f0..]) {
-                    *a += d / nj_f;
+        // The far frames and lowest points, piece after piece (each
+        // joint's in frame order).
+        for f in found {
+            for (j, g, d) in f.far {
+                self.joints[j].far.push((g, d));
+            }
+            for (s, low) in self.joints.iter_mut().zip(f.low) {
+                s.low = s.low.min(low);
+            }
+        }
+        // The jitter's sums, each joint's jerks in frame order: groups of
+        // joints on the pool, each frame's joints of a group one after the
+        // other (their sums' additions independent of each other, not
+        // each waiting for the one before it).
+        const GROUP: usize = 16;
+        let n3 = count(n0, g1, 3);
+        let d3 = &self.d3;
+        let sum = |(g, joints): (usize, &mut [JointState])| {
+            let mut sums = [0.0f64; GROUP];
+            let mut counts = [0usize; GROUP];
+            for (k, s) in joints.iter().enumerate() {
+                (sums[k], counts[k]) = (s.jerk_sum, s.jerk_count);
+            }
+            let rows: Vec<&[f64]> =
+                (0..joints.len()).map(|k| &d3[(g * GROUP + k) * frames..][..n3]).collect();
+            for f in 0..n3 {
+                for (k, row) in rows.iter().enumerate() {
+                    let d = row[f];
+                    if d.is_finite() {
+                        sums[k] += d;
+                        counts[k] += 1;
+                    }
                 }
+            }
+            for (k, s) in joints.iter_mut().enumerate() {
+                (s.jerk_sum, s.jerk_count) = (sums[k], counts[k]);
             }
         };
         #[cfg(feature = "parallel")]
         {
             use rayon::prelude::*;
-            self.jerk[j0..].par_chunks_mut(PIECE).enumerate().for_each(mean);
+            self.joints.par_chunks_mut(GROUP).enumerate().for_each(sum);
         }
         #[cfg(not(feature = "parallel"))]
-        self.jerk[j0..].chunks_mut(PIECE).enumerate().for_each(mean);
-        // Carry the last three frames.
-        let c2 = m.min(3);
-        for (j, row) in self.pos.chunks(m).enumerate() {
-            self.carry[j * 3..j * 3 + c2].copy_from_slice(&row[m - c2..]);
+        self.joints.chunks_mut(GROUP).enumerate().for_each(sum);
+        self.curves.steps += count(n0, g1, 1);
+        self.curves.accs += count(n0, g1, 2);
+
+        // Carry the last three frames' positions.
+        let t = (c + frames).min(3);
+        let new = t.min(frames);
+        let old = t - new;
+        let mut run = vec![DVec3::ZERO; new * nj];
+        fk.positions_many(&values[(frames - new) * w..], &mut fk.lanes_scratch(), &mut run);
+        let mut next = vec![DVec3::ZERO; nj * 3];
+        for j in 0..nj {
+            next[j * 3..j * 3 + old].copy_from_slice(&self.carry[j * 3 + c - old..j * 3 + c]);
+            for i in 0..new {
+                let p = run[i * nj + j];
+                next[j * 3 + old + i] = if mpu == 1.0 { p } else { p * mpu };
+            }
         }
-        self.carry_len = c2;
+        self.carry = next;
+        self.carry_len = t;
         self.prev_row.clear();
         self.prev_row.extend_from_slice(&values[(frames - 1) * w..]);
         self.n += frames;
-    }
-
-    /// Each joint's scalars of this batch's positions (rows of `m`, the
-    /// first `c` carried), a joint per task on the pool.
-    ///
-    /// Per joint-frame the step, acceleration and jerk vectors are the
-    /// differences of the last three steps, each taken once from the one
-    /// before it (`v = p[i] - p[i - 1]`, `a = v - v'`, `d = a - a'`: the
-    /// operations of the nested differences, the same bits), in one pass
-    /// over the positions; their squared lengths written first and their
-    /// square roots taken afterwards over the batch's slice at once (a
-    /// loop the compiler puts on SIMD lanes: `sqrt` is correctly rounded
-    /// there as in a scalar, the same bits); the distance from the hips is
-    /// rooted only where it may pass the limit kept ([`far_floor`]).
-    fn take_positions(&mut self, c: usize, m: usize) {
-        let fps2 = self.fps * self.fps;
-        let fps3 = fps2 * self.fps;
-        let (pos, hips, u, far_keep, n0) = (&self.pos, self.hips, self.u, self.far_keep, self.n);
-        let floor = far_floor(far_keep);
-        let lowest = self.o.ground == Ground::Lowest;
-        let row = |j: usize| &pos[j * m..(j + 1) * m];
-        // The first frames of the clip (no carried frames before them)
-        // have no step, acceleration or jerk yet: the curves start at
-        // `first(1)`, `first(2)` and `first(3)` (each at most 3).
-        let first = |k: usize| c.max(k).min(m);
-        let (i1, i2, i3) = (first(1), first(2), first(3));
-        let nj = self.joints.len();
-        self.curves.grow(nj, m - i1);
-        let (steps0, accs0, cap) = (self.curves.steps, self.curves.accs, self.curves.cap);
-        let each = |((j, s), curves): ((usize, &mut JointState), &mut [f64])| {
-            let (p, h) = (row(j), row(hips));
-            let (step, acc) = curves.split_at_mut(cap);
-            let step = &mut step[steps0..steps0 + m - i1];
-            let acc = &mut acc[accs0..accs0 + m - i2];
-            s.d3.clear();
-            s.d3.resize(m - i3, 0.0);
-            let d3 = &mut s.d3[..];
-            let (mut v0, mut a0) = (DVec3::ZERO, DVec3::ZERO);
-            for i in 1..m.min(3) {
-                let v = p[i] - p[i - 1];
-                if i >= i1 {
-                    step[i - i1] = v.length_squared();
-                }
-                if i >= 2 {
-                    let a = v - v0;
-                    if i >= i2 {
-                        acc[i - i2] = a.length_squared();
-                    }
-                    a0 = a;
-                }
-                v0 = v;
-            }
-            // From the fourth row on, every curve has a value per row.
-            for i in 3..m {
-                let v = p[i] - p[i - 1];
-                let a = v - v0;
-                let d = a - a0;
-                step[i - i1] = v.length_squared();
-                acc[i - i2] = a.length_squared();
-                d3[i - i3] = d.length_squared();
-                (v0, a0) = (v, a);
-            }
-            for x in step.iter_mut() {
-                *x = x.sqrt();
-            }
-            for x in acc.iter_mut() {
-                *x = x.sqrt() * fps2;
-            }
-            for x in d3.iter_mut() {
-                *x = x.sqrt() * fps3;
-            }
-            for &d3 in &s.d3 {
-                if d3.is_finite() {
-                    s.jerk_sum += d3;
-                    s.jerk_count += 1;
-                }
-            }
-            for i in c..m {
-                let d2 = (p[i] - h[i]).length_squared();
-                // NaN goes the exact way too.
-                if d2 >= floor || d2.is_nan() {
-                    let dist = d2.sqrt();
-                    if dist > far_keep {
-                        s.far.push((n0 + i - c, dist));
-                    }
-                }
-            }
-            if lowest {
-                for q in &p[c..] {
-                    let height = q.dot(u);
-                    if height.is_finite() {
-                        s.low = s.low.min(height);
-                    }
-                }
-            }
-            if let Some(q) = s.parent.map(row) {
-                s.lens.extend((c..m).map(|i| (p[i] - q[i]).length()));
-            }
-            if s.keep {
-                s.kept.extend_from_slice(&p[c..]);
-            }
-        };
-        let curves = self.curves.data.chunks_mut(2 * cap);
-        #[cfg(feature = "parallel")]
-        {
-            use rayon::prelude::*;
-            let curves = curves.collect::<Vec<_>>();
-            self.joints.par_iter_mut().enumerate().zip(curves).for_each(each);
-        }
-        #[cfg(not(feature = "parallel"))]
-        self.joints.iter_mut().enumerate().zip(curves).for_each(each);
-        self.curves.steps += m - i1;
-        self.curves.accs += m - i2;
     }
 
     /// The report of the frames pushed: [`super::lint`]'s of the same clip,
@@ -529,11 +509,19 @@ impl LintStream {
         notes.extend(self.feet_notes);
         let (fps, u, names, joints) = (self.fps, self.u, &self.names, &self.joints);
         let lowest = || joints.iter().map(|s| s.low).fold(f64::INFINITY, f64::min);
+        // The steps and accelerations (16 bytes a joint-frame) are given
+        // back as soon as the spikes and pops are judged, while the feet
+        // may still be measured, rather than by one thread at the end.
+        let curves = self.curves;
         let (feet_data, (smooth, chan)) = join(
             || feet::measure(&self.feet, |j| &joints[j].kept[..], lowest, n, fps, u, o),
             || {
                 join(
-                    || smoothness(joints, &self.curves, n, o),
+                    || {
+                        let smooth = smoothness(joints, &curves, n, o);
+                        drop(curves);
+                        smooth
+                    },
                     || {
                         channel_findings(
                             &self.ch,
@@ -556,11 +544,11 @@ impl LintStream {
             stretch(j, parent, &joints[j].lens, size, names, o, &mut metrics, &mut findings);
         }
         // Joints far from the hips: every frame beyond the limit was kept.
+        // The joints' findings (a message each) on the pool, in joint order.
         if far {
             let hips = &names[self.hips];
-            for (j, s) in joints.iter().enumerate() {
-                let mut any = false;
-                let beyond = s.far.iter().filter(|(_, d)| *d > limit);
+            let per = super::per_joint(joints.len(), |j| {
+                let beyond = joints[j].far.iter().filter(|(_, d)| *d > limit);
                 let mut runs: Vec<(usize, usize, f64)> = Vec::new();
                 for &(f, d) in beyond {
                     match runs.last_mut() {
@@ -571,11 +559,13 @@ impl LintStream {
                         _ => runs.push((f, f, 0.0f64.max(d))),
                     }
                 }
-                for (a, b, worst) in runs {
-                    any = true;
-                    findings.push(far_finding(j, (a, b), worst, &names[j], hips, size));
-                }
-                metrics.far_joints += usize::from(any);
+                runs.into_iter()
+                    .map(|(a, b, worst)| far_finding(j, (a, b), worst, &names[j], hips, size))
+                    .collect::<Vec<_>>()
+            });
+            for found in per {
+                metrics.far_joints += usize::from(!found.is_empty());
+                findings.extend(found);
             }
         }
         findings.sort_by_key(|f| (f.kind, f.frames.0));
@@ -595,6 +585,237 @@ impl LintStream {
             series,
             notes,
         })
+    }
+}
+
+/// One piece's share of what a batch writes ([`LintStream::push`]): its
+/// frames' pose sizes and mean jerks, and per joint its steps,
+/// accelerations, jerks (squared lengths until [`Pass::piece`] roots
+/// them), bone lengths and kept positions (empty where the joint keeps
+/// none).
+struct PieceOut<'a> {
+    sizes: &'a mut [f64],
+    jerk: &'a mut [f64],
+    step: Vec<&'a mut [f64]>,
+    acc: Vec<&'a mut [f64]>,
+    d3: Vec<&'a mut [f64]>,
+    lens: Vec<&'a mut [f64]>,
+    kept: Vec<&'a mut [DVec3]>,
+}
+
+/// What a piece found besides its slices: the joint-frames beyond the
+/// stream's `far_keep` as (joint, frame, distance), each joint's in frame
+/// order, and each joint's lowest finite height (with `Ground::Lowest`).
+struct Found {
+    far: Vec<(usize, usize, f64)>,
+    low: Vec<f64>,
+}
+
+/// A thread's buffers for [`Pass::piece`]: the FK lanes, a run of
+/// positions (frame-major) and each joint's last position, step and
+/// acceleration, with how many frames are behind them (at most 3).
+struct Scratch {
+    lanes: crate::FkLanes,
+    run: Vec<DVec3>,
+    prev: Vec<DVec3>,
+    v0: Vec<DVec3>,
+    a0: Vec<DVec3>,
+    have: Vec<u8>,
+}
+
+impl Scratch {
+    fn new(fk: &Kinematics, nj: usize) -> Scratch {
+        Scratch {
+            lanes: fk.lanes_scratch(),
+            run: Vec::new(),
+            prev: vec![DVec3::ZERO; nj],
+            v0: vec![DVec3::ZERO; nj],
+            a0: vec![DVec3::ZERO; nj],
+            have: vec![0; nj],
+        }
+    }
+
+    /// Joint `j`'s next position `p`: its step, acceleration and jerk
+    /// vectors' squared lengths where the frames behind it give them, each
+    /// difference taken once from the one before it (`v = p - p'`,
+    /// `a = v - v'`, `d = a - a'`: the operations of the nested
+    /// differences, the same bits).
+    #[inline]
+    fn feed(&mut self, j: usize, p: DVec3) -> (Option<f64>, Option<f64>) {
+        let have = self.have[j];
+        let (mut step, mut acc) = (None, None);
+        if have >= 1 {
+            let v = p - self.prev[j];
+            step = Some(v.length_squared());
+            if have >= 2 {
+                let a = v - self.v0[j];
+                acc = Some(a.length_squared());
+                self.a0[j] = a;
+            }
+            self.v0[j] = v;
+        }
+        self.prev[j] = p;
+        self.have[j] = (have + 1).min(3);
+        (step, acc)
+    }
+}
+
+/// What every piece of one batch reads ([`LintStream::push`]).
+struct Pass<'a> {
+    fk: &'a Kinematics,
+    values: &'a [f64],
+    w: usize,
+    nj: usize,
+    /// The batch's first frame in the clip, and the frames carried
+    /// before it.
+    n0: usize,
+    c: usize,
+    carry: &'a [DVec3],
+    mpu: f64,
+    fps: f64,
+    hips: usize,
+    u: DVec3,
+    far_keep: f64,
+    lowest: bool,
+    parents: &'a [Option<usize>],
+}
+
+impl Pass<'_> {
+    /// The positions of the batch's frames `a..b` into `sc.run`,
+    /// frame-major, unscaled.
+    fn positions(&self, a: usize, b: usize, sc: &mut Scratch) {
+        sc.run.resize((b - a) * self.nj, DVec3::ZERO);
+        self.fk.positions_many(&self.values[a * self.w..b * self.w], &mut sc.lanes, &mut sc.run);
+    }
+
+    /// `sc.run` in metres.
+    fn scale(&self, sc: &mut Scratch) {
+        if self.mpu != 1.0 {
+            let mpu = self.mpu;
+            sc.run.iter_mut().for_each(|p| *p *= mpu);
+        }
+    }
+
+    /// Piece `k` of the batch ([`PIECE`] frames): its positions [`RUN`]
+    /// frames per FK call, each run's per-joint scalars taken while its
+    /// positions are in cache, each joint's differences started from the
+    /// three frames before the piece (carried from the batch before, or
+    /// computed again: a frame's positions are the same bits in any run);
+    /// the squared lengths rooted at the end over each joint's slices at
+    /// once (a loop on SIMD lanes: `sqrt` is correctly rounded there as
+    /// in a scalar, the same bits), then each frame's mean jerk over the
+    /// joints, in joint order. The distance from the hips is rooted only
+    /// where it may pass the limit kept ([`far_floor`]).
+    fn piece(&self, k: usize, mut out: PieceOut, sc: &mut Scratch) -> Found {
+        let nj = self.nj;
+        let f0 = k * PIECE;
+        let f1 = f0 + out.sizes.len();
+        let g0 = self.n0 + f0;
+        // Where each curve's slice of this piece starts (frames of the
+        // clip): steps from frame 1 on, accelerations from 2, jerks from 3.
+        let (sb, ab, db) = (g0.max(1), g0.max(2), g0.max(3));
+        sc.have.fill(0);
+        if k == 0 {
+            for j in 0..nj {
+                for i in 0..self.c {
+                    sc.feed(j, self.carry[j * 3 + i]);
+                }
+            }
+        } else {
+            self.positions(f0 - 3, f0, sc);
+            self.scale(sc);
+            for i in 0..3 {
+                for j in 0..nj {
+                    let p = sc.run[i * nj + j];
+                    sc.feed(j, p);
+                }
+            }
+        }
+        let floor = far_floor(self.far_keep);
+        let mut found = Found { far: Vec::new(), low: vec![f64::INFINITY; nj] };
+        for r0 in (f0..f1).step_by(RUN) {
+            let r1 = (r0 + RUN).min(f1);
+            let len = r1 - r0;
+            self.positions(r0, r1, sc);
+            for (s, p) in out.sizes[r0 - f0..r1 - f0].iter_mut().zip(sc.run.chunks_exact(nj)) {
+                *s = pose_size(p);
+            }
+            self.scale(sc);
+            let ga = self.n0 + r0;
+            for j in 0..nj {
+                let (step, acc, d3) = (&mut *out.step[j], &mut *out.acc[j], &mut *out.d3[j]);
+                let mut i = 0;
+                // The clip's first frames: not every curve has a value.
+                while i < len && sc.have[j] < 3 {
+                    let g = ga + i;
+                    let (s, a) = sc.feed(j, sc.run[i * nj + j]);
+                    if let Some(s) = s {
+                        step[g - sb] = s;
+                    }
+                    if let Some(a) = a {
+                        acc[g - ab] = a;
+                    }
+                    i += 1;
+                }
+                let (mut prev, mut v0, mut a0) = (sc.prev[j], sc.v0[j], sc.a0[j]);
+                for i in i..len {
+                    let g = ga + i;
+                    let p = sc.run[i * nj + j];
+                    let v = p - prev;
+                    let a = v - v0;
+                    let d = a - a0;
+                    step[g - sb] = v.length_squared();
+                    acc[g - ab] = a.length_squared();
+                    d3[g - db] = d.length_squared();
+                    (prev, v0, a0) = (p, v, a);
+                }
+                (sc.prev[j], sc.v0[j], sc.a0[j]) = (prev, v0, a0);
+                let run = &sc.run;
+                for i in 0..len {
+                    let d2 = (run[i * nj + j] - run[i * nj + self.hips]).length_squared();
+                    // NaN goes the exact way too.
+                    if d2 >= floor || d2.is_nan() {
+                        let dist = d2.sqrt();
+                        if dist > self.far_keep {
+                            found.far.push((j, ga + i, dist));
+                        }
+                    }
+                }
+                if self.lowest {
+                    let low = &mut found.low[j];
+                    for i in 0..len {
+                        let height = run[i * nj + j].dot(self.u);
+                        if height.is_finite() {
+                            *low = low.min(height);
+                        }
+                    }
+                }
+                if let Some(q) = self.parents[j] {
+                    for (i, l) in out.lens[j][r0 - f0..r1 - f0].iter_mut().enumerate() {
+                        *l = (run[i * nj + j] - run[i * nj + q]).length();
+                    }
+                }
+                if !out.kept[j].is_empty() {
+                    for (i, kp) in out.kept[j][r0 - f0..r1 - f0].iter_mut().enumerate() {
+                        *kp = run[i * nj + j];
+                    }
+                }
+            }
+        }
+        let fps2 = self.fps * self.fps;
+        let fps3 = fps2 * self.fps;
+        for j in 0..nj {
+            out.step[j].iter_mut().for_each(|x| *x = x.sqrt());
+            out.acc[j].iter_mut().for_each(|x| *x = x.sqrt() * fps2);
+            out.d3[j].iter_mut().for_each(|x| *x = x.sqrt() * fps3);
+        }
+        let nj_f = nj as f64;
+        for d3 in &out.d3 {
+            for (a, d) in out.jerk.iter_mut().zip(d3.iter()) {
+                *a += d / nj_f;
+            }
+        }
+        found
     }
 }
 

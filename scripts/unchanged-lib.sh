@@ -15,7 +15,12 @@
 #                               bytes; each difference is printed and
 #                               counted. Standard input is $STDIN (default
 #                               /dev/null); $NEW_ENV (VAR=VALUE words) is set
-#                               for the new binary alone.
+#                               for the new binary alone. With $TOLERANCE
+#                               set (a relative difference, say 1e-9), a
+#                               standard output or file that differs only in
+#                               numbers within it (scripts/numbers-close.py)
+#                               is counted in `close` instead of `bad`, and
+#                               the largest such difference kept in `largest`.
 
 unchanged_init() {
     local usage=$1
@@ -26,7 +31,15 @@ unchanged_init() {
     [ -d "$CORPUS" ] || { echo "no corpus at $CORPUS" >&2; exit 2; }
     T=$(mktemp -d "/tmp/$(basename "$0" .sh).XXXXXX")
     trap 'rm -rf "$T"' EXIT
-    n=0 bad=0
+    n=0 bad=0 close=0 largest=0
+}
+
+# Whether the old and new runs' $1 (out or file) differ only in numbers
+# within $TOLERANCE; `largest` keeps the largest relative difference seen.
+numbers_close() {
+    local rel
+    rel=$(python3 "$ROOT/scripts/numbers-close.py" "$TOLERANCE" "$T/o.$1" "$T/n.$1") || return 1
+    largest=$(python3 -c "print(max($largest, $rel))")
 }
 
 same() {
@@ -46,12 +59,18 @@ same() {
             : >"$T/$tag.file"
         fi
     done
+    local near=0
     for x in rc out err file; do
         if ! cmp -s "$T/o.$x" "$T/n.$x"; then
+            if [ -n "${TOLERANCE:-}" ] && { [ $x = out ] || [ $x = file ]; } && numbers_close $x; then
+                near=1
+                continue
+            fi
             bad=$((bad + 1))
             echo "DIFFERS ($x): ${NEW_ENV:+$NEW_ENV }bvh $*${STDIN:+ < $STDIN}" \
                 "(exit $(cat "$T/o.rc") / $(cat "$T/n.rc"))"
             return 0
         fi
     done
+    close=$((close + near))
 }

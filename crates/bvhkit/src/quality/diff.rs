@@ -25,7 +25,7 @@ use crate::kinematics::{Kinematics, PositionChannels};
 use crate::parse::{FrameReader, FrameSource};
 use crate::retarget::map::JointMap;
 use crate::retarget::names::{Bone, classify};
-use crate::rotation::{Axis, sin_cos_deg_slice};
+use crate::rotation::Axis;
 use crate::units::{FrameSizes, Limbs, UnitGuess, pose_size};
 use crate::{Bvh, Error, FkLanes, Result, Skeleton};
 
@@ -115,7 +115,7 @@ type RotChannels = (Vec<Axis>, Vec<usize>);
 
 /// A pair's rotation channels for [`Plan::measure`]: the pair, then the
 /// axes of its channels in A and in B, each with its slot among the
-/// channels the run's sines and cosines are taken of.
+/// clip's channels the run's sines and cosines are kept of.
 type RotSlots = (usize, Vec<(Axis, usize)>, Vec<(Axis, usize)>);
 
 /// What the whole-clip and the streamed diff share: the joint pairs, the
@@ -128,8 +128,8 @@ struct Plan {
     /// The channels of A and of B the rotation errors read, each once.
     rot_channels: (Vec<usize>, Vec<usize>),
     /// Per pair with rotation channels on both sides: the pair, and the
-    /// axes of its channels in A and in B with the slot of each in
-    /// `rot_channels` (B's after all of A's).
+    /// axes of its channels in A and in B with the slot of each in A's and
+    /// in B's `rot_channels`.
     rot_slots: Vec<RotSlots>,
     /// Whether a pair has rotation channels on both sides.
     rotating: Vec<bool>,
@@ -208,12 +208,6 @@ impl Plan {
                 slots.push((p, a, b));
             }
         }
-        let offset = chans_a.len();
-        for (_, _, b) in &mut slots {
-            for (_, s) in b {
-                *s += offset;
-            }
-        }
         Ok(Plan {
             pairs,
             root,
@@ -230,7 +224,7 @@ impl Plan {
     ///
     /// The positions frame by frame (each frame's pairs on SIMD lanes, the
     /// sums then added in pair order); the rotations pair by pair over
-    /// chunks of [`ROT_CHUNK`] frames (the frames on SIMD lanes, each
+    /// chunks of [`lanes::ROT_LANES`] frames (the frames on SIMD lanes, each
     /// pair's sum in frame order): every sum adds the same terms in the
     /// same order as one loop over frames and pairs would.
     fn measure(&self, r: &RunIn<'_>, out: &mut [f64], w: &mut Work) -> Sums {
@@ -329,53 +323,49 @@ impl Plan {
     }
 
     /// The rotation errors of [`Plan::measure`] of the run's first `n`
-    /// frames.
+    /// frames, chunk by chunk of FK's groups of frames: the sines and
+    /// cosines FK took of the channels the pairs read (A's at each frame,
+    /// B's at its nearest frame: its group as FK left it where those are
+    /// a group's frames, else gathered), then pair by pair the angles on
+    /// lanes ([`lanes::pair_angles`]), each pair's sum in frame order.
     fn measure_rotations(&self, r: &RunIn<'_>, n: usize, w: &mut Work, part: &mut Sums) {
-        fn row(rows: &[f64], base: usize, f: usize, width: usize) -> &[f64] {
-            let at = (f - base) * width;
-            &rows[at..at + width]
-        }
-        let (chans_a, chans_b) = &self.rot_channels;
-        let slots = chans_a.len() + chans_b.len();
-        let Work { half, sin, cos, fb, qa, qb, e: v, er: aw, .. } = w;
-        for c0 in (0..n).step_by(ROT_CHUNK) {
-            let m = ROT_CHUNK.min(n - c0);
-            // The half angles of the channels the pairs use, channel by
-            // channel, then their sines and cosines in one pass.
-            half.resize(slots * m, 0.0);
-            sin.resize(slots * m, 0.0);
-            cos.resize(slots * m, 0.0);
+        const G: usize = lanes::ROT_LANES;
+        let (na, nb) = (self.rot_channels.0.len(), self.rot_channels.1.len());
+        let Work { sin, cos, fb, e: deg, .. } = w;
+        let (ta, tb) = r.trig;
+        for c0 in (0..n).step_by(G) {
+            let m = G.min(n - c0);
             // B's rotations at its nearest frame.
             fb.clear();
             fb.extend(r.at[c0..c0 + m].iter().map(|u| (u.round() as usize).min(r.nfb - 1)));
-            // Frame by frame: each row is read once, while it is in cache.
-            let (half_a, half_b) = half.split_at_mut(chans_a.len() * m);
-            for (k, &g) in fb.iter().enumerate() {
-                let ra = row(r.rows_a.0, r.rows_a.1, r.f0 + c0 + k, r.widths.0);
-                for (&ch, h) in chans_a.iter().zip(half_a[k..].iter_mut().step_by(m)) {
-                    *h = 0.5 * ra[ch];
-                }
-                let rb = row(r.rows_b.0, r.rows_b.1, g, r.widths.1);
-                for (&ch, h) in chans_b.iter().zip(half_b[k..].iter_mut().step_by(m)) {
-                    *h = 0.5 * rb[ch];
+            let j0 = fb[0] - r.b0;
+            let b_group = j0 % G == 0 && fb.iter().enumerate().all(|(k, &g)| g - r.b0 == j0 + k);
+            if !b_group {
+                sin.resize(nb * G, 0.0);
+                cos.resize(nb * G, 0.0);
+                for (k, &g) in fb.iter().enumerate() {
+                    let i = g - r.b0;
+                    let at = (i / G) * nb * G + i % G;
+                    for s in 0..nb {
+                        sin[s * G + k] = tb.sin[at + s * G];
+                        cos[s * G + k] = tb.cos[at + s * G];
+                    }
                 }
             }
-            sin_cos_deg_slice(half, sin, cos);
-            let quat = |q: &mut lanes::Quats, axes: &[(Axis, usize)]| {
-                q.identity(m);
-                for &(axis, s) in axes {
-                    q.mul_axis(axis, &sin[s * m..][..m], &cos[s * m..][..m]);
-                }
+            let ga = c0 / G * na * G;
+            let (sa, ca) = (&ta.sin[ga..][..na * G], &ta.cos[ga..][..na * G]);
+            let (sb, cb) = if b_group {
+                let gb = j0 / G * nb * G;
+                (&tb.sin[gb..][..nb * G], &tb.cos[gb..][..nb * G])
+            } else {
+                (&sin[..], &cos[..])
             };
+            deg.resize(m, 0.0);
             for (p, axes_a, axes_b) in &self.rot_slots {
-                quat(qa, axes_a);
-                quat(qb, axes_b);
-                lanes::between(qa, qb, v, aw);
+                lanes::pair_angles((axes_a, sa, ca), (axes_b, sb, cb), deg);
                 let sum = &mut part.rot[*p];
-                for k in 0..m {
-                    if !qa.same(qb, k) {
-                        *sum += 2.0 * v[k].atan2(aw[k]).to_degrees();
-                    }
+                for &d in deg.iter() {
+                    *sum += d;
                 }
             }
         }
@@ -452,18 +442,27 @@ struct RunIn<'v> {
     nfb: usize,
     /// Metres per file unit of A and of B.
     mpu: (f64, f64),
-    /// Channel values of A and of B, each from the frame with the index given.
-    rows_a: (&'v [f64], usize),
-    rows_b: (&'v [f64], usize),
-    /// Channels per frame of A and of B.
-    widths: (usize, usize),
+    /// The sines and cosines FK took of the run's frames of A and of the
+    /// frames of B from `b0` on, of the channels the rotation errors read.
+    trig: (&'v Trig, &'v Trig),
+}
+
+/// The sines and cosines of the channels [`Plan`]'s rotation errors read
+/// (`Plan::rot_channels`), as [`Kinematics::positions_many`] took them
+/// ([`FkLanes::sin_cos`]) for a run's frames: group by group of
+/// [`FkLanes::LANES`] frames, in each group slot by slot, a frame per
+/// lane (frame `i`, slot `s` of `ns` at `(i / LANES) * ns * LANES + s *
+/// LANES + i % LANES`).
+#[derive(Default)]
+struct Trig {
+    sin: Vec<f64>,
+    cos: Vec<f64>,
 }
 
 /// Buffers of [`Plan::measure`] a thread reuses from run to run: a
-/// frame's paired positions of B and of A, each pair's errors; a chunk of
-/// frames' half angles, their sines and cosines (one SIMD pass:
-/// `euler_to_quat`'s bits), B's frame at each, and a pair's quaternions in
-/// A and in B.
+/// frame's paired positions of B and of A, each pair's errors (and a
+/// pair's angles over a chunk of frames); a chunk of frames' sines and
+/// cosines of the channels the pairs read, and B's frame at each.
 #[derive(Default)]
 struct Work {
     /// A frame's paired points of B and of A, one slot per frame whose
@@ -474,12 +473,9 @@ struct Work {
     eigen: (Vec<[[f64; 4]; 4]>, Vec<lanes::Eigen>),
     e: Vec<f64>,
     er: Vec<f64>,
-    half: Vec<f64>,
     sin: Vec<f64>,
     cos: Vec<f64>,
     fb: Vec<usize>,
-    qa: lanes::Quats,
-    qb: lanes::Quats,
 }
 
 /// Sums over a run of frames, or over every run so far (added in run
@@ -518,10 +514,6 @@ const RUN: usize = 512;
 /// Frames whose Procrustes fits [`Plan::measure`] solves together (their
 /// eigenproblems on SIMD lanes, [`lanes::jacobi4`]).
 const FIT_BLOCK: usize = 64;
-
-/// Frames per chunk of the rotation errors in [`Plan::measure`]: the
-/// lanes of its quaternions.
-const ROT_CHUNK: usize = 16;
 
 /// Whether two frame times are the same rate.
 fn same_rate(ta: f64, tb: f64) -> bool {
@@ -583,12 +575,14 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
         notes.push(lengths_note(ma.n_frames(), mb.n_frames(), frames));
     }
     let nfb = mb.n_frames();
-    /// A thread's buffers: FK lanes and the run's positions of each clip.
+    /// A thread's buffers: FK lanes, the run's positions of each clip and
+    /// the sines and cosines FK took of the channels the rotation errors read.
     struct Scratch {
         lanes_a: FkLanes,
         lanes_b: FkLanes,
         a: Vec<DVec3>,
         b: Vec<DVec3>,
+        trig: (Trig, Trig),
         work: Work,
     }
     let scratch = || Scratch {
@@ -596,10 +590,11 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
         lanes_b: fk_b.lanes_scratch(),
         a: Vec::new(),
         b: Vec::new(),
+        trig: Default::default(),
         work: Work::default(),
     };
     let mut per_frame = vec![0.0; frames];
-    let widths = (ma.n_channels(), mb.n_channels());
+    let (chans_a, chans_b) = &plan.rot_channels;
     let measure = |(r, out): (usize, &mut [f64]), sc: &mut Scratch| -> Sums {
         // This run's world positions of A and of the frames of B it reads
         // (frame-major, in file units: the scale to metres is applied as
@@ -609,8 +604,8 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
         let b1 = (at[f1 - 1].floor() as usize + 1).min(nfb - 1);
         sc.a.resize((f1 - f0) * nja, DVec3::ZERO);
         sc.b.resize((b1 + 1 - b0) * njb, DVec3::ZERO);
-        positions(&fk_a, ma, f0..f1, &mut sc.lanes_a, &mut sc.a);
-        positions(&fk_b, mb, b0..b1 + 1, &mut sc.lanes_b, &mut sc.b);
+        positions(&fk_a, ma, f0..f1, (&mut sc.lanes_a, &mut sc.a), (chans_a, &mut sc.trig.0));
+        positions(&fk_b, mb, b0..b1 + 1, (&mut sc.lanes_b, &mut sc.b), (chans_b, &mut sc.trig.1));
         let run = RunIn {
             f0,
             at: &at[f0..f1],
@@ -619,9 +614,7 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
             b0,
             nfb,
             mpu,
-            rows_a: (ma.values(), 0),
-            rows_b: (mb.values(), 0),
-            widths,
+            trig: (&sc.trig.0, &sc.trig.1),
         };
         plan.measure(&run, out, &mut sc.work)
     };
@@ -742,6 +735,7 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             a: Vec::new(),
             b: Vec::new(),
             at: Vec::new(),
+            trig: Default::default(),
             work: Work::default(),
         })
         .collect();
@@ -757,13 +751,14 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
      -> RunOut {
         let s = i * RUN;
         let (na, nb) = (ka.saturating_sub(s).min(RUN), kb.saturating_sub(s).min(RUN));
-        let Scratch { lanes_a, lanes_b, a, b, at, work } = sc;
+        let Scratch { lanes_a, lanes_b, a, b, at, trig, work } = sc;
         a.resize(na * nja, DVec3::ZERO);
         b.resize(nb * njb, DVec3::ZERO);
         // A run past a clip's last frame has none of its frames.
         let rows = |w: usize, n: usize| if n == 0 { 0..0 } else { s * w..(s + n) * w };
-        positions_of(&fk_a, &ca[rows(wa, na)], wa, lanes_a, a);
-        positions_of(&fk_b, &cb[rows(wb, nb)], wb, lanes_b, b);
+        let (trig_a, trig_b) = trig;
+        positions_of(&fk_a, (&ca[rows(wa, na)], wa), (lanes_a, a), (&plan.rot_channels.0, trig_a));
+        positions_of(&fk_b, (&cb[rows(wb, nb)], wb), (lanes_b, b), (&plan.rot_channels.1, trig_b));
         let sizes_a = a.chunks_exact(nja).map(pose_size).collect();
         let sizes_b = b.chunks_exact(njb).map(pose_size).collect();
         let n = na.min(nb);
@@ -782,9 +777,7 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             // Every `at` is a whole frame that B has.
             nfb: g + kb,
             mpu,
-            rows_a: (ca, g),
-            rows_b: (cb, g),
-            widths: (wa, wb),
+            trig: (trig_a, trig_b),
         };
         let sums = plan.measure(&r, &mut per_frame, work);
         RunOut { sums: Some(sums), sizes_a, sizes_b, per_frame }
@@ -870,13 +863,16 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
 }
 
 /// A thread's buffers in [`diff_stream`]: FK lanes, a run's positions of
-/// each clip, B's frame at each frame of A, and [`Plan::measure`]'s.
+/// each clip, B's frame at each frame of A, the sines and cosines FK took
+/// of each clip's channels the rotation errors read, and
+/// [`Plan::measure`]'s.
 struct Scratch {
     lanes_a: FkLanes,
     lanes_b: FkLanes,
     a: Vec<DVec3>,
     b: Vec<DVec3>,
     at: Vec<f64>,
+    trig: (Trig, Trig),
     work: Work,
 }
 
@@ -909,17 +905,35 @@ fn each_run<T: Send>(
 
 /// World positions (file units, frame-major) of the frames `values` holds
 /// (`width` values each, not 0) into `out`, [`FK_RUN`] frames per call of
-/// [`Kinematics::positions_many`].
+/// [`Kinematics::positions_many`]; with channels `chans`, a group of
+/// [`FkLanes::LANES`] frames per call instead, each group's sines and
+/// cosines of those channels kept in `trig` ([`Trig`]'s layout).
 fn positions_of(
     fk: &Kinematics,
-    values: &[f64],
-    width: usize,
-    lanes: &mut FkLanes,
-    out: &mut [DVec3],
+    (values, width): (&[f64], usize),
+    (lanes, out): (&mut FkLanes, &mut [DVec3]),
+    (chans, trig): (&[usize], &mut Trig),
 ) {
+    const G: usize = FkLanes::LANES;
     let nj = fk.len();
-    for (rows, vals) in out.chunks_mut(FK_RUN * nj).zip(values.chunks(FK_RUN * width)) {
+    trig.sin.clear();
+    trig.cos.clear();
+    if chans.is_empty() {
+        for (rows, vals) in out.chunks_mut(FK_RUN * nj).zip(values.chunks(FK_RUN * width)) {
+            fk.positions_many(vals, lanes, rows);
+        }
+        return;
+    }
+    for (rows, vals) in out.chunks_mut(G * nj).zip(values.chunks(G * width)) {
         fk.positions_many(vals, lanes, rows);
+        let (sin, cos) = lanes.sin_cos();
+        let of = |v: &[f64], ch: usize| -> [f64; G] {
+            v[ch * G..][..G].try_into().expect("a channel's lanes")
+        };
+        for &ch in chans {
+            trig.sin.extend(of(sin, ch));
+            trig.cos.extend(of(cos, ch));
+        }
     }
 }
 
@@ -938,13 +952,14 @@ fn metres_per_unit(bvh: &Bvh, mode: PositionChannels, given: Option<f64>) -> f64
 }
 
 /// World positions (file units, frame-major) of `frames` of `motion` into
-/// `out`, [`FK_RUN`] frames per call of [`Kinematics::positions_many`].
+/// `out`, and the sines and cosines of `chans` into `trig`, as
+/// [`positions_of`] takes them.
 fn positions(
     fk: &Kinematics,
     motion: &crate::Motion,
     frames: std::ops::Range<usize>,
-    lanes: &mut FkLanes,
-    out: &mut [DVec3],
+    (lanes, out): (&mut FkLanes, &mut [DVec3]),
+    (chans, trig): (&[usize], &mut Trig),
 ) {
     let (nj, width) = (fk.len(), motion.n_channels());
     if nj == 0 {
@@ -955,20 +970,11 @@ fn positions(
         return;
     }
     let values = &motion.values()[frames.start * width..frames.end * width];
-    positions_of(fk, values, width, lanes, out);
+    positions_of(fk, (values, width), (lanes, out), (chans, trig));
 }
 
 /// Frames per call of [`Kinematics::positions_many`] in [`diff`].
 const FK_RUN: usize = 64;
-
-/// The geodesic angle between two rotations (degrees), 0 to 180: the
-/// scalar form of [`Plan::measure`]'s (`lanes::between`, then `atan2`).
-#[cfg(test)]
-fn geodesic_deg(a: DQuat, b: DQuat) -> f64 {
-    let d = a.conjugate() * b;
-    let v = DVec3::new(d.x, d.y, d.z).length();
-    2.0 * v.atan2(d.w.abs()).to_degrees()
-}
 
 /// A similarity transform: `scale * rotation * x + translation`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -1259,10 +1265,15 @@ mod tests {
     }
 
     #[test]
-    fn geodesic_of_a_known_turn() {
-        let a = DQuat::from_rotation_y(0.3);
-        let b = DQuat::from_rotation_y(0.3 + 1.0f64.to_radians() * 40.0);
-        assert!((geodesic_deg(a, b) - 40.0).abs() < 1e-9);
-        assert!((geodesic_deg(a, -a)).abs() < 1e-9);
+    fn geodesic_of_known_turns() {
+        let deg = |a: DMat3, b: DMat3| lanes::geodesic_deg(&a.to_cols_array(), &b.to_cols_array());
+        let axis = DVec3::new(0.3, -1.0, 0.5).normalize();
+        let a = DMat3::from_rotation_y(0.3) * DMat3::from_rotation_x(-1.1);
+        for want in [40.0, 1e-7, 90.0, 179.9999, 180.0] {
+            let b = a * DMat3::from_axis_angle(axis, f64::to_radians(want));
+            let got = deg(a, b);
+            assert!((got - want).abs() < 1e-11, "{want}: {got}");
+        }
+        assert_eq!(deg(a, a).to_bits(), 0);
     }
 }

@@ -25,7 +25,7 @@ use crate::kinematics::{Kinematics, PositionChannels};
 use crate::parse::{FrameReader, FrameSource};
 use crate::retarget::map::JointMap;
 use crate::retarget::names::{Bone, classify};
-use crate::rotation::Axis;
+use crate::rotation::{Axis, sin_cos_deg_slice};
 use crate::units::{FrameSizes, Limbs, UnitGuess, pose_size};
 use crate::{Bvh, Error, FkLanes, Result, Skeleton};
 
@@ -114,8 +114,7 @@ fn hips_index(skeleton: &Skeleton) -> usize {
 type RotChannels = (Vec<Axis>, Vec<usize>);
 
 /// A pair's rotation channels for [`Plan::measure`]: the pair, then the
-/// axes of its channels in A and in B, each with its slot among the
-/// clip's channels the run's sines and cosines are kept of.
+/// axes of its channels in A and in B, each with its index in a frame.
 type RotSlots = (usize, Vec<(Axis, usize)>, Vec<(Axis, usize)>);
 
 /// What the whole-clip and the streamed diff share: the joint pairs, the
@@ -125,11 +124,8 @@ struct Plan {
     pairs: Vec<(usize, usize)>,
     /// The hips pair when it is paired, else the first pair.
     root: (usize, usize),
-    /// The channels of A and of B the rotation errors read, each once.
-    rot_channels: (Vec<usize>, Vec<usize>),
     /// Per pair with rotation channels on both sides: the pair, and the
-    /// axes of its channels in A and in B with the slot of each in A's and
-    /// in B's `rot_channels`.
+    /// axes of its channels in A and in B with the index of each.
     rot_slots: Vec<RotSlots>,
     /// Whether a pair has rotation channels on both sides.
     rotating: Vec<bool>,
@@ -190,28 +186,18 @@ impl Plan {
         let rotating: Vec<bool> =
             rots.iter().map(|((aa, _), (ab, _))| !aa.is_empty() && !ab.is_empty()).collect();
         let any_rotating = rotating.iter().any(|&r| r);
-        let (mut chans_a, mut chans_b) = (Vec::new(), Vec::new());
-        let slot = |chans: &mut Vec<usize>, c: usize| match chans.iter().position(|&x| x == c) {
-            Some(s) => s,
-            None => {
-                chans.push(c);
-                chans.len() - 1
-            }
-        };
-        let mut slots = Vec::new();
-        for (p, ((axa, cha), (axb, chb))) in rots.iter().enumerate() {
-            if rotating[p] {
-                let a: Vec<_> =
-                    axa.iter().zip(cha).map(|(&x, &c)| (x, slot(&mut chans_a, c))).collect();
-                let b: Vec<_> =
-                    axb.iter().zip(chb).map(|(&x, &c)| (x, slot(&mut chans_b, c))).collect();
-                slots.push((p, a, b));
-            }
-        }
+        let slots = rots
+            .iter()
+            .enumerate()
+            .filter(|&(p, _)| rotating[p])
+            .map(|(p, ((axa, cha), (axb, chb)))| {
+                let zip = |ax: &[Axis], ch: &[usize]| ax.iter().copied().zip(ch.iter().copied()).collect();
+                (p, zip(axa, cha), zip(axb, chb))
+            })
+            .collect();
         Ok(Plan {
             pairs,
             root,
-            rot_channels: (chans_a, chans_b),
             rot_slots: slots,
             rotating,
             any_rotating,
@@ -230,7 +216,9 @@ impl Plan {
     fn measure(&self, r: &RunIn<'_>, out: &mut [f64], w: &mut Work) -> Sums {
         let mut part = Sums::new(self.pairs.len());
         self.measure_positions(r, out, w, &mut part);
-        if self.any_rotating {
+        if r.rotations_done {
+            part.rot.copy_from_slice(&w.rot);
+        } else if self.any_rotating {
             self.measure_rotations(r, out.len(), w, &mut part);
         }
         part
@@ -322,47 +310,93 @@ impl Plan {
         fits.clear();
     }
 
-    /// The rotation errors of [`Plan::measure`] of the run's first `n`
-    /// frames, chunk by chunk of FK's groups of frames: the sines and
-    /// cosines FK took of the channels the pairs read (A's at each frame,
-    /// B's at its nearest frame: its group as FK left it where those are
-    /// a group's frames, else gathered), then pair by pair the angles on
-    /// lanes ([`lanes::pair_angles`]), each pair's sum in frame order.
-    fn measure_rotations(&self, r: &RunIn<'_>, n: usize, w: &mut Work, part: &mut Sums) {
-        const G: usize = lanes::ROT_LANES;
-        let (na, nb) = (self.rot_channels.0.len(), self.rot_channels.1.len());
-        let Work { sin, cos, fb, e: deg, .. } = w;
-        let (ta, tb) = r.trig;
-        for c0 in (0..n).step_by(G) {
-            let m = G.min(n - c0);
-            // B's rotations at its nearest frame.
-            fb.clear();
-            fb.extend(r.at[c0..c0 + m].iter().map(|u| (u.round() as usize).min(r.nfb - 1)));
-            let j0 = fb[0] - r.b0;
-            let b_group = j0 % G == 0 && fb.iter().enumerate().all(|(k, &g)| g - r.b0 == j0 + k);
-            if !b_group {
-                sin.resize(nb * G, 0.0);
-                cos.resize(nb * G, 0.0);
-                for (k, &g) in fb.iter().enumerate() {
-                    let i = g - r.b0;
-                    let at = (i / G) * nb * G + i % G;
-                    for s in 0..nb {
-                        sin[s * G + k] = tb.sin[at + s * G];
-                        cos[s * G + k] = tb.cos[at + s * G];
+    /// The world positions of a run's frames of A and of B (file units,
+    /// frame-major, into each side's `out`), a group of
+    /// [`FkLanes::LANES`] frames of each clip in turn; with `n` > 0 (B's
+    /// frames are A's: the same rate), each pair's rotation errors of the
+    /// run's first `n` frames too, into `w.rot` (each pair's sum in frame
+    /// order, from 0), from the sines and cosines FK has just taken of the
+    /// group, still in its lanes: no second conversion, no copy. Returns
+    /// whether it measured the rotations.
+    fn positions_rotations(
+        &self,
+        mut a: FkSide<'_>,
+        mut b: FkSide<'_>,
+        n: usize,
+        w: &mut Work,
+    ) -> bool {
+        const G: usize = FkLanes::LANES;
+        let fused = n > 0 && self.any_rotating && a.width > 0 && b.width > 0;
+        if !fused {
+            a.positions(0..a.frames());
+            b.positions(0..b.frames());
+            return false;
+        }
+        let (na, nb) = (a.frames(), b.frames());
+        w.rot.clear();
+        w.rot.resize(self.pairs.len(), 0.0);
+        let deg = &mut w.e;
+        for g in (0..na.max(nb)).step_by(G) {
+            a.positions(g..(g + G).min(na).max(g));
+            b.positions(g..(g + G).min(nb).max(g));
+            if g < n {
+                let m = G.min(n - g);
+                deg.resize(m, 0.0);
+                let ((sa, ca), (sb, cb)) = (a.lanes.sin_cos(), b.lanes.sin_cos());
+                for (p, axes_a, axes_b) in &self.rot_slots {
+                    lanes::pair_angles((axes_a, sa, ca), (axes_b, sb, cb), deg);
+                    let sum = &mut w.rot[*p];
+                    for &d in deg.iter() {
+                        *sum += d;
                     }
                 }
             }
-            let ga = c0 / G * na * G;
-            let (sa, ca) = (&ta.sin[ga..][..na * G], &ta.cos[ga..][..na * G]);
-            let (sb, cb) = if b_group {
-                let gb = j0 / G * nb * G;
-                (&tb.sin[gb..][..nb * G], &tb.cos[gb..][..nb * G])
-            } else {
-                (&sin[..], &cos[..])
-            };
+        }
+        true
+    }
+
+    /// The rotation errors of [`Plan::measure`] of the run's first `n`
+    /// frames where [`Plan::positions_rotations`] did not take them (B at
+    /// another rate): chunk by chunk of [`FkLanes::LANES`] frames, A's
+    /// frames and B's nearest ones laid out channel by channel as FK lays
+    /// them, their sines and cosines as FK takes them (the same bits), then
+    /// [`Plan::positions_rotations`]' angles and sums.
+    fn measure_rotations(&self, r: &RunIn<'_>, n: usize, w: &mut Work, part: &mut Sums) {
+        const G: usize = FkLanes::LANES;
+        fn row(rows: &[f64], base: usize, f: usize, width: usize) -> &[f64] {
+            let at = (f - base) * width;
+            &rows[at..at + width]
+        }
+        // Frames `frames` (the last repeated to fill the lanes) channel by
+        // channel into `v`, their sines and cosines into `s` and `c`.
+        let lay = |(rows, base): (&[f64], usize),
+                   width: usize,
+                   frames: &[usize],
+                   (v, s, c): (&mut Vec<f64>, &mut Vec<f64>, &mut Vec<f64>)| {
+            for x in [&mut *v, &mut *s, &mut *c] {
+                x.resize(width * G, 0.0);
+            }
+            for l in 0..G {
+                let f = frames[l.min(frames.len() - 1)];
+                for (ch, &x) in row(rows, base, f, width).iter().enumerate() {
+                    v[ch * G + l] = x;
+                }
+            }
+            sin_cos_deg_slice(v, s, c);
+        };
+        let Work { fa, fb, e: deg, va, vb, .. } = w;
+        for c0 in (0..n).step_by(G) {
+            let m = G.min(n - c0);
+            fa.clear();
+            fa.extend((c0..c0 + m).map(|k| r.f0 + k));
+            // B's rotations at its nearest frame.
+            fb.clear();
+            fb.extend(r.at[c0..c0 + m].iter().map(|u| (u.round() as usize).min(r.nfb - 1)));
+            lay(r.rows_a, r.widths.0, fa, (&mut va.0, &mut va.1, &mut va.2));
+            lay(r.rows_b, r.widths.1, fb, (&mut vb.0, &mut vb.1, &mut vb.2));
             deg.resize(m, 0.0);
             for (p, axes_a, axes_b) in &self.rot_slots {
-                lanes::pair_angles((axes_a, sa, ca), (axes_b, sb, cb), deg);
+                lanes::pair_angles((axes_a, &va.1, &va.2), (axes_b, &vb.1, &vb.2), deg);
                 let sum = &mut part.rot[*p];
                 for &d in deg.iter() {
                     *sum += d;
@@ -442,27 +476,56 @@ struct RunIn<'v> {
     nfb: usize,
     /// Metres per file unit of A and of B.
     mpu: (f64, f64),
-    /// The sines and cosines FK took of the run's frames of A and of the
-    /// frames of B from `b0` on, of the channels the rotation errors read.
-    trig: (&'v Trig, &'v Trig),
+    /// Channel values of A and of B, each from the frame with the index given.
+    rows_a: (&'v [f64], usize),
+    rows_b: (&'v [f64], usize),
+    /// Channels per frame of A and of B.
+    widths: (usize, usize),
+    /// Whether [`Plan::positions_rotations`] measured the rotation errors
+    /// (into [`Work::rot`]).
+    rotations_done: bool,
 }
 
-/// The sines and cosines of the channels [`Plan`]'s rotation errors read
-/// (`Plan::rot_channels`), as [`Kinematics::positions_many`] took them
-/// ([`FkLanes::sin_cos`]) for a run's frames: group by group of
-/// [`FkLanes::LANES`] frames, in each group slot by slot, a frame per
-/// lane (frame `i`, slot `s` of `ns` at `(i / LANES) * ns * LANES + s *
-/// LANES + i % LANES`).
-#[derive(Default)]
-struct Trig {
-    sin: Vec<f64>,
-    cos: Vec<f64>,
+/// One clip's side of a run's forward kinematics: its FK, its frames'
+/// values (`width` each), its lanes and the buffer of its positions (as
+/// many frames as `values` holds; frame-major).
+struct FkSide<'x> {
+    fk: &'x Kinematics,
+    values: &'x [f64],
+    width: usize,
+    lanes: &'x mut FkLanes,
+    out: &'x mut [DVec3],
+}
+
+impl FkSide<'_> {
+    fn frames(&self) -> usize {
+        self.out.len() / self.fk.len().max(1)
+    }
+
+    /// The world positions of `frames` (relative to the side's first),
+    /// [`FK_RUN`] frames per call of [`Kinematics::positions_many`].
+    fn positions(&mut self, frames: std::ops::Range<usize>) {
+        let (nj, w) = (self.fk.len(), self.width);
+        if nj == 0 || frames.is_empty() {
+            return;
+        }
+        let out = &mut self.out[frames.start * nj..frames.end * nj];
+        if w == 0 {
+            self.fk.positions_many(&[], self.lanes, out);
+            return;
+        }
+        let values = &self.values[frames.start * w..frames.end * w];
+        for (rows, vals) in out.chunks_mut(FK_RUN * nj).zip(values.chunks(FK_RUN * w)) {
+            self.fk.positions_many(vals, self.lanes, rows);
+        }
+    }
 }
 
 /// Buffers of [`Plan::measure`] a thread reuses from run to run: a
 /// frame's paired positions of B and of A, each pair's errors (and a
-/// pair's angles over a chunk of frames); a chunk of frames' sines and
-/// cosines of the channels the pairs read, and B's frame at each.
+/// pair's angles over a chunk of frames), each pair's rotation error sum
+/// of the run; where B is at another rate, a chunk's frames of A and of
+/// B, and their values, sines and cosines channel by channel.
 #[derive(Default)]
 struct Work {
     /// A frame's paired points of B and of A, one slot per frame whose
@@ -473,9 +536,11 @@ struct Work {
     eigen: (Vec<[[f64; 4]; 4]>, Vec<lanes::Eigen>),
     e: Vec<f64>,
     er: Vec<f64>,
-    sin: Vec<f64>,
-    cos: Vec<f64>,
+    rot: Vec<f64>,
+    fa: Vec<usize>,
     fb: Vec<usize>,
+    va: (Vec<f64>, Vec<f64>, Vec<f64>),
+    vb: (Vec<f64>, Vec<f64>, Vec<f64>),
 }
 
 /// Sums over a run of frames, or over every run so far (added in run
@@ -575,14 +640,12 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
         notes.push(lengths_note(ma.n_frames(), mb.n_frames(), frames));
     }
     let nfb = mb.n_frames();
-    /// A thread's buffers: FK lanes, the run's positions of each clip and
-    /// the sines and cosines FK took of the channels the rotation errors read.
+    /// A thread's buffers: FK lanes and the run's positions of each clip.
     struct Scratch {
         lanes_a: FkLanes,
         lanes_b: FkLanes,
         a: Vec<DVec3>,
         b: Vec<DVec3>,
-        trig: (Trig, Trig),
         work: Work,
     }
     let scratch = || Scratch {
@@ -590,11 +653,10 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
         lanes_b: fk_b.lanes_scratch(),
         a: Vec::new(),
         b: Vec::new(),
-        trig: Default::default(),
         work: Work::default(),
     };
     let mut per_frame = vec![0.0; frames];
-    let (chans_a, chans_b) = &plan.rot_channels;
+    let widths = (ma.n_channels(), mb.n_channels());
     let measure = |(r, out): (usize, &mut [f64]), sc: &mut Scratch| -> Sums {
         // This run's world positions of A and of the frames of B it reads
         // (frame-major, in file units: the scale to metres is applied as
@@ -604,8 +666,24 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
         let b1 = (at[f1 - 1].floor() as usize + 1).min(nfb - 1);
         sc.a.resize((f1 - f0) * nja, DVec3::ZERO);
         sc.b.resize((b1 + 1 - b0) * njb, DVec3::ZERO);
-        positions(&fk_a, ma, f0..f1, (&mut sc.lanes_a, &mut sc.a), (chans_a, &mut sc.trig.0));
-        positions(&fk_b, mb, b0..b1 + 1, (&mut sc.lanes_b, &mut sc.b), (chans_b, &mut sc.trig.1));
+        let (wa, wb) = widths;
+        let a = FkSide {
+            fk: &fk_a,
+            values: &ma.values()[f0 * wa..f1 * wa],
+            width: wa,
+            lanes: &mut sc.lanes_a,
+            out: &mut sc.a,
+        };
+        let b = FkSide {
+            fk: &fk_b,
+            values: &mb.values()[b0 * wb..(b1 + 1) * wb],
+            width: wb,
+            lanes: &mut sc.lanes_b,
+            out: &mut sc.b,
+        };
+        // At the same rate B's frame `f` is A's: the rotations with FK.
+        let n = if same_rate { f1 - f0 } else { 0 };
+        let rotations_done = plan.positions_rotations(a, b, n, &mut sc.work);
         let run = RunIn {
             f0,
             at: &at[f0..f1],
@@ -614,7 +692,10 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
             b0,
             nfb,
             mpu,
-            trig: (&sc.trig.0, &sc.trig.1),
+            rows_a: (ma.values(), 0),
+            rows_b: (mb.values(), 0),
+            widths,
+            rotations_done,
         };
         plan.measure(&run, out, &mut sc.work)
     };
@@ -735,7 +816,6 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             a: Vec::new(),
             b: Vec::new(),
             at: Vec::new(),
-            trig: Default::default(),
             work: Work::default(),
         })
         .collect();
@@ -751,17 +831,20 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
      -> RunOut {
         let s = i * RUN;
         let (na, nb) = (ka.saturating_sub(s).min(RUN), kb.saturating_sub(s).min(RUN));
-        let Scratch { lanes_a, lanes_b, a, b, at, trig, work } = sc;
+        let Scratch { lanes_a, lanes_b, a, b, at, work } = sc;
         a.resize(na * nja, DVec3::ZERO);
         b.resize(nb * njb, DVec3::ZERO);
         // A run past a clip's last frame has none of its frames.
         let rows = |w: usize, n: usize| if n == 0 { 0..0 } else { s * w..(s + n) * w };
-        let (trig_a, trig_b) = trig;
-        positions_of(&fk_a, (&ca[rows(wa, na)], wa), (lanes_a, a), (&plan.rot_channels.0, trig_a));
-        positions_of(&fk_b, (&cb[rows(wb, nb)], wb), (lanes_b, b), (&plan.rot_channels.1, trig_b));
+        let n = na.min(nb);
+        let rotations_done = plan.positions_rotations(
+            FkSide { fk: &fk_a, values: &ca[rows(wa, na)], width: wa, lanes: lanes_a, out: a },
+            FkSide { fk: &fk_b, values: &cb[rows(wb, nb)], width: wb, lanes: lanes_b, out: b },
+            n,
+            work,
+        );
         let sizes_a = a.chunks_exact(nja).map(pose_size).collect();
         let sizes_b = b.chunks_exact(njb).map(pose_size).collect();
-        let n = na.min(nb);
         let mut per_frame = vec![0.0; n];
         if n == 0 {
             return RunOut { sums: None, sizes_a, sizes_b, per_frame };
@@ -777,7 +860,10 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             // Every `at` is a whole frame that B has.
             nfb: g + kb,
             mpu,
-            trig: (trig_a, trig_b),
+            rows_a: (ca, g),
+            rows_b: (cb, g),
+            widths: (wa, wb),
+            rotations_done,
         };
         let sums = plan.measure(&r, &mut per_frame, work);
         RunOut { sums: Some(sums), sizes_a, sizes_b, per_frame }
@@ -863,16 +949,13 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
 }
 
 /// A thread's buffers in [`diff_stream`]: FK lanes, a run's positions of
-/// each clip, B's frame at each frame of A, the sines and cosines FK took
-/// of each clip's channels the rotation errors read, and
-/// [`Plan::measure`]'s.
+/// each clip, B's frame at each frame of A, and [`Plan::measure`]'s.
 struct Scratch {
     lanes_a: FkLanes,
     lanes_b: FkLanes,
     a: Vec<DVec3>,
     b: Vec<DVec3>,
     at: Vec<f64>,
-    trig: (Trig, Trig),
     work: Work,
 }
 
@@ -903,40 +986,6 @@ fn each_run<T: Send>(
     }
 }
 
-/// World positions (file units, frame-major) of the frames `values` holds
-/// (`width` values each, not 0) into `out`, [`FK_RUN`] frames per call of
-/// [`Kinematics::positions_many`]; with channels `chans`, a group of
-/// [`FkLanes::LANES`] frames per call instead, each group's sines and
-/// cosines of those channels kept in `trig` ([`Trig`]'s layout).
-fn positions_of(
-    fk: &Kinematics,
-    (values, width): (&[f64], usize),
-    (lanes, out): (&mut FkLanes, &mut [DVec3]),
-    (chans, trig): (&[usize], &mut Trig),
-) {
-    const G: usize = FkLanes::LANES;
-    let nj = fk.len();
-    trig.sin.clear();
-    trig.cos.clear();
-    if chans.is_empty() {
-        for (rows, vals) in out.chunks_mut(FK_RUN * nj).zip(values.chunks(FK_RUN * width)) {
-            fk.positions_many(vals, lanes, rows);
-        }
-        return;
-    }
-    for (rows, vals) in out.chunks_mut(G * nj).zip(values.chunks(G * width)) {
-        fk.positions_many(vals, lanes, rows);
-        let (sin, cos) = lanes.sin_cos();
-        let of = |v: &[f64], ch: usize| -> [f64; G] {
-            v[ch * G..][..G].try_into().expect("a channel's lanes")
-        };
-        for &ch in chans {
-            trig.sin.extend(of(sin, ch));
-            trig.cos.extend(of(cos, ch));
-        }
-    }
-}
-
 /// Metres per file unit of `bvh`: `given`, else its unit guess (the guess
 /// of [`world_positions`], one size per frame, no positions kept).
 fn metres_per_unit(bvh: &Bvh, mode: PositionChannels, given: Option<f64>) -> f64 {
@@ -949,28 +998,6 @@ fn metres_per_unit(bvh: &Bvh, mode: PositionChannels, given: Option<f64>) -> f64
         return world_positions(bvh, mode, None, false).mpu;
     }
     UnitGuess::of_bvh(bvh, mode).metres_per_unit()
-}
-
-/// World positions (file units, frame-major) of `frames` of `motion` into
-/// `out`, and the sines and cosines of `chans` into `trig`, as
-/// [`positions_of`] takes them.
-fn positions(
-    fk: &Kinematics,
-    motion: &crate::Motion,
-    frames: std::ops::Range<usize>,
-    (lanes, out): (&mut FkLanes, &mut [DVec3]),
-    (chans, trig): (&[usize], &mut Trig),
-) {
-    let (nj, width) = (fk.len(), motion.n_channels());
-    if nj == 0 {
-        return;
-    }
-    if width == 0 {
-        fk.positions_many(&[], lanes, out);
-        return;
-    }
-    let values = &motion.values()[frames.start * width..frames.end * width];
-    positions_of(fk, (values, width), (lanes, out), (chans, trig));
 }
 
 /// Frames per call of [`Kinematics::positions_many`] in [`diff`].

@@ -18,9 +18,12 @@
 #                               for the new binary alone. With $TOLERANCE
 #                               set (a relative difference, say 1e-9), a
 #                               standard output or file that differs only in
-#                               numbers within it (scripts/numbers-close.py)
-#                               is counted in `close` instead of `bad`, and
-#                               the largest such difference kept in `largest`.
+#                               numbers within it or within the absolute
+#                               $TOLERANCE_ABS (default 0; see
+#                               scripts/numbers-close.py) is counted in
+#                               `close` instead of `bad`, and the largest
+#                               relative and absolute differences kept in
+#                               `largest` and `largest_abs`.
 
 unchanged_init() {
     local usage=$1
@@ -31,15 +34,19 @@ unchanged_init() {
     [ -d "$CORPUS" ] || { echo "no corpus at $CORPUS" >&2; exit 2; }
     T=$(mktemp -d "/tmp/$(basename "$0" .sh).XXXXXX")
     trap 'rm -rf "$T"' EXIT
-    n=0 bad=0 close=0 largest=0
+    n=0 bad=0 close=0 largest=0 largest_abs=0
 }
 
 # Whether the old and new runs' $1 (out or file) differ only in numbers
-# within $TOLERANCE; `largest` keeps the largest relative difference seen.
+# within $TOLERANCE (or $TOLERANCE_ABS); `largest` and `largest_abs` keep
+# the largest relative and absolute differences seen.
 numbers_close() {
-    local rel
-    rel=$(python3 "$ROOT/scripts/numbers-close.py" "$TOLERANCE" "$T/o.$1" "$T/n.$1") || return 1
+    local rel abs
+    read -r rel abs < <(python3 "$ROOT/scripts/numbers-close.py" "$TOLERANCE" \
+        "$T/o.$1" "$T/n.$1" "${TOLERANCE_ABS:-0}") || return 1
+    [ -n "$abs" ] || return 1
     largest=$(python3 -c "print(max($largest, $rel))")
+    largest_abs=$(python3 -c "print(max($largest_abs, $abs))")
 }
 
 same() {

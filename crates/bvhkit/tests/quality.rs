@@ -654,7 +654,9 @@ fn diff_rotation_error_matches_plain_quaternions() {
     let d = quality::diff(&a, &b, &DiffOptions::default()).unwrap();
     worst = worst.max(check_rotation_deg(&a, &b, &d, "synthetic"));
     assert!(files >= 30, "only {files} corpus files");
-    eprintln!("rotation error against plain quaternions: {files} files, largest difference {worst:e} rad");
+    eprintln!(
+        "rotation error against plain quaternions: {files} files, largest difference {worst:e} rad"
+    );
 }
 
 #[test]

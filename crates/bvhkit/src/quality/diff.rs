@@ -15,6 +15,14 @@
 //! found ([`Streamed::Units`]). Both measure a run with `Plan::measure`
 //! and add the runs' sums in run order, so neither the threads nor the way
 //! the frames came change a bit.
+//!
+//! The rotation error of a pair is the geodesic angle between its channel
+//! rotations in A and in B, as matrices built from the sines and cosines
+//! forward kinematics takes for the positions anyway: at the same rate
+//! each group of [`FkLanes::LANES`] frames is measured right after FK of
+//! that group of both clips, from its lanes (`Plan::positions_rotations`);
+//! with B at another rate, from B's nearest frames laid out as FK lays
+//! them (`Plan::measure_rotations`), the same bits per frame.
 
 mod lanes;
 
@@ -191,18 +199,13 @@ impl Plan {
             .enumerate()
             .filter(|&(p, _)| rotating[p])
             .map(|(p, ((axa, cha), (axb, chb)))| {
-                let zip = |ax: &[Axis], ch: &[usize]| ax.iter().copied().zip(ch.iter().copied()).collect();
+                let zip = |ax: &[Axis], ch: &[usize]| {
+                    ax.iter().copied().zip(ch.iter().copied()).collect()
+                };
                 (p, zip(axa, cha), zip(axb, chb))
             })
             .collect();
-        Ok(Plan {
-            pairs,
-            root,
-            rot_slots: slots,
-            rotating,
-            any_rotating,
-            joints,
-        })
+        Ok(Plan { pairs, root, rot_slots: slots, rotating, any_rotating, joints })
     }
 
     /// The sums of the run `r` and each of its frames' MPJPE into `out`
@@ -211,8 +214,10 @@ impl Plan {
     /// The positions frame by frame (each frame's pairs on SIMD lanes, the
     /// sums then added in pair order); the rotations pair by pair over
     /// chunks of [`lanes::ROT_LANES`] frames (the frames on SIMD lanes, each
-    /// pair's sum in frame order): every sum adds the same terms in the
-    /// same order as one loop over frames and pairs would.
+    /// pair's sum in frame order), taken already by
+    /// [`Plan::positions_rotations`] where `r.rotations_done`: every sum
+    /// adds the same terms in the same order as one loop over frames and
+    /// pairs would.
     fn measure(&self, r: &RunIn<'_>, out: &mut [f64], w: &mut Work) -> Sums {
         let mut part = Sums::new(self.pairs.len());
         self.measure_positions(r, out, w, &mut part);

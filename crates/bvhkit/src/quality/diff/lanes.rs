@@ -494,16 +494,18 @@ mod tests {
                     let chunk = |side: usize, which: usize| -> Vec<f64> {
                         let mut v = vec![0.5; 3 * ROT_LANES];
                         for i in 0..3 {
-                            let from = if which == 0 { &sc[side * 3 + i].0 } else { &sc[side * 3 + i].1 };
+                            let from =
+                                if which == 0 { &sc[side * 3 + i].0 } else { &sc[side * 3 + i].1 };
                             v[i * ROT_LANES..][..m].copy_from_slice(&from[c0..c0 + m]);
                         }
                         v
                     };
                     let (sa, ca, sb, cb) = (chunk(0, 0), chunk(0, 1), chunk(1, 0), chunk(1, 1));
-                    let (a, b) = ((&slots[0][..], &sa[..], &ca[..]), (&slots[1][..], &sb[..], &cb[..]));
+                    let (a, b) =
+                        ((&slots[0][..], &sa[..], &ca[..]), (&slots[1][..], &sb[..], &cb[..]));
                     pair_angles_kernel(simd, a, b, &mut deg[c0..c0 + m]);
                 }
-                for k in 0..n {
+                for (k, &got) in deg.iter().enumerate() {
                     let want: Vec<DMat3> = orders
                         .iter()
                         .enumerate()
@@ -517,7 +519,7 @@ mod tests {
                         })
                         .collect();
                     let (a, b) = (want[0].to_cols_array(), want[1].to_cols_array());
-                    assert!(same_bits(deg[k], geodesic_deg(&a, &b)), "{simd:?} {k}");
+                    assert!(same_bits(got, geodesic_deg(&a, &b)), "{simd:?} {k}");
                     // The same rotation: exactly 0.
                     if a.iter().all(|v| v.is_finite()) {
                         assert_eq!(geodesic_deg(&a, &a).to_bits(), 0, "{k}");

@@ -7,6 +7,12 @@
 # that "changes no result" must print nothing but the final count.
 #
 #   scripts/diff-unchanged.sh OLD_BVH NEW_BVH
+#   TOLERANCE=1e-9 TOLERANCE_ABS=1e-12 scripts/diff-unchanged.sh OLD_BVH NEW_BVH
+#
+# With TOLERANCE (relative; TOLERANCE_ABS absolute, in the printed unit:
+# metres or degrees), outputs whose numbers differ within it and nothing
+# else count apart: the final line says how many pairs did and the largest
+# differences among them; the script fails only on others.
 #
 # The edited clips are made by OLD_BVH. Corpus: BVHKIT_CORPUS or
 # ../shared/corpus from the repository root.
@@ -42,5 +48,10 @@ for ((i = 0; i < ${#files[@]}; i += 3)); do
         same diff --json "${files[i]}" "${files[k]}"
     done
 done
-echo "$n pairs, $bad differ"
+if [ -n "${TOLERANCE:-}" ]; then
+    echo "$n pairs, $bad differ beyond $TOLERANCE (absolute ${TOLERANCE_ABS:-0})," \
+        "$close differ within it (largest relative difference $largest, absolute $largest_abs)"
+else
+    echo "$n pairs, $bad differ"
+fi
 [ $bad = 0 ]

@@ -526,6 +526,139 @@ fn diff_pa_mpjpe_matches_an_svd_procrustes() {
     }
 }
 
+/// Per joint pair of `d` (by the names it reports), the mean geodesic angle
+/// between the pair's channel rotations in A's frames and B's nearest
+/// frames (degrees), from plain f64: each channel's quaternion
+/// `(sin h · axis, cos h)` of its half angle, their Hamilton products in
+/// channel order, then `2 atan2(|v|, |w|)` of `conj(qa) qb` with
+/// `f64::atan2`. An independent reference of `diff`'s rotation error,
+/// which builds matrices from the sines and cosines FK took and takes the
+/// angle from their trace and skew part with its own `atan2`.
+fn plain_rotation_deg(a: &Bvh, b: &Bvh, d: &quality::Diff) -> Vec<Option<f64>> {
+    type Q = [f64; 4]; // x, y, z, w
+    fn mul(p: Q, q: Q) -> Q {
+        let ([x0, y0, z0, w0], [x1, y1, z1, w1]) = (p, q);
+        [
+            w0 * x1 + x0 * w1 + y0 * z1 - z0 * y1,
+            w0 * y1 - x0 * z1 + y0 * w1 + z0 * x1,
+            w0 * z1 + x0 * y1 - y0 * x1 + z0 * w1,
+            w0 * w1 - x0 * x1 - y0 * y1 - z0 * z1,
+        ]
+    }
+    fn quat(bvh: &Bvh, joint: usize, frame: usize) -> Option<Q> {
+        let j = &bvh.skeleton().joints()[joint];
+        let row = bvh.motion().frame(frame);
+        let mut q = [0.0, 0.0, 0.0, 1.0];
+        let mut any = false;
+        for (k, c) in j.channels().iter().enumerate().filter(|(_, c)| c.is_rotation()) {
+            let h = row[j.first_channel() + k].to_radians() / 2.0;
+            let mut e = [0.0, 0.0, 0.0, h.cos()];
+            e[c.axis() as usize] = h.sin();
+            q = mul(q, e);
+            any = true;
+        }
+        any.then_some(q)
+    }
+    let (na, nb) = (a.skeleton().display_names(), b.skeleton().display_names());
+    let (ta, tb) = (a.motion().frame_time(), b.motion().frame_time());
+    let last_b = b.motion().n_frames() - 1;
+    d.joints
+        .iter()
+        .map(|jd| {
+            let i = na.iter().position(|n| *n == jd.a).unwrap();
+            let k = nb.iter().position(|n| *n == jd.b).unwrap();
+            let mut sum = 0.0;
+            for f in 0..d.frames {
+                // A's time in B's frames, as `diff` takes it (a half
+                // frame rounds away from 0).
+                let g = ((f as f64 * ta / tb).round() as usize).min(last_b);
+                let (qa, qb) = (quat(a, i, f)?, quat(b, k, g)?);
+                let [x, y, z, w] = mul([-qa[0], -qa[1], -qa[2], qa[3]], qb);
+                sum += 2.0 * (x * x + y * y + z * z).sqrt().atan2(w.abs()).to_degrees();
+            }
+            Some(sum / d.frames as f64)
+        })
+        .collect()
+}
+
+/// `d`'s rotation errors against [`plain_rotation_deg`]: within 1e-12 rad
+/// per pair and overall; the largest difference (radians).
+fn check_rotation_deg(a: &Bvh, b: &Bvh, d: &quality::Diff, what: &str) -> f64 {
+    let want = plain_rotation_deg(a, b, d);
+    let tol = 1e-12f64.to_degrees();
+    let mut worst = 0.0f64;
+    let (mut sum, mut count) = (0.0, 0);
+    for (jd, want) in d.joints.iter().zip(&want) {
+        assert_eq!(jd.rotation_deg.is_some(), want.is_some(), "{what}: {}", jd.a);
+        if let (Some(got), Some(want)) = (jd.rotation_deg, want) {
+            let diff = (got - want).abs();
+            assert!(diff <= tol, "{what}: {} {got} against {want}", jd.a);
+            worst = worst.max(diff.to_radians());
+            sum += want;
+            count += 1;
+        }
+    }
+    if count > 0 {
+        let want = sum / f64::from(count);
+        let got = d.rotation_deg.unwrap();
+        assert!((got - want).abs() <= tol, "{what}: rotation_deg {got} against {want}");
+    }
+    worst
+}
+
+/// Every rotation channel of `a` bent by a different amount per frame and
+/// channel (up to 7 degrees; 170 on one channel in 13 frames, so that some
+/// angles come near 180).
+fn bent(a: &Bvh) -> Bvh {
+    let mut b = a.clone();
+    let width = a.motion().n_channels();
+    for f in 0..a.motion().n_frames() {
+        for c in 0..width {
+            let big = if (f + c) % 13 == 0 { 170.0 } else { 0.0 };
+            set(&mut b, f, c, |v| v + big + 7.0 * ((f * 31 + c * 17) as f64 * 0.37).sin());
+        }
+    }
+    b
+}
+
+#[test]
+fn diff_rotation_error_matches_plain_quaternions() {
+    let Some(_) = bvhkit_testdata::corpus_or_skip("quality diff rotation") else { return };
+    let o = DiffOptions { metres_per_unit: Some(0.01), ..DiffOptions::default() };
+    let (mut files, mut worst) = (0, 0.0f64);
+    for path in bvhkit_testdata::corpus_files() {
+        let bytes = std::fs::read(&path).unwrap();
+        let Ok((a, _)) = ReadOptions::new().lenient(true).parse(&bytes) else { continue };
+        if a.motion().n_frames() < 2 {
+            continue;
+        }
+        let p = path.display();
+        let b = bent(&a);
+        let d = quality::diff(&a, &b, &o).unwrap();
+        worst = worst.max(check_rotation_deg(&a, &b, &d, &format!("{p} bent")));
+        assert!(d.rotation_deg.is_none_or(|r| r > 0.1), "{p}: {:?}", d.rotation_deg);
+        // B at half the rate: its nearest frame to each of A's.
+        let half = bvhkit::edit::frames::every(&b, 2).unwrap();
+        let d = quality::diff(&a, &half, &o).unwrap();
+        worst = worst.max(check_rotation_deg(&a, &half, &d, &format!("{p} half rate")));
+        // A clip against itself: exactly 0.
+        let d = quality::diff(&a, &a, &o).unwrap();
+        assert!(d.joints.iter().all(|j| j.rotation_deg.is_none_or(|r| r == 0.0)), "{p}");
+        files += 1;
+    }
+    // The synthetic file's skeleton (reordered channels, six channels on
+    // some joints), over more than one run of frames.
+    let text = bvhkit_testdata::synth_text(7, 52, 1100);
+    let a = Bvh::parse(&text).unwrap();
+    let b = bent(&a);
+    let d = quality::diff(&a, &b, &DiffOptions::default()).unwrap();
+    worst = worst.max(check_rotation_deg(&a, &b, &d, "synthetic"));
+    assert!(files >= 30, "only {files} corpus files");
+    eprintln!(
+        "rotation error against plain quaternions: {files} files, largest difference {worst:e} rad"
+    );
+}
+
 #[test]
 fn lint_runs_on_every_corpus_file() {
     let Some(clips) =

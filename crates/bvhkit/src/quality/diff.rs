@@ -15,6 +15,14 @@
 //! found ([`Streamed::Units`]). Both measure a run with `Plan::measure`
 //! and add the runs' sums in run order, so neither the threads nor the way
 //! the frames came change a bit.
+//!
+//! The rotation error of a pair is the geodesic angle between its channel
+//! rotations in A and in B, as matrices built from the sines and cosines
+//! forward kinematics takes for the positions anyway: at the same rate
+//! each group of [`FkLanes::LANES`] frames is measured right after FK of
+//! that group of both clips, from its lanes (`Plan::positions_rotations`);
+//! with B at another rate, from B's nearest frames laid out as FK lays
+//! them (`Plan::measure_rotations`), the same bits per frame.
 
 mod lanes;
 
@@ -114,8 +122,7 @@ fn hips_index(skeleton: &Skeleton) -> usize {
 type RotChannels = (Vec<Axis>, Vec<usize>);
 
 /// A pair's rotation channels for [`Plan::measure`]: the pair, then the
-/// axes of its channels in A and in B, each with its slot among the
-/// channels the run's sines and cosines are taken of.
+/// axes of its channels in A and in B, each with its index in a frame.
 type RotSlots = (usize, Vec<(Axis, usize)>, Vec<(Axis, usize)>);
 
 /// What the whole-clip and the streamed diff share: the joint pairs, the
@@ -125,11 +132,8 @@ struct Plan {
     pairs: Vec<(usize, usize)>,
     /// The hips pair when it is paired, else the first pair.
     root: (usize, usize),
-    /// The channels of A and of B the rotation errors read, each once.
-    rot_channels: (Vec<usize>, Vec<usize>),
     /// Per pair with rotation channels on both sides: the pair, and the
-    /// axes of its channels in A and in B with the slot of each in
-    /// `rot_channels` (B's after all of A's).
+    /// axes of its channels in A and in B with the index of each.
     rot_slots: Vec<RotSlots>,
     /// Whether a pair has rotation channels on both sides.
     rotating: Vec<bool>,
@@ -190,39 +194,18 @@ impl Plan {
         let rotating: Vec<bool> =
             rots.iter().map(|((aa, _), (ab, _))| !aa.is_empty() && !ab.is_empty()).collect();
         let any_rotating = rotating.iter().any(|&r| r);
-        let (mut chans_a, mut chans_b) = (Vec::new(), Vec::new());
-        let slot = |chans: &mut Vec<usize>, c: usize| match chans.iter().position(|&x| x == c) {
-            Some(s) => s,
-            None => {
-                chans.push(c);
-                chans.len() - 1
-            }
-        };
-        let mut slots = Vec::new();
-        for (p, ((axa, cha), (axb, chb))) in rots.iter().enumerate() {
-            if rotating[p] {
-                let a: Vec<_> =
-                    axa.iter().zip(cha).map(|(&x, &c)| (x, slot(&mut chans_a, c))).collect();
-                let b: Vec<_> =
-                    axb.iter().zip(chb).map(|(&x, &c)| (x, slot(&mut chans_b, c))).collect();
-                slots.push((p, a, b));
-            }
-        }
-        let offset = chans_a.len();
-        for (_, _, b) in &mut slots {
-            for (_, s) in b {
-                *s += offset;
-            }
-        }
-        Ok(Plan {
-            pairs,
-            root,
-            rot_channels: (chans_a, chans_b),
-            rot_slots: slots,
-            rotating,
-            any_rotating,
-            joints,
-        })
+        let slots = rots
+            .iter()
+            .enumerate()
+            .filter(|&(p, _)| rotating[p])
+            .map(|(p, ((axa, cha), (axb, chb)))| {
+                let zip = |ax: &[Axis], ch: &[usize]| {
+                    ax.iter().copied().zip(ch.iter().copied()).collect()
+                };
+                (p, zip(axa, cha), zip(axb, chb))
+            })
+            .collect();
+        Ok(Plan { pairs, root, rot_slots: slots, rotating, any_rotating, joints })
     }
 
     /// The sums of the run `r` and each of its frames' MPJPE into `out`
@@ -230,13 +213,17 @@ impl Plan {
     ///
     /// The positions frame by frame (each frame's pairs on SIMD lanes, the
     /// sums then added in pair order); the rotations pair by pair over
-    /// chunks of [`ROT_CHUNK`] frames (the frames on SIMD lanes, each
-    /// pair's sum in frame order): every sum adds the same terms in the
-    /// same order as one loop over frames and pairs would.
+    /// chunks of [`lanes::ROT_LANES`] frames (the frames on SIMD lanes, each
+    /// pair's sum in frame order), taken already by
+    /// [`Plan::positions_rotations`] where `r.rotations_done`: every sum
+    /// adds the same terms in the same order as one loop over frames and
+    /// pairs would.
     fn measure(&self, r: &RunIn<'_>, out: &mut [f64], w: &mut Work) -> Sums {
         let mut part = Sums::new(self.pairs.len());
         self.measure_positions(r, out, w, &mut part);
-        if self.any_rotating {
+        if r.rotations_done {
+            part.rot.copy_from_slice(&w.rot);
+        } else if self.any_rotating {
             self.measure_rotations(r, out.len(), w, &mut part);
         }
         part
@@ -328,54 +315,96 @@ impl Plan {
         fits.clear();
     }
 
+    /// The world positions of a run's frames of A and of B (file units,
+    /// frame-major, into each side's `out`), a group of
+    /// [`FkLanes::LANES`] frames of each clip in turn; with `n` > 0 (B's
+    /// frames are A's: the same rate), each pair's rotation errors of the
+    /// run's first `n` frames too, into `w.rot` (each pair's sum in frame
+    /// order, from 0), from the sines and cosines FK has just taken of the
+    /// group, still in its lanes: no second conversion, no copy. Returns
+    /// whether it measured the rotations.
+    fn positions_rotations(
+        &self,
+        mut a: FkSide<'_>,
+        mut b: FkSide<'_>,
+        n: usize,
+        w: &mut Work,
+    ) -> bool {
+        const G: usize = FkLanes::LANES;
+        let fused = n > 0 && self.any_rotating && a.width > 0 && b.width > 0;
+        if !fused {
+            a.positions(0..a.frames());
+            b.positions(0..b.frames());
+            return false;
+        }
+        let (na, nb) = (a.frames(), b.frames());
+        w.rot.clear();
+        w.rot.resize(self.pairs.len(), 0.0);
+        let deg = &mut w.e;
+        for g in (0..na.max(nb)).step_by(G) {
+            a.positions(g..(g + G).min(na).max(g));
+            b.positions(g..(g + G).min(nb).max(g));
+            if g < n {
+                let m = G.min(n - g);
+                deg.resize(m, 0.0);
+                let ((sa, ca), (sb, cb)) = (a.lanes.sin_cos(), b.lanes.sin_cos());
+                for (p, axes_a, axes_b) in &self.rot_slots {
+                    lanes::pair_angles((axes_a, sa, ca), (axes_b, sb, cb), deg);
+                    let sum = &mut w.rot[*p];
+                    for &d in deg.iter() {
+                        *sum += d;
+                    }
+                }
+            }
+        }
+        true
+    }
+
     /// The rotation errors of [`Plan::measure`] of the run's first `n`
-    /// frames.
+    /// frames where [`Plan::positions_rotations`] did not take them (B at
+    /// another rate): chunk by chunk of [`FkLanes::LANES`] frames, A's
+    /// frames and B's nearest ones laid out channel by channel as FK lays
+    /// them, their sines and cosines as FK takes them (the same bits), then
+    /// [`Plan::positions_rotations`]' angles and sums.
     fn measure_rotations(&self, r: &RunIn<'_>, n: usize, w: &mut Work, part: &mut Sums) {
+        const G: usize = FkLanes::LANES;
         fn row(rows: &[f64], base: usize, f: usize, width: usize) -> &[f64] {
             let at = (f - base) * width;
             &rows[at..at + width]
         }
-        let (chans_a, chans_b) = &self.rot_channels;
-        let slots = chans_a.len() + chans_b.len();
-        let Work { half, sin, cos, fb, qa, qb, e: v, er: aw, .. } = w;
-        for c0 in (0..n).step_by(ROT_CHUNK) {
-            let m = ROT_CHUNK.min(n - c0);
-            // The half angles of the channels the pairs use, channel by
-            // channel, then their sines and cosines in one pass.
-            half.resize(slots * m, 0.0);
-            sin.resize(slots * m, 0.0);
-            cos.resize(slots * m, 0.0);
+        // Frames `frames` (the last repeated to fill the lanes) channel by
+        // channel into `v`, their sines and cosines into `s` and `c`.
+        let lay = |(rows, base): (&[f64], usize),
+                   width: usize,
+                   frames: &[usize],
+                   (v, s, c): (&mut Vec<f64>, &mut Vec<f64>, &mut Vec<f64>)| {
+            for x in [&mut *v, &mut *s, &mut *c] {
+                x.resize(width * G, 0.0);
+            }
+            for l in 0..G {
+                let f = frames[l.min(frames.len() - 1)];
+                for (ch, &x) in row(rows, base, f, width).iter().enumerate() {
+                    v[ch * G + l] = x;
+                }
+            }
+            sin_cos_deg_slice(v, s, c);
+        };
+        let Work { fa, fb, e: deg, va, vb, .. } = w;
+        for c0 in (0..n).step_by(G) {
+            let m = G.min(n - c0);
+            fa.clear();
+            fa.extend((c0..c0 + m).map(|k| r.f0 + k));
             // B's rotations at its nearest frame.
             fb.clear();
             fb.extend(r.at[c0..c0 + m].iter().map(|u| (u.round() as usize).min(r.nfb - 1)));
-            // Frame by frame: each row is read once, while it is in cache.
-            let (half_a, half_b) = half.split_at_mut(chans_a.len() * m);
-            for (k, &g) in fb.iter().enumerate() {
-                let ra = row(r.rows_a.0, r.rows_a.1, r.f0 + c0 + k, r.widths.0);
-                for (&ch, h) in chans_a.iter().zip(half_a[k..].iter_mut().step_by(m)) {
-                    *h = 0.5 * ra[ch];
-                }
-                let rb = row(r.rows_b.0, r.rows_b.1, g, r.widths.1);
-                for (&ch, h) in chans_b.iter().zip(half_b[k..].iter_mut().step_by(m)) {
-                    *h = 0.5 * rb[ch];
-                }
-            }
-            sin_cos_deg_slice(half, sin, cos);
-            let quat = |q: &mut lanes::Quats, axes: &[(Axis, usize)]| {
-                q.identity(m);
-                for &(axis, s) in axes {
-                    q.mul_axis(axis, &sin[s * m..][..m], &cos[s * m..][..m]);
-                }
-            };
+            lay(r.rows_a, r.widths.0, fa, (&mut va.0, &mut va.1, &mut va.2));
+            lay(r.rows_b, r.widths.1, fb, (&mut vb.0, &mut vb.1, &mut vb.2));
+            deg.resize(m, 0.0);
             for (p, axes_a, axes_b) in &self.rot_slots {
-                quat(qa, axes_a);
-                quat(qb, axes_b);
-                lanes::between(qa, qb, v, aw);
+                lanes::pair_angles((axes_a, &va.1, &va.2), (axes_b, &vb.1, &vb.2), deg);
                 let sum = &mut part.rot[*p];
-                for k in 0..m {
-                    if !qa.same(qb, k) {
-                        *sum += 2.0 * v[k].atan2(aw[k]).to_degrees();
-                    }
+                for &d in deg.iter() {
+                    *sum += d;
                 }
             }
         }
@@ -457,13 +486,51 @@ struct RunIn<'v> {
     rows_b: (&'v [f64], usize),
     /// Channels per frame of A and of B.
     widths: (usize, usize),
+    /// Whether [`Plan::positions_rotations`] measured the rotation errors
+    /// (into [`Work::rot`]).
+    rotations_done: bool,
+}
+
+/// One clip's side of a run's forward kinematics: its FK, its frames'
+/// values (`width` each), its lanes and the buffer of its positions (as
+/// many frames as `values` holds; frame-major).
+struct FkSide<'x> {
+    fk: &'x Kinematics,
+    values: &'x [f64],
+    width: usize,
+    lanes: &'x mut FkLanes,
+    out: &'x mut [DVec3],
+}
+
+impl FkSide<'_> {
+    fn frames(&self) -> usize {
+        self.out.len() / self.fk.len().max(1)
+    }
+
+    /// The world positions of `frames` (relative to the side's first),
+    /// [`FK_RUN`] frames per call of [`Kinematics::positions_many`].
+    fn positions(&mut self, frames: std::ops::Range<usize>) {
+        let (nj, w) = (self.fk.len(), self.width);
+        if nj == 0 || frames.is_empty() {
+            return;
+        }
+        let out = &mut self.out[frames.start * nj..frames.end * nj];
+        if w == 0 {
+            self.fk.positions_many(&[], self.lanes, out);
+            return;
+        }
+        let values = &self.values[frames.start * w..frames.end * w];
+        for (rows, vals) in out.chunks_mut(FK_RUN * nj).zip(values.chunks(FK_RUN * w)) {
+            self.fk.positions_many(vals, self.lanes, rows);
+        }
+    }
 }
 
 /// Buffers of [`Plan::measure`] a thread reuses from run to run: a
-/// frame's paired positions of B and of A, each pair's errors; a chunk of
-/// frames' half angles, their sines and cosines (one SIMD pass:
-/// `euler_to_quat`'s bits), B's frame at each, and a pair's quaternions in
-/// A and in B.
+/// frame's paired positions of B and of A, each pair's errors (and a
+/// pair's angles over a chunk of frames), each pair's rotation error sum
+/// of the run; where B is at another rate, a chunk's frames of A and of
+/// B, and their values, sines and cosines channel by channel.
 #[derive(Default)]
 struct Work {
     /// A frame's paired points of B and of A, one slot per frame whose
@@ -474,12 +541,11 @@ struct Work {
     eigen: (Vec<[[f64; 4]; 4]>, Vec<lanes::Eigen>),
     e: Vec<f64>,
     er: Vec<f64>,
-    half: Vec<f64>,
-    sin: Vec<f64>,
-    cos: Vec<f64>,
+    rot: Vec<f64>,
+    fa: Vec<usize>,
     fb: Vec<usize>,
-    qa: lanes::Quats,
-    qb: lanes::Quats,
+    va: (Vec<f64>, Vec<f64>, Vec<f64>),
+    vb: (Vec<f64>, Vec<f64>, Vec<f64>),
 }
 
 /// Sums over a run of frames, or over every run so far (added in run
@@ -518,10 +584,6 @@ const RUN: usize = 512;
 /// Frames whose Procrustes fits [`Plan::measure`] solves together (their
 /// eigenproblems on SIMD lanes, [`lanes::jacobi4`]).
 const FIT_BLOCK: usize = 64;
-
-/// Frames per chunk of the rotation errors in [`Plan::measure`]: the
-/// lanes of its quaternions.
-const ROT_CHUNK: usize = 16;
 
 /// Whether two frame times are the same rate.
 fn same_rate(ta: f64, tb: f64) -> bool {
@@ -609,8 +671,24 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
         let b1 = (at[f1 - 1].floor() as usize + 1).min(nfb - 1);
         sc.a.resize((f1 - f0) * nja, DVec3::ZERO);
         sc.b.resize((b1 + 1 - b0) * njb, DVec3::ZERO);
-        positions(&fk_a, ma, f0..f1, &mut sc.lanes_a, &mut sc.a);
-        positions(&fk_b, mb, b0..b1 + 1, &mut sc.lanes_b, &mut sc.b);
+        let (wa, wb) = widths;
+        let a = FkSide {
+            fk: &fk_a,
+            values: &ma.values()[f0 * wa..f1 * wa],
+            width: wa,
+            lanes: &mut sc.lanes_a,
+            out: &mut sc.a,
+        };
+        let b = FkSide {
+            fk: &fk_b,
+            values: &mb.values()[b0 * wb..(b1 + 1) * wb],
+            width: wb,
+            lanes: &mut sc.lanes_b,
+            out: &mut sc.b,
+        };
+        // At the same rate B's frame `f` is A's: the rotations with FK.
+        let n = if same_rate { f1 - f0 } else { 0 };
+        let rotations_done = plan.positions_rotations(a, b, n, &mut sc.work);
         let run = RunIn {
             f0,
             at: &at[f0..f1],
@@ -622,6 +700,7 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
             rows_a: (ma.values(), 0),
             rows_b: (mb.values(), 0),
             widths,
+            rotations_done,
         };
         plan.measure(&run, out, &mut sc.work)
     };
@@ -762,11 +841,15 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
         b.resize(nb * njb, DVec3::ZERO);
         // A run past a clip's last frame has none of its frames.
         let rows = |w: usize, n: usize| if n == 0 { 0..0 } else { s * w..(s + n) * w };
-        positions_of(&fk_a, &ca[rows(wa, na)], wa, lanes_a, a);
-        positions_of(&fk_b, &cb[rows(wb, nb)], wb, lanes_b, b);
+        let n = na.min(nb);
+        let rotations_done = plan.positions_rotations(
+            FkSide { fk: &fk_a, values: &ca[rows(wa, na)], width: wa, lanes: lanes_a, out: a },
+            FkSide { fk: &fk_b, values: &cb[rows(wb, nb)], width: wb, lanes: lanes_b, out: b },
+            n,
+            work,
+        );
         let sizes_a = a.chunks_exact(nja).map(pose_size).collect();
         let sizes_b = b.chunks_exact(njb).map(pose_size).collect();
-        let n = na.min(nb);
         let mut per_frame = vec![0.0; n];
         if n == 0 {
             return RunOut { sums: None, sizes_a, sizes_b, per_frame };
@@ -785,6 +868,7 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             rows_a: (ca, g),
             rows_b: (cb, g),
             widths: (wa, wb),
+            rotations_done,
         };
         let sums = plan.measure(&r, &mut per_frame, work);
         RunOut { sums: Some(sums), sizes_a, sizes_b, per_frame }
@@ -907,22 +991,6 @@ fn each_run<T: Send>(
     }
 }
 
-/// World positions (file units, frame-major) of the frames `values` holds
-/// (`width` values each, not 0) into `out`, [`FK_RUN`] frames per call of
-/// [`Kinematics::positions_many`].
-fn positions_of(
-    fk: &Kinematics,
-    values: &[f64],
-    width: usize,
-    lanes: &mut FkLanes,
-    out: &mut [DVec3],
-) {
-    let nj = fk.len();
-    for (rows, vals) in out.chunks_mut(FK_RUN * nj).zip(values.chunks(FK_RUN * width)) {
-        fk.positions_many(vals, lanes, rows);
-    }
-}
-
 /// Metres per file unit of `bvh`: `given`, else its unit guess (the guess
 /// of [`world_positions`], one size per frame, no positions kept).
 fn metres_per_unit(bvh: &Bvh, mode: PositionChannels, given: Option<f64>) -> f64 {
@@ -937,38 +1005,8 @@ fn metres_per_unit(bvh: &Bvh, mode: PositionChannels, given: Option<f64>) -> f64
     UnitGuess::of_bvh(bvh, mode).metres_per_unit()
 }
 
-/// World positions (file units, frame-major) of `frames` of `motion` into
-/// `out`, [`FK_RUN`] frames per call of [`Kinematics::positions_many`].
-fn positions(
-    fk: &Kinematics,
-    motion: &crate::Motion,
-    frames: std::ops::Range<usize>,
-    lanes: &mut FkLanes,
-    out: &mut [DVec3],
-) {
-    let (nj, width) = (fk.len(), motion.n_channels());
-    if nj == 0 {
-        return;
-    }
-    if width == 0 {
-        fk.positions_many(&[], lanes, out);
-        return;
-    }
-    let values = &motion.values()[frames.start * width..frames.end * width];
-    positions_of(fk, values, width, lanes, out);
-}
-
 /// Frames per call of [`Kinematics::positions_many`] in [`diff`].
 const FK_RUN: usize = 64;
-
-/// The geodesic angle between two rotations (degrees), 0 to 180: the
-/// scalar form of [`Plan::measure`]'s (`lanes::between`, then `atan2`).
-#[cfg(test)]
-fn geodesic_deg(a: DQuat, b: DQuat) -> f64 {
-    let d = a.conjugate() * b;
-    let v = DVec3::new(d.x, d.y, d.z).length();
-    2.0 * v.atan2(d.w.abs()).to_degrees()
-}
 
 /// A similarity transform: `scale * rotation * x + translation`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -1259,10 +1297,15 @@ mod tests {
     }
 
     #[test]
-    fn geodesic_of_a_known_turn() {
-        let a = DQuat::from_rotation_y(0.3);
-        let b = DQuat::from_rotation_y(0.3 + 1.0f64.to_radians() * 40.0);
-        assert!((geodesic_deg(a, b) - 40.0).abs() < 1e-9);
-        assert!((geodesic_deg(a, -a)).abs() < 1e-9);
+    fn geodesic_of_known_turns() {
+        let deg = |a: DMat3, b: DMat3| lanes::geodesic_deg(&a.to_cols_array(), &b.to_cols_array());
+        let axis = DVec3::new(0.3, -1.0, 0.5).normalize();
+        let a = DMat3::from_rotation_y(0.3) * DMat3::from_rotation_x(-1.1);
+        for want in [40.0, 1e-7, 90.0, 179.9999, 180.0] {
+            let b = a * DMat3::from_axis_angle(axis, f64::to_radians(want));
+            let got = deg(a, b);
+            assert!((got - want).abs() < 1e-11, "{want}: {got}");
+        }
+        assert_eq!(deg(a, a).to_bits(), 0);
     }
 }

@@ -2,17 +2,20 @@
 //! position errors over a frame's pairs, the Procrustes residuals, the
 //! Procrustes fits' 4×4 eigenproblems of many frames ([`jacobi4`], a lane
 //! per frame, refilled as each frame's sweeps end), and the rotation
-//! error's quaternions over a run's frames (lane `k` a frame).
+//! error over a chunk of frames (lane `k` a frame): each side's channel
+//! rotation as a matrix from the sines and cosines FK took, then the
+//! geodesic angle between them ([`pair_angles`]).
 //!
 //! Each kernel is the scalar code it replaces written over slices (glam's
-//! `DVec3::length`, `DMat3 * DVec3`, `DQuat * DQuat` and `conjugate`, term
+//! `DVec3::length` and `DMat3 * DVec3`, FK's `apply_axis_rotation`, term
 //! for term and in their order), compiled by [`simd_kernel!`] without FMA:
 //! every lane rounds as the scalar code did, so the bits are the same.
-//! `atan2` stays the library's, one call per frame, outside the lanes.
+//! The angle's `atan2` is [`crate::rotation::atan2`] (fdlibm's, within
+//! 2 ulp, the same bits on every SIMD level), not the system library's.
 
 use glam::DVec3;
 
-use crate::rotation::Axis;
+use crate::rotation::{Axis, atan2};
 use crate::simd::{Simd, simd_kernel};
 
 /// Points as three coordinate arrays.
@@ -133,105 +136,126 @@ pub(super) fn residuals(fit: &super::Similarity, x: &Points, y: &Points, out: &m
     residuals_kernel(Simd::best(), m, fit.scale, t, x.slices(), y.slices(), out);
 }
 
-/// Quaternions of a chunk of frames as four coordinate arrays.
-#[derive(Default)]
-pub(super) struct Quats {
-    pub(super) x: Vec<f64>,
-    pub(super) y: Vec<f64>,
-    pub(super) z: Vec<f64>,
-    pub(super) w: Vec<f64>,
-}
+/// Frames of a chunk of [`pair_angles`]: its lanes, as many as FK's
+/// ([`crate::FkLanes::LANES`]), so that a chunk's sines and cosines are
+/// one group of FK's as it left them.
+pub(super) const ROT_LANES: usize = crate::FkLanes::LANES;
 
-impl Quats {
-    /// `n` identities.
-    pub(super) fn identity(&mut self, n: usize) {
-        for (v, one) in
-            [(&mut self.x, 0.0), (&mut self.y, 0.0), (&mut self.z, 0.0), (&mut self.w, 1.0)]
-        {
-            v.clear();
-            v.resize(n, one);
-        }
-    }
+/// A lane per frame.
+type Lanes = [f64; ROT_LANES];
 
-    /// Whether quaternion `k` equals `other`'s (`DQuat`'s `==`).
-    pub(super) fn same(&self, other: &Quats, k: usize) -> bool {
-        self.x[k] == other.x[k]
-            && self.y[k] == other.y[k]
-            && self.z[k] == other.z[k]
-            && self.w[k] == other.w[k]
-    }
+/// A rotation matrix per lane, column-major (`m[3 * c + r][k]` the entry
+/// of row `r`, column `c` in lane `k`).
+type MatLanes = [Lanes; 9];
 
-    /// Each quaternion times the elementary one about `axis` with half-angle
-    /// sines `s` and cosines `c` (`euler_to_quat_sin_cos`'s `q *=`).
-    pub(super) fn mul_axis(&mut self, axis: Axis, s: &[f64], c: &[f64]) {
-        let q = [&mut self.x[..], &mut self.y[..], &mut self.z[..], &mut self.w[..]];
-        match axis {
-            Axis::X => mul_axis_kernel::<0>(Simd::best(), q, s, c),
-            Axis::Y => mul_axis_kernel::<1>(Simd::best(), q, s, c),
-            Axis::Z => mul_axis_kernel::<2>(Simd::best(), q, s, c),
-        }
-    }
+/// One side of [`pair_angles`]: the axes of the pair's channels with each
+/// one's slot, and the sines and cosines of a chunk of frames
+/// ([`ROT_LANES`] per slot, slot after slot).
+pub(super) type Side<'a> = (&'a [(Axis, usize)], &'a [f64], &'a [f64]);
+
+/// The geodesic angle (degrees) of one pair in each frame of a chunk:
+/// each side's channel rotation turned by its channels in their order,
+/// then the geodesic angle of A's against B's (`geodesic_deg`: `atan2(|s|,
+/// tr m - 1)` of `m = aᵀ b` and its skew part `s`), into `out` (its first
+/// `out.len()` lanes; the others are computed and dropped).
+pub(super) fn pair_angles(a: Side<'_>, b: Side<'_>, out: &mut [f64]) {
+    pair_angles_kernel(Simd::best(), a, b, out);
 }
 
 simd_kernel! {
-    /// `q[k] = q[k] * h[k]`, `h[k]` the elementary quaternion about axis
-    /// `A` (0, 1, 2: x, y, z) of sine `s[k]` and cosine `c[k]`: glam's
-    /// `mul_quat`, its zero terms included (they keep its NaNs and zeros).
-    fn mul_axis_kernel<const A: usize>(simd: Simd, q: [&mut [f64]; 4], s: &[f64], c: &[f64]) {
-        let [qx, qy, qz, qw] = q;
-        let n = qx.len();
-        let (qy, qz, qw, s, c) = (&mut qy[..n], &mut qz[..n], &mut qw[..n], &s[..n], &c[..n]);
-        for k in 0..n {
-            let (x0, y0, z0, w0) = (qx[k], qy[k], qz[k], qw[k]);
-            let (x1, y1, z1, w1) = match A {
-                0 => (s[k], 0.0, 0.0, c[k]),
-                1 => (0.0, s[k], 0.0, c[k]),
-                _ => (0.0, 0.0, s[k], c[k]),
-            };
-            qx[k] = w0 * x1 + x0 * w1 + y0 * z1 - z0 * y1;
-            qy[k] = w0 * y1 - x0 * z1 + y0 * w1 + z0 * x1;
-            qz[k] = w0 * z1 + x0 * y1 - y0 * x1 + z0 * w1;
-            qw[k] = w0 * w1 - x0 * x1 - y0 * y1 - z0 * z1;
+    /// [`pair_angles`] on the given SIMD build.
+    fn pair_angles_kernel(simd: Simd, a: Side<'_>, b: Side<'_>, out: &mut [f64]) {
+        const L: usize = ROT_LANES;
+        let (a, b) = (channel_matrices(a), channel_matrices(b));
+        // The columns' dot products, lane by lane, as geodesic_deg adds them.
+        let dot = |i: usize, j: usize| -> Lanes {
+            let mut d = [0.0; L];
+            for k in 0..L {
+                d[k] = a[3 * i][k] * b[3 * j][k]
+                    + a[3 * i + 1][k] * b[3 * j + 1][k]
+                    + a[3 * i + 2][k] * b[3 * j + 2][k];
+            }
+            d
+        };
+        let (d00, d11, d22) = (dot(0, 0), dot(1, 1), dot(2, 2));
+        let (d21, d12, d02, d20, d10, d01) =
+            (dot(2, 1), dot(1, 2), dot(0, 2), dot(2, 0), dot(1, 0), dot(0, 1));
+        let mut deg = [0.0; L];
+        for k in 0..L {
+            let tr = d00[k] + d11[k] + d22[k];
+            let s = norm(d21[k] - d12[k], d02[k] - d20[k], d10[k] - d01[k]);
+            deg[k] = atan2(s, tr - 1.0).to_degrees();
         }
+        let n = out.len();
+        out.copy_from_slice(&deg[..n]);
     }
 }
 
-simd_kernel! {
-    /// Of `d = conj(a[k]) * b[k]`: `v[k] = |(d.x, d.y, d.z)|`, `w[k] = |d.w|`.
-    fn between_kernel(
-        simd: Simd,
-        a: [&[f64]; 4],
-        b: [&[f64]; 4],
-        v: &mut [f64],
-        w: &mut [f64],
-    ) {
-        let n = v.len();
-        let w = &mut w[..n];
-        let (ax, ay, az, aw) = (&a[0][..n], &a[1][..n], &a[2][..n], &a[3][..n]);
-        let (bx, by, bz, bw) = (&b[0][..n], &b[1][..n], &b[2][..n], &b[3][..n]);
-        for k in 0..n {
-            let (x0, y0, z0, w0) = (-ax[k], -ay[k], -az[k], aw[k]);
-            let (x1, y1, z1, w1) = (bx[k], by[k], bz[k], bw[k]);
-            let dx = w0 * x1 + x0 * w1 + y0 * z1 - z0 * y1;
-            let dy = w0 * y1 - x0 * z1 + y0 * w1 + z0 * x1;
-            let dz = w0 * z1 + x0 * y1 - y0 * x1 + z0 * w1;
-            let dw = w0 * w1 - x0 * x1 - y0 * y1 - z0 * z1;
-            v[k] = norm(dx, dy, dz);
-            w[k] = dw.abs();
+/// A side's channel rotation in each lane: the elementary rotation of its
+/// first channel, then turned by each further channel in its order as
+/// FK's `apply_axis_rotation` turns a matrix (columns `a`, `b` of the
+/// pair the axis turns, `a' = a·cos + b·sin`, `b' = b·cos - a·sin`; for Y
+/// the pair is (z, x)). Where a side has no channel, the identity.
+#[inline(always)]
+fn channel_matrices((axes, sin, cos): Side<'_>) -> MatLanes {
+    const L: usize = ROT_LANES;
+    let pair = |axis: Axis| match axis {
+        Axis::X => (1, 2),
+        Axis::Y => (2, 0),
+        Axis::Z => (0, 1),
+    };
+    let lanes = |v: &[f64], slot: usize| -> Lanes {
+        v[slot * L..][..L].try_into().expect("a slot's lanes")
+    };
+    let mut r: MatLanes = [[0.0; L]; 9];
+    let Some((&(first, slot), rest)) = axes.split_first() else {
+        for d in [0, 4, 8] {
+            r[d] = [1.0; L];
+        }
+        return r;
+    };
+    // The first: the identity's columns a and b turned (a' = (cos, sin)
+    // and b' = (-sin, cos) in rows a and b), the axis's column kept.
+    let (s, c) = (lanes(sin, slot), lanes(cos, slot));
+    let (a, b) = pair(first);
+    let x = 3 - a - b;
+    r[4 * x] = [1.0; L];
+    for k in 0..L {
+        r[4 * a][k] = c[k];
+        r[3 * a + b][k] = s[k];
+        r[3 * b + a][k] = -s[k];
+        r[4 * b][k] = c[k];
+    }
+    for &(axis, slot) in rest {
+        let (s, c) = (lanes(sin, slot), lanes(cos, slot));
+        let (a, b) = pair(axis);
+        for i in 0..3 {
+            let (x, y) = (r[3 * a + i], r[3 * b + i]);
+            for k in 0..L {
+                r[3 * a + i][k] = x[k] * c[k] + y[k] * s[k];
+                r[3 * b + i][k] = y[k] * c[k] - x[k] * s[k];
+            }
         }
     }
+    r
 }
 
-/// Of each `conj(a[k]) * b[k]`: its vector part's length into `v`, its
-/// scalar part's magnitude into `w` (`super::geodesic_deg`'s operands of
-/// `atan2`).
-pub(super) fn between(a: &Quats, b: &Quats, v: &mut Vec<f64>, w: &mut Vec<f64>) {
-    let n = a.x.len();
-    v.resize(n, 0.0);
-    w.resize(n, 0.0);
-    let a = [&a.x[..], &a.y[..], &a.z[..], &a.w[..]];
-    let b = [&b.x[..], &b.y[..], &b.z[..], &b.w[..]];
-    between_kernel(Simd::best(), a, b, v, w);
+/// The geodesic angle (degrees, 0 to 180) between two rotation matrices
+/// `a` and `b` (column-major): of `m = aᵀ b`, whose entries are the dot
+/// products of `a`'s and `b`'s columns, `atan2(|s|, tr m - 1)` with `s`
+/// the skew part `(m₂₁ - m₁₂, m₀₂ - m₂₀, m₁₀ - m₀₁)`: `|s| = 2 sin θ`,
+/// `tr m - 1 = 2 cos θ`. Accurate to a few ulp of π at every angle (no
+/// `acos` of a trace near 1); exactly 0 where `a == b` (each skew term
+/// is then the difference of two equal products, added in one order).
+/// The scalar form of [`pair_angles`]' lanes, the same bits.
+#[cfg(test)]
+pub(super) fn geodesic_deg(a: &[f64; 9], b: &[f64; 9]) -> f64 {
+    let dot = |i: usize, j: usize| {
+        a[3 * i] * b[3 * j] + a[3 * i + 1] * b[3 * j + 1] + a[3 * i + 2] * b[3 * j + 2]
+    };
+    let tr = dot(0, 0) + dot(1, 1) + dot(2, 2);
+    let s = norm(dot(2, 1) - dot(1, 2), dot(0, 2) - dot(2, 0), dot(1, 0) - dot(0, 1));
+    atan2(s, tr - 1.0).to_degrees()
 }
 
 /// Lanes of [`jacobi4`]'s sweeps.
@@ -395,7 +419,7 @@ mod tests {
     use glam::{DMat3, DQuat};
 
     use super::*;
-    use crate::rotation::{euler_to_quat_sin_cos, sin_cos_deg};
+    use crate::rotation::{apply_axis_rotation, sin_cos_deg};
 
     /// Values with zeros of both signs, NaN, infinities and ordinary numbers.
     fn values(n: usize, seed: u64) -> Vec<f64> {
@@ -454,52 +478,52 @@ mod tests {
                     let want = (fit.apply(xb.get(p)) - ya.get(p)).length();
                     assert!(same_bits(*got, want), "{simd:?} {p}");
                 }
-                // Quaternions of three channels in each order, then the
-                // operands of the geodesic angle.
+                // The angle between two channel rotations of three
+                // channels each (an axis twice in one), chunk by chunk.
                 let angles: Vec<Vec<f64>> = (0..6).map(|c| values(n, 20 + c)).collect();
                 let sc: Vec<(Vec<f64>, Vec<f64>)> =
-                    angles.iter().map(|a| a.iter().map(|v| sin_cos_deg(0.5 * v)).unzip()).collect();
+                    angles.iter().map(|a| a.iter().map(|v| sin_cos_deg(*v)).unzip()).collect();
                 let orders = [[Axis::Z, Axis::X, Axis::Y], [Axis::Y, Axis::Y, Axis::X]];
-                let mut q = [Quats::default(), Quats::default()];
-                for (side, axes) in orders.iter().enumerate() {
-                    q[side].identity(n);
-                    for (i, &axis) in axes.iter().enumerate() {
-                        let (s, c) = &sc[side * 3 + i];
-                        let qs = &mut q[side];
-                        let lanes = [&mut qs.x[..], &mut qs.y[..], &mut qs.z[..], &mut qs.w[..]];
-                        match axis {
-                            Axis::X => mul_axis_kernel::<0>(simd, lanes, s, c),
-                            Axis::Y => mul_axis_kernel::<1>(simd, lanes, s, c),
-                            Axis::Z => mul_axis_kernel::<2>(simd, lanes, s, c),
+                let slots: Vec<Vec<(Axis, usize)>> = orders
+                    .iter()
+                    .map(|axes| axes.iter().enumerate().map(|(i, &x)| (x, i)).collect())
+                    .collect();
+                let mut deg = vec![0.0; n];
+                for c0 in (0..n).step_by(ROT_LANES) {
+                    let m = ROT_LANES.min(n - c0);
+                    let chunk = |side: usize, which: usize| -> Vec<f64> {
+                        let mut v = vec![0.5; 3 * ROT_LANES];
+                        for i in 0..3 {
+                            let from =
+                                if which == 0 { &sc[side * 3 + i].0 } else { &sc[side * 3 + i].1 };
+                            v[i * ROT_LANES..][..m].copy_from_slice(&from[c0..c0 + m]);
                         }
-                    }
+                        v
+                    };
+                    let (sa, ca, sb, cb) = (chunk(0, 0), chunk(0, 1), chunk(1, 0), chunk(1, 1));
+                    let (a, b) =
+                        ((&slots[0][..], &sa[..], &ca[..]), (&slots[1][..], &sb[..], &cb[..]));
+                    pair_angles_kernel(simd, a, b, &mut deg[c0..c0 + m]);
                 }
-                let (mut v, mut w) = (vec![0.0; n], vec![0.0; n]);
-                let lanes = |q: &Quats| [q.x.clone(), q.y.clone(), q.z.clone(), q.w.clone()];
-                let (la, lb) = (lanes(&q[0]), lanes(&q[1]));
-                let a = [&la[0][..], &la[1][..], &la[2][..], &la[3][..]];
-                let b = [&lb[0][..], &lb[1][..], &lb[2][..], &lb[3][..]];
-                between_kernel(simd, a, b, &mut v, &mut w);
-                for k in 0..n {
-                    let want: Vec<DQuat> = orders
+                for (k, &got) in deg.iter().enumerate() {
+                    let want: Vec<DMat3> = orders
                         .iter()
                         .enumerate()
                         .map(|(side, axes)| {
-                            let s: Vec<f64> = (0..3).map(|i| sc[side * 3 + i].0[k]).collect();
-                            let c: Vec<f64> = (0..3).map(|i| sc[side * 3 + i].1[k]).collect();
-                            euler_to_quat_sin_cos(axes, &s, &c)
+                            let mut r = DMat3::IDENTITY;
+                            for (i, &axis) in axes.iter().enumerate() {
+                                let (s, c) = (sc[side * 3 + i].0[k], sc[side * 3 + i].1[k]);
+                                apply_axis_rotation(&mut r, axis, s, c);
+                            }
+                            r
                         })
                         .collect();
-                    for (side, qw) in want.iter().enumerate() {
-                        let got = [q[side].x[k], q[side].y[k], q[side].z[k], q[side].w[k]];
-                        assert!(
-                            got.iter().zip(qw.to_array()).all(|(g, w)| same_bits(*g, w)),
-                            "{simd:?} {k}: {got:?} {qw:?}"
-                        );
+                    let (a, b) = (want[0].to_cols_array(), want[1].to_cols_array());
+                    assert!(same_bits(got, geodesic_deg(&a, &b)), "{simd:?} {k}");
+                    // The same rotation: exactly 0.
+                    if a.iter().all(|v| v.is_finite()) {
+                        assert_eq!(geodesic_deg(&a, &a).to_bits(), 0, "{k}");
                     }
-                    let d = want[0].conjugate() * want[1];
-                    assert!(same_bits(v[k], DVec3::new(d.x, d.y, d.z).length()), "{simd:?} {k}");
-                    assert!(same_bits(w[k], d.w.abs()), "{simd:?} {k}");
                 }
             }
         }

@@ -637,7 +637,7 @@ fn upright(
     (c, tgt, tgt_hips): (DMat3, &PoseLayout, usize),
     t: &Torso,
     (hips_s, head_s, line_s, bend_s): (DVec3, DVec3, Option<DVec3>, impl Fn() -> f64),
-    world: &mut [DMat3],
+    (world, work): (&mut [DMat3], &mut trunk::Work),
     positions: &[DVec3],
     previous: Option<&[f64]>,
     output: &mut [f64],
@@ -815,14 +815,15 @@ fn upright(
             d,
             s: line_s.map(|l| c * l).filter(|l| l.length() > 0.0).map(DVec3::normalize),
         };
-        s.refine(world, &locals, &goal, || {
+        let limit = || {
             let mut limit = [f64::INFINITY; 16];
             let most = bend_s();
             for (l, &own) in limit.iter_mut().zip(&t.own) {
                 *l = own.max(most) + BEND_MARGIN;
             }
             limit
-        });
+        };
+        s.refine(world, &locals, &goal, limit, work);
     }
     for &j in &t.rewrite {
         let jc = &chans[j];
@@ -900,6 +901,8 @@ pub struct Retarget {
     scratch: FkScratch,
     previous: Vec<f64>,
     first: bool,
+    /// The trunk's solve's buffers (`trunk::Work`).
+    work: trunk::Scratch,
 }
 
 /// Index of the joint playing `bone`.
@@ -2085,6 +2088,7 @@ impl Retarget {
             positions: vec![DVec3::ZERO; ts.len()],
             previous: vec![0.0; ts.n_channels()],
             first: true,
+            work: trunk::Scratch::default(),
             src,
             tgt,
             drives,
@@ -2260,7 +2264,7 @@ impl Retarget {
                 (self.c, &self.tgt, self.tgt_hips),
                 t,
                 ends,
-                &mut self.world,
+                (&mut self.world, &mut self.work.0),
                 &self.positions,
                 previous,
                 output,
@@ -2459,6 +2463,7 @@ mod tests {
         previous: Vec<f64>,
         first: bool,
         ground: Grounding,
+        work: trunk::Scratch,
     }
 
     /// The retarget of one frame written plainly, one joint at a time, as
@@ -2535,7 +2540,7 @@ mod tests {
                 (r.c, &r.tgt, r.tgt_hips),
                 t,
                 ends,
-                &mut st.world,
+                (&mut st.world, &mut st.work.0),
                 &st.positions,
                 previous,
                 output,
@@ -2566,6 +2571,7 @@ mod tests {
             previous: vec![0.0; target.skeleton().n_channels()],
             first: true,
             ground: r.ground.clone(),
+            work: trunk::Scratch::default(),
         };
         let n = target.skeleton().n_channels();
         let (mut a, mut b) = (vec![f64::NAN; n], vec![f64::NAN; n]);

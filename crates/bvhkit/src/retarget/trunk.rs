@@ -43,6 +43,11 @@
 //! longer tells, and a result that stopped on the cost would move with
 //! the inputs' last bits.
 //!
+//! The solve's buffers ([`Work`]) are made once per retarget: an
+//! evaluation writes only the derivatives and rows it reads, and a step
+//! taken swaps the trial point's residuals and Jacobian in rather than
+//! copying them.
+//!
 //! Known limit: where the two lines cannot both be met (the Kinect v1 take
 //! onto MediaPipe, whose two passes trade one line for the other) the
 //! solve still stops short of its minimum (the Gauss-Newton steps grow)
@@ -277,19 +282,21 @@ impl Solve {
         locals: &[DVec3; MAX_NODES],
         (goal, limit, head_first): (&Goal, &[f64; 16], bool),
         r: &mut [f64; MAX_RES],
-        mut jac: Option<&mut [[f64; MAX_VARS]; MAX_RES]>,
+        jac: Option<(&mut [[f64; MAX_VARS]; MAX_RES], &mut Dp)>,
     ) -> (usize, f64, [f64; 2]) {
+        let (mut jac, mut dp) = jac.unzip();
         let nn = self.nodes.len();
         let nf = self.n_free;
         let mut turns = [DMat3::IDENTITY; MAX_NODES];
         self.turns(x, &mut turns);
         let mut p = [DVec3::ZERO; MAX_NODES];
         p[0] = goal.hips;
-        // d p[i] / d x_v (3×3 per node and free joint), where `jac` is asked.
-        let mut dp = [[DMat3::ZERO; MAX_FREE]; MAX_NODES];
+        // d p[i] / d x_v (3×3 per node and free joint), where `jac` is
+        // asked: `dp` (its first `nf` columns written before they are read).
         let mut var = [None; MAX_NODES];
         let mut jl = [DMat3::ZERO; MAX_FREE];
-        if jac.is_some() {
+        if let Some(dp) = dp.as_deref_mut() {
+            dp[0][..nf].fill(DMat3::ZERO);
             self.var_of(&mut var);
             for (v, m) in jl.iter_mut().enumerate().take(nf) {
                 *m = left_jacobian(DVec3::new(x[3 * v], x[3 * v + 1], x[3 * v + 2]));
@@ -299,18 +306,20 @@ impl Solve {
             let q = self.parent[i];
             let u = turns[q] * world[self.nodes[q]] * locals[i];
             p[i] = p[q] + u;
-            if jac.is_some() {
-                dp[i] = dp[q];
+            if let Some(dp) = dp.as_deref_mut() {
+                let from = dp[q];
+                dp[i][..nf].copy_from_slice(&from[..nf]);
                 if let Some(v) = var[q] {
                     dp[i][v] -= skew(u) * jl[v];
                 }
             }
         }
         // One residual's row from its gradients by points (node, d/dp).
+        let dp = dp.as_deref();
         let row = |jac: &mut Option<&mut [[f64; MAX_VARS]; MAX_RES]>,
                    n: usize,
                    grads: &[(usize, DVec3)]| {
-            if let Some(jac) = jac.as_deref_mut() {
+            if let (Some(jac), Some(dp)) = (jac.as_deref_mut(), dp) {
                 jac[n] = [0.0; MAX_VARS];
                 for &(i, g) in grads {
                     for v in 0..nf {
@@ -411,18 +420,25 @@ impl Solve {
         world: &[DMat3],
         locals: &[DVec3; MAX_NODES],
         goal: (&Goal, &[f64; 16], bool),
+        work: &mut Work,
     ) -> [f64; MAX_VARS] {
         let nv = 3 * self.n_free;
-        let mut r = [0.0; MAX_RES];
-        let mut jac = [[0.0; MAX_VARS]; MAX_RES];
-        let (nr, ..) = self.residuals(&x, world, locals, goal, &mut r, Some(&mut jac));
+        // The residuals and Jacobian at `x` and at a trial point: buffers
+        // swapped, not copied, when the trial is taken.
+        let Work { dp, r: [r, rr], jac: [jac, jj] } = work;
+        let (mut r, mut rr, mut jac, mut jj) = (r, rr, jac, jj);
+        let (nr, ..) = self.residuals(&x, world, locals, goal, r, Some((jac, dp)));
         let mut cost: f64 = r[..nr].iter().map(|v| v * v).sum();
         let mut mu = 1e-3;
-        let mut rr = [0.0; MAX_RES];
-        let mut jj = [[0.0; MAX_VARS]; MAX_RES];
-        let normal = |jac: &[[f64; MAX_VARS]; MAX_RES], r: &[f64; MAX_RES]| {
+        // The normal equations into `a` (its first `nv` rows and columns:
+        // the matrices are not made or copied whole in the loops below).
+        let normal = |jac: &[[f64; MAX_VARS]; MAX_RES],
+                      r: &[f64; MAX_RES],
+                      a: &mut [[f64; MAX_VARS]; MAX_VARS]| {
             let mut g = [0.0; MAX_VARS];
-            let mut a = [[0.0; MAX_VARS]; MAX_VARS];
+            for row in a.iter_mut().take(nv) {
+                row[..nv].fill(0.0);
+            }
             for k in 0..nr {
                 for u in 0..nv {
                     g[u] += jac[k][u] * r[k];
@@ -436,15 +452,21 @@ impl Solve {
                     a[u][v] = a[v][u];
                 }
             }
-            (g, a)
+            g
         };
+        let copy = |from: &[[f64; MAX_VARS]; MAX_VARS], to: &mut [[f64; MAX_VARS]; MAX_VARS]| {
+            for (t, f) in to.iter_mut().zip(from).take(nv) {
+                t[..nv].copy_from_slice(&f[..nv]);
+            }
+        };
+        let (mut a, mut m) = ([[0.0; MAX_VARS]; MAX_VARS], [[0.0; MAX_VARS]; MAX_VARS]);
         let norm = |s: &[f64; MAX_VARS]| s[..nv].iter().map(|v| v * v).sum::<f64>().sqrt();
         // Levenberg-Marquardt while the cost falls measurably.
         for _ in 0..ITERATIONS {
-            let (g, a) = normal(&jac, &r);
+            let g = normal(jac, r, &mut a);
             let mut improved = false;
             for _ in 0..8 {
-                let mut m = a;
+                copy(&a, &mut m);
                 for (u, row) in m.iter_mut().enumerate().take(nv) {
                     row[u] += mu * (1.0 + a[u][u]);
                 }
@@ -457,11 +479,13 @@ impl Solve {
                 for v in 0..nv {
                     xn[v] += step[v];
                 }
-                self.residuals(&xn, world, locals, goal, &mut rr, Some(&mut jj));
+                self.residuals(&xn, world, locals, goal, rr, Some((jj, dp)));
                 let c: f64 = rr[..nr].iter().map(|v| v * v).sum();
                 if c.is_finite() && c < cost {
                     improved = cost - c > 1e-12 * cost;
-                    (x, r, jac, cost) = (xn, rr, jj, c);
+                    std::mem::swap(&mut r, &mut rr);
+                    std::mem::swap(&mut jac, &mut jj);
+                    (x, cost) = (xn, c);
                     mu = (mu / 3.0).max(1e-9);
                     break;
                 }
@@ -475,7 +499,7 @@ impl Solve {
         // steps shrink (near the minimum the cost no longer tells).
         let mut last = f64::INFINITY;
         for _ in 0..POLISH {
-            let (g, mut a) = normal(&jac, &r);
+            let g = normal(jac, r, &mut a);
             let mut step = g.map(|v| -v);
             if !solve_in_place(&mut a, &mut step, nv) {
                 break;
@@ -491,7 +515,7 @@ impl Solve {
                 break;
             }
             last = size;
-            self.residuals(&x, world, locals, goal, &mut r, Some(&mut jac));
+            self.residuals(&x, world, locals, goal, r, Some((jac, dp)));
         }
         #[cfg(test)]
         CALLS_N.with(|n| n.set(n.get() + 1));
@@ -509,6 +533,7 @@ impl Solve {
         locals: &[DVec3; MAX_NODES],
         goal: &Goal,
         limit: impl FnOnce() -> [f64; 16],
+        work: &mut Work,
     ) -> bool {
         let zero = [0.0; MAX_VARS];
         let (_, angles) = self.cost(&zero, world, locals, (goal, &[f64::INFINITY; 16]));
@@ -520,14 +545,14 @@ impl Solve {
         if !before.is_finite() {
             return false;
         }
-        let mut x = self.minimise(zero, world, locals, (goal, &limit, false));
+        let mut x = self.minimise(zero, world, locals, (goal, &limit, false), work);
         let (mut after, angles) = self.cost(&x, world, locals, (goal, &limit));
         if angles.iter().all(|&a| a > TOLERANCE) {
             // Both lines off: no pose of the free joints meets both (the
             // minimum is computed in `tests/retarget_pairs.rs`), so the
             // head comes first (within `HEAD_FIRST` of its line), the
             // shoulder line as near as that allows.
-            let y = self.minimise(x, world, locals, (goal, &limit, true));
+            let y = self.minimise(x, world, locals, (goal, &limit, true), work);
             let (c, a) = self.cost(&y, world, locals, (goal, &limit));
             if a[0] <= TOLERANCE && c.is_finite() {
                 (x, after) = (y, c);
@@ -549,6 +574,41 @@ impl Solve {
             }
         }
         true
+    }
+}
+
+/// Per node and free joint, the derivative of the node's point by the
+/// joint's rotation vector.
+type Dp = [[DMat3; MAX_FREE]; MAX_NODES];
+
+/// The buffers of the solve (made once per retarget, not per frame or
+/// evaluation: the points' derivatives are 14 KiB, each Jacobian 9 KiB):
+/// the points' derivatives, and the residuals and Jacobians at the
+/// current and at a trial point.
+#[derive(Clone)]
+pub(super) struct Work {
+    dp: Dp,
+    r: [[f64; MAX_RES]; 2],
+    jac: [[[f64; MAX_VARS]; MAX_RES]; 2],
+}
+
+/// [`Work`] on the heap (32 KiB), in the retarget's state.
+#[derive(Clone)]
+pub(super) struct Scratch(pub(super) Box<Work>);
+
+impl Default for Scratch {
+    fn default() -> Scratch {
+        Scratch(Box::new(Work {
+            dp: [[DMat3::ZERO; MAX_FREE]; MAX_NODES],
+            r: [[0.0; MAX_RES]; 2],
+            jac: [[[0.0; MAX_VARS]; MAX_RES]; 2],
+        }))
+    }
+}
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Scratch")
     }
 }
 
@@ -710,8 +770,10 @@ mod tests {
         for limit in [[0.05; 16], [f64::INFINITY; 16]] {
             for head_first in [false, true] {
                 let g = (&goal, &limit, head_first);
+                let mut work = Scratch::default().0;
                 let (mut r, mut jac) = ([0.0; MAX_RES], [[0.0; MAX_VARS]; MAX_RES]);
-                let (nr, ..) = solve.residuals(&x, &world, &locals, g, &mut r, Some(&mut jac));
+                let (nr, ..) =
+                    solve.residuals(&x, &world, &locals, g, &mut r, Some((&mut jac, &mut work.dp)));
                 let mut active = 0;
                 for v in 0..nv {
                     let h = 1e-6;
@@ -742,6 +804,32 @@ mod tests {
     }
 
     #[test]
+    fn the_solve_reads_no_stale_buffer() {
+        // The buffers are made once and reused: filled with NaN (what a
+        // read of anything not written this time would spread), they give
+        // the same bits as fresh ones, with the walls active and not, head
+        // first and not.
+        let (solve, world, locals, goal) = small();
+        for limit in [[0.05; 16], [f64::INFINITY; 16]] {
+            for head_first in [false, true] {
+                let g = (&goal, &limit, head_first);
+                let mut fresh = Scratch::default().0;
+                let x = solve.minimise([0.0; MAX_VARS], &world, &locals, g, &mut fresh);
+                let mut stale = Scratch::default().0;
+                stale.dp = [[DMat3::from_cols_array(&[f64::NAN; 9]); MAX_FREE]; MAX_NODES];
+                stale.r = [[f64::NAN; MAX_RES]; 2];
+                stale.jac = [[[f64::NAN; MAX_VARS]; MAX_RES]; 2];
+                let y = solve.minimise([0.0; MAX_VARS], &world, &locals, g, &mut stale);
+                assert!(x.iter().all(|v| v.is_finite()), "{x:?}");
+                assert_eq!(x.map(f64::to_bits), y.map(f64::to_bits));
+                // And again with the buffers the first solve left.
+                let z = solve.minimise([0.0; MAX_VARS], &world, &locals, g, &mut fresh);
+                assert_eq!(x.map(f64::to_bits), z.map(f64::to_bits));
+            }
+        }
+    }
+
+    #[test]
     #[allow(clippy::needless_range_loop)]
     fn the_solve_converges_to_a_stationary_point() {
         // At the result the gradient of the whole cost vanishes to rounding,
@@ -750,9 +838,11 @@ mod tests {
         let nv = 3 * solve.n_free;
         let limit = [f64::INFINITY; 16];
         let g = (&goal, &limit, false);
-        let x = solve.minimise([0.0; MAX_VARS], &world, &locals, g);
+        let mut work = Scratch::default().0;
+        let x = solve.minimise([0.0; MAX_VARS], &world, &locals, g, &mut work);
         let (mut r, mut jac) = ([0.0; MAX_RES], [[0.0; MAX_VARS]; MAX_RES]);
-        let (nr, ..) = solve.residuals(&x, &world, &locals, g, &mut r, Some(&mut jac));
+        let (nr, ..) =
+            solve.residuals(&x, &world, &locals, g, &mut r, Some((&mut jac, &mut work.dp)));
         let scale: f64 = r[..nr].iter().map(|v| v * v).sum::<f64>();
         assert!(scale > 1e-3, "the lines should conflict with the regulariser");
         for v in 0..nv {
@@ -761,7 +851,7 @@ mod tests {
         }
         let mut start = [0.0; MAX_VARS];
         start[0] = 1e-12;
-        let y = solve.minimise(start, &world, &locals, g);
+        let y = solve.minimise(start, &world, &locals, g, &mut work);
         for v in 0..nv {
             assert!((x[v] - y[v]).abs() < 1e-12, "{v}: {:e}", x[v] - y[v]);
         }

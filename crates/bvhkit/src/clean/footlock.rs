@@ -648,15 +648,7 @@ pub(crate) fn lock(
     for (li, list) in leg_spans.iter().enumerate() {
         let t = &tracks[li];
         // Sorted, overlapping or touching spans merged (given spans may).
-        let mut list = list.clone();
-        list.sort_unstable();
-        let mut merged: Vec<(usize, usize)> = Vec::new();
-        for (s, e) in list {
-            match merged.last_mut() {
-                Some(last) if s <= last.1 + 1 + ramp0 / 2 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
-        }
+        let merged = merge_spans(list, ramp0);
         for &(s, e) in &merged {
             // Inside a part of the clip, spans keep the first ramp's length
             // from its ends, so that their ramps fit inside it.
@@ -1819,6 +1811,22 @@ fn spread_between(need: &[f64], r: usize, wall: &[bool]) -> Vec<f64> {
         }
     }
     out
+}
+
+/// Contact spans `(first, last)` sorted and merged where they overlap, touch
+/// or stand closer than half a ramp (`ramp0 / 2` frames) apart, as the lock
+/// merges them: two spans that close share one pin, with no ramp between.
+pub(crate) fn merge_spans(list: &[(usize, usize)], ramp0: usize) -> Vec<(usize, usize)> {
+    let mut list = list.to_vec();
+    list.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for (s, e) in list {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 + 1 + ramp0 / 2 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    merged
 }
 
 #[cfg(test)]

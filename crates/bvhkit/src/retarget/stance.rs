@@ -144,15 +144,7 @@ pub(crate) fn stand(
             most.min((l1 * l1 + l2 * l2 + 2.0 * l1 * l2 * c).sqrt()).min(l1 + l2) * REACH_USED;
         let mut path: Vec<DVec3> = p.iter().map(|&v| horiz(v)).collect();
         // The spans merged as the lock merges them.
-        let mut list = spans.clone();
-        list.sort_unstable();
-        let mut merged: Vec<(usize, usize)> = Vec::new();
-        for (s, e) in list {
-            match merged.last_mut() {
-                Some(last) if s <= last.1 + 1 + ramp0 / 2 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
-        }
+        let merged = crate::clean::footlock::merge_spans(spans, ramp0);
         for (s, e) in merged {
             let e = e.min(n.saturating_sub(1));
             if e <= s {

@@ -306,7 +306,9 @@ pub struct Locked {
     pub notes: Vec<String>,
 }
 
-fn smoothstep(x: f64) -> f64 {
+/// `3x² - 2x³` of `x` clamped to `[0, 1]`: a fade from 0 to 1 with no
+/// step of its slope at either end.
+pub(crate) fn smoothstep(x: f64) -> f64 {
     let x = x.clamp(0.0, 1.0);
     x * x * (3.0 - 2.0 * x)
 }
@@ -1315,7 +1317,6 @@ fn smooth_reach(
     u: DVec3,
     (reach, fps): (f64, f64),
 ) -> Vec<Option<(DVec3, DQuat)>> {
-    const K: [f64; 5] = [1.0, 4.0, 6.0, 4.0, 1.0];
     let n = goal.len();
     // Two passes at 100 fps and more, one from 50 fps, none below: the
     // kernel spans a tenth of a second at most (a pinned foot of a 25 fps
@@ -1338,18 +1339,7 @@ fn smooth_reach(
     let mut d: Vec<f64> =
         (0..n).map(|f| (goal[f].map_or(t.a[f], |(x, _)| x) - hip(f)).length()).collect();
     for _ in 0..passes {
-        d = (0..n)
-            .map(|f| {
-                let (mut s, mut w) = (0.0, 0.0);
-                for (i, k) in K.iter().enumerate() {
-                    if let Some(g) = (f + i).checked_sub(2).filter(|&g| g < n) {
-                        s += k * d[g];
-                        w += k;
-                    }
-                }
-                s / w
-            })
-            .collect();
+        d = binomial_pass(&d, true);
     }
     (0..n)
         .map(|f| {
@@ -1811,6 +1801,28 @@ fn spread_between(need: &[f64], r: usize, wall: &[bool]) -> Vec<f64> {
         }
     }
     out
+}
+
+/// One pass of the binomial kernel `[1, 4, 6, 4, 1]/16` over `a` (each
+/// value spread over the two frames either side). Past the clip's ends
+/// the kernel's missing taps read 0 (`renormalize` false: a curve that is
+/// 0 outside, such as a lift) or are left out and the rest divided by
+/// their own sum (`renormalize` true: a quantity that goes on as it is).
+pub(crate) fn binomial_pass(a: &[f64], renormalize: bool) -> Vec<f64> {
+    const K: [f64; 5] = [1.0, 4.0, 6.0, 4.0, 1.0];
+    let n = a.len();
+    (0..n)
+        .map(|f| {
+            let (mut s, mut w) = (0.0, 0.0);
+            for (i, k) in K.iter().enumerate() {
+                if let Some(g) = (f + i).checked_sub(2).filter(|&g| g < n) {
+                    s += k * a[g];
+                    w += k;
+                }
+            }
+            s / if renormalize { w } else { 16.0 }
+        })
+        .collect()
 }
 
 /// Contact spans `(first, last)` sorted and merged where they overlap, touch

@@ -54,6 +54,8 @@
 
 use glam::{DAffine3, DQuat, DVec3};
 
+use crate::clean::footlock::smoothstep;
+
 use crate::Bvh;
 use crate::edit::JointChannels;
 use crate::ik::two_bone;
@@ -88,11 +90,6 @@ pub(crate) struct Lifted {
     pub frames: usize,
     /// The largest lift (metres).
     pub most: f64,
-}
-
-fn smoothstep(x: f64) -> f64 {
-    let x = x.clamp(0.0, 1.0);
-    x * x * (3.0 - 2.0 * x)
 }
 
 /// The weight of a lift on a leg bent `deg` degrees at the knee: none
@@ -176,21 +173,8 @@ fn limit_extra(extra: &[f64], step: f64) -> Vec<f64> {
 /// of the curve where two bumps of the envelope cross becomes a bend over
 /// those frames.
 fn smooth_lift(lift: &[f64], planted: &[bool]) -> Vec<f64> {
-    const K: [f64; 5] = [1.0, 4.0, 6.0, 4.0, 1.0];
-    let n = lift.len();
-    let mut a = lift.to_vec();
-    for _ in 0..2 {
-        a = (0..n)
-            .map(|f| {
-                let mut s = 0.0;
-                for (i, k) in K.iter().enumerate() {
-                    let g = (f + i).checked_sub(2).filter(|&g| g < n);
-                    s += k * g.map_or(0.0, |g| a[g]);
-                }
-                s / 16.0
-            })
-            .collect();
-    }
+    let once = crate::clean::footlock::binomial_pass(lift, false);
+    let mut a = crate::clean::footlock::binomial_pass(&once, false);
     for ((x, &p), &l) in a.iter_mut().zip(planted).zip(lift) {
         *x = if p { 0.0 } else { x.max(l) };
     }

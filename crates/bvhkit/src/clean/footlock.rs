@@ -625,18 +625,7 @@ pub(crate) fn lock(
         for ((leg, t), hs) in legs.iter().zip(&mut tracks).zip(&point_heights) {
             // Each point less its planted height (its 5th percentile less
             // the foot's lowest such), `quality`'s rule.
-            let q: Vec<f64> =
-                hs.iter().map(|h| quality::stats::quantile(h, 0.05).unwrap_or(f64::NAN)).collect();
-            let base = q.iter().copied().filter(|x| x.is_finite()).fold(f64::INFINITY, f64::min);
-            t.sole = (0..n)
-                .map(|f| {
-                    hs.iter()
-                        .zip(&q)
-                        .filter(|(_, c)| c.is_finite())
-                        .map(|(h, c)| h[f] - (c - base))
-                        .fold(f64::INFINITY, f64::min)
-                })
-                .collect();
+            t.sole = soles(hs, n);
             if let Some((_, path)) = g.paths.iter().find(|(j, p)| *j == leg.foot && p.len() == n) {
                 t.path = path.iter().map(|&v| v - u * v.dot(u)).collect();
             }
@@ -1801,6 +1790,26 @@ fn spread_between(need: &[f64], r: usize, wall: &[bool]) -> Vec<f64> {
         }
     }
     out
+}
+
+/// A foot's sole height in each of `n` frames, from its points' heights
+/// (`heights[point][frame]`): the lowest point, each less its planted
+/// height (its 5th percentile less the foot's lowest such), `quality`'s
+/// rule; points whose heights give no percentile are left out.
+pub(crate) fn soles(heights: &[Vec<f64>], n: usize) -> Vec<f64> {
+    let q: Vec<f64> =
+        heights.iter().map(|h| quality::stats::quantile(h, 0.05).unwrap_or(f64::NAN)).collect();
+    let base = q.iter().copied().filter(|x| x.is_finite()).fold(f64::INFINITY, f64::min);
+    (0..n)
+        .map(|f| {
+            heights
+                .iter()
+                .zip(&q)
+                .filter(|(_, c)| c.is_finite())
+                .map(|(h, c)| h[f] - (c - base))
+                .fold(f64::INFINITY, f64::min)
+        })
+        .collect()
 }
 
 /// One pass of the binomial kernel `[1, 4, 6, 4, 1]/16` over `a` (each

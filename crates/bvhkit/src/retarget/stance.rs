@@ -120,21 +120,7 @@ pub(crate) fn stand(
             }
         }
         // The sole: the lowest point, each less its planted height.
-        let q05: Vec<f64> = heights
-            .iter()
-            .map(|hs| quality::stats::quantile(hs, 0.05).unwrap_or(f64::NAN))
-            .collect();
-        let base = q05.iter().copied().filter(|x| x.is_finite()).fold(f64::INFINITY, f64::min);
-        let sole: Vec<f64> = (0..n)
-            .map(|f| {
-                heights
-                    .iter()
-                    .zip(&q05)
-                    .filter(|(_, c)| c.is_finite())
-                    .map(|(hs, c)| hs[f] - (c - base))
-                    .fold(f64::INFINITY, f64::min)
-            })
-            .collect();
+        let sole = crate::clean::footlock::soles(&heights, n);
         // The leg's reach as the lock takes it: its longest hip-to-ankle
         // distance in the clip, with at least the lock's least knee bend.
         let (l1, l2) = ((k[0] - h[0]).length(), (a[0] - k[0]).length());
@@ -234,15 +220,11 @@ fn eased(d: &[DVec3], own: &[DVec3], w: usize) -> Vec<DVec3> {
     if len < 2 || w == 0 {
         return d.to_vec();
     }
-    let smooth = |x: f64| {
-        let x = x.clamp(0.0, 1.0);
-        x * x * (3.0 - 2.0 * x)
-    };
     // Per step (f to f + 1) the blended step.
     let step: Vec<DVec3> = (0..len - 1)
         .map(|f| {
             let edge = f.min(len - 2 - f) as f64;
-            let b = smooth(1.0 - edge / w as f64);
+            let b = crate::clean::footlock::smoothstep(1.0 - edge / w as f64);
             (d[f + 1] - d[f]) * (1.0 - b) + (own[f + 1] - own[f]) * b
         })
         .collect();

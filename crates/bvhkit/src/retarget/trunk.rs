@@ -294,6 +294,9 @@ impl Solve {
         // d p[i] / d x_v (3×3 per node and free joint), where `jac` is
         // asked: `dp` (its first `nf` columns written before they are read).
         let mut var = [None; MAX_NODES];
+        // Per node, the free joints below it (bits): its `dp` is zero for
+        // every other one.
+        let mut below = [0u32; MAX_NODES];
         let mut jl = [DMat3::ZERO; MAX_FREE];
         if let Some(dp) = dp.as_deref_mut() {
             dp[0][..nf].fill(DMat3::ZERO);
@@ -307,10 +310,14 @@ impl Solve {
             let u = turns[q] * world[self.nodes[q]] * locals[i];
             p[i] = p[q] + u;
             if let Some(dp) = dp.as_deref_mut() {
-                let from = dp[q];
-                dp[i][..nf].copy_from_slice(&from[..nf]);
+                // The parent's derivatives (parents come first), copied
+                // without a copy of its whole row.
+                let (done, rest) = dp.split_at_mut(i);
+                rest[0][..nf].copy_from_slice(&done[q][..nf]);
+                below[i] = below[q];
                 if let Some(v) = var[q] {
-                    dp[i][v] -= skew(u) * jl[v];
+                    rest[0][v] -= skew(u) * jl[v];
+                    below[i] |= 1 << v;
                 }
             }
         }
@@ -322,7 +329,9 @@ impl Solve {
             if let (Some(jac), Some(dp)) = (jac.as_deref_mut(), dp) {
                 jac[n] = [0.0; MAX_VARS];
                 for &(i, g) in grads {
-                    for v in 0..nf {
+                    // The free joints below the point only: the others'
+                    // derivatives are zero and add nothing.
+                    for v in (0..nf).filter(|&v| below[i] & (1 << v) != 0) {
                         let d = dp[i][v].transpose() * g;
                         jac[n][3 * v] += d.x;
                         jac[n][3 * v + 1] += d.y;
@@ -432,6 +441,12 @@ impl Solve {
         let mut mu = 1e-3;
         // The normal equations into `a` (its first `nv` rows and columns:
         // the matrices are not made or copied whole in the loops below).
+        // A row's zeros add nothing (a wall away from its edge, a joint
+        // below the turned one), so they are skipped; the regulariser's
+        // rows, last, hold one entry each: their products go onto the
+        // diagonal directly, after the other rows as in the sum over all
+        // (the same bits as the whole products).
+        let smooth = nr - nv;
         let normal = |jac: &[[f64; MAX_VARS]; MAX_RES],
                       r: &[f64; MAX_RES],
                       a: &mut [[f64; MAX_VARS]; MAX_VARS]| {
@@ -439,13 +454,21 @@ impl Solve {
             for row in a.iter_mut().take(nv) {
                 row[..nv].fill(0.0);
             }
-            for k in 0..nr {
+            for (j, &rk) in jac[..smooth].iter().zip(&r[..smooth]) {
                 for u in 0..nv {
-                    g[u] += jac[k][u] * r[k];
-                    for v in u..nv {
-                        a[u][v] += jac[k][u] * jac[k][v];
+                    let ju = j[u];
+                    if ju == 0.0 {
+                        continue;
+                    }
+                    g[u] += ju * rk;
+                    for (x, &jv) in a[u][u..nv].iter_mut().zip(&j[u..nv]) {
+                        *x += ju * jv;
                     }
                 }
+            }
+            for u in 0..nv {
+                g[u] += jac[smooth + u][u] * r[smooth + u];
+                a[u][u] += jac[smooth + u][u] * jac[smooth + u][u];
             }
             for u in 1..nv {
                 for v in 0..u {
@@ -665,12 +688,16 @@ fn solve_in_place(m: &mut [[f64; MAX_VARS]; MAX_VARS], b: &mut [f64; MAX_VARS], 
         if m[p][c].abs() < 1e-300 || !m[p][c].is_finite() {
             return false;
         }
-        m.swap(c, p);
-        b.swap(c, p);
-        let pivot = m[c];
-        for i in c + 1..n {
-            let f = m[i][c] / pivot[c];
-            for (x, y) in m[i][c..n].iter_mut().zip(&pivot[c..n]) {
+        if p != c {
+            m.swap(c, p);
+            b.swap(c, p);
+        }
+        // The rows below the pivot's, without a copy of the pivot's.
+        let (top, below) = m.split_at_mut(c + 1);
+        let pivot = &top[c];
+        for (i, row) in (c + 1..n).zip(below.iter_mut()) {
+            let f = row[c] / pivot[c];
+            for (x, y) in row[c..n].iter_mut().zip(&pivot[c..n]) {
                 *x -= f * y;
             }
             b[i] -= f * b[c];

@@ -754,3 +754,61 @@ fn the_default_lock_adds_no_pop_to_the_held_kinect_take() {
     }
     assert!(bad.is_empty(), "{bad:#?}");
 }
+
+/// Pops of the pairs test's retargets the lock leaves for now, each with
+/// why: (`source>target` by the pairs table's short names, frame).
+const POPS_LEFT: [(&str, usize, &str); 1] = [(
+    "cmu_12>kinect_v1",
+    5,
+    "the CMU 12_01 walk's first frame is a glitch (its feet step 20 m/s into the \
+     second); the lock lifts the right foot up to 24 cm in frames 0-3 and drops it \
+     14-16 cm a frame in 4 and 5 (the swing lift off, the same): the lock's answer \
+     to a glitch at the clip's start, not a move between two pins",
+)];
+
+/// The default lock adds no pop to the pairs test's retargets (issue #27):
+/// over every ordered pair of `retarget_pairs::HUMANS`, each source cut to
+/// its first 120 frames, no `bvh lint` pop of the locked result at frames
+/// where the unlocked one (the exact transfer) has none, but the listed
+/// ones (`POPS_LEFT`, which must still pop: the list only shrinks). Bandai
+/// Namco's kick onto CMU 12_01 popped at frame 44 (the toe's End Site 4.1
+/// cm against 2.9 unlocked): two spans three frames apart whose still
+/// pins differ, the change of the lock's correction in the gap where the
+/// source's own slide peaks; `retarget::swing::bridge` spreads it.
+#[test]
+fn the_default_lock_adds_no_pop_to_any_pair_of_the_pairs_test() {
+    let mut clips = Vec::new();
+    for name in crate::retarget_pairs::HUMANS {
+        let Some(bvh) = corpus(name.trim_end_matches(".bvh")) else { return };
+        let n = bvh.motion().n_frames().min(120);
+        let cut = bvhkit::edit::frames::range(&bvh, 0..n).unwrap();
+        clips.push((name.split('_').take(2).collect::<Vec<_>>().join("_"), bvh, cut));
+    }
+    let (mut bad, mut left) = (Vec::new(), Vec::new());
+    for (sn, _, src) in &clips {
+        for (tn, tgt, _) in &clips {
+            if sn == tn {
+                continue;
+            }
+            let pair = format!("{sn}>{tn}");
+            let (out, _) = retarget(src, tgt, &Options::default()).unwrap();
+            let (free, _) = retarget(src, tgt, &exact()).unwrap();
+            let own: Vec<(usize, usize)> = pop_places(&free).into_iter().map(|p| p.0).collect();
+            let names = out.skeleton().display_names();
+            for ((a, b), j) in pop_places(&out) {
+                if own.contains(&(a, b)) {
+                    continue;
+                }
+                if POPS_LEFT.iter().any(|x| x.0 == pair && x.1 == a) {
+                    left.push((pair.clone(), a));
+                    continue;
+                }
+                bad.push(format!("{pair}: frames {a}..={b} at {}", names[j]));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+    for (pair, frame, _) in POPS_LEFT {
+        assert!(left.contains(&(pair.to_string(), frame)), "{pair} at {frame} pops no more");
+    }
+}

@@ -1159,8 +1159,14 @@ fn targets(
             c.2 += w * h;
         }
     }
-    let corr: Vec<Option<(DVec3, f64)>> =
+    let mut corr: Vec<Option<(DVec3, f64)>> =
         acc.iter().map(|&(w, d, h)| (w > 0.0).then(|| (d / w.max(1.0), h / w.max(1.0)))).collect();
+    // With a guide, across a short gap between two spans the correction
+    // changes as the contact point's own steps do (`retarget::swing`).
+    if floor.is_some() {
+        let laid: Vec<(usize, usize)> = spans.iter().map(|s| (s.s, s.e)).collect();
+        crate::retarget::swing::bridge(&mut corr, &t.p, &laid, &ramps, u, clear.ramp);
+    }
 
     // The lift: a foot below GMD's contact height that moves faster than
     // its skating speed (between spans, in a ramp) is raised above it, with

@@ -165,7 +165,7 @@ use crate::skeleton::{JointId, Skeleton};
 pub mod map;
 pub mod names;
 mod stance;
-mod swing;
+pub(crate) mod swing;
 mod trunk;
 
 use map::{JointMap, Reason};

@@ -84,7 +84,7 @@ impl Input {
     pub(crate) fn read_reusing(&self, reuse: &mut Vec<u8>) -> Result<Bytes> {
         match self {
             Input::Stdin => self.read(),
-            Input::File(p) => read_file_reusing(p, max_size(), reuse),
+            Input::File(p) => read_file_reusing(p, max_size(), reuse, true),
         }
     }
 
@@ -130,12 +130,12 @@ pub(crate) enum Streamed {
 /// Reads (or maps) the file at `p`; `limit` bounds what is read from a file
 /// that is not regular (or that is but claims size 0, as `/proc` files do).
 pub(super) fn read_file(p: &Path, limit: u64) -> Result<Bytes> {
-    read_file_reusing(p, limit, &mut Vec::new())
+    read_file_reusing(p, limit, &mut Vec::new(), false)
 }
 
 /// [`read_file`], a small regular file read into the buffer `reuse` holds
 /// (taken).
-fn read_file_reusing(p: &Path, limit: u64, reuse: &mut Vec<u8>) -> Result<Bytes> {
+fn read_file_reusing(p: &Path, limit: u64, reuse: &mut Vec<u8>, reusing: bool) -> Result<Bytes> {
     let name = || p.display().to_string();
     let file = File::open(p).with_context(name)?;
     let meta = file.metadata().with_context(name)?;
@@ -155,8 +155,12 @@ fn read_file_reusing(p: &Path, limit: u64, reuse: &mut Vec<u8>) -> Result<Bytes>
         let mut buf = std::mem::take(reuse);
         buf.clear();
         if buf.capacity() < want {
-            // Not grown in place: that would copy the old bytes.
-            buf = Vec::with_capacity(want);
+            // Not grown in place (that would copy the old bytes); a buffer
+            // that serves again is made as large as any file read here
+            // (only the pages written are ever faulted in), so that it is
+            // made once.
+            drop(std::mem::take(&mut buf));
+            buf = Vec::with_capacity(if reusing { MAP_AT_LEAST as usize } else { want });
         }
         file.take(len).read_to_end(&mut buf).with_context(name)?;
         return Ok(Bytes::Owned(buf));

@@ -583,14 +583,17 @@ pub(crate) fn scan_all(
         // Motion text spends at least 6 bytes on a value but for rare files
         // (which the vector then grows for). A buffer given back by the
         // caller (`ParseBuffers`) serves when it holds that many, so
-        // its pages, already faulted in, are written again; else a new one.
+        // its pages, already faulted in, are written again; else a new one
+        // (at least twice as large as a given one, so that a caller's
+        // buffer is replaced a few times at most).
         let mut out = if reuse.capacity() >= data.len() / 6 {
             let mut out = reuse;
             out.clear();
             out
         } else {
+            let grown = 2 * reuse.capacity();
             drop(reuse);
-            crate::buffer::with_capacity(data.len() / 6)
+            crate::buffer::with_capacity((data.len() / 6).max(grown))
         };
         let mut stats = RowStats::default();
         scan(data, base, channels, &mut out, &mut stats, true)?;

@@ -46,8 +46,8 @@ use bvhkit_dataset::{
 };
 
 use crate::io::{
-    AtomicFile, BlockWriter, Dest, Input, WriteBehind, destination, drop_cached_pages, expand_rel,
-    load, located_warning,
+    AtomicFile, BlockWriter, Dest, Input, LoadBuffers, WriteBehind, destination, drop_cached_pages,
+    expand_rel, load_reusing, located_warning,
 };
 
 /// Whether `out` asks for a dataset (`.parquet` or `.npz`).
@@ -314,21 +314,46 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
         Sink::Npz(_) => None,
     };
     let bar = crate::io::files_bar(inputs.len());
+    // A file's own work (its parse, its features, its columns) is split
+    // over the pool only when the file is a large share of the input: in
+    // a folder of many files each thread takes a file of its own, whose
+    // memory then stays on its core, and no thread is woken to take a
+    // piece of another's.
+    let total: u64 = sizes.iter().sum();
+    let nested = |size: u64| size.saturating_mul(4 * threads as u64) > total;
+    // (The two share their free column buffers.)
+    let preparers = preparer.map(|p| [p.clone().parallel(false), p]);
     let compute = |job: &(Input, PathBuf), bytes: u64| -> Result<Done, String> {
         let (input, rel) = job;
-        let (bvh, warnings) = load(input, c.strict).map_err(|e| e.describe(input))?;
+        // This thread's buffers from its file before (taken, so that a
+        // file worked on meanwhile by this thread, inside a parallel
+        // step, takes others), put back when done.
+        let mut buffers = REUSE.with(std::cell::Cell::take);
+        let nested = nested(bytes);
+        let (bvh, warnings) =
+            load_reusing(input, c.strict, nested, &mut buffers).map_err(|e| e.describe(input))?;
         let mut lines: Vec<String> = warnings.iter().map(|w| located_warning(input, w)).collect();
         let name = if *input == Input::Stdin { "-".to_string() } else { clip_name(rel) };
         let (bvh, note) = crate::clip::upright(bvh, c.up, &input.display())
             .map_err(|e| crate::text::error_chain(&e))?;
         lines.extend(note);
         let item = match kind {
-            Kind::Parquet => match preparer.as_ref().and_then(|p| p.prepare(&name, &bvh)) {
-                Some(prepared) => Item::Prepared(prepared.map(Box::new)),
-                None => Item::Parsed(name, bvh),
-            },
-            Kind::Npz => Item::Computed(Box::new(Clip::compute(&name, &bvh, &options))),
+            Kind::Parquet => {
+                match preparers.as_ref().and_then(|p| p[usize::from(nested)].prepare(&name, &bvh)) {
+                    Some(prepared) => {
+                        buffers.recycle(bvh);
+                        Item::Prepared(prepared.map(Box::new))
+                    }
+                    None => Item::Parsed(name, bvh),
+                }
+            }
+            Kind::Npz => {
+                let clip = Clip::compute(&name, &bvh, &options);
+                buffers.recycle(bvh);
+                Item::Computed(Box::new(clip))
+            }
         };
+        REUSE.with(|r| r.set(buffers));
         Ok(Done { item, lines, bytes })
     };
     let mut stats = Stats::default();
@@ -604,6 +629,13 @@ const AHEAD_FILES: usize = 4;
 /// Bytes of input parsed ahead of the writer at most (a file larger than
 /// that alone): what is in memory besides the clip being written.
 const AHEAD_BYTES: u64 = 48 << 20;
+
+thread_local! {
+    /// The buffers of the file a pool thread loaded last (the bytes read,
+    /// the parse's values), for its next file: in a folder of many files
+    /// each file is read and parsed into memory the thread already has.
+    static REUSE: std::cell::Cell<LoadBuffers> = std::cell::Cell::default();
+}
 
 /// `m` locked, whether or not a thread panicked holding it.
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {

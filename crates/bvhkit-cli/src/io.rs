@@ -292,6 +292,43 @@ pub(crate) fn load(
     bvhkit::ReadOptions::new().lenient(!strict).parse(&bytes).map_err(LoadError::Parse)
 }
 
+/// The memory one thread keeps between [`load_reusing`] calls: the bytes
+/// of a small file read whole and the parse's values.
+#[derive(Default)]
+pub(crate) struct LoadBuffers {
+    bytes: Vec<u8>,
+    parse: bvhkit::ParseBuffers,
+}
+
+impl LoadBuffers {
+    /// Takes back the value memory of a clip done with, for the next load.
+    pub(crate) fn recycle(&mut self, bvh: bvhkit::Bvh) {
+        self.parse.recycle(bvh);
+    }
+}
+
+/// [`load`] into the memory `buffers` keeps (the same clip and warnings),
+/// the motion values scanned on rayon's pool (large files) only when
+/// `parallel`: a thread that loads many files one after another writes
+/// each into pages it already has (`bvhkit::ParseBuffers`).
+pub(crate) fn load_reusing(
+    input: &Input,
+    strict: bool,
+    parallel: bool,
+    buffers: &mut LoadBuffers,
+) -> Result<(bvhkit::Bvh, Vec<bvhkit::Warning>), LoadError> {
+    let bytes = input.read_reusing(&mut buffers.bytes).map_err(LoadError::Io)?;
+    let parsed = bvhkit::ReadOptions::new()
+        .lenient(!strict)
+        .parallel(parallel)
+        .parse_with(&bytes, &mut buffers.parse)
+        .map_err(LoadError::Parse);
+    if let Bytes::Owned(_) = bytes {
+        buffers.bytes = bytes.into_buffer();
+    }
+    parsed
+}
+
 /// Why an input could not be loaded.
 #[derive(Debug)]
 pub(crate) enum LoadError {

@@ -217,13 +217,15 @@ impl Kernel {
     /// (frame-major, `sizes.len() × joints` values) into `out` (one slice
     /// per column, [`Kernel::columns`] of them), each frame's
     /// [`pose_size`] into `sizes`. Frames are split over rayon's current
-    /// pool; the values do not depend on how.
+    /// pool, or, with `parallel` false, computed in order on this thread;
+    /// the values do not depend on how.
     pub(crate) fn run(
         &self,
         motion: &Motion,
         first: usize,
         out: &mut [&mut [f64]],
         sizes: &mut [f64],
+        parallel: bool,
     ) {
         let nj = self.fk.len();
         let ncols = self.columns();
@@ -239,6 +241,12 @@ impl Kernel {
             for (t, s) in tasks.iter_mut().zip(c.chunks_mut(per)) {
                 t.0.push(s);
             }
+        }
+        if !parallel {
+            for (ci, (mut out, size)) in tasks.into_iter().enumerate() {
+                self.frames(motion, first + ci * CHUNK_FRAMES, &mut out, size);
+            }
+            return;
         }
         tasks.into_par_iter().enumerate().for_each(|(ci, (mut out, size))| {
             self.frames(motion, first + ci * CHUNK_FRAMES, &mut out, size);
@@ -357,7 +365,7 @@ impl Clip {
         let mut sizes = vec![0.0; nf];
         {
             let mut out: Vec<&mut [f64]> = cols.iter_mut().map(Vec::as_mut_slice).collect();
-            kernel.run(motion, 0, &mut out, &mut sizes);
+            kernel.run(motion, 0, &mut out, &mut sizes, true);
         }
         let units = unit_guess(skeleton, options, if nf == 0 { Vec::new() } else { sizes });
         let rotations = cols.split_off(3);

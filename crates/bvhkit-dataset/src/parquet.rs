@@ -412,10 +412,10 @@ impl<W: Write + Send> ParquetWriter<W> {
                     let Some(frames) = groups.get(g) else { return Ok(Vec::new()) };
                     let rows = frames.len() * nj;
                     let mut out: Vec<&mut [f64]> = cur.iter_mut().map(|c| &mut c[..rows]).collect();
-                    kernel.run(motion, frames.start, &mut out, &mut sizes[frames.clone()]);
+                    kernel.run(motion, frames.start, &mut out, &mut sizes[frames.clone()], true);
                     let values = |c: usize| &cur[c][..rows];
                     let clip = ClipParts { name, joints: &joints, parents: &parents };
-                    prepare_group(&o, &names, &descrs, &clip, &values, frames.clone())
+                    prepare_group(&o, &names, &descrs, &clip, &values, frames.clone(), true)
                 };
                 let (written, next) = rayon::join(write, compute);
                 written?;
@@ -453,6 +453,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             max_group_rows: self.max_group_rows,
             direct: self.direct,
             free: Arc::default(),
+            parallel: true,
         }
     }
 
@@ -607,7 +608,8 @@ struct ClipParts<'a> {
 
 /// The long table's row group of frames `frames` of a clip, prepared
 /// ([`long::prepare`]: all but the number pages' bodies), a task per column
-/// on rayon's current pool; `values(c)` is number column `c`
+/// on rayon's current pool (or, with `parallel` false, one column after
+/// another on this thread); `values(c)` is number column `c`
 /// ([`number_column`]) over those frames.
 fn prepare_group<'v>(
     o: &Options,
@@ -616,36 +618,30 @@ fn prepare_group<'v>(
     clip: &ClipParts<'_>,
     values: &(dyn Fn(usize) -> &'v [f64] + Sync),
     frames: Range<usize>,
+    parallel: bool,
 ) -> Result<Vec<long::Prepared>> {
     let nj = clip.joints.len();
-    names
-        .par_iter()
-        .enumerate()
-        .with_max_len(1)
-        .map(|(i, n)| {
-            let column = match number_column(o, n) {
-                None => match n.as_str() {
-                    "clip" => LongColumn::Clip(clip.name),
-                    "frame" => LongColumn::Frame,
-                    "joint" => LongColumn::Joint(clip.joints),
-                    _ => LongColumn::Parent(clip.joints, clip.parents),
-                },
-                Some(c) => {
-                    let values = values(c);
-                    features::check_finite(
-                        clip.name,
-                        n,
-                        values,
-                        o.dtype,
-                        frames.start,
-                        clip.joints,
-                    )?;
-                    LongColumn::Floats(values, o.dtype)
-                }
-            };
-            Ok(long::prepare(&descrs[i], &column, frames.clone(), nj)?)
-        })
-        .collect()
+    let one = |(i, n): (usize, &String)| -> Result<long::Prepared> {
+        let column = match number_column(o, n) {
+            None => match n.as_str() {
+                "clip" => LongColumn::Clip(clip.name),
+                "frame" => LongColumn::Frame,
+                "joint" => LongColumn::Joint(clip.joints),
+                _ => LongColumn::Parent(clip.joints, clip.parents),
+            },
+            Some(c) => {
+                let values = values(c);
+                features::check_finite(clip.name, n, values, o.dtype, frames.start, clip.joints)?;
+                LongColumn::Floats(values, o.dtype)
+            }
+        };
+        Ok(long::prepare(&descrs[i], &column, frames.clone(), nj)?)
+    };
+    if parallel {
+        names.par_iter().enumerate().with_max_len(1).map(one).collect()
+    } else {
+        names.iter().enumerate().map(one).collect()
+    }
 }
 
 /// The index of the long table's number column `name` among the columns
@@ -678,9 +674,27 @@ pub struct Preparer {
     /// Column buffers of clips written, for the next clips: their pages
     /// are not faulted in and cleared again for every clip.
     free: Arc<std::sync::Mutex<Vec<Vec<f64>>>>,
+    /// Whether a clip's frames and columns are split over rayon's pool
+    /// ([`Preparer::parallel`]).
+    parallel: bool,
 }
 
 impl Preparer {
+    /// Whether one clip's work (its frames' features, its columns'
+    /// encoding) is split over rayon's current pool (`true`, the default:
+    /// one long clip then takes every core), or done in order on the thread
+    /// that calls [`Preparer::prepare`] (`false`). A caller that prepares
+    /// many clips at once, one per thread, says `false`: a thread out of
+    /// work then takes the next clip instead of stealing pieces of
+    /// another thread's, whose values it would read from that thread's
+    /// core (and it is not woken for every piece). The bytes are the same
+    /// either way.
+    #[must_use]
+    pub fn parallel(mut self, yes: bool) -> Preparer {
+        self.parallel = yes;
+        self
+    }
+
     /// The clip of `bvh` under `name`, prepared: the same row group and
     /// skeleton as [`ParquetWriter::write_bvh`] gives it. `None` when the
     /// clip is not one row group of the long, uncompressed table without
@@ -709,9 +723,13 @@ impl Preparer {
             i32::try_from(nj).map_err(|_| Error::TooLarge("joints".into()))?;
             let kernel = Kernel::new(skeleton, o, true);
             // Buffers of clips already written (every value in use is
-            // overwritten), or new ones.
-            // (the smallest that hold `rows` values: the free list is
-            // sorted by length), or new ones.
+            // overwritten): the smallest that hold `rows` values (the free
+            // list is sorted by length), or new ones. (Replacing the largest
+            // of the others by ones that hold `rows` instead, so that no
+            // buffer is made while one is free, took 2% more CPU on one
+            // core and 3,000 more page faults in a folder of 432 files:
+            // the buffers all grew to the longest clip's length and the
+            // free list's bound then dropped some.)
             let n = kernel.columns();
             let mut columns: Vec<Vec<f64>> = {
                 let mut free = self.free.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -722,12 +740,13 @@ impl Preparer {
             columns.resize_with(n, || vec![0.0; rows]);
             let mut sizes = vec![0.0; nf];
             let mut out: Vec<&mut [f64]> = columns.iter_mut().map(|c| &mut c[..rows]).collect();
-            kernel.run(motion, 0, &mut out, &mut sizes);
+            kernel.run(motion, 0, &mut out, &mut sizes, self.parallel);
             let joints = skeleton.display_names();
             let parents = features::parents(skeleton);
             let clip = ClipParts { name, joints: &joints, parents: &parents };
             let values = |c: usize| &columns[c][..rows];
-            let prepared = prepare_group(o, &self.names, &self.descrs, &clip, &values, 0..nf)?;
+            let prepared =
+                prepare_group(o, &self.names, &self.descrs, &clip, &values, 0..nf, self.parallel)?;
             let units = features::unit_guess(skeleton, o, sizes);
             Ok(PreparedClip {
                 name: name.to_string(),
@@ -1531,14 +1550,17 @@ mod tests {
                 assert_eq!(sa.pair(), sb.pair());
                 // Again with the float64 page bodies shared: handed to the
                 // writer from the column buffers, never copied through the
-                // crate; the same bytes, and every buffer back in the free
-                // list once written.
+                // crate; and each clip's own work done in order on the
+                // thread that prepares it (`parallel(false)`, as `bvh
+                // export DIR` prepares the files of a folder): the same
+                // bytes, and every buffer back in the free list once
+                // written.
                 let shared_before = SHARED_PAGES.load(std::sync::atomic::Ordering::Relaxed);
                 let mut c = ParquetWriter::new(Vec::new(), &o)
                     .unwrap()
                     .with_row_group_rows(group)
                     .with_shared_pages(append_shared);
-                let preparer = c.preparer();
+                let preparer = c.preparer().parallel(false);
                 let prepared: Vec<_> = clips
                     .par_iter()
                     .map(|(name, bvh)| preparer.prepare(name, bvh).map(Result::unwrap))

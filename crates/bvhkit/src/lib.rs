@@ -77,7 +77,9 @@ pub use crate::kinematics::{
     FkLanes, FkScratch, Kinematics, PositionChannels, position_channel_ambiguity,
 };
 pub use crate::motion::Motion;
-pub use crate::parse::{DEFAULT_FRAME_TIME, FrameReader, FrameSource, ReadOptions, SliceSource};
+pub use crate::parse::{
+    DEFAULT_FRAME_TIME, FrameReader, FrameSource, ParseBuffers, ReadOptions, SliceSource,
+};
 pub use crate::skeleton::{Joint, JointId, JointKind, Skeleton, SkeletonBuilder};
 pub use crate::write::{LineEnding, Precision, WriteOptions};
 pub use glam;

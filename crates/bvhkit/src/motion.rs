@@ -77,6 +77,13 @@ impl Motion {
         Motion { frame_time, n_frames, n_channels, values }
     }
 
+    /// The values, frame-major (the buffer itself, taken out of the
+    /// motion: [`crate::ParseBuffers::recycle`] keeps it for the next
+    /// parse).
+    pub fn into_values(self) -> Vec<f64> {
+        self.values
+    }
+
     /// Seconds per frame.
     pub fn frame_time(&self) -> f64 {
         self.frame_time

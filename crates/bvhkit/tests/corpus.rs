@@ -192,3 +192,59 @@ fn unit_guesses_tell_the_truth_on_every_corpus_file() {
     assert_eq!(files.len(), expected.len(), "the table lists every corpus file");
     assert!(wrong.is_empty(), "wrong unit guesses:\n{}", wrong.join("\n"));
 }
+
+/// `ReadOptions::parse_with` gives `parse`'s clip to the bit, and its
+/// warnings and errors, with one `ParseBuffers` recycled from file to file:
+/// every corpus file (the malformed ones too), strict and lenient, serial
+/// and parallel, largest first (the buffer serves smaller files, some of
+/// its old values left beyond the new ones) and then smallest first (it is
+/// replaced by larger ones); a file parsed again goes into the very buffer
+/// its first parse recycled.
+#[test]
+fn parse_with_recycled_buffers_gives_the_bits_of_parse() {
+    let mut files: Vec<(Vec<u8>, String)> =
+        corpus_files().iter().map(|p| (std::fs::read(p).unwrap(), stem(p))).collect();
+    if files.is_empty() {
+        return;
+    }
+    files.sort_by_key(|(b, _)| std::cmp::Reverse(b.len()));
+    let ascending: Vec<_> = files.iter().rev().cloned().collect();
+    let mut compared = 0;
+    for lenient in [false, true] {
+        for parallel in [false, true] {
+            let mut o = ReadOptions::new();
+            o.lenient(lenient).parallel(parallel);
+            let mut buffers = bvhkit::ParseBuffers::new();
+            for (bytes, name) in files.iter().chain(&ascending) {
+                let what = format!("{name} (lenient {lenient}, parallel {parallel})");
+                match (o.parse(bytes), o.parse_with(bytes, &mut buffers)) {
+                    (Ok((a, wa)), Ok((b, wb))) => {
+                        bvhkit_testdata::assert_bit_identical(&a, &b, &what);
+                        let text = |w: &[bvhkit::Warning]| {
+                            w.iter().map(ToString::to_string).collect::<Vec<_>>()
+                        };
+                        assert_eq!(text(&wa), text(&wb), "{what}: warnings");
+                        // The same file again is parsed into the very
+                        // buffer just recycled (but where the lenient
+                        // reading re-lays the rows into a new one).
+                        let at = b.motion().values().as_ptr();
+                        let relaid = wb.iter().any(|w| w.kind == WarningKind::RowLayout);
+                        buffers.recycle(b);
+                        let (again, _) = o.parse_with(bytes, &mut buffers).unwrap();
+                        if !again.motion().values().is_empty() && !relaid {
+                            assert_eq!(again.motion().values().as_ptr(), at, "{what}: reused");
+                        }
+                        bvhkit_testdata::assert_bit_identical(&a, &again, &what);
+                        buffers.recycle(again);
+                        let values = a.motion().values().len() * 8;
+                        assert!(buffers.capacity_bytes() >= values, "{what}: held");
+                        compared += 1;
+                    }
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}: error"),
+                    (a, b) => panic!("{what}: parse {:?} but parse_with {:?}", a.err(), b.err()),
+                }
+            }
+        }
+    }
+    assert!(compared >= 4 * 2 * 36, "{compared} parses compared");
+}

@@ -33,6 +33,18 @@ impl std::ops::Deref for Bytes {
     }
 }
 
+impl Bytes {
+    /// The buffer of bytes read into memory, for the next read
+    /// ([`Input::read_reusing`]); an empty one for a mapping (unmapped
+    /// here).
+    pub(crate) fn into_buffer(self) -> Vec<u8> {
+        match self {
+            Bytes::Owned(v) => v,
+            Bytes::Mapped(_) => Vec::new(),
+        }
+    }
+}
+
 impl Input {
     /// Whether the input is a regular file, which can be read twice, looked
     /// at without opening it (a FIFO opened and closed here would lose its
@@ -60,6 +72,19 @@ impl Input {
             Input::Stdin => read_limited(std::io::stdin().lock(), "standard input", max_size())
                 .map(Bytes::Owned),
             Input::File(p) => read_file(p, max_size()),
+        }
+    }
+
+    /// [`Input::read`], a small regular file read into the buffer `reuse`
+    /// holds (taken; cleared first, replaced when it is too small): a
+    /// thread that reads many files one after another then writes each
+    /// into memory already faulted in. Give the buffer back with
+    /// [`Bytes::into_buffer`]; a mapped file or standard input leaves
+    /// `reuse` as it was.
+    pub(crate) fn read_reusing(&self, reuse: &mut Vec<u8>) -> Result<Bytes> {
+        match self {
+            Input::Stdin => self.read(),
+            Input::File(p) => read_file_reusing(p, max_size(), reuse, true),
         }
     }
 
@@ -105,6 +130,12 @@ pub(crate) enum Streamed {
 /// Reads (or maps) the file at `p`; `limit` bounds what is read from a file
 /// that is not regular (or that is but claims size 0, as `/proc` files do).
 pub(super) fn read_file(p: &Path, limit: u64) -> Result<Bytes> {
+    read_file_reusing(p, limit, &mut Vec::new(), false)
+}
+
+/// [`read_file`], a small regular file read into the buffer `reuse` holds
+/// (taken).
+fn read_file_reusing(p: &Path, limit: u64, reuse: &mut Vec<u8>, reusing: bool) -> Result<Bytes> {
     let name = || p.display().to_string();
     let file = File::open(p).with_context(name)?;
     let meta = file.metadata().with_context(name)?;
@@ -120,8 +151,17 @@ pub(super) fn read_file(p: &Path, limit: u64) -> Result<Bytes> {
         }
         // Small or not mappable: read it, up to its size when opened (a file that grows
         // meanwhile is read as it was).
-        let mut buf =
-            Vec::with_capacity(usize::try_from(len).unwrap_or(0).min(MAP_AT_LEAST as usize));
+        let want = usize::try_from(len).unwrap_or(0).min(MAP_AT_LEAST as usize);
+        let mut buf = std::mem::take(reuse);
+        buf.clear();
+        if buf.capacity() < want {
+            // Not grown in place (that would copy the old bytes); a buffer
+            // that serves again is made as large as any file read here
+            // (only the pages written are ever faulted in), so that it is
+            // made once.
+            drop(std::mem::take(&mut buf));
+            buf = Vec::with_capacity(if reusing { MAP_AT_LEAST as usize } else { want });
+        }
         file.take(len).read_to_end(&mut buf).with_context(name)?;
         return Ok(Bytes::Owned(buf));
     }

@@ -90,6 +90,50 @@ impl ReadOptions {
     /// In strict mode, the first problem; in lenient mode, the first
     /// unrecoverable one. Errors carry a [`Position`].
     pub fn parse(&self, input: &[u8]) -> Result<(Bvh, Vec<Warning>)> {
+        self.parse_values_into(input, Vec::new())
+    }
+
+    /// [`ReadOptions::parse`] into the value buffer that `buffers` holds
+    /// (from an earlier [`ParseBuffers::recycle`]), so that a caller that
+    /// parses many files, one after another on a thread, writes each
+    /// file's values into memory already faulted in instead of fresh pages
+    /// (and, with a buffer large enough, allocates nothing for them). The
+    /// result is [`ReadOptions::parse`]'s to the bit, warnings and errors
+    /// included; the buffer goes into the returned [`Bvh`] (on an error it
+    /// is dropped, and the next parse allocates).
+    ///
+    /// # Errors
+    /// As [`ReadOptions::parse`].
+    ///
+    /// # Example
+    /// ```
+    /// use bvhkit::{ParseBuffers, ReadOptions};
+    ///
+    /// let text = b"HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 1 Xrotation }
+    /// MOTION Frames: 2 Frame Time: 0.1
+    /// 10
+    /// 20
+    /// ";
+    /// let mut buffers = ParseBuffers::new();
+    /// for _ in 0..3 {
+    ///     let (bvh, _) = ReadOptions::new().parse_with(text, &mut buffers)?;
+    ///     assert_eq!(bvh.motion().values(), [10.0, 20.0]);
+    ///     // Done with it: its values' memory serves the next parse.
+    ///     buffers.recycle(bvh);
+    /// }
+    /// # Ok::<(), bvhkit::Error>(())
+    /// ```
+    pub fn parse_with(
+        &self,
+        input: &[u8],
+        buffers: &mut ParseBuffers,
+    ) -> Result<(Bvh, Vec<Warning>)> {
+        self.parse_values_into(input, std::mem::take(&mut buffers.values))
+    }
+
+    /// [`ReadOptions::parse`], the motion values scanned into `reuse`
+    /// (cleared first; its capacity kept).
+    fn parse_values_into(&self, input: &[u8], reuse: Vec<f64>) -> Result<(Bvh, Vec<Warning>)> {
         let header = match HeaderParser::new(input, true, self.lenient).parse() {
             Ok(h) => h,
             Err(Stop::Fatal(e)) => return Err(e),
@@ -99,7 +143,7 @@ impl ReadOptions {
         let channels = skeleton.n_channels() as u64;
         let data = &input[data_start..];
         let (values, stats) =
-            scan_all(data, data_start, channels, self.parallel).map_err(|bad| {
+            scan_all(data, data_start, channels, self.parallel, reuse).map_err(|bad| {
                 Error::new(
                     ErrorKind::BadNumber {
                         context: "motion value",
@@ -157,6 +201,39 @@ impl ReadOptions {
     /// ```
     pub fn frame_reader_slice<'a>(&self, bytes: &'a [u8]) -> Result<FrameReader<SliceSource<'a>>> {
         FrameReader::new(SliceSource::new(bytes), self.lenient, self.parallel)
+    }
+}
+
+/// The memory a parse writes its values into, kept between parses
+/// ([`ReadOptions::parse_with`]): a thread that parses many files one
+/// after another hands each one's [`Bvh`] back when done with it
+/// ([`ParseBuffers::recycle`]), and the next parse writes into the same
+/// pages.
+#[derive(Debug, Default)]
+pub struct ParseBuffers {
+    values: Vec<f64>,
+}
+
+impl ParseBuffers {
+    /// No memory yet: the first parse allocates it.
+    pub fn new() -> ParseBuffers {
+        ParseBuffers::default()
+    }
+
+    /// Takes back the value buffer of `bvh` (a parse's, or any other) for
+    /// the next [`ReadOptions::parse_with`], when it is larger than the
+    /// one held (the smaller one is freed).
+    pub fn recycle(&mut self, bvh: Bvh) {
+        let (_, motion) = bvh.into_parts();
+        let values = motion.into_values();
+        if values.capacity() > self.values.capacity() {
+            self.values = values;
+        }
+    }
+
+    /// Bytes of value memory held for the next parse.
+    pub fn capacity_bytes(&self) -> usize {
+        self.values.capacity() * size_of::<f64>()
     }
 }
 

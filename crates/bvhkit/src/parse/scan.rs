@@ -575,13 +575,26 @@ pub(crate) fn scan_all(
     base: usize,
     channels: u64,
     parallel: bool,
+    reuse: Vec<f64>,
 ) -> Result<(Vec<f64>, RowStats), BadToken> {
     const MIN_CHUNK: usize = 1 << 20;
     let threads = if parallel { worker_count() } else { 1 };
     if threads <= 1 || data.len() < 2 * MIN_CHUNK {
         // Motion text spends at least 6 bytes on a value but for rare files
-        // (which the vector then grows for).
-        let mut out = crate::buffer::with_capacity(data.len() / 6);
+        // (which the vector then grows for). A buffer given back by the
+        // caller (`ParseBuffers`) serves when it holds that many, so
+        // its pages, already faulted in, are written again; else a new one
+        // (at least twice as large as a given one, so that a caller's
+        // buffer is replaced a few times at most).
+        let mut out = if reuse.capacity() >= data.len() / 6 {
+            let mut out = reuse;
+            out.clear();
+            out
+        } else {
+            let grown = 2 * reuse.capacity();
+            drop(reuse);
+            crate::buffer::with_capacity((data.len() / 6).max(grown))
+        };
         let mut stats = RowStats::default();
         scan(data, base, channels, &mut out, &mut stats, true)?;
         return Ok((out, stats));
@@ -599,7 +612,7 @@ pub(crate) fn scan_all(
     bounds.push(data.len());
     let pieces: Vec<(usize, usize)> =
         bounds.windows(2).map(|w| (w[0], w[1])).filter(|(a, b)| a < b).collect();
-    if let Some(done) = scan_into_place(data, base, channels, &pieces) {
+    if let Some(done) = scan_into_place(data, base, channels, &pieces, reuse) {
         return done;
     }
     let results = run_chunks(&pieces, |&(a, b)| {
@@ -631,12 +644,23 @@ fn scan_into_place(
     base: usize,
     channels: u64,
     pieces: &[(usize, usize)],
+    reuse: Vec<f64>,
 ) -> Option<Result<(Vec<f64>, RowStats), BadToken>> {
     let counts = run_chunks(pieces, |&(a, b)| count_tokens(&data[a..b]));
     let total = counts.iter().sum();
     // Zeroed memory comes from the allocator untouched, so its pages are
-    // first written (and faulted in) by the scanning threads in parallel.
-    let mut values = crate::buffer::zeroed(total);
+    // first written (and faulted in) by the scanning threads in parallel;
+    // a buffer given back by the caller (`ParseBuffers`) that holds
+    // `total` values is cleared instead (its pages are already in).
+    let mut values = if reuse.capacity() >= total {
+        let mut values = reuse;
+        values.clear();
+        values.resize(total, 0.0);
+        values
+    } else {
+        drop(reuse);
+        crate::buffer::zeroed(total)
+    };
     let mut jobs = Vec::with_capacity(pieces.len());
     let mut rest = &mut values[..];
     for (&piece, &count) in pieces.iter().zip(&counts) {
@@ -726,7 +750,7 @@ mod tests {
     use super::*;
 
     fn run(text: &str, c: u64) -> (Vec<f64>, RowStats) {
-        let Ok(r) = scan_all(text.as_bytes(), 0, c, false) else { panic!("bad token") };
+        let Ok(r) = scan_all(text.as_bytes(), 0, c, false, Vec::new()) else { panic!("bad token") };
         r
     }
 
@@ -754,8 +778,8 @@ mod tests {
             text.push_str(&format!("{i} -{i}.5 {i}e-3\n"));
         }
         text.push_str("1 2\n");
-        let (v1, s1) = scan_all(text.as_bytes(), 0, 3, false).ok().unwrap();
-        let (v2, s2) = scan_all(text.as_bytes(), 0, 3, true).ok().unwrap();
+        let (v1, s1) = scan_all(text.as_bytes(), 0, 3, false, Vec::new()).ok().unwrap();
+        let (v2, s2) = scan_all(text.as_bytes(), 0, 3, true, Vec::new()).ok().unwrap();
         assert_eq!(v1, v2);
         assert_eq!(
             (s1.rows, s1.irregular, s1.first_irregular, s1.last),
@@ -810,8 +834,10 @@ mod tests {
             let at = t.len() * 2 / 3;
             let at = at + t[at..].iter().position(|&b| b == b' ').unwrap_or(0) + 1;
             t.splice(at..at, bad.bytes().chain([b' ']));
-            let Err(one) = scan_all(&t, 5, 3, false) else { panic!("{bad:?} accepted") };
-            let Err(all) = scan_all(&t, 5, 3, true) else { panic!("{bad:?} accepted") };
+            let Err(one) = scan_all(&t, 5, 3, false, Vec::new()) else {
+                panic!("{bad:?} accepted")
+            };
+            let Err(all) = scan_all(&t, 5, 3, true, Vec::new()) else { panic!("{bad:?} accepted") };
             assert_eq!((one.start, one.end), (all.start, all.end), "{bad:?}");
             assert_eq!(one.start, 5 + at, "{bad:?}");
         }
@@ -915,7 +941,7 @@ mod tests {
 
     #[test]
     fn bad_tokens_are_reported_with_their_range() {
-        let Err(e) = scan_all(b"1 2 x3 4", 10, 2, false) else { panic!() };
+        let Err(e) = scan_all(b"1 2 x3 4", 10, 2, false, Vec::new()) else { panic!() };
         assert_eq!((e.start, e.end), (14, 16));
     }
 }

@@ -18,13 +18,6 @@ pub(crate) fn quantile_with(v: &[f64], q: f64, buf: &mut Vec<f64>) -> Option<f64
 }
 
 /// [`quantile`] of `s`, which holds finite values only and is reordered.
-///
-/// The value at each rank is found by [`nth`] (a radix selection in the
-/// total order of the values' bits: `total_cmp`'s, which is the numeric
-/// order but for -0 before +0) and, when the quantile falls between two
-/// ranks, the next rank's value by one more pass ([`next_rank`]); the
-/// same values at each rank as a selection by comparisons, the same bits
-/// (`quantiles_are_the_comparison_selections`).
 pub(crate) fn quantile_in_place(s: &mut [f64], q: f64) -> Option<f64> {
     if s.is_empty() {
         return None;
@@ -32,113 +25,20 @@ pub(crate) fn quantile_in_place(s: &mut [f64], q: f64) -> Option<f64> {
     let pos = q.clamp(0.0, 1.0) * (s.len() - 1) as f64;
     let lo = pos.floor() as usize;
     let frac = pos - lo as f64;
-    let a = nth(s, lo);
-    if frac == 0.0 || lo + 1 >= s.len() {
+    // Values without a sign bit (lengths, speeds, deviations: most of
+    // what the metrics select in) are ordered by their bits as integers,
+    // which is `total_cmp`'s order there: the same value at each rank,
+    // fewer instructions per comparison.
+    let (_, &mut a, rest) = if s.iter().all(|x| x.is_sign_positive()) {
+        s.select_nth_unstable_by_key(lo, |x| x.to_bits())
+    } else {
+        s.select_nth_unstable_by(lo, f64::total_cmp)
+    };
+    if frac == 0.0 || rest.is_empty() {
         return Some(a);
     }
-    // The value at the next rank. (Where that is a zero, -0 and +0 give
-    // the same `b - a`, so the same interpolation, as any minimum of the
-    // values above rank `lo` would.)
-    let b = next_rank(s, a, lo);
+    let b = rest.iter().copied().fold(f64::INFINITY, f64::min);
     Some(a + (b - a) * frac)
-}
-
-/// The key of `x` in the total order of `f64` (`f64::total_cmp`) as an
-/// unsigned integer: negative values' bits inverted, the sign bit set on
-/// the others. A bijection, monotone in that order.
-#[inline(always)]
-fn key(x: f64) -> u64 {
-    let b = x.to_bits();
-    b ^ ((((b as i64) >> 63) as u64) | (1 << 63))
-}
-
-/// The value whose [`key`] is `k`.
-#[inline(always)]
-fn unkey(k: u64) -> f64 {
-    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
-}
-
-/// Bits of the key per level of [`nth`]'s radix selection.
-const RADIX_BITS: u32 = 11;
-
-/// Slices this short are selected by comparisons.
-const SMALL: usize = 512;
-
-/// The value at rank `k` (from 0) of `s` in the [`key`] order (`s` is
-/// reordered; `k < s.len()`).
-///
-/// A radix selection: the keys' range (least to greatest) cut into
-/// 2^[`RADIX_BITS`] equal buckets, counted, and the values of the bucket
-/// holding rank `k` moved to the front, which is then selected in the
-/// same way (each level leaves a range 2^11 times narrower) until a few
-/// hundred values are left (`select_nth_unstable`) or all have one key.
-/// Each level is three plain passes (range, counts, move) where a
-/// selection by comparisons partitions the values several times: the
-/// spike thresholds' medians and MADs of long clips are found about
-/// twice as fast.
-pub(crate) fn nth(s: &mut [f64], k: usize) -> f64 {
-    debug_assert!(k < s.len());
-    let mut part = s;
-    let mut k = k;
-    loop {
-        if part.len() <= SMALL || part.len() > u32::MAX as usize {
-            let (_, &mut a, _) = part.select_nth_unstable_by_key(k, |x| key(*x));
-            return a;
-        }
-        let (lo, hi) = part
-            .iter()
-            .fold((u64::MAX, 0u64), |(lo, hi), &x| (lo.min(key(x)), hi.max(key(x))));
-        if lo == hi {
-            return part[0];
-        }
-        let shift = (64 - (hi - lo).leading_zeros()).saturating_sub(RADIX_BITS);
-        let bucket = |x: f64| ((key(x) - lo) >> shift) as usize;
-        // Two tables, alternate values, so that runs of one bucket do
-        // not wait on one counter.
-        let mut counts = [[0u32; 2]; 1 << RADIX_BITS];
-        let mut pairs = part.chunks_exact(2);
-        for pair in &mut pairs {
-            counts[bucket(pair[0])][0] += 1;
-            counts[bucket(pair[1])][1] += 1;
-        }
-        for &x in pairs.remainder() {
-            counts[bucket(x)][0] += 1;
-        }
-        let (mut before, mut b) = (0usize, 0usize);
-        loop {
-            let c = (counts[b][0] + counts[b][1]) as usize;
-            if before + c > k {
-                break;
-            }
-            before += c;
-            b += 1;
-        }
-        let mut m = 0;
-        for i in 0..part.len() {
-            if bucket(part[i]) == b {
-                part.swap(m, i);
-                m += 1;
-            }
-        }
-        part = &mut part[..m];
-        k -= before;
-    }
-}
-
-/// The value at rank `k + 1` of `s` (in the [`key`] order) when `a` is
-/// the value at rank `k` (`k + 1 < s.len()`): `a` again when more than
-/// `k + 1` values are not above it, else the least value above it.
-fn next_rank(s: &[f64], a: f64, k: usize) -> f64 {
-    let ka = key(a);
-    let (mut not_above, mut least) = (0usize, u64::MAX);
-    for &x in s {
-        let kx = key(x);
-        not_above += usize::from(kx <= ka);
-        if kx > ka {
-            least = least.min(kx);
-        }
-    }
-    if not_above > k + 1 { a } else { unkey(least) }
 }
 
 /// The median and the median absolute deviation (unscaled) of the finite
@@ -240,81 +140,6 @@ mod tests {
                 let got = quantile(&v, q).unwrap();
                 assert_eq!(got.to_bits(), want.to_bits(), "q {q} negative {neg}");
             }
-        }
-    }
-
-    /// The selection by comparisons that [`quantile_in_place`] made before
-    /// its radix selection, verbatim: the reference it must match bit for
-    /// bit.
-    fn quantile_by_comparisons(s: &mut [f64], q: f64) -> Option<f64> {
-        if s.is_empty() {
-            return None;
-        }
-        let pos = q.clamp(0.0, 1.0) * (s.len() - 1) as f64;
-        let lo = pos.floor() as usize;
-        let frac = pos - lo as f64;
-        let (_, &mut a, rest) = if s.iter().all(|x| x.is_sign_positive()) {
-            s.select_nth_unstable_by_key(lo, |x| x.to_bits())
-        } else {
-            s.select_nth_unstable_by(lo, f64::total_cmp)
-        };
-        if frac == 0.0 || rest.is_empty() {
-            return Some(a);
-        }
-        let b = rest.iter().copied().fold(f64::INFINITY, f64::min);
-        Some(a + (b - a) * frac)
-    }
-
-    /// The radix selection gives the comparisons' value at every rank and
-    /// quantile, bit for bit, on sets shaped as the metrics' are and as
-    /// they are not: accelerations spread over binades, steps with runs of
-    /// zeros (held joints), one value repeated, two values, ±0 together,
-    /// negatives (heights), subnormals beside 1e300, sizes around the
-    /// selection's own cut-offs; and leaves the set's values in place.
-    #[test]
-    fn quantiles_are_the_comparison_selections() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let unit = |r: u64| (r >> 11) as f64 / (1u64 << 53) as f64;
-        let shapes: [&dyn Fn(u64, usize) -> f64; 9] = [
-            &|r, _| unit(r) * 10.0,
-            &|r, _| 10f64.powf(unit(r) * 12.0 - 6.0),
-            &|r, i| if i % 3 == 0 { 0.0 } else { 10f64.powf(unit(r) * 4.0) },
-            &|_, _| 2.5,
-            &|r, _| if r & 1 == 0 { 1.0 } else { 1.0 + f64::EPSILON },
-            &|r, _| [0.0, -0.0, 1e-300, -1e-300][(r & 3) as usize],
-            &|r, _| unit(r) * 4.0 - 2.0,
-            &|r, _| [f64::MIN_POSITIVE / 8.0, 1e300, 3.0, -1e300, 0.0][(r % 5) as usize],
-            &|r, _| 1e3 + ((r >> 40) % 64) as f64 * 1e-9,
-        ];
-        let qs = [0.0, 0.05, 0.1, 0.25, 0.5, 0.95, 0.999, 1.0, 1.0 / 3.0];
-        for n in [1, 2, 3, 7, 511, 512, 513, 1000, 4097, 60_001] {
-            for (k, shape) in shapes.iter().enumerate() {
-                let v: Vec<f64> = (0..n).map(|i| shape(rnd(), i)).collect();
-                for q in qs {
-                    let (mut a, mut b) = (v.clone(), v.clone());
-                    let got = quantile_in_place(&mut a, q).map(f64::to_bits);
-                    let want = quantile_by_comparisons(&mut b, q).map(f64::to_bits);
-                    assert_eq!(got, want, "n {n} shape {k} q {q}");
-                    let sort = |mut s: Vec<f64>| {
-                        s.sort_by(f64::total_cmp);
-                        s.into_iter().map(f64::to_bits).collect::<Vec<_>>()
-                    };
-                    assert_eq!(sort(a), sort(v.clone()), "the same values, reordered");
-                }
-            }
-        }
-        // Every rank of a set with duplicates, against a full sort.
-        let v: Vec<f64> = (0..3000).map(|_| ((rnd() >> 50) as f64).sqrt()).collect();
-        let mut sorted = v.clone();
-        sorted.sort_by(f64::total_cmp);
-        for (k, want) in sorted.iter().enumerate() {
-            assert_eq!(nth(&mut v.clone(), k).to_bits(), want.to_bits(), "rank {k}");
         }
     }
 

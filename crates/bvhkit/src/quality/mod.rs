@@ -880,8 +880,7 @@ fn group(
     unit: &str,
     gap: usize,
 ) -> Vec<Finding> {
-    let mut hits = hits.to_vec();
-    hits.sort_by_key(|h| (h.0, h.1));
+    let hits = in_frame_order(hits);
     let mut out: Vec<Finding> = Vec::new();
     let mut worst: Vec<(f64, f64, usize)> = Vec::new();
     for &(f, j, v, t) in &hits {
@@ -909,7 +908,9 @@ fn group(
             }
         }
     }
-    for (fi, (v, t, j)) in out.iter_mut().zip(worst) {
+    // The messages, on the pool (thousands of findings in a long noisy
+    // clip, each a formatted line).
+    let message = |(fi, &(v, t, j)): (&mut Finding, &(f64, f64, usize))| {
         fi.joints.sort_unstable();
         let more = fi.joints.len() - 1;
         fi.message = format!(
@@ -921,6 +922,45 @@ fn group(
                 String::new()
             }
         );
+    };
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        out.par_iter_mut().zip(worst.par_iter()).for_each(message);
+    }
+    #[cfg(not(feature = "parallel"))]
+    out.iter_mut().zip(worst.iter()).for_each(message);
+    out
+}
+
+/// `hits` ordered by frame, then joint, keeping the order of equal ones (a
+/// stable sort by `(frame, joint)`). The hits of a clip's joints come
+/// joint after joint, each in frame order: counted into their frames (a
+/// stable counting sort) they are in that order already, checked in one
+/// pass; others are then sorted.
+fn in_frame_order(hits: &[(usize, usize, f64, f64)]) -> Vec<(usize, usize, f64, f64)> {
+    let key = |h: &(usize, usize, f64, f64)| (h.0, h.1);
+    let frames = hits.iter().map(|h| h.0).max().map_or(0, |f| f + 1);
+    if hits.is_sorted_by_key(key) || frames > 4 * hits.len() + 1024 {
+        let mut out = hits.to_vec();
+        out.sort_by_key(key);
+        return out;
+    }
+    // Where each frame's hits start, then each hit in its place.
+    let mut start = vec![0usize; frames + 1];
+    for h in hits {
+        start[h.0 + 1] += 1;
+    }
+    for f in 0..frames {
+        start[f + 1] += start[f];
+    }
+    let mut out = vec![(0, 0, 0.0, 0.0); hits.len()];
+    for h in hits {
+        out[start[h.0]] = *h;
+        start[h.0] += 1;
+    }
+    if !out.is_sorted_by_key(key) {
+        out.sort_by_key(key);
     }
     out
 }

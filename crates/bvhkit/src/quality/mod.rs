@@ -1608,3 +1608,49 @@ pub fn hips_of(bvh: &Bvh) -> JointId {
     let bones = classify(bvh.skeleton());
     JointId::new(bones.iter().position(|b| *b == Some(Bone::Hips)).unwrap_or(0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::in_frame_order;
+
+    /// The counting sort gives the stable sort's order, bit for bit: on
+    /// hits joint after joint (its own path), on shuffled hits and on hits
+    /// with equal (frame, joint) keys (the fallback), and with frames far
+    /// apart (the plain sort).
+    #[test]
+    fn hits_are_in_the_stable_sorts_order() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let stable = |h: &[(usize, usize, f64, f64)]| {
+            let mut s = h.to_vec();
+            s.sort_by_key(|h| (h.0, h.1));
+            s
+        };
+        let bits = |h: Vec<(usize, usize, f64, f64)>| {
+            h.into_iter().map(|(f, j, v, t)| (f, j, v.to_bits(), t.to_bits())).collect::<Vec<_>>()
+        };
+        // Joint-major: each joint's frames ascending.
+        let mut joint_major = Vec::new();
+        for j in 0..20 {
+            for f in 0..3000 {
+                if rnd(4) == 0 {
+                    joint_major.push((f, j, rnd(1000) as f64, j as f64));
+                }
+            }
+        }
+        let mut shuffled = joint_major.clone();
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, rnd(i as u64 + 1) as usize);
+        }
+        let dup: Vec<_> = (0..500).map(|i| (rnd(50) as usize, 1, i as f64, 0.0)).collect();
+        let far = vec![(1_000_000, 2, 1.0, 0.0), (3, 1, 2.0, 0.0), (3, 0, 3.0, 0.0)];
+        for hits in [joint_major, shuffled, dup, far, Vec::new()] {
+            assert_eq!(bits(in_frame_order(&hits)), bits(stable(&hits)));
+        }
+    }
+}

@@ -473,6 +473,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         let page = html::page(&pages, &args.ignore);
         crate::io::write_atomic(path, |w: &mut dyn Write| Ok(w.write_all(page.as_bytes())?))?;
     }
+    // The reports (tens of thousands of findings in a long noisy clip,
+    // each with a message and joints of its own) are not freed one by one
+    // on this thread: the process ends here and returns their memory at
+    // once.
+    drop(pages);
+    std::mem::forget(outcomes);
     Ok(ExitCode::from(if failed > 0 {
         2
     } else if with_findings > 0 {

@@ -283,21 +283,30 @@ impl LintStream {
         // from 2, jerks from 3) of global frames `a..b`.
         let count = |a: usize, b: usize, t: usize| b.saturating_sub(a.max(t));
         self.curves.grow(nj, frames);
-        self.sizes.resize(g1, 0.0);
         let j0 = self.jerk.len();
-        self.jerk.resize(j0 + count(n0, g1, 3), 0.0);
-        // Every value read is written first: grown, never cleared.
-        if self.d3.len() < nj * frames {
-            self.d3.resize(nj * frames, 0.0);
-        }
-        for s in &mut self.joints {
-            if s.keep {
-                s.kept.resize(g1, DVec3::ZERO);
-            }
-            if s.parent.is_some() {
-                s.lens.resize(g1, 0.0);
-            }
-        }
+        // The arrays grown for the batch (their new pages first touched
+        // here, zeroed), the joints' on the pool beside the frames'.
+        let (sizes, jerk, d3) = (&mut self.sizes, &mut self.jerk, &mut self.d3);
+        join(
+            || {
+                sizes.resize(g1, 0.0);
+                jerk.resize(j0 + count(n0, g1, 3), 0.0);
+                // Every value read is written first: grown, never cleared.
+                if d3.len() < nj * frames {
+                    d3.resize(nj * frames, 0.0);
+                }
+            },
+            || {
+                each_joint(&mut self.joints, |_, s| {
+                    if s.keep {
+                        s.kept.resize(g1, DVec3::ZERO);
+                    }
+                    if s.parent.is_some() {
+                        s.lens.resize(g1, 0.0);
+                    }
+                })
+            },
+        );
         let parents: Vec<Option<usize>> = self.joints.iter().map(|s| s.parent).collect();
         let n_pieces = frames.div_ceil(PIECE);
         let piece_of = |k: usize| (n0 + k * PIECE, n0 + ((k + 1) * PIECE).min(frames));
@@ -415,15 +424,13 @@ impl LintStream {
         );
         self.pieces.append(&mut pieces);
         // The far frames and lowest points, piece after piece (each
-        // joint's in frame order).
-        for f in found {
-            for (j, g, d) in f.far {
-                self.joints[j].far.push((g, d));
+        // joint's in frame order), the joints on the pool.
+        each_joint(&mut self.joints, |j, s| {
+            for f in &found {
+                s.far.extend_from_slice(&f.far[j]);
+                s.low = s.low.min(f.low[j]);
             }
-            for (s, low) in self.joints.iter_mut().zip(f.low) {
-                s.low = s.low.min(low);
-            }
-        }
+        });
         // The jitter's sums, each joint's jerks in frame order: groups of
         // joints on the pool, each frame's joints of a group one after the
         // other (their sums' additions independent of each other, not
@@ -603,12 +610,24 @@ struct PieceOut<'a> {
     kept: Vec<&'a mut [DVec3]>,
 }
 
-/// What a piece found besides its slices: the joint-frames beyond the
-/// stream's `far_keep` as (joint, frame, distance), each joint's in frame
-/// order, and each joint's lowest finite height (with `Ground::Lowest`).
+/// What a piece found besides its slices: per joint the frames beyond
+/// the stream's `far_keep` with that distance, in frame order, and the
+/// lowest finite height (with `Ground::Lowest`).
 struct Found {
-    far: Vec<(usize, usize, f64)>,
+    far: Vec<Vec<(usize, f64)>>,
     low: Vec<f64>,
+}
+
+/// `f(j, joint)` for every joint, on rayon's pool with the `parallel`
+/// feature.
+fn each_joint(joints: &mut [JointState], f: impl Fn(usize, &mut JointState) + Sync + Send) {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        joints.par_iter_mut().enumerate().for_each(|(j, s)| f(j, s));
+    }
+    #[cfg(not(feature = "parallel"))]
+    joints.iter_mut().enumerate().for_each(|(j, s)| f(j, s));
 }
 
 /// A thread's buffers for [`Pass::piece`]: the FK lanes, a run of
@@ -732,7 +751,7 @@ impl Pass<'_> {
             }
         }
         let floor = far_floor(self.far_keep);
-        let mut found = Found { far: Vec::new(), low: vec![f64::INFINITY; nj] };
+        let mut found = Found { far: vec![Vec::new(); nj], low: vec![f64::INFINITY; nj] };
         for r0 in (f0..f1).step_by(RUN) {
             let r1 = (r0 + RUN).min(f1);
             let len = r1 - r0;
@@ -777,7 +796,7 @@ impl Pass<'_> {
                     if d2 >= floor || d2.is_nan() {
                         let dist = d2.sqrt();
                         if dist > self.far_keep {
-                            found.far.push((j, ga + i, dist));
+                            found.far[j].push((ga + i, dist));
                         }
                     }
                 }

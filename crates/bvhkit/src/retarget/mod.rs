@@ -2406,9 +2406,9 @@ fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::
     let quality = |up| feet_quality(r, up);
     let qs = crate::quality::contacts(source, &quality(r.report.source.up));
     let mut spans = Vec::new();
-    // Per target foot joint its spans, and where its contact point stands
-    // in them (`stance`).
-    let mut feet: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
+    // The target's foot joints given spans (their contact points stand
+    // where `stance` puts them).
+    let mut feet: Vec<usize> = Vec::new();
     for (foot, contact) in qs.feet.iter().zip(&qs.series.contact) {
         let i = match foot.name.as_str() {
             "left" => 0,
@@ -2424,12 +2424,8 @@ fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::
         for &(start, end) in &runs {
             spans.push(crate::clean::ContactSpan { joint: name.clone(), start, end });
         }
-        feet.push((joint, runs));
+        feet.push(joint);
     }
-    let guide = crate::clean::footlock::Guide {
-        floor: r.ground.floor,
-        paths: stance::stand(out, &quality(r.report.target.up), &feet, r.ground.floor),
-    };
     let mut locked = if spans.is_empty() || n < 2 {
         crate::clean::Locked::default()
     } else {
@@ -2438,7 +2434,14 @@ fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::
             quality: quality(r.report.target.up),
             ..crate::clean::Options::default()
         };
-        crate::clean::footlock::lock_feet_guided(out, 0..n, &options, &guide)?
+        // The output's contacts and the legs' FK, measured once for the
+        // stance and the lock (`stance` does not change `out`).
+        let capture = crate::clean::footlock::Capture::guided(out, &options)?;
+        let guide = crate::clean::footlock::Guide {
+            floor: r.ground.floor,
+            paths: stance::stand(&capture, &feet, r.ground.floor, out.motion().fps()),
+        };
+        crate::clean::footlock::lock_feet_guided(out, 0..n, &options, &guide, capture)?
     };
     let lifted = swing::lift(source, &qs, out, &quality(r.report.target.up), r.report.scale);
     if lifted.frames > 0 {

@@ -42,9 +42,7 @@
 
 use glam::DVec3;
 
-use crate::Bvh;
-use crate::kinematics::Kinematics;
-use crate::quality;
+use crate::clean::footlock;
 
 /// Over how long (seconds) at a span's edges the still pin blends into
 /// the point's own motion (`eased`).
@@ -54,83 +52,40 @@ pub(crate) const EASE_SECONDS: f64 = 0.04;
 /// lock's margin: its knee speed limit and toe-off turn).
 pub(crate) const REACH_USED: f64 = 0.98;
 
-/// Per target foot joint (each with the spans it is pinned over, the
-/// source's contacts), per frame: where its contact point stands across
-/// the up axis (file units; the target's own position outside the spans).
-/// Inside a span the point stands still wherever the leg reaches it, and
-/// slides where it does not by the least the leg asks (see the module).
+/// Per target foot joint of `feet` that the lock solves (each leg of
+/// `capture` whose foot is one of them, with the spans it is pinned over,
+/// the source's contacts), per frame: where its contact point stands
+/// across the up axis (file units; the target's own position outside the
+/// spans). Inside a span the point stands still wherever the leg reaches
+/// it, and slides where it does not by the least the leg asks (see the
+/// module). `capture` is the lock's ([`footlock::Capture::guided`] of the
+/// output before the lock), so the contacts and the legs' FK are measured
+/// once for both.
 pub(crate) fn stand(
-    out: &Bvh,
-    q: &quality::Options,
-    feet: &[(usize, Vec<(usize, usize)>)],
+    capture: &footlock::Capture,
+    feet: &[usize],
     floor: f64,
+    fps: f64,
 ) -> Vec<(usize, Vec<DVec3>)> {
-    let skel = out.skeleton();
-    let n = out.motion().n_frames();
-    let report = quality::contacts(out, q);
-    let u = report.up.vector();
+    let u = capture.report.up.vector();
     let horiz = |v: DVec3| v - u * v.dot(u);
-    let bones = super::names::classify(skel);
-    let parent = |j: usize| skel.joints()[j].parent().map(|p| p.index());
-    let fps = out.motion().fps();
-    let ramp0 = ((crate::clean::footlock::RAMP_SECONDS * fps).round() as usize).max(2);
+    let ramp0 = ((footlock::RAMP_SECONDS * fps).round() as usize).max(2);
     let ease = ((EASE_SECONDS * fps).round() as usize).max(2);
     let mut result = Vec::new();
-    for (joint, spans) in feet {
-        let joint = *joint;
-        let foot = report.feet.iter().find(|f| f.points.contains(&joint));
-        let (points, point) = match foot {
-            Some(f) => (f.points.clone(), f.skate_point),
-            None => ((joint..skel.subtree_end(crate::JointId::new(joint))).collect(), joint),
-        };
-        let Some((hip, knee)) = crate::clean::footlock::leg_joints(skel, &bones, joint) else {
-            continue;
-        };
-        // One FK pass over the leg and the joints above it.
-        let mut need = vec![false; skel.len()];
-        for &start in points.iter().chain([&point, &joint, &hip, &knee]) {
-            let mut at = Some(start);
-            while let Some(i) = at.filter(|&i| i < need.len() && !need[i]) {
-                need[i] = true;
-                at = parent(i);
-            }
-        }
-        let keep: Vec<usize> = (0..skel.len()).filter(|&j| need[j]).collect();
-        let idx = |j: usize| keep.binary_search(&j).unwrap_or(0);
-        let (fk, gather) = Kinematics::new(skel, q.position_channels).subset(&keep);
-        let (mut compact, mut now) = (vec![0.0; gather.len()], vec![DVec3::ZERO; keep.len()]);
-        let (mut h, mut k, mut a, mut p) = (
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-            Vec::with_capacity(n),
-        );
-        let mut heights: Vec<Vec<f64>> = vec![Vec::with_capacity(n); points.len()];
-        for frame in out.motion().frames() {
-            for (v, &ch) in compact.iter_mut().zip(&gather) {
-                *v = frame[ch];
-            }
-            fk.positions(&compact, &mut now);
-            h.push(now[idx(hip)]);
-            k.push(now[idx(knee)]);
-            a.push(now[idx(joint)]);
-            p.push(now[idx(point)]);
-            for (&j, hs) in points.iter().zip(&mut heights) {
-                hs.push(now[idx(j)].dot(u));
-            }
-        }
-        // The sole: the lowest point, each less its planted height.
-        let sole = crate::clean::footlock::soles(&heights, n);
+    for leg in capture.legs().filter(|leg| feet.contains(&leg.foot)) {
+        let footlock::CapturedLeg { foot: joint, spans, hip: h, knee: k, ankle: a, point: p, sole } =
+            leg;
+        let n = p.len();
         // The leg's reach as the lock takes it: its longest hip-to-ankle
         // distance in the clip, with at least the lock's least knee bend.
         let (l1, l2) = ((k[0] - h[0]).length(), (a[0] - k[0]).length());
         let most = (0..n).map(|f| (a[f] - h[f]).length()).fold(0.0, f64::max);
-        let c = crate::clean::footlock::STRAIGHT_DEGREES.to_radians().cos();
+        let c = footlock::STRAIGHT_DEGREES.to_radians().cos();
         let reach =
             most.min((l1 * l1 + l2 * l2 + 2.0 * l1 * l2 * c).sqrt()).min(l1 + l2) * REACH_USED;
         let mut path: Vec<DVec3> = p.iter().map(|&v| horiz(v)).collect();
         // The spans merged as the lock merges them.
-        let merged = crate::clean::footlock::merge_spans(spans, ramp0);
+        let merged = footlock::merge_spans(spans, ramp0);
         for (s, e) in merged {
             let e = e.min(n.saturating_sub(1));
             if e <= s {
@@ -224,7 +179,7 @@ fn eased(d: &[DVec3], own: &[DVec3], w: usize) -> Vec<DVec3> {
     let step: Vec<DVec3> = (0..len - 1)
         .map(|f| {
             let edge = f.min(len - 2 - f) as f64;
-            let b = crate::clean::footlock::smoothstep(1.0 - edge / w as f64);
+            let b = footlock::smoothstep(1.0 - edge / w as f64);
             (d[f + 1] - d[f]) * (1.0 - b) + (own[f + 1] - own[f]) * b
         })
         .collect();

@@ -33,6 +33,13 @@
 //! up to its edge started the toe at its full speed in one frame (`bvh
 //! lint`'s acceleration spikes at every span's end).
 //!
+//! **Not across the source's jumps.** The caller (`super::lock_feet`)
+//! cuts the clip where the source's hips or legs jump in one frame
+//! (`super::source_jumps`: `bvh lint`'s pop rule, the clip's edges judged
+//! by one side) and locks each piece alone, so no span, ramp or easing
+//! here or in the lock reaches across such a frame (CMU 12_01's T-pose in
+//! frame 0 was bent towards the walk's first pin at frame 1).
+//!
 //! Measured over the 110 pairs of `tests/retarget_pairs.rs`: the PyMO walk
 //! onto Perception Neuron, Second Life, Xsens and MediaPipe and the
 //! Daz-named CMU take onto Second Life, which skated 0.025-0.092 more than

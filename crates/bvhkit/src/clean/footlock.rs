@@ -155,7 +155,11 @@
 //! **Work.** The captured world motion of the legs comes from one FK pass
 //! over the legs and the joints above them alone ([`Kinematics::subset`],
 //! the same bits as the whole skeleton's FK); the contacts, the up axis and
-//! the units from one [`quality::contacts`] of the clip (lint's feet alone).
+//! the units from one [`quality::contacts`] of the clip (lint's feet alone);
+//! both in one `Capture`, which a retarget's stance reads before its lock
+//! (`Capture::guided`, handed to `lock_feet_guided`) instead of measuring
+//! the same clip again. The write-back copies the clip's first frame alone
+//! (each later frame's angles are chosen near the frame written before).
 
 use std::ops::Range;
 
@@ -1094,7 +1098,10 @@ pub(crate) fn lock(
     }
 
     // Write back: the legs' rotations, the root's lowering.
-    let input = bvh.motion().values().to_vec();
+    // Each joint's angles are written closest to the output's previous
+    // frame; the first frame's, closest to the input's own (a copy of that
+    // row alone: every later frame reads the row written before it).
+    let first = bvh.motion().values()[..width].to_vec();
     let values = bvh.motion_mut().values_mut();
     for (li, leg) in legs.iter().enumerate() {
         for f in 0..n {
@@ -1105,12 +1112,11 @@ pub(crate) fn lock(
                 let (before, rest) = values.split_at_mut(f * width);
                 (Some(&before[(f - 1) * width..]), &mut rest[..width])
             };
-            let src = &input[f * width..(f + 1) * width];
             for (j, q) in [(leg.hip, lh), (leg.knee, lk), (leg.foot, la)] {
                 if j == leg.foot && layouts[j].n_rot == 0 {
                     continue;
                 }
-                let near = layouts[j].angles(prev.unwrap_or(src));
+                let near = layouts[j].angles(prev.unwrap_or(&first));
                 layouts[j].write_rotation(q, Some(near), row);
             }
         }

@@ -2576,9 +2576,11 @@ fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::
             locked.unsolved += l.unsolved;
             locked.notes.extend(l.notes.into_iter().map(|x| format!("frames {a}..{b}: {x}")));
         }
-        let at: Vec<String> = jumps.iter().map(usize::to_string).collect();
+        let at: Vec<String> = jumps.iter().take(8).map(usize::to_string).collect();
+        let more =
+            if jumps.len() > 8 { format!(" ({} in all)", jumps.len()) } else { String::new() };
         locked.notes.push(format!(
-            "the source's hips or legs jump at frame(s) {}: the feet locked on each side alone",
+            "the source's hips or legs jump at frame(s) {}{more}: the feet locked on each side alone",
             at.join(", ")
         ));
         locked

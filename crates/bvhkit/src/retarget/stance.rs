@@ -33,6 +33,12 @@
 //! up to its edge started the toe at its full speed in one frame (`bvh
 //! lint`'s acceleration spikes at every span's end).
 //!
+//! **Work.** The legs' tracks and the output's contacts are the lock's own
+//! (`footlock::Capture`), measured once. The spans are independent, so
+//! their solves sweep up to `LANES` (4) side by side (each sweep is a chain
+//! of dependent steps; interleaved, the chains overlap), each with the
+//! operations and the order it has alone.
+//!
 //! **Not across the source's jumps.** The caller (`super::lock_feet`)
 //! cuts the clip where the source's hips or legs jump in one frame
 //! (`super::source_jumps`: `bvh lint`'s pop rule, the clip's edges judged
@@ -78,7 +84,12 @@ pub(crate) fn stand(
     let horiz = |v: DVec3| v - u * v.dot(u);
     let ramp0 = ((footlock::RAMP_SECONDS * fps).round() as usize).max(2);
     let ease = ((EASE_SECONDS * fps).round() as usize).max(2);
-    let mut result = Vec::new();
+    // Every span of every leg first (their solves are independent: the
+    // spans of a leg are disjoint, each reads its own frames alone), then
+    // solved side by side (`still_where_reached_many`).
+    let mut result: Vec<(usize, Vec<DVec3>)> = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut places: Vec<(usize, usize)> = Vec::new();
     for leg in capture.legs().filter(|leg| feet.contains(&leg.foot)) {
         let footlock::CapturedLeg { foot: joint, spans, hip: h, knee: k, ankle: a, point: p, sole } =
             leg;
@@ -90,7 +101,7 @@ pub(crate) fn stand(
         let c = footlock::STRAIGHT_DEGREES.to_radians().cos();
         let reach =
             most.min((l1 * l1 + l2 * l2 + 2.0 * l1 * l2 * c).sqrt()).min(l1 + l2) * REACH_USED;
-        let mut path: Vec<DVec3> = p.iter().map(|&v| horiz(v)).collect();
+        let path: Vec<DVec3> = p.iter().map(|&v| horiz(v)).collect();
         // The spans merged as the lock merges them.
         let merged = footlock::merge_spans(spans, ramp0);
         for (s, e) in merged {
@@ -112,13 +123,25 @@ pub(crate) fn stand(
                     (centre, rho.max((path[f] - centre).length()))
                 })
                 .collect();
-            let own: Vec<DVec3> = (s..=e).map(|f| path[f]).collect();
-            let pins = eased(&still_where_reached(&own, &disc), &own, ease);
-            path[s..=e].copy_from_slice(&pins);
+            let own: Vec<DVec3> = path[s..=e].to_vec();
+            jobs.push(Job { own, disc });
+            places.push((result.len(), s));
         }
         result.push((joint, path));
     }
+    let solved = still_where_reached_many(&jobs);
+    for ((job, d), &(leg, s)) in jobs.iter().zip(solved).zip(&places) {
+        let pins = eased(&d, &job.own, ease);
+        result[leg].1[s..s + pins.len()].copy_from_slice(&pins);
+    }
     result
+}
+
+/// One span's solve: the point's own path and the discs (see
+/// [`still_where_reached`]).
+struct Job {
+    own: Vec<DVec3>,
+    disc: Vec<(DVec3, f64)>,
 }
 
 /// A pin's path over one span: `own` the target's contact point as the
@@ -127,20 +150,46 @@ pub(crate) fn stand(
 /// (a still point where one point lies in every disc; otherwise the slide
 /// spread over the span, never a jump), near the centre of the point's own
 /// slide (the frame whose position is nearest the farthest of the span's).
+#[cfg(test)]
 fn still_where_reached(own: &[DVec3], disc: &[(DVec3, f64)]) -> Vec<DVec3> {
-    let len = own.len();
-    let anchor = (0..len)
-        .map(|f| (own.iter().map(|&g| (g - own[f]).length()).fold(0.0, f64::max), f))
-        .min_by(|x, y| x.0.total_cmp(&y.0))
-        .map_or(DVec3::ZERO, |x| own[x.1]);
-    let clamp = |v: DVec3, (c, r): (DVec3, f64)| {
-        let d = v - c;
-        if d.length() <= r { v } else { c + d.normalize_or_zero() * r }
-    };
-    let mut d: Vec<DVec3> = (0..len).map(|f| clamp(anchor, disc[f])).collect();
-    if len < 2 {
-        return d;
+    let job = Job { own: own.to_vec(), disc: disc.to_vec() };
+    still_where_reached_many(std::slice::from_ref(&job)).remove(0)
+}
+
+/// `d.length() <= r`, without the square root where the point is this far
+/// inside (the root's rounding cannot reach `r` from there): the same
+/// answer, the root taken only near the rim.
+#[inline(always)]
+fn clamp(v: DVec3, (c, r): (DVec3, f64)) -> DVec3 {
+    let d = v - c;
+    if d.length_squared() <= r * r * (1.0 - 1e-9) || d.length() <= r {
+        v
+    } else {
+        c + d.normalize_or_zero() * r
     }
+}
+
+/// One span's solve under way.
+struct Sweep {
+    job: usize,
+    anchor: DVec3,
+    d: Vec<DVec3>,
+    omega: f64,
+    tol: f64,
+    sweeps: usize,
+    moved: f64,
+}
+
+/// How many spans sweep side by side.
+const LANES: usize = 4;
+
+/// [`still_where_reached`] of every job, each with the same bits as alone.
+/// A sweep is one chain of dependent steps (each point reads the one just
+/// moved), so a span alone waits on each step's latency; up to [`LANES`]
+/// spans sweep side by side (a span that converges gives its place to the
+/// next), the same operations in the same order for each.
+fn still_where_reached_many(jobs: &[Job]) -> Vec<Vec<DVec3>> {
+    let mut out: Vec<Vec<DVec3>> = vec![Vec::new(); jobs.len()];
     // Projected successive over-relaxation on Σ|D[f+1] − D[f]|² +
     // ε Σ|D[f] − anchor|² (the relaxation factor that is best for the
     // chain's Laplacian: about len sweeps instead of Gauss-Seidel's len²,
@@ -149,26 +198,82 @@ fn still_where_reached(own: &[DVec3], disc: &[(DVec3, f64)]) -> Vec<DVec3> {
     // or 20 len sweeps (within 3 mm of a solve 100 times as long on the
     // corpus walks). Every point is in its disc after every sweep.
     let eps = 1e-6;
-    let omega = 2.0 / (1.0 + (std::f64::consts::PI / len as f64).sin());
-    let tol = 1e-6 * disc.iter().map(|x| x.1).fold(0.0, f64::max);
-    for _ in 0..20 * len {
-        let mut moved: f64 = 0.0;
-        for f in 0..len {
-            let (sum, w) = match f {
-                0 => (d[1], 1.0),
-                f if f == len - 1 => (d[f - 1], 1.0),
-                f => (d[f - 1] + d[f + 1], 2.0),
-            };
-            let gs = (sum + anchor * eps) / (w + eps);
-            let v = clamp(d[f] + (gs - d[f]) * omega, disc[f]);
-            moved = moved.max((v - d[f]).length());
-            d[f] = v;
+    let start = |i: usize| -> Option<Sweep> {
+        let Job { own, disc } = &jobs[i];
+        let len = own.len();
+        // The frame whose position is nearest the farthest of the span's;
+        // the farthest distance as the root of the largest square (the
+        // same bits: the root is monotonic and correctly rounded).
+        let anchor = (0..len)
+            .map(|f| {
+                let far = own.iter().map(|&g| (g - own[f]).length_squared()).fold(0.0, f64::max);
+                (far.sqrt(), f)
+            })
+            .min_by(|x, y| x.0.total_cmp(&y.0))
+            .map_or(DVec3::ZERO, |x| own[x.1]);
+        let d: Vec<DVec3> = (0..len).map(|f| clamp(anchor, disc[f])).collect();
+        let omega = 2.0 / (1.0 + (std::f64::consts::PI / len as f64).sin());
+        let tol = 1e-6 * disc.iter().map(|x| x.1).fold(0.0, f64::max);
+        Some(Sweep { job: i, anchor, d, omega, tol, sweeps: 0, moved: 0.0 })
+    };
+    let mut next = 0;
+    let mut lanes: Vec<Sweep> = Vec::with_capacity(LANES);
+    loop {
+        // Fill the free places; a span of under two frames is its clamped
+        // anchor, and one of 0 sweeps (never) is done at once.
+        while lanes.len() < LANES && next < jobs.len() {
+            let Some(sw) = start(next) else { break };
+            next += 1;
+            if sw.d.len() < 2 {
+                out[sw.job] = sw.d;
+            } else {
+                lanes.push(sw);
+            }
         }
-        if moved <= tol {
+        if lanes.is_empty() {
             break;
         }
+        // One sweep of every span in a place, their steps interleaved.
+        let most = lanes.iter().map(|l| l.d.len()).max().unwrap_or(0);
+        for l in &mut lanes {
+            l.moved = 0.0;
+        }
+        for f in 0..most {
+            for l in lanes.iter_mut() {
+                let len = l.d.len();
+                if f >= len {
+                    continue;
+                }
+                let disc = &jobs[l.job].disc;
+                let d = &mut l.d;
+                let (sum, w) = match f {
+                    0 => (d[1], 1.0),
+                    f if f == len - 1 => (d[f - 1], 1.0),
+                    f => (d[f - 1] + d[f + 1], 2.0),
+                };
+                let gs = (sum + l.anchor * eps) / (w + eps);
+                let v = clamp(d[f] + (gs - d[f]) * l.omega, disc[f]);
+                // The largest squared step: its root is the largest
+                // step's (the root is monotonic and correctly rounded).
+                l.moved = l.moved.max((v - d[f]).length_squared());
+                d[f] = v;
+            }
+        }
+        // A span is done when no point moved by more than its tolerance,
+        // or after 20 len sweeps.
+        let mut i = 0;
+        while i < lanes.len() {
+            let l = &mut lanes[i];
+            l.sweeps += 1;
+            if l.moved.sqrt() <= l.tol || l.sweeps >= 20 * l.d.len() {
+                let l = lanes.swap_remove(i);
+                out[l.job] = l.d;
+            } else {
+                i += 1;
+            }
+        }
     }
-    d
+    out
 }
 
 /// A span's path `d` whose steps near its edges blend into the steps of the
@@ -241,6 +346,39 @@ mod tests {
         assert!((8.0..8.08).contains(&travel), "{travel}");
         let most = steps.iter().copied().fold(0.0, f64::max);
         assert!(most < 0.4 * 1.01, "{steps:?}");
+    }
+
+    #[test]
+    fn spans_solved_side_by_side_have_the_bits_they_have_alone() {
+        // Eleven spans of 2 to 60 frames (more than `LANES`, of unequal
+        // lengths, so places are refilled mid-way), some in reach, some
+        // not: each path solved among the others is bit for bit the path
+        // solved alone.
+        let jobs: Vec<Job> = (0..11)
+            .map(|k| {
+                let len = 2 + (k * 37) % 59;
+                let own: Vec<DVec3> = (0..len)
+                    .map(|f| DVec3::new(f as f64 * 0.3 + k as f64, (f as f64 * 0.7).sin(), 0.0))
+                    .collect();
+                let disc: Vec<(DVec3, f64)> = (0..len)
+                    .map(|f| {
+                        (
+                            DVec3::new(f as f64 * (0.05 + 0.1 * k as f64), 0.2, 0.0),
+                            1.0 + 0.3 * (k % 3) as f64,
+                        )
+                    })
+                    .collect();
+                Job { own, disc }
+            })
+            .collect();
+        let together = still_where_reached_many(&jobs);
+        for (job, t) in jobs.iter().zip(&together) {
+            let alone = still_where_reached_many(std::slice::from_ref(job));
+            assert_eq!(alone[0].len(), t.len());
+            for (a, b) in alone[0].iter().zip(t) {
+                assert_eq!(a.to_array().map(f64::to_bits), b.to_array().map(f64::to_bits));
+            }
+        }
     }
 
     #[test]

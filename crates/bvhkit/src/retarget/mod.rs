@@ -2423,16 +2423,17 @@ fn lock_piece(
     crate::clean::footlock::lock_feet_guided(out, 0..n, &options, &guide, capture)
 }
 
-/// The frames where the source's hips or legs jump: frame `f + 1` of each
-/// step `f → f + 1` of a joint of a source foot (its points) or above it
-/// up to the root that `bvh lint`'s pop rule flags (a step longer than
-/// `pop_factor` times the mean of the two steps before it and of the two
-/// after it, longer than `pop_min` and than twice the joint's
-/// 95th-percentile step), where the clip's first and last steps are
-/// judged by the side they have (lint leaves its first and last three
-/// steps alone). CMU 12_01's T-pose in frame 0 before a walk from frame 1
-/// is one: locked across it, the ramp of the contact starting at frame 1
-/// bent a leg of frame 0's T-pose towards the walk's pin.
+/// The frames where the source's hips or legs jump at the clip's ends:
+/// frame `f + 1` of each of the first and last three steps `f → f + 1`
+/// (the ones `bvh lint` leaves alone) of a joint of a source foot (its
+/// points) or above it up to the root that lint's pop rule flags, judged
+/// by the side the step has (a step longer than `pop_factor` times the
+/// mean of the two steps after it, or before it at the end, longer than
+/// `pop_min` and than twice the joint's 95th-percentile step), and no
+/// one-frame glitch (a jump beside another: out and back). CMU 12_01's
+/// T-pose in frame 0 before a walk from frame 1 is one: locked across it,
+/// the ramp of the contact starting at frame 1 bent a leg of frame 0's
+/// T-pose towards the walk's pin.
 fn source_jumps(
     source: &Bvh,
     qs: &crate::quality::Report,
@@ -2502,7 +2503,19 @@ fn source_jumps(
             }
         }
     }
-    (1..n).filter(|&f| jump[f]).collect()
+    // Kept: the steps lint leaves alone, its first and last three, that are
+    // no one-frame glitch (out and back: a jump beside another). Inside the
+    // clip a pop of the source's legs is a glitch of its capture
+    // (ShaderMotion's take has eight, one of them 3 frames from its end),
+    // which the lock, holding the foot across it, smooths: cut there, onto
+    // Bandai Namco, Second Life and Rokoko the take had 1-5 more of lint's
+    // spikes and 2-3 more Euler jumps; and lint finds it on the source.
+    let edge = |f: usize| f - 1 < 3 || f + 3 >= n;
+    (1..n)
+        .filter(|&f| {
+            jump[f] && edge(f) && !jump[f - 1] && !jump.get(f + 1).copied().unwrap_or(false)
+        })
+        .collect()
 }
 
 /// Pins the feet of the retargeted `out` over the source's contact spans
@@ -2540,7 +2553,11 @@ fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::
     // no span, ramp or easing of the lock reaches across such a frame, so
     // the pieces are locked one at a time (a piece of one frame is left
     // as the transfer makes it).
-    let jumps = source_jumps(source, &qs, &quality(r.report.source.up));
+    let jumps = if spans.is_empty() {
+        Vec::new()
+    } else {
+        source_jumps(source, &qs, &quality(r.report.source.up))
+    };
     let mut locked = if jumps.is_empty() {
         lock_piece(r, out, spans, &feet)?
     } else {

@@ -40,9 +40,9 @@
 //! operations and the order it has alone.
 //!
 //! **Not across the source's jumps.** The caller (`super::lock_feet`)
-//! cuts the clip where the source's hips or legs jump in one frame
-//! (`super::source_jumps`: `bvh lint`'s pop rule, the clip's edges judged
-//! by one side) and locks each piece alone, so no span, ramp or easing
+//! cuts the clip where the source's hips or legs jump in one of its first
+//! or last three steps (`super::source_jumps`: `bvh lint`'s pop rule,
+//! judged by the side the step has) and locks each piece alone, so no span, ramp or easing
 //! here or in the lock reaches across such a frame (CMU 12_01's T-pose in
 //! frame 0 was bent towards the walk's first pin at frame 1).
 //!

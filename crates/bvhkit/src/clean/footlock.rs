@@ -155,7 +155,11 @@
 //! **Work.** The captured world motion of the legs comes from one FK pass
 //! over the legs and the joints above them alone ([`Kinematics::subset`],
 //! the same bits as the whole skeleton's FK); the contacts, the up axis and
-//! the units from one [`quality::contacts`] of the clip (lint's feet alone).
+//! the units from one [`quality::contacts`] of the clip (lint's feet alone);
+//! both in one `Capture`, which a retarget's stance reads before its lock
+//! (`Capture::guided`, handed to `lock_feet_guided`) instead of measuring
+//! the same clip again. The write-back copies the clip's first frame alone
+//! (each later frame's angles are chosen near the frame written before).
 
 use std::ops::Range;
 
@@ -347,7 +351,7 @@ pub fn lock_feet_in(
     frames: Range<usize>,
     options: &super::Options,
 ) -> Result<Locked> {
-    checked_lock(bvh, frames, options, None)
+    checked_lock(bvh, frames, options, None, None)
 }
 
 /// [`lock_feet_in`]'s checks of the range and the spans, then the lock.
@@ -356,6 +360,7 @@ fn checked_lock(
     frames: Range<usize>,
     options: &super::Options,
     guide: Option<&Guide>,
+    capture: Option<Capture>,
 ) -> Result<Locked> {
     let n = bvh.motion().n_frames();
     if frames.start >= frames.end || frames.end > n {
@@ -369,7 +374,7 @@ fn checked_lock(
     }
     let layouts: Vec<JointChannels> =
         bvh.skeleton().joints().iter().map(JointChannels::of).collect();
-    Ok(lock(bvh, &layouts, options, frames, guide))
+    Ok(lock(bvh, &layouts, options, frames, guide, capture))
 }
 
 /// What a caller that knows where the feet belong tells the lock (a
@@ -390,13 +395,17 @@ pub(crate) struct Guide {
 
 /// [`lock_feet_in`] with a [`Guide`]: spans given (`options.contacts`),
 /// the soles put on the guide's floor and the pins moved along its paths.
+/// `capture` is [`Capture::guided`] of this same `bvh` with these same
+/// `options` (the guide's maker read it; the lock does not measure the
+/// clip again).
 pub(crate) fn lock_feet_guided(
     bvh: &mut Bvh,
     frames: Range<usize>,
     options: &super::Options,
     guide: &Guide,
+    capture: Capture,
 ) -> Result<Locked> {
-    checked_lock(bvh, frames, options, Some(guide))
+    checked_lock(bvh, frames, options, Some(guide), Some(capture))
 }
 
 /// One leg's joints.
@@ -454,6 +463,241 @@ struct Span {
 /// One frame of a solved leg: local rotations of hip, knee and ankle.
 type Solved = Option<(DQuat, DQuat, DQuat)>;
 
+/// The legs a lock solves and their captured world motion, measured once:
+/// the contacts of the clip ([`quality::contacts`]), each leg's joints and
+/// spans, and one FK pass over the legs and the joints above them. A
+/// retarget's stance reads it before the lock ([`Capture::guided`]), which
+/// then solves from it instead of measuring the same clip again.
+pub(crate) struct Capture {
+    /// [`quality::contacts`] of the clip with the lock's quality options.
+    pub report: quality::Report,
+    legs: Vec<Leg>,
+    leg_spans: Vec<Vec<(usize, usize)>>,
+    tracks: Vec<Track>,
+    notes: Vec<String>,
+}
+
+/// One leg of a [`Capture`] as a guide's maker reads it.
+pub(crate) struct CapturedLeg<'a> {
+    /// The foot joint (the lock's key of a guide's path).
+    pub foot: usize,
+    /// The contact spans given for it, as given.
+    pub spans: &'a [(usize, usize)],
+    /// Per frame the world positions of the hip, knee, ankle (foot joint)
+    /// and contact point, and the sole's height (see [`Guide`]).
+    pub hip: &'a [DVec3],
+    pub knee: &'a [DVec3],
+    pub ankle: &'a [DVec3],
+    pub point: &'a [DVec3],
+    pub sole: &'a [f64],
+}
+
+impl Capture {
+    /// The capture [`lock_feet_guided`] makes of `bvh` itself: the spans
+    /// given (`options.contacts`) checked, and each foot's sole measured.
+    /// Valid for that call only while `bvh` and `options` are unchanged.
+    pub(crate) fn guided(bvh: &Bvh, options: &super::Options) -> Result<Capture> {
+        if let Some(c) = &options.contacts {
+            check_contacts(bvh, c)?;
+        }
+        let layouts: Vec<JointChannels> =
+            bvh.skeleton().joints().iter().map(JointChannels::of).collect();
+        Ok(Capture::new(bvh, &layouts, options, true))
+    }
+
+    /// The legs whose hip and knee the lock can turn, with their tracks.
+    pub(crate) fn legs(&self) -> impl Iterator<Item = CapturedLeg<'_>> {
+        self.legs.iter().zip(&self.leg_spans).zip(&self.tracks).map(|((leg, spans), t)| {
+            CapturedLeg {
+                foot: leg.foot,
+                spans,
+                hip: &t.h,
+                knee: &t.k,
+                ankle: &t.a,
+                point: &t.p,
+                sole: &t.sole,
+            }
+        })
+    }
+
+    /// Measures `bvh` for [`lock`]; `guided`: with each foot's sole.
+    fn new(
+        bvh: &Bvh,
+        layouts: &[JointChannels],
+        options: &super::Options,
+        guided: bool,
+    ) -> Capture {
+        let q = &options.quality;
+        let n = bvh.motion().n_frames();
+        let mut notes = Vec::new();
+        let report = quality::contacts(bvh, q);
+        let skel = bvh.skeleton().clone();
+        let nj = skel.len();
+        let names = skel.display_names();
+        let bones = crate::retarget::names::classify(&skel);
+        let parent = |j: usize| skel.joints()[j].parent().map(|p| p.index());
+        let u = report.up.vector();
+
+        // The feet and their spans: given, or lint's.
+        let mut feet: Vec<(Foot, Vec<(usize, usize)>)> = Vec::new();
+        match &options.contacts {
+            Some(given) => {
+                for c in given {
+                    let Some(j) = skel.find(&c.joint).map(|id| id.index()) else { continue };
+                    let foot =
+                        report.feet.iter().find(|f| f.points.contains(&j)).cloned().unwrap_or(
+                            Foot {
+                                name: names[j].clone(),
+                                points: (j..skel.subtree_end(crate::JointId::new(j))).collect(),
+                                skate_point: j,
+                                toe_point: j,
+                            },
+                        );
+                    let span = (c.start, c.end.min(n - 1));
+                    match feet.iter_mut().find(|(f, _)| f.points[0] == foot.points[0]) {
+                        Some((_, spans)) => spans.push(span),
+                        None => feet.push((foot, vec![span])),
+                    }
+                }
+            }
+            None => {
+                for (fi, foot) in report.feet.iter().enumerate() {
+                    let spans = report.series.contact.get(fi).map_or(Vec::new(), |c| {
+                        runs(c.iter().copied()).into_iter().filter(|(s, e)| e > s).collect()
+                    });
+                    feet.push((foot.clone(), spans));
+                }
+            }
+        }
+        if feet.is_empty() {
+            notes.push("no feet found: nothing locked".into());
+            return Capture {
+                report,
+                legs: Vec::new(),
+                leg_spans: Vec::new(),
+                tracks: Vec::new(),
+                notes,
+            };
+        }
+
+        let mut legs = Vec::new();
+        let mut leg_spans: Vec<Vec<(usize, usize)>> = Vec::new();
+        for (foot, spans) in feet {
+            let Some(&a) = foot.points.first() else { continue };
+            let Some((h, k)) = leg_joints(&skel, &bones, a) else {
+                notes.push(format!("{}: no knee and hip above the foot: not locked", names[a]));
+                continue;
+            };
+            if layouts[h].n_rot != 3 || layouts[k].n_rot != 3 {
+                notes.push(format!(
+                    "{}: the hip ({}) and knee ({}) need three rotation channels: not locked",
+                    names[a], names[h], names[k]
+                ));
+                continue;
+            }
+            legs.push(Leg {
+                foot: a,
+                knee: k,
+                hip: h,
+                hip_parent: parent(h),
+                knee_parent: parent(k).unwrap_or(h),
+                foot_parent: parent(a).unwrap_or(k),
+                point: foot.skate_point,
+                points: foot.points.clone(),
+            });
+            leg_spans.push(spans);
+        }
+        if legs.is_empty() {
+            return Capture { report, legs, leg_spans, tracks: Vec::new(), notes };
+        }
+
+        // The captured world motion of the legs, one FK pass over the legs and
+        // the joints above them alone (`Kinematics::subset`: the same bits as
+        // the whole skeleton's FK; a tenth of a full body's joints).
+        let mut need = vec![false; nj];
+        for leg in &legs {
+            let sole_points = if guided { &leg.points[..] } else { &[] };
+            for &start in [leg.point, leg.foot].iter().chain(sole_points) {
+                let mut j = Some(start);
+                while let Some(i) = j.filter(|&i| !need[i]) {
+                    need[i] = true;
+                    j = parent(i);
+                }
+            }
+        }
+        let keep: Vec<usize> = (0..nj).filter(|&j| need[j]).collect();
+        let mut at = vec![usize::MAX; nj];
+        for (i, &j) in keep.iter().enumerate() {
+            at[j] = i;
+        }
+        let (fk, gather) = Kinematics::new(&skel, q.position_channels).subset(&keep);
+        let mut scratch = fk.scratch();
+        let mut compact = vec![0.0; gather.len()];
+        let mut tracks: Vec<Track> = legs
+            .iter()
+            .map(|_| Track {
+                h: Vec::with_capacity(n),
+                k: Vec::with_capacity(n),
+                a: Vec::with_capacity(n),
+                p: Vec::with_capacity(n),
+                qp: Vec::with_capacity(n),
+                qh: Vec::with_capacity(n),
+                qk: Vec::with_capacity(n),
+                qa: Vec::with_capacity(n),
+                qkp: Vec::with_capacity(n),
+                qap: Vec::with_capacity(n),
+                lk: Vec::with_capacity(n),
+                sole: Vec::new(),
+                path: Vec::new(),
+            })
+            .collect();
+        // With a guide, the heights of every point of each foot (for its sole).
+        let mut point_heights: Vec<Vec<Vec<f64>>> = legs
+            .iter()
+            .map(|leg| {
+                let k = if guided { leg.points.len() } else { 0 };
+                vec![Vec::with_capacity(n); k]
+            })
+            .collect();
+        let mut world = vec![DAffine3::IDENTITY; keep.len()];
+        for f in 0..n {
+            let frame = bvh.motion().frame(f);
+            for (v, &c) in compact.iter_mut().zip(&gather) {
+                *v = frame[c];
+            }
+            fk.world_with(&compact, &mut scratch, &mut world);
+            let rot = |j: usize| DQuat::from_mat3(&world[at[j]].matrix3).normalize();
+            let pos = |j: usize| world[at[j]].translation;
+            for (leg, t) in legs.iter().zip(&mut tracks) {
+                t.h.push(pos(leg.hip));
+                t.k.push(pos(leg.knee));
+                t.a.push(pos(leg.foot));
+                t.p.push(pos(leg.point));
+                t.qp.push(leg.hip_parent.map_or(DQuat::IDENTITY, rot));
+                t.qh.push(rot(leg.hip));
+                t.qk.push(rot(leg.knee));
+                t.qa.push(rot(leg.foot));
+                t.qkp.push(rot(leg.knee_parent));
+                t.qap.push(rot(leg.foot_parent));
+                t.lk.push(layouts[leg.knee].rotation(frame));
+            }
+            for (leg, hs) in legs.iter().zip(&mut point_heights) {
+                for (&j, h) in leg.points.iter().zip(hs) {
+                    h.push(pos(j).dot(u));
+                }
+            }
+        }
+        if guided {
+            for (t, hs) in tracks.iter_mut().zip(&point_heights) {
+                // Each point less its planted height (its 5th percentile less
+                // the foot's lowest such), `quality`'s rule.
+                t.sole = soles(hs, n);
+            }
+        }
+        Capture { report, legs, leg_spans, tracks, notes }
+    }
+}
+
 /// Locks the feet of `bvh` over `range` (the work of [`lock_feet_in`],
 /// its arguments checked).
 pub(crate) fn lock(
@@ -462,6 +706,7 @@ pub(crate) fn lock(
     options: &super::Options,
     range: Range<usize>,
     guide: Option<&Guide>,
+    capture: Option<Capture>,
 ) -> Locked {
     let q = &options.quality;
     let mut done = Locked::default();
@@ -470,162 +715,23 @@ pub(crate) fn lock(
     if n < 2 || width == 0 {
         return done;
     }
-    let report = quality::contacts(bvh, q);
+    let cap = match capture {
+        Some(cap) => cap,
+        None => Capture::new(bvh, layouts, options, guide.is_some()),
+    };
+    let Capture { report, legs, leg_spans, mut tracks, notes } = cap;
+    done.notes.extend(notes);
+    if legs.is_empty() {
+        return done;
+    }
     let skel = bvh.skeleton().clone();
-    let nj = skel.len();
     let names = skel.display_names();
-    let bones = crate::retarget::names::classify(&skel);
     let parent = |j: usize| skel.joints()[j].parent().map(|p| p.index());
     let fps = bvh.motion().fps();
     let u = report.up.vector();
     let mpu = report.metres_per_unit;
-
-    // The feet and their spans: given, or lint's.
-    let mut feet: Vec<(Foot, Vec<(usize, usize)>)> = Vec::new();
-    match &options.contacts {
-        Some(given) => {
-            for c in given {
-                let Some(j) = skel.find(&c.joint).map(|id| id.index()) else { continue };
-                let foot =
-                    report.feet.iter().find(|f| f.points.contains(&j)).cloned().unwrap_or(Foot {
-                        name: names[j].clone(),
-                        points: (j..skel.subtree_end(crate::JointId::new(j))).collect(),
-                        skate_point: j,
-                        toe_point: j,
-                    });
-                let span = (c.start, c.end.min(n - 1));
-                match feet.iter_mut().find(|(f, _)| f.points[0] == foot.points[0]) {
-                    Some((_, spans)) => spans.push(span),
-                    None => feet.push((foot, vec![span])),
-                }
-            }
-        }
-        None => {
-            for (fi, foot) in report.feet.iter().enumerate() {
-                let spans = report.series.contact.get(fi).map_or(Vec::new(), |c| {
-                    runs(c.iter().copied()).into_iter().filter(|(s, e)| e > s).collect()
-                });
-                feet.push((foot.clone(), spans));
-            }
-        }
-    }
-    if feet.is_empty() {
-        done.notes.push("no feet found: nothing locked".into());
-        return done;
-    }
-
-    let mut legs = Vec::new();
-    let mut leg_spans: Vec<Vec<(usize, usize)>> = Vec::new();
-    for (foot, spans) in feet {
-        let Some(&a) = foot.points.first() else { continue };
-        let Some((h, k)) = leg_joints(&skel, &bones, a) else {
-            done.notes.push(format!("{}: no knee and hip above the foot: not locked", names[a]));
-            continue;
-        };
-        if layouts[h].n_rot != 3 || layouts[k].n_rot != 3 {
-            done.notes.push(format!(
-                "{}: the hip ({}) and knee ({}) need three rotation channels: not locked",
-                names[a], names[h], names[k]
-            ));
-            continue;
-        }
-        legs.push(Leg {
-            foot: a,
-            knee: k,
-            hip: h,
-            hip_parent: parent(h),
-            knee_parent: parent(k).unwrap_or(h),
-            foot_parent: parent(a).unwrap_or(k),
-            point: foot.skate_point,
-            points: foot.points.clone(),
-        });
-        leg_spans.push(spans);
-    }
-    if legs.is_empty() {
-        return done;
-    }
-
-    // The captured world motion of the legs, one FK pass over the legs and
-    // the joints above them alone (`Kinematics::subset`: the same bits as
-    // the whole skeleton's FK; a tenth of a full body's joints).
-    let mut need = vec![false; nj];
-    for leg in &legs {
-        let sole_points = if guide.is_some() { &leg.points[..] } else { &[] };
-        for &start in [leg.point, leg.foot].iter().chain(sole_points) {
-            let mut j = Some(start);
-            while let Some(i) = j.filter(|&i| !need[i]) {
-                need[i] = true;
-                j = parent(i);
-            }
-        }
-    }
-    let keep: Vec<usize> = (0..nj).filter(|&j| need[j]).collect();
-    let mut at = vec![usize::MAX; nj];
-    for (i, &j) in keep.iter().enumerate() {
-        at[j] = i;
-    }
-    let (fk, gather) = Kinematics::new(&skel, q.position_channels).subset(&keep);
-    let mut scratch = fk.scratch();
-    let mut compact = vec![0.0; gather.len()];
-    let mut tracks: Vec<Track> = legs
-        .iter()
-        .map(|_| Track {
-            h: Vec::with_capacity(n),
-            k: Vec::with_capacity(n),
-            a: Vec::with_capacity(n),
-            p: Vec::with_capacity(n),
-            qp: Vec::with_capacity(n),
-            qh: Vec::with_capacity(n),
-            qk: Vec::with_capacity(n),
-            qa: Vec::with_capacity(n),
-            qkp: Vec::with_capacity(n),
-            qap: Vec::with_capacity(n),
-            lk: Vec::with_capacity(n),
-            sole: Vec::new(),
-            path: Vec::new(),
-        })
-        .collect();
-    // With a guide, the heights of every point of each foot (for its sole).
-    let mut point_heights: Vec<Vec<Vec<f64>>> = legs
-        .iter()
-        .map(|leg| {
-            let k = if guide.is_some() { leg.points.len() } else { 0 };
-            vec![Vec::with_capacity(n); k]
-        })
-        .collect();
-    let mut world = vec![DAffine3::IDENTITY; keep.len()];
-    for f in 0..n {
-        let frame = bvh.motion().frame(f);
-        for (v, &c) in compact.iter_mut().zip(&gather) {
-            *v = frame[c];
-        }
-        fk.world_with(&compact, &mut scratch, &mut world);
-        let rot = |j: usize| DQuat::from_mat3(&world[at[j]].matrix3).normalize();
-        let pos = |j: usize| world[at[j]].translation;
-        for (leg, t) in legs.iter().zip(&mut tracks) {
-            t.h.push(pos(leg.hip));
-            t.k.push(pos(leg.knee));
-            t.a.push(pos(leg.foot));
-            t.p.push(pos(leg.point));
-            t.qp.push(leg.hip_parent.map_or(DQuat::IDENTITY, rot));
-            t.qh.push(rot(leg.hip));
-            t.qk.push(rot(leg.knee));
-            t.qa.push(rot(leg.foot));
-            t.qkp.push(rot(leg.knee_parent));
-            t.qap.push(rot(leg.foot_parent));
-            t.lk.push(layouts[leg.knee].rotation(frame));
-        }
-        for (leg, hs) in legs.iter().zip(&mut point_heights) {
-            for (&j, h) in leg.points.iter().zip(hs) {
-                h.push(pos(j).dot(u));
-            }
-        }
-    }
     if let Some(g) = guide {
-        for ((leg, t), hs) in legs.iter().zip(&mut tracks).zip(&point_heights) {
-            // Each point less its planted height (its 5th percentile less
-            // the foot's lowest such), `quality`'s rule.
-            t.sole = soles(hs, n);
+        for (leg, t) in legs.iter().zip(&mut tracks) {
             if let Some((_, path)) = g.paths.iter().find(|(j, p)| *j == leg.foot && p.len() == n) {
                 t.path = path.iter().map(|&v| v - u * v.dot(u)).collect();
             }
@@ -992,7 +1098,10 @@ pub(crate) fn lock(
     }
 
     // Write back: the legs' rotations, the root's lowering.
-    let input = bvh.motion().values().to_vec();
+    // Each joint's angles are written closest to the output's previous
+    // frame; the first frame's, closest to the input's own (a copy of that
+    // row alone: every later frame reads the row written before it).
+    let first = bvh.motion().values()[..width].to_vec();
     let values = bvh.motion_mut().values_mut();
     for (li, leg) in legs.iter().enumerate() {
         for f in 0..n {
@@ -1003,12 +1112,11 @@ pub(crate) fn lock(
                 let (before, rest) = values.split_at_mut(f * width);
                 (Some(&before[(f - 1) * width..]), &mut rest[..width])
             };
-            let src = &input[f * width..(f + 1) * width];
             for (j, q) in [(leg.hip, lh), (leg.knee, lk), (leg.foot, la)] {
                 if j == leg.foot && layouts[j].n_rot == 0 {
                     continue;
                 }
-                let near = layouts[j].angles(prev.unwrap_or(src));
+                let near = layouts[j].angles(prev.unwrap_or(&first));
                 layouts[j].write_rotation(q, Some(near), row);
             }
         }

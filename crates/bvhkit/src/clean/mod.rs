@@ -320,7 +320,7 @@ pub fn clean_in_place(bvh: &mut Bvh, options: &Options) -> Result<Report> {
     }
     if options.lock_feet {
         step("lock feet".into(), out, &mut report, &mut |out, notes| {
-            let locked = footlock::lock(out, &layouts, options, 0..n, None);
+            let locked = footlock::lock(out, &layouts, options, 0..n, None, None);
             notes.extend(locked.notes);
             (Vec::new(), locked.spans.len())
         });

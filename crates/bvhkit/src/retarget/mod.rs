@@ -2395,6 +2395,135 @@ fn feet_quality(r: &Retarget, up: SignedAxis) -> crate::quality::Options {
     }
 }
 
+/// Locks the feet of `out` (the whole retarget, or a piece of it between
+/// the source's jumps) over `spans` on the target's foot joints `feet`:
+/// the stance's paths, then the guided lock.
+fn lock_piece(
+    r: &Retarget,
+    out: &mut Bvh,
+    spans: Vec<crate::clean::ContactSpan>,
+    feet: &[usize],
+) -> Result<crate::clean::Locked> {
+    let n = out.motion().n_frames();
+    if spans.is_empty() || n < 2 {
+        return Ok(crate::clean::Locked::default());
+    }
+    let options = crate::clean::Options {
+        contacts: Some(spans),
+        quality: feet_quality(r, r.report.target.up),
+        ..crate::clean::Options::default()
+    };
+    // The output's contacts and the legs' FK, measured once for the
+    // stance and the lock (`stance` does not change `out`).
+    let capture = crate::clean::footlock::Capture::guided(out, &options)?;
+    let guide = crate::clean::footlock::Guide {
+        floor: r.ground.floor,
+        paths: stance::stand(
+            &capture,
+            feet,
+            r.ground.floor,
+            out.motion().fps(),
+            options.quality.skate_speed,
+        ),
+    };
+    crate::clean::footlock::lock_feet_guided(out, 0..n, &options, &guide, capture)
+}
+
+/// The frames where the source's hips or legs jump at the clip's ends:
+/// frame `f + 1` of each of the first and last three steps `f → f + 1`
+/// (the ones `bvh lint` leaves alone) of a joint of a source foot (its
+/// points) or above it up to the root that lint's pop rule flags, judged
+/// by the side the step has (a step longer than `pop_factor` times the
+/// mean of the two steps after it, or before it at the end, longer than
+/// `pop_min` and than twice the joint's 95th-percentile step), and no
+/// one-frame glitch (a jump beside another: out and back). CMU 12_01's
+/// T-pose in frame 0 before a walk from frame 1 is one: locked across it,
+/// the ramp of the contact starting at frame 1 bent a leg of frame 0's
+/// T-pose towards the walk's pin.
+fn source_jumps(
+    source: &Bvh,
+    qs: &crate::quality::Report,
+    q: &crate::quality::Options,
+) -> Vec<usize> {
+    let skel = source.skeleton();
+    let n = source.motion().n_frames();
+    if n < 3 {
+        return Vec::new();
+    }
+    let mut need = vec![false; skel.len()];
+    for foot in &qs.feet {
+        for &start in &foot.points {
+            let mut at = Some(start);
+            while let Some(i) = at.filter(|&i| i < need.len() && !need[i]) {
+                need[i] = true;
+                at = skel.joints()[i].parent().map(|p| p.index());
+            }
+        }
+    }
+    let keep: Vec<usize> = (0..skel.len()).filter(|&j| need[j]).collect();
+    if keep.is_empty() {
+        return Vec::new();
+    }
+    let (fk, gather) = Kinematics::new(skel, q.position_channels).subset(&keep);
+    let mut scratch = fk.scratch();
+    let (mut compact, mut now) = (vec![0.0; gather.len()], vec![DVec3::ZERO; keep.len()]);
+    let mut positions = Vec::with_capacity(n * keep.len());
+    for frame in source.motion().frames() {
+        for (v, &ch) in compact.iter_mut().zip(&gather) {
+            *v = frame[ch];
+        }
+        fk.positions_with(&compact, &mut scratch, &mut now);
+        positions.extend_from_slice(&now);
+    }
+    let mpu = qs.metres_per_unit;
+    let nk = keep.len();
+    let mut jump = vec![false; n];
+    let mut step = vec![0.0; n - 1];
+    for j in 0..nk {
+        for (f, s) in step.iter_mut().enumerate() {
+            *s = (positions[(f + 1) * nk + j] - positions[f * nk + j]).length() * mpu;
+        }
+        let fast = 2.0 * crate::quality::stats::quantile(&step, 0.95).unwrap_or(0.0);
+        let least = q.pop_min.max(fast);
+        let len = step.len();
+        for f in 0..len {
+            // A NaN step is no jump (lint's `above`).
+            let above = step[f] > least;
+            if !above {
+                continue;
+            }
+            let side = |a: usize, b: usize| (step[a] + step[b]) / 2.0;
+            let before = (f >= 3).then(|| side(f - 3, f - 2));
+            let after = (f + 3 < len).then(|| side(f + 2, f + 3));
+            let typical = match (before, after) {
+                (Some(x), Some(y)) => x.max(y),
+                (Some(x), None) | (None, Some(x)) => x,
+                (None, None) => continue,
+            };
+            if !typical.is_finite() {
+                continue;
+            }
+            let t = (q.pop_factor * typical).max(q.pop_min).max(fast);
+            if step[f] > t {
+                jump[f + 1] = true;
+            }
+        }
+    }
+    // Kept: the steps lint leaves alone, its first and last three, that are
+    // no one-frame glitch (out and back: a jump beside another). Inside the
+    // clip a pop of the source's legs is a glitch of its capture
+    // (ShaderMotion's take has eight, one of them 3 frames from its end),
+    // which the lock, holding the foot across it, smooths: cut there, onto
+    // Bandai Namco, Second Life and Rokoko the take had 1-5 more of lint's
+    // spikes and 2-3 more Euler jumps; and lint finds it on the source.
+    let edge = |f: usize| f - 1 < 3 || f + 3 >= n;
+    (1..n)
+        .filter(|&f| {
+            jump[f] && edge(f) && !jump[f - 1] && !jump.get(f + 1).copied().unwrap_or(false)
+        })
+        .collect()
+}
+
 /// Pins the feet of the retargeted `out` over the source's contact spans
 /// (see [`Options::lock_feet`]): the feet of `source` and their contacts
 /// (low and slow) as [`crate::quality::lint`] finds them (its feet pass
@@ -2406,9 +2535,9 @@ fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::
     let quality = |up| feet_quality(r, up);
     let qs = crate::quality::contacts(source, &quality(r.report.source.up));
     let mut spans = Vec::new();
-    // Per target foot joint its spans, and where its contact point stands
-    // in them (`stance`).
-    let mut feet: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
+    // The target's foot joints given spans (their contact points stand
+    // where `stance` puts them).
+    let mut feet: Vec<usize> = Vec::new();
     for (foot, contact) in qs.feet.iter().zip(&qs.series.contact) {
         let i = match foot.name.as_str() {
             "left" => 0,
@@ -2424,21 +2553,60 @@ fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::
         for &(start, end) in &runs {
             spans.push(crate::clean::ContactSpan { joint: name.clone(), start, end });
         }
-        feet.push((joint, runs));
+        feet.push(joint);
     }
-    let guide = crate::clean::footlock::Guide {
-        floor: r.ground.floor,
-        paths: stance::stand(out, &quality(r.report.target.up), &feet, r.ground.floor),
-    };
-    let mut locked = if spans.is_empty() || n < 2 {
-        crate::clean::Locked::default()
+    // The clip cut where the source's hips or legs jump (`source_jumps`):
+    // no span, ramp or easing of the lock reaches across such a frame, so
+    // the pieces are locked one at a time (a piece of one frame is left
+    // as the transfer makes it).
+    let jumps = if spans.is_empty() {
+        Vec::new()
     } else {
-        let options = crate::clean::Options {
-            contacts: Some(spans),
-            quality: quality(r.report.target.up),
-            ..crate::clean::Options::default()
-        };
-        crate::clean::footlock::lock_feet_guided(out, 0..n, &options, &guide)?
+        source_jumps(source, &qs, &quality(r.report.source.up))
+    };
+    let mut locked = if jumps.is_empty() {
+        lock_piece(r, out, spans, &feet)?
+    } else {
+        let mut locked = crate::clean::Locked::default();
+        let cuts: Vec<usize> = [0].into_iter().chain(jumps.iter().copied()).chain([n]).collect();
+        for w in cuts.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            let mine: Vec<crate::clean::ContactSpan> = spans
+                .iter()
+                .filter(|c| c.end >= a && c.start < b)
+                .map(|c| crate::clean::ContactSpan {
+                    joint: c.joint.clone(),
+                    start: c.start.max(a) - a,
+                    end: c.end.min(b - 1) - a,
+                })
+                .filter(|c| c.end > c.start)
+                .collect();
+            if mine.is_empty() || b - a < 2 {
+                continue;
+            }
+            let mut part = crate::edit::frames::range(out, a..b)?;
+            let l = lock_piece(r, &mut part, mine, &feet)?;
+            let width = out.motion().n_channels();
+            out.motion_mut().values_mut()[a * width..b * width]
+                .copy_from_slice(part.motion().values());
+            locked.spans.extend(l.spans.into_iter().map(|mut x| {
+                x.frames = (x.frames.0 + a, x.frames.1 + a);
+                x.pin_frame += a;
+                x
+            }));
+            locked.hips_lowered = locked.hips_lowered.max(l.hips_lowered);
+            locked.hips_frames += l.hips_frames;
+            locked.unsolved += l.unsolved;
+            locked.notes.extend(l.notes.into_iter().map(|x| format!("frames {a}..{b}: {x}")));
+        }
+        let at: Vec<String> = jumps.iter().take(8).map(usize::to_string).collect();
+        let more =
+            if jumps.len() > 8 { format!(" ({} in all)", jumps.len()) } else { String::new() };
+        locked.notes.push(format!(
+            "the source's hips or legs jump at frame(s) {}{more}: the feet locked on each side alone",
+            at.join(", ")
+        ));
+        locked
     };
     let lifted = swing::lift(source, &qs, out, &quality(r.report.target.up), r.report.scale);
     if lifted.frames > 0 {

@@ -281,7 +281,7 @@ impl Plan {
             *slot = frame_sum / np as f64;
             part.sum += frame_sum;
             if xs.x != ys.x || xs.y != ys.y || xs.z != ys.z {
-                fits.push(FitInput::of_points(xs, ys));
+                fits.push(FitInput::of(np, |p| xs.get(p), |p| ys.get(p)));
                 if fits.len() == FIT_BLOCK {
                     Self::fit_residuals(pts, fits, eigen, e, part);
                 }
@@ -1085,22 +1085,24 @@ struct FitInput {
 
 impl FitInput {
     /// Of the `len` points `x(p)` and `y(p)`.
-    fn of(len: usize, x: impl Fn(usize) -> DVec3, y: impl Fn(usize) -> DVec3) -> FitInput {
-        let (mut xs, mut ys) = (lanes::Points::default(), lanes::Points::default());
-        xs.resize(len);
-        ys.resize(len);
-        for p in 0..len {
-            xs.set(p, x(p));
-            ys.set(p, y(p));
-        }
-        FitInput::of_points(&xs, &ys)
-    }
-
-    /// Of the points `xs` and `ys` ([`lanes::moments`]).
     #[inline]
-    fn of_points(xs: &lanes::Points, ys: &lanes::Points) -> FitInput {
-        let lanes::Moments { mx, my, spread: (spread, spread_y), s } = lanes::moments(xs, ys);
-        let (mx, my) = (DVec3::from_array(mx), DVec3::from_array(my));
+    fn of(len: usize, x: impl Fn(usize) -> DVec3, y: impl Fn(usize) -> DVec3) -> FitInput {
+        let n = len.max(1) as f64;
+        let mx = (0..len).map(&x).fold(DVec3::ZERO, |a, b| a + b) / n;
+        let my = (0..len).map(&y).fold(DVec3::ZERO, |a, b| a + b) / n;
+        let mut s = [[0.0f64; 3]; 3];
+        let (mut spread, mut spread_y) = (0.0, 0.0);
+        for p in 0..len {
+            let (a, b) = (x(p) - mx, y(p) - my);
+            spread += a.length_squared();
+            spread_y += b.length_squared();
+            let (a, b) = (a.to_array(), b.to_array());
+            for (r, ar) in s.iter_mut().zip(a) {
+                for (c, bc) in r.iter_mut().zip(b) {
+                    *c += ar * bc;
+                }
+            }
+        }
         let [[sxx, sxy, sxz], [syx, syy, syz], [szx, szy, szz]] = s;
         let n = [
             [sxx + syy + szz, syz - szy, szx - sxz, sxy - syx],

@@ -38,7 +38,6 @@ impl Points {
         (self.x[p], self.y[p], self.z[p]) = (v.x, v.y, v.z);
     }
 
-    #[cfg(test)]
     pub(super) fn get(&self, p: usize) -> DVec3 {
         DVec3::new(self.x[p], self.y[p], self.z[p])
     }
@@ -135,69 +134,6 @@ pub(super) fn residuals(fit: &super::Similarity, x: &Points, y: &Points, out: &m
     let t = fit.translation.to_array();
     let m = fit.rotation.to_cols_array();
     residuals_kernel(Simd::best(), m, fit.scale, t, x.slices(), y.slices(), out);
-}
-
-/// Lanes of [`moments`]' sums: point `p` goes to lane `p % 4`.
-const MOMENT_LANES: usize = 4;
-
-/// What a Procrustes fit takes of its points: the centroids of `x` and of
-/// `y`, their spreads about them, and the cross-covariance `Σ (x - x̄)(y -
-/// ȳ)ᵀ` by rows.
-pub(super) struct Moments {
-    pub(super) mx: [f64; 3],
-    pub(super) my: [f64; 3],
-    pub(super) spread: (f64, f64),
-    pub(super) s: [[f64; 3]; 3],
-}
-
-/// [`Moments`] of the points `x` and `y` (as long as each other), each sum
-/// taken in [`MOMENT_LANES`] lanes (point `p` in lane `p % 4`, the lanes
-/// then added in their order): four chains of additions instead of one.
-pub(super) fn moments(x: &Points, y: &Points) -> Moments {
-    moments_kernel(Simd::best(), x.slices(), y.slices())
-}
-
-simd_kernel! {
-    /// [`moments`] on the given SIMD build.
-    fn moments_kernel(simd: Simd, x: [&[f64]; 3], y: [&[f64]; 3]) -> Moments {
-        const L: usize = MOMENT_LANES;
-        let n = x[0].len();
-        let (x, y) = (x.map(|v| &v[..n]), y.map(|v| &v[..n]));
-        let fold = |v: [f64; L]| ((v[0] + v[1]) + v[2]) + v[3];
-        let count = n.max(1) as f64;
-        // The centroids.
-        let mut sx = [[0.0f64; L]; 3];
-        let mut sy = [[0.0f64; L]; 3];
-        for p0 in (0..n).step_by(L) {
-            for l in 0..L.min(n - p0) {
-                for c in 0..3 {
-                    sx[c][l] += x[c][p0 + l];
-                    sy[c][l] += y[c][p0 + l];
-                }
-            }
-        }
-        let mx = sx.map(|v| fold(v) / count);
-        let my = sy.map(|v| fold(v) / count);
-        // The spreads and the cross-covariance about them.
-        let mut gx = [0.0f64; L];
-        let mut gy = [0.0f64; L];
-        let mut s = [[[0.0f64; L]; 3]; 3];
-        for p0 in (0..n).step_by(L) {
-            for l in 0..L.min(n - p0) {
-                let p = p0 + l;
-                let a = [x[0][p] - mx[0], x[1][p] - mx[1], x[2][p] - mx[2]];
-                let b = [y[0][p] - my[0], y[1][p] - my[1], y[2][p] - my[2]];
-                gx[l] += a[0] * a[0] + a[1] * a[1] + a[2] * a[2];
-                gy[l] += b[0] * b[0] + b[1] * b[1] + b[2] * b[2];
-                for r in 0..3 {
-                    for c in 0..3 {
-                        s[r][c][l] += a[r] * b[c];
-                    }
-                }
-            }
-        }
-        Moments { mx, my, spread: (fold(gx), fold(gy)), s: s.map(|row| row.map(fold)) }
-    }
 }
 
 /// Frames of a chunk of [`pair_angles`]: its lanes, as many as FK's
@@ -606,54 +542,6 @@ mod tests {
                     if a.iter().all(|v| v.is_finite()) {
                         assert_eq!(geodesic_deg(&a, &a).to_bits(), 0, "{k}");
                     }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn the_moments_are_the_same_on_every_level_and_near_plain_sums() {
-        let finite = |p: Points| {
-            let f = |v: Vec<f64>| v.into_iter().map(|a| if a.is_finite() { a } else { 0.5 }).collect();
-            Points { x: f(p.x), y: f(p.y), z: f(p.z) }
-        };
-        for n in [0, 1, 3, 4, 5, 9, 65, 130] {
-            let (x, y) = (finite(points(n, 11)), finite(points(n, 12)));
-            let bits = |m: &Moments| -> Vec<u64> {
-                let mut b: Vec<f64> = m.mx.iter().chain(&m.my).copied().collect();
-                b.extend([m.spread.0, m.spread.1]);
-                b.extend(m.s.iter().flatten());
-                b.iter().map(|v| v.to_bits()).collect()
-            };
-            let levels: Vec<Vec<u64>> = Simd::available()
-                .into_iter()
-                .map(|simd| bits(&moments_kernel(simd, x.slices(), y.slices())))
-                .collect();
-            assert!(levels.windows(2).all(|w| w[0] == w[1]), "{n}");
-            // Against one chain of sums in plain f64.
-            let m = moments(&x, &y);
-            let k = n.max(1) as f64;
-            let mx = (0..n).map(|p| x.get(p)).fold(DVec3::ZERO, |a, b| a + b) / k;
-            let my = (0..n).map(|p| y.get(p)).fold(DVec3::ZERO, |a, b| a + b) / k;
-            let close = |a: f64, b: f64, scale: f64| (a - b).abs() <= 1e-12 * scale;
-            for c in 0..3 {
-                assert!(close(m.mx[c], mx[c], 200.0) && close(m.my[c], my[c], 200.0), "{n}");
-            }
-            let (mut gx, mut s) = (0.0, [[0.0; 3]; 3]);
-            for p in 0..n {
-                let (a, b) = ((x.get(p) - mx).to_array(), (y.get(p) - my).to_array());
-                gx += a.iter().map(|v| v * v).sum::<f64>();
-                for r in 0..3 {
-                    for c in 0..3 {
-                        s[r][c] += a[r] * b[c];
-                    }
-                }
-            }
-            let scale = 4e4 * n as f64;
-            assert!(close(m.spread.0, gx, scale), "{n}: {} {gx}", m.spread.0);
-            for r in 0..3 {
-                for c in 0..3 {
-                    assert!(close(m.s[r][c], s[r][c], scale), "{n} {r} {c}");
                 }
             }
         }

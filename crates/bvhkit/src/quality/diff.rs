@@ -565,7 +565,8 @@ struct Work {
 
 /// A block's fits: the matrices left to [`lanes::jacobi4`], its answers,
 /// and each frame's fit (or the index of its matrix).
-type Eigenproblems = (Vec<[[f64; 4]; 4]>, Vec<lanes::Eigen>, Vec<std::result::Result<Similarity, usize>>);
+type Eigenproblems =
+    (Vec<[[f64; 4]; 4]>, Vec<lanes::Eigen>, Vec<std::result::Result<Similarity, usize>>);
 
 /// Sums over a run of frames, or over every run so far (added in run
 /// order: the same sums whatever the threads or the way the frames came).
@@ -1340,8 +1341,7 @@ mod tests {
             s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
         };
-        let x: Vec<DVec3> =
-            (0..k).map(|_| DVec3::new(0.6 * u(), 1.8 * u(), 0.3 * u())).collect();
+        let x: Vec<DVec3> = (0..k).map(|_| DVec3::new(0.6 * u(), 1.8 * u(), 0.3 * u())).collect();
         let axis = DVec3::new(u(), u(), u()).normalize();
         let r = DMat3::from_axis_angle(axis, 6.0 * u());
         let t = DVec3::new(u(), u(), u()) * 4.0;

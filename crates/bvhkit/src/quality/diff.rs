@@ -602,7 +602,8 @@ impl Sums {
 const RUN: usize = 512;
 
 /// Frames whose Procrustes fits [`Plan::measure`] solves together (their
-/// eigenproblems on SIMD lanes, [`lanes::jacobi4`]).
+/// eigenproblems, those [`FitInput::similarity_fast`] leaves on SIMD lanes,
+/// [`lanes::jacobi4`]).
 const FIT_BLOCK: usize = 64;
 
 /// Whether two frame times are the same rate.
@@ -1049,9 +1050,10 @@ impl Similarity {
 /// The similarity transform (proper rotation, uniform scale, translation)
 /// that brings the points `x` closest to `y` in the least-squares sense
 /// (Umeyama 1991). The rotation comes from Horn's quaternion method (the
-/// eigenvector of the largest eigenvalue of a symmetric 4×4 matrix, found
-/// by Jacobi rotations); the scale is that eigenvalue over the spread of
-/// `x`.
+/// eigenvector of the largest eigenvalue of a symmetric 4×4 matrix: by
+/// Newton's method on its characteristic polynomial and inverse iteration,
+/// by Jacobi rotations where that cannot vouch for its
+/// answer); the scale is that eigenvalue over the spread of `x`.
 ///
 /// # Panics
 /// When `x` and `y` differ in length.

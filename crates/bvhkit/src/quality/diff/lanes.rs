@@ -1,7 +1,8 @@
 //! The kernels of [`super::Plan::measure`] on SIMD lanes: each pair's
 //! position errors over a frame's pairs, the Procrustes residuals, the
-//! Procrustes fits' 4×4 eigenproblems of many frames ([`jacobi4`], a lane
-//! per frame, refilled as each frame's sweeps end), and the rotation
+//! Procrustes fits' 4×4 eigenproblems of many frames (those the fast path,
+//! `horn.rs`, leaves: [`jacobi4`], a lane per frame, refilled as each
+//! frame's sweeps end), and the rotation
 //! error over a chunk of frames (lane `k` a frame): each side's channel
 //! rotation as a matrix from the sines and cosines FK took, then the
 //! geodesic angle between them ([`pair_angles`]).

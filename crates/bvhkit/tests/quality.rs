@@ -581,7 +581,7 @@ fn diff_pa_mpjpe_matches_an_svd_procrustes_on_the_corpus() {
         }
         files += 1;
     }
-    let a = Bvh::parse(&bvhkit_testdata::synth_text(7, 52, 1100)).unwrap();
+    let a = Bvh::parse(bvhkit_testdata::synth_text(7, 52, 1100)).unwrap();
     let b = bent_a_little(&a);
     check(&a, &b, 0.01, "synthetic");
     if let Ok(m) = bvhkit::edit::mirror::mirror(&a) {

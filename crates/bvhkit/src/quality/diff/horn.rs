@@ -90,8 +90,9 @@ impl Lu {
             for i in k + 1..4 {
                 let f = a[i][k] * inv;
                 a[i][k] = f;
-                for j in k + 1..4 {
-                    a[i][j] -= f * a[k][j];
+                let pivot_row = a[k];
+                for (x, y) in a[i][k + 1..].iter_mut().zip(&pivot_row[k + 1..]) {
+                    *x -= f * y;
                 }
             }
         }
@@ -165,7 +166,7 @@ pub(super) fn largest(
     }
     // P'(λ) = Π (λ - λⱼ) ≤ gap·(2R)²: a large enough P' assures the gap.
     let (_, dp) = poly(l);
-    if !(dp >= 4.0 * GAP * r * r * r) {
+    if dp.is_nan() || dp < 4.0 * GAP * r * r * r {
         return None;
     }
     let mut a = *n;

@@ -24,6 +24,7 @@
 //! with B at another rate, from B's nearest frames laid out as FK lays
 //! them (`Plan::measure_rotations`), the same bits per frame.
 
+mod horn;
 mod lanes;
 
 use glam::{DMat3, DQuat, DVec3};
@@ -290,25 +291,39 @@ impl Plan {
     }
 
     /// The Procrustes fits of the frames in `fits` (their points in the
-    /// slots of `pts` in the same order), their eigenproblems on SIMD lanes
-    /// ([`lanes::jacobi4`]: [`jacobi4`]'s bits), then each frame's
-    /// residuals added to `part.pa` in frame order; `fits` left empty.
+    /// slots of `pts` in the same order): each by
+    /// [`FitInput::similarity_fast`], the few it leaves by their full
+    /// eigenproblems on SIMD lanes ([`lanes::jacobi4`]: [`jacobi4`]'s
+    /// bits); then each frame's residuals added to `part.pa` in frame
+    /// order; `fits` left empty.
     fn fit_residuals(
         pts: &[(lanes::Points, lanes::Points)],
         fits: &mut Vec<FitInput>,
-        eigen: &mut (Vec<[[f64; 4]; 4]>, Vec<lanes::Eigen>),
+        eigen: &mut Eigenproblems,
         e: &mut Vec<f64>,
         part: &mut Sums,
     ) {
         if fits.is_empty() {
             return;
         }
-        let (mats, out) = eigen;
+        let (mats, out, sims) = eigen;
         mats.clear();
-        mats.extend(fits.iter().map(|f| f.n));
-        lanes::jacobi4(mats, out);
-        for ((f, (xs, ys)), &(values, vectors)) in fits.iter().zip(pts).zip(out.iter()) {
-            let fit = f.similarity(values, vectors);
+        sims.clear();
+        // A fast fit, or the index of the frame's matrix among `mats`.
+        sims.extend(fits.iter_mut().map(|f| {
+            f.similarity_fast().ok_or_else(|| {
+                mats.push(f.n);
+                mats.len() - 1
+            })
+        }));
+        if !mats.is_empty() {
+            lanes::jacobi4(mats, out);
+        }
+        for ((f, (xs, ys)), sim) in fits.iter().zip(pts).zip(sims.iter()) {
+            let fit = match *sim {
+                Ok(fit) => fit,
+                Err(k) => f.similarity(out[k].0, out[k].1),
+            };
             lanes::residuals(&fit, xs, ys, e);
             part.pa += e.iter().sum::<f64>();
         }
@@ -538,7 +553,7 @@ struct Work {
     pts: Vec<(lanes::Points, lanes::Points)>,
     fits: Vec<FitInput>,
     /// The fits' matrices and their eigenproblems' answers.
-    eigen: (Vec<[[f64; 4]; 4]>, Vec<lanes::Eigen>),
+    eigen: Eigenproblems,
     e: Vec<f64>,
     er: Vec<f64>,
     rot: Vec<f64>,
@@ -547,6 +562,11 @@ struct Work {
     va: (Vec<f64>, Vec<f64>, Vec<f64>),
     vb: (Vec<f64>, Vec<f64>, Vec<f64>),
 }
+
+/// A block's fits: the matrices left to [`lanes::jacobi4`], its answers,
+/// and each frame's fit (or the index of its matrix).
+type Eigenproblems =
+    (Vec<[[f64; 4]; 4]>, Vec<lanes::Eigen>, Vec<std::result::Result<Similarity, usize>>);
 
 /// Sums over a run of frames, or over every run so far (added in run
 /// order: the same sums whatever the threads or the way the frames came).
@@ -582,7 +602,8 @@ impl Sums {
 const RUN: usize = 512;
 
 /// Frames whose Procrustes fits [`Plan::measure`] solves together (their
-/// eigenproblems on SIMD lanes, [`lanes::jacobi4`]).
+/// eigenproblems, those [`FitInput::similarity_fast`] leaves on SIMD lanes,
+/// [`lanes::jacobi4`]).
 const FIT_BLOCK: usize = 64;
 
 /// Whether two frame times are the same rate.
@@ -1029,9 +1050,10 @@ impl Similarity {
 /// The similarity transform (proper rotation, uniform scale, translation)
 /// that brings the points `x` closest to `y` in the least-squares sense
 /// (Umeyama 1991). The rotation comes from Horn's quaternion method (the
-/// eigenvector of the largest eigenvalue of a symmetric 4×4 matrix, found
-/// by Jacobi rotations); the scale is that eigenvalue over the spread of
-/// `x`.
+/// eigenvector of the largest eigenvalue of a symmetric 4×4 matrix: by
+/// Newton's method on its characteristic polynomial and inverse iteration,
+/// by Jacobi rotations where that cannot vouch for its
+/// answer); the scale is that eigenvalue over the spread of `x`.
 ///
 /// # Panics
 /// When `x` and `y` differ in length.
@@ -1043,6 +1065,9 @@ pub fn procrustes(x: &[DVec3], y: &[DVec3]) -> Similarity {
 /// [`procrustes`] of the `len` points `x(p)` and `y(p)`.
 fn fit_points(len: usize, x: impl Fn(usize) -> DVec3, y: impl Fn(usize) -> DVec3) -> Similarity {
     let mut input = FitInput::of(len, x, y);
+    if let Some(fit) = input.similarity_fast() {
+        return fit;
+    }
     let (values, vectors) = jacobi4(&mut input.n);
     input.similarity(values, vectors)
 }
@@ -1054,6 +1079,10 @@ struct FitInput {
     mx: DVec3,
     my: DVec3,
     spread: f64,
+    /// The spread of `y` about its centroid.
+    spread_y: f64,
+    /// The cross-covariance `Σ (x - mx)(y - my)ᵀ`, by rows.
+    s: [[f64; 3]; 3],
     n: [[f64; 4]; 4],
 }
 
@@ -1065,10 +1094,11 @@ impl FitInput {
         let mx = (0..len).map(&x).fold(DVec3::ZERO, |a, b| a + b) / n;
         let my = (0..len).map(&y).fold(DVec3::ZERO, |a, b| a + b) / n;
         let mut s = [[0.0f64; 3]; 3];
-        let mut spread = 0.0;
+        let (mut spread, mut spread_y) = (0.0, 0.0);
         for p in 0..len {
             let (a, b) = (x(p) - mx, y(p) - my);
             spread += a.length_squared();
+            spread_y += b.length_squared();
             let (a, b) = (a.to_array(), b.to_array());
             for (r, ar) in s.iter_mut().zip(a) {
                 for (c, bc) in r.iter_mut().zip(b) {
@@ -1083,22 +1113,31 @@ impl FitInput {
             [szx - sxz, sxy + syx, -sxx + syy - szz, syz + szy],
             [sxy - syx, szx + sxz, syz + szy, -sxx - syy + szz],
         ];
-        FitInput { mx, my, spread, n }
+        FitInput { mx, my, spread, spread_y, s, n }
+    }
+
+    /// The fit from the largest eigenvalue of `n` and its eigenvector
+    /// without a full eigendecomposition ([`horn::largest`]); `None` where
+    /// that cannot vouch for its answer (degenerate point sets, non-finite
+    /// values), which [`jacobi4`] then gives.
+    fn similarity_fast(&self) -> Option<Similarity> {
+        let (value, v) = horn::largest(&self.n, &self.s, self.spread, self.spread_y)?;
+        Some(self.similarity_of(value, v))
     }
 
     /// The fit from the eigenvalues and eigenvectors (columns) of `n`.
     fn similarity(&self, values: [f64; 4], vectors: [[f64; 4]; 4]) -> Similarity {
-        let FitInput { mx, my, spread, .. } = *self;
         let best = (0..4).max_by(|&i, &j| values[i].total_cmp(&values[j])).unwrap_or(0);
-        let q = DQuat::from_xyzw(
-            vectors[1][best],
-            vectors[2][best],
-            vectors[3][best],
-            vectors[0][best],
-        )
-        .normalize();
+        self.similarity_of(values[best], vectors.map(|row| row[best]))
+    }
+
+    /// The fit from the largest eigenvalue of `n` and its eigenvector
+    /// `v` (`w, x, y, z`).
+    fn similarity_of(&self, value: f64, v: [f64; 4]) -> Similarity {
+        let FitInput { mx, my, spread, .. } = *self;
+        let q = DQuat::from_xyzw(v[1], v[2], v[3], v[0]).normalize();
         let rotation = DMat3::from_quat(q);
-        let scale = if spread > 0.0 { values[best] / spread } else { 0.0 };
+        let scale = if spread > 0.0 { value / spread } else { 0.0 };
         Similarity { rotation, scale, translation: my - scale * (rotation * mx) }
     }
 }
@@ -1294,6 +1333,109 @@ mod tests {
             assert!((fit.apply(*a) - *b).length() < 1e-12);
         }
         assert!((fit.rotation.determinant() - 1.0).abs() < 1e-12);
+    }
+
+    /// Point sets: `k` points of a spread figure, turned, scaled, moved and
+    /// bent by `noise`; mirrored where `mirror`.
+    fn point_sets(seed: u64, k: usize, noise: f64, mirror: bool) -> (Vec<DVec3>, Vec<DVec3>) {
+        let mut s = seed.wrapping_mul(2862933555777941757).wrapping_add(3037000493);
+        let mut u = || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let x: Vec<DVec3> = (0..k).map(|_| DVec3::new(0.6 * u(), 1.8 * u(), 0.3 * u())).collect();
+        let axis = DVec3::new(u(), u(), u()).normalize();
+        let r = DMat3::from_axis_angle(axis, 6.0 * u());
+        let t = DVec3::new(u(), u(), u()) * 4.0;
+        let y = x
+            .iter()
+            .map(|p| {
+                let p = if mirror { DVec3::new(-p.x, p.y, p.z) } else { *p };
+                1.1 * (r * p) + t + DVec3::new(u(), u(), u()) * noise
+            })
+            .collect();
+        (x, y)
+    }
+
+    /// The fit by Jacobi, as before the fast path.
+    fn jacobi_fit(x: &[DVec3], y: &[DVec3]) -> Similarity {
+        let mut input = FitInput::of(x.len(), |p| x[p], |p| y[p]);
+        let (values, vectors) = jacobi4(&mut input.n);
+        input.similarity(values, vectors)
+    }
+
+    /// The mean residual of `fit`.
+    fn mean_residual(fit: &Similarity, x: &[DVec3], y: &[DVec3]) -> f64 {
+        x.iter().zip(y).map(|(a, b)| (fit.apply(*a) - *b).length()).sum::<f64>() / x.len() as f64
+    }
+
+    #[test]
+    fn the_fast_fit_is_jacobis() {
+        // Figures of 3 to 65 points, fitted closely or badly, mirrored or
+        // not: the fast path answers and agrees with Jacobi's fit.
+        let (mut fast, mut all, mut worst) = (0, 0, 0.0f64);
+        for seed in 0..3000u64 {
+            let k = [3, 4, 7, 23, 65][(seed % 5) as usize];
+            let noise = [0.0, 1e-9, 1e-3, 0.05, 0.5, 3.0][(seed % 6) as usize];
+            let (x, y) = point_sets(seed, k, noise, seed % 7 < 3);
+            let input = FitInput::of(k, |p| x[p], |p| y[p]);
+            all += 1;
+            let Some(got) = input.similarity_fast() else { continue };
+            fast += 1;
+            let want = jacobi_fit(&x, &y);
+            let dr = (got.rotation - want.rotation).to_cols_array();
+            let dr = dr.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(dr <= 1e-11, "{seed}: rotation {dr:e}");
+            assert!((got.scale - want.scale).abs() <= 1e-11 * want.scale, "{seed}");
+            let (g, w) = (mean_residual(&got, &x, &y), mean_residual(&want, &x, &y));
+            // Near zero the residuals are rounding (1e-15 m for a figure
+            // of a metre): within 1e-13 m, else relative.
+            let err = (g - w).abs();
+            assert!(err <= 1e-12 * w || err <= 1e-13, "{seed}: residual {g} against {w}");
+            if w > 1e-6 {
+                worst = worst.max(err / w);
+            }
+        }
+        assert!(fast * 100 >= all * 95, "only {fast} of {all} fits took the fast path");
+        eprintln!("fast fits: {fast} of {all}, residuals within {worst:e}");
+    }
+
+    #[test]
+    fn degenerate_fits_keep_jacobis_answer() {
+        // Collinear points, one point, all points alike, NaN and infinity:
+        // the fast path steps aside and the fit is Jacobi's, bit for bit.
+        let line: Vec<DVec3> = (0..9).map(|i| DVec3::new(1.0, 2.0, 3.0) * f64::from(i)).collect();
+        let turned: Vec<DVec3> =
+            line.iter().map(|p| DMat3::from_rotation_z(0.7) * *p * 2.0 + DVec3::X).collect();
+        let same = vec![DVec3::new(0.5, 0.5, 0.5); 5];
+        let mut nan = line.clone();
+        nan[3].y = f64::NAN;
+        let mut inf = line.clone();
+        inf[2].x = f64::INFINITY;
+        let cases: [(&[DVec3], &[DVec3]); 6] = [
+            (&line, &turned),
+            (&line, &line),
+            (&line[..1], &turned[..1]),
+            (&same, &line[..5]),
+            (&nan, &line),
+            (&line, &inf),
+        ];
+        for (k, (x, y)) in cases.iter().enumerate() {
+            let input = FitInput::of(x.len(), |p| x[p], |p| y[p]);
+            assert!(input.similarity_fast().is_none(), "case {k}");
+            let (got, want) = (procrustes(x, y), jacobi_fit(x, y));
+            let bits = |f: &Similarity| {
+                let mut b: Vec<u64> =
+                    f.rotation.to_cols_array().iter().map(|v| v.to_bits()).collect();
+                b.push(f.scale.to_bits());
+                b.extend(f.translation.to_array().map(f64::to_bits));
+                b
+            };
+            assert_eq!(bits(&got), bits(&want), "case {k}");
+        }
+        // A collinear fit still lands the line on the line.
+        let fit = procrustes(&line, &turned);
+        assert!(mean_residual(&fit, &line, &turned) < 1e-12);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The kernels of [`super::Plan::measure`] on SIMD lanes: each pair's
 //! position errors over a frame's pairs, the Procrustes residuals, the
-//! Procrustes fits' 4×4 eigenproblems of many frames ([`jacobi4`], a lane
-//! per frame, refilled as each frame's sweeps end), and the rotation
+//! Procrustes fits' 4×4 eigenproblems of many frames (those the fast path,
+//! `horn.rs`, leaves: [`jacobi4`], a lane per frame, refilled as each
+//! frame's sweeps end), and the rotation
 //! error over a chunk of frames (lane `k` a frame): each side's channel
 //! rotation as a matrix from the sines and cosines FK took, then the
 //! geodesic angle between them ([`pair_angles`]).
@@ -199,45 +200,63 @@ simd_kernel! {
 #[inline(always)]
 fn channel_matrices((axes, sin, cos): Side<'_>) -> MatLanes {
     const L: usize = ROT_LANES;
-    let pair = |axis: Axis| match axis {
-        Axis::X => (1, 2),
-        Axis::Y => (2, 0),
-        Axis::Z => (0, 1),
-    };
     let lanes = |v: &[f64], slot: usize| -> Lanes {
         v[slot * L..][..L].try_into().expect("a slot's lanes")
     };
-    let mut r: MatLanes = [[0.0; L]; 9];
     let Some((&(first, slot), rest)) = axes.split_first() else {
+        let mut r: MatLanes = [[0.0; L]; 9];
         for d in [0, 4, 8] {
             r[d] = [1.0; L];
         }
         return r;
     };
-    // The first: the identity's columns a and b turned (a' = (cos, sin)
-    // and b' = (-sin, cos) in rows a and b), the axis's column kept.
+    // Each axis's pair of columns as constants (a match, not an index
+    // computed at run time), so that the matrix's lanes stay in registers.
     let (s, c) = (lanes(sin, slot), lanes(cos, slot));
-    let (a, b) = pair(first);
-    let x = 3 - a - b;
-    r[4 * x] = [1.0; L];
-    for k in 0..L {
-        r[4 * a][k] = c[k];
-        r[3 * a + b][k] = s[k];
-        r[3 * b + a][k] = -s[k];
-        r[4 * b][k] = c[k];
-    }
+    let mut r = match first {
+        Axis::X => first_turn::<1, 2>(&s, &c),
+        Axis::Y => first_turn::<2, 0>(&s, &c),
+        Axis::Z => first_turn::<0, 1>(&s, &c),
+    };
     for &(axis, slot) in rest {
         let (s, c) = (lanes(sin, slot), lanes(cos, slot));
-        let (a, b) = pair(axis);
-        for i in 0..3 {
-            let (x, y) = (r[3 * a + i], r[3 * b + i]);
-            for k in 0..L {
-                r[3 * a + i][k] = x[k] * c[k] + y[k] * s[k];
-                r[3 * b + i][k] = y[k] * c[k] - x[k] * s[k];
-            }
+        match axis {
+            Axis::X => turn::<1, 2>(&mut r, &s, &c),
+            Axis::Y => turn::<2, 0>(&mut r, &s, &c),
+            Axis::Z => turn::<0, 1>(&mut r, &s, &c),
         }
     }
     r
+}
+
+/// The elementary rotation that turns columns `A` and `B` (`a' = (cos,
+/// sin)` and `b' = (-sin, cos)` in rows `A` and `B`), the third column
+/// the identity's.
+#[inline(always)]
+fn first_turn<const A: usize, const B: usize>(s: &Lanes, c: &Lanes) -> MatLanes {
+    const L: usize = ROT_LANES;
+    let mut r: MatLanes = [[0.0; L]; 9];
+    r[4 * (3 - A - B)] = [1.0; L];
+    for k in 0..L {
+        r[4 * A][k] = c[k];
+        r[3 * A + B][k] = s[k];
+        r[3 * B + A][k] = -s[k];
+        r[4 * B][k] = c[k];
+    }
+    r
+}
+
+/// Columns `A` and `B` of `r` turned: `a' = a·cos + b·sin`, `b' = b·cos -
+/// a·sin` (FK's `apply_axis_rotation`).
+#[inline(always)]
+fn turn<const A: usize, const B: usize>(r: &mut MatLanes, s: &Lanes, c: &Lanes) {
+    for i in 0..3 {
+        let (x, y) = (r[3 * A + i], r[3 * B + i]);
+        for k in 0..ROT_LANES {
+            r[3 * A + i][k] = x[k] * c[k] + y[k] * s[k];
+            r[3 * B + i][k] = y[k] * c[k] - x[k] * s[k];
+        }
+    }
 }
 
 /// The geodesic angle (degrees, 0 to 180) between two rotation matrices

@@ -1002,25 +1002,41 @@ pub(crate) fn judge(
     // percentile of its steps over the clip), so that a kick at
     // 15 fps, over in two frames, is no pop.
     let fast = 2.0 * stats::quantile_with(step, 0.95, sorted).unwrap_or(0.0);
-    // Every threshold below is at least `least` (`max` passes over a NaN
-    // operand): a step not above it is no pop, whatever the steps around.
-    let least = o.pop_min.max(fast);
     for f in 3..step.len().saturating_sub(3) {
-        let above = step[f] > least;
-        if !above {
-            continue;
-        }
-        let side = |a: usize, b: usize| (step[a] + step[b]) / 2.0;
-        let typical = side(f - 3, f - 2).max(side(f + 2, f + 3));
-        if !typical.is_finite() {
-            continue;
-        }
-        let t = (o.pop_factor * typical).max(o.pop_min).max(fast);
-        if step[f] > t {
+        if let Some(t) = pop_at(step, f, fast, o) {
             r.pops.push((f + 1, j, step[f], t));
         }
     }
     r
+}
+
+/// The pop rule at step `f` of a joint's `step`s (see [`judge`]; `fast`
+/// twice the joint's 95th-percentile step): the threshold the step passes,
+/// if it is a pop. The steps around it are taken on both sides where the
+/// clip has them (lint judges only those steps), else on the side it has
+/// (a retarget's lock judges the source's first and last three steps so).
+#[inline]
+pub(crate) fn pop_at(step: &[f64], f: usize, fast: f64, o: &Options) -> Option<f64> {
+    // Every threshold below is at least `least` (`max` passes over a NaN
+    // operand): a step not above it is no pop, whatever the steps around.
+    let least = o.pop_min.max(fast);
+    let above = step[f] > least;
+    if !above {
+        return None;
+    }
+    let side = |a: usize, b: usize| (step[a] + step[b]) / 2.0;
+    let before = (f >= 3).then(|| side(f - 3, f - 2));
+    let after = (f + 3 < step.len()).then(|| side(f + 2, f + 3));
+    let typical = match (before, after) {
+        (Some(x), Some(y)) => x.max(y),
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => return None,
+    };
+    if !typical.is_finite() {
+        return None;
+    }
+    let t = (o.pop_factor * typical).max(o.pop_min).max(fast);
+    (step[f] > t).then_some(t)
 }
 
 struct Smoothness {

@@ -2435,7 +2435,7 @@ fn lock_piece(
 /// points) or above it up to the root that lint's pop rule flags, judged
 /// by the side the step has (a step longer than `pop_factor` times the
 /// mean of the two steps after it, or before it at the end, longer than
-/// `pop_min` and than twice the joint's 95th-percentile step), and no
+/// `pop_min` and than twice the joint's 95th-percentile step: [`crate::quality::pop_at`]), and no
 /// one-frame glitch (a jump beside another: out and back). CMU 12_01's
 /// T-pose in frame 0 before a walk from frame 1 is one: locked across it,
 /// the ramp of the contact starting at frame 1 bent a leg of frame 0's
@@ -2484,27 +2484,8 @@ fn source_jumps(
             *s = (positions[(f + 1) * nk + j] - positions[f * nk + j]).length() * mpu;
         }
         let fast = 2.0 * crate::quality::stats::quantile(&step, 0.95).unwrap_or(0.0);
-        let least = q.pop_min.max(fast);
-        let len = step.len();
-        for f in 0..len {
-            // A NaN step is no jump (lint's `above`).
-            let above = step[f] > least;
-            if !above {
-                continue;
-            }
-            let side = |a: usize, b: usize| (step[a] + step[b]) / 2.0;
-            let before = (f >= 3).then(|| side(f - 3, f - 2));
-            let after = (f + 3 < len).then(|| side(f + 2, f + 3));
-            let typical = match (before, after) {
-                (Some(x), Some(y)) => x.max(y),
-                (Some(x), None) | (None, Some(x)) => x,
-                (None, None) => continue,
-            };
-            if !typical.is_finite() {
-                continue;
-            }
-            let t = (q.pop_factor * typical).max(q.pop_min).max(fast);
-            if step[f] > t {
+        for f in 0..step.len() {
+            if crate::quality::pop_at(&step, f, fast, q).is_some() {
                 jump[f + 1] = true;
             }
         }

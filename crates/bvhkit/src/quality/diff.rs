@@ -7,14 +7,17 @@
 //! are measured on the pool, each computing the world positions of its
 //! frames and of the B frames it reads into buffers its thread reuses
 //! (scaled to metres as they are read). [`diff_stream`] takes two
-//! [`FrameReader`]s of the same frame rate and reads a batch of whole runs
-//! from both at once while the batch before is measured (FK once per frame:
-//! each frame's size for the unit guess comes from the positions the run
-//! measures); the unit is guessed from the first batch and confirmed by
-//! every frame's size at the end, or the caller reads again with the units
-//! found ([`Streamed::Units`]). Both measure a run with `Plan::measure`
-//! and add the runs' sums in run order, so neither the threads nor the way
-//! the frames came change a bit.
+//! [`FrameReader`]s of the same frame rate and reads the frames of the next
+//! batch of whole runs from both at once while the batch before is
+//! measured, each a window of input at a time into buffers the runs read
+//! in place (`FrameReader::read_window` hands a window's values over
+//! without a copy; only a group of frames that spans two windows is
+//! copied, for FK). FK runs once per frame: each frame's size for the unit
+//! guess comes from the positions the run measures; the unit is guessed
+//! from the first batch and confirmed by every frame's size at the end, or
+//! the caller reads again with the units found ([`Streamed::Units`]). Both
+//! measure a run with `Plan::measure` and add the runs' sums in run order,
+//! so neither the threads nor the way the frames came change a bit.
 //!
 //! The rotation error of a pair is the geodesic angle between its channel
 //! rotations in A and in B, as matrices built from the sines and cosines
@@ -458,9 +461,17 @@ impl Plan {
             });
         }
         let worst = if worst == 0 { 10 } else { worst };
+        // The worst frames: the first `worst` in a total order (ties by
+        // frame), selected before they alone are sorted.
+        let by_error =
+            |x: &usize, y: &usize| per_frame[*y].total_cmp(&per_frame[*x]).then(x.cmp(y));
         let mut order: Vec<usize> = (0..frames).collect();
-        order.sort_by(|&x, &y| per_frame[y].total_cmp(&per_frame[x]).then(x.cmp(&y)));
-        let worst_frames = order.iter().take(worst).map(|&f| (f, per_frame[f])).collect();
+        if worst < order.len() {
+            order.select_nth_unstable_by(worst, by_error);
+            order.truncate(worst);
+        }
+        order.sort_by(by_error);
+        let worst_frames = order.iter().map(|&f| (f, per_frame[f])).collect();
         let mut jorder: Vec<usize> = (0..np).collect();
         jorder.sort_by(|&x, &y| joints[y].mpjpe.total_cmp(&joints[x].mpjpe).then(x.cmp(&y)));
         jorder.truncate(worst);
@@ -511,10 +522,19 @@ struct RunIn<'v> {
 /// many frames as `values` holds; frame-major).
 struct FkSide<'x> {
     fk: &'x Kinematics,
-    values: &'x [f64],
+    values: Rows<'x>,
     width: usize,
     lanes: &'x mut FkLanes,
     out: &'x mut [DVec3],
+}
+
+/// Where an [`FkSide`]'s frames are: one slice (frame 0's values first),
+/// or a clip's [`Windows`] from the frame given on, with a buffer for a
+/// piece of frames that spans two windows (copied there; every other
+/// piece is read where the reader left it).
+enum Rows<'x> {
+    Slice(&'x [f64]),
+    Windows(&'x Windows, usize, &'x mut Vec<f64>),
 }
 
 impl FkSide<'_> {
@@ -529,14 +549,20 @@ impl FkSide<'_> {
         if nj == 0 || frames.is_empty() {
             return;
         }
-        let out = &mut self.out[frames.start * nj..frames.end * nj];
+        let FkSide { fk, values, lanes, out, .. } = self;
+        let out = &mut out[frames.start * nj..frames.end * nj];
         if w == 0 {
-            self.fk.positions_many(&[], self.lanes, out);
+            fk.positions_many(&[], lanes, out);
             return;
         }
-        let values = &self.values[frames.start * w..frames.end * w];
+        let values = match values {
+            Rows::Slice(v) => &v[frames.start * w..frames.end * w],
+            Rows::Windows(win, from, copy) => {
+                win.rows(*from + frames.start..*from + frames.end, w, copy)
+            }
+        };
         for (rows, vals) in out.chunks_mut(FK_RUN * nj).zip(values.chunks(FK_RUN * w)) {
-            self.fk.positions_many(vals, self.lanes, rows);
+            fk.positions_many(vals, lanes, rows);
         }
     }
 }
@@ -695,14 +721,14 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
         let (wa, wb) = widths;
         let a = FkSide {
             fk: &fk_a,
-            values: &ma.values()[f0 * wa..f1 * wa],
+            values: Rows::Slice(&ma.values()[f0 * wa..f1 * wa]),
             width: wa,
             lanes: &mut sc.lanes_a,
             out: &mut sc.a,
         };
         let b = FkSide {
             fk: &fk_b,
-            values: &mb.values()[b0 * wb..(b1 + 1) * wb],
+            values: Rows::Slice(&mb.values()[b0 * wb..(b1 + 1) * wb]),
             width: wb,
             lanes: &mut sc.lanes_b,
             out: &mut sc.b,
@@ -826,14 +852,6 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
     };
     let np = plan.pairs.len();
     let per_batch = RUN * (values / (RUN * wa.max(wb))).max(2);
-    let read_a = |rdr: &mut FrameReader<RA>, buf: &mut Vec<f64>| {
-        buf.clear();
-        rdr.read_frames(buf, per_batch)
-    };
-    let read_b = |rdr: &mut FrameReader<RB>, buf: &mut Vec<f64>| {
-        buf.clear();
-        rdr.read_frames(buf, per_batch)
-    };
     // A run's buffers, one set per run of a batch, kept from batch to batch.
     let mut scratch: Vec<Scratch> = (0..per_batch / RUN)
         .map(|_| Scratch {
@@ -842,30 +860,43 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             a: Vec::new(),
             b: Vec::new(),
             at: Vec::new(),
+            copy_a: Vec::new(),
+            copy_b: Vec::new(),
             work: Work::default(),
         })
         .collect();
     // Run `i` of the batch from frame `g`, `ka` frames of A in `ca` and
-    // `kb` of B in `cb`: the world positions of its frames of each clip,
-    // their sizes, and the measure of the frames both clips have.
+    // `kb` of B in `cb` (from frame `g` on): the world positions of its
+    // frames of each clip, their sizes, and the measure of the frames both
+    // clips have.
     let run = |sc: &mut Scratch,
                i: usize,
                g: usize,
-               (ca, ka): (&[f64], usize),
-               (cb, kb): (&[f64], usize),
+               (ca, ka): (&Windows, usize),
+               (cb, kb): (&Windows, usize),
                mpu: (f64, f64)|
      -> RunOut {
         let s = i * RUN;
         let (na, nb) = (ka.saturating_sub(s).min(RUN), kb.saturating_sub(s).min(RUN));
-        let Scratch { lanes_a, lanes_b, a, b, at, work } = sc;
+        let Scratch { lanes_a, lanes_b, a, b, at, copy_a, copy_b, work } = sc;
         a.resize(na * nja, DVec3::ZERO);
         b.resize(nb * njb, DVec3::ZERO);
-        // A run past a clip's last frame has none of its frames.
-        let rows = |w: usize, n: usize| if n == 0 { 0..0 } else { s * w..(s + n) * w };
         let n = na.min(nb);
         let rotations_done = plan.positions_rotations(
-            FkSide { fk: &fk_a, values: &ca[rows(wa, na)], width: wa, lanes: lanes_a, out: a },
-            FkSide { fk: &fk_b, values: &cb[rows(wb, nb)], width: wb, lanes: lanes_b, out: b },
+            FkSide {
+                fk: &fk_a,
+                values: Rows::Windows(ca, g + s, copy_a),
+                width: wa,
+                lanes: lanes_a,
+                out: a,
+            },
+            FkSide {
+                fk: &fk_b,
+                values: Rows::Windows(cb, g + s, copy_b),
+                width: wb,
+                lanes: lanes_b,
+                out: b,
+            },
             n,
             work,
         );
@@ -886,8 +917,9 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             // Every `at` is a whole frame that B has.
             nfb: g + kb,
             mpu,
-            rows_a: (ca, g),
-            rows_b: (cb, g),
+            // Read only at another rate, which the stream leaves.
+            rows_a: (&[], g),
+            rows_b: (&[], g),
             widths: (wa, wb),
             rotations_done,
         };
@@ -895,16 +927,27 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
         RunOut { sums: Some(sums), sizes_a, sizes_b, per_frame }
     };
     let stream = || -> Result<Streamed> {
-        let (mut ca, mut cb, mut xa, mut xb) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (ka, kb) = super::join(|| read_a(&mut ra, &mut ca), || read_b(&mut rb, &mut cb));
-        let (mut ka, mut kb) = (ka?, kb?);
+        // Each clip's windows of frames, the buffers of windows left behind
+        // (for the reader to fill again) and the windows just read.
+        let (mut ca, mut cb) = (Windows::default(), Windows::default());
+        let (mut spare_a, mut spare_b) = (Vec::new(), Vec::new());
+        let (mut got_a, mut got_b) = (Vec::new(), Vec::new());
+        let (ea, eb) = super::join(
+            || read_until(&mut ra, 0, per_batch, &mut spare_a, &mut got_a),
+            || read_until(&mut rb, 0, per_batch, &mut spare_b, &mut got_b),
+        );
+        let (mut ended_a, mut ended_b) = (ea?, eb?);
+        ca.take(&mut got_a);
+        cb.take(&mut got_b);
+        let (mut ka, mut kb) = (ca.end().min(per_batch), cb.end().min(per_batch));
         // Each clip's unit: given, or guessed from its first batch.
         let mpu = match units.or(o.metres_per_unit.map(|m| (m, m))) {
             Some(m) => m,
             None => {
-                let first = |skel: &Skeleton, k: usize, values: &[f64]| {
+                let mut copy = Vec::new();
+                let mut first = |skel: &Skeleton, k: usize, win: &Windows| {
                     let mut sizes = FrameSizes::new(skel, mode);
-                    sizes.push_many(k, values);
+                    sizes.push_many(k, win.rows(0..k, skel.n_channels(), &mut copy));
                     sizes.guess().metres_per_unit()
                 };
                 (first(&sa, ka, &ca), first(&sb, kb, &cb))
@@ -913,19 +956,25 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
         let (mut sizes_a, mut sizes_b) = (Vec::new(), Vec::new());
         let mut per_frame = Vec::new();
         let mut sums = Sums::new(np);
-        let (mut ended_a, mut ended_b) = (false, false);
         let mut g = 0;
         while ka > 0 || kb > 0 {
-            // Only a clip's last batch may be short: the runs of both clips
-            // then start at the same frames.
-            if (ended_a && ka > 0) || (ended_b && kb > 0) {
-                return Ok(Streamed::Whole("a batch of frames came short"));
-            }
-            ended_a |= ka < per_batch;
-            ended_b |= kb < per_batch;
             let runs = ka.max(kb).div_ceil(RUN);
+            // The next batch's frames are read while this one is measured.
+            let until = g + 2 * per_batch;
+            let (have_a, have_b) = (ca.end(), cb.end());
             let (next, outs) = super::join(
-                || super::join(|| read_a(&mut ra, &mut xa), || read_b(&mut rb, &mut xb)),
+                || {
+                    super::join(
+                        || match ended_a {
+                            true => Ok(true),
+                            false => read_until(&mut ra, have_a, until, &mut spare_a, &mut got_a),
+                        },
+                        || match ended_b {
+                            true => Ok(true),
+                            false => read_until(&mut rb, have_b, until, &mut spare_b, &mut got_b),
+                        },
+                    )
+                },
                 || each_run(&mut scratch[..runs], |sc, i| run(sc, i, g, (&ca, ka), (&cb, kb), mpu)),
             );
             for out in outs {
@@ -937,9 +986,13 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
                 per_frame.extend(out.per_frame);
             }
             g += per_batch;
-            std::mem::swap(&mut ca, &mut xa);
-            std::mem::swap(&mut cb, &mut xb);
-            (ka, kb) = (next.0?, next.1?);
+            (ended_a, ended_b) = (next.0?, next.1?);
+            ca.take(&mut got_a);
+            cb.take(&mut got_b);
+            ca.drop_before(g, &mut spare_a);
+            cb.drop_before(g, &mut spare_b);
+            ka = ca.end().saturating_sub(g).min(per_batch);
+            kb = cb.end().saturating_sub(g).min(per_batch);
             consumed(ra.bytes_consumed(), rb.bytes_consumed());
         }
         let (na, nb) = (sizes_a.len(), sizes_b.len());
@@ -975,14 +1028,127 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
 }
 
 /// A thread's buffers in [`diff_stream`]: FK lanes, a run's positions of
-/// each clip, B's frame at each frame of A, and [`Plan::measure`]'s.
+/// each clip, B's frame at each frame of A, each clip's frames that span
+/// two windows ([`Rows::Windows`]) and [`Plan::measure`]'s.
 struct Scratch {
     lanes_a: FkLanes,
     lanes_b: FkLanes,
     a: Vec<DVec3>,
     b: Vec<DVec3>,
     at: Vec<f64>,
+    copy_a: Vec<f64>,
+    copy_b: Vec<f64>,
     work: Work,
+}
+
+/// A clip's frames in [`diff_stream`] as its reader handed them out, a
+/// window of input at a time ([`FrameReader::read_window`], which gives a
+/// window's values without copying them): each buffer with its frame
+/// count, in order, the first buffer's first frame being frame `first`.
+#[derive(Default)]
+struct Windows {
+    bufs: std::collections::VecDeque<(Vec<f64>, usize)>,
+    first: usize,
+    /// Frames in `bufs`.
+    held: usize,
+}
+
+impl Windows {
+    /// The frame after the last one held.
+    fn end(&self) -> usize {
+        self.first + self.held
+    }
+
+    /// Appends the windows read (emptying `got`).
+    fn take(&mut self, got: &mut Vec<(Vec<f64>, usize)>) {
+        for (buf, k) in got.drain(..) {
+            self.held += k;
+            self.bufs.push_back((buf, k));
+        }
+    }
+
+    /// Hands the buffers of windows wholly before frame `f` to `spare`.
+    fn drop_before(&mut self, f: usize, spare: &mut Vec<Vec<f64>>) {
+        while self.bufs.front().is_some_and(|&(_, k)| self.first + k <= f) {
+            if let Some((buf, k)) = self.bufs.pop_front() {
+                self.first += k;
+                self.held -= k;
+                spare.push(buf);
+            }
+        }
+    }
+
+    /// The values of `frames` (`width` per frame; frames held): where
+    /// they lie in one window, read in place; else copied into `copy`.
+    fn rows<'s>(
+        &'s self,
+        frames: std::ops::Range<usize>,
+        width: usize,
+        copy: &'s mut Vec<f64>,
+    ) -> &'s [f64] {
+        copy.clear();
+        let mut at = self.first;
+        for (buf, k) in &self.bufs {
+            let (lo, hi) = (frames.start.max(at), frames.end.min(at + k));
+            if lo < hi {
+                let piece = &buf[(lo - at) * width..(hi - at) * width];
+                if (lo, hi) == (frames.start, frames.end) {
+                    return piece;
+                }
+                copy.extend_from_slice(piece);
+            }
+            at += k;
+            if at >= frames.end {
+                break;
+            }
+        }
+        copy
+    }
+}
+
+/// Frames a window buffer of [`read_until`] holds at least (but at a
+/// clip's end): a reader that hands out few frames a window (a file whose
+/// lines are frames, a small read buffer) tops it up.
+const MIN_WINDOW: usize = 64;
+
+/// Reads windows of frames from `rdr` (holding frames up to `have`) into
+/// `got`, each into a buffer of `spare` when there is one, until frame
+/// `until` is held or the clip ends; whether it ended.
+///
+/// # Errors
+/// The reader's.
+fn read_until<R: FrameSource>(
+    rdr: &mut FrameReader<R>,
+    mut have: usize,
+    until: usize,
+    spare: &mut Vec<Vec<f64>>,
+    got: &mut Vec<(Vec<f64>, usize)>,
+) -> Result<bool> {
+    while have < until {
+        let mut buf = spare.pop().unwrap_or_default();
+        buf.clear();
+        let mut k = 0;
+        let mut ended = false;
+        while k < MIN_WINDOW {
+            // Any number of frames: a whole window's are taken without a copy.
+            let n = rdr.read_window(&mut buf, usize::MAX)?;
+            if n == 0 {
+                ended = true;
+                break;
+            }
+            k += n;
+        }
+        if k > 0 {
+            got.push((buf, k));
+            have += k;
+        } else {
+            spare.push(buf);
+        }
+        if ended {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// What a run of [`diff_stream`] gives: its sums (when it compares
@@ -1289,6 +1455,41 @@ mod tests {
         // A in centimetres throughout; B guessed so from its first batch,
         // and otherwise from all its frames.
         assert!(matches!(first, Streamed::Units(ma, mb) if ma == 0.01 && mb != 0.01), "{first:?}");
+    }
+
+    #[test]
+    fn the_stream_gives_the_whole_clips_diff_from_windows_that_split_runs() {
+        // Read from `Read` sources, a window of input is a few hundred
+        // frames of these clips: the runs and batches start inside
+        // windows, and runs and FK's groups of frames span two of them.
+        let (a, b) = (clip(5000, 30.0, 0.0, (0, 1.0)), clip(4700, 30.0, 0.4, (0, 1.0)));
+        let read = ReadOptions::new();
+        let mut rdr = read.frame_reader(a.as_bytes()).unwrap();
+        let (mut buf, mut windows) = (Vec::new(), Vec::new());
+        loop {
+            buf.clear();
+            match rdr.read_window(&mut buf, usize::MAX).unwrap() {
+                0 => break,
+                k => windows.push(k),
+            }
+        }
+        assert!(windows.len() > 4, "{windows:?}");
+        assert!(windows.iter().any(|k| k % RUN != 0 && *k > MIN_WINDOW), "{windows:?}");
+        for o in [
+            DiffOptions::default(),
+            DiffOptions { metres_per_unit: Some(0.01), worst: 3, ..Default::default() },
+        ] {
+            let whole = diff(&Bvh::parse(&a).unwrap(), &Bvh::parse(&b).unwrap(), &o).unwrap();
+            assert!(whole.mpjpe > 0.0 && whole.rotation_deg.is_some());
+            for values in [1, 3 * RUN * 36] {
+                let ra = read.frame_reader(a.as_bytes()).unwrap();
+                let rb = read.frame_reader(b.as_bytes()).unwrap();
+                match diff_stream_in(ra, rb, &o, None, |_, _| {}, values).unwrap() {
+                    Streamed::Done(d) => assert_eq!(*d, whole, "{values}"),
+                    s => panic!("{values}: {s:?}"),
+                }
+            }
+        }
     }
 
     #[test]

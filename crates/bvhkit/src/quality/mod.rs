@@ -645,7 +645,7 @@ fn measure(bvh: &Bvh, options: &Options, all: bool) -> Report {
         }
     }
 
-    findings.sort_by_key(|f| (f.kind, f.frames.0));
+    sort_findings(&mut findings);
     Report {
         units,
         metres_per_unit: world.mpu,
@@ -722,19 +722,35 @@ pub(crate) fn stretch(
     metrics: &mut Metrics,
     findings: &mut Vec<Finding>,
 ) {
+    if let Some(found) = stretch_of(j, parent, lens, size, names, o) {
+        stretched(found, metrics, findings);
+    }
+}
+
+/// What [`stretch`] finds of one bone (its relative change, a finding when
+/// above the threshold), without the metrics and findings it goes into:
+/// bones measured apart (on the pool), then put in, in joint order, by
+/// [`stretched`], the same bits as [`stretch`] one bone after the other.
+pub(crate) fn stretch_of(
+    j: usize,
+    parent: usize,
+    lens: &[f64],
+    size: f64,
+    names: &[String],
+    o: &Options,
+) -> Option<(f64, Option<Finding>)> {
     let finite = lens.iter().copied().filter(|l| l.is_finite());
     let (lo, hi) =
         finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), l| (a.min(l), b.max(l)));
-    let Some(med) = stats::quantile(lens, 0.5) else { return };
+    let med = stats::quantile(lens, 0.5)?;
     let base = med.max(size * 1e-3).max(f64::MIN_POSITIVE);
     let rel = (hi - lo) / base;
-    metrics.bone_stretch = metrics.bone_stretch.max(rel);
-    if rel > o.stretch {
+    let found = (rel > o.stretch).then(|| {
         let (fa, fb) = (
             lens.iter().position(|&l| l == lo).unwrap_or(0),
             lens.iter().position(|&l| l == hi).unwrap_or(0),
         );
-        findings.push(Finding {
+        Finding {
             kind: Kind::BoneStretch,
             frames: (fa.min(fb), fa.max(fb)),
             joints: vec![j],
@@ -747,7 +763,52 @@ pub(crate) fn stretch(
                 lo,
                 hi
             ),
-        });
+        }
+    });
+    Some((rel, found))
+}
+
+/// One bone's [`stretch_of`] into the clip's metrics and findings.
+pub(crate) fn stretched(
+    (rel, found): (f64, Option<Finding>),
+    metrics: &mut Metrics,
+    findings: &mut Vec<Finding>,
+) {
+    metrics.bone_stretch = metrics.bone_stretch.max(rel);
+    findings.extend(found);
+}
+
+/// The findings in the report's order: by kind, then by first frame, the
+/// order among equals kept (`sort_by_key(|f| (f.kind, f.frames.0))`, a
+/// stable sort, gives the same order). Done as a stable counting sort by
+/// kind (the findings come in long runs of one kind, each mostly in frame
+/// order already), then a stable sort by first frame of each kind's run
+/// that is not in frame order: each finding moved twice, where the merge
+/// sort of the whole list moved the tens of thousands of findings of a
+/// long noisy clip once per merge level.
+pub(crate) fn sort_findings(findings: &mut Vec<Finding>) {
+    let kinds = findings.iter().map(|f| f.kind as usize + 1).max().unwrap_or(0);
+    let mut counts = vec![0usize; kinds];
+    for f in findings.iter() {
+        counts[f.kind as usize] += 1;
+    }
+    let by_kind = findings.windows(2).all(|w| w[0].kind <= w[1].kind);
+    if !by_kind {
+        let mut groups: Vec<Vec<Finding>> = counts.iter().map(|&c| Vec::with_capacity(c)).collect();
+        for f in findings.drain(..) {
+            groups[f.kind as usize].push(f);
+        }
+        for g in groups {
+            findings.extend(g);
+        }
+    }
+    let mut start = 0;
+    for c in counts {
+        let group = &mut findings[start..start + c];
+        if !group.is_sorted_by_key(|f| f.frames.0) {
+            group.sort_by_key(|f| f.frames.0);
+        }
+        start += c;
     }
 }
 
@@ -1627,7 +1688,56 @@ pub fn hips_of(bvh: &Bvh) -> JointId {
 
 #[cfg(test)]
 mod tests {
-    use super::in_frame_order;
+    use super::{Finding, Kind, in_frame_order, sort_findings};
+
+    /// The findings' order is the stable sort's by kind and first frame,
+    /// finding for finding: runs of kinds out of order, a kind's run out of
+    /// frame order, equal keys (told apart by their values), a list already
+    /// in order and an empty one.
+    #[test]
+    fn findings_are_in_the_stable_sorts_order() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m) as usize
+        };
+        let kinds = [Kind::Spike, Kind::Pop, Kind::Skate, Kind::FarJoint, Kind::Nan, Kind::Seam];
+        let finding = |kind, frame, value| Finding {
+            kind,
+            frames: (frame, frame + 1),
+            joints: vec![frame % 7],
+            value,
+            message: format!("{kind:?} {value}"),
+        };
+        for case in 0..5 {
+            let mut found: Vec<Finding> = Vec::new();
+            if case < 4 {
+                // Runs of one kind each (as lint makes them), in frame order
+                // but for case 1 (shuffled frames) and case 2 (few frames:
+                // equal keys).
+                for (r, &kind) in kinds.iter().enumerate() {
+                    let mut frame = 0;
+                    for i in 0..200 {
+                        frame = match case {
+                            1 => rnd(1000),
+                            2 => rnd(4),
+                            _ => frame + rnd(3),
+                        };
+                        found.push(finding(kind, frame, (r * 1000 + i) as f64));
+                    }
+                }
+                if case == 3 {
+                    found.sort_by_key(|f| (f.kind, f.frames.0));
+                }
+            }
+            let mut want = found.clone();
+            want.sort_by_key(|f| (f.kind, f.frames.0));
+            sort_findings(&mut found);
+            assert_eq!(found, want, "case {case}");
+        }
+    }
 
     /// The counting sort gives the stable sort's order, bit for bit: on
     /// hits joint after joint (its own path), on shuffled hits and on hits

@@ -38,7 +38,7 @@ use glam::DVec3;
 use super::feet::{self, Foot};
 use super::{
     ChannelPiece, Channels, Ground, Options, PIECE, RUN, Report, Smoothness, channel_findings,
-    channel_piece, combine, far_finding, join, judge, stretch, stretching, units_of, up_of,
+    channel_piece, combine, far_finding, join, judge, stretch_of, stretching, units_of, up_of,
 };
 use crate::edit::axes::SignedAxis;
 use crate::kinematics::Kinematics;
@@ -494,97 +494,145 @@ impl LintStream {
     /// or `None` where the stream cannot give it (see the module
     /// documentation): the caller then runs [`super::lint`].
     pub fn finish(self) -> Option<Report> {
-        let n = self.n;
-        let o = &self.o;
+        let LintStream {
+            skel,
+            o,
+            fps,
+            dt,
+            mpu: sampled_mpu,
+            far_keep,
+            up,
+            up_detected,
+            u,
+            notes,
+            names,
+            feet,
+            feet_notes,
+            hips,
+            ch,
+            n,
+            sizes,
+            mut joints,
+            curves,
+            pieces,
+            jerk,
+            ..
+        } = self;
         if n == 0 {
             return None;
         }
-        let guess = UnitGuess::of_pose_sizes(self.sizes).named(&Limbs::of(&self.skel));
-        let mpu = o.metres_per_unit.unwrap_or_else(|| guess.metres_per_unit());
-        if mpu.to_bits() != self.mpu.to_bits() {
-            return None;
-        }
-        let size = guess.size * mpu;
-        let far = size.is_finite() && size > 0.0;
-        let limit = o.far_factor * size;
-        // (A NaN sampled size kept nothing: not confirmed either.)
-        if far && (limit < self.far_keep || self.far_keep.is_nan()) {
-            return None;
-        }
-        let mut notes = self.notes;
-        let units = units_of(o, &guess, &mut notes);
-        notes.extend(self.feet_notes);
-        let (fps, u, names, joints) = (self.fps, self.u, &self.names, &self.joints);
+        let o = &o;
+        // The feet's points and the bones' lengths, taken out of the joints
+        // so that each is given back where it was last read, on the pool,
+        // not by one thread at the end.
+        let kept: Vec<Vec<DVec3>> =
+            joints.iter_mut().map(|s| std::mem::take(&mut s.kept)).collect();
+        let bones = stretching(&skel);
+        let lens: Vec<Vec<f64>> =
+            bones.iter().map(|&(j, _)| std::mem::take(&mut joints[j].lens)).collect();
+        let joints = &joints;
         let lowest = || joints.iter().map(|s| s.low).fold(f64::INFINITY, f64::min);
-        // The steps and accelerations (16 bytes a joint-frame) are given
-        // back as soon as the spikes and pops are judged, while the feet
-        // may still be measured, rather than by one thread at the end.
-        let curves = self.curves;
-        let (feet_data, (smooth, chan)) = join(
-            || feet::measure(&self.feet, |j| &joints[j].kept[..], lowest, n, fps, u, o),
+        // Everything at once: the unit guess over every frame and what it
+        // decides (the caller's guess confirmed, the figure's size, then
+        // the stretching bones and the joints far from the hips: a clip
+        // the stream cannot report only finds out after the rest is done,
+        // the caller then runs the whole lint), beside the feet, the
+        // smoothness and the channels' findings. The steps and
+        // accelerations (16 bytes a joint-frame) are given back as soon as
+        // the spikes and pops are judged, while the rest may still be
+        // measured.
+        let (whole, (feet_data, (smooth, chan))) = join(
+            || {
+                let guess = UnitGuess::of_pose_sizes(sizes).named(&Limbs::of(&skel));
+                let mpu = o.metres_per_unit.unwrap_or_else(|| guess.metres_per_unit());
+                if mpu.to_bits() != sampled_mpu.to_bits() {
+                    return None;
+                }
+                let size = guess.size * mpu;
+                let far = size.is_finite() && size > 0.0;
+                let limit = o.far_factor * size;
+                // (A NaN sampled size kept nothing: not confirmed either.)
+                if far && (limit < far_keep || far_keep.is_nan()) {
+                    return None;
+                }
+                let mut unit_notes = Vec::new();
+                let units = units_of(o, &guess, &mut unit_notes);
+                let stretched = super::per_joint(bones.len(), |k| {
+                    let (j, parent) = bones[k];
+                    stretch_of(j, parent, &lens[k], size, &names, o)
+                });
+                drop(lens);
+                // Joints far from the hips: every frame beyond the limit
+                // was kept. The joints' findings (a message each) on the
+                // pool, in joint order.
+                let far_found = far.then(|| {
+                    let hips = &names[hips];
+                    super::per_joint(joints.len(), |j| {
+                        let beyond = joints[j].far.iter().filter(|(_, d)| *d > limit);
+                        let mut runs: Vec<(usize, usize, f64)> = Vec::new();
+                        for &(f, d) in beyond {
+                            match runs.last_mut() {
+                                Some(r) if r.1 + 1 == f => {
+                                    r.1 = f;
+                                    r.2 = r.2.max(d);
+                                }
+                                _ => runs.push((f, f, 0.0f64.max(d))),
+                            }
+                        }
+                        runs.into_iter()
+                            .map(|(a, b, worst)| {
+                                far_finding(j, (a, b), worst, &names[j], hips, size)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                });
+                Some((mpu, size, units, unit_notes, stretched, far_found))
+            },
             || {
                 join(
                     || {
-                        let smooth = smoothness(joints, &curves, n, o);
-                        drop(curves);
-                        smooth
+                        let measured = feet::measure(&feet, |j| &kept[j][..], lowest, n, fps, u, o);
+                        drop(kept);
+                        measured
                     },
                     || {
-                        channel_findings(
-                            &self.ch,
-                            &self.skel,
-                            names,
-                            o,
-                            self.pieces,
-                            n,
-                            (fps, self.dt),
+                        join(
+                            || {
+                                let smooth = smoothness(joints, &curves, n, o);
+                                drop(curves);
+                                smooth
+                            },
+                            || channel_findings(&ch, &skel, &names, o, pieces, n, (fps, dt)),
                         )
                     },
                 )
             },
         );
+        let (mpu, size, units, unit_notes, stretched, far_found) = whole?;
+        let mut notes = notes;
+        notes.extend(unit_notes);
+        notes.extend(feet_notes);
         let mut smooth = smooth;
-        smooth.jerk = self.jerk;
+        smooth.jerk = jerk;
         let (mut metrics, mut findings, series, ground) =
-            combine(&self.feet, feet_data, Some((smooth, chan)), names, lowest, o, &mut notes);
-        for (j, parent) in stretching(&self.skel) {
-            stretch(j, parent, &joints[j].lens, size, names, o, &mut metrics, &mut findings);
+            combine(&feet, feet_data, Some((smooth, chan)), &names, lowest, o, &mut notes);
+        for found in stretched.into_iter().flatten() {
+            super::stretched(found, &mut metrics, &mut findings);
         }
-        // Joints far from the hips: every frame beyond the limit was kept.
-        // The joints' findings (a message each) on the pool, in joint order.
-        if far {
-            let hips = &names[self.hips];
-            let per = super::per_joint(joints.len(), |j| {
-                let beyond = joints[j].far.iter().filter(|(_, d)| *d > limit);
-                let mut runs: Vec<(usize, usize, f64)> = Vec::new();
-                for &(f, d) in beyond {
-                    match runs.last_mut() {
-                        Some(r) if r.1 + 1 == f => {
-                            r.1 = f;
-                            r.2 = r.2.max(d);
-                        }
-                        _ => runs.push((f, f, 0.0f64.max(d))),
-                    }
-                }
-                runs.into_iter()
-                    .map(|(a, b, worst)| far_finding(j, (a, b), worst, &names[j], hips, size))
-                    .collect::<Vec<_>>()
-            });
-            for found in per {
-                metrics.far_joints += usize::from(!found.is_empty());
-                findings.extend(found);
-            }
+        for found in far_found.into_iter().flatten() {
+            metrics.far_joints += usize::from(!found.is_empty());
+            findings.extend(found);
         }
-        findings.sort_by_key(|f| (f.kind, f.frames.0));
+        super::sort_findings(&mut findings);
         Some(Report {
             units,
             metres_per_unit: mpu,
-            up: self.up,
-            up_detected: self.up_detected,
+            up,
+            up_detected,
             fps,
             frames: n,
-            joint_names: self.names,
-            feet: self.feet,
+            joint_names: names,
+            feet,
             ground,
             size,
             metrics,

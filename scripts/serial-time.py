@@ -19,7 +19,8 @@ core well (a lock, memory bandwidth) counts as parallel here.
 
 Prints the totals, the CPU time of each thread, and the serial spans of at
 least MIN_MS milliseconds (default 2) with the thread that ran alone (find what it did with `perf
-record` and the same timestamps).
+record` and the same timestamps), then the spans as long when every thread of it slept (waiting
+for the disk: an fsync, a file's release that discards its blocks; or for a lock).
 """
 
 import re
@@ -73,6 +74,7 @@ def main() -> int:
     cpu_of: dict[int, float] = defaultdict(float)
     alone_of: dict[int, float] = defaultdict(float)
     spans: list[list[float]] = []
+    asleep: list[list[float]] = []
     start = end = last = None
     for t, ev, pid, _tid, rest in events:
         if last is not None and start is not None:
@@ -96,6 +98,10 @@ def main() -> int:
                 acc["none running, some waiting for a CPU"] += dt
             else:
                 acc["all asleep (I/O, locks, nothing to do)"] += dt
+                if asleep and asleep[-1][1] == last:
+                    asleep[-1][1] = t
+                else:
+                    asleep.append([last, t])
         last = t
         if ev == "sched:sched_switch" and (m := SWITCH.search(rest)):
             prev, pstate, nxt = int(m.group(2)), m.group(3), int(m.group(5))
@@ -145,6 +151,10 @@ def main() -> int:
         if b - a >= min_span:
             span = f"{(a - start) * 1e3:8.1f} .. {(b - start) * 1e3:8.1f}  {(b - a) * 1e3:6.1f}"
             print(f"  {span}  {k} {names.get(k, '?')}")
+    print(f"all asleep for {min_span * 1e3:g} ms or more (ms from the first switch-in):")
+    for a, b in asleep:
+        if b - a >= min_span:
+            print(f"  {(a - start) * 1e3:8.1f} .. {(b - start) * 1e3:8.1f}  {(b - a) * 1e3:6.1f}")
     return 0
 
 

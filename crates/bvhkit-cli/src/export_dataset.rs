@@ -27,8 +27,9 @@
 //! NPZ's clip it writes on the pool. Broken files are reported and skipped.
 //! Each input is looked up once before the work starts, for the refusal of
 //! both outputs and for its size (`io::refuse_overwriting_inputs`). At the
-//! end the skeleton table is written and staged on a thread of its own
-//! while the table's footer is written (`ParquetWriter::finish_beside`),
+//! end the skeleton table is written (its columns encoded side by side on
+//! the command's pool) and staged on a thread of its own while the table's
+//! footer is written (`ParquetWriter::finish_beside`),
 //! then both outputs, staged (`AtomicFile`), are renamed back to
 //! back, the replaced files held open through the renames and released
 //! afterwards on a thread of their own (`Staged::publish_keeping_old`);
@@ -531,7 +532,9 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                 |skeletons| -> Result<_> {
                     let mut sk = AtomicFile::create(&skeleton_target)?;
                     let f = sk.file().try_clone()?;
-                    skeletons.write(BufWriter::new(f))?.flush()?;
+                    // Its columns encoded side by side on the command's
+                    // pool, idle by now.
+                    pool.install(|| skeletons.write(BufWriter::new(f)))?.flush()?;
                     Ok(sk.stage()?)
                 },
                 // Every block written (the writer thread ends with `w`),

@@ -20,7 +20,9 @@
 //! each built and fed in pieces of 64K rows (`Columns::column`), never as
 //! whole-clip Arrow arrays), the long and wide schemas, the options as
 //! key-value metadata under `bvhkit`, and `SkeletonTable` (one row per clip ×
-//! joint, written as `OUT.skeleton.parquet`).
+//! joint, written as `OUT.skeleton.parquet`: one row group, as the Arrow
+//! writer makes of one batch, but its columns encoded side by side on
+//! rayon's current pool; the same bytes, tested).
 //!
 //! Shared pages (`ParquetWriter::with_shared_pages`, the folder export's
 //! path): a prepared clip's float64 page bodies are its column buffers'
@@ -1313,11 +1315,54 @@ impl SkeletonTable {
     }
 
     /// Writes the table as a Parquet file to `w` (snappy-compressed: it is
-    /// small and mostly names).
+    /// small and mostly names), its columns encoded in parallel on rayon's
+    /// current pool.
     ///
     /// # Errors
     /// When encoding or writing fails.
     pub fn write<W: Write + Send>(&self, w: W) -> Result<W> {
+        let (batch, props) = self.batch()?;
+        let schema = batch.schema();
+        // One row group (what `ArrowWriter::write` makes of a batch within
+        // its limits), its columns encoded side by side on rayon's current
+        // pool: the same bytes, but not one column after another at the
+        // end of an export, when nothing else is left to run beside it.
+        let rows = batch.num_rows();
+        let one_group = rows > 0
+            && props.max_row_group_row_count().is_none_or(|max| rows <= max)
+            && props.max_row_group_bytes().is_none()
+            && props.content_defined_chunking().is_none();
+        let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(props))?;
+        if !one_group {
+            writer.write(&batch)?;
+            return Ok(writer.into_inner()?);
+        }
+        let (mut file, factory) = writer.into_serialized_writer()?;
+        let writers = factory.create_column_writers(0)?;
+        let fields = schema.fields();
+        debug_assert_eq!(writers.len(), fields.len(), "one leaf per field");
+        let chunks: Vec<_> = writers
+            .into_par_iter()
+            .enumerate()
+            .with_max_len(1)
+            .map(|(c, mut w)| {
+                for leaf in compute_leaves(&fields[c], batch.column(c))? {
+                    w.write(&leaf)?;
+                }
+                Ok(w.close()?)
+            })
+            .collect::<Result<_>>()?;
+        let mut rg = file.next_row_group()?;
+        for chunk in chunks {
+            chunk.append_to_row_group(&mut rg)?;
+        }
+        rg.close()?;
+        Ok(file.into_inner()?)
+    }
+
+    /// The table as one Arrow batch, and the properties it is written
+    /// with.
+    fn batch(&self) -> Result<(RecordBatch, WriterProperties)> {
         let strings = |v: &Texts| -> ArrayRef { Arc::new(StringArray::from_iter_values(v.iter())) };
         let mut parent = StringBuilder::new();
         for (r, &p) in self.parent_index.iter().enumerate() {
@@ -1362,7 +1407,15 @@ impl SkeletonTable {
             .set_created_by(format!("bvhkit-dataset {}", env!("CARGO_PKG_VERSION")))
             .set_key_value_metadata(Some(vec![KeyValue::new(PAIR_KEY.to_string(), self.pair())]))
             .build();
-        let mut writer = ArrowWriter::try_new(w, schema, Some(props))?;
+        Ok((batch, props))
+    }
+
+    /// [`SkeletonTable::write`] through `ArrowWriter::write` alone (the
+    /// reference the column-parallel encoding is tested against).
+    #[cfg(test)]
+    fn write_serial<W: Write + Send>(&self, w: W) -> Result<W> {
+        let (batch, props) = self.batch()?;
+        let mut writer = ArrowWriter::try_new(w, batch.schema(), Some(props))?;
         writer.write(&batch)?;
         Ok(writer.into_inner()?)
     }
@@ -1487,6 +1540,46 @@ mod tests {
             &write(&clips, &o, ROW_GROUP_ROWS, false),
             "corpus",
         );
+    }
+
+    #[test]
+    fn skeleton_table_columns_encoded_side_by_side_give_the_bytes_of_the_arrow_writer() {
+        // The corpus's skeletons 12 times over (about the folder export's
+        // 17,000 rows, several pages of names), a table of one clip, and
+        // an empty one (no row group), each on a pool of two threads.
+        let mut clips: Vec<(String, Bvh)> = (0..3)
+            .map(|i| (format!("s{i}"), Bvh::parse(bvhkit_testdata::synth_text(i, 9, 4)).unwrap()))
+            .collect();
+        if bvhkit_testdata::corpus_or_skip("skeleton_table_side_by_side").is_some() {
+            for p in bvhkit_testdata::corpus_files() {
+                let Ok(text) = std::fs::read(&p) else { continue };
+                let Ok((bvh, _)) = bvhkit::ReadOptions::new().lenient(true).parse(&text) else {
+                    continue;
+                };
+                clips.push((p.file_name().unwrap().to_string_lossy().into_owned(), bvh));
+            }
+        }
+        let o = Options::default();
+        let table = |copies: usize, clips: &[(String, Bvh)]| {
+            let mut t = SkeletonTable::default();
+            for i in 0..copies {
+                for (name, bvh) in clips {
+                    t.add(&Clip::compute(&format!("r{i}_{name}"), bvh, &o));
+                }
+            }
+            t
+        };
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        for (what, t) in [
+            ("many", table(12, &clips)),
+            ("one", table(1, &clips[..1])),
+            ("empty", SkeletonTable::default()),
+        ] {
+            let side_by_side = pool.install(|| t.write(Vec::new())).unwrap();
+            let serial = t.write_serial(Vec::new()).unwrap();
+            assert!(side_by_side == serial, "{what}: {} rows, the bytes differ", t.len());
+            assert!(!serial.is_empty(), "{what}");
+        }
     }
 
     /// Pages handed to [`append_shared`], by every test.

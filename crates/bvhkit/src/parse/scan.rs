@@ -940,6 +940,21 @@ mod tests {
     }
 
     #[test]
+    fn blocks_of_one_byte_tokens_give_every_value() {
+        // 32 token starts in every 64-byte block, the most a block holds
+        // (a scan that gathers a block's starts in pieces of eight, as
+        // tried in session 27, must not drop any).
+        for sep in [" ", "\n", "\r\n", " \t"] {
+            let text: String = (0..5000).map(|i| format!("{}{sep}", i % 10)).collect();
+            let (v, s) = run(&text, 1);
+            let want: Vec<f64> = (0..5000).map(|i| f64::from(i % 10)).collect();
+            assert_eq!(v, want, "{sep:?}");
+            let rows = if sep.contains('\n') { 5000 } else { 1 };
+            assert_eq!(s.rows, rows, "{sep:?}");
+        }
+    }
+
+    #[test]
     fn bad_tokens_are_reported_with_their_range() {
         let Err(e) = scan_all(b"1 2 x3 4", 10, 2, false, Vec::new()) else { panic!() };
         assert_eq!((e.start, e.end), (14, 16));

@@ -137,8 +137,12 @@
 //! copied, `W_t = C·W_s·K` and the local rotation through the target's parents
 //! for mapped joints (kept joints only carry their parent's world rotation on),
 //! the three-channel joints' Euler angles in one `rotation::EulerBatch` closest
-//! to the previous frame, one- and two-channel joints through
-//! `JointChannels::write_rotation`; root scaled by hip heights and lifted by
+//! to the previous frame (a joint the upper body's turn rewrites is held
+//! as its parent's and own world rotations, its local rotation made only in
+//! a frame without the turn), one- and two-channel joints through
+//! `JointChannels::write_rotation`; the source's largest trunk bend made at
+//! most once a frame (the bends' limit and the trunk's solve both read it);
+//! root scaled by hip heights and lifted by
 //! the grounding's correction with `positions_from_rotations` of the
 //! rotations just computed (the source's contacts are read once, in `new`,
 //! through a `Kinematics::subset` of its feet and hips). A unit test keeps the plain per-joint version and checks
@@ -892,10 +896,12 @@ pub struct Retarget {
     world: Vec<DMat3>,
     /// The local rotations of the `euler` joints, in that order, for one
     /// batched extraction; the joint of each entry; the `rewritten` joints'
-    /// local rotations and previous angles, held until the turn.
+    /// parent's (none at the root) and own world rotations and orders,
+    /// held until the turn (their local rotations and previous angles are
+    /// made only where the turn does not rewrite them).
     batch: EulerBatch,
     pushed: Vec<usize>,
-    held: Vec<(usize, DMat3, RotationOrder, Option<[f64; 3]>)>,
+    held: Vec<(usize, Option<DMat3>, DMat3, RotationOrder)>,
     positions: Vec<DVec3>,
     /// The source's FK buffers (sines and cosines).
     scratch: FkScratch,
@@ -2219,12 +2225,13 @@ impl Retarget {
                         0 => wp,
                         // Extracted below, all together.
                         3 => {
-                            let local = if parents[j].is_some() { wp.transpose() * w } else { w };
                             let order = euler.next().map_or(RotationOrder::XYZ, |e| e.1);
-                            let near = near_ok.then(|| jc.angles(&self.previous));
                             if self.rewritten[j] {
-                                self.held.push((j, local, order, near));
+                                self.held.push((j, parents[j].map(|_| wp), w, order));
                             } else {
+                                let local =
+                                    if parents[j].is_some() { wp.transpose() * w } else { w };
+                                let near = near_ok.then(|| jc.angles(&self.previous));
                                 self.batch.push_mat3(&local, order, near);
                                 self.pushed.push(j);
                             }
@@ -2252,7 +2259,11 @@ impl Retarget {
         }
         if let Some(t) = &self.torso {
             let sw = &self.src_world;
-            let bend = || largest_bend(t.src_path.iter().map(|&i| sw[i].translation));
+            // Read by the bends' limit and the trunk's solve: made once.
+            let largest = std::cell::OnceCell::new();
+            let bend = || {
+                *largest.get_or_init(|| largest_bend(t.src_path.iter().map(|&i| sw[i].translation)))
+            };
             let ends = (
                 sw[self.src_hips].translation,
                 sw[t.src_head].translation,
@@ -2272,7 +2283,9 @@ impl Retarget {
             // Without the turn, the rotations it would have rewritten are
             // the transfer's.
             if !turned {
-                for (j, local, order, near) in self.held.drain(..) {
+                for (j, wp, w, order) in self.held.drain(..) {
+                    let local = wp.map_or(w, |wp| wp.transpose() * w);
+                    let near = near_ok.then(|| chans[j].angles(&self.previous));
                     self.batch.push_mat3(&local, order, near);
                     self.pushed.push(j);
                 }

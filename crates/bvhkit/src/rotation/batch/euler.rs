@@ -115,9 +115,15 @@ impl EulerBatch {
         let c = m.to_cols_array();
         let idx = [i, j, k];
         let at = self.len();
+        // Entries pushed as quaternions have no matrix: zeros (the columns
+        // all have one length, so one comparison tells; a batch of
+        // matrices alone resizes nothing).
+        if self.m[0].len() != at {
+            for v in &mut self.m {
+                v.resize(at, 0.0);
+            }
+        }
         for (n, v) in self.m.iter_mut().enumerate() {
-            // Entries pushed as quaternions have no matrix: zeros.
-            v.resize(at, 0.0);
             v.push(c[idx[n % 3] * 3 + idx[n / 3]]);
         }
         // The quaternion columns are filled up (with zeros) only when a
@@ -132,8 +138,12 @@ impl EulerBatch {
         let (i, j, k, e) = PERMUTATIONS[order as usize];
         let v = [q.x, q.y, q.z];
         let at = self.len();
+        if self.q[0].len() != at {
+            for dst in &mut self.q {
+                dst.resize(at, 0.0);
+            }
+        }
         for (dst, x) in self.q.iter_mut().zip([e * v[i], e * v[j], e * v[k], q.w]) {
-            dst.resize(at, 0.0);
             dst.push(x);
         }
         // The matrix columns are filled up (with zeros) only when a matrix

@@ -2583,8 +2583,10 @@ fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::
         let at: Vec<String> = jumps.iter().take(8).map(usize::to_string).collect();
         let more =
             if jumps.len() > 8 { format!(" ({} in all)", jumps.len()) } else { String::new() };
+        let (those, it) = if jumps.len() == 1 { ("that frame", "it") } else { ("each", "them") };
         locked.notes.push(format!(
-            "the source's hips or legs jump at frame(s) {}{more}: the feet locked on each side alone",
+            "the source's hips or legs jump at frame(s) {}{more}: the clip is locked in separate \
+             pieces either side of {those}, so no foot is held across {it}",
             at.join(", ")
         ));
         locked

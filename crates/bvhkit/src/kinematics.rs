@@ -23,7 +23,11 @@
 //! parent's world rotation), `positions_from_rotations` (positions when the
 //! world rotations are already known: no sines or cosines), `subset` (the
 //! program of an ancestor-closed set of joints on a compact frame of their
-//! channels, with the channel gather list), `positions_all` (rayon over frames,
+//! channels, with the channel gather list), `with_ancestors` (the joints a
+//! subset needs to reach some), `positions_over` (the world positions of a
+//! few chosen joints over a clip, handed to the caller frame by frame: the
+//! one place for "a joint's ancestors, `subset`, gather each frame's
+//! channels, FK" where positions are what is kept), `positions_all` (rayon over frames,
 //! one scratch per thread), `positions_many` (the world positions of up to
 //! eight frames at once, one frame per SIMD lane: `FkLanes` holds the frames'
 //! sines, cosines and world matrices by component, and each joint's program
@@ -222,6 +226,98 @@ impl Kinematics {
             program.push(p);
         }
         (Kinematics { program, n_channels: gather.len(), mode: self.mode }, gather)
+    }
+
+    /// `joints` and every ancestor of each, ascending, once each: the
+    /// ancestor-closed set [`Kinematics::subset`] takes to reach them.
+    /// Indices past the skeleton are left out.
+    #[must_use]
+    pub fn with_ancestors(&self, joints: &[usize]) -> Vec<usize> {
+        let mut need = vec![false; self.program.len()];
+        for &start in joints {
+            let mut at = Some(start);
+            while let Some(i) = at.filter(|&i| i < need.len() && !need[i]) {
+                need[i] = true;
+                at = self.program[i].parent.map(|p| p as usize);
+            }
+        }
+        (0..need.len()).filter(|&j| need[j]).collect()
+    }
+
+    /// The world positions of a few chosen `joints` over a clip: for every
+    /// frame of `motion` in order, on the calling thread, `each(f,
+    /// positions)` with the positions of `joints` in frame `f`, in the order
+    /// `joints` lists them (repeats allowed). The caller keeps what it
+    /// needs of them (all of them, one coordinate, a height), with no
+    /// per-frame allocation.
+    ///
+    /// Forward kinematics runs over the chosen joints and their ancestors
+    /// alone ([`Kinematics::with_ancestors`], [`Kinematics::subset`] on a
+    /// compact frame of their channels, [`Kinematics::positions_with`]),
+    /// so each position has the bits of [`Kinematics::positions_with`] on
+    /// the whole frame, for a fraction of the work where the joints are
+    /// few (a foot and the joints above it: a tenth of a full body).
+    ///
+    /// # Panics
+    /// When `joints` names a joint past the skeleton, or `motion` does not
+    /// belong to this skeleton (a frame shorter than its channels).
+    ///
+    /// # Example
+    /// ```
+    /// use bvhkit::{Bvh, Kinematics, PositionChannels};
+    /// use bvhkit::glam::DVec3;
+    /// let bvh = Bvh::parse("HIERARCHY ROOT A { OFFSET 0 0 0 CHANNELS 1 Zrotation
+    ///     JOINT B { OFFSET 0 1 0 CHANNELS 1 Xrotation End Site { OFFSET 0 1 0 } }
+    ///     JOINT C { OFFSET 1 0 0 CHANNELS 1 Yrotation End Site { OFFSET 1 0 0 } } }
+    ///     MOTION Frames: 2 Frame Time: 0.1
+    ///     30 40 50
+    ///     90 0 0")?;
+    /// let fk = Kinematics::new(bvh.skeleton(), PositionChannels::Replace);
+    /// // C's End Site (joint 4), then B (joint 1): their heights per frame.
+    /// let mut heights = Vec::new();
+    /// fk.positions_over(bvh.motion(), &[4, 1], |_, p| heights.push([p[0].y, p[1].y]));
+    /// let mut all = vec![DVec3::ZERO; 5];
+    /// for (f, h) in heights.iter().enumerate() {
+    ///     fk.positions(bvh.motion().frame(f), &mut all);
+    ///     assert_eq!(*h, [all[4].y, all[1].y]);
+    /// }
+    /// # Ok::<(), bvhkit::Error>(())
+    /// ```
+    pub fn positions_over(
+        &self,
+        motion: &Motion,
+        joints: &[usize],
+        mut each: impl FnMut(usize, &[DVec3]),
+    ) {
+        let keep = self.with_ancestors(joints);
+        // Where each chosen joint stands among the kept ones; none needed
+        // when the caller chose the kept set itself.
+        let pick: Option<Vec<usize>> = (joints != keep.as_slice()).then(|| {
+            joints
+                .iter()
+                .map(|j| keep.binary_search(j).expect("positions_over: a joint past the skeleton"))
+                .collect()
+        });
+        let (fk, gather) = self.subset(&keep);
+        let mut scratch = fk.scratch();
+        let mut compact = vec![0.0; gather.len()];
+        let mut kept = vec![DVec3::ZERO; keep.len()];
+        let mut chosen = vec![DVec3::ZERO; joints.len()];
+        for (f, frame) in motion.frames().enumerate() {
+            for (v, &c) in compact.iter_mut().zip(&gather) {
+                *v = frame[c];
+            }
+            fk.positions_with(&compact, &mut scratch, &mut kept);
+            match &pick {
+                None => each(f, &kept),
+                Some(pick) => {
+                    for (o, &k) in chosen.iter_mut().zip(pick) {
+                        *o = kept[k];
+                    }
+                    each(f, &chosen);
+                }
+            }
+        }
     }
 
     /// Number of joints (End Sites included): the length of every output.
@@ -833,6 +929,43 @@ mod tests {
         let text = "HIERARCHY ROOT R { OFFSET 0 0 0 CHANNELS 1 Yposition }\nMOTION\nFrames: 1\nFrame Time: 0.1\n4\n";
         let b = Bvh::parse(text).unwrap();
         assert_eq!(position_channel_ambiguity(b.skeleton(), Some(b.motion().frame(0))), None);
+    }
+
+    #[test]
+    fn positions_over_gives_the_bits_of_the_whole_frame_s_fk() {
+        // Chosen joints out of order, with a repeat, deep in a large
+        // skeleton, and a kept set chosen whole: each position has the bits
+        // of FK on the whole frame, frame by frame, every frame once.
+        let text = bvhkit_testdata::synth_text(5, 30, 60);
+        let b = Bvh::parse(&text).unwrap();
+        let nj = b.skeleton().len();
+        for mode in [PositionChannels::Replace, PositionChannels::Add] {
+            let fk = Kinematics::new(b.skeleton(), mode);
+            let chosen = [nj - 1, nj / 2, 3, nj / 2];
+            let closed = fk.with_ancestors(&chosen);
+            assert!(closed.windows(2).all(|w| w[0] < w[1]) && closed.contains(&0), "{closed:?}");
+            assert!(closed.len() < nj, "{closed:?}");
+            for joints in [&chosen[..], &closed[..]] {
+                let mut all = vec![DVec3::ZERO; nj];
+                let mut seen = 0;
+                fk.positions_over(b.motion(), joints, |f, p| {
+                    assert_eq!(f, seen);
+                    seen += 1;
+                    fk.positions(b.motion().frame(f), &mut all);
+                    assert_eq!(p.len(), joints.len());
+                    for (&j, q) in joints.iter().zip(p) {
+                        assert_eq!(
+                            q.to_array().map(f64::to_bits),
+                            all[j].to_array().map(f64::to_bits)
+                        );
+                    }
+                });
+                assert_eq!(seen, b.motion().n_frames());
+            }
+        }
+        // Past the skeleton: left out of the closure.
+        let fk = Kinematics::new(b.skeleton(), PositionChannels::Replace);
+        assert_eq!(fk.with_ancestors(&[nj + 3]), Vec::<usize>::new());
     }
 
     #[test]

@@ -848,6 +848,11 @@ fn the_default_lock_does_not_reach_across_the_source_s_jump() {
         let done = report.locked.expect("the default locks the feet");
         assert!(done.spans.len() >= 6, "{name}: {:?}", done.spans);
         assert!(done.spans.iter().all(|s| s.frames.0 >= 1), "{name}: {:?}", done.spans);
+        // The note says plainly that the clip is locked in pieces either
+        // side of the jump.
+        let note = "the source's hips or legs jump at frame(s) 1: the clip is locked in separate \
+                    pieces either side of that frame, so no foot is held across it";
+        assert!(done.notes.iter().any(|n| n == note), "{name}: {:?}", done.notes);
         let (free, _) = retarget(&src, &tgt, &exact()).unwrap();
         let (l, f) = (leg_bones(&locked, 0), leg_bones(&free, 0));
         assert!(l.len() >= 4, "{name}: {l:?}");

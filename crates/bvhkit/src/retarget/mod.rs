@@ -1405,41 +1405,23 @@ fn grounding(
     let points = ft.each_ref().map(|f| f.points.clone());
     let mode = src.mode();
     // The source's feet (and hips) over its clip, in metres.
-    let mut need = vec![false; ss.len()];
-    need[root.src_hips] = true;
-    for f in &fs {
-        for &p in &f.points {
-            need[p] = true;
-        }
-    }
-    for j in (0..ss.len()).rev() {
-        if need[j]
-            && let Some(p) = ss.joints()[j].parent()
-        {
-            need[p.index()] = true;
-        }
-    }
-    let keep: Vec<usize> = (0..ss.len()).filter(|&j| need[j]).collect();
+    let chosen: Vec<usize> = std::iter::once(root.src_hips)
+        .chain(fs.iter().flat_map(|f| f.points.iter().copied()))
+        .collect();
+    let keep = src.kinematics().with_ancestors(&chosen);
     let mut at = vec![usize::MAX; ss.len()];
     for (i, &j) in keep.iter().enumerate() {
         at[j] = i;
     }
-    let (fk, gather) = src.kinematics().subset(&keep);
     let mpu = crate::units::UnitGuess::of_positions(ss.len(), &crate::units::rest_pose(ss, mode))
         .metres_per_unit();
     let m = keep.len();
     let mut jm = vec![DVec3::ZERO; m * n];
-    let (mut compact, mut out) = (vec![0.0; gather.len()], vec![DVec3::ZERO; m]);
-    let mut scratch = fk.scratch();
-    for (f, frame) in source.motion().frames().enumerate() {
-        for (v, &c) in compact.iter_mut().zip(&gather) {
-            *v = frame[c];
-        }
-        fk.positions_with(&compact, &mut scratch, &mut out);
+    src.kinematics().positions_over(source.motion(), &keep, |f, out| {
         for (k, p) in out.iter().enumerate() {
             jm[k * n + f] = *p * mpu;
         }
-    }
+    });
     let compact_feet: Vec<Foot> = fs
         .iter()
         .filter(|f| !f.points.is_empty())
@@ -2463,31 +2445,15 @@ fn source_jumps(
     if n < 3 {
         return Vec::new();
     }
-    let mut need = vec![false; skel.len()];
-    for foot in &qs.feet {
-        for &start in &foot.points {
-            let mut at = Some(start);
-            while let Some(i) = at.filter(|&i| i < need.len() && !need[i]) {
-                need[i] = true;
-                at = skel.joints()[i].parent().map(|p| p.index());
-            }
-        }
-    }
-    let keep: Vec<usize> = (0..skel.len()).filter(|&j| need[j]).collect();
+    // Every joint of a source foot or above it, over the clip.
+    let fk = Kinematics::new(skel, q.position_channels);
+    let points: Vec<usize> = qs.feet.iter().flat_map(|f| f.points.iter().copied()).collect();
+    let keep = fk.with_ancestors(&points);
     if keep.is_empty() {
         return Vec::new();
     }
-    let (fk, gather) = Kinematics::new(skel, q.position_channels).subset(&keep);
-    let mut scratch = fk.scratch();
-    let (mut compact, mut now) = (vec![0.0; gather.len()], vec![DVec3::ZERO; keep.len()]);
     let mut positions = Vec::with_capacity(n * keep.len());
-    for frame in source.motion().frames() {
-        for (v, &ch) in compact.iter_mut().zip(&gather) {
-            *v = frame[ch];
-        }
-        fk.positions_with(&compact, &mut scratch, &mut now);
-        positions.extend_from_slice(&now);
-    }
+    fk.positions_over(source.motion(), &keep, |_, p| positions.extend_from_slice(p));
     let mpu = qs.metres_per_unit;
     let nk = keep.len();
     let mut jump = vec![false; n];
@@ -2596,8 +2562,10 @@ fn lock_feet(r: &Retarget, source: &Bvh, out: &mut Bvh) -> Result<crate::clean::
         let at: Vec<String> = jumps.iter().take(8).map(usize::to_string).collect();
         let more =
             if jumps.len() > 8 { format!(" ({} in all)", jumps.len()) } else { String::new() };
+        let (those, it) = if jumps.len() == 1 { ("that frame", "it") } else { ("each", "them") };
         locked.notes.push(format!(
-            "the source's hips or legs jump at frame(s) {}{more}: the feet locked on each side alone",
+            "the source's hips or legs jump at frame(s) {}{more}: the clip is locked in separate \
+             pieces either side of {those}, so no foot is held across {it}",
             at.join(", ")
         ));
         locked

@@ -132,29 +132,12 @@ fn unfolded(deg: f64) -> f64 {
 
 /// Heights above the ground (metres) of joint `j` over the clip.
 fn heights(bvh: &Bvh, q: &quality::Report, mode: crate::PositionChannels, j: usize) -> Vec<f64> {
-    let skel = bvh.skeleton();
-    let mut keep = Vec::new();
-    let mut at = Some(j);
-    while let Some(i) = at {
-        keep.push(i);
-        at = skel.joints()[i].parent().map(|p| p.index());
-    }
-    keep.sort_unstable();
-    let (fk, gather) = Kinematics::new(skel, mode).subset(&keep);
-    let last = keep.iter().position(|&k| k == j).unwrap_or(0);
-    let (mut compact, mut out) = (vec![0.0; gather.len()], vec![DVec3::ZERO; keep.len()]);
-    let mut scratch = fk.scratch();
     let u = q.up.vector();
-    bvh.motion()
-        .frames()
-        .map(|frame| {
-            for (v, &c) in compact.iter_mut().zip(&gather) {
-                *v = frame[c];
-            }
-            fk.positions_with(&compact, &mut scratch, &mut out);
-            out[last].dot(u) * q.metres_per_unit - q.ground
-        })
-        .collect()
+    let mut out = Vec::with_capacity(bvh.motion().n_frames());
+    Kinematics::new(bvh.skeleton(), mode).positions_over(bvh.motion(), &[j], |_, p| {
+        out.push(p[0].dot(u) * q.metres_per_unit - q.ground);
+    });
+    out
 }
 
 /// The envelope of the deficits `d` (see the module documentation), faded

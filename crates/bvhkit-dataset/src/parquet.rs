@@ -52,7 +52,7 @@ use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowSchemaConverter;
 use parquet::arrow::ArrowWriter;
-use parquet::arrow::arrow_writer::{ArrowRowGroupWriterFactory, compute_leaves};
+use parquet::arrow::arrow_writer::{ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::basic::{Compression, Encoding};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -536,28 +536,18 @@ impl<W: Write + Send> ParquetWriter<W> {
         let writers = self.factory.create_column_writers(self.row_groups)?;
         let fields = self.schema.fields();
         debug_assert_eq!(writers.len(), fields.len(), "one leaf per field");
-        let chunks: Vec<_> = writers
-            .into_par_iter()
-            .enumerate()
-            .with_max_len(1)
-            .map(|(c, mut w)| {
-                let mut f = frames.start;
-                while f < frames.end {
-                    let to = (f + piece_frames).min(frames.end);
-                    let array = columns.column(fields[c].name(), f..to)?;
-                    for leaf in compute_leaves(&fields[c], &array)? {
-                        w.write(&leaf)?;
-                    }
-                    f = to;
+        row_group_side_by_side(&mut self.file, writers, |c, w| {
+            let mut f = frames.start;
+            while f < frames.end {
+                let to = (f + piece_frames).min(frames.end);
+                let array = columns.column(fields[c].name(), f..to)?;
+                for leaf in compute_leaves(&fields[c], &array)? {
+                    w.write(&leaf)?;
                 }
-                Ok(w.close()?)
-            })
-            .collect::<Result<_>>()?;
-        let mut rg = self.file.next_row_group()?;
-        for chunk in chunks {
-            chunk.append_to_row_group(&mut rg)?;
-        }
-        rg.close()?;
+                f = to;
+            }
+            Ok(())
+        })?;
         self.row_groups += 1;
         Ok(())
     }
@@ -928,6 +918,32 @@ impl PreparedClip {
     pub fn rows(&self) -> usize {
         self.n_frames * self.joints.len()
     }
+}
+
+/// One row group: each of `writers` (one a leaf column, in schema order)
+/// fed by `encode(column, writer)` on its own task of rayon's current pool,
+/// then the closed chunks appended to the file in schema order (the bytes
+/// `ArrowWriter` writes for the same leaves, one column after another).
+fn row_group_side_by_side<W: Write + Send>(
+    file: &mut SerializedFileWriter<W>,
+    writers: Vec<ArrowColumnWriter>,
+    encode: impl Fn(usize, &mut ArrowColumnWriter) -> Result<()> + Sync,
+) -> Result<()> {
+    let chunks: Vec<_> = writers
+        .into_par_iter()
+        .enumerate()
+        .with_max_len(1)
+        .map(|(c, mut w)| {
+            encode(c, &mut w)?;
+            Ok(w.close()?)
+        })
+        .collect::<Result<_>>()?;
+    let mut rg = file.next_row_group()?;
+    for chunk in chunks {
+        chunk.append_to_row_group(&mut rg)?;
+    }
+    rg.close()?;
+    Ok(())
 }
 
 /// One row group of the long table: the columns of frames `frames` of a
@@ -1341,22 +1357,12 @@ impl SkeletonTable {
         let writers = factory.create_column_writers(0)?;
         let fields = schema.fields();
         debug_assert_eq!(writers.len(), fields.len(), "one leaf per field");
-        let chunks: Vec<_> = writers
-            .into_par_iter()
-            .enumerate()
-            .with_max_len(1)
-            .map(|(c, mut w)| {
-                for leaf in compute_leaves(&fields[c], batch.column(c))? {
-                    w.write(&leaf)?;
-                }
-                Ok(w.close()?)
-            })
-            .collect::<Result<_>>()?;
-        let mut rg = file.next_row_group()?;
-        for chunk in chunks {
-            chunk.append_to_row_group(&mut rg)?;
-        }
-        rg.close()?;
+        row_group_side_by_side(&mut file, writers, |c, w| {
+            for leaf in compute_leaves(&fields[c], batch.column(c))? {
+                w.write(&leaf)?;
+            }
+            Ok(())
+        })?;
         Ok(file.into_inner()?)
     }
 

@@ -353,9 +353,10 @@ const KNOWN: [(&str, &str, &[&str]); 1] = [(
          shoulder line square to the neck bone): the least over every pose of the larger of \
          the two angles is 10.8° (`kinect_v1_onto_mediapipe_cannot_meet_both_lines`, computed \
          over the free rotations); the trunk's solve (`retarget::trunk`) puts the head first, \
-         within 4.5° of its line, and the shoulder line as near as that allows: 19.2° (18.9° \
-         before it stopped on a crawl; the least with the head within 4.5°, on a grid, \
-         18.7°; 26.4° before the solve)",
+         within 4.5° of its line, and the shoulder line as near as that allows: 18.4° (19.2° \
+         before its secant model, 18.9° before it stopped on a crawl; a grid search with \
+         the head within 4.5° found 18.7°, so it was coarser than the solve; 26.4° before \
+         the solve)",
     &["kinect_v1>mediapipe_to"],
 )];
 

@@ -1690,19 +1690,24 @@ pub fn hips_of(bvh: &Bvh) -> JointId {
 mod tests {
     use super::{Finding, Kind, in_frame_order, sort_findings};
 
+    /// Marsaglia's xorshift64 from `seed`: the tests' repeatable shuffles.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
     /// The findings' order is the stable sort's by kind and first frame,
     /// finding for finding: runs of kinds out of order, a kind's run out of
     /// frame order, equal keys (told apart by their values), a list already
     /// in order and an empty one.
     #[test]
     fn findings_are_in_the_stable_sorts_order() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = move |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % m) as usize
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut rnd = move |m: u64| (next() % m) as usize;
         let kinds = [Kind::Spike, Kind::Pop, Kind::Skate, Kind::FarJoint, Kind::Nan, Kind::Seam];
         let finding = |kind, frame, value| Finding {
             kind,
@@ -1745,13 +1750,8 @@ mod tests {
     /// apart (the plain sort).
     #[test]
     fn hits_are_in_the_stable_sorts_order() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+        let mut rnd = move |m: u64| next() % m;
         let stable = |h: &[(usize, usize, f64, f64)]| {
             let mut s = h.to_vec();
             s.sort_by_key(|h| (h.0, h.1));

@@ -613,7 +613,9 @@ fn measure(bvh: &Bvh, options: &Options, all: bool) -> Report {
                 break;
             }
             let lens: Vec<f64> = (0..n).map(|f| (row(j)[f] - row(parent)[f]).length()).collect();
-            stretch(j, parent, &lens, size, &names, options, &mut metrics, &mut findings);
+            if let Some(found) = stretch_of(j, parent, &lens, size, &names, options) {
+                stretched(found, &mut metrics, &mut findings);
+            }
         }
 
         // Joints far from the hips.
@@ -708,29 +710,11 @@ pub(crate) fn stretching(skel: &crate::Skeleton) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// The bone from `parent` to `j` over the clip (`lens`, per frame, m):
-/// its relative change into `bone_stretch`, a finding when above the
-/// threshold.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn stretch(
-    j: usize,
-    parent: usize,
-    lens: &[f64],
-    size: f64,
-    names: &[String],
-    o: &Options,
-    metrics: &mut Metrics,
-    findings: &mut Vec<Finding>,
-) {
-    if let Some(found) = stretch_of(j, parent, lens, size, names, o) {
-        stretched(found, metrics, findings);
-    }
-}
-
-/// What [`stretch`] finds of one bone (its relative change, a finding when
-/// above the threshold), without the metrics and findings it goes into:
-/// bones measured apart (on the pool), then put in, in joint order, by
-/// [`stretched`], the same bits as [`stretch`] one bone after the other.
+/// The bone from `parent` to `j` over the clip (`lens`, per frame, m): its
+/// relative change (for `bone_stretch`) and a finding when above the
+/// threshold, without the metrics and findings they go into: bones can be
+/// measured apart (on the pool), then put in, in joint order, by
+/// [`stretched`].
 pub(crate) fn stretch_of(
     j: usize,
     parent: usize,

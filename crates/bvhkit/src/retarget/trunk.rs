@@ -850,7 +850,7 @@ fn cholesky_in_place(
         for k in 0..j {
             d -= m[j][k] * m[j][k];
         }
-        if d.is_nan() || d <= 0.0 || !d.is_finite() {
+        if !(d.is_finite() && d > 0.0) {
             return false;
         }
         let d = d.sqrt();

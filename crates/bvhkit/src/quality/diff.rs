@@ -14,7 +14,9 @@
 //! without a copy; only a group of frames that spans two windows is
 //! copied, for FK). FK runs once per frame: each frame's size for the unit
 //! guess comes from the positions the run measures; the unit is guessed
-//! from the first batch and confirmed by every frame's size at the end, or
+//! from the sizes of the first batch's frames (its runs take their
+//! positions first and are measured once the unit is known: no second FK
+//! of those frames) and confirmed by every frame's size at the end, or
 //! the caller reads again with the units found ([`Streamed::Units`]). Both
 //! measure a run with `Plan::measure` and add the runs' sums in run order,
 //! so neither the threads nor the way the frames came change a bit.
@@ -863,26 +865,25 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             copy_a: Vec::new(),
             copy_b: Vec::new(),
             work: Work::default(),
+            rotations_done: false,
         })
         .collect();
     // Run `i` of the batch from frame `g`, `ka` frames of A in `ca` and
     // `kb` of B in `cb` (from frame `g` on): the world positions of its
-    // frames of each clip, their sizes, and the measure of the frames both
-    // clips have.
-    let run = |sc: &mut Scratch,
-               i: usize,
-               g: usize,
-               (ca, ka): (&Windows, usize),
-               (cb, kb): (&Windows, usize),
-               mpu: (f64, f64)|
+    // frames of each clip (kept in `sc` for `measure`) and their sizes.
+    let positions = |sc: &mut Scratch,
+                     i: usize,
+                     g: usize,
+                     (ca, ka): (&Windows, usize),
+                     (cb, kb): (&Windows, usize)|
      -> RunOut {
         let s = i * RUN;
         let (na, nb) = (ka.saturating_sub(s).min(RUN), kb.saturating_sub(s).min(RUN));
-        let Scratch { lanes_a, lanes_b, a, b, at, copy_a, copy_b, work } = sc;
+        let Scratch { lanes_a, lanes_b, a, b, copy_a, copy_b, work, rotations_done, .. } = sc;
         a.resize(na * nja, DVec3::ZERO);
         b.resize(nb * njb, DVec3::ZERO);
         let n = na.min(nb);
-        let rotations_done = plan.positions_rotations(
+        *rotations_done = plan.positions_rotations(
             FkSide {
                 fk: &fk_a,
                 values: Rows::Windows(ca, g + s, copy_a),
@@ -902,30 +903,38 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
         );
         let sizes_a = a.chunks_exact(nja).map(pose_size).collect();
         let sizes_b = b.chunks_exact(njb).map(pose_size).collect();
-        let mut per_frame = vec![0.0; n];
-        if n == 0 {
-            return RunOut { sums: None, sizes_a, sizes_b, per_frame };
-        }
-        at.clear();
-        at.extend((g + s..g + s + n).map(|f| f as f64));
-        let r = RunIn {
-            f0: g + s,
-            at,
-            a,
-            b,
-            b0: g + s,
-            // Every `at` is a whole frame that B has.
-            nfb: g + kb,
-            mpu,
-            // Read only at another rate, which the stream leaves.
-            rows_a: (&[], g),
-            rows_b: (&[], g),
-            widths: (wa, wb),
-            rotations_done,
-        };
-        let sums = plan.measure(&r, &mut per_frame, work);
-        RunOut { sums: Some(sums), sizes_a, sizes_b, per_frame }
+        RunOut { sums: None, sizes_a, sizes_b, per_frame: Vec::new() }
     };
+    // The measure of the frames both clips have of run `i` (`positions`
+    // done) into its `out`, with metres per unit `mpu`.
+    let measure =
+        |sc: &mut Scratch, i: usize, g: usize, kb: usize, mpu: (f64, f64), out: &mut RunOut| {
+            let Scratch { a, b, at, work, rotations_done, .. } = sc;
+            let n = (a.len() / nja).min(b.len() / njb);
+            out.per_frame = vec![0.0; n];
+            if n == 0 {
+                return;
+            }
+            let s = i * RUN;
+            at.clear();
+            at.extend((g + s..g + s + n).map(|f| f as f64));
+            let r = RunIn {
+                f0: g + s,
+                at,
+                a,
+                b,
+                b0: g + s,
+                // Every `at` is a whole frame that B has.
+                nfb: g + kb,
+                mpu,
+                // Read only at another rate, which the stream leaves.
+                rows_a: (&[], g),
+                rows_b: (&[], g),
+                widths: (wa, wb),
+                rotations_done: *rotations_done,
+            };
+            out.sums = Some(plan.measure(&r, &mut out.per_frame, work));
+        };
     let stream = || -> Result<Streamed> {
         // Each clip's windows of frames, the buffers of windows left behind
         // (for the reader to fill again) and the windows just read.
@@ -940,19 +949,9 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
         ca.take(&mut got_a);
         cb.take(&mut got_b);
         let (mut ka, mut kb) = (ca.end().min(per_batch), cb.end().min(per_batch));
-        // Each clip's unit: given, or guessed from its first batch.
-        let mpu = match units.or(o.metres_per_unit.map(|m| (m, m))) {
-            Some(m) => m,
-            None => {
-                let mut copy = Vec::new();
-                let mut first = |skel: &Skeleton, k: usize, win: &Windows| {
-                    let mut sizes = FrameSizes::new(skel, mode);
-                    sizes.push_many(k, win.rows(0..k, skel.n_channels(), &mut copy));
-                    sizes.guess().metres_per_unit()
-                };
-                (first(&sa, ka, &ca), first(&sb, kb, &cb))
-            }
-        };
+        // Each clip's unit: given, or guessed from its first batch (after
+        // its positions, from their sizes).
+        let mut mpu = units.or(o.metres_per_unit.map(|m| (m, m)));
         let (mut sizes_a, mut sizes_b) = (Vec::new(), Vec::new());
         let mut per_frame = Vec::new();
         let mut sums = Sums::new(np);
@@ -975,8 +974,45 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
                         },
                     )
                 },
-                || each_run(&mut scratch[..runs], |sc, i| run(sc, i, g, (&ca, ka), (&cb, kb), mpu)),
+                || {
+                    each_run(&mut scratch[..runs], |sc, i| {
+                        let mut out = positions(sc, i, g, (&ca, ka), (&cb, kb));
+                        if let Some(m) = mpu {
+                            measure(sc, i, g, kb, m, &mut out);
+                        }
+                        out
+                    })
+                },
             );
+            let mut outs = outs;
+            if mpu.is_none() {
+                // The first batch: each clip's unit guessed from the sizes
+                // of its frames in the batch, as `FrameSizes::guess` of
+                // those frames guesses it (the rest pose's without
+                // frames), then the batch's measure.
+                let guess = |skel: &Skeleton, b: bool| {
+                    let sizes: Vec<f64> = outs
+                        .iter()
+                        .flat_map(|o| if b { &o.sizes_b } else { &o.sizes_a })
+                        .copied()
+                        .collect();
+                    if sizes.is_empty() {
+                        FrameSizes::new(skel, mode).guess().metres_per_unit()
+                    } else {
+                        UnitGuess::of_pose_sizes(sizes).named(&Limbs::of(skel)).metres_per_unit()
+                    }
+                };
+                let m = (guess(&sa, false), guess(&sb, true));
+                let measured = each_run(&mut scratch[..runs], |sc, i| {
+                    let mut out = RunOut::default();
+                    measure(sc, i, g, kb, m, &mut out);
+                    out
+                });
+                for (out, done) in outs.iter_mut().zip(measured) {
+                    (out.sums, out.per_frame) = (done.sums, done.per_frame);
+                }
+                mpu = Some(m);
+            }
             for out in outs {
                 if let Some(part) = &out.sums {
                     sums.add(part);
@@ -996,9 +1032,10 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             consumed(ra.bytes_consumed(), rb.bytes_consumed());
         }
         let (na, nb) = (sizes_a.len(), sizes_b.len());
-        if na == 0 || nb == 0 {
+        // (Without frames no batch was measured, so no unit was guessed.)
+        let (true, Some(mpu)) = (na > 0 && nb > 0, mpu) else {
             return Ok(Streamed::Whole("a clip has no frames"));
-        }
+        };
         if units.is_none() && o.metres_per_unit.is_none() {
             let all = |sizes: Vec<f64>, skel: &Skeleton| {
                 UnitGuess::of_pose_sizes(sizes).named(&Limbs::of(skel)).metres_per_unit()
@@ -1039,6 +1076,8 @@ struct Scratch {
     copy_a: Vec<f64>,
     copy_b: Vec<f64>,
     work: Work,
+    /// Whether [`Plan::positions_rotations`] measured the run's rotations.
+    rotations_done: bool,
 }
 
 /// A clip's frames in [`diff_stream`] as its reader handed them out, a
@@ -1154,6 +1193,7 @@ fn read_until<R: FrameSource>(
 /// What a run of [`diff_stream`] gives: its sums (when it compares
 /// frames), each of its frames' size in A and in B, and the MPJPE of each
 /// frame compared.
+#[derive(Default)]
 struct RunOut {
     sums: Option<Sums>,
     sizes_a: Vec<f64>,
@@ -1513,6 +1553,14 @@ mod tests {
         let rb = read.frame_reader_slice(bad.as_bytes()).unwrap();
         assert!(diff_stream_in(ra, rb, &DiffOptions::default(), None, |_, _| {}, 1).is_err());
         assert!(Bvh::parse(&bad).is_err());
+        // A clip without frames, either way round (no unit is guessed).
+        let none = clip(0, 30.0, 0.0, (0, 1.0));
+        for (x, y) in [(&a, &none), (&none, &a), (&none, &none)] {
+            let ra = read.frame_reader_slice(x.as_bytes()).unwrap();
+            let rb = read.frame_reader_slice(y.as_bytes()).unwrap();
+            let s = diff_stream_in(ra, rb, &DiffOptions::default(), None, |_, _| {}, 1).unwrap();
+            assert_eq!(s, Streamed::Whole("a clip has no frames"));
+        }
     }
 
     #[test]

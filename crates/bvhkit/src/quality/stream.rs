@@ -768,11 +768,12 @@ impl Pass<'_> {
     /// positions are in cache, each joint's differences started from the
     /// three frames before the piece (carried from the batch before, or
     /// computed again: a frame's positions are the same bits in any run);
-    /// the squared lengths rooted at the end over each joint's slices at
-    /// once (a loop on SIMD lanes: `sqrt` is correctly rounded there as
-    /// in a scalar, the same bits), then each frame's mean jerk over the
-    /// joints, in joint order. The distance from the hips is rooted only
-    /// where it may pass the limit kept ([`far_floor`]).
+    /// each joint's squared lengths of a run rooted right after it, while
+    /// they are in cache (a loop on SIMD lanes: `sqrt` is correctly
+    /// rounded there as in a scalar, the same bits); at the end each
+    /// frame's mean jerk over the joints, in joint order. The distance from
+    /// the hips is rooted only where it may pass the limit kept
+    /// ([`far_floor`]).
     fn piece(&self, k: usize, mut out: PieceOut, sc: &mut Scratch) -> Found {
         let nj = self.nj;
         let f0 = k * PIECE;
@@ -799,6 +800,8 @@ impl Pass<'_> {
             }
         }
         let floor = far_floor(self.far_keep);
+        let fps2 = self.fps * self.fps;
+        let fps3 = fps2 * self.fps;
         let mut found = Found { far: vec![Vec::new(); nj], low: vec![f64::INFINITY; nj] };
         for r0 in (f0..f1).step_by(RUN) {
             let r1 = (r0 + RUN).min(f1);
@@ -837,6 +840,11 @@ impl Pass<'_> {
                     (prev, v0, a0) = (p, v, a);
                 }
                 (sc.prev[j], sc.v0[j], sc.a0[j]) = (prev, v0, a0);
+                // The run's squared lengths rooted while they are in cache.
+                let at = |b: usize| ga.max(b) - b..(ga + len).max(b) - b;
+                step[at(sb)].iter_mut().for_each(|x| *x = x.sqrt());
+                acc[at(ab)].iter_mut().for_each(|x| *x = x.sqrt() * fps2);
+                d3[at(db)].iter_mut().for_each(|x| *x = x.sqrt() * fps3);
                 let run = &sc.run;
                 for i in 0..len {
                     let d2 = (run[i * nj + j] - run[i * nj + self.hips]).length_squared();
@@ -868,13 +876,6 @@ impl Pass<'_> {
                     }
                 }
             }
-        }
-        let fps2 = self.fps * self.fps;
-        let fps3 = fps2 * self.fps;
-        for j in 0..nj {
-            out.step[j].iter_mut().for_each(|x| *x = x.sqrt());
-            out.acc[j].iter_mut().for_each(|x| *x = x.sqrt() * fps2);
-            out.d3[j].iter_mut().for_each(|x| *x = x.sqrt() * fps3);
         }
         let nj_f = nj as f64;
         for d3 in &out.d3 {

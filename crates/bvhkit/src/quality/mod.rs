@@ -1435,6 +1435,8 @@ pub(crate) fn channel_piece<'a>(
 /// moves by more than `limit[k]` from `prev` to `row`, or by a NaN: one
 /// comparison per lane, no branch.
 #[inline]
+// `!(d <= limit)`: a NaN moves (the negation is the point).
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn moved_mask(row: &[f64], prev: &[f64], limit: &[f64]) -> u32 {
     if let (Ok(x), Ok(y), Ok(l)) =
         (<&[f64; 8]>::try_from(row), <&[f64; 8]>::try_from(prev), <&[f64; 8]>::try_from(limit))

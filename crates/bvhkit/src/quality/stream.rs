@@ -56,13 +56,24 @@ use crate::units::{Limbs, UnitGuess, pose_size};
 /// by about a seventh but made every page resident from the first batch
 /// (each 2 MiB page holds stripes of several joints' curves), 52 MiB more
 /// at the peak of the 105 MB synthetic file.
+///
+/// The pages of the next [`AHEAD`] frames of every curve are populated a
+/// few at a time by one call each ([`Curves::populate`]) instead of
+/// faulted in one by one by the pass's first writes.
 #[derive(Default)]
 struct Curves {
     data: Vec<f64>,
     cap: usize,
     steps: usize,
     accs: usize,
+    /// The frames of every curve whose pages are populated.
+    populated: usize,
 }
+
+/// How many frames of every curve [`Curves::populate`] populates past
+/// the batch's: 16 KiB a curve, about 2 MiB resident before their frames
+/// come on the 65 joints of the synthetic file.
+const AHEAD: usize = 2048;
 
 impl Curves {
     /// Room for `frames` values per curve of `nj` joints, copying what is
@@ -82,7 +93,60 @@ impl Curves {
             data[k * frames..k * frames + n].copy_from_slice(&old[k * cap..k * cap + n]);
         }
         (self.data, self.cap) = (data, frames);
+        self.populated = self.accs;
         true
+    }
+
+    /// Every curve's pages populated up to frame `need` (and [`AHEAD`]
+    /// frames past it, within the room there is), by one
+    /// `madvise(MADV_POPULATE_WRITE)` a curve: the kernel's work of the
+    /// pass's first writes to them without a page fault each. A page only
+    /// partly in a curve's first range, or past the vector's last whole
+    /// page, is left to fault as before, and a kernel without the advice
+    /// (before Linux 5.14) leaves them all so.
+    fn populate(&mut self, nj: usize, need: usize) {
+        if need <= self.populated || self.cap == 0 {
+            return;
+        }
+        let to = need.saturating_add(AHEAD).min(self.cap);
+        #[cfg(target_os = "linux")]
+        {
+            const PAGE: usize = 4096;
+            let base = self.data.as_mut_ptr() as usize;
+            let last = (base + self.data.len() * 8) / PAGE * PAGE;
+            for k in 0..2 * nj {
+                let first = (base + (k * self.cap + self.populated) * 8).next_multiple_of(PAGE);
+                let end = (base + (k * self.cap + to) * 8).next_multiple_of(PAGE).min(last);
+                if end > first {
+                    // SAFETY: [first, end) lies inside the vector's own
+                    // allocation (curve `k`'s values `populated..to` in
+                    // whole pages: the first page only partly in them left
+                    // out, the last one taken whole, and none past the
+                    // vector's last whole page), page aligned as madvise
+                    // requires.
+                    // MADV_POPULATE_WRITE faults the pages in as a write
+                    // would, without writing: it neither reads, changes,
+                    // frees nor moves memory, so every pointer and value
+                    // stays as it was. A failure (an older kernel, memory
+                    // refused) only leaves the pages to fault on their
+                    // first write.
+                    #[allow(unsafe_code)]
+                    let r = unsafe {
+                        libc::madvise(
+                            first as *mut libc::c_void,
+                            end - first,
+                            libc::MADV_POPULATE_WRITE,
+                        )
+                    };
+                    if r != 0 {
+                        // Not tried again: the pass's writes fault them.
+                        self.populated = usize::MAX;
+                        return;
+                    }
+                }
+            }
+        }
+        self.populated = to;
     }
 
     /// Room for `more` values per curve (doubling).
@@ -283,12 +347,15 @@ impl LintStream {
         // from 2, jerks from 3) of global frames `a..b`.
         let count = |a: usize, b: usize, t: usize| b.saturating_sub(a.max(t));
         self.curves.grow(nj, frames);
+        let need = self.curves.steps + frames;
         let j0 = self.jerk.len();
         // The arrays grown for the batch (their new pages first touched
         // here, zeroed), the joints' on the pool beside the frames'.
         let (sizes, jerk, d3) = (&mut self.sizes, &mut self.jerk, &mut self.d3);
+        let curves = &mut self.curves;
         join(
             || {
+                curves.populate(nj, need);
                 sizes.resize(g1, 0.0);
                 jerk.resize(j0 + count(n0, g1, 3), 0.0);
                 // Every value read is written first: grown, never cleared.
@@ -935,4 +1002,51 @@ fn smoothness(joints: &[JointState], curves: &Curves, n: usize, o: &Options) -> 
 fn far_floor(limit: f64) -> f64 {
     let sq = limit * limit * (1.0 - 1e-9);
     if limit > 0.0 && sq.is_normal() { sq } else { f64::NEG_INFINITY }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AHEAD, Curves};
+
+    /// Populating the curves' pages changes no value, written or not
+    /// (whole pages of values written, pages still zero, a realloc
+    /// between), and covers the batch's frames and [`AHEAD`] more, within
+    /// the room there is.
+    #[test]
+    fn populating_the_curves_keeps_every_value() {
+        let nj = 3;
+        let mut c = Curves::default();
+        assert!(c.realloc(nj, 5000));
+        let value = |k: usize, f: usize| (k * 100_003 + f) as f64 + 0.25;
+        (c.steps, c.accs) = (3000, 2999);
+        for k in 0..2 * nj {
+            let n = if k % 2 == 0 { c.steps } else { c.accs };
+            for f in 0..n {
+                c.data[k * c.cap + f] = value(k, f);
+            }
+        }
+        let check = |c: &Curves| {
+            for j in 0..nj {
+                assert!(c.step(j).iter().enumerate().all(|(f, &x)| x == value(2 * j, f)));
+                assert!(c.acc(j).iter().enumerate().all(|(f, &x)| x == value(2 * j + 1, f)));
+            }
+            for k in 0..2 * nj {
+                let n = if k % 2 == 0 { c.steps } else { c.accs };
+                assert!(c.data[k * c.cap + n..(k + 1) * c.cap].iter().all(|&x| x == 0.0));
+            }
+        };
+        // Pages holding written values populated again, then new ones.
+        c.populated = 0;
+        c.populate(nj, 100);
+        assert_eq!(c.populated, 100 + AHEAD);
+        c.populate(nj, 4000);
+        assert_eq!(c.populated, 5000, "within the room there is");
+        check(&c);
+        assert!(c.realloc(nj, 7000));
+        assert_eq!(c.populated, c.accs);
+        c.populate(nj, 3100);
+        check(&c);
+        c.populate(nj, 1);
+        assert_eq!(c.populated, 3100 + AHEAD, "never back");
+    }
 }

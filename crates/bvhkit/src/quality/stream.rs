@@ -43,6 +43,7 @@ use super::{
 use crate::edit::axes::SignedAxis;
 use crate::kinematics::Kinematics;
 use crate::retarget::names::{Bone, classify};
+use crate::simd::{Simd, simd_kernel};
 use crate::skeleton::Skeleton;
 use crate::units::{Limbs, UnitGuess, pose_size};
 
@@ -836,8 +837,8 @@ impl Pass<'_> {
     /// three frames before the piece (carried from the batch before, or
     /// computed again: a frame's positions are the same bits in any run);
     /// each joint's squared lengths of a run rooted right after it, while
-    /// they are in cache (a loop on SIMD lanes: `sqrt` is correctly
-    /// rounded there as in a scalar, the same bits); at the end each
+    /// they are in cache (on the CPU's widest lanes, [`root`]: `sqrt` is
+    /// correctly rounded there as in a scalar, the same bits); at the end each
     /// frame's mean jerk over the joints, in joint order. The distance from
     /// the hips is rooted only where it may pass the limit kept
     /// ([`far_floor`]).
@@ -869,6 +870,7 @@ impl Pass<'_> {
         let floor = far_floor(self.far_keep);
         let fps2 = self.fps * self.fps;
         let fps3 = fps2 * self.fps;
+        let simd = Simd::best();
         let mut found = Found { far: vec![Vec::new(); nj], low: vec![f64::INFINITY; nj] };
         for r0 in (f0..f1).step_by(RUN) {
             let r1 = (r0 + RUN).min(f1);
@@ -909,9 +911,9 @@ impl Pass<'_> {
                 (sc.prev[j], sc.v0[j], sc.a0[j]) = (prev, v0, a0);
                 // The run's squared lengths rooted while they are in cache.
                 let at = |b: usize| ga.max(b) - b..(ga + len).max(b) - b;
-                step[at(sb)].iter_mut().for_each(|x| *x = x.sqrt());
-                acc[at(ab)].iter_mut().for_each(|x| *x = x.sqrt() * fps2);
-                d3[at(db)].iter_mut().for_each(|x| *x = x.sqrt() * fps3);
+                root::<false>(simd, &mut step[at(sb)], 1.0);
+                root::<true>(simd, &mut acc[at(ab)], fps2);
+                root::<true>(simd, &mut d3[at(db)], fps3);
                 let run = &sc.run;
                 for i in 0..len {
                     let d2 = (run[i * nj + j] - run[i * nj + self.hips]).length_squared();
@@ -951,6 +953,19 @@ impl Pass<'_> {
             }
         }
         found
+    }
+}
+
+simd_kernel! {
+    /// Every value of `xs` rooted, then times `k` when `SCALE` (the
+    /// operations of the scalar loop, on the CPU's widest lanes: `sqrt` is
+    /// correctly rounded on every build, the same bits).
+    fn root<const SCALE: bool>(simd: Simd, xs: &mut [f64], k: f64) {
+        if SCALE {
+            xs.iter_mut().for_each(|x| *x = x.sqrt() * k);
+        } else {
+            xs.iter_mut().for_each(|x| *x = x.sqrt());
+        }
     }
 }
 
@@ -1006,7 +1021,45 @@ fn far_floor(limit: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{AHEAD, Curves};
+    use super::{AHEAD, Curves, root};
+    use crate::simd::Simd;
+
+    /// The roots on every build the CPU runs are the scalar loop's bits:
+    /// zeros, subnormals, huge values, infinities and NaN, over lengths
+    /// that leave a tail after the lanes.
+    #[test]
+    fn roots_on_lanes_are_the_scalar_bits() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let values: Vec<f64> = (0..67)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                match i % 9 {
+                    0 => 0.0,
+                    1 => f64::MIN_POSITIVE / 3.0,
+                    2 => 1e300,
+                    3 => f64::INFINITY,
+                    4 => f64::NAN,
+                    _ => (x >> 11) as f64 / (1u64 << 30) as f64,
+                }
+            })
+            .collect();
+        for simd in Simd::available() {
+            for n in [0, 1, 3, 7, 8, 9, 67] {
+                for k in [1.0, 14_400.0, 1.7e6] {
+                    let mut got = values[..n].to_vec();
+                    root::<true>(simd, &mut got, k);
+                    let want = values[..n].iter().map(|v| v.sqrt() * k);
+                    assert!(got.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()));
+                }
+                let mut got = values[..n].to_vec();
+                root::<false>(simd, &mut got, 2.0);
+                let want = values[..n].iter().map(|v| v.sqrt());
+                assert!(got.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()), "{simd:?}");
+            }
+        }
+    }
 
     /// Populating the curves' pages changes no value, written or not
     /// (whole pages of values written, pages still zero, a realloc

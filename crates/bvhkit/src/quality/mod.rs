@@ -1267,12 +1267,15 @@ pub(crate) struct Channels {
     rots: Vec<Rot>,
     ranges: Vec<std::ops::Range<usize>>,
     width: usize,
-    /// Every joint's rotation channels, joint after joint.
-    rot_all: Vec<usize>,
     /// The most rotation channels of one joint.
     rot_max: usize,
     /// The joints that can lock, with their middle channel.
     gimbals: Vec<(usize, usize)>,
+    /// The joints with rotation channels.
+    rotated: Vec<usize>,
+    /// Per channel: its joint, and whether it is a rotation.
+    joint_of: Vec<usize>,
+    rotation: Vec<bool>,
 }
 
 impl Channels {
@@ -1296,12 +1299,18 @@ impl Channels {
                 Rot { channels, axes, gimbal }
             })
             .collect::<Vec<Rot>>();
-        let ranges = skel.joints().iter().map(|j| j.channel_range()).collect();
-        let rot_all = rots.iter().flat_map(|r| r.channels.iter().copied()).collect();
+        let ranges: Vec<_> = skel.joints().iter().map(|j| j.channel_range()).collect();
         let rot_max = rots.iter().map(|r| r.channels.len()).max().unwrap_or(0);
         let gimbals =
             rots.iter().enumerate().filter_map(|(j, r)| r.gimbal.map(|c| (j, c))).collect();
-        Channels { rots, ranges, width: skel.n_channels(), rot_all, rot_max, gimbals }
+        let rotated = (0..rots.len()).filter(|&j| !rots[j].channels.is_empty()).collect();
+        let width = skel.n_channels();
+        let (mut joint_of, mut rotation) = (vec![0; width], vec![false; width]);
+        for (j, (r, rot)) in ranges.iter().zip(&rots).enumerate() {
+            joint_of[r.clone()].fill(j);
+            rot.channels.iter().for_each(|&c| rotation[c] = true);
+        }
+        Channels { rots, ranges, width, rot_max, gimbals, rotated, joint_of, rotation }
     }
 }
 
@@ -1328,21 +1337,24 @@ pub(crate) fn channel_piece<'a>(
         gimbal_first: vec![Vec::new(); nj],
         held: vec![Vec::new(); nj],
     };
-    // Per joint: the previous frame's quaternion, when it was computed
-    // (`any_q`: whether any joint has one).
-    let mut prev_q: Vec<Option<glam::DQuat>> = vec![None; nj];
-    let mut any_q = false;
-    let (mut qa, mut qb) = (Vec::new(), Vec::new());
+    // Per joint: the last quaternion computed and its frame (it counts
+    // only at the frame after it: every frame either computes a joint's
+    // quaternion or forgets it).
+    let mut prev_q = vec![(usize::MAX, glam::DQuat::IDENTITY); nj];
+    let mut q = Quats { prev_q: &mut prev_q, qa: Vec::new(), qb: Vec::new() };
     // Whether every value of the previous frame is finite (then no joint
     // checks its angles there again).
     let finite = |row: &[f64]| row.iter().all(|x| x.is_finite());
     let mut prev_finite = frames.start > 0 && finite(frame(frames.start - 1));
-    // A frame whose rotation channels all move by at most `quiet` from
-    // the frame before (every value of both finite) needs no joint's
-    // quaternions: no channel passes `o.euler_jump_deg`, and no joint's
-    // sum of moves (at most `rot_max` of them, summed with a rounding far
-    // below the margin) reaches 160° < 2√2 rad (162.1°).
+    // A joint whose rotation channels all move by at most `quiet` from the
+    // frame before (every value of both finite) needs no quaternions: no
+    // channel passes `o.euler_jump_deg`, and its sum of moves (at most
+    // `rot_max` of them, summed with a rounding far below the margin) does
+    // not reach 160° < 2√2 rad (162.1°). Its quaternion is then forgotten,
+    // as [`Quats::turn`] would.
     let quiet = o.euler_jump_deg.min(160.0 / ch.rot_max.max(1) as f64);
+    let limit: Vec<f64> =
+        (0..ch.width).map(|c| if ch.rotation[c] { quiet } else { f64::INFINITY }).collect();
     for f in frames {
         let row = frame(f);
         let prev = (f > 0).then(|| frame(f - 1));
@@ -1376,88 +1388,141 @@ pub(crate) fn channel_piece<'a>(
                 out.gimbal_first[j].push(row[c]);
             }
         }
-        // Whether every rotation channel moves by at most `quiet` (every
-        // value finite: plain comparisons, stopping at the first that
-        // moves more).
-        let calm = match prev {
+        match prev {
+            // Every value of both frames finite (most frames): only the
+            // joints with a channel moving by more than `quiet` are
+            // measured, found by a test of the whole row on SIMD lanes
+            // (`limit`: `quiet` for a rotation channel, infinity for the
+            // others), eight channels at a time; a joint's channels are
+            // next to each other, so it is measured once.
             Some(prev) if row_finite && prev_finite => {
-                ch.rot_all.iter().all(|&c| (row[c] - prev[c]).abs() <= quiet)
-            }
-            _ => false,
-        };
-        if calm {
-            if any_q {
-                prev_q.fill(None);
-                any_q = false;
-            }
-            prev_finite = row_finite;
-            continue;
-        }
-        for (j, rot) in rots.iter().enumerate() {
-            if rot.channels.is_empty() {
-                continue;
-            }
-            if !row_finite && rot.channels.iter().any(|&c| !row[c].is_finite()) {
-                prev_q[j] = None;
-                continue;
-            }
-            // The previous frame counts when its angles are finite.
-            let Some(prev) =
-                prev.filter(|p| prev_finite || rot.channels.iter().all(|&c| p[c].is_finite()))
-            else {
-                prev_q[j] = None;
-                continue;
-            };
-            // The quaternions are only needed where the angles move far:
-            // a factor `q(θ)` moves by at most |Δθ|/2 (chord), so the
-            // product can change hemisphere (a chord above √2) only when
-            // the angles move by more than 2√2 rad (162°) in all.
-            let (mut delta, mut total) = (0.0f64, 0.0f64);
-            for &c in &rot.channels {
-                let d = (row[c] - prev[c]).abs();
-                // `delta.max(d)`'s value (`d` is never -0; a NaN `d` leaves
-                // `delta`) as one select (a `maxsd`), without a branch or
-                // `max`'s NaN handling.
-                delta = if d > delta { d } else { delta };
-                total += d;
-            }
-            if delta > o.euler_jump_deg || total.to_radians() > 2.0 * std::f64::consts::SQRT_2 {
-                qa.clear();
-                qa.extend(rot.channels.iter().map(|&c| row[c]));
-                let q = euler_to_quat(&rot.axes, &qa);
-                let pq = prev_q[j].unwrap_or_else(|| {
-                    qb.clear();
-                    qb.extend(rot.channels.iter().map(|&c| prev[c]));
-                    euler_to_quat(&rot.axes, &qb)
-                });
-                if pq.dot(q) < 0.0 {
-                    out.flips[j] += 1;
-                }
-                if delta > o.euler_jump_deg {
-                    let turn = 2.0 * pq.dot(q).abs().min(1.0).acos().to_degrees();
-                    if turn < delta / 2.0 {
-                        out.jumps[j] += 1;
-                        out.euler[j].push(Finding {
-                            kind: Kind::EulerJump,
-                            frames: (f - 1, f),
-                            joints: vec![j],
-                            value: delta,
-                            message: format!(
-                                "{} rotation channel jumps {:.1}° while the joint turns {:.1}° (a wrap or an Euler flip)",
-                                names[j], delta, turn
-                            ),
-                        });
+                let mut last = usize::MAX;
+                let blocks = row.chunks(8).zip(prev.chunks(8)).zip(limit.chunks(8));
+                for (b, ((x, y), l)) in blocks.enumerate() {
+                    let mut mask = moved_mask(x, y, l);
+                    while mask != 0 {
+                        let c = b * 8 + mask.trailing_zeros() as usize;
+                        mask &= mask - 1;
+                        let j = ch.joint_of[c];
+                        if j != last {
+                            last = j;
+                            q.turn(j, &rots[j], row, prev, f, names, o, &mut out);
+                        }
                     }
                 }
-                prev_q[j] = Some(q);
-                any_q = true;
-            } else {
-                prev_q[j] = None;
+            }
+            _ => {
+                for &j in &ch.rotated {
+                    let rot = &rots[j];
+                    if !row_finite && rot.channels.iter().any(|&c| !row[c].is_finite()) {
+                        continue;
+                    }
+                    // The previous frame counts when its angles are finite.
+                    if let Some(prev) = prev
+                        .filter(|p| prev_finite || rot.channels.iter().all(|&c| p[c].is_finite()))
+                    {
+                        q.turn(j, rot, row, prev, f, names, o, &mut out);
+                    }
+                }
             }
         }
         prev_finite = row_finite;
     }
     out
+}
+
+/// Bit `k` set where channel `k` of a block of (at most eight) channels
+/// moves by more than `limit[k]` from `prev` to `row`, or by a NaN: one
+/// comparison per lane, no branch.
+#[inline]
+// `!(d <= limit)`: a NaN moves (the negation is the point).
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
+fn moved_mask(row: &[f64], prev: &[f64], limit: &[f64]) -> u32 {
+    if let (Ok(x), Ok(y), Ok(l)) =
+        (<&[f64; 8]>::try_from(row), <&[f64; 8]>::try_from(prev), <&[f64; 8]>::try_from(limit))
+    {
+        let mut mask = 0;
+        for k in 0..8 {
+            mask |= u32::from(!((x[k] - y[k]).abs() <= l[k])) << k;
+        }
+        return mask;
+    }
+    let moves = row.iter().zip(prev).zip(limit).map(|((x, y), l)| !((x - y).abs() <= *l));
+    moves.enumerate().fold(0, |mask, (k, m)| mask | u32::from(m) << k)
+}
+
+/// The quaternions [`channel_piece`] keeps from frame to frame, and its
+/// buffers for one joint's angles.
+struct Quats<'a> {
+    prev_q: &'a mut [(usize, glam::DQuat)],
+    qa: Vec<f64>,
+    qb: Vec<f64>,
+}
+
+impl Quats<'_> {
+    /// Joint `j`'s turn from frame `f - 1` (`prev`) to `f` (`row`), both
+    /// with finite angles: a quaternion flip or an Euler jump, counted in
+    /// `out`; the quaternion of frame `f` kept when it was computed.
+    #[allow(clippy::too_many_arguments)]
+    fn turn(
+        &mut self,
+        j: usize,
+        rot: &Rot,
+        row: &[f64],
+        prev: &[f64],
+        f: usize,
+        names: &[String],
+        o: &Options,
+        out: &mut ChannelPiece,
+    ) {
+        // The quaternions are only needed where the angles move far:
+        // a factor `q(θ)` moves by at most |Δθ|/2 (chord), so the
+        // product can change hemisphere (a chord above √2) only when
+        // the angles move by more than 2√2 rad (162°) in all.
+        let (mut delta, mut total) = (0.0f64, 0.0f64);
+        for &c in &rot.channels {
+            let d = (row[c] - prev[c]).abs();
+            // `delta.max(d)`'s value (`d` is never -0; a NaN `d` leaves
+            // `delta`) as one select (a `maxsd`), without a branch or
+            // `max`'s NaN handling.
+            delta = if d > delta { d } else { delta };
+            total += d;
+        }
+        if !(delta > o.euler_jump_deg || total.to_radians() > 2.0 * std::f64::consts::SQRT_2) {
+            return;
+        }
+        self.qa.clear();
+        self.qa.extend(rot.channels.iter().map(|&c| row[c]));
+        let q = euler_to_quat(&rot.axes, &self.qa);
+        let pq = match self.prev_q[j] {
+            (at, pq) if at.wrapping_add(1) == f => pq,
+            _ => {
+                self.qb.clear();
+                self.qb.extend(rot.channels.iter().map(|&c| prev[c]));
+                euler_to_quat(&rot.axes, &self.qb)
+            }
+        };
+        if pq.dot(q) < 0.0 {
+            out.flips[j] += 1;
+        }
+        if delta > o.euler_jump_deg {
+            let turn = 2.0 * pq.dot(q).abs().min(1.0).acos().to_degrees();
+            if turn < delta / 2.0 {
+                out.jumps[j] += 1;
+                out.euler[j].push(Finding {
+                    kind: Kind::EulerJump,
+                    frames: (f - 1, f),
+                    joints: vec![j],
+                    value: delta,
+                    message: format!(
+                        "{} rotation channel jumps {:.1}° while the joint turns {:.1}° (a wrap or an Euler flip)",
+                        names[j], delta, turn
+                    ),
+                });
+            }
+        }
+        self.prev_q[j] = (f, q);
+    }
 }
 
 /// The metrics read from the channels themselves: non-finite values, Euler
@@ -1675,7 +1740,7 @@ mod tests {
     use super::{Finding, Kind, in_frame_order, sort_findings};
 
     /// Marsaglia's xorshift64 from `seed`: the tests' repeatable shuffles.
-    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+    pub(super) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
         move || {
             x ^= x << 13;
             x ^= x >> 7;
@@ -1761,6 +1826,108 @@ mod tests {
         let far = vec![(1_000_000, 2, 1.0, 0.0), (3, 1, 2.0, 0.0), (3, 0, 3.0, 0.0)];
         for hits in [joint_major, shuffled, dup, far, Vec::new()] {
             assert_eq!(bits(in_frame_order(&hits)), bits(stable(&hits)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod channel_tests {
+    use super::{Channels, Options, channel_piece};
+    use crate::Bvh;
+    use crate::rotation::euler_to_quat;
+
+    /// Every joint's flips and Euler jumps of [`channel_piece`], against a
+    /// reference that computes both frames' quaternions of every joint at
+    /// every step (no test of which joints move, none kept from the frame
+    /// before): channels of a joint split across the blocks of eight,
+    /// position channels between rotations, a joint with two rotation
+    /// channels, moves around the `quiet` bound and above the jump
+    /// threshold, NaNs and infinities, pieces starting anywhere.
+    #[test]
+    fn channel_pieces_find_the_flips_and_jumps_of_every_joint() {
+        let bvh = Bvh::parse(
+            "HIERARCHY
+ROOT Hips { OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT A { OFFSET 0 1 0 CHANNELS 3 Yrotation Xrotation Zrotation
+    JOINT B { OFFSET 0 1 0 CHANNELS 6 Xrotation Xposition Yrotation Yposition Zrotation Zposition
+      JOINT C { OFFSET 0 1 0 CHANNELS 2 Zrotation Xrotation
+        JOINT D { OFFSET 0 1 0 CHANNELS 3 Xposition Yposition Zposition
+          JOINT E { OFFSET 0 1 0 CHANNELS 3 Zrotation Yrotation Xrotation
+            End Site { OFFSET 0 1 0 } } } } } } }
+MOTION
+Frames: 1
+Frame Time: 0.1
+0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+",
+        )
+        .unwrap();
+        let skel = bvh.skeleton();
+        let ch = Channels::new(skel);
+        let w = skel.n_channels();
+        let names = skel.display_names();
+        let mut next = super::tests::xorshift(0x2545_f491_4f6c_dd1d);
+        let mut uniform = move || (next() >> 11) as f64 / (1u64 << 53) as f64;
+        let mut rows: Vec<Vec<f64>> = vec![vec![0.0; w]];
+        for _ in 1..600 {
+            let mut row = rows.last().unwrap().clone();
+            for x in &mut row {
+                let r = uniform();
+                *x = match (r * 100.0) as usize {
+                    0 => f64::NAN,
+                    1 => f64::INFINITY,
+                    2..=9 => *x + (uniform() - 0.5) * 400.0,
+                    10..=19 => *x + 53.0 + uniform(),
+                    20..=24 => (uniform() - 0.5) * 720.0,
+                    _ if !x.is_finite() => 0.0,
+                    _ => *x + (uniform() - 0.5) * 20.0,
+                };
+            }
+            rows.push(row);
+        }
+        for jump in [90.0, 30.0, 200.0] {
+            let o = Options { euler_jump_deg: jump, ..Options::default() };
+            // The reference, joint by joint.
+            let (mut flips, mut jumps) = (vec![0; skel.len()], vec![Vec::new(); skel.len()]);
+            for (j, rot) in ch.rots.iter().enumerate() {
+                let cs = &rot.channels;
+                for f in 1..rows.len() {
+                    let (row, prev) = (&rows[f], &rows[f - 1]);
+                    if cs.is_empty()
+                        || cs.iter().any(|&c| !row[c].is_finite() || !prev[c].is_finite())
+                    {
+                        continue;
+                    }
+                    let d: Vec<f64> = cs.iter().map(|&c| (row[c] - prev[c]).abs()).collect();
+                    let delta = d.iter().copied().fold(0.0, f64::max);
+                    let total: f64 = d.iter().sum();
+                    if delta > jump || total.to_radians() > 2.0 * std::f64::consts::SQRT_2 {
+                        let angles = |r: &[f64]| cs.iter().map(|&c| r[c]).collect::<Vec<_>>();
+                        let q = euler_to_quat(&rot.axes, &angles(row));
+                        let pq = euler_to_quat(&rot.axes, &angles(prev));
+                        flips[j] += usize::from(pq.dot(q) < 0.0);
+                        let turn = 2.0 * pq.dot(q).abs().min(1.0).acos().to_degrees();
+                        if delta > jump && turn < delta / 2.0 {
+                            jumps[j].push(f);
+                        }
+                    }
+                }
+            }
+            assert!(flips.iter().sum::<usize>() > 20, "{flips:?}");
+            assert!(jumps.iter().map(Vec::len).sum::<usize>() > 10, "{jumps:?}");
+            for starts in [vec![0, rows.len()], vec![0, 1, 7, 8, 300, 301, 599, rows.len()]] {
+                let (mut got_flips, mut got_jumps) =
+                    (vec![0; skel.len()], vec![Vec::new(); skel.len()]);
+                for piece in starts.windows(2) {
+                    let p = channel_piece(&ch, &names, &o, piece[0]..piece[1], |f| &rows[f][..]);
+                    for j in 0..skel.len() {
+                        got_flips[j] += p.flips[j];
+                        assert_eq!(p.jumps[j], p.euler[j].len());
+                        got_jumps[j].extend(p.euler[j].iter().map(|e| e.frames.1));
+                    }
+                }
+                assert_eq!(got_flips, flips, "jump {jump} pieces {starts:?}");
+                assert_eq!(got_jumps, jumps, "jump {jump} pieces {starts:?}");
+            }
         }
     }
 }

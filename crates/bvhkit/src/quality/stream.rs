@@ -43,6 +43,7 @@ use super::{
 use crate::edit::axes::SignedAxis;
 use crate::kinematics::Kinematics;
 use crate::retarget::names::{Bone, classify};
+use crate::simd::{Simd, simd_kernel};
 use crate::skeleton::Skeleton;
 use crate::units::{Limbs, UnitGuess, pose_size};
 
@@ -56,13 +57,24 @@ use crate::units::{Limbs, UnitGuess, pose_size};
 /// by about a seventh but made every page resident from the first batch
 /// (each 2 MiB page holds stripes of several joints' curves), 52 MiB more
 /// at the peak of the 105 MB synthetic file.
+///
+/// The pages of the next [`AHEAD`] frames of every curve are populated a
+/// few at a time by one call each ([`Curves::populate`]) instead of
+/// faulted in one by one by the pass's first writes.
 #[derive(Default)]
 struct Curves {
     data: Vec<f64>,
     cap: usize,
     steps: usize,
     accs: usize,
+    /// The frames of every curve whose pages are populated.
+    populated: usize,
 }
+
+/// How many frames of every curve [`Curves::populate`] populates past
+/// the batch's: 16 KiB a curve, about 2 MiB resident before their frames
+/// come on the 65 joints of the synthetic file.
+const AHEAD: usize = 2048;
 
 impl Curves {
     /// Room for `frames` values per curve of `nj` joints, copying what is
@@ -82,7 +94,60 @@ impl Curves {
             data[k * frames..k * frames + n].copy_from_slice(&old[k * cap..k * cap + n]);
         }
         (self.data, self.cap) = (data, frames);
+        self.populated = self.accs;
         true
+    }
+
+    /// Every curve's pages populated up to frame `need` (and [`AHEAD`]
+    /// frames past it, within the room there is), by one
+    /// `madvise(MADV_POPULATE_WRITE)` a curve: the kernel's work of the
+    /// pass's first writes to them without a page fault each. A page only
+    /// partly in a curve's first range, or past the vector's last whole
+    /// page, is left to fault as before, and a kernel without the advice
+    /// (before Linux 5.14) leaves them all so.
+    fn populate(&mut self, nj: usize, need: usize) {
+        if need <= self.populated || self.cap == 0 {
+            return;
+        }
+        let to = need.saturating_add(AHEAD).min(self.cap);
+        #[cfg(target_os = "linux")]
+        {
+            const PAGE: usize = 4096;
+            let base = self.data.as_mut_ptr() as usize;
+            let last = (base + self.data.len() * 8) / PAGE * PAGE;
+            for k in 0..2 * nj {
+                let first = (base + (k * self.cap + self.populated) * 8).next_multiple_of(PAGE);
+                let end = (base + (k * self.cap + to) * 8).next_multiple_of(PAGE).min(last);
+                if end > first {
+                    // SAFETY: [first, end) lies inside the vector's own
+                    // allocation (curve `k`'s values `populated..to` in
+                    // whole pages: the first page only partly in them left
+                    // out, the last one taken whole, and none past the
+                    // vector's last whole page), page aligned as madvise
+                    // requires.
+                    // MADV_POPULATE_WRITE faults the pages in as a write
+                    // would, without writing: it neither reads, changes,
+                    // frees nor moves memory, so every pointer and value
+                    // stays as it was. A failure (an older kernel, memory
+                    // refused) only leaves the pages to fault on their
+                    // first write.
+                    #[allow(unsafe_code)]
+                    let r = unsafe {
+                        libc::madvise(
+                            first as *mut libc::c_void,
+                            end - first,
+                            libc::MADV_POPULATE_WRITE,
+                        )
+                    };
+                    if r != 0 {
+                        // Not tried again: the pass's writes fault them.
+                        self.populated = usize::MAX;
+                        return;
+                    }
+                }
+            }
+        }
+        self.populated = to;
     }
 
     /// Room for `more` values per curve (doubling).
@@ -283,12 +348,15 @@ impl LintStream {
         // from 2, jerks from 3) of global frames `a..b`.
         let count = |a: usize, b: usize, t: usize| b.saturating_sub(a.max(t));
         self.curves.grow(nj, frames);
+        let need = self.curves.steps + frames;
         let j0 = self.jerk.len();
         // The arrays grown for the batch (their new pages first touched
         // here, zeroed), the joints' on the pool beside the frames'.
         let (sizes, jerk, d3) = (&mut self.sizes, &mut self.jerk, &mut self.d3);
+        let curves = &mut self.curves;
         join(
             || {
+                curves.populate(nj, need);
                 sizes.resize(g1, 0.0);
                 jerk.resize(j0 + count(n0, g1, 3), 0.0);
                 // Every value read is written first: grown, never cleared.
@@ -768,11 +836,12 @@ impl Pass<'_> {
     /// positions are in cache, each joint's differences started from the
     /// three frames before the piece (carried from the batch before, or
     /// computed again: a frame's positions are the same bits in any run);
-    /// the squared lengths rooted at the end over each joint's slices at
-    /// once (a loop on SIMD lanes: `sqrt` is correctly rounded there as
-    /// in a scalar, the same bits), then each frame's mean jerk over the
-    /// joints, in joint order. The distance from the hips is rooted only
-    /// where it may pass the limit kept ([`far_floor`]).
+    /// each joint's squared lengths of a run rooted right after it, while
+    /// they are in cache (on the CPU's widest lanes, [`root`]: `sqrt` is
+    /// correctly rounded there as in a scalar, the same bits); at the end each
+    /// frame's mean jerk over the joints, in joint order. The distance from
+    /// the hips is rooted only where it may pass the limit kept
+    /// ([`far_floor`]).
     fn piece(&self, k: usize, mut out: PieceOut, sc: &mut Scratch) -> Found {
         let nj = self.nj;
         let f0 = k * PIECE;
@@ -799,6 +868,9 @@ impl Pass<'_> {
             }
         }
         let floor = far_floor(self.far_keep);
+        let fps2 = self.fps * self.fps;
+        let fps3 = fps2 * self.fps;
+        let simd = Simd::best();
         let mut found = Found { far: vec![Vec::new(); nj], low: vec![f64::INFINITY; nj] };
         for r0 in (f0..f1).step_by(RUN) {
             let r1 = (r0 + RUN).min(f1);
@@ -837,6 +909,11 @@ impl Pass<'_> {
                     (prev, v0, a0) = (p, v, a);
                 }
                 (sc.prev[j], sc.v0[j], sc.a0[j]) = (prev, v0, a0);
+                // The run's squared lengths rooted while they are in cache.
+                let at = |b: usize| ga.max(b) - b..(ga + len).max(b) - b;
+                root::<false>(simd, &mut step[at(sb)], 1.0);
+                root::<true>(simd, &mut acc[at(ab)], fps2);
+                root::<true>(simd, &mut d3[at(db)], fps3);
                 let run = &sc.run;
                 for i in 0..len {
                     let d2 = (run[i * nj + j] - run[i * nj + self.hips]).length_squared();
@@ -869,13 +946,6 @@ impl Pass<'_> {
                 }
             }
         }
-        let fps2 = self.fps * self.fps;
-        let fps3 = fps2 * self.fps;
-        for j in 0..nj {
-            out.step[j].iter_mut().for_each(|x| *x = x.sqrt());
-            out.acc[j].iter_mut().for_each(|x| *x = x.sqrt() * fps2);
-            out.d3[j].iter_mut().for_each(|x| *x = x.sqrt() * fps3);
-        }
         let nj_f = nj as f64;
         for d3 in &out.d3 {
             for (a, d) in out.jerk.iter_mut().zip(d3.iter()) {
@@ -883,6 +953,19 @@ impl Pass<'_> {
             }
         }
         found
+    }
+}
+
+simd_kernel! {
+    /// Every value of `xs` rooted, then times `k` when `SCALE` (the
+    /// operations of the scalar loop, on the CPU's widest lanes: `sqrt` is
+    /// correctly rounded on every build, the same bits).
+    fn root<const SCALE: bool>(simd: Simd, xs: &mut [f64], k: f64) {
+        if SCALE {
+            xs.iter_mut().for_each(|x| *x = x.sqrt() * k);
+        } else {
+            xs.iter_mut().for_each(|x| *x = x.sqrt());
+        }
     }
 }
 
@@ -934,4 +1017,89 @@ fn smoothness(joints: &[JointState], curves: &Curves, n: usize, o: &Options) -> 
 fn far_floor(limit: f64) -> f64 {
     let sq = limit * limit * (1.0 - 1e-9);
     if limit > 0.0 && sq.is_normal() { sq } else { f64::NEG_INFINITY }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AHEAD, Curves, root};
+    use crate::simd::Simd;
+
+    /// The roots on every build the CPU runs are the scalar loop's bits:
+    /// zeros, subnormals, huge values, infinities and NaN, over lengths
+    /// that leave a tail after the lanes.
+    #[test]
+    fn roots_on_lanes_are_the_scalar_bits() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let values: Vec<f64> = (0..67)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                match i % 9 {
+                    0 => 0.0,
+                    1 => f64::MIN_POSITIVE / 3.0,
+                    2 => 1e300,
+                    3 => f64::INFINITY,
+                    4 => f64::NAN,
+                    _ => (x >> 11) as f64 / (1u64 << 30) as f64,
+                }
+            })
+            .collect();
+        for simd in Simd::available() {
+            for n in [0, 1, 3, 7, 8, 9, 67] {
+                for k in [1.0, 14_400.0, 1.7e6] {
+                    let mut got = values[..n].to_vec();
+                    root::<true>(simd, &mut got, k);
+                    let want = values[..n].iter().map(|v| v.sqrt() * k);
+                    assert!(got.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()));
+                }
+                let mut got = values[..n].to_vec();
+                root::<false>(simd, &mut got, 2.0);
+                let want = values[..n].iter().map(|v| v.sqrt());
+                assert!(got.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()), "{simd:?}");
+            }
+        }
+    }
+
+    /// Populating the curves' pages changes no value, written or not
+    /// (whole pages of values written, pages still zero, a realloc
+    /// between), and covers the batch's frames and [`AHEAD`] more, within
+    /// the room there is.
+    #[test]
+    fn populating_the_curves_keeps_every_value() {
+        let nj = 3;
+        let mut c = Curves::default();
+        assert!(c.realloc(nj, 5000));
+        let value = |k: usize, f: usize| (k * 100_003 + f) as f64 + 0.25;
+        (c.steps, c.accs) = (3000, 2999);
+        for k in 0..2 * nj {
+            let n = if k % 2 == 0 { c.steps } else { c.accs };
+            for f in 0..n {
+                c.data[k * c.cap + f] = value(k, f);
+            }
+        }
+        let check = |c: &Curves| {
+            for j in 0..nj {
+                assert!(c.step(j).iter().enumerate().all(|(f, &x)| x == value(2 * j, f)));
+                assert!(c.acc(j).iter().enumerate().all(|(f, &x)| x == value(2 * j + 1, f)));
+            }
+            for k in 0..2 * nj {
+                let n = if k % 2 == 0 { c.steps } else { c.accs };
+                assert!(c.data[k * c.cap + n..(k + 1) * c.cap].iter().all(|&x| x == 0.0));
+            }
+        };
+        // Pages holding written values populated again, then new ones.
+        c.populated = 0;
+        c.populate(nj, 100);
+        assert_eq!(c.populated, 100 + AHEAD);
+        c.populate(nj, 4000);
+        assert_eq!(c.populated, 5000, "within the room there is");
+        check(&c);
+        assert!(c.realloc(nj, 7000));
+        assert_eq!(c.populated, c.accs);
+        c.populate(nj, 3100);
+        check(&c);
+        c.populate(nj, 1);
+        assert_eq!(c.populated, 3100 + AHEAD, "never back");
+    }
 }

@@ -2171,9 +2171,18 @@ impl Retarget {
         self.pushed.clear();
         self.held.clear();
         let mut euler = self.euler.iter();
+        // The world rotation just made, kept in registers: most joints'
+        // parent is the joint before them, and reading it back from
+        // `world` right after the store stalls (the store's pieces do not
+        // forward to the load's).
+        let mut last = DMat3::IDENTITY;
         for j in 0..chans.len() {
-            let wp = parents[j].map_or(DMat3::IDENTITY, |p| self.world[p]);
-            self.world[j] = match self.drives[j] {
+            let wp = match parents[j] {
+                Some(p) if p + 1 == j => last,
+                Some(p) => self.world[p],
+                None => DMat3::IDENTITY,
+            };
+            let w = match self.drives[j] {
                 // The reference pose's channels give exactly its local
                 // rotation: already copied, no Euler extraction.
                 Drive::Kept { local, identity } => {
@@ -2231,6 +2240,8 @@ impl Retarget {
                     }
                 }
             };
+            self.world[j] = w;
+            last = w;
         }
         if self.carrier.is_some() || self.torso.is_some() {
             self.tgt.kinematics().positions_from_rotations(

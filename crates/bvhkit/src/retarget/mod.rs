@@ -140,7 +140,12 @@
 //! to the previous frame (a joint the upper body's turn rewrites is held
 //! as its parent's and own world rotations, its local rotation made only in
 //! a frame without the turn), one- and two-channel joints through
-//! `JointChannels::write_rotation`; the source's largest trunk bend made at
+//! `JointChannels::write_rotation` (the joint loop carries the world
+//! rotation it just made to the next joint in registers: read back from
+//! memory right after its store, it stalled); the turn's rewritten joints'
+//! quaternions all made before their angles (their square roots and
+//! divisions overlap, which the `atan2` calls between them prevented: +4%
+//! onto Xsens); the source's largest trunk bend made at
 //! most once a frame (the bends' limit and the trunk's solve both read it);
 //! root scaled by hip heights and lifted by
 //! the grounding's correction with `positions_from_rotations` of the
@@ -829,12 +834,19 @@ fn upright(
         };
         s.refine(world, &locals, &goal, limit, work);
     }
-    for &j in &t.rewrite {
-        let jc = &chans[j];
-        let wp = parents[j].map_or(DMat3::IDENTITY, |q| world[q]);
-        let local = wp.transpose() * world[j];
-        let q = DQuat::from_mat3(&local).normalize();
-        jc.write_rotation(q, previous.map(|f| jc.angles(f)), output);
+    // The local rotations first, then their angles: each quaternion is a
+    // chain of square roots and divisions that the joints' chains overlap
+    // in, where the `atan2` calls between them would keep them apart.
+    let mut quats = [DQuat::IDENTITY; 16];
+    for chunk in t.rewrite.chunks(quats.len()) {
+        for (q, &j) in quats.iter_mut().zip(chunk) {
+            let wp = parents[j].map_or(DMat3::IDENTITY, |p| world[p]);
+            *q = DQuat::from_mat3(&(wp.transpose() * world[j])).normalize();
+        }
+        for (&q, &j) in quats.iter().zip(chunk) {
+            let jc = &chans[j];
+            jc.write_rotation(q, previous.map(|f| jc.angles(f)), output);
+        }
     }
     true
 }
@@ -2171,9 +2183,18 @@ impl Retarget {
         self.pushed.clear();
         self.held.clear();
         let mut euler = self.euler.iter();
+        // The world rotation just made, kept in registers: most joints'
+        // parent is the joint before them, and reading it back from
+        // `world` right after the store stalls (the store's pieces do not
+        // forward to the load's).
+        let mut last = DMat3::IDENTITY;
         for j in 0..chans.len() {
-            let wp = parents[j].map_or(DMat3::IDENTITY, |p| self.world[p]);
-            self.world[j] = match self.drives[j] {
+            let wp = match parents[j] {
+                Some(p) if p + 1 == j => last,
+                Some(p) => self.world[p],
+                None => DMat3::IDENTITY,
+            };
+            let w = match self.drives[j] {
                 // The reference pose's channels give exactly its local
                 // rotation: already copied, no Euler extraction.
                 Drive::Kept { local, identity } => {
@@ -2231,6 +2252,8 @@ impl Retarget {
                     }
                 }
             };
+            self.world[j] = w;
+            last = w;
         }
         if self.carrier.is_some() || self.torso.is_some() {
             self.tgt.kinematics().positions_from_rotations(

@@ -20,6 +20,14 @@
 # $BASE set to another `bvh` binary, the same pairs for it run in turn with
 # this one's (A B A B), so both see the same minutes; the tables of every
 # run are compared byte for byte (every build, both thread counts) at the end.
+# With SPLIT=1, each pair also runs the machine's own ceiling for this work:
+# the folder's files dealt into two halves, exported at once by two one-core
+# runs (`taskset -c 0` and `-c 1`, `-j 1` each); its row gives the one-core
+# run of the whole folder (of the first binary, in the same pair) over the
+# later of the two halves' wall times. No code is shared between the two
+# halves, so what keeps that below 2x is the machine (two virtual processors
+# sharing a host's caches, memory and disk), not the program; the export's
+# own speedup is then best read against it.
 # With SERIAL=1, two two-core runs of each binary, replacing and fresh, are
 # recorded with `perf sched record` and their serial CPU time printed
 # (scripts/serial-time.py), with Amdahl's bound from it.
@@ -56,6 +64,12 @@ dir=$tmp/dir
 # shellcheck source=scripts/corpus-copies.sh
 . "$here/corpus-copies.sh"
 corpus_copies "$corpus" "$dir" 12
+if [ "${SPLIT:-0}" = 1 ]; then
+  mkdir -p "$tmp/half0" "$tmp/half1"
+  find "$dir" -name '*.bvh' | sort | awk '{print (NR % 2) " " $0}' | while read -r h f; do
+    ln "$f" "$tmp/half$h/$(echo "${f#"$dir"/}" | tr / _)"
+  done
+fi
 echo "input: $(find "$dir" -name '*.bvh' | wc -l) files, $(du -sm "$dir" | cut -f1) MB; $(nproc) processors, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # "wall cpu faults switches" of one run of BIN CORES JOBS OUT [fresh] (exit 0 or 1 counts as
@@ -68,6 +82,23 @@ run() {
     >/dev/null 2>"$tmp/err" || rc=$?
   [ "$rc" -le 1 ] || { echo "scaling-parquet: $bin failed (exit $rc):" >&2; cat "$tmp/err" >&2; exit 1; }
   awk '{printf "%.4f %.4f %d %d\n", $1, $2 + $3, $4, $5}' "$tmp/time"
+}
+
+# "wall cpu" of the two halves exported at once, one core each, into OUTDIR
+# (wall: the later of the two; cpu: both).
+split_run() {
+  local outdir=$1 mode=$2 k
+  for k in 0 1; do
+    [ "$mode" = fresh ] && rm -f "$outdir/h$k.parquet" "$outdir/h$k.skeleton.parquet"
+    /usr/bin/time -f '%e %U %S %x' -o "$tmp/time$k" "${rt[@]}" taskset -c "$k" "$bvh" export "$tmp/half$k" \
+      -o "$outdir/h$k.parquet" -j 1 >/dev/null 2>"$tmp/err$k" &
+  done
+  wait
+  for k in 0 1; do
+    awk '$4 > 1 {exit 1}' "$tmp/time$k" ||
+      { echo "scaling-parquet: the export of half $k failed:" >&2; cat "$tmp/err$k" >&2; exit 1; }
+  done
+  cat "$tmp/time0" "$tmp/time1" | awk '{w = ($1 > w) ? $1 : w; c += $2 + $3} END {printf "%.4f %.4f\n", w, c}'
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -87,6 +118,10 @@ measure() {
       read -r w1 c1 f1 v1 < <(run "$b" 0 1 "$outdir/x.parquet" "$mode")
       read -r w2 c2 f2 v2 < <(run "$b" 0,1 2 "$outdir/x.parquet" "$mode")
       echo "$w1 $c1 $w2 $c2 $f1 $f2 $v1 $v2" >>"$tmp/$(basename "$b").log"
+      if [ "${SPLIT:-0}" = 1 ] && [ "$b" = "$bvh" ]; then
+        read -r ws cs < <(split_run "$outdir" "$mode")
+        echo "$w1 $c1 $ws $cs" >>"$tmp/split.log"
+      fi
     done
   done
   for b in "${bins[@]}"; do
@@ -102,6 +137,18 @@ measure() {
       -v v1="$(cut -d' ' -f7 "$log" | median)" -v v2="$(cut -d' ' -f8 "$log" | median)" \
       'BEGIN {printf "| %s | %.3f (%.3f CPU) | %.3f (%.3f CPU) | %.2fx (%.2f to %.2f) | %.2f | %.3f | %d / %d | %d / %d |\n", n, w1, c1, w2, c2, s, lo, hi, 2 / s - 1, cr, f1, f2, v1, v2}'
   done
+  if [ "${SPLIT:-0}" = 1 ]; then
+    local log=$tmp/split.log
+    awk -v n="two halves at once, one core each ($where, $mode)" \
+      -v w1="$(cut -d' ' -f1 "$log" | median)" -v c1="$(cut -d' ' -f2 "$log" | median)" \
+      -v w2="$(cut -d' ' -f3 "$log" | median)" -v c2="$(cut -d' ' -f4 "$log" | median)" \
+      -v s="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | median)" \
+      -v lo="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | sort -g | head -1)" \
+      -v hi="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | sort -g | tail -1)" \
+      -v cr="$(awk '{print ($2 > 0 ? $4 / $2 : 0)}' "$log" | median)" \
+      'BEGIN {printf "| %s | %.3f (%.3f CPU) | %.3f (%.3f CPU) | %.2fx (%.2f to %.2f) | %.2f | %.3f | | |\n", n, w1, c1, w2, c2, s, lo, hi, 2 / s - 1, cr}'
+    rm -f "$log" "$outdir"/h?.parquet "$outdir"/h?.skeleton.parquet
+  fi
 }
 
 printf '| binary (output) | one core: wall s (CPU s) | two cores: wall s (CPU s) | speedup S (range) | serial fraction s | CPU two / one | page faults one / two | voluntary switches one / two |\n'

@@ -74,7 +74,29 @@ impl Simd {
     pub(crate) fn level(self) -> Level {
         self.0
     }
+
+    /// The lane count a padded lane pass rounds up to on this build: the
+    /// `PAD` that [`simd_kernel!`] gives this level's body, for a caller
+    /// that pads its slices before the kernel runs.
+    #[inline]
+    pub(crate) fn pad(self) -> usize {
+        match self.0 {
+            Level::Portable => PORTABLE_PAD,
+            #[cfg(target_arch = "x86_64")]
+            Level::Avx2 => AVX2_PAD,
+            #[cfg(target_arch = "x86_64")]
+            Level::Avx512 => AVX512_PAD,
+        }
+    }
 }
+
+/// [`Simd::pad`] of the portable build: 8, the widest, so that its padding
+/// also fits the other builds.
+pub(crate) const PORTABLE_PAD: usize = 8;
+/// [`Simd::pad`] of the AVX2 build: its four `f64` lanes.
+pub(crate) const AVX2_PAD: usize = 4;
+/// [`Simd::pad`] of the AVX-512F build: its eight `f64` lanes.
+pub(crate) const AVX512_PAD: usize = 8;
 
 /// Defines a kernel compiled for every [`Simd`] level, with the level as
 /// its first argument:
@@ -90,8 +112,9 @@ impl Simd {
 ///
 /// The body (usually one call of an `#[inline(always)]` loop) is compiled
 /// once per level, with `PAD` the lane count a padded lane pass rounds up to
-/// on that level: 8 on AVX-512F, 4 on AVX2, 8 on the portable build (the
-/// widest, so that its padding also fits the other builds). The parameters
+/// on that level ([`Simd::pad`]): 8 on AVX-512F, 4 on AVX2, 8 on the
+/// portable build (the widest, so that its padding also fits the other
+/// builds). The parameters
 /// are identifiers, the generics const parameters only.
 macro_rules! simd_kernel {
     (
@@ -104,21 +127,21 @@ macro_rules! simd_kernel {
             #[inline(always)]
             fn portable $(<$(const $g: $gt),+>)? ($($arg: $ty),*) $(-> $ret)? {
                 #[allow(dead_code)]
-                const PAD: usize = 8;
+                const PAD: usize = $crate::simd::PORTABLE_PAD;
                 $body
             }
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2")]
             fn avx2 $(<$(const $g: $gt),+>)? ($($arg: $ty),*) $(-> $ret)? {
                 #[allow(dead_code)]
-                const PAD: usize = 4;
+                const PAD: usize = $crate::simd::AVX2_PAD;
                 $body
             }
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx512f")]
             fn avx512 $(<$(const $g: $gt),+>)? ($($arg: $ty),*) $(-> $ret)? {
                 #[allow(dead_code)]
-                const PAD: usize = 8;
+                const PAD: usize = $crate::simd::AVX512_PAD;
                 $body
             }
             match $simd.level() {

@@ -147,6 +147,8 @@
 //! divisions overlap, which the `atan2` calls between them prevented: +4%
 //! onto Xsens); the source's largest trunk bend made at
 //! most once a frame (the bends' limit and the trunk's solve both read it);
+//! whether the upper body's last turn is needed tested on the cosine, not
+//! the angle (`apart`: an angle above 1e-9 is a cosine below 1, no `acos`);
 //! root scaled by hip heights and lifted by
 //! the grounding's correction with `positions_from_rotations` of the
 //! rotations just computed (the source's contacts are read once, in `new`,
@@ -641,6 +643,17 @@ fn within_limit(r: DMat3, worst: impl Fn(DMat3) -> f64) -> DMat3 {
     DMat3::from_axis_angle(axis, angle * lo)
 }
 
+/// `v.angle_between(x) > 1e-9` without its `acos`: glam takes the `acos` of
+/// the cosine below clamped to [-1, 1], which is 0 at 1 and, at every
+/// double below 1, at least `acos(1 - 2^-53)` ≈ 1.5e-8 (`acos` decreasing):
+/// so the angle exceeds 1e-9 exactly where the cosine is below 1 (a NaN
+/// cosine, of a zero vector, neither). The same cosine, operation for
+/// operation, so the same choice.
+#[inline]
+fn apart(v: DVec3, x: DVec3) -> bool {
+    v.dot(x) / (v.length_squared() * x.length_squared()).sqrt() < 1.0
+}
+
 #[allow(clippy::too_many_arguments)]
 fn upright(
     (c, tgt, tgt_hips): (DMat3, &PoseLayout, usize),
@@ -790,7 +803,7 @@ fn upright(
         // allows: the hips-to-head direction comes first.
         let v = p + turn * (positions[t.head] - p) + shift - p;
         let x = on_line(p, v.length(), h, d, None);
-        if x.length() > 0.0 && v.angle_between(x) > 1e-9 {
+        if x.length() > 0.0 && apart(v, x) {
             let mut last = align_pair([v, turn * a + b], [x, s]);
             // It bends the first joint (against the hips' bone): held to
             // the same limit, the head left off the line by the rest.
@@ -2904,6 +2917,43 @@ mod tests {
         // Up against down (a folded chain): 180°.
         let fold = [DVec3::ZERO, up, up + fwd * 1e-3, fwd * 1e-3];
         assert!((deg(largest_bend(fold.into_iter())) - 180.0).abs() < 1e-9);
+    }
+
+    /// `apart` is glam's `angle_between(..) > 1e-9` on every kind of pair:
+    /// the same vector, its multiples (whose cosine may round above 1),
+    /// directions a few ulp to far apart, opposite ones, zero vectors.
+    #[test]
+    fn apart_is_the_angle_above_1e_9() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut unit = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        };
+        let (mut parallel, mut turned) = (0, 0);
+        for n in 0..200_000 {
+            let v = DVec3::new(unit(), unit(), unit()) * 10f64.powf(unit() * 3.0);
+            let tilt = DVec3::new(unit(), unit(), unit()) * 10f64.powf(-4.0 - 14.0 * unit().abs());
+            let x = match n % 6 {
+                0 => v,
+                1 => v * (unit() * 100.0),
+                2 => (v + tilt * v.length()) * unit().abs(),
+                3 => v + DVec3::new(f64::EPSILON * v.x * unit(), 0.0, 0.0),
+                4 => -v,
+                _ => DVec3::ZERO,
+            };
+            let want = v.angle_between(x) > 1e-9;
+            assert_eq!(apart(v, x), want, "{v} {x}");
+            assert_eq!(apart(x, v), x.angle_between(v) > 1e-9, "{x} {v}");
+            if want {
+                turned += 1;
+            } else {
+                parallel += 1;
+            }
+        }
+        // Both answers were met, often.
+        assert!(parallel > 30_000 && turned > 30_000, "{parallel} {turned}");
     }
 
     #[test]

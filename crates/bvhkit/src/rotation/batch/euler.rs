@@ -50,12 +50,12 @@ pub struct EulerBatch {
     pub(super) has_near: Vec<f64>,
     /// The angles in degrees, after [`EulerBatch::solve`].
     pub(super) out: [Vec<f64>; 3],
+    /// The number of entries pushed as quaternions: with none (or only
+    /// those), `solve` runs the loop that reads the matrices (or the
+    /// quaternions) alone.
+    pub(super) quats: usize,
     pub(super) solved: bool,
 }
-
-/// [`EulerBatch::solve`] runs a multiple of this many entries (AVX-512's
-/// eight lanes, twice: the vectorised loop may take two vectors a turn).
-const PAD: usize = 16;
 
 /// `(i, j, k, parity)` of each order, in [`RotationOrder::ALL`]'s order.
 pub(super) const PERMUTATIONS: [(usize, usize, usize, f64); 6] = [
@@ -81,6 +81,7 @@ impl EulerBatch {
         self.is_quat.clear();
         self.parity.clear();
         self.has_near.clear();
+        self.quats = 0;
         self.solved = false;
     }
 
@@ -148,32 +149,55 @@ impl EulerBatch {
         }
         // The matrix columns are filled up (with zeros) only when a matrix
         // is pushed after this, or by `solve`.
+        self.quats += 1;
         self.push_common(e, near, true)
     }
 
     /// Extracts the angles of every entry, on SIMD lanes (AVX2 where the
     /// CPU has it).
     ///
-    /// The entries are padded with identity matrices to a multiple of 16
-    /// (`PAD`) for the loop and the padding dropped after it: a small
+    /// The entries are padded with identities to a multiple of the lane
+    /// count of the build that runs (`Simd::pad`: 4 with AVX2, 8 with
+    /// AVX-512F) for the loop and the padding dropped after it: a small
     /// batch (a frame's joints) would otherwise run its last few entries
     /// one at a time, outside the lanes, at nearly a whole vector's cost
     /// each. Every entry's lane is computed on its own, so the padding
-    /// changes no bit of the others.
+    /// changes no bit of the others. A batch of matrices alone (or of
+    /// quaternions alone) runs a loop that neither reads nor pads the
+    /// other kind's columns: the same bits, the mixed loop's select
+    /// taking the one kind there is.
     pub fn solve(&mut self) {
+        self.solve_with(Simd::best());
+    }
+
+    /// [`EulerBatch::solve`] on the SIMD build `simd` (the tests run every
+    /// build the CPU has).
+    pub(super) fn solve_with(&mut self, simd: Simd) {
         let n = self.len();
-        let padded = n.next_multiple_of(PAD);
-        for (k, v) in self.m.iter_mut().enumerate() {
-            v.resize(n, 0.0);
-            v.resize(padded, if k % 4 == 0 { 1.0 } else { 0.0 });
+        let padded = n.next_multiple_of(simd.pad());
+        let (mats, quats) = (self.quats < n, self.quats > 0);
+        if mats {
+            for (k, v) in self.m.iter_mut().enumerate() {
+                v.resize(n, 0.0);
+                v.resize(padded, if k % 4 == 0 { 1.0 } else { 0.0 });
+            }
         }
-        for v in self.q.iter_mut().chain(&mut self.near).chain(&mut self.out) {
+        if quats {
+            for v in &mut self.q {
+                v.resize(padded, 0.0);
+            }
+        }
+        for v in self.near.iter_mut().chain(&mut self.out) {
             v.resize(padded, 0.0);
         }
         self.is_quat.resize(padded, 0.0);
         self.parity.resize(padded, 1.0);
         self.has_near.resize(padded, 0.0);
-        solve_on(Simd::best(), self);
+        match (mats, quats) {
+            (true, false) => solve_on::<true, false>(simd, self),
+            (false, true) => solve_on::<false, true>(simd, self),
+            _ => solve_on::<true, true>(simd, self),
+        }
         for v in self.m.iter_mut().chain(&mut self.q).chain(&mut self.near).chain(&mut self.out) {
             v.truncate(n);
         }
@@ -197,31 +221,43 @@ impl EulerBatch {
 
 simd_kernel! {
     /// [`solve_loop`] on the given SIMD build.
-    fn solve_on(simd: Simd, b: &mut EulerBatch) {
-        solve_loop(b)
+    pub(super) fn solve_on<const MATS: bool, const QUATS: bool>(simd: Simd, b: &mut EulerBatch) {
+        solve_loop::<MATS, QUATS>(b)
     }
 }
 
-/// [`EulerBatch::solve`]'s loop: one entry per iteration, no branch.
+/// [`EulerBatch::solve`]'s loop: one entry per iteration, no branch. With
+/// `MATS` and `QUATS`, each entry's matrix is the one pushed or its
+/// quaternion's ([`matrix_of`]); with one of them alone, every entry is of
+/// that kind and the other kind's columns are not read (they need not
+/// hold the batch's length).
 #[inline(always)]
-pub(super) fn solve_loop(b: &mut EulerBatch) {
+pub(super) fn solve_loop<const MATS: bool, const QUATS: bool>(b: &mut EulerBatch) {
     let n = b.parity.len();
+    // The columns of a kind the batch does not hold: none read.
+    let (nm, nq) = (if MATS { n } else { 0 }, if QUATS { n } else { 0 });
     let [m0, m1, m2, m3, m4, m5, m6, m7, m8] = &b.m;
-    let (m0, m1, m2, m3, m4) = (&m0[..n], &m1[..n], &m2[..n], &m3[..n], &m4[..n]);
-    let (m5, m6, m7, m8) = (&m5[..n], &m6[..n], &m7[..n], &m8[..n]);
+    let (m0, m1, m2, m3, m4) = (&m0[..nm], &m1[..nm], &m2[..nm], &m3[..nm], &m4[..nm]);
+    let (m5, m6, m7, m8) = (&m5[..nm], &m6[..nm], &m7[..nm], &m8[..nm]);
     let [q0, q1, q2, q3] = &b.q;
-    let (q0, q1, q2, q3) = (&q0[..n], &q1[..n], &q2[..n], &q3[..n]);
+    let (q0, q1, q2, q3) = (&q0[..nq], &q1[..nq], &q2[..nq], &q3[..nq]);
     let [p0, p1, p2] = &b.near;
     let (p0, p1, p2) = (&p0[..n], &p1[..n], &p2[..n]);
     let (is_quat, parity, has_near) = (&b.is_quat[..n], &b.parity[..n], &b.has_near[..n]);
     let [o0, o1, o2] = &mut b.out;
     let (o0, o1, o2) = (&mut o0[..n], &mut o1[..n], &mut o2[..n]);
     for t in 0..n {
-        let r = matrix_of(
-            [m0[t], m1[t], m2[t], m3[t], m4[t], m5[t], m6[t], m7[t], m8[t]],
-            [q0[t], q1[t], q2[t], q3[t]],
-            is_quat[t] != 0.0,
-        );
+        let r = if !QUATS {
+            [m0[t], m1[t], m2[t], m3[t], m4[t], m5[t], m6[t], m7[t], m8[t]]
+        } else if !MATS {
+            quat_matrix([q0[t], q1[t], q2[t], q3[t]])
+        } else {
+            matrix_of(
+                [m0[t], m1[t], m2[t], m3[t], m4[t], m5[t], m6[t], m7[t], m8[t]],
+                [q0[t], q1[t], q2[t], q3[t]],
+                is_quat[t] != 0.0,
+            )
+        };
         let [a, b, c] = extract(r, parity[t], [p0[t], p1[t], p2[t]], has_near[t] != 0.0);
         o0[t] = a;
         o1[t] = b;

@@ -22,7 +22,11 @@
 //! push a frame's matrices or quaternions with their orders and previous
 //! angles, `solve` once: quaternion to matrix in the order's own axes,
 //! `extract_rad`'s operations with selects, three `atan2`s, and the continuity
-//! choice `near_deg`, which the scalar `mat3_to_euler_near` shares). `MixLanes`
+//! choice `near_deg`, which the scalar `mat3_to_euler_near` shares; the
+//! entries padded to the lane count of the build that runs, `Simd::pad`: 4
+//! with AVX2, 8 with AVX-512F; a batch of matrices alone, or of
+//! quaternions alone, runs a loop without the other kind's columns and
+//! select: the same bits). `MixLanes`
 //! (crate-private) is `Mixer`'s and `Resampler`'s whole rotation pipeline for
 //! the joints with three rotation channels in one SIMD pass, one lane per
 //! joint, no branch on the order: the six half-angle sines and cosines

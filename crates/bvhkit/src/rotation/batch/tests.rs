@@ -763,3 +763,69 @@ fn euler_batch_bits_do_not_depend_on_its_size_or_padding() {
     batch.solve();
     assert_eq!(batch.angles(i).map(f64::to_bits), alone[0]);
 }
+
+/// Every SIMD build the CPU has (each padding to its own width) and each
+/// kind of batch (matrices alone, quaternions alone, both: three loops)
+/// give every entry the bits of the portable build's mixed loop, at every
+/// batch size from 1 to 23 (whole vectors, and every remainder).
+#[test]
+fn euler_batch_builds_and_kinds_give_the_same_bits() {
+    use crate::rotation::euler_to_quat;
+    let mut rng = Rng(2024);
+    let cases: Vec<_> = (0..23)
+        .map(|n| {
+            let order = RotationOrder::ALL[n % 6];
+            let mut angles = [rng.unit() * 180.0, rng.unit() * 90.0, rng.unit() * 180.0];
+            if n % 7 == 3 {
+                angles[1] = 90.0; // gimbal lock
+            }
+            let near = (n % 4 != 0).then(|| [rng.unit() * 400.0, rng.unit() * 100.0, 0.0]);
+            let q = euler_to_quat(&order.axes(), &angles);
+            (order, q, DMat3::from_quat(q), near)
+        })
+        .collect();
+    // `kind`: 0 matrices alone, 1 quaternions alone, 2 both (alternating).
+    let solve = |simd: Simd, kind: usize, n: usize| {
+        let mut b = EulerBatch::new();
+        for (i, &(order, q, m, near)) in cases[..n].iter().enumerate() {
+            if kind == 1 || (kind == 2 && i % 2 == 1) {
+                b.push_quat(q, order, near);
+            } else {
+                b.push_mat3(&m, order, near);
+            }
+        }
+        b.solve_with(simd);
+        (0..n).map(|i| b.angles(i).map(f64::to_bits)).collect::<Vec<_>>()
+    };
+    // The mixed loop on both kinds: the reference for matrices and for
+    // quaternions (a matrix from `DMat3::from_quat` is not the lanes' own).
+    let (mut mats, mut quats) = (Vec::new(), Vec::new());
+    for start in 0..2 {
+        let mut b = EulerBatch::new();
+        for (i, &(order, q, m, near)) in cases.iter().enumerate() {
+            if (i + start) % 2 == 0 {
+                b.push_mat3(&m, order, near);
+            } else {
+                b.push_quat(q, order, near);
+            }
+        }
+        b.solve_with(Simd::PORTABLE);
+        for (i, out) in [&mut mats, &mut quats].into_iter().enumerate() {
+            if out.is_empty() {
+                out.resize(cases.len(), [0; 3]);
+            }
+            for e in (0..cases.len()).filter(|e| (e + start) % 2 == i) {
+                out[e] = b.angles(e).map(f64::to_bits);
+            }
+        }
+    }
+    for simd in Simd::available() {
+        for n in 1..=cases.len() {
+            let want_mixed: Vec<_> =
+                (0..n).map(|i| if i % 2 == 1 { quats[i] } else { mats[i] }).collect();
+            assert_eq!(solve(simd, 0, n), mats[..n], "{simd:?} matrices, {n}");
+            assert_eq!(solve(simd, 1, n), quats[..n], "{simd:?} quaternions, {n}");
+            assert_eq!(solve(simd, 2, n), want_mixed, "{simd:?} both, {n}");
+        }
+    }
+}

@@ -103,6 +103,23 @@ split_run() {
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
+# The table row NAME of LOG's pairs ("w1 c1 w2 c2 [f1 f2 v1 v2]" a line:
+# one core's wall and CPU, two cores', then the page faults and voluntary
+# switches of each when LOG has them).
+row() {
+  local name=$1 log=$2
+  col() { cut -d' ' -f"$1" "$log" | median; }
+  speedups() { awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log"; }
+  local counters='| | |'
+  if [ "$(head -1 "$log" | wc -w)" -ge 8 ]; then
+    counters="| $(col 5 | cut -d. -f1) / $(col 6 | cut -d. -f1) | $(col 7 | cut -d. -f1) / $(col 8 | cut -d. -f1) |"
+  fi
+  awk -v n="$name" -v w1="$(col 1)" -v c1="$(col 2)" -v w2="$(col 3)" -v c2="$(col 4)" \
+    -v s="$(speedups | median)" -v lo="$(speedups | sort -g | head -1)" -v hi="$(speedups | sort -g | tail -1)" \
+    -v cr="$(awk '{print ($2 > 0 ? $4 / $2 : 0)}' "$log" | median)" -v tail="$counters" \
+    'BEGIN {printf "| %s | %.3f (%.3f CPU) | %.3f (%.3f CPU) | %.2fx (%.2f to %.2f) | %.2f | %.3f %s\n", n, w1, c1, w2, c2, s, lo, hi, 2 / s - 1, cr, tail}'
+}
+
 # One table row per binary for the output folder OUTDIR (WHERE names it),
 # replacing the table of the run before or, with MODE "fresh", not.
 measure() {
@@ -125,28 +142,11 @@ measure() {
     done
   done
   for b in "${bins[@]}"; do
-    local log=$tmp/$(basename "$b").log
-    awk -v n="$b ($where, $mode)" \
-      -v w1="$(cut -d' ' -f1 "$log" | median)" -v c1="$(cut -d' ' -f2 "$log" | median)" \
-      -v w2="$(cut -d' ' -f3 "$log" | median)" -v c2="$(cut -d' ' -f4 "$log" | median)" \
-      -v s="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | median)" \
-      -v lo="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | sort -g | head -1)" \
-      -v hi="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | sort -g | tail -1)" \
-      -v cr="$(awk '{print ($2 > 0 ? $4 / $2 : 0)}' "$log" | median)" \
-      -v f1="$(cut -d' ' -f5 "$log" | median)" -v f2="$(cut -d' ' -f6 "$log" | median)" \
-      -v v1="$(cut -d' ' -f7 "$log" | median)" -v v2="$(cut -d' ' -f8 "$log" | median)" \
-      'BEGIN {printf "| %s | %.3f (%.3f CPU) | %.3f (%.3f CPU) | %.2fx (%.2f to %.2f) | %.2f | %.3f | %d / %d | %d / %d |\n", n, w1, c1, w2, c2, s, lo, hi, 2 / s - 1, cr, f1, f2, v1, v2}'
+    row "$b ($where, $mode)" "$tmp/$(basename "$b").log"
   done
   if [ "${SPLIT:-0}" = 1 ]; then
     local log=$tmp/split.log
-    awk -v n="two halves at once, one core each ($where, $mode)" \
-      -v w1="$(cut -d' ' -f1 "$log" | median)" -v c1="$(cut -d' ' -f2 "$log" | median)" \
-      -v w2="$(cut -d' ' -f3 "$log" | median)" -v c2="$(cut -d' ' -f4 "$log" | median)" \
-      -v s="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | median)" \
-      -v lo="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | sort -g | head -1)" \
-      -v hi="$(awk '{print ($3 > 0 ? $1 / $3 : 0)}' "$log" | sort -g | tail -1)" \
-      -v cr="$(awk '{print ($2 > 0 ? $4 / $2 : 0)}' "$log" | median)" \
-      'BEGIN {printf "| %s | %.3f (%.3f CPU) | %.3f (%.3f CPU) | %.2fx (%.2f to %.2f) | %.2f | %.3f | | |\n", n, w1, c1, w2, c2, s, lo, hi, 2 / s - 1, cr}'
+    row "two halves at once, one core each ($where, $mode)" "$log"
     rm -f "$log" "$outdir"/h?.parquet "$outdir"/h?.skeleton.parquet
   fi
 }

@@ -127,12 +127,10 @@ mod tests {
     /// `total_cmp` path) as well.
     #[test]
     fn quantiles_of_non_negative_values_are_the_sorted_ones() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = crate::quality::tests::xorshift(0x2545_f491_4f6c_dd1du64);
         let mut v: Vec<f64> = (0..1001)
             .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = next();
                 match i % 7 {
                     0 => 0.0,
                     1 => f64::MIN_POSITIVE / 4.0,

@@ -1029,12 +1029,10 @@ mod tests {
     /// that leave a tail after the lanes.
     #[test]
     fn roots_on_lanes_are_the_scalar_bits() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = crate::quality::tests::xorshift(0x9e37_79b9_7f4a_7c15u64);
         let values: Vec<f64> = (0..67)
             .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = next();
                 match i % 9 {
                     0 => 0.0,
                     1 => f64::MIN_POSITIVE / 3.0,

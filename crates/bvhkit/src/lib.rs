@@ -84,6 +84,18 @@ pub use crate::skeleton::{Joint, JointId, JointKind, Skeleton, SkeletonBuilder};
 pub use crate::write::{LineEnding, Precision, WriteOptions};
 pub use glam;
 
+/// Marsaglia's xorshift64 from `seed` (each call the next state): the unit
+/// tests' repeatable values.
+#[cfg(test)]
+pub(crate) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
 /// The corpus for unit tests (integration tests have `bvhkit_testdata`'s,
 /// whose `Bvh` is another crate's type in a unit test).
 #[cfg(test)]

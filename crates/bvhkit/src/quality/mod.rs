@@ -1738,16 +1738,7 @@ pub fn hips_of(bvh: &Bvh) -> JointId {
 #[cfg(test)]
 mod tests {
     use super::{Finding, Kind, in_frame_order, sort_findings};
-
-    /// Marsaglia's xorshift64 from `seed`: the tests' repeatable shuffles.
-    pub(super) fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
-    }
+    use crate::xorshift;
 
     /// The findings' order is the stable sort's by kind and first frame,
     /// finding for finding: runs of kinds out of order, a kind's run out of
@@ -1865,7 +1856,7 @@ Frame Time: 0.1
         let ch = Channels::new(skel);
         let w = skel.n_channels();
         let names = skel.display_names();
-        let mut next = super::tests::xorshift(0x2545_f491_4f6c_dd1d);
+        let mut next = crate::xorshift(0x2545_f491_4f6c_dd1d);
         let mut uniform = move || (next() >> 11) as f64 / (1u64 << 53) as f64;
         let mut rows: Vec<Vec<f64>> = vec![vec![0.0; w]];
         for _ in 1..600 {

@@ -127,7 +127,7 @@ mod tests {
     /// `total_cmp` path) as well.
     #[test]
     fn quantiles_of_non_negative_values_are_the_sorted_ones() {
-        let mut next = crate::quality::tests::xorshift(0x2545_f491_4f6c_dd1du64);
+        let mut next = crate::xorshift(0x2545_f491_4f6c_dd1du64);
         let mut v: Vec<f64> = (0..1001)
             .map(|i| {
                 let x = next();

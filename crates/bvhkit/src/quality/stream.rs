@@ -1029,7 +1029,7 @@ mod tests {
     /// that leave a tail after the lanes.
     #[test]
     fn roots_on_lanes_are_the_scalar_bits() {
-        let mut next = crate::quality::tests::xorshift(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = crate::xorshift(0x9e37_79b9_7f4a_7c15u64);
         let values: Vec<f64> = (0..67)
             .map(|i| {
                 let x = next();

@@ -2924,13 +2924,8 @@ mod tests {
     /// directions a few ulp to far apart, opposite ones, zero vectors.
     #[test]
     fn apart_is_the_angle_above_1e_9() {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut unit = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-        };
+        let mut next = crate::xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut unit = move || (next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0;
         let (mut parallel, mut turned) = (0, 0);
         for n in 0..200_000 {
             let v = DVec3::new(unit(), unit(), unit()) * 10f64.powf(unit() * 3.0);

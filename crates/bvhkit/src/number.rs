@@ -752,13 +752,7 @@ mod tests {
     /// The decimal fast path writes what `ryu` writes, or nothing.
     #[test]
     fn the_short_decimal_path_writes_what_ryu_writes() {
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::xorshift(0x9e37_79b9_7f4a_7c15);
         let mut values = vec![
             0.0,
             -0.0,
@@ -959,14 +953,12 @@ mod tests {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[test]
     fn sse2_digits_are_digits8s() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = crate::xorshift(0x2545_f491_4f6c_dd1d);
         let mut edges = vec![0u32, 1, 9, 10, 99, 100, 9_999, 10_000, 10_001, 99_999_999];
         edges.extend((0..8).map(|k| 10u32.pow(k) - 1));
         edges.extend((0..8).map(|k| 10u32.pow(k)));
         for i in 0..2_000_000u32 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             let (hi, lo) = if (i as usize) < edges.len() * edges.len() {
                 (edges[i as usize % edges.len()], edges[i as usize / edges.len()])
             } else {
@@ -1141,12 +1133,10 @@ mod tests {
     fn the_fast_path_agrees_with_the_general_one_bit_for_bit() {
         // Random short tokens over the characters numbers are made of.
         const ALPHABET: &[u8] = b"0123456789012345678901234567890123456789-+.e ";
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = crate::xorshift(0x9e37_79b9_7f4a_7c15);
         let mut taken = 0;
         for _ in 0..200_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             let len = 1 + (x % 18) as usize;
             let mut w: Vec<u8> = (0..24)
                 .map(|k| ALPHABET[((x >> (k * 2)) as usize ^ (k * 7)) % ALPHABET.len()])

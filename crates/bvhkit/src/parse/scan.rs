@@ -909,13 +909,7 @@ mod tests {
             "-",
             "..",
         ];
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::xorshift(0x2545_f491_4f6c_dd1d);
         for case in 0..300 {
             let mut text = String::new();
             let len = next() % 3000;
@@ -923,7 +917,7 @@ mod tests {
                 let r = next();
                 // Bad pieces rarely, so that most texts are read to the end.
                 let k = (r % PIECES.len() as u64) as usize;
-                if k >= PIECES.len() - 4 && r % 50 != 0 {
+                if k >= PIECES.len() - 4 && !r.is_multiple_of(50) {
                     continue;
                 }
                 text.push_str(PIECES[k]);

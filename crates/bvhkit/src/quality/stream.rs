@@ -176,11 +176,8 @@ struct JointState {
     jerk_sum: f64,
     jerk_count: usize,
     /// The frames farther from the hips than the stream's `far_keep`,
-    /// with that distance (m): the pieces' lists in frame order, each
-    /// moved in as its piece made it (not copied into one list, which
-    /// grew by doubling: a copy of every entry and page faults on the
-    /// copies' new pages, about a tenth of the synthetic file's faults).
-    far: Vec<Vec<(usize, f64)>>,
+    /// with that distance (m).
+    far: Vec<(usize, f64)>,
     /// The lowest finite height along the up axis so far (m).
     low: f64,
     /// Every position, for the feet's points.
@@ -495,15 +492,13 @@ impl LintStream {
         );
         self.pieces.append(&mut pieces);
         // The far frames and lowest points, piece after piece (each
-        // joint's in frame order): the pieces' lists moved, not copied.
-        for f in found {
-            for ((s, far), low) in self.joints.iter_mut().zip(f.far).zip(f.low) {
-                if !far.is_empty() {
-                    s.far.push(far);
-                }
-                s.low = s.low.min(low);
+        // joint's in frame order), the joints on the pool.
+        each_joint(&mut self.joints, |j, s| {
+            for f in &found {
+                s.far.extend_from_slice(&f.far[j]);
+                s.low = s.low.min(f.low[j]);
             }
-        }
+        });
         // The jitter's sums, each joint's jerks in frame order: groups of
         // joints on the pool, each frame's joints of a group one after the
         // other (their sums' additions independent of each other, not
@@ -641,7 +636,7 @@ impl LintStream {
                 let far_found = far.then(|| {
                     let hips = &names[hips];
                     super::per_joint(joints.len(), |j| {
-                        let beyond = joints[j].far.iter().flatten().filter(|(_, d)| *d > limit);
+                        let beyond = joints[j].far.iter().filter(|(_, d)| *d > limit);
                         let mut runs: Vec<(usize, usize, f64)> = Vec::new();
                         for &(f, d) in beyond {
                             match runs.last_mut() {

@@ -37,6 +37,16 @@ fn unsigned(s: &[f64]) -> bool {
 }
 
 /// [`quantile`] of `s`, which holds finite values only and is reordered.
+///
+/// Not advised: a selection by a histogram of the keys' high bits (1024
+/// buckets between the smallest positive key and the largest, four
+/// tables; then only the rank's bucket copied out and selected in),
+/// reading a long curve without copying or reordering it. Tried on lint's
+/// steps and accelerations (57 k values a joint on the synthetic file):
+/// the same bits, but its passes (about 2.5 cycles a value to count, 2 to
+/// copy the bucket out without a branch) cost more than the copy and
+/// `select_nth_unstable` (about 1.4 ns a value) they replace: the
+/// selections' share of lint's samples went from 7.1% to 8.6%.
 pub(crate) fn quantile_in_place(s: &mut [f64], q: f64) -> Option<f64> {
     if s.is_empty() {
         return None;

@@ -82,8 +82,9 @@
 //! random angles' worst at 1.05e-9 degrees, near 89.96°); the
 //! extraction's angles are the end of the chain, so their `atan` may be
 //! shorter. On AVX2 (2-core EPYC, paired whole-process runs of the
-//! `mix_count` example) the pass takes about 0.84 of the exact one's
-//! time: 1.19x for crossfade and blend, 1.17x for layer. No FMA still:
+//! `mix_count` example) a mix takes about 0.84 of the time it took with
+//! the exact lanes: 1.19x for crossfade and blend, 1.17x for the masked
+//! blend, 1.12x for the layer. No FMA still:
 //! the plain, AVX2 and AVX-512 loops and the lanes solved again one by
 //! one give the same bits
 //! (`fast_mix_lanes_are_the_same_bits_everywhere_and_the_reference_lane`).

@@ -388,6 +388,17 @@ pub(crate) const REDUCE_LIMIT: f64 = 2_251_799_813_685_248.0 * 90.0;
 /// branch or a library call.
 #[inline(always)]
 pub(crate) fn sin_cos_deg_reduced(angle_deg: f64) -> (f64, f64) {
+    let (x, q) = reduce_quarter_turns(angle_deg);
+    let (s, c) = sin_cos_kernel(x);
+    place_quadrant(s, c, q)
+}
+
+/// [`sin_cos_deg_reduced`]'s reduction: the angle less its nearest
+/// multiple of 90° (exact, in degrees), in radians (`|x| <= pi/4`), and
+/// the quarter-turn count `q` in the low bits of the second value (for
+/// [`place_quadrant`]; the mixes' lanes reduce with it too).
+#[inline(always)]
+pub(crate) fn reduce_quarter_turns(angle_deg: f64) -> (f64, u64) {
     // Adding 1.5·2^52 rounds angle/90 to an integer q (|q| < 2^51) and
     // leaves q in the low bits of the sum.
     const MAGIC: f64 = 6_755_399_441_055_744.0;
@@ -396,7 +407,13 @@ pub(crate) fn sin_cos_deg_reduced(angle_deg: f64) -> (f64, f64) {
     let q = shifted.to_bits();
     // Exact: 90·q is exact and within 45 of angle_deg (Sterbenz).
     let reduced = angle_deg - 90.0 * quarter_turns;
-    let (s, c) = sin_cos_kernel(reduced * (std::f64::consts::PI / 180.0));
+    (reduced * (std::f64::consts::PI / 180.0), q)
+}
+
+/// The sine and cosine of the angle [`reduce_quarter_turns`] reduced, from
+/// those `(s, c)` of the reduced angle and its quarter-turn count `q`.
+#[inline(always)]
+pub(crate) fn place_quadrant(s: f64, c: f64, q: u64) -> (f64, f64) {
     // The quadrant with selects and sign bits, so that SIMD lanes can take
     // it: q mod 4 = 0: (s, c); 1: (c, -s); 2: (-s, -c); 3: (-c, s). An odd
     // q is tested by its lowest bit moved to the sign (a blend on SIMD

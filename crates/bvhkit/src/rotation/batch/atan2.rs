@@ -91,8 +91,15 @@ pub(super) fn atan2_unit(y: f64, x: f64) -> f64 {
 /// about 0 up to 7/16, else about 1 (fdlibm's `(r - 1) / (r + 1)`, as
 /// `(p - q) / (q + p)`), so `|t| <= 7/16` for fdlibm's polynomial; then
 /// `π/2 -` that where `|y| > |x|`, and the quadrant.
+///
+/// With `FAST` (the mixes' lanes, [`MixLanes`]'s `fast`), the same
+/// reduction with [`atan_mix`] instead of fdlibm's polynomial and without
+/// the low parts of `π/4`, `π/2` and `π` (below 1.3e-16): within 1e-15
+/// of `atan2` (the SLERP's angle, whose error reaches the quaternion),
+/// or with `SHORT` within 1.3e-13 radians, 7.5e-12 degrees (the Euler
+/// extraction's three angles, whose error reaches nothing else).
 #[inline(always)]
-pub(super) fn atan2_mix(y: f64, x: f64) -> f64 {
+pub(super) fn atan2_mix<const FAST: bool, const SHORT: bool>(y: f64, x: f64) -> f64 {
     let (a, b) = (y.abs(), x.abs());
     let swap = a > b;
     let (p, q) = (select(swap, b, a), select(swap, a, b));
@@ -101,6 +108,13 @@ pub(super) fn atan2_mix(y: f64, x: f64) -> f64 {
     let one = p > 0.4375 * q;
     let num = select(one, p - q, p);
     let den = select(one, q + p, q);
+    if FAST {
+        let t = num / den;
+        let at = select(one, ATAN_HI[1], 0.0) + atan_mix::<SHORT>(t);
+        let at = select(swap, PIO2_HI - at, at);
+        let r = select(x < 0.0, PI_HI - at, at);
+        return r.copysign(y);
+    }
     let (hi, lo) = (select(one, ATAN_HI[1], 0.0), select(one, ATAN_LO[1], 0.0));
     let t = num / den;
     let z = t * t;
@@ -111,6 +125,50 @@ pub(super) fn atan2_mix(y: f64, x: f64) -> f64 {
     let at = select(swap, PIO2_HI - (at - PIO2_LO), at);
     let r = select(x < 0.0, PI_HI - (at - PI_LO), at);
     r.copysign(y)
+}
+
+/// `atan t` for `|t| <= 7/16`, the mixes' kernels: an odd polynomial
+/// fitted for this range, evaluated in pairs (Estrin) rather than as one
+/// chain: of degree 21 (ten coefficients; within 2e-16 of `atan` before
+/// rounding) or, `SHORT`, of degree 17 (eight; within 1.2e-13).
+#[inline(always)]
+#[allow(clippy::excessive_precision)]
+pub(super) fn atan_mix<const SHORT: bool>(t: f64) -> f64 {
+    const A: [f64; 10] = [
+        -0.3333333333333311,
+        0.1999999999976452,
+        -0.14285714244408274,
+        0.11111108295894029,
+        -0.09090811341993606,
+        0.07690347573635323,
+        -0.06642512464661499,
+        0.05694964939457229,
+        -0.04353825665020385,
+        0.021065968775512825,
+    ];
+    const B: [f64; 8] = [
+        -0.33333333333193504,
+        0.1999999990454856,
+        -0.14285703584841838,
+        0.11110652551751889,
+        -0.09081193291922054,
+        0.07579044480307895,
+        -0.05915005039016004,
+        0.031044060328146807,
+    ];
+    let z = t * t;
+    let z2 = z * z;
+    let z4 = z2 * z2;
+    let r = if SHORT {
+        ((B[0] + z * B[1]) + z2 * (B[2] + z * B[3]))
+            + z4 * ((B[4] + z * B[5]) + z2 * (B[6] + z * B[7]))
+    } else {
+        let z8 = z4 * z4;
+        ((A[0] + z * A[1]) + z2 * (A[2] + z * A[3]))
+            + z4 * ((A[4] + z * A[5]) + z2 * (A[6] + z * A[7]))
+            + z8 * (A[8] + z * A[9])
+    };
+    t + t * (z * r)
 }
 
 /// [`atan2`] from its operands `a` and `b` ([`atan2_operands`]); `UNIT`

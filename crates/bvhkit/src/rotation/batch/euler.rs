@@ -450,7 +450,11 @@ pub(super) fn quat_matrix_scaled<const SAFE: bool>(q: [f64; 4]) -> ([f64; 9], f6
 /// they come (the lane pass sends such a lane to the exact path, which
 /// takes `LOCKED`): the same angles elsewhere, with six selects fewer.
 #[inline(always)]
-pub(super) fn extract_rad_mix<const LOCKED: bool>(r: [f64; 9], n: f64, e: f64) -> ([f64; 3], bool) {
+pub(super) fn extract_rad_mix<const LOCKED: bool, const FAST: bool>(
+    r: [f64; 9],
+    n: f64,
+    e: f64,
+) -> ([f64; 3], bool) {
     let [r_ii, r_ij, r_ik, r_ji, r_jj, r_jk, r_ki, r_kj, r_kk] = r;
     let cos_b = (r_ii * r_ii + r_ij * r_ij).sqrt();
     let (yb, xb) = (e * r_ik, cos_b);
@@ -466,7 +470,8 @@ pub(super) fn extract_rad_mix<const LOCKED: bool>(r: [f64; 9], n: f64, e: f64) -
     let yc = e * (ca * r_ji + e * sa * r_ki);
     let xc = ca * r_jj + e * sa * r_kj;
     let [ya, xa, yc, xc] = locked_pairs::<LOCKED>(locked, [ya, xa, yc, xc], e, r_kj, r_jj);
-    ([atan2_mix(ya, xa), atan2_mix(yb, xb), atan2_mix(yc, xc)], locked)
+    let atan2 = atan2_mix::<FAST, true>;
+    ([atan2(ya, xa), atan2(yb, xb), atan2(yc, xc)], locked)
 }
 
 /// [`atan2_unit`] with `UNIT`, else [`atan2`] (a function rather than a

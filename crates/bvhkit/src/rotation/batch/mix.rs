@@ -50,6 +50,13 @@ pub(crate) struct MixLanes {
     /// Per lane, 1 where the fast continuity choice could not decide (see
     /// [`near_deg_fast`]) and the lane is solved again with [`near_deg`].
     pub(super) redo: Vec<f64>,
+    /// Whether the lanes run the mixes' kernels (`FAST`: [`sin_cos_half`],
+    /// [`sin_cos_kernel_mix`], [`atan2_mix`]'s short polynomials), whose
+    /// angles are within 1e-10 degrees of the formulas' rather than
+    /// `sin_cos_deg`'s and fdlibm's bits: set by
+    /// [`MixLanes::fast_with_capacity`] (the `Mixer`'s), not by
+    /// [`MixLanes::with_capacity`] (the resampler's, which keeps its bits).
+    pub(super) fast: bool,
 }
 
 /// The parity `e` of `order` (1 for an even permutation of XYZ, else -1),
@@ -240,7 +247,7 @@ pub(super) fn quat_lanes(m: &mut QuatLanes) {
     let [q0, q1, q2, q3] = &mut m.q;
     let (q0, q1, q2, q3) = (&mut q0[..n], &mut q1[..n], &mut q2[..n], &mut q3[..n]);
     for l in 0..n {
-        let q = quat_of([a0[l], a1[l], a2[l]], e[l]);
+        let q = quat_of::<false>([a0[l], a1[l], a2[l]], e[l]);
         q0[l] = q[0];
         q1[l] = q[1];
         q2[l] = q[2];
@@ -278,7 +285,15 @@ impl MixLanes {
             inv: [v(), v(), v(), vec![1.0; cap]],
             out: std::array::from_fn(|_| v()),
             redo: v(),
+            fast: false,
         }
+    }
+
+    /// [`MixLanes::with_capacity`] with the mixes' kernels (`FAST`, see
+    /// [`MixLanes::fast`]): the `Mixer`'s lanes. Every SIMD build, the plain
+    /// loop and the lanes solved again one by one still give the same bits.
+    pub(crate) fn fast_with_capacity(n: usize) -> MixLanes {
+        MixLanes { fast: true, ..MixLanes::with_capacity(n) }
     }
 
     /// Empties the lanes.
@@ -542,7 +557,11 @@ impl MixLanes {
 
     /// The lane pass on the widest SIMD the CPU has (the same bits on each).
     pub(super) fn pass<const LAYERED: bool>(&mut self, src: Source<'_>, t: f64) {
-        mix_pass::<LAYERED>(Simd::best(), self, src, t);
+        if self.fast {
+            mix_pass::<LAYERED, true>(Simd::best(), self, src, t);
+        } else {
+            mix_pass::<LAYERED, false>(Simd::best(), self, src, t);
+        }
     }
 
     /// Solves again, one at a time with [`near_deg`], the lanes whose fast
@@ -563,7 +582,8 @@ impl MixLanes {
                     }
                 }
                 let (qa, qb) = self.quats(src, l);
-                let (angles, _) = mix_one::<true>(
+                let one = if self.fast { mix_one::<true, true> } else { mix_one::<true, false> };
+                let (angles, _) = one(
                     qa,
                     qb,
                     self.parity[l],
@@ -586,7 +606,17 @@ impl MixLanes {
             Source::Angles => {
                 let a = &self.ang;
                 let e = self.parity[l];
-                (quat_of([a[0][l], a[1][l], a[2][l]], e), quat_of([a[3][l], a[4][l], a[5][l]], e))
+                if self.fast {
+                    (
+                        quat_of::<true>([a[0][l], a[1][l], a[2][l]], e),
+                        quat_of::<true>([a[3][l], a[4][l], a[5][l]], e),
+                    )
+                } else {
+                    (
+                        quat_of::<false>([a[0][l], a[1][l], a[2][l]], e),
+                        quat_of::<false>([a[3][l], a[4][l], a[5][l]], e),
+                    )
+                }
             }
             Source::Quats(qa, qb) => (qa.quat_any(l), qb.quat_any(l)),
         }
@@ -619,8 +649,8 @@ simd_kernel! {
     /// [`mix_lanes`] on the given SIMD build, padded to its width (four
     /// lanes per step with AVX2, eight otherwise; no FMA, so the same bits
     /// on every build: every operation rounds as in the scalar code).
-    pub(super) fn mix_pass<const LAYERED: bool>(simd: Simd, m: &mut MixLanes, src: Source<'_>, t: f64) {
-        mix_lanes::<LAYERED, PAD>(m, src, t)
+    pub(super) fn mix_pass<const LAYERED: bool, const FAST: bool>(simd: Simd, m: &mut MixLanes, src: Source<'_>, t: f64) {
+        mix_lanes::<LAYERED, FAST, PAD>(m, src, t)
     }
 }
 
@@ -657,11 +687,60 @@ pub(crate) fn euler3_quat_lane(s: [f64; 3], c: [f64; 3], e: f64) -> [f64; 4] {
 /// in an order of parity `e`: the half angles' sines and cosines, then
 /// the closed-form product.
 #[inline(always)]
-pub(super) fn quat_of(x: [f64; 3], e: f64) -> [f64; 4] {
-    let (s0, c0) = sin_cos_deg_reduced(0.5 * x[0]);
-    let (s1, c1) = sin_cos_deg_reduced(0.5 * x[1]);
-    let (s2, c2) = sin_cos_deg_reduced(0.5 * x[2]);
+pub(super) fn quat_of<const FAST: bool>(x: [f64; 3], e: f64) -> [f64; 4] {
+    let (s0, c0) = sin_cos_half::<FAST>(x[0]);
+    let (s1, c1) = sin_cos_half::<FAST>(x[1]);
+    let (s2, c2) = sin_cos_half::<FAST>(x[2]);
     euler3_quat_lane([s0, s1, s2], [c0, c1, c2], e)
+}
+
+/// The sine and cosine of half the angle `x` (degrees, its half below the
+/// exact reduction's limit): with `FAST`, [`sin_cos_kernel_mix`] after
+/// `sin_cos_deg`'s reduction, else `sin_cos_deg`'s bits.
+#[inline(always)]
+pub(super) fn sin_cos_half<const FAST: bool>(x: f64) -> (f64, f64) {
+    if FAST {
+        let (r, q) = reduce_quarter_turns(0.5 * x);
+        let (s, c) = sin_cos_kernel_mix(r);
+        place_quadrant(s, c, q)
+    } else {
+        sin_cos_deg_reduced(0.5 * x)
+    }
+}
+
+/// `(sin x, cos x)` for `|x| <= π/4`, the mixes' kernel (FAST): an odd
+/// polynomial of degree 13 for the sine (six coefficients, within 1e-17
+/// of it before rounding) and an even one of degree 12 for the cosine
+/// (five, within 7.6e-16; 1e-15 after rounding), fitted for this range
+/// (minimax) and evaluated
+/// in pairs (Estrin) rather than as one long chain: fewer operations than
+/// fdlibm's kernels, and a shorter chain of dependent ones. The error
+/// reaches the lanes' quaternions, which gimbal lock amplifies in the
+/// first and third angles (by `1 / cos b`), so it stays near an ulp.
+#[inline(always)]
+#[allow(clippy::excessive_precision)]
+pub(super) fn sin_cos_kernel_mix(x: f64) -> (f64, f64) {
+    const S: [f64; 6] = [
+        -0.16666666666666666,
+        0.00833333333333095,
+        -0.00019841269836761008,
+        2.7557316103657487e-06,
+        -2.505113204972727e-08,
+        1.5918142569704652e-10,
+    ];
+    const C: [f64; 5] = [
+        0.04166666666666468,
+        -0.0013888888887278667,
+        2.480158521206423e-05,
+        -2.755636997405028e-07,
+        2.070062305452827e-09,
+    ];
+    let z = x * x;
+    let z2 = z * z;
+    let z4 = z2 * z2;
+    let p = (S[0] + z * S[1]) + z2 * (S[2] + z * S[3]) + z4 * (S[4] + z * S[5]);
+    let q = (C[0] + z * C[1]) + z2 * (C[2] + z * C[3]) + z4 * C[4];
+    (x + x * (z * p), (1.0 - 0.5 * z) + z2 * q)
 }
 
 /// SLERP as [`slerp_one`] does it (shortest arc, the same `θ` within
@@ -673,9 +752,9 @@ pub(super) fn quat_of(x: [f64; 3], e: f64) -> [f64; 4] {
 /// the squares, `cos θ = (|q0 + q1|² - |q0 - q1|²) / 4`, and `θ` the
 /// `atan2` of the two). For `t` in `[0, 1]`.
 #[inline(always)]
-pub(super) fn slerp_lane(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
+pub(super) fn slerp_lane<const FAST: bool>(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
     let (q1, aa, bb) = shortest_arc(q0, q1);
-    let (w0, w1) = slerp_weights(aa, bb, t);
+    let (w0, w1) = slerp_weights::<FAST>(aa, bb, t);
     [
         q0[0] * w0 + q1[0] * w1,
         q0[1] * w0 + q1[1] * w1,
@@ -691,13 +770,13 @@ pub(super) fn slerp_lane(q0: [f64; 4], q1: [f64; 4], t: f64) -> [f64; 4] {
 /// and `±q_i · w1` is `q_i · (±w1)`; the sign of zero that `0 · w0` gives
 /// the sums is kept.
 #[inline(always)]
-pub(super) fn slerp_from_identity(q: [f64; 4], t: f64) -> [f64; 4] {
+pub(super) fn slerp_from_identity<const FAST: bool>(q: [f64; 4], t: f64) -> [f64; 4] {
     let [x, y, z, w] = q;
     let sign = select(w < 0.0, -1.0, 1.0);
     let w = w * sign;
     let v = (x * x + y * y) + z * z;
     let (aa, bb) = (v + (1.0 - w) * (1.0 - w), v + (1.0 + w) * (1.0 + w));
-    let (w0, w1) = slerp_weights(aa, bb, t);
+    let (w0, w1) = slerp_weights::<FAST>(aa, bb, t);
     let (zero, w1s) = (0.0 * w0, w1 * sign);
     [zero + x * w1s, zero + y * w1s, zero + z * w1s, w0 + w * w1]
 }
@@ -705,16 +784,17 @@ pub(super) fn slerp_from_identity(q: [f64; 4], t: f64) -> [f64; 4] {
 /// [`slerp_lane`]'s weights `(w0, w1)` from `|q0 - q1|²` and `|q0 + q1|²`
 /// (after the shortest arc).
 #[inline(always)]
-pub(super) fn slerp_weights(aa: f64, bb: f64, t: f64) -> (f64, f64) {
+pub(super) fn slerp_weights<const FAST: bool>(aa: f64, bb: f64, t: f64) -> (f64, f64) {
     // |q0 - q1| = 2 sin(θ/2), |q0 + q1| = 2 cos(θ/2): θ from its sine and
     // cosine, a unit pair for unit quaternions (one square root).
     let sin_theta = 0.5 * (aa * bb).sqrt();
     let cos_theta = 0.25 * (bb - aa);
-    let theta = atan2_mix(sin_theta, cos_theta);
+    let theta = atan2_mix::<FAST, false>(sin_theta, cos_theta);
     // tθ in [0, π/2]: the kernel on [0, π/4], or of π/2 - tθ beyond.
     let x = t * theta;
     let far = x > std::f64::consts::FRAC_PI_4;
-    let (sr, cr) = sin_cos_kernel(select(far, (PIO2_HI - x) + PIO2_LO, x));
+    let r = select(far, (PIO2_HI - x) + PIO2_LO, x);
+    let (sr, cr) = if FAST { sin_cos_kernel_mix(r) } else { sin_cos_kernel(r) };
     let (sin_x, cos_x) = (select(far, cr, sr), select(far, sr, cr));
     // (Nearly) the same rotation: the linear blend (normalised later).
     let small = sin_theta < 1e-12;
@@ -808,9 +888,9 @@ pub(crate) fn near_deg_fast(
 /// One lane's mix from its two quaternions (order axes): the SLERP (or the
 /// layer), the matrix, the extraction and the continuity choice:
 /// [`near_deg_fast`] (and whether it decided), or with `EXACT`,
-/// [`near_deg`].
+/// [`near_deg`]. With `FAST`, the mixes' kernels ([`MixLanes::fast`]).
 #[inline(always)]
-pub(super) fn mix_one<const EXACT: bool>(
+pub(super) fn mix_one<const EXACT: bool, const FAST: bool>(
     qa: [f64; 4],
     qb: [f64; 4],
     e: f64,
@@ -821,12 +901,12 @@ pub(super) fn mix_one<const EXACT: bool>(
 ) -> ([f64; 3], bool) {
     let q = if layered {
         let delta = quat_mul(inv, qb);
-        quat_mul(qa, slerp_from_identity(delta, t))
+        quat_mul(qa, slerp_from_identity::<FAST>(delta, t))
     } else {
-        slerp_lane(qa, qb, t)
+        slerp_lane::<FAST>(qa, qb, t)
     };
     let (r, n, ok) = quat_matrix_scaled::<EXACT>(q);
-    let (rad, locked) = extract_rad_mix::<EXACT>(r, n, e);
+    let (rad, locked) = extract_rad_mix::<EXACT, FAST>(r, n, e);
     if EXACT {
         (near_deg(rad, locked, e, near), false)
     } else {
@@ -842,7 +922,7 @@ pub(super) fn mix_one<const EXACT: bool>(
 /// their results are not read). Each lane's quaternions come from its
 /// angles or from `src`'s [`QuatLanes`].
 #[inline(always)]
-pub(super) fn mix_lanes<const LAYERED: bool, const PAD: usize>(
+pub(super) fn mix_lanes<const LAYERED: bool, const FAST: bool, const PAD: usize>(
     m: &mut MixLanes,
     src: Source<'_>,
     t: f64,
@@ -864,7 +944,7 @@ pub(super) fn mix_lanes<const LAYERED: bool, const PAD: usize>(
             let l = $l;
             let inv = [i0[l], i1[l], i2[l], i3[l]];
             let ([a, b, c], undecided) =
-                mix_one::<false>($qa, $qb, e[l], inv, [p0[l], p1[l], p2[l]], t, LAYERED);
+                mix_one::<false, FAST>($qa, $qb, e[l], inv, [p0[l], p1[l], p2[l]], t, LAYERED);
             o0[l] = a;
             o1[l] = b;
             o2[l] = c;
@@ -877,8 +957,8 @@ pub(super) fn mix_lanes<const LAYERED: bool, const PAD: usize>(
             let (h0, h1, h2) = (&h0[..n], &h1[..n], &h2[..n]);
             let (h3, h4, h5) = (&h3[..n], &h4[..n], &h5[..n]);
             for l in 0..n {
-                let qa = quat_of([h0[l], h1[l], h2[l]], e[l]);
-                let qb = quat_of([h3[l], h4[l], h5[l]], e[l]);
+                let qa = quat_of::<FAST>([h0[l], h1[l], h2[l]], e[l]);
+                let qb = quat_of::<FAST>([h3[l], h4[l], h5[l]], e[l]);
                 let huge = is_huge(h0[l])
                     | is_huge(h1[l])
                     | is_huge(h2[l])

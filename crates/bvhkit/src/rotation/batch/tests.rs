@@ -53,7 +53,7 @@ fn mix_atan2_is_within_three_ulps_of_libm() {
         if y == 0.0 && x == 0.0 {
             continue;
         }
-        let (got, want) = (atan2_mix(y, x), y.atan2(x));
+        let (got, want) = (atan2_mix::<false, false>(y, x), y.atan2(x));
         assert!(got.is_sign_negative() == want.is_sign_negative(), "({y}, {x}): {got}");
         let u = ulps(got, want);
         assert!(u <= 3, "({y:e}, {x:e}): {got} vs {want}, {u} ulp");
@@ -67,7 +67,7 @@ fn mix_atan2_is_within_three_ulps_of_libm() {
     simd_kernel! {
         fn lanes(simd: Simd, p: &[(f64, f64, f64)], out: &mut [f64]) {
             for (o, &(y, x, _)) in out.iter_mut().zip(p) {
-                *o = atan2_mix(y, x);
+                *o = atan2_mix::<false, false>(y, x);
             }
         }
     }
@@ -276,9 +276,9 @@ fn mix_lanes_are_the_same_bits_everywhere_and_the_scalar_path() {
         assert_eq!(lanes.out, best, "plain loop");
         for simd in Simd::available() {
             if layered {
-                mix_pass::<true>(simd, &mut lanes, Source::Angles, t);
+                mix_pass::<true, false>(simd, &mut lanes, Source::Angles, t);
             } else {
-                mix_pass::<false>(simd, &mut lanes, Source::Angles, t);
+                mix_pass::<false, false>(simd, &mut lanes, Source::Angles, t);
             }
             lanes.redo_undecided(Source::Angles, t, layered);
             assert_eq!(lanes.out, best, "{simd:?}");
@@ -306,9 +306,9 @@ fn mix_lanes_are_the_same_bits_everywhere_and_the_scalar_path() {
 /// [`MixLanes::solve`] runs them.
 fn mix_lanes_plain(lanes: &mut MixLanes, t: f64, layered: bool) {
     if layered {
-        mix_lanes::<true, STEP>(lanes, Source::Angles, t);
+        mix_lanes::<true, false, STEP>(lanes, Source::Angles, t);
     } else {
-        mix_lanes::<false, STEP>(lanes, Source::Angles, t);
+        mix_lanes::<false, false, STEP>(lanes, Source::Angles, t);
     }
     lanes.redo_undecided(Source::Angles, t, layered);
 }
@@ -338,12 +338,12 @@ fn lane_reference(
         Some(q) => {
             let v = [q.x, q.y, q.z];
             let delta = quat_mul([e * v[i], e * v[j], e * v[k], q.w], qb);
-            quat_mul(qa, slerp_lane([0.0, 0.0, 0.0, 1.0], delta, t))
+            quat_mul(qa, slerp_lane::<false>([0.0, 0.0, 0.0, 1.0], delta, t))
         }
-        None => slerp_lane(qa, qb, t),
+        None => slerp_lane::<false>(qa, qb, t),
     };
     let (r, n, _) = quat_matrix_scaled::<true>(q);
-    let (rad, locked) = extract_rad_mix::<true>(r, n, e);
+    let (rad, locked) = extract_rad_mix::<true, false>(r, n, e);
     near_deg(rad, locked, e, near)
 }
 
@@ -827,5 +827,331 @@ fn euler_batch_builds_and_kinds_give_the_same_bits() {
             assert_eq!(solve(simd, 1, n), quats[..n], "{simd:?} quaternions, {n}");
             assert_eq!(solve(simd, 2, n), want_mixed, "{simd:?} both, {n}");
         }
+    }
+}
+
+/// The mixes' kernels (FAST) within their stated errors of std's `sin`,
+/// `cos` and `atan2`: the sine and cosine within 3e-16 and 1e-15 on
+/// `[-π/4, π/4]`, `atan2` within 1e-15 radians and its short form within
+/// 1.3e-13, on pairs in every quadrant, across the reduction's
+/// boundaries, and from 1e-13 to 4 in magnitude.
+#[test]
+fn mix_kernels_are_within_their_stated_errors() {
+    let mut rng = Rng(606);
+    let (mut sin, mut cos, mut full, mut short) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    for n in 0..2_000_000u32 {
+        let x = rng.unit() * std::f64::consts::FRAC_PI_4;
+        let (s, c) = sin_cos_kernel_mix(x);
+        sin = sin.max((s - x.sin()).abs());
+        cos = cos.max((c - x.cos()).abs());
+        let scale = [1.0, 4.0, 1e-3, 1e-9, 1e-13][(n % 5) as usize];
+        let (y, x) = match n % 5 {
+            0 => (7.0 / 16.0 * (1.0 + 1e-12 * rng.unit()), 1.0),
+            1 => (1.0 + 1e-15 * rng.unit(), 1.0),
+            2 => (1.0, 7.0 / 16.0 * (1.0 + 1e-12 * rng.unit())),
+            _ => (rng.unit(), rng.unit()),
+        };
+        let signs = rng.next();
+        let y = if signs & 1 == 0 { y } else { -y } * scale;
+        let x = if signs & 2 == 0 { x } else { -x } * scale;
+        let want = y.atan2(x);
+        full = full.max((atan2_mix::<true, false>(y, x) - want).abs());
+        short = short.max((atan2_mix::<true, true>(y, x) - want).abs());
+    }
+    eprintln!("mix kernels: sin {sin:e}, cos {cos:e}, atan2 {full:e}, short atan2 {short:e}");
+    assert!(sin <= 3e-16 && cos <= 1e-15, "sin {sin:e} cos {cos:e}");
+    assert!(full <= 1e-15 && short <= 1.3e-13, "atan2 {full:e} short {short:e}");
+}
+
+/// The lane pass of [`MixLanes::solve`] on the SIMD build `simd`, then
+/// the undecided lanes again, in the lanes' own mode (`fast` or not).
+fn mix_pass_then_redo(simd: Simd, lanes: &mut MixLanes, t: f64, layered: bool) {
+    match (layered, lanes.fast) {
+        (true, true) => mix_pass::<true, true>(simd, lanes, Source::Angles, t),
+        (true, false) => mix_pass::<true, false>(simd, lanes, Source::Angles, t),
+        (false, true) => mix_pass::<false, true>(simd, lanes, Source::Angles, t),
+        (false, false) => mix_pass::<false, false>(simd, lanes, Source::Angles, t),
+    }
+    lanes.redo_undecided(Source::Angles, t, layered);
+}
+
+/// [`lane_reference`] with the mixes' short kernels (FAST): one lane at a
+/// time, the exact continuity choice [`near_deg`].
+fn lane_reference_fast(
+    order: RotationOrder,
+    a: [f64; 3],
+    b: [f64; 3],
+    near: [f64; 3],
+    inv: Option<DQuat>,
+    t: f64,
+) -> [f64; 3] {
+    let e = PERMUTATIONS[order as usize].3;
+    let huge = |x: [f64; 3]| {
+        let mut x = x;
+        reduce_huge(&mut x);
+        x
+    };
+    let (qa, qb) = (quat_of::<true>(huge(a), e), quat_of::<true>(huge(b), e));
+    let layered = inv.is_some();
+    let inv = inv.map_or([0.0, 0.0, 0.0, 1.0], |q| lane_quat(q, order));
+    mix_one::<true, true>(qa, qb, e, inv, near, t, layered).0
+}
+
+/// The mixes' lanes (FAST, [`MixLanes::fast_with_capacity`]) give the same
+/// bits on every instruction set and in the plain loop, and those of the
+/// one-lane reference with the exact continuity choice (so the fast
+/// choice and the lanes solved again change nothing), on hard angles
+/// (huge ones, half turns, quarter turns), for blends and layers.
+#[test]
+fn fast_mix_lanes_are_the_same_bits_everywhere_and_the_reference_lane() {
+    use crate::rotation::euler_to_quat;
+    let mut rng = Rng(9091);
+    let n = 997;
+    let mut lanes = MixLanes::fast_with_capacity(n);
+    let mut redone = 0;
+    for round in 0..36 {
+        let layered = round % 3 == 2;
+        let t = [0.5, 1e-9, 0.3, 0.999, 0.25, 0.0][round % 6];
+        lanes.clear();
+        let mut cases = Vec::new();
+        for k in 0..n {
+            let order = RotationOrder::ALL[(rng.next() % 6) as usize];
+            let a = [hard_angle(&mut rng), hard_angle(&mut rng), hard_angle(&mut rng)];
+            let b = match k % 5 {
+                0 => a,
+                1 => [a[0] + 360.0, a[1], a[2] - 720.0],
+                _ => [hard_angle(&mut rng), hard_angle(&mut rng), hard_angle(&mut rng)],
+            };
+            let near = match k % 4 {
+                0 => a.map(|x| x % 1000.0),
+                1 => a.map(|x| (x + 180.0) % 1000.0),
+                _ => [hard_angle(&mut rng) % 1e4, hard_angle(&mut rng), hard_angle(&mut rng)],
+            };
+            let inv = layered.then(|| {
+                let r = [hard_angle(&mut rng), hard_angle(&mut rng), hard_angle(&mut rng)];
+                euler_to_quat(&order.axes(), &r).inverse()
+            });
+            assert_eq!(lanes.push(order, a, b, near, inv), k);
+            cases.push((order, a, b, near, inv));
+        }
+        lanes.solve(t, layered);
+        redone += lanes.redo[..n].iter().filter(|&&r| r != 0.0).count();
+        let best = lanes.out.clone();
+        for (l, &(order, a, b, near, inv)) in cases.iter().enumerate() {
+            let want = lane_reference_fast(order, a, b, near, inv, t).map(f64::to_bits);
+            let what = format!("{order} {a:?} {b:?} near {near:?} t {t} inv {inv:?}");
+            assert_eq!(lanes.angles(l).map(f64::to_bits), want, "{what}");
+        }
+        if layered {
+            mix_lanes::<true, true, STEP>(&mut lanes, Source::Angles, t);
+        } else {
+            mix_lanes::<false, true, STEP>(&mut lanes, Source::Angles, t);
+        }
+        lanes.redo_undecided(Source::Angles, t, layered);
+        assert_eq!(lanes.out, best, "plain loop");
+        for simd in Simd::available() {
+            mix_pass_then_redo(simd, &mut lanes, t, layered);
+            assert_eq!(lanes.out, best, "{simd:?}");
+        }
+    }
+    eprintln!("fast mix lanes: {redone} lanes solved again");
+    assert!(redone > 100, "only {redone} lanes exercised the exact choice");
+}
+
+/// A joint's rotation from its angles (degrees, listing order) written
+/// plainly: the product of the axes' quaternions, std's sine and cosine.
+fn quat_formula(order: RotationOrder, angles: [f64; 3]) -> DQuat {
+    order.axes().iter().zip(angles).fold(DQuat::IDENTITY, |q, (axis, x)| {
+        q * DQuat::from_axis_angle(axis.unit_vector(), x.to_radians())
+    })
+}
+
+/// Euler angles of `q` in `order` from its matrix (glam's) with std's
+/// `atan2` and `hypot`, the solution next to `near` by the crate's one
+/// continuity rule ([`near_deg`]), and the middle angle's cosine.
+fn euler_formula(q: DQuat, order: RotationOrder, near: [f64; 3]) -> ([f64; 3], f64) {
+    let m = DMat3::from_quat(q.normalize());
+    let (i, j, k, e) = PERMUTATIONS[order as usize];
+    let r = |row: usize, col: usize| m.col(col)[row];
+    let cos_b = r(i, i).hypot(r(i, j));
+    let b = (e * r(i, k)).atan2(cos_b);
+    // In gimbal lock only the first and third angles' sum is known: the
+    // crate's choice, no turn about the third axis.
+    let locked = cos_b < GIMBAL_LOCK_EPSILON;
+    let rad = if locked {
+        [(e * r(k, j)).atan2(r(j, j)), b, 0.0]
+    } else {
+        [(-e * r(j, k)).atan2(r(k, k)), b, (-e * r(i, j)).atan2(r(i, i))]
+    };
+    (near_deg(rad, locked, e, near), cos_b)
+}
+
+/// The mix of `a` and `b` (or the layer of `b` over `a` with the
+/// reference's inverse `inv`) at `t`, from the formulas: SLERP with
+/// `acos`, Euler angles from the matrix.
+fn mix_formula(
+    order: RotationOrder,
+    a: [f64; 3],
+    b: [f64; 3],
+    near: [f64; 3],
+    inv: Option<DQuat>,
+    t: f64,
+) -> ([f64; 3], f64) {
+    let (qa, qb) = (quat_formula(order, a), quat_formula(order, b));
+    let q = match inv {
+        Some(inv) => qa * slerp_formula(DQuat::IDENTITY, inv * qb, t),
+        None => slerp_formula(qa, qb, t),
+    };
+    euler_formula(q, order, near)
+}
+
+/// The largest difference (degrees) between the angles of the mixes'
+/// lanes (FAST) and the formulas', and the same of the exact lanes (the
+/// resample's), over every corpus clip mixed with itself reversed (a
+/// blend at 0.3 and 0.5, a layer at 0.7 over the middle frame, each
+/// output frame next to the one before) and over random angles: the
+/// mixes' short kernels stay within 1e-9 degrees.
+#[test]
+fn fast_mix_lanes_are_within_1e_9_degrees_of_the_formulas() {
+    let mut worst = Worst::default();
+    // Random angles in [-180, 180), blends and layers, next to the
+    // formula's own principal angles moved by up to 30 degrees.
+    let mut rng = Rng(1337);
+    let n = 1000;
+    let mut lanes = [MixLanes::fast_with_capacity(n), MixLanes::with_capacity(n)];
+    for round in 0..200 {
+        let layered = round % 4 == 3;
+        let t = [0.5, 0.3, 0.9, 0.01][round % 4];
+        let mut cases = Vec::new();
+        lanes.iter_mut().for_each(MixLanes::clear);
+        for _ in 0..n {
+            let order = RotationOrder::ALL[(rng.next() % 6) as usize];
+            let mut ang = || [180.0 * rng.unit(), 180.0 * rng.unit(), 180.0 * rng.unit()];
+            let (a, b, r) = (ang(), ang(), ang());
+            let inv = layered.then(|| quat_formula(order, r).inverse());
+            let principal = mix_formula(order, a, b, [0.0; 3], inv, t).0;
+            let near = principal.map(|x| x + 30.0 * rng.unit());
+            for l in &mut lanes {
+                l.push(order, a, b, near, inv);
+            }
+            cases.push((order, a, b, near, inv));
+        }
+        lanes.iter_mut().for_each(|l| l.solve(t, layered));
+        for (k, &(order, a, b, near, inv)) in cases.iter().enumerate() {
+            let want = mix_formula(order, a, b, near, inv, t);
+            let got = [lanes[0].angles(k), lanes[1].angles(k)];
+            worst.check(order, got, want, || format!("{order} {a:?} {b:?} near {near:?} t {t}"));
+        }
+    }
+    eprintln!("random angles: {worst}");
+    assert!(worst.d[0] <= 1e-9, "random angles: {worst}");
+    let test = "rotation::batch::fast_mix_lanes_are_within_1e_9_degrees_of_the_formulas";
+    let Some(clips) = crate::test_corpus::clips(test) else {
+        return;
+    };
+    let mut random = std::mem::take(&mut worst);
+    for (name, bvh) in clips {
+        let joints: Vec<_> = bvh
+            .skeleton()
+            .joints()
+            .iter()
+            .map(crate::edit::JointChannels::of)
+            .filter_map(|j| Some((j.rot_index, j.rotation_order()?)))
+            .collect();
+        let m = bvh.motion();
+        let frames = m.n_frames();
+        if joints.is_empty() || frames == 0 {
+            continue;
+        }
+        let n = joints.len();
+        let mut lanes = [MixLanes::fast_with_capacity(n), MixLanes::with_capacity(n)];
+        let middle = m.frame(frames / 2);
+        for (t, layered) in [(0.3, false), (0.5, false), (0.7, true)] {
+            let mut prev = m.frame(0).to_vec();
+            for k in 0..frames {
+                let (fa, fb) = (m.frame(k), m.frame(frames - 1 - k));
+                lanes.iter_mut().for_each(MixLanes::clear);
+                let mut cases = Vec::with_capacity(n);
+                for &(idx, order) in &joints {
+                    let (a, b, near) =
+                        (idx.map(|c| fa[c]), idx.map(|c| fb[c]), idx.map(|c| prev[c]));
+                    let inv =
+                        layered.then(|| quat_formula(order, idx.map(|c| middle[c])).inverse());
+                    for l in &mut lanes {
+                        l.push(order, a, b, near, inv);
+                    }
+                    cases.push((order, a, b, near, inv));
+                }
+                lanes.iter_mut().for_each(|l| l.solve(t, layered));
+                for (l, &(order, a, b, near, inv)) in cases.iter().enumerate() {
+                    let want = mix_formula(order, a, b, near, inv, t);
+                    let got = [lanes[0].angles(l), lanes[1].angles(l)];
+                    let what = || format!("{name} frame {k} joint {l} t {t}: {a:?} {b:?}");
+                    worst.check(order, got, want, what);
+                    for (&c, v) in joints[l].0.iter().zip(got[0]) {
+                        prev[c] = v;
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("corpus: {worst}");
+    assert!(worst.d[0] <= 1e-9, "corpus: {worst}");
+    random.compared += worst.compared;
+    assert!(random.compared > 1_000_000, "{} joints compared", random.compared);
+}
+
+/// The largest differences (degrees) of the fast and the exact lanes'
+/// angles from the formulas', where the fast lanes' was, and how many
+/// joints were compared, how many of them in gimbal lock.
+#[derive(Default)]
+struct Worst {
+    d: [f64; 2],
+    at: String,
+    compared: usize,
+    locked: usize,
+}
+
+impl Worst {
+    /// Compares the lanes' angles `got` (fast, exact) with the formulas'
+    /// `want` (and its middle angle's cosine): angle by angle, or in gimbal
+    /// lock, where the split between the first and third angles is the
+    /// extraction's choice (`cos b` below 1e-9: about 6e-8 degrees from a
+    /// quarter turn), the rotations (their matrices within 1e-12).
+    fn check(
+        &mut self,
+        order: RotationOrder,
+        got: [[f64; 3]; 2],
+        (want, cos_b): ([f64; 3], f64),
+        what: impl Fn() -> String,
+    ) {
+        self.compared += 1;
+        if cos_b < 1e-9 {
+            let m = |e: [f64; 3]| DMat3::from_quat(quat_formula(order, e));
+            for g in got {
+                let d = (m(g) - m(want)).to_cols_array().iter().fold(0.0f64, |x, y| x.max(y.abs()));
+                assert!(d < 1e-12, "{}: {g:?} vs {want:?} in gimbal lock", what());
+            }
+            self.locked += 1;
+            return;
+        }
+        let d = got.map(|g| (0..3).fold(0.0f64, |d, k| d.max((g[k] - want[k]).abs())));
+        // NaN differences count as the worst.
+        let d = d.map(|x| if x.is_nan() { f64::INFINITY } else { x });
+        if d[0] > self.d[0] {
+            self.at = format!("{}: {:?} vs {want:?}", what(), got[0]);
+        }
+        self.d = [self.d[0].max(d[0]), self.d[1].max(d[1])];
+    }
+}
+
+impl std::fmt::Display for Worst {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} joints ({} in gimbal lock: the same rotations), fast lanes within {:e}, exact \
+             lanes within {:e} degrees (fast worst: {})",
+            self.compared, self.locked, self.d[0], self.d[1], self.at
+        )
     }
 }

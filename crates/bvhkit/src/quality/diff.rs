@@ -1175,11 +1175,6 @@ impl<R: FrameSource> Feed for Feeder<'_, R> {
 #[cfg(feature = "parallel")]
 const FEED_AHEAD: usize = 1;
 
-/// How long [`Remote::next`] waits for a batch before it looks for the
-/// pool's jobs again.
-#[cfg(feature = "parallel")]
-const FEED_POLL: std::time::Duration = std::time::Duration::from_millis(1);
-
 /// A [`Feeder`] on a thread of its own, reading the next batch as soon as
 /// the one before is handed over (at most [`FEED_AHEAD`] waiting).
 #[cfg(feature = "parallel")]
@@ -1214,31 +1209,27 @@ impl Remote {
 
 #[cfg(feature = "parallel")]
 impl Feed for Remote {
-    /// Waits for the next batch without blocking a worker of the pool for
-    /// long: the reader's scans run on the pool (its thread waits for
-    /// them), so a loop on a worker runs the pool's jobs meanwhile (one
-    /// worker, or every worker running such a loop, would wait forever
-    /// otherwise), and waits for the batch up to [`FEED_POLL`] when there
-    /// are none (woken as soon as it comes).
+    /// Waits for the next batch without blocking a worker of the pool:
+    /// the reader's scans run on the pool (its thread waits for them), so
+    /// a loop on a worker runs the pool's jobs meanwhile (one worker, or
+    /// every worker running such a loop, would wait forever otherwise),
+    /// and sleeps a little when there are none.
     fn next(&mut self) -> Result<Fed> {
-        use std::sync::mpsc::RecvTimeoutError;
-        // (Its thread only stops sending after the end or an error, which
-        // the loop does not ask past, or on a panic, which the scope
-        // passes on.)
-        let stopped = || Err(Error::invalid("a reader stopped"));
+        use std::sync::mpsc::TryRecvError;
         loop {
             match self.fed.try_recv() {
                 Ok(fed) => return fed,
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => return stopped(),
-                Err(std::sync::mpsc::TryRecvError::Empty) => {}
-            }
-            if rayon::yield_now() == Some(rayon::Yield::Executed) {
-                continue;
-            }
-            match self.fed.recv_timeout(FEED_POLL) {
-                Ok(fed) => return fed,
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return stopped(),
+                Err(TryRecvError::Empty) => {
+                    if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                        std::thread::sleep(std::time::Duration::from_micros(20));
+                    }
+                }
+                // (Its thread only stops sending after the end or an
+                // error, which the loop does not ask past, or on a panic,
+                // which the scope passes on.)
+                Err(TryRecvError::Disconnected) => {
+                    return Err(Error::invalid("a reader stopped"));
+                }
             }
         }
     }

@@ -7,10 +7,9 @@
 //! are measured on the pool, each computing the world positions of its
 //! frames and of the B frames it reads into buffers its thread reuses
 //! (scaled to metres as they are read). [`diff_stream`] takes two
-//! [`FrameReader`]s of the same frame rate and measures them a batch of
-//! whole runs at a time while each reader, on a thread of its own, reads
-//! the next batch (no batch waits for the slower of its reads and its
-//! runs), each a window of input at a time into buffers the runs read
+//! [`FrameReader`]s of the same frame rate and reads the frames of the next
+//! batch of whole runs from both at once while the batch before is
+//! measured, each a window of input at a time into buffers the runs read
 //! in place (`FrameReader::read_window` hands a window's values over
 //! without a copy; only a group of frames that spans two windows is
 //! copied, for FK). FK runs once per frame: each frame's size for the unit
@@ -851,9 +850,8 @@ pub enum Streamed {
 const STREAM_VALUES: usize = 512 * 1024;
 
 /// [`diff`] of two clips read a batch of frames at a time from `ra` and
-/// `rb`, each on a thread of its own that reads ahead while the frames
-/// before are measured on rayon's pool (with the `parallel` feature), in
-/// memory independent of their length: per frame only
+/// `rb`, both at once and while the frames before are measured, all on
+/// rayon's pool, in memory independent of their length: per frame only
 /// its MPJPE and each clip's figure size are kept. The runs of frames and
 /// the order of every sum are [`diff`]'s, so the result is the same.
 ///
@@ -988,24 +986,20 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             };
             out.sums = Some(plan.measure(&r, &mut out.per_frame, work));
         };
-    let stream = |fa: &mut dyn Feed, fb: &mut dyn Feed| -> Result<Streamed> {
-        // Each clip's windows of frames, whether its reader ended, the
-        // bytes it will not look at again, and the buffers of windows left
-        // behind (for the reader to fill again).
+    let stream = || -> Result<Streamed> {
+        // Each clip's windows of frames, the buffers of windows left behind
+        // (for the reader to fill again) and the windows just read.
         let (mut ca, mut cb) = (Windows::default(), Windows::default());
-        let (mut ended_a, mut ended_b) = (false, false);
-        let (mut bytes_a, mut bytes_b) = (0, 0);
-        let mut spare = Vec::new();
-        // Windows until frame `to` is held or the clip ended.
-        let fill =
-            |w: &mut Windows, feed: &mut dyn Feed, ended: &mut bool, bytes: &mut usize, to| {
-                while !*ended && w.end() < to {
-                    let mut fed = feed.next()?;
-                    w.take(&mut fed.got);
-                    (*ended, *bytes) = (fed.ended, fed.consumed);
-                }
-                Ok::<(), Error>(())
-            };
+        let (mut spare_a, mut spare_b) = (Vec::new(), Vec::new());
+        let (mut got_a, mut got_b) = (Vec::new(), Vec::new());
+        let (ea, eb) = super::join(
+            || read_until(&mut ra, 0, per_batch, &mut spare_a, &mut got_a),
+            || read_until(&mut rb, 0, per_batch, &mut spare_b, &mut got_b),
+        );
+        let (mut ended_a, mut ended_b) = (ea?, eb?);
+        ca.take(&mut got_a);
+        cb.take(&mut got_b);
+        let (mut ka, mut kb) = (ca.end().min(per_batch), cb.end().min(per_batch));
         // Each clip's unit: given, or guessed from its first batch (after
         // its positions, from their sizes).
         let mut mpu = units.or(o.metres_per_unit.map(|m| (m, m)));
@@ -1013,26 +1007,35 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
         let mut per_frame = Vec::new();
         let mut sums = Sums::new(np);
         let mut g = 0;
-        loop {
-            fill(&mut ca, fa, &mut ended_a, &mut bytes_a, g + per_batch)?;
-            fill(&mut cb, fb, &mut ended_b, &mut bytes_b, g + per_batch)?;
-            let (ka, kb) = (
-                ca.end().saturating_sub(g).min(per_batch),
-                cb.end().saturating_sub(g).min(per_batch),
-            );
-            if ka == 0 && kb == 0 {
-                break;
-            }
+        while ka > 0 || kb > 0 {
             let runs = ka.max(kb).div_ceil(RUN);
-            // The readers read the next batches meanwhile (on their own
-            // threads, with the `parallel` feature).
-            let mut outs = each_run(&mut scratch[..runs], |sc, i| {
-                let mut out = positions(sc, i, g, (&ca, ka), (&cb, kb));
-                if let Some(m) = mpu {
-                    measure(sc, i, g, kb, m, &mut out);
-                }
-                out
-            });
+            // The next batch's frames are read while this one is measured.
+            let until = g + 2 * per_batch;
+            let (have_a, have_b) = (ca.end(), cb.end());
+            let (next, outs) = super::join(
+                || {
+                    super::join(
+                        || match ended_a {
+                            true => Ok(true),
+                            false => read_until(&mut ra, have_a, until, &mut spare_a, &mut got_a),
+                        },
+                        || match ended_b {
+                            true => Ok(true),
+                            false => read_until(&mut rb, have_b, until, &mut spare_b, &mut got_b),
+                        },
+                    )
+                },
+                || {
+                    each_run(&mut scratch[..runs], |sc, i| {
+                        let mut out = positions(sc, i, g, (&ca, ka), (&cb, kb));
+                        if let Some(m) = mpu {
+                            measure(sc, i, g, kb, m, &mut out);
+                        }
+                        out
+                    })
+                },
+            );
+            let mut outs = outs;
             if mpu.is_none() {
                 // The first batch: each clip's unit guessed from the sizes
                 // of its frames in the batch, as `FrameSizes::guess` of
@@ -1070,11 +1073,14 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
                 per_frame.extend(out.per_frame);
             }
             g += per_batch;
-            ca.drop_before(g, &mut spare);
-            fa.give_back(&mut spare);
-            cb.drop_before(g, &mut spare);
-            fb.give_back(&mut spare);
-            consumed(bytes_a, bytes_b);
+            (ended_a, ended_b) = (next.0?, next.1?);
+            ca.take(&mut got_a);
+            cb.take(&mut got_b);
+            ca.drop_before(g, &mut spare_a);
+            cb.drop_before(g, &mut spare_b);
+            ka = ca.end().saturating_sub(g).min(per_batch);
+            kb = cb.end().saturating_sub(g).min(per_batch);
+            consumed(ra.bytes_consumed(), rb.bytes_consumed());
         }
         let (na, nb) = (sizes_a.len(), sizes_b.len());
         // (Without frames no batch was measured, so no unit was guessed.)
@@ -1098,147 +1104,14 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
         let d = plan.finish((&sa, &sb), frames, fps, &sums, per_frame, o.worst, notes);
         Ok(Streamed::Done(Box::new(d)))
     };
-    // The loop itself on a worker of the pool (as `edit::run::read_batches`),
-    // each reader on a thread of its own that reads ahead of it (at most
-    // [`FEED_AHEAD`] batches waiting): no batch waits for the slower of
-    // its reads and its runs, the system runs whichever has work.
+    // The loop itself on a worker of the pool (as `edit::run::read_batches`).
     #[cfg(feature = "parallel")]
     {
-        rayon::scope(|_| {
-            std::thread::scope(|s| {
-                let mut fa = Remote::spawn(s, Feeder::new(&mut ra, per_batch));
-                let mut fb = Remote::spawn(s, Feeder::new(&mut rb, per_batch));
-                stream(&mut fa, &mut fb)
-            })
-        })
+        rayon::scope(|_| stream())
     }
     #[cfg(not(feature = "parallel"))]
     {
-        stream(&mut Feeder::new(&mut ra, per_batch), &mut Feeder::new(&mut rb, per_batch))
-    }
-}
-
-/// What a clip's reader hands [`diff_stream`]'s loop at a time: the
-/// windows it read up to a batch's end, whether the clip ended, and the
-/// bytes it will not look at again.
-struct Fed {
-    got: Vec<(Vec<f64>, usize)>,
-    ended: bool,
-    consumed: usize,
-}
-
-/// A clip's frames as [`diff_stream`]'s loop takes them, batch by batch.
-trait Feed {
-    /// The windows up to the next batch's end (after the last call's).
-    ///
-    /// # Errors
-    /// The reader's.
-    fn next(&mut self) -> Result<Fed>;
-
-    /// Buffers of windows done with, for the reader to fill again
-    /// (emptying `spare`).
-    fn give_back(&mut self, spare: &mut Vec<Vec<f64>>);
-}
-
-/// A reader read where the loop asks ([`read_until`] to each batch's end).
-struct Feeder<'r, R: FrameSource> {
-    rdr: &'r mut FrameReader<R>,
-    /// Frames read, and the end of the batch the next call reads to.
-    have: usize,
-    until: usize,
-    per_batch: usize,
-    spare: Vec<Vec<f64>>,
-}
-
-impl<'r, R: FrameSource> Feeder<'r, R> {
-    fn new(rdr: &'r mut FrameReader<R>, per_batch: usize) -> Self {
-        Feeder { rdr, have: 0, until: per_batch, per_batch, spare: Vec::new() }
-    }
-}
-
-impl<R: FrameSource> Feed for Feeder<'_, R> {
-    fn next(&mut self) -> Result<Fed> {
-        let mut got = Vec::new();
-        let ended = read_until(self.rdr, self.have, self.until, &mut self.spare, &mut got)?;
-        self.have += got.iter().map(|&(_, k)| k).sum::<usize>();
-        self.until += self.per_batch;
-        Ok(Fed { got, ended, consumed: self.rdr.bytes_consumed() })
-    }
-
-    fn give_back(&mut self, spare: &mut Vec<Vec<f64>>) {
-        self.spare.append(spare);
-    }
-}
-
-/// Batches a [`Remote`]'s reader may have read that the loop has not
-/// taken yet.
-#[cfg(feature = "parallel")]
-const FEED_AHEAD: usize = 1;
-
-/// A [`Feeder`] on a thread of its own, reading the next batch as soon as
-/// the one before is handed over (at most [`FEED_AHEAD`] waiting).
-#[cfg(feature = "parallel")]
-struct Remote {
-    fed: std::sync::mpsc::Receiver<Result<Fed>>,
-    back: std::sync::mpsc::Sender<Vec<f64>>,
-}
-
-#[cfg(feature = "parallel")]
-impl Remote {
-    /// Starts `feeder`'s thread in `scope`: it stops after the clip's end,
-    /// an error, or once the loop is gone (its receiver dropped).
-    fn spawn<'scope, R: FrameSource + Send>(
-        scope: &'scope std::thread::Scope<'scope, '_>,
-        mut feeder: Feeder<'scope, R>,
-    ) -> Remote {
-        let (tx, fed) = std::sync::mpsc::sync_channel(FEED_AHEAD);
-        let (back, spare) = std::sync::mpsc::channel();
-        scope.spawn(move || {
-            loop {
-                feeder.spare.extend(spare.try_iter());
-                let next = feeder.next();
-                let more = matches!(next, Ok(Fed { ended: false, .. }));
-                if tx.send(next).is_err() || !more {
-                    return;
-                }
-            }
-        });
-        Remote { fed, back }
-    }
-}
-
-#[cfg(feature = "parallel")]
-impl Feed for Remote {
-    /// Waits for the next batch without blocking a worker of the pool:
-    /// the reader's scans run on the pool (its thread waits for them), so
-    /// a loop on a worker runs the pool's jobs meanwhile (one worker, or
-    /// every worker running such a loop, would wait forever otherwise),
-    /// and sleeps a little when there are none.
-    fn next(&mut self) -> Result<Fed> {
-        use std::sync::mpsc::TryRecvError;
-        loop {
-            match self.fed.try_recv() {
-                Ok(fed) => return fed,
-                Err(TryRecvError::Empty) => {
-                    if rayon::yield_now() != Some(rayon::Yield::Executed) {
-                        std::thread::sleep(std::time::Duration::from_micros(20));
-                    }
-                }
-                // (Its thread only stops sending after the end or an
-                // error, which the loop does not ask past, or on a panic,
-                // which the scope passes on.)
-                Err(TryRecvError::Disconnected) => {
-                    return Err(Error::invalid("a reader stopped"));
-                }
-            }
-        }
-    }
-
-    fn give_back(&mut self, spare: &mut Vec<Vec<f64>>) {
-        for buf in spare.drain(..) {
-            // A reader that stopped needs no buffers.
-            let _ = self.back.send(buf);
-        }
+        stream()
     }
 }
 
@@ -1754,62 +1627,6 @@ mod tests {
             let s = diff_stream_in(ra, rb, &DiffOptions::default(), None, |_, _| {}, 1).unwrap();
             assert_eq!(s, Streamed::Whole("a clip has no frames"));
         }
-    }
-
-    /// Each batch a feed hands over: its values, frames, whether the clip
-    /// ended, the bytes consumed; the buffers given back after each.
-    fn drain(f: &mut dyn Feed) -> Vec<(Vec<u64>, usize, bool, usize)> {
-        let mut out = Vec::new();
-        loop {
-            let fed = f.next().unwrap();
-            let bits = fed.got.iter().flat_map(|(b, _)| b.iter().map(|v| v.to_bits())).collect();
-            let frames = fed.got.iter().map(|&(_, k)| k).sum();
-            out.push((bits, frames, fed.ended, fed.consumed));
-            let mut spare: Vec<Vec<f64>> = fed.got.into_iter().map(|(b, _)| b).collect();
-            f.give_back(&mut spare);
-            assert!(spare.is_empty());
-            if fed.ended {
-                return out;
-            }
-        }
-    }
-
-    #[cfg(feature = "parallel")]
-    #[test]
-    fn a_reader_on_its_own_thread_hands_over_the_batches_read_in_place() {
-        let text = clip(700, 30.0, 0.0, (0, 1.0));
-        let read = ReadOptions::new();
-        let mut r = read.frame_reader_slice(text.as_bytes()).unwrap();
-        let here = drain(&mut Feeder::new(&mut r, 128));
-        let mut r = read.frame_reader_slice(text.as_bytes()).unwrap();
-        let there = std::thread::scope(|s| drain(&mut Remote::spawn(s, Feeder::new(&mut r, 128))));
-        assert_eq!(here, there);
-        // Every frame, batch by batch to each batch's end at least.
-        assert_eq!(here.iter().map(|b| b.1).sum::<usize>(), 700);
-        let mut held = 0;
-        for (k, (_, frames, ended, _)) in here.iter().enumerate() {
-            held += frames;
-            assert!(*ended || held >= 128 * (k + 1), "{k}");
-        }
-        assert_eq!(here.last().map(|b| b.3), Some(text.len()));
-    }
-
-    #[test]
-    fn a_bad_frame_stops_the_stream_while_the_other_reader_reads_ahead() {
-        // A bad value in A's first batch, B long: the error, at once, and
-        // B's reader stops (the test would hang otherwise).
-        let read = ReadOptions::new();
-        let (a, b) = (clip(1300, 30.0, 0.0, (0, 1.0)), clip(5000, 30.0, 0.0, (0, 1.0)));
-        let bad = {
-            let mut lines: Vec<&str> = a.lines().collect();
-            let at = lines.iter().position(|l| l.starts_with("Frame Time")).unwrap() + 3;
-            let broken = format!("{} nope", lines[at]);
-            lines[at] = &broken;
-            lines.join("\n")
-        };
-        let ra = read.frame_reader_slice(bad.as_bytes()).unwrap();
-        let rb = read.frame_reader_slice(b.as_bytes()).unwrap();
-        assert!(diff_stream_in(ra, rb, &DiffOptions::default(), None, |_, _| {}, 1).is_err());
     }
 
     #[test]

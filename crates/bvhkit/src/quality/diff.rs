@@ -217,8 +217,9 @@ impl Plan {
     /// The sums of the run `r` and each of its frames' MPJPE into `out`
     /// (one slot per frame of A in the run).
     ///
-    /// The positions frame by frame (each frame's pairs on SIMD lanes, the
-    /// sums then added in pair order); the rotations pair by pair over
+    /// The positions a block of [`lanes::FRAME_LANES`] frames at a time
+    /// (the block's frames on SIMD lanes, each frame's sums over its pairs
+    /// in pair order, then added in frame order); the rotations pair by pair over
     /// chunks of [`lanes::ROT_LANES`] frames (the frames on SIMD lanes, each
     /// pair's sum in frame order), taken already by
     /// [`Plan::positions_rotations`] where `r.rotations_done`: every sum
@@ -236,76 +237,104 @@ impl Plan {
     }
 
     /// The position errors of [`Plan::measure`]: MPJPE, root-aligned and
-    /// PA-MPJPE.
+    /// PA-MPJPE, a block of [`lanes::FRAME_LANES`] frames at a time (lane
+    /// `l` of every array the block's frame `l`; a short last block
+    /// repeats its last frame and drops it): each pair's errors and each
+    /// frame's sums and Procrustes input on the lanes, every sum in the
+    /// frame-by-frame order (each frame's over its pairs in pair order,
+    /// and across frames in frame order).
     fn measure_positions(&self, r: &RunIn<'_>, out: &mut [f64], w: &mut Work, part: &mut Sums) {
+        const L: usize = lanes::FRAME_LANES;
         let np = self.pairs.len();
         let (nja, njb) = self.joints;
         let (mpu_a, mpu_b) = r.mpu;
         let (ra, rb) = self.root;
         let (wa, wb, f0, b0, nfb) = (r.a, r.b, r.f0, r.b0, r.nfb);
-        let Work { pts, fits, eigen, e, er, .. } = w;
-        pts.resize_with(FIT_BLOCK, Default::default);
-        for (xs, ys) in pts.iter_mut() {
-            xs.resize(np);
-            ys.resize(np);
+        let Work { blocks, fits, eigen, ep: e, er, .. } = w;
+        blocks.resize_with(FIT_BLOCK / L, Default::default);
+        for blk in blocks.iter_mut() {
+            blk.xs.resize(np);
+            blk.ys.resize(np);
         }
-        for (k, slot) in out.iter_mut().enumerate() {
-            // This frame's points go to the slot of the next fit.
-            let (xs, ys) = &mut pts[fits.len()];
-            let f = f0 + k;
-            let u = r.at[k];
-            let a = &wa[(f - f0) * nja..][..nja];
-            // B at `u`: its frame `lo`, or between it and the next.
-            let lo = (u.floor() as usize).min(nfb - 1);
-            let frac = u - lo as f64;
-            let b_lo = &wb[(lo - b0) * njb..][..njb];
-            let b_hi = if frac <= 0.0 || lo + 1 >= nfb {
-                None
-            } else {
-                Some(&wb[(lo + 1 - b0) * njb..][..njb])
-            };
-            let pos_b = |j: usize| -> DVec3 {
-                let p0 = b_lo[j] * mpu_b;
+        // Blocks whose fits wait in `fits`.
+        let mut held = 0;
+        for (c, slots) in out.chunks_mut(L).enumerate() {
+            let m = slots.len();
+            let blk = &mut blocks[held];
+            let (mut roots_a, mut roots_b) = ([[0.0; L]; 3], [[0.0; L]; 3]);
+            for l in 0..L {
+                let k = c * L + l.min(m - 1);
+                let f = f0 + k;
+                let u = r.at[k];
+                let a = &wa[(f - f0) * nja..][..nja];
+                // B at `u`: its frame `lo`, or between it and the next.
+                let lo = (u.floor() as usize).min(nfb - 1);
+                let frac = u - lo as f64;
+                let b_lo = &wb[(lo - b0) * njb..][..njb];
+                let b_hi = if frac <= 0.0 || lo + 1 >= nfb {
+                    None
+                } else {
+                    Some(&wb[(lo + 1 - b0) * njb..][..njb])
+                };
+                let pos_b = |j: usize| -> DVec3 {
+                    let p0 = b_lo[j] * mpu_b;
+                    match b_hi {
+                        None => p0,
+                        Some(hi) => p0 + (hi[j] * mpu_b - p0) * frac,
+                    }
+                };
+                let (root_a, root_b) = (a[ra] * mpu_a, pos_b(rb));
+                for (d, (x, y)) in root_a.to_array().into_iter().zip(root_b.to_array()).enumerate()
+                {
+                    (roots_a[d][l], roots_b[d][l]) = (x, y);
+                }
+                blk.ys.fill(l, self.pairs.iter().map(|&(i, _)| a[i] * mpu_a));
                 match b_hi {
-                    None => p0,
-                    Some(hi) => p0 + (hi[j] * mpu_b - p0) * frac,
+                    None => blk.xs.fill(l, self.pairs.iter().map(|&(_, j)| b_lo[j] * mpu_b)),
+                    Some(_) => blk.xs.fill(l, self.pairs.iter().map(|&(_, j)| pos_b(j))),
                 }
-            };
-            let roots = (a[ra] * mpu_a, pos_b(rb));
-            for (p, &(i, j)) in self.pairs.iter().enumerate() {
-                ys.set(p, a[i] * mpu_a);
-                xs.set(p, pos_b(j));
             }
-            lanes::errors(ys, xs, roots, e, er);
-            let mut frame_sum = 0.0;
-            for ((joint, &e), &er) in part.joint.iter_mut().zip(e.iter()).zip(er.iter()) {
-                frame_sum += e;
-                *joint += e;
-                part.root += er;
+            let got = lanes::errors(&blk.ys, &blk.xs, (roots_a, roots_b), e, er);
+            for (joint, e) in part.joint.iter_mut().zip(e.iter()) {
+                for &e in &e[..m] {
+                    *joint += e;
+                }
             }
-            *slot = frame_sum / np as f64;
-            part.sum += frame_sum;
-            if xs.x != ys.x || xs.y != ys.y || xs.z != ys.z {
-                fits.push(FitInput::of(np, |p| xs.get(p), |p| ys.get(p)));
-                if fits.len() == FIT_BLOCK {
-                    Self::fit_residuals(pts, fits, eigen, e, part);
+            for l in 0..m {
+                for er in er.iter() {
+                    part.root += er[l];
+                }
+                slots[l] = got.sum[l] / np as f64;
+                part.sum += got.sum[l];
+            }
+            // The frames whose points differ: their fits.
+            blk.fit = [false; L];
+            blk.fit[..m].copy_from_slice(&got.differ[..m]);
+            if blk.fit.iter().any(|&d| d) {
+                let sums = lanes::fit_sums(&blk.xs, &blk.ys);
+                for l in (0..m).filter(|&l| blk.fit[l]) {
+                    fits.push(FitInput::of_lane(&sums, l));
+                }
+                held += 1;
+                if held == blocks.len() {
+                    Self::fit_residuals(&blocks[..held], fits, eigen, part);
+                    held = 0;
                 }
             }
         }
-        Self::fit_residuals(pts, fits, eigen, e, part);
+        Self::fit_residuals(&blocks[..held], fits, eigen, part);
     }
 
     /// The Procrustes fits of the frames in `fits` (their points in the
-    /// slots of `pts` in the same order): each by
+    /// lanes of `blocks` marked [`Block::fit`], in the same order): each by
     /// [`FitInput::similarity_fast`], the few it leaves by their full
     /// eigenproblems on SIMD lanes ([`lanes::jacobi4`]: [`jacobi4`]'s
-    /// bits); then each frame's residuals added to `part.pa` in frame
-    /// order; `fits` left empty.
+    /// bits); then each frame's residuals (a block's frames on lanes)
+    /// added to `part.pa` in frame order; `fits` left empty.
     fn fit_residuals(
-        pts: &[(lanes::Points, lanes::Points)],
+        blocks: &[Block],
         fits: &mut Vec<FitInput>,
         eigen: &mut Eigenproblems,
-        e: &mut Vec<f64>,
         part: &mut Sums,
     ) {
         if fits.is_empty() {
@@ -324,13 +353,22 @@ impl Plan {
         if !mats.is_empty() {
             lanes::jacobi4(mats, out);
         }
-        for ((f, (xs, ys)), sim) in fits.iter().zip(pts).zip(sims.iter()) {
-            let fit = match *sim {
-                Ok(fit) => fit,
-                Err(k) => f.similarity(out[k].0, out[k].1),
-            };
-            lanes::residuals(&fit, xs, ys, e);
-            part.pa += e.iter().sum::<f64>();
+        let mut each = fits.iter().zip(sims.iter());
+        let mut lane_fits = lanes::Fits::default();
+        for blk in blocks {
+            for l in (0..lanes::FRAME_LANES).filter(|&l| blk.fit[l]) {
+                if let Some((f, sim)) = each.next() {
+                    let fit = match *sim {
+                        Ok(fit) => fit,
+                        Err(k) => f.similarity(out[k].0, out[k].1),
+                    };
+                    lane_fits.set(l, &fit);
+                }
+            }
+            let sums = lanes::residuals(&lane_fits, &blk.xs, &blk.ys);
+            for l in (0..lanes::FRAME_LANES).filter(|&l| blk.fit[l]) {
+                part.pa += sums[l];
+            }
         }
         fits.clear();
     }
@@ -569,26 +607,39 @@ impl FkSide<'_> {
     }
 }
 
-/// Buffers of [`Plan::measure`] a thread reuses from run to run: a
-/// frame's paired positions of B and of A, each pair's errors (and a
-/// pair's angles over a chunk of frames), each pair's rotation error sum
-/// of the run; where B is at another rate, a chunk's frames of A and of
-/// B, and their values, sines and cosines channel by channel.
+/// Buffers of [`Plan::measure`] a thread reuses from run to run: blocks
+/// of frames' paired positions of B and of A, each pair's errors in a
+/// block, a pair's angles over a chunk of frames, each pair's rotation
+/// error sum of the run; where B is at another rate, a chunk's frames of
+/// A and of B, and their values, sines and cosines channel by channel.
 #[derive(Default)]
 struct Work {
-    /// A frame's paired points of B and of A, one slot per frame whose
-    /// fit waits in `fits`.
-    pts: Vec<(lanes::Points, lanes::Points)>,
+    /// Blocks of frames' paired points; those before the one being
+    /// filled hold frames whose fits wait in `fits`.
+    blocks: Vec<Block>,
     fits: Vec<FitInput>,
     /// The fits' matrices and their eigenproblems' answers.
     eigen: Eigenproblems,
+    /// A chunk's angles of a pair.
     e: Vec<f64>,
-    er: Vec<f64>,
+    /// A block's error of each pair, and its root-aligned error.
+    ep: Vec<lanes::F4>,
+    er: Vec<lanes::F4>,
     rot: Vec<f64>,
     fa: Vec<usize>,
     fb: Vec<usize>,
     va: (Vec<f64>, Vec<f64>, Vec<f64>),
     vb: (Vec<f64>, Vec<f64>, Vec<f64>),
+}
+
+/// A block of [`lanes::FRAME_LANES`] frames of [`Plan::measure`]: the
+/// paired points of B and of A, and which frames have a Procrustes fit
+/// (their points differ; a short block's missing frames have none).
+#[derive(Default)]
+struct Block {
+    xs: lanes::Points4,
+    ys: lanes::Points4,
+    fit: [bool; lanes::FRAME_LANES],
 }
 
 /// A block's fits: the matrices left to [`lanes::jacobi4`], its answers,
@@ -1296,9 +1347,9 @@ impl FitInput {
     /// Of the `len` points `x(p)` and `y(p)`.
     #[inline]
     fn of(len: usize, x: impl Fn(usize) -> DVec3, y: impl Fn(usize) -> DVec3) -> FitInput {
-        let n = len.max(1) as f64;
-        let mx = (0..len).map(&x).fold(DVec3::ZERO, |a, b| a + b) / n;
-        let my = (0..len).map(&y).fold(DVec3::ZERO, |a, b| a + b) / n;
+        let count = len.max(1) as f64;
+        let mx = (0..len).map(&x).fold(DVec3::ZERO, |a, b| a + b) / count;
+        let my = (0..len).map(&y).fold(DVec3::ZERO, |a, b| a + b) / count;
         let mut s = [[0.0f64; 3]; 3];
         let (mut spread, mut spread_y) = (0.0, 0.0);
         for p in 0..len {
@@ -1312,6 +1363,21 @@ impl FitInput {
                 }
             }
         }
+        FitInput::of_sums(mx, my, spread, spread_y, s)
+    }
+
+    /// Of lane `l`'s sums of [`lanes::fit_sums`] (the same as
+    /// [`FitInput::of`] of that frame's points).
+    fn of_lane(sums: &lanes::FitSums, l: usize) -> FitInput {
+        let v = |c: &[lanes::F4; 3]| DVec3::new(c[0][l], c[1][l], c[2][l]);
+        let s = sums.s.map(|row| row.map(|c| c[l]));
+        FitInput::of_sums(v(&sums.mx), v(&sums.my), sums.spread[l], sums.spread_y[l], s)
+    }
+
+    /// Of the centroids, the spreads and the cross-covariance: Horn's
+    /// matrix.
+    #[inline]
+    fn of_sums(mx: DVec3, my: DVec3, spread: f64, spread_y: f64, s: [[f64; 3]; 3]) -> FitInput {
         let [[sxx, sxy, sxz], [syx, syy, syz], [szx, szy, szz]] = s;
         let n = [
             [sxx + syy + szz, syz - szy, szx - sxz, sxy - syx],

@@ -1,5 +1,8 @@
-//! The kernels of [`super::Plan::measure`] on SIMD lanes: each pair's
-//! position errors over a frame's pairs, the Procrustes residuals, the
+//! The kernels of [`super::Plan::measure`] on SIMD lanes: over a block of
+//! [`FRAME_LANES`] frames (lane `l` frame `l`, laid out so as the run's
+//! positions are read, [`Points4`]), each pair's position errors with
+//! each frame's sum of them ([`errors`]), each frame's Procrustes input
+//! sums ([`fit_sums`]) and its sum of residuals ([`residuals`]); the
 //! Procrustes fits' 4×4 eigenproblems of many frames (those the fast path,
 //! `horn.rs`, leaves: [`jacobi4`], a lane per frame, refilled as each
 //! frame's sweeps end), and the rotation
@@ -8,8 +11,9 @@
 //! geodesic angle between them ([`pair_angles`]).
 //!
 //! Each kernel is the scalar code it replaces written over slices (glam's
-//! `DVec3::length` and `DMat3 * DVec3`, FK's `apply_axis_rotation`, term
-//! for term and in their order), compiled by [`simd_kernel!`] without FMA:
+//! `DVec3::length` and `DMat3 * DVec3`, `FitInput::of`'s sums, FK's
+//! `apply_axis_rotation`, term for term and in their order; a frame's sums
+//! over its pairs run along its lane in pair order), compiled by [`simd_kernel!`] without FMA:
 //! every lane rounds as the scalar code did, so the bits are the same.
 //! The angle's `atan2` is [`crate::rotation::atan2`] (fdlibm's, within
 //! 2 ulp, the same bits on every SIMD level), not the system library's.
@@ -19,35 +23,45 @@ use glam::DVec3;
 use crate::rotation::{Axis, atan2};
 use crate::simd::{Simd, simd_kernel};
 
-/// Points as three coordinate arrays.
+/// Frames a block of the position errors and the Procrustes sums and
+/// residuals holds: lane `l` of every array is the block's frame `l`.
+pub(super) const FRAME_LANES: usize = 4;
+
+/// A value per frame of a block.
+pub(super) type F4 = [f64; FRAME_LANES];
+
+/// A block's points: per point, its three coordinates, each a lane per
+/// frame (`x[p][l]` the x of point `p` in frame `l`).
 #[derive(Default)]
-pub(super) struct Points {
-    pub(super) x: Vec<f64>,
-    pub(super) y: Vec<f64>,
-    pub(super) z: Vec<f64>,
+pub(super) struct Points4 {
+    pub(super) x: Vec<F4>,
+    pub(super) y: Vec<F4>,
+    pub(super) z: Vec<F4>,
 }
 
-impl Points {
+impl Points4 {
     /// `n` points (old values left, new ones 0).
     pub(super) fn resize(&mut self, n: usize) {
-        self.x.resize(n, 0.0);
-        self.y.resize(n, 0.0);
-        self.z.resize(n, 0.0);
+        for c in [&mut self.x, &mut self.y, &mut self.z] {
+            c.resize(n, [0.0; FRAME_LANES]);
+        }
     }
 
-    pub(super) fn set(&mut self, p: usize, v: DVec3) {
-        (self.x[p], self.y[p], self.z[p]) = (v.x, v.y, v.z);
-    }
-
-    pub(super) fn get(&self, p: usize) -> DVec3 {
-        DVec3::new(self.x[p], self.y[p], self.z[p])
+    /// Lane `l` of the points, from the first, by the points of `v` (as
+    /// many as there are, up to [`Points4::len`]).
+    #[inline(always)]
+    pub(super) fn fill(&mut self, l: usize, v: impl Iterator<Item = DVec3>) {
+        let Points4 { x, y, z } = self;
+        for (((x, y), z), v) in x.iter_mut().zip(y.iter_mut()).zip(z.iter_mut()).zip(v) {
+            (x[l], y[l], z[l]) = (v.x, v.y, v.z);
+        }
     }
 
     pub(super) fn len(&self) -> usize {
         self.x.len()
     }
 
-    fn slices(&self) -> [&[f64]; 3] {
+    fn slices(&self) -> [&[F4]; 3] {
         [&self.x, &self.y, &self.z]
     }
 }
@@ -58,83 +72,192 @@ fn norm(x: f64, y: f64, z: f64) -> f64 {
     (x * x + y * y + z * z).sqrt()
 }
 
+/// What [`errors`] gives of a block: each frame's sum of its pairs'
+/// errors (in pair order, from 0), and whether its points of A and of B
+/// differ anywhere (a coordinate `!=`, as `Vec`'s `!=` compares: a NaN
+/// differs).
+pub(super) struct Errors {
+    pub(super) sum: F4,
+    pub(super) differ: [bool; FRAME_LANES],
+}
+
 simd_kernel! {
     /// `e[p] = |ya[p] - xb[p]|` and `er[p] = |(ya[p] - ra) - (xb[p] - rb)|`
-    /// (`roots` = `ra` then `rb`).
+    /// in each lane (`roots` = `ra` then `rb`, three lanes each).
     fn errors_kernel(
         simd: Simd,
-        ya: [&[f64]; 3],
-        xb: [&[f64]; 3],
-        roots: [f64; 6],
-        e: &mut [f64],
-        er: &mut [f64],
-    ) {
+        ya: [&[F4]; 3],
+        xb: [&[F4]; 3],
+        roots: [F4; 6],
+        e: &mut [F4],
+        er: &mut [F4],
+    ) -> Errors {
+        const L: usize = FRAME_LANES;
         let n = e.len();
         let (yx, yy, yz) = (&ya[0][..n], &ya[1][..n], &ya[2][..n]);
         let (xx, xy, xz) = (&xb[0][..n], &xb[1][..n], &xb[2][..n]);
         let er = &mut er[..n];
         let [rax, ray, raz, rbx, rby, rbz] = roots;
+        let mut sum = [0.0; L];
+        let mut differ = [false; L];
         for p in 0..n {
-            e[p] = norm(yx[p] - xx[p], yy[p] - xy[p], yz[p] - xz[p]);
-            er[p] = norm(
-                (yx[p] - rax) - (xx[p] - rbx),
-                (yy[p] - ray) - (xy[p] - rby),
-                (yz[p] - raz) - (xz[p] - rbz),
-            );
+            for l in 0..L {
+                let (ax, ay, az) = (yx[p][l], yy[p][l], yz[p][l]);
+                let (bx, by, bz) = (xx[p][l], xy[p][l], xz[p][l]);
+                e[p][l] = norm(ax - bx, ay - by, az - bz);
+                er[p][l] = norm(
+                    (ax - rax[l]) - (bx - rbx[l]),
+                    (ay - ray[l]) - (by - rby[l]),
+                    (az - raz[l]) - (bz - rbz[l]),
+                );
+                sum[l] += e[p][l];
+                differ[l] |= (ax != bx) | (ay != by) | (az != bz);
+            }
         }
+        Errors { sum, differ }
     }
 }
 
-/// Each pair's error and root-aligned error of a frame: A's points `ya`,
-/// B's `xb`, the roots `ra` and `rb`, into `e` and `er`.
+/// Each pair's error and root-aligned error in each frame of a block: A's
+/// points `ya`, B's `xb`, the roots `ra` and `rb` (per lane), into `e` and
+/// `er`; each frame's sum of errors, and whether its points differ.
 pub(super) fn errors(
-    ya: &Points,
-    xb: &Points,
-    (ra, rb): (DVec3, DVec3),
-    e: &mut Vec<f64>,
-    er: &mut Vec<f64>,
-) {
+    ya: &Points4,
+    xb: &Points4,
+    (ra, rb): ([F4; 3], [F4; 3]),
+    e: &mut Vec<F4>,
+    er: &mut Vec<F4>,
+) -> Errors {
     let n = ya.len();
-    e.resize(n, 0.0);
-    er.resize(n, 0.0);
-    let roots = [ra.x, ra.y, ra.z, rb.x, rb.y, rb.z];
-    errors_kernel(Simd::best(), ya.slices(), xb.slices(), roots, e, er);
+    e.resize(n, [0.0; FRAME_LANES]);
+    er.resize(n, [0.0; FRAME_LANES]);
+    let roots = [ra[0], ra[1], ra[2], rb[0], rb[1], rb[2]];
+    errors_kernel(Simd::best(), ya.slices(), xb.slices(), roots, e, er)
+}
+
+/// The sums of a Procrustes fit's input in each frame of a block
+/// (`FitInput::of`'s, term for term): the centroids, the spreads about
+/// them, the cross-covariance by rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct FitSums {
+    pub(super) mx: [F4; 3],
+    pub(super) my: [F4; 3],
+    pub(super) spread: F4,
+    pub(super) spread_y: F4,
+    pub(super) s: [[F4; 3]; 3],
 }
 
 simd_kernel! {
-    /// `out[p] = |scale * (m * x[p]) + t - y[p]|`, `m` by columns.
-    fn residuals_kernel(
-        simd: Simd,
-        m: [f64; 9],
-        scale: f64,
-        t: [f64; 3],
-        x: [&[f64]; 3],
-        y: [&[f64]; 3],
-        out: &mut [f64],
-    ) {
-        let n = out.len();
-        let (xx, xy, xz) = (&x[0][..n], &x[1][..n], &x[2][..n]);
-        let (yx, yy, yz) = (&y[0][..n], &y[1][..n], &y[2][..n]);
+    /// [`fit_sums`] on the given SIMD build.
+    fn fit_sums_kernel(simd: Simd, x: [&[F4]; 3], y: [&[F4]; 3]) -> FitSums {
+        const L: usize = FRAME_LANES;
+        let n = x[0].len();
+        let (x, y) = ([&x[0][..n], &x[1][..n], &x[2][..n]], [&y[0][..n], &y[1][..n], &y[2][..n]]);
+        let count = n.max(1) as f64;
+        // The centroids: from 0, point by point, over the count.
+        let mut mx = [[0.0; L]; 3];
+        let mut my = [[0.0; L]; 3];
         for p in 0..n {
-            let (a, b, c) = (xx[p], xy[p], xz[p]);
-            let vx = m[0] * a + m[3] * b + m[6] * c;
-            let vy = m[1] * a + m[4] * b + m[7] * c;
-            let vz = m[2] * a + m[5] * b + m[8] * c;
-            out[p] = norm(
-                (scale * vx + t[0]) - yx[p],
-                (scale * vy + t[1]) - yy[p],
-                (scale * vz + t[2]) - yz[p],
-            );
+            for c in 0..3 {
+                for l in 0..L {
+                    mx[c][l] += x[c][p][l];
+                    my[c][l] += y[c][p][l];
+                }
+            }
+        }
+        for c in 0..3 {
+            for l in 0..L {
+                mx[c][l] /= count;
+                my[c][l] /= count;
+            }
+        }
+        let mut spread = [0.0; L];
+        let mut spread_y = [0.0; L];
+        let mut s = [[[0.0; L]; 3]; 3];
+        for p in 0..n {
+            let mut a = [[0.0; L]; 3];
+            let mut b = [[0.0; L]; 3];
+            for c in 0..3 {
+                for l in 0..L {
+                    a[c][l] = x[c][p][l] - mx[c][l];
+                    b[c][l] = y[c][p][l] - my[c][l];
+                }
+            }
+            for l in 0..L {
+                spread[l] += a[0][l] * a[0][l] + a[1][l] * a[1][l] + a[2][l] * a[2][l];
+                spread_y[l] += b[0][l] * b[0][l] + b[1][l] * b[1][l] + b[2][l] * b[2][l];
+            }
+            for r in 0..3 {
+                for c in 0..3 {
+                    for l in 0..L {
+                        s[r][c][l] += a[r][l] * b[c][l];
+                    }
+                }
+            }
+        }
+        FitSums { mx, my, spread, spread_y, s }
+    }
+}
+
+/// The sums of the Procrustes fit of `x` onto `y` in each frame of a block.
+pub(super) fn fit_sums(x: &Points4, y: &Points4) -> FitSums {
+    fit_sums_kernel(Simd::best(), x.slices(), y.slices())
+}
+
+/// A similarity transform per lane: the rotation by columns (`m[3 * c +
+/// r]`), the scale, the translation.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Fits {
+    pub(super) m: [F4; 9],
+    pub(super) scale: F4,
+    pub(super) t: [F4; 3],
+}
+
+impl Fits {
+    /// Lane `l`'s transform.
+    pub(super) fn set(&mut self, l: usize, fit: &super::Similarity) {
+        for (k, v) in fit.rotation.to_cols_array().into_iter().enumerate() {
+            self.m[k][l] = v;
+        }
+        self.scale[l] = fit.scale;
+        for (k, v) in fit.translation.to_array().into_iter().enumerate() {
+            self.t[k][l] = v;
         }
     }
 }
 
-/// `|fit.apply(x[p]) - y[p]|` of every point into `out`.
-pub(super) fn residuals(fit: &super::Similarity, x: &Points, y: &Points, out: &mut Vec<f64>) {
-    out.resize(x.len(), 0.0);
-    let t = fit.translation.to_array();
-    let m = fit.rotation.to_cols_array();
-    residuals_kernel(Simd::best(), m, fit.scale, t, x.slices(), y.slices(), out);
+simd_kernel! {
+    /// [`residuals`] on the given SIMD build.
+    fn residuals_kernel(simd: Simd, fit: &Fits, x: [&[F4]; 3], y: [&[F4]; 3]) -> F4 {
+        const L: usize = FRAME_LANES;
+        let n = x[0].len();
+        let (xx, xy, xz) = (&x[0][..n], &x[1][..n], &x[2][..n]);
+        let (yx, yy, yz) = (&y[0][..n], &y[1][..n], &y[2][..n]);
+        let Fits { m, scale, t } = *fit;
+        // As `Sum` of f64 starts (the same sum: every term is at least +0
+        // or NaN).
+        let mut sum = [-0.0; L];
+        for p in 0..n {
+            for l in 0..L {
+                let (a, b, c) = (xx[p][l], xy[p][l], xz[p][l]);
+                let vx = m[0][l] * a + m[3][l] * b + m[6][l] * c;
+                let vy = m[1][l] * a + m[4][l] * b + m[7][l] * c;
+                let vz = m[2][l] * a + m[5][l] * b + m[8][l] * c;
+                sum[l] += norm(
+                    (scale[l] * vx + t[0][l]) - yx[p][l],
+                    (scale[l] * vy + t[1][l]) - yy[p][l],
+                    (scale[l] * vz + t[2][l]) - yz[p][l],
+                );
+            }
+        }
+        sum
+    }
+}
+
+/// In each frame of a block, the sum over its points (in their order) of
+/// `|fit.apply(x[p]) - y[p]|` with the frame's fit.
+pub(super) fn residuals(fit: &Fits, x: &Points4, y: &Points4) -> F4 {
+    residuals_kernel(Simd::best(), fit, x.slices(), y.slices())
 }
 
 /// Frames of a chunk of [`pair_angles`]: its lanes, as many as FK's
@@ -458,8 +581,32 @@ mod tests {
             .collect()
     }
 
+    /// Points as three coordinate arrays.
+    pub(in crate::quality::diff) struct Points {
+        pub(in crate::quality::diff) x: Vec<f64>,
+        pub(in crate::quality::diff) y: Vec<f64>,
+        pub(in crate::quality::diff) z: Vec<f64>,
+    }
+
+    impl Points {
+        pub(in crate::quality::diff) fn get(&self, p: usize) -> DVec3 {
+            DVec3::new(self.x[p], self.y[p], self.z[p])
+        }
+    }
+
     fn points(n: usize, seed: u64) -> Points {
         Points { x: values(n, seed), y: values(n, seed + 2), z: values(n, seed + 4) }
+    }
+
+    /// Frame `l` of the block: `frames[l]`.
+    fn block(frames: &[Points]) -> Points4 {
+        let n = frames[0].x.len();
+        let mut b = Points4::default();
+        b.resize(n);
+        for (l, f) in frames.iter().enumerate() {
+            b.fill(l, (0..n).map(|p| f.get(p)));
+        }
+        b
     }
 
     fn same_bits(a: f64, b: f64) -> bool {
@@ -470,32 +617,84 @@ mod tests {
     fn the_lanes_give_the_scalar_bits() {
         for simd in Simd::available() {
             for n in [0, 1, 3, 7, 8, 9, 65, 130] {
-                let (ya, xb) = (points(n, 1), points(n, 7));
-                let (ra, rb) = (DVec3::new(1.5, -2.0, 0.25), DVec3::new(-0.0, 3.0, 1e-3));
-                let (mut e, mut er) = (vec![0.0; n], vec![0.0; n]);
-                let roots = [ra.x, ra.y, ra.z, rb.x, rb.y, rb.z];
-                errors_kernel(simd, ya.slices(), xb.slices(), roots, &mut e, &mut er);
-                for p in 0..n {
-                    let (y, x) = (ya.get(p), xb.get(p));
-                    assert!(same_bits(e[p], (y - x).length()), "{simd:?} {p}");
-                    assert!(same_bits(er[p], ((y - ra) - (x - rb)).length()), "{simd:?} {p}");
-                }
-                let fit = super::super::Similarity {
-                    rotation: DMat3::from_quat(DQuat::from_euler(
-                        glam::EulerRot::ZXY,
-                        0.3,
-                        -1.2,
-                        2.0,
-                    )),
-                    scale: 0.83,
-                    translation: DVec3::new(0.1, -7.0, 3.5),
+                // Frames of A and of B: NaN, infinities and zeros in some,
+                // finite in others, and a frame whose points are A's.
+                let mut ya: Vec<Points> = (0..4).map(|l| points(n, 1 + 10 * l)).collect();
+                let mut xb: Vec<Points> = (0..4).map(|l| points(n, 7 + 10 * l)).collect();
+                let finite = |p: &Points| {
+                    let f = |v: &[f64]| {
+                        v.iter().map(|a| if a.is_finite() { *a } else { 2.5 }).collect()
+                    };
+                    Points { x: f(&p.x), y: f(&p.y), z: f(&p.z) }
                 };
-                let mut out = vec![0.0; n];
-                let (m, t) = (fit.rotation.to_cols_array(), fit.translation.to_array());
-                residuals_kernel(simd, m, fit.scale, t, xb.slices(), ya.slices(), &mut out);
-                for (p, got) in out.iter().enumerate() {
-                    let want = (fit.apply(xb.get(p)) - ya.get(p)).length();
-                    assert!(same_bits(*got, want), "{simd:?} {p}");
+                ya[1] = finite(&ya[1]);
+                xb[1] = finite(&xb[1]);
+                ya[2] = finite(&ya[2]);
+                xb[2] = finite(&ya[2]);
+                let (a4, b4) = (block(&ya), block(&xb));
+                let ra: Vec<DVec3> =
+                    (0..4).map(|l| DVec3::new(1.5 + l as f64, -2.0, 0.25)).collect();
+                let rb: Vec<DVec3> =
+                    (0..4).map(|l| DVec3::new(-0.0, 3.0 * l as f64, 1e-3)).collect();
+                let lanes = |v: &[DVec3], c: usize| -> F4 { [0, 1, 2, 3].map(|l| v[l][c]) };
+                let roots = [0, 1, 2].map(|c| lanes(&ra, c)).into_iter();
+                let roots: Vec<F4> = roots.chain([0, 1, 2].map(|c| lanes(&rb, c))).collect();
+                let roots: [F4; 6] = roots.try_into().unwrap();
+                let (mut e, mut er) = (vec![[0.0; 4]; n], vec![[0.0; 4]; n]);
+                let got = errors_kernel(simd, a4.slices(), b4.slices(), roots, &mut e, &mut er);
+                for l in 0..4 {
+                    let mut sum = 0.0;
+                    for p in 0..n {
+                        let (y, x) = (ya[l].get(p), xb[l].get(p));
+                        let want = (y - x).length();
+                        assert!(same_bits(e[p][l], want), "{simd:?} {p}");
+                        let root = ((y - ra[l]) - (x - rb[l])).length();
+                        assert!(same_bits(er[p][l], root), "{simd:?} {p}");
+                        sum += want;
+                    }
+                    assert!(same_bits(got.sum[l], sum), "{simd:?} {l}");
+                    let differ = ya[l].x != xb[l].x || ya[l].y != xb[l].y || ya[l].z != xb[l].z;
+                    assert_eq!(got.differ[l], differ, "{simd:?} {n} {l}");
+                }
+                if n > 0 {
+                    assert!(!got.differ[2] && got.differ[1], "{simd:?} {n}");
+                }
+                // The fit's sums, lane by lane, against `FitInput::of`.
+                let sums = fit_sums_kernel(simd, b4.slices(), a4.slices());
+                for l in 0..4 {
+                    let want = super::super::FitInput::of(n, |p| xb[l].get(p), |p| ya[l].get(p));
+                    for c in 0..3 {
+                        assert!(same_bits(sums.mx[c][l], want.mx[c]), "{simd:?} {l} {c}");
+                        assert!(same_bits(sums.my[c][l], want.my[c]), "{simd:?} {l} {c}");
+                        for d in 0..3 {
+                            assert!(same_bits(sums.s[c][d][l], want.s[c][d]), "{simd:?} {l}");
+                        }
+                    }
+                    assert!(same_bits(sums.spread[l], want.spread), "{simd:?} {l}");
+                    assert!(same_bits(sums.spread_y[l], want.spread_y), "{simd:?} {l}");
+                }
+                // A fit per lane, each frame's residuals summed as `Sum`.
+                let mut fits = Fits::default();
+                let each: Vec<super::super::Similarity> = (0..4)
+                    .map(|l| super::super::Similarity {
+                        rotation: DMat3::from_quat(DQuat::from_euler(
+                            glam::EulerRot::ZXY,
+                            0.3 * l as f64,
+                            -1.2,
+                            2.0,
+                        )),
+                        scale: 0.83 + l as f64,
+                        translation: DVec3::new(0.1, -7.0 * l as f64, 3.5),
+                    })
+                    .collect();
+                for (l, fit) in each.iter().enumerate() {
+                    fits.set(l, fit);
+                }
+                let got = residuals_kernel(simd, &fits, b4.slices(), a4.slices());
+                for (l, fit) in each.iter().enumerate() {
+                    let want: f64 =
+                        (0..n).map(|p| (fit.apply(xb[l].get(p)) - ya[l].get(p)).length()).sum();
+                    assert!(same_bits(got[l], want), "{simd:?} {n} {l}");
                 }
                 // The angle between two channel rotations of three
                 // channels each (an axis twice in one), chunk by chunk.

@@ -101,7 +101,7 @@ mod quat;
 pub use batch::{EulerBatch, atan2, atan2_slice, slerp_slice};
 pub(crate) use batch::{
     LayerFrames, MixLanes, QuatLanes, adjacent, euler3_quat_lane, extract_unit, extract_unit_fast,
-    lane_quat, parity_of, quat_matrix, read3, write3,
+    lane_quat, parity_of, quat_matrix, write3,
 };
 pub use quat::mat3_to_quat_slice;
 

@@ -18,8 +18,7 @@ use glam::DQuat;
 
 use crate::edit::JointChannels;
 use crate::rotation::{
-    LayerFrames, MixLanes, RotationOrder, adjacent, lane_quat, parity_of, read3, slerp_slice,
-    write3,
+    LayerFrames, MixLanes, RotationOrder, adjacent, lane_quat, parity_of, slerp_slice, write3,
 };
 use crate::skeleton::{JointId, Skeleton};
 
@@ -230,7 +229,7 @@ impl Mixer {
     /// - weight exactly 0: `a`'s channels, bit for bit; exactly 1: `b`'s;
     /// - three rotation channels that are the same bits in `a` and `b`:
     ///   those, bit for bit, unless the continuity choice writes that
-    ///   rotation with other angles next to `near`;
+    ///   rotation with other angles next to `near` (the lanes' rule);
     /// - otherwise its local rotation is the SLERP of the two
     ///   ([`slerp`], shortest arc), written in the joint's own channel order
     ///   closest to `near` (the previous output frame; for a first frame,
@@ -289,10 +288,7 @@ impl Mixer {
                 }
             }
         }
-        let exact = self.write_rotations(w, false, near, out, false);
-        let n = self.lanes.len();
-        self.keep_where_same(&self.lane_rot[..n], a, b, out);
-        exact
+        self.write_rotations(w, false, near, out, false)
     }
 
     /// [`Mixer::blend`] at a weight strictly between 0 and 1, where the
@@ -327,27 +323,7 @@ impl Mixer {
             self.q1.push(j.rotation(b));
             self.slots.push(idx);
         }
-        let exact = self.write_rotations(w, false, near, out, true);
-        let n = self.lanes.len();
-        self.keep_where_same(&self.mixed_rot[..n], a, b, out);
-        exact
-    }
-
-    /// The lanes' joints whose three rotation channels are the same bits
-    /// in `a` and `b`, and whose mixed angles are those within
-    /// [`SAME_DEG`], get those channels back, bit for bit: the SLERP of a
-    /// rotation with itself is that rotation, which the lanes' shorter
-    /// polynomials give only within about 1e-11 degrees (so a clip blended
-    /// with itself, and every joint two clips hold still in the same pose,
-    /// come out as their input, not as `17.000000000002277` for `17`).
-    /// Where the continuity choice wrote the rotation with other angles
-    /// (the previous output frame was written so), those are kept.
-    fn keep_where_same(&self, rot: &[[usize; 3]], a: &[f64], b: &[f64], out: &mut [f64]) {
-        if self.adjacent {
-            keep_where_same::<true>(rot, a, b, out);
-        } else {
-            keep_where_same::<false>(rot, a, b, out);
-        }
+        self.write_rotations(w, false, near, out, true)
     }
 
     /// Where two rotations are nearly opposite (about 180 degrees apart),
@@ -588,34 +564,6 @@ fn copy_joint(j: &JointChannels, src: &[f64], out: &mut [f64]) {
     }
     for &c in &j.pos_index[..j.n_pos as usize] {
         out[c] = src[c];
-    }
-}
-
-/// How far (degrees) the lanes' angles of a rotation mixed with itself may
-/// be from its own angles for [`Mixer::keep_where_same`] to put those
-/// back: far above the lanes' error (about 1e-11), far below any other
-/// solution (the same rotation written with other angles, which the
-/// continuity choice takes where the previous output frame was written
-/// so, is at least a few degrees away).
-const SAME_DEG: f64 = 1e-6;
-
-/// [`Mixer::keep_where_same`] for the joints whose rotation channels are
-/// `rot` (`ADJACENT` as for `rotation::write3`).
-#[inline]
-fn keep_where_same<const ADJACENT: bool>(
-    rot: &[[usize; 3]],
-    a: &[f64],
-    b: &[f64],
-    out: &mut [f64],
-) {
-    for &r in rot {
-        let (x, y) = (read3::<ADJACENT>(a, r), read3::<ADJACENT>(b, r));
-        if x.map(f64::to_bits) == y.map(f64::to_bits) {
-            let got = read3::<ADJACENT>(out, r);
-            if (0..3).all(|k| (got[k] - x[k]).abs() <= SAME_DEG) {
-                write3::<ADJACENT>(out, r, x);
-            }
-        }
     }
 }
 

@@ -127,8 +127,7 @@ pub use self::atan2::{atan2, atan2_slice};
 pub use self::euler::EulerBatch;
 pub(crate) use self::euler::{extract_unit, extract_unit_fast, quat_matrix};
 pub(crate) use self::mix::{
-    LayerFrames, MixLanes, QuatLanes, adjacent, euler3_quat_lane, lane_quat, parity_of, read3,
-    write3,
+    LayerFrames, MixLanes, QuatLanes, adjacent, euler3_quat_lane, lane_quat, parity_of, write3,
 };
 pub use self::slerp::slerp_slice;
 

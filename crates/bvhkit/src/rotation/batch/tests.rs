@@ -873,6 +873,9 @@ fn mix_pass_then_redo(simd: Simd, lanes: &mut MixLanes, t: f64, layered: bool) {
         (false, false) => mix_pass::<false, false>(simd, lanes, Source::Angles, t),
     }
     lanes.redo_undecided(Source::Angles, t, layered);
+    if lanes.fast && !layered {
+        lanes.keep_same();
+    }
 }
 
 /// [`lane_reference`] with the mixes' short kernels (FAST): one lane at a
@@ -894,7 +897,8 @@ fn lane_reference_fast(
     let (qa, qb) = (quat_of::<true>(huge(a), e), quat_of::<true>(huge(b), e));
     let layered = inv.is_some();
     let inv = inv.map_or([0.0, 0.0, 0.0, 1.0], |q| lane_quat(q, order));
-    mix_one::<true, true>(qa, qb, e, inv, near, t, layered).0
+    let out = mix_one::<true, true>(qa, qb, e, inv, near, t, layered).0;
+    if layered { out } else { keep_same(out, huge(a), huge(b)) }
 }
 
 /// The mixes' lanes (FAST, [`MixLanes::fast_with_capacity`]) give the same
@@ -948,6 +952,9 @@ fn fast_mix_lanes_are_the_same_bits_everywhere_and_the_reference_lane() {
             mix_lanes::<false, true, STEP>(&mut lanes, Source::Angles, t);
         }
         lanes.redo_undecided(Source::Angles, t, layered);
+        if !layered {
+            lanes.keep_same();
+        }
         assert_eq!(lanes.out, best, "plain loop");
         for simd in Simd::available() {
             mix_pass_then_redo(simd, &mut lanes, t, layered);

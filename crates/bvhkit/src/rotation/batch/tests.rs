@@ -445,22 +445,7 @@ fn mix_lanes_are_the_reference_lane_bit_for_bit() {
         qb.clear();
         let mut cases = Vec::new();
         for k in 0..n {
-            let order = RotationOrder::ALL[(rng.next() % 6) as usize];
-            let a = [hard_angle(&mut rng), hard_angle(&mut rng), hard_angle(&mut rng)];
-            let b = match k % 5 {
-                0 => a,
-                1 => [a[0] + 360.0, a[1], a[2] - 720.0],
-                _ => [hard_angle(&mut rng), hard_angle(&mut rng), hard_angle(&mut rng)],
-            };
-            let near = match k % 4 {
-                0 => a.map(|x| x % 1000.0),
-                1 => a.map(|x| (x + 180.0) % 1000.0),
-                _ => [hard_angle(&mut rng) % 1e4, hard_angle(&mut rng), hard_angle(&mut rng)],
-            };
-            let inv = layered.then(|| {
-                let r = [hard_angle(&mut rng), hard_angle(&mut rng), hard_angle(&mut rng)];
-                euler_to_quat(&order.axes(), &r).inverse()
-            });
+            let (order, a, b, near, inv) = hard_case(&mut rng, k, layered);
             assert_eq!(lanes.push(order, a, b, near, inv), k);
             assert_eq!(by_quats.push_near(order, near, inv), k);
             assert_eq!((qa.push(order, a), qb.push(order, b)), (k, k));
@@ -901,6 +886,36 @@ fn lane_reference_fast(
     if layered { out } else { keep_same(out, huge(a), huge(b)) }
 }
 
+/// Lane `k`'s case of the mix lane tests: a rotation order, two frames'
+/// hard angles (every fifth pair the same, every fifth after it the same
+/// rotation turned by whole turns), the previous output frame's angles
+/// and, for a layer, a reference's inverse.
+#[allow(clippy::type_complexity)]
+fn hard_case(
+    rng: &mut Rng,
+    k: usize,
+    layered: bool,
+) -> (RotationOrder, [f64; 3], [f64; 3], [f64; 3], Option<DQuat>) {
+    use crate::rotation::euler_to_quat;
+    let order = RotationOrder::ALL[(rng.next() % 6) as usize];
+    let a = [hard_angle(rng), hard_angle(rng), hard_angle(rng)];
+    let b = match k % 5 {
+        0 => a,
+        1 => [a[0] + 360.0, a[1], a[2] - 720.0],
+        _ => [hard_angle(rng), hard_angle(rng), hard_angle(rng)],
+    };
+    let near = match k % 4 {
+        0 => a.map(|x| x % 1000.0),
+        1 => a.map(|x| (x + 180.0) % 1000.0),
+        _ => [hard_angle(rng) % 1e4, hard_angle(rng), hard_angle(rng)],
+    };
+    let inv = layered.then(|| {
+        let r = [hard_angle(rng), hard_angle(rng), hard_angle(rng)];
+        euler_to_quat(&order.axes(), &r).inverse()
+    });
+    (order, a, b, near, inv)
+}
+
 /// The mixes' lanes (FAST, [`MixLanes::fast_with_capacity`]) give the same
 /// bits on every instruction set and in the plain loop, and those of the
 /// one-lane reference with the exact continuity choice (so the fast
@@ -908,7 +923,6 @@ fn lane_reference_fast(
 /// (huge ones, half turns, quarter turns), for blends and layers.
 #[test]
 fn fast_mix_lanes_are_the_same_bits_everywhere_and_the_reference_lane() {
-    use crate::rotation::euler_to_quat;
     let mut rng = Rng(9091);
     let n = 997;
     let mut lanes = MixLanes::fast_with_capacity(n);
@@ -919,22 +933,7 @@ fn fast_mix_lanes_are_the_same_bits_everywhere_and_the_reference_lane() {
         lanes.clear();
         let mut cases = Vec::new();
         for k in 0..n {
-            let order = RotationOrder::ALL[(rng.next() % 6) as usize];
-            let a = [hard_angle(&mut rng), hard_angle(&mut rng), hard_angle(&mut rng)];
-            let b = match k % 5 {
-                0 => a,
-                1 => [a[0] + 360.0, a[1], a[2] - 720.0],
-                _ => [hard_angle(&mut rng), hard_angle(&mut rng), hard_angle(&mut rng)],
-            };
-            let near = match k % 4 {
-                0 => a.map(|x| x % 1000.0),
-                1 => a.map(|x| (x + 180.0) % 1000.0),
-                _ => [hard_angle(&mut rng) % 1e4, hard_angle(&mut rng), hard_angle(&mut rng)],
-            };
-            let inv = layered.then(|| {
-                let r = [hard_angle(&mut rng), hard_angle(&mut rng), hard_angle(&mut rng)];
-                euler_to_quat(&order.axes(), &r).inverse()
-            });
+            let (order, a, b, near, inv) = hard_case(&mut rng, k, layered);
             assert_eq!(lanes.push(order, a, b, near, inv), k);
             cases.push((order, a, b, near, inv));
         }

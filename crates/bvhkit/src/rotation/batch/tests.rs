@@ -493,13 +493,7 @@ fn mix_lanes_are_the_reference_lane_on_the_corpus() {
     };
     let (mut compared, mut redone) = (0usize, 0usize);
     for (name, bvh) in clips {
-        let joints: Vec<_> = bvh
-            .skeleton()
-            .joints()
-            .iter()
-            .map(crate::edit::JointChannels::of)
-            .filter_map(|j| Some((j.rot_index, j.rotation_order()?)))
-            .collect();
+        let joints = lane_joints(&bvh);
         let m = bvh.motion();
         let frames = m.n_frames();
         if joints.is_empty() || frames == 0 {
@@ -886,6 +880,17 @@ fn lane_reference_fast(
     if layered { out } else { keep_same(out, huge(a), huge(b)) }
 }
 
+/// The rotation channels and order of each joint of `bvh` with three
+/// rotation channels: the lanes a frame of it fills.
+fn lane_joints(bvh: &crate::Bvh) -> Vec<([usize; 3], RotationOrder)> {
+    bvh.skeleton()
+        .joints()
+        .iter()
+        .map(crate::edit::JointChannels::of)
+        .filter_map(|j| Some((j.rot_index, j.rotation_order()?)))
+        .collect()
+}
+
 /// Lane `k`'s case of the mix lane tests: a rotation order, two frames'
 /// hard angles (every fifth pair the same, every fifth after it the same
 /// rotation turned by whole turns), the previous output frame's angles
@@ -1057,13 +1062,7 @@ fn fast_mix_lanes_are_within_1e_9_degrees_of_the_formulas() {
     };
     let mut random = std::mem::take(&mut worst);
     for (name, bvh) in clips {
-        let joints: Vec<_> = bvh
-            .skeleton()
-            .joints()
-            .iter()
-            .map(crate::edit::JointChannels::of)
-            .filter_map(|j| Some((j.rot_index, j.rotation_order()?)))
-            .collect();
+        let joints = lane_joints(&bvh);
         let m = bvh.motion();
         let frames = m.n_frames();
         if joints.is_empty() || frames == 0 {

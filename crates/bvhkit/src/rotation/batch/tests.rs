@@ -895,12 +895,7 @@ fn lane_joints(bvh: &crate::Bvh) -> Vec<([usize; 3], RotationOrder)> {
 /// hard angles (every fifth pair the same, every fifth after it the same
 /// rotation turned by whole turns), the previous output frame's angles
 /// and, for a layer, a reference's inverse.
-#[allow(clippy::type_complexity)]
-fn hard_case(
-    rng: &mut Rng,
-    k: usize,
-    layered: bool,
-) -> (RotationOrder, [f64; 3], [f64; 3], [f64; 3], Option<DQuat>) {
+fn hard_case(rng: &mut Rng, k: usize, layered: bool) -> LaneCase {
     use crate::rotation::euler_to_quat;
     let order = RotationOrder::ALL[(rng.next() % 6) as usize];
     let a = [hard_angle(rng), hard_angle(rng), hard_angle(rng)];
@@ -1034,7 +1029,6 @@ fn fast_mix_lanes_are_within_1e_9_degrees_of_the_formulas() {
         let layered = round % 4 == 3;
         let t = [0.5, 0.3, 0.9, 0.01][round % 4];
         let mut cases = Vec::new();
-        lanes.iter_mut().for_each(MixLanes::clear);
         for _ in 0..n {
             let order = RotationOrder::ALL[(rng.next() % 6) as usize];
             let mut ang = || [180.0 * rng.unit(), 180.0 * rng.unit(), 180.0 * rng.unit()];
@@ -1042,17 +1036,9 @@ fn fast_mix_lanes_are_within_1e_9_degrees_of_the_formulas() {
             let inv = layered.then(|| quat_formula(order, r).inverse());
             let principal = mix_formula(order, a, b, [0.0; 3], inv, t).0;
             let near = principal.map(|x| x + 30.0 * rng.unit());
-            for l in &mut lanes {
-                l.push(order, a, b, near, inv);
-            }
             cases.push((order, a, b, near, inv));
         }
-        lanes.iter_mut().for_each(|l| l.solve(t, layered));
-        for (k, &(order, a, b, near, inv)) in cases.iter().enumerate() {
-            let want = mix_formula(order, a, b, near, inv, t);
-            let got = [lanes[0].angles(k), lanes[1].angles(k)];
-            worst.check(order, got, want, || format!("{order} {a:?} {b:?} near {near:?} t {t}"));
-        }
+        worst.solve_and_check(&mut lanes, &cases, t, layered, |_| format!("t {t}"));
     }
     eprintln!("random angles: {worst}");
     assert!(worst.d[0] <= 1e-9, "random angles: {worst}");
@@ -1075,25 +1061,18 @@ fn fast_mix_lanes_are_within_1e_9_degrees_of_the_formulas() {
             let mut prev = m.frame(0).to_vec();
             for k in 0..frames {
                 let (fa, fb) = (m.frame(k), m.frame(frames - 1 - k));
-                lanes.iter_mut().for_each(MixLanes::clear);
                 let mut cases = Vec::with_capacity(n);
                 for &(idx, order) in &joints {
                     let (a, b, near) =
                         (idx.map(|c| fa[c]), idx.map(|c| fb[c]), idx.map(|c| prev[c]));
                     let inv =
                         layered.then(|| quat_formula(order, idx.map(|c| middle[c])).inverse());
-                    for l in &mut lanes {
-                        l.push(order, a, b, near, inv);
-                    }
                     cases.push((order, a, b, near, inv));
                 }
-                lanes.iter_mut().for_each(|l| l.solve(t, layered));
-                for (l, &(order, a, b, near, inv)) in cases.iter().enumerate() {
-                    let want = mix_formula(order, a, b, near, inv, t);
-                    let got = [lanes[0].angles(l), lanes[1].angles(l)];
-                    let what = || format!("{name} frame {k} joint {l} t {t}: {a:?} {b:?}");
-                    worst.check(order, got, want, what);
-                    for (&c, v) in joints[l].0.iter().zip(got[0]) {
+                let what = |l| format!("{name} frame {k} joint {l} t {t}");
+                worst.solve_and_check(&mut lanes, &cases, t, layered, what);
+                for (l, (idx, _)) in joints.iter().enumerate() {
+                    for (&c, v) in idx.iter().zip(lanes[0].angles(l)) {
                         prev[c] = v;
                     }
                 }
@@ -1117,7 +1096,38 @@ struct Worst {
     locked: usize,
 }
 
+/// A lane's case of the mix lane tests: the order, the two frames'
+/// angles, the previous output frame's and, for a layer, the reference's
+/// inverse.
+type LaneCase = (RotationOrder, [f64; 3], [f64; 3], [f64; 3], Option<DQuat>);
+
 impl Worst {
+    /// Mixes `cases` at `t` on both lanes (fast, exact), one lane each,
+    /// and [`Worst::check`]s every lane against [`mix_formula`] (`what`
+    /// of the lane names it).
+    fn solve_and_check(
+        &mut self,
+        lanes: &mut [MixLanes; 2],
+        cases: &[LaneCase],
+        t: f64,
+        layered: bool,
+        what: impl Fn(usize) -> String,
+    ) {
+        for l in lanes.iter_mut() {
+            l.clear();
+            for &(order, a, b, near, inv) in cases {
+                l.push(order, a, b, near, inv);
+            }
+            l.solve(t, layered);
+        }
+        for (k, &(order, a, b, near, inv)) in cases.iter().enumerate() {
+            let want = mix_formula(order, a, b, near, inv, t);
+            let got = [lanes[0].angles(k), lanes[1].angles(k)];
+            let what = || format!("{}: {order} {a:?} {b:?} near {near:?}", what(k));
+            self.check(order, got, want, what);
+        }
+    }
+
     /// Compares the lanes' angles `got` (fast, exact) with the formulas'
     /// `want` (and its middle angle's cosine): angle by angle, or in gimbal
     /// lock, where the split between the first and third angles is the

@@ -625,17 +625,8 @@ impl MixLanes {
             Source::Angles => {
                 let a = &self.ang;
                 let e = self.parity[l];
-                if self.fast {
-                    (
-                        quat_of::<true>([a[0][l], a[1][l], a[2][l]], e),
-                        quat_of::<true>([a[3][l], a[4][l], a[5][l]], e),
-                    )
-                } else {
-                    (
-                        quat_of::<false>([a[0][l], a[1][l], a[2][l]], e),
-                        quat_of::<false>([a[3][l], a[4][l], a[5][l]], e),
-                    )
-                }
+                let quat = if self.fast { quat_of::<true> } else { quat_of::<false> };
+                (quat([a[0][l], a[1][l], a[2][l]], e), quat([a[3][l], a[4][l], a[5][l]], e))
             }
             Source::Quats(qa, qb) => (qa.quat_any(l), qb.quat_any(l)),
         }

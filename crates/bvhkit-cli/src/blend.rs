@@ -16,14 +16,16 @@ Blend two clips of one skeleton pose by pose, on every joint or on a subtree.
 Each output frame takes, per joint, the quaternion SLERP from A's local \
 rotation towards B's at the weight (0: A, 1: B) and mixes position channels \
 linearly; a joint at weight exactly 0 keeps A's channels bit for bit, at 1 \
-B's. --weight is a number, a ramp over the clip (0..1 linear, 0..1:smooth \
-smoothstep) or keys time:weight with times as fractions of the clip \
-(0:0,0.5:1,1:0). --joints SUBTREE blends only that joint and everything \
-below it (Spine: the upper body from B) and keeps the rest of A bit for bit. \
-B is converted into A's channel layout and resampled to A's rate when they \
-differ; the shorter clip holds its last frame to the end of the longer. \
-Nothing is moved: blend clips that stand in the same place (bvh edit \
---root-to-origin first).
+B's, and a joint whose rotation channels are the same in A and B keeps them \
+(unless the angles must be written next to the previous frame's, where the \
+clip's own angles jump), so a clip blended with itself is itself. --weight \
+is a number, a ramp over the clip (0..1 linear, 0..1:smooth smoothstep) or \
+keys time:weight with times as fractions of the clip (0:0,0.5:1,1:0). \
+--joints SUBTREE blends only that joint and everything below it (Spine: the \
+upper body from B) and keeps the rest of A bit for bit. B is converted into \
+A's channel layout and resampled to A's rate when they differ; the shorter \
+clip holds its last frame to the end of the longer. Nothing is moved: blend \
+clips that stand in the same place (bvh edit --root-to-origin first).
 
 Example: bvh blend walk.bvh wave.bvh -o walk_wave.bvh --weight 1 --joints Spine";
 

@@ -13,7 +13,10 @@
 //! polynomials in pairs instead of fdlibm's), within 1e-10 degrees of the
 //! formulas rather than the resampler's bits, 1.11x to 1.15x faster on
 //! AVX2 (`rotation::batch`'s notes), a rotation mixed with itself kept
-//! bit for bit (`keep_same`); copied channels never reach them.
+//! bit for bit (`keep_same`); copied channels never reach them, nor (in a
+//! blend) joints whose angles are the same bits in both frames and the
+//! previous output frame and far from gimbal lock (`MixLanes::gather`:
+//! the lanes would give those bits back; a clip's constant joints).
 
 use glam::DQuat;
 

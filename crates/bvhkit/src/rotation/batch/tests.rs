@@ -1202,7 +1202,7 @@ fn gathered_blend_lanes_leave_out_only_joints_the_lanes_give_back() {
             (0..n).map(|_| RotationOrder::ALL[(rng.next() % 6) as usize]).collect();
         let mut a = vec![0.0; 3 * n];
         for (k, x) in a.iter_mut().enumerate() {
-            *x = if rng.next() % 3 == 0 {
+            *x = if rng.next().is_multiple_of(3) {
                 angle(&mut rng, k / 3 + round)
             } else {
                 hard_angle(&mut rng)
@@ -1213,7 +1213,7 @@ fn gathered_blend_lanes_leave_out_only_joints_the_lanes_give_back() {
             match rng.next() % 8 {
                 0 => b[3 * s + (s % 3)] = hard_angle(&mut rng),
                 1 => near[3 * s + 2] += 1e-9,
-                2 => near[3 * s] = -0.0 * near[3 * s],
+                2 => near[3 * s] = -near[3 * s],
                 _ => {}
             }
         }

@@ -373,6 +373,8 @@ impl MixLanes {
         out: &mut [f64],
         lane_rot: &mut [[usize; 3]],
     ) -> bool {
+        // Leaving a settled joint out is the mixes' rule (`keep_same`).
+        debug_assert!(self.fast, "MixLanes::gather takes the mixes' lanes");
         let n = rot.len();
         assert!(parity.len() == n && n <= self.parity.len() && n <= lane_rot.len(), "{n} lanes");
         // One length for the frames: a channel's bounds check on `a`

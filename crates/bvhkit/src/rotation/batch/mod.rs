@@ -91,7 +91,7 @@
 //! (criterion: crossfade 16.2 to 18.1 M joint-frames/s); the pass now
 //! flags the lanes it may change (`MixLanes::same`: the two frames' angles
 //! the same bits, or huge) and the loop runs only in a frame with one
-//! (a crossfade of different frames has none: 1.04x to 1.05x on the
+//! (a crossfade of different frames has none: 1.03x to 1.05x on the
 //! synthetic clip's crossfade). And a blend's `MixLanes::gather` leaves
 //! out the joints whose angles are the same bits in both frames and the
 //! previous output frame and `settled` (every angle finite and at most
@@ -104,7 +104,8 @@
 //! checks each left-out joint against the lanes, around the margins);
 //! constant joints (a mocap clip's fingers: 41 of Perception Neuron's 59
 //! three-channel joints in every frame of its crossfade with itself
-//! reversed) no longer take a lane: 2.4x on that crossfade. No FMA still:
+//! reversed) no longer take a lane: 2.4x to 2.5x on that crossfade (CPU
+//! time of the `mix_count` example). No FMA still:
 //! the plain, AVX2 and AVX-512 loops and the lanes solved again one by
 //! one give the same bits
 //! (`fast_mix_lanes_are_the_same_bits_everywhere_and_the_reference_lane`).

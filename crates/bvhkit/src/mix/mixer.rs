@@ -13,7 +13,10 @@
 //! polynomials in pairs instead of fdlibm's), within 1e-10 degrees of the
 //! formulas rather than the resampler's bits, 1.11x to 1.15x faster on
 //! AVX2 (`rotation::batch`'s notes), a rotation mixed with itself kept
-//! bit for bit (`keep_same`); copied channels never reach them.
+//! bit for bit (`keep_same`); copied channels never reach them, nor (in a
+//! blend) joints whose angles are the same bits in both frames and the
+//! previous output frame and far from gimbal lock (`MixLanes::gather`:
+//! the lanes would give those bits back; a clip's constant joints).
 
 use glam::DQuat;
 
@@ -307,11 +310,13 @@ impl Mixer {
         // The lanes first: they read most of both frames in channel order,
         // which brings them into the cache in the order the hardware
         // prefetcher follows; the scattered position channels then hit.
-        if self.adjacent {
-            self.lanes.gather::<true>(&self.mixed_rot, &self.mixed_parity, a, b, near);
+        let (rot, parity) = (&self.mixed_rot, &self.mixed_parity);
+        let lane_rot = &mut self.lane_rot;
+        let all_mixed = if self.adjacent {
+            self.lanes.gather::<true>(rot, parity, a, b, near, out, lane_rot)
         } else {
-            self.lanes.gather::<false>(&self.mixed_rot, &self.mixed_parity, a, b, near);
-        }
+            self.lanes.gather::<false>(rot, parity, a, b, near, out, lane_rot)
+        };
         for &c in &self.kept {
             out[c] = a[c];
         }
@@ -324,7 +329,7 @@ impl Mixer {
             self.q1.push(j.rotation(b));
             self.slots.push(idx);
         }
-        self.write_rotations(w, false, near, out, true)
+        self.write_rotations(w, false, near, out, all_mixed)
     }
 
     /// Where two rotations are nearly opposite (about 180 degrees apart),

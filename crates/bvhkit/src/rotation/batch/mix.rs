@@ -50,6 +50,13 @@ pub(crate) struct MixLanes {
     /// Per lane, 1 where the fast continuity choice could not decide (see
     /// [`near_deg_fast`]) and the lane is solved again with [`near_deg`].
     pub(super) redo: Vec<f64>,
+    /// Per lane, after the pass of a blend on the mixes' kernels (`FAST`,
+    /// not layered, from the angles): 1 where [`keep_same`] may change the
+    /// lane (its two frames' angles are the same bits, or one is huge and
+    /// is reduced before [`keep_same`] sees it), else 0; so that
+    /// [`MixLanes::keep_same`] skips a frame without such a lane (a
+    /// crossfade of different frames, nearly always).
+    pub(super) same: Vec<f64>,
     /// Whether the lanes run the mixes' kernels (`FAST`: [`sin_cos_half`],
     /// [`sin_cos_kernel_mix`], [`atan2_mix`]'s short polynomials), whose
     /// angles are within 1e-10 degrees of the formulas' rather than
@@ -285,6 +292,7 @@ impl MixLanes {
             inv: [v(), v(), v(), vec![1.0; cap]],
             out: std::array::from_fn(|_| v()),
             redo: v(),
+            same: v(),
             fast: false,
         }
     }
@@ -334,18 +342,27 @@ impl MixLanes {
     /// Sets the lanes to one per entry of `rot` (a joint's three rotation
     /// channels, listing order) with its order's parity `parity` (see
     /// [`parity_of`]): the angles of frames `a` and `b` and of the previous
-    /// output frame `near` at those channels, no layer. The same lanes as
-    /// [`MixLanes::clear`] and one [`MixLanes::push`] per joint, in one
-    /// loop.
+    /// output frame `near` at those channels, no layer; except the entries
+    /// whose three angles are the same bits in `a`, `b` and `near` and
+    /// [`settled`]: their channels of `a` are copied into `out` (what the
+    /// lanes and [`keep_same`] give them, bit for bit) and they take no
+    /// lane, their neighbours' channels go to `lane_rot`. The same lanes
+    /// as [`MixLanes::clear`] and one [`MixLanes::push`] per other entry,
+    /// in one loop. Returns whether every entry is a lane (lane `s` is
+    /// entry `s`; `lane_rot` is then left as it was).
     ///
     /// With `ADJACENT`, every entry of `rot` must be `[c, c + 1, c + 2]`
     /// (see [`adjacent`]): each frame's three values are then read as one
     /// slice (one bounds check instead of three).
     ///
+    /// For the mixes' lanes ([`MixLanes::fast_with_capacity`]) of a blend
+    /// (solved with `layered` false).
+    ///
     /// # Panics
     /// When `rot` and `parity` differ in length, hold more joints than the
-    /// capacity, or name a channel outside a frame, or when `b` or `near`
-    /// is shorter than `a`.
+    /// capacity or `lane_rot`, or name a channel outside a frame, or when
+    /// `b`, `near` or `out` is shorter than `a`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn gather<const ADJACENT: bool>(
         &mut self,
         rot: &[[usize; 3]],
@@ -353,25 +370,64 @@ impl MixLanes {
         a: &[f64],
         b: &[f64],
         near: &[f64],
-    ) {
+        out: &mut [f64],
+        lane_rot: &mut [[usize; 3]],
+    ) -> bool {
+        // Leaving a settled joint out is the mixes' rule (`keep_same`).
+        debug_assert!(self.fast, "MixLanes::gather takes the mixes' lanes");
         let n = rot.len();
-        assert!(parity.len() == n && n <= self.parity.len(), "{n} lanes");
-        // One length for the three frames: a channel's bounds check on
-        // `a` covers `b` and `near`.
+        assert!(parity.len() == n && n <= self.parity.len() && n <= lane_rot.len(), "{n} lanes");
+        // One length for the frames: a channel's bounds check on `a`
+        // covers the others.
         let len = a.len();
-        let (a, b, near) = (&a[..len], &b[..len], &near[..len]);
+        let (a, b, near, out) = (&a[..len], &b[..len], &near[..len], &mut out[..len]);
         let [a0, a1, a2, b0, b1, b2] = &mut self.ang;
         let (a0, a1, a2) = (&mut a0[..n], &mut a1[..n], &mut a2[..n]);
         let (b0, b1, b2) = (&mut b0[..n], &mut b1[..n], &mut b2[..n]);
         let [p0, p1, p2] = &mut self.near;
         let (p0, p1, p2) = (&mut p0[..n], &mut p1[..n], &mut p2[..n]);
-        for (l, &r) in rot.iter().enumerate() {
-            [a0[l], a1[l], a2[l]] = read3::<ADJACENT>(a, r);
-            [b0[l], b1[l], b2[l]] = read3::<ADJACENT>(b, r);
-            [p0[l], p1[l], p2[l]] = read3::<ADJACENT>(near, r);
+        let e = &mut self.parity[..n];
+        let lane_rot = &mut lane_rot[..n];
+        // Lane s is entry s up to the first settled entry, `first`.
+        let mut first = n;
+        for (s, &r) in rot.iter().enumerate() {
+            let (x, y, p) =
+                (read3::<ADJACENT>(a, r), read3::<ADJACENT>(b, r), read3::<ADJACENT>(near, r));
+            if same_bits(x, y) && same_bits(x, p) && settled(x) {
+                first = s;
+                break;
+            }
+            [a0[s], a1[s], a2[s]] = x;
+            [b0[s], b1[s], b2[s]] = y;
+            [p0[s], p1[s], p2[s]] = p;
         }
-        self.parity[..n].copy_from_slice(parity);
-        self.n = n;
+        e[..first].copy_from_slice(&parity[..first]);
+        if first == n {
+            self.n = n;
+            return true;
+        }
+        lane_rot[..first].copy_from_slice(&rot[..first]);
+        // From there, the other entries only.
+        let mut l = first;
+        for s in first..n {
+            let r = rot[s];
+            let (x, y, p) =
+                (read3::<ADJACENT>(a, r), read3::<ADJACENT>(b, r), read3::<ADJACENT>(near, r));
+            if same_bits(x, y) && same_bits(x, p) && settled(x) {
+                write3::<ADJACENT>(out, r, x);
+                continue;
+            }
+            // l <= s < n: tells the compiler the lane writes are in bounds.
+            let l_ = l.min(s);
+            [a0[l_], a1[l_], a2[l_]] = x;
+            [b0[l_], b1[l_], b2[l_]] = y;
+            [p0[l_], p1[l_], p2[l_]] = p;
+            e[l_] = parity[s];
+            lane_rot[l_] = r;
+            l = l_ + 1;
+        }
+        self.n = l;
+        false
     }
 
     /// Adds a lane whose two quaternions come from the [`QuatLanes`] given
@@ -560,9 +616,14 @@ impl MixLanes {
 
     /// [`keep_same`] on every lane in use, after the pass (a loop of its
     /// own: inside the pass, the six angles kept alive to its end cost
-    /// the pass 7%).
+    /// the pass 7%), when the pass flagged a lane it may change
+    /// ([`MixLanes::same`]; the flag is only a filter: the loop tests
+    /// every lane itself).
     pub(super) fn keep_same(&mut self) {
         let n = self.n;
+        if self.same[..n].iter().fold(0, |acc, r| acc | r.to_bits()) == 0 {
+            return;
+        }
         let [h0, h1, h2, h3, h4, h5] = &self.ang;
         let (h0, h1, h2) = (&h0[..n], &h1[..n], &h2[..n]);
         let (h3, h4, h5) = (&h3[..n], &h4[..n], &h5[..n]);
@@ -911,14 +972,53 @@ pub(super) const SAME_DEG: f64 = 1e-6;
 /// for `17`. Branch-free (selects), so it stays on the lanes.
 #[inline(always)]
 pub(super) fn keep_same(out: [f64; 3], a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    let same = (a[0].to_bits() == b[0].to_bits())
-        & (a[1].to_bits() == b[1].to_bits())
-        & (a[2].to_bits() == b[2].to_bits());
+    let same = same_bits(a, b);
     let close = ((out[0] - a[0]).abs() <= SAME_DEG)
         & ((out[1] - a[1]).abs() <= SAME_DEG)
         & ((out[2] - a[2]).abs() <= SAME_DEG);
     let keep = same & close;
     [select(keep, a[0], out[0]), select(keep, a[1], out[1]), select(keep, a[2], out[2])]
+}
+
+/// Whether `x` and `y` are the same bits.
+#[inline(always)]
+pub(super) fn same_bits(x: [f64; 3], y: [f64; 3]) -> bool {
+    (x[0].to_bits() == y[0].to_bits())
+        & (x[1].to_bits() == y[1].to_bits())
+        & (x[2].to_bits() == y[2].to_bits())
+}
+
+/// The largest angle (degrees) [`settled`] takes: its ulp (`1.5e-11`)
+/// is far below [`SAME_DEG`].
+pub(super) const SETTLED_DEG: f64 = 1e5;
+
+/// Whether a joint's angles `x` (listing order), mixed with themselves
+/// next to themselves (`a`, `b` and `near` all `x`), certainly come out
+/// of the mixes' lanes (FAST, not layered) within [`SAME_DEG`] of `x`, so
+/// that [`keep_same`] gives `x` back bit for bit, and the lane can be
+/// left out ([`MixLanes::gather`]): every angle finite and at most
+/// [`SETTLED_DEG`] (no huge reduction, no previous angle beyond
+/// [`FAR_DEG`], and the unwrapping back next to `x` rounds within
+/// `1.5e-11`), and the middle angle at least a degree from a quarter turn
+/// (`|cos b| >= sin 1°`: no gimbal lock, and the lanes' error, about an
+/// ulp in the quaternion, is amplified at most 57 times in the first and
+/// third angles). Then the SLERP of the rotation with itself is that
+/// rotation within a few ulps, its first solution unwrapped next to `x`
+/// is `x` within about `1e-11` degrees (each quotient an integer within
+/// rounding: no tie), and the second solution is at least half a turn
+/// away in the first and third angles (no close call): the lanes take
+/// the first, [`keep_same`] puts `x` back.
+#[inline(always)]
+pub(super) fn settled(x: [f64; 3]) -> bool {
+    // Adding 1.5·2^52 rounds to an integer below 2^51.
+    const MAGIC: f64 = 6_755_399_441_055_744.0;
+    let small =
+        (x[0].abs() <= SETTLED_DEG) & (x[1].abs() <= SETTLED_DEG) & (x[2].abs() <= SETTLED_DEG);
+    // (NaN fails every comparison.) The middle angle less its nearest
+    // multiple of a half turn: within 89 degrees of it (any rounding here
+    // is far inside the margin).
+    let half_turns = (x[1] * (1.0 / 180.0) + MAGIC) - MAGIC;
+    small & ((x[1] - 180.0 * half_turns).abs() <= 89.0)
 }
 
 /// One lane's mix from its two quaternions (order axes): the SLERP (or the
@@ -972,6 +1072,7 @@ pub(super) fn mix_lanes<const LAYERED: bool, const FAST: bool, const PAD: usize>
     let [o0, o1, o2] = &mut m.out;
     let (o0, o1, o2) = (&mut o0[..n], &mut o1[..n], &mut o2[..n]);
     let redo = &mut m.redo[..n];
+    let same = &mut m.same[..n];
     // One lane from its two quaternions (a macro, not a closure: a
     // closure is a function of its own, compiled without the caller's
     // target features).
@@ -1001,6 +1102,12 @@ pub(super) fn mix_lanes<const LAYERED: bool, const FAST: bool, const PAD: usize>
                     | is_huge(h3[l])
                     | is_huge(h4[l])
                     | is_huge(h5[l]);
+                if FAST && !LAYERED {
+                    let bits_equal = (h0[l].to_bits() == h3[l].to_bits())
+                        & (h1[l].to_bits() == h4[l].to_bits())
+                        & (h2[l].to_bits() == h5[l].to_bits());
+                    same[l] = select(bits_equal | huge, 1.0, 0.0);
+                }
                 lane!(l, qa, qb, huge);
             }
         }

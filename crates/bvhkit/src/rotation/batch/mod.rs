@@ -88,7 +88,24 @@
 //! frames hold the same angles gets them back bit for bit where the
 //! lanes' are within 1e-6 degrees of them, so a clip blended with itself
 //! is itself), a select loop after the pass, took 3% to 5% of that back
-//! (criterion: crossfade 16.2 to 18.1 M joint-frames/s). No FMA still:
+//! (criterion: crossfade 16.2 to 18.1 M joint-frames/s); the pass now
+//! flags the lanes it may change (`MixLanes::same`: the two frames' angles
+//! the same bits, or huge) and the loop runs only in a frame with one
+//! (a crossfade of different frames has none: 1.03x to 1.05x on the
+//! synthetic clip's crossfade). And a blend's `MixLanes::gather` leaves
+//! out the joints whose angles are the same bits in both frames and the
+//! previous output frame and `settled` (every angle finite and at most
+//! 1e5 degrees, the middle one at least a degree from a quarter turn):
+//! the lanes give such a joint its angles within about 1e-11 degrees,
+//! the continuity choice takes them (the other solution is half a turn
+//! away, no unwrapping is a tie, no gimbal lock) and `keep_same` puts
+//! them back, so gather copies them into the output instead, the same
+//! bits (`gathered_blend_lanes_leave_out_only_joints_the_lanes_give_back`
+//! checks each left-out joint against the lanes, around the margins);
+//! constant joints (a mocap clip's fingers: 41 of Perception Neuron's 59
+//! three-channel joints in every frame of its crossfade with itself
+//! reversed) no longer take a lane: 2.4x to 2.5x on that crossfade (CPU
+//! time of the `mix_count` example). No FMA still:
 //! the plain, AVX2 and AVX-512 loops and the lanes solved again one by
 //! one give the same bits
 //! (`fast_mix_lanes_are_the_same_bits_everywhere_and_the_reference_lane`).

@@ -1170,3 +1170,85 @@ impl std::fmt::Display for Worst {
         )
     }
 }
+
+/// [`MixLanes::gather`] leaves out only joints whose lanes (FAST, a blend)
+/// give their angles back bit for bit: a joint whose three angles are the
+/// same bits in both frames and the previous output frame, and
+/// [`settled`], is written straight into the output, with the bits that
+/// pushing every joint and solving gives it, at any weight; the other
+/// joints' lanes, in `lane_rot`'s order, give theirs too. Hard angles:
+/// middle angles at and around the one-degree margin from gimbal lock
+/// and beyond it, magnitudes at and around [`SETTLED_DEG`], huge and
+/// non-finite ones, half and quarter turns.
+#[test]
+fn gathered_blend_lanes_leave_out_only_joints_the_lanes_give_back() {
+    let mut rng = Rng(4242);
+    let n = 797;
+    let mut gathered = MixLanes::fast_with_capacity(n);
+    let mut pushed = MixLanes::fast_with_capacity(n);
+    let angle = |rng: &mut Rng, k: usize| match k % 9 {
+        0 => 89.0 * [1.0, -1.0][(rng.next() % 2) as usize] + 1e-9 * rng.unit(),
+        1 => 90.0 + 2.0 * rng.unit() + 180.0 * (rng.next() % 5) as f64,
+        2 => SETTLED_DEG * (1.0 + 1e-12 * rng.unit()),
+        3 => -SETTLED_DEG + 400.0 * rng.unit().abs(),
+        4 => [f64::NAN, f64::INFINITY, 1e20][(rng.next() % 3) as usize],
+        5 => 89.999_999_9 + 1e-7 * rng.unit(),
+        _ => hard_angle(rng),
+    };
+    let (mut left_out, mut lanes_used) = (0, 0);
+    for round in 0..24 {
+        let t = [0.5, 1e-9, 0.3, 0.999][round % 4];
+        let orders: Vec<RotationOrder> =
+            (0..n).map(|_| RotationOrder::ALL[(rng.next() % 6) as usize]).collect();
+        let mut a = vec![0.0; 3 * n];
+        for (k, x) in a.iter_mut().enumerate() {
+            *x = if rng.next().is_multiple_of(3) {
+                angle(&mut rng, k / 3 + round)
+            } else {
+                hard_angle(&mut rng)
+            };
+        }
+        let (mut b, mut near) = (a.clone(), a.clone());
+        for s in 0..n {
+            match rng.next() % 8 {
+                0 => b[3 * s + (s % 3)] = hard_angle(&mut rng),
+                1 => near[3 * s + 2] += 1e-9,
+                2 => near[3 * s] = -near[3 * s],
+                _ => {}
+            }
+        }
+        let rot: Vec<[usize; 3]> = (0..n).map(|s| [3 * s, 3 * s + 1, 3 * s + 2]).collect();
+        let parity: Vec<f64> = orders.iter().map(|&o| parity_of(o)).collect();
+        let mut out = vec![f64::NAN; 3 * n];
+        let mut lane_rot = vec![[0; 3]; n];
+        gathered.clear();
+        let all = gathered.gather::<true>(&rot, &parity, &a, &b, &near, &mut out, &mut lane_rot);
+        gathered.solve(t, false);
+        let lanes = gathered.len();
+        let lane_rot = if all { &rot[..] } else { &lane_rot[..lanes] };
+        for (l, r) in lane_rot.iter().enumerate() {
+            write3::<true>(&mut out, *r, gathered.angles(l));
+        }
+        pushed.clear();
+        for (s, r) in rot.iter().enumerate() {
+            let [x, y, p] = [&a, &b, &near].map(|f| read3::<true>(f, *r));
+            pushed.push(orders[s], x, y, p, None);
+        }
+        pushed.solve(t, false);
+        for (s, r) in rot.iter().enumerate() {
+            let got = read3::<true>(&out, *r).map(f64::to_bits);
+            let what = format!(
+                "{} {:?} {:?} near {:?} t {t}",
+                orders[s],
+                read3::<true>(&a, *r),
+                read3::<true>(&b, *r),
+                read3::<true>(&near, *r)
+            );
+            assert_eq!(got, pushed.angles(s).map(f64::to_bits), "{what}");
+        }
+        left_out += n - lanes;
+        lanes_used += lanes;
+    }
+    eprintln!("gathered blend lanes: {left_out} joints left out, {lanes_used} solved");
+    assert!(left_out > 2000 && lanes_used > 10_000, "{left_out} left out, {lanes_used} solved");
+}

@@ -580,12 +580,14 @@ impl LintStream {
             ch,
             n,
             sizes,
-            mut joints,
+            joints: mut states,
             curves,
+            d3,
             pieces,
             jerk,
             ..
         } = self;
+        give_back(d3);
         if n == 0 {
             return None;
         }
@@ -594,11 +596,11 @@ impl LintStream {
         // so that each is given back where it was last read, on the pool,
         // not by one thread at the end.
         let kept: Vec<Vec<DVec3>> =
-            joints.iter_mut().map(|s| std::mem::take(&mut s.kept)).collect();
+            states.iter_mut().map(|s| std::mem::take(&mut s.kept)).collect();
         let bones = stretching(&skel);
         let lens: Vec<Vec<f64>> =
-            bones.iter().map(|&(j, _)| std::mem::take(&mut joints[j].lens)).collect();
-        let joints = &joints;
+            bones.iter().map(|&(j, _)| std::mem::take(&mut states[j].lens)).collect();
+        let joints = &states;
         let lowest = || joints.iter().map(|s| s.low).fold(f64::INFINITY, f64::min);
         // Everything at once: the unit guess over every frame and what it
         // decides (the caller's guess confirmed, the figure's size, then
@@ -660,14 +662,14 @@ impl LintStream {
                 join(
                     || {
                         let measured = feet::measure(&feet, |j| &kept[j][..], lowest, n, fps, u, o);
-                        drop(kept);
+                        give_back(kept);
                         measured
                     },
                     || {
                         join(
                             || {
                                 let smooth = smoothness(joints, &curves, n, o);
-                                drop(curves);
+                                give_back(curves);
                                 smooth
                             },
                             || channel_findings(&ch, &skel, &names, o, pieces, n, (fps, dt)),
@@ -684,6 +686,8 @@ impl LintStream {
         smooth.jerk = jerk;
         let (mut metrics, mut findings, series, ground) =
             combine(&feet, feet_data, Some((smooth, chan)), &names, lowest, o, &mut notes);
+        // The joints' far frames (300,000 on the synthetic file) too.
+        give_back(states);
         for found in stretched.into_iter().flatten() {
             super::stretched(found, &mut metrics, &mut findings);
         }
@@ -732,6 +736,18 @@ struct PieceOut<'a> {
 struct Found {
     far: Vec<Vec<(usize, f64)>>,
     low: Vec<f64>,
+}
+
+/// `x` freed on rayon's pool, in a task of its own that nothing waits
+/// for (with the `parallel` feature; else at once): the curves' 59 MB of
+/// the synthetic file took 5 to 7 ms to unmap, the last thing the report's
+/// threads did, one of them alone, while the rest of the report (the
+/// findings' order, their text) waited for it.
+fn give_back<T: Send + 'static>(x: T) {
+    #[cfg(feature = "parallel")]
+    rayon::spawn(move || drop(x));
+    #[cfg(not(feature = "parallel"))]
+    drop(x);
 }
 
 /// `f(j, joint)` for every joint, on rayon's pool with the `parallel`

@@ -502,7 +502,11 @@ impl LintStream {
         // The jitter's sums, each joint's jerks in frame order: groups of
         // joints on the pool, each frame's joints of a group one after the
         // other (their sums' additions independent of each other, not
-        // each waiting for the one before it).
+        // each waiting for the one before it). Not advised: eight frames
+        // of a joint at a time without a branch (a jerk not finite adding
+        // +0, the same bits): no change, about 2% of the samples either way
+        // (bound, it seems, by reading the batch's 0.7 MB of jerks back
+        // rather than by the additions).
         const GROUP: usize = 16;
         let n3 = count(n0, g1, 3);
         let d3 = &self.d3;
@@ -580,12 +584,14 @@ impl LintStream {
             ch,
             n,
             sizes,
-            mut joints,
+            joints: mut states,
             curves,
+            d3,
             pieces,
             jerk,
             ..
         } = self;
+        give_back(d3);
         if n == 0 {
             return None;
         }
@@ -594,11 +600,11 @@ impl LintStream {
         // so that each is given back where it was last read, on the pool,
         // not by one thread at the end.
         let kept: Vec<Vec<DVec3>> =
-            joints.iter_mut().map(|s| std::mem::take(&mut s.kept)).collect();
+            states.iter_mut().map(|s| std::mem::take(&mut s.kept)).collect();
         let bones = stretching(&skel);
         let lens: Vec<Vec<f64>> =
-            bones.iter().map(|&(j, _)| std::mem::take(&mut joints[j].lens)).collect();
-        let joints = &joints;
+            bones.iter().map(|&(j, _)| std::mem::take(&mut states[j].lens)).collect();
+        let joints = &states;
         let lowest = || joints.iter().map(|s| s.low).fold(f64::INFINITY, f64::min);
         // Everything at once: the unit guess over every frame and what it
         // decides (the caller's guess confirmed, the figure's size, then
@@ -660,14 +666,14 @@ impl LintStream {
                 join(
                     || {
                         let measured = feet::measure(&feet, |j| &kept[j][..], lowest, n, fps, u, o);
-                        drop(kept);
+                        give_back(kept);
                         measured
                     },
                     || {
                         join(
                             || {
                                 let smooth = smoothness(joints, &curves, n, o);
-                                drop(curves);
+                                give_back(curves);
                                 smooth
                             },
                             || channel_findings(&ch, &skel, &names, o, pieces, n, (fps, dt)),
@@ -684,6 +690,8 @@ impl LintStream {
         smooth.jerk = jerk;
         let (mut metrics, mut findings, series, ground) =
             combine(&feet, feet_data, Some((smooth, chan)), &names, lowest, o, &mut notes);
+        // The joints' far frames (300,000 on the synthetic file) too.
+        give_back(states);
         for found in stretched.into_iter().flatten() {
             super::stretched(found, &mut metrics, &mut findings);
         }
@@ -734,6 +742,18 @@ struct Found {
     low: Vec<f64>,
 }
 
+/// `x` freed on rayon's pool, in a task of its own that nothing waits
+/// for (with the `parallel` feature; else at once): the curves' 59 MB of
+/// the synthetic file took 5 to 7 ms to unmap, the last thing the report's
+/// threads did, one of them alone, while the rest of the report (the
+/// findings' order, their text) waited for it.
+fn give_back<T: Send + 'static>(x: T) {
+    #[cfg(feature = "parallel")]
+    rayon::spawn(move || drop(x));
+    #[cfg(not(feature = "parallel"))]
+    drop(x);
+}
+
 /// `f(j, joint)` for every joint, on rayon's pool with the `parallel`
 /// feature.
 fn each_joint(joints: &mut [JointState], f: impl Fn(usize, &mut JointState) + Sync + Send) {
@@ -747,15 +767,19 @@ fn each_joint(joints: &mut [JointState], f: impl Fn(usize, &mut JointState) + Sy
 }
 
 /// A thread's buffers for [`Pass::piece`]: the FK lanes, a run of
-/// positions (frame-major) and each joint's last position, step and
-/// acceleration, with how many frames are behind them (at most 3).
+/// positions (frame-major), each joint's last three positions with how
+/// many frames are behind them (at most 3), and one joint's run laid out
+/// for [`diffs`].
 struct Scratch {
     lanes: crate::FkLanes,
     run: Vec<DVec3>,
-    prev: Vec<DVec3>,
-    v0: Vec<DVec3>,
-    a0: Vec<DVec3>,
     have: Vec<u8>,
+    /// Each joint's last three positions fed, oldest first (the first
+    /// `3 - have` of them stale).
+    hist: Vec<[DVec3; 3]>,
+    /// One joint's positions of a run, the three frames before it first,
+    /// one coordinate a vector.
+    xyz: [Vec<f64>; 3],
 }
 
 impl Scratch {
@@ -763,33 +787,25 @@ impl Scratch {
         Scratch {
             lanes: fk.lanes_scratch(),
             run: Vec::new(),
-            prev: vec![DVec3::ZERO; nj],
-            v0: vec![DVec3::ZERO; nj],
-            a0: vec![DVec3::ZERO; nj],
             have: vec![0; nj],
+            hist: vec![[DVec3::ZERO; 3]; nj],
+            xyz: [Vec::new(), Vec::new(), Vec::new()],
         }
     }
 
-    /// Joint `j`'s next position `p`: its step, acceleration and jerk
-    /// vectors' squared lengths where the frames behind it give them, each
-    /// difference taken once from the one before it (`v = p - p'`,
-    /// `a = v - v'`, `d = a - a'`: the operations of the nested
-    /// differences, the same bits).
+    /// Joint `j`'s next position `p`, one of the clip's first three
+    /// frames or of a piece's three frames before it: its step's and
+    /// acceleration's squared lengths where the frames behind it give
+    /// them (`v = p - p'`, `a = v - v'`: the operations of [`diffs`], the
+    /// same bits).
     #[inline]
     fn feed(&mut self, j: usize, p: DVec3) -> (Option<f64>, Option<f64>) {
         let have = self.have[j];
-        let (mut step, mut acc) = (None, None);
-        if have >= 1 {
-            let v = p - self.prev[j];
-            step = Some(v.length_squared());
-            if have >= 2 {
-                let a = v - self.v0[j];
-                acc = Some(a.length_squared());
-                self.a0[j] = a;
-            }
-            self.v0[j] = v;
-        }
-        self.prev[j] = p;
+        let [_, h1, h2] = self.hist[j];
+        let v = p - h2;
+        let step = (have >= 1).then(|| v.length_squared());
+        let acc = (have >= 2).then(|| (v - (h2 - h1)).length_squared());
+        self.hist[j] = [h1, h2, p];
         self.have[j] = (have + 1).min(3);
         (step, acc)
     }
@@ -836,9 +852,11 @@ impl Pass<'_> {
     /// positions are in cache, each joint's differences started from the
     /// three frames before the piece (carried from the batch before, or
     /// computed again: a frame's positions are the same bits in any run);
-    /// each joint's squared lengths of a run rooted right after it, while
-    /// they are in cache (on the CPU's widest lanes, [`root`]: `sqrt` is
-    /// correctly rounded there as in a scalar, the same bits); at the end each
+    /// each joint's run laid out a coordinate a vector, the three frames
+    /// before it first, and its steps, accelerations and jerks taken and
+    /// rooted on the CPU's widest lanes ([`diffs`]: `sqrt` is correctly
+    /// rounded there as in a scalar, the same bits; the clip's first three
+    /// frames one at a time, [`Scratch::feed`] and [`root`]); at the end each
     /// frame's mean jerk over the joints, in joint order. The distance from
     /// the hips is rooted only where it may pass the limit kept
     /// ([`far_floor`]).
@@ -896,24 +914,47 @@ impl Pass<'_> {
                     }
                     i += 1;
                 }
-                let (mut prev, mut v0, mut a0) = (sc.prev[j], sc.v0[j], sc.a0[j]);
-                for i in i..len {
-                    let g = ga + i;
-                    let p = sc.run[i * nj + j];
-                    let v = p - prev;
-                    let a = v - v0;
-                    let d = a - a0;
-                    step[g - sb] = v.length_squared();
-                    acc[g - ab] = a.length_squared();
-                    d3[g - db] = d.length_squared();
-                    (prev, v0, a0) = (p, v, a);
-                }
-                (sc.prev[j], sc.v0[j], sc.a0[j]) = (prev, v0, a0);
-                // The run's squared lengths rooted while they are in cache.
-                let at = |b: usize| ga.max(b) - b..(ga + len).max(b) - b;
+                // The first frames' squared lengths rooted (the clip's
+                // first frames only: the rest are rooted by `diffs`).
+                let at = |b: usize| ga.max(b) - b..(ga + i).max(b) - b;
                 root::<false>(simd, &mut step[at(sb)], 1.0);
                 root::<true>(simd, &mut acc[at(ab)], fps2);
                 root::<true>(simd, &mut d3[at(db)], fps3);
+                if i < len {
+                    // The rest of the run with three frames behind every
+                    // frame: each coordinate in a vector of its own, the
+                    // three frames before first, the differences and
+                    // their lengths on SIMD lanes.
+                    let m = len - i;
+                    let h = sc.hist[j];
+                    let [xs, ys, zs] = &mut sc.xyz;
+                    xs.resize(m + 3, 0.0);
+                    ys.resize(m + 3, 0.0);
+                    zs.resize(m + 3, 0.0);
+                    let points = h.iter().chain(sc.run[i * nj + j..].iter().step_by(nj));
+                    for (((p, x), y), z) in points.zip(&mut *xs).zip(&mut *ys).zip(&mut *zs) {
+                        (*x, *y, *z) = (p.x, p.y, p.z);
+                    }
+                    let g = ga + i;
+                    diffs(
+                        simd,
+                        [&sc.xyz[0], &sc.xyz[1], &sc.xyz[2]],
+                        &mut step[g - sb..][..m],
+                        &mut acc[g - ab..][..m],
+                        &mut d3[g - db..][..m],
+                        (fps2, fps3),
+                    );
+                    let last = |k: usize| sc.run[(len - 3 + k) * nj + j];
+                    sc.hist[j] = if m >= 3 {
+                        [last(0), last(1), last(2)]
+                    } else {
+                        let mut h = h;
+                        for i in i..len {
+                            h = [h[1], h[2], sc.run[i * nj + j]];
+                        }
+                        h
+                    };
+                }
                 let run = &sc.run;
                 for i in 0..len {
                     let d2 = (run[i * nj + j] - run[i * nj + self.hips]).length_squared();
@@ -953,6 +994,50 @@ impl Pass<'_> {
             }
         }
         found
+    }
+}
+
+simd_kernel! {
+    /// Per frame of a joint whose positions' coordinates are `xyz` (three
+    /// frames before the first first): the length of its step, its
+    /// acceleration times `fps2` and its jerk times `fps3` (`v = p - p'`,
+    /// `a = v - v'`, `d = a - a'`, each squared length `x*x + y*y + z*z`
+    /// rooted: the operations of [`Scratch::feed`] and [`root`], each
+    /// difference taken again from the positions rather than carried,
+    /// the same bits), on the CPU's widest lanes.
+    ///
+    /// Not advised: the distances from the hips taken the same way (the
+    /// hips' run laid out a coordinate a vector, each joint's squared
+    /// distances on lanes, then compared with the far floor): 1.2% and
+    /// 1.8% more CPU than one at a time in two sets of 11 pairs.
+    fn diffs(
+        simd: Simd,
+        xyz: [&[f64]; 3],
+        step: &mut [f64],
+        acc: &mut [f64],
+        d3: &mut [f64],
+        fps: (f64, f64),
+    ) {
+        let n = step.len();
+        let (acc, d3) = (&mut acc[..n], &mut d3[..n]);
+        let [xs, ys, zs] = xyz.map(|p| &p[..n + 3]);
+        // The step, acceleration and jerk of one coordinate at frame k + 3.
+        #[inline(always)]
+        fn dva(p: &[f64], k: usize) -> (f64, f64, f64) {
+            let v = p[k + 3] - p[k + 2];
+            let v1 = p[k + 2] - p[k + 1];
+            let v2 = p[k + 1] - p[k];
+            let a = v - v1;
+            (v, a, a - (v1 - v2))
+        }
+        for k in 0..n {
+            let (vx, ax, dx) = dva(xs, k);
+            let (vy, ay, dy) = dva(ys, k);
+            let (vz, az, dz) = dva(zs, k);
+            step[k] = (vx * vx + vy * vy + vz * vz).sqrt();
+            acc[k] = (ax * ax + ay * ay + az * az).sqrt() * fps.0;
+            d3[k] = (dx * dx + dy * dy + dz * dz).sqrt() * fps.1;
+        }
     }
 }
 
@@ -1021,8 +1106,67 @@ fn far_floor(limit: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{AHEAD, Curves, root};
+    use super::{AHEAD, Curves, diffs, root};
     use crate::simd::Simd;
+    use glam::DVec3;
+
+    /// The steps, accelerations and jerks of [`diffs`] on every build the
+    /// CPU runs are the bits of the nested differences of the positions
+    /// (`v = p - p'`, `a = v - v'`, `d = a - a'`, as the pass took them
+    /// one frame at a time before, each carried to the next frame): large
+    /// and tiny coordinates, subnormals, infinities and NaN, over lengths
+    /// that leave a tail after the lanes.
+    #[test]
+    fn differences_on_lanes_are_the_nested_differences() {
+        let mut next = crate::xorshift(0x2545_f491_4f6c_dd1du64);
+        let mut coord = |i: usize| {
+            let x = (next() >> 11) as f64 / (1u64 << 40) as f64 - 2000.0;
+            match i % 23 {
+                5 => 1e300,
+                9 => -f64::MIN_POSITIVE / 7.0,
+                13 => f64::INFINITY,
+                17 => f64::NAN,
+                _ => x,
+            }
+        };
+        let points: Vec<DVec3> =
+            (0..70).map(|i| DVec3::new(coord(i), coord(i + 7), coord(i + 11))).collect();
+        let (fps2, fps3) = (14_400.0, 1.728e6);
+        for simd in Simd::available() {
+            for n in [0, 1, 3, 4, 5, 8, 9, 31, 67] {
+                let p = &points[..n + 3];
+                let xyz = [0, 1, 2].map(|c| p.iter().map(|q| q[c]).collect::<Vec<f64>>());
+                let (mut step, mut acc, mut d3) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+                diffs(
+                    simd,
+                    [&xyz[0], &xyz[1], &xyz[2]],
+                    &mut step,
+                    &mut acc,
+                    &mut d3,
+                    (fps2, fps3),
+                );
+                let mut v0 = p[1] - p[0];
+                let mut a0 = (p[2] - p[1]) - v0;
+                v0 = p[2] - p[1];
+                for k in 0..n {
+                    let v = p[k + 3] - p[k + 2];
+                    let a = v - v0;
+                    let d = a - a0;
+                    (v0, a0) = (v, a);
+                    let want = [
+                        v.length_squared().sqrt(),
+                        a.length_squared().sqrt() * fps2,
+                        d.length_squared().sqrt() * fps3,
+                    ];
+                    let got = [step[k], acc[k], d3[k]];
+                    assert!(
+                        got.iter().zip(want).all(|(g, w)| g.to_bits() == w.to_bits()),
+                        "{simd:?} n {n} frame {k}: {got:?} against {want:?}"
+                    );
+                }
+            }
+        }
+    }
 
     /// The roots on every build the CPU runs are the scalar loop's bits:
     /// zeros, subnormals, huge values, infinities and NaN, over lengths

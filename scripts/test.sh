@@ -62,6 +62,9 @@ cargo fmt --all --check
 
 echo "test: cargo clippy"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
+# The core without its default `parallel` feature (one thread, no rayon)
+# must build clean too.
+cargo clippy -p bvhkit --lib --no-default-features -- -D warnings
 
 # A virtual display for the desktop player's screenshot test.
 if [ -z "${DISPLAY:-}" ] && command -v Xvfb >/dev/null; then

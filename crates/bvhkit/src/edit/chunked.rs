@@ -106,6 +106,7 @@ const PART_VALUES: usize = 32 * 1024;
 /// ```
 #[derive(Clone, Debug)]
 pub struct ChunkedMap<M: SplitFrameMap> {
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
     fresh: M,
     current: M,
     n_in: usize,

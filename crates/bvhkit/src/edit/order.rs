@@ -189,10 +189,12 @@ struct Group {
 
 /// Changed joints per group in [`SplitFrameMap::map_many`], at least (a
 /// group's lanes should fill a few SIMD steps).
+#[cfg_attr(not(feature = "parallel"), allow(dead_code))]
 const GROUP_JOINTS: usize = 8;
 
 /// Frames of a run below which [`SplitFrameMap::map_many`] is not worth
 /// starting tasks for.
+#[cfg_attr(not(feature = "parallel"), allow(dead_code))]
 const MANY_FRAMES: usize = 64;
 
 impl OrderMap {

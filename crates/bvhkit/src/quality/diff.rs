@@ -859,9 +859,10 @@ const STREAM_VALUES: usize = 512 * 1024;
 /// pass after [`Streamed::Units`]); else [`DiffOptions::metres_per_unit`];
 /// else each clip's unit is guessed from its first batch of frames, and
 /// checked at the end against the guess from every frame
-/// ([`crate::units::UnitGuess::of_bvh`]'s). `consumed(a, b)` is told, after
-/// each batch, how many input bytes each reader will not look at again
-/// (a caller may release a mapped file's pages behind them).
+/// ([`crate::units::UnitGuess::of_bvh`]'s). `consumed(a, b)` is told, as
+/// the reads of each batch after the first start (on the thread that reads
+/// A, beside the other's work), how many input bytes each reader will not
+/// look at again (a caller may release a mapped file's pages behind them).
 ///
 /// Clips of different frame rates, without channels or frames, or whose
 /// joint pairs fail are [`Streamed::Whole`].
@@ -1009,30 +1010,39 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
         let mut g = 0;
         while ka > 0 || kb > 0 {
             let runs = ka.max(kb).div_ceil(RUN);
-            // The next batch's frames are read while this one is measured.
+            // The next batch's frames are read while this one is measured:
+            // A's read (after the input before the readers is released) on
+            // this thread, B's read and then the runs on another, so that
+            // each thread reads one clip and both take the runs as their
+            // reads end (with both reads on one thread and the runs on the
+            // other, a thread would wait for the other's last run or read).
             let until = g + 2 * per_batch;
             let (have_a, have_b) = (ca.end(), cb.end());
-            let (next, outs) = super::join(
+            let behind = (ra.bytes_consumed(), rb.bytes_consumed());
+            let (next_a, (next_b, outs)) = super::join(
+                || {
+                    consumed(behind.0, behind.1);
+                    match ended_a {
+                        true => Ok(true),
+                        false => read_until(&mut ra, have_a, until, &mut spare_a, &mut got_a),
+                    }
+                },
                 || {
                     super::join(
-                        || match ended_a {
-                            true => Ok(true),
-                            false => read_until(&mut ra, have_a, until, &mut spare_a, &mut got_a),
-                        },
                         || match ended_b {
                             true => Ok(true),
                             false => read_until(&mut rb, have_b, until, &mut spare_b, &mut got_b),
                         },
+                        || {
+                            each_run(&mut scratch[..runs], |sc, i| {
+                                let mut out = positions(sc, i, g, (&ca, ka), (&cb, kb));
+                                if let Some(m) = mpu {
+                                    measure(sc, i, g, kb, m, &mut out);
+                                }
+                                out
+                            })
+                        },
                     )
-                },
-                || {
-                    each_run(&mut scratch[..runs], |sc, i| {
-                        let mut out = positions(sc, i, g, (&ca, ka), (&cb, kb));
-                        if let Some(m) = mpu {
-                            measure(sc, i, g, kb, m, &mut out);
-                        }
-                        out
-                    })
                 },
             );
             let mut outs = outs;
@@ -1073,14 +1083,13 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
                 per_frame.extend(out.per_frame);
             }
             g += per_batch;
-            (ended_a, ended_b) = (next.0?, next.1?);
+            (ended_a, ended_b) = (next_a?, next_b?);
             ca.take(&mut got_a);
             cb.take(&mut got_b);
             ca.drop_before(g, &mut spare_a);
             cb.drop_before(g, &mut spare_b);
             ka = ca.end().saturating_sub(g).min(per_batch);
             kb = cb.end().saturating_sub(g).min(per_batch);
-            consumed(ra.bytes_consumed(), rb.bytes_consumed());
         }
         let (na, nb) = (sizes_a.len(), sizes_b.len());
         // (Without frames no batch was measured, so no unit was guessed.)
@@ -1091,7 +1100,7 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             let all = |sizes: Vec<f64>, skel: &Skeleton| {
                 UnitGuess::of_pose_sizes(sizes).named(&Limbs::of(skel)).metres_per_unit()
             };
-            let m = (all(sizes_a, &sa), all(sizes_b, &sb));
+            let m = super::join(|| all(sizes_a, &sa), || all(sizes_b, &sb));
             if m.0.to_bits() != mpu.0.to_bits() || m.1.to_bits() != mpu.1.to_bits() {
                 return Ok(Streamed::Units(m.0, m.1));
             }

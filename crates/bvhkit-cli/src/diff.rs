@@ -275,3 +275,67 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The object `bvh diff --json` wrote through `serde_json::Value`
+    /// before `JsonDiff`.
+    fn by_value(d: &quality::Diff, ia: &Input, ib: &Input) -> String {
+        let num = |v: f64| if v.is_finite() { json!(v) } else { serde_json::Value::Null };
+        json!({
+            "a": ia.display(),
+            "b": ib.display(),
+            "frames": d.frames,
+            "fps": num(d.fps),
+            "pairs": d.joints.len(),
+            "mpjpe": num(d.mpjpe),
+            "mpjpe_root": num(d.mpjpe_root),
+            "pa_mpjpe": num(d.pa_mpjpe),
+            "rotation_deg": d.rotation_deg.map_or(serde_json::Value::Null, num),
+            "joints": d.joints.iter().map(|j| json!({
+                "a": j.a, "b": j.b, "mpjpe": num(j.mpjpe),
+                "rotation_deg": j.rotation_deg.map_or(serde_json::Value::Null, num),
+            })).collect::<Vec<_>>(),
+            "worst_frames": d.worst_frames.iter().map(|(f, e)| json!([f, num(*e)])).collect::<Vec<_>>(),
+            "worst_joints": d.worst_joints.iter().map(|&j| d.joints[j].a.clone()).collect::<Vec<_>>(),
+            "per_frame": d.per_frame.iter().map(|&e| num(e)).collect::<Vec<_>>(),
+            "notes": d.notes,
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn the_json_is_the_values_bytes() {
+        let joint = |a: &str, b: &str, mpjpe: f64, rotation_deg: Option<f64>| quality::JointDiff {
+            a: a.into(),
+            b: b.into(),
+            mpjpe,
+            rotation_deg,
+        };
+        let d = quality::Diff {
+            frames: 4,
+            fps: 120.004_800_192,
+            mpjpe: 0.1,
+            mpjpe_root: f64::NAN,
+            pa_mpjpe: -0.0,
+            rotation_deg: Some(f64::INFINITY),
+            joints: vec![
+                joint("Hips", "Hips", 1e-300, Some(12.5)),
+                joint("Left\"Arm\\", "é\u{1}", f64::NEG_INFINITY, None),
+            ],
+            per_frame: vec![0.25, f64::NAN, 3e21, -0.0],
+            worst_frames: vec![(2, 3e21), (1, f64::NAN)],
+            worst_joints: vec![1, 0],
+            notes: vec!["lengths differ".into(), "tab\there".into()],
+        };
+        let (ia, ib) = (Input::File("a b.bvh".into()), Input::Stdin);
+        let got = serde_json::to_string(&JsonDiff::of(&d, &ia, &ib)).expect("serialises");
+        assert_eq!(got, by_value(&d, &ia, &ib));
+        let none = quality::Diff { rotation_deg: None, notes: vec![], ..d };
+        let got = serde_json::to_string(&JsonDiff::of(&none, &ia, &ib)).expect("serialises");
+        assert_eq!(got, by_value(&none, &ia, &ib));
+    }
+}

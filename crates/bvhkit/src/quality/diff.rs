@@ -8,8 +8,10 @@
 //! frames and of the B frames it reads into buffers its thread reuses
 //! (scaled to metres as they are read). [`diff_stream`] takes two
 //! [`FrameReader`]s of the same frame rate and reads the frames of the next
-//! batch of whole runs from both at once while the batch before is
-//! measured, each a window of input at a time into buffers the runs read
+//! batch of whole runs from both while the batch before is measured (the
+//! pool's threads take the batch's runs and the windows of either clip as
+//! they come free, and read on while another finishes: no thread waits
+//! for another's last run), each a window of input at a time into buffers the runs read
 //! in place (`FrameReader::read_window` hands a window's values over
 //! without a copy; only a group of frames that spans two windows is
 //! copied, for FK). FK runs once per frame: each frame's size for the unit

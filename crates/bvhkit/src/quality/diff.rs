@@ -1062,12 +1062,15 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
                 until,
                 ahead,
             };
+            // A worker per thread of the pool (at least two: a clip each
+            // on one thread too, so that neither clip waits for the other's
+            // reads).
             let (outs_a, outs_b) = super::join(
                 || {
                     consumed(behind.0, behind.1);
                     share.work(0)
                 },
-                || share.work(1),
+                || each_worker(&share),
             );
             let (clip_a, clip_b) = (
                 clip_a.into_inner().unwrap_or_else(PoisonError::into_inner),
@@ -1078,7 +1081,8 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
                 clip_a.failed.map_or(Ok(clip_a.ended), Err),
                 clip_b.failed.map_or(Ok(clip_b.ended), Err),
             );
-            let mut outs: Vec<(usize, RunOut)> = outs_a.into_iter().chain(outs_b).collect();
+            let mut outs: Vec<(usize, RunOut)> =
+                outs_a.into_iter().chain(outs_b.into_iter().flatten()).collect();
             outs.sort_unstable_by_key(|o| o.0);
             let mut outs: Vec<RunOut> = outs.into_iter().map(|o| o.1).collect();
             if mpu.is_none() {
@@ -1345,7 +1349,7 @@ where
     RA: FrameSource + Send,
     RB: FrameSource + Send,
 {
-    /// A thread's share (`k` 0 first tries A, 1 first B): runs as long as
+    /// Worker `k`'s share (even `k` first tries A, odd B): runs as long as
     /// one is left to start, then windows of a clip no other thread reads
     /// up to `until`, then, while another thread still works, windows on
     /// up to `ahead`, so that no thread waits for another's last run or
@@ -1353,7 +1357,7 @@ where
     fn work(&self, k: usize) -> Vec<(usize, RunOut)> {
         let mut outs = Vec::new();
         let (a, b) = self.clips;
-        let window = |to: usize, busy: &mut bool| match k {
+        let window = |to: usize, busy: &mut bool| match k % 2 {
             0 => try_window(a, to, busy) || try_window(b, to, busy),
             _ => try_window(b, to, busy) || try_window(a, to, busy),
         };
@@ -1371,6 +1375,26 @@ where
             break;
         }
         outs
+    }
+}
+
+/// [`Share::work`] of workers 1 on: one, and with the `parallel` feature
+/// one more per thread of rayon's pool past the second, on the pool.
+fn each_worker<F, RA, RB>(share: &Share<'_, '_, F, RA, RB>) -> Vec<Vec<(usize, RunOut)>>
+where
+    F: Fn(usize) -> (usize, RunOut) + Sync,
+    RA: FrameSource + Send,
+    RB: FrameSource + Send,
+{
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        let workers = rayon::current_num_threads().max(2);
+        (1..workers).into_par_iter().map(|k| share.work(k)).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        vec![share.work(1)]
     }
 }
 

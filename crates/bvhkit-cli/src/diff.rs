@@ -8,7 +8,6 @@ use anyhow::{Context, Result, bail};
 use bvhkit::quality::{self, DiffOptions};
 use bvhkit::retarget::map::JointMap;
 use bvhkit::units::Units;
-use serde_json::json;
 
 use crate::PosMode;
 use crate::io::{Bytes, Input, Streamed, load, release_pages};
@@ -114,8 +113,11 @@ fn streamed(args: &Args, ia: &Input, ib: &Input, options: &DiffOptions) -> Optio
         else {
             return None;
         };
+        // Each reader scans its windows on one thread: the two read at
+        // once beside the runs that measure, so a window scanned in two
+        // halves (then joined by a copy) would only add that copy.
         let mut read = bvhkit::ReadOptions::new();
-        read.lenient(true);
+        read.lenient(true).parallel(false);
         let ra = read.frame_reader_slice(&ma).ok()?;
         let rb = read.frame_reader_slice(&mb).ok()?;
         let mut options = options.clone();
@@ -129,13 +131,79 @@ fn streamed(args: &Args, ia: &Input, ib: &Input, options: &DiffOptions) -> Optio
                 release_pages(m, b, &mut done_b);
             }
         };
-        match quality::diff_stream(ra, rb, &options, units, release).ok()? {
+        let got = quality::diff_stream(ra, rb, &options, units, release);
+        // The maps unmapped on a thread of their own, beside the output (a
+        // thread that cannot start drops them here; one still unmapping
+        // when the process ends is ended with it).
+        let _unmapping = std::thread::Builder::new().spawn(move || drop((ma, mb)));
+        match got.ok()? {
             quality::Streamed::Done(d) => return Some(*d),
             quality::Streamed::Units(a, b) if units.is_none() => units = Some((a, b)),
             _ => return None,
         }
     }
     None
+}
+
+/// `bvh diff --json`'s object, its keys in the order `serde_json::Value`
+/// writes them (sorted), written as it is serialized (no `Value` of every
+/// frame first); a number that is not finite is `null`, as `serde_json`
+/// writes it.
+#[derive(serde::Serialize)]
+struct JsonDiff<'d> {
+    a: String,
+    b: String,
+    fps: f64,
+    frames: usize,
+    joints: Vec<JsonJoint<'d>>,
+    mpjpe: f64,
+    mpjpe_root: f64,
+    notes: &'d [String],
+    pa_mpjpe: f64,
+    pairs: usize,
+    per_frame: &'d [f64],
+    rotation_deg: Option<f64>,
+    worst_frames: &'d [(usize, f64)],
+    worst_joints: Vec<&'d str>,
+}
+
+/// A joint pair of [`JsonDiff`].
+#[derive(serde::Serialize)]
+struct JsonJoint<'d> {
+    a: &'d str,
+    b: &'d str,
+    mpjpe: f64,
+    rotation_deg: Option<f64>,
+}
+
+impl<'d> JsonDiff<'d> {
+    fn of(d: &'d quality::Diff, ia: &Input, ib: &Input) -> JsonDiff<'d> {
+        JsonDiff {
+            a: ia.display(),
+            b: ib.display(),
+            fps: d.fps,
+            frames: d.frames,
+            joints: d
+                .joints
+                .iter()
+                .map(|j| JsonJoint {
+                    a: &j.a,
+                    b: &j.b,
+                    mpjpe: j.mpjpe,
+                    rotation_deg: j.rotation_deg,
+                })
+                .collect(),
+            mpjpe: d.mpjpe,
+            mpjpe_root: d.mpjpe_root,
+            notes: &d.notes,
+            pa_mpjpe: d.pa_mpjpe,
+            pairs: d.joints.len(),
+            per_frame: &d.per_frame,
+            rotation_deg: d.rotation_deg,
+            worst_frames: &d.worst_frames,
+            worst_joints: d.worst_joints.iter().map(|&j| d.joints[j].a.as_str()).collect(),
+        }
+    }
 }
 
 fn input(p: &std::path::Path) -> Input {
@@ -159,28 +227,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let num = |v: f64| if v.is_finite() { json!(v) } else { serde_json::Value::Null };
     if args.json {
-        let v = json!({
-            "a": ia.display(),
-            "b": ib.display(),
-            "frames": d.frames,
-            "fps": num(d.fps),
-            "pairs": d.joints.len(),
-            "mpjpe": num(d.mpjpe),
-            "mpjpe_root": num(d.mpjpe_root),
-            "pa_mpjpe": num(d.pa_mpjpe),
-            "rotation_deg": d.rotation_deg.map_or(serde_json::Value::Null, num),
-            "joints": d.joints.iter().map(|j| json!({
-                "a": j.a, "b": j.b, "mpjpe": num(j.mpjpe),
-                "rotation_deg": j.rotation_deg.map_or(serde_json::Value::Null, num),
-            })).collect::<Vec<_>>(),
-            "worst_frames": d.worst_frames.iter().map(|(f, e)| json!([f, num(*e)])).collect::<Vec<_>>(),
-            "worst_joints": d.worst_joints.iter().map(|&j| d.joints[j].a.clone()).collect::<Vec<_>>(),
-            "per_frame": d.per_frame.iter().map(|&e| num(e)).collect::<Vec<_>>(),
-            "notes": d.notes,
-        });
-        serde_json::to_writer(&mut out, &v)?;
+        serde_json::to_writer(&mut out, &JsonDiff::of(&d, &ia, &ib))?;
         writeln!(out)?;
     } else {
         let text = format!(
@@ -226,4 +274,68 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The object `bvh diff --json` wrote through `serde_json::Value`
+    /// before `JsonDiff`.
+    fn by_value(d: &quality::Diff, ia: &Input, ib: &Input) -> String {
+        let num = |v: f64| if v.is_finite() { json!(v) } else { serde_json::Value::Null };
+        json!({
+            "a": ia.display(),
+            "b": ib.display(),
+            "frames": d.frames,
+            "fps": num(d.fps),
+            "pairs": d.joints.len(),
+            "mpjpe": num(d.mpjpe),
+            "mpjpe_root": num(d.mpjpe_root),
+            "pa_mpjpe": num(d.pa_mpjpe),
+            "rotation_deg": d.rotation_deg.map_or(serde_json::Value::Null, num),
+            "joints": d.joints.iter().map(|j| json!({
+                "a": j.a, "b": j.b, "mpjpe": num(j.mpjpe),
+                "rotation_deg": j.rotation_deg.map_or(serde_json::Value::Null, num),
+            })).collect::<Vec<_>>(),
+            "worst_frames": d.worst_frames.iter().map(|(f, e)| json!([f, num(*e)])).collect::<Vec<_>>(),
+            "worst_joints": d.worst_joints.iter().map(|&j| d.joints[j].a.clone()).collect::<Vec<_>>(),
+            "per_frame": d.per_frame.iter().map(|&e| num(e)).collect::<Vec<_>>(),
+            "notes": d.notes,
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn the_json_is_the_values_bytes() {
+        let joint = |a: &str, b: &str, mpjpe: f64, rotation_deg: Option<f64>| quality::JointDiff {
+            a: a.into(),
+            b: b.into(),
+            mpjpe,
+            rotation_deg,
+        };
+        let d = quality::Diff {
+            frames: 4,
+            fps: 120.004_800_192,
+            mpjpe: 0.1,
+            mpjpe_root: f64::NAN,
+            pa_mpjpe: -0.0,
+            rotation_deg: Some(f64::INFINITY),
+            joints: vec![
+                joint("Hips", "Hips", 1e-300, Some(12.5)),
+                joint("Left\"Arm\\", "é\u{1}", f64::NEG_INFINITY, None),
+            ],
+            per_frame: vec![0.25, f64::NAN, 3e21, -0.0],
+            worst_frames: vec![(2, 3e21), (1, f64::NAN)],
+            worst_joints: vec![1, 0],
+            notes: vec!["lengths differ".into(), "tab\there".into()],
+        };
+        let (ia, ib) = (Input::File("a b.bvh".into()), Input::Stdin);
+        let got = serde_json::to_string(&JsonDiff::of(&d, &ia, &ib)).expect("serialises");
+        assert_eq!(got, by_value(&d, &ia, &ib));
+        let none = quality::Diff { rotation_deg: None, notes: vec![], ..d };
+        let got = serde_json::to_string(&JsonDiff::of(&none, &ia, &ib)).expect("serialises");
+        assert_eq!(got, by_value(&none, &ia, &ib));
+    }
 }

@@ -8,8 +8,10 @@
 //! frames and of the B frames it reads into buffers its thread reuses
 //! (scaled to metres as they are read). [`diff_stream`] takes two
 //! [`FrameReader`]s of the same frame rate and reads the frames of the next
-//! batch of whole runs from both at once while the batch before is
-//! measured, each a window of input at a time into buffers the runs read
+//! batch of whole runs from both while the batch before is measured (the
+//! pool's threads take the batch's runs and the windows of either clip as
+//! they come free, and read on while another finishes: no thread waits
+//! for another's last run), each a window of input at a time into buffers the runs read
 //! in place (`FrameReader::read_window` hands a window's values over
 //! without a copy; only a group of frames that spans two windows is
 //! copied, for FK). FK runs once per frame: each frame's size for the unit
@@ -31,6 +33,9 @@
 
 mod horn;
 mod lanes;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use glam::{DMat3, DQuat, DVec3};
 
@@ -859,9 +864,10 @@ const STREAM_VALUES: usize = 512 * 1024;
 /// pass after [`Streamed::Units`]); else [`DiffOptions::metres_per_unit`];
 /// else each clip's unit is guessed from its first batch of frames, and
 /// checked at the end against the guess from every frame
-/// ([`crate::units::UnitGuess::of_bvh`]'s). `consumed(a, b)` is told, after
-/// each batch, how many input bytes each reader will not look at again
-/// (a caller may release a mapped file's pages behind them).
+/// ([`crate::units::UnitGuess::of_bvh`]'s). `consumed(a, b)` is told, as
+/// the reads of each batch after the first start (on the thread that reads
+/// A, beside the other's work), how many input bytes each reader will not
+/// look at again (a caller may release a mapped file's pages behind them).
 ///
 /// Clips of different frame rates, without channels or frames, or whose
 /// joint pairs fail are [`Streamed::Whole`].
@@ -906,7 +912,7 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
     let np = plan.pairs.len();
     let per_batch = RUN * (values / (RUN * wa.max(wb))).max(2);
     // A run's buffers, one set per run of a batch, kept from batch to batch.
-    let mut scratch: Vec<Scratch> = (0..per_batch / RUN)
+    let mut scratch: Vec<Mutex<Scratch>> = (0..per_batch / RUN)
         .map(|_| Scratch {
             lanes_a: fk_a.lanes_scratch(),
             lanes_b: fk_b.lanes_scratch(),
@@ -918,6 +924,7 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             work: Work::default(),
             rotations_done: false,
         })
+        .map(Mutex::new)
         .collect();
     // Run `i` of the batch from frame `g`, `ka` frames of A in `ca` and
     // `kb` of B in `cb` (from frame `g` on): the world positions of its
@@ -996,7 +1003,7 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             || read_until(&mut ra, 0, per_batch, &mut spare_a, &mut got_a),
             || read_until(&mut rb, 0, per_batch, &mut spare_b, &mut got_b),
         );
-        let (mut ended_a, mut ended_b) = (ea?, eb?);
+        let (mut ended_a, mut ended_b) = (ea?.0, eb?.0);
         ca.take(&mut got_a);
         cb.take(&mut got_b);
         let (mut ka, mut kb) = (ca.end().min(per_batch), cb.end().min(per_batch));
@@ -1009,33 +1016,75 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
         let mut g = 0;
         while ka > 0 || kb > 0 {
             let runs = ka.max(kb).div_ceil(RUN);
-            // The next batch's frames are read while this one is measured.
+            // The next batch's frames are read while this one is measured,
+            // both on the pool's threads ([`Share::work`]): each takes the
+            // batch's runs one at a time from a shared count as long as one
+            // is left to start, then reads windows of a clip the other is
+            // not reading until both hold frame `until` (or end), then, while
+            // the other still works, reads on (up to a batch more): no
+            // thread waits for another's last run or read more than a
+            // window. (A's thread first releases the input behind the
+            // readers.)
             let until = g + 2 * per_batch;
-            let (have_a, have_b) = (ca.end(), cb.end());
-            let (next, outs) = super::join(
+            let ahead = until + per_batch;
+            let behind = (ra.bytes_consumed(), rb.bytes_consumed());
+            let (next_run, finished) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            let each = |i: usize| -> (usize, RunOut) {
+                let mut sc = scratch[i].lock().unwrap_or_else(PoisonError::into_inner);
+                let mut out = positions(&mut sc, i, g, (&ca, ka), (&cb, kb));
+                if let Some(m) = mpu {
+                    measure(&mut sc, i, g, kb, m, &mut out);
+                }
+                (i, out)
+            };
+            let clip_a = Mutex::new(Clip {
+                rdr: &mut ra,
+                spare: &mut spare_a,
+                got: &mut got_a,
+                have: ca.end(),
+                ended: ended_a,
+                failed: None,
+            });
+            let clip_b = Mutex::new(Clip {
+                rdr: &mut rb,
+                spare: &mut spare_b,
+                got: &mut got_b,
+                have: cb.end(),
+                ended: ended_b,
+                failed: None,
+            });
+            let share = Share {
+                runs,
+                next: &next_run,
+                finished: &finished,
+                each: &each,
+                clips: (&clip_a, &clip_b),
+                until,
+                ahead,
+            };
+            // A worker per thread of the pool (at least two: a clip each
+            // on one thread too, so that neither clip waits for the other's
+            // reads).
+            let (outs_a, outs_b) = super::join(
                 || {
-                    super::join(
-                        || match ended_a {
-                            true => Ok(true),
-                            false => read_until(&mut ra, have_a, until, &mut spare_a, &mut got_a),
-                        },
-                        || match ended_b {
-                            true => Ok(true),
-                            false => read_until(&mut rb, have_b, until, &mut spare_b, &mut got_b),
-                        },
-                    )
+                    consumed(behind.0, behind.1);
+                    share.work(0)
                 },
-                || {
-                    each_run(&mut scratch[..runs], |sc, i| {
-                        let mut out = positions(sc, i, g, (&ca, ka), (&cb, kb));
-                        if let Some(m) = mpu {
-                            measure(sc, i, g, kb, m, &mut out);
-                        }
-                        out
-                    })
-                },
+                || each_worker(&share),
             );
-            let mut outs = outs;
+            let (clip_a, clip_b) = (
+                clip_a.into_inner().unwrap_or_else(PoisonError::into_inner),
+                clip_b.into_inner().unwrap_or_else(PoisonError::into_inner),
+            );
+            // A read's error once the batch's runs are done.
+            let next = (
+                clip_a.failed.map_or(Ok(clip_a.ended), Err),
+                clip_b.failed.map_or(Ok(clip_b.ended), Err),
+            );
+            let mut outs: Vec<(usize, RunOut)> =
+                outs_a.into_iter().chain(outs_b.into_iter().flatten()).collect();
+            outs.sort_unstable_by_key(|o| o.0);
+            let mut outs: Vec<RunOut> = outs.into_iter().map(|o| o.1).collect();
             if mpu.is_none() {
                 // The first batch: each clip's unit guessed from the sizes
                 // of its frames in the batch, as `FrameSizes::guess` of
@@ -1080,7 +1129,6 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             cb.drop_before(g, &mut spare_b);
             ka = ca.end().saturating_sub(g).min(per_batch);
             kb = cb.end().saturating_sub(g).min(per_batch);
-            consumed(ra.bytes_consumed(), rb.bytes_consumed());
         }
         let (na, nb) = (sizes_a.len(), sizes_b.len());
         // (Without frames no batch was measured, so no unit was guessed.)
@@ -1091,7 +1139,7 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             let all = |sizes: Vec<f64>, skel: &Skeleton| {
                 UnitGuess::of_pose_sizes(sizes).named(&Limbs::of(skel)).metres_per_unit()
             };
-            let m = (all(sizes_a, &sa), all(sizes_b, &sb));
+            let m = super::join(|| all(sizes_a, &sa), || all(sizes_b, &sb));
             if m.0.to_bits() != mpu.0.to_bits() || m.1.to_bits() != mpu.1.to_bits() {
                 return Ok(Streamed::Units(m.0, m.1));
             }
@@ -1203,7 +1251,8 @@ const MIN_WINDOW: usize = 64;
 
 /// Reads windows of frames from `rdr` (holding frames up to `have`) into
 /// `got`, each into a buffer of `spare` when there is one, until frame
-/// `until` is held or the clip ends; whether it ended.
+/// `until` is held or the clip ends; whether it ended, and the frames then
+/// held.
 ///
 /// # Errors
 /// The reader's.
@@ -1213,7 +1262,7 @@ fn read_until<R: FrameSource>(
     until: usize,
     spare: &mut Vec<Vec<f64>>,
     got: &mut Vec<(Vec<f64>, usize)>,
-) -> Result<bool> {
+) -> Result<(bool, usize)> {
     while have < until {
         let mut buf = spare.pop().unwrap_or_default();
         buf.clear();
@@ -1235,10 +1284,118 @@ fn read_until<R: FrameSource>(
             spare.push(buf);
         }
         if ended {
-            return Ok(true);
+            return Ok((true, have));
         }
     }
-    Ok(false)
+    Ok((false, have))
+}
+
+/// A clip's reading in a batch of [`diff_stream`]: its reader, its spare
+/// window buffers, the windows read, the frames held, whether it ended
+/// and the error a read gave.
+struct Clip<'r, R: FrameSource> {
+    rdr: &'r mut FrameReader<R>,
+    spare: &'r mut Vec<Vec<f64>>,
+    got: &'r mut Vec<(Vec<f64>, usize)>,
+    have: usize,
+    ended: bool,
+    failed: Option<crate::Error>,
+}
+
+impl<R: FrameSource> Clip<'_, R> {
+    /// Whether it has frames to read before frame `to`.
+    fn wants(&self, to: usize) -> bool {
+        !self.ended && self.failed.is_none() && self.have < to
+    }
+}
+
+/// Reads a window of `clip` when no other thread is reading it and it
+/// has frames to read before frame `to`; whether it read (or another
+/// thread is reading it, with `busy`).
+fn try_window<R: FrameSource>(clip: &Mutex<Clip<'_, R>>, to: usize, busy: &mut bool) -> bool {
+    let Ok(mut c) = clip.try_lock() else {
+        *busy = true;
+        return false;
+    };
+    if !c.wants(to) {
+        return false;
+    }
+    let c = &mut *c;
+    // One window (`have + 1`: at least a frame).
+    match read_until(c.rdr, c.have, c.have + 1, c.spare, c.got) {
+        Ok((ended, have)) => (c.ended, c.have) = (ended, have),
+        Err(e) => c.failed = Some(e),
+    }
+    true
+}
+
+/// A batch of [`diff_stream`] shared by the threads: `each(i)` measures
+/// run `i`; `next` is the next run not yet started, `finished` how many
+/// are done; the clips' readings, which must hold frame `until` (or end)
+/// when the batch is done, and may read on to `ahead`.
+struct Share<'s, 'c, F, RA: FrameSource, RB: FrameSource> {
+    runs: usize,
+    next: &'s AtomicUsize,
+    finished: &'s AtomicUsize,
+    each: &'s F,
+    clips: (&'s Mutex<Clip<'c, RA>>, &'s Mutex<Clip<'c, RB>>),
+    until: usize,
+    ahead: usize,
+}
+
+impl<F, RA, RB> Share<'_, '_, F, RA, RB>
+where
+    F: Fn(usize) -> (usize, RunOut) + Sync,
+    RA: FrameSource + Send,
+    RB: FrameSource + Send,
+{
+    /// Worker `k`'s share (even `k` first tries A, odd B): runs as long as
+    /// one is left to start, then windows of a clip no other thread reads
+    /// up to `until`, then, while another thread still works, windows on
+    /// up to `ahead`, so that no thread waits for another's last run or
+    /// read more than a window. The runs it measured, with their indices.
+    fn work(&self, k: usize) -> Vec<(usize, RunOut)> {
+        let mut outs = Vec::new();
+        let (a, b) = self.clips;
+        let window = |to: usize, busy: &mut bool| match k % 2 {
+            0 => try_window(a, to, busy) || try_window(b, to, busy),
+            _ => try_window(b, to, busy) || try_window(a, to, busy),
+        };
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            if i < self.runs {
+                outs.push((self.each)(i));
+                self.finished.fetch_add(1, Ordering::Release);
+                continue;
+            }
+            let mut busy = self.finished.load(Ordering::Acquire) < self.runs;
+            if window(self.until, &mut busy) || (busy && window(self.ahead, &mut busy)) {
+                continue;
+            }
+            break;
+        }
+        outs
+    }
+}
+
+/// [`Share::work`] of workers 1 on: one, and with the `parallel` feature
+/// one more per thread of rayon's pool past the second, on the pool.
+fn each_worker<F, RA, RB>(share: &Share<'_, '_, F, RA, RB>) -> Vec<Vec<(usize, RunOut)>>
+where
+    F: Fn(usize) -> (usize, RunOut) + Sync,
+    RA: FrameSource + Send,
+    RB: FrameSource + Send,
+{
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        let workers = rayon::current_num_threads().max(2);
+        (1..workers).into_par_iter().map(|k| share.work(k)).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        vec![share.work(1)]
+    }
 }
 
 /// What a run of [`diff_stream`] gives: its sums (when it compares
@@ -1255,17 +1412,25 @@ struct RunOut {
 /// `f(scratch, i)` of each run `i` of a batch, on rayon's pool (with the
 /// `parallel` feature), in run order.
 fn each_run<T: Send>(
-    scratch: &mut [Scratch],
+    scratch: &mut [Mutex<Scratch>],
     f: impl Fn(&mut Scratch, usize) -> T + Sync + Send,
 ) -> Vec<T> {
     #[cfg(feature = "parallel")]
     {
         use rayon::prelude::*;
-        scratch.par_iter_mut().enumerate().map(|(i, s)| f(s, i)).collect()
+        scratch
+            .par_iter_mut()
+            .enumerate()
+            .map(|(i, s)| f(s.get_mut().unwrap_or_else(PoisonError::into_inner), i))
+            .collect()
     }
     #[cfg(not(feature = "parallel"))]
     {
-        scratch.iter_mut().enumerate().map(|(i, s)| f(s, i)).collect()
+        scratch
+            .iter_mut()
+            .enumerate()
+            .map(|(i, s)| f(s.get_mut().unwrap_or_else(PoisonError::into_inner), i))
+            .collect()
     }
 }
 

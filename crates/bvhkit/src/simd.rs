@@ -93,6 +93,11 @@ impl Simd {
 /// [`Simd::pad`] of the portable build: 8, the widest, so that its padding
 /// also fits the other builds.
 pub(crate) const PORTABLE_PAD: usize = 8;
+/// Whether the portable build rounds to an integer (`f64::round_ties_even`)
+/// with one instruction (SSE4.1's `roundsd`, AArch64's `frintn`) rather
+/// than a library call: a kernel's `ROUND` ([`simd_kernel!`]).
+pub(crate) const PORTABLE_ROUND: bool =
+    !cfg!(target_arch = "x86_64") || cfg!(target_feature = "sse4.1");
 /// [`Simd::pad`] of the AVX2 build: its four `f64` lanes.
 pub(crate) const AVX2_PAD: usize = 4;
 /// [`Simd::pad`] of the AVX-512F build: its eight `f64` lanes.
@@ -114,7 +119,9 @@ pub(crate) const AVX512_PAD: usize = 8;
 /// once per level, with `PAD` the lane count a padded lane pass rounds up to
 /// on that level ([`Simd::pad`]): 8 on AVX-512F, 4 on AVX2, 8 on the
 /// portable build (the widest, so that its padding also fits the other
-/// builds). The parameters
+/// builds), and `ROUND` whether `f64::round_ties_even` is one instruction
+/// there (AVX2 and AVX-512F: SSE4.1's; the portable build: see
+/// [`PORTABLE_ROUND`]). The parameters
 /// are identifiers, the generics const parameters only.
 macro_rules! simd_kernel {
     (
@@ -128,6 +135,8 @@ macro_rules! simd_kernel {
             fn portable $(<$(const $g: $gt),+>)? ($($arg: $ty),*) $(-> $ret)? {
                 #[allow(dead_code)]
                 const PAD: usize = $crate::simd::PORTABLE_PAD;
+                #[allow(dead_code)]
+                const ROUND: bool = $crate::simd::PORTABLE_ROUND;
                 $body
             }
             #[cfg(target_arch = "x86_64")]
@@ -135,6 +144,8 @@ macro_rules! simd_kernel {
             fn avx2 $(<$(const $g: $gt),+>)? ($($arg: $ty),*) $(-> $ret)? {
                 #[allow(dead_code)]
                 const PAD: usize = $crate::simd::AVX2_PAD;
+                #[allow(dead_code)]
+                const ROUND: bool = true;
                 $body
             }
             #[cfg(target_arch = "x86_64")]
@@ -142,6 +153,8 @@ macro_rules! simd_kernel {
             fn avx512 $(<$(const $g: $gt),+>)? ($($arg: $ty),*) $(-> $ret)? {
                 #[allow(dead_code)]
                 const PAD: usize = $crate::simd::AVX512_PAD;
+                #[allow(dead_code)]
+                const ROUND: bool = true;
                 $body
             }
             match $simd.level() {

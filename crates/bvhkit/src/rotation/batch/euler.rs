@@ -343,7 +343,7 @@ pub(super) fn extract_of<const UNIT: bool>(
 #[inline(always)]
 pub(crate) fn extract_unit_fast(r: [f64; 9], e: f64, previous: [f64; 3]) -> ([f64; 3], bool) {
     let (rad, locked) = extract_rad_lane::<true, false>(r, e);
-    near_deg_fast(rad, locked, previous)
+    near_deg_fast::<false>(rad, locked, previous)
 }
 
 /// [`extract`]'s principal angles in radians and whether the matrix is in

@@ -662,7 +662,11 @@ impl MixLanes {
                     }
                 }
                 let (qa, qb) = self.quats(src, l);
-                let one = if self.fast { mix_one::<true, true> } else { mix_one::<true, false> };
+                let one = if self.fast {
+                    mix_one::<true, true, false>
+                } else {
+                    mix_one::<true, false, false>
+                };
                 let (angles, _) = one(
                     qa,
                     qb,
@@ -721,7 +725,7 @@ simd_kernel! {
     /// lanes per step with AVX2, eight otherwise; no FMA, so the same bits
     /// on every build: every operation rounds as in the scalar code).
     pub(super) fn mix_pass<const LAYERED: bool, const FAST: bool>(simd: Simd, m: &mut MixLanes, src: Source<'_>, t: f64) {
-        mix_lanes::<LAYERED, FAST, PAD>(m, src, t)
+        mix_lanes::<LAYERED, FAST, PAD, ROUND>(m, src, t)
     }
 }
 
@@ -771,12 +775,31 @@ pub(super) fn quat_of<const FAST: bool>(x: [f64; 3], e: f64) -> [f64; 4] {
 #[inline(always)]
 pub(super) fn sin_cos_half<const FAST: bool>(x: f64) -> (f64, f64) {
     if FAST {
-        let (r, q) = reduce_quarter_turns(0.5 * x);
+        let (r, q) = reduce_half_quarter_turns(x);
         let (s, c) = sin_cos_kernel_mix(r);
         place_quadrant(s, c, q)
     } else {
         sin_cos_deg_reduced(0.5 * x)
     }
+}
+
+/// [`reduce_quarter_turns`](crate::rotation::reduce_quarter_turns) of `0.5 · x`, the same bits, with the count
+/// of quarter turns from `x · (1/180)` rather than `(0.5 · x) · (1/90)`
+/// (one product fewer before the count, so a shorter chain: the halving
+/// is done beside it). `1/180` is `1/90` halved exactly, so where `0.5 · x`
+/// is exact the two products are one rounding of the same number (the
+/// same bits, whatever their size); where it is not (`|x| < 2^-1021`),
+/// both products are far below an ulp of `MAGIC` and the sums are `MAGIC`.
+/// NaN stays `x`'s NaN either way.
+#[inline(always)]
+pub(super) fn reduce_half_quarter_turns(x: f64) -> (f64, u64) {
+    // As in `reduce_quarter_turns`.
+    const MAGIC: f64 = 6_755_399_441_055_744.0;
+    let half = 0.5 * x;
+    let shifted = x * (1.0 / 180.0) + MAGIC;
+    let quarter_turns = shifted - MAGIC;
+    let reduced = half - 90.0 * quarter_turns;
+    (reduced * (std::f64::consts::PI / 180.0), shifted.to_bits())
 }
 
 /// `(sin x, cos x)` for `|x| <= π/4`, the mixes' kernel (FAST): an odd
@@ -895,10 +918,18 @@ pub(super) const FAR_DEG: f64 = 4_294_967_296.0;
 #[inline(always)]
 // `!(a < b)` on purpose: NaN must set the flag.
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
-pub(super) fn unwrap_deg_fast<const SIGNED_ZERO: bool>(x: f64, target: f64) -> (f64, bool) {
+pub(super) fn unwrap_deg_fast<const SIGNED_ZERO: bool, const ROUND: bool>(
+    x: f64,
+    target: f64,
+) -> (f64, bool) {
     // Adding 1.5·2^52 rounds to an integer below 2^51.
     const MAGIC: f64 = 6_755_399_441_055_744.0;
     let q = (target - x) * INV_360;
+    if ROUND {
+        let r = q.round_ties_even();
+        let tie = !((q - r).abs() < 0.5 - 1e-7);
+        return (x + 360.0 * r, tie);
+    }
     let r = (q + MAGIC) - MAGIC;
     let tie = !((q - r).abs() < 0.5 - 1e-7);
     let r = if SIGNED_ZERO { r.copysign(q) } else { r };
@@ -921,19 +952,19 @@ pub(super) fn unwrap_deg_fast<const SIGNED_ZERO: bool>(x: f64, target: f64) -> (
 #[inline(always)]
 // `!(a > b)` on purpose: NaN distances are a close call.
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
-pub(crate) fn near_deg_fast(
+pub(crate) fn near_deg_fast<const ROUND: bool>(
     rad: [f64; 3],
     locked: bool,
     previous_deg: [f64; 3],
 ) -> ([f64; 3], bool) {
     let (a, b, c) = (rad[0].to_degrees(), rad[1].to_degrees(), rad[2].to_degrees());
     let [pa, pb, pc] = previous_deg;
-    let (f0, t_f0) = unwrap_deg_fast::<true>(a, pa);
-    let (f1, t_f1) = unwrap_deg_fast::<true>(b, pb);
-    let (f2, t_f2) = unwrap_deg_fast::<true>(c, pc);
-    let (s0, t_s0) = unwrap_deg_fast::<false>(a + 180.0, pa);
-    let (s1, t_s1) = unwrap_deg_fast::<false>(180.0 - b, pb);
-    let (s2, t_s2) = unwrap_deg_fast::<false>(c + 180.0, pc);
+    let (f0, t_f0) = unwrap_deg_fast::<true, ROUND>(a, pa);
+    let (f1, t_f1) = unwrap_deg_fast::<true, ROUND>(b, pb);
+    let (f2, t_f2) = unwrap_deg_fast::<true, ROUND>(c, pc);
+    let (s0, t_s0) = unwrap_deg_fast::<false, ROUND>(a + 180.0, pa);
+    let (s1, t_s1) = unwrap_deg_fast::<false, ROUND>(180.0 - b, pb);
+    let (s2, t_s2) = unwrap_deg_fast::<false, ROUND>(c + 180.0, pc);
     let (first, second) = ([f0, f1, f2], [s0, s1, s2]);
     let (d1, d2) = (distance_sq(first, previous_deg), distance_sq(second, previous_deg));
     let take_second = d2 < d1;
@@ -1026,7 +1057,7 @@ pub(super) fn settled(x: [f64; 3]) -> bool {
 /// [`near_deg_fast`] (and whether it decided), or with `EXACT`,
 /// [`near_deg`]. With `FAST`, the mixes' kernels ([`MixLanes::fast`]).
 #[inline(always)]
-pub(super) fn mix_one<const EXACT: bool, const FAST: bool>(
+pub(super) fn mix_one<const EXACT: bool, const FAST: bool, const ROUND: bool>(
     qa: [f64; 4],
     qb: [f64; 4],
     e: f64,
@@ -1046,7 +1077,7 @@ pub(super) fn mix_one<const EXACT: bool, const FAST: bool>(
     if EXACT {
         (near_deg(rad, locked, e, near), false)
     } else {
-        let (angles, undecided) = near_deg_fast(rad, locked, near);
+        let (angles, undecided) = near_deg_fast::<ROUND>(rad, locked, near);
         (angles, undecided | !ok)
     }
 }
@@ -1058,7 +1089,12 @@ pub(super) fn mix_one<const EXACT: bool, const FAST: bool>(
 /// their results are not read). Each lane's quaternions come from its
 /// angles or from `src`'s [`QuatLanes`].
 #[inline(always)]
-pub(super) fn mix_lanes<const LAYERED: bool, const FAST: bool, const PAD: usize>(
+pub(super) fn mix_lanes<
+    const LAYERED: bool,
+    const FAST: bool,
+    const PAD: usize,
+    const ROUND: bool,
+>(
     m: &mut MixLanes,
     src: Source<'_>,
     t: f64,
@@ -1080,8 +1116,15 @@ pub(super) fn mix_lanes<const LAYERED: bool, const FAST: bool, const PAD: usize>
         ($l:expr, $qa:expr, $qb:expr, $huge:expr) => {{
             let l = $l;
             let inv = [i0[l], i1[l], i2[l], i3[l]];
-            let ([a, b, c], undecided) =
-                mix_one::<false, FAST>($qa, $qb, e[l], inv, [p0[l], p1[l], p2[l]], t, LAYERED);
+            let ([a, b, c], undecided) = mix_one::<false, FAST, ROUND>(
+                $qa,
+                $qb,
+                e[l],
+                inv,
+                [p0[l], p1[l], p2[l]],
+                t,
+                LAYERED,
+            );
             o0[l] = a;
             o1[l] = b;
             o2[l] = c;

@@ -109,6 +109,20 @@
 //! the plain, AVX2 and AVX-512 loops and the lanes solved again one by
 //! one give the same bits
 //! (`fast_mix_lanes_are_the_same_bits_everywhere_and_the_reference_lane`).
+//! Session 30 (mix37), the same bits: the pass's continuity choice rounds
+//! its six quotients with `round_ties_even` (one instruction on AVX2 and
+//! AVX-512, `simd_kernel!`'s `ROUND`; the portable x86-64 build, which
+//! has no SSE4.1, keeps the `MAGIC` sum) instead of adding and taking
+//! away `MAGIC`, whose `+0` for a quotient in `(-0.5, 0]` needed a
+//! `copysign` (`round_ties_even` keeps the sign; the unsigned candidates
+//! are never `-0`; beyond `2^51` the lane is flagged anyway:
+//! `rounded_unwrap_is_the_magic_sum`), and the half angles' reduction
+//! counts quarter turns from `x · (1/180)` beside the halving
+//! (`reduce_half_quarter_turns`: `1/180` is `1/90` halved exactly;
+//! `half_reduction_is_the_reduction_of_the_half`), a shorter chain of
+//! dependent operations. About 2% on crossfade and blend (AVX2). A pass
+//! split in two loops (the quaternions through memory, then the rest, so
+//! that the core overlaps more lanes' chains) lost about 2%: not kept.
 //! `QuatLanes` (crate-private) is the first half alone: one frame's
 //! three-channel joints as quaternions in their orders' axes, in one pass;
 //! `MixLanes::push_near` + `solve_quats` mix two such frames from there with
@@ -163,5 +177,5 @@ use crate::simd::{Simd, simd_kernel};
 
 use super::{
     GIMBAL_LOCK_EPSILON, RotationOrder, distance_sq, near_deg, place_quadrant, principal_deg,
-    reduce_quarter_turns, select, sin_cos_deg_reduced, sin_cos_kernel,
+    select, sin_cos_deg_reduced, sin_cos_kernel,
 };

@@ -306,9 +306,9 @@ fn mix_lanes_are_the_same_bits_everywhere_and_the_scalar_path() {
 /// [`MixLanes::solve`] runs them.
 fn mix_lanes_plain(lanes: &mut MixLanes, t: f64, layered: bool) {
     if layered {
-        mix_lanes::<true, false, STEP>(lanes, Source::Angles, t);
+        mix_lanes::<true, false, STEP, false>(lanes, Source::Angles, t);
     } else {
-        mix_lanes::<false, false, STEP>(lanes, Source::Angles, t);
+        mix_lanes::<false, false, STEP, false>(lanes, Source::Angles, t);
     }
     lanes.redo_undecided(Source::Angles, t, layered);
 }
@@ -394,7 +394,13 @@ fn fast_continuity_choice_is_near_deg_where_it_decides() {
             4 => [deg[0] + 0.1 * rng.unit(), deg[1] + 0.1 * rng.unit(), deg[2] + 180.0],
             _ => [1e9 * rng.unit(), 1e7 * rng.unit(), 360.0 * rng.unit()],
         };
-        let (got, undecided) = near_deg_fast(rad, locked, prev);
+        let (got, undecided) = near_deg_fast::<false>(rad, locked, prev);
+        // With `ROUND`: the same flag, and where it decides the same bits.
+        let (rounded, u) = near_deg_fast::<true>(rad, locked, prev);
+        assert_eq!(u, undecided);
+        if !u {
+            assert_eq!(rounded.map(f64::to_bits), got.map(f64::to_bits));
+        }
         let want = near_deg(rad, locked, e, prev);
         total += 1;
         if !undecided {
@@ -414,7 +420,9 @@ fn fast_continuity_choice_is_near_deg_where_it_decides() {
         let deg = [rng.unit() * 180.0, rng.unit() * 89.0, rng.unit() * 180.0];
         let prev = deg.map(|d| d + 2.0 * rng.unit());
         let rad = deg.map(f64::to_radians);
-        let (got, u) = near_deg_fast(rad, false, prev);
+        let (got, u) = near_deg_fast::<false>(rad, false, prev);
+        let (rounded, u_rounded) = near_deg_fast::<true>(rad, false, prev);
+        assert_eq!((rounded.map(f64::to_bits), u_rounded), (got.map(f64::to_bits), u));
         undecided += u as usize;
         if !u {
             assert_eq!(got.map(f64::to_bits), near_deg(rad, false, 1.0, prev).map(f64::to_bits));
@@ -876,7 +884,7 @@ fn lane_reference_fast(
     let (qa, qb) = (quat_of::<true>(huge(a), e), quat_of::<true>(huge(b), e));
     let layered = inv.is_some();
     let inv = inv.map_or([0.0, 0.0, 0.0, 1.0], |q| lane_quat(q, order));
-    let out = mix_one::<true, true>(qa, qb, e, inv, near, t, layered).0;
+    let out = mix_one::<true, true, false>(qa, qb, e, inv, near, t, layered).0;
     if layered { out } else { keep_same(out, huge(a), huge(b)) }
 }
 
@@ -945,16 +953,25 @@ fn fast_mix_lanes_are_the_same_bits_everywhere_and_the_reference_lane() {
             let what = format!("{order} {a:?} {b:?} near {near:?} t {t} inv {inv:?}");
             assert_eq!(lanes.angles(l).map(f64::to_bits), want, "{what}");
         }
-        if layered {
-            mix_lanes::<true, true, STEP>(&mut lanes, Source::Angles, t);
-        } else {
-            mix_lanes::<false, true, STEP>(&mut lanes, Source::Angles, t);
+        for round in [false, true] {
+            match (layered, round) {
+                (true, false) => {
+                    mix_lanes::<true, true, STEP, false>(&mut lanes, Source::Angles, t)
+                }
+                (true, true) => mix_lanes::<true, true, STEP, true>(&mut lanes, Source::Angles, t),
+                (false, false) => {
+                    mix_lanes::<false, true, STEP, false>(&mut lanes, Source::Angles, t)
+                }
+                (false, true) => {
+                    mix_lanes::<false, true, STEP, true>(&mut lanes, Source::Angles, t)
+                }
+            }
+            lanes.redo_undecided(Source::Angles, t, layered);
+            if !layered {
+                lanes.keep_same();
+            }
+            assert_eq!(lanes.out, best, "plain loop, round {round}");
         }
-        lanes.redo_undecided(Source::Angles, t, layered);
-        if !layered {
-            lanes.keep_same();
-        }
-        assert_eq!(lanes.out, best, "plain loop");
         for simd in Simd::available() {
             mix_pass_then_redo(simd, &mut lanes, t, layered);
             assert_eq!(lanes.out, best, "{simd:?}");
@@ -1251,4 +1268,108 @@ fn gathered_blend_lanes_leave_out_only_joints_the_lanes_give_back() {
     }
     eprintln!("gathered blend lanes: {left_out} joints left out, {lanes_used} solved");
     assert!(left_out > 2000 && lanes_used > 10_000, "{left_out} left out, {lanes_used} solved");
+}
+
+/// [`unwrap_deg_fast`] with `ROUND` (`round_ties_even`) gives the bits and
+/// the flag of the `MAGIC` sum and its signed zero: around every
+/// half-integer quotient, the zeros of both signs, quotients just either
+/// side of zero, NaN, infinities and targets up to [`FAR_DEG`] (beyond,
+/// its callers flag the lane whatever it gives: the sum rounds to
+/// integers only below `2^51`).
+#[test]
+fn rounded_unwrap_is_the_magic_sum() {
+    let mut rng = Rng(0x5eed_0037);
+    let mut cases = vec![
+        (0.0, 0.0),
+        (-0.0, 0.0),
+        (0.0, -0.0),
+        (-0.0, -0.0),
+        (1e-300, 0.0),
+        (-1e-300, 0.0),
+        (0.0, 1e-300),
+        (0.0, -1e-300),
+        (0.0, 180.0),
+        (0.0, -180.0),
+        (180.0, 0.0),
+        (-180.0, 0.0),
+        (0.0, 540.0),
+        (0.0, -540.0),
+        (f64::NAN, 0.0),
+        (0.0, f64::NAN),
+        (0.0, f64::INFINITY),
+        (0.0, f64::NEG_INFINITY),
+        (0.0, FAR_DEG.next_down()),
+        (0.0, -FAR_DEG.next_down()),
+        (1e-9, FAR_DEG.next_down()),
+    ];
+    for k in -1000..=1000 {
+        let target = 180.0 * k as f64;
+        for d in [0.0, 1e-9, -1e-9, 1e-5, -1e-5, 0.3, -0.3] {
+            cases.push((rng.unit() * 180.0, target + d));
+            cases.push((d, target));
+            cases.push((d + 180.0, target + 180.0 * d));
+        }
+    }
+    for _ in 0..100_000 {
+        cases.push((rng.unit() * 360.0, rng.unit() * 1e6));
+        cases.push((rng.unit() * 180.0, rng.unit() * 720.0));
+    }
+    for (x, target) in cases {
+        let bits = |(v, tie): (f64, bool)| (v.to_bits(), tie);
+        assert_eq!(
+            bits(unwrap_deg_fast::<true, true>(x, target)),
+            bits(unwrap_deg_fast::<true, false>(x, target)),
+            "signed zero, {x} next to {target}"
+        );
+        // Without the signed zero, for the candidates its callers give it
+        // (never -0).
+        if x.to_bits() != (-0.0f64).to_bits() {
+            assert_eq!(
+                bits(unwrap_deg_fast::<false, true>(x, target)),
+                bits(unwrap_deg_fast::<false, false>(x, target)),
+                "{x} next to {target}"
+            );
+        }
+    }
+}
+
+/// [`reduce_half_quarter_turns`] is [`reduce_quarter_turns`] of the half
+/// angle, bit for bit: random angles, multiples of 45 and 90 degrees and
+/// their neighbours, zeros, subnormals (odd and even), the smallest
+/// normals, angles up to twice the reduction's limit, NaN.
+#[test]
+fn half_reduction_is_the_reduction_of_the_half() {
+    let mut rng = Rng(0x5eed_1800);
+    let mut xs = vec![
+        0.0,
+        -0.0,
+        f64::MIN_POSITIVE,
+        -f64::MIN_POSITIVE,
+        2.0 * f64::MIN_POSITIVE,
+        f64::from_bits(1),
+        -f64::from_bits(1),
+        f64::from_bits(3),
+        f64::from_bits(0x000f_ffff_ffff_ffff),
+        -f64::from_bits(0x000f_ffff_ffff_ffff),
+        f64::from_bits(0x0010_0000_0000_0001),
+        f64::NAN,
+        -f64::NAN,
+        1.9 * crate::rotation::REDUCE_LIMIT,
+        -1.9 * crate::rotation::REDUCE_LIMIT,
+    ];
+    for k in -2000..=2000 {
+        let x = 90.0 * k as f64;
+        xs.extend([x, x + 45.0, x - 45.0, x.next_up(), x.next_down(), (x + 45.0).next_up()]);
+    }
+    for _ in 0..200_000 {
+        xs.push(rng.unit() * 720.0);
+        xs.push(rng.unit() * 1e9);
+        xs.push(rng.unit() * 1e-300);
+        xs.push(rng.unit() * 1e-310);
+    }
+    for x in xs {
+        let (r, q) = reduce_half_quarter_turns(x);
+        let (want_r, want_q) = crate::rotation::reduce_quarter_turns(0.5 * x);
+        assert_eq!((r.to_bits(), q), (want_r.to_bits(), want_q), "{x:e}");
+    }
 }

@@ -317,6 +317,10 @@ impl Mixer {
         } else {
             self.lanes.gather::<false>(rot, parity, a, b, near, out, lane_rot)
         };
+        // One length for the frames (`check`): a channel's bounds check on
+        // `out` covers `a` and `b`.
+        let len = out.len();
+        let (a, b) = (&a[..len], &b[..len]);
         for &c in &self.kept {
             out[c] = a[c];
         }

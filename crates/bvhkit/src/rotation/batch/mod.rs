@@ -124,7 +124,9 @@
 //! about 2% to 3% less CPU time on crossfade and blend (AVX2, paired
 //! runs of `mix_count`; noisy). A pass
 //! split in two loops (the quaternions through memory, then the rest, so
-//! that the core overlaps more lanes' chains) lost about 2%: not kept.
+//! that the core overlaps more lanes' chains) lost about 2%, and one
+//! loop running lane `l` of both halves (two chains side by side) was not
+//! vectorised at all (about 4x slower): neither kept.
 //! `QuatLanes` (crate-private) is the first half alone: one frame's
 //! three-channel joints as quaternions in their orders' axes, in one pass;
 //! `MixLanes::push_near` + `solve_quats` mix two such frames from there with

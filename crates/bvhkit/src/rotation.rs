@@ -393,17 +393,23 @@ pub(crate) fn sin_cos_deg_reduced(angle_deg: f64) -> (f64, f64) {
     place_quadrant(s, c, q)
 }
 
+/// `1.5·2^52`: adding it to a number below `2^51` in magnitude rounds
+/// that number to an integer (ties to even), which the sum holds in its
+/// low bits; taking it away again gives the integer as an `f64` (with
+/// `+0` for a number in `(-0.5, 0]`). The quarter- and half-turn counts
+/// of the reductions and the continuity choice's whole turns.
+pub(crate) const ROUNDING: f64 = 6_755_399_441_055_744.0;
+
 /// [`sin_cos_deg_reduced`]'s reduction: the angle less its nearest
 /// multiple of 90° (exact, in degrees), in radians (`|x| <= pi/4`), and
 /// the quarter-turn count `q` in the low bits of the second value (for
 /// [`place_quadrant`]; the mixes' lanes reduce with it too).
 #[inline(always)]
 pub(crate) fn reduce_quarter_turns(angle_deg: f64) -> (f64, u64) {
-    // Adding 1.5·2^52 rounds angle/90 to an integer q (|q| < 2^51) and
-    // leaves q in the low bits of the sum.
-    const MAGIC: f64 = 6_755_399_441_055_744.0;
-    let shifted = angle_deg * (1.0 / 90.0) + MAGIC;
-    let quarter_turns = shifted - MAGIC;
+    // Rounds angle/90 to an integer q (|q| < 2^51) and leaves q in the
+    // low bits of the sum.
+    let shifted = angle_deg * (1.0 / 90.0) + ROUNDING;
+    let quarter_turns = shifted - ROUNDING;
     let q = shifted.to_bits();
     // Exact: 90·q is exact and within 45 of angle_deg (Sterbenz).
     let reduced = angle_deg - 90.0 * quarter_turns;

@@ -512,16 +512,11 @@ impl MixLanes {
         let (i0, i1, i2, i3) = (&mut i0[..n], &mut i1[..n], &mut i2[..n], &mut i3[..n]);
         let e = &mut self.parity[..n];
         let lane_rot = &mut lane_rot[..n];
-        let unchanged = |x: [f64; 3], y: [f64; 3]| {
-            (x[0].to_bits() == y[0].to_bits())
-                & (x[1].to_bits() == y[1].to_bits())
-                & (x[2].to_bits() == y[2].to_bits())
-        };
         // Lane s is entry s up to the first unchanged entry, `first`.
         let mut first = n;
         for (s, &r) in rot.iter().enumerate() {
             let x = read3::<ADJACENT>(add, r);
-            if unchanged(x, read3::<ADJACENT>(reference, r)) {
+            if same_bits(x, read3::<ADJACENT>(reference, r)) {
                 first = s;
                 break;
             }
@@ -554,7 +549,7 @@ impl MixLanes {
             let r = rot[s];
             let x = read3::<ADJACENT>(add, r);
             let from_base = read3::<ADJACENT>(base, r);
-            if unchanged(x, read3::<ADJACENT>(reference, r)) {
+            if same_bits(x, read3::<ADJACENT>(reference, r)) {
                 write3::<ADJACENT>(out, r, from_base);
                 continue;
             }
@@ -789,15 +784,14 @@ pub(super) fn sin_cos_half<const FAST: bool>(x: f64) -> (f64, f64) {
 /// is done beside it). `1/180` is `1/90` halved exactly, so where `0.5 · x`
 /// is exact the two products are one rounding of the same number (the
 /// same bits, whatever their size); where it is not (`|x| < 2^-1021`),
-/// both products are far below an ulp of `MAGIC` and the sums are `MAGIC`.
+/// both products are far below an ulp of [`ROUNDING`] and the sums are
+/// [`ROUNDING`].
 /// NaN stays `x`'s NaN either way.
 #[inline(always)]
 pub(super) fn reduce_half_quarter_turns(x: f64) -> (f64, u64) {
-    // As in `reduce_quarter_turns`.
-    const MAGIC: f64 = 6_755_399_441_055_744.0;
     let half = 0.5 * x;
-    let shifted = x * (1.0 / 180.0) + MAGIC;
-    let quarter_turns = shifted - MAGIC;
+    let shifted = x * (1.0 / 180.0) + ROUNDING;
+    let quarter_turns = shifted - ROUNDING;
     let reduced = half - 90.0 * quarter_turns;
     (reduced * (std::f64::consts::PI / 180.0), shifted.to_bits())
 }
@@ -922,15 +916,13 @@ pub(super) fn unwrap_deg_fast<const SIGNED_ZERO: bool, const ROUND: bool>(
     x: f64,
     target: f64,
 ) -> (f64, bool) {
-    // Adding 1.5·2^52 rounds to an integer below 2^51.
-    const MAGIC: f64 = 6_755_399_441_055_744.0;
     let q = (target - x) * INV_360;
     if ROUND {
         let r = q.round_ties_even();
         let tie = !((q - r).abs() < 0.5 - 1e-7);
         return (x + 360.0 * r, tie);
     }
-    let r = (q + MAGIC) - MAGIC;
+    let r = (q + ROUNDING) - ROUNDING;
     let tie = !((q - r).abs() < 0.5 - 1e-7);
     let r = if SIGNED_ZERO { r.copysign(q) } else { r };
     (x + 360.0 * r, tie)
@@ -1041,14 +1033,12 @@ pub(super) const SETTLED_DEG: f64 = 1e5;
 /// the first, [`keep_same`] puts `x` back.
 #[inline(always)]
 pub(super) fn settled(x: [f64; 3]) -> bool {
-    // Adding 1.5·2^52 rounds to an integer below 2^51.
-    const MAGIC: f64 = 6_755_399_441_055_744.0;
     let small =
         (x[0].abs() <= SETTLED_DEG) & (x[1].abs() <= SETTLED_DEG) & (x[2].abs() <= SETTLED_DEG);
     // (NaN fails every comparison.) The middle angle less its nearest
     // multiple of a half turn: within 89 degrees of it (any rounding here
     // is far inside the margin).
-    let half_turns = (x[1] * (1.0 / 180.0) + MAGIC) - MAGIC;
+    let half_turns = (x[1] * (1.0 / 180.0) + ROUNDING) - ROUNDING;
     small & ((x[1] - 180.0 * half_turns).abs() <= 89.0)
 }
 
@@ -1146,9 +1136,7 @@ pub(super) fn mix_lanes<
                     | is_huge(h4[l])
                     | is_huge(h5[l]);
                 if FAST && !LAYERED {
-                    let bits_equal = (h0[l].to_bits() == h3[l].to_bits())
-                        & (h1[l].to_bits() == h4[l].to_bits())
-                        & (h2[l].to_bits() == h5[l].to_bits());
+                    let bits_equal = same_bits([h0[l], h1[l], h2[l]], [h3[l], h4[l], h5[l]]);
                     same[l] = select(bits_equal | huge, 1.0, 0.0);
                 }
                 lane!(l, qa, qb, huge);

@@ -112,8 +112,8 @@
 //! Session 30 (mix37), the same bits: the pass's continuity choice rounds
 //! its six quotients with `round_ties_even` (one instruction on AVX2 and
 //! AVX-512, `simd_kernel!`'s `ROUND`; the portable x86-64 build, which
-//! has no SSE4.1, keeps the `MAGIC` sum) instead of adding and taking
-//! away `MAGIC`, whose `+0` for a quotient in `(-0.5, 0]` needed a
+//! has no SSE4.1, keeps the `ROUNDING` sum) instead of adding and taking
+//! away `ROUNDING`, whose `+0` for a quotient in `(-0.5, 0]` needed a
 //! `copysign` (`round_ties_even` keeps the sign; the unsigned candidates
 //! are never `-0`; beyond `2^51` the lane is flagged anyway:
 //! `rounded_unwrap_is_the_magic_sum`), and the half angles' reduction
@@ -180,6 +180,6 @@ use glam::{DMat3, DQuat};
 use crate::simd::{Simd, simd_kernel};
 
 use super::{
-    GIMBAL_LOCK_EPSILON, RotationOrder, distance_sq, near_deg, place_quadrant, principal_deg,
-    select, sin_cos_deg_reduced, sin_cos_kernel,
+    GIMBAL_LOCK_EPSILON, ROUNDING, RotationOrder, distance_sq, near_deg, place_quadrant,
+    principal_deg, select, sin_cos_deg_reduced, sin_cos_kernel,
 };

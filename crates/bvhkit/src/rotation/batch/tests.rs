@@ -1271,7 +1271,7 @@ fn gathered_blend_lanes_leave_out_only_joints_the_lanes_give_back() {
 }
 
 /// [`unwrap_deg_fast`] with `ROUND` (`round_ties_even`) gives the bits and
-/// the flag of the `MAGIC` sum and its signed zero: around every
+/// the flag of the `ROUNDING` sum and its signed zero: around every
 /// half-integer quotient, the zeros of both signs, quotients just either
 /// side of zero, NaN, infinities and targets up to [`FAR_DEG`] (beyond,
 /// its callers flag the lane whatever it gives: the sum rounds to

@@ -944,16 +944,11 @@ impl Pass<'_> {
                         &mut d3[g - db..][..m],
                         (fps2, fps3),
                     );
-                    let last = |k: usize| sc.run[(len - 3 + k) * nj + j];
-                    sc.hist[j] = if m >= 3 {
-                        [last(0), last(1), last(2)]
-                    } else {
-                        let mut h = h;
-                        for i in i..len {
-                            h = [h[1], h[2], sc.run[i * nj + j]];
-                        }
-                        h
-                    };
+                    // The last three positions laid out (of the run, or
+                    // the ones before it where the run is shorter).
+                    let [xs, ys, zs] = &sc.xyz;
+                    let last = |k: usize| DVec3::new(xs[m + k], ys[m + k], zs[m + k]);
+                    sc.hist[j] = [last(0), last(1), last(2)];
                 }
                 let run = &sc.run;
                 for i in 0..len {

@@ -1028,7 +1028,6 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             let until = g + 2 * per_batch;
             let ahead = until + per_batch;
             let behind = (ra.bytes_consumed(), rb.bytes_consumed());
-            let (next_run, finished) = (AtomicUsize::new(0), AtomicUsize::new(0));
             let each = |i: usize| -> (usize, RunOut) {
                 let mut sc = scratch[i].lock().unwrap_or_else(PoisonError::into_inner);
                 let mut out = positions(&mut sc, i, g, (&ca, ka), (&cb, kb));
@@ -1055,8 +1054,8 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             });
             let share = Share {
                 runs,
-                next: &next_run,
-                finished: &finished,
+                next: AtomicUsize::new(0),
+                finished: AtomicUsize::new(0),
                 each: &each,
                 clips: (&clip_a, &clip_b),
                 until,
@@ -1335,8 +1334,8 @@ fn try_window<R: FrameSource>(clip: &Mutex<Clip<'_, R>>, to: usize, busy: &mut b
 /// when the batch is done, and may read on to `ahead`.
 struct Share<'s, 'c, F, RA: FrameSource, RB: FrameSource> {
     runs: usize,
-    next: &'s AtomicUsize,
-    finished: &'s AtomicUsize,
+    next: AtomicUsize,
+    finished: AtomicUsize,
     each: &'s F,
     clips: (&'s Mutex<Clip<'c, RA>>, &'s Mutex<Clip<'c, RB>>),
     until: usize,

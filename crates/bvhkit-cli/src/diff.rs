@@ -10,7 +10,7 @@ use bvhkit::retarget::map::JointMap;
 use bvhkit::units::Units;
 
 use crate::PosMode;
-use crate::io::{Bytes, Input, Streamed, load, release_pages};
+use crate::io::{Bytes, Input, Streamed, load, print_warnings, release_pages};
 use crate::text::escape;
 
 /// The long help of `bvh diff` (`bvh diff --help`).
@@ -58,6 +58,11 @@ pub(crate) struct Args {
     /// How position channels combine with OFFSET.
     #[arg(long, value_name = "MODE", default_value = "replace")]
     position_channels: PosMode,
+    /// Refuse inputs that need lenient reading (without it, such a file is
+    /// read leniently and each repair is printed on standard error as
+    /// FILE:LINE:COL: message).
+    #[arg(long)]
+    strict: bool,
 }
 
 /// The joint pairs of `--map` between skeletons `a` and `b`; `None` without it.
@@ -84,8 +89,10 @@ fn pairs_of(
 /// [`streamed`] leaves, and every error, in its order (A's reading, B's,
 /// the map, the clips).
 fn whole(args: &Args, ia: &Input, ib: &Input, mut options: DiffOptions) -> Result<quality::Diff> {
-    let (a, _) = load(ia, false).map_err(|e| anyhow::anyhow!(e.describe(ia)))?;
-    let (b, _) = load(ib, false).map_err(|e| anyhow::anyhow!(e.describe(ib)))?;
+    let (a, warnings) = load(ia, args.strict).map_err(|e| anyhow::anyhow!(e.describe(ia)))?;
+    print_warnings(ia, &warnings);
+    let (b, warnings) = load(ib, args.strict).map_err(|e| anyhow::anyhow!(e.describe(ib)))?;
+    print_warnings(ib, &warnings);
     options.pairs = pairs_of(args.map.as_deref(), a.skeleton(), b.skeleton())?;
     quality::diff(&a, &b, &options)
         .map_err(|e| anyhow::anyhow!("{} and {}: {}", ia.display(), ib.display(), e.message()))

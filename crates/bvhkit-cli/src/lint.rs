@@ -12,7 +12,7 @@ use bvhkit::quality::{self, Ground, Kind, Options, Report};
 use bvhkit::units::Units;
 use serde_json::{Value, json};
 
-use crate::io::{Input, LoadError, Streamed, expand, load, par_map};
+use crate::io::{Input, LoadError, Streamed, expand, load, located_warning, par_map};
 use crate::sample::Sample;
 use crate::text::escape;
 use crate::{Inputs, PosMode};
@@ -84,6 +84,11 @@ pub(crate) struct Args {
     /// Print only the summary line of each file.
     #[arg(short, long)]
     quiet: bool,
+    /// Refuse inputs that need lenient reading (without it, such a file is
+    /// read leniently and each repair is printed on standard error as
+    /// FILE:LINE:COL: message).
+    #[arg(long)]
+    strict: bool,
     #[command(flatten)]
     thresholds: Thresholds,
 }
@@ -299,22 +304,25 @@ fn summary(file: &str, r: &Report, counted: &[&quality::Finding]) -> String {
 }
 
 enum Outcome {
-    Report(Box<Report>),
+    /// The report, and the reader's warnings (a file read leniently), each
+    /// as `FILE:LINE:COL: message`.
+    Report(Box<Report>, Vec<String>),
     Failed(String),
 }
 
 /// The lint of the parsed clip of `input` (`quality::lint`): the exact
 /// path, for what [`streamed`] leaves to it.
-fn whole(input: &Input, options: &Options) -> Outcome {
-    match load(input, false) {
-        Ok((bvh, _)) => {
+fn whole(input: &Input, options: &Options, strict: bool) -> Outcome {
+    match load(input, strict) {
+        Ok((bvh, warnings)) => {
             if let Some(missing) = missing_foot(bvh.skeleton(), options) {
                 return Outcome::Failed(format!(
                     "{}: --feet: no joint named {missing:?}",
                     input.display()
                 ));
             }
-            Outcome::Report(Box::new(quality::lint(&bvh, options)))
+            let warnings = warnings.iter().map(|w| located_warning(input, w)).collect();
+            Outcome::Report(Box::new(quality::lint(&bvh, options)), warnings)
         }
         Err(e @ (LoadError::Parse(_) | LoadError::Io(_))) => Outcome::Failed(e.describe(input)),
     }
@@ -395,7 +403,7 @@ fn streamed(input: &Input, options: &Options) -> Option<Outcome> {
     if check.is_some_and(|c| !c.holds(true)) {
         return None;
     }
-    lint.finish().map(|r| Outcome::Report(Box::new(r)))
+    lint.finish().map(|r| Outcome::Report(Box::new(r), Vec::new()))
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
@@ -411,7 +419,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         if let Some(done) = streamed(input, &options) {
             return done;
         }
-        whole(input, &options)
+        whole(input, &options, args.strict)
     })?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -425,7 +433,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
                 out.flush()?;
                 eprintln!("bvh: error: {}", escape(msg));
             }
-            Outcome::Report(r) => {
+            Outcome::Report(r, warnings) => {
+                if !warnings.is_empty() {
+                    out.flush()?;
+                    warnings.iter().for_each(|w| eprintln!("{}", escape(w)));
+                }
                 let counted: Vec<&quality::Finding> =
                     r.findings.iter().filter(|f| !args.ignore.contains(&f.kind)).collect();
                 with_findings += usize::from(!counted.is_empty());

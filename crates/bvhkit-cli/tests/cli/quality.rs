@@ -291,3 +291,66 @@ fn lint_of_a_streamed_file_is_the_lint_of_the_parsed_clip() {
     }
     assert!(compared >= 2);
 }
+
+/// A file read leniently (here: a frame count other than the one declared)
+/// is linted and diffed as it reads, each repair on standard error as
+/// `FILE:LINE:COL: message` (as every command prints them); `--strict`
+/// refuses it (exit 2). On the corpus, every file `bvh positions` warns
+/// about, lint and diff warn about with the same lines.
+#[test]
+fn lint_and_diff_say_what_lenient_reading_repaired() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = standing(30, |f| f as f64);
+    let short = write(dir.path(), "short.bvh", &text.replace("Frames: 30", "Frames: 31"));
+    let full = write(dir.path(), "full.bvh", &text);
+    // Line 35 is `Frames: 31`; the count is at column 9.
+    let warning = format!("{short}:35:9: Frames: declares 31 frames but the file holds 30");
+    let o = run(&["lint", &short]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&warning), "{}", stderr(&o));
+    // The same report as the well-formed file's, but for the name.
+    let same = stdout(&run(&["lint", &full])).replace(&full, &short);
+    assert_eq!(stdout(&o), same);
+    let o = run(&["lint", "--json", &short]);
+    assert!(stderr(&o).contains(&warning), "{}", stderr(&o));
+    let o = run(&["lint", "--strict", &short]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains(&format!("{short}:35:9:")), "{}", stderr(&o));
+    // diff: each side's warnings, A's first.
+    for (a, b) in [(&short, &full), (&full, &short), (&short, &short)] {
+        let o = run(&["diff", a, b]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(stdout(&o).contains("MPJPE 0.000000 m"), "{}", stdout(&o));
+        let warned = stderr(&o).lines().filter(|l| l.starts_with(&warning)).count();
+        assert_eq!(warned, usize::from(a == &short) + usize::from(b == &short), "{}", stderr(&o));
+        let o = run(&["diff", "--strict", a, b]);
+        assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    }
+    assert!(run(&["diff", "--strict", &full, &full]).status.success());
+
+    let Some(corpus) = corpus() else { return };
+    let mut warned = 0;
+    for entry in std::fs::read_dir(&corpus).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "bvh") {
+            continue;
+        }
+        let p = path.to_string_lossy().into_owned();
+        let npy = dir.path().join("p.npy");
+        let positions = run(&["positions", &p, "-o", npy.to_str().unwrap()]);
+        let said = stderr(&positions);
+        let expected: Vec<&str> =
+            said.lines().filter(|l| l.starts_with(&format!("{p}:"))).collect();
+        let lint = run(&["lint", "-q", &p]);
+        let got = stderr(&lint);
+        assert_eq!(got.lines().collect::<Vec<_>>(), expected, "lint {p}");
+        if positions.status.success() {
+            warned += usize::from(!expected.is_empty());
+            let diff = stderr(&run(&["diff", &p, &p]));
+            let twice: Vec<&str> = expected.iter().chain(&expected).copied().collect();
+            let lines: Vec<&str> = diff.lines().filter(|l| !l.starts_with("bvh: error:")).collect();
+            assert_eq!(lines, twice, "diff {p}");
+        }
+    }
+    assert!(warned >= 4, "{warned} corpus files read leniently");
+}

@@ -870,7 +870,9 @@ const STREAM_VALUES: usize = 512 * 1024;
 /// look at again (a caller may release a mapped file's pages behind them).
 ///
 /// Clips of different frame rates, without channels or frames, or whose
-/// joint pairs fail are [`Streamed::Whole`].
+/// joint pairs fail are [`Streamed::Whole`], and so is a clip its reader
+/// warns about (read leniently): the whole clips' parse gives the
+/// warnings to the caller, and the diff.
 ///
 /// # Errors
 /// A reader's error (a bad frame).
@@ -898,6 +900,12 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
     let frame_time = ra.frame_time();
     if !same_rate(frame_time, rb.frame_time()) {
         return Ok(Streamed::Whole("the frame rates differ"));
+    }
+    let warned = |ra: &FrameReader<RA>, rb: &FrameReader<RB>| {
+        !ra.warnings().is_empty() || !rb.warnings().is_empty()
+    };
+    if warned(&ra, &rb) {
+        return Ok(Streamed::Whole("a reader warned"));
     }
     let (fk_a, fk_b) = (Kinematics::new(&sa, mode), Kinematics::new(&sb, mode));
     let (wa, wb) = (sa.n_channels(), sb.n_channels());
@@ -1128,6 +1136,11 @@ fn diff_stream_in<RA: FrameSource + Send, RB: FrameSource + Send>(
             cb.drop_before(g, &mut spare_b);
             ka = ca.end().saturating_sub(g).min(per_batch);
             kb = cb.end().saturating_sub(g).min(per_batch);
+        }
+        // (The last warnings, such as a frame count other than the one
+        // declared, arrive at the end.)
+        if warned(&ra, &rb) {
+            return Ok(Streamed::Whole("a reader warned"));
         }
         let (na, nb) = (sizes_a.len(), sizes_b.len());
         // (Without frames no batch was measured, so no unit was guessed.)

@@ -70,9 +70,10 @@ use crate::{Bvh, JointId};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Ground {
     /// From the feet in contact (the default): a first guess at the 10th
-    /// percentile of the lowest foot point's height over the clip, then per
-    /// foot the median of its height over the steps it is in contact with
-    /// that guess; the lowest of these.
+    /// percentile of the lowest foot point's height over the clip, then the
+    /// median of the feet's heights over the steps they are in contact
+    /// with that guess, both feet's steps together (`docs/quality.md`
+    /// names its weakness: feet standing at two levels).
     Contacts,
     /// The lowest point of any joint over the whole clip, the floor that
     /// HumanML3D-style data is normalised to (numbers comparable with

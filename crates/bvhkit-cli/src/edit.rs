@@ -37,19 +37,19 @@ use transform::{Transform, check_values, transforms};
 #[command(after_help = "Transforms are applied in the order given and may repeat, e.g.
   bvh edit take.bvh -o clip.bvh --frames 100..400 --fps 30 --up y --units m
 Every transform but --reverse, --fps and --height (which need the whole clip
-in memory) streams in constant memory from a memory-mapped file. A --layout that drops position channels whose motion is lost is refused
-(naming the joints) unless --drop-motion. Some look at
-frames before streaming, reading a regular file twice: --up and the
-root-motion transforms without --source-up (the up axis is detected on frames
-spread over the clip; behind --frames and --every alone, only those frames'
-lines are read first, and the stream checks them), --units without
---source-units (the unit is guessed from every frame's size: behind --frames
-and --every alone, on the same sampled lines first, and the stream measures
-every frame to confirm it), the root-motion transforms (the carrier),
---rest-pose FRAME, --mirror (when its plane comes from the first frame) and
---portable (which position channels stay constant, over every frame);
-from standard input or a pipe, which cannot be read twice, they load the
-whole clip.")]
+in memory) streams in constant memory from a memory-mapped file. A --layout
+that drops position channels whose motion is lost is refused (naming the
+joints) unless --drop-motion. Some look at frames before streaming, reading a
+regular file twice: --up and the root-motion transforms without --source-up
+(the up axis is detected on frames spread over the clip; behind --frames and
+--every alone, only those frames' lines are read first, and the stream checks
+them), --units without --source-units (the unit is guessed from every frame's
+size: behind --frames and --every alone, on the same sampled lines first, and
+the stream measures every frame to confirm it), the root-motion transforms
+(the carrier), --rest-pose FRAME, --mirror (when its plane comes from the
+first frame) and --portable (which position channels stay constant, over every
+frame); from standard input or a pipe, which cannot be read twice, they load
+the whole clip.")]
 pub(crate) struct Args {
     /// Files to edit; directories are walked for *.bvh; `-` reads standard input.
     #[arg(required = true, value_name = "IN")]

@@ -47,7 +47,7 @@ pub(crate) struct Args {
     /// Let the loop's ends move by up to this many frames, or seconds with an `s` (0.5s), dropped from the clip's start and end so that the crossfaded ends are most alike (poses and velocities); 0 keeps every frame.
     #[arg(long, value_name = "N|SECONDSs", default_value = "0", value_parser = parse_span)]
     search: Span,
-    /// A linear crossfade weight instead of smoothstep.
+    /// A linear crossfade weight instead of the quintic smoothstep (10x^3 - 15x^4 + 6x^5).
     #[arg(long)]
     linear: bool,
     /// Remove the travel per cycle (loop in place) instead of keeping it.

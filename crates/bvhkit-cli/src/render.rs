@@ -55,11 +55,12 @@ pub(crate) struct Args {
     /// A grid of evenly spaced frames in one PNG.
     #[arg(long)]
     contact_sheet: bool,
-    /// Cells of the contact sheet.
-    #[arg(long, value_name = "N", default_value_t = 12)]
+    /// Cells of the contact sheet (at least 1).
+    #[arg(long, value_name = "N", default_value_t = 12,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     cells: usize,
     /// Columns of the contact sheet (default: about square).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
     columns: usize,
     /// Picture (or contact-sheet cell) size in pixels, WIDTHxHEIGHT.
     #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]

@@ -11,7 +11,7 @@ use bvhkit::edit::portable::{Observer, Scope};
 use bvhkit::retarget::map::JointMap;
 use bvhkit::retarget::{Options, Reference, Retarget};
 
-use crate::io::{Input, load, refuse_overwriting_input, write_atomic};
+use crate::io::{Input, load, print_warnings, refuse_overwriting_input, write_atomic};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Retarget motion from one skeleton onto another with different proportions,
@@ -130,8 +130,13 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     if let Some(m) = &args.map {
         refuse_overwriting_input(&args.output, &[Input::File(m.clone())])?;
     }
-    let (source, _) = load(&src_in, args.strict).map_err(|e| anyhow!(e.describe(&src_in)))?;
-    let (target, _) = load(&tgt_in, args.strict).map_err(|e| anyhow!(e.describe(&tgt_in)))?;
+    let (source, src_warnings) =
+        load(&src_in, args.strict).map_err(|e| anyhow!(e.describe(&src_in)))?;
+    let (target, tgt_warnings) =
+        load(&tgt_in, args.strict).map_err(|e| anyhow!(e.describe(&tgt_in)))?;
+    // What lenient reading recovered from, as every other command says it.
+    print_warnings(&src_in, &src_warnings);
+    print_warnings(&tgt_in, &tgt_warnings);
     let map = match &args.map {
         Some(path) => {
             let text = std::fs::read_to_string(path)

@@ -1074,6 +1074,41 @@ fn render_png_gif_sheet_deterministically() {
     assert!(stderr(&o).contains("past the last frame"));
 }
 
+/// A contact sheet of no cells is refused before any file is read (it drew
+/// one cell), and the help says what each default is: `--columns` is about
+/// square (it showed `[default: 0]`), `loop --linear` replaces the quintic
+/// weight (it said smoothstep, the cubic of `concat` and `blend`).
+#[test]
+fn render_cells_and_the_help_of_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.png");
+    let args = ["render", "missing.bvh", "--contact-sheet", "--cells", "0", "-o"];
+    let o = run(&[&args[..], &[out.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("invalid value '0' for '--cells <N>'"), "{}", stderr(&o));
+    assert!(!out.exists());
+    // Words as printed, whatever the wrapping.
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = words(&stdout(&run_ok(&["render", "--help"])));
+    let columns = help.split("--columns <N>").nth(1).unwrap().split("--size").next().unwrap();
+    assert!(columns.contains("about square") && !columns.contains("[default: 0]"), "{columns}");
+    let help = words(&stdout(&run_ok(&["loop", "--help"])));
+    // The option's own line (the long text names --linear too).
+    let linear =
+        help.split("--linear A linear").nth(1).unwrap().split("--in-place").next().unwrap();
+    assert!(
+        linear.contains("10x^3 - 15x^4 + 6x^5") && !linear.contains("of smoothstep"),
+        "{linear}"
+    );
+    // The edit's closing paragraph is filled, not cut into ragged lines
+    // (one line of 127 characters, wrapped by clap, then ones of 40-54).
+    let help = stdout(&run_ok(&["edit", "--help"]));
+    let para = help.split("Every transform but").nth(1).unwrap();
+    let lines: Vec<&str> = para.split("whole clip.").next().unwrap().lines().skip(1).collect();
+    let (last, rest) = lines.split_last().unwrap();
+    assert!(rest.iter().all(|l| (60..=80).contains(&l.len())) && last.len() <= 80, "{lines:#?}");
+}
+
 #[test]
 fn mp4_without_ffmpeg_names_the_package() {
     let dir = tempfile::tempdir().unwrap();

@@ -396,6 +396,17 @@ fn bad_options_fail_before_anything_changes() {
     assert!(err(s(3, 3)).contains("less than the window"));
     let j = Options { joints: Some(vec!["Nope".into()]), ..Options::default() };
     assert!(err(j).contains("no joint named \"Nope\""));
+    // A foot that is not a joint is refused, not left out of the feet.
+    let feet = |names: &[&str]| Options {
+        lock_feet: true,
+        quality: quality::Options {
+            feet: Some(names.iter().map(|n| n.to_string()).collect()),
+            ..Default::default()
+        },
+        ..Options::default()
+    };
+    assert_eq!(err(feet(&["Hips", "Nope"])), "no joint named \"Nope\" (--feet)");
+    assert!(clean::clean(&bvh, &feet(&["Hips"])).is_ok());
     // Too short for spikes: nothing repaired, nothing changed.
     let (out, _) =
         clean::clean(&bvh, &Options { spikes: Some(40.0), ..Options::default() }).unwrap();

@@ -232,6 +232,40 @@ fn a_turning_walk_continues_along_its_heading() {
     assert!(g1[2] > f[2] + 0.9 && g1[0].abs() < 0.1, "{g1:?}");
 }
 
+/// The carrier's rotation channels go on from the output's angles at the
+/// seam: CMU 01_01's walk out (frames 0..600) and back (1200..1800), the
+/// second clip turned by about 180° to continue the first, flipped to
+/// another Euler triple of the same rotation after the crossfade (the
+/// hips' three channels stepped by 180.5°-183.2° between frames 599 and
+/// 600, `bvh lint`'s `euler_jump`) and at a hard cut (187.4°, the hips
+/// turning 13.9°).
+#[test]
+fn the_carrier_s_angles_do_not_flip_at_the_seam() {
+    let Some(dir) = crate::util::corpus_dir() else { return };
+    let walk = Bvh::from_path(dir.join("cmu_01_01_walk_cgspeed_mb_names.bvh")).unwrap();
+    let (a, b) = (frames::range(&walk, 0..600).unwrap(), frames::range(&walk, 1200..1800).unwrap());
+    let carrier = root::carrier(&a).unwrap();
+    let joint = a.skeleton().joint(carrier);
+    let rot: Vec<usize> = joint
+        .channel_range()
+        .zip(joint.channels())
+        .filter(|(_, ch)| ch.is_rotation())
+        .map(|(c, _)| c)
+        .collect();
+    assert_eq!(rot.len(), 3);
+    for crossfade in [Span::Seconds(0.4), Span::Frames(0)] {
+        let opts = ConcatOptions { crossfade, ..ConcatOptions::default() };
+        let (out, report) = concat(&[("a", &a), ("b", &b)], &opts).unwrap();
+        let (_, g) = report.seams[0].aligned.unwrap();
+        assert!(g.turn_deg.abs() > 160.0, "{g:?}");
+        let m = out.motion();
+        let worst = (1..m.n_frames())
+            .flat_map(|f| rot.iter().map(move |&c| (m.frame(f)[c] - m.frame(f - 1)[c]).abs()))
+            .fold(0.0, f64::max);
+        assert!(worst < 30.0, "{crossfade:?}: a rotation channel of the hips steps {worst}°");
+    }
+}
+
 #[test]
 fn one_frame_clips_concatenate_and_crossfade() {
     let a = frames::range(&walk(3, 20.0, 1.0, 0.0, 0.1), 0..1).unwrap();

@@ -190,3 +190,32 @@ fn retarget_refuses_standard_input_twice() {
     assert!(stderr(&r).contains("both standard input"), "{}", stderr(&r));
     assert!(!o.exists());
 }
+
+/// What lenient reading recovered from in the source and in the target is
+/// said with its place, as every other command says it (the retarget read
+/// both without a word: a target without frames or a source whose
+/// `Frames:` is wrong went by unnoticed).
+#[test]
+fn retarget_prints_the_reading_warnings_of_both_inputs() {
+    let Some(dir) = corpus() else { return };
+    let src = dir.join("malformed_frames_1352_but_1_row.bvh");
+    let tgt = dir.join("malformed_hierarchy_only_no_motion_kinect.bvh");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out.bvh");
+    let (s, t) = (src.to_str().unwrap(), tgt.to_str().unwrap());
+    let r = run_ok(&["retarget", s, "--to", t, "-o", out.to_str().unwrap()]);
+    let e = stderr(&r);
+    assert!(
+        e.contains(&format!(
+            "{s}:1020:9: Frames: declares 1352 frames but the file holds 1; the frames present are kept"
+        )),
+        "{e}"
+    );
+    assert!(e.contains(&format!("{t}:112:1: no MOTION section; the file has zero frames")), "{e}");
+    assert!(out.exists());
+    // With --strict, the source's problem is an error and nothing is written.
+    std::fs::remove_file(&out).unwrap();
+    let r = run(&["retarget", s, "--to", t, "-o", out.to_str().unwrap(), "--strict"]);
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(!out.exists());
+}

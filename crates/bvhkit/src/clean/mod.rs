@@ -246,6 +246,13 @@ pub fn clean_in_place(bvh: &mut Bvh, options: &Options) -> Result<Report> {
     if let Some(c) = &options.contacts {
         footlock::check_contacts(bvh, c)?;
     }
+    // A misspelt foot would leave the feet found by name (or none) in its
+    // place without a word, as `bvh lint --feet` refuses it.
+    if let Some(missing) =
+        options.quality.feet.iter().flatten().find(|f| skel.find(f.as_str()).is_none())
+    {
+        return Err(Error::invalid(format!("no joint named {missing:?} (--feet)")));
+    }
 
     let mut report =
         Report { steps: Vec::new(), joint_names: skel.display_names(), notes: Vec::new() };

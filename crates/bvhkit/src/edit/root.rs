@@ -586,6 +586,22 @@ impl Mover {
 pub(crate) fn move_carrier(
     bvh: &Bvh,
     setup: &Setup,
+    g: impl FnMut(usize, &[DAffine3]) -> DAffine3,
+) -> Result<Bvh> {
+    move_carrier_after(bvh, setup, None, g)
+}
+
+/// [`move_carrier`], the first frame's angles closest to those of `before`
+/// (a frame of the same layout, the one the moved clip continues) instead
+/// of its own: a clip turned to continue another (a concat's next clip)
+/// then carries on in the Euler angles the output has reached rather than
+/// flipping to another triple of the same rotation (180° apart on the
+/// carrier's channels at the seam, which a player interpolating channels
+/// turns through).
+pub(crate) fn move_carrier_after(
+    bvh: &Bvh,
+    setup: &Setup,
+    before: Option<&[f64]>,
     mut g: impl FnMut(usize, &[DAffine3]) -> DAffine3,
 ) -> Result<Bvh> {
     let s = bvh.skeleton();
@@ -597,7 +613,7 @@ pub(crate) fn move_carrier(
         setup.fk.world(bvh.motion().frame(f), &mut world);
         let gf = g(f, &world);
         let near = if f == 0 {
-            mover.jc.angles(bvh.motion().frame(0))
+            mover.jc.angles(before.unwrap_or(bvh.motion().frame(0)))
         } else {
             mover.jc.angles(&out.motion().values()[(f - 1) * nc..f * nc])
         };

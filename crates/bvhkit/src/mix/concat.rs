@@ -29,7 +29,11 @@
 //!    first frame's carrier exactly on `A`'s last). [`Heading::Frame`]:
 //!    the facing of one frame each (`A`'s frame `n_A - max(N, 1)` and
 //!    `B`'s first), the carrier on the carrier. Heights are kept. Only the
-//!    carrier's channels change.
+//!    carrier's channels change; its angles go on from `A`'s frame that
+//!    `B`'s first replaces (closest to it, then to the frame before), so
+//!    the output does not flip to another Euler triple of the same
+//!    rotation at the seam (a 180° turn did: 180° on every rotation
+//!    channel of the hips between the crossfade and `B`).
 //! 4. The output is `A`'s frames `0 .. n_A - N`, then `N` crossfade frames
 //!    (frame `k` mixes `A`'s frame `n_A - N + k` with `B`'s frame `k` at the
 //!    weight [`fade`]`(k, N)`, by [`Mixer::blend`]: per-joint SLERP, position
@@ -54,7 +58,7 @@ use super::{
 };
 use crate::bvh::Bvh;
 use crate::edit::axes::SignedAxis;
-use crate::edit::root::{self, Setup, move_carrier};
+use crate::edit::root::{self, Setup, move_carrier_after};
 use crate::error::{Error, Result};
 use crate::motion::Motion;
 
@@ -336,7 +340,8 @@ fn align_fit(
     // at the end of `a` and the start of `b`.
     let travel = if len > 1 { TravelHeading::Continue } else { TravelHeading::None };
     let (g, _) = fit_ground_move(&sa, a.motion(), fa, &sb, b.motion(), 0, len, up, travel, anchor);
-    let moved = move_carrier(b, &sb, |_, _| g.transform).map_err(|e| {
+    let before = Some(a.motion().frame(fa));
+    let moved = move_carrier_after(b, &sb, before, |_, _| g.transform).map_err(|e| {
         Error::invalid(format!("{} (keep the clip where it is instead)", e.message()))
     })?;
     Ok((moved, g))

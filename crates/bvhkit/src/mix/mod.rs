@@ -56,7 +56,10 @@
 //! into the first's channel layout), `prepare` (+ resampling to the first
 //! clip's rate, with a `Prepared` report), `Span` (frames or seconds),
 //! `align`/`GroundMove` (the carrier moved on the ground and turned about up,
-//! through `edit::root::move_carrier`, which `root::to_origin` shares),
+//! through `edit::root::move_carrier`, which `root::to_origin` shares; the
+//! moved clip's first angles chosen closest to the frame it continues, so
+//! its carrier's Euler angles go on from the output's instead of flipping
+//! to another triple of the same rotation at the seam),
 //! `fit_ground_move` (the move that continues one clip with another or
 //! closes a loop: the turn from `cycle_travel`, the travel over a gait
 //! cycle found by `pose_features`, else from the hip and shoulder lines
@@ -71,7 +74,7 @@ use glam::{DAffine3, DQuat, DVec3};
 
 use crate::bvh::Bvh;
 use crate::edit::axes::{SignedAxis, detect_up};
-use crate::edit::root::{self, Setup, horizontal, move_carrier, yaw_between};
+use crate::edit::root::{self, Setup, horizontal, move_carrier_after, yaw_between};
 use crate::edit::{JointChannels, resample, same_rate};
 use crate::error::{Error, Result, num};
 use crate::motion::Motion;
@@ -687,7 +690,9 @@ pub fn align(a: &Bvh, fa: usize, b: &Bvh, fb: usize, up: SignedAxis) -> Result<(
     sa.fk.world(a.motion().frame(fa), &mut wa);
     sb.fk.world(b.motion().frame(fb), &mut wb);
     let g = ground_move(&sa, &wa, &sb, &wb, up);
-    let moved = move_carrier(b, &sb, |_, _| g.transform).map_err(|e| {
+    // `b`'s first frame continues `a`'s frame `fa` in its angles too.
+    let before = (fb == 0).then(|| a.motion().frame(fa));
+    let moved = move_carrier_after(b, &sb, before, |_, _| g.transform).map_err(|e| {
         Error::invalid(format!("{} (keep the clip where it is instead)", e.message()))
     })?;
     Ok((moved, g))

@@ -746,8 +746,25 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
             .collect()
     };
     let frames = at.len();
-    if ma.n_frames() != mb.n_frames() && (same_rate || frames < ma.n_frames()) {
-        notes.push(lengths_note(ma.n_frames(), mb.n_frames(), frames));
+    let (na, nb) = (ma.n_frames(), mb.n_frames());
+    // At other rates the clips' durations say what is compared.
+    let durations = || {
+        let (da, db) = (na as f64 * ma.frame_time(), nb as f64 * mb.frame_time());
+        format!("durations differ ({da:.3} and {db:.3} s)")
+    };
+    if same_rate && na != nb {
+        notes.push(lengths_note(na, nb, frames));
+    } else if !same_rate && frames < na {
+        notes.push(format!("{}: the first {frames} frames of A compared", durations()));
+    } else if let Some(&last) = at.last().filter(|&&u| u < (nb - 1) as f64 - 1e-9) {
+        // B goes on after A's last frame: its end is left out (said, as
+        // where A is the longer).
+        let used = (last - 1e-9).ceil() as usize + 1;
+        notes.push(format!(
+            "{}: A compared with B's first {used} frames, its last {} left out",
+            durations(),
+            nb - used
+        ));
     }
     let nfb = mb.n_frames();
     /// A thread's buffers: FK lanes and the run's positions of each clip.
@@ -832,7 +849,7 @@ pub fn diff(a: &Bvh, b: &Bvh, o: &DiffOptions) -> Result<Diff> {
 
 /// The note of clips of different lengths.
 fn lengths_note(na: usize, nb: usize, frames: usize) -> String {
-    format!("lengths differ ({na} and {nb} frames): the first {frames} frames of A compared")
+    format!("lengths differ ({na} and {nb} frames): the first {frames} frames of each compared")
 }
 
 /// What [`diff_stream`] found.
@@ -1700,6 +1717,48 @@ mod tests {
             },
             s => s,
         }
+    }
+
+    /// Where the lengths differ, the note says what was compared and what
+    /// was left out, whichever clip is the longer (a longer B at another
+    /// rate had no note; a longer B at the same rate read "the first 600
+    /// frames of A compared", all of A).
+    #[test]
+    fn the_note_of_different_lengths_says_what_is_left_out() {
+        let notes = |a: &str, b: &str| {
+            diff(&Bvh::parse(a).unwrap(), &Bvh::parse(b).unwrap(), &DiffOptions::default())
+                .unwrap()
+                .notes
+        };
+        let c = |n, fps| clip(n, fps, 0.0, (0, 1.0));
+        let has = |notes: Vec<String>, text: &str| {
+            assert!(notes.iter().any(|n| n == text), "{notes:?}");
+        };
+        has(
+            notes(&c(60, 30.0), &c(90, 30.0)),
+            "lengths differ (60 and 90 frames): the first 60 frames of each compared",
+        );
+        has(
+            notes(&c(90, 30.0), &c(60, 30.0)),
+            "lengths differ (90 and 60 frames): the first 60 frames of each compared",
+        );
+        // B at 60 fps: 4 s against A's 2 s; frames 0..=118 of B compared.
+        has(
+            notes(&c(60, 30.0), &c(241, 60.0)),
+            "durations differ (2.000 and 4.017 s): A compared with B's first 119 frames, its last 122 left out",
+        );
+        has(
+            notes(&c(90, 30.0), &c(61, 60.0)),
+            "durations differ (3.000 and 1.017 s): the first 31 frames of A compared",
+        );
+        // As many frames at another rate: B is the shorter.
+        has(
+            notes(&c(2, 30.0), &c(2, 60.0)),
+            "durations differ (0.067 and 0.033 s): the first 1 frames of A compared",
+        );
+        // The same span at another rate: nothing left out, no note of it.
+        let n = notes(&c(61, 30.0), &c(121, 60.0));
+        assert!(!n.iter().any(|n| n.starts_with("durations") || n.starts_with("lengths")), "{n:?}");
     }
 
     #[test]

@@ -132,6 +132,16 @@
 //! that the core overlaps more lanes' chains) lost about 2%, and one
 //! loop running lane `l` of both halves (two chains side by side) was not
 //! vectorised at all (about 4x slower): neither kept.
+//! Session 31: the pass writes each angle rounded to nine decimals
+//! (`snap_angle`, before `keep_same`, so a rotation mixed with itself still
+//! gets its own bits back; the lanes solved again round with the scalar
+//! function, the same bits): 2.5% to 3.4% more instructions (callgrind) and
+//! about 5% more CPU time in the kernels (paired runs of `mix_count`), the
+//! divider's; whole commands got faster (shorter numbers to write: `bvh
+//! blend` of a corpus clip 0.75 to 0.91 of the CPU time). Rounding with
+//! `round_ties_even` on AVX2 and AVX-512 (`+ 0.0` for the `2^52` sum's
+//! `+0`: the same bits) saved 0.3% of the instructions and no measurable
+//! time: not kept.
 //! `QuatLanes` (crate-private) is the first half alone: one frame's
 //! three-channel joints as quaternions in their orders' axes, in one pass;
 //! `MixLanes::push_near` + `solve_quats` mix two such frames from there with

@@ -194,7 +194,7 @@ impl JointChannels {
 }
 
 /// `a + w (b - a)` as the mixes and the resampler write it: rounded to nine
-/// decimals ([`snap_angle`]: 5e-10 of the file's unit, a nanometre in
+/// decimals ([`snap_angle`]: at most 5e-10 of the file's unit, half a nanometre in
 /// metres, far below what any capture resolves), except where `a` and `b`
 /// are the same bits: then `a + w·0` as ever (`a`, or 0 for -0), so a value
 /// that does not change keeps its bits whatever its decimals.

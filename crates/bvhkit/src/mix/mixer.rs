@@ -26,7 +26,8 @@
 //! angle printed `-25.592700000002765` for the clip's `154.4073` turned half
 //! a turn), so the rounding (at most 5e-10 degrees, or 5e-10 of the file's
 //! length unit) only shortens the text: a blend of different frames' files
-//! came out 20% to 32% shorter on the corpus.
+//! came out 20% to 32% shorter (four corpus clips blended with themselves
+//! reversed).
 
 use glam::DQuat;
 

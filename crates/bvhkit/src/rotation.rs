@@ -762,6 +762,40 @@ pub(crate) fn select(c: bool, a: f64, b: f64) -> f64 {
     if c { a } else { b }
 }
 
+/// A value the crate computed (an angle in degrees; a mix's position), as
+/// it is written: rounded to nine decimal places (to the `f64` nearest
+/// that decimal; a tie to either neighbour, and -0 to 0), when its
+/// magnitude is below 2^22 (every angle the lanes make; others, and NaN,
+/// are kept). The angles of `edit::order`'s rewrite (its lanes and the
+/// lanes it solves again), and those the mixes compute (`MixLanes`' pass
+/// and its lanes solved again, so the `Mixer`'s and the `Resampler`'s; the
+/// `Mixer`'s other joints and the arcs it keeps coherent; a crossfade's
+/// locked feet) and their linear values (`edit::pose::lerp_snapped`).
+///
+/// The extraction is exact to about 1e-13 degrees, so the last digits of
+/// the shortest text of the `f64` it returns are rounding noise: written
+/// whole they nearly double the file (17 significant digits per angle
+/// against the 4 to 6 decimals of captured motion) and cost most of the
+/// time of writing it. Nine places (5e-10 degrees, under 1e-11 radians)
+/// move a joint's world position by less than 3e-11 of the distance from
+/// each rotated ancestor, far inside the 1e-9 of the skeleton's height
+/// that a rewrite promises, and the writer prints such decimals on its
+/// fast path. A value that already has at most nine decimals (the nearest
+/// `f64` to one, below 2^22) comes back bit for bit (but -0 as 0). The
+/// continuity of the next frame is chosen from the unrounded angles (the
+/// rewrite's) or from the previous frame as written (the mixes'), which
+/// only picks the whole turns and the Euler solution, so rounding never
+/// accumulates.
+#[inline(always)]
+pub(crate) fn snap_angle(a: f64) -> f64 {
+    // Below 2^52, adding and subtracting 2^52 (with the sign) rounds to an
+    // integer (ties to even: any nearest integer will do here).
+    const TWO_52: f64 = 4_503_599_627_370_496.0;
+    let x = a * 1e9;
+    let m = TWO_52.copysign(x);
+    if a.abs() < 4_194_304.0 { ((x + m) - m) / 1e9 } else { a }
+}
+
 #[inline(always)]
 fn distance_sq(a: [f64; 3], b: [f64; 3]) -> f64 {
     (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2])
@@ -1082,6 +1116,55 @@ pub fn mat3_to_repr(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Digits after the point of `x`'s shortest round-trip text (`Display`,
+    /// the digits `ryu` gives the writer).
+    fn decimals(x: f64) -> usize {
+        let s = format!("{x}");
+        s.find('.').map_or(0, |p| s.len() - p - 1)
+    }
+
+    /// `snap_angle` below 2^22: a value whose shortest text has at most
+    /// nine decimals, within 5e-10 of the input (and the products'
+    /// rounding); a value that has at most nine decimals already (the
+    /// `f64` nearest `N / 10^9`) back bit for bit, -0 as 0; larger
+    /// magnitudes, infinities and NaN kept.
+    #[test]
+    fn snapped_values_have_nine_decimals_and_short_ones_are_kept() {
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut moved, mut kept) = (0, 0);
+        for k in 0..1_000_000 {
+            let scale = [1e-12, 1e-6, 1.0, 180.0, 1e4, 4_194_303.0][k % 6];
+            let v = ((next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2.0 * scale;
+            let s = snap_angle(v);
+            assert!(decimals(s) <= 9, "{v} -> {s}");
+            assert!((s - v).abs() <= 5e-10 + 3e-16 * v.abs(), "{v} -> {s}");
+            moved += (s != v) as usize;
+            // N / 10^9 with N below 4.19e15, rounded once (N and 10^9 are
+            // exact): what the reader makes of a text with nine decimals;
+            // and with fewer (N a multiple of a power of ten).
+            let n = (next() % 4_194_303_999_999_999) as f64 * [1.0, -1.0][k % 2];
+            let p = 10f64.powi((k % 10) as i32);
+            let d = ((n / p).trunc() * p) / 1e9;
+            assert_eq!(snap_angle(d).to_bits(), d.to_bits(), "{d}");
+            kept += 1;
+        }
+        assert!(moved > 900_000 && kept == 1_000_000, "{moved} moved");
+        for (x, want) in [(-0.0, 0.0), (0.0, 0.0), (-25.5927, -25.5927), (154.4073, 154.4073)] {
+            assert_eq!(snap_angle(x).to_bits(), f64::to_bits(want), "{x}");
+        }
+        assert_eq!(snap_angle(-25.592700000002765), -25.5927);
+        for x in [4_194_304.0, -4_194_304.125, 1e300, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(snap_angle(x).to_bits(), x.to_bits(), "{x}");
+        }
+        assert!(snap_angle(f64::NAN).is_nan());
+    }
 
     /// `round_half_away` is `f64::round` bit for bit.
     #[test]

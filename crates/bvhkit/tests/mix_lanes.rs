@@ -27,13 +27,16 @@ fn lanes_of(bvh: &bvhkit::Bvh) -> Vec<JointChannels> {
 /// `want`: within 1e-9 degrees, or, where the middle angle's cosine is
 /// below 1e-6 (within about 2e-4 degrees of ±90°: gimbal lock: only the sum or difference of the first
 /// and third angles is defined, and it is ill-conditioned near there), the
-/// same rotation within 1e-12 and the same middle angle within 1e-9.
+/// same rotation within 3e-11 and the same middle angle within 1e-9. (The
+/// mixer writes its angles rounded to nine decimals, 5e-10 degrees or
+/// 8.7e-12 radians each, which moves a matrix element by up to 2.7e-11;
+/// the unrounded rotation is within 1e-12.)
 fn check(j: &JointChannels, got: [f64; 3], want: [f64; 3], what: &str) -> bool {
     let axes = j.rotation_axes();
     let near_lock = sin_cos_deg(want[1]).1.abs() <= 1e-6;
     if near_lock {
         let d = mat_diff(euler_to_mat3(axes, &got), euler_to_mat3(axes, &want));
-        assert!(d < 1e-12 && (got[1] - want[1]).abs() < 1e-9, "{what}: {got:?} vs {want:?}");
+        assert!(d < 3e-11 && (got[1] - want[1]).abs() < 1e-9, "{what}: {got:?} vs {want:?}");
     } else {
         for k in 0..3 {
             assert!((got[k] - want[k]).abs() <= 1e-9, "{what}: {got:?} vs {want:?}");
@@ -85,9 +88,9 @@ fn mixer_lanes_are_the_scalar_slerp_and_extraction_on_the_corpus() {
                     locked += check(j, got, want, &format!("{name} w {w} frame {k}")) as usize;
                     checked += 1;
                     // And the rotation itself, from the SLERP's formula
-                    // through matrices.
+                    // through matrices (within the nine decimals' 2.7e-11).
                     let d = mat_diff(DMat3::from_quat(q), euler_to_mat3(j.rotation_axes(), &got));
-                    assert!(d < 1e-12, "{name} w {w} frame {k}: rotation off by {d}");
+                    assert!(d < 3e-11, "{name} w {w} frame {k}: rotation off by {d}");
                 }
                 std::mem::swap(&mut prev, &mut out);
             }

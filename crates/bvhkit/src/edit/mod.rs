@@ -102,6 +102,7 @@ pub mod run;
 pub mod scale;
 
 pub use chunked::{ChunkedMap, SplitFrameMap};
+pub(crate) use pose::lerp_snapped;
 pub use pose::{JointChannels, Pose, PoseLayout};
 
 /// A transform that works one frame at a time.

@@ -43,7 +43,7 @@ use crate::channel::Channel;
 use crate::error::{Error, Result};
 use crate::rotation::{
     Axis, REDUCE_LIMIT, RotationOrder, euler3_quat_lane, extract_unit, extract_unit_fast,
-    parity_of, quat_matrix, select, sin_cos_deg_reduced,
+    parity_of, quat_matrix, select, sin_cos_deg_reduced, snap_angle,
 };
 use crate::simd::{Simd, simd_kernel};
 use crate::skeleton::{JointId, Skeleton};
@@ -456,32 +456,6 @@ impl Rewrite {
             self.map(frame, out);
         }
     }
-}
-
-/// An angle (degrees) a [`Rewrite`] computed, as it is written: rounded
-/// to nine decimal places (to the `f64` nearest that decimal; a tie to
-/// either neighbour, and -0 to 0), when its
-/// magnitude is below 2^22 (every angle the lanes make; others, and NaN,
-/// are kept).
-///
-/// The extraction is exact to about 1e-13 degrees, so the last digits of
-/// the shortest text of the `f64` it returns are rounding noise: written
-/// whole they nearly double the file (17 significant digits per angle
-/// against the 4 to 6 decimals of captured motion) and cost most of the
-/// time of writing it. Nine places (5e-10 degrees, under 1e-11 radians)
-/// move a joint's world position by less than 3e-11 of the distance from
-/// each rotated ancestor, far inside the 1e-9 of the skeleton's height
-/// that a rewrite promises, and the writer prints such decimals on its
-/// fast path. The continuity of the next frame is chosen from the
-/// unrounded angles, so rounding never accumulates.
-#[inline(always)]
-pub(crate) fn snap_angle(a: f64) -> f64 {
-    // Below 2^52, adding and subtracting 2^52 (with the sign) rounds to an
-    // integer (ties to even: any nearest integer will do here).
-    const TWO_52: f64 = 4_503_599_627_370_496.0;
-    let x = a * 1e9;
-    let m = TWO_52.copysign(x);
-    if a.abs() < 4_194_304.0 { ((x + m) - m) / 1e9 } else { a }
 }
 
 /// Lanes per SIMD step (eight with AVX-512): a group's lane count is

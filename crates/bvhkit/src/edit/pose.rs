@@ -9,7 +9,9 @@
 use glam::{DAffine3, DQuat, DVec3};
 
 use crate::kinematics::{Kinematics, PositionChannels};
-use crate::rotation::{Axis, RotationOrder, euler_to_quat, quat_to_euler, quat_to_euler_near};
+use crate::rotation::{
+    Axis, RotationOrder, euler_to_quat, quat_to_euler, quat_to_euler_near, select, snap_angle,
+};
 use crate::skeleton::{Joint, Skeleton};
 
 /// Where one joint's channels sit in a frame: its rotation channels (axes
@@ -179,6 +181,27 @@ impl JointChannels {
         }
         (self.translation(frame, mode) - t).abs().max_element()
     }
+
+    /// Rounds the joint's rotation channels of `frame` to nine decimals
+    /// ([`snap_angle`]): how the mixes write the angles they computed
+    /// (after [`JointChannels::write_rotation`]).
+    #[inline]
+    pub(crate) fn snap_rotation(&self, frame: &mut [f64]) {
+        for &c in &self.rot_index[..self.n_rot as usize] {
+            frame[c] = snap_angle(frame[c]);
+        }
+    }
+}
+
+/// `a + w (b - a)` as the mixes and the resampler write it: rounded to nine
+/// decimals ([`snap_angle`]: at most 5e-10 of the file's unit, half a nanometre in
+/// metres, far below what any capture resolves), except where `a` and `b`
+/// are the same bits: then `a + w·0` as ever (`a`, or 0 for -0), so a value
+/// that does not change keeps its bits whatever its decimals.
+#[inline(always)]
+pub(crate) fn lerp_snapped(a: f64, b: f64, w: f64) -> f64 {
+    let x = a + w * (b - a);
+    select(a.to_bits() == b.to_bits(), x, snap_angle(x))
 }
 
 /// `x` plus the multiple of 360 that brings it closest to `target`.

@@ -21,6 +21,11 @@
 //!   channels cannot hold an arbitrary rotation, so SLERP is not used);
 //! - position channels are interpolated linearly, `a0 + u · (a1 - a0)`.
 //!
+//! Interpolated values are written rounded to nine decimals (at most 5e-10
+//! degrees, or 5e-10 of the length unit; the last digits of a computed
+//! angle are rounding noise), except a channel that is the same bits in
+//! both frames, which keeps them.
+//!
 //! The new `Frame Time` is `1 / fps` computed in `f64`, so 30 fps is
 //! written `0.03333333333333333` (the shortest text that reads back to
 //! exactly 1/30).
@@ -31,7 +36,9 @@
 //! three-channel joints into quaternion lanes once (`rotation::QuatLanes`) and
 //! keeps the two frames around the output time, so that an interpolated frame
 //! is one `MixLanes::solve_quats` pass, the mixes' lane kernel: SLERP and
-//! extraction, no Euler batch; `to_fps` appends frames to a reserved buffer and
+//! extraction, no Euler batch, its angles rounded to nine decimals in the pass
+//! (`rotation::snap_angle`, as the arcs and positions are: `arc_snapped`,
+//! `edit::lerp_snapped`); `to_fps` appends frames to a reserved buffer and
 //! takes each frame's continuity from the frame before it in place; unit tests
 //! keep the earlier per-frame engine (every channel within 1e-9 degrees on the
 //! corpus) and the angle-lane engine (bit for bit on the corpus, frames made in
@@ -39,12 +46,12 @@
 
 use glam::DQuat;
 
-use super::pose::{JointChannels, unwrap_deg};
+use super::pose::{JointChannels, lerp_snapped, unwrap_deg};
 use super::same_rate;
 use crate::bvh::Bvh;
 use crate::error::{Error, Result, num};
 use crate::motion::Motion;
-use crate::rotation::{MixLanes, QuatLanes, RotationOrder};
+use crate::rotation::{MixLanes, QuatLanes, RotationOrder, snap_angle};
 use crate::skeleton::Skeleton;
 
 /// Output times within this fraction of an input frame copy that frame.
@@ -392,10 +399,10 @@ impl Turn {
         let (a, b) = (motion.frame(i0), motion.frame(i0 + 1));
         let plan = &self.plan;
         for &c in &plan.linear {
-            out[c] = a[c] + u * (b[c] - a[c]);
+            out[c] = lerp_snapped(a[c], b[c], u);
         }
         for &c in &plan.arc {
-            out[c] = a[c] + u * unwrap_deg(b[c] - a[c], 0.0);
+            out[c] = arc_snapped(a[c], b[c], u);
         }
         let rot3 = &plan.rot3;
         if rot3.is_empty() {
@@ -422,6 +429,17 @@ impl Turn {
             }
         }
     }
+}
+
+/// The angle `u` of the way from `a` to `b` along the shortest arc (a
+/// joint with one or two rotation channels), `a + u · d` with `d` the
+/// difference wrapped into `[-180, 180]`, as written: rounded to nine
+/// decimals ([`snap_angle`]) unless `a` and `b` are the same bits (then
+/// `a + u · 0`, as [`lerp_snapped`] keeps an unchanged position).
+#[inline]
+fn arc_snapped(a: f64, b: f64, u: f64) -> f64 {
+    let x = a + u * unwrap_deg(b - a, 0.0);
+    if a.to_bits() == b.to_bits() { x } else { snap_angle(x) }
 }
 
 /// `Some(n)` when `ratio` is within 0.01% of the whole number `n >= 1`.
@@ -571,7 +589,7 @@ mod tests {
             for (idx, (j, order)) in self.joints.iter().enumerate() {
                 for k in 0..j.n_pos as usize {
                     let c = j.pos_index[k];
-                    out[c] = a[c] + u * (b[c] - a[c]);
+                    out[c] = lerp_snapped(a[c], b[c], u);
                 }
                 match order {
                     Some(order) => {
@@ -580,8 +598,7 @@ mod tests {
                     None => {
                         for k in 0..j.n_rot as usize {
                             let c = j.rot_index[k];
-                            let d = unwrap_deg(b[c] - a[c], 0.0);
-                            out[c] = a[c] + u * d;
+                            out[c] = arc_snapped(a[c], b[c], u);
                         }
                     }
                 }
@@ -638,10 +655,10 @@ mod tests {
                 let (a, b) = (motion.frame(i0), motion.frame(i0 + 1));
                 let near: &[f64] = if self.have_previous { &self.previous } else { a };
                 for &c in &self.plan.linear {
-                    out[c] = a[c] + u * (b[c] - a[c]);
+                    out[c] = lerp_snapped(a[c], b[c], u);
                 }
                 for &c in &self.plan.arc {
-                    out[c] = a[c] + u * unwrap_deg(b[c] - a[c], 0.0);
+                    out[c] = arc_snapped(a[c], b[c], u);
                 }
                 self.lanes.clear();
                 for &(idx, order) in &self.rot3 {
@@ -782,7 +799,9 @@ mod tests {
                 let (mg, mw) = (euler_to_mat3(axes, &g), euler_to_mat3(axes, &w));
                 let d =
                     (0..3).map(|i| (mg.col(i) - mw.col(i)).abs().max_element()).fold(0.0, f64::max);
-                assert!(d < 1e-12 && (g[1] - w[1]).abs() < 1e-9, "{what}: {g:?} vs {w:?}");
+                // 1e-12, plus the lanes' nine decimals (`snap_angle`: up to
+                // 2.7e-11 in a matrix element).
+                assert!(d < 3e-11 && (g[1] - w[1]).abs() < 1e-9, "{what}: {g:?} vs {w:?}");
                 locked += 1;
             } else {
                 for k in 0..3 {
@@ -881,6 +900,43 @@ Frame Time: 0.04
                 }
             }
         }
+    }
+
+    /// Every value an interpolated output frame computes is written with at
+    /// most nine decimals (the lanes' angles, the one- and two-channel arcs,
+    /// the positions; the input's have 12 or more); an output frame on an
+    /// input frame is that frame, bit for bit.
+    #[test]
+    fn interpolated_values_are_written_with_nine_decimals() {
+        let bvh = odd_channels();
+        let m = bvh.motion();
+        let decimals = |x: f64| {
+            let s = format!("{x}");
+            s.find('.').map_or(0, |p| s.len() - p - 1)
+        };
+        let long = m.values().iter().filter(|&&v| decimals(v) > 9).count();
+        assert!(long * 10 > m.values().len() * 9, "{long} of {}", m.values().len());
+        let bits = |f: &[f64]| f.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let (mut copied, mut mixed) = (0, 0);
+        for rate in [2.5, 1.37] {
+            let out = to_fps(&bvh, m.fps() * rate).unwrap();
+            for k in 0..out.motion().n_frames() {
+                let f = out.motion().frame(k);
+                match position(k, m.frame_time(), out.motion().frame_time()) {
+                    (i0, 0.0) => {
+                        assert_eq!(bits(f), bits(m.frame(i0)), "x{rate} frame {k}");
+                        copied += 1;
+                    }
+                    _ => {
+                        for (c, &v) in f.iter().enumerate() {
+                            assert!(decimals(v) <= 9, "x{rate} frame {k} channel {c}: {v}");
+                        }
+                        mixed += 1;
+                    }
+                }
+            }
+        }
+        assert!(copied >= 10 && mixed >= 100, "{copied} copied, {mixed} interpolated");
     }
 
     #[test]

@@ -157,6 +157,7 @@ pub(crate) fn lock_crossfade(
                 if l.n_rot > 0 {
                     let near = l.angles(row);
                     l.write_rotation(q, Some(near), row);
+                    l.snap_rotation(row);
                 }
             }
         }

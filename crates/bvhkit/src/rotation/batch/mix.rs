@@ -24,7 +24,9 @@ use super::*;
 /// allocated after construction. The results are those of
 /// [`euler_to_quat`](crate::rotation::euler_to_quat), [`slerp_slice`] and
 /// [`quat_to_euler_near`](crate::rotation::quat_to_euler_near) one joint at a time
-/// within rounding (tested against that scalar path on the corpus).
+/// within rounding (tested against that scalar path on the corpus),
+/// rounded to nine decimals as they are written ([`snap_angle`], in the
+/// pass: a multiplication, two additions and a division per angle).
 ///
 /// Where the two frames' quaternions are already known (a resample reuses
 /// each input frame's for several output frames), [`QuatLanes`] computes
@@ -45,7 +47,9 @@ pub(crate) struct MixLanes {
     pub(super) near: [Vec<f64>; 3],
     /// For a layer: the reference's inverse rotation in the order's axes.
     pub(super) inv: [Vec<f64>; 4],
-    /// The angles after [`MixLanes::solve`].
+    /// The angles after [`MixLanes::solve`], as written: rounded to nine
+    /// decimals ([`snap_angle`], by the pass and by the lanes solved again;
+    /// then [`keep_same`] may put a lane's own angles back, bit for bit).
     pub(super) out: [Vec<f64>; 3],
     /// Per lane, 1 where the fast continuity choice could not decide (see
     /// [`near_deg_fast`]) and the lane is solved again with [`near_deg`].
@@ -672,7 +676,7 @@ impl MixLanes {
                     layered,
                 );
                 for (o, v) in self.out.iter_mut().zip(angles) {
-                    o[l] = v;
+                    o[l] = snap_angle(v);
                 }
             }
         }
@@ -692,7 +696,8 @@ impl MixLanes {
         }
     }
 
-    /// The mixed angles (degrees, listing order) of lane `l`.
+    /// The mixed angles (degrees, listing order) of lane `l`, as written
+    /// (nine decimals, [`snap_angle`]).
     #[inline]
     pub(crate) fn angles(&self, l: usize) -> [f64; 3] {
         [self.out[0][l], self.out[1][l], self.out[2][l]]
@@ -1115,9 +1120,9 @@ pub(super) fn mix_lanes<
                 t,
                 LAYERED,
             );
-            o0[l] = a;
-            o1[l] = b;
-            o2[l] = c;
+            o0[l] = snap_angle(a);
+            o1[l] = snap_angle(b);
+            o2[l] = snap_angle(c);
             redo[l] = select(undecided | $huge, 1.0, 0.0);
         }};
     }

@@ -135,6 +135,88 @@ fn mirror_reflects_world_motion_and_twice_is_identity() {
     println!("mirrored {checked} corpus files");
 }
 
+/// Issue #27: the Kinect-family writers store a captured pose as the rest
+/// pose (a pair's offsets point different ways), yet the mirror swaps every
+/// name pair, across the vertical plane of the first frame's lateral axis.
+#[test]
+fn mirror_swaps_every_pair_of_the_kinect_rigs() {
+    use bvhkit::edit::mirror::side_swaps;
+    let Some(dir) = crate::util::corpus_dir() else { return };
+    for name in [
+        "kinect_v1_custom_writer_nonzero_root_offset",
+        "azure_kinect_xyz_no_end_sites",
+        "openni_nite_kinect_hash_in_joint_names",
+    ] {
+        let bytes = std::fs::read(dir.join(format!("{name}.bvh"))).unwrap();
+        let bvh = ReadOptions::new().lenient(true).parse(&bytes).unwrap().0;
+        let m = Mirror::new(&bvh, &MirrorOptions::default()).unwrap();
+        assert!(m.rejected().is_empty(), "{name}: rejected {:?}", m.rejected());
+        assert!(!m.confirmed_by_length().is_empty(), "{name}: confirmed by length");
+        assert!(!m.rest_pose_decides(), "{name}: the first frame decides the plane");
+        // Every name pair is swapped.
+        let joints = bvh.skeleton().joints();
+        let partner: Vec<usize> = m.partners().map(|p| p.index()).collect();
+        let mut swapped = 0;
+        for (i, j) in joints.iter().enumerate().filter(|(_, j)| !j.is_end_site()) {
+            for (_, other) in side_swaps(j.name()) {
+                if let Some(k) = joints.iter().position(|q| !q.is_end_site() && q.name() == other) {
+                    assert_eq!(partner[i], k, "{name}: {} not swapped with {other}", j.name());
+                    swapped += 1;
+                }
+            }
+        }
+        assert!(swapped >= 12, "{name}: {swapped} joints swapped");
+        println!(
+            "{name}: {swapped} joints swapped, world axis {}, {} frames",
+            m.world_axis(),
+            bvh.motion().n_frames()
+        );
+        // The up axis is kept: the plane is vertical.
+        let up = bvhkit::edit::axes::detect_up(&bvh).axis.expect("an up axis").axis();
+        assert_ne!(m.world_axis(), up, "{name}: the mirror plane must contain the up axis");
+        // Each joint's world position is its partner's reflected, every frame;
+        // mirroring twice gives back the input.
+        let mirrored = m.apply(&bvh).unwrap();
+        let back = Mirror::new(&mirrored, &MirrorOptions::default()).unwrap();
+        assert_eq!(back.world_axis(), m.world_axis(), "{name}: the mirror's plane");
+        let twice = back.apply(&mirrored).unwrap();
+        assert_eq!(twice.skeleton(), bvh.skeleton(), "{name}: skeleton mirrored twice");
+        let all: Vec<usize> = (0..bvh.motion().n_frames()).collect();
+        let h = height(&bvh, &all);
+        let a = m.world_axis().index();
+        for f in all {
+            let (orig, mir, tw) = (
+                world(&bvh, f, PositionChannels::Replace),
+                world(&mirrored, f, PositionChannels::Replace),
+                world(&twice, f, PositionChannels::Replace),
+            );
+            for j in 0..orig.len() {
+                let expected = reflect(position(&orig[partner[j]]), a);
+                assert!(
+                    (position(&mir[j]) - expected).length() <= 1e-9 * h,
+                    "{name} frame {f} joint {j}: not the reflected partner"
+                );
+                assert!(
+                    (position(&tw[j]) - position(&orig[j])).length() <= 1e-9 * h,
+                    "{name} frame {f} joint {j}: mirrored twice"
+                );
+            }
+        }
+        if name.starts_with("kinect_v1") {
+            // The plane's normal is the axis the hips and shoulders lie
+            // apart along in frame 0 (Z: the shoulder line runs along
+            // (12.7, 2.9, -30.4)), not the rest pose's X.
+            let w = world(&bvh, 0, PositionChannels::Replace);
+            let at = |n: &str| position(&w[joints.iter().position(|j| j.name() == n).unwrap()]);
+            let d = (at("ShoulderLeft") - at("ShoulderRight")).abs()
+                + (at("HipLeft") - at("HipRight")).abs();
+            let along = if d.x > d.z { 0 } else { 2 };
+            assert_eq!(a, along, "{name}: plane normal vs the frame-0 lines {d}");
+            assert_eq!(a, 2, "{name}: the lateral axis is Z");
+        }
+    }
+}
+
 fn max_error(a: &[DMat4], b: &[DMat4], map: impl Fn(usize) -> usize) -> f64 {
     b.iter()
         .enumerate()

@@ -31,7 +31,14 @@
 //! tolerance relative to the longer of the two (15% by default, which real
 //! captured skeletons meet); below a confirmed pair the names and the
 //! hierarchy confirm it (captured skeletons are not exactly symmetric: SFU's
-//! wrist ends differ by 27%). A pair must also sit in the same place of the
+//! wrist ends differ by 27%). The Kinect writers store a captured pose as
+//! the rest pose, so a pair's offsets point different ways: at the top of a
+//! chain, offsets of the same length within the tolerance confirm the pair
+//! too ([`Mirror::confirmed_by_length`], [`MirrorOptions::by_length`]), the
+//! distinct unpaired parents of a name pair under one joint pair through it
+//! (OpenNI's `TLS`/`TRS`), and the world plane is then the first frame's
+//! (the rest pose tells nothing of it); the model above is exact whatever
+//! the rest pose. A pair must also sit in the same place of the
 //! hierarchy (parents paired or shared, End Sites matched in order) and
 //! list compatible channels (the same position axes; the same rotation
 //! axes, or three on both sides); pairs that fail are dropped and reported
@@ -185,6 +192,13 @@ pub struct MirrorOptions {
     /// Largest difference between a partner's `OFFSET` and the reflected
     /// `OFFSET`, relative to the longer of the two. Default 0.15.
     pub tolerance: f64,
+    /// Also confirm a pair at the top of a chain whose offsets are not
+    /// mirror images but have the same length within the tolerance (a
+    /// captured pose written as the rest pose, as the Kinect writers do),
+    /// and pair the distinct unpaired parents of a name pair through it; the
+    /// world plane is then the first frame's. Default `true`; `false` keeps
+    /// only the pairs the rest pose confirms by direction.
+    pub by_length: bool,
     /// The normal of the plane that reflects every joint's own frame
     /// (`S(j)` for all joints). Default: found per joint from its paired
     /// children (see the module documentation).
@@ -204,7 +218,14 @@ pub struct MirrorOptions {
 
 impl Default for MirrorOptions {
     fn default() -> MirrorOptions {
-        MirrorOptions { pairs: None, tolerance: 0.15, rest_axis: None, world_axis: None, up: None }
+        MirrorOptions {
+            pairs: None,
+            tolerance: 0.15,
+            by_length: true,
+            rest_axis: None,
+            world_axis: None,
+            up: None,
+        }
     }
 }
 
@@ -250,6 +271,8 @@ pub struct Mirror {
     world_axis: Axis,
     partner: Vec<usize>,
     rejected: Vec<(JointId, JointId, String)>,
+    /// Pairs at the top of a chain confirmed by their offsets' lengths only.
+    by_length: Vec<(JointId, JointId)>,
     skeleton: Skeleton,
     source: Skeleton,
     /// Per output channel: source channel index and sign (0 for channels of
@@ -423,6 +446,7 @@ impl Mirror {
         // Candidate pairs, (left, right).
         let mut candidates: Vec<(usize, usize)> = Vec::new();
         let explicit = options.pairs.is_some();
+        let mut through_children = vec![false; n];
         if let Some(pairs) = &options.pairs {
             for (l, r) in pairs {
                 let find = |name: &str| {
@@ -466,6 +490,32 @@ impl Mirror {
                 }
                 ok
             });
+            // Joints paired through their children (with `by_length`): the distinct, unpaired
+            // parents of a pair, under the same joint and with as many
+            // children (OpenNI's `TLS`/`TRS` above `LEFT_SHOULDER#` and
+            // `RIGHT_SHOULDER#`).
+            let mut k = if options.by_length { 0 } else { candidates.len() };
+            while k < candidates.len() {
+                let (l, r) = candidates[k];
+                k += 1;
+                let (Some(pl), Some(pr)) = (joints[l].parent(), joints[r].parent()) else {
+                    continue;
+                };
+                let count = |p: JointId| skeleton.children(p).count();
+                if pl == pr
+                    || used[pl.index()]
+                    || used[pr.index()]
+                    || joints[pl.index()].parent() != joints[pr.index()].parent()
+                    || count(pl) != count(pr)
+                {
+                    continue;
+                }
+                used[pl.index()] = true;
+                used[pr.index()] = true;
+                through_children[pl.index()] = true;
+                through_children[pr.index()] = true;
+                candidates.push((pl.index(), pr.index()));
+            }
         }
         candidates.sort_by_key(|&(l, r)| l.min(r));
         let rest = rest_positions(skeleton);
@@ -490,16 +540,19 @@ impl Mirror {
         // says so rather than guess (the up axis detected from the rest pose
         // may not be the motion's).
         let rest_spread = spread(&rest, &Axis::ALL);
-        let rest_decides = options.world_axis.is_some()
+        let mut rest_decides = options.world_axis.is_some()
             || (rest_spread != up && (options.up.is_some() || rest_spread != Axis::Y));
-        let world_axis = options.world_axis.unwrap_or_else(|| {
+        let first_frame_spread = || {
+            let fk = crate::Kinematics::new(skeleton, crate::PositionChannels::Replace);
+            let mut pos = vec![DVec3::ZERO; n];
+            fk.positions(bvh.motion().frame(0), &mut pos);
+            spread(&pos, &horizontal)
+        };
+        let mut world_axis = options.world_axis.unwrap_or_else(|| {
             if rest_decides || bvh.motion().n_frames() == 0 {
                 spread(&rest, &horizontal)
             } else {
-                let fk = crate::Kinematics::new(skeleton, crate::PositionChannels::Replace);
-                let mut pos = vec![DVec3::ZERO; n];
-                fk.positions(bvh.motion().frame(0), &mut pos);
-                spread(&pos, &horizontal)
+                first_frame_spread()
             }
         });
         let mut partner: Vec<usize> = (0..n).collect();
@@ -521,6 +574,7 @@ impl Mirror {
             Ok(())
         };
         let mut partner: Vec<usize> = (0..n).collect();
+        let mut by_length: Vec<(usize, usize)> = Vec::new();
         for &(l, r) in &candidates {
             let (ol, or) = (joints[l].offset(), joints[r].offset());
             let parents = (joints[l].parent(), joints[r].parent());
@@ -528,10 +582,17 @@ impl Mirror {
             let miss = (reflect(ol, a) - or).length();
             let scale = ol.length().max(or.length());
             let below_pair = match parents {
-                (Some(pl), Some(pr)) => pl != pr && partner[pl.index()] == pr.index(),
+                (Some(pl), Some(pr)) => {
+                    pl != pr && partner[pl.index()] == pr.index() && !through_children[pl.index()]
+                }
                 _ => false,
             };
-            if !explicit && !below_pair && miss > options.tolerance * scale {
+            let by_direction = explicit || below_pair || miss <= options.tolerance * scale;
+            // A captured pose written as the rest pose (Kinect writers): the
+            // bones have the same length but point different ways.
+            let same_length = (ol.length() - or.length()).abs() <= options.tolerance * scale;
+            let confirmed = by_direction || (same_length && options.by_length);
+            if !confirmed {
                 reject(
                     l,
                     r,
@@ -546,6 +607,9 @@ impl Mirror {
             if let Some(why) = channels_incompatible(&joints[l], &joints[r]) {
                 reject(l, r, why)?;
                 continue;
+            }
+            if !by_direction {
+                by_length.push((l, r));
             }
             partner[l] = r;
             partner[r] = l;
@@ -579,6 +643,16 @@ impl Mirror {
                 if j.is_end_site() {
                     partner[i] = i;
                 }
+            }
+        }
+        by_length.retain(|&(l, r)| partner[l] == r);
+        if !by_length.is_empty() && options.world_axis.is_none() {
+            // The rest pose is a captured pose, not a symmetric stance: it
+            // tells neither the lateral plane nor, for a stream, anything
+            // before the first frame.
+            rest_decides = false;
+            if bvh.motion().n_frames() > 0 {
+                world_axis = first_frame_spread();
             }
         }
         let axes = lateral_axes(skeleton, &partner, world_axis, options.rest_axis);
@@ -654,6 +728,10 @@ impl Mirror {
             world_axis,
             partner,
             rejected,
+            by_length: by_length
+                .into_iter()
+                .map(|(l, r)| (JointId::new(l), JointId::new(r)))
+                .collect(),
             skeleton: mirrored,
             source: skeleton.clone(),
             src,
@@ -738,6 +816,14 @@ impl Mirror {
     /// Candidate pairs that were dropped, with the reason.
     pub fn rejected(&self) -> &[(JointId, JointId, String)] {
         &self.rejected
+    }
+
+    /// Pairs at the top of a chain, `(left, right)`, whose offsets are not
+    /// mirror images within the tolerance but have the same length within
+    /// it (a captured pose written as the rest pose), confirmed all the same
+    /// (the pairs below them then confirm by names and hierarchy).
+    pub fn confirmed_by_length(&self) -> &[(JointId, JointId)] {
+        &self.by_length
     }
 
     /// The mirrored skeleton: the same joints, names and channels, each
@@ -888,6 +974,94 @@ mod tests {
 
     fn swaps(n: &str) -> Vec<String> {
         side_swaps(n).into_iter().map(|(_, s)| s).collect()
+    }
+
+    /// A captured pose as the rest pose, as the Kinect writers store it:
+    /// the arms' offsets have the same length but point different ways,
+    /// under unnamed parents (`TLS`/`TRS`, OpenNI's) paired through them.
+    /// The rest pose's pairs lie apart along X; in the first frame (the
+    /// left arm turned by its parent) along Z, which is the plane.
+    fn captured_rest_pose(right: &str, frames: &str) -> Bvh {
+        Bvh::parse(format!(
+            "HIERARCHY
+ROOT Hips {{ OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT TLS {{ OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+    JOINT LeftArm {{ OFFSET 4 3 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site {{ OFFSET 0 -2 0 }} }} }}
+  JOINT TRS {{ OFFSET 0 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+    JOINT RightArm {{ OFFSET {right} CHANNELS 3 Zrotation Xrotation Yrotation End Site {{ OFFSET 0 -2 0 }} }} }} }}
+MOTION
+{frames}"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn pairs_confirmed_by_length_mirror_across_the_first_frame() {
+        let bvh = captured_rest_pose(
+            "0 3 -4",
+            "Frames: 2 Frame Time: 0.1
+1 2 3 4 5 6 0 0 -90 10 20 30 1 2 3 5 6 7
+2 2 3 4 5 6 0 0 -80 11 20 30 1 2 3 5 6 8
+",
+        );
+        let m = Mirror::new(&bvh, &MirrorOptions::default()).unwrap();
+        let names: Vec<&str> = m
+            .pairs()
+            .iter()
+            .filter(|&&(l, _)| !bvh.skeleton().joint(l).is_end_site())
+            .map(|&(l, _)| bvh.skeleton().joint(l).name())
+            .collect();
+        assert!(m.rejected().is_empty(), "{:?}", m.rejected());
+        assert_eq!(names, ["TLS", "LeftArm"]);
+        let by_length: Vec<_> =
+            m.confirmed_by_length().iter().map(|&(l, r)| (l.index(), r.index())).collect();
+        assert_eq!(by_length, [(2, 5)]);
+        assert_eq!(
+            m.world_axis(),
+            Axis::Z,
+            "the first frame's lateral axis, not the rest pose's X"
+        );
+        assert!(!m.rest_pose_decides());
+        // Every joint lands on its partner's reflection across Z = 0, and
+        // mirroring twice gives the clip back.
+        let out = m.apply(&bvh).unwrap();
+        let fk = |b: &Bvh, f: usize| {
+            let k = crate::Kinematics::new(b.skeleton(), crate::PositionChannels::Replace);
+            let mut pos = vec![DVec3::ZERO; b.skeleton().joints().len()];
+            k.positions(b.motion().frame(f), &mut pos);
+            pos
+        };
+        let partner: Vec<usize> = m.partners().map(|p| p.index()).collect();
+        for f in 0..2 {
+            let (a, b) = (fk(&bvh, f), fk(&out, f));
+            for j in 0..a.len() {
+                let want = reflect(a[partner[j]], Axis::Z);
+                assert!((b[j] - want).length() < 1e-12, "frame {f} joint {j}: {} vs {want}", b[j]);
+            }
+        }
+        let back = Mirror::new(&out, &MirrorOptions::default()).unwrap();
+        assert_eq!(back.world_axis(), Axis::Z);
+        let twice = back.apply(&out).unwrap();
+        assert_eq!(twice.skeleton(), bvh.skeleton());
+        for (x, y) in twice.motion().values().iter().zip(bvh.motion().values()) {
+            assert!((x - y).abs() < 1e-9, "mirrored twice: {x} vs {y}");
+        }
+        // Without the option, as before: no pair (the arms rejected, their
+        // parents with them).
+        let old = MirrorOptions { by_length: false, ..MirrorOptions::default() };
+        let m = Mirror::new(&bvh, &old).unwrap();
+        assert!(m.pairs().is_empty() && m.confirmed_by_length().is_empty());
+        assert_eq!(m.rejected().len(), 1, "{:?}", m.rejected());
+        // Without frames nothing tells the plane: a stream must wait for them.
+        let rest = captured_rest_pose("0 3 -4", "Frames: 0 Frame Time: 0.1\n");
+        let m = Mirror::new(&rest, &MirrorOptions::default()).unwrap();
+        assert!(!m.rest_pose_decides());
+        assert_eq!(m.confirmed_by_length().len(), 1);
+        // Longer on one side than the tolerance allows: not a pair.
+        let uneven = captured_rest_pose("0 3 -6", "Frames: 0 Frame Time: 0.1\n");
+        let m = Mirror::new(&uneven, &MirrorOptions::default()).unwrap();
+        assert!(m.confirmed_by_length().is_empty());
+        assert!(m.rejected()[0].2.contains("not mirror images"), "{:?}", m.rejected());
     }
 
     #[test]

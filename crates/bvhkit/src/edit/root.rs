@@ -228,7 +228,11 @@ impl Setup {
     /// The same, with the carrier given (for a clip that must move the
     /// same joint as another clip of its skeleton).
     pub(crate) fn with_carrier(bvh: &Bvh, carrier: JointId) -> Result<Setup> {
-        let pairs: Vec<(usize, usize)> = Mirror::new(bvh, &MirrorOptions::default())?
+        // The pairs the rest pose confirms by direction only: the facing of
+        // the Kinect rigs, whose pairs are confirmed by length, stays the
+        // carrier's (their outputs unchanged).
+        let options = MirrorOptions { by_length: false, ..MirrorOptions::default() };
+        let pairs: Vec<(usize, usize)> = Mirror::new(bvh, &options)?
             .pairs()
             .into_iter()
             .map(|(l, r)| (l.index(), r.index()))

@@ -432,10 +432,26 @@ fn num(v: f64) -> String {
 }
 
 /// The mirror of `bvh`'s skeleton, with a note naming the name pairs it
-/// did not swap.
+/// did not swap, and one naming the pairs confirmed by their lengths only.
 fn mirror_of<E>(bvh: &Bvh, notes: &mut Vec<Note>) -> Result<Mirror, EditError<E>> {
     let m =
         Mirror::new(bvh, &MirrorOptions::default()).map_err(|e| EditError::Input(e.to_string()))?;
+    if !m.confirmed_by_length().is_empty() {
+        let names = bvh.skeleton().display_names();
+        let list: Vec<String> = m
+            .confirmed_by_length()
+            .iter()
+            .map(|(l, r)| format!("{}|{}", names[l.index()], names[r.index()]))
+            .collect();
+        let from =
+            if bvh.motion().n_frames() > 0 { "the first frame's" } else { "the rest pose's" };
+        notes.push(Note::Said(format!(
+            "--mirror: the rest pose is not symmetric: {} swapped as their offsets have the \
+             same length (mirrored across {}, {from} lateral axis)",
+            list.join(", "),
+            m.world_axis()
+        )));
+    }
     if !m.rejected().is_empty() {
         let names = bvh.skeleton().display_names();
         let list: Vec<String> = m

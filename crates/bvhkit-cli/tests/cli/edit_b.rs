@@ -49,6 +49,28 @@ fn edit_mirror_and_root_flags_match_the_library_in_order() {
     assert!(read(&out).skeleton().find("L_UpLeg").is_some());
 }
 
+/// Issue #27: a Kinect v1 take whose rest pose is a captured pose swaps
+/// its pairs (confirmed by their lengths, said on stderr) across the first
+/// frame's lateral plane (the stream gives up for the whole clip), as the
+/// library.
+#[test]
+fn edit_mirror_swaps_a_captured_rest_pose_and_says_so() {
+    let Some(dir) = corpus() else { return };
+    let input = dir.join("kinect_v1_custom_writer_nonzero_root_offset.bvh");
+    let src = read(&input);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out.bvh");
+    let (i, o) = (input.to_str().unwrap(), out.to_str().unwrap());
+    let e = stderr(&run_ok(&["edit", i, "-o", o, "--mirror"]));
+    assert!(
+        e.contains("ShoulderLeft|ShoulderRight, HipLeft|HipRight swapped as their offsets have the same length")
+            && e.contains("mirrored across Z"),
+        "{e}"
+    );
+    assert!(!e.contains("not swapped"), "{e}");
+    bvhkit_testdata::assert_bit_identical(&read(&out), &mirror::mirror(&src).unwrap(), "--mirror");
+}
+
 #[test]
 fn edit_rest_pose_and_bad_arguments() {
     let Some(dir) = corpus() else { return };

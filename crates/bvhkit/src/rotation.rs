@@ -796,6 +796,14 @@ pub(crate) fn snap_angle(a: f64) -> f64 {
     if a.abs() < 4_194_304.0 { ((x + m) - m) / 1e9 } else { a }
 }
 
+/// Digits after the point of `x`'s shortest round-trip text (`Display`,
+/// the digits `ryu` gives the writer): the tests of [`snap_angle`]'s users.
+#[cfg(test)]
+pub(crate) fn decimals(x: f64) -> usize {
+    let s = format!("{x}");
+    s.find('.').map_or(0, |p| s.len() - p - 1)
+}
+
 #[inline(always)]
 fn distance_sq(a: [f64; 3], b: [f64; 3]) -> f64 {
     (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2])
@@ -1117,13 +1125,6 @@ pub fn mat3_to_repr(
 mod tests {
     use super::*;
 
-    /// Digits after the point of `x`'s shortest round-trip text (`Display`,
-    /// the digits `ryu` gives the writer).
-    fn decimals(x: f64) -> usize {
-        let s = format!("{x}");
-        s.find('.').map_or(0, |p| s.len() - p - 1)
-    }
-
     /// `snap_angle` below 2^22: a value whose shortest text has at most
     /// nine decimals, within 5e-10 of the input (and the products'
     /// rounding); a value that has at most nine decimals already (the
@@ -1131,13 +1132,7 @@ mod tests {
     /// magnitudes, infinities and NaN kept.
     #[test]
     fn snapped_values_have_nine_decimals_and_short_ones_are_kept() {
-        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::xorshift(0x9e37_79b9_7f4a_7c15);
         let (mut moved, mut kept) = (0, 0);
         for k in 0..1_000_000 {
             let scale = [1e-12, 1e-6, 1.0, 180.0, 1e4, 4_194_303.0][k % 6];

@@ -650,10 +650,11 @@ impl Mirror {
             // The rest pose is a captured pose, not a symmetric stance: it
             // tells neither the lateral plane nor, for a stream, anything
             // before the first frame.
-            rest_decides = false;
-            if bvh.motion().n_frames() > 0 {
+            // (Taken from the first frame already unless the rest pose decided.)
+            if rest_decides && bvh.motion().n_frames() > 0 {
                 world_axis = first_frame_spread();
             }
+            rest_decides = false;
         }
         let axes = lateral_axes(skeleton, &partner, world_axis, options.rest_axis);
         // Joint j's frame is reflected by axes[j]; its translation lives in

@@ -910,10 +910,7 @@ Frame Time: 0.04
     fn interpolated_values_are_written_with_nine_decimals() {
         let bvh = odd_channels();
         let m = bvh.motion();
-        let decimals = |x: f64| {
-            let s = format!("{x}");
-            s.find('.').map_or(0, |p| s.len() - p - 1)
-        };
+        use crate::rotation::decimals;
         let long = m.values().iter().filter(|&&v| decimals(v) > 9).count();
         assert!(long * 10 > m.values().len() * 9, "{long} of {}", m.values().len());
         let bits = |f: &[f64]| f.iter().map(|v| v.to_bits()).collect::<Vec<_>>();

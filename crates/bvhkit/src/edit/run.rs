@@ -436,13 +436,15 @@ fn num(v: f64) -> String {
 fn mirror_of<E>(bvh: &Bvh, notes: &mut Vec<Note>) -> Result<Mirror, EditError<E>> {
     let m =
         Mirror::new(bvh, &MirrorOptions::default()).map_err(|e| EditError::Input(e.to_string()))?;
+    if m.confirmed_by_length().is_empty() && m.rejected().is_empty() {
+        return Ok(m);
+    }
+    let names = bvh.skeleton().display_names();
+    let pair = |l: &crate::skeleton::JointId, r: &crate::skeleton::JointId| {
+        format!("{}|{}", names[l.index()], names[r.index()])
+    };
     if !m.confirmed_by_length().is_empty() {
-        let names = bvh.skeleton().display_names();
-        let list: Vec<String> = m
-            .confirmed_by_length()
-            .iter()
-            .map(|(l, r)| format!("{}|{}", names[l.index()], names[r.index()]))
-            .collect();
+        let list: Vec<String> = m.confirmed_by_length().iter().map(|(l, r)| pair(l, r)).collect();
         let from =
             if bvh.motion().n_frames() > 0 { "the first frame's" } else { "the rest pose's" };
         notes.push(Note::Said(format!(
@@ -453,12 +455,8 @@ fn mirror_of<E>(bvh: &Bvh, notes: &mut Vec<Note>) -> Result<Mirror, EditError<E>
         )));
     }
     if !m.rejected().is_empty() {
-        let names = bvh.skeleton().display_names();
-        let list: Vec<String> = m
-            .rejected()
-            .iter()
-            .map(|(l, r, why)| format!("{}|{} ({why})", names[l.index()], names[r.index()]))
-            .collect();
+        let list: Vec<String> =
+            m.rejected().iter().map(|(l, r, why)| format!("{} ({why})", pair(l, r))).collect();
         notes.push(Note::Said(format!(
             "--mirror: {} pairs, {} name pairs not swapped: {}",
             m.pairs().len(),

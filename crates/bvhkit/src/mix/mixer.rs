@@ -653,13 +653,6 @@ mod tests {
         Bvh::parse(text).unwrap()
     }
 
-    /// Digits after the point of `x`'s shortest text (what the writer
-    /// prints).
-    fn decimals(x: f64) -> usize {
-        let s = format!("{x}");
-        s.find('.').map_or(0, |p| s.len() - p - 1)
-    }
-
     /// Every value a blend or a layer computes is written with at most
     /// nine decimals (`snap_angle`): the lanes' angles, a two-channel
     /// joint's (the SLERP batch), the positions, at weights inside and
@@ -668,6 +661,7 @@ mod tests {
     /// unchanged, keep their bits (17 digits here).
     #[test]
     fn computed_values_are_written_with_nine_decimals() {
+        use crate::rotation::decimals;
         let mut x: u64 = 7;
         let mut frames = Vec::new();
         for _ in 0..3 {

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use bvhkit::edit::axes::SignedAxis;
-use bvhkit::quality::{self, Ground, Kind, Options, Report};
+use bvhkit::quality::{self, GIMBAL_MAX_DEG, GROUND_MAX_M, Ground, Kind, Options, Report};
 use bvhkit::units::Units;
 use serde_json::{Value, json};
 
@@ -130,8 +130,8 @@ struct Thresholds {
     /// Euler jumps: a rotation channel changing more than this in one frame (degrees) while the joint turns less than half of it.
     #[arg(long, value_name = "DEG", default_value_t = Options::default().euler_jump_deg, value_parser = positive)]
     euler_jump: f64,
-    /// Gimbal lock: the middle angle within this of ±90° (degrees).
-    #[arg(long, value_name = "DEG", default_value_t = Options::default().gimbal_deg, value_parser = positive)]
+    /// Gimbal lock: the middle angle within this of ±90° (degrees, below 90).
+    #[arg(long, value_name = "DEG", default_value_t = Options::default().gimbal_deg, value_parser = gimbal_window)]
     gimbal: f64,
     /// Bone stretch: a bone's length varying by more than this fraction.
     #[arg(long, value_name = "FRACTION", default_value_t = Options::default().stretch, value_parser = positive)]
@@ -161,8 +161,10 @@ fn parse_ground(s: &str) -> Result<Ground, String> {
         "contacts" => Ok(Ground::Contacts),
         "lowest" => Ok(Ground::Lowest),
         _ => match s.parse::<f64>() {
-            Ok(h) if h.is_finite() => Ok(Ground::Height(h)),
-            _ => Err(format!("'{s}' is not contacts, lowest or a finite height in metres")),
+            Ok(h) if h.abs() <= GROUND_MAX_M => Ok(Ground::Height(h)),
+            _ => Err(format!(
+                "'{s}' is not contacts, lowest or a height in metres (at most {GROUND_MAX_M:e} either side of 0)"
+            )),
         },
     }
 }
@@ -172,6 +174,15 @@ fn parse_kind(s: &str) -> Result<Kind, String> {
         let names: Vec<_> = Kind::ALL.iter().map(|k| k.name()).collect();
         format!("'{s}' is not a kind of finding ({})", names.join(", "))
     })
+}
+
+fn gimbal_window(s: &str) -> Result<f64, String> {
+    match positive(s)? {
+        v if v < GIMBAL_MAX_DEG => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not below {GIMBAL_MAX_DEG}: a middle angle is never farther than that from ±90°, so every frame would count"
+        )),
+    }
 }
 
 fn positive(s: &str) -> Result<f64, String> {

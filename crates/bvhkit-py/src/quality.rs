@@ -51,8 +51,13 @@ pub(crate) fn options(
     o.ground = match ground {
         None => Ground::Contacts,
         Some(g) => match g.extract::<f64>() {
-            Ok(h) if h.is_finite() => Ground::Height(h),
-            Ok(h) => return Err(bad_arg(format!("ground must be finite, not {h}"))),
+            Ok(h) if h.abs() <= quality::GROUND_MAX_M => Ground::Height(h),
+            Ok(h) => {
+                return Err(bad_arg(format!(
+                    "ground must be a height of at most {:e} m either side of 0, not {h:e}",
+                    quality::GROUND_MAX_M
+                )));
+            }
             Err(_) => match g.extract::<String>().as_deref() {
                 Ok("contacts") => Ground::Contacts,
                 Ok("lowest") => Ground::Lowest,
@@ -70,7 +75,13 @@ pub(crate) fn options(
             let v: f64 =
                 v.extract().map_err(|_| PyTypeError::new_err(format!("{key} must be a number")))?;
             if !(v.is_finite() && v > 0.0) {
-                return Err(bad_arg(format!("{key} must be a finite number above 0, not {v}")));
+                return Err(bad_arg(format!("{key} must be a finite number above 0, not {v:e}")));
+            }
+            if key == "gimbal" && v >= quality::GIMBAL_MAX_DEG {
+                return Err(bad_arg(format!(
+                    "gimbal must be below {} degrees (a middle angle is never farther from ±90°), not {v}",
+                    quality::GIMBAL_MAX_DEG
+                )));
             }
             let slot = match key.as_str() {
                 "contact_height" => &mut o.contact_height,

@@ -229,4 +229,8 @@ def test_lint_options_and_errors():
         walk.lint(units="furlong")
     with pytest.raises(ValueError, match="ground"):
         walk.lint(ground="floor")
+    with pytest.raises(ValueError, match="at most 1e6"):
+        walk.lint(ground=1e300)
+    with pytest.raises(ValueError, match="below 90"):
+        walk.lint(gimbal=90)
     assert walk.lint(feet=["LeftFoot"])["feet"][0]["joints"][0] == "LeftFoot"

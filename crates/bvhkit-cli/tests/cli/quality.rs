@@ -94,6 +94,11 @@ fn lint_refuses_bad_options_with_the_option_and_value() {
         (vec!["--ignore", "wobble"], "wobble"),
         (vec!["--units", "furlong"], "furlong"),
         (vec!["--up", "w"], "'w'"),
+        // A window of 90° or more would flag every frame; a ground of
+        // 1e300 m printed 300 digits in the summary line.
+        (vec!["--gimbal", "90"], "below 90"),
+        (vec!["--ground", "1e300"], "at most 1e6"),
+        (vec!["--ground", "-2e6"], "at most 1e6"),
     ] {
         let o = run(&[&["lint", &clean][..], &args].concat());
         assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -102,6 +107,11 @@ fn lint_refuses_bad_options_with_the_option_and_value() {
             "{args:?}: {}",
             stderr(&o)
         );
+    }
+    // Just inside the limits is accepted.
+    for args in [["--gimbal", "89.9"], ["--ground", "-1e6"]] {
+        let o = run(&[&["lint", &clean][..], &args].concat());
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{args:?}: {}", stderr(&o));
     }
     let o = run(&["lint", &clean, "--feet", "LeftFoot,Tail"]);
     assert_eq!(o.status.code(), Some(2));

@@ -79,9 +79,20 @@ pub enum Ground {
     /// HumanML3D-style data is normalised to (numbers comparable with
     /// papers).
     Lowest,
-    /// A given height in metres along the up axis.
+    /// A given height in metres along the up axis (at most
+    /// [`GROUND_MAX_M`] either side of zero where a user gives it).
     Height(f64),
 }
+
+/// The largest ground height the command and Python accept, in metres
+/// either side of zero: a million metres is far beyond any capture
+/// volume, and a larger number would only print as hundreds of digits.
+pub const GROUND_MAX_M: f64 = 1.0e6;
+
+/// The gimbal window [`Options::gimbal_deg`] must stay below: a middle
+/// angle is never more than 90° from ±90°, so a window of 90° or more
+/// would flag every frame.
+pub const GIMBAL_MAX_DEG: f64 = 90.0;
 
 /// Thresholds and choices of [`lint`]; `Options::default()` gives the
 /// documented defaults (`docs/quality.md`).
@@ -127,7 +138,8 @@ pub struct Options {
     /// Euler jumps: a rotation channel changing by more than this in one
     /// frame (degrees) while the rotation itself turns less than half of it.
     pub euler_jump_deg: f64,
-    /// Gimbal lock: the middle Euler angle within this of ±90° (degrees).
+    /// Gimbal lock: the middle Euler angle within this of ±90° (degrees,
+    /// below [`GIMBAL_MAX_DEG`]).
     pub gimbal_deg: f64,
     /// Bone stretch: a bone whose length varies by more than this fraction.
     pub stretch: f64,

@@ -1021,8 +1021,8 @@ fn reference_ground(bvh: &Bvh, r: &Report) -> Option<f64> {
         speed[k][f] < o.contact_speed && low[k][f] < top && low[k][f + 1] < top
     };
     let mut all: Vec<f64> = Vec::new();
-    for k in 0..low.len() {
-        all.extend((0..n - 1).filter(|&f| candidate(k, f)).map(|f| low[k][f]));
+    for (k, l) in low.iter().enumerate() {
+        all.extend((0..n - 1).filter(|&f| candidate(k, f)).map(|f| l[f]));
     }
     if all.is_empty() {
         return Some(g0);
@@ -1039,10 +1039,10 @@ fn reference_ground(bvh: &Bvh, r: &Report) -> Option<f64> {
     }
     let within = |x: f64| x >= floor && x - floor <= ch;
     let mut ground = f64::INFINITY;
-    for k in 0..low.len() {
+    for (k, l) in low.iter().enumerate() {
         let mine: Vec<f64> = (0..n - 1)
-            .filter(|&f| candidate(k, f) && within(low[k][f]) && within(low[k][f + 1]))
-            .map(|f| low[k][f])
+            .filter(|&f| candidate(k, f) && within(l[f]) && within(l[f + 1]))
+            .map(|f| l[f])
             .collect();
         if !mine.is_empty() {
             ground = ground.min(q(&mine, 0.5));

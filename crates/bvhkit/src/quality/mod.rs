@@ -70,10 +70,11 @@ use crate::{Bvh, JointId};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Ground {
     /// From the feet in contact (the default): a first guess at the 10th
-    /// percentile of the lowest foot point's height over the clip, then the
-    /// median of the feet's heights over the steps they are in contact
-    /// with that guess, both feet's steps together (`docs/quality.md`
-    /// names its weakness: feet standing at two levels).
+    /// percentile of the lowest foot point's height over the clip; the
+    /// band one contact height high that holds the most slow steps below
+    /// the guess plus three contact heights; per foot the median of its
+    /// height over its slow steps in that band; the lowest of these
+    /// (docs/quality.md, "Ground").
     Contacts,
     /// The lowest point of any joint over the whole clip, the floor that
     /// HumanML3D-style data is normalised to (numbers comparable with

@@ -702,13 +702,7 @@ fn the_default_lock_adds_no_acceleration_spike_to_cmu_01_01() {
         let (free, _) = retarget(&walk, &tgt, &exact()).unwrap();
         let (l, u) = (spikes(&locked), spikes(&free));
         println!("{name}: {l} spike(s) locked, {u} unlocked, the source {own}");
-        // Known since lint's ground became the lowest foot's (2026-11-30;
-        // CMU 01_01's 5.5 -> 4.5 cm, the left foot's End Site 1.8 cm above
-        // the right's): onto Xsens 33 locked against the source's 31 (31
-        // before); not investigated.
-        let known = [("xsens_mvn_style_mpi_1space_yxz_crlf", 33)];
-        let allowed = known.iter().find(|(k, _)| *k == name).map_or(own.max(u), |&(_, c)| c);
-        if l > allowed {
+        if l > own.max(u) {
             bad.push(format!("{name}: {l} locked, {u} unlocked, the source {own}"));
         }
     }

@@ -149,10 +149,14 @@ pub(crate) fn measure<'a>(
     let ground = match o.ground {
         Ground::Height(g) => g,
         Ground::Lowest => lowest(),
-        Ground::Contacts => {
+        Ground::Contacts | Ground::Pooled => {
             let sole: Vec<f64> = (0..n).map(|f| min_nan(low.iter().map(|l| l[f]))).collect();
             let g0 = stats::quantile(&sole, 0.10)?;
-            contact_ground(&low, &speed, g0, o.contact_height, o.contact_speed)
+            if o.ground == Ground::Pooled {
+                pooled_ground(&low, &speed, g0, o.contact_height, o.contact_speed)
+            } else {
+                contact_ground(&low, &speed, g0, o.contact_height, o.contact_speed)
+            }
         }
     };
     if !ground.is_finite() {
@@ -355,6 +359,22 @@ fn contact_ground(low: &[Vec<f64>], speed: &[Vec<f64>], g0: f64, ch: f64, cs: f6
         }
     }
     if ground.is_finite() { ground } else { g0 }
+}
+
+/// [`Ground::Pooled`] from the same arguments as [`contact_ground`]: the
+/// median of both feet's heights pooled over the steps in which a foot is
+/// slower than `cs` and within `ch` of `g0` in both frames; `g0` when no
+/// step qualifies.
+fn pooled_ground(low: &[Vec<f64>], speed: &[Vec<f64>], g0: f64, ch: f64, cs: f64) -> f64 {
+    let mut planted = Vec::new();
+    for (l, s) in low.iter().zip(speed) {
+        for f in 0..s.len() {
+            if l[f] - g0 < ch && l[f + 1] - g0 < ch && s[f] < cs {
+                planted.push(l[f]);
+            }
+        }
+    }
+    stats::quantile_in_place(&mut planted, 0.5).unwrap_or(g0)
 }
 
 /// The smallest value, NaN when any is NaN.

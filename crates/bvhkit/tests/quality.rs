@@ -958,35 +958,37 @@ fn streamed_lint_leaves_what_it_cannot_confirm() {
     assert!(run(&given, 0.0, size).is_some());
 }
 
-/// The default ground as docs/quality.md states it, written plainly from
-/// forward kinematics' positions and the report's feet, unit and up axis
-/// (`None` without feet or with fewer than two frames): each foot's height
-/// the lowest of its points less each point's clearance, its speed the
-/// slowest point's; `g0` the 10th percentile of the lower foot; the
-/// candidate contacts the steps slower than the contact speed and below
-/// `g0` + 3 contact heights in both frames; the floor the band of one
-/// contact height holding the most candidates (the lowest on a tie); the
-/// ground the lowest of the feet's medians over their candidates in that
-/// band (both frames), else `g0`.
-fn reference_ground(bvh: &Bvh, r: &Report) -> Option<f64> {
+/// The `at` quantile of the finite values of `v`, linear between ranks
+/// (NumPy's default).
+fn ref_quantile(v: &[f64], at: f64) -> f64 {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    s.sort_by(f64::total_cmp);
+    let x = at * (s.len() - 1) as f64;
+    let (lo, frac) = (x.floor() as usize, x - x.floor());
+    if frac == 0.0 || lo + 1 == s.len() { s[lo] } else { s[lo] + (s[lo + 1] - s[lo]) * frac }
+}
+
+/// Per foot its heights and its speeds over steps, and `g0` (metres).
+type Soles = (Vec<Vec<f64>>, Vec<Vec<f64>>, f64);
+
+/// Each foot's height and speed as docs/quality.md states them, written
+/// plainly from forward kinematics' positions and the report's feet, unit
+/// and up axis (`None` without feet or with fewer than two frames): each
+/// foot's height the lowest of its points less each point's clearance, its
+/// speed over a step the slowest point's; and `g0`, the 10th percentile of
+/// the lower foot.
+fn reference_soles(bvh: &Bvh, r: &Report) -> Option<Soles> {
     use bvhkit::{Kinematics, PositionChannels};
     let n = bvh.motion().n_frames();
     if r.feet.is_empty() || n < 2 {
         return None;
     }
-    let o = Options::default();
     let pos =
         Kinematics::new(bvh.skeleton(), PositionChannels::Replace).positions_all(bvh.motion());
     let width = pos.len() / n;
     let u = r.up.vector();
     let p = |f: usize, j: usize| pos[f * width + j] * r.metres_per_unit;
-    let q = |v: &[f64], at: f64| {
-        let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-        s.sort_by(f64::total_cmp);
-        let x = at * (s.len() - 1) as f64;
-        let (lo, frac) = (x.floor() as usize, x - x.floor());
-        if frac == 0.0 || lo + 1 == s.len() { s[lo] } else { s[lo] + (s[lo + 1] - s[lo]) * frac }
-    };
+    let q = ref_quantile;
     let (mut low, mut speed) = (Vec::new(), Vec::new());
     for foot in &r.feet {
         let heights: Vec<Vec<f64>> =
@@ -1016,6 +1018,21 @@ fn reference_ground(bvh: &Bvh, r: &Report) -> Option<f64> {
     let sole: Vec<f64> =
         (0..n).map(|f| low.iter().map(|l| l[f]).fold(f64::INFINITY, f64::min)).collect();
     let g0 = q(&sole, 0.10);
+    Some((low, speed, g0))
+}
+
+/// The default ground as docs/quality.md states it (`None` without feet
+/// or with fewer than two frames): from [`reference_soles`], the candidate
+/// contacts the steps slower than the contact speed and below `g0` + 3
+/// contact heights in both frames; the floor the band of one contact
+/// height holding the most candidates (the lowest on a tie); the ground
+/// the lowest of the feet's medians over their candidates in that band
+/// (both frames), else `g0`.
+fn reference_ground(bvh: &Bvh, r: &Report) -> Option<f64> {
+    let (low, speed, g0) = reference_soles(bvh, r)?;
+    let n = bvh.motion().n_frames();
+    let o = Options::default();
+    let q = ref_quantile;
     let (ch, top) = (o.contact_height, g0 + 3.0 * o.contact_height);
     let candidate = |k: usize, f: usize| {
         speed[k][f] < o.contact_speed && low[k][f] < top && low[k][f + 1] < top
@@ -1072,6 +1089,48 @@ fn ground_is_the_documented_one_on_every_corpus_file() {
             path.display(),
             r.ground
         );
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked}");
+}
+
+/// [`quality::Ground::Pooled`] (lint's default until 2026-11-30, which
+/// the retarget and clean's foot lock measure by) is the rule it states,
+/// written plainly from [`reference_soles`]: the median of both feet's
+/// heights pooled over the steps slower than the contact speed and within
+/// one contact height of `g0` in both frames, else `g0`; on every corpus
+/// file with feet, and it differs from the default on Rokoko's dance (the
+/// densest band 28 mm above it).
+#[test]
+fn the_pooled_ground_is_the_documented_one_on_every_corpus_file() {
+    let Some(clips) = bvhkit_testdata::corpus_or_skip("quality pooled ground")
+        .map(|_| bvhkit_testdata::corpus_files())
+    else {
+        return;
+    };
+    let pooled = Options { ground: quality::Ground::Pooled, ..Options::default() };
+    let (ch, cs) = (pooled.contact_height, pooled.contact_speed);
+    let mut checked = 0;
+    for path in clips {
+        let bytes = std::fs::read(&path).unwrap();
+        let Ok((bvh, _)) = ReadOptions::new().lenient(true).parse(&bytes) else { continue };
+        let r = quality::lint(&bvh, &pooled);
+        let Some((low, speed, g0)) = reference_soles(&bvh, &r) else { continue };
+        let mut planted = Vec::new();
+        for (l, s) in low.iter().zip(&speed) {
+            for f in 0..s.len() {
+                if l[f] - g0 < ch && l[f + 1] - g0 < ch && s[f] < cs {
+                    planted.push(l[f]);
+                }
+            }
+        }
+        let want = if planted.is_empty() { g0 } else { ref_quantile(&planted, 0.5) };
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert!((r.ground - want).abs() <= 1e-12, "{name}: ground {} against {want}", r.ground);
+        if name.starts_with("rokoko_jesse_dance") {
+            let default = quality::lint(&bvh, &Options::default()).ground;
+            assert!((default - r.ground - 0.028).abs() < 0.001, "{name}: {default} {}", r.ground);
+        }
         checked += 1;
     }
     assert!(checked >= 20, "{checked}");

@@ -9,8 +9,9 @@
 //! against [`quality::Ground::Pooled`] (lint's default until 2026-11-30),
 //! not lint's densest band: on a clip standing at two levels the band may
 //! be the raised one, and a foot landing from it counts as in contact on
-//! its way down (Rokoko's dance: the left foot at frames 939-943, 13.6 to
-//! 6.2 cm high above a ground of 10.4 cm, moving at 0.37-0.48 m/s), which
+//! its way down (Rokoko's dance: the left sole at frames 939-943 coming
+//! down from 13.6 to 6.2 cm, the band at 10.4 cm, at 0.48 to 0.18 m/s
+//! across the floor), which
 //! the lock pinned in the air and then turned the knee 0.60 rad in one frame
 //! to reach the next pin at 953 (4.6 times the clip's fastest; 1.4 with
 //! the pooled ground, whose span there is 941-943). A ground or spans

@@ -1,7 +1,8 @@
 """The motion-quality metrics (`Bvh.lint`, `bvhkit.diff`) against plain
 references on the whole corpus: GMD's skating ratio ported line by line
 (SciPy's `uniform_filter1d`), jitter from NumPy's differences, MPJPE and
-PA-MPJPE with SciPy's orthogonal Procrustes. Every metric within 1e-9
+PA-MPJPE with SciPy's orthogonal Procrustes, the default ground from its
+documented rule in NumPy. Every metric within 1e-9
 relative of its reference."""
 
 from __future__ import annotations
@@ -137,6 +138,56 @@ def test_metrics_equal_their_references_on_the_corpus(corpus):
             checked[key] += value is not None
     # The references measured something on many files, not only None.
     assert all(v >= 15 for v in checked.values()), checked
+
+
+def reference_ground(bvh: bvhkit.Bvh, q: dict) -> float | None:
+    """The default ground as docs/quality.md states it: each foot's height
+    the lowest of its points less each point's clearance, its speed the
+    slowest point's; g0 the 10th percentile of the lower foot; the
+    candidate contacts the steps slower than 0.5 m/s and below g0 + 0.15 m
+    in both frames; the floor the 0.05 m band holding the most candidates
+    (the lowest on a tie); the ground the lowest of the feet's medians over
+    their candidates in that band (both frames), else g0."""
+    if not q["feet"] or q["frames"] < 2:
+        return None
+    index = {n: i for i, n in enumerate(bvh.joint_names)}
+    p = y_up(bvh.positions() * q["metres_per_unit"], q["up_axis"])
+    fps, ch, cs = q["fps"], 0.05, 0.5
+    lows, speeds = [], []
+    for f in q["feet"]:
+        pts = p[:, [index[j] for j in f["joints"]]]  # frames x points x 3
+        q05 = np.quantile(pts[:, :, 1], 0.05, axis=0)
+        lows.append((pts[:, :, 1] - (q05 - q05.min())).min(axis=1))
+        step = np.linalg.norm(pts[1:][..., [0, 2]] - pts[:-1][..., [0, 2]], axis=-1) * fps
+        speeds.append(step.min(axis=1))
+    g0 = float(np.quantile(np.min(lows, axis=0), 0.10))
+    top = g0 + 3 * ch
+    cand = [(s < cs) & (low[:-1] < top) & (low[1:] < top) for low, s in zip(lows, speeds)]
+    heights = np.sort(np.concatenate([low[:-1][c] for low, c in zip(lows, cand)]))
+    if heights.size == 0:
+        return g0
+    # The band [floor, floor + ch] holding the most candidates.
+    counts = [int(((heights >= a) & (heights - a <= ch)).sum()) for a in heights]
+    floor = heights[int(np.argmax(counts))]
+    medians = []
+    for low, c in zip(lows, cand):
+        inside = (low >= floor) & (low - floor <= ch)
+        mine = low[:-1][c & inside[:-1] & inside[1:]]
+        if mine.size:
+            medians.append(float(np.median(mine)))
+    return min(medians) if medians else g0
+
+
+def test_ground_equals_its_reference_on_the_corpus(corpus):
+    checked = 0
+    for name, bvh in clips(corpus):
+        q = bvh.lint()
+        ref = reference_ground(bvh, q)
+        if ref is None:
+            continue
+        assert close(q["ground"], ref), f"{name}: ground {q['ground']} against {ref}"
+        checked += 1
+    assert checked >= 15, checked
 
 
 def test_lint_json_of_the_command_equals_the_python_dict(corpus, bvh_bin):

@@ -81,8 +81,11 @@ pub(crate) fn ground(
 /// `lint`'s per-frame foot heights and speeds: a foot is planted at a frame
 /// when it is within `options.contact_height` of the lowest tenth of the
 /// feet's heights over the [`GROUND_WINDOW_S`] around it and slower than
-/// `options.contact_speed`; the raw ground at a frame is the median height
-/// of the planted feet over the window around it, carried straight across
+/// `options.contact_speed`; the raw ground at a frame is the lowest of the
+/// feet's median planted heights over the window around it (the constant
+/// ground's rule over a window: rigs often have one foot's End Site a
+/// little higher than the other's; until 2026-11-30 the median of the
+/// planted feet's mean height, which sat between them), carried straight across
 /// windows with none (constant beyond the first and last), then smoothed
 /// by a straight line fitted over the window around each frame
 /// (Savitzky-Golay of order 1). `None` when no foot is ever planted.
@@ -99,31 +102,31 @@ pub(crate) fn ground_curve(lint: &quality::Report, options: &quality::Options) -
     let sole: Vec<f64> =
         (0..n).map(|f| (0..feet.len()).map(|k| h(k, f)).fold(f64::NAN, f64::min)).collect();
     let mut buf = Vec::new();
-    let mut planted = vec![f64::NAN; n];
-    for (f, p) in planted.iter_mut().enumerate() {
+    // Per foot, its height at the frames it is planted (NaN elsewhere).
+    let mut planted = vec![vec![f64::NAN; n]; feet.len()];
+    for f in 0..n {
         buf.clear();
         buf.extend(sole[win(f)].iter().copied().filter(|x| x.is_finite()));
         let Some(low) = quantile_in_place(&mut buf, 0.1) else { continue };
-        let (mut sum, mut count) = (0.0, 0usize);
-        for k in 0..feet.len() {
+        for (k, p) in planted.iter_mut().enumerate() {
             let speed =
                 lint.series.foot_speed.get(k).and_then(|s| s.get(f.min(n.saturating_sub(2))));
             let slow = speed.is_none_or(|&v| v < options.contact_speed);
             if h(k, f) - low < options.contact_height && slow {
-                sum += h(k, f);
-                count += 1;
+                p[f] = h(k, f);
             }
         }
-        if count > 0 {
-            *p = sum / count as f64;
-        }
     }
+    // The lowest of the feet's medians over the window, as the constant
+    // ground is the lowest of their medians over the clip.
     let mut raw = vec![f64::NAN; n];
     for (f, r) in raw.iter_mut().enumerate() {
-        buf.clear();
-        buf.extend(planted[win(f)].iter().copied().filter(|x| x.is_finite()));
-        if let Some(m) = quantile_in_place(&mut buf, 0.5) {
-            *r = m;
+        for p in &planted {
+            buf.clear();
+            buf.extend(p[win(f)].iter().copied().filter(|x| x.is_finite()));
+            if let Some(m) = quantile_in_place(&mut buf, 0.5) {
+                *r = r.min(m);
+            }
         }
     }
     let known: Vec<usize> = (0..n).filter(|&f| raw[f].is_finite()).collect();

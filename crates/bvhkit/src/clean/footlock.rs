@@ -5,7 +5,17 @@
 //! [`crate::quality::lint`]'s (the foot joint and its toes by the name
 //! families, in contact when low and slow), or spans the caller gives
 //! ([`ContactSpan`], `--contacts FILE`, [`parse_contacts`]). Spans of one
-//! frame are left alone.
+//! frame are left alone. With lint's default ground the lock measures
+//! against [`quality::Ground::Pooled`] (lint's default until 2026-11-30),
+//! not lint's densest band: on a clip standing at two levels the band may
+//! be the raised one, and a foot landing from it counts as in contact on
+//! its way down (Rokoko's dance: the left sole at frames 939-943 coming
+//! down from 13.6 to 6.2 cm, the band at 10.4 cm, at 0.48 to 0.18 m/s
+//! across the floor), which
+//! the lock pinned in the air and then turned the knee 0.60 rad in one frame
+//! to reach the next pin at 953 (4.6 times the clip's fastest; 1.4 with
+//! the pooled ground, whose span there is 941-943). A ground or spans
+//! given are used as they are.
 //!
 //! **Pins.** Each span of a foot is pinned to one point: the position of the
 //! foot's contact point (its toe joint when it has one, else the foot joint:
@@ -463,6 +473,17 @@ struct Span {
 /// One frame of a solved leg: local rotations of hip, knee and ankle.
 type Solved = Option<(DQuat, DQuat, DQuat)>;
 
+/// The quality options the lock measures its contacts with: `q`, its
+/// default ground ([`quality::Ground::Contacts`]) taken as
+/// [`quality::Ground::Pooled`] (see the module's **Contacts**).
+pub(crate) fn lock_quality(q: &quality::Options) -> quality::Options {
+    let mut q = q.clone();
+    if q.ground == quality::Ground::Contacts {
+        q.ground = quality::Ground::Pooled;
+    }
+    q
+}
+
 /// The legs a lock solves and their captured world motion, measured once:
 /// the contacts of the clip ([`quality::contacts`]), each leg's joints and
 /// spans, and one FK pass over the legs and the joints above them. A
@@ -530,7 +551,7 @@ impl Capture {
         let q = &options.quality;
         let n = bvh.motion().n_frames();
         let mut notes = Vec::new();
-        let report = quality::contacts(bvh, q);
+        let report = quality::contacts(bvh, &lock_quality(q));
         let skel = bvh.skeleton().clone();
         let nj = skel.len();
         let names = skel.display_names();

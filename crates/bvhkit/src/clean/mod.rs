@@ -105,7 +105,8 @@ pub struct Options {
     /// the ankles unchanged.
     pub flatten_feet: bool,
     /// The contact spans foot locking pins (`--contacts FILE`); `None`:
-    /// those [`quality::lint`] finds.
+    /// those [`quality::lint`] finds (its default ground taken as
+    /// [`quality::Ground::Pooled`]: `footlock`'s **Contacts**).
     pub contacts: Option<Vec<ContactSpan>>,
     /// How the feet, their contacts, the units and the up axis are found
     /// (drift, ground, foot locking): [`quality::lint`]'s options.

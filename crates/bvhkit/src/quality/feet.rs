@@ -149,21 +149,14 @@ pub(crate) fn measure<'a>(
     let ground = match o.ground {
         Ground::Height(g) => g,
         Ground::Lowest => lowest(),
-        Ground::Contacts => {
+        Ground::Contacts | Ground::Pooled => {
             let sole: Vec<f64> = (0..n).map(|f| min_nan(low.iter().map(|l| l[f]))).collect();
             let g0 = stats::quantile(&sole, 0.10)?;
-            let mut planted = Vec::new();
-            for (l, s) in low.iter().zip(&speed) {
-                for f in 0..n - 1 {
-                    if l[f] - g0 < o.contact_height
-                        && l[f + 1] - g0 < o.contact_height
-                        && s[f] < o.contact_speed
-                    {
-                        planted.push(l[f]);
-                    }
-                }
+            if o.ground == Ground::Pooled {
+                pooled_ground(&low, &speed, g0, o.contact_height, o.contact_speed)
+            } else {
+                contact_ground(&low, &speed, g0, o.contact_height, o.contact_speed)
             }
-            stats::quantile_in_place(&mut planted, 0.5).unwrap_or(g0)
         }
     };
     if !ground.is_finite() {
@@ -303,6 +296,85 @@ pub(crate) fn measure<'a>(
         speed,
         contact,
     })
+}
+
+/// How far above the first guess `g0` a slow step may be and still count
+/// as a candidate contact, in multiples of the contact height: far enough
+/// for a floor that drifts a few centimetres over a take (Rokoko's dance
+/// stands 9 cm higher in its middle than at its ends), not so far that a
+/// foot held still in the air counts.
+const REACH: f64 = 3.0;
+
+/// The default ground ([`Ground::Contacts`]) from each foot's height `low`
+/// and speed `speed` per step, `g0` the first guess (the 10th percentile of
+/// the lowest foot point), `ch` and `cs` the contact height and speed.
+///
+/// The candidate contacts are the steps in which a foot is slower than
+/// `cs` and below `g0 + REACH·ch` in both frames. The floor is the band of
+/// height `ch` that holds the most of them (their heights sorted, the
+/// widest run within `ch`; the lowest such band on a tie), a foot's
+/// planted steps are its candidates in that band in both frames, and the
+/// ground is the lowest of the feet's medians over their planted steps
+/// (rigs often have one foot's End Site a little higher than the other's);
+/// `g0` when no step qualifies.
+///
+/// Not the pooled median of the contacts within `ch` of `g0` (until
+/// 2026-11-30): with two levels in the data (two feet's End Sites at
+/// different heights, or a floor that drifts) it sat on whichever had more
+/// steps and jumped between them when a few frames changed. The densest
+/// band depends on where most of the contacts are, not on a tenth of the
+/// frames, so a clip, the clip joined to itself and its halves agree
+/// (where the halves stand on one floor).
+fn contact_ground(low: &[Vec<f64>], speed: &[Vec<f64>], g0: f64, ch: f64, cs: f64) -> f64 {
+    let top = g0 + REACH * ch;
+    let slow = |l: &[f64], s: &[f64], f: usize| s[f] < cs && l[f] < top && l[f + 1] < top;
+    let mut heights: Vec<f64> = Vec::new();
+    for (l, s) in low.iter().zip(speed) {
+        heights.extend((0..s.len()).filter(|&f| slow(l, s, f)).map(|f| l[f]));
+    }
+    if heights.is_empty() {
+        return g0;
+    }
+    heights.sort_unstable_by(f64::total_cmp);
+    let (mut most, mut floor, mut j) = (0, heights[0], 0);
+    for (i, &x) in heights.iter().enumerate() {
+        while x - heights[j] > ch {
+            j += 1;
+        }
+        if i - j + 1 > most {
+            (most, floor) = (i - j + 1, heights[j]);
+        }
+    }
+    let within = |x: f64| x >= floor && x - floor <= ch;
+    let mut ground = f64::INFINITY;
+    for (l, s) in low.iter().zip(speed) {
+        heights.clear();
+        heights.extend(
+            (0..s.len())
+                .filter(|&f| slow(l, s, f) && within(l[f]) && within(l[f + 1]))
+                .map(|f| l[f]),
+        );
+        if let Some(m) = stats::quantile_in_place(&mut heights, 0.5) {
+            ground = ground.min(m);
+        }
+    }
+    if ground.is_finite() { ground } else { g0 }
+}
+
+/// [`Ground::Pooled`] from the same arguments as [`contact_ground`]: the
+/// median of both feet's heights pooled over the steps in which a foot is
+/// slower than `cs` and within `ch` of `g0` in both frames; `g0` when no
+/// step qualifies.
+fn pooled_ground(low: &[Vec<f64>], speed: &[Vec<f64>], g0: f64, ch: f64, cs: f64) -> f64 {
+    let mut planted = Vec::new();
+    for (l, s) in low.iter().zip(speed) {
+        for f in 0..s.len() {
+            if l[f] - g0 < ch && l[f + 1] - g0 < ch && s[f] < cs {
+                planted.push(l[f]);
+            }
+        }
+    }
+    stats::quantile_in_place(&mut planted, 0.5).unwrap_or(g0)
 }
 
 /// The smallest value, NaN when any is NaN.

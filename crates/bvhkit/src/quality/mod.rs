@@ -70,11 +70,20 @@ use crate::{Bvh, JointId};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Ground {
     /// From the feet in contact (the default): a first guess at the 10th
-    /// percentile of the lowest foot point's height over the clip, then the
-    /// median of the feet's heights over the steps they are in contact
-    /// with that guess, both feet's steps together (`docs/quality.md`
-    /// names its weakness: feet standing at two levels).
+    /// percentile of the lowest foot point's height over the clip; the
+    /// band one contact height high that holds the most slow steps below
+    /// the guess plus three contact heights; per foot the median of its
+    /// height over its slow steps in that band; the lowest of these
+    /// (docs/quality.md, "Ground").
     Contacts,
+    /// The default ground until 2026-11-30, which the retarget still
+    /// places its feet by (`retarget`'s grounding, stance and swing lift
+    /// were tuned to it): the same first guess, then the median of both
+    /// feet's heights pooled over the steps in which they are slow and
+    /// within one contact height of the guess. With feet at two levels it
+    /// sits on whichever holds more of those steps (docs/quality.md,
+    /// "Ground"); `bvh lint` does not offer it.
+    Pooled,
     /// The lowest point of any joint over the whole clip, the floor that
     /// HumanML3D-style data is normalised to (numbers comparable with
     /// papers).
@@ -828,7 +837,7 @@ fn combine(
         || match options.ground {
             Ground::Height(h) => h,
             Ground::Lowest => lowest(),
-            Ground::Contacts => f64::NAN,
+            Ground::Contacts | Ground::Pooled => f64::NAN,
         },
         |d| d.ground,
     );

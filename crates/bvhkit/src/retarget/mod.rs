@@ -96,6 +96,21 @@
 //!    the legs no longer point exactly where the source's do inside the
 //!    spans, ramps and lifts.
 //!
+//! **The ground of steps 4 and 5** (the source's ground scaled, the
+//! contacts, the output's ground the swing lift reads) is
+//! [`crate::quality::Ground::Pooled`], `bvh lint`'s default until
+//! 2026-11-30, not lint's default since (the densest band of contacts, the
+//! lowest foot's median there): the stance stands every span on one floor,
+//! and on a source standing at two levels the band may be the other one.
+//! On Rokoko's dance (its first 120 frames: both feet at 1 cm, then the
+//! right foot at 9 to 11 cm; the band at 10.7 cm) the first frames became
+//! contacts 9.7 cm below that floor, and onto Kinect v1 the right foot was
+//! pinned 9.5 cm above where the source stands, the left left 6.9 cm below
+//! it; and the whole CMU 01_01 walk onto Xsens had 33 acceleration spikes
+//! against the source's 31 (its ground 1 cm lower: the left foot's End
+//! Site stands 1.8 cm above the right's). Standing each span on the
+//! source's own level would let the retarget follow lint's ground.
+//!
 //! World transforms come from [`Kinematics`], Euler angles from
 //! [`crate::rotation`] through [`PoseLayout`]/[`crate::edit::JointChannels`]; a frame
 //! is mapped without allocating ([`Retarget`] is a [`FrameMap`]).
@@ -1457,7 +1472,10 @@ fn grounding(
             name: f.name.clone(),
         })
         .collect();
-    let o = crate::quality::Options::default();
+    let o = crate::quality::Options {
+        ground: crate::quality::Ground::Pooled,
+        ..crate::quality::Options::default()
+    };
     let fps = source.motion().fps();
     let k = scale / mpu;
     let travel = root.top.map_or(0.0, |top| {
@@ -2417,11 +2435,13 @@ impl Retarget {
 }
 
 /// The quality options the feet of a retarget are measured with: the up
-/// axis given, the position channels read as the retarget reads them.
+/// axis given, the position channels read as the retarget reads them, the
+/// ground [`crate::quality::Ground::Pooled`] (see the module's notes).
 fn feet_quality(r: &Retarget, up: SignedAxis) -> crate::quality::Options {
     crate::quality::Options {
         up: Some(up),
         position_channels: r.src.mode(),
+        ground: crate::quality::Ground::Pooled,
         ..crate::quality::Options::default()
     }
 }

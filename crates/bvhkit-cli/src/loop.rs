@@ -26,7 +26,7 @@ on the moved-back frame itself with a weight that has no speed at either \
 end (10x^3 - 15x^4 + 6x^5; --linear for a straight ramp), the planted \
 feet kept in place by IK of the legs: the last frame flows into the first \
 as the clip flowed on, velocity included; every other frame is copied bit \
-for bit. \
+for bit. A loop needs at least 2 frames. \
 By default the travel is kept (a walk keeps walking: \
 play it again from where the cycle ends, as an engine does with root \
 motion); --in-place removes it at a constant rate, turn included, so the \

@@ -63,6 +63,9 @@
 //!
 //! Only the carrier's channels are moved; every frame outside the
 //! crossfade keeps every other channel bit for bit.
+//!
+//! A clip of 1 frame cannot loop (the crossfade needs a frame at each
+//! end); the error says so rather than asking for a longer crossfade.
 
 use std::fmt;
 
@@ -196,16 +199,33 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     need_frames(bvh, "the clip")?;
     let m = bvh.motion();
     let n = m.n_frames();
+    // The crossfade lays frames of the end onto as many of the start, so
+    // a loop needs two frames at the least (a crossfade of one).
+    if n < 2 {
+        return Err(Error::invalid(
+            "the clip has 1 frame: a loop needs at least 2 (it crossfades at least one frame \
+             of its end into its start)",
+        ));
+    }
     let fade_n = opts.crossfade.frames(m.frame_time());
     if fade_n == 0 {
-        return Err(Error::invalid("a loop needs a crossfade of at least one frame"));
+        let need = "a loop needs a crossfade of at least one frame";
+        return Err(Error::invalid(match opts.crossfade {
+            Span::Frames(_) => need.to_string(),
+            Span::Seconds(_) => format!(
+                "the crossfade ({}) is under one frame (frame time {} s): {need}",
+                opts.crossfade.describe(m.frame_time()),
+                m.frame_time()
+            ),
+        }));
     }
     // 2·fade_n > n without the product, which overflows for a huge span.
     if fade_n > n / 2 {
         return Err(Error::invalid(format!(
             "the crossfade ({}) is longer than half the clip ({n} frames): a loop crossfades \
-             it at each end",
-            opts.crossfade.describe(m.frame_time())
+             it at each end, so it can be {} at most here",
+            opts.crossfade.describe(m.frame_time()),
+            if n / 2 == 1 { "1 frame".to_string() } else { format!("{} frames", n / 2) }
         )));
     }
     let (up, up_found) = up_axis(bvh, opts.up);

@@ -19,11 +19,14 @@ last N frames are moved back by the cycle's travel (the turn about the up \
 axis from the direction of travel over a whole gait cycle at each end, \
 where the sway of the gait cancels, or from the hip and shoulder lines \
 when the clip does not walk; the shift from the carrier's mean over the \
-two ends) and faded into the first N, per-joint quaternion SLERP, \
-positions linear, starting on the moved-back frame itself with a weight \
-that has no speed at either end (10x^3 - 15x^4 + 6x^5; --linear for a \
-straight ramp): the last frame flows into the first as the clip flowed \
-on, velocity included; every other frame is copied bit for bit. \
+two ends; feet planted through both ends land on each other: their mean \
+is the pivot, and the line between two of them gives the turn) and faded \
+into the first N, per-joint quaternion SLERP, positions linear, starting \
+on the moved-back frame itself with a weight that has no speed at either \
+end (10x^3 - 15x^4 + 6x^5; --linear for a straight ramp), the planted \
+feet kept in place by IK of the legs: the last frame flows into the first \
+as the clip flowed on, velocity included; every other frame is copied bit \
+for bit. A loop needs at least 2 frames. \
 By default the travel is kept (a walk keeps walking: \
 play it again from where the cycle ends, as an engine does with root \
 motion); --in-place removes it at a constant rate, turn included, so the \

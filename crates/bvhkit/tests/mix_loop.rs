@@ -128,20 +128,20 @@ fn loop_crossfades_are_checked() {
     let opts = |s: &str| LoopOptions { crossfade: s.parse().unwrap(), ..LoopOptions::default() };
     assert_eq!(
         make_loop(&clip, &opts("6")).unwrap_err().to_string(),
-        "the crossfade (6 frames) is longer than half the clip (10 frames): a loop crossfades it at each end"
+        "the crossfade (6 frames) is longer than half the clip (10 frames): a loop crossfades it at each end, so it can be 5 frames at most here"
     );
     // A frame count whose double overflows.
     for huge in [usize::MAX, usize::MAX / 2 + 1] {
         assert_eq!(
             make_loop(&clip, &opts(&huge.to_string())).unwrap_err().to_string(),
             format!(
-                "the crossfade ({huge} frames) is longer than half the clip (10 frames): a loop crossfades it at each end"
+                "the crossfade ({huge} frames) is longer than half the clip (10 frames): a loop crossfades it at each end, so it can be 5 frames at most here"
             )
         );
     }
     assert_eq!(
         make_loop(&clip, &opts("1e308s")).unwrap_err().to_string(),
-        "the crossfade (1e308s = about 1e309 frames) is longer than half the clip (10 frames): a loop crossfades it at each end"
+        "the crossfade (1e308s = about 1e309 frames) is longer than half the clip (10 frames): a loop crossfades it at each end, so it can be 5 frames at most here"
     );
     assert_eq!(
         make_loop(&clip, &opts("0")).unwrap_err().to_string(),

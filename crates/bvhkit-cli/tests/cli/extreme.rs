@@ -4,7 +4,7 @@
 //! allocations, a panicking pacer, a crossfade of 1e308 s made 0 frames).
 use std::path::Path;
 
-use super::{run, stderr};
+use super::{run, run_ok, stderr};
 
 /// A two-joint clip of `frames` frames at `frame_time`.
 fn clip(frame_time: &str, frames: usize) -> String {
@@ -126,4 +126,40 @@ fn thread_counts_beyond_the_limit_are_refused_at_once() {
             assert!(started.elapsed().as_secs() < 10, "bvh {}: slow refusal", args.join(" "));
         }
     }
+}
+
+/// A loop too short for its crossfade says what it needs: a 1-frame clip
+/// (whose default 0.25 s crossfade rounded to 0 frames at a Frame Time of
+/// 1 s, and the message asked for "a crossfade of at least one frame"
+/// that no crossfade could give) needs 2 frames; a crossfade under one
+/// frame, or longer than half the clip, names the frames it can be.
+#[test]
+fn a_loop_too_short_for_its_crossfade_says_what_it_needs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = |n: &str| tmp.path().join(n);
+    let out = p("out.bvh");
+    let o = out.to_str().unwrap();
+    for (name, ft, n) in [("one.bvh", "1", 1), ("one_fast.bvh", "0.01", 1), ("four.bvh", "0.1", 4)]
+    {
+        std::fs::write(p(name), clip(ft, n)).unwrap();
+    }
+    let s = |n: &str| p(n).to_str().unwrap().to_string();
+    let need_two = "the clip has 1 frame: a loop needs at least 2";
+    for file in ["one.bvh", "one_fast.bvh"] {
+        refused(&["loop", &s(file), "-o", o], &[need_two], &out);
+        refused(&["loop", &s(file), "-o", o, "--crossfade", "1"], &[need_two], &out);
+    }
+    refused(
+        &["loop", &s("four.bvh"), "-o", o, "--crossfade", "0.01s"],
+        &["the crossfade (0.01s = 0 frames) is under one frame (frame time 0.1 s)"],
+        &out,
+    );
+    refused(
+        &["loop", &s("four.bvh"), "-o", o, "--crossfade", "3"],
+        &["the crossfade (3 frames) is longer than half the clip (4 frames)", "2 frames at most"],
+        &out,
+    );
+    // Half the clip is the most: a loop of two frames, both crossfaded.
+    let r = run_ok(&["loop", &s("four.bvh"), "-o", o, "--crossfade", "2"]);
+    assert!(stderr(&r).contains("loop of 2 frames (2 crossfaded)"), "{}", stderr(&r));
 }

@@ -23,15 +23,24 @@
 //! is the clip's own foot, so the lock needs no ramp, and frames outside
 //! the crossfade are not touched. Only the thigh, knee and ankle rotation
 //! channels change.
+//!
+//! The same for a loop ([`super::looping`]): its tail (the clip's last
+//! frames, moved back by the cycle) is the clip before the seam, its first
+//! frames the clip after. A loop's move is one clip's end laid onto its
+//! start, which a figure standing on two planted feet may have turned
+//! (a kick that ends in a turned stance), so the line between two planted
+//! feet gives its turn ([`stance_yaw`]).
 
-use glam::{DAffine3, DQuat};
+use glam::{DAffine3, DQuat, DVec3};
 
 use crate::PositionChannels;
 use crate::bvh::Bvh;
 use crate::edit::JointChannels;
 use crate::edit::axes::SignedAxis;
+use crate::edit::root::{Setup, horizontal, yaw_between};
 use crate::ik::two_bone;
 use crate::kinematics::Kinematics;
+use crate::motion::Motion;
 use crate::quality::{self, Options};
 
 /// A leg to lock: its contact point and the joints the IK turns.
@@ -107,6 +116,43 @@ pub(crate) fn planted_legs(
     legs
 }
 
+/// Fraction of the skeleton's height the two planted feet must stand
+/// apart, in both overlaps, for the line between them to give a heading.
+const STANCE_MIN: f64 = 0.1;
+
+/// The turn about `up` (radians) that lays the line between two planted
+/// feet over frames `fb .. fb + len` of `bm` onto the same line over frames
+/// `fa .. fa + len` of `am` (one skeleton, [`Setup`]; the lines summed over
+/// the frames): `None` unless `points` holds exactly two feet that stand at
+/// least [`STANCE_MIN`] of the height apart in both. Two feet planted
+/// through both overlaps are where the figure stands: turned by any other
+/// heading, they would land apart and slide through the crossfade.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn stance_yaw(
+    setup: &Setup,
+    am: &Motion,
+    fa: usize,
+    bm: &Motion,
+    fb: usize,
+    len: usize,
+    points: &[usize],
+    up: SignedAxis,
+) -> Option<f64> {
+    let &[p, q] = points else { return None };
+    let mut w = vec![DAffine3::IDENTITY; setup.fk.len()];
+    let mut line = |m: &Motion, f: usize| {
+        let mut sum = DVec3::ZERO;
+        for k in 0..len {
+            setup.fk.world(m.frame(f + k), &mut w);
+            sum += horizontal(w[q].translation - w[p].translation, up);
+        }
+        sum / len.max(1) as f64
+    };
+    let (la, lb) = (line(am, fa), line(bm, fb));
+    let min = STANCE_MIN * setup.height;
+    (la.length() >= min && lb.length() >= min).then(|| yaw_between(lb, la, up.vector()))
+}
+
 /// Locks `legs` over a crossfade: `out` holds its frames (`nc` channels
 /// each), frame `k` mixing frame `fa + k` of `a` with frame `k` of `b` (moved
 /// already) at weight `weights[k]` (see the module docs).
@@ -129,6 +175,12 @@ pub(crate) fn lock_crossfade(
     let (mut wa, mut wb, mut wo) =
         (vec![DAffine3::IDENTITY; nj], vec![DAffine3::IDENTITY; nj], vec![DAffine3::IDENTITY; nj]);
     for (k, &w) in weights.iter().enumerate() {
+        // At weight 0 (a loop's first crossfade frame) the frame is the
+        // clip before's own, its feet on their targets: left bit for bit
+        // (the IK's reach clamp would bend a straight leg by 4e-5 rad).
+        if w == 0.0 {
+            continue;
+        }
         let row = &mut out[k * nc..(k + 1) * nc];
         fk.world(a.motion().frame(fa + k), &mut wa);
         fk.world(b.motion().frame(k), &mut wb);

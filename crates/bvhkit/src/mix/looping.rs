@@ -20,7 +20,14 @@
 //!   the hip and shoulder lines summed over frames `0 .. N` and `L .. n`;
 //!   so a loop of a straight walk does not turn (single frames' pelvis
 //!   lines made it turn -10 or +15 degrees per cycle);
-//! - the shift: the carrier's mean over those frames laid onto each other.
+//! - the shift: the carrier's mean over those frames laid onto each other;
+//! - but when feet are planted through both overlaps (in contact in every
+//!   frame of `L .. n` and of `0 .. N`, [`super::feet::planted_legs`]),
+//!   their mean is laid onto each other instead of the carrier's, and when
+//!   two are, the line between them gives the turn
+//!   ([`super::feet::stance_yaw`]): so they land on each other (the hip and
+//!   shoulder lines turned Bandai Namco's kick 8.8 degrees where its feet
+//!   turn 29, and its feet landed 15 to 27 cm apart).
 //!
 //! Output frame `k`:
 //! - `k < N`: [`Mixer::blend`] of the moved-back tail frame `L + k` and
@@ -29,6 +36,12 @@
 //!   moved-back frame `L` itself, rising as `10x³ - 15x⁴ + 6x⁵` (no speed
 //!   and no acceleration at either end);
 //! - `N <= k < L`: frame `k`, bit for bit.
+//!
+//! The planted feet are then locked through the crossfade frames by IK
+//! ([`super::feet::lock_crossfade`], as concat's crossfade: the contact
+//! point on the mix of its positions in the two frames mixed, the thigh,
+//! knee and ankle rotation channels turned), before the travel is removed
+//! (with `Travel::Remove` the lock moves with the frame).
 //!
 //! So the last frame (`L - 1`) flows into the first exactly as it flowed
 //! into frame `L` in the clip, and on at the tail's velocity: the seam
@@ -50,12 +63,16 @@
 //!
 //! Only the carrier's channels are moved; every frame outside the
 //! crossfade keeps every other channel bit for bit.
+//!
+//! A clip of 1 frame cannot loop (the crossfade needs a frame at each
+//! end); the error says so rather than asking for a longer crossfade.
 
 use std::fmt;
 
 use glam::{DAffine3, DQuat};
 
 use super::concat::search_seam;
+use super::feet;
 use super::weights::Curve;
 use super::{GroundMove, Mixer, Span, TravelHeading, fit_ground_move, need_frames, up_axis};
 use crate::bvh::Bvh;
@@ -182,16 +199,33 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     need_frames(bvh, "the clip")?;
     let m = bvh.motion();
     let n = m.n_frames();
+    // The crossfade lays frames of the end onto as many of the start, so
+    // a loop needs two frames at the least (a crossfade of one).
+    if n < 2 {
+        return Err(Error::invalid(
+            "the clip has 1 frame: a loop needs at least 2 (it crossfades at least one frame \
+             of its end into its start)",
+        ));
+    }
     let fade_n = opts.crossfade.frames(m.frame_time());
     if fade_n == 0 {
-        return Err(Error::invalid("a loop needs a crossfade of at least one frame"));
+        let need = "a loop needs a crossfade of at least one frame";
+        return Err(Error::invalid(match opts.crossfade {
+            Span::Frames(_) => need.to_string(),
+            Span::Seconds(_) => format!(
+                "the crossfade ({}) is under one frame (frame time {} s): {need}",
+                opts.crossfade.describe(m.frame_time()),
+                m.frame_time()
+            ),
+        }));
     }
     // 2·fade_n > n without the product, which overflows for a huge span.
     if fade_n > n / 2 {
         return Err(Error::invalid(format!(
             "the crossfade ({}) is longer than half the clip ({n} frames): a loop crossfades \
-             it at each end",
-            opts.crossfade.describe(m.frame_time())
+             it at each end, so it can be {} at most here",
+            opts.crossfade.describe(m.frame_time()),
+            if n / 2 == 1 { "1 frame".to_string() } else { format!("{} frames", n / 2) }
         )));
     }
     let (up, up_found) = up_axis(bvh, opts.up);
@@ -223,7 +257,23 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     // The heading of the travel over whole gait cycles at each end, when
     // the clip travels.
     let travel = TravelHeading::Cycle(len);
-    let (back, tail_mean) = fit_ground_move(&setup, m, 0, &setup, m, len, fade_n, up, travel, &[]);
+    // The feet planted through both overlaps (the tail's frames `len ..`
+    // and the start's `0 .. fade_n`): the pivot of the move, so that they
+    // land on each other, and locked through the crossfade.
+    let legs =
+        if fade_n >= 2 { feet::planted_legs(bvh, len, bvh, 0, fade_n, up) } else { Vec::new() };
+    let anchor: Vec<usize> = legs.iter().map(|l| l.point).collect();
+    let (mut back, tail_mean) =
+        fit_ground_move(&setup, m, 0, &setup, m, len, fade_n, up, travel, &anchor);
+    // Two feet planted through both overlaps also give the turn: the one
+    // that lays the line between them at the end onto the start's.
+    if let Some(yaw) = feet::stance_yaw(&setup, m, 0, m, len, fade_n, &anchor, up) {
+        let ca = tail_mean + back.shift;
+        back.transform = DAffine3::from_translation(ca)
+            * DAffine3::from_quat(DQuat::from_axis_angle(up.vector(), yaw))
+            * DAffine3::from_translation(-tail_mean);
+        back.turn_deg = yaw.to_degrees();
+    }
     // The carrier's mean position on the ground over the start's window.
     let p0 = tail_mean + back.shift;
     let cycle = GroundMove {
@@ -243,6 +293,8 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
             let w = seam_weight(k, fade_n, opts.curve);
             mixer.blend(a, m.frame(k), w, near, &mut rest[..nc]);
         }
+        let weights: Vec<f64> = (0..fade_n).map(|k| seam_weight(k, fade_n, opts.curve)).collect();
+        feet::lock_crossfade(&tail, len, bvh, &weights, &legs, &mut values[..fade_n * nc]);
     }
     let motion = Motion::with_frames(m.frame_time(), len, nc, values)?;
     let mut out = Bvh::new(s.clone(), motion)?;

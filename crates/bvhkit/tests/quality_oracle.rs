@@ -383,8 +383,8 @@ fn loops_of_a_walk_keep_its_heading_and_its_feet() {
 /// Two are written and left failing, with nothing locked because no foot
 /// is in contact through both overlaps: Rokoko's dance (its left foot,
 /// planted through the tail, lifts 10 frames into the start; 1.401 m/s)
-/// and SFU's jump rope (its feet leave the floor every jump: 0.401 against
-/// the bound 2 × 0.191 + 0.02, 0.4012). A lock of the frames where both
+/// and SFU's jump rope (its feet leave the floor every jump: 0.401 m/s,
+/// just above the bound 2 × 0.191 + 0.02). A lock of the frames where both
 /// sides are in contact, with a ramp out, would be the fix.
 #[test]
 fn loops_keep_planted_feet_planted() {

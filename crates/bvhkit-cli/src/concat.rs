@@ -81,8 +81,13 @@ pub(crate) struct Args {
     #[arg(long, value_name = "AXIS", value_parser = parse_axis, allow_hyphen_values = true)]
     up: Option<SignedAxis>,
     /// Refuse inputs that need lenient reading.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repair")]
     strict: bool,
+    /// Also write from inputs whose reading invents or discards values (zero-filled or cut
+    /// motion lines, a dropped incomplete frame, an assumed Frame Time or OFFSET), as
+    /// `bvh fmt --repair`; without it they are refused.
+    #[arg(long)]
+    repair: bool,
     /// Write position channels every reader reads the same way: constant ones below a root
     /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md).
     #[arg(long)]
@@ -188,16 +193,29 @@ pub(crate) fn natural_cmp(a: &Path, b: &Path) -> std::cmp::Ordering {
 }
 
 /// Loads every input whole (leniently unless `strict`), adding its warnings
-/// to `notes`.
+/// to `notes`; repairs that invent or discard values are kept (`bvh loop`).
 pub(crate) fn load_all(
     inputs: &[Input],
     strict: bool,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Bvh>> {
+    load_all_repairing(inputs, strict, true, notes)
+}
+
+/// [`load_all`], refusing an input whose reading invents or discards values
+/// unless `repair` (`fmt::refuse_losses`, as `bvh fmt` does).
+pub(crate) fn load_all_repairing(
+    inputs: &[Input],
+    strict: bool,
+    repair: bool,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Bvh>> {
     inputs
         .iter()
         .map(|input| {
             let (bvh, warnings) = load(input, strict).map_err(|e| anyhow!(e.describe(input)))?;
+            let frames = bvh.motion().n_frames();
+            crate::fmt::refuse_losses(&input.display(), &warnings, frames, repair)?;
             notes.extend(warnings.iter().map(|w| located_warning(input, w)));
             Ok(bvh)
         })
@@ -244,14 +262,14 @@ pub(crate) fn run_pair<R: std::fmt::Display, E: std::fmt::Display>(
     a: &Path,
     b: &Path,
     output: &Path,
-    strict: bool,
+    (strict, repair): (bool, bool),
     portable: bool,
     mix: impl FnOnce(&Bvh, &str, &Bvh, &str) -> Result<(Bvh, R), E>,
 ) -> Result<ExitCode> {
     let inputs = inputs(&[a.to_path_buf(), b.to_path_buf()])?;
     refuse_overwriting_input(output, &inputs)?;
     let mut notes = Vec::new();
-    let clips = load_all(&inputs, strict, &mut notes)?;
+    let clips = load_all_repairing(&inputs, strict, repair, &mut notes)?;
     let (out, report) = mix(&clips[0], &inputs[0].display(), &clips[1], &inputs[1].display())
         .map_err(|e| anyhow!("{e}"))?;
     let r = report.to_string();
@@ -265,7 +283,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let mut notes = Vec::new();
     let inputs = concat_inputs(&args.files, &mut notes)?;
     refuse_overwriting_input(&args.output, &inputs)?;
-    let clips = load_all(&inputs, args.strict, &mut notes)?;
+    let clips = load_all_repairing(&inputs, args.strict, args.repair, &mut notes)?;
     let names: Vec<String> = inputs.iter().map(Input::display).collect();
     let named: Vec<(&str, &Bvh)> = names.iter().map(String::as_str).zip(&clips).collect();
     let opts = ConcatOptions {

@@ -142,8 +142,13 @@ pub(crate) struct Args {
     #[arg(long, value_name = "MODE", default_value = "replace")]
     position_channels: PosMode,
     /// Refuse files with any problem instead of repairing what lenient reading recovers.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repair")]
     strict: bool,
+    /// Also edit inputs whose reading invents or discards values (zero-filled or cut motion
+    /// lines, a dropped incomplete frame, an assumed Frame Time or OFFSET), as `bvh fmt --repair`;
+    /// without it they are refused.
+    #[arg(long)]
+    repair: bool,
     /// Number of files processed at once (default: all cores).
     #[arg(short = 'j', long, value_name = "N", value_parser = crate::io::parse_jobs)]
     threads: Option<usize>,
@@ -203,7 +208,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
         // A step that looks at frames first reads the input twice: a
         // regular file only (never standard input, a pipe or a FIFO).
         let rereadable = input.is_regular_file();
-        let mut sink = FileOutput { out, input, atomic: None };
+        let mut sink = FileOutput::new(out, input, args.repair);
         let notes = if edit.streams() && (rereadable || !edit.looks_ahead()) {
             match input.open_stream()? {
                 // Streamed, and on the whole clip when the stream gives up.
@@ -334,14 +339,18 @@ fn cli_error(e: EditError<anyhow::Error>, input: &Input, out: &Path) -> anyhow::
 pub(crate) struct FileOutput<'a> {
     out: &'a Path,
     input: &'a Input,
+    /// Whether an input whose reading invents or discards values is
+    /// written (`--repair`; else refused: `fmt::refuse_losses`).
+    repair: bool,
     /// The output's own temporary file, while a stream writes it.
     atomic: Option<crate::io::AtomicFile>,
 }
 
 impl<'a> FileOutput<'a> {
-    /// The output of `input` into `out`.
-    pub(crate) fn new(out: &'a Path, input: &'a Input) -> FileOutput<'a> {
-        FileOutput { out, input, atomic: None }
+    /// The output of `input` into `out`, refusing an input whose reading
+    /// invents or discards values unless `repair`.
+    pub(crate) fn new(out: &'a Path, input: &'a Input, repair: bool) -> FileOutput<'a> {
+        FileOutput { out, input, repair, atomic: None }
     }
 
     fn writing(&self) -> String {
@@ -394,6 +403,16 @@ impl Output for FileOutput<'_> {
                 .and_then(|_| crate::io::write_atomic_with_body(self.out, header, &mut file)),
         };
         finished.with_context(|| self.writing())
+    }
+
+    fn accept(&mut self, warnings: &[bvhkit::Warning], frames: usize) -> Result<()> {
+        let refused =
+            crate::fmt::refuse_losses(&self.input.display(), warnings, frames, self.repair);
+        if refused.is_err() {
+            // The stream's temporary file goes with it.
+            self.atomic = None;
+        }
+        refused
     }
 
     fn whole(&mut self, bvh: &Bvh) -> Result<()> {

@@ -404,6 +404,89 @@ fn fmt_refuses_repairs_that_invent_or_discard_values() {
     assert_eq!(std::fs::read_dir(all.path()).unwrap().count(), 39);
 }
 
+/// `bvh edit`, `clean`, `concat`, `blend` and `layer` refuse what `bvh fmt`
+/// refuses (a repair that invents or discards values), with its message,
+/// and write it with `--repair`; streamed or on the whole clip.
+#[test]
+fn writing_commands_refuse_repairs_that_invent_or_discard_values_as_fmt_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.bvh");
+    let o = out.to_str().unwrap();
+    // Each command line with `{}` for the malformed input.
+    let lines: [&[&str]; 9] = [
+        &["edit", "{}", "--scale", "2"],
+        &["edit", "{}", "--rest-pose", "0"],
+        &["edit", "{}", "--reverse"],
+        &["clean", "{}", "--spikes"],
+        &["clean", "{}", "--one-euro", "1,0.1"],
+        &["clean", "{}", "--remove-drift"],
+        &["concat", "{}", "{}"],
+        &["blend", "{}", "{}", "--weight", "0.5"],
+        &["layer", "{}", "{}"],
+    ];
+    let check = |input: &str, refused: Option<&str>| {
+        for line in lines {
+            let mut args: Vec<&str> =
+                line.iter().map(|a| if *a == "{}" { input } else { *a }).collect();
+            args.extend(["-o", o]);
+            let _ = std::fs::remove_file(&out);
+            let r = run(&args);
+            match refused {
+                Some(why) => {
+                    assert_eq!(r.status.code(), Some(2), "{args:?}: {}", stderr(&r));
+                    let e = stderr(&r);
+                    assert!(
+                        e.contains(&format!("{input}: not written: the repair {why}"))
+                            && e.contains("; --repair writes it anyway"),
+                        "{args:?}: {e}"
+                    );
+                    assert!(!out.exists(), "{args:?}: written");
+                    args.push("--repair");
+                    run_ok(&args);
+                    assert!(out.exists(), "{args:?}: not written");
+                }
+                None => {
+                    // Some (a crossfade of a one-frame clip, ...) refuse for
+                    // reasons of their own, never this one.
+                    let e = stderr(&r);
+                    assert!(!e.contains("not written"), "{args:?}: {e}");
+                }
+            }
+        }
+        // `--dry-run` writes nothing: nothing to refuse.
+        let r = run(&["clean", input, "--remove-drift", "--dry-run"]);
+        assert!(!stderr(&r).contains("not written"), "{}", stderr(&r));
+    };
+    check(&fx("last_row_cut.bvh"), Some("discards 4 values of an incomplete last frame (line 21)"));
+    check(&fx("frame_time_missing.bvh"), Some("invents a Frame Time of 1/30 s"));
+    // Repairs that lose nothing are made without asking.
+    check(&fx("frames_too_many.bvh"), None);
+
+    // The corpus's malformed files: refused exactly where `bvh fmt` refuses them.
+    let Some(corpus) = corpus() else { return };
+    let mut refusals = 0;
+    for name in [
+        "malformed_132_channels_66_values_per_row.bvh",
+        "malformed_frames_1352_but_1_row.bvh",
+        "malformed_frames_3069_rows_3070_boxing_toes.bvh",
+        "malformed_hierarchy_only_no_motion_kinect.bvh",
+        "malformed_no_motion_keyword_no_frame_time.bvh",
+    ] {
+        let f = corpus.join(name);
+        let f = f.to_str().unwrap();
+        let fmt = run(&["fmt", f, "-o", o]);
+        let e = stderr(&fmt);
+        match e.split_once(": not written: the repair ") {
+            Some((_, why)) => {
+                refusals += 1;
+                check(f, Some(why.split("; --repair").next().unwrap()));
+            }
+            None => check(f, None),
+        }
+    }
+    assert_eq!(refusals, 2);
+}
+
 #[test]
 fn no_command_writes_over_its_input() {
     let dir = tempfile::tempdir().unwrap();

@@ -376,6 +376,8 @@ pub(super) fn run<R: FrameSource + Send, O: Output>(
         layout_refusal(&edit.settings, m)?;
         notes_of[i].extend(stage_note(m).map(Note::Said));
     }
+    let frames_read = usize::try_from(rdr.frames_read()).unwrap_or(usize::MAX);
+    out.accept(rdr.warnings(), frames_read).map_err(EditError::Output)?;
     let mut notes: Vec<Note> = rdr.take_warnings().into_iter().map(Note::Warning).collect();
     notes.extend(notes_of.into_iter().flatten());
     let mut header = Vec::new();

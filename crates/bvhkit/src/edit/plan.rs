@@ -90,6 +90,11 @@ impl FrameSpan {
         self.end.is_some_and(|e| f >= e)
     }
 
+    /// The frame the range ends before, if it ends.
+    pub fn end_bound(self) -> Option<usize> {
+        self.end
+    }
+
     /// Whether the range ends (so that reading can stop once it is past).
     pub fn is_bounded(self) -> bool {
         self.end.is_some()
@@ -98,6 +103,20 @@ impl FrameSpan {
     /// How many of the frames `0..n` the range holds.
     pub fn count_in(self, n: usize) -> usize {
         self.end.unwrap_or(n).min(n).saturating_sub(self.first())
+    }
+}
+
+/// `A..B`, either side left out when open.
+impl std::fmt::Display for FrameSpan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(a) = self.start {
+            write!(f, "{a}")?;
+        }
+        f.write_str("..")?;
+        if let Some(b) = self.end {
+            write!(f, "{b}")?;
+        }
+        Ok(())
     }
 }
 
@@ -342,6 +361,22 @@ impl Steps {
     /// whole clip must decide ([`Stage::failed`]).
     pub fn failed(&self) -> bool {
         self.maps().any(Stage::failed)
+    }
+
+    /// Each frame range, in order, with the frames that reached it so far
+    /// ([`Steps::run`]) and whether that count is its last: the reading
+    /// went to the end (`ended`), or a range before it is past (no later
+    /// frame can reach it).
+    pub fn ranges_reached(&self, ended: bool) -> Vec<(FrameSpan, usize, bool)> {
+        let mut last = ended;
+        let mut list = Vec::new();
+        for step in &self.0 {
+            if let Step::Range(r, seen) = *step {
+                list.push((r, seen, last));
+                last |= seen > 0 && r.past(seen - 1);
+            }
+        }
+        list
     }
 
     /// The frames the steps leave of `n` input frames, and whether a frame

@@ -42,7 +42,8 @@ use super::lookahead::{Lookahead, read_batches_consumed};
 use super::sample::SampleCheck;
 use super::{
     Edit, EditError, Note, Output, RestSource, Step, detected_up, frame_map, layout_refusal,
-    mirror_of, num, renamed, root_up, stage_note, stops_reading, units_between, units_factor,
+    mirror_of, num, range_check, renamed, root_up, stage_note, stops_reading, units_between,
+    units_factor,
 };
 
 /// Values per piece of frames formatted by one task.
@@ -371,6 +372,14 @@ pub(super) fn run<R: FrameSource + Send, O: Output>(
     // count other than the sample's): the whole clip decides.
     if !checks.iter().all(|c| c.holds(ended)) {
         return Err(EditError::GaveUp);
+    }
+    // Each frame range against the frames that reached it (its step's
+    // notes come first: no map is set up by a frame step).
+    let range_steps = edit.steps.iter().enumerate().filter(|(_, s)| matches!(s, Step::Frames(_)));
+    for ((span, n, last), (i, _)) in steps.ranges_reached(ended).into_iter().zip(range_steps) {
+        if last && let Some(note) = range_check(span, n).map_err(EditError::Input)? {
+            notes_of[i].push(Note::Said(note));
+        }
     }
     for (m, &i) in steps.maps().zip(&map_of) {
         layout_refusal(&edit.settings, m)?;

@@ -126,7 +126,8 @@ pub(crate) struct Args {
     /// Rename joints: a map file (`OLD<TAB>NEW` or `OLD = NEW` per line), or `FROM=TO` replaced in every name.
     #[arg(long, value_name = "MAP|FROM=TO", action = ArgAction::Append)]
     rename: Vec<String>,
-    /// Remove joints (comma-separated names), folding their motion into their children.
+    /// Remove joints (comma-separated names), folding their motion into their children; a root
+    /// only when one joint takes its place (it becomes the root).
     #[arg(long, value_name = "A,B", action = ArgAction::Append)]
     remove_joints: Vec<String>,
     /// Remove every End Site.

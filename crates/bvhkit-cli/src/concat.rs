@@ -62,10 +62,10 @@ pub(crate) struct Args {
     /// Where to write (`-`: standard output); never one of the inputs.
     #[arg(short, long, value_name = "OUT", required = true)]
     output: PathBuf,
-    /// Overlap each seam by N frames, or by seconds with an `s` (0.4s).
+    /// Overlap each seam by N frames, or by seconds with an `s` (0.4s); at most 1000000 frames or 3600s.
     #[arg(long, value_name = "N|SECONDSs", default_value = "0", value_parser = parse_span)]
     crossfade: Span,
-    /// With --crossfade, move each seam by up to this much (frames, or seconds with an `s`) to match the gait phase: frames dropped from the end of the clip before and the start of the next so that the crossfaded frames are most alike; 0 keeps the seam where the clips meet.
+    /// With --crossfade, move each seam by up to this much (frames, or seconds with an `s`) to match the gait phase: frames dropped from the end of the clip before and the start of the next so that the crossfaded frames are most alike; 0 keeps the seam where the clips meet; at most 1000000 frames or 3600s.
     #[arg(long, value_name = "N|SECONDSs", default_value = "0.5s", value_parser = parse_span)]
     search: Span,
     /// Turn each clip by one frame's hip and shoulder lines (which sway with the gait) instead of the travel and those lines over the crossfade.
@@ -94,8 +94,32 @@ pub(crate) struct Args {
     portable: bool,
 }
 
+/// The longest span of `--crossfade` and `--search`: an hour, or a million
+/// frames.
+pub(crate) const SPAN_MAX: (f64, usize) = (3600.0, 1_000_000);
+
+/// `--crossfade`, `--search`: frames or seconds, at most [`SPAN_MAX`].
 pub(crate) fn parse_span(s: &str) -> Result<Span, String> {
-    s.parse::<Span>().map_err(|e| e.to_string())
+    let span = s.parse::<Span>().map_err(|e| e.to_string())?;
+    match span {
+        Span::Seconds(v) if v > SPAN_MAX.0 => {
+            Err(format!("at most {} seconds ({}s), found {}", SPAN_MAX.0, SPAN_MAX.0, compact(v)))
+        }
+        Span::Frames(n) if n > SPAN_MAX.1 => {
+            Err(format!("at most {} frames, found {n}", SPAN_MAX.1))
+        }
+        _ => Ok(span),
+    }
+}
+
+/// `v` for a message: scientific beyond a million or below a millionth, so
+/// that `1e300` is never three hundred digits.
+pub(crate) fn compact(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-6..1e6).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
 }
 
 pub(crate) fn parse_axis(s: &str) -> Result<SignedAxis, String> {

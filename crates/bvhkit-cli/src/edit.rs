@@ -61,15 +61,17 @@ pub(crate) struct Args {
     /// Keep frames RANGE (A..B, A..=B, A.., ..B or N; counted in the frames reaching this step).
     #[arg(long, value_name = "RANGE", action = ArgAction::Append)]
     frames: Vec<FrameRange>,
-    /// Keep every Nth frame, starting with the first (Frame Time times N, same speed).
-    #[arg(long, value_name = "N", action = ArgAction::Append, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Keep every Nth frame, starting with the first (Frame Time times N, same speed); N from 1 to
+    /// 1000000.
+    #[arg(long, value_name = "N", action = ArgAction::Append, value_parser = clap::value_parser!(u64).range(1..=crate::range::EVERY_MAX))]
     every: Vec<u64>,
     /// Reverse the frames (whole clip).
     #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]
     reverse: Vec<bool>,
     /// Resample to N frames per second: rotations by quaternion SLERP, positions linearly, frames
     /// that fall on input frames copied exactly; the same rate (within 0.01%) changes nothing (whole clip).
-    #[arg(long, value_name = "N", action = ArgAction::Append)]
+    /// N from 0.001 to 100000 (a Frame Time from 10 µs to 1000 s).
+    #[arg(long, value_name = "N", action = ArgAction::Append, value_parser = crate::range::parse_resample_fps)]
     fps: Vec<f64>,
     /// Rotation channel order of every joint with three rotation channels (XYZ, XZY, YXZ, YZX, ZXY, ZYX);
     /// world motion is unchanged, angles stay continuous. Angles it computes (here, --layout and

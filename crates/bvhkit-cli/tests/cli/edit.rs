@@ -388,3 +388,51 @@ fn edit_frames_past_the_end_is_an_error_and_partly_past_a_note() {
     let r = run_ok(&["edit", i, "--frames", "2..10", "-o", o]);
     assert!(stderr(&r).is_empty(), "{}", stderr(&r));
 }
+
+/// Rates and spans have documented limits: the error names the option, the
+/// value and the limit, and no number is spelled in three hundred digits.
+#[test]
+fn rate_and_span_options_have_sane_limits() {
+    let Some(dir) = corpus() else { return };
+    let f = dir.join("xia_style_angry_13_000.bvh");
+    let f = f.to_str().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out.bvh");
+    let o = out.to_str().unwrap();
+    let refused = |args: &[&str], says: &[&str]| {
+        let r = run(args);
+        assert_eq!(r.status.code(), Some(2), "{args:?}");
+        let e = stderr(&r);
+        for s in says {
+            assert!(e.contains(s), "{args:?}: {e}");
+        }
+        assert!(!e.contains("0000000000"), "{args:?}: {e}");
+        assert!(!out.exists(), "{args:?}");
+    };
+    for v in ["1e-300", "1e300", "0.0009", "100001"] {
+        refused(
+            &["edit", f, "--fps", v, "-o", o],
+            &[&format!("'{v}' for '--fps <N>'"), "from 0.001 to 100000 frames per second"],
+        );
+    }
+    refused(
+        &["edit", f, "--every", "1000001", "-o", o],
+        &["--every <N>", "1000001", "1..=1000000"],
+    );
+    for opt in ["--crossfade", "--search"] {
+        let fade: &[&str] = if opt == "--search" { &["--crossfade", "1s"] } else { &[] };
+        refused(
+            &[&["concat", f, f, opt, "1e300s", "-o", o][..], fade].concat(),
+            &[opt, "1e300s", "at most 3600 seconds (3600s), found 1e300"],
+        );
+        refused(
+            &["concat", f, f, opt, "1000001", "-o", o],
+            &[opt, "at most 1000000 frames, found 1000001"],
+        );
+    }
+    // At the limits: accepted.
+    run_ok(&["edit", f, "--fps", "0.001", "-o", o]);
+    assert!(std::fs::read_to_string(&out).unwrap().contains("Frame Time: 1000\n"));
+    run_ok(&["edit", f, "--every", "1000000", "-o", o]);
+    run_ok(&["concat", f, f, "--crossfade", "10", "--search", "3600s", "-o", o]);
+}

@@ -82,7 +82,7 @@ pub(crate) struct Args {
     remove_drift: bool,
     /// Put the ground the feet stand on at height 0: a constant root offset, or
     /// `--ground=smooth`, one that follows the ground over time.
-    #[arg(long, value_name = "smooth", num_args = 0..=1, require_equals = true,
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true,
           default_missing_value = "constant", value_parser = ["constant", "smooth"])]
     ground: Option<String>,
     /// Pin feet in contact, one point per contact span, by two-bone IK of the legs.

@@ -2920,3 +2920,42 @@ fn walkdir(dir: &Path) -> Vec<PathBuf> {
 mod dataset_outputs;
 #[path = "cli/extreme.rs"]
 mod extreme;
+
+/// Small mends of the user tour: an empty folder is an error for `check`
+/// and `info` as for `edit` and `clean`; the `--portable` note's singular;
+/// the placeholders and scope of help texts.
+#[test]
+fn empty_folders_singular_notes_and_help_texts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for cmd in ["check", "info", "edit", "clean"] {
+        let out = dir.path().join("out").to_string_lossy().into_owned();
+        let args: Vec<&str> = match cmd {
+            "check" | "info" => vec![cmd, d],
+            _ => vec![cmd, d, "-o", &out],
+        };
+        let r = run(&args);
+        assert_eq!(r.status.code(), Some(2), "{cmd}: {}", stderr(&r));
+        let e = stderr(&r);
+        assert!(e.contains(&format!("no *.bvh file under {d}")), "{cmd}: {e}");
+        assert!(e.contains("bvh: error: no input file"), "{cmd}: {e}");
+    }
+    // One joint with varying position channels: "1 joint", "1 ... channel".
+    let one = dir.path().join("one.bvh");
+    std::fs::write(
+        &one,
+        "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+         \tJOINT Arm\n\t{\n\t\tOFFSET 0 5 0\n\t\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+         \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 1 0\n\t\t}\n\t}\n}\nMOTION\nFrames: 2\nFrame Time: 0.1\n\
+         0 0 0 0 1 0 0 0 0\n0 0 0 1 2 0 0 0 0\n",
+    )
+    .unwrap();
+    let r = run_ok(&["fmt", "--portable", one.to_str().unwrap()]);
+    let e = stderr(&r);
+    assert!(e.contains("varying position channels of 1 joint (Arm)"), "{e}");
+    assert!(e.contains("1 constant position channel that repeats the OFFSET dropped"), "{e}");
+    let help = stdout(&run_ok(&["clean", "--help"]));
+    assert!(help.contains("--ground[=<MODE>]"), "{help}");
+    let help = stdout(&run_ok(&["check", "--help"]));
+    assert!(help.contains("For commands that write files"), "{help}");
+}

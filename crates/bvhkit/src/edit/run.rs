@@ -229,7 +229,9 @@ pub enum EditError<E> {
     /// decides: a step that must look at frames first on an input that
     /// cannot be read twice, a mirror whose plane comes from the first
     /// frame, a rest-pose frame past the end, a root-motion frame that
-    /// failed or a guess made on a sample the pass did not confirm.
+    /// failed, a guess made on a sample the pass did not confirm, or a step
+    /// set up on frames that failed behind a frame range (whose own error,
+    /// a range past the end, comes first on the whole clip).
     /// [`Edit::run_bytes`] retries on the whole clip; never returned by it.
     GaveUp,
 }

@@ -305,8 +305,19 @@ pub(super) fn run<R: FrameSource + Send, O: Output>(
 ) -> Result<Vec<Note>, EditError<O::Error>> {
     let n_in = rdr.skeleton().n_channels();
     let declared = rdr.frames_declared();
-    let Built { mut steps, skel, frame_time, mut notes_of, map_of, mut checks } =
-        build(edit, rdr.skeleton().clone(), rdr.frame_time(), declared, again)?;
+    let rereadable = again.is_some();
+    let built = build(edit, rdr.skeleton().clone(), rdr.frame_time(), declared, again);
+    let Built { mut steps, skel, frame_time, mut notes_of, map_of, mut checks } = match built {
+        // A step set up on frames a range before it leaves none of may
+        // fail where the whole clip stops at that range's own error
+        // first: with bytes to read again, the whole clip decides.
+        Err(EditError::Input(_))
+            if rereadable && edit.steps.iter().any(|s| matches!(s, Step::Frames(_))) =>
+        {
+            return Err(EditError::GaveUp);
+        }
+        r => r?,
+    };
     let opts = WriteOptions::new();
     let n_width = skel.n_channels();
     // The header the frame count the frame steps should leave would have:

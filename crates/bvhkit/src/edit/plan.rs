@@ -104,6 +104,35 @@ impl FrameSpan {
     pub fn count_in(self, n: usize) -> usize {
         self.end.unwrap_or(n).min(n).saturating_sub(self.first())
     }
+
+    /// The range against the `n` frames reaching it, as `bvh edit --frames`
+    /// says it: an error when it selects none of them (it starts past their
+    /// end), a note when it ends past them (fewer frames kept than it
+    /// spans), else nothing.
+    ///
+    /// # Errors
+    /// The message when the range starts past the end of `n` frames.
+    pub fn check(self, n: usize) -> Result<Option<String>, String> {
+        let frames = |n: usize| match n {
+            0 => "0 frames".to_string(),
+            1 => "1 frame (0)".to_string(),
+            _ => format!("{n} frames (0..{n})"),
+        };
+        if self.first() >= n && self.first() > 0 {
+            return Err(format!(
+                "--frames {self}: the range starts past the end of the {} reaching it",
+                frames(n)
+            ));
+        }
+        match self.end {
+            Some(end) if end > n && n > 0 => Ok(Some(format!(
+                "--frames {self}: the range ends past the end of the {} reaching it: {} kept",
+                frames(n),
+                self.count_in(n)
+            ))),
+            _ => Ok(None),
+        }
+    }
 }
 
 /// `A..B`, either side left out when open.

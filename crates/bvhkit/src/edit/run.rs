@@ -439,29 +439,10 @@ impl Edit {
     }
 }
 
-/// A frame range's check against the `n` frames reaching it: an error when
-/// it selects none of them (it starts past their end), a note when it ends
-/// past them (fewer frames kept than it spans).
+/// A frame range's check against the `n` frames reaching it
+/// ([`FrameSpan::check`]).
 fn range_check(span: FrameSpan, n: usize) -> Result<Option<String>, String> {
-    let frames = |n: usize| match n {
-        0 => "0 frames".to_string(),
-        1 => "1 frame (0)".to_string(),
-        _ => format!("{n} frames (0..{n})"),
-    };
-    if span.first() >= n && span.first() > 0 {
-        return Err(format!(
-            "--frames {span}: the range starts past the end of the {} reaching it",
-            frames(n)
-        ));
-    }
-    match span.end_bound() {
-        Some(end) if end > n && n > 0 => Ok(Some(format!(
-            "--frames {span}: the range ends past the end of the {} reaching it: {} kept",
-            frames(n),
-            span.count_in(n)
-        ))),
-        _ => Ok(None),
-    }
+    span.check(n)
 }
 
 /// `v` as the command line says a number: scientific far from 1.

@@ -47,8 +47,13 @@ pub(crate) struct Args {
     #[arg(long, value_name = "SUBTREE")]
     joints: Option<String>,
     /// Refuse inputs that need lenient reading.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repair")]
     strict: bool,
+    /// Also write from inputs whose reading invents or discards values (zero-filled or cut
+    /// motion lines, a dropped incomplete frame, an assumed Frame Time or OFFSET), as
+    /// `bvh fmt --repair`; without it they are refused.
+    #[arg(long)]
+    repair: bool,
     /// Write position channels every reader reads the same way: constant ones below a root
     /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md).
     #[arg(long)]
@@ -57,7 +62,12 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let opts = BlendOptions { weight: args.weight, joints: args.joints };
-    run_pair(&args.a, &args.b, &args.output, args.strict, args.portable, |a, an, b, bn| {
-        blend_named(a, an, b, bn, &opts)
-    })
+    run_pair(
+        &args.a,
+        &args.b,
+        &args.output,
+        (args.strict, args.repair),
+        args.portable,
+        |a, an, b, bn| blend_named(a, an, b, bn, &opts),
+    )
 }

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use bvhkit::WriteOptions;
 use bvhkit::clean::{self, Butterworth, OneEuro, Options, SavGol};
 
-use crate::concat::load_all;
+use crate::concat::load_all_repairing;
 use crate::io::{Bytes, Input, Streamed, expand_rel, par_map, write_atomic};
 use crate::text::escape;
 
@@ -82,7 +82,7 @@ pub(crate) struct Args {
     remove_drift: bool,
     /// Put the ground the feet stand on at height 0: a constant root offset, or
     /// `--ground=smooth`, one that follows the ground over time.
-    #[arg(long, value_name = "smooth", num_args = 0..=1, require_equals = true,
+    #[arg(long, value_name = "MODE", num_args = 0..=1, require_equals = true,
           default_missing_value = "constant", value_parser = ["constant", "smooth"])]
     ground: Option<String>,
     /// Pin feet in contact, one point per contact span, by two-bone IK of the legs.
@@ -117,8 +117,13 @@ pub(crate) struct Args {
     #[arg(long)]
     dry_run: bool,
     /// Refuse an input that needs lenient reading.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repair")]
     strict: bool,
+    /// Also write from inputs whose reading invents or discards values (zero-filled or cut
+    /// motion lines, a dropped incomplete frame, an assumed Frame Time or OFFSET), as
+    /// `bvh fmt --repair`; without it they are refused.
+    #[arg(long)]
+    repair: bool,
     /// Write position channels every reader reads the same way: constant ones below a root
     /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md).
     #[arg(long)]
@@ -197,7 +202,7 @@ fn stream_one(
     input: &Input,
     target: &std::path::Path,
     opts: &Options,
-    lenient: bool,
+    (lenient, repair): (bool, bool),
 ) -> Result<Option<(Vec<String>, Vec<String>)>> {
     use bvhkit::edit::run::EditError;
     let rereadable = input.is_regular_file();
@@ -209,7 +214,7 @@ fn stream_one(
     }
     let mut read = bvhkit::ReadOptions::new();
     read.lenient(lenient);
-    let mut sink = crate::edit::FileOutput::new(target, input);
+    let mut sink = crate::edit::FileOutput::new(target, input, repair);
     let streamed = match input.open_stream()? {
         Streamed::Bytes(Bytes::Mapped(map)) => {
             // The pages read are dropped behind the stream, in each of its
@@ -297,14 +302,18 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         // that gives up, cleans the whole clip.
         if let (Some(targets), false, false, true) =
             (&targets, args.dry_run, args.portable, clean::stream::streams(&opts))
-            && let Some(done) = stream_one(input, &targets[input], &opts, !args.strict)?
+            && let Some(done) =
+                stream_one(input, &targets[input], &opts, (!args.strict, args.repair))?
         {
             return Ok(done);
         }
         let mut notes = Vec::new();
-        let mut out = load_all(std::slice::from_ref(input), args.strict, &mut notes)?
-            .pop()
-            .context("internal: no clip loaded")?;
+        // `--dry-run` writes nothing: no repair to refuse.
+        let repair = args.repair || args.dry_run;
+        let mut out =
+            load_all_repairing(std::slice::from_ref(input), args.strict, repair, &mut notes)?
+                .pop()
+                .context("internal: no clip loaded")?;
         // Cleaned in place: no copy of the clip.
         let report = clean::clean_in_place(&mut out, &opts)
             .map_err(|e| anyhow!("{}: {e}", input.display()))?;

@@ -62,10 +62,10 @@ pub(crate) struct Args {
     /// Where to write (`-`: standard output); never one of the inputs.
     #[arg(short, long, value_name = "OUT", required = true)]
     output: PathBuf,
-    /// Overlap each seam by N frames, or by seconds with an `s` (0.4s).
+    /// Overlap each seam by N frames, or by seconds with an `s` (0.4s); at most 1000000 frames or 3600s.
     #[arg(long, value_name = "N|SECONDSs", default_value = "0", value_parser = parse_span)]
     crossfade: Span,
-    /// With --crossfade, move each seam by up to this much (frames, or seconds with an `s`) to match the gait phase: frames dropped from the end of the clip before and the start of the next so that the crossfaded frames are most alike; 0 keeps the seam where the clips meet.
+    /// With --crossfade, move each seam by up to this much (frames, or seconds with an `s`) to match the gait phase: frames dropped from the end of the clip before and the start of the next so that the crossfaded frames are most alike; 0 keeps the seam where the clips meet; at most 1000000 frames or 3600s.
     #[arg(long, value_name = "N|SECONDSs", default_value = "0.5s", value_parser = parse_span)]
     search: Span,
     /// Turn each clip by one frame's hip and shoulder lines (which sway with the gait) instead of the travel and those lines over the crossfade.
@@ -81,16 +81,45 @@ pub(crate) struct Args {
     #[arg(long, value_name = "AXIS", value_parser = parse_axis, allow_hyphen_values = true)]
     up: Option<SignedAxis>,
     /// Refuse inputs that need lenient reading.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repair")]
     strict: bool,
+    /// Also write from inputs whose reading invents or discards values (zero-filled or cut
+    /// motion lines, a dropped incomplete frame, an assumed Frame Time or OFFSET), as
+    /// `bvh fmt --repair`; without it they are refused.
+    #[arg(long)]
+    repair: bool,
     /// Write position channels every reader reads the same way: constant ones below a root
     /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md).
     #[arg(long)]
     portable: bool,
 }
 
+/// The longest span of `--crossfade` and `--search`: an hour, or a million
+/// frames.
+pub(crate) const SPAN_MAX: (f64, usize) = (3600.0, 1_000_000);
+
+/// `--crossfade`, `--search`: frames or seconds, at most [`SPAN_MAX`].
 pub(crate) fn parse_span(s: &str) -> Result<Span, String> {
-    s.parse::<Span>().map_err(|e| e.to_string())
+    let span = s.parse::<Span>().map_err(|e| e.to_string())?;
+    match span {
+        Span::Seconds(v) if v > SPAN_MAX.0 => {
+            Err(format!("at most {} seconds ({}s), found {}", SPAN_MAX.0, SPAN_MAX.0, compact(v)))
+        }
+        Span::Frames(n) if n > SPAN_MAX.1 => {
+            Err(format!("at most {} frames, found {n}", SPAN_MAX.1))
+        }
+        _ => Ok(span),
+    }
+}
+
+/// `v` for a message: scientific beyond a million or below a millionth, so
+/// that `1e300` is never three hundred digits.
+pub(crate) fn compact(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-6..1e6).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
 }
 
 pub(crate) fn parse_axis(s: &str) -> Result<SignedAxis, String> {
@@ -188,16 +217,29 @@ pub(crate) fn natural_cmp(a: &Path, b: &Path) -> std::cmp::Ordering {
 }
 
 /// Loads every input whole (leniently unless `strict`), adding its warnings
-/// to `notes`.
+/// to `notes`; repairs that invent or discard values are kept (`bvh loop`).
 pub(crate) fn load_all(
     inputs: &[Input],
     strict: bool,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Bvh>> {
+    load_all_repairing(inputs, strict, true, notes)
+}
+
+/// [`load_all`], refusing an input whose reading invents or discards values
+/// unless `repair` (`fmt::refuse_losses`, as `bvh fmt` does).
+pub(crate) fn load_all_repairing(
+    inputs: &[Input],
+    strict: bool,
+    repair: bool,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Bvh>> {
     inputs
         .iter()
         .map(|input| {
             let (bvh, warnings) = load(input, strict).map_err(|e| anyhow!(e.describe(input)))?;
+            let frames = bvh.motion().n_frames();
+            crate::fmt::refuse_losses(&input.display(), &warnings, frames, repair)?;
             notes.extend(warnings.iter().map(|w| located_warning(input, w)));
             Ok(bvh)
         })
@@ -244,14 +286,14 @@ pub(crate) fn run_pair<R: std::fmt::Display, E: std::fmt::Display>(
     a: &Path,
     b: &Path,
     output: &Path,
-    strict: bool,
+    (strict, repair): (bool, bool),
     portable: bool,
     mix: impl FnOnce(&Bvh, &str, &Bvh, &str) -> Result<(Bvh, R), E>,
 ) -> Result<ExitCode> {
     let inputs = inputs(&[a.to_path_buf(), b.to_path_buf()])?;
     refuse_overwriting_input(output, &inputs)?;
     let mut notes = Vec::new();
-    let clips = load_all(&inputs, strict, &mut notes)?;
+    let clips = load_all_repairing(&inputs, strict, repair, &mut notes)?;
     let (out, report) = mix(&clips[0], &inputs[0].display(), &clips[1], &inputs[1].display())
         .map_err(|e| anyhow!("{e}"))?;
     let r = report.to_string();
@@ -265,7 +307,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let mut notes = Vec::new();
     let inputs = concat_inputs(&args.files, &mut notes)?;
     refuse_overwriting_input(&args.output, &inputs)?;
-    let clips = load_all(&inputs, args.strict, &mut notes)?;
+    let clips = load_all_repairing(&inputs, args.strict, args.repair, &mut notes)?;
     let names: Vec<String> = inputs.iter().map(Input::display).collect();
     let named: Vec<(&str, &Bvh)> = names.iter().map(String::as_str).zip(&clips).collect();
     let opts = ConcatOptions {

@@ -61,15 +61,17 @@ pub(crate) struct Args {
     /// Keep frames RANGE (A..B, A..=B, A.., ..B or N; counted in the frames reaching this step).
     #[arg(long, value_name = "RANGE", action = ArgAction::Append)]
     frames: Vec<FrameRange>,
-    /// Keep every Nth frame, starting with the first (Frame Time times N, same speed).
-    #[arg(long, value_name = "N", action = ArgAction::Append, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Keep every Nth frame, starting with the first (Frame Time times N, same speed); N from 1 to
+    /// 1000000.
+    #[arg(long, value_name = "N", action = ArgAction::Append, value_parser = clap::value_parser!(u64).range(1..=crate::range::EVERY_MAX))]
     every: Vec<u64>,
     /// Reverse the frames (whole clip).
     #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]
     reverse: Vec<bool>,
     /// Resample to N frames per second: rotations by quaternion SLERP, positions linearly, frames
     /// that fall on input frames copied exactly; the same rate (within 0.01%) changes nothing (whole clip).
-    #[arg(long, value_name = "N", action = ArgAction::Append)]
+    /// N from 0.001 to 100000 (a Frame Time from 10 µs to 1000 s).
+    #[arg(long, value_name = "N", action = ArgAction::Append, value_parser = crate::range::parse_resample_fps)]
     fps: Vec<f64>,
     /// Rotation channel order of every joint with three rotation channels (XYZ, XZY, YXZ, YZX, ZXY, ZYX);
     /// world motion is unchanged, angles stay continuous. Angles it computes (here, --layout and
@@ -126,7 +128,8 @@ pub(crate) struct Args {
     /// Rename joints: a map file (`OLD<TAB>NEW` or `OLD = NEW` per line), or `FROM=TO` replaced in every name.
     #[arg(long, value_name = "MAP|FROM=TO", action = ArgAction::Append)]
     rename: Vec<String>,
-    /// Remove joints (comma-separated names), folding their motion into their children.
+    /// Remove joints (comma-separated names), folding their motion into their children; a root
+    /// only when one joint takes its place (it becomes the root).
     #[arg(long, value_name = "A,B", action = ArgAction::Append)]
     remove_joints: Vec<String>,
     /// Remove every End Site.
@@ -142,8 +145,13 @@ pub(crate) struct Args {
     #[arg(long, value_name = "MODE", default_value = "replace")]
     position_channels: PosMode,
     /// Refuse files with any problem instead of repairing what lenient reading recovers.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repair")]
     strict: bool,
+    /// Also edit inputs whose reading invents or discards values (zero-filled or cut motion
+    /// lines, a dropped incomplete frame, an assumed Frame Time or OFFSET), as `bvh fmt --repair`;
+    /// without it they are refused.
+    #[arg(long)]
+    repair: bool,
     /// Number of files processed at once (default: all cores).
     #[arg(short = 'j', long, value_name = "N", value_parser = crate::io::parse_jobs)]
     threads: Option<usize>,
@@ -203,7 +211,7 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
         // A step that looks at frames first reads the input twice: a
         // regular file only (never standard input, a pipe or a FIFO).
         let rereadable = input.is_regular_file();
-        let mut sink = FileOutput { out, input, atomic: None };
+        let mut sink = FileOutput::new(out, input, args.repair);
         let notes = if edit.streams() && (rereadable || !edit.looks_ahead()) {
             match input.open_stream()? {
                 // Streamed, and on the whole clip when the stream gives up.
@@ -334,14 +342,18 @@ fn cli_error(e: EditError<anyhow::Error>, input: &Input, out: &Path) -> anyhow::
 pub(crate) struct FileOutput<'a> {
     out: &'a Path,
     input: &'a Input,
+    /// Whether an input whose reading invents or discards values is
+    /// written (`--repair`; else refused: `fmt::refuse_losses`).
+    repair: bool,
     /// The output's own temporary file, while a stream writes it.
     atomic: Option<crate::io::AtomicFile>,
 }
 
 impl<'a> FileOutput<'a> {
-    /// The output of `input` into `out`.
-    pub(crate) fn new(out: &'a Path, input: &'a Input) -> FileOutput<'a> {
-        FileOutput { out, input, atomic: None }
+    /// The output of `input` into `out`, refusing an input whose reading
+    /// invents or discards values unless `repair`.
+    pub(crate) fn new(out: &'a Path, input: &'a Input, repair: bool) -> FileOutput<'a> {
+        FileOutput { out, input, repair, atomic: None }
     }
 
     fn writing(&self) -> String {
@@ -394,6 +406,16 @@ impl Output for FileOutput<'_> {
                 .and_then(|_| crate::io::write_atomic_with_body(self.out, header, &mut file)),
         };
         finished.with_context(|| self.writing())
+    }
+
+    fn accept(&mut self, warnings: &[bvhkit::Warning], frames: usize) -> Result<()> {
+        let refused =
+            crate::fmt::refuse_losses(&self.input.display(), warnings, frames, self.repair);
+        if refused.is_err() {
+            // The stream's temporary file goes with it.
+            self.atomic = None;
+        }
+        refused
     }
 
     fn whole(&mut self, bvh: &Bvh) -> Result<()> {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use bvhkit::{Bvh, LineEnding, Precision, Warning, WarningKind, WriteOptions};
+use bvhkit::{LineEnding, Precision, Warning, WarningKind, WriteOptions};
 
 use crate::io::{Input, load, located_warning, par_map, write_atomic};
 use crate::text::escape;
@@ -197,8 +197,24 @@ pub(crate) fn repair_loss(w: &Warning, frames: usize) -> Option<String> {
     }
 }
 
-fn losses(bvh: &Bvh, warnings: &[Warning]) -> Vec<String> {
-    warnings.iter().filter_map(|w| repair_loss(w, bvh.motion().n_frames())).collect()
+/// The refusal of every command that writes BVH (`fmt`, `edit`, `clean`,
+/// `concat`, `blend`, `layer`) of an input `name` whose reading `warnings`
+/// (of `frames` frames) invent or discard values ([`repair_loss`]), unless
+/// `repair`: the error names each loss and `--repair`.
+pub(crate) fn refuse_losses(
+    name: &str,
+    warnings: &[Warning],
+    frames: usize,
+    repair: bool,
+) -> Result<()> {
+    if repair {
+        return Ok(());
+    }
+    let lost: Vec<String> = warnings.iter().filter_map(|w| repair_loss(w, frames)).collect();
+    if lost.is_empty() {
+        return Ok(());
+    }
+    bail!("{name}: not written: the repair {}; --repair writes it anyway", lost.join("; it "))
 }
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
@@ -221,14 +237,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let results = par_map(&inputs, args.threads, |input| -> Result<Vec<String>> {
         let (bvh, warnings) =
             load(input, args.strict).map_err(|e| anyhow::anyhow!(e.describe(input)))?;
-        let lost = losses(&bvh, &warnings);
-        if !lost.is_empty() && !args.repair {
-            bail!(
-                "{}: not written: the repair {}; --repair writes it anyway",
-                input.display(),
-                lost.join("; it ")
-            );
-        }
+        refuse_losses(&input.display(), &warnings, bvh.motion().n_frames(), args.repair)?;
         let out = target[&key(input)];
         if out.as_os_str() != "-"
             && let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty())
@@ -253,6 +262,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bvhkit::Bvh;
 
     fn warnings(text: &str) -> (Bvh, Vec<Warning>) {
         bvhkit::ReadOptions::new().lenient(true).parse(text.as_bytes()).unwrap()
@@ -263,7 +273,7 @@ mod tests {
 
     fn loss_of(text: &str) -> Vec<String> {
         let (bvh, w) = warnings(text);
-        losses(&bvh, &w)
+        w.iter().filter_map(|w| repair_loss(w, bvh.motion().n_frames())).collect()
     }
 
     #[test]

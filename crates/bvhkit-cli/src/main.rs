@@ -56,7 +56,7 @@ pub(crate) struct Cli {
     /// Largest input read whole from standard input, a pipe or a device (regular files are bounded by their size): bytes, or with a K, M, G or T suffix (binary).
     #[arg(long, global = true, value_name = "SIZE", default_value = "4G", value_parser = io::parse_size)]
     max_size: u64,
-    /// Replace an output that has other hard links: this name gets the new contents, the other names keep the old ones (without it, such an output is refused).
+    /// For commands that write files (not info, check, diff or serve, which write none): replace an output that has other hard links; this name gets the new contents, the other names keep the old ones (without it, such an output is refused).
     #[arg(long, global = true)]
     break_links: bool,
 }

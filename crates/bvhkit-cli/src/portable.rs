@@ -64,9 +64,10 @@ pub(crate) fn streamed(
     let zeroed = report.zeroed.iter().filter(|z| z.1 > 0).count();
     if zeroed > 0 {
         notes.push(format!(
-            "{what}: --portable: OFFSET zeroed under the position channels of {zeroed} joints \
+            "{what}: --portable: OFFSET zeroed under the position channels of {zeroed} joint{} \
              (a take is written as it is recorded, so its position channels are all kept: \
-             `bvh fmt --portable` of the take drops those that stayed constant)"
+             `bvh fmt --portable` of the take drops those that stayed constant)",
+            if zeroed == 1 { "" } else { "s" }
         ));
     }
     Ok(out)

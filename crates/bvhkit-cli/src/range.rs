@@ -142,6 +142,18 @@ pub(crate) fn parse_fps(s: &str) -> Result<f64, String> {
     number_in(s, "frame rate", 0.0, true, 1000.0, " frames per second")
 }
 
+/// The frame rates `bvh edit --fps` resamples to: a Frame Time from 10 µs
+/// to 1000 s.
+pub(crate) const RESAMPLE_FPS: (f64, f64) = (0.001, 100_000.0);
+
+/// `bvh edit --fps`: a frame rate within [`RESAMPLE_FPS`].
+pub(crate) fn parse_resample_fps(s: &str) -> Result<f64, String> {
+    number_in(s, "frame rate", RESAMPLE_FPS.0, false, RESAMPLE_FPS.1, " frames per second")
+}
+
+/// The longest `--every N`: one frame kept in a million.
+pub(crate) const EVERY_MAX: u64 = 1_000_000;
+
 /// `--azimuth`: degrees about the vertical axis, -360 to 360.
 pub(crate) fn parse_azimuth(s: &str) -> Result<f64, String> {
     number_in(s, "azimuth", -360.0, false, 360.0, " degrees")

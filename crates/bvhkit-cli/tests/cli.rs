@@ -404,6 +404,89 @@ fn fmt_refuses_repairs_that_invent_or_discard_values() {
     assert_eq!(std::fs::read_dir(all.path()).unwrap().count(), 39);
 }
 
+/// `bvh edit`, `clean`, `concat`, `blend` and `layer` refuse what `bvh fmt`
+/// refuses (a repair that invents or discards values), with its message,
+/// and write it with `--repair`; streamed or on the whole clip.
+#[test]
+fn writing_commands_refuse_repairs_that_invent_or_discard_values_as_fmt_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.bvh");
+    let o = out.to_str().unwrap();
+    // Each command line with `{}` for the malformed input.
+    let lines: [&[&str]; 9] = [
+        &["edit", "{}", "--scale", "2"],
+        &["edit", "{}", "--rest-pose", "0"],
+        &["edit", "{}", "--reverse"],
+        &["clean", "{}", "--spikes"],
+        &["clean", "{}", "--one-euro", "1,0.1"],
+        &["clean", "{}", "--remove-drift"],
+        &["concat", "{}", "{}"],
+        &["blend", "{}", "{}", "--weight", "0.5"],
+        &["layer", "{}", "{}"],
+    ];
+    let check = |input: &str, refused: Option<&str>| {
+        for line in lines {
+            let mut args: Vec<&str> =
+                line.iter().map(|a| if *a == "{}" { input } else { *a }).collect();
+            args.extend(["-o", o]);
+            let _ = std::fs::remove_file(&out);
+            let r = run(&args);
+            match refused {
+                Some(why) => {
+                    assert_eq!(r.status.code(), Some(2), "{args:?}: {}", stderr(&r));
+                    let e = stderr(&r);
+                    assert!(
+                        e.contains(&format!("{input}: not written: the repair {why}"))
+                            && e.contains("; --repair writes it anyway"),
+                        "{args:?}: {e}"
+                    );
+                    assert!(!out.exists(), "{args:?}: written");
+                    args.push("--repair");
+                    run_ok(&args);
+                    assert!(out.exists(), "{args:?}: not written");
+                }
+                None => {
+                    // Some (a crossfade of a one-frame clip, ...) refuse for
+                    // reasons of their own, never this one.
+                    let e = stderr(&r);
+                    assert!(!e.contains("not written"), "{args:?}: {e}");
+                }
+            }
+        }
+        // `--dry-run` writes nothing: nothing to refuse.
+        let r = run(&["clean", input, "--remove-drift", "--dry-run"]);
+        assert!(!stderr(&r).contains("not written"), "{}", stderr(&r));
+    };
+    check(&fx("last_row_cut.bvh"), Some("discards 4 values of an incomplete last frame (line 21)"));
+    check(&fx("frame_time_missing.bvh"), Some("invents a Frame Time of 1/30 s"));
+    // Repairs that lose nothing are made without asking.
+    check(&fx("frames_too_many.bvh"), None);
+
+    // The corpus's malformed files: refused exactly where `bvh fmt` refuses them.
+    let Some(corpus) = corpus() else { return };
+    let mut refusals = 0;
+    for name in [
+        "malformed_132_channels_66_values_per_row.bvh",
+        "malformed_frames_1352_but_1_row.bvh",
+        "malformed_frames_3069_rows_3070_boxing_toes.bvh",
+        "malformed_hierarchy_only_no_motion_kinect.bvh",
+        "malformed_no_motion_keyword_no_frame_time.bvh",
+    ] {
+        let f = corpus.join(name);
+        let f = f.to_str().unwrap();
+        let fmt = run(&["fmt", f, "-o", o]);
+        let e = stderr(&fmt);
+        match e.split_once(": not written: the repair ") {
+            Some((_, why)) => {
+                refusals += 1;
+                check(f, Some(why.split("; --repair").next().unwrap()));
+            }
+            None => check(f, None),
+        }
+    }
+    assert_eq!(refusals, 2);
+}
+
 #[test]
 fn no_command_writes_over_its_input() {
     let dir = tempfile::tempdir().unwrap();
@@ -2837,3 +2920,42 @@ fn walkdir(dir: &Path) -> Vec<PathBuf> {
 mod dataset_outputs;
 #[path = "cli/extreme.rs"]
 mod extreme;
+
+/// Small mends of the user tour: an empty folder is an error for `check`
+/// and `info` as for `edit` and `clean`; the `--portable` note's singular;
+/// the placeholders and scope of help texts.
+#[test]
+fn empty_folders_singular_notes_and_help_texts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for cmd in ["check", "info", "edit", "clean"] {
+        let out = dir.path().join("out").to_string_lossy().into_owned();
+        let args: Vec<&str> = match cmd {
+            "check" | "info" => vec![cmd, d],
+            _ => vec![cmd, d, "-o", &out],
+        };
+        let r = run(&args);
+        assert_eq!(r.status.code(), Some(2), "{cmd}: {}", stderr(&r));
+        let e = stderr(&r);
+        assert!(e.contains(&format!("no *.bvh file under {d}")), "{cmd}: {e}");
+        assert!(e.contains("bvh: error: no input file"), "{cmd}: {e}");
+    }
+    // One joint with varying position channels: "1 joint", "1 ... channel".
+    let one = dir.path().join("one.bvh");
+    std::fs::write(
+        &one,
+        "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+         \tJOINT Arm\n\t{\n\t\tOFFSET 0 5 0\n\t\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+         \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 1 0\n\t\t}\n\t}\n}\nMOTION\nFrames: 2\nFrame Time: 0.1\n\
+         0 0 0 0 1 0 0 0 0\n0 0 0 1 2 0 0 0 0\n",
+    )
+    .unwrap();
+    let r = run_ok(&["fmt", "--portable", one.to_str().unwrap()]);
+    let e = stderr(&r);
+    assert!(e.contains("varying position channels of 1 joint (Arm)"), "{e}");
+    assert!(e.contains("1 constant position channel that repeats the OFFSET dropped"), "{e}");
+    let help = stdout(&run_ok(&["clean", "--help"]));
+    assert!(help.contains("--ground[=<MODE>]"), "{help}");
+    let help = stdout(&run_ok(&["check", "--help"]));
+    assert!(help.contains("For commands that write files"), "{help}");
+}

@@ -577,6 +577,10 @@ impl PyBvh {
     #[pyo3(signature = (start = 0, stop = None))]
     fn frames(&self, py: Python<'_>, start: usize, stop: Option<usize>) -> PyResult<PyBvh> {
         let n = self.bvh.motion().n_frames();
+        // A range past the end is refused as `bvh edit --frames` refuses it.
+        bvhkit::edit::plan::FrameSpan::new(Some(start), stop)
+            .check(n)
+            .map_err(crate::errors::bad_arg)?;
         let start = start.min(n);
         let stop = stop.unwrap_or(n).clamp(start, n);
         self.edited(py, |b| Ok(edit::frames::range(b, start..stop)?))

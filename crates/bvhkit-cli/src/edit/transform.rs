@@ -179,7 +179,7 @@ pub(super) fn check_values(t: &Transform) -> Result<()> {
         if v.is_finite() && v > 0.0 {
             Ok(())
         } else {
-            Err(anyhow!("{what} must be positive, found {v}"))
+            Err(anyhow!("{what} must be positive, found {}", crate::concat::compact(v)))
         }
     };
     match *t {

@@ -331,3 +331,108 @@ fn edit_directories_keep_their_folders_and_never_collide() {
     assert_eq!(r.status.code(), Some(2));
     assert!(stderr(&r).contains("standard output"), "{}", stderr(&r));
 }
+
+/// `--frames` past the clip's end is an error naming the range and the
+/// frames reaching it (streamed, on the whole clip and from standard
+/// input); a range that ends past them keeps what there is, with a note.
+#[test]
+fn edit_frames_past_the_end_is_an_error_and_partly_past_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+                \tEnd Site\n\t{\n\t\tOFFSET 0 1 0\n\t}\n}\nMOTION\nFrames: 10\nFrame Time: 0.1\n";
+    let text = text.to_string() + &"1 2 3\n".repeat(10);
+    let input = dir.path().join("ten.bvh");
+    std::fs::write(&input, &text).unwrap();
+    let i = input.to_str().unwrap();
+    let out = dir.path().join("out.bvh");
+    let o = out.to_str().unwrap();
+    let past = "ten.bvh: --frames 5000..: the range starts past the end of the 10 frames (0..10) \
+                reaching it";
+    for extra in [&[][..], &["--reverse"], &["--scale", "2"]] {
+        let mut args = vec!["edit", i, "--frames", "5000..", "-o", o];
+        args.extend_from_slice(extra);
+        let r = run(&args);
+        assert_eq!(r.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&r).contains(past), "{args:?}: {}", stderr(&r));
+        assert!(!out.exists());
+    }
+    let r = run_with_stdin(dir.path(), &["edit", "-", "--frames", "10", "-o", o], text.as_bytes());
+    assert_eq!(r.status.code(), Some(2));
+    assert!(
+        stderr(&r).contains("--frames 10..11: the range starts past the end"),
+        "{}",
+        stderr(&r)
+    );
+    // Counted in the frames reaching the step: 5 after --every 2.
+    let r = run(&["edit", i, "--every", "2", "--frames", "5..", "-o", o]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(
+        stderr(&r).contains("--frames 5..: the range starts past the end of the 5 frames (0..5)")
+    );
+    // Partly past: the frames there are, and a note.
+    for extra in [&[][..], &["--reverse"]] {
+        let mut args = vec!["edit", i, "--frames", "8..20", "-o", o];
+        args.extend_from_slice(extra);
+        let r = run_ok(&args);
+        assert!(
+            stderr(&r).contains(
+                "--frames 8..20: the range ends past the end of the 10 frames (0..10) reaching \
+                 it: 2 kept"
+            ),
+            "{args:?}: {}",
+            stderr(&r)
+        );
+        assert_eq!(Bvh::from_path(&out).unwrap().motion().n_frames(), 2);
+    }
+    // Within the clip: nothing said.
+    let r = run_ok(&["edit", i, "--frames", "2..10", "-o", o]);
+    assert!(stderr(&r).is_empty(), "{}", stderr(&r));
+}
+
+/// Rates and spans have documented limits: the error names the option, the
+/// value and the limit, and no number is spelled in three hundred digits.
+#[test]
+fn rate_and_span_options_have_sane_limits() {
+    let Some(dir) = corpus() else { return };
+    let f = dir.join("xia_style_angry_13_000.bvh");
+    let f = f.to_str().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out.bvh");
+    let o = out.to_str().unwrap();
+    let refused = |args: &[&str], says: &[&str]| {
+        let r = run(args);
+        assert_eq!(r.status.code(), Some(2), "{args:?}");
+        let e = stderr(&r);
+        for s in says {
+            assert!(e.contains(s), "{args:?}: {e}");
+        }
+        assert!(!e.contains("0000000000"), "{args:?}: {e}");
+        assert!(!out.exists(), "{args:?}");
+    };
+    for v in ["1e-300", "1e300", "0.0009", "100001"] {
+        refused(
+            &["edit", f, "--fps", v, "-o", o],
+            &[&format!("'{v}' for '--fps <N>'"), "from 0.001 to 100000 frames per second"],
+        );
+    }
+    refused(
+        &["edit", f, "--every", "1000001", "-o", o],
+        &["--every <N>", "1000001", "1..=1000000"],
+    );
+    for opt in ["--crossfade", "--search"] {
+        let fade: &[&str] = if opt == "--search" { &["--crossfade", "1s"] } else { &[] };
+        refused(
+            &[&["concat", f, f, opt, "1e300s", "-o", o][..], fade].concat(),
+            &[opt, "1e300s", "at most 3600 seconds (3600s), found 1e300"],
+        );
+        refused(
+            &["concat", f, f, opt, "1000001", "-o", o],
+            &[opt, "at most 1000000 frames, found 1000001"],
+        );
+    }
+    // At the limits: accepted.
+    run_ok(&["edit", f, "--fps", "0.001", "-o", o]);
+    assert!(std::fs::read_to_string(&out).unwrap().contains("Frame Time: 1000\n"));
+    run_ok(&["edit", f, "--every", "1000000", "-o", o]);
+    run_ok(&["concat", f, f, "--crossfade", "10", "--search", "3600s", "-o", o]);
+}

@@ -87,3 +87,34 @@ fn edit_rest_pose_and_bad_arguments() {
     assert_eq!(r.status.code(), Some(2));
     assert!(stderr(&r).contains("FROM=TO"), "{}", stderr(&r));
 }
+
+/// Removing a root: refused when several joints would become roots in its
+/// place (no joint carries its motion); allowed when one joint takes its
+/// place, which becomes the root with the root's motion folded in.
+#[test]
+fn edit_remove_joints_refuses_a_root_that_would_leave_several_roots() {
+    let Some(dir) = corpus() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out.bvh");
+    let o = out.to_str().unwrap();
+    let xia = dir.join("xia_style_angry_13_000.bvh");
+    let r = run(&["edit", xia.to_str().unwrap(), "-o", o, "--remove-joints", "Hips"]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(
+        stderr(&r).contains(
+            "remove: \"Hips\" is a root: removing it would leave 3 roots in its place \
+             (LHipJoint, RHipJoint, LowerBack) and no joint to carry its motion"
+        ),
+        "{}",
+        stderr(&r)
+    );
+    assert!(!out.exists());
+    // Bandai Namco's joint_Root above Hips: Hips becomes the root, every
+    // joint where it was (Hips has position channels to take the motion).
+    let bandai = dir.join("bandai_namco_ds1_kick_6ch_every_joint.bvh");
+    let r = run_ok(&["edit", bandai.to_str().unwrap(), "-o", o, "--remove-joints", "joint_Root"]);
+    assert!(stderr(&r).is_empty(), "{}", stderr(&r));
+    let edited = Bvh::from_path(&out).unwrap();
+    assert_eq!(edited.skeleton().roots().count(), 1);
+    assert_eq!(edited.skeleton().joints()[0].name(), "Hips");
+}

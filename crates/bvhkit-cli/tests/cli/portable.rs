@@ -419,3 +419,25 @@ fn portable_on_every_command_that_writes_bvh() {
         }
     }
 }
+
+/// The refusal's tolerance is relative to the figure's size: MakeHuman's
+/// position channels differ from their OFFSETs in the sixth decimal (4e-6,
+/// 2.4e-7 of its size), which `--layout` drops with a note, not a refusal.
+#[test]
+fn layout_drops_position_channels_that_move_less_than_a_millionth_of_the_size() {
+    let Some(dir) = corpus() else { return };
+    let f = dir.join("makehuman_163_joints_6ch_every_joint_deep.bvh");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out.bvh");
+    let r = run_ok(&["edit", f.to_str().unwrap(), "--layout", "ZXY", "-o", out.to_str().unwrap()]);
+    let e = stderr(&r);
+    assert!(e.contains("--layout dropped position channels: largest world position error"), "{e}");
+    let got = Bvh::from_path(&out).unwrap();
+    let src = Bvh::from_path(&f).unwrap();
+    let d = max_distance(
+        &world(&got, PositionChannels::Replace),
+        &world(&src, PositionChannels::Replace),
+    );
+    let size = bvhkit::edit::rest_height(src.skeleton());
+    assert!(d > 1e-9 * size && d < bvhkit::edit::layout::LOST_MOTION * size, "{d} of {size}");
+}

@@ -219,3 +219,91 @@ fn retarget_prints_the_reading_warnings_of_both_inputs() {
     assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
     assert!(!out.exists());
 }
+
+/// A figure whose hips are no higher than its feet in the reference pose
+/// (legs laid flat): the ratio of hip heights means nothing, and the
+/// report says the root translation is not scaled, and why.
+#[test]
+fn retarget_says_why_a_zero_hip_height_leaves_the_root_unscaled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let flat = tmp.path().join("flat.bvh");
+    std::fs::write(&flat, FLAT).unwrap();
+    let f = flat.to_str().unwrap();
+    let out = tmp.path().join("out.bvh");
+    let args = ["retarget", f, "--to", f, "-o", out.to_str().unwrap(), "--reference", "rest"];
+    let r = run_ok(&[&args[..], &["--source-up", "y", "--target-up", "y"]].concat());
+    let e = stderr(&r);
+    assert!(
+        e.contains(
+            "root translation not scaled (1): the hips are not above the feet in the reference \
+             pose (hip heights: source 0.0000, target 0.0000)"
+        ),
+        "{e}"
+    );
+    assert!(!e.contains("ratio of hip heights"), "{e}");
+}
+
+const FLAT: &str = "HIERARCHY
+ROOT Hips
+{
+	OFFSET 0 0 0
+	CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+	JOINT LeftUpLeg
+	{
+		OFFSET 10 0 0
+		CHANNELS 3 Zrotation Xrotation Yrotation
+		JOINT LeftLeg
+		{
+			OFFSET 0 0 40
+			CHANNELS 3 Zrotation Xrotation Yrotation
+			JOINT LeftFoot
+			{
+				OFFSET 0 0 40
+				CHANNELS 3 Zrotation Xrotation Yrotation
+				End Site
+				{
+					OFFSET 0 0 10
+				}
+			}
+		}
+	}
+	JOINT RightUpLeg
+	{
+		OFFSET -10 0 0
+		CHANNELS 3 Zrotation Xrotation Yrotation
+		JOINT RightLeg
+		{
+			OFFSET 0 0 40
+			CHANNELS 3 Zrotation Xrotation Yrotation
+			JOINT RightFoot
+			{
+				OFFSET 0 0 40
+				CHANNELS 3 Zrotation Xrotation Yrotation
+				End Site
+				{
+					OFFSET 0 0 10
+				}
+			}
+		}
+	}
+	JOINT Spine
+	{
+		OFFSET 0 0 -10
+		CHANNELS 3 Zrotation Xrotation Yrotation
+		JOINT Head
+		{
+			OFFSET 0 0 -50
+			CHANNELS 3 Zrotation Xrotation Yrotation
+			End Site
+			{
+				OFFSET 0 0 -10
+			}
+		}
+	}
+}
+MOTION
+Frames: 2
+Frame Time: 0.04
+0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 
+1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 
+";

@@ -199,7 +199,8 @@ class Bvh:
     def frames(self, start: int = 0, stop: int | None = None) -> Bvh:
         """Frames ``start`` up to ``stop`` (excluded; None: the end), clamped to the clip.
 
-        As ``bvh edit --frames START..STOP``.
+        As ``bvh edit --frames START..STOP``: a ``start`` past the clip's end
+        raises ``ValueError`` with its message.
 
         Example::
 

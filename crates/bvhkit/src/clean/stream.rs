@@ -3,7 +3,9 @@
 //! `--strength`), alone or together, between a [`FrameReader`] and the
 //! frame-at-a-time writer ([`WriteOptions::write_frame`]), into the
 //! [`Output`] of a streamed edit (room for the header first, the real
-//! header at the end).
+//! header at the end). Before that header the output is shown the
+//! reader's warnings ([`Output::accept`]: `bvh clean` refuses repairs that
+//! invent or discard values without `--repair`).
 //!
 //! The output's bytes are those of [`clean`](super::clean) on the whole
 //! clip, written by [`WriteOptions::write`], and the summary ([`Report`])
@@ -149,6 +151,7 @@ fn one_euro<R: FrameSource, O: Output>(
     body.flush().map_err(EditError::Write)?;
     let mut header = Vec::with_capacity(room.len());
     write.write_header(&skel, n, frame_time, &mut header)?;
+    out.accept(rdr.warnings(), n).map_err(EditError::Output)?;
     out.finish(body, &room, &header).map_err(EditError::Output)?;
 
     let report = Report {

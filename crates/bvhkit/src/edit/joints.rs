@@ -16,6 +16,10 @@
 //!   composed transform; otherwise (a removed joint that rotates above an
 //!   End Site, or above a child without position channels) the largest
 //!   world-position error is returned.
+//!   A removed root is replaced by the one kept joint below it, which
+//!   becomes the root with the root's motion folded in (the inverse of
+//!   extracting root motion onto a new root); one whose removal would
+//!   leave several roots, none carrying its motion, is refused.
 //! - Removing End Sites changes no motion value. Added End Sites continue
 //!   each childless joint's bone: their offset is the joint's own `OFFSET`.
 
@@ -226,6 +230,14 @@ pub fn add_end_sites_skeleton(s: &Skeleton) -> Result<Skeleton> {
     build(&specs)
 }
 
+/// The index of the root above joint `i` (or `i` itself).
+fn top_of(s: &Skeleton, mut i: usize) -> usize {
+    while let Some(p) = s.joints()[i].parent() {
+        i = p.index();
+    }
+    i
+}
+
 /// Specs of the kept joints, parents mapped to the nearest kept ancestor,
 /// and for each kept joint its old index.
 fn kept_specs(s: &Skeleton, keep: &[bool]) -> (Vec<JointSpec>, Vec<usize>) {
@@ -266,8 +278,10 @@ fn kept_specs(s: &Skeleton, keep: &[bool]) -> (Vec<JointSpec>, Vec<usize>) {
 /// This is [`RemoveJoints`] mapped over every frame.
 ///
 /// # Errors
-/// When a name is not a joint's, or a removed root leaves an End Site
-/// without a parent.
+/// When a name is not a joint's, a removed root leaves an End Site
+/// without a parent, or a removed root would leave several roots in its
+/// place (removing a root makes the one joint below it that is kept the
+/// root, its motion folded in, as `--extract-root` undone).
 ///
 /// # Example
 /// ```
@@ -369,6 +383,26 @@ impl RemoveJoints {
         let (specs, old) = kept_specs(s, &keep);
         if specs.iter().any(|sp| sp.parent.is_none() && sp.kind == JointKind::EndSite) {
             return Err(Error::invalid("remove: an End Site would be left without a parent"));
+        }
+        // A removed root: the one joint that takes its place becomes the
+        // root, its motion folded in; several would each become a root.
+        for root in s.ids().filter(|&id| s.joint(id).parent().is_none() && !keep[id.index()]) {
+            let heirs: Vec<&str> = old
+                .iter()
+                .zip(&specs)
+                .filter(|&(&o, sp)| sp.parent.is_none() && top_of(s, o) == root.index())
+                .map(|(&o, _)| s.joints()[o].name())
+                .collect();
+            if heirs.len() > 1 {
+                return Err(Error::invalid(format!(
+                    "remove: {:?} is a root: removing it would leave {} roots in its place \
+                     ({}) and no joint to carry its motion; a root can be removed only when \
+                     one joint takes its place",
+                    s.joint(root).name(),
+                    heirs.len(),
+                    heirs.join(", ")
+                )));
+            }
         }
         let output = build(&specs)?;
         let copies = old

@@ -90,6 +90,11 @@ impl FrameSpan {
         self.end.is_some_and(|e| f >= e)
     }
 
+    /// The frame the range ends before, if it ends.
+    pub fn end_bound(self) -> Option<usize> {
+        self.end
+    }
+
     /// Whether the range ends (so that reading can stop once it is past).
     pub fn is_bounded(self) -> bool {
         self.end.is_some()
@@ -98,6 +103,49 @@ impl FrameSpan {
     /// How many of the frames `0..n` the range holds.
     pub fn count_in(self, n: usize) -> usize {
         self.end.unwrap_or(n).min(n).saturating_sub(self.first())
+    }
+
+    /// The range against the `n` frames reaching it, as `bvh edit --frames`
+    /// says it: an error when it selects none of them (it starts past their
+    /// end), a note when it ends past them (fewer frames kept than it
+    /// spans), else nothing.
+    ///
+    /// # Errors
+    /// The message when the range starts past the end of `n` frames.
+    pub fn check(self, n: usize) -> Result<Option<String>, String> {
+        let frames = |n: usize| match n {
+            0 => "0 frames".to_string(),
+            1 => "1 frame (0)".to_string(),
+            _ => format!("{n} frames (0..{n})"),
+        };
+        if self.first() >= n && self.first() > 0 {
+            return Err(format!(
+                "--frames {self}: the range starts past the end of the {} reaching it",
+                frames(n)
+            ));
+        }
+        match self.end {
+            Some(end) if end > n && n > 0 => Ok(Some(format!(
+                "--frames {self}: the range ends past the end of the {} reaching it: {} kept",
+                frames(n),
+                self.count_in(n)
+            ))),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// `A..B`, either side left out when open.
+impl std::fmt::Display for FrameSpan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(a) = self.start {
+            write!(f, "{a}")?;
+        }
+        f.write_str("..")?;
+        if let Some(b) = self.end {
+            write!(f, "{b}")?;
+        }
+        Ok(())
     }
 }
 
@@ -342,6 +390,22 @@ impl Steps {
     /// whole clip must decide ([`Stage::failed`]).
     pub fn failed(&self) -> bool {
         self.maps().any(Stage::failed)
+    }
+
+    /// Each frame range, in order, with the frames that reached it so far
+    /// ([`Steps::run`]) and whether that count is its last: the reading
+    /// went to the end (`ended`), or a range before it is past (no later
+    /// frame can reach it).
+    pub fn ranges_reached(&self, ended: bool) -> Vec<(FrameSpan, usize, bool)> {
+        let mut last = ended;
+        let mut list = Vec::new();
+        for step in &self.0 {
+            if let Step::Range(r, seen) = *step {
+                list.push((r, seen, last));
+                last |= seen > 0 && r.past(seen - 1);
+            }
+        }
+        list
     }
 
     /// The frames the steps leave of `n` input frames, and whether a frame

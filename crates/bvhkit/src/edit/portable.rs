@@ -75,13 +75,18 @@ impl PortableReport {
         if zeroed.len() > 8 {
             shown.push_str(&format!(" and {} more", zeroed.len() - 8));
         }
+        let s = |n: usize| if n == 1 { "" } else { "s" };
+        let ones = if self.folded == 1 { "one" } else { "ones" };
         Some(format!(
-            "--portable: {} constant position channels that repeat the OFFSET dropped, {} \
-             constant ones folded into the OFFSET, OFFSET zeroed under the varying position \
-             channels of {} joints{}",
+            "--portable: {} constant position channel{} that repeat{} the OFFSET dropped, {} \
+             constant {ones} folded into the OFFSET, OFFSET zeroed under the varying position \
+             channels of {} joint{}{}",
             self.dropped,
+            s(self.dropped),
+            if self.dropped == 1 { "s" } else { "" },
             self.folded,
             zeroed.len(),
+            s(zeroed.len()),
             if zeroed.is_empty() { String::new() } else { format!(" ({shown})") }
         ))
     }

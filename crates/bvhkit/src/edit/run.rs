@@ -29,6 +29,10 @@
 //! one map, whatever the thread count or batch size, and those of the
 //! whole-clip path.
 //!
+//! The output sees the input's reading warnings before anything is
+//! finished or written ([`Output::accept`]), and may refuse them: `bvh
+//! edit` refuses repairs that invent or discard values unless `--repair`.
+//!
 //! Notes come in the whole clip's order: the reader's warnings, then each
 //! step's set-up notes and its map's ([`Note`]). Messages name the
 //! command line's flags (`--up`, `--source-up`, …), which the Python
@@ -225,7 +229,9 @@ pub enum EditError<E> {
     /// decides: a step that must look at frames first on an input that
     /// cannot be read twice, a mirror whose plane comes from the first
     /// frame, a rest-pose frame past the end, a root-motion frame that
-    /// failed or a guess made on a sample the pass did not confirm.
+    /// failed, a guess made on a sample the pass did not confirm, or a step
+    /// set up on frames that failed behind a frame range (whose own error,
+    /// a range past the end, comes first on the whole clip).
     /// [`Edit::run_bytes`] retries on the whole clip; never returned by it.
     GaveUp,
 }
@@ -267,6 +273,16 @@ pub trait Output {
     fn finish(&mut self, body: Self::Body, room: &[u8], header: &[u8]) -> Result<(), Self::Error>;
     /// The whole-clip path's result, to be written at once.
     fn whole(&mut self, bvh: &Bvh) -> Result<(), Self::Error>;
+    /// The input's reading `warnings`, of an input of `frames` frames (a
+    /// stream: the frames read), before anything is finished or written:
+    /// an error refuses the output (a caller that refuses repairs that
+    /// invent or discard values, as `bvh fmt` without `--repair` does).
+    /// Called by [`Edit::whole`] before its steps run, and by a stream
+    /// before [`Output::finish`]. Accepts everything by default.
+    fn accept(&mut self, warnings: &[Warning], frames: usize) -> Result<(), Self::Error> {
+        let _ = (warnings, frames);
+        Ok(())
+    }
 }
 
 /// An edit: its steps in order and their settings.
@@ -415,11 +431,18 @@ impl Edit {
         warnings: Vec<Warning>,
         out: &mut O,
     ) -> Result<Vec<Note>, EditError<O::Error>> {
+        out.accept(&warnings, bvh.motion().n_frames()).map_err(EditError::Output)?;
         let mut notes: Vec<Note> = warnings.into_iter().map(Note::Warning).collect();
         let bvh = whole::run(self, bvh, &mut notes)?;
         out.whole(&bvh).map_err(EditError::Output)?;
         Ok(notes)
     }
+}
+
+/// A frame range's check against the `n` frames reaching it
+/// ([`FrameSpan::check`]).
+fn range_check(span: FrameSpan, n: usize) -> Result<Option<String>, String> {
+    span.check(n)
 }
 
 /// `v` as the command line says a number: scientific far from 1.

@@ -376,6 +376,22 @@ impl SkeletonReport {
 }
 
 impl Report {
+    /// The root translation's scale: the ratio of hip heights, or 1 and
+    /// why when a hip height is not a positive number (hips no higher than
+    /// the feet in the reference pose).
+    fn scale_line(&self) -> String {
+        let (s, t) = (self.source.hip_height, self.target.hip_height);
+        if s > 0.0 && t > 0.0 && s.is_finite() && t.is_finite() {
+            format!("root translation scaled by {:.6} (ratio of hip heights)", self.scale)
+        } else {
+            format!(
+                "root translation not scaled (1): the hips are not above the feet in the \
+                 reference pose (hip heights: source {s:.4}, target {t:.4}), so their ratio is \
+                 not the figures' proportion; try another --reference"
+            )
+        }
+    }
+
     /// The report as lines of text (what `bvh retarget` prints on standard
     /// error): both skeletons, named `source` and `target`, the scale,
     /// every pair with its reason and the joints left unmapped.
@@ -383,7 +399,7 @@ impl Report {
         let mut lines = vec![
             self.source.line(&format!("source {source}")),
             self.target.line(&format!("target {target}")),
-            format!("root translation scaled by {:.6} (ratio of hip heights)", self.scale),
+            self.scale_line(),
             format!("{} joints mapped:", self.pairs.len()),
         ];
         for (s, t, why) in &self.pairs {

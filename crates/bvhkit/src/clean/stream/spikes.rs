@@ -800,6 +800,7 @@ fn write_pass<R: FrameSource, O: Output>(
     body.flush().map_err(EditError::Write)?;
     let mut header = Vec::with_capacity(room.len());
     write.write_header(plan.skel, n, frame_time, &mut header)?;
+    out.accept(&warnings, n).map_err(EditError::Output)?;
     out.finish(body, &room, &header).map_err(EditError::Output)?;
 
     // The spikes step's joint-frames: each joint's frames of either track.

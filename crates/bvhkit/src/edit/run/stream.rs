@@ -42,7 +42,8 @@ use super::lookahead::{Lookahead, read_batches_consumed};
 use super::sample::SampleCheck;
 use super::{
     Edit, EditError, Note, Output, RestSource, Step, detected_up, frame_map, layout_refusal,
-    mirror_of, num, renamed, root_up, stage_note, stops_reading, units_between, units_factor,
+    mirror_of, num, range_check, renamed, root_up, stage_note, stops_reading, units_between,
+    units_factor,
 };
 
 /// Values per piece of frames formatted by one task.
@@ -304,8 +305,19 @@ pub(super) fn run<R: FrameSource + Send, O: Output>(
 ) -> Result<Vec<Note>, EditError<O::Error>> {
     let n_in = rdr.skeleton().n_channels();
     let declared = rdr.frames_declared();
-    let Built { mut steps, skel, frame_time, mut notes_of, map_of, mut checks } =
-        build(edit, rdr.skeleton().clone(), rdr.frame_time(), declared, again)?;
+    let rereadable = again.is_some();
+    let built = build(edit, rdr.skeleton().clone(), rdr.frame_time(), declared, again);
+    let Built { mut steps, skel, frame_time, mut notes_of, map_of, mut checks } = match built {
+        // A step set up on frames a range before it leaves none of may
+        // fail where the whole clip stops at that range's own error
+        // first: with bytes to read again, the whole clip decides.
+        Err(EditError::Input(_))
+            if rereadable && edit.steps.iter().any(|s| matches!(s, Step::Frames(_))) =>
+        {
+            return Err(EditError::GaveUp);
+        }
+        r => r?,
+    };
     let opts = WriteOptions::new();
     let n_width = skel.n_channels();
     // The header the frame count the frame steps should leave would have:
@@ -372,10 +384,20 @@ pub(super) fn run<R: FrameSource + Send, O: Output>(
     if !checks.iter().all(|c| c.holds(ended)) {
         return Err(EditError::GaveUp);
     }
+    // Each frame range against the frames that reached it (its step's
+    // notes come first: no map is set up by a frame step).
+    let range_steps = edit.steps.iter().enumerate().filter(|(_, s)| matches!(s, Step::Frames(_)));
+    for ((span, n, last), (i, _)) in steps.ranges_reached(ended).into_iter().zip(range_steps) {
+        if last && let Some(note) = range_check(span, n).map_err(EditError::Input)? {
+            notes_of[i].push(Note::Said(note));
+        }
+    }
     for (m, &i) in steps.maps().zip(&map_of) {
         layout_refusal(&edit.settings, m)?;
         notes_of[i].extend(stage_note(m).map(Note::Said));
     }
+    let frames_read = usize::try_from(rdr.frames_read()).unwrap_or(usize::MAX);
+    out.accept(rdr.warnings(), frames_read).map_err(EditError::Output)?;
     let mut notes: Vec<Note> = rdr.take_warnings().into_iter().map(Note::Warning).collect();
     notes.extend(notes_of.into_iter().flatten());
     let mut header = Vec::new();

@@ -13,7 +13,7 @@ use crate::units::UnitGuess;
 
 use super::{
     Edit, EditError, Note, RestSource, Step, detected_up, frame_map, layout_refusal, lossy_note,
-    mirror_of, num, renamed, root_up, stage_note, units_factor,
+    mirror_of, num, range_check, renamed, root_up, stage_note, units_factor,
 };
 
 /// `edit`'s steps (and `portable`) on the whole clip `bvh`.
@@ -33,6 +33,9 @@ pub(super) fn run<E>(
         bvh = match *step {
             Step::Frames(r) => {
                 let n = bvh.motion().n_frames();
+                if let Some(note) = range_check(r, n).map_err(input)? {
+                    notes.push(Note::Said(note));
+                }
                 let start = (0..n).find(|&i| r.contains(i)).unwrap_or(n);
                 let end = (start..n).find(|&i| !r.contains(i)).unwrap_or(n);
                 frames::range(&bvh, start..end)?

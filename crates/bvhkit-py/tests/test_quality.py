@@ -162,15 +162,17 @@ def reference_ground(bvh: bvhkit.Bvh, q: dict) -> float | None:
         speeds.append(step.min(axis=1))
     g0 = float(np.quantile(np.min(lows, axis=0), 0.10))
     top = g0 + 3 * ch
-    cand = [(s < cs) & (low[:-1] < top) & (low[1:] < top) for low, s in zip(lows, speeds)]
-    heights = np.sort(np.concatenate([low[:-1][c] for low, c in zip(lows, cand)]))
+    cand = [
+        (s < cs) & (low[:-1] < top) & (low[1:] < top) for low, s in zip(lows, speeds, strict=True)
+    ]
+    heights = np.sort(np.concatenate([low[:-1][c] for low, c in zip(lows, cand, strict=True)]))
     if heights.size == 0:
         return g0
     # The band [floor, floor + ch] holding the most candidates.
     counts = [int(((heights >= a) & (heights - a <= ch)).sum()) for a in heights]
     floor = heights[int(np.argmax(counts))]
     medians = []
-    for low, c in zip(lows, cand):
+    for low, c in zip(lows, cand, strict=True):
         inside = (low >= floor) & (low - floor <= ch)
         mine = low[:-1][c & inside[:-1] & inside[1:]]
         if mine.size:

@@ -368,7 +368,12 @@ def test_retarget_onto_its_own_skeleton_is_the_identity(corpus):
         h = height(a)
         worst = float(np.abs(out.positions() - a.positions()).max())
         assert worst <= 1e-9 * h, f"{src.name}: {worst} > 1e-9 * {h}"
-        assert "root translation scaled by 1.000000" in out.report, src.name
+        # A rig whose hips are not above its feet (bvh_anim_test_simple's
+        # two joints) says its root translation is not scaled, and why.
+        assert (
+            "root translation scaled by 1.000000" in out.report
+            or "root translation not scaled (1)" in out.report
+        ), src.name
         checked += 1
     assert checked >= 30
 

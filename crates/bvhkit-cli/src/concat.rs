@@ -148,13 +148,9 @@ fn concat_inputs(files: &[PathBuf], notes: &mut Vec<String>) -> Result<Vec<Input
     let mut out = Vec::new();
     for f in files {
         if f.as_os_str() != "-" && f.is_dir() {
-            let mut found: Vec<PathBuf> = crate::io::expand(std::slice::from_ref(f))?
-                .into_iter()
-                .filter_map(|i| match i {
-                    Input::File(p) => Some(p),
-                    Input::Stdin => None,
-                })
-                .collect();
+            // An empty folder is no error here: the clips are counted over
+            // all the arguments below.
+            let mut found = crate::io::walk_folder(f)?;
             found.sort_by(|a, b| natural_cmp(a, b));
             let shown: Vec<String> = found
                 .iter()

@@ -85,3 +85,83 @@ fn an_empty_folder_is_no_input_file_for_every_command() {
     assert_eq!(r.status.code(), Some(2));
     assert!(stderr(&r).contains("concat needs at least two clips; found 0"), "{}", stderr(&r));
 }
+
+/// `bvh loop` and `bvh retarget` (its source and its target) refuse what
+/// `bvh fmt` refuses (a repair that invents or discards values), with its
+/// message, and write it with `--repair`, as edit, clean and the mixes do.
+#[test]
+fn loop_and_retarget_refuse_repairs_that_invent_or_discard_values_as_fmt_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.bvh");
+    let o = out.to_str().unwrap();
+    // The fixtures' skeleton, read without a repair: a retarget's other side.
+    let clean = dir.path().join("clean.bvh");
+    let mut text = String::from(
+        "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+         \tJOINT Spine\n\t{\n\t\tOFFSET 0 10 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+         \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 10 0\n\t\t}\n\t}\n}\nMOTION\nFrames: 40\nFrame Time: 0.1\n",
+    );
+    for f in 0..40 {
+        text.push_str(&format!("0 0 {f} 0 {} 0 0 0 0\n", f % 7));
+    }
+    std::fs::write(&clean, text).unwrap();
+    let c = clean.to_str().unwrap();
+    // `input` refused (`why`) by each command line, `--repair` writes.
+    let check = |input: &str, other: &str, why: &str, loops: bool| {
+        let mut lines: Vec<Vec<&str>> = vec![
+            vec!["retarget", input, "--to", other],
+            vec!["retarget", other, "--to", input],
+            vec!["retarget", input, "--to", other, "--no-lock-feet"],
+        ];
+        if loops {
+            lines.push(vec!["loop", input]);
+        }
+        for mut args in lines {
+            args.extend(["-o", o]);
+            let _ = std::fs::remove_file(&out);
+            let r = run(&args);
+            let e = stderr(&r);
+            assert_eq!(r.status.code(), Some(2), "{args:?}: {e}");
+            assert!(
+                e.contains(&format!("bvh: error: {input}: not written: the repair {why}"))
+                    && e.contains("; --repair writes it anyway"),
+                "{args:?}: {e}"
+            );
+            assert!(!out.exists(), "{args:?}: written");
+            args.push("--repair");
+            let r = run(&args);
+            assert!(!stderr(&r).contains("not written"), "{args:?}: {}", stderr(&r));
+            if args[0] == "retarget" {
+                assert!(r.status.success(), "{args:?}: {}", stderr(&r));
+                assert!(out.exists(), "{args:?}: not written");
+            }
+        }
+    };
+    check(
+        &super::fx("last_row_cut.bvh"),
+        c,
+        "discards 4 values of an incomplete last frame (line 21)",
+        true,
+    );
+    check(&super::fx("frame_time_missing.bvh"), c, "invents a Frame Time of 1/30 s", true);
+    // `--strict` and `--repair` contradict each other.
+    let r = run(&["loop", c, "-o", o, "--strict", "--repair"]);
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    // A clean clip loops as before.
+    run_ok(&["loop", c, "-o", o]);
+
+    // The corpus's malformed files: refused exactly as `bvh fmt` refuses them.
+    let Some(corpus) = super::corpus() else { return };
+    let walk = corpus.join("cmu_01_01_walk_cgspeed_mb_names.bvh");
+    for name in [
+        "malformed_132_channels_66_values_per_row.bvh",
+        "malformed_no_motion_keyword_no_frame_time.bvh",
+    ] {
+        let f = corpus.join(name);
+        let f = f.to_str().unwrap();
+        let e = stderr(&run(&["fmt", f, "-o", o]));
+        let (_, why) = e.split_once(": not written: the repair ").expect(&e);
+        let why = why.split("; --repair").next().unwrap();
+        check(f, walk.to_str().unwrap(), why, true);
+    }
+}

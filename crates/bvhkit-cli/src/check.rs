@@ -118,10 +118,6 @@ fn check_streamed(input: &Input, strict: bool) -> Result<Checked, LoadError> {
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let inputs = expand(&args.inputs.files)?;
-    if inputs.is_empty() {
-        // As `edit` and `clean`: the walk said which folder had none.
-        anyhow::bail!("no input file");
-    }
     let outcomes =
         par_map(&inputs, args.inputs.threads, |input| match check_streamed(input, args.strict) {
             Ok(Checked { skeleton, first, warnings }) => {

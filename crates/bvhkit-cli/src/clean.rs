@@ -8,7 +8,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use bvhkit::WriteOptions;
 use bvhkit::clean::{self, Butterworth, OneEuro, Options, SavGol};
 
-use crate::concat::load_all_repairing;
+use crate::concat::load_all;
 use crate::io::{Bytes, Input, Streamed, expand_rel, par_map, write_atomic};
 use crate::text::escape;
 
@@ -245,9 +245,6 @@ fn stream_one(
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let found = expand_rel(&args.inputs)?;
-    if found.is_empty() {
-        bail!("no input file");
-    }
     // Every output decided (and checked: no two inputs on one output, no
     // output that is an input) before anything is read; `--dry-run` checks
     // them and writes nothing.
@@ -310,10 +307,9 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         let mut notes = Vec::new();
         // `--dry-run` writes nothing: no repair to refuse.
         let repair = args.repair || args.dry_run;
-        let mut out =
-            load_all_repairing(std::slice::from_ref(input), args.strict, repair, &mut notes)?
-                .pop()
-                .context("internal: no clip loaded")?;
+        let mut out = load_all(std::slice::from_ref(input), args.strict, repair, &mut notes)?
+            .pop()
+            .context("internal: no clip loaded")?;
         // Cleaned in place: no copy of the clip.
         let report = clean::clean_in_place(&mut out, &opts)
             .map_err(|e| anyhow!("{}: {e}", input.display()))?;

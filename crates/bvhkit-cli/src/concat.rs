@@ -148,13 +148,9 @@ fn concat_inputs(files: &[PathBuf], notes: &mut Vec<String>) -> Result<Vec<Input
     let mut out = Vec::new();
     for f in files {
         if f.as_os_str() != "-" && f.is_dir() {
-            let mut found: Vec<PathBuf> = crate::io::expand(std::slice::from_ref(f))?
-                .into_iter()
-                .filter_map(|i| match i {
-                    Input::File(p) => Some(p),
-                    Input::Stdin => None,
-                })
-                .collect();
+            // An empty folder is no error here: the clips are counted over
+            // all the arguments below.
+            let mut found = crate::io::walk_folder(f)?;
             found.sort_by(|a, b| natural_cmp(a, b));
             let shown: Vec<String> = found
                 .iter()
@@ -217,18 +213,10 @@ pub(crate) fn natural_cmp(a: &Path, b: &Path) -> std::cmp::Ordering {
 }
 
 /// Loads every input whole (leniently unless `strict`), adding its warnings
-/// to `notes`; repairs that invent or discard values are kept (`bvh loop`).
+/// to `notes`, refusing an input whose reading invents or discards values
+/// unless `repair` (`fmt::refuse_losses`, as `bvh fmt` does): the one rule of
+/// the mix commands, `loop` among them.
 pub(crate) fn load_all(
-    inputs: &[Input],
-    strict: bool,
-    notes: &mut Vec<String>,
-) -> Result<Vec<Bvh>> {
-    load_all_repairing(inputs, strict, true, notes)
-}
-
-/// [`load_all`], refusing an input whose reading invents or discards values
-/// unless `repair` (`fmt::refuse_losses`, as `bvh fmt` does).
-pub(crate) fn load_all_repairing(
     inputs: &[Input],
     strict: bool,
     repair: bool,
@@ -293,7 +281,7 @@ pub(crate) fn run_pair<R: std::fmt::Display, E: std::fmt::Display>(
     let inputs = inputs(&[a.to_path_buf(), b.to_path_buf()])?;
     refuse_overwriting_input(output, &inputs)?;
     let mut notes = Vec::new();
-    let clips = load_all_repairing(&inputs, strict, repair, &mut notes)?;
+    let clips = load_all(&inputs, strict, repair, &mut notes)?;
     let (out, report) = mix(&clips[0], &inputs[0].display(), &clips[1], &inputs[1].display())
         .map_err(|e| anyhow!("{e}"))?;
     let r = report.to_string();
@@ -307,7 +295,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let mut notes = Vec::new();
     let inputs = concat_inputs(&args.files, &mut notes)?;
     refuse_overwriting_input(&args.output, &inputs)?;
-    let clips = load_all_repairing(&inputs, args.strict, args.repair, &mut notes)?;
+    let clips = load_all(&inputs, args.strict, args.repair, &mut notes)?;
     let names: Vec<String> = inputs.iter().map(Input::display).collect();
     let named: Vec<(&str, &Bvh)> = names.iter().map(String::as_str).zip(&clips).collect();
     let opts = ConcatOptions {

@@ -192,9 +192,6 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
 
 fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
     let found = expand_rel(&args.files)?;
-    if found.is_empty() {
-        bail!("no input file");
-    }
     for t in plan {
         check_values(t)?;
     }

@@ -198,7 +198,7 @@ pub(crate) fn repair_loss(w: &Warning, frames: usize) -> Option<String> {
 }
 
 /// The refusal of every command that writes BVH (`fmt`, `edit`, `clean`,
-/// `concat`, `blend`, `layer`) of an input `name` whose reading `warnings`
+/// `concat`, `blend`, `layer`, `loop`, `retarget`) of an input `name` whose reading `warnings`
 /// (of `frames` frames) invent or discard values ([`repair_loss`]), unless
 /// `repair`: the error names each loss and `--repair`.
 pub(crate) fn refuse_losses(

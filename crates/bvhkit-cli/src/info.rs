@@ -223,10 +223,6 @@ fn short(name: &str) -> &str {
 
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let inputs = expand(&args.inputs.files)?;
-    if inputs.is_empty() {
-        // As `edit` and `clean`: the walk said which folder had none.
-        anyhow::bail!("no input file");
-    }
     let results = par_map(&inputs, args.inputs.threads, |i| load(i, false))?;
     let mut failed = false;
     let mut infos = Vec::new();

@@ -17,7 +17,9 @@
 //!
 //! Inputs (`-`, files, directories walked for `*.bvh`; a broken link, a link
 //! loop or an unreadable folder met on the way is a warning, counted so that
-//! `main` exits 2), whole-input reads (`Input::read`: regular files of 1 MiB or
+//! `main` exits 2; a folder without `*.bvh` files is a warning, and arguments
+//! that give no input at all are the error `no input file`, in `expand` for
+//! every command), whole-input reads (`Input::read`: regular files of 1 MiB or
 //! more memory-mapped, smaller ones read, bounded by their size; standard
 //! input, pipes and devices read up to `--max-size`, 4 GiB by default, and
 //! refused beyond), `par_map` (rayon over files, indicatif progress bar on a
@@ -84,7 +86,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 pub(crate) use input::{
-    Bytes, Input, Streamed, expand, expand_rel, read_batches, release_pages, take_free,
+    Bytes, Input, Streamed, expand, expand_rel, read_batches, release_pages, take_free, walk_folder,
 };
 // The desktop player reads whole files itself: only regular ones.
 #[cfg(feature = "view")]

@@ -60,8 +60,13 @@ pub(crate) struct Args {
     #[arg(long, value_name = "AXIS", value_parser = parse_axis, allow_hyphen_values = true)]
     up: Option<SignedAxis>,
     /// Refuse an input that needs lenient reading.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repair")]
     strict: bool,
+    /// Also write from an input whose reading invents or discards values (zero-filled or cut
+    /// motion lines, a dropped incomplete frame, an assumed Frame Time or OFFSET), as
+    /// `bvh fmt --repair`; without it it is refused.
+    #[arg(long)]
+    repair: bool,
     /// Write position channels every reader reads the same way: constant ones below a root
     /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md).
     #[arg(long)]
@@ -72,7 +77,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let inputs = inputs(std::slice::from_ref(&args.input))?;
     crate::io::refuse_overwriting_input(&args.output, &inputs)?;
     let mut notes = Vec::new();
-    let clips = load_all(&inputs, args.strict, &mut notes)?;
+    let clips = load_all(&inputs, args.strict, args.repair, &mut notes)?;
     let opts = LoopOptions {
         crossfade: args.crossfade,
         curve: if args.linear { Curve::Linear } else { Curve::Smoothstep },

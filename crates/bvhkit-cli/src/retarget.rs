@@ -98,8 +98,13 @@ pub(crate) struct Args {
     #[arg(long, overrides_with = "lock_feet")]
     no_lock_feet: bool,
     /// Read the inputs strictly (any deviation from the format is an error).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repair")]
     strict: bool,
+    /// Also write from a source or target whose reading invents or discards values
+    /// (zero-filled or cut motion lines, a dropped incomplete frame, an assumed Frame Time or
+    /// OFFSET), as `bvh fmt --repair`; without it they are refused.
+    #[arg(long)]
+    repair: bool,
     /// Write position channels every reader reads the same way: constant ones below a root
     /// folded into the OFFSET, the OFFSET zeroed under varying ones (docs/format.md).
     #[arg(long)]
@@ -134,6 +139,14 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         load(&src_in, args.strict).map_err(|e| anyhow!(e.describe(&src_in)))?;
     let (target, tgt_warnings) =
         load(&tgt_in, args.strict).map_err(|e| anyhow!(e.describe(&tgt_in)))?;
+    // Repairs that invent or discard values refused as every writing
+    // command refuses them (`bvh fmt`), the source's first.
+    for (input, bvh, warnings) in
+        [(&src_in, &source, &src_warnings), (&tgt_in, &target, &tgt_warnings)]
+    {
+        let frames = bvh.motion().n_frames();
+        crate::fmt::refuse_losses(&input.display(), warnings, frames, args.repair)?;
+    }
     // What lenient reading recovered from, as every other command says it.
     print_warnings(&src_in, &src_warnings);
     print_warnings(&tgt_in, &tgt_warnings);

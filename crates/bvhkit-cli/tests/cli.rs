@@ -2920,6 +2920,8 @@ fn walkdir(dir: &Path) -> Vec<PathBuf> {
 mod dataset_outputs;
 #[path = "cli/extreme.rs"]
 mod extreme;
+#[path = "cli/inputs.rs"]
+mod inputs;
 
 /// Small mends of the user tour: an empty folder is an error for `check`
 /// and `info` as for `edit` and `clean`; the `--portable` note's singular;

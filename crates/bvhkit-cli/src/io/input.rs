@@ -301,6 +301,10 @@ fn can_start_bvh(prefix: &[u8]) -> bool {
 /// `*.bvh` (any case), sorted; files are taken as given. A broken symbolic
 /// link, a link loop or an unreadable folder met while walking is reported
 /// (`bvh: warning: PATH: reason`) and skipped, and counted in [`skipped`].
+/// A folder without any is a warning (`no *.bvh file under DIR`), and
+/// arguments that give no input at all are the error `no input file` (exit
+/// 2), the one rule of every command that takes files or folders; no
+/// arguments (`bvh view` alone) are no inputs.
 pub(crate) fn expand(args: &[PathBuf]) -> Result<Vec<Input>> {
     Ok(expand_rel(args)?.into_iter().map(|(i, _)| i).collect())
 }
@@ -309,6 +313,29 @@ pub(crate) fn expand(args: &[PathBuf]) -> Result<Vec<Input>> {
 /// in (its file name when named directly; `-` for standard input), which is
 /// where its output goes under an output folder.
 pub(crate) fn expand_rel(args: &[PathBuf]) -> Result<Vec<(Input, PathBuf)>> {
+    let out = walk(args)?;
+    if out.is_empty() && !args.is_empty() {
+        // The walk has said which folder had none.
+        bail!("no input file");
+    }
+    Ok(out)
+}
+
+/// The files under one folder, as [`expand`] finds them, none an error only
+/// for the caller to decide (`bvh concat` counts its clips over all its
+/// arguments).
+pub(crate) fn walk_folder(dir: &Path) -> Result<Vec<PathBuf>> {
+    Ok(walk(std::slice::from_ref(&dir.to_path_buf()))?
+        .into_iter()
+        .filter_map(|(i, _)| match i {
+            Input::File(p) => Some(p),
+            Input::Stdin => None,
+        })
+        .collect())
+}
+
+/// [`expand_rel`] without the refusal of no inputs.
+fn walk(args: &[PathBuf]) -> Result<Vec<(Input, PathBuf)>> {
     let mut out = Vec::new();
     for a in args {
         if a.as_os_str() == "-" {

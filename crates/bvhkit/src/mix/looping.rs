@@ -22,10 +22,10 @@
 //!   lines made it turn -10 or +15 degrees per cycle);
 //! - the shift: the carrier's mean over those frames laid onto each other;
 //! - but when feet are planted through both overlaps (in contact in every
-//!   frame of `L .. n` and of `0 .. N`, [`super::feet::planted_legs`]),
+//!   frame of `L .. n` and of `0 .. N`, `mix::feet::planted_legs`),
 //!   their mean is laid onto each other instead of the carrier's, and when
 //!   two are, the line between them gives the turn
-//!   ([`super::feet::stance_yaw`]): so they land on each other (the hip and
+//!   (`mix::feet::stance_yaw`): so they land on each other (the hip and
 //!   shoulder lines turned Bandai Namco's kick 8.8 degrees where its feet
 //!   turn 29, and its feet landed 15 to 27 cm apart).
 //!
@@ -38,7 +38,7 @@
 //! - `N <= k < L`: frame `k`, bit for bit.
 //!
 //! The planted feet are then locked through the crossfade frames by IK
-//! ([`super::feet::lock_crossfade`], as concat's crossfade: the contact
+//! (`mix::feet::lock_crossfade`, as concat's crossfade: the contact
 //! point on the mix of its positions in the two frames mixed, the thigh,
 //! knee and ankle rotation channels turned), before the travel is removed
 //! (with `Travel::Remove` the lock moves with the frame).

@@ -389,6 +389,43 @@ fn edit_frames_past_the_end_is_an_error_and_partly_past_a_note() {
     assert!(stderr(&r).is_empty(), "{}", stderr(&r));
 }
 
+/// `--scale` and `--height` take a millionth to a million: 0, negative,
+/// NaN, infinite and 1e300 (which wrote 300-digit `OFFSET`s) are refused by
+/// the option's name with the limits; the limits themselves are accepted.
+#[test]
+fn scale_and_height_have_sane_limits() {
+    let Some(dir) = corpus() else { return };
+    let f = dir.join("xia_style_angry_13_000.bvh");
+    let f = f.to_str().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out.bvh");
+    let o = out.to_str().unwrap();
+    for (opt, what) in [("--scale", "scale factor"), ("--height", "height")] {
+        for v in ["1e300", "1e-300", "0", "-1", "-0.5", "nan", "inf", "1000001", "0.0000009"] {
+            let r = run(&["edit", f, opt, v, "-o", o]);
+            assert_eq!(r.status.code(), Some(2), "{opt} {v}");
+            let e = stderr(&r);
+            assert!(e.contains(&format!("'{v}' for '{opt} <")), "{opt} {v}: {e}");
+            assert!(
+                e.contains(&format!(
+                    "not a valid {what}: expected a number from 0.000001 to 1000000"
+                )),
+                "{opt} {v}: {e}"
+            );
+            assert!(!out.exists(), "{opt} {v}");
+        }
+    }
+    for v in ["0.000001", "1000000"] {
+        run_ok(&["edit", f, "--scale", v, "-o", o]);
+        let text = std::fs::read_to_string(&out).unwrap();
+        // No number of the hierarchy runs to hundreds of digits.
+        let head = &text[..text.find("MOTION").unwrap()];
+        let longest = head.split_whitespace().map(str::len).max();
+        assert!(longest.unwrap() <= 32, "--scale {v}: {longest:?}");
+        run_ok(&["edit", f, "--height", v, "-o", o]);
+    }
+}
+
 /// Rates and spans have documented limits: the error names the option, the
 /// value and the limit, and no number is spelled in three hundred digits.
 #[test]

@@ -346,8 +346,8 @@ fn edit_frames_past_the_end_is_an_error_and_partly_past_a_note() {
     let i = input.to_str().unwrap();
     let out = dir.path().join("out.bvh");
     let o = out.to_str().unwrap();
-    let past = "ten.bvh: --frames 5000..: the range starts past the end of the 10 frames (0..10) \
-                reaching it";
+    let past = "ten.bvh: --frames 5000..: the clip has only 10 frames (0..10) here; the range \
+                selects none of them";
     for extra in [&[][..], &["--reverse"], &["--scale", "2"]] {
         let mut args = vec!["edit", i, "--frames", "5000..", "-o", o];
         args.extend_from_slice(extra);
@@ -359,7 +359,7 @@ fn edit_frames_past_the_end_is_an_error_and_partly_past_a_note() {
     let r = run_with_stdin(dir.path(), &["edit", "-", "--frames", "10", "-o", o], text.as_bytes());
     assert_eq!(r.status.code(), Some(2));
     assert!(
-        stderr(&r).contains("--frames 10..11: the range starts past the end"),
+        stderr(&r).contains("--frames 10..11: the clip has only 10 frames (0..10) here"),
         "{}",
         stderr(&r)
     );
@@ -367,7 +367,9 @@ fn edit_frames_past_the_end_is_an_error_and_partly_past_a_note() {
     let r = run(&["edit", i, "--every", "2", "--frames", "5..", "-o", o]);
     assert_eq!(r.status.code(), Some(2));
     assert!(
-        stderr(&r).contains("--frames 5..: the range starts past the end of the 5 frames (0..5)")
+        stderr(&r).contains("--frames 5..: the clip has only 5 frames (0..5) here"),
+        "{}",
+        stderr(&r)
     );
     // Partly past: the frames there are, and a note.
     for extra in [&[][..], &["--reverse"]] {
@@ -375,15 +377,26 @@ fn edit_frames_past_the_end_is_an_error_and_partly_past_a_note() {
         args.extend_from_slice(extra);
         let r = run_ok(&args);
         assert!(
-            stderr(&r).contains(
-                "--frames 8..20: the range ends past the end of the 10 frames (0..10) reaching \
-                 it: 2 kept"
-            ),
+            stderr(&r)
+                .contains("--frames 8..20: the clip has 10 frames (0..10) here; keeping 8..10"),
             "{args:?}: {}",
             stderr(&r)
         );
         assert_eq!(Bvh::from_path(&out).unwrap().motion().n_frames(), 2);
     }
+    // Counted after --every 2 (5 frames) and on one frame.
+    let r = run_ok(&["edit", i, "--every", "2", "--frames", "3..9", "-o", o]);
+    assert!(
+        stderr(&r).contains("--frames 3..9: the clip has 5 frames (0..5) here; keeping 3..5"),
+        "{}",
+        stderr(&r)
+    );
+    let r = run_ok(&["edit", i, "--frames", "9", "--frames", "..4", "-o", o]);
+    assert!(
+        stderr(&r).contains("--frames ..4: the clip has 1 frame (0) here; keeping 0..1"),
+        "{}",
+        stderr(&r)
+    );
     // Within the clip: nothing said.
     let r = run_ok(&["edit", i, "--frames", "2..10", "-o", o]);
     assert!(stderr(&r).is_empty(), "{}", stderr(&r));

@@ -439,6 +439,30 @@ fn scale_and_height_have_sane_limits() {
     }
 }
 
+/// The notes of lossy steps say their measurement with six significant
+/// digits, not `0.0000039999999999762355`.
+#[test]
+fn lossy_notes_print_short_numbers() {
+    let Some(dir) = corpus() else { return };
+    let f = dir.join("makehuman_163_joints_6ch_every_joint_deep.bvh");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out.bvh");
+    let o = out.to_str().unwrap();
+    let r = run_ok(&["edit", f.to_str().unwrap(), "--layout", "ZXY", "-o", o]);
+    assert!(
+        stderr(&r)
+            .contains("--layout dropped position channels: largest world position error 4e-6\n"),
+        "{}",
+        stderr(&r)
+    );
+    let f = dir.join("xia_style_angry_13_000.bvh");
+    let r = run_ok(&["edit", f.to_str().unwrap(), "--remove-joints", "LeftUpLeg", "-o", o]);
+    let e = stderr(&r);
+    let n = e.split("largest world position error ").nth(1).unwrap_or_else(|| panic!("{e}"));
+    let n = n.trim_end();
+    assert!(n.parse::<f64>().is_ok() && n.len() <= 12, "{e}");
+}
+
 /// Rates and spans have documented limits: the error names the option, the
 /// value and the limit, and no number is spelled in three hundred digits.
 #[test]

@@ -101,8 +101,8 @@ pub(crate) struct Args {
     /// The input's up axis for --up and root motion, instead of detecting it (a first pass over the clip).
     #[arg(long, value_name = "AXIS", value_parser = crate::concat::parse_axis, allow_hyphen_values = true)]
     source_up: Option<SignedAxis>,
-    /// Multiply offsets and position channels by F.
-    #[arg(long, value_name = "F", action = ArgAction::Append)]
+    /// Multiply offsets and position channels by F; F from 0.000001 to 1000000.
+    #[arg(long, value_name = "F", action = ArgAction::Append, value_parser = crate::range::parse_scale, allow_negative_numbers = true)]
     scale: Vec<f64>,
     /// Convert lengths to UNIT (m, cm, mm, in, cmu) from --source-units or the guessed unit.
     #[arg(long, value_name = "UNIT", action = ArgAction::Append, value_parser = parse_units)]
@@ -110,8 +110,9 @@ pub(crate) struct Args {
     /// The input's length unit for --units, instead of guessing it from the figure's size (the median size of every frame).
     #[arg(long, value_name = "UNIT", value_parser = parse_units)]
     source_units: Option<Units>,
-    /// Scale so that the skeleton is H units tall along its up axis (whole clip).
-    #[arg(long, value_name = "H", action = ArgAction::Append)]
+    /// Scale so that the skeleton is H units tall along its up axis (whole clip); H from 0.000001 to
+    /// 1000000.
+    #[arg(long, value_name = "H", action = ArgAction::Append, value_parser = crate::range::parse_height, allow_negative_numbers = true)]
     height: Vec<f64>,
     /// Mirror left and right: pairs by name, confirmed by the rest pose; the clip is reflected across the character's lateral plane.
     #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]

@@ -154,6 +154,21 @@ pub(crate) fn parse_resample_fps(s: &str) -> Result<f64, String> {
 /// The longest `--every N`: one frame kept in a million.
 pub(crate) const EVERY_MAX: u64 = 1_000_000;
 
+/// The factors of `bvh edit --scale` and the heights of `--height`: a
+/// millionth to a million (1e300 wrote 300-digit `OFFSET`s).
+pub(crate) const SCALE_RANGE: (f64, f64) = (1e-6, 1e6);
+
+/// `bvh edit --scale`: a factor within [`SCALE_RANGE`].
+pub(crate) fn parse_scale(s: &str) -> Result<f64, String> {
+    number_in(s, "scale factor", SCALE_RANGE.0, false, SCALE_RANGE.1, "")
+}
+
+/// `bvh edit --height`: a height within [`SCALE_RANGE`], in the file's
+/// length unit.
+pub(crate) fn parse_height(s: &str) -> Result<f64, String> {
+    number_in(s, "height", SCALE_RANGE.0, false, SCALE_RANGE.1, " length units")
+}
+
 /// `--azimuth`: degrees about the vertical axis, -360 to 360.
 pub(crate) fn parse_azimuth(s: &str) -> Result<f64, String> {
     number_in(s, "azimuth", -360.0, false, 360.0, " degrees")

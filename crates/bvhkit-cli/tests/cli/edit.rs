@@ -346,8 +346,8 @@ fn edit_frames_past_the_end_is_an_error_and_partly_past_a_note() {
     let i = input.to_str().unwrap();
     let out = dir.path().join("out.bvh");
     let o = out.to_str().unwrap();
-    let past = "ten.bvh: --frames 5000..: the range starts past the end of the 10 frames (0..10) \
-                reaching it";
+    let past = "ten.bvh: --frames 5000..: the clip has only 10 frames (0..10) here; the range \
+                selects none of them";
     for extra in [&[][..], &["--reverse"], &["--scale", "2"]] {
         let mut args = vec!["edit", i, "--frames", "5000..", "-o", o];
         args.extend_from_slice(extra);
@@ -359,7 +359,7 @@ fn edit_frames_past_the_end_is_an_error_and_partly_past_a_note() {
     let r = run_with_stdin(dir.path(), &["edit", "-", "--frames", "10", "-o", o], text.as_bytes());
     assert_eq!(r.status.code(), Some(2));
     assert!(
-        stderr(&r).contains("--frames 10..11: the range starts past the end"),
+        stderr(&r).contains("--frames 10..11: the clip has only 10 frames (0..10) here"),
         "{}",
         stderr(&r)
     );
@@ -367,7 +367,9 @@ fn edit_frames_past_the_end_is_an_error_and_partly_past_a_note() {
     let r = run(&["edit", i, "--every", "2", "--frames", "5..", "-o", o]);
     assert_eq!(r.status.code(), Some(2));
     assert!(
-        stderr(&r).contains("--frames 5..: the range starts past the end of the 5 frames (0..5)")
+        stderr(&r).contains("--frames 5..: the clip has only 5 frames (0..5) here"),
+        "{}",
+        stderr(&r)
     );
     // Partly past: the frames there are, and a note.
     for extra in [&[][..], &["--reverse"]] {
@@ -375,18 +377,90 @@ fn edit_frames_past_the_end_is_an_error_and_partly_past_a_note() {
         args.extend_from_slice(extra);
         let r = run_ok(&args);
         assert!(
-            stderr(&r).contains(
-                "--frames 8..20: the range ends past the end of the 10 frames (0..10) reaching \
-                 it: 2 kept"
-            ),
+            stderr(&r)
+                .contains("--frames 8..20: the clip has 10 frames (0..10) here; keeping 8..10"),
             "{args:?}: {}",
             stderr(&r)
         );
         assert_eq!(Bvh::from_path(&out).unwrap().motion().n_frames(), 2);
     }
+    // Counted after --every 2 (5 frames) and on one frame.
+    let r = run_ok(&["edit", i, "--every", "2", "--frames", "3..9", "-o", o]);
+    assert!(
+        stderr(&r).contains("--frames 3..9: the clip has 5 frames (0..5) here; keeping 3..5"),
+        "{}",
+        stderr(&r)
+    );
+    let r = run_ok(&["edit", i, "--frames", "9", "--frames", "..4", "-o", o]);
+    assert!(
+        stderr(&r).contains("--frames ..4: the clip has 1 frame (0) here; keeping 0..1"),
+        "{}",
+        stderr(&r)
+    );
     // Within the clip: nothing said.
     let r = run_ok(&["edit", i, "--frames", "2..10", "-o", o]);
     assert!(stderr(&r).is_empty(), "{}", stderr(&r));
+}
+
+/// `--scale` and `--height` take a millionth to a million: 0, negative,
+/// NaN, infinite and 1e300 (which wrote 300-digit `OFFSET`s) are refused by
+/// the option's name with the limits; the limits themselves are accepted.
+#[test]
+fn scale_and_height_have_sane_limits() {
+    let Some(dir) = corpus() else { return };
+    let f = dir.join("xia_style_angry_13_000.bvh");
+    let f = f.to_str().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out.bvh");
+    let o = out.to_str().unwrap();
+    for (opt, what) in [("--scale", "scale factor"), ("--height", "height")] {
+        for v in ["1e300", "1e-300", "0", "-1", "-0.5", "nan", "inf", "1000001", "0.0000009"] {
+            let r = run(&["edit", f, opt, v, "-o", o]);
+            assert_eq!(r.status.code(), Some(2), "{opt} {v}");
+            let e = stderr(&r);
+            assert!(e.contains(&format!("'{v}' for '{opt} <")), "{opt} {v}: {e}");
+            assert!(
+                e.contains(&format!(
+                    "not a valid {what}: expected a number from 0.000001 to 1000000"
+                )),
+                "{opt} {v}: {e}"
+            );
+            assert!(!out.exists(), "{opt} {v}");
+        }
+    }
+    for v in ["0.000001", "1000000"] {
+        run_ok(&["edit", f, "--scale", v, "-o", o]);
+        let text = std::fs::read_to_string(&out).unwrap();
+        // No number of the hierarchy runs to hundreds of digits.
+        let head = &text[..text.find("MOTION").unwrap()];
+        let longest = head.split_whitespace().map(str::len).max();
+        assert!(longest.unwrap() <= 32, "--scale {v}: {longest:?}");
+        run_ok(&["edit", f, "--height", v, "-o", o]);
+    }
+}
+
+/// The notes of lossy steps say their measurement with six significant
+/// digits, not `0.0000039999999999762355`.
+#[test]
+fn lossy_notes_print_short_numbers() {
+    let Some(dir) = corpus() else { return };
+    let f = dir.join("makehuman_163_joints_6ch_every_joint_deep.bvh");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out.bvh");
+    let o = out.to_str().unwrap();
+    let r = run_ok(&["edit", f.to_str().unwrap(), "--layout", "ZXY", "-o", o]);
+    assert!(
+        stderr(&r)
+            .contains("--layout dropped position channels: largest world position error 4e-6\n"),
+        "{}",
+        stderr(&r)
+    );
+    let f = dir.join("xia_style_angry_13_000.bvh");
+    let r = run_ok(&["edit", f.to_str().unwrap(), "--remove-joints", "LeftUpLeg", "-o", o]);
+    let e = stderr(&r);
+    let n = e.split("largest world position error ").nth(1).unwrap_or_else(|| panic!("{e}"));
+    let n = n.trim_end();
+    assert!(n.parse::<f64>().is_ok() && n.len() <= 12, "{e}");
 }
 
 /// Rates and spans have documented limits: the error names the option, the

@@ -394,8 +394,10 @@ impl LayoutMap {
     }
 }
 
-/// `v` to six significant digits, for messages.
-fn sig(v: f64) -> String {
+/// `v` to six significant digits, for messages (scientific below 1e-4 and
+/// from 1e15: `4e-6`, not `0.0000039999999999762355`); the notes of
+/// `edit::run` say their measurements with it too.
+pub(crate) fn sig(v: f64) -> String {
     let r: f64 = format!("{v:.5e}").parse().unwrap_or(v);
     if r != 0.0 && !(1e-4..1e15).contains(&r.abs()) { format!("{r:e}") } else { format!("{r}") }
 }

@@ -107,28 +107,33 @@ impl FrameSpan {
 
     /// The range against the `n` frames reaching it, as `bvh edit --frames`
     /// says it: an error when it selects none of them (it starts past their
-    /// end), a note when it ends past them (fewer frames kept than it
-    /// spans), else nothing.
+    /// end: `--frames 5000..: the clip has only 10 frames (0..10) here; the
+    /// range selects none of them`), a note when it ends past them (fewer
+    /// frames kept than it spans: `--frames 8..20: the clip has 10 frames
+    /// here (0..10); keeping 8..10`), else nothing. "Here" is the step: the
+    /// count is of the frames the earlier options leave.
     ///
     /// # Errors
     /// The message when the range starts past the end of `n` frames.
     pub fn check(self, n: usize) -> Result<Option<String>, String> {
         let frames = |n: usize| match n {
-            0 => "0 frames".to_string(),
             1 => "1 frame (0)".to_string(),
             _ => format!("{n} frames (0..{n})"),
         };
         if self.first() >= n && self.first() > 0 {
-            return Err(format!(
-                "--frames {self}: the range starts past the end of the {} reaching it",
-                frames(n)
-            ));
+            return Err(match n {
+                0 => format!("--frames {self}: the clip has no frames here"),
+                _ => format!(
+                    "--frames {self}: the clip has only {} here; the range selects none of them",
+                    frames(n)
+                ),
+            });
         }
         match self.end {
             Some(end) if end > n && n > 0 => Ok(Some(format!(
-                "--frames {self}: the range ends past the end of the {} reaching it: {} kept",
+                "--frames {self}: the clip has {} here; keeping {}..{n}",
                 frames(n),
-                self.count_in(n)
+                self.first()
             ))),
             _ => Ok(None),
         }
@@ -517,6 +522,37 @@ impl Steps {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frame_span_check_says_the_frames_there_are() {
+        let span = |a, b| FrameSpan::new(a, b);
+        assert_eq!(span(Some(2), Some(5)).check(10), Ok(None));
+        assert_eq!(span(None, None).check(0), Ok(None));
+        assert_eq!(
+            span(Some(8), Some(20)).check(10),
+            Ok(Some("--frames 8..20: the clip has 10 frames (0..10) here; keeping 8..10".into()))
+        );
+        assert_eq!(
+            span(None, Some(3)).check(1),
+            Ok(Some("--frames ..3: the clip has 1 frame (0) here; keeping 0..1".into()))
+        );
+        assert_eq!(
+            span(Some(5000), None).check(10),
+            Err("--frames 5000..: the clip has only 10 frames (0..10) here; the range selects \
+                 none of them"
+                .into())
+        );
+        assert_eq!(
+            span(Some(1), Some(2)).check(1),
+            Err("--frames 1..2: the clip has only 1 frame (0) here; the range selects none of \
+                 them"
+                .into())
+        );
+        assert_eq!(
+            span(Some(3), None).check(0),
+            Err("--frames 3..: the clip has no frames here".into())
+        );
+    }
 
     fn steps(list: &[(&str, usize)]) -> Steps {
         let mut s = Steps::new();

@@ -50,7 +50,7 @@ use crate::PositionChannels;
 use crate::bvh::Bvh;
 use crate::edit::axes::{SignedAxis, UpAxis};
 use crate::edit::joints;
-use crate::edit::layout::{LayoutMap, Positions};
+use crate::edit::layout::{LayoutMap, Positions, sig};
 use crate::edit::mirror::{Mirror, MirrorOptions};
 use crate::edit::order::OrderMap;
 use crate::edit::plan::{FrameSpan, Stage};
@@ -570,7 +570,7 @@ fn lossy_note(flag: &str, error: f64, skel: &Skeleton) -> Option<String> {
         "some joints' channels cannot hold the compensation"
     };
     (error > 1e-9 * crate::edit::rest_height(skel))
-        .then(|| format!("{flag}: {what}: largest world position error {error}"))
+        .then(|| format!("{flag}: {what}: largest world position error {}", sig(error)))
 }
 
 /// The per-frame map of an order, layout or scale step.
@@ -611,7 +611,7 @@ fn stage_note(stage: &Stage) -> Option<String> {
         Stage::Layout(m) => m.is_lossy().then(|| {
             format!(
                 "--layout dropped position channels: largest world position error {}",
-                m.max_position_error()
+                sig(m.max_position_error())
             )
         }),
         Stage::Remove(m, skel) => lossy_note("--remove-joints", m.max_position_error(), skel),

@@ -279,19 +279,13 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
         values.extend_from_slice(&acc.motion().values()[..(na - n_fade) * nc]);
         values.resize(n_out * nc, 0.0);
         let (am, bm) = (acc.motion(), b.motion());
-        for k in 0..n_fade {
+        let weights: Vec<f64> = (0..n_fade).map(|k| fade(k, n_fade, opts.curve)).collect();
+        for (k, &w) in weights.iter().enumerate() {
             let at = na - n_fade + k;
             let (done, rest) = values.split_at_mut(at * nc);
             let near = if at > 0 { &done[(at - 1) * nc..] } else { am.frame(at) };
-            mixer.blend(
-                am.frame(at),
-                bm.frame(k),
-                fade(k, n_fade, opts.curve),
-                near,
-                &mut rest[..nc],
-            );
+            mixer.blend(am.frame(at), bm.frame(k), w, near, &mut rest[..nc]);
         }
-        let weights: Vec<f64> = (0..n_fade).map(|k| fade(k, n_fade, opts.curve)).collect();
         feet::lock_crossfade(
             &acc,
             na - n_fade,

@@ -286,14 +286,13 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     let mut values = m.values()[..len * nc].to_vec();
     if nc > 0 {
         let mut mixer = Mixer::new(s, None);
-        for k in 0..fade_n {
+        let weights: Vec<f64> = (0..fade_n).map(|k| seam_weight(k, fade_n, opts.curve)).collect();
+        for (k, &w) in weights.iter().enumerate() {
             let (done, rest) = values.split_at_mut(k * nc);
             let a = tail.motion().frame(len + k);
             let near = if k > 0 { &done[(k - 1) * nc..] } else { a };
-            let w = seam_weight(k, fade_n, opts.curve);
             mixer.blend(a, m.frame(k), w, near, &mut rest[..nc]);
         }
-        let weights: Vec<f64> = (0..fade_n).map(|k| seam_weight(k, fade_n, opts.curve)).collect();
         feet::lock_crossfade(&tail, len, bvh, &weights, &legs, &mut values[..fade_n * nc]);
     }
     let motion = Motion::with_frames(m.frame_time(), len, nc, values)?;

@@ -90,11 +90,6 @@ impl FrameSpan {
         self.end.is_some_and(|e| f >= e)
     }
 
-    /// The frame the range ends before, if it ends.
-    pub fn end_bound(self) -> Option<usize> {
-        self.end
-    }
-
     /// Whether the range ends (so that reading can stop once it is past).
     pub fn is_bounded(self) -> bool {
         self.end.is_some()
@@ -110,7 +105,7 @@ impl FrameSpan {
     /// end: `--frames 5000..: the clip has only 10 frames (0..10) here; the
     /// range selects none of them`), a note when it ends past them (fewer
     /// frames kept than it spans: `--frames 8..20: the clip has 10 frames
-    /// here (0..10); keeping 8..10`), else nothing. "Here" is the step: the
+    /// (0..10) here; keeping 8..10`), else nothing. "Here" is the step: the
     /// count is of the frames the earlier options leave.
     ///
     /// # Errors

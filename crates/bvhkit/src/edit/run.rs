@@ -439,21 +439,6 @@ impl Edit {
     }
 }
 
-/// A frame range's check against the `n` frames reaching it
-/// ([`FrameSpan::check`]).
-fn range_check(span: FrameSpan, n: usize) -> Result<Option<String>, String> {
-    span.check(n)
-}
-
-/// `v` as the command line says a number: scientific far from 1.
-fn num(v: f64) -> String {
-    if v != 0.0 && v.is_finite() && !(1e-6..1e15).contains(&v.abs()) {
-        format!("{v:e}")
-    } else {
-        format!("{v}")
-    }
-}
-
 /// The mirror of `bvh`'s skeleton, with a note naming the name pairs it
 /// did not swap, and one naming the pairs confirmed by their lengths only.
 fn mirror_of<E>(bvh: &Bvh, notes: &mut Vec<Note>) -> Result<Mirror, EditError<E>> {

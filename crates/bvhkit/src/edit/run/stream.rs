@@ -42,8 +42,7 @@ use super::lookahead::{Lookahead, read_batches_consumed};
 use super::sample::SampleCheck;
 use super::{
     Edit, EditError, Note, Output, RestSource, Step, detected_up, frame_map, layout_refusal,
-    mirror_of, num, range_check, renamed, root_up, stage_note, stops_reading, units_between,
-    units_factor,
+    mirror_of, renamed, root_up, stage_note, stops_reading, units_between, units_factor,
 };
 
 /// Values per piece of frames formatted by one task.
@@ -119,7 +118,7 @@ fn build<E>(
                     return Err(EditError::Input(format!(
                         "--every {n}: every {n} frames of a Frame Time of {} s is more seconds \
                          per frame than a number holds",
-                        num(before)
+                        crate::error::num(before)
                     )));
                 }
                 steps.push_every(*n);
@@ -388,7 +387,7 @@ pub(super) fn run<R: FrameSource + Send, O: Output>(
     // notes come first: no map is set up by a frame step).
     let range_steps = edit.steps.iter().enumerate().filter(|(_, s)| matches!(s, Step::Frames(_)));
     for ((span, n, last), (i, _)) in steps.ranges_reached(ended).into_iter().zip(range_steps) {
-        if last && let Some(note) = range_check(span, n).map_err(EditError::Input)? {
+        if last && let Some(note) = span.check(n).map_err(EditError::Input)? {
             notes_of[i].push(Note::Said(note));
         }
     }

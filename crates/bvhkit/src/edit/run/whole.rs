@@ -13,7 +13,7 @@ use crate::units::UnitGuess;
 
 use super::{
     Edit, EditError, Note, RestSource, Step, detected_up, frame_map, layout_refusal, lossy_note,
-    mirror_of, num, range_check, renamed, root_up, stage_note, units_factor,
+    mirror_of, renamed, root_up, stage_note, units_factor,
 };
 
 /// `edit`'s steps (and `portable`) on the whole clip `bvh`.
@@ -33,7 +33,7 @@ pub(super) fn run<E>(
         bvh = match *step {
             Step::Frames(r) => {
                 let n = bvh.motion().n_frames();
-                if let Some(note) = range_check(r, n).map_err(input)? {
+                if let Some(note) = r.check(n).map_err(input)? {
                     notes.push(Note::Said(note));
                 }
                 let start = (0..n).find(|&i| r.contains(i)).unwrap_or(n);
@@ -43,7 +43,7 @@ pub(super) fn run<E>(
             Step::Every(n) => frames::every(&bvh, n)?,
             Step::Reverse => frames::reverse(&bvh)?,
             Step::Fps(f) => resample::to_fps(&bvh, f)
-                .map_err(|e| input(format!("--fps {}: {}", num(f), e.message())))?,
+                .map_err(|e| input(format!("--fps {}: {}", crate::error::num(f), e.message())))?,
             Step::Height(h) => {
                 let f = factor_to_height(&bvh, h).map_err(|e| input(e.to_string()))?;
                 map_frames(&bvh, &mut ScaleMap::new(bvh.skeleton(), f)?)?

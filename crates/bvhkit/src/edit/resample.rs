@@ -65,6 +65,12 @@ pub const MAX_FRAMES: usize = u32::MAX as usize;
 /// 4 GiB of `f64` (the command line's default `--max-size` of input).
 pub const MAX_VALUES: usize = 1 << 29;
 
+/// A file's rate in seven significant digits, for messages that give its
+/// exact `Frame Time` beside it: `120.0005`, not `120.00048000192001`.
+fn rate(fps: f64) -> String {
+    num(format!("{fps:.6e}").parse().unwrap_or(fps))
+}
+
 /// How many frames [`to_fps`] makes of `motion` at `fps` frames per
 /// second, checked before anything is allocated.
 ///
@@ -110,7 +116,7 @@ pub fn output_frames(motion: &Motion, fps: f64) -> Result<usize> {
             "resampling {n_in} frames of {n_channels} channels from {} fps (Frame Time {}) \
              to {} fps would make {approx:.4e} frames ({values:.4e} values); \
              a resampled clip has at most {MAX_FRAMES} frames and {MAX_VALUES} values (4 GiB)",
-            num(motion.fps()),
+            rate(motion.fps()),
             num(ft),
             num(fps)
         )));
@@ -121,7 +127,7 @@ pub fn output_frames(motion: &Motion, fps: f64) -> Result<usize> {
             "resampling {n_in} frames of {n_channels} channels from {} fps to {} fps \
              would make {n_out} frames; a resampled clip has at most {MAX_FRAMES} frames \
              and {MAX_VALUES} values (4 GiB)",
-            num(motion.fps()),
+            rate(motion.fps()),
             num(fps)
         )));
     }

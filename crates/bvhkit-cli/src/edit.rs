@@ -71,7 +71,7 @@ pub(crate) struct Args {
     /// Resample to N frames per second: rotations by quaternion SLERP, positions linearly, frames
     /// that fall on input frames copied exactly; the same rate (within 0.01%) changes nothing (whole clip).
     /// N from 0.001 to 100000 (a Frame Time from 10 µs to 1000 s).
-    #[arg(long, value_name = "N", action = ArgAction::Append, value_parser = crate::range::parse_resample_fps)]
+    #[arg(long, value_name = "N", action = ArgAction::Append, value_parser = crate::range::parse_resample_fps, allow_hyphen_values = true)]
     fps: Vec<f64>,
     /// Rotation channel order of every joint with three rotation channels (XYZ, XZY, YXZ, YZX, ZXY, ZYX);
     /// world motion is unchanged, angles stay continuous. Angles it computes (here, --layout and
@@ -102,7 +102,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "AXIS", value_parser = crate::concat::parse_axis, allow_hyphen_values = true)]
     source_up: Option<SignedAxis>,
     /// Multiply offsets and position channels by F; F from 0.000001 to 1000000.
-    #[arg(long, value_name = "F", action = ArgAction::Append, value_parser = crate::range::parse_scale, allow_negative_numbers = true)]
+    #[arg(long, value_name = "F", action = ArgAction::Append, value_parser = crate::range::parse_scale, allow_hyphen_values = true)]
     scale: Vec<f64>,
     /// Convert lengths to UNIT (m, cm, mm, in, cmu) from --source-units or the guessed unit.
     #[arg(long, value_name = "UNIT", action = ArgAction::Append, value_parser = parse_units)]
@@ -112,7 +112,7 @@ pub(crate) struct Args {
     source_units: Option<Units>,
     /// Scale so that the skeleton is H units tall along its up axis (whole clip); H from 0.000001 to
     /// 1000000.
-    #[arg(long, value_name = "H", action = ArgAction::Append, value_parser = crate::range::parse_height, allow_negative_numbers = true)]
+    #[arg(long, value_name = "H", action = ArgAction::Append, value_parser = crate::range::parse_height, allow_hyphen_values = true)]
     height: Vec<f64>,
     /// Mirror left and right: pairs by name, confirmed by the rest pose; the clip is reflected across the character's lateral plane.
     #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]

@@ -72,8 +72,8 @@ pub(crate) struct Args {
     /// Output format for a folder (a file's comes from its extension).
     #[arg(long, value_enum)]
     format: Option<Format>,
-    /// Multiply lengths by this factor instead of converting the guessed unit to metres (1 keeps the file's numbers).
-    #[arg(long, value_name = "FACTOR")]
+    /// Multiply lengths by this factor instead of converting the guessed unit to metres (1 keeps the file's numbers); from 0.000001 to 1000000.
+    #[arg(long, value_name = "FACTOR", value_parser = crate::range::parse_scale, allow_hyphen_values = true)]
     scale: Option<f64>,
     /// The file's up axis (x, y, z, -x, -y, -z), converted to Y up; `auto` detects it; `keep` keeps the file's axes. Default: `auto` for glTF (which is Y up), `keep` for Parquet and NPZ (the numbers of `bvh positions`).
     #[arg(long, value_name = "AXIS", allow_hyphen_values = true, value_parser = crate::clip::parse_up)]
@@ -114,6 +114,22 @@ fn format_of(out: &Path) -> Result<Format> {
 
 pub(crate) fn run(a: Args) -> Result<ExitCode> {
     if crate::export_dataset::handles(&a.output) {
+        // The flags of the other outputs are refused, not ignored: a table
+        // keeps the file's lengths and has no mesh or buffer file.
+        let scale_hint = " (a table keeps the file's lengths, as `bvh positions` gives them: \
+                          scale first with `bvh edit --scale` or `--units`)";
+        for (given, flag, hint) in [
+            (a.scale.is_some(), "--scale", scale_hint),
+            (a.no_mesh, "--no-mesh", ""),
+            (a.bin_file, "--bin-file", ""),
+        ] {
+            if given {
+                bail!(
+                    "{flag} applies to .glb, .gltf and .fbx outputs, not to {}{hint}",
+                    a.output.display()
+                );
+            }
+        }
         let c = crate::export_dataset::Common {
             files: &a.files,
             output: &a.output,
@@ -123,11 +139,6 @@ pub(crate) fn run(a: Args) -> Result<ExitCode> {
             up: a.up.unwrap_or(crate::clip::Up::Keep),
         };
         return crate::export_dataset::run(&c, &a.dataset);
-    }
-    if let Some(s) = a.scale
-        && !(s.is_finite() && s > 0.0)
-    {
-        bail!("--scale {s}: the factor must be a positive number");
     }
     let inputs = expand_rel(&a.files)?;
     let all: Vec<Input> = inputs.iter().map(|(i, _)| i.clone()).collect();

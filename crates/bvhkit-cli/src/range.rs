@@ -154,9 +154,11 @@ pub(crate) fn parse_resample_fps(s: &str) -> Result<f64, String> {
 /// The longest `--every N`: one frame kept in a million.
 pub(crate) const EVERY_MAX: u64 = 1_000_000;
 
-/// The factors of `bvh edit --scale` and the heights of `--height`: a
-/// millionth to a million (1e300 wrote 300-digit `OFFSET`s).
-pub(crate) const SCALE_RANGE: (f64, f64) = (1e-6, 1e6);
+/// The factors of `bvh edit --scale` and `bvh export --scale`, and the
+/// heights of `--height`: the core's `edit::scale::FACTORS`, a millionth to
+/// a million (1e300 wrote 300-digit `OFFSET`s).
+pub(crate) const SCALE_RANGE: (f64, f64) =
+    (*bvhkit::edit::scale::FACTORS.start(), *bvhkit::edit::scale::FACTORS.end());
 
 /// `bvh edit --scale`: a factor within [`SCALE_RANGE`].
 pub(crate) fn parse_scale(s: &str) -> Result<f64, String> {

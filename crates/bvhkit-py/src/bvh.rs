@@ -673,6 +673,8 @@ impl PyBvh {
 
     /// Every length multiplied by ``factor``, as ``bvh edit --scale F``.
     fn scale(&self, py: Python<'_>, factor: f64) -> PyResult<PyBvh> {
+        edit::scale::check_given("scale factor", factor)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         self.edited(py, |b| Ok(map_frames(b, &mut ScaleMap::new(b.skeleton(), factor)?)?))
     }
 
@@ -709,6 +711,8 @@ impl PyBvh {
     /// Scaled so that the figure is ``height`` tall (in file units), as
     /// ``bvh edit --height H``.
     fn to_height(&self, py: Python<'_>, height: f64) -> PyResult<PyBvh> {
+        edit::scale::check_given("height", height)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         self.edited(py, |b| {
             let f = factor_to_height(b, height)?;
             Ok(map_frames(b, &mut ScaleMap::new(b.skeleton(), f)?)?)

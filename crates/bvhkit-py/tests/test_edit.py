@@ -174,6 +174,9 @@ def test_errors_are_value_errors_with_the_core_message(files, bvh_bin, tmp_path)
     for bad in [
         lambda: bvh.resample(-1),
         lambda: bvh.scale(0),
+        lambda: bvh.scale(1e300),
+        lambda: bvh.scale(1e-7),
+        lambda: bvh.to_height(1e300),
         lambda: bvh.every(0),
         lambda: bvh.reorder("XYY"),
         lambda: bvh.convert_up("w"),

@@ -466,6 +466,32 @@ fn scaling_scales_world_positions_and_keeps_rotations_on_the_corpus() {
     }
 }
 
+/// What users may give as a factor or a height: a millionth to a million
+/// (1e300 wrote 300-digit offsets); `ScaleMap` itself takes any finite
+/// positive factor, which a height within the limits may need.
+#[test]
+fn given_scale_factors_and_heights_have_limits() {
+    use bvhkit::edit::scale::check_given;
+    for bad in [1e300, 1.000001e6, 9.99999e-7, 0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let e = check_given("scale factor", bad).unwrap_err().to_string();
+        assert!(e.contains("is out of range: expected a number from 0.000001 to 1000000"), "{e}");
+        assert!(e.starts_with("scale factor "), "{e}");
+    }
+    for good in [1e6, 1e-6, 0.01] {
+        assert_eq!(check_given("height", good).unwrap(), good);
+    }
+    let bvh = Bvh::parse(
+        "HIERARCHY ROOT A { OFFSET 0 90 0 CHANNELS 4 Xposition Yposition Zposition Zrotation }
+         MOTION Frames: 1 Frame Time: 0.1 10 90 -5 33",
+    )
+    .unwrap();
+    let out = map_frames(&bvh, &mut ScaleMap::new(bvh.skeleton(), 1e-9).unwrap()).unwrap();
+    assert_eq!(out.motion().frame(0)[1], 90.0 * 1e-9);
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(ScaleMap::new(bvh.skeleton(), bad).is_err());
+    }
+}
+
 #[test]
 fn channel_layout_keeps_world_motion_or_reports_its_largest_error_on_the_corpus() {
     for (name, bvh) in corpus() {
@@ -583,7 +609,12 @@ fn resampling_to_extreme_rates_is_refused_before_allocating() {
     // A Frame Time of 1e300 in the file: 30 fps is 3e301 frames per frame.
     let slow = Bvh::parse(text("1e300")).unwrap();
     let e = resample::to_fps(&slow, 30.0).unwrap_err().to_string();
-    assert!(e.contains("(Frame Time 1e300) to 30 fps would make"), "{e}");
+    assert!(e.contains("from 1e-300 fps (Frame Time 1e300) to 30 fps would make"), "{e}");
+    // The file's own rate in seven significant digits beside its exact Frame
+    // Time (1/0.0083333 is 120.00048000192001 in full).
+    let odd = Bvh::parse(text("0.0083333")).unwrap();
+    let e = resample::to_fps(&odd, 1e12).unwrap_err().to_string();
+    assert!(e.contains("from 120.0005 fps (Frame Time 0.0083333) to 1000000000000 fps"), "{e}");
     // 1e-300: downsampling to 30 fps keeps one frame, as it should.
     let fast = Bvh::parse(text("1e-300")).unwrap();
     assert_eq!(resample::to_fps(&fast, 30.0).unwrap().motion().n_frames(), 1);

@@ -41,10 +41,52 @@ fn extreme_fps_is_refused_naming_the_option_and_the_limit() {
     std::fs::write(&a, clip("0.0083333", 100)).unwrap();
     let out = tmp.path().join("out.bvh");
     let (a, o) = (a.to_str().unwrap(), out.to_str().unwrap());
-    for fps in ["1e300", "1e9", "1e-300"] {
+    // "-inf" and "-1" too: the option takes a value that starts with a
+    // hyphen (clap called "-inf" an unknown flag).
+    for fps in ["1e300", "1e9", "1e-300", "-inf", "-1"] {
         refused(
             &["edit", a, "-o", o, "--fps", fps],
             &[&format!("'{fps}' for '--fps <N>'"), "from 0.001 to 100000 frames per second"],
+            &out,
+        );
+    }
+}
+
+/// `bvh export --scale` takes what `bvh edit --scale` takes, a millionth to
+/// a million, and says so by the option's name (it took 1e300 before).
+#[test]
+fn export_scale_has_the_limits_of_edit_scale() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a.bvh");
+    std::fs::write(&a, clip("0.0083333", 10)).unwrap();
+    let a = a.to_str().unwrap();
+    for ext in ["glb", "fbx", "parquet"] {
+        let out = tmp.path().join(format!("out.{ext}"));
+        let o = out.to_str().unwrap();
+        for v in ["1e300", "0", "-inf", "-2", "nan", "1000001"] {
+            refused(
+                &["export", a, "-o", o, "--scale", v],
+                &[&format!("'{v}' for '--scale <FACTOR>'"), "from 0.000001 to 1000000"],
+                &out,
+            );
+        }
+        if ext == "parquet" {
+            // A table keeps the file's lengths: the flag is refused, not
+            // ignored, like the glTF-only ones.
+            for flag in [&["--scale", "2"][..], &["--no-mesh"], &["--bin-file"]] {
+                let args = [&["export", a, "-o", o][..], flag].concat();
+                refused(&args, &[&format!("{} applies to .glb, .gltf and .fbx", flag[0])], &out);
+            }
+            continue;
+        }
+        run_ok(&["export", a, "-o", o, "--scale", "1000000"]);
+        assert!(out.exists(), "{ext}");
+    }
+    for v in ["-inf", "-2"] {
+        let out = tmp.path().join("out.bvh");
+        refused(
+            &["edit", a, "-o", out.to_str().unwrap(), "--scale", v],
+            &[&format!("'{v}' for '--scale <F>'"), "from 0.000001 to 1000000"],
             &out,
         );
     }

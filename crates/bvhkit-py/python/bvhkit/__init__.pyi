@@ -278,7 +278,7 @@ class Bvh:
             ([0.0, 152.319, 4.358], [0.0, -4.358, 152.319])
         """
     def scale(self, factor: float) -> Bvh:
-        """Every length multiplied by ``factor`` (``--scale F``).
+        """Every length multiplied by ``factor`` (``--scale F``), from 0.000001 to 1000000.
 
         Example::
 
@@ -303,7 +303,7 @@ class Bvh:
             0.01
         """
     def to_height(self, height: float) -> Bvh:
-        """Scaled so that the figure is ``height`` tall, in file units (``--height H``)."""
+        """Scaled so that the figure is ``height`` tall, in file units (``--height H``), from 0.000001 to 1000000."""
     def mirror(self) -> Bvh:
         """Left and right swapped: pairs found by name, confirmed by the rest pose (``--mirror``).
 

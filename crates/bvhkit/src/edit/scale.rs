@@ -14,7 +14,7 @@
 use super::axes::{SignedAxis, detect_up};
 use super::{FrameMap, rebuild_skeleton, rest_positions};
 use crate::bvh::Bvh;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, num};
 use crate::skeleton::Skeleton;
 
 /// A [`FrameMap`] that multiplies offsets and position channels by a factor.
@@ -38,6 +38,31 @@ pub struct ScaleMap {
     positions: Vec<usize>,
 }
 
+/// The factors and heights users may give: a millionth to a million
+/// (`bvh edit --scale` and `--height`, `bvh export --scale`, Python's
+/// `Bvh.scale` and `Bvh.to_height`). A factor of 1e300 wrote 300-digit
+/// `OFFSET`s; no unit change comes near the limits (metres to millimetres
+/// is 1000). [`ScaleMap::new`] itself takes any finite positive factor: a
+/// height within these limits may need a factor outside them.
+pub const FACTORS: std::ops::RangeInclusive<f64> = 1e-6..=1e6;
+
+/// `value` (a factor or a height, named by `what`) if it is within
+/// [`FACTORS`], else an error naming the value and the limits.
+///
+/// # Errors
+/// When `value` is outside [`FACTORS`] (NaN and infinities included).
+pub fn check_given(what: &str, value: f64) -> Result<f64> {
+    if FACTORS.contains(&value) {
+        return Ok(value);
+    }
+    Err(Error::invalid(format!(
+        "{what} {} is out of range: expected a number from {} to {}",
+        num(value),
+        num(*FACTORS.start()),
+        num(*FACTORS.end())
+    )))
+}
+
 impl ScaleMap {
     /// Scales by `factor`.
     ///
@@ -46,7 +71,8 @@ impl ScaleMap {
     pub fn new(skeleton: &Skeleton, factor: f64) -> Result<ScaleMap> {
         if !(factor.is_finite() && factor > 0.0) {
             return Err(Error::invalid(format!(
-                "the scale factor must be positive, found {factor}"
+                "the scale factor must be positive, found {}",
+                num(factor)
             )));
         }
         let out =

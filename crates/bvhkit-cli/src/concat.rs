@@ -156,13 +156,17 @@ fn concat_inputs(files: &[PathBuf], notes: &mut Vec<String>) -> Result<Vec<Input
                 .iter()
                 .map(|p| p.strip_prefix(f).unwrap_or(p).display().to_string())
                 .collect();
-            let clips = if found.len() == 1 { "clip" } else { "clips" };
-            notes.push(format!(
-                "{}: {} {clips} in this order: {}",
-                f.display(),
-                found.len(),
-                shown.join(", ")
-            ));
+            notes.push(match found.len() {
+                0 => {
+                    format!("{}: no *.bvh file in this folder; nothing taken from it", f.display())
+                }
+                n => format!(
+                    "{}: {n} {} in this order: {}",
+                    f.display(),
+                    if n == 1 { "clip" } else { "clips" },
+                    shown.join(", ")
+                ),
+            });
             out.extend(found.into_iter().map(Input::File));
         } else {
             out.extend(inputs(std::slice::from_ref(f))?);

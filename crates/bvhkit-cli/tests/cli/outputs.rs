@@ -169,6 +169,21 @@ fn concat_takes_a_folders_clips_in_natural_order() {
         &s(&d.join("two.bvh")),
     ]);
     assert!(stderr(&o).contains("1 clip in this order: take3.BVH"), "{}", stderr(&o));
+    // An empty folder among the clips is said plainly, not as "0 clips in
+    // this order: " with nothing after it.
+    let empty = d.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = run_ok(&[
+        "concat",
+        &s(&takes.join("take2.bvh")),
+        &s(&empty),
+        &s(&takes.join("take1.bvh")),
+        "-o",
+        &s(&d.join("skip.bvh")),
+    ]);
+    let e = stderr(&o);
+    assert!(e.contains("empty: no *.bvh file in this folder; nothing taken from it"), "{e}");
+    assert!(!e.contains("0 clips"), "{e}");
     // One clip in all is refused, with the count.
     let o = run(&["concat", &s(&takes.join("sub")), "-o", &s(&d.join("one.bvh"))]);
     assert_eq!(o.status.code(), Some(2));

@@ -883,8 +883,11 @@ fn streamed(bvh: &Bvh, o: &Options, batch: usize) -> Option<Report> {
 /// reports' `Debug` text, which prints each `f64` in full and tells NaN
 /// and -0 apart), on every corpus file the stream takes, whatever the
 /// batch size (1 frame, 7, 700: seams inside the carried frames, inside
-/// and across `lint`'s pieces of 512), and with the ground, feet and units
-/// given; most files are streamed (the rest are `lint`'s to measure).
+/// and across `lint`'s pieces of 512; 1023 and 2047: the stream's blocks
+/// of 2048 frames ending two frames and one frame into a batch, the piece
+/// after them started from carried frames and the batch's own), and with
+/// the ground, feet and units given; most files are streamed (the rest are
+/// `lint`'s to measure).
 #[test]
 fn streamed_lint_is_the_whole_clips_report_to_the_bit() {
     let Some(clips) =
@@ -914,7 +917,7 @@ fn streamed_lint_is_the_whole_clips_report_to_the_bit() {
         for (k, o) in options.iter().enumerate() {
             total += 1;
             let whole = format!("{:?}", quality::lint(&bvh, o));
-            let batches: &[usize] = if k == 0 { &[1, 7, 700] } else { &[700] };
+            let batches: &[usize] = if k == 0 { &[1, 7, 700, 1023, 2047] } else { &[700] };
             for &batch in batches {
                 let Some(r) = streamed(&bvh, o, batch) else { break };
                 assert_eq!(format!("{r:?}"), whole, "{} {o:?} batch {batch}", path.display());

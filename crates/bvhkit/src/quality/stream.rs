@@ -3,7 +3,8 @@
 //! its world positions.
 //!
 //! Each batch's world positions are computed on rayon's pool in pieces of
-//! [`PIECE`] frames, [`RUN`] frames per FK call (the bits of
+//! [`PIECE`] frames (cut where a block of the kept curves ends), [`RUN`]
+//! frames per FK call (the bits of
 //! [`super::world_positions`]), and each run goes straight into the
 //! per-joint scalars while it is in cache, no batch of positions kept
 //! (each piece starts its differences from the three frames before it:
@@ -13,9 +14,10 @@
 //! statistics need: per frame its pose size (the unit guess); per joint
 //! and frame its acceleration and step (the median and MAD of the
 //! spikes, the 95th percentile of the pops), 16 bytes where the parsed
-//! values and the positions took 48; the positions of the feet's points
-//! (contacts and ground), the lengths of bones with position channels,
-//! the joint-frames farther from the hips than half the far-joint limit
+//! values and the positions took 48, in blocks of frames written in
+//! order (`Curves`: huge pages, only the blocks reached resident); the
+//! positions of the feet's points (contacts and ground), the lengths of
+//! bones with position channels, the joint-frames farther from the hips than half the far-joint limit
 //! the caller's sampled figure size gives, and running sums and extremes
 //! (jitter, the lowest point). The pass over the channels runs on each
 //! batch's rows beside the positions, starting each piece from the frame
@@ -47,39 +49,64 @@ use crate::simd::{Simd, simd_kernel};
 use crate::skeleton::Skeleton;
 use crate::units::{Limbs, UnitGuess, pose_size};
 
-/// Every joint's steps (from frame `f` to `f + 1`, m) and accelerations
-/// (at frame `f`, `acc[f - 1]`, m/s²), joint after joint in one
-/// allocation written in place (no per-joint growth checks in the pass
-/// over the positions). Joint `j`'s steps are `data[2j * cap..][..steps]`,
-/// its accelerations `data[(2j + 1) * cap..][..accs]`.
+/// Every joint's steps (m) and accelerations (m/s²), kept for the whole
+/// clip's statistics, in blocks of [`BLOCK`] frames: block `k` holds
+/// frames `k * BLOCK..` of every curve, curve after curve (joint `j`'s
+/// steps are curve `2j`, its accelerations `2j + 1`), one block after the
+/// other in one allocation written in place. Curves are indexed by the
+/// frame whose arrival gives the value ("slots"): slot `g` of the steps
+/// holds the step from frame `g - 1` to `g` (`g >= 1`), slot `g` of the
+/// accelerations frame `g - 1`'s acceleration (`g >= 2`).
 ///
-/// Not advised to use huge pages: tried (twice), it cut the system time
-/// by about a seventh but made every page resident from the first batch
-/// (each 2 MiB page holds stripes of several joints' curves), 52 MiB more
-/// at the peak of the 105 MB synthetic file.
+/// The frames arrive in order, so the pages are written in order, each
+/// batch's few at a time: the allocation is advised to use huge pages
+/// ([`crate::buffer::zeroed`]) and only the blocks reached are resident.
+/// (Joint after joint, as before, every batch wrote 130 stripes far apart
+/// on the synthetic file, one 4 KiB page fault or populated page each,
+/// and huge pages made every page resident from the first batch: 52 MiB
+/// more at the peak.) The whole-clip selections gather a joint's curve
+/// from its blocks into a buffer each thread reuses ([`Curves::gather`]).
 ///
-/// The pages of the next [`AHEAD`] frames of every curve are populated a
-/// few at a time by one call each ([`Curves::populate`]) instead of
-/// faulted in one by one by the pass's first writes.
+/// Measured (2-core EPYC virtual machine, `bvh lint -q` of the 105 MB
+/// synthetic file): 0.91x the CPU of the joint-major curves on one
+/// thread, 0.95x on two; without the huge-page advice the blocks alone
+/// change nothing (1.005x). Huge pages fresh from the kernel are not
+/// always warm: about one run in eight spent some 80 ms instead of 10 ms
+/// clearing them, slower than 4 KiB pages (likely because that guest
+/// reports its free 2 MiB blocks to the host, virtio-balloon free page
+/// reporting, which must back them again when they are touched).
+///
+/// The blocks of each batch are populated by one call
+/// ([`Curves::populate`]) instead of faulted in page by page by the
+/// pass's first writes.
 #[derive(Default)]
 struct Curves {
     data: Vec<f64>,
+    nj: usize,
+    /// The frames there is room for: a multiple of [`BLOCK`].
     cap: usize,
-    steps: usize,
-    accs: usize,
-    /// The frames of every curve whose pages are populated.
+    /// The frames pushed: slots `..n` of every curve hold their values.
+    n: usize,
+    /// The frames whose blocks are populated (a multiple of [`BLOCK`], or
+    /// `usize::MAX` when the kernel refused the advice).
     populated: usize,
 }
 
-/// How many frames of every curve [`Curves::populate`] populates past
-/// the batch's: 16 KiB a curve, about 2 MiB resident before their frames
-/// come on the 65 joints of the synthetic file.
-const AHEAD: usize = 2048;
+/// The frames of a block of [`Curves`]: 16 KiB of each curve, 2 MiB a
+/// block on the 65 joints of the synthetic file.
+const BLOCK: usize = 2048;
 
 impl Curves {
-    /// Room for `frames` values per curve of `nj` joints, copying what is
-    /// kept; `false` (nothing changed) when the allocator refuses it.
+    /// The values of one block.
+    fn block(&self) -> usize {
+        2 * self.nj * BLOCK
+    }
+
+    /// Room for `frames` frames (rounded up to whole blocks) of `nj`
+    /// joints' curves, copying what is kept; `false` (nothing changed)
+    /// when the allocator refuses it.
     fn realloc(&mut self, nj: usize, frames: usize) -> bool {
+        let Some(frames) = frames.checked_next_multiple_of(BLOCK) else { return false };
         let Some(len) = frames.checked_mul(2 * nj) else { return false };
         // Ask first whether the room is there (the zeroed vector below
         // would abort where the allocator refuses); zeros come from the
@@ -87,84 +114,143 @@ impl Curves {
         if Vec::<f64>::new().try_reserve_exact(len).is_err() {
             return false;
         }
-        let mut data = vec![0.0; len];
-        let (old, cap) = (&self.data, self.cap);
-        for k in 0..2 * nj {
-            let n = if k % 2 == 0 { self.steps } else { self.accs };
-            data[k * frames..k * frames + n].copy_from_slice(&old[k * cap..k * cap + n]);
-        }
-        (self.data, self.cap) = (data, frames);
-        self.populated = self.accs;
+        let mut data = crate::buffer::zeroed(len);
+        // The blocks written so far, whole (the layout does not depend on
+        // the room).
+        let used = self.n.div_ceil(BLOCK) * self.block();
+        data[..used].copy_from_slice(&self.data[..used]);
+        self.populated = self.n.next_multiple_of(BLOCK);
+        (self.data, self.cap, self.nj) = (data, frames, nj);
         true
     }
 
-    /// Every curve's pages populated up to frame `need` (and [`AHEAD`]
-    /// frames past it, within the room there is), by one
-    /// `madvise(MADV_POPULATE_WRITE)` a curve: the kernel's work of the
-    /// pass's first writes to them without a page fault each. A page only
-    /// partly in a curve's first range, or past the vector's last whole
-    /// page, is left to fault as before, and a kernel without the advice
-    /// (before Linux 5.14) leaves them all so.
-    fn populate(&mut self, nj: usize, need: usize) {
+    /// The blocks holding frames up to `need` populated, by one
+    /// `madvise(MADV_POPULATE_WRITE)`: the kernel's work of the pass's
+    /// first writes to them without a page fault each. A page only partly
+    /// in the first block, or past the vector's last whole page, is left
+    /// to fault as before, and a kernel without the advice (before Linux
+    /// 5.14) leaves them all so.
+    fn populate(&mut self, need: usize) {
         if need <= self.populated || self.cap == 0 {
             return;
         }
-        let to = need.saturating_add(AHEAD).min(self.cap);
+        let to = need.next_multiple_of(BLOCK).min(self.cap);
         #[cfg(target_os = "linux")]
         {
             const PAGE: usize = 4096;
             let base = self.data.as_mut_ptr() as usize;
             let last = (base + self.data.len() * 8) / PAGE * PAGE;
-            for k in 0..2 * nj {
-                let first = (base + (k * self.cap + self.populated) * 8).next_multiple_of(PAGE);
-                let end = (base + (k * self.cap + to) * 8).next_multiple_of(PAGE).min(last);
-                if end > first {
-                    // SAFETY: [first, end) lies inside the vector's own
-                    // allocation (curve `k`'s values `populated..to` in
-                    // whole pages: the first page only partly in them left
-                    // out, the last one taken whole, and none past the
-                    // vector's last whole page), page aligned as madvise
-                    // requires.
-                    // MADV_POPULATE_WRITE faults the pages in as a write
-                    // would, without writing: it neither reads, changes,
-                    // frees nor moves memory, so every pointer and value
-                    // stays as it was. A failure (an older kernel, memory
-                    // refused) only leaves the pages to fault on their
-                    // first write.
-                    #[allow(unsafe_code)]
-                    let r = unsafe {
-                        libc::madvise(
-                            first as *mut libc::c_void,
-                            end - first,
-                            libc::MADV_POPULATE_WRITE,
-                        )
-                    };
-                    if r != 0 {
-                        // Not tried again: the pass's writes fault them.
-                        self.populated = usize::MAX;
-                        return;
-                    }
+            let bytes = |frames: usize| frames / BLOCK * self.block() * 8;
+            let first = (base + bytes(self.populated)).next_multiple_of(PAGE);
+            let end = (base + bytes(to)).next_multiple_of(PAGE).min(last);
+            if end > first {
+                // SAFETY: [first, end) lies inside the vector's own
+                // allocation (blocks `populated / BLOCK..to / BLOCK` in
+                // whole pages: the first page only partly in them left
+                // out, the last one taken whole, and none past the
+                // vector's last whole page), page aligned as madvise
+                // requires.
+                // MADV_POPULATE_WRITE faults the pages in as a write
+                // would, without writing: it neither reads, changes,
+                // frees nor moves memory, so every pointer and value
+                // stays as it was. A failure (an older kernel, memory
+                // refused) only leaves the pages to fault on their
+                // first write.
+                #[allow(unsafe_code)]
+                let r = unsafe {
+                    libc::madvise(
+                        first as *mut libc::c_void,
+                        end - first,
+                        libc::MADV_POPULATE_WRITE,
+                    )
+                };
+                if r != 0 {
+                    // Not tried again: the pass's writes fault them.
+                    self.populated = usize::MAX;
+                    return;
                 }
             }
         }
         self.populated = to;
     }
 
-    /// Room for `more` values per curve (doubling).
+    /// Room for `more` frames (doubling).
     fn grow(&mut self, nj: usize, more: usize) {
-        let need = (self.steps + more).max(1);
+        let need = (self.n + more).max(1);
         if need > self.cap {
             let frames = need.max(2 * self.cap);
             assert!(self.realloc(nj, frames), "out of memory for {frames} frames of {nj} joints");
         }
     }
 
-    fn step(&self, j: usize) -> &[f64] {
-        &self.data[2 * j * self.cap..][..self.steps]
+    /// Slots `from..to` of curve `c`, a slice per block.
+    fn segments(&self, c: usize, from: usize, to: usize) -> impl Iterator<Item = &[f64]> {
+        let block = self.block();
+        let mut g = from;
+        std::iter::from_fn(move || {
+            if g >= to {
+                return None;
+            }
+            let (k, r) = (g / BLOCK, g % BLOCK);
+            let len = (BLOCK - r).min(to - g);
+            let at = k * block + c * BLOCK + r;
+            g += len;
+            Some(&self.data[at..at + len])
+        })
     }
 
-    fn acc(&self, j: usize) -> &[f64] {
-        &self.data[(2 * j + 1) * self.cap..][..self.accs]
+    /// Slots `from..n` of curve `c` into `out` (cleared first).
+    fn gather(&self, c: usize, from: usize, out: &mut Vec<f64>) {
+        out.clear();
+        self.segments(c, from, self.n).for_each(|s| out.extend_from_slice(s));
+    }
+
+    /// Joint `j`'s steps (`step[f]`: frame `f` to `f + 1`) into `out`.
+    fn step(&self, j: usize, out: &mut Vec<f64>) {
+        self.gather(2 * j, 1, out);
+    }
+
+    /// Joint `j`'s accelerations (`acc[f - 1]`: frame `f`'s) into `out`.
+    fn acc(&self, j: usize, out: &mut Vec<f64>) {
+        self.gather(2 * j + 1, 2, out);
+    }
+
+    /// Per piece of frames (`pieces`, in order, each within one block,
+    /// from frame `n` on, within the room there is) per joint, its slots
+    /// of the steps (from frame 1 on) and of the accelerations (from frame
+    /// 2 on) to write.
+    #[allow(clippy::type_complexity)]
+    fn pieces_mut(&mut self, pieces: &[(usize, usize)]) -> Vec<(Vec<&mut [f64]>, Vec<&mut [f64]>)> {
+        let (nj, block) = (self.nj, self.block());
+        let mut out: Vec<(Vec<&mut [f64]>, Vec<&mut [f64]>)> =
+            pieces.iter().map(|_| (Vec::with_capacity(nj), Vec::with_capacity(nj))).collect();
+        let Some(&(a0, _)) = pieces.first() else { return out };
+        let k0 = a0 / BLOCK;
+        let mut p0 = 0;
+        for (k, blk) in self.data.chunks_mut(block).enumerate().skip(k0) {
+            let start = k * BLOCK;
+            let p1 = p0 + pieces[p0..].iter().take_while(|&&(a, _)| a < start + BLOCK).count();
+            if p1 == p0 {
+                break;
+            }
+            for (c, curve) in blk.chunks_mut(BLOCK).enumerate() {
+                let t = if c % 2 == 0 { 1 } else { 2 };
+                let mut rest = curve;
+                let mut at = start;
+                for (p, &(a, b)) in pieces[p0..p1].iter().enumerate() {
+                    debug_assert!(a >= start && b <= start + BLOCK);
+                    let from = a.max(t).min(b);
+                    let skipped = std::mem::take(&mut rest).split_at_mut(from - at).1;
+                    let (x, r) = skipped.split_at_mut(b - from);
+                    rest = r;
+                    at = b;
+                    let o = &mut out[p0 + p];
+                    if c % 2 == 0 { o.0.push(x) } else { o.1.push(x) }
+                }
+            }
+            p0 = p1;
+        }
+        out
     }
 }
 
@@ -316,7 +402,7 @@ impl LintStream {
     pub fn reserve(&mut self, frames: usize) {
         let _ = self.sizes.try_reserve(frames);
         let _ = self.jerk.try_reserve(frames);
-        let more = self.curves.steps.saturating_add(frames);
+        let more = self.curves.n.saturating_add(frames);
         if more > self.curves.cap {
             self.curves.realloc(self.joints.len(), more);
         }
@@ -348,7 +434,6 @@ impl LintStream {
         // from 2, jerks from 3) of global frames `a..b`.
         let count = |a: usize, b: usize, t: usize| b.saturating_sub(a.max(t));
         self.curves.grow(nj, frames);
-        let need = self.curves.steps + frames;
         let j0 = self.jerk.len();
         // The arrays grown for the batch (their new pages first touched
         // here, zeroed), the joints' on the pool beside the frames'.
@@ -356,7 +441,7 @@ impl LintStream {
         let curves = &mut self.curves;
         join(
             || {
-                curves.populate(nj, need);
+                curves.populate(g1);
                 sizes.resize(g1, 0.0);
                 jerk.resize(j0 + count(n0, g1, 3), 0.0);
                 // Every value read is written first: grown, never cleared.
@@ -376,48 +461,44 @@ impl LintStream {
             },
         );
         let parents: Vec<Option<usize>> = self.joints.iter().map(|s| s.parent).collect();
-        let n_pieces = frames.div_ceil(PIECE);
-        let piece_of = |k: usize| (n0 + k * PIECE, n0 + ((k + 1) * PIECE).min(frames));
+        // The pieces of the pass: [`PIECE`] frames, cut where a block of
+        // the curves ends, so that each writes its curves within one.
+        let mut pieces: Vec<(usize, usize)> = Vec::with_capacity(frames.div_ceil(PIECE) + 2);
+        let mut a = n0;
+        while a < g1 {
+            let b = (a + PIECE).min((a / BLOCK + 1) * BLOCK).min(g1);
+            pieces.push((a, b));
+            a = b;
+        }
 
         // Every piece's share of what the batch writes: per joint its
         // steps, accelerations, jerks, bone lengths and kept positions.
-        let mut outs: Vec<PieceOut> = Vec::with_capacity(n_pieces);
+        let mut outs: Vec<PieceOut> = Vec::with_capacity(pieces.len());
         {
-            let (steps0, accs0, cap) = (self.curves.steps, self.curves.accs, self.curves.cap);
             let mut sizes = &mut self.sizes[n0..];
             let mut jerk = &mut self.jerk[j0..];
-            for k in 0..n_pieces {
-                let (a, b) = piece_of(k);
+            let curves = self.curves.pieces_mut(&pieces);
+            for (&(a, b), (step, acc)) in pieces.iter().zip(curves) {
                 let (x, rest) = std::mem::take(&mut sizes).split_at_mut(b - a);
                 sizes = rest;
                 let (y, rest) = std::mem::take(&mut jerk).split_at_mut(count(a, b, 3));
                 jerk = rest;
                 outs.push(PieceOut {
+                    f0: a - n0,
                     sizes: x,
                     jerk: y,
-                    step: Vec::with_capacity(nj),
-                    acc: Vec::with_capacity(nj),
+                    step,
+                    acc,
                     d3: Vec::with_capacity(nj),
                     lens: Vec::with_capacity(nj),
                     kept: Vec::with_capacity(nj),
                 });
             }
-            let curves = self.curves.data.chunks_mut(2 * cap).zip(self.d3.chunks_mut(frames));
-            for ((curve, d3), s) in curves.zip(self.joints.iter_mut()) {
-                let (step, acc) = curve.split_at_mut(cap);
-                let mut step = &mut step[steps0..steps0 + count(n0, g1, 1)];
-                let mut acc = &mut acc[accs0..accs0 + count(n0, g1, 2)];
+            for (d3, s) in self.d3.chunks_mut(frames).zip(self.joints.iter_mut()) {
                 let mut d3 = &mut d3[..count(n0, g1, 3)];
                 let mut lens = if s.parent.is_some() { &mut s.lens[n0..] } else { &mut [][..] };
                 let mut kept = if s.keep { &mut s.kept[n0..] } else { &mut [][..] };
-                for (k, out) in outs.iter_mut().enumerate() {
-                    let (a, b) = piece_of(k);
-                    let (x, r) = std::mem::take(&mut step).split_at_mut(count(a, b, 1));
-                    step = r;
-                    out.step.push(x);
-                    let (x, r) = std::mem::take(&mut acc).split_at_mut(count(a, b, 2));
-                    acc = r;
-                    out.acc.push(x);
+                for (&(a, b), out) in pieces.iter().zip(&mut outs) {
                     let (x, r) = std::mem::take(&mut d3).split_at_mut(count(a, b, 3));
                     d3 = r;
                     out.d3.push(x);
@@ -459,22 +540,20 @@ impl LintStream {
         };
         let (found, mut pieces) = join(
             || {
-                let work = |sc: &mut Scratch, (k, out): (usize, PieceOut)| pass.piece(k, out, sc);
+                let work = |sc: &mut Scratch, out: PieceOut| pass.piece(out, sc);
                 #[cfg(feature = "parallel")]
                 {
                     use rayon::prelude::*;
-                    outs.into_par_iter()
-                        .enumerate()
-                        .map_init(|| Scratch::new(fk, nj), work)
-                        .collect::<Vec<_>>()
+                    outs.into_par_iter().map_init(|| Scratch::new(fk, nj), work).collect::<Vec<_>>()
                 }
                 #[cfg(not(feature = "parallel"))]
                 {
                     let mut sc = Scratch::new(fk, nj);
-                    outs.into_iter().enumerate().map(|it| work(&mut sc, it)).collect::<Vec<_>>()
+                    outs.into_iter().map(|out| work(&mut sc, out)).collect::<Vec<_>>()
                 }
             },
             || {
+                let n_pieces = frames.div_ceil(PIECE);
                 let piece = |k: usize| {
                     let frames = n0 + k * PIECE..n0 + ((k + 1) * PIECE).min(frames);
                     channel_piece(ch, names, o, frames, row_of)
@@ -492,7 +571,10 @@ impl LintStream {
         );
         self.pieces.append(&mut pieces);
         // The far frames and lowest points, piece after piece (each
-        // joint's in frame order), the joints on the pool.
+        // joint's in frame order), the joints on the pool. Not advised:
+        // reserving each list for the frames expected at its rate so far
+        // (page faults unchanged, 1.00x CPU: their faults are the lists'
+        // first writes, not copies as they double).
         each_joint(&mut self.joints, |j, s| {
             for f in &found {
                 s.far.extend_from_slice(&f.far[j]);
@@ -538,8 +620,7 @@ impl LintStream {
         }
         #[cfg(not(feature = "parallel"))]
         self.joints.chunks_mut(GROUP).enumerate().for_each(sum);
-        self.curves.steps += count(n0, g1, 1);
-        self.curves.accs += count(n0, g1, 2);
+        self.curves.n = g1;
 
         // Carry the last three frames' positions.
         let t = (c + frames).min(3);
@@ -725,6 +806,8 @@ impl LintStream {
 /// them), bone lengths and kept positions (empty where the joint keeps
 /// none).
 struct PieceOut<'a> {
+    /// The piece's first frame in the batch.
+    f0: usize,
     sizes: &'a mut [f64],
     jerk: &'a mut [f64],
     step: Vec<&'a mut [f64]>,
@@ -860,25 +943,28 @@ impl Pass<'_> {
     /// frame's mean jerk over the joints, in joint order. The distance from
     /// the hips is rooted only where it may pass the limit kept
     /// ([`far_floor`]).
-    fn piece(&self, k: usize, mut out: PieceOut, sc: &mut Scratch) -> Found {
+    fn piece(&self, mut out: PieceOut, sc: &mut Scratch) -> Found {
         let nj = self.nj;
-        let f0 = k * PIECE;
+        let f0 = out.f0;
         let f1 = f0 + out.sizes.len();
         let g0 = self.n0 + f0;
         // Where each curve's slice of this piece starts (frames of the
         // clip): steps from frame 1 on, accelerations from 2, jerks from 3.
         let (sb, ab, db) = (g0.max(1), g0.max(2), g0.max(3));
         sc.have.fill(0);
-        if k == 0 {
-            for j in 0..nj {
-                for i in 0..self.c {
-                    sc.feed(j, self.carry[j * 3 + i]);
-                }
+        // The three frames before the piece, as many as the clip has: the
+        // carried ones the batch does not hold, then the batch's own.
+        let own = f0.min(3);
+        let carried = (3 - own).min(self.c);
+        for j in 0..nj {
+            for i in self.c - carried..self.c {
+                sc.feed(j, self.carry[j * 3 + i]);
             }
-        } else {
-            self.positions(f0 - 3, f0, sc);
+        }
+        if own > 0 {
+            self.positions(f0 - own, f0, sc);
             self.scale(sc);
-            for i in 0..3 {
+            for i in 0..own {
                 for j in 0..nj {
                     let p = sc.run[i * nj + j];
                     sc.feed(j, p);
@@ -1052,11 +1138,18 @@ simd_kernel! {
 /// [`super::smoothness`] from the kept accelerations and steps (the jerk
 /// curve is the stream's own).
 ///
-/// The joints are judged on the pool, each thread reusing one buffer for
-/// the selections (sized for the whole clip once, its pages touched once).
+/// The joints are judged on the pool, each thread reusing its buffers:
+/// one for the selections and one for each of the joint's curves gathered
+/// from their blocks ([`Curves::gather`]; sized for the whole clip once,
+/// their pages touched once).
 fn smoothness(joints: &[JointState], curves: &Curves, n: usize, o: &Options) -> Smoothness {
-    let judge_one = |buf: &mut Vec<f64>, j: usize| judge(j, curves.acc(j), curves.step(j), o, buf);
-    let judged: Vec<_> = crate::par::map_with_scratch(joints.len(), Vec::new, judge_one);
+    type Bufs = (Vec<f64>, Vec<f64>, Vec<f64>);
+    let judge_one = |(buf, acc, step): &mut Bufs, j: usize| {
+        curves.acc(j, acc);
+        curves.step(j, step);
+        judge(j, acc, step, o, buf)
+    };
+    let judged: Vec<_> = crate::par::map_with_scratch(joints.len(), Bufs::default, judge_one);
     let (sum, count) = joints.iter().fold((0.0, 0), |(s, c), r| (s + r.jerk_sum, c + r.jerk_count));
     // Per frame the largest ratio over the joints, in joint order, pieces
     // of frames on the pool (frame `f`'s acceleration is `acc[f - 1]`).
@@ -1065,10 +1158,15 @@ fn smoothness(joints: &[JointState], curves: &Curves, n: usize, o: &Options) -> 
         let f0 = k * PIECE;
         for (j, r) in judged.iter().enumerate() {
             let Some(t) = r.spike_t else { continue };
-            let (skip, from) = if f0 == 0 { (1, 0) } else { (0, f0 - 1) };
-            let acc = curves.acc(j);
-            for (a, acc) in out.iter_mut().skip(skip).zip(acc.get(from..).unwrap_or(&[])) {
-                *a = a.max(acc / t);
+            // Frame `f`'s acceleration is slot `f + 1`, from frame 1 on.
+            let skip = usize::from(f0 == 0);
+            let mut at = skip;
+            let slots = curves.segments(2 * j + 1, f0 + skip + 1, (f0 + out.len() + 1).min(n));
+            for seg in slots {
+                for (a, acc) in out[at..].iter_mut().zip(seg) {
+                    *a = a.max(acc / t);
+                }
+                at += seg.len();
             }
         }
     };
@@ -1101,7 +1199,7 @@ fn far_floor(limit: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{AHEAD, Curves, diffs, root};
+    use super::{BLOCK, Curves, diffs, root};
     use crate::simd::Simd;
     use glam::DVec3;
 
@@ -1198,45 +1296,65 @@ mod tests {
         }
     }
 
-    /// Populating the curves' pages changes no value, written or not
-    /// (whole pages of values written, pages still zero, a realloc
-    /// between), and covers the batch's frames and [`AHEAD`] more, within
-    /// the room there is.
+    /// The curves' blocks: every piece's slices are its own slots (steps
+    /// from frame 1, accelerations from 2), whatever the pieces (one
+    /// frame, the first ones, up to a block's end); a realloc between
+    /// batches and populating the pages change no value; and each curve
+    /// gathered from its blocks is its slots in frame order, the rest
+    /// still zero.
     #[test]
-    fn populating_the_curves_keeps_every_value() {
+    fn curves_in_blocks_keep_every_value_in_its_slot() {
         let nj = 3;
+        let value = |c: usize, g: usize| (c * 100_003 + g) as f64 + 0.25;
         let mut c = Curves::default();
-        assert!(c.realloc(nj, 5000));
-        let value = |k: usize, f: usize| (k * 100_003 + f) as f64 + 0.25;
-        (c.steps, c.accs) = (3000, 2999);
-        for k in 0..2 * nj {
-            let n = if k % 2 == 0 { c.steps } else { c.accs };
-            for f in 0..n {
-                c.data[k * c.cap + f] = value(k, f);
+        assert!(c.realloc(nj, 100));
+        assert_eq!(c.cap, BLOCK, "whole blocks");
+        // Batches of frames and their pieces, each within one block.
+        let batches: [&[usize]; 4] = [
+            &[0, 1, 2, 3, 700],
+            &[700, BLOCK - 1, BLOCK],
+            &[BLOCK, BLOCK + 5],
+            &[BLOCK + 5, 3 * BLOCK + 9],
+        ];
+        for cuts in batches {
+            let (n0, g1) = (cuts[0], *cuts.last().unwrap());
+            let mut pieces: Vec<(usize, usize)> = cuts.windows(2).map(|w| (w[0], w[1])).collect();
+            if g1 > 2 * BLOCK {
+                pieces = vec![(n0, 2 * BLOCK), (2 * BLOCK, 3 * BLOCK), (3 * BLOCK, g1)];
+            }
+            c.grow(nj, g1 - n0);
+            c.populate(g1);
+            assert!(c.populated >= g1 && c.populated % BLOCK == 0);
+            for (&(a, b), (steps, accs)) in pieces.iter().zip(c.pieces_mut(&pieces)) {
+                assert!(steps.len() == nj && accs.len() == nj);
+                for (j, (s, x)) in steps.into_iter().zip(accs).enumerate() {
+                    assert_eq!(s.len(), b.saturating_sub(a.max(1)));
+                    assert_eq!(x.len(), b.saturating_sub(a.max(2)));
+                    let (s0, x0) = (b - s.len(), b - x.len());
+                    s.iter_mut().enumerate().for_each(|(i, v)| *v = value(2 * j, s0 + i));
+                    x.iter_mut().enumerate().for_each(|(i, v)| *v = value(2 * j + 1, x0 + i));
+                }
+            }
+            c.n = g1;
+            let mut got = Vec::new();
+            for j in 0..nj {
+                c.step(j, &mut got);
+                assert!(got.iter().enumerate().all(|(f, &x)| x == value(2 * j, f + 1)));
+                assert_eq!(got.len(), g1 - 1);
+                c.acc(j, &mut got);
+                assert!(got.iter().enumerate().all(|(f, &x)| x == value(2 * j + 1, f + 2)));
+                assert_eq!(got.len(), g1 - 2);
+                let tail: Vec<&[f64]> = c.segments(2 * j, g1, c.cap).collect();
+                assert!(tail.iter().all(|s| s.iter().all(|&x| x == 0.0)));
+                if c.cap > BLOCK {
+                    let parts: Vec<usize> =
+                        c.segments(2 * j + 1, 5, BLOCK + 3).map(<[f64]>::len).collect();
+                    assert_eq!(parts, [BLOCK - 5, 3]);
+                }
             }
         }
-        let check = |c: &Curves| {
-            for j in 0..nj {
-                assert!(c.step(j).iter().enumerate().all(|(f, &x)| x == value(2 * j, f)));
-                assert!(c.acc(j).iter().enumerate().all(|(f, &x)| x == value(2 * j + 1, f)));
-            }
-            for k in 0..2 * nj {
-                let n = if k % 2 == 0 { c.steps } else { c.accs };
-                assert!(c.data[k * c.cap + n..(k + 1) * c.cap].iter().all(|&x| x == 0.0));
-            }
-        };
-        // Pages holding written values populated again, then new ones.
-        c.populated = 0;
-        c.populate(nj, 100);
-        assert_eq!(c.populated, 100 + AHEAD);
-        c.populate(nj, 4000);
-        assert_eq!(c.populated, 5000, "within the room there is");
-        check(&c);
-        assert!(c.realloc(nj, 7000));
-        assert_eq!(c.populated, c.accs);
-        c.populate(nj, 3100);
-        check(&c);
-        c.populate(nj, 1);
-        assert_eq!(c.populated, 3100 + AHEAD, "never back");
+        assert_eq!(c.cap, 4 * BLOCK);
+        c.populate(1);
+        assert_eq!(c.populated, 4 * BLOCK, "never back");
     }
 }

@@ -1100,7 +1100,9 @@ pub(super) fn mix_lanes<
     let outs = (&mut o0[..n], &mut o1[..n], &mut o2[..n]);
     mix_lanes_into::<LAYERED, FAST, ROUND>(
         n,
-        (&*ang, &*near, &*inv),
+        &*ang,
+        &*near,
+        &*inv,
         &parity[..n],
         src,
         t,
@@ -1120,7 +1122,9 @@ pub(super) fn mix_lanes<
 #[allow(clippy::too_many_arguments)]
 fn mix_lanes_into<const LAYERED: bool, const FAST: bool, const ROUND: bool>(
     n: usize,
-    (ang, near, inv): (&[Vec<f64>; 6], &[Vec<f64>; 3], &[Vec<f64>; 4]),
+    ang: &[Vec<f64>; 6],
+    near: &[Vec<f64>; 3],
+    inv: &[Vec<f64>; 4],
     e: &[f64],
     src: Source<'_>,
     t: f64,

@@ -1095,15 +1095,52 @@ pub(super) fn mix_lanes<
     t: f64,
 ) {
     let n = m.n.div_ceil(PAD) * PAD;
-    let e = &m.parity[..n];
-    let [p0, p1, p2] = &m.near;
+    let MixLanes { ang, parity, near, inv, out, redo, same, .. } = m;
+    let [o0, o1, o2] = out;
+    let outs = (&mut o0[..n], &mut o1[..n], &mut o2[..n]);
+    mix_lanes_into::<LAYERED, FAST, ROUND>(
+        n,
+        &*ang,
+        &*near,
+        &*inv,
+        &parity[..n],
+        src,
+        t,
+        outs.0,
+        outs.1,
+        outs.2,
+        &mut redo[..n],
+        &mut same[..n],
+    );
+}
+
+/// [`mix_lanes`]'s loop, its five outputs as parameters of their own (a
+/// `&mut` parameter tells the compiler that nothing else it reads
+/// overlaps it, so the loop runs without the vectoriser's overlap checks:
+/// about 300 instructions a frame).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn mix_lanes_into<const LAYERED: bool, const FAST: bool, const ROUND: bool>(
+    n: usize,
+    ang: &[Vec<f64>; 6],
+    near: &[Vec<f64>; 3],
+    inv: &[Vec<f64>; 4],
+    e: &[f64],
+    src: Source<'_>,
+    t: f64,
+    o0: &mut [f64],
+    o1: &mut [f64],
+    o2: &mut [f64],
+    redo: &mut [f64],
+    same: &mut [f64],
+) {
+    let [p0, p1, p2] = near;
     let (p0, p1, p2) = (&p0[..n], &p1[..n], &p2[..n]);
-    let [i0, i1, i2, i3] = &m.inv;
+    let [i0, i1, i2, i3] = inv;
     let (i0, i1, i2, i3) = (&i0[..n], &i1[..n], &i2[..n], &i3[..n]);
-    let [o0, o1, o2] = &mut m.out;
+    let e = &e[..n];
     let (o0, o1, o2) = (&mut o0[..n], &mut o1[..n], &mut o2[..n]);
-    let redo = &mut m.redo[..n];
-    let same = &mut m.same[..n];
+    let (redo, same) = (&mut redo[..n], &mut same[..n]);
     // One lane from its two quaternions (a macro, not a closure: a
     // closure is a function of its own, compiled without the caller's
     // target features).
@@ -1128,7 +1165,7 @@ pub(super) fn mix_lanes<
     }
     match src {
         Source::Angles => {
-            let [h0, h1, h2, h3, h4, h5] = &m.ang;
+            let [h0, h1, h2, h3, h4, h5] = ang;
             let (h0, h1, h2) = (&h0[..n], &h1[..n], &h2[..n]);
             let (h3, h4, h5) = (&h3[..n], &h4[..n], &h5[..n]);
             for l in 0..n {

@@ -67,7 +67,12 @@
 //! of the plain per-lane pass
 //! (`mix_lanes_are_the_reference_lane_on_the_corpus`); the lane count is padded
 //! to the SIMD width the pass runs on (8 with AVX-512, 4 with AVX2) so no lane
-//! runs in a scalar remainder; a layer's SLERP from the identity leaves out the
+//! runs in a scalar remainder, and its loop takes its five outputs as `&mut`
+//! parameters of their own (`mix_lanes_into`: fields of one `&mut MixLanes`
+//! left the vectoriser to check at run time that no output overlaps an
+//! input, about 300 of the pass's 470 instructions a frame outside its
+//! loop; 3% to 4% of a blend on a 20- to 30-joint clip, the same bits);
+//! a layer's SLERP from the identity leaves out the
 //! identity's products (`slerp_from_identity`, the same bits), and its frame
 //! copies the lanes' parities and reference inverses as slices (`Reference`
 //! keeps them by lane) up to the first joint the layer leaves unchanged.

@@ -929,6 +929,15 @@ mod tests {
                 let portable = scan_pieces(text.as_bytes(), piece, Portable);
                 let fast = scan_pieces(text.as_bytes(), piece, FAST);
                 assert_eq!(portable, fast, "case {case}, pieces of {piece}: {text:?}");
+                // Every value, in order, is its token's own parse up to the
+                // first bad token (none lost or moved where a piece ends).
+                let read = &text.as_bytes()[..portable.1.map_or(text.len(), |b| b.0)];
+                let want: Vec<u64> = read
+                    .split(|&b| crate::number::is_space(b))
+                    .filter(|t| !t.is_empty())
+                    .map(|t| crate::number::parse_token(t).map_or(0, f64::to_bits))
+                    .collect();
+                assert_eq!(portable.0, want, "case {case}, pieces of {piece}: {text:?}");
             }
         }
     }

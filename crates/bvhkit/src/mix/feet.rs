@@ -153,7 +153,8 @@ pub(crate) fn contact_legs(
         // The thigh hangs from the body (a skeleton whose foot's
         // grandparent is the root would turn the whole figure).
         if three(knee) && three(hip) && parent(hip).is_some() {
-            legs.push(LegLock { leg: Leg { point: foot.skate_point, ankle, knee, hip }, both });
+            let leg = Leg { point: foot.skate_point, ankle, knee, hip };
+            legs.push(LegLock { leg, both });
         }
     }
     legs

@@ -31,9 +31,11 @@
 //! - and a carrier that never moves on the ground (the same horizontal
 //!   position in every frame, within 1e-9 of the height: Azure Kinect's
 //!   root, whose position channels are 0) has no travel: the feet are not
-//!   laid onto each other, the shift is 0 and the turn is about the
-//!   carrier, so the root stays in place (the feet pulled Azure Kinect's
-//!   root 47.5 units per cycle at `--crossfade 5`).
+//!   laid onto each other (nor locked: where the clip's ends have them 47
+//!   cm apart, the lock straightened the knee, a 480 m/s² spike), the shift
+//!   is 0 and the turn is about the carrier, so the root stays in place
+//!   (the feet pulled Azure Kinect's root 47.5 units per cycle at
+//!   `--crossfade 5`).
 //!
 //! Output frame `k`:
 //! - `k < N`: [`Mixer::blend`] of the moved-back tail frame `L + k` and
@@ -269,15 +271,15 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     // The feet planted through both overlaps (the tail's frames `len ..`
     // and the start's `0 .. fade_n`): the pivot of the move, so that they
     // land on each other, and locked through the crossfade.
-    let legs =
+    let mut legs =
         if fade_n >= 2 { feet::contact_legs(bvh, len, bvh, 0, fade_n, up) } else { Vec::new() };
     // A carrier that never moves on the ground has no travel: the cycle
-    // turns about it, and the feet do not pull it off its place.
-    let anchor: Vec<usize> = if fixed_on_ground(&setup, m, up) {
-        Vec::new()
-    } else {
-        legs.iter().filter(|l| l.planted()).map(|l| l.leg.point).collect()
-    };
+    // turns about it, and the feet do not pull it off its place. They are
+    // not laid onto each other then, and not locked: the pose mixed.
+    if !legs.is_empty() && fixed_on_ground(&setup, m, up) {
+        legs.clear();
+    }
+    let anchor: Vec<usize> = legs.iter().filter(|l| l.planted()).map(|l| l.leg.point).collect();
     let (mut back, tail_mean) =
         fit_ground_move(&setup, m, 0, &setup, m, len, fade_n, up, travel, &anchor);
     // Two feet planted through both overlaps also give the turn: the one

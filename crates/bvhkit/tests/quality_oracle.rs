@@ -380,16 +380,20 @@ fn loops_of_a_walk_keep_its_heading_and_its_feet() {
 /// Since lint's ground is the densest band of contacts (the same day) the
 /// clips' own slides read CMU 12_01 0.705, meredith 1.578, rokoko 0.459,
 /// xia 1.244 (1.207 in the crossfade), sfu 0.191 (0.401) m/s.
-/// Two are written and left failing, with nothing locked because no foot
-/// is in contact through both overlaps: Rokoko's dance (its left foot,
-/// planted through the tail, lifts 10 frames into the start; 1.401 m/s)
-/// and SFU's jump rope (its feet leave the floor every jump: 0.401 m/s,
-/// just above the bound 2 × 0.191 + 0.02). A lock of the frames where both
-/// sides are in contact, with a ramp out, would be the fix.
+/// Two were written and left failing, with nothing locked because no
+/// foot is in contact through both overlaps: Rokoko's dance (its left
+/// foot, planted through the tail, lifts 10 frames into the start; 1.401
+/// m/s) and SFU's jump rope (its feet leave the floor every jump: 0.401
+/// m/s, just above the bound 2 × 0.191 + 0.02). The lock now pins a foot
+/// in the frames where it is in contact on both sides, on one place per
+/// span, ramped in and out: SFU 0.120 m/s, CMU 12_01 0.799, meredith
+/// 2.318, xia 1.156. Rokoko stays written and failing (1.406 m/s): its
+/// other foot, planted through the tail, swings through the whole start,
+/// so no frame has it in contact on both sides, and the mix of a planted
+/// foot and a swinging one slides.
 #[test]
 fn loops_keep_planted_feet_planted() {
-    const NOT_YET: [&str; 2] =
-        ["rokoko_jesse_dance_yxz_fingers.bvh", "sfu_0005_jumprope_crlf_xyz.bvh"];
+    const NOT_YET: [&str; 1] = ["rokoko_jesse_dance_yxz_fingers.bvh"];
     let mut bad = Vec::new();
     for name in HUMANS {
         let Some(src) = clip("oracle loop feet", name) else { return };
@@ -406,6 +410,30 @@ fn loops_keep_planted_feet_planted() {
         }
     }
     assert!(bad.is_empty(), "{bad:#?}");
+}
+
+/// A clip whose root never moves on the ground has no travel: Azure
+/// Kinect's root has its position channels 0 in every frame, and its loop
+/// reported 47.5 units per cycle at `--crossfade 5` (its feet, planted at
+/// both ends 47 cm apart, were laid onto each other and pulled the root
+/// along), so a player chaining cycles carried off a figure that stands
+/// in place. The root stays where it is, in every frame of the loop.
+#[test]
+fn loops_of_a_fixed_root_do_not_travel() {
+    let Some(src) = clip("oracle loop fixed root", "azure_kinect_xyz_no_end_sites.bvh") else {
+        return;
+    };
+    let root = world(&src, 0)[0];
+    for crossfade in [Span::Frames(5), Span::Seconds(0.25)] {
+        let opts = LoopOptions { crossfade, ..LoopOptions::default() };
+        let (out, report) = make_loop(&src, &opts).unwrap();
+        let shift = report.cycle.shift.length();
+        assert!(shift < 1e-9, "{crossfade:?}: travel per cycle {shift} units");
+        for f in 0..out.motion().n_frames() {
+            let d = world(&out, f)[0].distance(root);
+            assert!(d < 1e-9, "{crossfade:?}: frame {f}: the root moved {d} units");
+        }
+    }
 }
 
 #[test]

@@ -269,7 +269,7 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
             (b, None)
         } else {
             let fa = na - n_fade.max(1);
-            let anchor: Vec<usize> = legs.iter().map(|l| l.point).collect();
+            let anchor: Vec<usize> = legs.iter().map(|l| l.leg.point).collect();
             let (moved, g) = align_fit(&acc, fa, &b, n_fade.max(1), opts.heading, up, &anchor)
                 .map_err(|e| Error::invalid(format!("{name}: {}", e.message())))?;
             (moved, Some((fa, g)))

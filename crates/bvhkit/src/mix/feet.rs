@@ -1,28 +1,50 @@
 //! Feet through a crossfade: which feet stay planted across a seam, and a
 //! foot lock of those feet over the crossfade's frames.
 //!
-//! A foot is planted across a seam when [`crate::quality::lint`] finds it
-//! in contact (low and slow) in every frame of both overlaps: the frames
-//! of the clip before that the crossfade replaces, and the first frames
-//! of the clip after. Its contact point is the lint's (the toe joint when
-//! there is one, else the foot joint). Contacts are measured on windows
-//! of the clips around the overlaps (the overlap and half a second
-//! beyond it where the clip has it), so the cost does not grow with the
-//! clips' lengths.
+//! A foot is in contact on both sides at crossfade frame `k` when
+//! [`crate::quality::lint`] finds it in contact (low and slow) in the two
+//! frames that frame mixes: frame `k` of the overlap of the clip before
+//! (the frames the crossfade replaces) and frame `k` of the clip after
+//! ([`contact_legs`]); it is planted across the seam when it is so in
+//! every frame ([`planted_legs`]). Its contact point is the lint's (the
+//! toe joint when there is one, else the foot joint). Contacts are
+//! measured on windows of the clips around the overlaps (the overlap and
+//! half a second beyond it where the clip has it), so the cost does not
+//! grow with the clips' lengths.
 //!
-//! The lock: in crossfade frame `k`, at weight `w`, the contact point's
-//! target is `(1 - w) pA + w pB`, `pA` and `pB` its world positions in the
-//! two clips' frames that the crossfade mixes (the clip after already
-//! moved on the ground). Both are planted, and the alignment
-//! ([`super::fit_ground_move`]) lays the planted feet onto each other, so
-//! the target stands still; the mixed pose, whose hips move linearly and
-//! whose leg rotations are SLERPed, would drift off it. The leg is solved
-//! analytically, hip (the thigh joint), knee, ankle, keeping the knee's
-//! bend plane and the foot's world orientation, by the same two-bone IK as
-//! `bvh clean --lock-feet` (`crate::ik`). At the crossfade's ends the target
-//! is the clip's own foot, so the lock needs no ramp, and frames outside
-//! the crossfade are not touched. Only the thigh, knee and ankle rotation
-//! channels change.
+//! The lock ([`lock_crossfade`]) moves the contact point onto a target in
+//! each crossfade frame, `pA` and `pB` its world positions in the two
+//! clips' frames that the crossfade mixes (the clip after already moved on
+//! the ground), `w` the crossfade's weight:
+//! - a planted foot: the target is `(1 - w) pA + w pB`. Both are planted,
+//!   and the alignment ([`super::fit_ground_move`]) lays the planted feet
+//!   onto each other, so the target stands still; the mixed pose, whose
+//!   hips move linearly and whose leg rotations are SLERPed, would drift
+//!   off it. At the crossfade's ends the target is the clip's own foot, so
+//!   the lock needs no ramp;
+//! - a foot in contact on both sides in some frames only: each span of
+//!   such frames (gaps of up to a ramp bridged: the contact flickers) is
+//!   pinned on one place, where the foot stands: at the crossfade's start
+//!   (the span starts there, or too near it for a ramp) the foot of the
+//!   frame before the first the lock may move (a loop's own frame `L`), at
+//!   its end (the same) the mix at the last frame (flowing on into the clip
+//!   after's own frames), else the mean of the mix `(1 - w) pA + w pB` over
+//!   the span. Around the span the lock ramps in and out over
+//!   [`RAMP_SECONDS`] (the quintic `10x³ - 15x⁴ + 6x⁵` of the weight, the
+//!   target that far from the mix's own contact point towards the pin), in
+//!   the frames where one side's foot is in the air; a span too near both
+//!   ends is locked as a planted foot is. The feet are not laid onto each
+//!   other there, so the pin may be farther from the hip than the leg
+//!   reaches: the ankle's target is drawn in ([`soft_reach`]) so that the
+//!   leg never straightens (the knee spiked, 400 to 1000 m/s², where it
+//!   did and bent again).
+//!
+//! The leg is solved analytically, hip (the thigh joint), knee, ankle,
+//! keeping the knee's bend plane and the foot's world orientation, by the
+//! same two-bone IK as `bvh clean --lock-feet` (`crate::ik`). Frames
+//! outside the crossfade, and those of weight 0, are not touched. Only the
+//! thigh, knee and ankle rotation channels change. Concat locks the
+//! planted feet only.
 //!
 //! The same for a loop ([`super::looping`]): its tail (the clip's last
 //! frames, moved back by the cycle) is the clip before the seam, its first
@@ -58,39 +80,58 @@ pub(crate) struct Leg {
 const MARGIN_SECONDS: f64 = 0.5;
 
 /// Per foot of `bvh` (the lint's feet, in its order), whether it is in
-/// contact in every frame of `frames`, measured on a window around them.
+/// contact in each frame of `frames`, measured on a window around them.
 fn contacts(
     bvh: &Bvh,
     frames: std::ops::Range<usize>,
     up: SignedAxis,
     metres_per_unit: Option<f64>,
-) -> Option<(Vec<bool>, Vec<quality::Foot>, f64)> {
+) -> Option<(Vec<Vec<bool>>, Vec<quality::Foot>, f64)> {
     let n = bvh.motion().n_frames();
     let margin = (MARGIN_SECONDS / bvh.motion().frame_time()).round() as usize;
     let (lo, hi) = (frames.start.saturating_sub(margin), (frames.end + margin).min(n));
     let window = crate::edit::frames::range(bvh, lo..hi).ok()?;
     let opts = Options { up: Some(up), metres_per_unit, ..Options::default() };
     let r = quality::lint(&window, &opts);
-    let planted = r
+    let contact = r
         .series
         .contact
         .iter()
-        .map(|c| frames.clone().all(|f| c.get(f - lo).copied().unwrap_or(false)))
+        .map(|c| frames.clone().map(|f| c.get(f - lo).copied().unwrap_or(false)).collect())
         .collect();
-    Some((planted, r.feet, r.metres_per_unit))
+    Some((contact, r.feet, r.metres_per_unit))
 }
 
-/// The legs planted through both overlaps: frames `fa .. fa + len` of `a`
-/// and `fb .. fb + len` of `b` (the same skeleton), with a knee and a hip
-/// above the foot, each with three rotation channels, the hip not a root.
-pub(crate) fn planted_legs(
+/// A leg and the crossfade frames where its foot is in contact on both
+/// sides (in the frame of the clip before and in the frame of the clip
+/// after that the crossfade frame mixes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LegLock {
+    pub(crate) leg: Leg,
+    /// Per crossfade frame: in contact on both sides.
+    pub(crate) both: Vec<bool>,
+}
+
+impl LegLock {
+    /// In contact on both sides through the whole crossfade.
+    pub(crate) fn planted(&self) -> bool {
+        self.both.iter().all(|&b| b)
+    }
+}
+
+/// The legs whose foot is in contact on both sides in at least one frame
+/// of the overlaps: frames `fa .. fa + len` of `a` and `fb .. fb + len` of
+/// `b` (the same skeleton), frame `fa + k` against frame `fb + k`, with a
+/// knee and a hip above the foot, each with three rotation channels, the
+/// hip not a root.
+pub(crate) fn contact_legs(
     a: &Bvh,
     fa: usize,
     b: &Bvh,
     fb: usize,
     len: usize,
     up: SignedAxis,
-) -> Vec<Leg> {
+) -> Vec<LegLock> {
     let Some((in_a, feet, mpu)) = contacts(a, fa..fa + len, up, None) else { return Vec::new() };
     let Some((in_b, feet_b, _)) = contacts(b, fb..fb + len, up, Some(mpu)) else {
         return Vec::new();
@@ -100,7 +141,9 @@ pub(crate) fn planted_legs(
     let three = |j: usize| JointChannels::of(&skel.joints()[j]).n_rot == 3;
     let mut legs = Vec::new();
     for (i, foot) in feet.iter().enumerate() {
-        if !(in_a[i] && in_b.get(i).copied().unwrap_or(false)) || feet_b.get(i) != Some(foot) {
+        let Some(cb) = in_b.get(i) else { continue };
+        let both: Vec<bool> = in_a[i].iter().zip(cb).map(|(&x, &y)| x && y).collect();
+        if !both.iter().any(|&b| b) || feet_b.get(i) != Some(foot) {
             continue;
         }
         let Some(&ankle) = foot.points.first() else { continue };
@@ -110,9 +153,25 @@ pub(crate) fn planted_legs(
         // The thigh hangs from the body (a skeleton whose foot's
         // grandparent is the root would turn the whole figure).
         if three(knee) && three(hip) && parent(hip).is_some() {
-            legs.push(Leg { point: foot.skate_point, ankle, knee, hip });
+            let leg = Leg { point: foot.skate_point, ankle, knee, hip };
+            legs.push(LegLock { leg, both });
         }
     }
+    legs
+}
+
+/// The legs planted through both overlaps ([`contact_legs`] in contact on
+/// both sides in every frame).
+pub(crate) fn planted_legs(
+    a: &Bvh,
+    fa: usize,
+    b: &Bvh,
+    fb: usize,
+    len: usize,
+    up: SignedAxis,
+) -> Vec<LegLock> {
+    let mut legs = contact_legs(a, fa, b, fb, len, up);
+    legs.retain(LegLock::planted);
     legs
 }
 
@@ -153,6 +212,107 @@ pub(crate) fn stance_yaw(
     (la.length() >= min && lb.length() >= min).then(|| yaw_between(lb, la, up.vector()))
 }
 
+/// Seconds over which a lock that starts or ends inside a crossfade is
+/// ramped in or out (at most the frames the crossfade has there).
+const RAMP_SECONDS: f64 = 0.1;
+
+/// The quintic `10x³ - 15x⁴ + 6x⁵` (no speed at either end).
+fn smooth(x: f64) -> f64 {
+    x * x * x * (10.0 + x * (6.0 * x - 15.0))
+}
+
+/// The ankle's target `t` drawn in towards the hip `h` where it lies
+/// beyond the leg's own extension (the hip to the ankle `a`, or 0.95 of
+/// the `reach` if more bent): the distance past it approaches the reach
+/// but never gets there (`m + (r - m)(1 - e^(-(d - m)/(r - m)))`, of slope
+/// 1 where it starts), so a lock that pulls the foot away from the hip
+/// does not straighten the leg (the knee's angle, whose rate grows without
+/// bound as the leg straightens, spiked where a pin pulled the leg
+/// straight and let it bend again).
+fn soft_reach(h: DVec3, a: DVec3, t: DVec3, reach: f64) -> DVec3 {
+    let m = h.distance(a).max(0.95 * reach);
+    let v = t - h;
+    let d = v.length();
+    if d <= m || !d.is_finite() {
+        return t;
+    }
+    let room = reach - m;
+    let soft = if room > 1e-12 * reach { m + room * (1.0 - (-(d - m) / room).exp()) } else { m };
+    h + v * (soft / d)
+}
+
+/// Where a leg's contact point goes in each crossfade frame: `None` (left
+/// as the mix puts it) or the target and the lock's weight (1: on the
+/// target; less: that far from the mix's contact point towards it).
+type Pins = Vec<Option<(DVec3, f64)>>;
+
+/// The pins of one leg (see the module docs): `pa[k]` and `pb[k]` its
+/// contact point in the two frames crossfade frame `k` mixes, `first` the
+/// first frame the lock may move (the frames before have weight 0), `ramp`
+/// the ramp's frames.
+fn pins(
+    lock: &LegLock,
+    pa: &[DVec3],
+    pb: &[DVec3],
+    weights: &[f64],
+    first: usize,
+    ramp: usize,
+) -> Pins {
+    let n = weights.len();
+    let mix = |k: usize| pa[k].lerp(pb[k], weights[k]);
+    if lock.planted() {
+        return (0..n).map(|k| Some((mix(k), 1.0))).collect();
+    }
+    let mut out: Pins = vec![None; n];
+    let mut s = 0;
+    while s < n {
+        if !lock.both[s] {
+            s += 1;
+            continue;
+        }
+        let end = |from: usize| (from..n).find(|&k| !lock.both[k]).unwrap_or(n);
+        let mut e = end(s);
+        // A gap no longer than a ramp (the contact flickers) is bridged:
+        // the foot stays on one place rather than leave it and come back.
+        while let Some(next) = (e..n).find(|&k| lock.both[k]).filter(|&k| k - e <= ramp) {
+            e = end(next);
+        }
+        // A span with no room for a ramp before it (or after it) runs on
+        // to the crossfade's start (or end): a ramp cut short would pop.
+        let lo = if s < first + ramp { 0 } else { s };
+        let hi = if n - e < ramp { n } else { e };
+        if lo == 0 && hi == n {
+            return (0..n).map(|k| Some((mix(k), 1.0))).collect();
+        }
+        // One place per span: where the foot stands at the crossfade's
+        // end it touches (so that it flows on from the clip's own frames),
+        // else the mean of the mixed stance over the span.
+        let pin = if lo == 0 {
+            mix(first.saturating_sub(1))
+        } else if hi == n {
+            mix(n - 1)
+        } else {
+            (s..e).map(mix).sum::<DVec3>() / (e - s) as f64
+        };
+        let mut put = |k: usize, w: f64| {
+            if out[k].is_none_or(|(_, v)| v < w) {
+                out[k] = Some((pin, w));
+            }
+        };
+        (lo..hi).for_each(|k| put(k, 1.0));
+        let r_in = ramp.min(lo.saturating_sub(first));
+        for d in 1..=r_in {
+            put(lo - d, smooth(1.0 - d as f64 / (r_in + 1) as f64));
+        }
+        let r_out = ramp.min(n - hi);
+        for d in 1..=r_out {
+            put(hi - 1 + d, smooth(1.0 - d as f64 / (r_out + 1) as f64));
+        }
+        s = hi;
+    }
+    out
+}
+
 /// Locks `legs` over a crossfade: `out` holds its frames (`nc` channels
 /// each), frame `k` mixing frame `fa + k` of `a` with frame `k` of `b` (moved
 /// already) at weight `weights[k]` (see the module docs).
@@ -161,7 +321,7 @@ pub(crate) fn lock_crossfade(
     fa: usize,
     b: &Bvh,
     weights: &[f64],
-    legs: &[Leg],
+    legs: &[LegLock],
     out: &mut [f64],
 ) {
     if legs.is_empty() {
@@ -172,8 +332,27 @@ pub(crate) fn lock_crossfade(
     let fk = Kinematics::new(skel, PositionChannels::Replace);
     let layouts: Vec<JointChannels> = skel.joints().iter().map(JointChannels::of).collect();
     let nj = skel.len();
+    let n = weights.len();
     let (mut wa, mut wb, mut wo) =
         (vec![DAffine3::IDENTITY; nj], vec![DAffine3::IDENTITY; nj], vec![DAffine3::IDENTITY; nj]);
+    // The contact points in the two clips' frames, per leg.
+    let (mut pa, mut pb) =
+        (vec![Vec::with_capacity(n); legs.len()], vec![Vec::with_capacity(n); legs.len()]);
+    for k in 0..n {
+        fk.world(a.motion().frame(fa + k), &mut wa);
+        fk.world(b.motion().frame(k), &mut wb);
+        for (i, l) in legs.iter().enumerate() {
+            pa[i].push(wa[l.leg.point].translation);
+            pb[i].push(wb[l.leg.point].translation);
+        }
+    }
+    let first = weights.iter().position(|&w| w != 0.0).unwrap_or(n);
+    let ramp = ((RAMP_SECONDS / a.motion().frame_time()).round() as usize).max(1);
+    let pins: Vec<Pins> = legs
+        .iter()
+        .enumerate()
+        .map(|(i, l)| pins(l, &pa[i], &pb[i], weights, first, ramp))
+        .collect();
     for (k, &w) in weights.iter().enumerate() {
         // At weight 0 (a loop's first crossfade frame) the frame is the
         // clip before's own, its feet on their targets: left bit for bit
@@ -182,17 +361,20 @@ pub(crate) fn lock_crossfade(
             continue;
         }
         let row = &mut out[k * nc..(k + 1) * nc];
-        fk.world(a.motion().frame(fa + k), &mut wa);
-        fk.world(b.motion().frame(k), &mut wb);
-        for leg in legs {
+        for (lock, pins) in legs.iter().zip(&pins) {
+            let Some((pin, lambda)) = pins[k] else { continue };
+            let leg = &lock.leg;
             fk.world(row, &mut wo);
             let pos = |x: &[DAffine3], j: usize| x[j].translation;
-            let target = pos(&wa, leg.point).lerp(pos(&wb, leg.point), w);
+            let target = if lambda == 1.0 { pin } else { pos(&wo, leg.point).lerp(pin, lambda) };
             let delta = target - pos(&wo, leg.point);
-            let t = pos(&wo, leg.ankle) + delta;
-            let Some((d, r1)) =
-                two_bone(pos(&wo, leg.hip), pos(&wo, leg.knee), pos(&wo, leg.ankle), t)
-                    .map(|(d, r1, _)| (d, r1))
+            let (h, a) = (pos(&wo, leg.hip), pos(&wo, leg.ankle));
+            let mut t = a + delta;
+            if !lock.planted() {
+                let reach = h.distance(pos(&wo, leg.knee)) + pos(&wo, leg.knee).distance(a);
+                t = soft_reach(h, a, t, reach);
+            }
+            let Some((d, r1)) = two_bone(h, pos(&wo, leg.knee), a, t).map(|(d, r1, _)| (d, r1))
             else {
                 continue;
             };
@@ -213,5 +395,86 @@ pub(crate) fn lock_crossfade(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lock(both: &str) -> LegLock {
+        let leg = Leg { point: 0, ankle: 0, knee: 0, hip: 0 };
+        LegLock { leg, both: both.chars().map(|c| c == '#').collect() }
+    }
+
+    /// The ankle's target is left alone within the leg's own extension
+    /// (or 0.95 of its reach), drawn in beyond it, continuously, never
+    /// out to the full reach, the farther the target the farther out.
+    #[test]
+    fn soft_reach_never_straightens_the_leg() {
+        let (h, a) = (DVec3::ZERO, DVec3::new(0.0, -0.9, 0.0));
+        let at = |d: f64| soft_reach(h, a, DVec3::new(0.0, -d, 0.0), 1.0).length();
+        assert_eq!(at(0.5), 0.5);
+        assert_eq!(at(0.95), 0.95);
+        assert!((at(0.95 + 1e-6) - (0.95 + 1e-6)).abs() < 1e-9);
+        let (x, y, z) = (at(0.99), at(1.05), at(1.2));
+        assert!(0.95 < x && x < 0.99 && x < y && y < z && z < 1.0, "{x} {y} {z}");
+        // A leg more extended than 0.95: its own extension is where the
+        // drawing in starts.
+        let a = DVec3::new(0.0, -0.98, 0.0);
+        assert_eq!(soft_reach(h, a, DVec3::new(0.0, -0.97, 0.0), 1.0).y, -0.97);
+        let y = soft_reach(h, a, DVec3::new(0.0, -1.5, 0.0), 1.0).y;
+        assert!(-1.0 < y && y < -0.98, "{y}");
+        // Fully straight: held at the reach.
+        assert_eq!(
+            soft_reach(h, DVec3::new(0.0, -1.0, 0.0), DVec3::new(0.0, -2.0, 0.0), 1.0).y,
+            -1.0
+        );
+    }
+
+    /// A foot in contact on both sides in some frames only: each span is
+    /// pinned on one place, at full weight inside it, ramped smoothly out
+    /// of it; a short gap is bridged; the frames before `first` and those
+    /// far from any span are left alone.
+    #[test]
+    fn pins_of_spans_are_one_place_with_ramps() {
+        let n = 12;
+        let pa: Vec<DVec3> = (0..n).map(|k| DVec3::new(k as f64, 0.0, 0.0)).collect();
+        let pb: Vec<DVec3> = (0..n).map(|k| DVec3::new(k as f64, 0.0, 10.0)).collect();
+        let weights: Vec<f64> = (0..n).map(|k| k as f64 / n as f64).collect();
+        // Frames 0-2 and 4-5 (a gap of one, bridged), ramp 2.
+        let p = pins(&lock("###.##......"), &pa, &pb, &weights, 1, 2);
+        let pin = pa[0];
+        for (k, q) in p.iter().enumerate().take(6) {
+            assert_eq!(*q, Some((pin, 1.0)), "frame {k}");
+        }
+        let (w6, w7) = (p[6].unwrap().1, p[7].unwrap().1);
+        assert!(1.0 > w6 && w6 > w7 && w7 > 0.0, "{w6} {w7}");
+        assert_eq!(p[6].unwrap().0, pin);
+        assert!(p[8..].iter().all(Option::is_none));
+        // An inner span: the mean of the mixed stance over it, ramped in
+        // and out.
+        let p = pins(&lock("....###....."), &pa, &pb, &weights, 1, 2);
+        let mean = (4..7).map(|k| pa[k].lerp(pb[k], weights[k])).sum::<DVec3>() / 3.0;
+        assert!(p[..2].iter().all(Option::is_none));
+        let (w2, w3) = (p[2].unwrap().1, p[3].unwrap().1);
+        assert!(0.0 < w2 && w2 < w3 && w3 < 1.0, "{w2} {w3}");
+        assert!((2..9).all(|k| p[k].unwrap().0 == mean));
+        assert!((4..7).all(|k| p[k].unwrap().1 == 1.0));
+        assert!(p[7..9].iter().all(|q| q.is_some_and(|(_, w)| w < 1.0)));
+        assert!(p[9..].iter().all(Option::is_none));
+        // Too near the start for a ramp in: pinned from the start, on the
+        // foot of the frame before the first moved.
+        let p = pins(&lock("..###......."), &pa, &pb, &weights, 1, 3);
+        assert!((0..5).all(|k| p[k] == Some((pa[0], 1.0))));
+        assert!(p[5..8].iter().all(|q| q.is_some_and(|(_, w)| w < 1.0)));
+        assert!(p[8..].iter().all(Option::is_none));
+        // Too near both ends: the whole crossfade, as when planted.
+        let p = pins(&lock("..###......."), &pa, &pb, &weights, 1, 8);
+        assert!((0..n).all(|k| p[k] == Some((pa[k].lerp(pb[k], weights[k]), 1.0))));
+        // Planted through the whole crossfade: the mix of the two frames'
+        // contact points, as before.
+        let p = pins(&lock("############"), &pa, &pb, &weights, 1, 3);
+        assert!((0..n).all(|k| p[k] == Some((pa[k].lerp(pb[k], weights[k]), 1.0))));
     }
 }

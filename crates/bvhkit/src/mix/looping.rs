@@ -27,7 +27,15 @@
 //!   two are, the line between them gives the turn
 //!   (`mix::feet::stance_yaw`): so they land on each other (the hip and
 //!   shoulder lines turned Bandai Namco's kick 8.8 degrees where its feet
-//!   turn 29, and its feet landed 15 to 27 cm apart).
+//!   turn 29, and its feet landed 15 to 27 cm apart);
+//! - and a carrier that never moves on the ground (the same horizontal
+//!   position in every frame, within 1e-9 of the height: Azure Kinect's
+//!   root, whose position channels are 0) has no travel: the feet are not
+//!   laid onto each other (nor locked: where the clip's ends have them 47
+//!   cm apart, the lock straightened the knee, a 480 m/s² spike), the shift
+//!   is 0 and the turn is about the carrier, so the root stays in place
+//!   (the feet pulled Azure Kinect's root 47.5 units per cycle at
+//!   `--crossfade 5`).
 //!
 //! Output frame `k`:
 //! - `k < N`: [`Mixer::blend`] of the moved-back tail frame `L + k` and
@@ -37,11 +45,14 @@
 //!   and no acceleration at either end);
 //! - `N <= k < L`: frame `k`, bit for bit.
 //!
-//! The planted feet are then locked through the crossfade frames by IK
-//! (`mix::feet::lock_crossfade`, as concat's crossfade: the contact
-//! point on the mix of its positions in the two frames mixed, the thigh,
-//! knee and ankle rotation channels turned), before the travel is removed
-//! (with `Travel::Remove` the lock moves with the frame).
+//! The feet are then locked through the crossfade frames by IK
+//! (`mix::feet::lock_crossfade`, the thigh, knee and ankle rotation
+//! channels turned): a planted foot as concat's crossfade does (the
+//! contact point on the mix of its positions in the two frames mixed), a
+//! foot in contact on both sides in some crossfade frames only
+//! (`mix::feet::contact_legs`: tail frame `L + k` and frame `k`) pinned on
+//! one place per span of them, ramped in and out over 0.1 s, before the
+//! travel is removed (with `Travel::Remove` the lock moves with the frame).
 //!
 //! So the last frame (`L - 1`) flows into the first exactly as it flowed
 //! into frame `L` in the clip, and on at the tail's velocity: the seam
@@ -77,7 +88,7 @@ use super::weights::Curve;
 use super::{GroundMove, Mixer, Span, TravelHeading, fit_ground_move, need_frames, up_axis};
 use crate::bvh::Bvh;
 use crate::edit::axes::SignedAxis;
-use crate::edit::root::{Setup, move_carrier};
+use crate::edit::root::{Setup, horizontal, move_carrier};
 use crate::error::{Error, Result};
 use crate::motion::Motion;
 
@@ -260,9 +271,15 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     // The feet planted through both overlaps (the tail's frames `len ..`
     // and the start's `0 .. fade_n`): the pivot of the move, so that they
     // land on each other, and locked through the crossfade.
-    let legs =
-        if fade_n >= 2 { feet::planted_legs(bvh, len, bvh, 0, fade_n, up) } else { Vec::new() };
-    let anchor: Vec<usize> = legs.iter().map(|l| l.point).collect();
+    let mut legs =
+        if fade_n >= 2 { feet::contact_legs(bvh, len, bvh, 0, fade_n, up) } else { Vec::new() };
+    // A carrier that never moves on the ground has no travel: the cycle
+    // turns about it, and the feet do not pull it off its place. They are
+    // not laid onto each other then, and not locked: the pose mixed.
+    if !legs.is_empty() && fixed_on_ground(&setup, m, up) {
+        legs.clear();
+    }
+    let anchor: Vec<usize> = legs.iter().filter(|l| l.planted()).map(|l| l.leg.point).collect();
     let (mut back, tail_mean) =
         fit_ground_move(&setup, m, 0, &setup, m, len, fade_n, up, travel, &anchor);
     // Two feet planted through both overlaps also give the turn: the one
@@ -322,6 +339,28 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
             up_found,
         },
     ))
+}
+
+/// Whether the carrier stands in one place on the ground through every
+/// frame of `m` (within 1e-9 of the skeleton's height of frame 0's: a
+/// root whose position channels are constant, or that has none).
+fn fixed_on_ground(setup: &Setup, m: &Motion, up: SignedAxis) -> bool {
+    let keep = setup.fk.with_ancestors(&[setup.carrier]);
+    let (fk, gather) = setup.fk.subset(&keep);
+    let Some(at) = keep.iter().position(|&j| j == setup.carrier) else { return false };
+    let mut frame = vec![0.0; gather.len()];
+    let mut w = vec![DAffine3::IDENTITY; keep.len()];
+    let mut ground = |f: usize| {
+        let src = m.frame(f);
+        for (x, &c) in frame.iter_mut().zip(&gather) {
+            *x = src[c];
+        }
+        fk.world(&frame, &mut w);
+        horizontal(w[at].translation, up)
+    };
+    let p0 = ground(0);
+    let tol = 1e-9 * setup.height;
+    (1..m.n_frames()).all(|f| (ground(f) - p0).length() <= tol)
 }
 
 /// The loop crossfade's weight of the start at frame `k` of `n`: 0 at

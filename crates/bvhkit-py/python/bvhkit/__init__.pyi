@@ -303,7 +303,10 @@ class Bvh:
             0.01
         """
     def to_height(self, height: float) -> Bvh:
-        """Scaled so that the figure is ``height`` tall, in file units (``--height H``), from 0.000001 to 1000000."""
+        """Scaled so that the figure is ``height`` tall, in file units (``--height H``).
+
+        ``height`` from 0.000001 to 1000000.
+        """
     def mirror(self) -> Bvh:
         """Left and right swapped: pairs found by name, confirmed by the rest pose (``--mirror``).
 

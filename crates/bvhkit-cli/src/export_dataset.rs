@@ -127,15 +127,15 @@ pub(crate) enum Rotations {
 /// The dataset flags of `bvh export` (used with `-o OUT.parquet` or `-o OUT.npz`).
 #[derive(Debug, clap::Args)]
 pub(crate) struct DatasetArgs {
-    /// Parquet/NPZ: element type of the numbers.
-    #[arg(long, value_enum, default_value = "f64")]
-    dtype: Dtype,
-    /// Parquet: long (a row per clip × frame × joint) or wide (a row per clip × frame, list columns).
-    #[arg(long, value_enum, default_value = "long")]
-    layout: Layout,
-    /// Parquet/NPZ: representation of the local rotations.
-    #[arg(long, value_enum, default_value = "quat")]
-    rotations: Rotations,
+    /// Parquet/NPZ: element type of the numbers (default f64).
+    #[arg(long, value_enum)]
+    dtype: Option<Dtype>,
+    /// Parquet: long (a row per clip × frame × joint) or wide (a row per clip × frame, list columns); default long.
+    #[arg(long, value_enum)]
+    layout: Option<Layout>,
+    /// Parquet/NPZ: representation of the local rotations (default quat).
+    #[arg(long, value_enum)]
+    rotations: Option<Rotations>,
     /// Parquet/NPZ: positions relative to each joint's root (roots keep their world position).
     #[arg(long)]
     root_relative: bool,
@@ -145,12 +145,32 @@ pub(crate) struct DatasetArgs {
     /// Parquet/NPZ: add a contact flag per joint and frame (see --contact-height, --contact-speed).
     #[arg(long)]
     contacts: bool,
-    /// Contact: largest height above the ground, as a fraction of the skeleton's size.
-    #[arg(long, value_name = "FRACTION", default_value_t = Contacts::default().height)]
-    contact_height: f64,
-    /// Contact: largest speed, as a fraction of the skeleton's size per second.
-    #[arg(long, value_name = "FRACTION", default_value_t = Contacts::default().speed)]
-    contact_speed: f64,
+    /// Contact: largest height above the ground, as a fraction of the skeleton's size (default 0.05).
+    #[arg(long, value_name = "FRACTION")]
+    contact_height: Option<f64>,
+    /// Contact: largest speed, as a fraction of the skeleton's size per second (default 0.3).
+    #[arg(long, value_name = "FRACTION")]
+    contact_speed: Option<f64>,
+}
+
+impl DatasetArgs {
+    /// The dataset flags given on the command line, which the glTF and FBX
+    /// outputs refuse rather than ignore.
+    pub(crate) fn given(&self) -> Vec<&'static str> {
+        [
+            (self.dtype.is_some(), "--dtype"),
+            (self.layout.is_some(), "--layout"),
+            (self.rotations.is_some(), "--rotations"),
+            (self.root_relative, "--root-relative"),
+            (self.velocities, "--velocities"),
+            (self.contacts, "--contacts"),
+            (self.contact_height.is_some(), "--contact-height"),
+            (self.contact_speed.is_some(), "--contact-speed"),
+        ]
+        .into_iter()
+        .filter_map(|(given, flag)| given.then_some(flag))
+        .collect()
+    }
 }
 
 /// What one file turned into.
@@ -194,31 +214,31 @@ fn clip_name(rel: &Path) -> String {
 }
 
 fn options(d: &DatasetArgs, position_channels: crate::PosMode) -> Result<Options> {
-    for (flag, v) in [("--contact-height", d.contact_height), ("--contact-speed", d.contact_speed)]
-    {
+    let defaults = Contacts::default();
+    let (height, speed) =
+        (d.contact_height.unwrap_or(defaults.height), d.contact_speed.unwrap_or(defaults.speed));
+    for (flag, v) in [("--contact-height", height), ("--contact-speed", speed)] {
         if !(v.is_finite() && v >= 0.0) {
             bail!("{flag} {v}: the fraction must be a number of at least 0");
         }
     }
     Ok(Options {
-        dtype: match d.dtype {
+        dtype: match d.dtype.unwrap_or(Dtype::F64) {
             Dtype::F64 => bvhkit_dataset::Dtype::F64,
             Dtype::F32 => bvhkit_dataset::Dtype::F32,
         },
-        layout: match d.layout {
+        layout: match d.layout.unwrap_or(Layout::Long) {
             Layout::Long => bvhkit_dataset::Layout::Long,
             Layout::Wide => bvhkit_dataset::Layout::Wide,
         },
-        rotations: match d.rotations {
+        rotations: match d.rotations.unwrap_or(Rotations::Quat) {
             Rotations::Quat => bvhkit_dataset::Rotations::Quat,
             Rotations::SixD => bvhkit_dataset::Rotations::SixD,
             Rotations::Matrix => bvhkit_dataset::Rotations::Matrix,
         },
         root_relative: d.root_relative,
         velocities: d.velocities,
-        contacts: d
-            .contacts
-            .then_some(Contacts { height: d.contact_height, speed: d.contact_speed }),
+        contacts: d.contacts.then_some(Contacts { height, speed }),
         position_channels: position_channels.into(),
     })
 }

@@ -140,6 +140,12 @@ pub(crate) fn run(a: Args) -> Result<ExitCode> {
         };
         return crate::export_dataset::run(&c, &a.dataset);
     }
+    if let Some(flag) = a.dataset.given().first() {
+        bail!(
+            "{flag} applies to .parquet and .npz outputs, not to {} (see bvh export --help)",
+            a.output.display()
+        );
+    }
     let inputs = expand_rel(&a.files)?;
     let all: Vec<Input> = inputs.iter().map(|(i, _)| i.clone()).collect();
     let mut jobs: Vec<(Input, PathBuf, Format)> = Vec::new();

@@ -23,8 +23,10 @@ two ends; feet planted through both ends land on each other: their mean \
 is the pivot, and the line between two of them gives the turn) and faded \
 into the first N, per-joint quaternion SLERP, positions linear, starting \
 on the moved-back frame itself with a weight that has no speed at either \
-end (10x^3 - 15x^4 + 6x^5; --linear for a straight ramp), the planted \
-feet kept in place by IK of the legs: the last frame flows into the first \
+end (10x^3 - 15x^4 + 6x^5; --linear for a straight ramp), a foot in \
+contact on both sides held in one place by IK of the leg through those \
+crossfade frames (0.1 s ramps in and out; a clip whose top joint never \
+moves on the ground has no travel and no such lock): the last frame flows into the first \
 as the clip flowed on, velocity included; every other frame is copied bit \
 for bit. A loop needs at least 2 frames. \
 By default the travel is kept (a walk keeps walking: \

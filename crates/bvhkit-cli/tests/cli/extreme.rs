@@ -82,6 +82,25 @@ fn export_scale_has_the_limits_of_edit_scale() {
         run_ok(&["export", a, "-o", o, "--scale", "1000000"]);
         assert!(out.exists(), "{ext}");
     }
+    // And the other way: the tables' flags are refused by glTF and FBX
+    // outputs (they exited 0, ignoring them).
+    for ext in ["glb", "fbx"] {
+        let out = tmp.path().join(format!("other.{ext}"));
+        let o = out.to_str().unwrap();
+        for flag in [
+            &["--velocities"][..],
+            &["--dtype", "f32"],
+            &["--dtype", "f64"],
+            &["--layout", "wide"],
+            &["--rotations", "6d"],
+            &["--contacts"],
+            &["--contact-height", "0.1"],
+            &["--root-relative"],
+        ] {
+            let args = [&["export", a, "-o", o][..], flag].concat();
+            refused(&args, &[&format!("{} applies to .parquet and .npz outputs", flag[0])], &out);
+        }
+    }
     for v in ["-inf", "-2"] {
         let out = tmp.path().join("out.bvh");
         refused(

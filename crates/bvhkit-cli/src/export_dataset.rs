@@ -264,6 +264,10 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
     let start = Instant::now();
     let out = c.output;
     let Some(kind) = kind(out) else { bail!("{}: not a .parquet or .npz output", out.display()) };
+    if kind == Kind::Npz && d.layout.is_some() {
+        // NPZ has one layout (arrays per clip); the flag is refused, not ignored.
+        bail!("--layout applies to .parquet outputs, not to {}", out.display());
+    }
     let options = options(d, c.position_channels)?;
     let target = match destination(out)? {
         Dest::Replace(p) => p,

@@ -82,6 +82,18 @@ fn export_scale_has_the_limits_of_edit_scale() {
         run_ok(&["export", a, "-o", o, "--scale", "1000000"]);
         assert!(out.exists(), "{ext}");
     }
+    // NPZ has one layout: Parquet's --layout is refused there, not ignored.
+    {
+        let out = tmp.path().join("out.npz");
+        let o = out.to_str().unwrap();
+        refused(
+            &["export", a, "-o", o, "--layout", "wide"],
+            &["--layout applies to .parquet outputs"],
+            &out,
+        );
+        run_ok(&["export", a, "-o", o, "--dtype", "f32"]);
+        assert!(out.exists());
+    }
     // And the other way: the tables' flags are refused by glTF and FBX
     // outputs (they exited 0, ignoring them).
     for ext in ["glb", "fbx"] {

@@ -345,22 +345,13 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
 /// frame of `m` (within 1e-9 of the skeleton's height of frame 0's: a
 /// root whose position channels are constant, or that has none).
 fn fixed_on_ground(setup: &Setup, m: &Motion, up: SignedAxis) -> bool {
-    let keep = setup.fk.with_ancestors(&[setup.carrier]);
-    let (fk, gather) = setup.fk.subset(&keep);
-    let Some(at) = keep.iter().position(|&j| j == setup.carrier) else { return false };
-    let mut frame = vec![0.0; gather.len()];
-    let mut w = vec![DAffine3::IDENTITY; keep.len()];
-    let mut ground = |f: usize| {
-        let src = m.frame(f);
-        for (x, &c) in frame.iter_mut().zip(&gather) {
-            *x = src[c];
-        }
-        fk.world(&frame, &mut w);
-        horizontal(w[at].translation, up)
-    };
-    let p0 = ground(0);
     let tol = 1e-9 * setup.height;
-    (1..m.n_frames()).all(|f| (ground(f) - p0).length() <= tol)
+    let (mut first, mut fixed) = (None, true);
+    setup.fk.positions_over(m, &[setup.carrier], |_, p| {
+        let h = horizontal(p[0], up);
+        fixed &= (h - *first.get_or_insert(h)).length() <= tol;
+    });
+    fixed
 }
 
 /// The loop crossfade's weight of the start at frame `k` of `n`: 0 at

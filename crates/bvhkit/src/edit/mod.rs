@@ -102,8 +102,8 @@ pub mod run;
 pub mod scale;
 
 pub use chunked::{ChunkedMap, SplitFrameMap};
-pub(crate) use pose::lerp_snapped;
 pub use pose::{JointChannels, Pose, PoseLayout};
+pub(crate) use pose::{lerp_snapped, lerp_snapped_moved};
 
 /// A transform that works one frame at a time.
 ///

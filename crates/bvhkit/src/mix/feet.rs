@@ -260,8 +260,10 @@ fn pins(
 ) -> Pins {
     let n = weights.len();
     let mix = |k: usize| pa[k].lerp(pb[k], weights[k]);
+    // Every frame on the mix of the two contact points, as a planted foot.
+    let on_mix = || (0..n).map(|k| Some((mix(k), 1.0))).collect();
     if lock.planted() {
-        return (0..n).map(|k| Some((mix(k), 1.0))).collect();
+        return on_mix();
     }
     let mut out: Pins = vec![None; n];
     let mut s = 0;
@@ -282,7 +284,7 @@ fn pins(
         let lo = if s < first + ramp { 0 } else { s };
         let hi = if n - e < ramp { n } else { e };
         if lo == 0 && hi == n {
-            return (0..n).map(|k| Some((mix(k), 1.0))).collect();
+            return on_mix();
         }
         // One place per span: where the foot stands at the crossfade's
         // end it touches (so that it flows on from the clip's own frames),

@@ -23,10 +23,10 @@
 //! positions by `edit::lerp_snapped` (a position that is the same bits in
 //! both frames keeps them) and a layer's moved positions; what a mix copies
 //! keeps its bits. A blend's position loop branches on that sameness
-//! (`lerp_snapped`'s bits, its rounding and division skipped where the
-//! position does not move: a clip's joints other than the root mostly have
-//! constant positions, Bandai Namco's 6-channel joints 63 of 66; 8% fewer
-//! instructions for its blend). `Mixer::new` sizes its lists up front (no
+//! (`edit::lerp_snapped_moved`, `lerp_snapped`'s bits, its rounding and
+//! division skipped where the position does not move: a clip's joints other
+//! than the root mostly have constant positions, Bandai Namco's 6-channel
+//! joints 63 of 66; 8% fewer instructions for its blend). `Mixer::new` sizes its lists up front (no
 //! reallocation as they fill; a short clip's mix pays its construction
 //! once per clip). The extraction's last digits are rounding noise (an
 //! angle printed `-25.592700000002765` for the clip's `154.4073` turned half
@@ -37,7 +37,7 @@
 
 use glam::DQuat;
 
-use crate::edit::{JointChannels, lerp_snapped};
+use crate::edit::{JointChannels, lerp_snapped, lerp_snapped_moved};
 use crate::rotation::{
     LayerFrames, MixLanes, RotationOrder, adjacent, lane_quat, parity_of, slerp_slice, snap_angle,
     write3,
@@ -355,9 +355,7 @@ impl Mixer {
             out[c] = a[c];
         }
         for &c in &self.mixed_pos {
-            let (x, y) = (a[c], b[c]);
-            let v = x + w * (y - x);
-            out[c] = if x.to_bits() == y.to_bits() { v } else { snap_angle(v) };
+            out[c] = lerp_snapped_moved(a[c], b[c], w);
         }
         for &idx in &self.mixed_other {
             let j = &self.joints[idx].channels;

@@ -62,6 +62,22 @@ fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
 }
 
+/// Runs `bvh args`, which must fail with a message (not a panic: exit 2,
+/// not 101 or a signal) containing every one of `want`, and leave no `out`;
+/// returns the message.
+#[track_caller]
+fn refused(args: &[&str], want: &[&str], out: &Path) -> String {
+    let o = run(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "bvh {}: {err}", args.join(" "));
+    assert!(!err.contains("panicked"), "{err}");
+    for w in want {
+        assert!(err.contains(w), "bvh {}: {w:?} not in {err}", args.join(" "));
+    }
+    assert!(!out.exists(), "{} was written", out.display());
+    err
+}
+
 /// The hierarchy and motion header of a Y-up figure of 15 channels (a
 /// root with its position, a head above it and two feet below), for
 /// `frames` frames of up-axis tests to follow.

@@ -2,9 +2,8 @@
 //! clean error naming the option or file, the value and the limit, never
 //! a panic or an abort (they used to: "capacity overflow", terabyte
 //! allocations, a panicking pacer, a crossfade of 1e308 s made 0 frames).
-use std::path::Path;
 
-use super::{run, run_ok, stderr};
+use super::{refused, run_ok, stderr};
 
 /// A two-joint clip of `frames` frames at `frame_time`.
 fn clip(frame_time: &str, frames: usize) -> String {
@@ -18,20 +17,6 @@ fn clip(frame_time: &str, frames: usize) -> String {
         s.push_str(&format!("{i} 90 0 {} 0 0 0 {} 0\n", i * 3, i * 2));
     }
     s
-}
-
-/// Runs `bvh args`, which must fail with a message (not a panic: exit 2,
-/// not 101 or a signal) containing every one of `want`, and leave no `out`.
-#[track_caller]
-fn refused(args: &[&str], want: &[&str], out: &Path) {
-    let o = run(args);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "bvh {}: {err}", args.join(" "));
-    assert!(!err.contains("panicked"), "{err}");
-    for w in want {
-        assert!(err.contains(w), "bvh {}: {w:?} not in {err}", args.join(" "));
-    }
-    assert!(!out.exists(), "{} was written", out.display());
 }
 
 #[test]

@@ -17,31 +17,36 @@ Clean captured motion: repair spikes, smooth rotations and positions, remove \
 drift, ground the figure and lock the feet, the skeleton and the frame count \
 unchanged.
 
-The steps run in this order, each only when asked: --spikes (joint-frames \
-far from their neighbours, above median + K x MAD of the joint's own \
-deviations, replaced by SLERP from the frames around them), --butterworth \
-(zero-phase low-pass, scipy's butter + filtfilt), --savgol (Savitzky-Golay, \
-scipy's savgol_filter), --one-euro (the causal one-euro filter), \
---remove-drift (the root's horizontal travel removed at a constant rate), \
---ground (the contact ground moved to height 0), --lock-feet (feet in \
-contact pinned, one point per contact span, by two-bone IK of the legs \
-with smoothstep ramps, the hips lowered when a leg cannot reach; contacts as \
-bvh lint finds them, or from --contacts FILE, a CSV of joint,start,end; \
-with --flatten-feet each locked foot is also turned about the ankle to \
-its planted roll and pitch (medians over its spans) where that moves its \
-toe by less than 3 mm, blended over the span's ramps). Rotations \
-are filtered as continuous quaternion tracks (never raw Euler channels), \
-written back in each joint's own order closest to the input's angles; \
-every channel a step does not touch is copied bit for bit. --joints is the \
-mask of the smoothing steps; --strength blends each joint's filtered track \
-with its original by a factor S from 0 to 1 (a rotation moves by S times \
-what the filter changed, a position becomes p + S x (p' - p)). A summary of \
-each step (joints changed, largest change per joint, frames repaired) goes \
-to stderr, or to stdout with --dry-run, which writes nothing. \
---spikes and --one-euro, alone or together, stream a regular file to its \
-output without holding its frames (spikes read it four times), with the \
-bytes and summary of the whole clip; the other steps, standard input and \
---portable clean the whole clip in memory. docs/cleaning.md gives the \
+The steps run in this order, each only when asked:
+  --spikes        joint-frames far from their neighbours (above median + K x \
+MAD of the joint's own deviations) replaced by SLERP from the frames around \
+them
+  --butterworth   zero-phase low-pass (scipy's butter + filtfilt)
+  --savgol        Savitzky-Golay (scipy's savgol_filter)
+  --one-euro      the causal one-euro filter
+  --remove-drift  the root's horizontal travel removed at a constant rate
+  --ground        the contact ground moved to height 0
+  --lock-feet     feet in contact pinned, one point per contact span, by \
+two-bone IK of the legs with smoothstep ramps, the hips lowered when a leg \
+cannot reach; contacts as bvh lint finds them, or from --contacts FILE (a \
+CSV of joint,start,end); --flatten-feet also turns each locked foot about \
+the ankle to its planted roll and pitch (medians over its spans) where that \
+moves its toe by less than 3 mm, blended over the span's ramps
+
+Rotations are filtered as continuous quaternion tracks (never raw Euler \
+channels) and written back in each joint's own order, closest to the \
+input's angles; every channel a step does not touch is copied bit for bit. \
+--joints is the mask of the smoothing steps; --strength blends each joint's \
+filtered track with its original by a factor S from 0 to 1 (a rotation \
+moves by S times what the filter changed, a position becomes \
+p + S x (p' - p)).
+
+A summary of each step (joints changed, largest change per joint, frames \
+repaired) goes to stderr, or to stdout with --dry-run, which writes \
+nothing. --spikes and --one-euro, alone or together, stream a regular file \
+to its output without holding its frames (spikes read it four times), with \
+the bytes and summary of the whole clip; the other steps, standard input \
+and --portable clean the whole clip in memory. docs/cleaning.md gives the \
 formulas.
 
 Several inputs, or folders (walked for *.bvh), are cleaned in parallel \

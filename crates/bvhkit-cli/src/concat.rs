@@ -31,25 +31,32 @@ Concatenate clips of one skeleton: each continues from where the one before ends
 The clips must have the same joints in the same tree (an error names the \
 first difference); channel orders may differ (converted into the first \
 clip's layout), and a clip at another frame rate is resampled to the first's \
-(said on stderr). Each clip is moved on the ground and turned about the up \
-axis so that it continues the previous clip: its first frames are laid \
-onto the previous clip's last (the frames that overlap in the crossfade, \
-else one frame each), the travel and the hip and shoulder lines fitted \
-together, so a straight walk stays straight (--frame-heading: one frame's \
-pairs each, which sway with the gait); the joint that carries the travel \
-(the topmost joint whose position channels move) is moved, heights are kept \
-(--keep-position leaves every clip where it is). Without --crossfade the \
-output has exactly the frames of A then B. --crossfade N (frames) or 0.4s \
-(seconds) overlaps each seam: A + B - N frames less the frames --search \
-drops (by default up to 0.5 s from each side, so that the overlapping \
-frames are in the same gait phase), per-joint quaternion SLERP \
-from A to the aligned B with a smoothstep weight (--linear for a straight \
-ramp), positions mixed linearly; outside the crossfades every frame is a \
-bit-for-bit copy. A crossfade longer than a clip is refused. The output has \
-the first clip's skeleton and frame time. A folder stands for the *.bvh \
-files under it (any depth), in natural order of their paths: runs of digits \
-compare as numbers, so take2.bvh comes before take10.bvh, and otherwise \
-byte by byte (the order used is printed).
+(said on stderr). The output has the first clip's skeleton and frame time.
+
+Alignment: each clip is moved on the ground and turned about the up axis so \
+that it continues the previous clip. Its first frames are laid onto the \
+previous clip's last (the frames that overlap in the crossfade, else one \
+frame each), the travel and the hip and shoulder lines fitted together, so \
+a straight walk stays straight (--frame-heading: one frame's pairs each, \
+which sway with the gait). The joint that carries the travel (the topmost \
+joint whose position channels move) is moved and heights are kept; \
+--keep-position leaves every clip where it is.
+
+Crossfades: without --crossfade the output has exactly the frames of A then \
+B. --crossfade N (frames) or 0.4s (seconds) overlaps each seam: A + B - N \
+frames, less the frames --search drops (by default up to 0.5 s from each \
+side, so that the overlapping frames are in the same gait phase). Each joint \
+is mixed by quaternion SLERP from A to the aligned B with a smoothstep \
+weight (--linear for a straight ramp), positions linearly; a foot planted \
+through both overlaps is pinned to one point through the crossfade by \
+two-bone IK of its leg (not with --keep-position). Outside the crossfades \
+every frame is A's, or the aligned B's, bit for bit. A crossfade longer \
+than a clip is refused.
+
+Folders: a folder stands for the *.bvh files under it (any depth), in \
+natural order of their paths: runs of digits compare as numbers, so \
+take2.bvh comes before take10.bvh, and otherwise byte by byte (the order \
+used is printed).
 
 Example: bvh concat walk.bvh turn.bvh walk.bvh -o path.bvh --crossfade 0.4s
 Example: bvh concat takes/ -o session.bvh";

@@ -19,30 +19,33 @@ joint names and rest poses. TARGET gives the skeleton (its motion is
 ignored, except to detect its up axis and for --reference FRAME); the
 output has TARGET's skeleton and SRC's frames and frame time.
 
-Joints are mapped by canonical bone (hips, spine, chest, neck, head,
+Joints: mapped by canonical bone (hips, spine, chest, neck, head,
 clavicles, upper and lower arms, hands, upper and lower legs, feet, toes),
 found by name in the CMU, Mixamo (mixamorig:), Bandai Namco, Perception
 Neuron, Rokoko, Xsens, Daz/Poser, Kinect and other families, then joints of
 the same name; or by --map FILE, lines of `source = target` (# comments).
-Both skeletons are brought to one reference pose (by default a T-pose built
-from the rest pose by bone directions), each mapped joint's world rotation
-change since the reference is carried over, joints without a source stay
-as in the reference; the hips follow the source's scaled by the ratio of
-hip heights (a top joint above the hips stays as TARGET's own motion keeps
-it), and the figure is lifted or lowered, smoothly and only while a source
-foot is in contact, so that its soles touch the ground where the source's
-do. Joints below the root keep TARGET's offsets (--joint-translations
-copies the source's). The feet are planted (--no-lock-feet leaves them):
-wherever a source foot is in contact (low and slow), the target's foot of
-that side stands with its sole on the ground, pinned by two-bone IK of its
-leg, still wherever the leg reaches (a source foot's slide is not copied;
-out of reach it slides by the least the leg asks), and a swing foot that
-would pass nearer the ground than the
-source's (scaled) is lifted to its clearance (the legs then bend away from
-the source's directions; the output is held whole in memory). With
+The mapping and the joints left unmapped are printed on standard error.
+
+Rotations: both skeletons are brought to one reference pose (by default a
+T-pose built from the rest pose by bone directions); each mapped joint's
+world rotation change since the reference is carried over, and joints
+without a source stay as in the reference. Joints below the root keep
+TARGET's offsets (--joint-translations copies the source's).
+
+Travel and ground: the hips follow the source's, scaled by the ratio of hip
+heights (a top joint above the hips stays as TARGET's own motion keeps it),
+and the figure is lifted or lowered, smoothly and only while a source foot
+is in contact, so that its soles touch the ground where the source's do.
+
+Feet (--no-lock-feet leaves them): wherever a source foot is in contact
+(low and slow), the target's foot of that side stands with its sole on the
+ground, pinned by two-bone IK of its leg, still wherever the leg reaches (a
+source foot's slide is not copied; out of reach it slides by the least the
+leg asks); a swing foot that would pass nearer the ground than the source's
+(scaled) is lifted to its clearance. The legs then bend away from the
+source's directions, and the output is held whole in memory. With
 --no-lock-feet every mapped limb points exactly where the source's does and
-the output is streamed. The mapping and the joints left unmapped
-are printed on standard error.
+the output is streamed.
 
 Examples:
   bvh retarget walk.bvh --to character.bvh -o character_walk.bvh

@@ -32,6 +32,7 @@
 //! dependency.
 
 use crate::number::{le_word, parse_general, parse_short, token_end};
+use crate::simd::simd_kernel;
 
 /// What the lines of a motion section looked like.
 #[derive(Clone, Debug, Default)]
@@ -250,7 +251,29 @@ pub(crate) fn scan(
     stats: &mut RowStats,
     last: bool,
 ) -> Result<usize, BadToken> {
-    scan_with(data, base, channels, out, stats, last, FAST)
+    scan_simd(crate::simd::Simd::best(), data, base, channels, out, stats, last)
+}
+
+simd_kernel! {
+    /// [`scan_with`] compiled for every SIMD level, so that its kernels
+    /// inline into the whole token loop: the AVX2 kernels (`avx2`) on the
+    /// AVX2 and AVX-512F builds, the SSE2 ones (`FAST`) on the portable
+    /// build.
+    fn scan_simd(
+        simd: Simd,
+        data: &[u8],
+        base: usize,
+        channels: u64,
+        out: &mut impl Sink,
+        stats: &mut RowStats,
+        last: bool,
+    ) -> Result<usize, BadToken> {
+        #[cfg(target_arch = "x86_64")]
+        if matches!(LEVEL, crate::simd::Level::Avx2 | crate::simd::Level::Avx512) {
+            return scan_with(data, base, channels, out, stats, last, avx2::Avx2::IN_AVX2_BUILD);
+        }
+        scan_with(data, base, channels, out, stats, last, FAST)
+    }
 }
 
 /// [`scan`] of a window of a stream, cut in two at a line end and scanned
@@ -401,6 +424,68 @@ mod sse2 {
             // max(b, ' ') == ' ' exactly when b <= ' ' (unsigned).
             let outside = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(x, space), space));
             mask |= u64::from(!outside as u16) << (16 * j);
+        }
+        mask
+    }
+}
+
+/// The kernels with AVX2's target features: 32 bytes per compare for the
+/// token mask, and [`crate::number::parse_short_avx2`]'s byte shuffle for
+/// the number.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::Kernels;
+    use crate::number::le_word;
+
+    /// Made only where AVX2 is there: see [`Avx2::IN_AVX2_BUILD`].
+    #[derive(Clone, Copy)]
+    pub(super) struct Avx2(());
+
+    impl Avx2 {
+        /// The kernels, for the AVX2 and AVX-512F builds of `scan_simd`
+        /// alone (`simd_kernel!` runs those only once the CPU was found to
+        /// have AVX2, resp. AVX-512F, which rustc's `avx512f` feature
+        /// implies AVX2 with), and for tests that checked the CPU first.
+        pub(super) const IN_AVX2_BUILD: Avx2 = Avx2(());
+    }
+
+    impl Kernels for Avx2 {
+        #[inline(always)]
+        fn inside_mask_64(self, block: &[u8; 64]) -> u64 {
+            // SAFETY: an `Avx2` is only used where the CPU has AVX2 (its
+            // constant's docs).
+            #[allow(unsafe_code)]
+            unsafe {
+                inside_mask_64(block)
+            }
+        }
+
+        #[inline(always)]
+        fn parse_short(self, bytes: &[u8]) -> Option<(f64, usize)> {
+            // SAFETY: as above.
+            #[allow(unsafe_code)]
+            unsafe {
+                crate::number::parse_short_avx2(bytes)
+            }
+        }
+    }
+
+    /// Bit `k` set when `block[k]` is above `b' '`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn inside_mask_64(block: &[u8; 64]) -> u64 {
+        use std::arch::x86_64::{
+            _mm256_cmpeq_epi8, _mm256_max_epu8, _mm256_movemask_epi8, _mm256_set_epi64x,
+            _mm256_set1_epi8,
+        };
+        let space = _mm256_set1_epi8(b' ' as i8);
+        let mut mask = 0u64;
+        for (j, half) in block.chunks_exact(32).enumerate() {
+            let word = |k: usize| le_word(&half[8 * k..8 * k + 8]) as i64;
+            let x = _mm256_set_epi64x(word(3), word(2), word(1), word(0));
+            // max(b, ' ') == ' ' exactly when b <= ' ' (unsigned).
+            let outside = _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(x, space), space));
+            mask |= u64::from(!outside as u32) << (32 * j);
         }
         mask
     }
@@ -808,6 +893,11 @@ mod tests {
                 let want = if b > b' ' { 1 << at } else { 0 };
                 assert_eq!(inside_mask(&block, Portable), want, "byte {b:#04x} at {at}");
                 assert_eq!(inside_mask(&block, FAST), want, "byte {b:#04x} at {at}");
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let got = inside_mask(&block, avx2::Avx2::IN_AVX2_BUILD);
+                    assert_eq!(got, want, "avx2: byte {b:#04x} at {at}");
+                }
                 let short = &block[..at + 1];
                 assert_eq!(inside_mask(short, FAST), want, "byte {b:#04x} at {at}");
             }
@@ -929,6 +1019,11 @@ mod tests {
                 let portable = scan_pieces(text.as_bytes(), piece, Portable);
                 let fast = scan_pieces(text.as_bytes(), piece, FAST);
                 assert_eq!(portable, fast, "case {case}, pieces of {piece}: {text:?}");
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let avx2 = scan_pieces(text.as_bytes(), piece, avx2::Avx2::IN_AVX2_BUILD);
+                    assert_eq!(portable, avx2, "avx2: case {case}, pieces of {piece}: {text:?}");
+                }
                 // Every value, in order, is its token's own parse up to the
                 // first bad token (none lost or moved where a piece ends).
                 let read = &text.as_bytes()[..portable.1.map_or(text.len(), |b| b.0)];

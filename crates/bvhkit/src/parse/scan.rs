@@ -13,13 +13,36 @@
 //! separators other than one space are looked at byte by byte (line ends, and
 //! control bytes, which are errors). The two hot kernels, the mask and the
 //! number fast path, sit behind a `Kernels` trait: SSE2 on x86-64 (`FAST`),
-//! eight bytes at a time in a `u64` elsewhere (`Portable`); tests run both on
-//! the same random texts and compare every bit. Large inputs are cut at line
+//! eight bytes at a time in a `u64` elsewhere (`Portable`), and AVX2
+//! (`avx2`: the mask 32 bytes per compare, the number's digits laid out by
+//! one byte shuffle, `number::parse_short_avx2`); tests run all of them on
+//! the same random texts and compare every bit. The token loop is compiled
+//! once per SIMD level by `simd_kernel!` (`scan_simd`), so that the AVX2
+//! kernels inline into it; its AVX2 and AVX-512F builds use them, the
+//! portable build the SSE2 ones. The AVX2 kernel takes the number scan from
+//! 131 to 100 instructions per number (callgrind, `bvh check` of a 5 MB
+//! clip of the synthetic file, one thread) and `bvh check` of the 105 MB
+//! file from about 131 to 111 ms of CPU on one thread (session 34).
+//!
+//! Tried and not paying (session 34, callgrind on the same clip): the open
+//! line's start and count in locals instead of `RowStats` fields (the loop
+//! then spills them: 100 -> 105 instructions per number); the AVX2 number
+//! load from the token's first byte, sign included, with a shuffle table by
+//! sign (so that the load does not wait for the sign: 100 -> 112, the
+//! three-index table and the shift by the sign cost more than they save);
+//! the AVX2 mask from two 16-byte loads instead of one `_mm256_set_epi64x`
+//! (the same count). Earlier: packed `divpd` of two numbers (6-7% slower).
+//! Large inputs are cut at line
 //! ends into a few chunks per thread; the tokens of every chunk are counted
 //! first (from the same mask), then each chunk is scanned straight into its
 //! place in the one final buffer: no per-chunk buffers, no join.
 //!
-//! Why `unsafe`: `parse::scan::sse2` (two blocks, and one in `number`'s tests)
+//! Why `unsafe`: `parse::scan::avx2` (two blocks, and one in `number`'s
+//! tests) calls the AVX2 kernels, `#[target_feature(enable = "avx2")]`
+//! functions; an `Avx2` is only used in `scan_simd`'s AVX2 and AVX-512F
+//! builds, which `simd_kernel!` runs only once the CPU was found to have
+//! AVX2 (resp. AVX-512F, which implies it), and in tests that check the CPU
+//! first. `parse::scan::sse2` (two blocks, and one in `number`'s tests)
 //! calls the SSE2 kernels, which are `#[target_feature(enable = "sse2")]`
 //! functions and so unsafe to call. The module only exists when the build's
 //! target features include SSE2 (`cfg(target_feature = "sse2")`, true on every

@@ -31,7 +31,10 @@
 //! sign (so that the load does not wait for the sign: 100 -> 112, the
 //! three-index table and the shift by the sign cost more than they save);
 //! the AVX2 mask from two 16-byte loads instead of one `_mm256_set_epi64x`
-//! (the same count). Earlier: packed `divpd` of two numbers (6-7% slower).
+//! (the same count); a per-block mask of token starts after exactly one
+//! space (a second compare in the mask kernel) in place of the per-token
+//! look at `data[sep]` (the same count: the block's extra work eats what
+//! the tokens save). Earlier: packed `divpd` of two numbers (6-7% slower).
 //! Large inputs are cut at line
 //! ends into a few chunks per thread; the tokens of every chunk are counted
 //! first (from the same mask), then each chunk is scanned straight into its

@@ -22,7 +22,11 @@
 //! portable build the SSE2 ones. The AVX2 kernel takes the number scan from
 //! 131 to 100 instructions per number (callgrind, `bvh check` of a 5 MB
 //! clip of the synthetic file, one thread) and `bvh check` of the 105 MB
-//! file from about 131 to 111 ms of CPU on one thread (session 34).
+//! file from 135 to 117 ms of CPU on one pinned thread (medians of 11
+//! alternated pairs, session 34). Large inputs are cut at line ends into a
+//! few chunks per thread; the tokens of every chunk are counted first (from
+//! the same mask), then each chunk is scanned straight into its place in
+//! the one final buffer: no per-chunk buffers, no join.
 //!
 //! Tried and not paying (session 34, callgrind on the same clip): the open
 //! line's start and count in locals instead of `RowStats` fields (the loop
@@ -34,11 +38,10 @@
 //! (the same count); a per-block mask of token starts after exactly one
 //! space (a second compare in the mask kernel) in place of the per-token
 //! look at `data[sep]` (the same count: the block's extra work eats what
-//! the tokens save). Earlier: packed `divpd` of two numbers (6-7% slower).
-//! Large inputs are cut at line
-//! ends into a few chunks per thread; the tokens of every chunk are counted
-//! first (from the same mask), then each chunk is scanned straight into its
-//! place in the one final buffer: no per-chunk buffers, no join.
+//! the tokens save). Small and not taken yet: handing the kernel a window
+//! of exactly 24 bytes after one compare with `n - 23` (instead of
+//! `&data[start..]`, whose length the kernel checks): 100 -> 99.
+//! Earlier: packed `divpd` of two numbers (6-7% slower).
 //!
 //! Why `unsafe`: `parse::scan::avx2` (two blocks, and one in `number`'s
 //! tests) calls the AVX2 kernels, `#[target_feature(enable = "avx2")]`

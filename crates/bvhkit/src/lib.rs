@@ -42,7 +42,9 @@
 // the runtime SIMD dispatch of the batched kernels, inside `simd_kernel!`
 // alone (calling an AVX-512F or AVX2 build once the CPU was found to have
 // it: crate::simd), the motion scanner's SSE2 kernels, which the build's
-// target features guarantee (parse::scan::sse2, and number's tests), and
+// target features guarantee (parse::scan::sse2, and number's tests), its
+// AVX2 kernels, used only in the AVX2 and AVX-512F builds of its token loop
+// under `simd_kernel!` (parse::scan::avx2, and number's tests), and
 // the huge-page advice on a large value buffer (buffer::advise_huge_pages).
 #![deny(unsafe_code)]
 #![deny(missing_docs)]

@@ -121,7 +121,9 @@ pub(crate) const AVX512_PAD: usize = 8;
 /// portable build (the widest, so that its padding also fits the other
 /// builds), and `ROUND` whether `f64::round_ties_even` is one instruction
 /// there (AVX2 and AVX-512F: SSE4.1's; the portable build: see
-/// [`PORTABLE_ROUND`]). The parameters
+/// [`PORTABLE_ROUND`]), and `LEVEL` the [`Level`] it is compiled
+/// for (for a body that picks kernels of its own by level: the number
+/// scan's, `parse::scan`). The parameters
 /// are identifiers, the generics const parameters only.
 macro_rules! simd_kernel {
     (
@@ -136,6 +138,8 @@ macro_rules! simd_kernel {
                 #[allow(dead_code)]
                 const PAD: usize = $crate::simd::PORTABLE_PAD;
                 #[allow(dead_code)]
+                const LEVEL: $crate::simd::Level = $crate::simd::Level::Portable;
+                #[allow(dead_code)]
                 const ROUND: bool = $crate::simd::PORTABLE_ROUND;
                 $body
             }
@@ -145,6 +149,8 @@ macro_rules! simd_kernel {
                 #[allow(dead_code)]
                 const PAD: usize = $crate::simd::AVX2_PAD;
                 #[allow(dead_code)]
+                const LEVEL: $crate::simd::Level = $crate::simd::Level::Avx2;
+                #[allow(dead_code)]
                 const ROUND: bool = true;
                 $body
             }
@@ -153,6 +159,8 @@ macro_rules! simd_kernel {
             fn avx512 $(<$(const $g: $gt),+>)? ($($arg: $ty),*) $(-> $ret)? {
                 #[allow(dead_code)]
                 const PAD: usize = $crate::simd::AVX512_PAD;
+                #[allow(dead_code)]
+                const LEVEL: $crate::simd::Level = $crate::simd::Level::Avx512;
                 #[allow(dead_code)]
                 const ROUND: bool = true;
                 $body

@@ -13,13 +13,42 @@
 //! separators other than one space are looked at byte by byte (line ends, and
 //! control bytes, which are errors). The two hot kernels, the mask and the
 //! number fast path, sit behind a `Kernels` trait: SSE2 on x86-64 (`FAST`),
-//! eight bytes at a time in a `u64` elsewhere (`Portable`); tests run both on
-//! the same random texts and compare every bit. Large inputs are cut at line
-//! ends into a few chunks per thread; the tokens of every chunk are counted
-//! first (from the same mask), then each chunk is scanned straight into its
-//! place in the one final buffer: no per-chunk buffers, no join.
+//! eight bytes at a time in a `u64` elsewhere (`Portable`), and AVX2
+//! (`avx2`: the mask 32 bytes per compare, the number's digits laid out by
+//! one byte shuffle, `number::parse_short_avx2`); tests run all of them on
+//! the same random texts and compare every bit. The token loop is compiled
+//! once per SIMD level by `simd_kernel!` (`scan_simd`), so that the AVX2
+//! kernels inline into it; its AVX2 and AVX-512F builds use them, the
+//! portable build the SSE2 ones. The AVX2 kernel takes the number scan from
+//! 131 to 100 instructions per number (callgrind, `bvh check` of a 5 MB
+//! clip of the synthetic file, one thread) and `bvh check` of the 105 MB
+//! file from 135 to 117 ms of CPU on one pinned thread (medians of 11
+//! alternated pairs, session 34). Large inputs are cut at line ends into a
+//! few chunks per thread; the tokens of every chunk are counted first (from
+//! the same mask), then each chunk is scanned straight into its place in
+//! the one final buffer: no per-chunk buffers, no join.
 //!
-//! Why `unsafe`: `parse::scan::sse2` (two blocks, and one in `number`'s tests)
+//! Tried and not paying (session 34, callgrind on the same clip): the open
+//! line's start and count in locals instead of `RowStats` fields (the loop
+//! then spills them: 100 -> 105 instructions per number); the AVX2 number
+//! load from the token's first byte, sign included, with a shuffle table by
+//! sign (so that the load does not wait for the sign: 100 -> 112, the
+//! three-index table and the shift by the sign cost more than they save);
+//! the AVX2 mask from two 16-byte loads instead of one `_mm256_set_epi64x`
+//! (the same count); a per-block mask of token starts after exactly one
+//! space (a second compare in the mask kernel) in place of the per-token
+//! look at `data[sep]` (the same count: the block's extra work eats what
+//! the tokens save). Small and not taken yet: handing the kernel a window
+//! of exactly 24 bytes after one compare with `n - 23` (instead of
+//! `&data[start..]`, whose length the kernel checks): 100 -> 99.
+//! Earlier: packed `divpd` of two numbers (6-7% slower).
+//!
+//! Why `unsafe`: `parse::scan::avx2` (two blocks, and one in `number`'s
+//! tests) calls the AVX2 kernels, `#[target_feature(enable = "avx2")]`
+//! functions; an `Avx2` is only used in `scan_simd`'s AVX2 and AVX-512F
+//! builds, which `simd_kernel!` runs only once the CPU was found to have
+//! AVX2 (resp. AVX-512F, which implies it), and in tests that check the CPU
+//! first. `parse::scan::sse2` (two blocks, and one in `number`'s tests)
 //! calls the SSE2 kernels, which are `#[target_feature(enable = "sse2")]`
 //! functions and so unsafe to call. The module only exists when the build's
 //! target features include SSE2 (`cfg(target_feature = "sse2")`, true on every
@@ -32,6 +61,7 @@
 //! dependency.
 
 use crate::number::{le_word, parse_general, parse_short, token_end};
+use crate::simd::simd_kernel;
 
 /// What the lines of a motion section looked like.
 #[derive(Clone, Debug, Default)]
@@ -250,7 +280,29 @@ pub(crate) fn scan(
     stats: &mut RowStats,
     last: bool,
 ) -> Result<usize, BadToken> {
-    scan_with(data, base, channels, out, stats, last, FAST)
+    scan_simd(crate::simd::Simd::best(), data, base, channels, out, stats, last)
+}
+
+simd_kernel! {
+    /// [`scan_with`] compiled for every SIMD level, so that its kernels
+    /// inline into the whole token loop: the AVX2 kernels (`avx2`) on the
+    /// AVX2 and AVX-512F builds, the SSE2 ones (`FAST`) on the portable
+    /// build.
+    fn scan_simd(
+        simd: Simd,
+        data: &[u8],
+        base: usize,
+        channels: u64,
+        out: &mut impl Sink,
+        stats: &mut RowStats,
+        last: bool,
+    ) -> Result<usize, BadToken> {
+        #[cfg(target_arch = "x86_64")]
+        if matches!(LEVEL, crate::simd::Level::Avx2 | crate::simd::Level::Avx512) {
+            return scan_with(data, base, channels, out, stats, last, avx2::Avx2::IN_AVX2_BUILD);
+        }
+        scan_with(data, base, channels, out, stats, last, FAST)
+    }
 }
 
 /// [`scan`] of a window of a stream, cut in two at a line end and scanned
@@ -401,6 +453,68 @@ mod sse2 {
             // max(b, ' ') == ' ' exactly when b <= ' ' (unsigned).
             let outside = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(x, space), space));
             mask |= u64::from(!outside as u16) << (16 * j);
+        }
+        mask
+    }
+}
+
+/// The kernels with AVX2's target features: 32 bytes per compare for the
+/// token mask, and [`crate::number::parse_short_avx2`]'s byte shuffle for
+/// the number.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::Kernels;
+    use crate::number::le_word;
+
+    /// Made only where AVX2 is there: see [`Avx2::IN_AVX2_BUILD`].
+    #[derive(Clone, Copy)]
+    pub(super) struct Avx2(());
+
+    impl Avx2 {
+        /// The kernels, for the AVX2 and AVX-512F builds of `scan_simd`
+        /// alone (`simd_kernel!` runs those only once the CPU was found to
+        /// have AVX2, resp. AVX-512F, which rustc's `avx512f` feature
+        /// implies AVX2 with), and for tests that checked the CPU first.
+        pub(super) const IN_AVX2_BUILD: Avx2 = Avx2(());
+    }
+
+    impl Kernels for Avx2 {
+        #[inline(always)]
+        fn inside_mask_64(self, block: &[u8; 64]) -> u64 {
+            // SAFETY: an `Avx2` is only used where the CPU has AVX2 (its
+            // constant's docs).
+            #[allow(unsafe_code)]
+            unsafe {
+                inside_mask_64(block)
+            }
+        }
+
+        #[inline(always)]
+        fn parse_short(self, bytes: &[u8]) -> Option<(f64, usize)> {
+            // SAFETY: as above.
+            #[allow(unsafe_code)]
+            unsafe {
+                crate::number::parse_short_avx2(bytes)
+            }
+        }
+    }
+
+    /// Bit `k` set when `block[k]` is above `b' '`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn inside_mask_64(block: &[u8; 64]) -> u64 {
+        use std::arch::x86_64::{
+            _mm256_cmpeq_epi8, _mm256_max_epu8, _mm256_movemask_epi8, _mm256_set_epi64x,
+            _mm256_set1_epi8,
+        };
+        let space = _mm256_set1_epi8(b' ' as i8);
+        let mut mask = 0u64;
+        for (j, half) in block.chunks_exact(32).enumerate() {
+            let word = |k: usize| le_word(&half[8 * k..8 * k + 8]) as i64;
+            let x = _mm256_set_epi64x(word(3), word(2), word(1), word(0));
+            // max(b, ' ') == ' ' exactly when b <= ' ' (unsigned).
+            let outside = _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(x, space), space));
+            mask |= u64::from(!outside as u32) << (32 * j);
         }
         mask
     }
@@ -808,6 +922,11 @@ mod tests {
                 let want = if b > b' ' { 1 << at } else { 0 };
                 assert_eq!(inside_mask(&block, Portable), want, "byte {b:#04x} at {at}");
                 assert_eq!(inside_mask(&block, FAST), want, "byte {b:#04x} at {at}");
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let got = inside_mask(&block, avx2::Avx2::IN_AVX2_BUILD);
+                    assert_eq!(got, want, "avx2: byte {b:#04x} at {at}");
+                }
                 let short = &block[..at + 1];
                 assert_eq!(inside_mask(short, FAST), want, "byte {b:#04x} at {at}");
             }
@@ -929,6 +1048,11 @@ mod tests {
                 let portable = scan_pieces(text.as_bytes(), piece, Portable);
                 let fast = scan_pieces(text.as_bytes(), piece, FAST);
                 assert_eq!(portable, fast, "case {case}, pieces of {piece}: {text:?}");
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let avx2 = scan_pieces(text.as_bytes(), piece, avx2::Avx2::IN_AVX2_BUILD);
+                    assert_eq!(portable, avx2, "avx2: case {case}, pieces of {piece}: {text:?}");
+                }
                 // Every value, in order, is its token's own parse up to the
                 // first bad token (none lost or moved where a piece ends).
                 let read = &text.as_bytes()[..portable.1.map_or(text.len(), |b| b.0)];

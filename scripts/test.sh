@@ -118,6 +118,10 @@ PYSPARK_PYTHON="$venv/python" "$venv/python" -m pytest -q crates/bvhkit-dataset/
 
 echo "test: docs"
 RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps --all-features
+# The core's implementation notes link to its private items too: checked so
+# that they do not rot (a link to a test-only function, a name both a module
+# and a function).
+RUSTDOCFLAGS=-Dwarnings cargo doc -p bvhkit --no-deps --all-features --document-private-items
 
 # Fuzz smoke run: both targets build (cargo-fuzz, nightly flags unlocked on
 # stable by RUSTC_BOOTSTRAP=1, see fuzz/README.md) and run about 60 s in all

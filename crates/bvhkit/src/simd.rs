@@ -5,7 +5,7 @@
 //! times (AVX-512F, AVX2 and the build's own target, SSE2 on x86-64) and
 //! gives it a first argument, a [`Simd`], which says which of the three runs.
 //! [`Simd::best`] is the widest the CPU has; [`Simd::PORTABLE`] is the
-//! build's own; tests run every level the CPU can ([`Simd::available`]) and
+//! build's own; tests run every level the CPU can (`Simd::available`) and
 //! compare each with the scalar reference, bit for bit.
 //!
 //! No build enables FMA, and Rust never fuses a multiply and an add on its

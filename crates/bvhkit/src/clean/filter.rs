@@ -137,7 +137,7 @@ pub fn filtfilt(b: &[f64], a: &[f64], x: &[f64]) -> Result<Vec<f64>> {
     Ok(ext[edge..edge + n].to_vec())
 }
 
-/// [`lfilter`] over `x` in place, in the order the iterator gives (the
+/// `lfilter` over `x` in place, in the order the iterator gives (the
 /// same operations, the same bits).
 fn lfilter_in_place<'a>(
     b: &[f64],
@@ -182,7 +182,7 @@ fn normalise(b: &[f64], a: &[f64]) -> (Vec<f64>, Vec<f64>) {
     (bb, aa)
 }
 
-/// The steady-state initial conditions of [`lfilter`] for a step input,
+/// The steady-state initial conditions of `lfilter` for a step input,
 /// as scipy's `lfilter_zi`: the solution of `(I - Aᵀ) zi = b[1:] - a[1:]
 /// b[0]`, `A` the companion matrix of `a`.
 fn lfilter_zi(b: &[f64], a: &[f64]) -> Result<Vec<f64>> {

@@ -203,7 +203,7 @@ pub(crate) fn stand(
 }
 
 /// One span's solve: the point's own path and the discs (see
-/// [`still_where_reached`]).
+/// `still_where_reached`).
 #[derive(Clone)]
 struct Job {
     own: Vec<DVec3>,
@@ -288,7 +288,7 @@ struct Sweep {
 /// How many spans sweep side by side.
 const LANES: usize = 4;
 
-/// [`still_where_reached`] of every job, each with the same bits as alone,
+/// `still_where_reached` of every job, each with the same bits as alone,
 /// and the sweeps each took.
 /// A sweep is one chain of dependent steps (each point reads the one just
 /// moved), so a span alone waits on each step's latency; up to [`LANES`]

@@ -3,7 +3,7 @@
 //! End Sites change only the skeleton, the frames are copied), then the
 //! input run through them a batch at a time.
 //!
-//! Three stages overlap: [`read_batches`] parses a batch of frames (a
+//! Three stages overlap: [`read_batches`](super::read_batches) parses a batch of frames (a
 //! window of bytes in memory handed over without a copy by
 //! `FrameReader::read_window`) while the steps run on the batch before,
 //! both on rayon's pool; every map runs through [`crate::edit::ChunkedMap`]

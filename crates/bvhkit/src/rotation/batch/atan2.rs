@@ -1,4 +1,4 @@
-//! `atan2` in fdlibm's reduction and polynomial, branch-free: [`atan2`],
+//! `atan2` in fdlibm's reduction and polynomial, branch-free: [`atan2`](fn@atan2),
 //! [`atan2_slice`], and the unit and mix variants the extractions use.
 
 use super::*;
@@ -71,13 +71,13 @@ pub fn atan2(y: f64, x: f64) -> f64 {
     atan2_of::<false>(y, x, a, b)
 }
 
-/// [`atan2`] of a pair that the lanes of [`MixLanes`] make: unit vectors
+/// [`atan2`](fn@atan2) of a pair that the lanes of [`MixLanes`] make: unit vectors
 /// within rounding (a rotation matrix's rows and columns, a quaternion's
 /// `|q0 - q1|` and `|q0 + q1|`), or NaN. [`atan2_operands`] leaves such a
 /// pair as it is (no infinity; the larger magnitude far from both scaling
 /// limits, 1e300 and 1e-270), and is never (±0, ±0), the one pair with a
 /// zero denominator or a mirror at `x = -0` ([`atan2_finish`]), so this is
-/// [`atan2`]'s bits without those steps.
+/// [`atan2`](fn@atan2)'s bits without those steps.
 #[inline(always)]
 pub(super) fn atan2_unit(y: f64, x: f64) -> f64 {
     atan2_of::<true>(y, x, y.abs(), x.abs())
@@ -86,7 +86,7 @@ pub(super) fn atan2_unit(y: f64, x: f64) -> f64 {
 /// `atan2(y, x)` for the pairs the mix lanes make (finite, not both
 /// zero, the larger magnitude between about `1e-250` and `1e250`: a
 /// SLERP's sine and cosine, a rotation matrix's entries), within 3 ulp
-/// of libm's: an octant reduction instead of [`atan2`]'s five intervals
+/// of libm's: an octant reduction instead of [`atan2`](fn@atan2)'s five intervals
 /// (fewer selects): `p / q` with `p = min(|y|, |x|)`, `q = max(|y|, |x|)`,
 /// about 0 up to 7/16, else about 1 (fdlibm's `(r - 1) / (r + 1)`, as
 /// `(p - q) / (q + p)`), so `|t| <= 7/16` for fdlibm's polynomial; then
@@ -171,7 +171,7 @@ pub(super) fn atan_mix<const SHORT: bool>(t: f64) -> f64 {
     t + t * (z * r)
 }
 
-/// [`atan2`] from its operands `a` and `b` ([`atan2_operands`]); `UNIT`
+/// [`atan2`](fn@atan2) from its operands `a` and `b` ([`atan2_operands`]); `UNIT`
 /// as for [`atan2_finish`].
 #[inline(always)]
 pub(super) fn atan2_of<const UNIT: bool>(y: f64, x: f64, a: f64, b: f64) -> f64 {
@@ -200,7 +200,7 @@ pub(super) fn atan2_of<const UNIT: bool>(y: f64, x: f64, a: f64, b: f64) -> f64 
     atan2_finish::<UNIT>(y, x, num, den, hi, lo)
 }
 
-/// [`atan2`]'s operands: `|y|` and `|x|` with infinities made directions
+/// [`atan2`](fn@atan2)'s operands: `|y|` and `|x|` with infinities made directions
 /// ((∞, finite) → (1, 0), (∞, ∞) → (1, 1)) and both scaled by a power of two
 /// so that 39·|x| and the reduction's sums stay finite and tiny inputs
 /// normal.
@@ -215,7 +215,7 @@ pub(super) fn atan2_operands(y: f64, x: f64) -> (f64, f64) {
     (a * scale, b * scale)
 }
 
-/// [`atan2`] after its reduction: `atan t + atan m` for `t = num / den`
+/// [`atan2`](fn@atan2) after its reduction: `atan t + atan m` for `t = num / den`
 /// (fdlibm's polynomial; `hi`, `lo` the two parts of `atan m`), placed in
 /// `y` and `x`'s quadrant. With `UNIT`, for a pair other than (±0, ±0)
 /// (which [`atan2_unit`]'s never is): no zero denominator to guard, and
@@ -243,7 +243,7 @@ pub(super) fn atan2_finish<const UNIT: bool>(
     r.copysign(y)
 }
 
-/// [`atan2`] of every pair `(y[i], x[i])` into `out[i]`, the same bits, on
+/// [`atan2`](fn@atan2) of every pair `(y[i], x[i])` into `out[i]`, the same bits, on
 /// SIMD lanes (AVX2 where the CPU has it).
 ///
 /// # Panics

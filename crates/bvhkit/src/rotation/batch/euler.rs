@@ -474,7 +474,7 @@ pub(super) fn extract_rad_mix<const LOCKED: bool, const FAST: bool>(
     ([atan2(ya, xa), atan2(yb, xb), atan2(yc, xc)], locked)
 }
 
-/// [`atan2_unit`] with `UNIT`, else [`atan2`] (a function rather than a
+/// [`atan2_unit`] with `UNIT`, else [`atan2`](fn@atan2) (a function rather than a
 /// closure, so that it is compiled with its caller's target features).
 #[inline(always)]
 pub(super) fn atan2_if<const UNIT: bool>(y: f64, x: f64) -> f64 {

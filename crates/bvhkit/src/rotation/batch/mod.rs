@@ -5,7 +5,7 @@
 //! [`sin_cos_deg_slice`](super::sin_cos_deg_slice)'s dispatch, and no
 //! FMA, so the results do not depend on the CPU).
 //!
-//! Accuracy: [`atan2`] (and so [`atan2_slice`], the same bits) is within
+//! Accuracy: [`atan2`](fn@atan2) (and so [`atan2_slice`], the same bits) is within
 //! 2 ulp of the correctly rounded `atan2` (the tests compare it with
 //! `f64::atan2` on millions of pairs); [`EulerBatch`] gives the angles of
 //! [`mat3_to_euler_near`](super::mat3_to_euler_near) within 1e-9 degrees

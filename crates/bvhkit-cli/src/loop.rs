@@ -14,27 +14,42 @@ use crate::concat::{finish, inputs, load_all, parse_axis, parse_span};
 pub(crate) const LONG_ABOUT: &str = "\
 Make a clip loop seamlessly: its end is crossfaded into its start.
 
-With N crossfade frames the loop is one cycle of (frames - N) frames: the \
-last N frames are moved back by the cycle's travel (the turn about the up \
-axis from the direction of travel over a whole gait cycle at each end, \
-where the sway of the gait cancels, or from the hip and shoulder lines \
-when the clip does not walk; the shift from the carrier's mean over the \
-two ends; feet planted through both ends land on each other: their mean \
-is the pivot, and the line between two of them gives the turn) and faded \
-into the first N, per-joint quaternion SLERP, positions linear, starting \
-on the moved-back frame itself with a weight that has no speed at either \
-end (10x^3 - 15x^4 + 6x^5; --linear for a straight ramp), a foot in \
-contact on both sides held in one place by IK of the leg through those \
-crossfade frames (0.1 s ramps in and out; a clip whose top joint never \
-moves on the ground has no travel and no such lock): the last frame flows into the first \
-as the clip flowed on, velocity included; every other frame is copied bit \
-for bit. A loop needs at least 2 frames. \
-By default the travel is kept (a walk keeps walking: \
-play it again from where the cycle ends, as an engine does with root \
-motion); --in-place removes it at a constant rate, turn included, so the \
-file loops in place while the sway within the cycle stays. The crossfade \
-is N frames or seconds with an `s` (0.4s), at least one frame and at most \
-half the clip; stderr says the cycle's travel. --search 0.5s lets the loop's ends move: up to that many frames are dropped from the start and from the end, chosen so that the two ends the crossfade lays onto each other are most alike in pose and velocity (stderr says how many).
+A loop of a clip of n frames with a crossfade of N frames is one cycle of \
+n - N frames: its last N frames are taken to be the first N of the next \
+cycle, so they are laid onto the first N and mixed into them. Played again \
+and again, the last frame flows into the first as the clip flowed on, \
+velocity included. A loop needs at least 2 frames.
+
+The crossfade: --crossfade N frames, or seconds with an `s` (0.4s; default \
+0.25s), at least one frame and at most half the clip. The last N frames \
+are moved back on the ground by the cycle's move (its turn about the up \
+axis, from the direction of travel over a whole gait cycle at each end, \
+or from the hip and shoulder lines when the clip does not walk; its shift, \
+from the carrier's mean over the two ends) and mixed into the first N: \
+per-joint quaternion SLERP, positions linear, starting on the moved-back \
+frame itself with a weight that has no speed at either end (10x^3 - \
+15x^4 + 6x^5; --linear for a straight ramp). Every other frame is copied \
+bit for bit. --search 0.5s lets the loop's ends move: up to that many \
+frames are dropped from the start and from the end, chosen so that the two \
+ends the crossfade lays onto each other are most alike in pose and \
+velocity (stderr says how many).
+
+Travel: kept by default (a walk keeps walking: play it again from where \
+the cycle ends, as an engine does with root motion; stderr says the \
+cycle's travel). --in-place removes it at a constant rate, turn included, \
+so the file loops in place while the sway within the cycle stays.
+
+The feet, held by IK of the leg (thigh, knee and ankle) through the \
+crossfade: a foot planted through both ends lands on itself (the mean of \
+such feet is the pivot of the move, and the line between two of them gives \
+the turn) and is held there; a foot in contact on both sides in some \
+crossfade frames is held in one place there, with 0.1 s ramps in and \
+out; a foot in contact on one side only (planted through the clip's \
+last frames, or in its first ones from some crossfade frame on, for at \
+least 0.1 s) is held where it stands with that side's weight, and handed \
+over smoothly to the other side's foot. The \
+knee is never pulled straight. A clip whose top joint never moves on the \
+ground has no travel and no lock.
 
 Example: bvh loop walk.bvh -o walk_loop.bvh --crossfade 0.3s --in-place";
 

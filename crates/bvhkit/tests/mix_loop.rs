@@ -196,3 +196,87 @@ fn the_loop_search_finds_the_cycle() {
     }
     assert!(worst_plain > 1.1, "the plain loop's crossfade steps {worst_plain}x the clip's");
 }
+
+/// A standing figure with knees (cm, Y up, 100 fps, 100 frames): the right
+/// foot planted throughout, the left planted from frame 40 on (so through
+/// the loop's tail) and lifted, swinging, in frames 0 to 39 (so through
+/// the whole start): never in contact on both sides of the crossfade. The
+/// root shifts on the ground only in frames 45 to 64, away from both ends.
+fn one_foot_swings_at_the_start() -> Bvh {
+    let leg = |side: &str, x: f64| {
+        format!(
+            "JOINT {side}UpLeg {{ OFFSET {x} 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+             JOINT {side}Leg {{ OFFSET 0 -45 0 CHANNELS 3 Zrotation Xrotation Yrotation
+             JOINT {side}Foot {{ OFFSET 0 -42 0 CHANNELS 3 Zrotation Xrotation Yrotation
+             JOINT {side}ToeBase {{ OFFSET 0 -6 12 CHANNELS 3 Zrotation Xrotation Yrotation
+             End Site {{ OFFSET 0 0 5 }} }} }} }} }}"
+        )
+    };
+    let rows: Vec<String> = (0..100)
+        .map(|k| {
+            let k = k as f64;
+            let shift = if (45.0..65.0).contains(&k) {
+                3.0 * (std::f64::consts::PI * (k - 45.0) / 20.0).sin()
+            } else {
+                0.0
+            };
+            // The left leg: lifted from frame 0, landing at frame 40.
+            let s = if k < 40.0 { (std::f64::consts::PI * (k + 10.0) / 50.0).sin() } else { 0.0 };
+            let (thigh, knee, ankle) = (-45.0 * s, 80.0 * s, -20.0 * s);
+            format!(
+                "{shift} 93 0 0 0 0 0 0 0 0 0 0 0 {thigh} 0 0 {knee} 0 0 {ankle} 0 0 0 0 \
+                 0 0 0 0 0 0 0 0 0 0 0 0"
+            )
+        })
+        .collect();
+    let text = format!(
+        "HIERARCHY\nROOT Hips {{ OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+         JOINT Spine {{ OFFSET 0 10 0 CHANNELS 3 Zrotation Xrotation Yrotation
+         JOINT Head {{ OFFSET 0 60 0 CHANNELS 3 Zrotation Xrotation Yrotation End Site {{ OFFSET 0 15 0 }} }} }}
+         {} {} }}\nMOTION\nFrames: 100\nFrame Time: 0.01\n{}\n",
+        leg("Left", 10.0),
+        leg("Right", -10.0),
+        rows.join("\n")
+    );
+    Bvh::parse(text).unwrap()
+}
+
+/// A foot planted through the loop's tail and swinging through its start
+/// (in contact on one side only) is held where it stands with the tail's
+/// weight in the crossfade, `1 - w`, and handed over to the start's swing
+/// as `w` rises: in crossfade frame `k` the toe is off its place by at
+/// most half what the plain mix puts it off (`w` times the start's toe's
+/// distance from it: the mix moves it at once). Before, nothing was
+/// locked: the toe slid off by the mix's `w`.
+#[test]
+fn a_foot_planted_on_one_side_of_the_loop_stays_while_that_side_weighs() {
+    let clip = one_foot_swings_at_the_start();
+    let opts = LoopOptions { crossfade: Span::Frames(25), ..LoopOptions::default() };
+    let (out, report) = make_loop(&clip, &opts).unwrap();
+    assert_eq!((report.crossfade, report.frames), (25, 75));
+    let toe = clip.skeleton().find("LeftToeBase").unwrap().index();
+    let fk = bvhkit::Kinematics::new(clip.skeleton(), PositionChannels::Replace);
+    let at = |b: &Bvh, f: usize| {
+        let mut p = vec![bvhkit::glam::DVec3::ZERO; fk.len()];
+        fk.positions(b.motion().frame(f), &mut p);
+        p[toe]
+    };
+    // Output frame 0 is the tail's frame 75 (moved back), the toe planted.
+    let pin = at(&out, 0);
+    let mut worst: f64 = 0.0;
+    for k in 1..25 {
+        let x = k as f64 / 25.0;
+        let w = x * x * x * (10.0 + x * (6.0 * x - 15.0));
+        let off = at(&out, k).distance(pin);
+        // The start's frame k is not moved: its toe, in the air.
+        let mixed = w * at(&clip, k).distance(pin);
+        assert!(off <= mixed + 0.05, "frame {k}: the toe is {off} cm off, the mix {mixed}");
+        if w <= 0.5 {
+            worst = worst.max(off / mixed.max(1e-9));
+        }
+    }
+    // Held with the weight 1 - w: off by about w times the mix's offset.
+    assert!(worst <= 0.55, "the toe moved {worst} of the mix's offset");
+    // Past the crossfade: the clip's own frames.
+    assert_eq!(bits(out.motion().frame(30)), bits(clip.motion().frame(30)));
+}

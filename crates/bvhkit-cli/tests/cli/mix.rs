@@ -109,6 +109,18 @@ fn mix_help_explains_and_gives_an_example() {
         let s = String::from_utf8(o.stdout).unwrap();
         let paragraphs: Vec<&str> = s.split("\n\n").collect();
         assert!(paragraphs[1].len() > 300, "{cmd}: a paragraph that explains: {s}");
-        assert!(paragraphs[2].starts_with(&format!("Example: bvh {cmd} ")), "{cmd}: {s}");
+        // The example closes the long help, before clap's usage line.
+        let usage = paragraphs.iter().position(|p| p.starts_with("Usage: ")).unwrap();
+        assert!(usage >= 3, "{cmd}: {s}");
+        let example = paragraphs[usage - 1];
+        assert!(example.starts_with(&format!("Example: bvh {cmd} ")), "{cmd}: {s}");
     }
+    // The loop's help teaches in short paragraphs: the crossfade, the
+    // travel and the feet each their own.
+    let s = String::from_utf8(run(&["loop", "--help"]).stdout).unwrap();
+    for start in ["The crossfade: ", "Travel: ", "The feet, "] {
+        let p = s.split("\n\n").find(|p| p.starts_with(start));
+        assert!(p.is_some_and(|p| p.len() < 1200), "loop: no short paragraph {start:?}: {s}");
+    }
+    assert!(s.replace('\n', " ").contains("contact on one side only"), "{s}");
 }

@@ -51,8 +51,13 @@
 //! contact point on the mix of its positions in the two frames mixed), a
 //! foot in contact on both sides in some crossfade frames only
 //! (`mix::feet::contact_legs`: tail frame `L + k` and frame `k`) pinned on
-//! one place per span of them, ramped in and out over 0.1 s, before the
-//! travel is removed (with `Travel::Remove` the lock moves with the frame).
+//! one place per span of them, ramped in and out over 0.1 s, and a foot
+//! never in contact on both sides but in contact on one side at that
+//! side's end of the crossfade (planted through the tail, or from some
+//! frame of the start on) held where it stands with that side's weight
+//! (`1 - w` for the tail's, `w` for the start's), handed over continuously
+//! to the other side's foot; all before the travel is removed (with
+//! `Travel::Remove` the lock moves with the frame).
 //!
 //! So the last frame (`L - 1`) flows into the first exactly as it flowed
 //! into frame `L` in the clip, and on at the tail's velocity: the seam

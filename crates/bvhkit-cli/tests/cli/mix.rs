@@ -108,10 +108,11 @@ fn mix_help_explains_and_gives_an_example() {
         assert!(o.status.success());
         let s = String::from_utf8(o.stdout).unwrap();
         let paragraphs: Vec<&str> = s.split("\n\n").collect();
-        assert!(paragraphs[1].len() > 300, "{cmd}: a paragraph that explains: {s}");
         // The example closes the long help, before clap's usage line.
         let usage = paragraphs.iter().position(|p| p.starts_with("Usage: ")).unwrap();
         assert!(usage >= 3, "{cmd}: {s}");
+        let explained: usize = paragraphs[1..usage - 1].iter().map(|p| p.len()).sum();
+        assert!(explained > 300, "{cmd}: paragraphs that explain: {s}");
         let example = paragraphs[usage - 1];
         assert!(example.starts_with(&format!("Example: bvh {cmd} ")), "{cmd}: {s}");
     }
@@ -123,4 +124,19 @@ fn mix_help_explains_and_gives_an_example() {
         assert!(p.is_some_and(|p| p.len() < 1200), "loop: no short paragraph {start:?}: {s}");
     }
     assert!(s.replace('\n', " ").contains("contact on one side only"), "{s}");
+    // So do concat's, retarget's and clean's.
+    for (cmd, starts) in [
+        ("concat", &["Alignment: ", "Crossfades: ", "Folders: "][..]),
+        ("retarget", &["Joints: ", "Rotations: ", "Travel and ground: ", "Feet ("][..]),
+        (
+            "clean",
+            &["The steps run in this order", "Rotations are filtered", "A summary of each step"][..],
+        ),
+    ] {
+        let s = String::from_utf8(run(&[cmd, "--help"]).stdout).unwrap();
+        for start in starts {
+            let p = s.split("\n\n").find(|p| p.starts_with(start));
+            assert!(p.is_some_and(|p| p.len() < 1200), "{cmd}: no short paragraph {start:?}: {s}");
+        }
+    }
 }

@@ -262,8 +262,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     }
     let contacts = match &args.contacts {
         Some(path) => {
-            let text =
-                std::fs::read_to_string(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            let text = crate::io::read_option_text(path)
+                .map_err(|e| anyhow!("{}: {e}", path.display()))?;
             Some(clean::parse_contacts(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?)
         }
         None => None,

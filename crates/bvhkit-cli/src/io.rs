@@ -86,7 +86,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 pub(crate) use input::{
-    Bytes, Input, Streamed, expand, expand_rel, read_batches, release_pages, take_free, walk_folder,
+    Bytes, Input, Streamed, expand, expand_rel, read_batches, read_option_text, release_pages,
+    take_free, walk_folder,
 };
 // The desktop player reads whole files itself: only regular ones.
 #[cfg(feature = "view")]

@@ -245,6 +245,27 @@ pub(crate) fn release_pages(map: &memmap2::Mmap, upto: usize, done: &mut usize) 
 #[cfg(not(unix))]
 pub(crate) fn release_pages(_map: &memmap2::Mmap, _upto: usize, _done: &mut usize) {}
 
+/// The most bytes of a text file an option names ([`read_option_text`]).
+pub(crate) const OPTION_TEXT_MAX: u64 = 64 << 20;
+
+/// The text of a small file an option names (a joint map, a contacts
+/// table), read whole as `std::fs::read_to_string` does, with its errors,
+/// but never more than [`OPTION_TEXT_MAX`] bytes: `/dev/zero` or an endless
+/// pipe is refused there instead of filling the memory.
+pub(crate) fn read_option_text(p: &Path) -> std::io::Result<String> {
+    let mut buf = Vec::new();
+    File::open(p)?.take(OPTION_TEXT_MAX + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > OPTION_TEXT_MAX {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("more than {} (the most read of such a file)", show_size(OPTION_TEXT_MAX)),
+        ));
+    }
+    String::from_utf8(buf).map_err(|_| {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8")
+    })
+}
+
 /// Refuses a path that is not a regular file (a device, a FIFO), for readers
 /// that take paths and read them whole without a limit (the desktop player).
 #[cfg_attr(not(feature = "view"), allow(dead_code))]

@@ -307,3 +307,22 @@ Frame Time: 0.04
 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 
 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 
 ";
+
+/// A joint map or a contacts table is a small text file: `/dev/zero` (or an
+/// endless pipe) is refused after 64 MiB instead of read until the memory
+/// runs out.
+#[test]
+fn map_and_contacts_files_are_read_within_a_bound() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fig = tmp.path().join("fig.bvh");
+    let mut text = super::standing_figure_header(3);
+    text += &"0 90 0 0 0 0 0 0 0 0 0 0 0 0 0\n".repeat(3);
+    std::fs::write(&fig, text).unwrap();
+    let (f, out) = (fig.to_str().unwrap(), tmp.path().join("out.bvh"));
+    let o = out.to_str().unwrap();
+    let want = ["/dev/zero", "more than 64 MiB"];
+    super::refused(&["retarget", f, "--to", f, "-o", o, "--map", "/dev/zero"], &want, &out);
+    super::refused(&["diff", f, f, "--map", "/dev/zero"], &want, &out);
+    let lock = ["clean", f, "-o", o, "--lock-feet", "--contacts", "/dev/zero"];
+    super::refused(&lock, &want, &out);
+}

@@ -369,7 +369,16 @@ fn clean_bad_values_are_precise_errors() {
     let d = dir.path();
     let input = write(d, "walk.bvh", &wobbly(60, 8));
     let out = d.join("out.bvh").to_string_lossy().into_owned();
-    let cases: [(&[&str], &[&str]); 18] = [
+    let smoothing = "--butterworth <CUTOFF_HZ[,ORDER]>|--savgol <WINDOW,POLYORDER>|--one-euro";
+    let placing = "--remove-drift|--ground[=<MODE>]|--lock-feet";
+    let cases: [(&[&str], &[&str]); 23] = [
+        // Options that shape steps, without any of their steps: they were
+        // ignored without a word (the output was the input).
+        (&["--joints", "Hips"], &["--joints <LIST>", smoothing]),
+        (&["--strength", "Hips=0.5"], &["--strength <SEL=FACTOR,...>", smoothing]),
+        (&["--spikes", "--joints", "Hips"], &[smoothing]),
+        (&["--feet", "LeftFoot"], &["--feet <LIST>", placing]),
+        (&["--butterworth", "6", "--up", "z"], &["--up <AXIS>", placing]),
         (&["--butterworth", "abc"], &["'--butterworth", "'abc' is not a number"]),
         (&["--butterworth", "0"], &["Butterworth cut-off 0 Hz", "Nyquist frequency 12.5 Hz"]),
         (&["--butterworth", "13"], &["Butterworth cut-off 13 Hz", "Nyquist frequency 12.5 Hz"]),

@@ -29,8 +29,10 @@ scale. The camera orbits the figures: --azimuth -360 to 360 degrees about \
 the vertical axis, --elevation -89 to 89 degrees above the ground; --fps \
 is above 0 and at most 1000. A file whose detected up axis is not Y is \
 drawn upright, with a note (--up keep draws its own axes, --up AXIS names \
-them). Values out of range are refused before any \
-file is read, and the output may not be one of the inputs.
+them). Values out of range, and options the output does not use (--frame \
+with an animation, --frames with a still, --fps with a .png, --cells or \
+--columns without --contact-sheet), are refused before any file is read, \
+and the output may not be one of the inputs.
 
 Example: bvh render walk.bvh -o walk.gif --frames 0..120 --azimuth -40 --size 480x360";
 
@@ -56,12 +58,13 @@ pub(crate) struct Args {
     #[arg(long)]
     contact_sheet: bool,
     /// Cells of the contact sheet (at least 1).
-    #[arg(long, value_name = "N", default_value_t = 12,
+    #[arg(long, value_name = "N", default_value_t = 12, requires = "contact_sheet",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     cells: usize,
-    /// Columns of the contact sheet (default: about square).
-    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
-    columns: usize,
+    /// Columns of the contact sheet (at least 1; default: about square).
+    #[arg(long, value_name = "N", requires = "contact_sheet",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    columns: Option<usize>,
     /// Picture (or contact-sheet cell) size in pixels, WIDTHxHEIGHT.
     #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
     size: (u32, u32),
@@ -114,6 +117,20 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     if args.contact_sheet && ext != "png" {
         bail!("--contact-sheet writes a .png");
     }
+    // An option the output does not use is refused, not ignored.
+    let still = ext == "png" && !args.contact_sheet;
+    if ext != "png" && args.frame.is_some() {
+        bail!("--frame N draws one frame into a .png; a .{ext} animates --frames A..B");
+    }
+    if still && args.frames.is_some() {
+        bail!(
+            "--frames animates a .gif or .mp4 or spaces a --contact-sheet's cells; \
+             a still .png draws one --frame N"
+        );
+    }
+    if ext == "png" && args.fps.is_some() {
+        bail!("--fps is the frame rate of a .gif or .mp4; a .png has none");
+    }
     let inputs = expand(&args.files)?;
     crate::io::refuse_overwriting_input(&args.output, &inputs)?;
     let loaded = load_clips(&inputs, args.position_channels.into(), args.up)?;
@@ -138,7 +155,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         "png" if args.contact_sheet => {
             let sheet = SheetOptions {
                 cells: args.cells,
-                columns: args.columns,
+                columns: args.columns.unwrap_or(0),
                 frames,
                 ..SheetOptions::default()
             };

@@ -1186,6 +1186,33 @@ fn render_cells_and_the_help_of_defaults() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("invalid value '0' for '--cells <N>'"), "{}", stderr(&o));
     assert!(!out.exists());
+    // An option the output does not use is refused, not ignored (a still
+    // drew frame 0 whatever --frames said; a GIF animated all of them
+    // whatever --frame said; --columns 0 was taken).
+    let walk = fx("crlf.bvh");
+    let (gif, o) = (dir.path().join("a.gif"), out.to_str().unwrap());
+    let g = gif.to_str().unwrap();
+    let cases: [(&[&str], &[&str], &Path); 7] = [
+        (
+            &[&walk, "-o", o, "--frames", "1..3"],
+            &["--frames", "a still .png draws one --frame N"],
+            &out,
+        ),
+        (&[&walk, "-o", o, "--fps", "30"], &["--fps", "a .png has none"], &out),
+        (&[&walk, "-o", g, "--frame", "2"], &["--frame N", "a .gif animates --frames"], &gif),
+        (&[&walk, "-o", o, "--cells", "4"], &["--cells <N>", "--contact-sheet"], &out),
+        (&[&walk, "-o", o, "--columns", "2"], &["--columns <N>", "--contact-sheet"], &out),
+        (
+            &[&walk, "-o", o, "--contact-sheet", "--columns", "0"],
+            &["'0' for '--columns <N>'"],
+            &out,
+        ),
+        (&["missing.bvh", "-o", o, "--frames", "1..3"], &["a still .png"], &out),
+    ];
+    for (args, want, written) in cases {
+        refused(&[&["render"][..], args].concat(), want, written);
+    }
+    run_ok(&["render", &walk, "-o", o, "--contact-sheet", "--cells", "4", "--columns", "2"]);
     // Words as printed, whatever the wrapping.
     let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let help = words(&stdout(&run_ok(&["render", "--help"])));

@@ -265,10 +265,16 @@ fn export_all(
         return Ok(ExitCode::SUCCESS);
     }
     let dir = match c.output.as_deref() {
-        Some(o) if o.as_os_str() != "-" => o,
-        _ => bail!(
-            "several inputs need -o OUTDIR/, a folder that gets one output file per input \
-             (--format chooses csv, json or npy)"
+        // A name that is not a folder (`OUTDIR/` or an existing one) is
+        // refused as `bvh export` refuses it: an existing file gave "File
+        // exists" once per input, a new name became a folder.
+        Some(o) if o.as_os_str() != "-" && to_folder => o,
+        o => bail!(
+            "{}several inputs need -o OUTDIR/, a folder that gets one output file per input \
+             (--format chooses csv, json or npy)",
+            o.filter(|o| o.as_os_str() != "-")
+                .map(|o| format!("{}: ", o.display()))
+                .unwrap_or_default()
         ),
     };
     let ext = extension(c.format.unwrap_or(Format::Csv));

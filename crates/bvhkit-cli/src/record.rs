@@ -333,7 +333,13 @@ pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
     };
     let file = match &source {
         Source::File(p) => {
-            Some(File::open(p).with_context(|| format!("{source_name}: cannot open"))?)
+            let f = File::open(p).with_context(|| format!("{source_name}: cannot open"))?;
+            // A folder opens, and its first read said "Is a directory (os
+            // error 21)" without its name.
+            if f.metadata().is_ok_and(|m| m.is_dir()) {
+                bail!("{source_name}: is a directory");
+            }
+            Some(f)
         }
         _ => None,
     };

@@ -45,7 +45,8 @@ pub(crate) struct Args {
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
     /// Frame to draw into a PNG (0-based; default: the first).
-    #[arg(long, value_name = "N", conflicts_with = "contact_sheet")]
+    #[arg(long, value_name = "N", conflicts_with = "contact_sheet", allow_hyphen_values = true,
+          value_parser = crate::range::parse_frame)]
     frame: Option<usize>,
     /// Frames to animate into a GIF or MP4, or to space a contact sheet's
     /// cells over, framed close (`A..B`, `A..=B`, `A..`, `..B`; default: all).

@@ -265,3 +265,22 @@ fn extreme_values_are_shown_short_in_errors_and_summaries() {
         short(&stderr(&r));
     }
 }
+
+/// A frame number of an option says what a frame range says of it, not
+/// Rust's "invalid digit found in string" (`layer --reference`), nor
+/// clap's "unexpected argument '-1'" (`render --frame`).
+#[test]
+fn frame_numbers_of_options_are_refused_in_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a.bvh");
+    std::fs::write(&a, clip("0.0083333", 10)).unwrap();
+    let (out, png) = (tmp.path().join("out.bvh"), tmp.path().join("out.png"));
+    let (a, o, p) = (a.to_str().unwrap(), out.to_str().unwrap(), png.to_str().unwrap());
+    for n in ["-1", "1e300", ""] {
+        let want = format!("'{n}' is not a frame number (frames are counted from 0)");
+        let err = refused(&["layer", a, a, "-o", o, "--reference", n], &[&want], &out);
+        assert!(!err.contains("invalid digit") && !err.contains("empty string"), "{err}");
+        refused(&["render", a, "-o", p, &format!("--frame={n}")], &[&want], &png);
+    }
+    refused(&["layer", a, a, "-o", o, "--reference", "4294967296"], &["is too large"], &out);
+}

@@ -70,7 +70,12 @@ unknown sensor, out of order, too far ahead) and held.
 continuous quaternion track) and position channels as frames arrive, with \
 the causal one-euro filter of `bvh clean --one-euro`: the take equals \
 `bvh clean --one-euro` of the same take recorded without it \
-(docs/cleaning.md). The live view shows the smoothed frames.";
+(docs/cleaning.md). The live view shows the smoothed frames.
+
+Examples:
+  bvh record --config glove.toml --input samples.csv -o take.bvh
+  bvh record --config glove.toml --input udp://127.0.0.1:9000 -o take.bvh --live
+  bvh record --skeleton avatar.bvh --input neuron+tcp://127.0.0.1:7001 -o take.bvh";
 
 /// Arguments of `bvh record`.
 #[derive(Debug, clap::Args)]

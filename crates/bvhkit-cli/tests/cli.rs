@@ -950,6 +950,28 @@ fn long_help_explains_and_gives_an_example() {
     }
     let s = stdout(&run(&["fmt", "--help"]));
     assert!(s.contains("--repair"), "{s}");
+    // The capture commands end their long help with examples.
+    for cmd in ["record", "replay"] {
+        let s = stdout(&run(&[cmd, "--help"]));
+        let examples = s.split("\n\nExamples:\n").nth(1).unwrap_or_else(|| panic!("{cmd}: {s}"));
+        assert!(examples.starts_with(&format!("  bvh {cmd} ")), "{cmd}: {s}");
+    }
+    // replay needs -o or --to, and says both.
+    let o = run(&["replay", &fx("crlf.bvh"), "--as", "sensors"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("<--output <OUT>|--to <ADDR>>"), "{}", stderr(&o));
+    let o = run(&[
+        "replay",
+        &fx("crlf.bvh"),
+        "--as",
+        "sensors",
+        "-o",
+        "-",
+        "--to",
+        "udp://127.0.0.1:9",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
 }
 
 #[test]

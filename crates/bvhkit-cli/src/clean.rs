@@ -380,8 +380,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             .map(|(input, r)| {
                 r.map(|(notes, summary)| {
                     let notes = notes.into_iter().map(|n| format!("bvh: note: {n}"));
-                    let summary =
-                        summary.into_iter().map(|l| format!("bvh: note: {}: {l}", input.display()));
+                    // The summary's own "note: " lines are not noted twice
+                    // ("bvh: note: a.bvh: note: no feet found").
+                    let summary = summary.into_iter().map(|l| {
+                        let l = l.strip_prefix("note: ").unwrap_or(&l);
+                        format!("bvh: note: {}: {l}", input.display())
+                    });
                     notes.chain(summary).collect()
                 })
             })

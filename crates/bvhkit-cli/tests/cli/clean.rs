@@ -627,3 +627,26 @@ fn clean_one_euro_and_spikes_stream_a_file_as_the_whole_clip() {
     }
     assert_eq!(tree(&d.join("out")), vec![PathBuf::from("streamed.bvh")]);
 }
+
+/// A step's note in the summary on stderr is noted once: "bvh: note:
+/// a.bvh: no feet found", not "bvh: note: a.bvh: note: no feet found";
+/// --dry-run's summary on stdout keeps its "note:" lines.
+#[test]
+fn summary_notes_are_noted_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let text = "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+                \tJOINT Spine\n\t{\n\t\tOFFSET 0 10 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+                \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 10 0\n\t\t}\n\t}\n}\nMOTION\nFrames: 3\nFrame Time: 0.04\n"
+        .to_string()
+        + &"0 90 0 0 0 0 0 0 0\n".repeat(3);
+    let a = write(d, "a.bvh", &text);
+    let out = d.join("out.bvh");
+    let o = run(&["clean", &a, "-o", out.to_str().unwrap(), "--lock-feet"]);
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(e.contains(&format!("bvh: note: {a}: no feet found: nothing locked")), "{e}");
+    assert!(!e.contains("note: note:"), "{e}");
+    let o = run(&["clean", &a, "-o", out.to_str().unwrap(), "--lock-feet", "--dry-run"]);
+    assert!(stdout(&o).contains("\nnote: no feet found: nothing locked"), "{}", stdout(&o));
+}

@@ -151,6 +151,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let longest = clips.iter().map(|c| c.n_frames).max().unwrap_or(0);
     let frames = args.frames.map(|r| r.resolve(longest)).transpose()?;
     let anim = AnimationOptions { frames: frames.clone(), fps: args.fps };
+    // The most a GIF's centisecond delays and the MP4 encoder take: a
+    // higher --fps was lowered without a word.
+    let most = if ext == "gif" { raster::GIF_MAX_FPS } else { raster::MP4_MAX_FPS };
+    if let Some(fps) = args.fps.filter(|&f| f > most) {
+        eprintln!("bvh: note: --fps {fps}: a .{ext} is drawn at {most} frames per second at most");
+    }
     let out = &args.output;
     match ext.as_str() {
         "png" if args.contact_sheet => {

@@ -1235,6 +1235,16 @@ fn render_cells_and_the_help_of_defaults() {
         refused(&[&["render"][..], args].concat(), want, written);
     }
     run_ok(&["render", &walk, "-o", o, "--contact-sheet", "--cells", "4", "--columns", "2"]);
+    // A rate above a GIF's 50 fps is drawn at 50, with a note (it was
+    // lowered without a word); 50 itself has none.
+    let r = run_ok(&["render", &walk, "-o", g, "--size", "32x24", "--fps", "120"]);
+    assert!(
+        stderr(&r).contains("--fps 120: a .gif is drawn at 50 frames per second at most"),
+        "{}",
+        stderr(&r)
+    );
+    let r = run_ok(&["render", &walk, "-o", g, "--size", "32x24", "--fps", "50"]);
+    assert!(!stderr(&r).contains("--fps"), "{}", stderr(&r));
     // Words as printed, whatever the wrapping.
     let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let help = words(&stdout(&run_ok(&["render", "--help"])));

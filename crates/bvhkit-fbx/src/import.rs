@@ -461,7 +461,8 @@ fn read_scene(
                 let count = ((t1 - t0) * fps + 1e-6).floor() + 1.0;
                 let n_channels: usize = joints.iter().map(|j| j.channels.len()).sum();
                 let max = bvhkit::edit::resample::MAX_VALUES;
-                if !(count * n_channels.max(1) as f64 <= max as f64) {
+                let values = count * n_channels.max(1) as f64;
+                if !values.is_finite() || values > max as f64 {
                     return Err(Error::Read(format!(
                         "sampling {:e} s at {fps:e} frames per second gives {count:e} frames of \
                          {n_channels} channels: more than the limit of {max} values",

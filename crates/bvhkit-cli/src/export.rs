@@ -265,16 +265,18 @@ fn export_all(
         return Ok(ExitCode::SUCCESS);
     }
     let dir = match c.output.as_deref() {
-        // A name that is not a folder (`OUTDIR/` or an existing one) is
-        // refused as `bvh export` refuses it: an existing file gave "File
-        // exists" once per input, a new name became a folder.
-        Some(o) if o.as_os_str() != "-" && to_folder => o,
-        o => bail!(
-            "{}several inputs need -o OUTDIR/, a folder that gets one output file per input \
-             (--format chooses csv, json or npy)",
-            o.filter(|o| o.as_os_str() != "-")
-                .map(|o| format!("{}: ", o.display()))
-                .unwrap_or_default()
+        // An existing file is not a folder (as `fmt`, `edit` and `clean`
+        // say): it gave "File exists (os error 17)" once per input. A new
+        // name becomes the folder, as theirs do.
+        Some(o) if o.exists() && !o.is_dir() => bail!(
+            "{}: several inputs need -o to name a folder, not a file (OUTDIR/ gets one output \
+             file per input)",
+            o.display()
+        ),
+        Some(o) if o.as_os_str() != "-" => o,
+        _ => bail!(
+            "several inputs need -o OUTDIR/, a folder that gets one output file per input \
+             (--format chooses csv, json or npy)"
         ),
     };
     let ext = extension(c.format.unwrap_or(Format::Csv));

@@ -2152,27 +2152,18 @@ fn positions_and_rotations_of_folders_into_an_output_folder() {
     let o = run(&["positions", &fx("crlf.bvh"), &fx("crlf.bvh"), "-o", rot.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("would both be written to"), "{}", stderr(&o));
-    // -o naming a file (an existing one, or a new name without a final
-    // `/`) is not a folder: it gave "File exists (os error 17)" once per
-    // input, or became a folder of that name.
-    let two = [fx("crlf.bvh"), fx("bom.bvh")];
-    for name in ["subset.npy", "new.csv"] {
-        let out = dir.path().join(name);
-        let o = out.to_str().unwrap();
-        let want = [&format!("{o}: several inputs need -o OUTDIR/")[..]];
-        if name == "new.csv" {
-            refused(&["positions", &two[0], &two[1], "-o", o], &want, &out);
-        } else {
-            let before = std::fs::read(&out).unwrap();
-            let r = run(&["rotations", &two[0], &two[1], "-o", o]);
-            assert_eq!(r.status.code(), Some(2));
-            assert!(
-                stderr(&r).contains(want[0]) && !stderr(&r).contains("os error"),
-                "{}",
-                stderr(&r)
-            );
-            assert_eq!(std::fs::read(&out).unwrap(), before);
-        }
+    // -o naming an existing file is not a folder: it gave "File exists (os
+    // error 17)" once per input. (A new name becomes the folder.)
+    let (two, out) = ([fx("crlf.bvh"), fx("bom.bvh")], dir.path().join("subset.npy"));
+    let before = std::fs::read(&out).unwrap();
+    for cmd in ["positions", "rotations"] {
+        let r = run(&[cmd, &two[0], &two[1], "-o", out.to_str().unwrap()]);
+        let e = stderr(&r);
+        assert_eq!(r.status.code(), Some(2), "{e}");
+        let want =
+            format!("{}: several inputs need -o to name a folder, not a file", out.display());
+        assert!(e.contains(&want) && !e.contains("os error"), "{e}");
+        assert_eq!(std::fs::read(&out).unwrap(), before);
     }
     // One bad file among several: the others are written, the status says so.
     std::fs::write(inp.join("bad.bvh"), "HIERARCHY\nROOT\n").unwrap();

@@ -134,6 +134,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     }
     let inputs = expand(&args.files)?;
     crate::io::refuse_overwriting_input(&args.output, &inputs)?;
+    crate::io::refuse_unplaceable_output(&args.output)?;
     let loaded = load_clips(&inputs, args.position_channels.into(), args.up)?;
     let clips = &loaded.clips;
     let refs: Vec<&bvhkit_render::Clip> = clips.iter().collect();

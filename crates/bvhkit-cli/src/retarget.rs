@@ -132,6 +132,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         ));
     }
     refuse_overwriting_input(&args.output, &[src_in.clone(), tgt_in.clone()])?;
+    crate::io::refuse_unplaceable_output(&args.output)?;
     if let Some(m) = &args.map {
         refuse_overwriting_input(&args.output, &[Input::File(m.clone())])?;
     }

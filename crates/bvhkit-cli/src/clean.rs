@@ -60,6 +60,12 @@ Examples:
   bvh clean walk.bvh -o w.bvh --butterworth 6 --strength '*=0.6,Hips=1,LeftHand=0.3,LeftHand/*=0'";
 
 #[derive(Debug, clap::Args)]
+// The options that only shape some steps are refused without one of them
+// (they were ignored without a word, and the output was the input).
+#[command(group(clap::ArgGroup::new("smoothing").multiple(true)
+    .args(["butterworth", "savgol", "one_euro"])))]
+#[command(group(clap::ArgGroup::new("placing").multiple(true)
+    .args(["remove_drift", "ground", "lock_feet"])))]
 pub(crate) struct Args {
     /// The clips: files, folders (walked for *.bvh) or `-` (standard input).
     #[arg(value_name = "IN", required = true, num_args = 1..)]
@@ -104,19 +110,23 @@ pub(crate) struct Args {
     /// (frames from 0, end included); default: the contacts bvh lint finds.
     #[arg(long, value_name = "FILE", requires = "lock_feet")]
     contacts: Option<PathBuf>,
-    /// The foot joints, comma-separated (default: found by name).
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    /// The foot joints, comma-separated (default: found by name), for --remove-drift, --ground
+    /// and --lock-feet.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', requires = "placing")]
     feet: Option<Vec<String>>,
-    /// The clip's up axis (x, y, z, -x, -y, -z); default: detected, else Y.
-    #[arg(long, value_name = "AXIS", value_parser = crate::concat::parse_axis, allow_hyphen_values = true)]
+    /// The clip's up axis (x, y, z, -x, -y, -z), for --remove-drift, --ground and --lock-feet;
+    /// default: detected, else Y.
+    #[arg(long, value_name = "AXIS", value_parser = crate::concat::parse_axis, allow_hyphen_values = true,
+          requires = "placing")]
     up: Option<bvhkit::edit::axes::SignedAxis>,
-    /// The joints the smoothing applies to, comma-separated (default all).
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    /// The joints the smoothing (--butterworth, --savgol, --one-euro) applies to,
+    /// comma-separated (default all).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', requires = "smoothing")]
     joints: Option<Vec<String>>,
     /// Smoothing strength per joint, 0 (unchanged) to 1 (the full filter, the default): JOINT=F
     /// (that joint), JOINT/*=F (every joint below it), *=F (every joint); later entries win.
     #[arg(long, value_name = "SEL=FACTOR,...", value_delimiter = ',', action = clap::ArgAction::Append,
-          value_parser = parse_strength)]
+          value_parser = parse_strength, requires = "smoothing")]
     strength: Vec<(String, f64)>,
     /// Report what would change; write nothing.
     #[arg(long)]
@@ -267,8 +277,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     }
     let contacts = match &args.contacts {
         Some(path) => {
-            let text =
-                std::fs::read_to_string(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            let text = crate::io::read_option_text(path)
+                .map_err(|e| anyhow!("{}: {e}", path.display()))?;
             Some(clean::parse_contacts(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?)
         }
         None => None,
@@ -375,8 +385,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             .map(|(input, r)| {
                 r.map(|(notes, summary)| {
                     let notes = notes.into_iter().map(|n| format!("bvh: note: {n}"));
-                    let summary =
-                        summary.into_iter().map(|l| format!("bvh: note: {}: {l}", input.display()));
+                    // The summary's own "note: " lines are not noted twice
+                    // ("bvh: note: a.bvh: note: no feet found").
+                    let summary = summary.into_iter().map(|l| {
+                        let l = l.strip_prefix("note: ").unwrap_or(&l);
+                        format!("bvh: note: {}: {l}", input.display())
+                    });
                     notes.chain(summary).collect()
                 })
             })

@@ -77,7 +77,8 @@ fn pairs_of(
             Some(JointMap::auto(a, b).pairs().iter().map(|p| (p.source, p.target)).collect())
         }
         Some(file) => {
-            let text = std::fs::read_to_string(file).with_context(|| format!("--map {file}"))?;
+            let text = crate::io::read_option_text(std::path::Path::new(file))
+                .with_context(|| format!("--map {file}"))?;
             let map = JointMap::parse(&text, a, b)
                 .map_err(|e| anyhow::anyhow!("--map {file}: {}", e.message()))?;
             Some(map.pairs().iter().map(|p| (p.source, p.target)).collect())

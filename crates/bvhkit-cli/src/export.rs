@@ -265,6 +265,14 @@ fn export_all(
         return Ok(ExitCode::SUCCESS);
     }
     let dir = match c.output.as_deref() {
+        // An existing file is not a folder (as `fmt`, `edit` and `clean`
+        // say): it gave "File exists (os error 17)" once per input. A new
+        // name becomes the folder, as theirs do.
+        Some(o) if o.exists() && !o.is_dir() => bail!(
+            "{}: several inputs need -o to name a folder, not a file (OUTDIR/ gets one output \
+             file per input)",
+            o.display()
+        ),
         Some(o) if o.as_os_str() != "-" => o,
         _ => bail!(
             "several inputs need -o OUTDIR/, a folder that gets one output file per input \

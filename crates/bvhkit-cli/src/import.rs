@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use bvhkit::{Precision, WriteOptions};
 use bvhkit_fbx::{ImportOptions, import};
 
@@ -38,8 +38,9 @@ pub(crate) struct Args {
     /// The BVH file to write (`-`: standard output).
     #[arg(short, long, value_name = "OUT", required = true)]
     output: PathBuf,
-    /// Sample the animation at this many frames per second instead of at its keys.
-    #[arg(long, value_name = "FPS")]
+    /// Sample the animation at this many frames per second instead of at its keys (above 0, at
+    /// most 1000).
+    #[arg(long, value_name = "FPS", value_parser = crate::range::parse_fps)]
     fps: Option<f64>,
     /// The animation stack to read (default: the first).
     #[arg(long, value_name = "NAME")]
@@ -54,14 +55,9 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> Result<ExitCode> {
-    if let Some(f) = a.fps
-        && !(f.is_finite() && f > 0.0)
-    {
-        bail!("--fps {f}: the rate must be a positive number");
-    }
     let input = if a.file.as_os_str() == "-" { Input::Stdin } else { Input::File(a.file.clone()) };
     refuse_overwriting_input(&a.output, std::slice::from_ref(&input))?;
-    let bytes = input.read()?;
+    let bytes = input.read_any()?;
     let options = ImportOptions { fps: a.fps, stack: a.stack.clone() };
     let mut got = import(&bytes, &options).with_context(|| input.display())?;
     if a.portable {

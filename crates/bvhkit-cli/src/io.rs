@@ -86,7 +86,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 pub(crate) use input::{
-    Bytes, Input, Streamed, expand, expand_rel, read_batches, release_pages, take_free, walk_folder,
+    Bytes, Input, Streamed, expand, expand_rel, read_batches, read_option_text, release_pages,
+    take_free, walk_folder,
 };
 // The desktop player reads whole files itself: only regular ones.
 #[cfg(feature = "view")]
@@ -449,6 +450,24 @@ pub(crate) fn targets(
     }
     check_targets(pairs.iter().map(|(i, o)| (*i, o.as_path())))?;
     Ok(pairs.into_iter().map(|(i, o)| (i.clone(), o)).collect())
+}
+
+/// Refuses, before any work, an output file that cannot be made where it
+/// is asked for: a folder, or a path in a folder that does not exist (for
+/// commands that make no folders; the write would say so only after the
+/// whole computation). `-` passes.
+pub(crate) fn refuse_unplaceable_output(output: &Path) -> Result<()> {
+    if output.as_os_str() == "-" {
+        return Ok(());
+    }
+    if output.is_dir() {
+        bail!("{}: is a directory (-o names the output file)", output.display());
+    }
+    let dir = output.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        bail!("{}: the folder {} does not exist", output.display(), dir.display());
+    }
+    Ok(())
 }
 
 /// Refuses to write `output` when it is one of `inputs`: compared as files

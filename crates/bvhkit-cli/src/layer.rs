@@ -45,7 +45,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "SUBTREE")]
     joints: Option<String>,
     /// The layer's reference frame: its motion is measured from this pose.
-    #[arg(long, value_name = "FRAME", default_value = "0")]
+    #[arg(long, value_name = "FRAME", default_value = "0", allow_hyphen_values = true,
+          value_parser = crate::range::parse_frame)]
     reference: usize,
     /// Refuse inputs that need lenient reading.
     #[arg(long, conflicts_with = "repair")]

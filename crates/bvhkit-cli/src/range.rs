@@ -37,6 +37,17 @@ fn frame_number(t: &str) -> Result<Option<usize>> {
     }
 }
 
+/// One frame number of an option (`--reference`, `--frame`): what a frame
+/// range takes, with its messages (a negative number, `1e300`, an empty
+/// string named, not Rust's "invalid digit found in string").
+pub(crate) fn parse_frame(s: &str) -> Result<usize, String> {
+    match frame_number(s) {
+        Ok(Some(n)) => Ok(n),
+        Ok(None) => Err("'' is not a frame number (frames are counted from 0)".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 impl std::str::FromStr for FrameRange {
     type Err = anyhow::Error;
 
@@ -223,6 +234,23 @@ mod tests {
         assert_eq!(
             format!("{e}"),
             "frame range 200..300 selects no frame: the clip has 100 frames (0..100)"
+        );
+    }
+
+    #[test]
+    fn one_frame_number_has_the_messages_of_a_range() {
+        assert_eq!(parse_frame("12"), Ok(12));
+        assert_eq!(
+            parse_frame("-1"),
+            Err("'-1' is not a frame number (frames are counted from 0)".into())
+        );
+        assert_eq!(
+            parse_frame(""),
+            Err("'' is not a frame number (frames are counted from 0)".into())
+        );
+        assert!(parse_frame("1e300").unwrap_err().contains("'1e300' is not a frame number"));
+        assert!(
+            parse_frame("99999999999").unwrap_err().contains("is too large (at most 4294967295)")
         );
     }
 

@@ -70,7 +70,12 @@ unknown sensor, out of order, too far ahead) and held.
 continuous quaternion track) and position channels as frames arrive, with \
 the causal one-euro filter of `bvh clean --one-euro`: the take equals \
 `bvh clean --one-euro` of the same take recorded without it \
-(docs/cleaning.md). The live view shows the smoothed frames.";
+(docs/cleaning.md). The live view shows the smoothed frames.
+
+Examples:
+  bvh record --config glove.toml --input samples.csv -o take.bvh
+  bvh record --config glove.toml --input udp://127.0.0.1:9000 -o take.bvh --live
+  bvh record --skeleton avatar.bvh --input neuron+tcp://127.0.0.1:7001 -o take.bvh";
 
 /// Arguments of `bvh record`.
 #[derive(Debug, clap::Args)]
@@ -333,7 +338,13 @@ pub(crate) fn run_record(a: RecordArgs) -> Result<ExitCode> {
     };
     let file = match &source {
         Source::File(p) => {
-            Some(File::open(p).with_context(|| format!("{source_name}: cannot open"))?)
+            let f = File::open(p).with_context(|| format!("{source_name}: cannot open"))?;
+            // A folder opens, and its first read said "Is a directory (os
+            // error 21)" without its name.
+            if f.metadata().is_ok_and(|m| m.is_dir()) {
+                bail!("{source_name}: is a directory");
+            }
+            Some(f)
         }
         _ => None,
     };

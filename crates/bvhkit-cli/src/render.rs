@@ -29,8 +29,10 @@ scale. The camera orbits the figures: --azimuth -360 to 360 degrees about \
 the vertical axis, --elevation -89 to 89 degrees above the ground; --fps \
 is above 0 and at most 1000. A file whose detected up axis is not Y is \
 drawn upright, with a note (--up keep draws its own axes, --up AXIS names \
-them). Values out of range are refused before any \
-file is read, and the output may not be one of the inputs.
+them). Values out of range, and options the output does not use (--frame \
+with an animation, --frames with a still, --fps with a .png, --cells or \
+--columns without --contact-sheet), are refused before any file is read, \
+and the output may not be one of the inputs.
 
 Example: bvh render walk.bvh -o walk.gif --frames 0..120 --azimuth -40 --size 480x360";
 
@@ -43,7 +45,8 @@ pub(crate) struct Args {
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
     /// Frame to draw into a PNG (0-based; default: the first).
-    #[arg(long, value_name = "N", conflicts_with = "contact_sheet")]
+    #[arg(long, value_name = "N", conflicts_with = "contact_sheet", allow_hyphen_values = true,
+          value_parser = crate::range::parse_frame)]
     frame: Option<usize>,
     /// Frames to animate into a GIF or MP4, or to space a contact sheet's
     /// cells over, framed close (`A..B`, `A..=B`, `A..`, `..B`; default: all).
@@ -56,12 +59,13 @@ pub(crate) struct Args {
     #[arg(long)]
     contact_sheet: bool,
     /// Cells of the contact sheet (at least 1).
-    #[arg(long, value_name = "N", default_value_t = 12,
+    #[arg(long, value_name = "N", default_value_t = 12, requires = "contact_sheet",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     cells: usize,
-    /// Columns of the contact sheet (default: about square).
-    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
-    columns: usize,
+    /// Columns of the contact sheet (at least 1; default: about square).
+    #[arg(long, value_name = "N", requires = "contact_sheet",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    columns: Option<usize>,
     /// Picture (or contact-sheet cell) size in pixels, WIDTHxHEIGHT.
     #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
     size: (u32, u32),
@@ -114,8 +118,23 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     if args.contact_sheet && ext != "png" {
         bail!("--contact-sheet writes a .png");
     }
+    // An option the output does not use is refused, not ignored.
+    let still = ext == "png" && !args.contact_sheet;
+    if ext != "png" && args.frame.is_some() {
+        bail!("--frame N draws one frame into a .png; a .{ext} animates --frames A..B");
+    }
+    if still && args.frames.is_some() {
+        bail!(
+            "--frames animates a .gif or .mp4 or spaces a --contact-sheet's cells; \
+             a still .png draws one --frame N"
+        );
+    }
+    if ext == "png" && args.fps.is_some() {
+        bail!("--fps is the frame rate of a .gif or .mp4; a .png has none");
+    }
     let inputs = expand(&args.files)?;
     crate::io::refuse_overwriting_input(&args.output, &inputs)?;
+    crate::io::refuse_unplaceable_output(&args.output)?;
     let loaded = load_clips(&inputs, args.position_channels.into(), args.up)?;
     let clips = &loaded.clips;
     let refs: Vec<&bvhkit_render::Clip> = clips.iter().collect();
@@ -133,12 +152,18 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let longest = clips.iter().map(|c| c.n_frames).max().unwrap_or(0);
     let frames = args.frames.map(|r| r.resolve(longest)).transpose()?;
     let anim = AnimationOptions { frames: frames.clone(), fps: args.fps };
+    // The most a GIF's centisecond delays and the MP4 encoder take: a
+    // higher --fps was lowered without a word.
+    let most = if ext == "gif" { raster::GIF_MAX_FPS } else { raster::MP4_MAX_FPS };
+    if let Some(fps) = args.fps.filter(|&f| f > most) {
+        eprintln!("bvh: note: --fps {fps}: a .{ext} is drawn at {most} frames per second at most");
+    }
     let out = &args.output;
     match ext.as_str() {
         "png" if args.contact_sheet => {
             let sheet = SheetOptions {
                 cells: args.cells,
-                columns: args.columns,
+                columns: args.columns.unwrap_or(0),
                 frames,
                 ..SheetOptions::default()
             };

@@ -135,6 +135,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         ));
     }
     refuse_overwriting_input(&args.output, &[src_in.clone(), tgt_in.clone()])?;
+    crate::io::refuse_unplaceable_output(&args.output)?;
     if let Some(m) = &args.map {
         refuse_overwriting_input(&args.output, &[Input::File(m.clone())])?;
     }
@@ -155,7 +156,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     print_warnings(&tgt_in, &tgt_warnings);
     let map = match &args.map {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
+            let text = crate::io::read_option_text(path)
                 .with_context(|| format!("reading the map {}", path.display()))?;
             Some(
                 JointMap::parse(&text, source.skeleton(), target.skeleton())

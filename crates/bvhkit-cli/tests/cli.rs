@@ -950,6 +950,28 @@ fn long_help_explains_and_gives_an_example() {
     }
     let s = stdout(&run(&["fmt", "--help"]));
     assert!(s.contains("--repair"), "{s}");
+    // The capture commands end their long help with examples.
+    for cmd in ["record", "replay"] {
+        let s = stdout(&run(&[cmd, "--help"]));
+        let examples = s.split("\n\nExamples:\n").nth(1).unwrap_or_else(|| panic!("{cmd}: {s}"));
+        assert!(examples.starts_with(&format!("  bvh {cmd} ")), "{cmd}: {s}");
+    }
+    // replay needs -o or --to, and says both.
+    let o = run(&["replay", &fx("crlf.bvh"), "--as", "sensors"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("<--output <OUT>|--to <ADDR>>"), "{}", stderr(&o));
+    let o = run(&[
+        "replay",
+        &fx("crlf.bvh"),
+        "--as",
+        "sensors",
+        "-o",
+        "-",
+        "--to",
+        "udp://127.0.0.1:9",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
 }
 
 #[test]
@@ -1186,6 +1208,43 @@ fn render_cells_and_the_help_of_defaults() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("invalid value '0' for '--cells <N>'"), "{}", stderr(&o));
     assert!(!out.exists());
+    // An option the output does not use is refused, not ignored (a still
+    // drew frame 0 whatever --frames said; a GIF animated all of them
+    // whatever --frame said; --columns 0 was taken).
+    let walk = fx("crlf.bvh");
+    let (gif, o) = (dir.path().join("a.gif"), out.to_str().unwrap());
+    let g = gif.to_str().unwrap();
+    let cases: [(&[&str], &[&str], &Path); 7] = [
+        (
+            &[&walk, "-o", o, "--frames", "1..3"],
+            &["--frames", "a still .png draws one --frame N"],
+            &out,
+        ),
+        (&[&walk, "-o", o, "--fps", "30"], &["--fps", "a .png has none"], &out),
+        (&[&walk, "-o", g, "--frame", "2"], &["--frame N", "a .gif animates --frames"], &gif),
+        (&[&walk, "-o", o, "--cells", "4"], &["--cells <N>", "--contact-sheet"], &out),
+        (&[&walk, "-o", o, "--columns", "2"], &["--columns <N>", "--contact-sheet"], &out),
+        (
+            &[&walk, "-o", o, "--contact-sheet", "--columns", "0"],
+            &["'0' for '--columns <N>'"],
+            &out,
+        ),
+        (&["missing.bvh", "-o", o, "--frames", "1..3"], &["a still .png"], &out),
+    ];
+    for (args, want, written) in cases {
+        refused(&[&["render"][..], args].concat(), want, written);
+    }
+    run_ok(&["render", &walk, "-o", o, "--contact-sheet", "--cells", "4", "--columns", "2"]);
+    // A rate above a GIF's 50 fps is drawn at 50, with a note (it was
+    // lowered without a word); 50 itself has none.
+    let r = run_ok(&["render", &walk, "-o", g, "--size", "32x24", "--fps", "120"]);
+    assert!(
+        stderr(&r).contains("--fps 120: a .gif is drawn at 50 frames per second at most"),
+        "{}",
+        stderr(&r)
+    );
+    let r = run_ok(&["render", &walk, "-o", g, "--size", "32x24", "--fps", "50"]);
+    assert!(!stderr(&r).contains("--fps"), "{}", stderr(&r));
     // Words as printed, whatever the wrapping.
     let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let help = words(&stdout(&run_ok(&["render", "--help"])));
@@ -2093,6 +2152,19 @@ fn positions_and_rotations_of_folders_into_an_output_folder() {
     let o = run(&["positions", &fx("crlf.bvh"), &fx("crlf.bvh"), "-o", rot.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("would both be written to"), "{}", stderr(&o));
+    // -o naming an existing file is not a folder: it gave "File exists (os
+    // error 17)" once per input. (A new name becomes the folder.)
+    let (two, out) = ([fx("crlf.bvh"), fx("bom.bvh")], dir.path().join("subset.npy"));
+    let before = std::fs::read(&out).unwrap();
+    for cmd in ["positions", "rotations"] {
+        let r = run(&[cmd, &two[0], &two[1], "-o", out.to_str().unwrap()]);
+        let e = stderr(&r);
+        assert_eq!(r.status.code(), Some(2), "{e}");
+        let want =
+            format!("{}: several inputs need -o to name a folder, not a file", out.display());
+        assert!(e.contains(&want) && !e.contains("os error"), "{e}");
+        assert_eq!(std::fs::read(&out).unwrap(), before);
+    }
     // One bad file among several: the others are written, the status says so.
     std::fs::write(inp.join("bad.bvh"), "HIERARCHY\nROOT\n").unwrap();
     let o = run(&[

@@ -134,6 +134,14 @@ fn a_bad_header_is_an_error_and_leaves_no_output() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("in.csv:1:1: expected a CSV header"), "{err}");
     assert!(!d.join("take.bvh").exists());
+    // A folder as the input is named (its read said "Is a directory (os
+    // error 21)" and nothing else).
+    std::fs::create_dir(d.join("takes")).unwrap();
+    let o = record_two_sensors(d, "takes", "take.bvh", &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("takes: is a directory"), "{err}");
+    assert!(!d.join("take.bvh").exists());
     // Nor may the output be an input.
     let o = bvh()
         .current_dir(d)

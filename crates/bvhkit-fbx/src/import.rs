@@ -456,7 +456,20 @@ fn read_scene(
                     return Err(Error::Read(format!("frame rate {fps} is not a positive number")));
                 }
                 let (t0, t1) = (key_ticks[0], key_ticks[n - 1]);
-                let count = ((t1 - t0) * fps + 1e-6).floor() as usize + 1;
+                // The frames are counted before any is made: a rate or a
+                // span too large for the memory is refused, not allocated.
+                let count = ((t1 - t0) * fps + 1e-6).floor() + 1.0;
+                let n_channels: usize = joints.iter().map(|j| j.channels.len()).sum();
+                let max = bvhkit::edit::resample::MAX_VALUES;
+                let values = count * n_channels.max(1) as f64;
+                if !values.is_finite() || values > max as f64 {
+                    return Err(Error::Read(format!(
+                        "sampling {:e} s at {fps:e} frames per second gives {count:e} frames of \
+                         {n_channels} channels: more than the limit of {max} values",
+                        t1 - t0
+                    )));
+                }
+                let count = count as usize;
                 notes.push(format!("animation sampled at {fps} frames per second"));
                 ((0..count).map(|i| t0 + i as f64 / fps).collect(), 1.0 / fps)
             }

@@ -292,6 +292,24 @@ fn a_given_rate_samples_the_curves() {
 }
 
 #[test]
+fn a_rate_too_high_for_the_memory_is_refused_before_any_frame_is_made() {
+    // 0.2 s at 1e9 frames per second: 2e8 frames of its channels, more
+    // values than any clip may hold (the command once asked the allocator
+    // for them and aborted); 1e300 overflowed the count to 0 frames.
+    let bvh = Bvh::parse(FIXTURE.replace("Frame Time: 0.0083333", "Frame Time: 0.1")).unwrap();
+    let out = export(&bvh, &ExportOptions::default()).unwrap();
+    for fps in [1e9, 1e300] {
+        let Err(e) = import(&out.bytes, &ImportOptions { fps: Some(fps), ..Default::default() })
+        else {
+            panic!("--fps {fps} was sampled");
+        };
+        let e = e.to_string();
+        assert!(e.contains("more than the limit of 536870912 values"), "{e}");
+        assert!(e.len() < 200, "{e}");
+    }
+}
+
+#[test]
 fn added_position_channels_come_back_as_translations() {
     let bvh = Bvh::parse(FIXTURE).unwrap();
     let options = ExportOptions {

@@ -66,12 +66,28 @@ impl Input {
 
     /// The whole input: a regular file is mapped (1 MiB or more) or read, and
     /// bounded by its size; anything else (standard input, a pipe, a device)
-    /// is read up to the `--max-size` limit and refused beyond it.
+    /// is read up to the `--max-size` limit and refused beyond it, or only
+    /// its first 128 KiB when they cannot start a BVH text
+    /// ([`read_limited`]; [`Input::read_any`] reads input of other formats).
     pub(crate) fn read(&self) -> Result<Bytes> {
         match self {
             Input::Stdin => read_limited(std::io::stdin().lock(), "standard input", max_size())
                 .map(Bytes::Owned),
             Input::File(p) => read_file(p, max_size()),
+        }
+    }
+
+    /// [`Input::read`] of an input that need not be BVH (an FBX file):
+    /// standard input, a pipe or a device is read whole up to the
+    /// `--max-size` limit, never stopped after its first 128 KiB because
+    /// they cannot start a BVH text.
+    pub(crate) fn read_any(&self) -> Result<Bytes> {
+        match self {
+            Input::Stdin => {
+                read_bounded(std::io::stdin().lock(), "standard input", max_size(), Stop::Never)
+                    .map(Bytes::Owned)
+            }
+            Input::File(p) => read_file_as(p, max_size(), &mut Vec::new(), false, Stop::Never),
         }
     }
 
@@ -84,7 +100,7 @@ impl Input {
     pub(crate) fn read_reusing(&self, reuse: &mut Vec<u8>) -> Result<Bytes> {
         match self {
             Input::Stdin => self.read(),
-            Input::File(p) => read_file_reusing(p, max_size(), reuse, true),
+            Input::File(p) => read_file_as(p, max_size(), reuse, true, Stop::NotBvh),
         }
     }
 
@@ -130,12 +146,18 @@ pub(crate) enum Streamed {
 /// Reads (or maps) the file at `p`; `limit` bounds what is read from a file
 /// that is not regular (or that is but claims size 0, as `/proc` files do).
 pub(super) fn read_file(p: &Path, limit: u64) -> Result<Bytes> {
-    read_file_reusing(p, limit, &mut Vec::new(), false)
+    read_file_as(p, limit, &mut Vec::new(), false, Stop::NotBvh)
 }
 
 /// [`read_file`], a small regular file read into the buffer `reuse` holds
-/// (taken).
-fn read_file_reusing(p: &Path, limit: u64, reuse: &mut Vec<u8>, reusing: bool) -> Result<Bytes> {
+/// (taken); a file that is not regular is read as `stop` says.
+fn read_file_as(
+    p: &Path,
+    limit: u64,
+    reuse: &mut Vec<u8>,
+    reusing: bool,
+    stop: Stop,
+) -> Result<Bytes> {
     let name = || p.display().to_string();
     let file = File::open(p).with_context(name)?;
     let meta = file.metadata().with_context(name)?;
@@ -165,7 +187,7 @@ fn read_file_reusing(p: &Path, limit: u64, reuse: &mut Vec<u8>, reusing: bool) -
         file.take(len).read_to_end(&mut buf).with_context(name)?;
         return Ok(Bytes::Owned(buf));
     }
-    read_limited(file, &name(), limit).map(Bytes::Owned)
+    read_bounded(file, &name(), limit, stop).map(Bytes::Owned)
 }
 
 /// Maps the regular file `file` of `len` bytes read-only, pre-faulted when
@@ -245,6 +267,27 @@ pub(crate) fn release_pages(map: &memmap2::Mmap, upto: usize, done: &mut usize) 
 #[cfg(not(unix))]
 pub(crate) fn release_pages(_map: &memmap2::Mmap, _upto: usize, _done: &mut usize) {}
 
+/// The most bytes of a text file an option names ([`read_option_text`]).
+pub(crate) const OPTION_TEXT_MAX: u64 = 64 << 20;
+
+/// The text of a small file an option names (a joint map, a contacts
+/// table), read whole as `std::fs::read_to_string` does, with its errors,
+/// but never more than [`OPTION_TEXT_MAX`] bytes: `/dev/zero` or an endless
+/// pipe is refused there instead of filling the memory.
+pub(crate) fn read_option_text(p: &Path) -> std::io::Result<String> {
+    let mut buf = Vec::new();
+    File::open(p)?.take(OPTION_TEXT_MAX + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > OPTION_TEXT_MAX {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("more than {} (the most read of such a file)", show_size(OPTION_TEXT_MAX)),
+        ));
+    }
+    String::from_utf8(buf).map_err(|_| {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8")
+    })
+}
+
 /// Refuses a path that is not a regular file (a device, a FIFO), for readers
 /// that take paths and read them whole without a limit (the desktop player).
 #[cfg_attr(not(feature = "view"), allow(dead_code))]
@@ -257,8 +300,25 @@ pub(crate) fn require_regular(p: &Path) -> Result<()> {
 }
 
 /// Reads all of `r`, refusing more than `limit` bytes with an error that
-/// names `what` and the limit (an endless pipe or `/dev/zero` stops there).
+/// names `what` and the limit (an endless pipe or `/dev/zero` stops there);
+/// an input whose first 128 KiB cannot start a BVH text is read no further
+/// (the parser finds its error in them).
 pub(crate) fn read_limited(r: impl Read, what: &str, limit: u64) -> Result<Vec<u8>> {
+    read_bounded(r, what, limit, Stop::NotBvh)
+}
+
+/// Where a read of a stream that is not a regular file may stop early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    /// After the first 128 KiB when they cannot start a BVH text (a BVH
+    /// reader's input: the parser's error is found in them).
+    NotBvh,
+    /// Never: the input is read whole (an FBX file), up to the limit.
+    Never,
+}
+
+/// [`read_limited`], stopping early as `stop` says.
+fn read_bounded(r: impl Read, what: &str, limit: u64, stop: Stop) -> Result<Vec<u8>> {
     let mut buf = Vec::new();
     let mut r = r.take(limit.saturating_add(1));
     // The first 128 KiB decide whether the input can be BVH at all: when it
@@ -266,7 +326,7 @@ pub(crate) fn read_limited(r: impl Read, what: &str, limit: u64) -> Result<Vec<u
     // finds the same error at the same place in what was (a token is at
     // most 64 KiB).
     (&mut r).take(PREFIX).read_to_end(&mut buf).with_context(|| what.to_string())?;
-    if !can_start_bvh(&buf) {
+    if stop == Stop::NotBvh && !can_start_bvh(&buf) {
         return Ok(buf);
     }
     r.read_to_end(&mut buf).with_context(|| what.to_string())?;

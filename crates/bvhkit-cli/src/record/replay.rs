@@ -19,7 +19,12 @@ Y-up axes; `bvh record` with `bind_all = true` then gives the clip back.
 connects and streams the lines. --as neuron --to tcp://HOST:PORT listens, \
 accepts one client and streams the frames as Axis Neuron does \
 (`INDEX Avatar00 v1 .. vN ||`). --realtime sends frame i at i times the \
-clip's frame time after the first (divided by --speed).";
+clip's frame time after the first (divided by --speed).
+
+Examples:
+  bvh replay walk.bvh --as sensors -o walk.csv
+  bvh replay walk.bvh --as sensors --to udp://127.0.0.1:9000 --realtime
+  bvh replay walk.bvh --as neuron --to tcp://127.0.0.1:7001";
 
 /// What `replay` turns a clip into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -32,6 +37,8 @@ pub(crate) enum ReplayAs {
 
 /// Arguments of `bvh replay`.
 #[derive(Debug, clap::Args)]
+// One destination: without either, clap named --output alone.
+#[command(group(clap::ArgGroup::new("destination").required(true).args(["output", "to"])))]
 pub(crate) struct ReplayArgs {
     /// The BVH clip.
     #[arg(value_name = "IN")]
@@ -43,7 +50,7 @@ pub(crate) struct ReplayArgs {
     #[arg(long, value_name = "CFG")]
     config: Option<PathBuf>,
     /// The file to write (`-` for standard output).
-    #[arg(short, long, value_name = "OUT", required_unless_present = "to", conflicts_with = "to")]
+    #[arg(short, long, value_name = "OUT")]
     output: Option<PathBuf>,
     /// Send instead: `udp://HOST:PORT` or `tcp://HOST:PORT` (sensors: connect; neuron: listen for one client).
     #[arg(long, value_name = "ADDR")]

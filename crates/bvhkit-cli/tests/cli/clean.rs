@@ -369,7 +369,16 @@ fn clean_bad_values_are_precise_errors() {
     let d = dir.path();
     let input = write(d, "walk.bvh", &wobbly(60, 8));
     let out = d.join("out.bvh").to_string_lossy().into_owned();
-    let cases: [(&[&str], &[&str]); 18] = [
+    let smoothing = "--butterworth <CUTOFF_HZ[,ORDER]>|--savgol <WINDOW,POLYORDER>|--one-euro";
+    let placing = "--remove-drift|--ground[=<MODE>]|--lock-feet";
+    let cases: [(&[&str], &[&str]); 23] = [
+        // Options that shape steps, without any of their steps: they were
+        // ignored without a word (the output was the input).
+        (&["--joints", "Hips"], &["--joints <LIST>", smoothing]),
+        (&["--strength", "Hips=0.5"], &["--strength <SEL=FACTOR,...>", smoothing]),
+        (&["--spikes", "--joints", "Hips"], &[smoothing]),
+        (&["--feet", "LeftFoot"], &["--feet <LIST>", placing]),
+        (&["--butterworth", "6", "--up", "z"], &["--up <AXIS>", placing]),
         (&["--butterworth", "abc"], &["'--butterworth", "'abc' is not a number"]),
         (&["--butterworth", "0"], &["Butterworth cut-off 0 Hz", "Nyquist frequency 12.5 Hz"]),
         (&["--butterworth", "13"], &["Butterworth cut-off 13 Hz", "Nyquist frequency 12.5 Hz"]),
@@ -617,4 +626,27 @@ fn clean_one_euro_and_spikes_stream_a_file_as_the_whole_clip() {
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "old take\n");
     }
     assert_eq!(tree(&d.join("out")), vec![PathBuf::from("streamed.bvh")]);
+}
+
+/// A step's note in the summary on stderr is noted once: "bvh: note:
+/// a.bvh: no feet found", not "bvh: note: a.bvh: note: no feet found";
+/// --dry-run's summary on stdout keeps its "note:" lines.
+#[test]
+fn summary_notes_are_noted_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let text = "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+                \tJOINT Spine\n\t{\n\t\tOFFSET 0 10 0\n\t\tCHANNELS 3 Zrotation Xrotation Yrotation\n\
+                \t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 10 0\n\t\t}\n\t}\n}\nMOTION\nFrames: 3\nFrame Time: 0.04\n"
+        .to_string()
+        + &"0 90 0 0 0 0 0 0 0\n".repeat(3);
+    let a = write(d, "a.bvh", &text);
+    let out = d.join("out.bvh");
+    let o = run(&["clean", &a, "-o", out.to_str().unwrap(), "--lock-feet"]);
+    let e = stderr(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(e.contains(&format!("bvh: note: {a}: no feet found: nothing locked")), "{e}");
+    assert!(!e.contains("note: note:"), "{e}");
+    let o = run(&["clean", &a, "-o", out.to_str().unwrap(), "--lock-feet", "--dry-run"]);
+    assert!(stdout(&o).contains("\nnote: no feet found: nothing locked"), "{}", stdout(&o));
 }

@@ -234,3 +234,53 @@ fn a_loop_too_short_for_its_crossfade_says_what_it_needs() {
     let r = run_ok(&["loop", &s("four.bvh"), "-o", o, "--crossfade", "2"]);
     assert!(stderr(&r).contains("loop of 2 frames (2 crossfaded)"), "{}", stderr(&r));
 }
+
+/// An extreme value in a blend or layer weight, a filter's cut-off or a
+/// spike threshold is shown as `1e300` in the error or the summary, not as
+/// 301 digits (and a first key time out of range is not "after -inf").
+#[test]
+fn extreme_values_are_shown_short_in_errors_and_summaries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a.bvh");
+    std::fs::write(&a, clip("0.0083333", 100)).unwrap();
+    let out = tmp.path().join("out.bvh");
+    let (a, o) = (a.to_str().unwrap(), out.to_str().unwrap());
+    let short = |msg: &str| {
+        assert!(!msg.contains("0000000000000000000"), "{msg}");
+        assert!(!msg.contains("-inf"), "{msg}");
+    };
+    for w in ["1e300", "0:1e300", "5:1"] {
+        let want = if w == "5:1" { "found 5" } else { "found 1e300" };
+        short(&refused(&["blend", a, a, "-o", o, "--weight", w], &[want], &out));
+        short(&refused(&["layer", a, a, "-o", o, "--weight", w], &[want], &out));
+    }
+    let err =
+        refused(&["clean", a, "-o", o, "--butterworth", "1e300"], &["cut-off 1e300 Hz"], &out);
+    short(&err);
+    for (step, note) in
+        [("--spikes=1e300", "(k = 1e300)"), ("--one-euro=1e300,1e-300", "1e300 Hz, beta 1e-300")]
+    {
+        let r = run_ok(&["clean", a, "-o", o, step]);
+        assert!(stderr(&r).contains(note), "{}", stderr(&r));
+        short(&stderr(&r));
+    }
+}
+
+/// A frame number of an option says what a frame range says of it, not
+/// Rust's "invalid digit found in string" (`layer --reference`), nor
+/// clap's "unexpected argument '-1'" (`render --frame`).
+#[test]
+fn frame_numbers_of_options_are_refused_in_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a.bvh");
+    std::fs::write(&a, clip("0.0083333", 10)).unwrap();
+    let (out, png) = (tmp.path().join("out.bvh"), tmp.path().join("out.png"));
+    let (a, o, p) = (a.to_str().unwrap(), out.to_str().unwrap(), png.to_str().unwrap());
+    for n in ["-1", "1e300", ""] {
+        let want = format!("'{n}' is not a frame number (frames are counted from 0)");
+        let err = refused(&["layer", a, a, "-o", o, "--reference", n], &[&want], &out);
+        assert!(!err.contains("invalid digit") && !err.contains("empty string"), "{err}");
+        refused(&["render", a, "-o", p, &format!("--frame={n}")], &[&want], &png);
+    }
+    refused(&["layer", a, a, "-o", o, "--reference", "4294967296"], &["is too large"], &out);
+}

@@ -3,7 +3,7 @@
 use bvhkit::Bvh;
 use bvhkit_fbx::{ExportOptions, ImportOptions, Options, Scale, Up, export, import};
 
-use super::{corpus, run, run_ok, stderr};
+use super::{corpus, refused, run, run_ok, run_with_stdin, standing_figure_header, stderr};
 
 #[test]
 fn fbx_export_and_import_are_the_library_s() {
@@ -82,4 +82,58 @@ fn fbx_export_and_import_are_the_library_s() {
     let r = run(&["import", b, "-o", tmp.path().join("x.bvh").to_str().unwrap()]);
     assert_eq!(r.status.code(), Some(2), "a BVH file is not FBX");
     assert!(stderr(&r).contains("reading the FBX file"), "{}", stderr(&r));
+}
+
+/// The FBX export of a standing figure of `frames` frames whose 15
+/// channels all move.
+fn moving_figure_fbx(frames: usize) -> Vec<u8> {
+    let mut text = standing_figure_header(frames);
+    for f in 0..frames {
+        let t = f as f64 * 0.01;
+        let row: Vec<String> =
+            (0..15).map(|c| format!("{:.4}", (t * (c + 1) as f64).sin() * 20.0)).collect();
+        text += &row.join(" ");
+        text.push('\n');
+    }
+    export(&Bvh::parse(&text).unwrap(), &ExportOptions::default()).unwrap().bytes
+}
+
+/// `bvh import -` reads a whole FBX file from standard input (a pipe):
+/// not only the first 128 KiB the BVH readers look at before reading on
+/// (an FBX file never starts like BVH text, and was cut there: "Truncated
+/// file").
+#[test]
+fn import_reads_standard_input_whole() {
+    let fbx = moving_figure_fbx(4000);
+    assert!(fbx.len() > 256 << 10, "{} bytes", fbx.len());
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("walk.fbx"), &fbx).unwrap();
+    let (f, out) = (d.join("walk.fbx"), d.join("file.bvh"));
+    run_ok(&["import", f.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let o = run_with_stdin(d, &["import", "-", "-o", "stdin.bvh"], &fbx);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("4000 frames"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(d.join("stdin.bvh")).unwrap(), std::fs::read(&out).unwrap());
+}
+
+/// `--fps` is a rate above 0 and at most 1000, as `bvh render`'s: a rate of
+/// 1e9 once asked the allocator for 183 GB and aborted, 1e300 wrote a clip
+/// of no frames.
+#[test]
+fn import_refuses_a_rate_out_of_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (fbx, out) = (tmp.path().join("s.fbx"), tmp.path().join("s.bvh"));
+    std::fs::write(&fbx, moving_figure_fbx(10)).unwrap();
+    let (f, o) = (fbx.to_str().unwrap(), out.to_str().unwrap());
+    for fps in ["1e9", "1e300", "0", "NaN", "inf", "1000.5"] {
+        let err = refused(
+            &["import", f, "-o", o, "--fps", fps],
+            &["--fps", "above 0 and at most 1000 frames per second"],
+            &out,
+        );
+        assert!(err.len() < 400, "{err}");
+    }
+    let r = run_ok(&["import", f, "-o", o, "--fps", "1000"]);
+    assert!(stderr(&r).contains("361 frames"), "{}", stderr(&r));
 }

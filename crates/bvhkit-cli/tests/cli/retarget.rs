@@ -307,3 +307,54 @@ Frame Time: 0.04
 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 
 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 
 ";
+
+/// A joint map or a contacts table is a small text file: `/dev/zero` (or an
+/// endless pipe) is refused after 64 MiB instead of read until the memory
+/// runs out.
+#[test]
+fn map_and_contacts_files_are_read_within_a_bound() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fig = tmp.path().join("fig.bvh");
+    let mut text = super::standing_figure_header(3);
+    text += &"0 90 0 0 0 0 0 0 0 0 0 0 0 0 0\n".repeat(3);
+    std::fs::write(&fig, text).unwrap();
+    let (f, out) = (fig.to_str().unwrap(), tmp.path().join("out.bvh"));
+    let o = out.to_str().unwrap();
+    let want = ["/dev/zero", "more than 64 MiB"];
+    super::refused(&["retarget", f, "--to", f, "-o", o, "--map", "/dev/zero"], &want, &out);
+    super::refused(&["diff", f, f, "--map", "/dev/zero"], &want, &out);
+    let lock = ["clean", f, "-o", o, "--lock-feet", "--contacts", "/dev/zero"];
+    super::refused(&lock, &want, &out);
+}
+
+/// An output that cannot be made where it is asked for (a folder, a path
+/// in a folder that does not exist) is refused before the retarget or the
+/// drawing, which ran to the end (the map printed) before the write said so.
+#[test]
+fn an_unplaceable_output_is_refused_before_the_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fig = tmp.path().join("fig.bvh");
+    let mut text = super::standing_figure_header(3);
+    text += &"0 90 0 0 0 0 0 0 0 0 0 0 0 0 0\n".repeat(3);
+    std::fs::write(&fig, text).unwrap();
+    let f = fig.to_str().unwrap();
+    let (folder, nowhere) = (tmp.path().join("takes"), tmp.path().join("nodir/out.bvh"));
+    std::fs::create_dir(&folder).unwrap();
+    let (d, n) = (folder.to_str().unwrap(), nowhere.to_str().unwrap());
+    let err = super::refused(
+        &["retarget", f, "--to", f, "-o", d],
+        &[&format!("{d}: is a directory")],
+        &nowhere,
+    );
+    assert!(!err.contains("mapped"), "{err}");
+    let want = format!("{n}: the folder {} does not exist", tmp.path().join("nodir").display());
+    let err = super::refused(&["retarget", f, "--to", f, "-o", n], &[&want], &nowhere);
+    assert!(!err.contains("mapped"), "{err}");
+    let png = tmp.path().join("nodir/out.png");
+    super::refused(
+        &["render", f, "-o", png.to_str().unwrap()],
+        &["the folder", "does not exist"],
+        &png,
+    );
+    run_ok(&["retarget", f, "--to", f, "-o", tmp.path().join("out.bvh").to_str().unwrap()]);
+}

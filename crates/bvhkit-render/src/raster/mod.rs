@@ -166,6 +166,13 @@ impl Default for RenderOptions {
     }
 }
 
+/// The highest frame rate of a GIF (its delays are whole centiseconds,
+/// and viewers slow delays under 2 down): a higher rate is drawn at this.
+pub const GIF_MAX_FPS: f64 = 50.0;
+
+/// The highest frame rate of an MP4: a higher rate is drawn at this.
+pub const MP4_MAX_FPS: f64 = 60.0;
+
 /// Which frames an animation shows and how fast.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AnimationOptions {
@@ -520,7 +527,7 @@ pub fn render_gif(
     let (Ok(w16), Ok(h16)) = (u16::try_from(w), u16::try_from(h)) else {
         return Err(Error::InvalidSize { width: w, height: h });
     };
-    let animator = Animator::new(clips, opts, anim, 50.0)?;
+    let animator = Animator::new(clips, opts, anim, GIF_MAX_FPS)?;
     let n = animator.schedule.len();
     let mut frame = pixmap(w, h)?;
     let mut hist = quantize::Histogram::new();

@@ -36,7 +36,7 @@ pub fn render_mp4_with(
     anim: &AnimationOptions,
     out: &Path,
 ) -> Result<()> {
-    let animator = Animator::new(clips, opts, anim, 60.0)?;
+    let animator = Animator::new(clips, opts, anim, super::MP4_MAX_FPS)?;
     let mut child = Command::new(ffmpeg)
         .args(["-hide_banner", "-loglevel", "error", "-nostdin", "-y"])
         .args(["-f", "rawvideo", "-pix_fmt", "rgba"])

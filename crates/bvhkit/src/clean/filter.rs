@@ -16,6 +16,7 @@
 //! correction `v' - v` is the filter's high-frequency part, small and local,
 //! applied as a first-order perturbation.
 
+use crate::error::num;
 use crate::{Error, Result};
 
 /// A zero-phase Butterworth low-pass filter: scipy's `butter(order,
@@ -381,7 +382,9 @@ pub(crate) fn check_one_euro(p: OneEuro) -> Result<()> {
     if !(p.min_cutoff > 0.0 && p.d_cutoff > 0.0 && p.beta >= 0.0 && p.beta.is_finite()) {
         return Err(Error::invalid(format!(
             "one-euro needs MIN_CUTOFF > 0, BETA >= 0 and D_CUTOFF > 0 (got {}, {}, {})",
-            p.min_cutoff, p.beta, p.d_cutoff
+            num(p.min_cutoff),
+            num(p.beta),
+            num(p.d_cutoff)
         )));
     }
     Ok(())

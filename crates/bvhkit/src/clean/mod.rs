@@ -61,6 +61,7 @@ use std::fmt;
 use glam::{DQuat, DVec3};
 
 use crate::edit::JointChannels;
+use crate::error::num;
 use crate::rotation::quat_to_scaled_axis;
 use crate::{Bvh, Error, Result, quality};
 
@@ -217,8 +218,8 @@ pub fn clean_in_place(bvh: &mut Bvh, options: &Options) -> Result<Report> {
             if !(b.cutoff_hz > 0.0 && wn < 1.0) {
                 return Err(Error::invalid(format!(
                     "Butterworth cut-off {} Hz must be above 0 and below the Nyquist frequency {} Hz",
-                    b.cutoff_hz,
-                    fps / 2.0
+                    num(b.cutoff_hz),
+                    num(fps / 2.0)
                 )));
             }
             let (bb, aa) = filter::butter(b.order, wn)?;
@@ -242,7 +243,7 @@ pub fn clean_in_place(bvh: &mut Bvh, options: &Options) -> Result<Report> {
     if let Some(k) = options.spikes
         && !(k > 0.0 && k.is_finite())
     {
-        return Err(Error::invalid(format!("spike k must be a positive number (got {k})")));
+        return Err(Error::invalid(format!("spike k must be a positive number (got {})", num(k))));
     }
     if let Some(c) = &options.contacts {
         footlock::check_contacts(bvh, c)?;
@@ -280,17 +281,22 @@ pub fn clean_in_place(bvh: &mut Bvh, options: &Options) -> Result<Report> {
     };
 
     if let Some(k) = options.spikes {
-        step(format!("glitch frames (k = {k})"), out, &mut report, &mut |out, _| {
+        step(format!("glitch frames (k = {})", num(k)), out, &mut report, &mut |out, _| {
             (spikes::repair_frames(out, &layouts, k).1, 0)
         });
-        step(format!("spikes (k = {k})"), out, &mut report, &mut |out, _| {
+        step(format!("spikes (k = {})", num(k)), out, &mut report, &mut |out, _| {
             (spikes::repair(out, &layouts, k), 0)
         });
     }
     if let (Some(b), Some((bb, aa))) = (options.butterworth, &butter_ba) {
         // The length was checked above: filtfilt cannot fail here.
         let f = |x: &[f64]| filter::filtfilt(bb, aa, x).unwrap_or_else(|_| x.to_vec());
-        smooth(format!("butterworth {} Hz, order {}", b.cutoff_hz, b.order), out, &mut report, &f);
+        smooth(
+            format!("butterworth {} Hz, order {}", num(b.cutoff_hz), b.order),
+            out,
+            &mut report,
+            &f,
+        );
     }
     if let Some(s) = options.savgol {
         let f = |x: &[f64]| filter::savgol(x, s).unwrap_or_else(|_| x.to_vec());
@@ -341,7 +347,9 @@ pub fn clean_in_place(bvh: &mut Bvh, options: &Options) -> Result<Report> {
 fn one_euro_name(p: OneEuro) -> String {
     format!(
         "one-euro min cut-off {} Hz, beta {}, d cut-off {} Hz",
-        p.min_cutoff, p.beta, p.d_cutoff
+        num(p.min_cutoff),
+        num(p.beta),
+        num(p.d_cutoff)
     )
 }
 

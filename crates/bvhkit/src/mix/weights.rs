@@ -15,7 +15,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, num};
 
 /// The shape of a ramp or crossfade.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -169,7 +169,7 @@ impl Weight {
     /// When one is not, naming it.
     pub fn validate(&self) -> Result<()> {
         let w_ok = |w: f64| (0.0..=1.0).contains(&w);
-        let bad = |w: f64| Error::invalid(format!("a weight must be in [0, 1], found {w}"));
+        let bad = |w: f64| Error::invalid(format!("a weight must be in [0, 1], found {}", num(w)));
         match self {
             Weight::Constant(w) => w_ok(*w).then_some(()).ok_or_else(|| bad(*w)),
             Weight::Ramp { from, to, .. } => {
@@ -187,8 +187,11 @@ impl Weight {
                 let mut last = f64::NEG_INFINITY;
                 for &(t, w) in keys {
                     if !(0.0..=1.0).contains(&t) || t <= last {
+                        let after =
+                            if last.is_finite() { format!(" after {last}") } else { String::new() };
                         return Err(Error::invalid(format!(
-                            "key times must increase within [0, 1] (fractions of the clip), found {t} after {last}"
+                            "key times must increase within [0, 1] (fractions of the clip), found {}{after}",
+                            num(t)
                         )));
                     }
                     if !w_ok(w) {

@@ -181,6 +181,20 @@ impl Plan {
                 "joint pair ({i}, {k}) is outside the skeletons ({la} and {lb} joints)"
             )));
         }
+        // A similarity transform fits two points exactly, and one pair is
+        // its own root: those figures are 0 whatever the motion.
+        let hint =
+            if given.is_none() { " (--map auto pairs joints by the name families)" } else { "" };
+        match pairs.len() {
+            1 => notes.push(format!(
+                "only 1 joint pair: root-aligned MPJPE and PA-MPJPE are 0 by construction{hint}"
+            )),
+            2 => notes.push(format!(
+                "only 2 joint pairs: PA-MPJPE is 0 by construction (a rotation, scale and \
+                 translation fit two points exactly){hint}"
+            )),
+            _ => {}
+        }
         let root = {
             let (ha, hb) = (hips_index(a), hips_index(b));
             pairs
@@ -1717,6 +1731,33 @@ mod tests {
             },
             s => s,
         }
+    }
+
+    /// One or two joint pairs make PA-MPJPE (and with one, the root-aligned
+    /// figure) 0 whatever the motion: a note says so (a human against an
+    /// elephant sharing only "Hips" read "PA-MPJPE 0.000000 m" without a
+    /// word).
+    #[test]
+    fn too_few_pairs_for_the_aligned_figures_have_a_note() {
+        let (a, b) = (clip(30, 30.0, 0.0, (0, 1.0)), clip(30, 30.0, 0.7, (0, 1.0)));
+        let (a, b) = (Bvh::parse(&a).unwrap(), Bvh::parse(&b).unwrap());
+        let run = |pairs: Vec<(usize, usize)>| {
+            let o = DiffOptions { pairs: Some(pairs), ..DiffOptions::default() };
+            diff(&a, &b, &o).unwrap()
+        };
+        let one = run(vec![(0, 0)]);
+        assert_eq!(
+            one.notes[0],
+            "only 1 joint pair: root-aligned MPJPE and PA-MPJPE are 0 by construction"
+        );
+        let two = run(vec![(0, 0), (2, 2)]);
+        assert!(
+            two.notes[0].starts_with("only 2 joint pairs: PA-MPJPE is 0 by construction"),
+            "{:?}",
+            two.notes
+        );
+        assert!(run(vec![(0, 0), (2, 2), (4, 4)]).notes.iter().all(|n| !n.starts_with("only")));
+        assert!(diff(&a, &b, &DiffOptions::default()).unwrap().notes.is_empty());
     }
 
     /// Where the lengths differ, the note says what was compared and what

@@ -61,7 +61,7 @@ use crate::clean::spikes::{
 use crate::clean::{RotationBuffers, rotations_into, smooth};
 use crate::edit::JointChannels;
 use crate::edit::run::{EditError, Output};
-use crate::error::Warning;
+use crate::error::{Warning, num};
 use crate::parse::{FrameReader, FrameSource};
 use crate::units::{median_size, pose_size};
 use crate::write::WriteOptions;
@@ -519,7 +519,7 @@ fn second_pass<R: FrameSource, E>(
     let repaired =
         changed.into_iter().enumerate().flat_map(|(j, fs)| fs.into_iter().map(move |f| (j, f)));
     let step = Step {
-        name: format!("glitch frames (k = {})", plan.k),
+        name: format!("glitch frames (k = {})", num(plan.k)),
         repaired: repaired.collect(),
         spans: 0,
         changes: Most::changes(&most),
@@ -814,7 +814,7 @@ fn write_pass<R: FrameSource, O: Output>(
     let mut steps = vec![
         glitch_step,
         Step {
-            name: format!("spikes (k = {})", plan.k),
+            name: format!("spikes (k = {})", num(plan.k)),
             repaired: repaired.collect(),
             spans: 0,
             changes: Most::changes(&spike_most),

@@ -32,9 +32,11 @@
 //! token takes that look); `RowStats::cur_len` holds the count between
 //! calls, as the sink may be emptied in between. That takes 102 -> 97
 //! instructions per token of the whole 5 MB read (callgrind, the streaming
-//! reader alone, one thread) and `bvh check` of the 105 MB file from 126 to
-//! 116 ms of CPU on one pinned thread (medians of 11 alternated pairs,
-//! session 34, second round). Large inputs are cut at line ends into a
+//! reader alone, one thread) and `bvh check` of the 105 MB file from 117.2
+//! to 112.2 ms of CPU on one pinned thread (medians of 21 alternated pairs,
+//! faster in 20, quartiles apart; session 34, second round), 125.5 to 119.9
+//! ms on two threads (15 pairs); `bvh lint -q` of it (about 420 ms of CPU
+//! on two threads) moves within its noise. Large inputs are cut at line ends into a
 //! few chunks per thread; the tokens of every chunk are counted first (from
 //! the same mask), then each chunk is scanned straight into its place in
 //! the one final buffer: no per-chunk buffers, no join.
@@ -51,7 +53,11 @@
 //! look at `data[sep]` (the same count: the block's extra work eats what
 //! the tokens save). Small and not taken yet: handing the kernel a window
 //! of exactly 24 bytes after one compare with `n - 23` (instead of
-//! `&data[start..]`, whose length the kernel checks): 100 -> 99.
+//! `&data[start..]`, whose length the kernel checks): 100 -> 99. Not tried
+//! yet (session 34, second round): the values of a block written by index
+//! into room reserved once per block instead of `Vec::push` (whose length
+//! and capacity checks cost about 6 instructions per token in the profile);
+//! it needs `unsafe` (`set_len`) or a sink that hands out a block's room.
 //! Earlier: packed `divpd` of two numbers (6-7% slower).
 //!
 //! Why `unsafe`: `parse::scan::avx2` (two blocks, and one in `number`'s

@@ -23,7 +23,20 @@
 //! 131 to 100 instructions per number (callgrind, `bvh check` of a 5 MB
 //! clip of the synthetic file, one thread) and `bvh check` of the 105 MB
 //! file from 135 to 117 ms of CPU on one pinned thread (medians of 11
-//! alternated pairs, session 34). Large inputs are cut at line ends into a
+//! alternated pairs, session 34). A token does no line bookkeeping: the
+//! open line's value count is the sink's count less the count where the
+//! line began (`line_base`, moved at line ends, which the look at the
+//! separators finds anyway), and where a line's first value starts is noted
+//! there too (a line's first token is never after exactly one space but at
+//! the start of a piece, whose leading spaces are skipped so that its first
+//! token takes that look); `RowStats::cur_len` holds the count between
+//! calls, as the sink may be emptied in between. That takes 102 -> 97
+//! instructions per token of the whole 5 MB read (callgrind, the streaming
+//! reader alone, one thread) and `bvh check` of the 105 MB file from 117.2
+//! to 112.2 ms of CPU on one pinned thread (medians of 21 alternated pairs,
+//! faster in 20, quartiles apart; session 34, second round), 125.5 to 119.9
+//! ms on two threads (15 pairs); `bvh lint -q` of it (about 420 ms of CPU
+//! on two threads) moves within its noise. Large inputs are cut at line ends into a
 //! few chunks per thread; the tokens of every chunk are counted first (from
 //! the same mask), then each chunk is scanned straight into its place in
 //! the one final buffer: no per-chunk buffers, no join.
@@ -40,7 +53,11 @@
 //! look at `data[sep]` (the same count: the block's extra work eats what
 //! the tokens save). Small and not taken yet: handing the kernel a window
 //! of exactly 24 bytes after one compare with `n - 23` (instead of
-//! `&data[start..]`, whose length the kernel checks): 100 -> 99.
+//! `&data[start..]`, whose length the kernel checks): 100 -> 99. Not tried
+//! yet (session 34, second round): the values of a block written by index
+//! into room reserved once per block instead of `Vec::push` (whose length
+//! and capacity checks cost about 6 instructions per token in the profile);
+//! it needs `unsafe` (`set_len`) or a sink that hands out a block's room.
 //! Earlier: packed `divpd` of two numbers (6-7% slower).
 //!
 //! Why `unsafe`: `parse::scan::avx2` (two blocks, and one in `number`'s
@@ -91,6 +108,9 @@ pub(crate) struct RowStats {
     /// `\r\n` pairs within one scanned piece (a pair split between two
     /// pieces is not counted).
     pub(crate) crlf: u64,
+    /// The open line: where its first value starts, and its value count
+    /// (kept up to date between two scans only: within one, the token loop
+    /// counts it from its sink's count).
     cur_start: usize,
     cur_len: u64,
 }
@@ -172,12 +192,20 @@ impl RowStats {
 pub(crate) trait Sink {
     /// Appends `v`.
     fn put(&mut self, v: f64);
+    /// Values put so far (stored or not): [`scan`] counts a line's values
+    /// as the difference of two counts.
+    fn count(&self) -> usize;
 }
 
 impl Sink for Vec<f64> {
     #[inline(always)]
     fn put(&mut self, v: f64) {
         self.push(v);
+    }
+
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.len()
     }
 }
 
@@ -196,6 +224,11 @@ impl Sink for Slot<'_> {
             *x = v;
         }
         self.len += 1;
+    }
+
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.len
     }
 }
 
@@ -537,9 +570,42 @@ fn scan_with(
     last: bool,
     kernels: impl Kernels,
 ) -> Result<usize, BadToken> {
+    // The open line's values are counted as `out.count() - line_base`, so
+    // that a token costs no line bookkeeping; `stats.cur_len` holds that
+    // count between calls (a sink may be cleared in between).
+    let mut line_base = out.count().wrapping_sub(stats.cur_len as usize);
+    let done = scan_tokens(data, base, channels, out, stats, &mut line_base, last, kernels);
+    stats.cur_len = out.count().wrapping_sub(line_base) as u64;
+    if let Ok(used) = done
+        && used == data.len()
+        && last
+    {
+        stats.end_line(channels);
+    }
+    done
+}
+
+/// [`scan_with`]'s token loop: the values in `out`, the lines' statistics
+/// in `stats` (but `stats.cur_len`, which is `out.count() - line_base`).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn scan_tokens(
+    data: &[u8],
+    base: usize,
+    channels: u64,
+    out: &mut impl Sink,
+    stats: &mut RowStats,
+    line_base: &mut usize,
+    last: bool,
+    kernels: impl Kernels,
+) -> Result<usize, BadToken> {
     let n = data.len();
-    // One past the last token read: the separator bytes start here.
-    let mut sep = 0;
+    // One past the last token read: the separator bytes start here. The
+    // leading spaces are skipped, so that the first token is never after
+    // exactly one space and takes the look at its separators, which notes
+    // where its line starts if it is the line's first value (a token after
+    // one space is never a line's first but here).
+    let mut sep = data.iter().position(|&b| b != b' ').unwrap_or(n);
     // Bit 0: the byte before the current block is inside a token.
     let mut carry = 0u64;
     for (k, block) in data.chunks(64).enumerate() {
@@ -551,10 +617,14 @@ fn scan_with(
             let start = at + bits.trailing_zeros() as usize;
             bits &= bits - 1;
             // Anything but one space between two tokens is looked at.
-            if (start != sep + 1 || data[sep] != b' ')
-                && let Err(bad) = separators(data, sep, start, channels, stats)
-            {
-                return bad_token(bad, n, last, base);
+            if start != sep + 1 || data[sep] != b' ' {
+                let count = out.count();
+                if let Err(bad) = separators(data, sep, start, channels, stats, count, line_base) {
+                    return bad_token(bad, n, last, base);
+                }
+                if count == *line_base {
+                    stats.cur_start = base + start;
+                }
             }
             let (v, end) = match kernels.parse_short(&data[start..]) {
                 Some((v, len)) => (v, start + len),
@@ -568,19 +638,12 @@ fn scan_with(
                     }
                 },
             };
-            if stats.cur_len == 0 {
-                stats.cur_start = base + start;
-            }
-            stats.cur_len += 1;
             out.put(v);
             sep = end;
         }
     }
-    if let Err(bad) = separators(data, sep, n, channels, stats) {
+    if let Err(bad) = separators(data, sep, n, channels, stats, out.count(), line_base) {
         return bad_token(bad, n, last, base);
-    }
-    if last {
-        stats.end_line(channels);
     }
     Ok(n)
 }
@@ -630,13 +693,17 @@ fn inside_mask_64(block: &[u8; 64]) -> u64 {
 
 /// Reads the separator bytes `data[from..to]` (all at most `b' '`): counts
 /// line ends, and rejects a control byte that is not whitespace as the
-/// start of a bad token, returned as its range in `data`.
+/// start of a bad token, returned as its range in `data`. `count` is the
+/// values put so far, and the open line holds `count - *line_base` of them
+/// (a line end closes it and opens an empty one).
 fn separators(
     data: &[u8],
     from: usize,
     to: usize,
     channels: u64,
     stats: &mut RowStats,
+    count: usize,
+    line_base: &mut usize,
 ) -> Result<(), (usize, usize)> {
     for i in from..to {
         match data[i] {
@@ -646,11 +713,15 @@ fn separators(
                 if i > 0 && data[i - 1] == b'\r' {
                     stats.crlf += 1;
                 }
+                stats.cur_len = count.wrapping_sub(*line_base) as u64;
                 stats.end_line(channels);
+                *line_base = count;
             }
             b'\r' => {
                 stats.cr += 1;
+                stats.cur_len = count.wrapping_sub(*line_base) as u64;
                 stats.end_line(channels);
+                *line_base = count;
             }
             _ => return Err((i, token_end(data, i))),
         }
@@ -984,17 +1055,7 @@ mod tests {
                 }
             }
         }
-        let stats = format!(
-            "{} {} {} {} {:?} {:?} {} {}",
-            st.rows,
-            st.first_len,
-            st.uniform,
-            st.irregular,
-            st.first_irregular,
-            st.last,
-            st.lf,
-            st.cr
-        );
+        let stats = fmt_stats(&st);
         (out.iter().map(|v| v.to_bits()).collect(), bad, stats)
     }
 
@@ -1062,6 +1123,94 @@ mod tests {
                     .map(|t| crate::number::parse_token(t).map_or(0, f64::to_bits))
                     .collect();
                 assert_eq!(portable.0, want, "case {case}, pieces of {piece}: {text:?}");
+            }
+        }
+    }
+
+    /// The line statistics of `text` (3 channels), byte by byte: what
+    /// [`scan_pieces`] formats, from tokens (runs of bytes above `b' '`)
+    /// and line ends alone.
+    fn reference_stats(text: &[u8]) -> String {
+        let mut st = RowStats::default();
+        let mut inside = false;
+        for (i, &b) in text.iter().enumerate() {
+            if b > b' ' {
+                if !inside {
+                    if st.cur_len == 0 {
+                        st.cur_start = i;
+                    }
+                    st.cur_len += 1;
+                }
+                inside = true;
+                continue;
+            }
+            inside = false;
+            if b == b'\n' {
+                st.lf += 1;
+                st.end_line(3);
+            } else if b == b'\r' {
+                st.cr += 1;
+                st.end_line(3);
+            }
+        }
+        st.end_line(3);
+        fmt_stats(&st)
+    }
+
+    /// What the tests compare of a scan's line statistics.
+    fn fmt_stats(st: &RowStats) -> String {
+        format!(
+            "{} {} {} {} {:?} {:?} {} {}",
+            st.rows,
+            st.first_len,
+            st.uniform,
+            st.irregular,
+            st.first_irregular,
+            st.last,
+            st.lf,
+            st.cr
+        )
+    }
+
+    #[test]
+    fn line_statistics_match_a_byte_by_byte_reference() {
+        // Lines of one to five numbers, led and followed by runs of
+        // spaces, so that pieces (and the lines they leave open) start
+        // and end anywhere: on a space before a line's first value too.
+        const SEPS: &[&str] = &[" ", " ", "  ", "\t", "\n", "\r\n", "\r", "\n\n", " \n  "];
+        let mut next = crate::xorshift(0x9e37_79b9_7f4a_7c15);
+        for case in 0..300 {
+            let mut text = " ".repeat((next() % 3) as usize);
+            let len = next() % 2000;
+            while (text.len() as u64) < len {
+                text.push_str(&format!("{}.{}", next() % 1000, next() % 100));
+                text.push_str(SEPS[(next() % SEPS.len() as u64) as usize]);
+            }
+            let want = reference_stats(text.as_bytes());
+            for piece in [text.len().max(1), 100, 37, 5] {
+                let (values, bad, stats) = scan_pieces(text.as_bytes(), piece, FAST);
+                assert_eq!(
+                    (bad, &stats),
+                    (None, &want),
+                    "case {case}, pieces of {piece}: {text:?}"
+                );
+                // The same with the sink emptied after every piece, as the
+                // streaming reader does: the open line's count is kept.
+                let (mut out, mut st, mut count) = (Vec::new(), RowStats::default(), 0);
+                let (mut pos, mut end) = (0, 0);
+                loop {
+                    end = (end.max(pos) + piece).min(text.len());
+                    let last = end == text.len();
+                    let done = scan(&text.as_bytes()[pos..end], pos, 3, &mut out, &mut st, last);
+                    let Ok(used) = done else { panic!("bad token, case {case}") };
+                    count += out.len();
+                    out.clear();
+                    if last {
+                        break;
+                    }
+                    pos += used;
+                }
+                assert_eq!((count, fmt_stats(&st)), (values.len(), want.clone()), "case {case}");
             }
         }
     }

@@ -315,7 +315,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                 dir.display()
             );
         }
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        crate::io::make_folders(&target)?;
     }
     // The pages of the files this run replaces are dropped from the cache
     // now, beside the work, so that the renames at the end leave little

@@ -213,11 +213,6 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
             p.file_stem().map_or("motion".into(), |s| s.to_string_lossy().into_owned())
         }
     };
-    if let Some(d) = out.parent()
-        && !d.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-    }
     // The options both formats share, from `--position-channels`,
     // `--scale`, `--up` and `--no-mesh`.
     let options = Options {

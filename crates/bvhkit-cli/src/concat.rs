@@ -291,6 +291,7 @@ pub(crate) fn run_pair<R: std::fmt::Display, E: std::fmt::Display>(
 ) -> Result<ExitCode> {
     let inputs = inputs(&[a.to_path_buf(), b.to_path_buf()])?;
     refuse_overwriting_input(output, &inputs)?;
+    crate::io::refuse_unplaceable_output(output)?;
     let mut notes = Vec::new();
     let clips = load_all(&inputs, strict, repair, &mut notes)?;
     let (out, report) = mix(&clips[0], &inputs[0].display(), &clips[1], &inputs[1].display())
@@ -306,6 +307,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let mut notes = Vec::new();
     let inputs = concat_inputs(&args.files, &mut notes)?;
     refuse_overwriting_input(&args.output, &inputs)?;
+    crate::io::refuse_unplaceable_output(&args.output)?;
     let clips = load_all(&inputs, args.strict, args.repair, &mut notes)?;
     let names: Vec<String> = inputs.iter().map(Input::display).collect();
     let named: Vec<(&str, &Bvh)> = names.iter().map(String::as_str).zip(&clips).collect();

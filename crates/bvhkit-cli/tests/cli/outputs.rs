@@ -288,3 +288,33 @@ fn every_writing_command_makes_the_folders_of_its_output() {
     run_ok(&["lint", &f, "-q", "--html", &html]);
     assert!(Path::new(&html).is_file());
 }
+
+/// The mix commands refuse an output that cannot be made (a folder, a path
+/// under a file) before they read their clips, where they found it only
+/// after the whole mix (the unreadable second clip is never reported).
+#[test]
+fn the_mix_commands_refuse_an_unplaceable_output_before_the_work() {
+    let (_tmp, at) = scratch();
+    let f = fx("crlf.bvh");
+    let bad = at("bad.bvh");
+    std::fs::write(&bad, "not a bvh").unwrap();
+    let dir = at("dir");
+    std::fs::create_dir(&dir).unwrap();
+    let under = format!("{f}/out.bvh");
+    let mixes: [&[&str]; 4] = [
+        &["blend", &f, &bad, "--weight", "0.5"],
+        &["layer", &f, &bad, "--weight", "0.5"],
+        &["concat", &f, &bad],
+        &["loop", &bad],
+    ];
+    for args in mixes {
+        for (o, want) in
+            [(&dir, format!("{dir}: is a directory")), (&under, format!("{f} is not a folder"))]
+        {
+            let mut all = args.to_vec();
+            all.extend(["-o", o]);
+            let err = super::refused(&all, &[&want], Path::new(&under));
+            assert!(!err.contains("bad.bvh"), "bvh {}: {err}", all.join(" "));
+        }
+    }
+}

@@ -4,7 +4,7 @@
 //! shorter than that is drawn at its last frame, with a note); animations
 //! and contact sheets frame the whole motion, a contact sheet over
 //! `--frames` only those frames. Inputs that cannot be loaded
-//! are reported and skipped (exit code 1, or 2 when nothing is left).
+//! are reported and skipped (exit code 2, as for any input a command cannot read).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

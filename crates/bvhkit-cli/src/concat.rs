@@ -9,7 +9,8 @@
 //! commands over `bvhkit::mix`, whole clips in (`concat::load_all`; `bvh
 //! concat` expands folders in natural order of paths, `concat::natural_cmp`),
 //! the library's report on stderr, one output through `io::write_atomic` after
-//! `io::refuse_overwriting_input` (`concat::finish`, shared by the four;
+//! `io::refuse_overwriting_input` (and, before the clips are read,
+//! `io::refuse_unplaceable_output`) (`concat::finish`, shared by the four;
 //! `concat::run_pair` is all of `blend` and `layer` but their options).
 
 use std::path::{Path, PathBuf};

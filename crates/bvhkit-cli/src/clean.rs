@@ -224,9 +224,6 @@ fn stream_one(
     if !rereadable {
         return Ok(None);
     }
-    if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty() && target != "-") {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
     let mut read = bvhkit::ReadOptions::new();
     read.lenient(lenient);
     let mut sink = crate::edit::FileOutput::new(target, input, repair);
@@ -331,12 +328,6 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         let summary: Vec<String> = report.to_string().lines().map(str::to_string).collect();
         if let (Some(targets), false) = (&targets, args.dry_run) {
             let t = &targets[input];
-            if let Some(dir) =
-                t.parent().filter(|d| !d.as_os_str().is_empty() && t.as_os_str() != "-")
-            {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-            }
             let out = if args.portable {
                 let mode = bvhkit::PositionChannels::Replace;
                 crate::portable::apply(&out, mode, &input.display(), &mut notes)?

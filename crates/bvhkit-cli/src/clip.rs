@@ -110,9 +110,10 @@ pub(crate) struct Loaded {
 
 impl Loaded {
     /// The exit code for a command that drew or served [`Loaded::clips`]:
-    /// 0, or 1 when some input was skipped.
+    /// 0, or 2 when some input was skipped (an input that could not be read
+    /// is 2 for every command; 1 means findings, of `check` and `lint`).
     pub(crate) fn exit_code(&self) -> ExitCode {
-        if self.skipped > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+        if self.skipped > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS }
     }
 }
 

@@ -9,7 +9,8 @@
 //! commands over `bvhkit::mix`, whole clips in (`concat::load_all`; `bvh
 //! concat` expands folders in natural order of paths, `concat::natural_cmp`),
 //! the library's report on stderr, one output through `io::write_atomic` after
-//! `io::refuse_overwriting_input` (`concat::finish`, shared by the four;
+//! `io::refuse_overwriting_input` (and, before the clips are read,
+//! `io::refuse_unplaceable_output`) (`concat::finish`, shared by the four;
 //! `concat::run_pair` is all of `blend` and `layer` but their options).
 
 use std::path::{Path, PathBuf};
@@ -291,6 +292,7 @@ pub(crate) fn run_pair<R: std::fmt::Display, E: std::fmt::Display>(
 ) -> Result<ExitCode> {
     let inputs = inputs(&[a.to_path_buf(), b.to_path_buf()])?;
     refuse_overwriting_input(output, &inputs)?;
+    crate::io::refuse_unplaceable_output(output)?;
     let mut notes = Vec::new();
     let clips = load_all(&inputs, strict, repair, &mut notes)?;
     let (out, report) = mix(&clips[0], &inputs[0].display(), &clips[1], &inputs[1].display())
@@ -306,6 +308,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let mut notes = Vec::new();
     let inputs = concat_inputs(&args.files, &mut notes)?;
     refuse_overwriting_input(&args.output, &inputs)?;
+    crate::io::refuse_unplaceable_output(&args.output)?;
     let clips = load_all(&inputs, args.strict, args.repair, &mut notes)?;
     let names: Vec<String> = inputs.iter().map(Input::display).collect();
     let named: Vec<(&str, &Bvh)> = names.iter().map(String::as_str).zip(&clips).collect();

@@ -200,11 +200,6 @@ fn run_plan(args: &Args, plan: &[Transform]) -> Result<ExitCode> {
     let inputs: Vec<Input> = found.into_iter().map(|(i, _)| i).collect();
     let results = par_map(&inputs, args.threads, |input| -> Result<Vec<String>> {
         let out = &targets[input];
-        if let Some(dir) =
-            out.parent().filter(|d| !d.as_os_str().is_empty() && out != Path::new("-"))
-        {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
         let edit = edit_of(args, plan)?;
         // A step that looks at frames first reads the input twice: a
         // regular file only (never standard input, a pipe or a FIFO).
@@ -365,6 +360,7 @@ impl Output for FileOutput<'_> {
 
     fn begin(&mut self, room: &[u8]) -> Result<WriteBehind> {
         self.atomic = None;
+        crate::io::make_folders(self.out)?;
         match crate::io::destination(self.out)? {
             Dest::Replace(target) => {
                 let atomic = crate::io::AtomicFile::create(&target)?;

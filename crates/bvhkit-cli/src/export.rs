@@ -293,9 +293,6 @@ fn export_all(
     let list: Vec<Input> = inputs.iter().map(|(i, _)| i.clone()).collect();
     let results = crate::io::par_map(&list, c.threads, |input| -> Result<Vec<String>> {
         let t = &targets[input];
-        if let Some(d) = t.parent() {
-            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-        }
         one(input, Some(t)).with_context(|| format!("{} → {}", input.display(), t.display()))
     })?;
     Ok(crate::io::report(results))

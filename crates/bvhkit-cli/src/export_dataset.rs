@@ -315,7 +315,7 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
                 dir.display()
             );
         }
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        crate::io::make_folders(&target)?;
     }
     // The pages of the files this run replaces are dropped from the cache
     // now, beside the work, so that the renames at the end leave little
@@ -641,9 +641,9 @@ pub(crate) fn run(c: &Common<'_>, d: &DatasetArgs) -> Result<ExitCode> {
     for s in &skipped {
         eprintln!("bvh:   skipped {}", crate::text::escape(s));
     }
-    // Written, but with inputs left out: 1 (a folder walk's skipped path
-    // makes it 2 in main, as for every command).
-    Ok(if skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    // Written, but with inputs left out: 2, as for every command that
+    // could not read an input (a folder walk's skipped path too, in main).
+    Ok(if skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 
 /// Debug builds only: sleeps between the two renames of a Parquet pair

@@ -45,7 +45,7 @@ default). The output may not be an input. See docs/gltf.md.
 
 -o OUT.fbx writes binary FBX 7.4 instead (docs/fbx.md): one LimbNode per joint, End Sites as leaf bones, each joint's channel order as its FBX rotation order and one curve per channel holding the file's own values at its frame times; the numbers are the file's, with the guessed unit (or --scale, metres per unit) and the detected up axis (or --up) stated in the file's settings, never applied. A box per bone skinned to its joint is added (--no-mesh leaves it out).
 
--o OUT.parquet or -o OUT.npz writes every input into one dataset for machine learning instead (docs/datasets.md): a Parquet table with one row per clip × frame × joint (clip, frame, joint, parent, px py pz world positions, qx qy qz qw local rotations; --layout wide for one row per frame), the skeletons beside it in OUT.skeleton.parquet, or an NPZ of per-clip arrays (CLIP/positions, CLIP/rotations, ...), in each file's own axes unless --up is given. Folders are walked; files are parsed on all cores and written in order; a file that cannot be read is reported and skipped (exit 1), and a summary ends the run.
+-o OUT.parquet or -o OUT.npz writes every input into one dataset for machine learning instead (docs/datasets.md): a Parquet table with one row per clip × frame × joint (clip, frame, joint, parent, px py pz world positions, qx qy qz qw local rotations; --layout wide for one row per frame), the skeletons beside it in OUT.skeleton.parquet, or an NPZ of per-clip arrays (CLIP/positions, CLIP/rotations, ...), in each file's own axes unless --up is given. Folders are walked; files are parsed on all cores and written in order; a file that cannot be read is reported and skipped (exit 2), and a summary ends the run.
 
 Example: bvh export walk.bvh -o walk.glb
 Example: bvh export mocap/ -o mocap.parquet --dtype f32 --velocities --contacts";
@@ -213,11 +213,6 @@ fn one(a: &Args, input: &Input, out: &Path, format: Format) -> Result<Vec<String
             p.file_stem().map_or("motion".into(), |s| s.to_string_lossy().into_owned())
         }
     };
-    if let Some(d) = out.parent()
-        && !d.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-    }
     // The options both formats share, from `--position-channels`,
     // `--scale`, `--up` and `--no-mesh`.
     let options = Options {

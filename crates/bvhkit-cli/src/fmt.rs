@@ -239,11 +239,6 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             load(input, args.strict).map_err(|e| anyhow::anyhow!(e.describe(input)))?;
         refuse_losses(&input.display(), &warnings, bvh.motion().n_frames(), args.repair)?;
         let out = target[&key(input)];
-        if out.as_os_str() != "-"
-            && let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty())
-        {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
         let mut notes: Vec<String> = warnings.iter().map(|w| located_warning(input, w)).collect();
         let bvh = if args.portable {
             let mode = bvhkit::PositionChannels::Replace;

@@ -57,6 +57,7 @@ pub(crate) struct Args {
 pub(crate) fn run(a: Args) -> Result<ExitCode> {
     let input = if a.file.as_os_str() == "-" { Input::Stdin } else { Input::File(a.file.clone()) };
     refuse_overwriting_input(&a.output, std::slice::from_ref(&input))?;
+    crate::io::refuse_unplaceable_output(&a.output)?;
     let bytes = input.read_any()?;
     let options = ImportOptions { fps: a.fps, stack: a.stack.clone() };
     let mut got = import(&bytes, &options).with_context(|| input.display())?;
@@ -66,11 +67,6 @@ pub(crate) fn run(a: Args) -> Result<ExitCode> {
     }
     let mut opts = WriteOptions::new();
     opts.precision(a.precision.map_or(Precision::ShortestF32, Precision::Fixed));
-    if a.output.as_os_str() != "-"
-        && let Some(dir) = a.output.parent().filter(|d| !d.as_os_str().is_empty())
-    {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
     write_atomic(&a.output, |w| opts.write(&got.bvh, w).map_err(anyhow::Error::from))
         .with_context(|| format!("{}: writing {}", input.display(), a.output.display()))?;
     for note in &got.notes {

@@ -31,7 +31,8 @@
 //! through `rayon::join`, the loop on a worker; a batch is one window of a
 //! mapped file taken without a copy, `read_window`, or enough windows of a
 //! `Read` for half of about 2 MiB of values; two batches alive: constant
-//! memory), outputs (thin functions over `bvhkit-write` that pass
+//! memory), outputs (thin functions over `bvhkit-write` that make the
+//! output's missing folders first, `make_folders`, the one place of that rule, pass
 //! `--break-links` and give anyhow errors (its `AtomicFile`, `Output`, `Staged`
 //! and `WriteBehind` re-exported as they are), so the commands call `io::` as
 //! before: `destination`, `open_output`, `AtomicFile`, whose writes, and those
@@ -218,10 +219,30 @@ pub(crate) fn destination(path: &Path) -> Result<Dest> {
     Ok(output_options().destination(path)?)
 }
 
+/// Makes the missing folders of an output path, as `mkdir -p` would: the
+/// one rule of every writing command (`docs/commands.md`), applied by each
+/// output function here just before it writes (so a run that fails earlier
+/// leaves no empty folder), and by the writers that open their file after
+/// [`destination`] (which only looks, and makes nothing). `-` and paths
+/// whose folder exists are left alone; a symbolic link is never followed
+/// here (its target's folder must exist, [`destination`] resolves it).
+pub(crate) fn make_folders(path: &Path) -> Result<()> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    Ok(())
+}
+
 /// Opens `path` for writing ([`bvhkit_write::Options::open_output`]): `-`
 /// is standard output, devices and FIFOs are written through, a regular
 /// file is replaced atomically by [`Output::finish`].
 pub(crate) fn open_output(path: &Path) -> Result<Output> {
+    make_folders(path)?;
     Ok(output_options().open_output(path)?)
 }
 
@@ -231,6 +252,7 @@ pub(crate) fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
+    make_folders(path)?;
     output_options().write_atomic(path, write)
 }
 
@@ -240,12 +262,14 @@ pub(crate) fn write_unsynced(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<Output> {
+    make_folders(path)?;
     output_options().write_unsynced(path, write)
 }
 
 /// [`write_atomic`] of `head` followed by the rest of `body`
 /// ([`bvhkit_write::Options::write_atomic_with_body`]).
 pub(crate) fn write_atomic_with_body(path: &Path, head: &[u8], body: &mut File) -> Result<()> {
+    make_folders(path)?;
     Ok(output_options().write_atomic_with_body(path, head, body)?)
 }
 
@@ -253,12 +277,16 @@ pub(crate) fn write_atomic_with_body(path: &Path, head: &[u8], body: &mut File) 
 /// given only when all are complete
 /// ([`bvhkit_write::Options::write_atomic_all`]).
 pub(crate) fn write_atomic_all(outputs: &mut [(&Path, &mut WriteFn<'_>)]) -> Result<()> {
+    for (path, _) in outputs.iter() {
+        make_folders(path)?;
+    }
     output_options().write_atomic_all(outputs)
 }
 
 /// Has another program that needs a path (ffmpeg) write `out`
 /// ([`bvhkit_write::Options::write_by_program`]).
 pub(crate) fn write_by_program(out: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    make_folders(out)?;
     output_options().write_by_program(out, write)
 }
 
@@ -453,19 +481,27 @@ pub(crate) fn targets(
 }
 
 /// Refuses, before any work, an output file that cannot be made where it
-/// is asked for: a folder, or a path in a folder that does not exist (for
-/// commands that make no folders; the write would say so only after the
-/// whole computation). `-` passes.
+/// is asked for: a folder (or a path ending in `/`), or a path under a file
+/// (`a.bvh/out.bvh`); the write would say so only after the whole
+/// computation. Missing folders pass: the write makes them
+/// ([`make_folders`]). `-` passes.
 pub(crate) fn refuse_unplaceable_output(output: &Path) -> Result<()> {
     if output.as_os_str() == "-" {
         return Ok(());
     }
-    if output.is_dir() {
+    if names_folder(output) {
         bail!("{}: is a directory (-o names the output file)", output.display());
     }
-    let dir = output.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if !dir.is_dir() {
-        bail!("{}: the folder {} does not exist", output.display(), dir.display());
+    // The nearest part of the path that exists must be a folder.
+    let mut dir = output.parent();
+    while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+        if let Ok(meta) = std::fs::metadata(d) {
+            if !meta.is_dir() {
+                bail!("{}: {} is not a folder", output.display(), d.display());
+            }
+            break;
+        }
+        dir = d.parent();
     }
     Ok(())
 }

@@ -424,6 +424,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             bail!("--html - and --json both write standard output; give --html a file");
         }
         crate::io::refuse_overwriting_input(html, &inputs)?;
+        crate::io::refuse_unplaceable_output(html)?;
     }
     let options = args.options();
     let outcomes = par_map(&inputs, args.inputs.threads, |input| {

@@ -93,6 +93,7 @@ pub(crate) struct Args {
 pub(crate) fn run(args: Args) -> Result<ExitCode> {
     let inputs = inputs(std::slice::from_ref(&args.input))?;
     crate::io::refuse_overwriting_input(&args.output, &inputs)?;
+    crate::io::refuse_unplaceable_output(&args.output)?;
     let mut notes = Vec::new();
     let clips = load_all(&inputs, args.strict, args.repair, &mut notes)?;
     let opts = LoopOptions {

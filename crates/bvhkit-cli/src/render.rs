@@ -1,9 +1,10 @@
 //! `bvh render`: PNG, GIF, contact sheets and MP4 (through ffmpeg).
 //!
-//! A still (`--frame N`) is framed on the figures in that frame; animations
+//! A still (`--frame N`) is framed on the figures in that frame (a clip
+//! shorter than that is drawn at its last frame, with a note); animations
 //! and contact sheets frame the whole motion, a contact sheet over
 //! `--frames` only those frames. Inputs that cannot be loaded
-//! are reported and skipped (exit code 1, or 2 when nothing is left).
+//! are reported and skipped (exit code 2, as for any input a command cannot read).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -174,6 +175,18 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             let frame = args.frame.unwrap_or(0);
             if frame >= longest {
                 bail!("frame {frame} is past the last frame ({})", longest - 1);
+            }
+            // A shorter clip holds its last frame: said, not left to be seen
+            // (a file without motion, drawn in its rest pose, is one frame).
+            for c in clips.iter().filter(|c| c.n_frames > 0 && frame >= c.n_frames) {
+                eprintln!(
+                    "bvh: note: {}: frame {frame} is past its end ({} frame{}): its last frame, {}, \
+                     is drawn",
+                    crate::text::escape(&c.name),
+                    c.n_frames,
+                    if c.n_frames == 1 { "" } else { "s" },
+                    c.n_frames - 1
+                );
             }
             let bytes = raster::render_png(&refs, frame, &opts)?;
             write_atomic(out, |w| Ok(w.write_all(&bytes)?))?;

@@ -95,7 +95,8 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     for e in &skipped {
         eprintln!("bvh: error: {e}; skipped");
     }
-    Ok(if skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    // An input that could not be read: 2, as for every command.
+    Ok(if skipped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }
 
 #[cfg(not(feature = "view"))]

@@ -2481,8 +2481,10 @@ fn side_by_side_figures_are_labelled_with_their_file_names() {
 }
 
 /// One broken file in a directory is reported and skipped: the others are
-/// drawn and the exit code is 1; with nothing left to draw it is 2 and no
-/// output is written. A file without motion draws its rest pose.
+/// drawn and the exit code is 2 (an input not read, as for every command;
+/// 1 would say findings, as `check` and `lint` use it); with nothing left
+/// to draw it is 2 too and no output is written. A file without motion
+/// draws its rest pose.
 #[test]
 fn a_broken_file_in_a_directory_is_skipped() {
     let Some(dir) = corpus() else { return };
@@ -2499,7 +2501,7 @@ fn a_broken_file_in_a_directory_is_skipped() {
     std::fs::write(input.join("b_broken.bvh"), "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0\n").unwrap();
     let png = tmp.path().join("out.png");
     let o = render_to(&[input.to_str().unwrap(), "--size", "320x240"], &png);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
         err.contains("b_broken.bvh:5:1: expected a number") && err.contains("skipped"),
@@ -2512,7 +2514,7 @@ fn a_broken_file_in_a_directory_is_skipped() {
     // The same for an animation.
     let gif = tmp.path().join("out.gif");
     let o = render_to(&[input.to_str().unwrap(), "--size", "80x60", "--frames", "0..3"], &gif);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(std::fs::read(&gif).unwrap().starts_with(b"GIF89a"));
     // Nothing left.
     std::fs::remove_file(input.join("a_walk.bvh")).unwrap();
@@ -2645,7 +2647,7 @@ mod portable;
 mod quality;
 /// `bvh view` with a broken file beside a good one plays the good one,
 /// lists the broken one in the window (the sidecar's `errors`) and on
-/// stderr, and exits 1; with only the broken one it exits 2.
+/// stderr, and exits 2 (an input not read), as with only the broken one.
 #[cfg(feature = "view")]
 #[test]
 fn view_skips_a_file_it_cannot_load() {
@@ -2659,7 +2661,7 @@ fn view_skips_a_file_it_cannot_load() {
     let shot = dir.path().join("v.png");
     let args = ["--size", "400x300", "--screenshot", shot.to_str().unwrap()];
     let o = run(&[&["view", &fx("two_roots.bvh"), broken.to_str().unwrap()][..], &args].concat());
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("broken.bvh") && stderr(&o).contains("skipped"), "{}", stderr(&o));
     let side: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("v.png.json")).unwrap()).unwrap();

@@ -246,7 +246,7 @@ impl Run<'_> {
         make_layout: impl FnOnce(&Skeleton, &[usize], Vec<String>, f64) -> Layout,
         make_work: impl FnOnce(&Skeleton, &[usize]) -> W,
     ) -> Result<Vec<String>> {
-        let Run { c, input, out, format, from, notes, mut check } = self;
+        let Run { c, input, out, format, from, mut notes, mut check } = self;
         // What a failed write says: the input and the output.
         let writing = || {
             let to = out.map_or_else(|| "standard output".to_string(), |o| o.display().to_string());
@@ -285,7 +285,6 @@ impl Run<'_> {
         let mut mapped = Vec::new();
         let mut batch_sizes = Vec::new();
         let mut f = 0usize;
-        let mut written = 0usize;
         // Whether the reading went on to the end (no frame range stopped it).
         let mut ended = true;
         // The next batch of frames is parsed while the batch before is
@@ -392,11 +391,8 @@ impl Run<'_> {
                     use rayon::prelude::*;
                     parts.par_iter_mut().for_each(compute);
                 }
-                if hi > lo {
-                    if full_tx.send((f + lo, hi - lo, values)).is_err() {
-                        bail!("the writing thread stopped");
-                    }
-                    written += hi - lo;
+                if hi > lo && full_tx.send((f + lo, hi - lo, values)).is_err() {
+                    bail!("the writing thread stopped");
                 }
                 sizes.extend_from_slice(&batch_sizes[..n_sizes]);
                 f += n;
@@ -416,6 +412,18 @@ impl Run<'_> {
             return Err(UNCONFIRMED.into());
         }
         read.map_err(|e| anyhow::anyhow!(crate::io::located(input, &e)))?;
+        // A range that selects no frame is an error (the output, dropped,
+        // is not put in place), one partly past the end a note, as `bvh
+        // edit --frames` says them (`FrameSpan::check`): a range that ended
+        // the reading early is inside the clip, so `f` is the clip's length
+        // whenever the range reaches past it.
+        if let Some(r) = c.frames {
+            match r.span().check(f) {
+                Err(e) => bail!("{}: {e}", input.display()),
+                Ok(Some(note)) => notes.push(format!("bvh: note: {}: {note}", input.display())),
+                Ok(None) => {}
+            }
+        }
         if guess_units {
             sink.units(
                 if sizes.is_empty() {
@@ -428,21 +436,12 @@ impl Run<'_> {
             );
         }
         sink.finish().with_context(writing)?;
-        let mut lines: Vec<String> = rdr
+        let lines: Vec<String> = rdr
             .warnings()
             .iter()
             .map(|w| crate::text::escape(&located_warning(input, w)).into_owned())
             .chain(notes.iter().map(|n| crate::text::escape(n).into_owned()))
             .collect();
-        if written == 0 && f > 0 {
-            lines.push(
-                crate::text::escape(&format!(
-                    "bvh: warning: {}: the frame range selects none of the {f} frames read",
-                    input.display()
-                ))
-                .into_owned(),
-            );
-        }
         Ok(lines)
     }
 }

@@ -44,6 +44,7 @@ impl Take {
         );
         // A regular file with other hard links is refused (unless
         // --break-links), as by every command that writes.
+        io::make_folders(path)?;
         let target = match io::destination(path)? {
             io::Dest::Replace(p) => p,
             _ => bail!(

@@ -650,3 +650,33 @@ fn summary_notes_are_noted_once() {
     let o = run(&["clean", &a, "-o", out.to_str().unwrap(), "--lock-feet", "--dry-run"]);
     assert!(stdout(&o).contains("\nnote: no feet found: nothing locked"), "{}", stdout(&o));
 }
+
+/// `--contacts`: a file without a contact row says so (it said "no feet
+/// found" of a figure with feet), and a joint that is not a foot's (the
+/// head, whose "leg" the lock bent: the neck and the spine) is refused,
+/// named with the feet found.
+#[test]
+fn contacts_name_feet_and_an_empty_file_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let text = super::standing_figure_header(12) + &"0 90 0 0 0 0 0 0 0 0 0 0 0 0 0\n".repeat(12);
+    let a = write(d, "a.bvh", &text);
+    let out = d.join("out.bvh");
+    let o = out.to_str().unwrap();
+    let empty = write(d, "empty.csv", "joint,start,end\n# nothing\n");
+    let r = run(&["clean", &a, "-o", o, "--lock-feet", "--contacts", &empty]);
+    let e = stderr(&r);
+    assert!(r.status.success(), "{e}");
+    assert!(e.contains("the contacts given have no contact rows: nothing locked"), "{e}");
+    assert!(!e.contains("no feet found"), "{e}");
+    std::fs::remove_file(&out).unwrap();
+    let head = write(d, "head.csv", "Head,2,6\n");
+    let want = "\"Head\" is in no leg (not a foot, a toe or a leg's joint), so it cannot be \
+                locked (feet found: LeftFoot, RightFoot; --feet names them) (--contacts)";
+    super::refused(&["clean", &a, "-o", o, "--lock-feet", "--contacts", &head], &[want], &out);
+    // A foot is taken (this one has no knee and hip to turn: said).
+    let foot = write(d, "foot.csv", "LeftFoot,2,6\n");
+    let r = run(&["clean", &a, "-o", o, "--lock-feet", "--contacts", &foot]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(stderr(&r).contains("LeftFoot: no knee and hip above the foot"), "{}", stderr(&r));
+}

@@ -164,6 +164,8 @@ fn a_folder_export_gives_the_same_bytes_on_any_number_of_threads() {
             err.lines().filter(|l| l.contains("; skipped")).map(str::to_string).collect();
         assert!(!skipped.is_empty(), "-j {j}: files fail when read strictly\n{err}");
         let skel = tmp.path().join(format!("j{j}.skeleton.parquet"));
+        // Inputs not read: exit 2, as for every command (it was 1).
+        assert_eq!(r.status.code(), Some(2), "-j {j}\n{err}");
         let this = (bytes(&out), bytes(&skel), r.status.code(), skipped);
         assert!(this.0.len() > 1000, "-j {j}: a table of {} bytes", this.0.len());
         match &seen {

@@ -402,6 +402,59 @@ fn edit_frames_past_the_end_is_an_error_and_partly_past_a_note() {
     assert!(stderr(&r).is_empty(), "{}", stderr(&r));
 }
 
+/// `positions` and `rotations --frames` say a range past the end as `edit`
+/// does: one that selects no frame is an error (no output left; it was a
+/// warning and exit 0, with an empty array written), one partly past a
+/// note; and `render --frame N` past a shorter clip's end says that clip
+/// is drawn at its last frame.
+#[test]
+fn positions_rotations_and_render_say_frames_past_the_end_as_edit_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let fig = |n: usize| {
+        let mut text = super::standing_figure_header(n);
+        text += &"0 90 0 0 0 0 0 0 0 0 0 0 0 0 0\n".repeat(n);
+        text
+    };
+    let (ten, three) = (dir.path().join("ten.bvh"), dir.path().join("three.bvh"));
+    std::fs::write(&ten, fig(10)).unwrap();
+    std::fs::write(&three, fig(3)).unwrap();
+    let i = ten.to_str().unwrap();
+    let npy = dir.path().join("p.npy");
+    let o = npy.to_str().unwrap();
+    let past = "ten.bvh: --frames 5000..: the clip has only 10 frames (0..10) here; the range \
+                selects none of them";
+    for cmd in ["positions", "rotations"] {
+        for extra in [&[][..], &["--up", "auto"]] {
+            let mut args = vec![cmd, i, "--frames", "5000..", "-o", o];
+            args.extend_from_slice(extra);
+            refused(&args, &[past], &npy);
+            args[3] = "12";
+            refused(&args, &["--frames 12..13: the clip has only 10 frames"], &npy);
+            args[3] = "8..20";
+            let r = run_ok(&args);
+            let note = format!(
+                "bvh: note: {i}: --frames 8..20: the clip has 10 frames (0..10) here; keeping 8..10"
+            );
+            assert!(stderr(&r).contains(&note), "{args:?}: {}", stderr(&r));
+            args[3] = "2..10";
+            let r = run_ok(&args);
+            assert!(stderr(&r).is_empty(), "{args:?}: {}", stderr(&r));
+            std::fs::remove_file(&npy).unwrap();
+        }
+        // From standard input, to standard output.
+        let text = fig(10);
+        let r = run_with_stdin(dir.path(), &[cmd, "-", "--frames", "10.."], text.as_bytes());
+        assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+        assert!(stderr(&r).contains("the range selects none of them"), "{}", stderr(&r));
+    }
+    let png = dir.path().join("r.png");
+    let p = png.to_str().unwrap();
+    let r = run_ok(&["render", i, three.to_str().unwrap(), "-o", p, "--frame", "5"]);
+    let note = "bvh: note: three: frame 5 is past its end (3 frames): its last frame, 2, is drawn";
+    assert!(stderr(&r).contains(note), "{}", stderr(&r));
+    assert!(!stderr(&r).contains("ten:"), "{}", stderr(&r));
+}
+
 /// `--scale` and `--height` take a millionth to a million: 0, negative,
 /// NaN, infinite and 1e300 (which wrote 300-digit `OFFSET`s) are refused by
 /// the option's name with the limits; the limits themselves are accepted.

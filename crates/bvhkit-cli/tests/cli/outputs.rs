@@ -247,3 +247,74 @@ fn a_full_disk_is_said_once_naming_the_output() {
         assert!(!err.contains("writing -"), "{args:?}: {err}");
     }
 }
+
+/// One rule for the folders of an output (`docs/commands.md`): every
+/// writing command makes the missing folders of `-o`, as `mkdir -p` (the
+/// mix commands, retarget, render and record refused them).
+#[test]
+fn every_writing_command_makes_the_folders_of_its_output() {
+    let (_tmp, at) = scratch();
+    let f = at("fig.bvh");
+    let mut text = super::standing_figure_header(60);
+    for i in 0..60 {
+        text += &format!("{} 90 0 0 {} 0 0 0 0 0 0 0 0 0 0\n", i as f64 * 0.5, (i % 7) as f64);
+    }
+    std::fs::write(&f, text).unwrap();
+    let cases: [&[&str]; 10] = [
+        &["retarget", &f, "--to", &f],
+        &["blend", &f, &f, "--weight", "0.5"],
+        &["layer", &f, &f, "--weight", "0.5"],
+        &["concat", &f, &f],
+        &["loop", &f],
+        &["edit", &f],
+        &["fmt", &f],
+        &["clean", &f, "--butterworth", "6"],
+        &["export", &f],
+        &["positions", &f],
+    ];
+    for (k, args) in cases.iter().enumerate() {
+        let ext = match args[0] {
+            "export" => "glb",
+            "positions" => "csv",
+            _ => "bvh",
+        };
+        let out = at(&format!("m{k}/a/b/out.{ext}"));
+        let mut all = args.to_vec();
+        all.extend(["-o", &out]);
+        run_ok(&all);
+        assert!(Path::new(&out).is_file(), "bvh {}: {out} not made", all.join(" "));
+    }
+    let html = at("lint/a/report.html");
+    run_ok(&["lint", &f, "-q", "--html", &html]);
+    assert!(Path::new(&html).is_file());
+}
+
+/// The mix commands refuse an output that cannot be made (a folder, a path
+/// under a file) before they read their clips, where they found it only
+/// after the whole mix (the unreadable second clip is never reported).
+#[test]
+fn the_mix_commands_refuse_an_unplaceable_output_before_the_work() {
+    let (_tmp, at) = scratch();
+    let f = fx("crlf.bvh");
+    let bad = at("bad.bvh");
+    std::fs::write(&bad, "not a bvh").unwrap();
+    let dir = at("dir");
+    std::fs::create_dir(&dir).unwrap();
+    let under = format!("{f}/out.bvh");
+    let mixes: [&[&str]; 4] = [
+        &["blend", &f, &bad, "--weight", "0.5"],
+        &["layer", &f, &bad, "--weight", "0.5"],
+        &["concat", &f, &bad],
+        &["loop", &bad],
+    ];
+    for args in mixes {
+        for (o, want) in
+            [(&dir, format!("{dir}: is a directory")), (&under, format!("{f} is not a folder"))]
+        {
+            let mut all = args.to_vec();
+            all.extend(["-o", o]);
+            let err = super::refused(&all, &[&want], Path::new(&under));
+            assert!(!err.contains("bad.bvh"), "bvh {}: {err}", all.join(" "));
+        }
+    }
+}

@@ -348,6 +348,49 @@ pub(crate) fn check_contacts(bvh: &Bvh, spans: &[ContactSpan]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a contact span on a joint in no leg: neither in a foot (the
+/// foot joint or a joint under it, as `quality` finds the feet, or under
+/// the joints `--feet` names) nor a leg's joint by name or under one: the lock would solve the two joints above it
+/// as a hip and a knee (a span on `Head` bent the neck and the spine). The
+/// error names the joint and the feet found.
+pub(crate) fn check_contact_feet(
+    bvh: &Bvh,
+    spans: &[ContactSpan],
+    options: &quality::Options,
+) -> Result<()> {
+    use crate::retarget::names::{Bone, Limb};
+    let skel = bvh.skeleton();
+    let bones = crate::retarget::names::classify(skel);
+    let names = skel.display_names();
+    let feet = quality::feet::find(skel, &bones, &names, options.feet.as_deref(), &mut Vec::new());
+    for s in spans {
+        let Some(j) = skel.find(&s.joint).map(|id| id.index()) else { continue };
+        let in_leg = |mut k: usize| loop {
+            if matches!(
+                bones[k],
+                Some(Bone::Limb(_, Limb::UpperLeg | Limb::LowerLeg | Limb::Foot | Limb::Toe))
+            ) {
+                break true;
+            }
+            match skel.joints()[k].parent() {
+                Some(p) => k = p.index(),
+                None => break false,
+            }
+        };
+        if !feet.iter().any(|f| f.points.contains(&j)) && !in_leg(j) {
+            let found: Vec<&str> =
+                feet.iter().filter_map(|f| f.points.first()).map(|&k| names[k].as_str()).collect();
+            let found = if found.is_empty() { "none".to_string() } else { found.join(", ") };
+            return Err(Error::invalid(format!(
+                "{:?} is in no leg (not a foot, a toe or a leg's joint), so it cannot be \
+                 locked (feet found: {found}; --feet names them) (--contacts)",
+                s.joint
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Locks the feet of `bvh` in contact over the frames `frames` only (see
 /// the module documentation): spans are cut to the range and the
 /// corrections fade in from its first frame and out to its last, so frames
@@ -591,7 +634,12 @@ impl Capture {
             }
         }
         if feet.is_empty() {
-            notes.push("no feet found: nothing locked".into());
+            notes.push(match &options.contacts {
+                Some(given) if given.is_empty() => {
+                    "the contacts given have no contact rows: nothing locked".into()
+                }
+                _ => "no feet found: nothing locked".into(),
+            });
             return Capture {
                 report,
                 legs: Vec::new(),

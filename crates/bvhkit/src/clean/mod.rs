@@ -255,6 +255,9 @@ pub fn clean_in_place(bvh: &mut Bvh, options: &Options) -> Result<Report> {
     {
         return Err(Error::invalid(format!("no joint named {missing:?} (--feet)")));
     }
+    if let Some(c) = &options.contacts {
+        footlock::check_contact_feet(bvh, c, &options.quality)?;
+    }
 
     let mut report =
         Report { steps: Vec::new(), joint_names: skel.display_names(), notes: Vec::new() };

@@ -400,7 +400,11 @@ impl Report {
             self.source.line(&format!("source {source}")),
             self.target.line(&format!("target {target}")),
             self.scale_line(),
-            format!("{} joints mapped:", self.pairs.len()),
+            format!(
+                "{} joint{} mapped:",
+                self.pairs.len(),
+                if self.pairs.len() == 1 { "" } else { "s" }
+            ),
         ];
         for (s, t, why) in &self.pairs {
             let why = match why {

@@ -340,29 +340,6 @@ fn pins(
     out
 }
 
-/// The frames of a leg's span of contact on both sides that [`pins`]
-/// holds from the crossfade's start (its first span, starting before
-/// `first + ramp`: on the foot of the frame before the first the lock
-/// moves), for a leg not planted through the whole crossfade; `None` when
-/// it has no such span. A loop lays these feet onto themselves over the
-/// span (see [`super::looping`]).
-pub(crate) fn start_span(
-    lock: &LegLock,
-    first: usize,
-    ramp: usize,
-) -> Option<std::ops::Range<usize>> {
-    if lock.planted() {
-        return None;
-    }
-    let s = lock.both.iter().position(|&b| b)?;
-    (s < first + ramp).then(|| s..run_end(&lock.both, s, ramp))
-}
-
-/// The frames of a ramp at the frame time `dt` (at least one).
-pub(crate) fn ramp_frames(dt: f64) -> usize {
-    ((RAMP_SECONDS / dt).round() as usize).max(1)
-}
-
 /// The end of the run of `true` from frame `from` of `flags`, gaps of up
 /// to `ramp` frames bridged (the contact flickers).
 fn run_end(flags: &[bool], from: usize, ramp: usize) -> usize {
@@ -462,7 +439,7 @@ pub(crate) fn lock_crossfade(
         }
     }
     let first = weights.iter().position(|&w| w != 0.0).unwrap_or(n);
-    let ramp = ramp_frames(a.motion().frame_time());
+    let ramp = ((RAMP_SECONDS / a.motion().frame_time()).round() as usize).max(1);
     let pins: Vec<Pins> = legs
         .iter()
         .enumerate()

@@ -85,7 +85,7 @@
 
 use std::fmt;
 
-use glam::{DAffine3, DQuat, DVec3};
+use glam::{DAffine3, DQuat};
 
 use super::concat::search_seam;
 use super::feet;
@@ -285,7 +285,7 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
         legs.clear();
     }
     let anchor: Vec<usize> = legs.iter().filter(|l| l.planted()).map(|l| l.leg.point).collect();
-    let (mut back, mut tail_mean) =
+    let (mut back, tail_mean) =
         fit_ground_move(&setup, m, 0, &setup, m, len, fade_n, up, travel, &anchor);
     // Two feet planted through both overlaps also give the turn: the one
     // that lays the line between them at the end onto the start's.
@@ -296,28 +296,7 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
             * DAffine3::from_translation(-tail_mean);
         back.turn_deg = yaw.to_degrees();
     }
-    // Feet in contact on both sides in a span from the crossfade's start
-    // (not through all of it): the lock holds them where the tail has them
-    // through the span, so they are laid onto themselves over the span's
-    // frames as the planted feet are over all (the shift alone: the turn
-    // stays the one found above). Rokoko's right foot, in contact on both
-    // sides in frames 0-11, stood 39 cm apart between the two sides.
-    let weights: Vec<f64> = (0..fade_n).map(|k| seam_weight(k, fade_n, opts.curve)).collect();
-    let first = weights.iter().position(|&w| w != 0.0).unwrap_or(fade_n);
-    let ramp = feet::ramp_frames(m.frame_time());
-    let spans: Vec<_> = legs
-        .iter()
-        .filter_map(|l| feet::start_span(l, first, ramp).map(|r| (l.leg.point, r)))
-        .collect();
-    if !spans.is_empty() {
-        let (ct, cs) = held_means(&setup, m, len, fade_n, &anchor, &spans, up);
-        let turn = DAffine3::from_mat3(back.transform.matrix3);
-        back.transform = DAffine3::from_translation(cs) * turn * DAffine3::from_translation(-ct);
-        back.shift = cs - ct;
-        tail_mean = ct;
-    }
-    // The carrier's mean position on the ground over the start's window
-    // (or the feet's, when they are laid onto each other).
+    // The carrier's mean position on the ground over the start's window.
     let p0 = tail_mean + back.shift;
     let cycle = GroundMove {
         transform: back.transform.inverse(),
@@ -329,6 +308,7 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
     let mut values = m.values()[..len * nc].to_vec();
     if nc > 0 {
         let mut mixer = Mixer::new(s, None);
+        let weights: Vec<f64> = (0..fade_n).map(|k| seam_weight(k, fade_n, opts.curve)).collect();
         for (k, &w) in weights.iter().enumerate() {
             let (done, rest) = values.split_at_mut(k * nc);
             let a = tail.motion().frame(len + k);
@@ -364,38 +344,6 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
             up_found,
         },
     ))
-}
-
-/// The means on the ground of the feet held through the crossfade, in the
-/// tail (frames `len + k`) and in the start (frames `k`): the `planted`
-/// contact points over every crossfade frame and each of `spans`' over
-/// its frames, each foot and frame counted once.
-fn held_means(
-    setup: &Setup,
-    m: &Motion,
-    len: usize,
-    fade_n: usize,
-    planted: &[usize],
-    spans: &[(usize, std::ops::Range<usize>)],
-    up: SignedAxis,
-) -> (DVec3, DVec3) {
-    let mut w = vec![DAffine3::IDENTITY; setup.fk.len()];
-    let (mut tail, mut start, mut count) = (DVec3::ZERO, DVec3::ZERO, 0usize);
-    for k in 0..fade_n {
-        let held = || {
-            planted
-                .iter()
-                .copied()
-                .chain(spans.iter().filter(|(_, r)| r.contains(&k)).map(|&(p, _)| p))
-        };
-        setup.fk.world(m.frame(len + k), &mut w);
-        tail += held().map(|p| horizontal(w[p].translation, up)).sum::<DVec3>();
-        setup.fk.world(m.frame(k), &mut w);
-        start += held().map(|p| horizontal(w[p].translation, up)).sum::<DVec3>();
-        count += held().count();
-    }
-    let c = count.max(1) as f64;
-    (tail / c, start / c)
 }
 
 /// Whether the carrier stands in one place on the ground through every

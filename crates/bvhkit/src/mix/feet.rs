@@ -59,7 +59,14 @@
 //! keeping the knee's bend plane and the foot's world orientation, by the
 //! same two-bone IK as `bvh clean --lock-feet` (`crate::ik`). Frames
 //! outside the crossfade, and those of weight 0, are not touched. Only the
-//! thigh, knee and ankle rotation channels change. Concat locks the
+//! thigh, knee and ankle rotation channels change. They are written nearest
+//! the previous output frame's angles (locked already) where the joint
+//! turns less than `CONTINUOUS_DEG` (30 degrees) from it, else nearest the
+//! frame's own mixed angles: picked near the mixed angles alone, Rokoko's
+//! left ankle, at gimbal lock through the whole clip, flipped its channels
+//! ~179 degrees while turning 0.5 degree (two `euler_jump` findings at
+//! `--crossfade 0.5s`); near the previous frame's through a pop, a flip
+//! there would be carried to the crossfade's end (ShaderMotion). Concat locks the
 //! planted feet only (its crossfade, and so its output, is unchanged by the
 //! partial and one-sided locks of a loop).
 //!
@@ -405,6 +412,16 @@ fn one_sided(
     out
 }
 
+/// Degrees a locked joint may turn from the previous output frame for its
+/// channels to be written nearest that frame's angles (see
+/// [`lock_crossfade`]).
+const CONTINUOUS_DEG: f64 = 30.0;
+
+/// The angle between two rotations, in degrees.
+fn turn_deg(a: DQuat, b: DQuat) -> f64 {
+    2.0 * a.dot(b).abs().min(1.0).acos().to_degrees()
+}
+
 /// Locks `legs` over a crossfade: `out` holds its frames (`nc` channels
 /// each), frame `k` mixing frame `fa + k` of `a` with frame `k` of `b` (moved
 /// already) at weight `weights[k]` (see the module docs).
@@ -452,7 +469,16 @@ pub(crate) fn lock_crossfade(
         if w == 0.0 {
             continue;
         }
-        let row = &mut out[k * nc..(k + 1) * nc];
+        let (done, rest) = out.split_at_mut(k * nc);
+        let row = &mut rest[..nc];
+        // The previous output frame, locked already: where the joint turns
+        // less than `CONTINUOUS_DEG` from it, the channels are written
+        // nearest its angles, so that they flow on from it (near the
+        // frame's own mixed angles, Rokoko's gimbal-locked ankle flipped
+        // ~179 degrees between frames); where it turns more (a pop), near
+        // the frame's own, so that no flip is carried on to the
+        // crossfade's end.
+        let prev = (k > 0).then(|| &done[(k - 1) * nc..]);
         for (lock, pins) in legs.iter().zip(&pins) {
             let Some((pin, lambda)) = pins[k] else { continue };
             let leg = &lock.leg;
@@ -481,7 +507,10 @@ pub(crate) fn lock_crossfade(
             for (j, q) in [(leg.hip, lh), (leg.knee, lk), (leg.ankle, lf)] {
                 let l = &layouts[j];
                 if l.n_rot > 0 {
-                    let near = l.angles(row);
+                    let near = match prev {
+                        Some(p) if turn_deg(l.rotation(p), q) < CONTINUOUS_DEG => l.angles(p),
+                        _ => l.angles(row),
+                    };
                     l.write_rotation(q, Some(near), row);
                     l.snap_rotation(row);
                 }

@@ -139,7 +139,7 @@ def test_broken_files_are_reported_and_skipped(bvh_bin, corpus_dir, tmp_path):
         capture_output=True,
         text=True,
     )
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == 2, r.stderr
     assert "broken.bvh:5:1: expected a number" in r.stderr and "1 file skipped" in r.stderr, (
         r.stderr
     )
@@ -152,7 +152,7 @@ def test_broken_files_are_reported_and_skipped(bvh_bin, corpus_dir, tmp_path):
         capture_output=True,
         text=True,
     )
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == 2, r.stderr
     skipped = [ln for ln in r.stderr.splitlines() if ln.startswith("bvh:   skipped ")]
     assert skipped and all("malformed_" in ln for ln in skipped), r.stderr
     exported = set(pq.read_table(out, columns=["clip"]).column("clip").to_pylist())

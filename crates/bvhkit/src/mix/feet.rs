@@ -304,13 +304,9 @@ fn pins(
             s += 1;
             continue;
         }
-        let end = |from: usize| (from..n).find(|&k| !lock.both[k]).unwrap_or(n);
-        let mut e = end(s);
         // A gap no longer than a ramp (the contact flickers) is bridged:
         // the foot stays on one place rather than leave it and come back.
-        while let Some(next) = (e..n).find(|&k| lock.both[k]).filter(|&k| k - e <= ramp) {
-            e = end(next);
-        }
+        let e = run_end(&lock.both, s, ramp);
         // A span with no room for a ramp before it (or after it) runs on
         // to the crossfade's start (or end): a ramp cut short would pop.
         let lo = if s < first + ramp { 0 } else { s };

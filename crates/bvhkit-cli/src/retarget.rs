@@ -9,9 +9,7 @@ use bvhkit::edit::FrameMap;
 use bvhkit::edit::axes::SignedAxis;
 use bvhkit::edit::portable::{Observer, Scope};
 use bvhkit::retarget::map::JointMap;
-use bvhkit::retarget::names::{Bone, Limb, Side, classify};
-use bvhkit::retarget::{Options, Reference, Report, Retarget};
-use bvhkit::{Bvh, Kinematics};
+use bvhkit::retarget::{Options, Reference, Retarget};
 
 use crate::io::{Input, load, print_warnings, refuse_overwriting_input, write_atomic};
 
@@ -183,8 +181,9 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     for line in map.report().summary(&src_in.display(), &tgt_in.display()) {
         eprintln!("{}", crate::text::escape(&line));
     }
-    for n in coverage_notes(map.report(), &source, &target, options.mode) {
-        eprintln!("bvh: note: {}", crate::text::escape(&n));
+    // What the map leaves out (the core's `Report::notes`).
+    for n in &map.report().notes {
+        eprintln!("bvh: note: {}", crate::text::escape(n));
     }
     // The output is mapped and written a batch of frames at a time (the
     // frames of `retarget()`, bit for bit), held whole only while it is no
@@ -269,118 +268,6 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
     })
     .with_context(|| format!("writing {}", args.output.display()))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The limbs a map by canonical bones looks for, each by its bones.
-const LIMBS: [(&str, Side, [Limb; 3]); 4] = [
-    ("left leg", Side::Left, [Limb::UpperLeg, Limb::LowerLeg, Limb::Foot]),
-    ("right leg", Side::Right, [Limb::UpperLeg, Limb::LowerLeg, Limb::Foot]),
-    ("left arm", Side::Left, [Limb::UpperArm, Limb::LowerArm, Limb::Hand]),
-    ("right arm", Side::Right, [Limb::UpperArm, Limb::LowerArm, Limb::Hand]),
-];
-
-/// What the joint map leaves out, said where the printed map alone would
-/// not show it (a hand-only rig mapped its root alone onto a body, without
-/// a word): the limbs of one skeleton with no counterpart in the other
-/// (the target's kept in the reference pose, the source's motion dropped),
-/// by the canonical bones their names give (`retarget::names`); and a
-/// skeleton whose hands stand as low as its feet in its first frame (its
-/// rest pose without one) onto one whose do not (a quadruped, whose front
-/// legs are mapped as arms).
-fn coverage_notes(
-    report: &Report,
-    source_clip: &Bvh,
-    target_clip: &Bvh,
-    mode: bvhkit::PositionChannels,
-) -> Vec<String> {
-    let (source, target) = (source_clip.skeleton(), target_clip.skeleton());
-    let (src, tgt) = (classify(source), classify(target));
-    let mapped: Vec<usize> =
-        report.pairs.iter().filter_map(|(_, t, _)| target.find(t)).map(|j| j.index()).collect();
-    let has = |bones: &[Option<Bone>], side: Side, limbs: &[Limb; 3]| {
-        bones.iter().any(|b| matches!(b, Some(Bone::Limb(s, l)) if *s == side && limbs.contains(l)))
-    };
-    let (mut kept, mut dropped) = (Vec::new(), Vec::new());
-    for (name, side, limbs) in LIMBS {
-        let on_target = has(&tgt, side, &limbs);
-        let reached = mapped
-            .iter()
-            .any(|&j| matches!(tgt[j], Some(Bone::Limb(s, l)) if s == side && limbs.contains(&l)));
-        if on_target && !reached {
-            kept.push(name);
-        } else if !on_target && has(&src, side, &limbs) {
-            dropped.push(name);
-        }
-    }
-    let list = |v: &[&str]| match v {
-        [] => String::new(),
-        [one] => (*one).to_string(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-    };
-    let mut notes = Vec::new();
-    if !kept.is_empty() {
-        notes.push(format!(
-            "no {} found in the source to drive the target's: kept in the reference pose \
-             (the map covers {} of the target's {} joints; --map FILE names more)",
-            list(&kept),
-            report.pairs.len(),
-            target.joints().iter().filter(|j| !j.is_end_site()).count()
-        ));
-    }
-    if !dropped.is_empty() {
-        notes.push(format!(
-            "no {} found in the target: the source's motion there is dropped",
-            list(&dropped)
-        ));
-    }
-    // Hands no higher above the lowest foot than a quarter of the hips, in
-    // the first frame (the rest pose without one): front legs (a person's
-    // hang at about the hips' height or higher).
-    let on_all_fours = |clip: &Bvh, bones: &[Option<Bone>], up: SignedAxis| {
-        let skel = clip.skeleton();
-        let rest = match clip.motion().n_frames() {
-            0 => bvhkit::units::rest_pose(skel, mode),
-            _ => {
-                let mut out = vec![Default::default(); skel.len()];
-                Kinematics::new(skel, mode).positions(clip.motion().frame(0), &mut out);
-                out
-            }
-        };
-        let u = up.vector();
-        let height = |j: usize| rest[j].dot(u);
-        let of = |want: &dyn Fn(&Bone) -> bool| -> Vec<f64> {
-            bones
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| b.as_ref().is_some_and(want))
-                .map(|(j, _)| height(j))
-                .collect()
-        };
-        let hands = of(&|b| matches!(b, Bone::Limb(_, Limb::Hand)));
-        let feet = of(&|b| matches!(b, Bone::Limb(_, Limb::Foot)));
-        let hips = of(&|b| matches!(b, Bone::Hips));
-        let ground = feet.iter().copied().fold(f64::INFINITY, f64::min);
-        let hip = hips.first().map_or(f64::NAN, |h| h - ground);
-        let hand = hands.iter().copied().fold(f64::NEG_INFINITY, f64::max) - ground;
-        !hands.is_empty() && hip > 0.0 && hand < 0.25 * hip
-    };
-    // Said when one of the two only is on all fours (an animal onto an animal is
-    // what it looks like).
-    let fours = [
-        on_all_fours(source_clip, &src, report.source.up),
-        on_all_fours(target_clip, &tgt, report.target.up),
-    ];
-    for (what, (mine, other)) in
-        ["source", "target"].into_iter().zip([(fours[0], fours[1]), (fours[1], fours[0])])
-    {
-        if mine && !other {
-            notes.push(format!(
-                "the {what}'s hands stand as low as its feet in its first frame (a quadruped?): \
-                 its front legs are mapped as arms, its hind legs as legs"
-            ));
-        }
-    }
-    notes
 }
 
 /// How much text is formatted before it is written.

@@ -351,8 +351,10 @@ pub(crate) fn retarget_onto(
             .map_err(|e| format!("{sn} onto {tn}: {}", e.message()))
     });
     let (out, report) = result.map_err(PyValueError::new_err)?;
-    // As `bvh retarget` prints them: the summary, then what the lock did.
+    // As `bvh retarget` prints them: the summary, what the map leaves out,
+    // then what the lock did.
     let mut lines = report.summary(&sn, &tn);
+    lines.extend(report.notes.iter().map(|n| format!("bvh: note: {n}")));
     if let Some(done) = &report.locked {
         lines.push(format!("bvh: feet locked over {} contact span(s)", done.spans.len()));
         lines.extend(done.notes.iter().map(|n| format!("bvh: note: {n}")));

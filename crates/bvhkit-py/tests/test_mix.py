@@ -395,10 +395,16 @@ RETARGETS = [
         ["--reference", "0", "--source-up", "y", "--target-up", "y"]
         + ["--position-channels", "add"],
     ),
+    # Notes of what the map leaves out: a quadruped onto a person, a
+    # hand-only rig onto a body.
+    ("truebones_elephant_idle_6ch_every_joint", "cmu_12_01_walk_cgspeed_pybvh", {}, []),
+    ("hand_only_skeleton_lhand_crlf", "cmu_01_01_walk_cgspeed_mb_names", {}, []),
 ]
 
 
-@pytest.mark.parametrize("src,tgt,kwargs,flags", RETARGETS, ids=[r[1] for r in RETARGETS])
+@pytest.mark.parametrize(
+    "src,tgt,kwargs,flags", RETARGETS, ids=[f"{r[0]}-onto-{r[1]}" for r in RETARGETS]
+)
 def test_retarget_matches_the_command(src, tgt, kwargs, flags, corpus, bvh_bin, tmp_path):
     by_name = {p.stem: p for p in corpus}
     s, t = by_name[src], by_name[tgt]
@@ -410,6 +416,45 @@ def test_retarget_matches_the_command(src, tgt, kwargs, flags, corpus, bvh_bin, 
     assert result.joint_names == bvhkit.read(t).joint_names
     # The report is the command's summary, line for line.
     assert result.report.splitlines() == done.stderr.splitlines()
+
+
+def coverage_notes(report: str) -> list[str]:
+    """The notes of what a retarget's map leaves out (``Report::notes``):
+    the ``bvh: note:`` lines before ``bvh: feet locked``'s."""
+    lines = report.splitlines()
+    end = next((i for i, line in enumerate(lines) if line.startswith("bvh: feet locked")), None)
+    return [line for line in lines[:end] if line.startswith("bvh: note: ")]
+
+
+def test_retarget_report_notes_what_the_map_leaves_out(corpus):
+    cmu, cmu2, daz, elephant, hand = (
+        bvhkit.read(p)
+        for p in corpus_named(
+            corpus,
+            [
+                "cmu_12_01_walk_cgspeed_pybvh.bvh",
+                "cmu_01_01_walk_cgspeed_mb_names.bvh",
+                "cmu_02_03_daz_names_165_joints_face_hands.bvh",
+                "truebones_elephant_idle_6ch_every_joint.bvh",
+                "hand_only_skeleton_lhand_crlf.bvh",
+            ],
+        )
+    )
+    # A quadruped onto a person: its front legs become arms.
+    notes = coverage_notes(elephant.retarget(cmu, lock_feet=False).report)
+    assert len(notes) == 1 and "the source's hands stand as low as its feet" in notes[0], notes
+    # A hand-only rig onto a body maps its root alone: the limbs are kept.
+    onto_body = hand.retarget(cmu, lock_feet=False)
+    assert "\n1 joint mapped:\n" in onto_body.report
+    kept = "no left leg, right leg, left arm or right arm found in the source to drive the target's"
+    assert [kept in n for n in coverage_notes(onto_body.report)] == [True], onto_body.report
+    # A body onto the hand: its limbs' motion is dropped.
+    dropped = "no left leg, right leg, left arm or right arm found in the target"
+    notes = coverage_notes(cmu.retarget(hand).report)
+    assert [dropped in n for n in notes] == [True], notes
+    # The CMU walk onto CMU-like rigs: nothing left out, nothing said.
+    for tgt in (cmu, cmu2, daz):
+        assert coverage_notes(cmu.retarget(tgt).report) == []
 
 
 def test_retarget_with_a_map_file_or_dict(corpus, bvh_bin, tmp_path):

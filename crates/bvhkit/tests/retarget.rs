@@ -866,3 +866,126 @@ fn the_default_lock_does_not_reach_across_the_source_s_jump() {
     }
     assert!(bad.is_empty(), "{bad:#?}");
 }
+
+/// A figure of one root and single-joint limbs, each an End Site 5 units
+/// on, in three frames of the rest pose.
+fn figure(root: &str, joints: &[(&str, &str)]) -> Bvh {
+    let mut t = format!(
+        "HIERARCHY\nROOT {root}\n{{\n\tOFFSET 0 90 0\n\tCHANNELS 6 Xposition Yposition \
+         Zposition Zrotation Xrotation Yrotation\n"
+    );
+    for (name, offset) in joints {
+        t += &format!(
+            "\tJOINT {name}\n\t{{\n\t\tOFFSET {offset}\n\t\tCHANNELS 3 Zrotation Xrotation \
+             Yrotation\n\t\tEnd Site\n\t\t{{\n\t\t\tOFFSET 0 0 5\n\t\t}}\n\t}}\n"
+        );
+    }
+    t += "}\nMOTION\nFrames: 3\nFrame Time: 0.04\n";
+    t += &format!("0 90 0 0 0 0{}\n", " 0 0 0".repeat(joints.len())).repeat(3);
+    Bvh::parse(&t).unwrap()
+}
+
+/// The report says what the map leaves out (`Report::notes`, which `bvh
+/// retarget` prints as `bvh: note:` lines): a hand-only rig onto a body
+/// (its root alone mapped) keeps the body's limbs in the reference pose, a
+/// body onto the hand drops its limbs' motion, and a figure on all fours
+/// onto one standing, either way round, has its front legs mapped as arms;
+/// like onto like says nothing. With an explicit map the same rules hold.
+#[test]
+fn the_report_notes_what_the_map_leaves_out() {
+    let body = figure(
+        "Hips",
+        &[
+            ("Head", "0 60 0"),
+            ("LeftFoot", "10 -85 0"),
+            ("RightFoot", "-10 -85 0"),
+            ("LeftHand", "40 40 0"),
+            ("RightHand", "-40 40 0"),
+        ],
+    );
+    let quad = figure(
+        "Hips",
+        &[
+            ("Head", "0 30 60"),
+            ("LeftFoot", "10 -85 -40"),
+            ("RightFoot", "-10 -85 -40"),
+            ("LeftHand", "10 -85 40"),
+            ("RightHand", "-10 -85 40"),
+        ],
+    );
+    let hand = figure("Wrist", &[("Index1", "0 0 5"), ("Thumb1", "3 0 2")]);
+    let notes = |a: &Bvh, b: &Bvh, opts: &Options| retarget(a, b, opts).unwrap().1.notes;
+    let all = "left leg, right leg, left arm or right arm";
+    assert_eq!(
+        notes(&hand, &body, &exact()),
+        [format!(
+            "no {all} found in the source to drive the target's: kept in the reference pose \
+             (the map covers 1 of the target's 6 joints; --map FILE names more)"
+        )]
+    );
+    assert_eq!(
+        notes(&body, &hand, &exact()),
+        [format!("no {all} found in the target: the source's motion there is dropped")]
+    );
+    let fours = "hands stand as low as its feet in its first frame (a quadruped?): its front \
+                 legs are mapped as arms, its hind legs as legs";
+    assert_eq!(notes(&quad, &body, &exact()), [format!("the source's {fours}")]);
+    assert_eq!(notes(&body, &quad, &exact()), [format!("the target's {fours}")]);
+    // Names with runs of spaces (printed folded to one) are reached all
+    // the same.
+    let spaced = figure(
+        "Hips",
+        &[
+            ("Head", "0 60 0"),
+            ("Left  Foot", "10 -85 0"),
+            ("Right  Foot", "-10 -85 0"),
+            ("Left  Hand", "40 40 0"),
+            ("Right  Hand", "-40 40 0"),
+        ],
+    );
+    for (a, b) in [(&body, &body), (&quad, &quad), (&spaced, &spaced), (&body, &spaced)] {
+        assert_eq!(notes(a, b, &exact()), Vec::<String>::new());
+    }
+    // A map of the hips and the left arm alone: the legs and the right arm
+    // kept, two of six joints covered; the lock does not change the notes.
+    let map =
+        JointMap::parse("Hips = Hips\nLeftHand = LeftHand\n", body.skeleton(), body.skeleton())
+            .unwrap();
+    let opts = Options { map: Some(map), ..Options::default() };
+    assert_eq!(
+        notes(&body, &body, &opts),
+        ["no left leg, right leg or right arm found in the source to drive the target's: kept \
+          in the reference pose (the map covers 2 of the target's 6 joints; --map FILE names \
+          more)"]
+    );
+}
+
+/// On the corpus: the elephant onto a person is noted as a quadruped, the
+/// hand-only rig onto the CMU walk as leaving the body's limbs in the
+/// reference pose; the CMU walk onto every human rig of the corpus says
+/// nothing.
+#[test]
+fn the_report_notes_a_quadruped_and_a_hand_onto_a_body_and_nothing_between_humans() {
+    let Some(cmu) = corpus("cmu_12_01_walk_cgspeed_pybvh") else { return };
+    let elephant = corpus("truebones_elephant_idle_6ch_every_joint").unwrap();
+    let hand = corpus("hand_only_skeleton_lhand_crlf").unwrap();
+    let (_, r) = retarget(&elephant, &cmu, &exact()).unwrap();
+    assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
+    assert!(r.notes[0].starts_with("the source's hands stand as low as its feet"), "{:?}", r.notes);
+    let (_, r) = retarget(&hand, &cmu, &exact()).unwrap();
+    assert_eq!(r.pairs.len(), 1);
+    assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
+    assert!(
+        r.notes[0].starts_with(
+            "no left leg, right leg, left arm or right arm found in the source to drive the \
+             target's: kept in the reference pose (the map covers 1 of the target's 31 joints"
+        ),
+        "{:?}",
+        r.notes
+    );
+    for name in other_humans() {
+        let tgt = corpus(name).unwrap();
+        let (_, r) = retarget(&cmu, &tgt, &exact()).unwrap();
+        assert!(r.notes.is_empty(), "{name}: {:?}", r.notes);
+    }
+}

@@ -364,7 +364,8 @@ fn an_unplaceable_output_is_refused_before_the_work() {
 /// A map that leaves limbs out says so (a hand-only rig mapped its root
 /// alone onto a body and printed "1 joints mapped" without a word), and a
 /// skeleton on all fours mapped onto one that is not (the elephant onto a
-/// person) is noted: its front legs become arms.
+/// person) is noted: its front legs become arms (the core's
+/// `Report::notes`, printed after the summary).
 #[test]
 fn retarget_notes_missing_limbs_and_a_quadruped() {
     let tmp = tempfile::tempdir().unwrap();
@@ -434,8 +435,23 @@ fn retarget_notes_missing_limbs_and_a_quadruped() {
     assert!(e.contains(&format!("bvh: note: the source's {fours}")), "{e}");
     let e = stderr(&run_ok(&["retarget", &body, "--to", &quad, "-o", o]));
     assert!(e.contains(&format!("bvh: note: the target's {fours}")), "{e}");
-    // Like onto like: nothing said.
-    for (a, b) in [(&body, &body), (&quad, &quad)] {
+    // Like onto like: nothing said; also where the names hold runs of
+    // spaces (the map's pairs were found again by their printed names,
+    // folded to one space: none was, and every limb was said to be kept).
+    let spaced = write(
+        "spaced.bvh",
+        figure(
+            "Hips",
+            &[
+                ("Head", "0 60 0"),
+                ("Left  Foot", "10 -85 0"),
+                ("Right  Foot", "-10 -85 0"),
+                ("Left  Hand", "40 40 0"),
+                ("Right  Hand", "-40 40 0"),
+            ],
+        ),
+    );
+    for (a, b) in [(&body, &body), (&quad, &quad), (&spaced, &spaced), (&body, &spaced)] {
         let e = stderr(&run_ok(&["retarget", a, "--to", b, "-o", o]));
         assert!(!e.contains("found in the") && !e.contains("quadruped"), "{e}");
     }

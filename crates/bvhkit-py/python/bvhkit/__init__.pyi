@@ -505,9 +505,15 @@ class Bvh:
         ``"rest"``, or a frame number of ``target``); ``source_reference``
         when the source's differs. The output has ``target``'s skeleton and
         this clip's frames and frame time; ``report`` lists the pairs and the
-        joints left unmapped. Joints below the root keep ``target``'s offsets;
-        ``joint_translations=True`` copies the source's translations into
-        joints that have position channels (``--joint-translations``).
+        joints left unmapped, then notes (``bvh: note:`` lines) what the map
+        leaves out: a leg or arm of ``target`` that no source joint drives
+        (kept in the reference pose), one of this clip with no counterpart
+        in ``target`` (its motion dropped), and either clip on all fours
+        (its hands as low as its feet in its first frame) onto one that is
+        not (its front legs mapped as arms). Joints below the root keep
+        ``target``'s offsets; ``joint_translations=True`` copies the source's
+        translations into joints that have position channels
+        (``--joint-translations``).
         ``lock_feet`` (the default) pins the target's feet where the
         source's are in contact, by two-bone IK of the legs, and lifts a
         swing foot passing nearer the ground than the source's to its

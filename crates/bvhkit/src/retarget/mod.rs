@@ -7,6 +7,9 @@
 //!    by the built-in name families of [`names`]) and then by equal names,
 //!    or from a map file. Target joints without a source are kept as they
 //!    are in the reference pose (the rest pose, for the default reference).
+//!    [`Report::notes`] says what the map leaves out (`coverage`): a whole
+//!    leg or arm of either skeleton without a counterpart, and a skeleton
+//!    on all fours onto one that is not.
 //! 2. **Reference pose** ([`Reference`]): both skeletons are brought to one
 //!    common pose, in which every mapped joint's world rotation is known:
 //!    `G(j)`, the joint's world rotation in the reference pose relative to
@@ -188,6 +191,7 @@ use crate::quality::Foot;
 use crate::rotation::{EulerBatch, RotationOrder};
 use crate::skeleton::{JointId, Skeleton};
 
+mod coverage;
 pub mod map;
 pub mod names;
 mod stance;
@@ -357,6 +361,18 @@ pub struct Report {
     /// the swing ([`Options::lock_feet`]; `None` when not asked, or from
     /// [`Retarget::map_frame`] alone).
     pub locked: Option<crate::clean::Locked>,
+    /// What the map leaves out, where [`Report::summary`]'s list of pairs
+    /// alone would not show it (a hand-only rig mapped its root alone onto
+    /// a body): a leg or arm of the target (by its canonical bones) that no
+    /// mapped joint reaches, kept in the reference pose; a leg or arm of
+    /// the source with no counterpart in the target, its motion dropped;
+    /// and a skeleton on all fours (its hands, in its first frame or its
+    /// rest pose without one, no higher above its lowest foot than a
+    /// quarter of its hips) onto one that is not, either way round, whose
+    /// front legs are mapped as arms. Sentences without a final period,
+    /// in that order (what `bvh retarget` prints as `bvh: note:` lines
+    /// after the summary); empty when there is nothing to say.
+    pub notes: Vec<String>,
 }
 
 impl SkeletonReport {
@@ -2034,7 +2050,7 @@ impl Retarget {
             .filter(|(i, j)| !j.is_end_site() && source_of[*i].is_none())
             .map(|(i, _)| names_t[i].clone())
             .collect();
-        let report = Report {
+        let mut report = Report {
             pairs,
             unmapped_source,
             unmapped_target,
@@ -2058,7 +2074,15 @@ impl Retarget {
             },
             scale,
             locked: None,
+            notes: Vec::new(),
         };
+        let mapped: Vec<usize> = map.pairs().iter().map(|p| p.target).collect();
+        report.notes = coverage::notes(
+            &coverage::Figure { clip: source, bones: &report.source.bones, up: up_s },
+            &coverage::Figure { clip: target, bones: &report.target.bones, up: up_t },
+            &mapped,
+            mode,
+        );
         // Only the source joints a frame reads are computed: the world
         // indices above (`ws`, swings, hips, feet) become indices among
         // them.

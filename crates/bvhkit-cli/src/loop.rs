@@ -47,7 +47,10 @@ crossfade frames is held in one place there, with 0.1 s ramps in and \
 out; a foot in contact on one side only (planted through the clip's \
 last frames, or in its first ones from some crossfade frame on, for at \
 least 0.1 s) is held where it stands with that side's weight, and handed \
-over smoothly to the other side's foot. The \
+over smoothly to the other side's foot. Where a held foot would have to \
+move more than 5 cm on the ground (its place on one side far from the \
+other's), it takes a step instead: lifted along an eased arc, up to 10 cm \
+above the place it leaves, over the frames a step takes. The \
 knee is never pulled straight. A clip whose top joint never moves on the \
 ground has no travel and no lock.
 

@@ -404,10 +404,16 @@ fn loops_of_a_walk_keep_its_heading_and_its_feet() {
 /// the right foot still but the left (planted through the tail, swinging
 /// through the start) 40 cm from the start's, since the two ends' stances
 /// differ by about 40 cm; not holding that one-sided foot then gave 1.377.
-/// What is left needs a step: a foot lifted where its pin must move far.
+/// What was left needed a step: where a held foot would move more than 5
+/// cm on the ground, the lock now lifts it along an eased arc (towards 10
+/// cm above the place it leaves, at most 50 m/s² of lift) over the frames
+/// a step takes at 1.5 m/s (`mix::feet`): Rokoko's right foot leaves the
+/// tail's place from the crossfade's first moved frame and joins the
+/// start's swing, and Rokoko reads 0.915 m/s (bound 0.938); CMU 12_01
+/// 0.565 (0.799 before); meredith 2.188, bandai 0.159, perception neuron
+/// 0, xia 1.156 and SFU 0.120 unchanged.
 #[test]
 fn loops_keep_planted_feet_planted() {
-    const NOT_YET: [&str; 1] = ["rokoko_jesse_dance_yxz_fingers.bvh"];
     let mut bad = Vec::new();
     for name in HUMANS {
         let Some(src) = clip("oracle loop feet", name) else { return };
@@ -416,7 +422,7 @@ fn loops_keep_planted_feet_planted() {
         if let Some(window) = foot_slide_in(&lint(&out), 0..report.crossfade) {
             println!("{name}: {window:.3} m/s in the crossfade, {own:.3} m/s in the clip");
             // The bound: no more than twice the clip's own slide.
-            if window > 2.0 * own + 0.02 && !NOT_YET.contains(&name) {
+            if window > 2.0 * own + 0.02 {
                 bad.push(format!(
                     "{name}: {window:.3} m/s in the crossfade, {own:.3} m/s in the clip"
                 ));

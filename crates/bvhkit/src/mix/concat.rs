@@ -292,6 +292,7 @@ pub fn concat(clips: &[(&str, &Bvh)], opts: &ConcatOptions) -> Result<(Bvh, Conc
             &b,
             &weights,
             &legs,
+            up,
             &mut values[(na - n_fade) * nc..na * nc],
         );
         values[na * nc..].copy_from_slice(&bm.values()[n_fade * nc..]);

@@ -55,6 +55,32 @@
 //!   slid 0.264 m/s in contact in the crossfade, 0.153 now. The leg's
 //!   reach is eased as for a span.
 //!
+//! Where a held foot would have to move more than [`STEP_MIN_M`] (5 cm)
+//! on the ground, it takes a step instead of sliding there ([`steps`]): the
+//! target moves from one place to the other with the quintic, and the
+//! contact point is lifted towards [`CLEARANCE_M`] (10 cm) above the higher
+//! of the places it leaves and lands on, by `64x³(1 - x)³` of the step's
+//! way `x` (no speed at either end; no lift where the mix is that high
+//! already), over the frames a step takes at [`STEP_SPEED`] (1.5 m/s on
+//! average), at least a ramp's, at most the room there is:
+//! - a planted foot whose places at the first frame the lock may move and
+//!   at the last lie far apart (two planted feet whose stances differ)
+//!   stands on the first, steps around the crossfade's middle (weight
+//!   0.5), and stands on the last;
+//! - between two spans whose places lie far apart, the foot steps from one
+//!   to the other over the frames between them (and the spans' ends where
+//!   those are too few, a frame of each kept);
+//! - where the lock lets a span's foot go to the mix (its ramp out of the
+//!   last span, into the first) and the mix is far from the place where
+//!   the ramp would end, the ramp becomes a step to (from) the mix over the
+//!   frames a step takes, starting inside the span where the frames after
+//!   it are too few. Rokoko's right foot, in contact on both sides in
+//!   crossfade frames 0-11 but 39 cm apart on the two, crossed that near
+//!   the floor in the 0.1 s ramp after its span (8 m/s); it now leaves the
+//!   tail's place from the first frame the lock moves and joins the
+//!   start's swing at the crossfade's end, lifted (the loop's foot slide
+//!   in the crossfade 1.332 to 0.842 m/s).
+//!
 //! The leg is solved analytically, hip (the thigh joint), knee, ankle,
 //! keeping the knee's bend plane and the foot's world orientation, by the
 //! same two-bone IK as `bvh clean --lock-feet` (`crate::ik`). Frames
@@ -129,7 +155,7 @@ fn contacts(
 /// A leg and the crossfade frames where its foot is in contact on both
 /// sides (in the frame of the clip before and in the frame of the clip
 /// after that the crossfade frame mixes).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct LegLock {
     pub(crate) leg: Leg,
     /// Per crossfade frame: in contact on both sides.
@@ -138,6 +164,8 @@ pub(crate) struct LegLock {
     /// (`a`) and in that of the clip after (`b`).
     pub(crate) a: Vec<bool>,
     pub(crate) b: Vec<bool>,
+    /// Metres per unit of the clips (the lint's guess).
+    pub(crate) unit: f64,
 }
 
 impl LegLock {
@@ -183,7 +211,8 @@ pub(crate) fn contact_legs(
         // grandparent is the root would turn the whole figure).
         if three(knee) && three(hip) && parent(hip).is_some() {
             let leg = Leg { point: foot.skate_point, ankle, knee, hip };
-            legs.push(LegLock { leg, both, a: in_a[i].clone(), b: cb.clone() });
+            let (a, b) = (in_a[i].clone(), cb.clone());
+            legs.push(LegLock { leg, both, a, b, unit: mpu });
         }
     }
     legs
@@ -408,6 +437,186 @@ fn one_sided(
     out
 }
 
+/// Metres a pin must move (horizontally) within a crossfade for the foot
+/// to take a step rather than slide there.
+const STEP_MIN_M: f64 = 0.05;
+
+/// Metres a stepping foot is lifted at the middle of its step.
+const CLEARANCE_M: f64 = 0.10;
+
+/// The most a step's lift may accelerate the contact point (m/s²): a
+/// step too short for [`CLEARANCE_M`] is lifted less ([`bump`] of height
+/// `h` over `T` seconds accelerates by `24 h / T²` at most; a 10 cm lift
+/// over 0.1 s made 200 to 600 m/s² spikes in the knees).
+const LIFT_ACCEL: f64 = 50.0;
+
+/// Mean horizontal speed of a step (m/s): the frames it takes, at least a
+/// ramp's, at most the room there is.
+const STEP_SPEED: f64 = 1.5;
+
+/// The lift of a step at `x` of its way (0 to 1): `64x³(1 - x)³`, 1 at the
+/// middle, no speed and no acceleration at either end (its acceleration
+/// is at most 24 at the middle).
+fn bump(x: f64) -> f64 {
+    let y = x * (1.0 - x);
+    64.0 * y * y * y
+}
+
+/// How a leg's steps are measured, in the clip's units and frames.
+#[derive(Clone, Copy, Debug)]
+struct Stepping {
+    up: SignedAxis,
+    /// A pin farther than this from where the foot must go takes a step.
+    far: f64,
+    /// A mix less than this above a place is on the ground there (the
+    /// lint's contact height): a ramp between them slides.
+    low: f64,
+    /// The lift at the middle of a step.
+    clearance: f64,
+    /// The lift's most per frame² of a step's frames ([`LIFT_ACCEL`]).
+    lift_accel: f64,
+    /// Distance a step covers per frame on average.
+    per_frame: f64,
+    /// The frames of a ramp (the shortest step).
+    ramp: usize,
+}
+
+impl Stepping {
+    fn apart(&self, p: DVec3, q: DVec3) -> f64 {
+        horizontal(q - p, self.up).length()
+    }
+
+    /// The frames a step of `d` takes, at least a ramp's, at most `room`.
+    fn frames(&self, d: f64, room: usize) -> usize {
+        let want = (d / self.per_frame.max(1e-12)).ceil();
+        let want = if want.is_finite() { want.min(room as f64) as usize } else { room };
+        want.max(self.ramp).min(room)
+    }
+}
+
+/// Steps where a held foot would slide far (see the module docs): `pins`
+/// ([`pins`] of `lock`) rewritten where the foot must move more than
+/// `s.far` on the ground, and the lift (along up) of the contact point in
+/// each crossfade frame.
+fn steps(
+    lock: &LegLock,
+    pins: &mut Pins,
+    pa: &[DVec3],
+    pb: &[DVec3],
+    weights: &[f64],
+    first: usize,
+    s: &Stepping,
+) -> Vec<f64> {
+    let n = weights.len();
+    let mut lift = vec![0.0; n];
+    if first >= n {
+        return lift;
+    }
+    let mix = |k: usize| pa[k].lerp(pb[k], weights[k]);
+    // Where the pins put the contact point (the mix standing in for the
+    // mixed frame's own).
+    let planned = |pins: &Pins, k: usize| pins[k].map_or(mix(k), |(p, l)| mix(k).lerp(p, l));
+    let height = |p: DVec3| p.dot(s.up.vector());
+    // The frames `w0 .. w0 + m` of a step: their pins from `place` (`x`
+    // the way, 0 to 1, the frames either side at 0 and 1), then the lift
+    // that raises the contact point towards `clearance` above `floor` (the
+    // higher of the places it leaves and lands on), eased in and out
+    // (`bump`); none where it is that high already (the mix in the air).
+    let step = |pins: &mut Pins,
+                lift: &mut [f64],
+                w0: usize,
+                m: usize,
+                floor: f64,
+                place: &dyn Fn(f64) -> Option<(DVec3, f64)>| {
+        let at = |k: usize| (k + 1 - w0) as f64 / (m + 1) as f64;
+        for (k, q) in pins.iter_mut().enumerate().take(w0 + m).skip(w0) {
+            *q = place(at(k));
+        }
+        let span = (m + 1) as f64;
+        let clearance = s.clearance.min(s.lift_accel * span * span);
+        for (k, l) in lift.iter_mut().enumerate().take(w0 + m).skip(w0) {
+            let below = floor + clearance - height(planned(pins, k));
+            *l = bump(at(k)) * below.max(0.0);
+        }
+    };
+    if lock.planted() {
+        // On its place in the first frame the lock may move, then on its
+        // place in the last, a step between them around the crossfade's
+        // middle.
+        let (p0, p1) = (mix(first.saturating_sub(1)), mix(n - 1));
+        let d = s.apart(p0, p1);
+        if d <= s.far {
+            return lift;
+        }
+        let m = s.frames(d, n - first);
+        let mid = weights.iter().position(|&w| w >= 0.5).unwrap_or(n);
+        let w0 = mid.saturating_sub(m / 2).clamp(first, n - m);
+        for (k, q) in pins.iter_mut().enumerate().skip(first) {
+            *q = Some((if k < w0 { p0 } else { p1 }, 1.0));
+        }
+        let floor = height(p0).max(height(p1));
+        step(pins, &mut lift, w0, m, floor, &|x| Some((p0.lerp(p1, smooth(x)), 1.0)));
+        return lift;
+    }
+    // The runs held on one place at full weight: (start, end, place).
+    let mut runs: Vec<(usize, usize, DVec3)> = Vec::new();
+    for (k, &q) in pins.iter().enumerate().skip(first) {
+        match (q, runs.last_mut()) {
+            (Some((p, l)), Some(r)) if l >= 1.0 && r.1 == k && r.2 == p => r.1 = k + 1,
+            (Some((p, l)), _) if l >= 1.0 => runs.push((k, k + 1, p)),
+            _ => {}
+        }
+    }
+    let Some(&(r0, _, p)) = runs.first() else { return lift };
+    // Where a step after the last run starts (the ramp in of the first
+    // ends there at the latest).
+    let mut out_start = n;
+    for (i, &(r0, e, p)) in runs.iter().enumerate() {
+        if let Some(&(s1, e1, q)) = runs.get(i + 1) {
+            // Two places far apart: a step from one to the other over the
+            // frames between them and, where those are too few, the ends
+            // of the two runs (a frame of each kept).
+            let d = s.apart(p, q);
+            if d <= s.far {
+                continue;
+            }
+            let (gap, spare) = (s1 - e, (e - r0 - 1) + (e1 - s1 - 1));
+            let ext = s.frames(d, gap + spare).saturating_sub(gap);
+            let take = ext.div_ceil(2).min(e - r0 - 1);
+            let (w0, w1) = (e - take, s1 + (ext - take).min(e1 - s1 - 1));
+            let floor = height(p).max(height(q));
+            step(pins, &mut lift, w0, w1 - w0, floor, &|x| Some((p.lerp(q, smooth(x)), 1.0)));
+        } else {
+            // Let go to the mix: where the ramp would end far from the
+            // place, a step to the mix instead, starting inside the run
+            // where the frames after it are too few.
+            let q = mix((e + s.ramp).min(n - 1));
+            let d = s.apart(p, q);
+            if d <= s.far || e >= n || height(q) - height(p) >= s.low {
+                continue;
+            }
+            let m = s.frames(d, n - r0);
+            let w0 = e.min(n - m).max(r0);
+            let m = m.min(n - w0);
+            pins[w0 + m..].fill(None);
+            step(pins, &mut lift, w0, m, height(p), &|x| Some((p, smooth(1.0 - x))));
+            out_start = w0;
+        }
+    }
+    // The mirror: the first run taken up from the mix with a step.
+    let q = mix(r0.saturating_sub(s.ramp + 1).max(first));
+    let d = s.apart(p, q);
+    if r0 > first && d > s.far && height(q) - height(p) < s.low {
+        let end = runs[0].1.min(out_start);
+        let m = s.frames(d, end - first);
+        let w1 = r0.max(first + m).min(end);
+        let w0 = w1 - m;
+        pins[first..w0].fill(None);
+        step(pins, &mut lift, w0, m, height(p), &|x| Some((p, smooth(x))));
+    }
+    lift
+}
+
 /// Degrees a locked joint may turn from the previous output frame for its
 /// channels to be written nearest that frame's angles (see
 /// [`lock_crossfade`]).
@@ -427,6 +636,7 @@ pub(crate) fn lock_crossfade(
     b: &Bvh,
     weights: &[f64],
     legs: &[LegLock],
+    up: SignedAxis,
     out: &mut [f64],
 ) {
     if legs.is_empty() {
@@ -453,11 +663,26 @@ pub(crate) fn lock_crossfade(
     }
     let first = weights.iter().position(|&w| w != 0.0).unwrap_or(n);
     let ramp = ((RAMP_SECONDS / a.motion().frame_time()).round() as usize).max(1);
-    let pins: Vec<Pins> = legs
+    let ft = a.motion().frame_time();
+    let (pins, lifts): (Vec<Pins>, Vec<Vec<f64>>) = legs
         .iter()
         .enumerate()
-        .map(|(i, l)| pins(l, &pa[i], &pb[i], weights, first, ramp))
-        .collect();
+        .map(|(i, l)| {
+            let mut p = pins(l, &pa[i], &pb[i], weights, first, ramp);
+            let unit = if l.unit > 0.0 && l.unit.is_finite() { l.unit } else { 1.0 };
+            let s = Stepping {
+                up,
+                far: STEP_MIN_M / unit,
+                low: Options::default().contact_height / unit,
+                clearance: CLEARANCE_M / unit,
+                lift_accel: LIFT_ACCEL * ft * ft / 24.0 / unit,
+                per_frame: STEP_SPEED * ft / unit,
+                ramp,
+            };
+            let lift = steps(l, &mut p, &pa[i], &pb[i], weights, first, &s);
+            (p, lift)
+        })
+        .unzip();
     for (k, &w) in weights.iter().enumerate() {
         // At weight 0 (a loop's first crossfade frame) the frame is the
         // clip before's own, its feet on their targets: left bit for bit
@@ -475,13 +700,13 @@ pub(crate) fn lock_crossfade(
         // the frame's own, so that no flip is carried on to the
         // crossfade's end.
         let prev = (k > 0).then(|| &done[(k - 1) * nc..]);
-        for (lock, pins) in legs.iter().zip(&pins) {
+        for ((lock, pins), lift) in legs.iter().zip(&pins).zip(&lifts) {
             let Some((pin, lambda)) = pins[k] else { continue };
             let leg = &lock.leg;
             fk.world(row, &mut wo);
             let pos = |x: &[DAffine3], j: usize| x[j].translation;
             let target = if lambda == 1.0 { pin } else { pos(&wo, leg.point).lerp(pin, lambda) };
-            let delta = target - pos(&wo, leg.point);
+            let delta = target + up.vector() * lift[k] - pos(&wo, leg.point);
             let (h, a) = (pos(&wo, leg.hip), pos(&wo, leg.ankle));
             let mut t = a + delta;
             if !lock.planted() {
@@ -522,7 +747,7 @@ mod tests {
     fn lock(both: &str) -> LegLock {
         let leg = Leg { point: 0, ankle: 0, knee: 0, hip: 0 };
         let both: Vec<bool> = both.chars().map(|c| c == '#').collect();
-        LegLock { leg, a: both.clone(), b: both.clone(), both }
+        LegLock { leg, a: both.clone(), b: both.clone(), both, unit: 0.01 }
     }
 
     /// A leg in contact on one side at a time: `a` and `b` the two sides.
@@ -530,7 +755,98 @@ mod tests {
         let leg = Leg { point: 0, ankle: 0, knee: 0, hip: 0 };
         let f = |s: &str| s.chars().map(|c| c == '#').collect::<Vec<bool>>();
         let both = f(a).iter().zip(f(b)).map(|(&x, y)| x && y).collect();
-        LegLock { leg, both, a: f(a), b: f(b) }
+        LegLock { leg, both, a: f(a), b: f(b), unit: 0.01 }
+    }
+
+    /// A figure (cm, Y up, 100 fps) standing on its right leg with the knee
+    /// bent, the toe on the floor under the hips, the hips at `z` in every
+    /// frame; the other leg lifted.
+    fn standing(zs: &[f64]) -> Bvh {
+        let leg = |side: &str, x: f64| {
+            format!(
+                "JOINT {side}UpLeg {{ OFFSET {x} 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
+                 JOINT {side}Leg {{ OFFSET 0 -45 0 CHANNELS 3 Zrotation Xrotation Yrotation
+                 JOINT {side}Foot {{ OFFSET 0 -42 0 CHANNELS 3 Zrotation Xrotation Yrotation
+                 JOINT {side}ToeBase {{ OFFSET 0 -6 12 CHANNELS 3 Zrotation Xrotation Yrotation
+                 End Site {{ OFFSET 0 0 5 }} }} }} }} }}"
+            )
+        };
+        let c = 30f64.to_radians().cos();
+        // Thigh -30, knee 60, ankle -30 degrees: the ankle 45c + 42c below
+        // the hip, the toe 6 lower, the foot flat.
+        let y = 45.0 * c + 42.0 * c + 6.0;
+        let rows: Vec<String> = zs
+            .iter()
+            .map(|z| {
+                format!(
+                    "0 {y} {z} 0 0 0 0 -60 0 0 100 0 0 -40 0 0 0 0 0 -30 0 0 60 0 0 -30 0 0 0 0"
+                )
+            })
+            .collect();
+        let text = format!(
+            "HIERARCHY\nROOT Hips {{ OFFSET 0 0 0 CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+             {} {} }}\nMOTION\nFrames: {}\nFrame Time: 0.01\n{}\n",
+            leg("Left", 10.0),
+            leg("Right", -10.0),
+            zs.len(),
+            rows.join("\n")
+        );
+        Bvh::parse(text).unwrap()
+    }
+
+    /// A planted foot whose two placements lie 30 cm apart (the clip after
+    /// stands 30 cm ahead): the lock no longer slides it along the floor
+    /// on the mix of the two. It stands on the first place, is lifted
+    /// above the contact height (5 cm) while it moves, never below the
+    /// floor, and lands on the second, where it stays; it does not slide
+    /// while it is low. Before, its toe stayed on the floor through the
+    /// whole crossfade and slid the 30 cm.
+    #[test]
+    fn a_foot_far_from_its_place_takes_a_step() {
+        let n = 30;
+        let (a, b) = (standing(&[0.0; 30]), standing(&[30.0; 30]));
+        let skel = a.skeleton();
+        let toe = skel.find("RightToeBase").unwrap().index();
+        let leg = Leg { point: toe, ankle: toe - 1, knee: toe - 2, hip: toe - 3 };
+        let all = vec![true; n];
+        let lock = LegLock { leg, both: all.clone(), a: all.clone(), b: all, unit: 0.01 };
+        let weights: Vec<f64> = (0..n).map(|k| smooth(k as f64 / n as f64)).collect();
+        // The mix: the figure moves forward with the weight, the legs as
+        // they are (both clips' rotations are the same).
+        let nc = skel.n_channels();
+        let mut out = Vec::with_capacity(n * nc);
+        for (k, &w) in weights.iter().enumerate() {
+            let (fa, fb) = (a.motion().frame(k), b.motion().frame(k));
+            out.extend(fa.iter().zip(fb).map(|(x, y)| x + w * (y - x)));
+        }
+        lock_crossfade(&a, 0, &b, &weights, &[lock], SignedAxis::PosY, &mut out);
+        let fk = Kinematics::new(skel, PositionChannels::Replace);
+        let mut p = vec![DVec3::ZERO; fk.len()];
+        let toes: Vec<DVec3> = (0..n)
+            .map(|k| {
+                fk.positions(&out[k * nc..(k + 1) * nc], &mut p);
+                p[toe]
+            })
+            .collect();
+        let (from, to) = (toes[0], DVec3::new(-10.0, 0.0, toes[0].z + 30.0));
+        assert!(from.y.abs() < 1e-6, "{from}");
+        // Lands where the clip after stands, and stays.
+        assert!(toes[n - 1].distance(to) < 0.05, "{} against {to}", toes[n - 1]);
+        // Lifted above the contact height while it moves, never below the floor.
+        let top = toes.iter().map(|t| t.y).fold(f64::MIN, f64::max);
+        assert!(top > 5.0, "the toe rises {top} cm at most");
+        assert!(toes.iter().all(|t| t.y > -0.01), "{toes:?}");
+        // No slide: where it is within 1 cm of the floor, it moves less
+        // than 2 cm on it in all.
+        let slid: f64 = toes
+            .windows(2)
+            .filter(|s| s[0].y < 1.0 && s[1].y < 1.0)
+            .map(|s| DVec3::new(s[1].x - s[0].x, 0.0, s[1].z - s[0].z).length())
+            .sum();
+        assert!(slid < 2.0, "the toe slid {slid} cm on the floor: {toes:?}");
+        // It moves in one direction, forward, without crossing over sideways.
+        assert!(toes.windows(2).all(|s| s[1].z >= s[0].z - 0.05), "{toes:?}");
+        assert!(toes.iter().all(|t| (t.x + 10.0).abs() < 1.0), "{toes:?}");
     }
 
     /// A foot in contact on one side only: the clip before's foot from the

@@ -56,8 +56,10 @@
 //! side's end of the crossfade (planted through the tail, or from some
 //! frame of the start on) held where it stands with that side's weight
 //! (`1 - w` for the tail's, `w` for the start's), handed over continuously
-//! to the other side's foot; all before the travel is removed (with
-//! `Travel::Remove` the lock moves with the frame).
+//! to the other side's foot; where a held foot would move more than 5 cm
+//! on the ground, it takes a step (lifted along an eased arc) instead;
+//! all before the travel is removed (with `Travel::Remove` the lock moves
+//! with the frame).
 //!
 //! So the last frame (`L - 1`) flows into the first exactly as it flowed
 //! into frame `L` in the clip, and on at the tail's velocity: the seam
@@ -315,7 +317,7 @@ pub fn make_loop(bvh: &Bvh, opts: &LoopOptions) -> Result<(Bvh, LoopReport)> {
             let near = if k > 0 { &done[(k - 1) * nc..] } else { a };
             mixer.blend(a, m.frame(k), w, near, &mut rest[..nc]);
         }
-        feet::lock_crossfade(&tail, len, bvh, &weights, &legs, &mut values[..fade_n * nc]);
+        feet::lock_crossfade(&tail, len, bvh, &weights, &legs, up, &mut values[..fade_n * nc]);
     }
     let motion = Motion::with_frames(m.frame_time(), len, nc, values)?;
     let mut out = Bvh::new(s.clone(), motion)?;

@@ -93,18 +93,22 @@ pub(super) fn csv_field(s: &str) -> String {
 }
 
 impl<W: Write> CsvSink<W> {
-    pub(super) fn new(mut w: W, layout: Layout) -> Result<Self> {
-        write!(w, "frame,joint")?;
+    /// The header waits in the buffer with the first rows: a reading that
+    /// fails before any row is written (a `--frames` range past the end)
+    /// leaves standard output empty, not a header alone.
+    pub(super) fn new(w: W, layout: Layout) -> Result<Self> {
+        let mut buf = Vec::with_capacity(1 << 16);
+        write!(buf, "frame,joint")?;
         if layout.labels.is_some() {
-            write!(w, ",order")?;
+            write!(buf, ",order")?;
         }
         for c in &layout.components {
-            write!(w, ",{c}")?;
+            write!(buf, ",{c}")?;
         }
-        writeln!(w)?;
+        writeln!(buf)?;
         let layout =
             Layout { joints: layout.joints.iter().map(|j| csv_field(j)).collect(), ..layout };
-        Ok(CsvSink { w, layout, buf: Vec::with_capacity(1 << 16) })
+        Ok(CsvSink { w, layout, buf })
     }
 }
 
@@ -143,28 +147,34 @@ pub(super) struct JsonSink<W: Write> {
     pub(super) w: W,
     pub(super) k: usize,
     pub(super) first: bool,
+    /// The object's opening, written with the first frame or at the end
+    /// (as the CSV header: nothing reaches the output of a reading that
+    /// fails before its first frame).
+    pub(super) head: Vec<u8>,
 }
 
 impl<W: Write> JsonSink<W> {
-    pub(super) fn new(mut w: W, layout: Layout, first_frame: usize) -> Result<Self> {
+    pub(super) fn new(w: W, layout: Layout, first_frame: usize) -> Result<Self> {
+        let mut head = Vec::new();
         let names = serde_json::to_string(&layout.joints)?;
-        write!(w, "{{\"joints\":{}", crate::text::escape_json(&names))?;
+        write!(head, "{{\"joints\":{}", crate::text::escape_json(&names))?;
         if let Some(l) = &layout.labels {
-            write!(w, ",\"orders\":{}", serde_json::to_string(l)?)?;
+            write!(head, ",\"orders\":{}", serde_json::to_string(l)?)?;
         }
         write!(
-            w,
+            head,
             ",\"components\":{},\"frame_time\":{},\"first_frame\":{first_frame},\"frames\":[",
             serde_json::to_string(&layout.components)?,
             serde_json::to_string(&layout.frame_time)?
         )?;
-        Ok(JsonSink { w, k: layout.components.len(), first: true })
+        Ok(JsonSink { w, k: layout.components.len(), first: true, head })
     }
 }
 
 impl<W: Done> Sink for JsonSink<W> {
     fn frame(&mut self, _index: usize, values: &[f64]) -> Result<()> {
-        let mut buf = Vec::with_capacity(values.len() * 12);
+        let mut buf = std::mem::take(&mut self.head);
+        buf.reserve(values.len() * 12);
         if !self.first {
             buf.push(b',');
         }
@@ -189,6 +199,7 @@ impl<W: Done> Sink for JsonSink<W> {
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {
+        self.w.write_all(&self.head)?;
         writeln!(self.w, "]}}")?;
         let JsonSink { w, .. } = *self;
         w.done()

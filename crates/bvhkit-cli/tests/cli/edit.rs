@@ -446,6 +446,17 @@ fn positions_rotations_and_render_say_frames_past_the_end_as_edit_does() {
         let r = run_with_stdin(dir.path(), &[cmd, "-", "--frames", "10.."], text.as_bytes());
         assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
         assert!(stderr(&r).contains("the range selects none of them"), "{}", stderr(&r));
+        // Nothing on standard output, not a CSV header or a JSON opening
+        // alone; a range that selects frames still gets both.
+        for format in ["csv", "json"] {
+            let r = run(&[cmd, i, "--frames", "10..", "--format", format]);
+            assert_eq!(r.status.code(), Some(2), "{format}: {}", stderr(&r));
+            assert!(r.stdout.is_empty(), "{format}: {}", String::from_utf8_lossy(&r.stdout));
+            let r = run_ok(&[cmd, i, "--frames", "8..", "--format", format]);
+            let out = String::from_utf8(r.stdout).unwrap();
+            let head = if format == "csv" { "frame,joint," } else { "{\"joints\":" };
+            assert!(out.starts_with(head), "{format}: {out}");
+        }
     }
     let png = dir.path().join("r.png");
     let p = png.to_str().unwrap();

@@ -50,8 +50,8 @@ least 0.1 s) is held where it stands with that side's weight, and handed \
 over smoothly to the other side's foot. Where a held foot would have to \
 move more than 5 cm on the ground (its place on one side far from the \
 other's), it takes a step instead: lifted along an eased arc, up to 10 cm \
-above the place it leaves, over the frames a step takes. The \
-knee is never pulled straight. A clip whose top joint never moves on the \
+above the place it leaves, over the frames a step takes, the knee \
+bending into it before the foot lifts. The knee is never pulled straight. A clip whose top joint never moves on the \
 ground has no travel and no lock.
 
 Example: bvh loop walk.bvh -o walk_loop.bvh --crossfade 0.3s --in-place";

@@ -81,6 +81,12 @@
 //!   start's swing at the crossfade's end, lifted (the loop's foot slide
 //!   in the crossfade 1.332 to 0.842 m/s).
 //!
+//! A stepping leg's bend is eased ([`ease_bend`]): near a straight leg the
+//! knee bends at once as the foot lifts (CMU 131_01's knee: 168 m/s²), so
+//! the knee's offset from the hip-ankle line is raised to the least curve
+//! above it that accelerates by at most [`BEND_ACCEL`], the ankle drawn
+//! up: the knee bends before the foot lifts and is still bent as it lands.
+//!
 //! The leg is solved analytically, hip (the thigh joint), knee, ankle,
 //! keeping the knee's bend plane and the foot's world orientation, by the
 //! same two-bone IK as `bvh clean --lock-feet` (`crate::ik`). Frames
@@ -617,6 +623,135 @@ fn steps(
     lift
 }
 
+/// Where the ankle goes in a crossfade frame whose world transforms are
+/// `wo` (the mixed frame's): the contact point on its pin (`lambda` of the
+/// way from where it is), lifted by `lift`, the ankle moved with it; the
+/// reach eased for a leg not planted ([`soft_reach`]).
+fn ankle_target(
+    lock: &LegLock,
+    pin: Option<(DVec3, f64)>,
+    lift: f64,
+    wo: &[DAffine3],
+    up: SignedAxis,
+) -> Option<DVec3> {
+    let (pin, lambda) = pin?;
+    let leg = &lock.leg;
+    let pos = |j: usize| wo[j].translation;
+    let target = if lambda == 1.0 { pin } else { pos(leg.point).lerp(pin, lambda) };
+    let delta = target + up.vector() * lift - pos(leg.point);
+    let (h, a) = (pos(leg.hip), pos(leg.ankle));
+    let t = a + delta;
+    if lock.planted() {
+        return Some(t);
+    }
+    let reach = h.distance(pos(leg.knee)) + pos(leg.knee).distance(a);
+    Some(soft_reach(h, a, t, reach))
+}
+
+/// The most the knee's offset from the hip-ankle line may accelerate
+/// through a step (m/s²), where the planned targets would bend it faster
+/// ([`ease_bend`]).
+const BEND_ACCEL: f64 = 50.0;
+
+/// Eases a leg's bend through the runs of frames with a target: `hips`
+/// the hip (thigh joint) per frame, `targets` the ankle's (`None`: not
+/// locked), `bones` the thigh's and the shin's lengths, `accel` the most
+/// the knee's offset from the hip-ankle line may accelerate per frame².
+///
+/// Near a straight leg the knee's offset from that line grows as the
+/// square root of the ankle's approach to the hip, so a foot that lifts
+/// off (or lands) with a straight leg, however smoothly, bends the knee
+/// at once (CMU 131_01's loop: 168 m/s² on the knee). The offset is
+/// raised to the least curve above it whose acceleration is at most
+/// `accel` (the upper hull of `offset - accel k² / 2`, plus `accel k² /
+/// 2`): the knee starts bending before the foot lifts and is still bent
+/// as it lands, the ankle drawn towards the hip along the same line (up,
+/// off the floor, for a leg that stands), never farther from it; a run's
+/// first and last frames are kept, so it joins the frames around it.
+fn ease_bend(
+    hips: &[DVec3],
+    targets: &mut [Option<DVec3>],
+    bones: (f64, f64),
+    accel: f64,
+    up: DVec3,
+) {
+    let (l1, l2) = bones;
+    let short = l1.min(l2);
+    if !(short > 0.0 && accel > 0.0) {
+        return;
+    }
+    // The knee's offset from the hip-ankle line at hip-ankle distance `d`.
+    let offset = |d: f64| {
+        let d = d.clamp((l1 - l2).abs(), l1 + l2).max(1e-12);
+        let along = (d * d + l1 * l1 - l2 * l2) / (2.0 * d);
+        (l1 * l1 - along * along).max(0.0).sqrt()
+    };
+    // The distance at which the knee, bent obtusely, has offset `e`.
+    let distance = |e: f64| (l1 * l1 - e * e).max(0.0).sqrt() + (l2 * l2 - e * e).max(0.0).sqrt();
+    let n = targets.len();
+    let mut s = 0;
+    while s < n {
+        if targets[s].is_none() {
+            s += 1;
+            continue;
+        }
+        let e = (s..n).find(|&k| targets[k].is_none()).unwrap_or(n);
+        let pts: Vec<(f64, f64)> = (s..e)
+            .map(|k| {
+                let d = targets[k].map_or(0.0, |t| t.distance(hips[k]));
+                let x = (k - s) as f64;
+                (x, offset(d) - 0.5 * accel * x * x)
+            })
+            .collect();
+        // The upper hull (monotone chain).
+        let mut hull: Vec<(f64, f64)> = Vec::new();
+        for &p in &pts {
+            while hull.len() >= 2 {
+                let (a, b) = (hull[hull.len() - 2], hull[hull.len() - 1]);
+                if (b.0 - a.0) * (p.1 - a.1) - (b.1 - a.1) * (p.0 - a.0) >= 0.0 {
+                    hull.pop();
+                } else {
+                    break;
+                }
+            }
+            hull.push(p);
+        }
+        let mut j = 0;
+        for (k, &(x, y)) in (s..e).zip(&pts) {
+            while j + 1 < hull.len() && hull[j + 1].0 < x {
+                j += 1;
+            }
+            let top = if j + 1 < hull.len() {
+                let (a, b) = (hull[j], hull[j + 1]);
+                a.1 + (b.1 - a.1) * (x - a.0) / (b.0 - a.0)
+            } else {
+                hull[j].1
+            };
+            if top - y <= 1e-9 * short {
+                continue;
+            }
+            let want = (top + 0.5 * accel * x * x).min(0.999 * short);
+            let Some(t) = targets[k] else { continue };
+            let v = t - hips[k];
+            let d = v.length();
+            let d2 = distance(want);
+            if d2 >= d || !d2.is_finite() {
+                continue;
+            }
+            // Straight up where that reaches it (no slide on the floor),
+            // else along the line to the hip.
+            let along = v.dot(up);
+            let disc = along * along - (d * d - d2 * d2);
+            targets[k] = Some(if along < 0.0 && disc >= 0.0 {
+                t + up * (-along - disc.sqrt())
+            } else {
+                hips[k] + v * (d2 / d)
+            });
+        }
+        s = e;
+    }
+}
+
 /// Degrees a locked joint may turn from the previous output frame for its
 /// channels to be written nearest that frame's angles (see
 /// [`lock_crossfade`]).
@@ -683,6 +818,37 @@ pub(crate) fn lock_crossfade(
             (p, lift)
         })
         .unzip();
+    // A stepping leg's ankle targets, planned on the mixed frames (the
+    // lock of a frame moves no hip), the knee's bend eased in and out.
+    let bend_accel = BEND_ACCEL * ft * ft / (if legs[0].unit > 0.0 { legs[0].unit } else { 1.0 });
+    let eased: Vec<Option<Vec<Option<DVec3>>>> = legs
+        .iter()
+        .enumerate()
+        .map(|(i, lock)| {
+            if lifts[i].iter().all(|&l| l == 0.0) {
+                return None;
+            }
+            let leg = &lock.leg;
+            let mut hips = Vec::with_capacity(n);
+            let mut targets = Vec::with_capacity(n);
+            let mut bones = (0.0, 0.0);
+            for (k, &w) in weights.iter().enumerate() {
+                fk.world(&out[k * nc..(k + 1) * nc], &mut wo);
+                let pos = |j: usize| wo[j].translation;
+                bones =
+                    (pos(leg.hip).distance(pos(leg.knee)), pos(leg.knee).distance(pos(leg.ankle)));
+                hips.push(pos(leg.hip));
+                let t = if w == 0.0 {
+                    None
+                } else {
+                    ankle_target(lock, pins[i][k], lifts[i][k], &wo, up)
+                };
+                targets.push(t);
+            }
+            ease_bend(&hips, &mut targets, bones, bend_accel, up.vector());
+            Some(targets)
+        })
+        .collect();
     for (k, &w) in weights.iter().enumerate() {
         // At weight 0 (a loop's first crossfade frame) the frame is the
         // clip before's own, its feet on their targets: left bit for bit
@@ -700,19 +866,17 @@ pub(crate) fn lock_crossfade(
         // the frame's own, so that no flip is carried on to the
         // crossfade's end.
         let prev = (k > 0).then(|| &done[(k - 1) * nc..]);
-        for ((lock, pins), lift) in legs.iter().zip(&pins).zip(&lifts) {
-            let Some((pin, lambda)) = pins[k] else { continue };
+        for (i, lock) in legs.iter().enumerate() {
             let leg = &lock.leg;
             fk.world(row, &mut wo);
+            let Some(t) = eased[i]
+                .as_ref()
+                .map_or_else(|| ankle_target(lock, pins[i][k], lifts[i][k], &wo, up), |e| e[k])
+            else {
+                continue;
+            };
             let pos = |x: &[DAffine3], j: usize| x[j].translation;
-            let target = if lambda == 1.0 { pin } else { pos(&wo, leg.point).lerp(pin, lambda) };
-            let delta = target + up.vector() * lift[k] - pos(&wo, leg.point);
             let (h, a) = (pos(&wo, leg.hip), pos(&wo, leg.ankle));
-            let mut t = a + delta;
-            if !lock.planted() {
-                let reach = h.distance(pos(&wo, leg.knee)) + pos(&wo, leg.knee).distance(a);
-                t = soft_reach(h, a, t, reach);
-            }
             let Some((d, r1)) = two_bone(h, pos(&wo, leg.knee), a, t).map(|(d, r1, _)| (d, r1))
             else {
                 continue;
@@ -762,6 +926,12 @@ mod tests {
     /// bent, the toe on the floor under the hips, the hips at `z` in every
     /// frame; the other leg lifted.
     fn standing(zs: &[f64]) -> Bvh {
+        standing_bent(zs, 30.0)
+    }
+
+    /// [`standing`] with the thigh at `-bend`, the knee at `2 bend` and the
+    /// ankle at `-bend` degrees (the knee's angle `180 - 2 bend`).
+    fn standing_bent(zs: &[f64], bend: f64) -> Bvh {
         let leg = |side: &str, x: f64| {
             format!(
                 "JOINT {side}UpLeg {{ OFFSET {x} 0 0 CHANNELS 3 Zrotation Xrotation Yrotation
@@ -771,15 +941,16 @@ mod tests {
                  End Site {{ OFFSET 0 0 5 }} }} }} }} }}"
             )
         };
-        let c = 30f64.to_radians().cos();
-        // Thigh -30, knee 60, ankle -30 degrees: the ankle 45c + 42c below
-        // the hip, the toe 6 lower, the foot flat.
+        let c = bend.to_radians().cos();
+        let (a, b) = (-bend, 2.0 * bend);
+        // Thigh -30, knee 60, ankle -30 degrees (for a bend of 30): the
+        // ankle 45c + 42c below the hip, the toe 6 lower, the foot flat.
         let y = 45.0 * c + 42.0 * c + 6.0;
         let rows: Vec<String> = zs
             .iter()
             .map(|z| {
                 format!(
-                    "0 {y} {z} 0 0 0 0 -60 0 0 100 0 0 -40 0 0 0 0 0 -30 0 0 60 0 0 -30 0 0 0 0"
+                    "0 {y} {z} 0 0 0 0 -60 0 0 100 0 0 -40 0 0 0 0 0 {a} 0 0 {b} 0 0 {a} 0 0 0 0"
                 )
             })
             .collect();
@@ -792,6 +963,63 @@ mod tests {
             rows.join("\n")
         );
         Bvh::parse(text).unwrap()
+    }
+
+    /// The right toe's and knee's world positions through a crossfade of
+    /// `n` frames from `a` into `b` (their right feet planted), the leg
+    /// locked.
+    fn step_through(a: &Bvh, b: &Bvh, n: usize) -> (Vec<DVec3>, Vec<DVec3>) {
+        let skel = a.skeleton();
+        let toe = skel.find("RightToeBase").unwrap().index();
+        let leg = Leg { point: toe, ankle: toe - 1, knee: toe - 2, hip: toe - 3 };
+        let all = vec![true; n];
+        let lock = LegLock { leg, both: all.clone(), a: all.clone(), b: all, unit: 0.01 };
+        let weights: Vec<f64> = (0..n).map(|k| smooth(k as f64 / n as f64)).collect();
+        let nc = skel.n_channels();
+        let mut out = Vec::with_capacity(n * nc);
+        for (k, &w) in weights.iter().enumerate() {
+            let (fa, fb) = (a.motion().frame(k), b.motion().frame(k));
+            out.extend(fa.iter().zip(fb).map(|(x, y)| x + w * (y - x)));
+        }
+        lock_crossfade(a, 0, b, &weights, &[lock], SignedAxis::PosY, &mut out);
+        let fk = Kinematics::new(skel, PositionChannels::Replace);
+        let mut p = vec![DVec3::ZERO; fk.len()];
+        (0..n)
+            .map(|k| {
+                fk.positions(&out[k * nc..(k + 1) * nc], &mut p);
+                (p[toe], p[leg.knee])
+            })
+            .unzip()
+    }
+
+    /// A near-straight leg (the knee at 170 degrees) whose planted foot
+    /// takes a 30 cm step in 0.3 s: the knee bends before the toe lifts
+    /// and is still bent as it lands, so the knee accelerates less than
+    /// 100 m/s² (79 now). Before, the knee's bend, whose rate grows
+    /// without bound as the leg straightens, began at once as the toe
+    /// lifted: 132 m/s². The toe still lands on its place, and does not
+    /// slide on the floor.
+    #[test]
+    fn a_near_straight_leg_bends_into_its_step() {
+        let n = 30;
+        let (a, b) = (standing_bent(&[0.0; 30], 5.0), standing_bent(&[30.0; 30], 5.0));
+        let (toes, knees) = step_through(&a, &b, n);
+        // cm per frame² at 100 fps, in m/s².
+        let acc = |p: &[DVec3]| {
+            p.windows(3).map(|w| (w[2] - 2.0 * w[1] + w[0]).length() * 100.0).fold(0.0, f64::max)
+        };
+        let knee = acc(&knees);
+        println!("knee {knee} m/s², toe {} m/s²", acc(&toes));
+        assert!(knee < 100.0, "the knee accelerates {knee} m/s²: {knees:?}");
+        let to = DVec3::new(-10.0, 0.0, toes[0].z + 30.0);
+        assert!(toes[n - 1].distance(to) < 0.05, "{} against {to}", toes[n - 1]);
+        assert!(toes.iter().all(|t| t.y > -0.01), "{toes:?}");
+        let slid: f64 = toes
+            .windows(2)
+            .filter(|s| s[0].y < 1.0 && s[1].y < 1.0)
+            .map(|s| DVec3::new(s[1].x - s[0].x, 0.0, s[1].z - s[0].z).length())
+            .sum();
+        assert!(slid < 2.0, "the toe slid {slid} cm on the floor: {toes:?}");
     }
 
     /// A planted foot whose two placements lie 30 cm apart (the clip after

@@ -1032,30 +1032,9 @@ mod tests {
     #[test]
     fn a_foot_far_from_its_place_takes_a_step() {
         let n = 30;
-        let (a, b) = (standing(&[0.0; 30]), standing(&[30.0; 30]));
-        let skel = a.skeleton();
-        let toe = skel.find("RightToeBase").unwrap().index();
-        let leg = Leg { point: toe, ankle: toe - 1, knee: toe - 2, hip: toe - 3 };
-        let all = vec![true; n];
-        let lock = LegLock { leg, both: all.clone(), a: all.clone(), b: all, unit: 0.01 };
-        let weights: Vec<f64> = (0..n).map(|k| smooth(k as f64 / n as f64)).collect();
         // The mix: the figure moves forward with the weight, the legs as
         // they are (both clips' rotations are the same).
-        let nc = skel.n_channels();
-        let mut out = Vec::with_capacity(n * nc);
-        for (k, &w) in weights.iter().enumerate() {
-            let (fa, fb) = (a.motion().frame(k), b.motion().frame(k));
-            out.extend(fa.iter().zip(fb).map(|(x, y)| x + w * (y - x)));
-        }
-        lock_crossfade(&a, 0, &b, &weights, &[lock], SignedAxis::PosY, &mut out);
-        let fk = Kinematics::new(skel, PositionChannels::Replace);
-        let mut p = vec![DVec3::ZERO; fk.len()];
-        let toes: Vec<DVec3> = (0..n)
-            .map(|k| {
-                fk.positions(&out[k * nc..(k + 1) * nc], &mut p);
-                p[toe]
-            })
-            .collect();
+        let (toes, _) = step_through(&standing(&[0.0; 30]), &standing(&[30.0; 30]), n);
         let (from, to) = (toes[0], DVec3::new(-10.0, 0.0, toes[0].z + 30.0));
         assert!(from.y.abs() < 1e-6, "{from}");
         // Lands where the clip after stands, and stays.

@@ -797,30 +797,31 @@ pub(crate) fn lock_crossfade(
         }
     }
     let first = weights.iter().position(|&w| w != 0.0).unwrap_or(n);
-    let ramp = ((RAMP_SECONDS / a.motion().frame_time()).round() as usize).max(1);
     let ft = a.motion().frame_time();
+    let ramp = ((RAMP_SECONDS / ft).round() as usize).max(1);
+    // Metres per unit: the clips' (`contact_legs` gives every leg the same).
+    let unit = Some(legs[0].unit).filter(|u| *u > 0.0 && u.is_finite()).unwrap_or(1.0);
+    let stepping = Stepping {
+        up,
+        far: STEP_MIN_M / unit,
+        low: Options::default().contact_height / unit,
+        clearance: CLEARANCE_M / unit,
+        lift_accel: LIFT_ACCEL * ft * ft / 24.0 / unit,
+        per_frame: STEP_SPEED * ft / unit,
+        ramp,
+    };
     let (pins, lifts): (Vec<Pins>, Vec<Vec<f64>>) = legs
         .iter()
         .enumerate()
         .map(|(i, l)| {
             let mut p = pins(l, &pa[i], &pb[i], weights, first, ramp);
-            let unit = if l.unit > 0.0 && l.unit.is_finite() { l.unit } else { 1.0 };
-            let s = Stepping {
-                up,
-                far: STEP_MIN_M / unit,
-                low: Options::default().contact_height / unit,
-                clearance: CLEARANCE_M / unit,
-                lift_accel: LIFT_ACCEL * ft * ft / 24.0 / unit,
-                per_frame: STEP_SPEED * ft / unit,
-                ramp,
-            };
-            let lift = steps(l, &mut p, &pa[i], &pb[i], weights, first, &s);
+            let lift = steps(l, &mut p, &pa[i], &pb[i], weights, first, &stepping);
             (p, lift)
         })
         .unzip();
     // A stepping leg's ankle targets, planned on the mixed frames (the
     // lock of a frame moves no hip), the knee's bend eased in and out.
-    let bend_accel = BEND_ACCEL * ft * ft / (if legs[0].unit > 0.0 { legs[0].unit } else { 1.0 });
+    let bend_accel = BEND_ACCEL * ft * ft / unit;
     let eased: Vec<Option<Vec<Option<DVec3>>>> = legs
         .iter()
         .enumerate()
@@ -992,6 +993,15 @@ mod tests {
             .unzip()
     }
 
+    /// How far (cm) the toe moves on the floor: the horizontal length of
+    /// its steps between two frames both within 1 cm of it.
+    fn slid_on_floor(toes: &[DVec3]) -> f64 {
+        toes.windows(2)
+            .filter(|s| s[0].y < 1.0 && s[1].y < 1.0)
+            .map(|s| DVec3::new(s[1].x - s[0].x, 0.0, s[1].z - s[0].z).length())
+            .sum()
+    }
+
     /// A near-straight leg (the knee at 170 degrees) whose planted foot
     /// takes a 30 cm step in 0.3 s: the knee bends before the toe lifts
     /// and is still bent as it lands, so the knee accelerates less than
@@ -1014,11 +1024,7 @@ mod tests {
         let to = DVec3::new(-10.0, 0.0, toes[0].z + 30.0);
         assert!(toes[n - 1].distance(to) < 0.05, "{} against {to}", toes[n - 1]);
         assert!(toes.iter().all(|t| t.y > -0.01), "{toes:?}");
-        let slid: f64 = toes
-            .windows(2)
-            .filter(|s| s[0].y < 1.0 && s[1].y < 1.0)
-            .map(|s| DVec3::new(s[1].x - s[0].x, 0.0, s[1].z - s[0].z).length())
-            .sum();
+        let slid = slid_on_floor(&toes);
         assert!(slid < 2.0, "the toe slid {slid} cm on the floor: {toes:?}");
     }
 
@@ -1045,11 +1051,7 @@ mod tests {
         assert!(toes.iter().all(|t| t.y > -0.01), "{toes:?}");
         // No slide: where it is within 1 cm of the floor, it moves less
         // than 2 cm on it in all.
-        let slid: f64 = toes
-            .windows(2)
-            .filter(|s| s[0].y < 1.0 && s[1].y < 1.0)
-            .map(|s| DVec3::new(s[1].x - s[0].x, 0.0, s[1].z - s[0].z).length())
-            .sum();
+        let slid = slid_on_floor(&toes);
         assert!(slid < 2.0, "the toe slid {slid} cm on the floor: {toes:?}");
         // It moves in one direction, forward, without crossing over sideways.
         assert!(toes.windows(2).all(|s| s[1].z >= s[0].z - 0.05), "{toes:?}");
